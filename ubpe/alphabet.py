@@ -1,0 +1,276 @@
+"""The alphabet: a bijection between symbols of any hashable type and base ids ``0..A-1``.
+
+>>> a = Alphabet.from_spec("cab")          # a string: one symbol per character, in order
+>>> a.ids_of("abba").tolist()
+[1, 2, 2, 1]
+>>> Alphabet.from_spec({"b", "a"}).symbols  # a set is sorted, so ids never depend on hashing
+('a', 'b')
+>>> Alphabet.from_spec(4).symbols           # a size: the integers 0..3
+(0, 1, 2, 3)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .errors import InvalidParameterError, SymbolTypeError, UnknownSymbolError
+
+ID_DTYPE = np.int32
+# A dense lookup table (value -> id) is used for code points / integer symbols when its span
+# is at most this many entries (4 bytes each); wider, sparse alphabets use a binary search.
+MAX_DENSE_TABLE = 1 << 22
+# For an error message, how many characters of a symbol's repr to show.
+REPR_LIMIT = 40
+
+
+def normalize_symbol(symbol: Any) -> Any:
+    """Turn numpy scalars into the equivalent Python objects (``np.int64(3) -> 3``)."""
+    if isinstance(symbol, np.generic):
+        return symbol.item()
+    return symbol
+
+
+def short_repr(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= REPR_LIMIT else text[: REPR_LIMIT - 3] + "..."
+
+
+def _sorted_deterministically(symbols: Iterable[Any]) -> list[Any]:
+    """Sort symbols by value, or by ``repr`` where values do not compare (never by hash)."""
+    items = list(symbols)
+    try:
+        return sorted(items)
+    except TypeError:
+        return sorted(items, key=repr)
+
+
+class Alphabet:
+    """Symbols of one hashable type, each with a base id in ``0..len-1``.
+
+    Build it with :meth:`from_spec` from a dict (symbol -> id), a list/tuple (ids in order;
+    repeats keep their first id), a set (sorted), a string (its characters) or an int ``A``
+    (the integers ``0..A-1``).
+    """
+
+    __slots__ = ("symbols", "symbol_type", "_index", "_table", "_table_offset")
+
+    def __init__(self, symbols: Sequence[Any]):
+        symbols = tuple(normalize_symbol(s) for s in symbols)
+        if len(symbols) == 0:
+            raise InvalidParameterError("`alphabet` must be non-empty")
+        types = {type(s) for s in symbols}
+        if len(types) > 1:
+            names = ", ".join(sorted(t.__name__ for t in types))
+            raise SymbolTypeError(f"alphabet symbols must all have one type, got: {names}")
+        index: dict[Any, int] = {}
+        for i, symbol in enumerate(symbols):
+            try:
+                if symbol in index:
+                    raise InvalidParameterError(f"alphabet symbol {short_repr(symbol)} appears twice")
+            except TypeError as exc:
+                raise SymbolTypeError(f"alphabet symbols must be hashable: {exc}") from None
+            index[symbol] = i
+        self.symbols: tuple[Any, ...] = symbols
+        self.symbol_type: type = types.pop()
+        self._index = index
+        self._table: np.ndarray | None = None
+        self._table_offset = 0
+        self._build_table()
+
+    @classmethod
+    def from_spec(cls, spec: Any) -> Alphabet:
+        if isinstance(spec, Alphabet):
+            return spec
+        if isinstance(spec, bool):
+            raise SymbolTypeError("`alphabet` must be a dict, list, set, str or int, not bool")
+        if isinstance(spec, (int, np.integer)):
+            size = int(spec)
+            if size < 1:
+                raise InvalidParameterError(f"`alphabet` size must be at least 1, got {size}")
+            return cls(range(size))
+        if isinstance(spec, Mapping):
+            return cls._from_mapping(spec)
+        if isinstance(spec, (set, frozenset)):
+            return cls(_sorted_deterministically(spec))
+        if isinstance(spec, str):
+            return cls(list(dict.fromkeys(spec)))
+        if isinstance(spec, (list, tuple, np.ndarray, range)):
+            try:
+                return cls(list(dict.fromkeys(normalize_symbol(s) for s in spec)))
+            except TypeError as exc:
+                raise SymbolTypeError(f"alphabet symbols must be hashable: {exc}") from None
+        raise SymbolTypeError(
+            f"`alphabet` must be a dict, list, set, str or int, not {type(spec).__name__}"
+        )
+
+    @classmethod
+    def _from_mapping(cls, mapping: Mapping[Any, Any]) -> Alphabet:
+        ids = list(mapping.values())
+        if not all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in ids):
+            raise InvalidParameterError("values in `alphabet` must be integer ids")
+        if sorted(int(i) for i in ids) != list(range(len(ids))):
+            raise InvalidParameterError(
+                "values in `alphabet` must be the ids 0..len(alphabet)-1, each once"
+            )
+        symbols: list[Any] = [None] * len(ids)
+        for symbol, i in mapping.items():
+            symbols[int(i)] = symbol
+        return cls(symbols)
+
+    # -- lookups ----------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self.symbols)
+
+    def __contains__(self, symbol: Any) -> bool:
+        try:
+            return normalize_symbol(symbol) in self._index
+        except TypeError:
+            return False
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Alphabet) and self.symbols == other.symbols
+
+    def __hash__(self) -> int:
+        return hash(self.symbols)
+
+    def __repr__(self) -> str:
+        return f"Alphabet({len(self)} symbols of type {self.symbol_type.__name__})"
+
+    def id_of(self, symbol: Any) -> int:
+        try:
+            return self._index[normalize_symbol(symbol)]
+        except (KeyError, TypeError):
+            raise UnknownSymbolError(f"symbol {short_repr(symbol)} is not in the alphabet") from None
+
+    def as_dict(self) -> dict[Any, int]:
+        """The reference's representation: symbol -> id."""
+        return dict(self._index)
+
+    def _build_table(self) -> None:
+        """A dense value -> id array for single characters or integers, when it is small."""
+        if self.symbol_type is str:
+            keys = [ord(s) for s in self.symbols if len(s) == 1]
+            values = [i for i, s in enumerate(self.symbols) if len(s) == 1]
+        elif self.symbol_type is int:
+            keys, values = list(self.symbols), list(range(len(self.symbols)))
+        else:
+            return
+        if not keys:
+            return
+        low, high = min(keys), max(keys)
+        if self.symbol_type is str:
+            low = 0
+        if high - low + 1 > MAX_DENSE_TABLE:
+            return
+        table = np.full(high - low + 1, -1, dtype=ID_DTYPE)
+        table[np.asarray(keys, dtype=np.int64) - low] = values
+        self._table, self._table_offset = table, low
+
+    # -- documents -> ids -------------------------------------------------------------------
+
+    def ids_of(self, doc: Any, *, where: str = "the document", allow_unknown: bool = False) -> np.ndarray:
+        """Base ids of every symbol of ``doc`` as an int32 array.
+
+        ``doc`` is a str (its characters), bytes (its byte values), or a sequence / 1-D array
+        of symbols. An unknown symbol raises :class:`UnknownSymbolError` naming it and its
+        position (``where`` names the document in that message); with ``allow_unknown`` it
+        gets the id -1 instead, for callers that resolve it otherwise (known words).
+        """
+        ids, symbol_at = self._lookup(doc, where)
+        if not allow_unknown:
+            bad = np.flatnonzero(ids < 0)
+            if len(bad):
+                position = int(bad[0])
+                raise UnknownSymbolError(
+                    f"symbol {short_repr(symbol_at(position))} at position {position} of "
+                    f"{where} is not in the alphabet"
+                )
+        return ids
+
+    def _lookup(self, doc: Any, where: str):
+        """``(ids with -1 for unknown symbols, position -> original symbol)``."""
+        if isinstance(doc, str):
+            if self.symbol_type is not str:
+                raise SymbolTypeError(
+                    f"{where} is a str but the alphabet's symbols are {self.symbol_type.__name__}"
+                )
+            if self._table is None:
+                return self._lookup_generic(doc), doc.__getitem__
+            codes = np.frombuffer(doc.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+            return self._lookup_table(codes.astype(np.int64)), doc.__getitem__
+        if isinstance(doc, (bytes, bytearray, memoryview)):
+            raw = np.frombuffer(bytes(doc), dtype=np.uint8)
+            if self.symbol_type is bytes:
+                symbols = [bytes((b,)) for b in raw.tolist()]
+                return self._lookup_generic(symbols), symbols.__getitem__
+            return self._lookup_ints(raw.astype(np.int64)), lambda k: int(raw[k])
+        if isinstance(doc, np.ndarray):
+            if doc.ndim != 1:
+                raise SymbolTypeError(f"{where} must be a 1-D array, got {doc.ndim} dimensions")
+            if doc.dtype.kind in "iu" and self.symbol_type is int:
+                return self._lookup_ints(doc.astype(np.int64, copy=False)), lambda k: int(doc[k])
+            symbols = doc.tolist()
+            return self._lookup_generic(symbols), symbols.__getitem__
+        if isinstance(doc, (list, tuple, range)):
+            if self.symbol_type is int and self._table is not None and len(doc) > 0:
+                values = _int_array_or_none(doc)
+                if values is not None:
+                    return self._lookup_ints(values), doc.__getitem__
+            return self._lookup_generic(doc), doc.__getitem__
+        raise SymbolTypeError(
+            f"{where} must be a str, bytes, list, tuple or 1-D numpy array, "
+            f"not {type(doc).__name__}"
+        )
+
+    def _lookup_ints(self, values: np.ndarray) -> np.ndarray:
+        if self._table is None:
+            return self._lookup_generic(values.tolist())
+        return self._lookup_table(values)
+
+    def _lookup_table(self, values: np.ndarray) -> np.ndarray:
+        shifted = values - self._table_offset
+        inside = (shifted >= 0) & (shifted < len(self._table))
+        ids = np.full(len(values), -1, dtype=ID_DTYPE)
+        ids[inside] = self._table[shifted[inside]]
+        return ids
+
+    def _lookup_generic(self, symbols: Iterable[Any]) -> np.ndarray:
+        index = self._index
+        out = []
+        for symbol in symbols:
+            try:
+                out.append(index[symbol])
+            except (KeyError, TypeError):
+                # numpy scalars (np.str_, np.int64) normalise to the Python value.
+                normalized = normalize_symbol(symbol)
+                found = index.get(normalized, -1) if _hashable(normalized) else -1
+                out.append(found)
+        return np.asarray(out, dtype=ID_DTYPE)
+
+    # -- ids -> symbols ---------------------------------------------------------------------
+
+    def symbols_of(self, ids: Iterable[int]) -> list[Any]:
+        symbols = self.symbols
+        return [symbols[i] for i in ids]
+
+
+def _int_array_or_none(values: Sequence[Any]) -> np.ndarray | None:
+    """A list of plain integers as an int64 array, or None if it holds anything else."""
+    if not all(type(v) is int for v in values):
+        return None
+    try:
+        return np.asarray(values, dtype=np.int64)
+    except OverflowError:
+        return None
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True

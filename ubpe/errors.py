@@ -1,0 +1,42 @@
+"""Exceptions raised by ubpe.
+
+Every error a user can provoke with bad input is one of these. Each subclasses the built-in
+exception a caller would naturally catch (``ValueError`` or ``TypeError``), so
+``except ValueError`` keeps working, while ``except UBPEError`` catches all of ours.
+"""
+
+
+class UBPEError(Exception):
+    """Base class of every exception raised by ubpe on bad input."""
+
+
+class InvalidParameterError(UBPEError, ValueError):
+    """A parameter has an impossible value (``n_tokens`` too small, ``n_candidates < 1``...)."""
+
+
+class SymbolTypeError(UBPEError, TypeError):
+    """Symbols, documents or parameters are of the wrong type (e.g. mixed symbol types)."""
+
+
+class UnknownSymbolError(UBPEError, ValueError):
+    """A document holds a symbol that is not in the alphabet."""
+
+
+class UnknownTokenError(UBPEError, ValueError):
+    """A token id is neither an alphabet symbol, a known word nor a vocabulary token."""
+
+
+class EmptyCorpusError(UBPEError, ValueError):
+    """``fit`` was given no documents."""
+
+
+class NotFittedError(UBPEError, ValueError):
+    """The tokenizer has no vocabulary yet: call ``fit`` or load a model first."""
+
+
+class AlreadyFittedError(UBPEError, ValueError):
+    """``fit`` was called on a tokenizer that already has a vocabulary."""
+
+
+class ModelFormatError(UBPEError, ValueError):
+    """A model file or string is corrupt, truncated, or of an unknown format version."""

@@ -1,0 +1,57 @@
+"""Fitting: the corpus, split into parts, goes through the Cython pair merger.
+
+One fit yields one :class:`~ubpe.vocabulary.Vocabulary` in creation order; the classic and
+universal tokenizers differ only in how they rearrange and trim it afterwards.
+"""
+
+from __future__ import annotations
+
+from tqdm.auto import tqdm
+
+from ubpe_native._fit import PairMerger
+
+from .errors import InvalidParameterError
+from .splitting import SplitBatch
+from .vocabulary import Vocabulary
+
+
+def check_n_candidates(n_candidates: object) -> int:
+    if isinstance(n_candidates, bool) or not isinstance(n_candidates, int):
+        raise InvalidParameterError(
+            f"`n_candidates` must be an int, not {type(n_candidates).__name__}"
+        )
+    if n_candidates < 1:
+        raise InvalidParameterError(f"`n_candidates` must be at least 1, got {n_candidates}")
+    return n_candidates
+
+
+def fit_vocabulary(
+    batch: SplitBatch,
+    *,
+    n_base: int,
+    n_tokens: int,
+    n_candidates: int = 50,
+    quiet: bool = False,
+    description: str = "fit",
+) -> Vocabulary:
+    """Merge pairs until the largest id reaches ``n_tokens`` (or no pair is left).
+
+    As in ubpe 0.3.0 the loop runs while the largest id is below ``n_tokens``, and a round
+    may create several tokens, so the result can hold a few more than ``n_tokens`` ids;
+    rearrangement trims it.
+    """
+    check_n_candidates(n_candidates)
+    tokens, offsets, doc_of_part = batch.fit_parts()
+    merger = PairMerger(tokens, offsets, doc_of_part, batch.n_docs, n_base)
+    largest = n_base - 1
+    with tqdm(
+        total=max(0, n_tokens - largest), desc=description, unit="token", disable=quiet, leave=False
+    ) as progress:
+        while largest < n_tokens:
+            created = merger.step(n_candidates)
+            if created == 0:
+                break
+            largest += created
+            progress.update(created)
+    left, right, documents, _ = merger.merges()
+    return Vocabulary.from_merges(n_base, left, right, documents=documents, n_docs=batch.n_docs)

@@ -1,0 +1,370 @@
+"""Splitting documents into parts before fitting and encoding.
+
+A document is cut, in this order (as in ubpe 0.3.0), by
+
+1. **known words**: the longest known word starting at each position, scanning left to right,
+   becomes a part of its own, represented by the known word's single id;
+2. **break tokens**: every break symbol becomes a one-symbol part;
+3. **a regex** (str documents only): each regex match is a part;
+4. **stop tokens**: like break tokens, but applied after the regex.
+
+Pairs never cross part boundaries. While fitting, separators (known words, break and stop
+symbols) are dropped; while encoding they stay as one-symbol parts. Unlike the reference,
+characters that the regex does not match are kept (each as a one-symbol separator part), so
+no data is ever lost and ``decode(encode(x)) == x`` holds for every regex.
+
+>>> from ubpe.alphabet import Alphabet
+>>> pipeline = SplitPipeline(Alphabet.from_spec("ab ."), break_tokens=" ")
+>>> batch = pipeline.split_batch(["ab a.b"], mode=SplitMode.FULL)
+>>> [batch.tokens[s:e].tolist() for s, e in batch.part_bounds(0)]
+[[0, 1], [2], [0, 3, 1]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import Flag, auto
+from typing import Any
+
+import numpy as np
+import regex
+
+from .alphabet import ID_DTYPE, Alphabet, normalize_symbol, short_repr
+from .errors import InvalidParameterError, SymbolTypeError, UnknownSymbolError
+
+
+class SplitMode(Flag):
+    """Which splitting steps apply (the same values as ubpe 0.3.0's ``SplitMode``)."""
+
+    NONE = auto()
+    KNOWN_WORDS = auto()
+    BREAK_TOKENS = auto()
+    REGEX = auto()
+    STOP_TOKENS = auto()
+    FULL = KNOWN_WORDS | BREAK_TOKENS | REGEX | STOP_TOKENS
+
+
+@dataclass(frozen=True)
+class SplitBatch:
+    """Documents split into parts, all in flat arrays.
+
+    ``tokens`` holds every document's ids back to back, with each known word collapsed to its
+    single id. Part ``k`` is ``tokens[part_offsets[k]:part_offsets[k + 1]]``;
+    ``part_is_separator[k]`` says whether it is a separator (a known word, a break or stop
+    symbol, a character no regex match covered). The parts of document ``d`` are
+    ``doc_part_offsets[d]:doc_part_offsets[d + 1]``.
+    """
+
+    tokens: np.ndarray
+    part_offsets: np.ndarray
+    part_is_separator: np.ndarray
+    doc_part_offsets: np.ndarray
+
+    @property
+    def n_docs(self) -> int:
+        return len(self.doc_part_offsets) - 1
+
+    def part_bounds(self, doc: int) -> list[tuple[int, int]]:
+        first, last = self.doc_part_offsets[doc], self.doc_part_offsets[doc + 1]
+        bounds = self.part_offsets[first : last + 1].tolist()
+        return list(zip(bounds[:-1], bounds[1:]))
+
+    def parts(self, doc: int) -> list[np.ndarray]:
+        return [self.tokens[s:e] for s, e in self.part_bounds(doc)]
+
+    def fit_parts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The parts that fitting sees: separators dropped, one-symbol parts too (no pairs).
+
+        Returns ``(tokens, offsets, doc_of_part)`` with part ``k`` at
+        ``tokens[offsets[k]:offsets[k+1]]``.
+        """
+        lengths = np.diff(self.part_offsets)
+        keep = (~self.part_is_separator) & (lengths >= 2)
+        starts, kept_lengths = self.part_offsets[:-1][keep], lengths[keep]
+        offsets = np.zeros(len(starts) + 1, dtype=np.int64)
+        np.cumsum(kept_lengths, out=offsets[1:])
+        # Gather the kept parts' positions: a range per part, built without a Python loop.
+        positions = np.repeat(starts - offsets[:-1], kept_lengths) + np.arange(offsets[-1])
+        doc_of_part = np.repeat(
+            np.arange(self.n_docs, dtype=np.int32), np.diff(self.doc_part_offsets)
+        )[keep]
+        return self.tokens[positions], offsets, doc_of_part
+
+
+class _KnownWords:
+    """Longest-match search of known words in documents of any symbol type."""
+
+    def __init__(self, words: Mapping[Any, int]):
+        self.words = dict(words)
+        str_words = [w for w in self.words if isinstance(w, str)]
+        # For str documents a regex alternation, longest alternative first, finds at the
+        # leftmost position the longest word: exactly the reference's left-to-right scan.
+        self.pattern = (
+            regex.compile("|".join(regex.escape(w) for w in sorted(str_words, key=len, reverse=True)))
+            if str_words
+            else None
+        )
+        self.trie: dict[Any, Any] = {}
+        for word, token in self.words.items():
+            node = self.trie
+            for symbol in word:
+                node = node.setdefault(normalize_symbol(symbol), {})
+            node[_KnownWords] = token  # the class itself marks an end: it is no symbol
+
+    def find(self, doc: Any) -> list[tuple[int, int, int]]:
+        """``(start, end, token)`` of every known word in ``doc``, left to right."""
+        if isinstance(doc, str):
+            if self.pattern is None:
+                return []
+            return [(m.start(), m.end(), self.words[m.group()]) for m in self.pattern.finditer(doc)]
+        symbols = [normalize_symbol(s) for s in doc]
+        found, start = [], 0
+        while start < len(symbols):
+            node, best = self.trie, None
+            for position in range(start, len(symbols)):
+                try:
+                    node = node.get(symbols[position])
+                except TypeError:
+                    node = None
+                if node is None:
+                    break
+                if _KnownWords in node:
+                    best = (position + 1, node[_KnownWords])
+            if best is None:
+                start += 1
+            else:
+                found.append((start, best[0], best[1]))
+                start = best[0]
+        return found
+
+
+def normalize_known_words(
+    known_words: Any, alphabet: Alphabet
+) -> dict[Any, int] | None:
+    """Known words as ``word -> id`` with ids ``A..A+K-1`` (str words or tuples of symbols)."""
+    if known_words is None or len(known_words) == 0:
+        return None
+    base = len(alphabet)
+    if isinstance(known_words, Mapping):
+        words = {_word_key(w): int(i) for w, i in known_words.items()}
+        if sorted(words.values()) != list(range(base, base + len(words))):
+            raise InvalidParameterError(
+                "values in `known_words` must be the ids len(alphabet)..len(alphabet)+len(known_words)-1"
+            )
+    elif isinstance(known_words, (list, tuple, set, frozenset)):
+        ordered = known_words if not isinstance(known_words, (set, frozenset)) else sorted(known_words, key=repr)
+        words = {}
+        for word in ordered:
+            words.setdefault(_word_key(word), base + len(words))
+    else:
+        raise SymbolTypeError(
+            f"`known_words` must be a dict, list or set, not {type(known_words).__name__}"
+        )
+    if any(len(w) == 0 for w in words):
+        raise InvalidParameterError("`known_words` must not contain an empty word")
+    if len({type(w) for w in words}) > 1:
+        raise SymbolTypeError("`known_words` must be all strings or all sequences of symbols")
+    return words
+
+
+def _word_key(word: Any) -> str | tuple:
+    if isinstance(word, str):
+        return word
+    if isinstance(word, (list, tuple, np.ndarray)):
+        return tuple(normalize_symbol(s) for s in word)
+    raise SymbolTypeError(
+        f"a known word must be a str or a list/tuple of symbols, not {type(word).__name__}"
+    )
+
+
+def _symbol_set(tokens: Any, alphabet: Alphabet) -> frozenset | None:
+    """Break / stop tokens: as in the reference, symbols outside the alphabet are ignored."""
+    if tokens is None:
+        return None
+    if not isinstance(tokens, (list, tuple, set, frozenset, str)):
+        raise SymbolTypeError(
+            f"break/stop tokens must be a list, set, tuple or str, not {type(tokens).__name__}"
+        )
+    kept = frozenset(normalize_symbol(t) for t in tokens if t in alphabet)
+    return kept or None
+
+
+class SplitPipeline:
+    """Cuts documents into parts (see the module docstring for the order of the steps)."""
+
+    def __init__(
+        self,
+        alphabet: Alphabet,
+        *,
+        known_words: Mapping[Any, int] | None = None,
+        break_tokens: Iterable[Any] | None = None,
+        regex_str: str | None = None,
+        stop_tokens: Iterable[Any] | None = None,
+    ):
+        self.alphabet = alphabet
+        self.known_words = dict(known_words) if known_words else None
+        self.break_tokens = _symbol_set(break_tokens, alphabet)
+        self.stop_tokens = _symbol_set(stop_tokens, alphabet)
+        if regex_str is not None and not isinstance(regex_str, str):
+            raise SymbolTypeError(f"`regex_str` must be a str, not {type(regex_str).__name__}")
+        self.regex_str = regex_str or None
+        try:
+            self._regex = regex.compile(self.regex_str) if self.regex_str else None
+        except regex.error as exc:
+            raise InvalidParameterError(f"`regex_str` is not a valid regex: {exc}") from None
+        self._known = _KnownWords(self.known_words) if self.known_words else None
+        self._break_ids = self._ids_array(self.break_tokens)
+        self._stop_ids = self._ids_array(self.stop_tokens)
+
+    def _ids_array(self, symbols: frozenset | None) -> np.ndarray | None:
+        if symbols is None:
+            return None
+        return np.array(sorted(self.alphabet.id_of(s) for s in symbols), dtype=ID_DTYPE)
+
+    # -- splitting ---------------------------------------------------------------------------
+
+    def split(self, doc: Any, *, mode: SplitMode = SplitMode.FULL) -> SplitBatch:
+        return self.split_batch([doc], mode=mode)
+
+    def split_batch(self, docs: Sequence[Any], *, mode: SplitMode = SplitMode.FULL) -> SplitBatch:
+        """Split every document of ``docs``; see :class:`SplitBatch` for the result."""
+        if not isinstance(mode, SplitMode):
+            raise SymbolTypeError(f"`split_mode` must be a SplitMode, not {type(mode).__name__}")
+        raw_ids, doc_starts, text, is_text = self._base_ids(docs)
+        n = len(raw_ids)
+        cut = np.zeros(n + 1, dtype=bool)  # cut[p]: a part boundary lies just before position p
+        cut[doc_starts] = True
+        separator = np.zeros(n, dtype=bool)
+        known_id = np.full(n, -1, dtype=ID_DTYPE)
+        inside_known = np.zeros(n, dtype=bool)  # a known word's positions after its first
+
+        if SplitMode.KNOWN_WORDS in mode and self._known is not None:
+            self._mark_known_words(docs, doc_starts, cut, separator, known_id, inside_known)
+        self._raise_on_unknown(docs, raw_ids, doc_starts, known_id, inside_known)
+        in_known = inside_known | (known_id >= 0)
+
+        if SplitMode.BREAK_TOKENS in mode and self._break_ids is not None:
+            self._mark_symbols(raw_ids, self._break_ids, in_known, cut, separator)
+        if SplitMode.REGEX in mode and self._regex is not None and is_text.any():
+            self._mark_regex(docs, text, doc_starts, is_text, in_known, cut, separator)
+        if SplitMode.STOP_TOKENS in mode and self._stop_ids is not None:
+            self._mark_symbols(raw_ids, self._stop_ids, in_known, cut, separator)
+
+        # Collapse every known word to its single id.
+        keep = ~inside_known
+        tokens = np.where(known_id >= 0, known_id, raw_ids)[keep].astype(ID_DTYPE, copy=False)
+        kept_cut = cut[:-1][keep]
+        kept_separator = separator[keep]
+        part_starts = np.flatnonzero(kept_cut)
+        part_offsets = np.append(part_starts, len(tokens)).astype(np.int64)
+        collapsed_doc_starts = np.concatenate(([0], np.cumsum(keep, dtype=np.int64)))[doc_starts]
+        doc_part_offsets = np.searchsorted(part_starts, collapsed_doc_starts, side="left")
+        return SplitBatch(
+            tokens=tokens,
+            part_offsets=part_offsets,
+            part_is_separator=kept_separator[part_starts] if len(part_starts) else np.zeros(0, bool),
+            doc_part_offsets=doc_part_offsets.astype(np.int64),
+        )
+
+    def _base_ids(self, docs: Sequence[Any]):
+        """Alphabet ids of all documents back to back (-1 for symbols outside the alphabet)."""
+        if isinstance(docs, (str, bytes)) or not isinstance(docs, Sequence) and not isinstance(docs, np.ndarray):
+            raise SymbolTypeError(f"expected a list of documents, got {type(docs).__name__}")
+        lengths = np.zeros(len(docs) + 1, dtype=np.int64)
+        is_text = np.zeros(len(docs), dtype=bool)
+        for d, doc in enumerate(docs):
+            is_text[d] = isinstance(doc, str)
+            try:
+                lengths[d + 1] = len(doc)
+            except TypeError:
+                raise SymbolTypeError(
+                    f"document {d} must be a str, list, tuple or 1-D array, not {type(doc).__name__}"
+                ) from None
+        doc_starts = np.cumsum(lengths)
+        if len(docs) and is_text.all():
+            text = "".join(docs)
+            ids = self.alphabet.ids_of(text, allow_unknown=True)
+        else:
+            text = None
+            chunks = [
+                self.alphabet.ids_of(doc, where=f"document {d}", allow_unknown=True)
+                for d, doc in enumerate(docs)
+            ]
+            ids = np.concatenate(chunks) if chunks else np.zeros(0, dtype=ID_DTYPE)
+        return ids, doc_starts, text, is_text
+
+    def _mark_known_words(self, docs, doc_starts, cut, separator, known_id, inside_known) -> None:
+        for d, doc in enumerate(docs):
+            offset = doc_starts[d]
+            for start, end, token in self._known.find(doc):
+                known_id[offset + start] = token
+                inside_known[offset + start + 1 : offset + end] = True
+                separator[offset + start] = True
+                cut[offset + start] = True
+                cut[offset + end] = True
+
+    def _raise_on_unknown(self, docs, raw_ids, doc_starts, known_id, inside_known) -> None:
+        unknown = np.flatnonzero((raw_ids < 0) & (known_id < 0) & ~inside_known)
+        if len(unknown) == 0:
+            return
+        position = int(unknown[0])
+        d = int(np.searchsorted(doc_starts, position, side="right")) - 1
+        local = position - int(doc_starts[d])
+        symbol = docs[d][local]
+        where = "the document" if len(docs) == 1 else f"document {d}"
+        raise UnknownSymbolError(
+            f"symbol {short_repr(symbol)} at position {local} of {where} is not in the alphabet"
+        )
+
+    @staticmethod
+    def _mark_symbols(raw_ids, symbol_ids, in_known, cut, separator) -> None:
+        hits = np.flatnonzero(np.isin(raw_ids, symbol_ids) & ~in_known & ~separator)
+        separator[hits] = True
+        cut[hits] = True
+        cut[hits + 1] = True
+
+    def _mark_regex(self, docs, text, doc_starts, is_text, in_known, cut, separator) -> None:
+        """Regex matches become parts; characters outside every match become separators.
+
+        As in the reference, the regex runs separately on each piece left between known
+        words, break symbols and document ends.
+        """
+        n = len(separator)
+        blocked = in_known | separator
+        if not is_text.all():
+            blocked = blocked.copy()
+            for d in np.flatnonzero(~is_text):
+                blocked[doc_starts[d] : doc_starts[d + 1]] = True
+        open_ = ~blocked
+        # Pieces: maximal runs of open positions with no cut inside.
+        starts_mask = open_ & (cut[:-1] | np.concatenate(([True], ~open_[:-1])))
+        piece_starts = np.flatnonzero(starts_mask)
+        ends_mask = open_ & (cut[1:] | np.concatenate((~open_[1:], [True])))
+        piece_ends = np.flatnonzero(ends_mask) + 1
+        covered = np.zeros(n + 1, dtype=np.int32)
+        match_bounds: list[int] = []
+        finditer = self._regex.finditer
+        if text is None:  # some documents are not str: slice each piece from its own document
+            piece_docs = np.searchsorted(doc_starts, piece_starts, side="right") - 1
+            pieces = (
+                docs[d][s - doc_starts[d] : e - doc_starts[d]]
+                for d, s, e in zip(piece_docs.tolist(), piece_starts.tolist(), piece_ends.tolist())
+            )
+        else:
+            pieces = (text[s:e] for s, e in zip(piece_starts.tolist(), piece_ends.tolist()))
+        for start, piece in zip(piece_starts.tolist(), pieces):
+            for m in finditer(piece):
+                s, e = m.span()
+                if s != e:
+                    match_bounds.append(start + s)
+                    match_bounds.append(start + e)
+        if match_bounds:
+            bounds = np.asarray(match_bounds, dtype=np.int64)
+            np.add.at(covered, bounds[0::2], 1)
+            np.add.at(covered, bounds[1::2], -1)
+            cut[bounds] = True
+        gaps = np.flatnonzero(open_ & (np.cumsum(covered[:-1]) == 0))
+        separator[gaps] = True
+        cut[gaps] = True
+        cut[gaps + 1] = True

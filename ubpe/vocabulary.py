@@ -1,0 +1,301 @@
+"""The fitted vocabulary: both the recursive and the flattened view of every token.
+
+Ids ``0..n_base-1`` are the base ids (alphabet symbols, then known words). Token
+``n_base + t`` (``t = 0..n_merged-1``) has
+
+* ``merges[t] = (left, right)`` - the pair it replaces (the *classic*, recursive view);
+* ``piece(n_base + t)``         - the run of base ids it stands for (the *universal* view);
+* ``weights[t]``                - its idf, ``ln((1 + D) / (1 + documents with the pair))``;
+* ``ranks[t]``                  - the order in which fitting created it (0 = first merge),
+  kept when rearrangement renumbers the ids; -1 when unknown (a model loaded from ubpe 0.3.0
+  JSON does not record it).
+
+>>> v = Vocabulary.from_merges(2, [0, 2], [1, 0], documents=[1, 1], n_docs=1)
+>>> v.piece(3).tolist(), v.merges.tolist()
+([0, 1, 0], [[0, 1], [2, 0]])
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import ModelFormatError, UnknownTokenError
+
+ID_DTYPE = np.int32
+NO_TOKEN = -1
+
+
+def idf_weight(n_docs: int, documents: int) -> float:
+    """The reference's weight, computed the same way so that ties stay exact ties."""
+    return math.log((1 + n_docs) / (1 + documents))
+
+
+@dataclass(frozen=True, eq=False)
+class Vocabulary:
+    n_base: int
+    merges: np.ndarray  # (T, 2) int32, NO_TOKEN where a component is not in the vocabulary
+    piece_offsets: np.ndarray  # (T + 1,) int64
+    piece_symbols: np.ndarray  # int32 base ids of all pieces back to back
+    weights: np.ndarray  # (T,) float64
+    ranks: np.ndarray  # (T,) int64
+
+    # -- construction --------------------------------------------------------------------
+
+    @classmethod
+    def from_merges(
+        cls,
+        n_base: int,
+        left: Sequence[int],
+        right: Sequence[int],
+        *,
+        documents: Sequence[int],
+        n_docs: int,
+    ) -> Vocabulary:
+        """A vocabulary in creation order: token ``n_base + t`` merges ``left[t], right[t]``."""
+        merges = np.column_stack(
+            [np.asarray(left, dtype=ID_DTYPE), np.asarray(right, dtype=ID_DTYPE)]
+        ).reshape(-1, 2)
+        weights = np.array([idf_weight(n_docs, int(d)) for d in documents], dtype=np.float64)
+        offsets, symbols = _flatten(n_base, merges)
+        return cls(n_base, merges, offsets, symbols, weights, np.arange(len(merges), dtype=np.int64))
+
+    @classmethod
+    def from_pieces(
+        cls,
+        n_base: int,
+        pieces: Sequence[Sequence[int]],
+        weights: Sequence[float],
+        *,
+        merges: np.ndarray | None = None,
+        ranks: Sequence[int] | None = None,
+    ) -> Vocabulary:
+        """A vocabulary from flattened pieces (token ``n_base + t`` is ``pieces[t]``)."""
+        lengths = np.fromiter((len(p) for p in pieces), dtype=np.int64, count=len(pieces))
+        offsets = np.zeros(len(pieces) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        symbols = np.fromiter(
+            (s for p in pieces for s in p), dtype=ID_DTYPE, count=int(offsets[-1])
+        )
+        if len(symbols) and (symbols.min() < 0 or symbols.max() >= n_base):
+            raise ModelFormatError("a piece holds an id that is not a base id")
+        if np.any(lengths < 2):
+            raise ModelFormatError("every piece must hold at least two base ids")
+        if merges is None:
+            merges = np.full((len(pieces), 2), NO_TOKEN, dtype=ID_DTYPE)
+        return cls(
+            n_base,
+            np.asarray(merges, dtype=ID_DTYPE).reshape(-1, 2),
+            offsets,
+            symbols,
+            np.asarray(weights, dtype=np.float64),
+            np.full(len(pieces), -1, dtype=np.int64) if ranks is None else np.asarray(ranks, dtype=np.int64),
+        )
+
+    @classmethod
+    def from_pairs(
+        cls,
+        n_base: int,
+        merges: np.ndarray,
+        weights: Sequence[float],
+        *,
+        ranks: Sequence[int] | None = None,
+    ) -> Vocabulary:
+        """A vocabulary from the recursive mapping alone (pieces are expanded from it)."""
+        merges = np.asarray(merges, dtype=ID_DTYPE).reshape(-1, 2)
+        offsets, symbols = _flatten(n_base, merges)
+        return cls(
+            n_base,
+            merges,
+            offsets,
+            symbols,
+            np.asarray(weights, dtype=np.float64),
+            np.full(len(merges), -1, dtype=np.int64) if ranks is None else np.asarray(ranks, dtype=np.int64),
+        )
+
+    # -- access -----------------------------------------------------------------------------
+
+    @property
+    def n_merged(self) -> int:
+        """How many tokens fitting added on top of the base ids."""
+        return len(self.weights)
+
+    def __len__(self) -> int:
+        return self.n_base + self.n_merged
+
+    def _index(self, token: int) -> int:
+        t = int(token) - self.n_base
+        if not 0 <= t < self.n_merged:
+            raise UnknownTokenError(f"token {token} is not a merged token of this vocabulary")
+        return t
+
+    def piece(self, token: int) -> np.ndarray:
+        """Base ids that ``token`` stands for (a base id stands for itself)."""
+        if 0 <= int(token) < self.n_base:
+            return np.array([token], dtype=ID_DTYPE)
+        t = self._index(token)
+        return self.piece_symbols[self.piece_offsets[t] : self.piece_offsets[t + 1]]
+
+    def pieces(self) -> dict[int, tuple[int, ...]]:
+        """``token -> piece`` for every merged token (the reference's universal mapper)."""
+        bounds = self.piece_offsets.tolist()
+        flat = self.piece_symbols.tolist()
+        return {
+            self.n_base + t: tuple(flat[bounds[t] : bounds[t + 1]]) for t in range(self.n_merged)
+        }
+
+    def pairs(self) -> dict[int, tuple[int, int]]:
+        """``token -> (left, right)`` (the reference's classic mapper)."""
+        return {self.n_base + t: (int(l), int(r)) for t, (l, r) in enumerate(self.merges.tolist())}
+
+    def weight_of(self) -> dict[int, float]:
+        return {self.n_base + t: w for t, w in enumerate(self.weights.tolist())}
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Vocabulary):
+            return NotImplemented
+        return (
+            self.n_base == other.n_base
+            and np.array_equal(self.merges, other.merges)
+            and np.array_equal(self.piece_offsets, other.piece_offsets)
+            and np.array_equal(self.piece_symbols, other.piece_symbols)
+            and np.array_equal(self.weights, other.weights)
+            and np.array_equal(self.ranks, other.ranks)
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Vocabulary(n_base={self.n_base}, n_merged={self.n_merged})"
+
+    # -- rearrangement ----------------------------------------------------------------------
+
+    def rearranged(self, n_tokens: int, *, classic: bool) -> Vocabulary:
+        """Sort tokens by weight, trim to ``n_tokens`` ids in all, renumber (ubpe 0.3.0).
+
+        Tokens are sorted by ascending weight (ties keep id order), the lowest are dropped
+        until ``n_tokens`` ids remain, and the rest get ids from the highest weight down.
+        ``classic`` drops, with a token, every token built from it, in the reference's order
+        (a depth-first walk that may visit a token twice; when it does, the reference keeps
+        as many fewer tokens, and so do we).
+        """
+        n_merged = self.n_merged
+        quantity = n_merged - n_tokens + self.n_base
+        order = np.argsort(self.weights, kind="stable")
+        if classic:
+            deleted_walk = self._classic_deletions(order, quantity)
+        else:
+            deleted_walk = order[: max(0, min(quantity, n_merged))]
+        deleted = np.zeros(n_merged, dtype=bool)
+        deleted[deleted_walk] = True
+        n_keep = max(0, n_merged - len(deleted_walk))
+        descending = order[::-1]
+        survivors = descending[~deleted[descending]][:n_keep]
+
+        new_id = np.full(n_merged, NO_TOKEN, dtype=np.int64)
+        new_id[survivors] = self.n_base + np.arange(len(survivors))
+        weights = self.weights[survivors]
+        ranks = self.ranks[survivors]
+        old_merges = self.merges[survivors].astype(np.int64)
+        artificial = (old_merges >= self.n_base) & (old_merges < self.n_base + n_merged)
+        mapped = np.where(artificial, new_id[np.clip(old_merges - self.n_base, 0, None)], old_merges)
+        if classic:
+            # The reference maps components with ``transformer.get(token, token)``: a component
+            # that lost its id keeps the old one.
+            merges = np.where(artificial & (mapped == NO_TOKEN), old_merges, mapped)
+            return Vocabulary.from_pairs(self.n_base, merges, weights, ranks=ranks)
+        merges = np.where(old_merges < 0, NO_TOKEN, mapped)
+        pieces_offsets = np.zeros(len(survivors) + 1, dtype=np.int64)
+        lengths = (self.piece_offsets[1:] - self.piece_offsets[:-1])[survivors]
+        np.cumsum(lengths, out=pieces_offsets[1:])
+        gather = np.repeat(self.piece_offsets[survivors] - pieces_offsets[:-1], lengths) + np.arange(
+            pieces_offsets[-1]
+        )
+        return Vocabulary(
+            self.n_base,
+            merges.astype(ID_DTYPE),
+            pieces_offsets,
+            self.piece_symbols[gather],
+            weights,
+            ranks,
+        )
+
+    def _classic_deletions(self, order: np.ndarray, quantity: int) -> list[int]:
+        """Token indices the reference's classic trimming deletes, repeats included."""
+        n_merged = self.n_merged
+        position = np.empty(n_merged, dtype=np.int64)
+        position[order] = np.arange(n_merged)
+        # parents[j]: positions (in weight order) of the tokens whose pair holds token order[j]
+        parents: list[list[int]] = [[] for _ in range(n_merged)]
+        for t, (left, right) in enumerate(self.merges.tolist()):
+            for component in {left, right}:
+                c = component - self.n_base
+                if 0 <= c < n_merged:
+                    parents[position[c]].append(int(position[t]))
+        for p in parents:
+            p.sort()
+        walk: list[int] = []
+        in_walk = np.zeros(n_merged, dtype=bool)
+        for i in range(n_merged):
+            if in_walk[i]:
+                continue
+            if len(walk) >= quantity:
+                break
+            stack = [i]
+            while stack:
+                j = stack.pop()
+                walk.append(j)
+                in_walk[j] = True
+                stack.extend(k for k in parents[j] if not in_walk[k])
+        return order[np.asarray(walk, dtype=np.int64)].tolist() if walk else []
+
+
+def _flatten(n_base: int, merges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pieces of every token from the pair mapping, components expanded recursively.
+
+    Components may come after the tokens they build (after rearrangement ids follow weight,
+    not creation), so tokens are expanded depth first with memoisation; a cycle or an id
+    outside the vocabulary is a corrupt model.
+    """
+    n_merged = len(merges)
+    pieces: list[list[int] | None] = [None] * n_merged
+    state = np.zeros(n_merged, dtype=np.int8)  # 0 new, 1 in progress, 2 done
+    pair_list = merges.tolist()
+
+    def component_piece(c: int) -> list[int]:
+        if 0 <= c < n_base:
+            return [c]
+        return pieces[c - n_base]  # type: ignore[return-value]
+
+    for root in range(n_merged):
+        if state[root]:
+            continue
+        stack = [root]
+        while stack:
+            t = stack[-1]
+            if state[t] == 0:
+                state[t] = 1
+                for c in pair_list[t]:
+                    if not 0 <= c < n_base + n_merged:
+                        raise ModelFormatError(
+                            f"token {n_base + t} is built from {c}, which is not in the vocabulary"
+                        )
+                    if c >= n_base:
+                        if state[c - n_base] == 1:
+                            raise ModelFormatError(f"token {n_base + t} is built from itself")
+                        if state[c - n_base] == 0:
+                            stack.append(c - n_base)
+            else:
+                stack.pop()
+                if state[t] == 1:
+                    left, right = pair_list[t]
+                    pieces[t] = component_piece(left) + component_piece(right)
+                    state[t] = 2
+    lengths = np.fromiter((len(p) for p in pieces), dtype=np.int64, count=n_merged)  # type: ignore[arg-type]
+    offsets = np.zeros(n_merged + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    symbols = np.fromiter((s for p in pieces for s in p), dtype=ID_DTYPE, count=int(offsets[-1]))  # type: ignore[union-attr]
+    return offsets, symbols

@@ -1,0 +1,373 @@
+# distutils: language = c++
+"""The fit stage: batched pair merging with incremental pair statistics.
+
+The corpus is a set of *parts* (runs of ids that pairs never cross), each belonging to a
+document. Every round does what ubpe 0.3.0 does with a full recount, but from statistics
+kept up to date merge by merge:
+
+* ``occurrences[pair]`` - adjacent occurrences of the pair over all parts;
+* ``documents[pair]``   - documents holding at least one occurrence;
+* ``positions[pair]``   - where the pair may occur (left node), validated when used.
+
+A max-heap ordered by ``(occurrences, -documents, left, right)`` - the reference's
+``nlargest`` key - yields the candidates; entries are lazily invalidated (an entry whose
+statistics differ from the current ones is stale), and every pair touched in a round is
+pushed again with its new statistics when the round ends.
+
+Merging an occurrence ``.. x a b y ..`` into ``.. x X y ..`` changes only the pairs
+``(x, a) (a, b) (b, y)`` -> ``(x, X) (X, y)``: a round costs time proportional to the
+occurrences it merges, not to the corpus.
+
+>>> import numpy as np
+>>> merger = PairMerger(np.array([0, 1, 0, 1], np.int32), np.array([0, 4]), np.array([0], np.int32), 1, 2)
+>>> merger.step(50)                        # (0, 1) occurs twice: it becomes token 2
+1
+>>> merger.merges()[0].tolist(), merger.merges()[1].tolist()
+([0], [1])
+"""
+
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libcpp.algorithm cimport sort
+from libcpp.vector cimport vector
+
+import numpy as np
+
+from ubpe_native._flat_map cimport FlatMap
+from ubpe_native._typedefs cimport count_t, id_t
+
+
+cdef struct HeapEntry:
+    count_t occurrences
+    count_t documents
+    id_t left
+    id_t right
+    int32_t pair
+
+
+cdef inline bint ranks_above(const HeapEntry& a, const HeapEntry& b) noexcept nogil:
+    """The reference's candidate order: more occurrences, then fewer documents, then the
+    larger pair ``(left, right)``."""
+    if a.occurrences != b.occurrences:
+        return a.occurrences > b.occurrences
+    if a.documents != b.documents:
+        return a.documents < b.documents
+    if a.left != b.left:
+        return a.left > b.left
+    return a.right > b.right
+
+
+cdef inline uint64_t pair_key(id_t left, id_t right) noexcept nogil:
+    return (<uint64_t>left << 32) | <uint64_t>(<uint32_t>right)
+
+
+cdef inline uint64_t pair_doc_key(int32_t pair, int32_t doc) noexcept nogil:
+    return (<uint64_t>pair << 32) | <uint64_t>(<uint32_t>doc)
+
+
+
+cdef class PairMerger:
+    """Fit state: the corpus as linked lists plus the pair statistics.
+
+    ``PairMerger(tokens, offsets, doc_of_part, n_docs, next_token)``: part ``k`` is
+    ``tokens[offsets[k]:offsets[k + 1]]`` in document ``doc_of_part[k]``; new tokens get ids
+    from ``next_token`` on. Call :meth:`step` until it returns 0 or enough tokens exist.
+    """
+
+    # the corpus: node i holds symbol[i]; prev/next link nodes of one part (-1 at its ends)
+    cdef vector[id_t] symbol
+    cdef vector[int32_t] prev
+    cdef vector[int32_t] next
+    cdef vector[int32_t] doc
+    # pair statistics, indexed by pair number
+    cdef FlatMap pair_numbers
+    cdef vector[id_t] pair_left
+    cdef vector[id_t] pair_right
+    cdef vector[count_t] occurrences
+    cdef vector[count_t] documents
+    cdef vector[vector[int32_t]] positions
+    cdef vector[int64_t] touched_in_round
+    cdef vector[int64_t] seen_in_round
+    cdef FlatMap pair_doc_counts
+    cdef vector[HeapEntry] heap
+    cdef vector[int32_t] touched
+    cdef int64_t round_number
+    # the result, in creation order
+    cdef vector[id_t] merged_left
+    cdef vector[id_t] merged_right
+    cdef vector[count_t] merged_documents
+    cdef vector[count_t] merged_occurrences
+    cdef readonly id_t next_token
+    cdef readonly int32_t n_docs
+
+    def __init__(self, const id_t[::1] tokens, const int64_t[::1] offsets,
+                 const int32_t[::1] doc_of_part, int32_t n_docs, id_t next_token):
+        cdef Py_ssize_t n_parts = offsets.shape[0] - 1
+        if doc_of_part.shape[0] != n_parts:
+            raise ValueError("doc_of_part must have one entry per part")
+        if tokens.shape[0] >= 2 ** 31 - 1:
+            raise ValueError("the corpus is too large: at most 2**31 - 2 symbols per fit")
+        self.n_docs = n_docs
+        self.next_token = next_token
+        self.round_number = 0
+        with nogil:
+            self._build(tokens, offsets, doc_of_part)
+
+    cdef void _build(self, const id_t[::1] tokens, const int64_t[::1] offsets,
+                     const int32_t[::1] doc_of_part) noexcept nogil:
+        cdef Py_ssize_t n = tokens.shape[0]
+        cdef Py_ssize_t k, i
+        cdef int32_t pair
+        self.symbol.resize(n)
+        self.prev.resize(n)
+        self.next.resize(n)
+        self.doc.resize(n)
+        for k in range(offsets.shape[0] - 1):
+            for i in range(offsets[k], offsets[k + 1]):
+                self.symbol[i] = tokens[i]
+                self.doc[i] = doc_of_part[k]
+                self.prev[i] = i - 1 if i > offsets[k] else -1
+                self.next[i] = i + 1 if i + 1 < offsets[k + 1] else -1
+        for i in range(n):
+            if self.next[i] >= 0:
+                self._add(self.symbol[i], self.symbol[i + 1], self.doc[i], i)
+        for pair in range(<int32_t>self.pair_left.size()):
+            self._push(pair)
+        self.touched.clear()
+
+    # -- statistics ---------------------------------------------------------------------------
+
+    cdef int32_t _pair_number(self, id_t left, id_t right) noexcept nogil:
+        cdef int64_t* slot = self.pair_numbers.slot(pair_key(left, right))
+        if slot[0] == 0:  # new pair: numbers are stored plus one, so 0 means absent
+            slot[0] = <int64_t>self.pair_left.size() + 1
+            self.pair_left.push_back(left)
+            self.pair_right.push_back(right)
+            self.occurrences.push_back(0)
+            self.documents.push_back(0)
+            self.positions.push_back(vector[int32_t]())
+            self.touched_in_round.push_back(-1)
+            self.seen_in_round.push_back(-1)
+        return <int32_t>(slot[0] - 1)
+
+    cdef count_t _occurrences_of(self, id_t left, id_t right) noexcept nogil:
+        cdef int64_t number = self.pair_numbers.get(pair_key(left, right), 0)
+        return self.occurrences[number - 1] if number > 0 else 0
+
+    cdef inline void _touch(self, int32_t pair) noexcept nogil:
+        if self.touched_in_round[pair] != self.round_number:
+            self.touched_in_round[pair] = self.round_number
+            self.touched.push_back(pair)
+
+    cdef void _add(self, id_t left, id_t right, int32_t doc, int32_t position) noexcept nogil:
+        cdef int32_t pair = self._pair_number(left, right)
+        cdef int64_t* in_doc = self.pair_doc_counts.slot(pair_doc_key(pair, doc))
+        in_doc[0] += 1
+        if in_doc[0] == 1:
+            self.documents[pair] += 1
+        self.occurrences[pair] += 1
+        self.positions[pair].push_back(position)
+        self._touch(pair)
+
+    cdef void _remove(self, id_t left, id_t right, int32_t doc) noexcept nogil:
+        cdef int32_t pair = self._pair_number(left, right)
+        cdef int64_t* in_doc = self.pair_doc_counts.slot(pair_doc_key(pair, doc))
+        in_doc[0] -= 1
+        if in_doc[0] == 0:
+            self.documents[pair] -= 1
+        self.occurrences[pair] -= 1
+        self._touch(pair)
+
+    # -- the candidate heap -------------------------------------------------------------------
+
+    cdef void _push(self, int32_t pair) noexcept nogil:
+        cdef HeapEntry entry
+        entry.occurrences = self.occurrences[pair]
+        entry.documents = self.documents[pair]
+        entry.left = self.pair_left[pair]
+        entry.right = self.pair_right[pair]
+        entry.pair = pair
+        self.heap.push_back(entry)
+        cdef Py_ssize_t child = self.heap.size() - 1, parent
+        while child > 0:
+            parent = (child - 1) // 2
+            if not ranks_above(self.heap[child], self.heap[parent]):
+                break
+            self.heap[child], self.heap[parent] = self.heap[parent], self.heap[child]
+            child = parent
+
+    cdef HeapEntry _pop(self) noexcept nogil:
+        cdef HeapEntry top = self.heap[0]
+        self.heap[0] = self.heap.back()
+        self.heap.pop_back()
+        cdef Py_ssize_t n = self.heap.size(), parent = 0, best, child
+        while True:
+            best = parent
+            child = 2 * parent + 1
+            if child < n and ranks_above(self.heap[child], self.heap[best]):
+                best = child
+            if child + 1 < n and ranks_above(self.heap[child + 1], self.heap[best]):
+                best = child + 1
+            if best == parent:
+                break
+            self.heap[parent], self.heap[best] = self.heap[best], self.heap[parent]
+            parent = best
+        return top
+
+    cdef bint _is_current(self, const HeapEntry& entry) noexcept nogil:
+        return (entry.occurrences > 0
+                and entry.occurrences == self.occurrences[entry.pair]
+                and entry.documents == self.documents[entry.pair])
+
+    # -- one round ----------------------------------------------------------------------------
+
+    def step(self, int n_candidates):
+        """Run one round; returns how many tokens it created (0: no pair is left)."""
+        if n_candidates < 1:
+            raise ValueError("n_candidates must be at least 1")
+        cdef int created
+        with nogil:
+            created = self._round(n_candidates)
+        return created
+
+    cdef int _round(self, int n_candidates) noexcept nogil:
+        cdef vector[int32_t] candidates
+        cdef vector[int32_t] taken
+        cdef vector[id_t] taken_symbols
+        cdef HeapEntry entry
+        cdef int32_t pair, other
+        cdef Py_ssize_t i, j
+        cdef count_t count
+        cdef bint good
+        cdef id_t l1, r1, l2, r2
+
+        self.round_number += 1
+        self.touched.clear()
+        # 1. the n_candidates best pairs, as the reference's nlargest gives them
+        while not self.heap.empty() and <int>candidates.size() < n_candidates:
+            entry = self._pop()
+            if not self._is_current(entry) or self.seen_in_round[entry.pair] == self.round_number:
+                continue
+            self.seen_in_round[entry.pair] = self.round_number
+            candidates.push_back(entry.pair)
+        if candidates.empty():
+            return 0
+
+        # 2. the batch: the first candidate, then every later one that shares no token with
+        #    the batch and beats both its border pairs with every pair already taken
+        taken.push_back(candidates[0])
+        taken_symbols.push_back(self.pair_left[candidates[0]])
+        taken_symbols.push_back(self.pair_right[candidates[0]])
+        for i in range(1, candidates.size()):
+            pair = candidates[i]
+            l2 = self.pair_left[pair]
+            r2 = self.pair_right[pair]
+            good = True
+            for j in range(taken_symbols.size()):
+                if taken_symbols[j] == l2 or taken_symbols[j] == r2:
+                    good = False
+                    break
+            if not good:
+                self._push(pair)  # back to the heap: it stays a candidate for later rounds
+                continue
+            count = self.occurrences[pair]
+            for j in range(taken.size()):
+                other = taken[j]
+                l1 = self.pair_left[other]
+                r1 = self.pair_right[other]
+                good = self._occurrences_of(r2, l1) < count and self._occurrences_of(r1, l2) < count
+                if not good:
+                    break
+            if good:
+                taken.push_back(pair)
+                taken_symbols.push_back(l2)
+                taken_symbols.push_back(r2)
+            else:
+                self._push(pair)
+
+        # 3. new tokens, in batch order, with the statistics seen at selection
+        for i in range(taken.size()):
+            pair = taken[i]
+            self.merged_left.push_back(self.pair_left[pair])
+            self.merged_right.push_back(self.pair_right[pair])
+            self.merged_documents.push_back(self.documents[pair])
+            self.merged_occurrences.push_back(self.occurrences[pair])
+        for i in range(taken.size()):
+            self._merge(taken[i], self.next_token)
+            self.next_token += 1
+
+        # 4. every pair whose statistics changed goes back to the heap
+        for i in range(self.touched.size()):
+            if self.occurrences[self.touched[i]] > 0:
+                self._push(self.touched[i])
+        return <int>taken.size()
+
+    cdef void _merge(self, int32_t pair, id_t token) noexcept nogil:
+        """Replace every occurrence of ``pair`` by ``token``, left to right."""
+        cdef id_t a = self.pair_left[pair], b = self.pair_right[pair]
+        cdef vector[int32_t] where
+        where.swap(self.positions[pair])
+        if a == b:
+            # (a, a) occurrences overlap in runs: "a a a" must become "X a", so go left to right
+            sort(where.begin(), where.end())
+        cdef Py_ssize_t k
+        cdef int32_t p, q, before, after, d
+        for k in range(where.size()):
+            p = where[k]
+            if self.symbol[p] != a:
+                continue
+            q = self.next[p]
+            if q < 0 or self.symbol[q] != b:
+                continue
+            d = self.doc[p]
+            before = self.prev[p]
+            after = self.next[q]
+            if before >= 0:
+                self._remove(self.symbol[before], a, d)
+            self._remove(a, b, d)
+            if after >= 0:
+                self._remove(b, self.symbol[after], d)
+            self.symbol[p] = token
+            self.symbol[q] = -1
+            self.next[p] = after
+            if after >= 0:
+                self.prev[after] = p
+            if before >= 0:
+                self._add(self.symbol[before], token, d, before)
+            if after >= 0:
+                self._add(token, self.symbol[after], d, p)
+        # no occurrence of the pair can form again: its positions are no longer needed
+        self.positions[pair].clear()
+        self.positions[pair].shrink_to_fit()
+
+    # -- results ------------------------------------------------------------------------------
+
+    def merges(self):
+        """``(left, right, documents, occurrences)`` of every token created, in order."""
+        cdef Py_ssize_t n = self.merged_left.size()
+        left = np.empty(n, dtype=np.int32)
+        right = np.empty(n, dtype=np.int32)
+        documents = np.empty(n, dtype=np.int64)
+        occurrences = np.empty(n, dtype=np.int64)
+        cdef id_t[::1] left_view = left, right_view = right
+        cdef int64_t[::1] documents_view = documents, occurrences_view = occurrences
+        cdef Py_ssize_t i
+        for i in range(n):
+            left_view[i] = self.merged_left[i]
+            right_view[i] = self.merged_right[i]
+            documents_view[i] = self.merged_documents[i]
+            occurrences_view[i] = self.merged_occurrences[i]
+        return left, right, documents, occurrences
+
+    def current_tokens(self):
+        """The corpus as it is now: ``(tokens, offsets)`` of its parts (for tests)."""
+        out, offsets = [], [0]
+        cdef Py_ssize_t i, n = self.symbol.size()
+        cdef int32_t p
+        for i in range(n):
+            if self.symbol[i] >= 0 and self.prev[i] < 0:
+                p = i
+                while p >= 0:
+                    out.append(self.symbol[p])
+                    p = self.next[p]
+                offsets.append(len(out))
+        return np.asarray(out, dtype=np.int32), np.asarray(offsets, dtype=np.int64)

@@ -1,0 +1,88 @@
+// A small open-addressing hash map from 64-bit keys to 64-bit values (linear probing).
+//
+// The fit kernel counts pairs and (pair, document) occurrences millions of times per fit;
+// std::unordered_map allocates a node per entry and chases pointers, this keeps keys and
+// values in two flat arrays. Entries are never erased: callers store 0 for "absent".
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace ubpe {
+
+class FlatMap {
+ public:
+  static constexpr uint64_t kEmpty = ~0ULL;  // no key may be all ones
+
+  explicit FlatMap(size_t expected = 16) { allocate(capacity_for(expected)); }
+
+  // Pointer to the value of `key`, inserting 0 if absent. Valid until the next insertion.
+  int64_t* slot(uint64_t key) {
+    if ((size_ + 1) * 2 > keys_.size()) grow();
+    size_t i = hash(key) & mask_;
+    while (true) {
+      if (keys_[i] == key) return &values_[i];
+      if (keys_[i] == kEmpty) {
+        keys_[i] = key;
+        values_[i] = 0;
+        ++size_;
+        return &values_[i];
+      }
+      i = (i + 1) & mask_;
+    }
+  }
+
+  // Value of `key`, or `missing` if absent.
+  int64_t get(uint64_t key, int64_t missing) const {
+    size_t i = hash(key) & mask_;
+    while (true) {
+      if (keys_[i] == key) return values_[i];
+      if (keys_[i] == kEmpty) return missing;
+      i = (i + 1) & mask_;
+    }
+  }
+
+  size_t size() const { return size_; }
+
+ private:
+  std::vector<uint64_t> keys_;
+  std::vector<int64_t> values_;
+  size_t mask_ = 0;
+  size_t size_ = 0;
+
+  static uint64_t hash(uint64_t x) {  // splitmix64 finaliser: spreads clustered ids
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+    return x;
+  }
+
+  static size_t capacity_for(size_t expected) {
+    size_t capacity = 16;
+    while (capacity < expected * 2) capacity <<= 1;
+    return capacity;
+  }
+
+  void allocate(size_t capacity) {
+    keys_.assign(capacity, kEmpty);
+    values_.assign(capacity, 0);
+    mask_ = capacity - 1;
+    size_ = 0;
+  }
+
+  void grow() {
+    std::vector<uint64_t> old_keys;
+    std::vector<int64_t> old_values;
+    old_keys.swap(keys_);
+    old_values.swap(values_);
+    allocate(old_keys.size() * 2);
+    for (size_t i = 0; i < old_keys.size(); ++i) {
+      if (old_keys[i] != kEmpty) *slot(old_keys[i]) = old_values[i];
+    }
+  }
+};
+
+}  // namespace ubpe
