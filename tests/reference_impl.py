@@ -120,3 +120,50 @@ def universal_mapper(merges, n_base):
 
 def classic_mapper(merges, n_base):
     return {n_base + t: (left, right) for t, (left, right, _) in enumerate(merges)}
+
+
+def split_reference(doc, *, known_words=None, break_tokens=None, regex=None, stop_tokens=None,
+                    leave_separators=True):
+    """The reference's SplitPipeline on symbols (no id mapping): a list of parts.
+
+    Known words (a dict word -> id) become ``[id]`` parts; ``regex`` is a compiled pattern
+    whose ``findall`` runs on str pieces only.
+    """
+
+    def by_tokens(part, tokens):
+        if not tokens:
+            return [part]
+        out, start = [], 0
+        for i, symbol in enumerate(part):
+            if symbol in tokens:
+                if i != start:
+                    out.append(part[start:i])
+                if leave_separators:
+                    out.append(part[i : i + 1])
+                start = i + 1
+        if start < len(part):
+            out.append(part[start:])
+        return out
+
+    def split_piece(piece):
+        parts = by_tokens(piece, break_tokens)
+        if regex is not None:
+            parts = [m for p in parts for m in (regex.findall(p) if isinstance(p, str) else [p])]
+        return [q for p in parts for q in by_tokens(p, stop_tokens)]
+
+    if not known_words:
+        return [list(p) for p in split_piece(doc)]
+    parts, start, i = [], 0, 0
+    while i < len(doc):
+        match = max((w for w in known_words if tuple(doc[i : i + len(w)]) == tuple(w)), key=len, default=None)
+        if match is None:
+            i += 1
+            continue
+        if i != start:
+            parts.extend(list(p) for p in split_piece(doc[start:i]))
+        if leave_separators:
+            parts.append([known_words[match]])
+        start = i = i + len(match)
+    if start < len(doc):
+        parts.extend(list(p) for p in split_piece(doc[start:]))
+    return parts

@@ -225,13 +225,17 @@ class SplitPipeline:
     # -- splitting ---------------------------------------------------------------------------
 
     def split(self, doc: Any, *, mode: SplitMode = SplitMode.FULL) -> SplitBatch:
-        return self.split_batch([doc], mode=mode)
+        """Split one document (errors call it "the document")."""
+        return self._split([doc], mode, single=True)
 
     def split_batch(self, docs: Sequence[Any], *, mode: SplitMode = SplitMode.FULL) -> SplitBatch:
-        """Split every document of ``docs``; see :class:`SplitBatch` for the result."""
+        """Split every document of ``docs`` (errors name the document by its index)."""
+        return self._split(docs, mode, single=False)
+
+    def _split(self, docs: Sequence[Any], mode: SplitMode, single: bool) -> SplitBatch:
         if not isinstance(mode, SplitMode):
             raise SymbolTypeError(f"`split_mode` must be a SplitMode, not {type(mode).__name__}")
-        raw_ids, doc_starts, text, is_text = self._base_ids(docs)
+        raw_ids, doc_starts, text, is_text = self._base_ids(docs, single)
         n = len(raw_ids)
         cut = np.zeros(n + 1, dtype=bool)  # cut[p]: a part boundary lies just before position p
         cut[doc_starts] = True
@@ -241,7 +245,7 @@ class SplitPipeline:
 
         if SplitMode.KNOWN_WORDS in mode and self._known is not None:
             self._mark_known_words(docs, doc_starts, cut, separator, known_id, inside_known)
-        self._raise_on_unknown(docs, raw_ids, doc_starts, known_id, inside_known)
+        self._raise_on_unknown(docs, raw_ids, doc_starts, known_id, inside_known, single)
         in_known = inside_known | (known_id >= 0)
 
         if SplitMode.BREAK_TOKENS in mode and self._break_ids is not None:
@@ -267,7 +271,7 @@ class SplitPipeline:
             doc_part_offsets=doc_part_offsets.astype(np.int64),
         )
 
-    def _base_ids(self, docs: Sequence[Any]):
+    def _base_ids(self, docs: Sequence[Any], single: bool):
         """Alphabet ids of all documents back to back (-1 for symbols outside the alphabet)."""
         if isinstance(docs, (str, bytes)) or not isinstance(docs, Sequence) and not isinstance(docs, np.ndarray):
             raise SymbolTypeError(f"expected a list of documents, got {type(docs).__name__}")
@@ -278,17 +282,20 @@ class SplitPipeline:
             try:
                 lengths[d + 1] = len(doc)
             except TypeError:
+                what = "the document" if single else f"document {d}"
                 raise SymbolTypeError(
-                    f"document {d} must be a str, list, tuple or 1-D array, not {type(doc).__name__}"
+                    f"{what} must be a str, list, tuple or 1-D array, not {type(doc).__name__}"
                 ) from None
         doc_starts = np.cumsum(lengths)
         if len(docs) and is_text.all():
             text = "".join(docs)
-            ids = self.alphabet.ids_of(text, allow_unknown=True)
+            ids = self.alphabet.ids_of(text, where="the corpus", allow_unknown=True)
         else:
             text = None
             chunks = [
-                self.alphabet.ids_of(doc, where=f"document {d}", allow_unknown=True)
+                self.alphabet.ids_of(
+                    doc, where="the document" if single else f"document {d}", allow_unknown=True
+                )
                 for d, doc in enumerate(docs)
             ]
             ids = np.concatenate(chunks) if chunks else np.zeros(0, dtype=ID_DTYPE)
@@ -304,7 +311,7 @@ class SplitPipeline:
                 cut[offset + start] = True
                 cut[offset + end] = True
 
-    def _raise_on_unknown(self, docs, raw_ids, doc_starts, known_id, inside_known) -> None:
+    def _raise_on_unknown(self, docs, raw_ids, doc_starts, known_id, inside_known, single) -> None:
         unknown = np.flatnonzero((raw_ids < 0) & (known_id < 0) & ~inside_known)
         if len(unknown) == 0:
             return
@@ -312,7 +319,7 @@ class SplitPipeline:
         d = int(np.searchsorted(doc_starts, position, side="right")) - 1
         local = position - int(doc_starts[d])
         symbol = docs[d][local]
-        where = "the document" if len(docs) == 1 else f"document {d}"
+        where = "the document" if single else f"document {d}"
         raise UnknownSymbolError(
             f"symbol {short_repr(symbol)} at position {local} of {where} is not in the alphabet"
         )

@@ -1,0 +1,45 @@
+"""ubpe: Universal Byte-Pair Encoding over any sequence.
+
+>>> from ubpe import UBPE
+>>> tok = UBPE(alphabet="ab", n_tokens=4)
+>>> tok.fit(["abab", "abba"], quiet=True)
+>>> len(tok.vocabulary)
+4
+"""
+
+from ._version import __version__
+from .alphabet import Alphabet
+from .errors import (
+    AlreadyFittedError,
+    EmptyCorpusError,
+    InvalidParameterError,
+    ModelFormatError,
+    NotFittedError,
+    SymbolTypeError,
+    UBPEError,
+    UnknownSymbolError,
+    UnknownTokenError,
+)
+from .splitting import SplitMode, SplitPipeline
+from .tokenizer import UBPE, UBPEClassic, load
+from .vocabulary import Vocabulary
+
+__all__ = [
+    "UBPE",
+    "UBPEClassic",
+    "SplitMode",
+    "SplitPipeline",
+    "Alphabet",
+    "Vocabulary",
+    "load",
+    "UBPEError",
+    "InvalidParameterError",
+    "SymbolTypeError",
+    "UnknownSymbolError",
+    "UnknownTokenError",
+    "EmptyCorpusError",
+    "NotFittedError",
+    "AlreadyFittedError",
+    "ModelFormatError",
+    "__version__",
+]
