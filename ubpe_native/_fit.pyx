@@ -6,13 +6,17 @@ document. Every round does what ubpe 0.3.0 does with a full recount, but from st
 kept up to date merge by merge:
 
 * ``occurrences[pair]`` - adjacent occurrences of the pair over all parts;
-* ``documents[pair]``   - documents holding at least one occurrence;
 * ``positions[pair]``   - where the pair may occur (left node), validated when used.
 
-A max-heap ordered by ``(occurrences, -documents, left, right)`` - the reference's
-``nlargest`` key - yields the candidates; entries are lazily invalidated (an entry whose
-statistics differ from the current ones is stale), and every pair touched in a round is
-pushed again with its new statistics when the round ends.
+The reference ranks candidates by ``(occurrences, -documents, pair)``. The number of
+documents holding a pair is needed only to break ties in occurrences and for the weights of
+the pairs taken, so it is computed on demand from the pair's positions (and cached until the
+pair changes) instead of being maintained for every pair on every merge.
+
+A max-heap ordered by occurrences yields the candidates: all pairs with at least the
+occurrences of the ``n_candidates``-th are popped, ties are ordered by the full key, and the
+rest go back. Entries are lazily invalidated (an entry whose count differs from the current
+one is stale); every pair touched in a round is pushed again when the round ends.
 
 Merging an occurrence ``.. x a b y ..`` into ``.. x X y ..`` changes only the pairs
 ``(x, a) (a, b) (b, y)`` -> ``(x, X) (X, y)``: a round costs time proportional to the
@@ -38,13 +42,22 @@ from ubpe_native._typedefs cimport count_t, id_t
 
 cdef struct HeapEntry:
     count_t occurrences
+    int32_t pair
+
+
+cdef struct Candidate:
+    count_t occurrences
     count_t documents
     id_t left
     id_t right
     int32_t pair
 
 
-cdef inline bint ranks_above(const HeapEntry& a, const HeapEntry& b) noexcept nogil:
+cdef inline bint heap_above(const HeapEntry& a, const HeapEntry& b) noexcept nogil:
+    return a.occurrences > b.occurrences
+
+
+cdef inline bint ranks_before(const Candidate& a, const Candidate& b) noexcept nogil:
     """The reference's candidate order: more occurrences, then fewer documents, then the
     larger pair ``(left, right)``."""
     if a.occurrences != b.occurrences:
@@ -59,9 +72,6 @@ cdef inline bint ranks_above(const HeapEntry& a, const HeapEntry& b) noexcept no
 cdef inline uint64_t pair_key(id_t left, id_t right) noexcept nogil:
     return (<uint64_t>left << 32) | <uint64_t>(<uint32_t>right)
 
-
-cdef inline uint64_t pair_doc_key(int32_t pair, int32_t doc) noexcept nogil:
-    return (<uint64_t>pair << 32) | <uint64_t>(<uint32_t>doc)
 
 
 
@@ -83,11 +93,13 @@ cdef class PairMerger:
     cdef vector[id_t] pair_left
     cdef vector[id_t] pair_right
     cdef vector[count_t] occurrences
-    cdef vector[count_t] documents
+    cdef vector[count_t] documents  # cached count of documents, valid while known[pair]
+    cdef vector[bint] documents_known
     cdef vector[vector[int32_t]] positions
     cdef vector[int64_t] touched_in_round
     cdef vector[int64_t] seen_in_round
-    cdef FlatMap pair_doc_counts
+    cdef vector[int64_t] doc_mark  # per document: the last scan that counted it
+    cdef int64_t scan_number
     cdef vector[HeapEntry] heap
     cdef vector[int32_t] touched
     cdef int64_t round_number
@@ -109,6 +121,8 @@ cdef class PairMerger:
         self.n_docs = n_docs
         self.next_token = next_token
         self.round_number = 0
+        self.scan_number = 0
+        self.doc_mark.assign(n_docs, -1)
         with nogil:
             self._build(tokens, offsets, doc_of_part)
 
@@ -129,7 +143,7 @@ cdef class PairMerger:
                 self.next[i] = i + 1 if i + 1 < offsets[k + 1] else -1
         for i in range(n):
             if self.next[i] >= 0:
-                self._add(self.symbol[i], self.symbol[i + 1], self.doc[i], i)
+                self._add(self.symbol[i], self.symbol[i + 1], i)
         for pair in range(<int32_t>self.pair_left.size()):
             self._push(pair)
         self.touched.clear()
@@ -144,6 +158,7 @@ cdef class PairMerger:
             self.pair_right.push_back(right)
             self.occurrences.push_back(0)
             self.documents.push_back(0)
+            self.documents_known.push_back(False)
             self.positions.push_back(vector[int32_t]())
             self.touched_in_round.push_back(-1)
             self.seen_in_round.push_back(-1)
@@ -158,39 +173,54 @@ cdef class PairMerger:
             self.touched_in_round[pair] = self.round_number
             self.touched.push_back(pair)
 
-    cdef void _add(self, id_t left, id_t right, int32_t doc, int32_t position) noexcept nogil:
+    cdef void _add(self, id_t left, id_t right, int32_t position) noexcept nogil:
         cdef int32_t pair = self._pair_number(left, right)
-        cdef int64_t* in_doc = self.pair_doc_counts.slot(pair_doc_key(pair, doc))
-        in_doc[0] += 1
-        if in_doc[0] == 1:
-            self.documents[pair] += 1
         self.occurrences[pair] += 1
+        self.documents_known[pair] = False
         self.positions[pair].push_back(position)
         self._touch(pair)
 
-    cdef void _remove(self, id_t left, id_t right, int32_t doc) noexcept nogil:
-        cdef int32_t pair = self._pair_number(left, right)
-        cdef int64_t* in_doc = self.pair_doc_counts.slot(pair_doc_key(pair, doc))
-        in_doc[0] -= 1
-        if in_doc[0] == 0:
-            self.documents[pair] -= 1
+    cdef void _remove(self, int32_t pair) noexcept nogil:
         self.occurrences[pair] -= 1
+        self.documents_known[pair] = False
         self._touch(pair)
+
+    cdef count_t _documents_of(self, int32_t pair) noexcept nogil:
+        """Documents holding the pair, counted from its positions (stale ones dropped)."""
+        if self.documents_known[pair]:
+            return self.documents[pair]
+        cdef vector[int32_t]* where = &self.positions[pair]
+        cdef id_t a = self.pair_left[pair], b = self.pair_right[pair]
+        cdef Py_ssize_t k, kept = 0
+        cdef int32_t p, q
+        cdef count_t count = 0
+        self.scan_number += 1
+        for k in range(where.size()):
+            p = where[0][k]
+            q = self.next[p]
+            if self.symbol[p] != a or q < 0 or self.symbol[q] != b:
+                continue
+            where[0][kept] = p
+            kept += 1
+            if self.doc_mark[self.doc[p]] != self.scan_number:
+                self.doc_mark[self.doc[p]] = self.scan_number
+                count += 1
+        where.resize(kept)
+        self.documents[pair] = count
+        self.documents_known[pair] = True
+        return count
 
     # -- the candidate heap -------------------------------------------------------------------
 
     cdef void _push(self, int32_t pair) noexcept nogil:
         cdef HeapEntry entry
         entry.occurrences = self.occurrences[pair]
-        entry.documents = self.documents[pair]
-        entry.left = self.pair_left[pair]
-        entry.right = self.pair_right[pair]
         entry.pair = pair
         self.heap.push_back(entry)
         cdef Py_ssize_t child = self.heap.size() - 1, parent
         while child > 0:
             parent = (child - 1) // 2
-            if not ranks_above(self.heap[child], self.heap[parent]):
+            if not heap_above(self.heap[child], self.heap[parent]):
                 break
             self.heap[child], self.heap[parent] = self.heap[parent], self.heap[child]
             child = parent
@@ -203,9 +233,9 @@ cdef class PairMerger:
         while True:
             best = parent
             child = 2 * parent + 1
-            if child < n and ranks_above(self.heap[child], self.heap[best]):
+            if child < n and heap_above(self.heap[child], self.heap[best]):
                 best = child
-            if child + 1 < n and ranks_above(self.heap[child + 1], self.heap[best]):
+            if child + 1 < n and heap_above(self.heap[child + 1], self.heap[best]):
                 best = child + 1
             if best == parent:
                 break
@@ -214,9 +244,7 @@ cdef class PairMerger:
         return top
 
     cdef bint _is_current(self, const HeapEntry& entry) noexcept nogil:
-        return (entry.occurrences > 0
-                and entry.occurrences == self.occurrences[entry.pair]
-                and entry.documents == self.documents[entry.pair])
+        return entry.occurrences > 0 and entry.occurrences == self.occurrences[entry.pair]
 
     # -- one round ----------------------------------------------------------------------------
 
@@ -230,27 +258,55 @@ cdef class PairMerger:
         return created
 
     cdef int _round(self, int n_candidates) noexcept nogil:
+        cdef vector[Candidate] popped
         cdef vector[int32_t] candidates
         cdef vector[int32_t] taken
         cdef vector[id_t] taken_symbols
         cdef HeapEntry entry
+        cdef Candidate candidate
         cdef int32_t pair, other
-        cdef Py_ssize_t i, j
+        cdef Py_ssize_t i, j, group_end
         cdef count_t count
         cdef bint good
         cdef id_t l1, r1, l2, r2
 
         self.round_number += 1
         self.touched.clear()
-        # 1. the n_candidates best pairs, as the reference's nlargest gives them
-        while not self.heap.empty() and <int>candidates.size() < n_candidates:
-            entry = self._pop()
+        # 1. every pair with at least the occurrences of the n_candidates-th best (the heap
+        #    yields them by occurrences), so that ties at the boundary are all seen
+        while not self.heap.empty():
+            entry = self.heap[0]
             if not self._is_current(entry) or self.seen_in_round[entry.pair] == self.round_number:
+                self._pop()
                 continue
+            if <int>popped.size() >= n_candidates and entry.occurrences < popped.back().occurrences:
+                break
+            self._pop()
             self.seen_in_round[entry.pair] = self.round_number
-            candidates.push_back(entry.pair)
-        if candidates.empty():
+            candidate.occurrences = entry.occurrences
+            candidate.documents = 0
+            candidate.left = self.pair_left[entry.pair]
+            candidate.right = self.pair_right[entry.pair]
+            candidate.pair = entry.pair
+            popped.push_back(candidate)
+        if popped.empty():
             return 0
+        # documents matter only between pairs with equal occurrences
+        i = 0
+        while i < <Py_ssize_t>popped.size():
+            group_end = i + 1
+            while group_end < <Py_ssize_t>popped.size() and popped[group_end].occurrences == popped[i].occurrences:
+                group_end += 1
+            if group_end - i > 1:
+                for j in range(i, group_end):
+                    popped[j].documents = self._documents_of(popped[j].pair)
+                sort(popped.begin() + i, popped.begin() + group_end, ranks_before)
+            i = group_end
+        for i in range(popped.size()):
+            if i < n_candidates:
+                candidates.push_back(popped[i].pair)
+            else:
+                self._push(popped[i].pair)  # below the n_candidates best: back to the heap
 
         # 2. the batch: the first candidate, then every later one that shares no token with
         #    the batch and beats both its border pairs with every pair already taken
@@ -289,7 +345,7 @@ cdef class PairMerger:
             pair = taken[i]
             self.merged_left.push_back(self.pair_left[pair])
             self.merged_right.push_back(self.pair_right[pair])
-            self.merged_documents.push_back(self.documents[pair])
+            self.merged_documents.push_back(self._documents_of(pair))
             self.merged_occurrences.push_back(self.occurrences[pair])
         for i in range(taken.size()):
             self._merge(taken[i], self.next_token)
@@ -310,7 +366,7 @@ cdef class PairMerger:
             # (a, a) occurrences overlap in runs: "a a a" must become "X a", so go left to right
             sort(where.begin(), where.end())
         cdef Py_ssize_t k
-        cdef int32_t p, q, before, after, d
+        cdef int32_t p, q, before, after
         for k in range(where.size()):
             p = where[k]
             if self.symbol[p] != a:
@@ -318,23 +374,22 @@ cdef class PairMerger:
             q = self.next[p]
             if q < 0 or self.symbol[q] != b:
                 continue
-            d = self.doc[p]
             before = self.prev[p]
             after = self.next[q]
             if before >= 0:
-                self._remove(self.symbol[before], a, d)
-            self._remove(a, b, d)
+                self._remove(self._pair_number(self.symbol[before], a))
+            self._remove(pair)
             if after >= 0:
-                self._remove(b, self.symbol[after], d)
+                self._remove(self._pair_number(b, self.symbol[after]))
             self.symbol[p] = token
             self.symbol[q] = -1
             self.next[p] = after
             if after >= 0:
                 self.prev[after] = p
             if before >= 0:
-                self._add(self.symbol[before], token, d, before)
+                self._add(self.symbol[before], token, before)
             if after >= 0:
-                self._add(token, self.symbol[after], d, p)
+                self._add(token, self.symbol[after], p)
         # no occurrence of the pair can form again: its positions are no longer needed
         self.positions[pair].clear()
         self.positions[pair].shrink_to_fit()
