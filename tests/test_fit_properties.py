@@ -141,3 +141,31 @@ def test_ids_do_not_depend_on_hash_seed():
         outputs.append(json.loads(result.stdout))
     assert outputs[0] == outputs[1]
     assert outputs[0]["alphabet"][" "] == 0  # sets are sorted: space sorts first
+
+
+@settings(max_examples=300, deadline=None)
+@given(corpora, st.integers(1, 40), st.sampled_from([1, 3, 50]))
+def test_unique_pieces_never_repeat_a_piece(data, extra_tokens, n_candidates):
+    n_base, corpus = data
+    tokens, offsets, doc_of_part = [], [0], []
+    for d, doc in enumerate(corpus):
+        for part in doc:
+            tokens.extend(part)
+            offsets.append(len(tokens))
+            doc_of_part.append(d)
+    merger = PairMerger(
+        np.asarray(tokens, np.int32), np.asarray(offsets, np.int64), np.asarray(doc_of_part, np.int32),
+        len(corpus), n_base, True,
+    )
+    while merger.next_token - 1 < n_base + extra_tokens and merger.step(n_candidates):
+        pass
+    left, right, documents, _ = merger.merges()
+    vocab = Vocabulary.from_merges(n_base, left, right, documents=documents, n_docs=len(corpus))
+    pieces = [tuple(p) for p in vocab.pieces().values()]
+    assert len(pieces) == len(set(pieces))
+    # the corpus still spells the input
+    state, bounds = merger.current_tokens()
+    spelled = [
+        [s for t in state[b:e].tolist() for s in vocab.piece(t).tolist()] for b, e in zip(bounds[:-1], bounds[1:])
+    ]
+    assert sorted(spelled) == sorted(list(p) for doc in corpus for p in doc if len(p))

@@ -33,25 +33,26 @@ def fit_vocabulary(
     n_candidates: int = 50,
     quiet: bool = False,
     description: str = "fit",
+    unique_pieces: bool = False,
 ) -> Vocabulary:
     """Merge pairs until the largest id reaches ``n_tokens`` (or no pair is left).
 
     As in ubpe 0.3.0 the loop runs while the largest id is below ``n_tokens``, and a round
     may create several tokens, so the result can hold a few more than ``n_tokens`` ids;
-    rearrangement trims it.
+    rearrangement trims it. With ``unique_pieces`` a merge that rebuilds an existing token's
+    piece reuses that token (byte-level vocabularies).
     """
     check_n_candidates(n_candidates)
     tokens, offsets, doc_of_part = batch.fit_parts()
-    merger = PairMerger(tokens, offsets, doc_of_part, batch.n_docs, n_base)
+    merger = PairMerger(tokens, offsets, doc_of_part, batch.n_docs, n_base, unique_pieces)
     largest = n_base - 1
     with tqdm(
         total=max(0, n_tokens - largest), desc=description, unit="token", disable=quiet, leave=False
     ) as progress:
         while largest < n_tokens:
-            created = merger.step(n_candidates)
-            if created == 0:
+            if merger.step(n_candidates) == 0:
                 break
-            largest += created
-            progress.update(created)
+            progress.update(merger.next_token - 1 - largest)
+            largest = merger.next_token - 1
     left, right, documents, _ = merger.merges()
     return Vocabulary.from_merges(n_base, left, right, documents=documents, n_docs=batch.n_docs)

@@ -81,6 +81,10 @@ cdef class PairMerger:
     ``PairMerger(tokens, offsets, doc_of_part, n_docs, next_token)``: part ``k`` is
     ``tokens[offsets[k]:offsets[k + 1]]`` in document ``doc_of_part[k]``; new tokens get ids
     from ``next_token`` on. Call :meth:`step` until it returns 0 or enough tokens exist.
+
+    With ``unique_pieces=True`` (byte-level vocabularies, where a token *is* its byte
+    string) a merge whose piece - the base ids it spans - equals an existing token's reuses
+    that token instead of creating a second one with the same piece.
     """
 
     # the corpus: node i holds symbol[i]; prev/next link nodes of one part (-1 at its ends)
@@ -108,11 +112,17 @@ cdef class PairMerger:
     cdef vector[id_t] merged_right
     cdef vector[count_t] merged_documents
     cdef vector[count_t] merged_occurrences
+    # unique pieces: the piece of every created token, and piece hash -> token + 1
+    cdef bint unique_pieces
+    cdef id_t first_token
+    cdef vector[vector[id_t]] pieces
+    cdef FlatMap piece_tokens
     cdef readonly id_t next_token
     cdef readonly int32_t n_docs
 
     def __init__(self, const id_t[::1] tokens, const int64_t[::1] offsets,
-                 const int32_t[::1] doc_of_part, int32_t n_docs, id_t next_token):
+                 const int32_t[::1] doc_of_part, int32_t n_docs, id_t next_token,
+                 bint unique_pieces=False):
         cdef Py_ssize_t n_parts = offsets.shape[0] - 1
         if doc_of_part.shape[0] != n_parts:
             raise ValueError("doc_of_part must have one entry per part")
@@ -120,6 +130,8 @@ cdef class PairMerger:
             raise ValueError("the corpus is too large: at most 2**31 - 2 symbols per fit")
         self.n_docs = n_docs
         self.next_token = next_token
+        self.first_token = next_token
+        self.unique_pieces = unique_pieces
         self.round_number = 0
         self.scan_number = 0
         self.doc_mark.assign(n_docs, -1)
@@ -249,7 +261,10 @@ cdef class PairMerger:
     # -- one round ----------------------------------------------------------------------------
 
     def step(self, int n_candidates):
-        """Run one round; returns how many tokens it created (0: no pair is left)."""
+        """Run one round; returns how many pairs it merged (0: no pair is left).
+
+        Each merged pair creates a token, except with ``unique_pieces`` where it may reuse
+        one: ``next_token`` tells how many ids exist."""
         if n_candidates < 1:
             raise ValueError("n_candidates must be at least 1")
         cdef int created
@@ -342,20 +357,63 @@ cdef class PairMerger:
 
         # 3. new tokens, in batch order, with the statistics seen at selection
         for i in range(taken.size()):
-            pair = taken[i]
-            self.merged_left.push_back(self.pair_left[pair])
-            self.merged_right.push_back(self.pair_right[pair])
-            self.merged_documents.push_back(self._documents_of(pair))
-            self.merged_occurrences.push_back(self.occurrences[pair])
-        for i in range(taken.size()):
-            self._merge(taken[i], self.next_token)
-            self.next_token += 1
+            self._merge(taken[i], self._target_of(taken[i]))
 
         # 4. every pair whose statistics changed goes back to the heap
         for i in range(self.touched.size()):
             if self.occurrences[self.touched[i]] > 0:
                 self._push(self.touched[i])
         return <int>taken.size()
+
+    cdef id_t _target_of(self, int32_t pair) noexcept nogil:
+        """The token ``pair`` becomes: a new one, or with unique pieces maybe an old one."""
+        cdef id_t token
+        if self.unique_pieces:
+            token = self._existing_piece(pair)
+            if token >= 0:
+                return token
+        token = self.next_token
+        self.next_token += 1
+        self.merged_left.push_back(self.pair_left[pair])
+        self.merged_right.push_back(self.pair_right[pair])
+        self.merged_documents.push_back(self._documents_of(pair))
+        self.merged_occurrences.push_back(self.occurrences[pair])
+        return token
+
+    cdef void _append_piece(self, vector[id_t]& out, id_t token) noexcept nogil:
+        cdef Py_ssize_t k
+        if token < self.first_token:
+            out.push_back(token)
+        else:
+            for k in range(self.pieces[token - self.first_token].size()):
+                out.push_back(self.pieces[token - self.first_token][k])
+
+    cdef id_t _existing_piece(self, int32_t pair) noexcept nogil:
+        """The token whose piece is the pair's, or -1 after registering the coming token.
+
+        Pieces are found by a 64-bit hash; equal hashes of different pieces probe on to the
+        next hash value, so a collision can never merge two different pieces."""
+        cdef vector[id_t] piece
+        self._append_piece(piece, self.pair_left[pair])
+        self._append_piece(piece, self.pair_right[pair])
+        cdef uint64_t key = 1469598103934665603ULL  # FNV-1a over the ids
+        cdef Py_ssize_t k
+        for k in range(piece.size()):
+            key = (key ^ <uint64_t>(<uint32_t>piece[k])) * 1099511628211ULL
+        cdef int64_t* slot
+        cdef id_t found
+        while True:
+            if key == ~(<uint64_t>0):  # the map's empty marker
+                key = 0
+            slot = self.piece_tokens.slot(key)
+            if slot[0] == 0:
+                slot[0] = <int64_t>self.next_token + 1
+                self.pieces.push_back(piece)
+                return -1
+            found = <id_t>(slot[0] - 1)
+            if found >= self.first_token and self.pieces[found - self.first_token] == piece:
+                return found
+            key += 1
 
     cdef void _merge(self, int32_t pair, id_t token) noexcept nogil:
         """Replace every occurrence of ``pair`` by ``token``, left to right."""
