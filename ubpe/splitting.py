@@ -287,11 +287,13 @@ class SplitPipeline:
                     f"{what} must be a str, list, tuple or 1-D array, not {type(doc).__name__}"
                 ) from None
         doc_starts = np.cumsum(lengths)
+        text = None
         if len(docs) and is_text.all():
             text = "".join(docs)
             ids = self.alphabet.ids_of(text, where="the corpus", allow_unknown=True)
+        elif (flat := self._flat_integers(docs)) is not None:
+            ids = self.alphabet.ids_of(flat, allow_unknown=True)
         else:
-            text = None
             chunks = [
                 self.alphabet.ids_of(
                     doc, where="the document" if single else f"document {d}", allow_unknown=True
@@ -300,6 +302,19 @@ class SplitPipeline:
             ]
             ids = np.concatenate(chunks) if chunks else np.zeros(0, dtype=ID_DTYPE)
         return ids, doc_starts, text, is_text
+
+    def _flat_integers(self, docs: Sequence[Any]) -> np.ndarray | None:
+        """All documents as one int64 array when they are all integer sequences (one lookup
+        for the corpus instead of one per document), else None."""
+        if self.alphabet.symbol_type is not int or len(docs) < 2:
+            return None
+        try:
+            arrays = [doc if isinstance(doc, np.ndarray) else np.asarray(doc) for doc in docs]
+        except (ValueError, TypeError, OverflowError):
+            return None
+        if not all(a.ndim == 1 and (a.dtype.kind in "iu" or a.size == 0) for a in arrays):
+            return None
+        return np.concatenate([a.astype(np.int64, copy=False) for a in arrays])
 
     def _mark_known_words(self, docs, doc_starts, cut, separator, known_id, inside_known) -> None:
         for d, doc in enumerate(docs):

