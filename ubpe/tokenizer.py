@@ -31,6 +31,7 @@ from .errors import (
     SymbolTypeError,
     UnknownTokenError,
 )
+from .encoders import Encoder, make_encoder
 from .fit import check_n_candidates, fit_vocabulary
 from .serialization import (
     decode_symbol,
@@ -49,12 +50,15 @@ from .vocabulary import Vocabulary
 
 DEFAULT_N_TOKENS = 2**10
 UNIVERSAL, CLASSIC = "universal", "classic"
+# encode_batch: documents per task handed to a thread (amortises the pool's overhead)
+BATCH_CHUNK = 64
 
 
 class UBPEBase:
-    """What both tokenizers share: configuration, fitting, decoding and model files."""
+    """What both tokenizers share: configuration, fitting, encoding, decoding, model files."""
 
     variant: ClassVar[str]
+    default_encoder: ClassVar[str]
 
     def __init__(
         self,
@@ -212,6 +216,62 @@ class UBPEBase:
         elif isinstance(n_tokens, bool) or not isinstance(n_tokens, (int, np.integer)) or n_tokens < 1:
             raise InvalidParameterError(f"`n_tokens` must be a positive int, got {n_tokens!r}")
         self._set_vocabulary(vocabulary.rearranged(int(n_tokens), classic=self.variant == CLASSIC))
+
+    # -- encoding ---------------------------------------------------------------------------
+
+    def encoder(self, name: str | None = None, **options: Any) -> Encoder:
+        """The encoder ``name`` (default: this tokenizer's own) on the fitted vocabulary.
+
+        Encoders are built once per name and options and then reused."""
+        name = name or self.default_encoder
+        key = ("encoder", name, tuple(sorted(options.items())))
+        if key not in self._views:
+            self._views[key] = make_encoder(name, self.vocabulary, **options)
+        return self._views[key]
+
+    def encode(
+        self,
+        doc: Any,
+        *,
+        split_mode: SplitMode = SplitMode.FULL,
+        top_n: int = 1,
+        encoder: str | None = None,
+        **options: Any,
+    ) -> list[tuple[list[int], float]]:
+        """``[(tokens, score)]`` for ``doc``, best first (``top_n`` of them where supported).
+
+        ``doc`` is a str, list, tuple or 1-D numpy array of symbols; ``encoder`` picks an
+        encoder by name (see :func:`ubpe.encoders.available_encoders`), ``options`` go to it.
+        """
+        chosen = self.encoder(encoder, **options)
+        return chosen.encode(self.split_pipeline.split(doc, mode=split_mode).parts(0), top_n)
+
+    def encode_batch(
+        self,
+        docs: Sequence[Any],
+        *,
+        split_mode: SplitMode = SplitMode.FULL,
+        top_n: int = 1,
+        encoder: str | None = None,
+        n_threads: int | None = None,
+        **options: Any,
+    ) -> list[list[tuple[list[int], float]]]:
+        """:meth:`encode` for many documents; the kernels run without the GIL on threads."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        chosen = self.encoder(encoder, **options)
+        batch = self.split_pipeline.split_batch(list(docs), mode=split_mode)
+
+        def run(first: int) -> list[list[tuple[list[int], float]]]:
+            last = min(first + BATCH_CHUNK, batch.n_docs)
+            return [chosen.encode(batch.parts(d), top_n) for d in range(first, last)]
+
+        starts = range(0, batch.n_docs, BATCH_CHUNK)
+        workers = n_threads or min(len(starts), os.cpu_count() or 1) or 1
+        if workers == 1:
+            return [e for first in starts for e in run(first)]
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return [e for chunk in pool.map(run, starts) for e in chunk]
 
     # -- decoding ---------------------------------------------------------------------------
 
@@ -410,6 +470,7 @@ class UBPE(UBPEBase):
     """The universal tokenizer: tokens map to runs of alphabet ids; ranked top-n encodings."""
 
     variant = UNIVERSAL
+    default_encoder = "tfidf"
 
     def _mapping(self) -> dict[int, tuple[int, ...]]:
         return self.vocabulary.pieces()
@@ -419,6 +480,7 @@ class UBPEClassic(UBPEBase):
     """The classic tokenizer: tokens map to pairs of tokens; greedy pair substitution."""
 
     variant = CLASSIC
+    default_encoder = "classic"
 
     def _mapping(self) -> dict[int, tuple[int, ...]]:
         return self.vocabulary.pairs()

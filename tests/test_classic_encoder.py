@@ -1,0 +1,130 @@
+"""The classic encoder (pair-merge kernel + document combination) vs the transcription."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import reference_encode as ref
+from ubpe.encoding import ClassicEncoder
+from ubpe.vocabulary import Vocabulary
+from ubpe_native._classic import PairTable, encode_words
+
+MAX_ALPHABET = 4
+
+corpora = st.integers(2, MAX_ALPHABET).flatmap(
+    lambda a: st.tuples(
+        st.just(a),
+        st.lists(
+            st.lists(st.lists(st.integers(0, a - 1), max_size=16), min_size=1, max_size=3),
+            min_size=1,
+            max_size=6,
+        ),
+        st.sampled_from([None, "classic"]),
+        st.integers(1, 5),
+    )
+)
+
+
+def kernel_words(vocab, words):
+    encoder = ClassicEncoder(vocab)
+    return [c[0] for c in encoder.part_candidates([np.array(w, np.int32) for w in words])]
+
+
+def reference_word(vocab, word):
+    pairs, pair_token, weights = ref.classic_tables(vocab)
+    return ref.classic_encode_word(pairs, pair_token, weights, word)[0]
+
+
+@settings(max_examples=200, deadline=None)
+@given(corpora, st.data())
+def test_words_match_the_reference_exactly(corpus, data):
+    n_base, documents, rearrange, n_candidates = corpus
+    vocab = ref.fitted_vocabulary(documents, n_base, 14, n_candidates, rearrange)
+    words = data.draw(st.lists(st.lists(st.integers(0, n_base - 1), max_size=20), min_size=1, max_size=6))
+    assert kernel_words(vocab, words) == [reference_word(vocab, w) for w in words]
+
+
+@settings(max_examples=100, deadline=None)
+@given(corpora, st.data())
+def test_documents_concatenate_like_the_reference(corpus, data):
+    n_base, documents, rearrange, n_candidates = corpus
+    vocab = ref.fitted_vocabulary(documents, n_base, 14, n_candidates, rearrange)
+    parts = data.draw(st.lists(st.lists(st.integers(0, n_base - 1), min_size=1, max_size=8), max_size=5))
+    got = ClassicEncoder(vocab).encode_parts([np.array(p, np.int32) for p in parts])
+    pairs, pair_token, weights = ref.classic_tables(vocab)
+    want = ref.combine_parts(lambda p: ref.classic_encode_word(pairs, pair_token, weights, p), parts, 1)
+    assert got == want
+
+
+@given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6)), max_size=25))
+def test_stops_are_the_first_later_pair_sharing_a_token(pairs):
+    table = PairTable([l for l, _ in pairs], [r for _, r in pairs], list(range(7, 7 + len(pairs))))
+    unique = list(dict.fromkeys(pairs))
+    expected = [
+        next((j for j in range(k + 1, len(unique)) if set(unique[j]) & set(unique[k])), len(unique))
+        for k in range(len(unique))
+    ]
+    assert len(table) == len(unique)
+    assert table.stops().tolist() == expected
+
+
+def test_a_repeated_pair_keeps_its_first_place_and_the_later_token():
+    # pairs (0 1) -> 3, (1 2) -> 4, (0 1) -> 5: priority order (0 1), (1 2); (0 1) maps to 5
+    table = PairTable([0, 1, 0], [1, 2, 1], [3, 4, 5])
+    weights = np.zeros(6)
+    out, offsets, _ = encode_words(table, weights, np.array([0, 1, 2], np.int32), np.array([0, 3]))
+    assert out.tolist() == [5, 2]
+
+
+def test_a_new_occurrence_of_a_taken_pair_waits_for_the_next_step():
+    # (0 1) -> 3 and (3 2) -> 4 are taken together; "0 1 2" forms (3 2) only by merging, and
+    # the reference replaces it on the next step
+    vocab = Vocabulary.from_pairs(3, np.array([[0, 1], [3, 2]]), [1.0, 2.0])
+    assert kernel_words(vocab, [[0, 1, 2], [3, 2, 0, 1, 2]]) == [
+        reference_word(vocab, [0, 1, 2]),
+        reference_word(vocab, [3, 2, 0, 1, 2]),
+    ]
+
+
+def doubling_vocabulary(levels=12):
+    """(0 0) -> 1, (1 1) -> 2, ...: a run of 0s halves at each step."""
+    merges = np.array([[t, t] for t in range(levels)])
+    return Vocabulary.from_pairs(1, merges, [0.1 * (t + 1) for t in range(levels)])
+
+
+def test_a_long_run_of_one_symbol():
+    vocab = doubling_vocabulary()
+    for n in (1, 2, 3, 7, 1000, 20_001):
+        assert kernel_words(vocab, [[0] * n]) == [reference_word(vocab, [0] * n)]
+
+
+def test_a_20k_sequence_matches_the_reference():
+    rng = np.random.default_rng(0)
+    docs = [[rng.integers(0, 4, size=60).tolist()] for _ in range(40)]
+    vocab = ref.fitted_vocabulary(docs, 4, 60, 8, "classic")
+    word = rng.integers(0, 4, size=20_000).tolist()
+    assert kernel_words(vocab, [word]) == [reference_word(vocab, word)]
+
+
+def test_empty_inputs():
+    vocab = doubling_vocabulary(2)
+    encoder = ClassicEncoder(vocab)
+    assert encoder.encode_parts([]) == [([], 0.0)]
+    assert encoder.encode_parts([np.zeros(0, np.int32)]) == [([], 0.0)]
+
+
+def test_invalid_inputs_raise():
+    with pytest.raises(ValueError):
+        PairTable([0, -1], [1, 2], [3, 4])  # a component the vocabulary does not know
+    with pytest.raises(ValueError):
+        PairTable([0], [1, 2], [3])
+    table = PairTable([0], [1], [2])
+    with pytest.raises(ValueError):
+        encode_words(table, np.zeros(2), np.array([0, 1], np.int32), np.array([0, 2]))  # no weight for 2
+    with pytest.raises(ValueError):
+        encode_words(table, np.zeros(3), np.array([0, 3], np.int32), np.array([0, 2]))
+    with pytest.raises(ValueError):
+        encode_words(table, np.zeros(3), np.array([0, 1], np.int32), np.array([0, 1]))

@@ -1,0 +1,193 @@
+"""The universal encoder (lattice kernel + document combination) vs the transcription."""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import reference_encode as ref
+from ubpe.encoding import UniversalEncoder, best_sums
+from ubpe.errors import InvalidParameterError
+from ubpe.vocabulary import Vocabulary
+from ubpe_native._lattice import encode_parts
+from ubpe_native._radix import RadixTree
+
+MAX_ALPHABET = 4
+TOLERANCE = 1e-9
+
+# (n_base, documents, rearrangement): corpora with few symbols, so that tokens repeat and
+# many weights coincide - the cases where ties decide
+corpora = st.integers(2, MAX_ALPHABET).flatmap(
+    lambda a: st.tuples(
+        st.just(a),
+        st.lists(
+            st.lists(st.lists(st.integers(0, a - 1), max_size=16), min_size=1, max_size=3),
+            min_size=1,
+            max_size=6,
+        ),
+        st.sampled_from([None, "universal"]),
+        st.integers(1, 4),
+    )
+)
+
+
+def words_over(n_base, max_size=14):
+    return st.lists(st.lists(st.integers(0, n_base - 1), max_size=max_size), min_size=1, max_size=4)
+
+
+def kernel_candidates(vocab, word, top_n, exact_max_length=256, **options):
+    tree = RadixTree(vocab.n_base, vocab.piece_offsets, vocab.piece_symbols)
+    weights = np.concatenate([np.zeros(vocab.n_base), vocab.weights])
+    tokens, token_offsets, candidate_offsets, scores = encode_parts(
+        tree, weights, np.array(word, np.int32), np.array([0, len(word)]), top_n, exact_max_length, **options
+    )
+    return [
+        (tokens[token_offsets[j] : token_offsets[j + 1]].tolist(), float(scores[j]))
+        for j in range(candidate_offsets[0], candidate_offsets[1])
+    ]
+
+
+def reference_candidates(vocab, word, top_n):
+    lookup, weights = ref.universal_tables(vocab)
+    return ref.encode_word(lookup, weights, word, top_n)
+
+
+def spells(vocab, tokens, word):
+    return [s for t in tokens for s in vocab.piece(t).tolist()] == list(word)
+
+
+def recomputed_score(vocab, tokens):
+    counter = Counter(reversed(tokens))  # the reference's key order: built from the end
+    return ref.score_of(counter, vocab.weight_of())
+
+
+@settings(max_examples=150, deadline=None)
+@given(corpora, st.data())
+def test_parts_match_the_reference_exactly(corpus, data):
+    n_base, documents, rearrange, n_candidates = corpus
+    vocab = ref.fitted_vocabulary(documents, n_base, 12, n_candidates, rearrange)
+    for word in data.draw(words_over(n_base)):
+        for top_n in (1, 2, 3, 5):
+            assert kernel_candidates(vocab, word, top_n) == reference_candidates(vocab, word, top_n)
+
+
+@settings(max_examples=100, deadline=None)
+@given(corpora, st.data())
+def test_incremental_scores_stay_within_tolerance(corpus, data):
+    """Without the exact sums (and with tries compacted all the time) scores may be an ulp
+    off, but every candidate still spells the word with the score it claims."""
+    n_base, documents, rearrange, n_candidates = corpus
+    vocab = ref.fitted_vocabulary(documents, n_base, 12, n_candidates, rearrange)
+    for word in data.draw(words_over(n_base, max_size=30)):
+        for top_n in (1, 3):
+            got = kernel_candidates(vocab, word, top_n, exact_max_length=0, _min_compaction=1)
+            want = reference_candidates(vocab, word, top_n)
+            assert len(got) == len(want)
+            assert got[0][1] == pytest.approx(want[0][1], rel=TOLERANCE, abs=TOLERANCE)
+            for tokens, score in got:
+                assert spells(vocab, tokens, word)
+                assert score == pytest.approx(recomputed_score(vocab, tokens), rel=TOLERANCE, abs=TOLERANCE)
+            ranks = [(-s, len(t)) for t, s in got]
+            assert ranks == sorted(ranks)
+
+
+@settings(max_examples=100, deadline=None)
+@given(corpora, st.data(), st.integers(1, 4))
+def test_documents_combine_parts_like_the_reference(corpus, data, top_n):
+    n_base, documents, rearrange, n_candidates = corpus
+    vocab = ref.fitted_vocabulary(documents, n_base, 12, n_candidates, rearrange)
+    parts = data.draw(st.lists(st.lists(st.integers(0, n_base - 1), min_size=1, max_size=8), max_size=5))
+    encoder = UniversalEncoder(vocab)
+    got = encoder.encode_parts([np.array(p, np.int32) for p in parts], top_n)
+    lookup, weights = ref.universal_tables(vocab)
+    want = ref.combine_parts(lambda p: ref.encode_word(lookup, weights, p, top_n), parts, top_n)
+    assert got == want
+
+
+@settings(max_examples=60, deadline=None)
+@given(corpora, st.data(), st.integers(1, 5))
+def test_exact_combination_is_the_k_best_of_all_sums(corpus, data, top_n):
+    n_base, documents, rearrange, n_candidates = corpus
+    vocab = ref.fitted_vocabulary(documents, n_base, 12, n_candidates, rearrange)
+    parts = data.draw(st.lists(st.lists(st.integers(0, n_base - 1), min_size=1, max_size=6), min_size=2, max_size=4))
+    encoder = UniversalEncoder(vocab)
+    got = encoder.encode_parts([np.array(p, np.int32) for p in parts], top_n, exact=True)
+    per_part = encoder.part_candidates([np.array(p, np.int32) for p in parts], top_n)
+    everything = []
+    for combination in itertools.product(*per_part):
+        score = 0.0
+        for _, s in reversed(combination):  # folded from the last part, like best_sums
+            score = s + score
+        everything.append((-score, sum(len(t) for t, _ in combination)))
+    best = sorted(everything)[:top_n]
+    # (top-1 adds the parts left to right, as the reference does: the last bit may differ)
+    assert [len(t) for t, _ in got] == [length for _, length in best]
+    assert [s for _, s in got] == pytest.approx([-s for s, _ in best], rel=TOLERANCE)
+
+
+def test_best_sums_on_a_worked_example():
+    parts = [[([1], 2.0), ([2, 2], 1.0)], [([3], 0.5), ([4], 0.4)]]
+    assert best_sums(parts, 3) == [([1, 3], 2.5), ([1, 4], 2.4), ([2, 2, 3], 1.5)]
+
+
+def long_vocabulary():
+    rng = np.random.default_rng(1)
+    docs = [[rng.integers(0, 3, size=40).tolist()] for _ in range(30)]
+    return ref.fitted_vocabulary(docs, 3, 40, 5, "universal")
+
+
+@pytest.mark.parametrize("top_n", [1, 2])
+def test_a_long_run_of_one_symbol(top_n):
+    vocab = long_vocabulary()
+    word = [0] * 600
+    assert kernel_candidates(vocab, word, top_n, exact_max_length=10**6) == reference_candidates(vocab, word, top_n)
+    got = kernel_candidates(vocab, [0] * 20_000, top_n)
+    assert all(spells(vocab, tokens, [0] * 20_000) for tokens, _ in got)
+
+
+def test_a_20k_sequence_spells_itself_with_the_score_it_claims():
+    vocab = long_vocabulary()
+    word = np.random.default_rng(2).integers(0, 3, size=20_000).tolist()
+    for top_n in (1, 3):
+        got = kernel_candidates(vocab, word, top_n, _min_compaction=64)
+        assert len(got) == top_n
+        for tokens, score in got:
+            assert spells(vocab, tokens, word)
+            assert score == pytest.approx(recomputed_score(vocab, tokens), rel=TOLERANCE)
+    # compaction changes memory, never the result
+    assert kernel_candidates(vocab, word, 3, _min_compaction=1) == kernel_candidates(vocab, word, 3)
+
+
+def test_a_2k_sequence_matches_the_reference():
+    vocab = long_vocabulary()
+    word = np.random.default_rng(3).integers(0, 3, size=2_000).tolist()
+    assert kernel_candidates(vocab, word, 2, exact_max_length=10**6, _min_compaction=16) == reference_candidates(vocab, word, 2)
+
+
+def test_empty_inputs():
+    vocab = Vocabulary.from_merges(2, [0], [1], documents=[1], n_docs=2)
+    encoder = UniversalEncoder(vocab)
+    assert encoder.encode_parts([np.zeros(0, np.int32)], 3) == [([], 0.0)]
+    assert encoder.encode_parts([], 1) == [([], 0.0)]
+    assert encoder.encode_parts([], 2) == [([], 0.0)]
+
+
+def test_invalid_arguments_raise():
+    vocab = Vocabulary.from_merges(2, [0], [1], documents=[1], n_docs=2)
+    encoder = UniversalEncoder(vocab)
+    with pytest.raises(InvalidParameterError):
+        encoder.encode_parts([np.array([0, 1])], 0)
+    with pytest.raises(ValueError):
+        encoder.encode_parts([np.array([0, 2])])  # 2 is no base id
+    tree = RadixTree(2, vocab.piece_offsets, vocab.piece_symbols)
+    with pytest.raises(ValueError):
+        encode_parts(tree, np.zeros(2), np.array([0, 1], np.int32), np.array([0, 2]))  # token 2 has no weight
+    with pytest.raises(ValueError):
+        encode_parts(tree, np.ones(3), np.array([0, 1], np.int32), np.array([0, 2]))  # base ids weigh 0
+    with pytest.raises(ValueError):
+        encode_parts(tree, np.zeros(3), np.array([0, 1], np.int32), np.array([0, 3]))

@@ -1,0 +1,332 @@
+# distutils: language = c++
+"""The classic encoder: ubpe 0.3.0's batched pair merging, without rescanning the pair list.
+
+The reference, on each step, scans the pairs in priority order (token id order): it takes the
+first pair present in the word, keeps scanning, takes every later pair that is present, and
+stops at the first pair - present or not - sharing a token with a pair already taken. All
+taken pairs are then replaced at once (left to right, non-overlapping), and it starts over.
+
+Where that scan stops depends on the pair list more than on the word: pair ``k``, once
+taken, stops the scan at ``stop[k]``, the first later pair sharing one of its two tokens
+(precomputed). So the scan that starts at the first present pair ``i`` takes the present
+pairs ``j > i`` in order for as long as ``j < min(stop[taken])``; the present pairs come out
+of a heap keyed by priority. The word is a linked list; each pair keeps the positions where
+it was formed, validated when used, so a step costs time in the merges it makes.
+
+Scores are the reference's: ``sum((1 + ln(count)) * weight)`` over the final word's Counter
+(first occurrence order), with CPython 3.12's compensated ``sum``.
+
+>>> import numpy as np
+>>> table = PairTable(np.array([0, 2], np.int32), np.array([1, 0], np.int32), np.array([2, 3], np.int32))
+>>> out, out_offsets, scores = encode_words(table, np.array([0.0, 0.0, 0.5, 1.0]),
+...                                         np.array([0, 1, 0, 0, 1], np.int32), np.array([0, 5]))
+>>> out.tolist(), scores.tolist()      # (0 1) -> 2 twice, then (2 0) -> 3
+([3, 2], [1.5])
+"""
+
+from libc.math cimport fabs, isfinite, log
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libcpp.algorithm cimport sort, unique
+from libcpp.queue cimport priority_queue
+from libcpp.vector cimport vector
+
+import numpy as np
+
+from ubpe_native._flat_map cimport FlatMap
+from ubpe_native._typedefs cimport id_t
+
+# a removed node of the word, or "no pair"
+cdef id_t NONE = -1
+
+
+cdef inline uint64_t pair_key(id_t left, id_t right) noexcept nogil:
+    return (<uint64_t>left << 32) | <uint64_t>(<uint32_t>right)
+
+
+cdef class PairTable:
+    """The merge rules in priority order: pair ``(left[k], right[k])`` becomes ``tokens[k]``.
+
+    A pair listed twice keeps its first place and the later token (the reference builds its
+    list from a dict, where a repeated key keeps its place and takes the new value).
+    """
+
+    cdef vector[id_t] left
+    cdef vector[id_t] right
+    cdef vector[id_t] token
+    cdef vector[int32_t] stop      # the first later pair sharing a token with pair k
+    cdef FlatMap priority          # (left, right) -> k + 1
+    cdef readonly id_t max_token
+
+    def __init__(self, left, right, tokens):
+        cdef const id_t[::1] left_view = np.ascontiguousarray(left, dtype=np.int32)
+        cdef const id_t[::1] right_view = np.ascontiguousarray(right, dtype=np.int32)
+        cdef const id_t[::1] token_view = np.ascontiguousarray(tokens, dtype=np.int32)
+        cdef Py_ssize_t n = left_view.shape[0], k
+        if right_view.shape[0] != n or token_view.shape[0] != n:
+            raise ValueError("left, right and tokens must have the same length")
+        if n and min(np.min(left_view), np.min(right_view), np.min(token_view)) < 0:
+            raise ValueError("classic encoding needs both components of every token "
+                             "(this vocabulary only knows some tokens' pieces)")
+        self.max_token = max(np.max(left_view), np.max(right_view), np.max(token_view)) if n else -1
+        cdef int64_t* slot
+        cdef vector[int32_t] next_with
+        with nogil:
+            for k in range(n):
+                slot = self.priority.slot(pair_key(left_view[k], right_view[k]))
+                if slot[0] == 0:
+                    slot[0] = <int64_t>self.left.size() + 1
+                    self.left.push_back(left_view[k])
+                    self.right.push_back(right_view[k])
+                    self.token.push_back(token_view[k])
+                else:
+                    self.token[slot[0] - 1] = token_view[k]
+            # from the end, next_with[x] is the first pair after k holding token x
+            next_with.assign(self.max_token + 1, <int32_t>self.left.size())
+            self.stop.resize(self.left.size())
+            for k in range(<Py_ssize_t>self.left.size() - 1, -1, -1):
+                self.stop[k] = min(next_with[self.left[k]], next_with[self.right[k]])
+                next_with[self.left[k]] = <int32_t>k
+                next_with[self.right[k]] = <int32_t>k
+
+    def __len__(self):
+        return self.left.size()
+
+    def stops(self):
+        """``stop[k]`` for every pair (for tests)."""
+        return np.asarray([self.stop[k] for k in range(self.stop.size())], dtype=np.int32)
+
+    cdef inline int32_t priority_of(self, id_t left, id_t right) noexcept nogil:
+        return <int32_t>self.priority.get(pair_key(left, right), 0) - 1
+
+
+cdef class _Word:
+    """One word being merged, plus the per-pair state of the step loop (one per call)."""
+
+    cdef vector[id_t] symbol      # NONE once merged into its left neighbour
+    cdef vector[int32_t] prev
+    cdef vector[int32_t] next
+    # present pairs: occurrences per priority, and a min-heap of priorities (negated)
+    cdef vector[int32_t] occurrences
+    cdef vector[bint] in_heap
+    cdef priority_queue[int32_t] heap
+    cdef vector[int32_t] touched
+    # where each pair was formed: a singly linked list of entries per priority
+    cdef vector[int32_t] head
+    cdef vector[int32_t] entry_position
+    cdef vector[int32_t] entry_next
+    cdef vector[int32_t] taken
+    cdef vector[int32_t] where
+    cdef vector[int64_t] where_offsets
+    # the score's scratch space
+    cdef vector[int32_t] counts
+    cdef vector[id_t] key_order
+    # outputs
+    cdef vector[id_t] out_tokens
+    cdef vector[int64_t] out_offsets
+    cdef vector[double] out_scores
+
+    cdef void formed(self, PairTable table, int32_t position) noexcept nogil:
+        """The pair starting at ``position`` has just appeared."""
+        cdef int32_t following = self.next[position]
+        if following < 0:
+            return
+        cdef int32_t k = table.priority_of(self.symbol[position], self.symbol[following])
+        if k < 0:
+            return
+        if self.head[k] == -2:  # first time this word sees the pair
+            self.head[k] = -1
+            self.touched.push_back(k)
+        self.entry_position.push_back(position)
+        self.entry_next.push_back(self.head[k])
+        self.head[k] = <int32_t>self.entry_position.size() - 1
+        self.occurrences[k] += 1
+        if not self.in_heap[k]:
+            self.in_heap[k] = True
+            self.heap.push(-k)
+
+    cdef void broken(self, PairTable table, int32_t position) noexcept nogil:
+        """The pair starting at ``position`` is about to disappear."""
+        cdef int32_t following = self.next[position]
+        if following < 0:
+            return
+        cdef int32_t k = table.priority_of(self.symbol[position], self.symbol[following])
+        if k >= 0:
+            self.occurrences[k] -= 1
+
+    cdef int32_t pop_first_present(self) noexcept nogil:
+        """The present pair of highest priority, or -1 (absent pairs are dropped lazily)."""
+        cdef int32_t k
+        while not self.heap.empty():
+            k = -self.heap.top()
+            if self.occurrences[k] > 0:
+                return k
+            self.heap.pop()
+            self.in_heap[k] = False
+        return -1
+
+    cdef void encode(self, PairTable table, const double* weights, const id_t* word,
+                     Py_ssize_t n) noexcept nogil:
+        cdef Py_ssize_t i, t, e
+        cdef int32_t k, stop, position, following, before, after, entry
+        cdef id_t a, b
+        self.symbol.resize(n)
+        self.prev.resize(n)
+        self.next.resize(n)
+        self.entry_position.clear()
+        self.entry_next.clear()
+        self.touched.clear()
+        for i in range(n):
+            self.symbol[i] = word[i]
+            self.prev[i] = <int32_t>i - 1
+            self.next[i] = <int32_t>i + 1 if i + 1 < n else -1
+        for i in range(n - 1):
+            self.formed(table, <int32_t>i)
+
+        while True:
+            # 1. the pairs of this step
+            k = self.pop_first_present()
+            if k < 0:
+                break
+            self.taken.clear()
+            stop = table.stop[k]
+            while k >= 0 and k < stop:
+                self.heap.pop()
+                self.in_heap[k] = False
+                self.taken.push_back(k)
+                stop = min(stop, table.stop[k])
+                k = self.pop_first_present()
+            # 2. where they occur now: merges below form new occurrences (even of a taken
+            #    pair), which the reference only merges on a later step
+            self.where.clear()
+            self.where_offsets.clear()
+            self.where_offsets.push_back(0)
+            for t in range(self.taken.size()):
+                k = self.taken[t]
+                a = table.left[k]
+                b = table.right[k]
+                entry = self.head[k]
+                while entry >= 0:
+                    position = self.entry_position[entry]
+                    following = self.next[position]
+                    if self.symbol[position] == a and following >= 0 and self.symbol[following] == b:
+                        self.where.push_back(position)
+                    entry = self.entry_next[entry]
+                self.head[k] = -1
+                # left to right, once each: in a run "a a a" only the first (a, a) merges
+                sort(self.where.begin() + self.where_offsets[t], self.where.end())
+                self.where.erase(unique(self.where.begin() + self.where_offsets[t], self.where.end()),
+                                 self.where.end())
+                self.where_offsets.push_back(self.where.size())
+            # 3. merge
+            for t in range(self.taken.size()):
+                k = self.taken[t]
+                a = table.left[k]
+                b = table.right[k]
+                for e in range(self.where_offsets[t], self.where_offsets[t + 1]):
+                    position = self.where[e]
+                    following = self.next[position]
+                    if self.symbol[position] != a or following < 0 or self.symbol[following] != b:
+                        continue  # the previous merge of a run took it
+                    before = self.prev[position]
+                    after = self.next[following]
+                    if before >= 0:
+                        self.broken(table, before)
+                    self.broken(table, position)
+                    self.broken(table, following)
+                    self.symbol[position] = table.token[k]
+                    self.symbol[following] = NONE
+                    self.next[position] = after
+                    if after >= 0:
+                        self.prev[after] = position
+                    if before >= 0:
+                        self.formed(table, before)
+                    self.formed(table, position)
+            for t in range(self.taken.size()):
+                k = self.taken[t]
+                if self.occurrences[k] > 0 and not self.in_heap[k]:
+                    self.in_heap[k] = True
+                    self.heap.push(-k)
+
+        self.write_result(weights)
+        # leave the per-pair state clean for the next word
+        for t in range(self.touched.size()):
+            k = self.touched[t]
+            self.head[k] = -2
+            self.occurrences[k] = 0
+            self.in_heap[k] = False
+        while not self.heap.empty():
+            self.heap.pop()
+
+    cdef void write_result(self, const double* weights) noexcept nogil:
+        """Append the word and its score: ``sum`` over ``Counter(word)``, whose keys come in
+        first-occurrence order, as CPython 3.12 adds floats (Neumaier)."""
+        cdef int32_t position = 0 if self.symbol.size() else -1
+        cdef id_t token
+        cdef Py_ssize_t i
+        cdef double high = 0.0, low = 0.0, term, total
+        self.key_order.clear()
+        while position >= 0:
+            token = self.symbol[position]
+            self.out_tokens.push_back(token)
+            if weights[token] != 0.0:  # a 0.0 term leaves the sum as it is
+                if self.counts[token] == 0:
+                    self.key_order.push_back(token)
+                self.counts[token] += 1
+            position = self.next[position]
+        for i in range(self.key_order.size()):
+            token = self.key_order[i]
+            term = (1.0 + log(<double>self.counts[token])) * weights[token]
+            total = high + term
+            if fabs(high) >= fabs(term):
+                low += (high - total) + term
+            else:
+                low += (term - total) + high
+            high = total
+            self.counts[token] = 0
+        self.out_scores.push_back(high + low if low != 0.0 and isfinite(low) else high)
+        self.out_offsets.push_back(self.out_tokens.size())
+
+
+def encode_words(PairTable table, weights, tokens, offsets):
+    """Encode every word ``tokens[offsets[k]:offsets[k + 1]]`` with the classic rules.
+
+    ``weights[t]`` is token ``t``'s weight (0 for base ids) for every id in the words and the
+    table. Returns ``(tokens, offsets, scores)``: word ``k`` becomes
+    ``tokens[offsets[k]:offsets[k + 1]]`` with score ``scores[k]``.
+    """
+    cdef const double[::1] weight_view = np.ascontiguousarray(weights, dtype=np.float64)
+    cdef const id_t[::1] token_view = np.ascontiguousarray(tokens, dtype=np.int32)
+    cdef const int64_t[::1] offset_view = np.ascontiguousarray(offsets, dtype=np.int64)
+    cdef Py_ssize_t n_words = offset_view.shape[0] - 1, k
+    if n_words < 0:
+        raise ValueError("offsets needs at least one entry")
+    bounds = np.asarray(offset_view)
+    if bounds[0] != 0 or bounds[-1] != token_view.shape[0] or np.any(np.diff(bounds) < 0):
+        raise ValueError("offsets must start at 0, end at len(tokens) and never decrease")
+    if table.max_token >= weight_view.shape[0]:
+        raise ValueError(f"the table holds id {table.max_token} but there are only "
+                         f"{weight_view.shape[0]} weights")
+    if token_view.shape[0] and (np.min(token_view) < 0 or np.max(token_view) >= weight_view.shape[0]):
+        raise ValueError(f"words may hold ids 0..{weight_view.shape[0] - 1} only")
+
+    # empty inputs have no element 0 to point at: nothing is read through these then
+    cdef const double* weight_data = &weight_view[0] if weight_view.shape[0] else NULL
+    cdef const id_t* token_data = &token_view[0] if token_view.shape[0] else NULL
+    cdef _Word work = _Word()
+    cdef Py_ssize_t n_pairs = len(table)
+    work.occurrences.assign(n_pairs, 0)
+    work.in_heap.assign(n_pairs, False)
+    work.head.assign(n_pairs, -2)
+    work.counts.assign(weight_view.shape[0], 0)
+    work.out_offsets.push_back(0)
+    with nogil:
+        for k in range(n_words):
+            work.encode(table, weight_data, token_data + offset_view[k],
+                        offset_view[k + 1] - offset_view[k])
+    return (
+        np.asarray(<id_t[:work.out_tokens.size()]>work.out_tokens.data()).copy()
+        if work.out_tokens.size() else np.zeros(0, dtype=np.int32),
+        np.asarray(<int64_t[:work.out_offsets.size()]>work.out_offsets.data()).copy(),
+        np.asarray(<double[:work.out_scores.size()]>work.out_scores.data()).copy()
+        if work.out_scores.size() else np.zeros(0, dtype=np.float64),
+    )

@@ -1,0 +1,439 @@
+# distutils: language = c++
+"""The universal encoder: top-n paths through the lattice of a part's prefix matches.
+
+A path through a part of length ``n`` is a sequence of tokens whose pieces, back to back, spell
+the part. Its score (ubpe 0.3.0) is a tf-idf sum over the *distinct* tokens in it::
+
+    score = sum over distinct tokens t of (1 + ln(count of t)) * weight(t)   (base ids weigh 0)
+
+Higher wins; on equal score the shorter path wins. Like the reference, positions are solved
+from the end backwards: position ``p`` keeps the best ``top_n`` *tails* (paths from ``p`` to the
+end), built from every prefix match ``(length L, token t)`` at ``p`` and every tail kept at
+``p + L``.
+
+A tail is stored once, as a node ``(token, next tail, score, length)``: extending a tail never
+copies it. Two things make the score of ``t + tail`` cheap:
+
+* adding a token seen ``c`` times in the tail changes only its own term, by
+  ``(1 + ln(c + 1)) w - (1 + ln c) w`` (``w`` when ``c = 0``);
+* ``c`` comes from a persistent map ``token -> count in this tail`` kept per tail: a binary
+  trie over token ids where a new tail copies one root-to-leaf path of its tail's trie
+  (``O(log T)`` time and memory, ``T`` merged tokens). Only tails within ``max_length``
+  positions of the current one can still be extended, so trie nodes unreachable from them
+  are compacted away now and then: memory stays linear in the part.
+
+Ties. The reference keeps each position's tails in a ``heapq`` heap (its ``TopElements``)
+ordered by ``(score, -length)``, pushes candidates match by match (shortest match first) and,
+for each match, in the *heap order* of the next position's tails, and finally sorts the tails
+of position 0 with a stable descending sort. We replay the same heap operations on the same
+candidates in the same order, so equal candidates end up where the reference puts them.
+Scores: the reference's ``sum`` (Python >= 3.12: Neumaier's compensated summation) runs over
+its ``Counter``, whose keys are in the order the tokens were first added while the path grew
+from the end. A new distinct token is one more term at the end of that sum, so each tail
+keeps the summation state ``(high, low)`` and the score is bit-identical. A repeated token
+changes a term in the middle of the sum: for parts up to ``exact_max_length`` symbols we redo
+the sum in the reference's order (walking the tail), so scores - and ties - stay
+bit-identical; longer parts add the delta instead (about 1e-16 relative off).
+
+>>> import numpy as np
+>>> from ubpe_native._radix import RadixTree
+>>> tree = RadixTree(2, np.array([0, 2]), np.array([0, 1], np.int32))  # token 2 = [0 1]
+>>> weights = np.array([0.0, 0.0, 0.5])
+>>> tokens, token_offsets, candidate_offsets, scores = encode_parts(
+...     tree, weights, np.array([0, 1, 0], np.int32), np.array([0, 3]), top_n=2)
+>>> [tokens[a:b].tolist() for a, b in zip(token_offsets[:-1], token_offsets[1:])], scores.tolist()
+([[2, 0], [0, 1, 0]], [0.5, 0.0])
+"""
+
+from libc.math cimport fabs, isfinite, log
+from libc.stdint cimport int32_t, int64_t
+from libcpp.vector cimport vector
+
+import numpy as np
+
+from ubpe_native._radix cimport RadixTree
+from ubpe_native._typedefs cimport id_t
+
+# parts up to this many symbols get scores bit-identical to the reference (see above)
+DEFAULT_EXACT_MAX_LENGTH = 256
+# compact the count tries when they exceed twice their live size, and at least this many nodes
+TRIE_MIN_COMPACTION = 1 << 16
+# "no trie": every count is zero (the empty tail at the end of a part)
+cdef int32_t EMPTY_TRIE = -1
+# token of the empty tail that ends every path
+cdef id_t END = -1
+
+
+cdef struct Candidate:
+    double score        # what the reference compares: high + low
+    double high         # the compensated sum's state
+    double low
+    int64_t tail        # node of the tail this candidate extends
+    int32_t length      # tokens in the candidate
+    int32_t count       # occurrences of token in the candidate, 0 for a weightless token
+    id_t token
+
+
+cdef inline bint ranks_below(const Candidate& a, const Candidate& b) noexcept nogil:
+    """The reference's ``EncodingCandidate.__lt__``: lower score, or equal score and longer."""
+    if a.score == b.score:
+        return a.length > b.length
+    return a.score < b.score
+
+
+cdef inline bint ranks_above(const Candidate& a, const Candidate& b) noexcept nogil:
+    """``EncodingCandidate.__gt__``: higher score, or equal score and shorter."""
+    if a.score == b.score:
+        return a.length < b.length
+    return a.score > b.score
+
+
+cdef inline void add_term(double* high, double* low, double x) noexcept nogil:
+    """One step of CPython's float ``sum`` (Neumaier): ``high`` the sum, ``low`` the lost bits."""
+    cdef double t = high[0] + x
+    if fabs(high[0]) >= fabs(x):
+        low[0] += (high[0] - t) + x
+    else:
+        low[0] += (x - t) + high[0]
+    high[0] = t
+
+
+cdef inline double sum_value(double high, double low) noexcept nogil:
+    """The value ``sum`` returns from its state."""
+    if low != 0.0 and isfinite(low):
+        return high + low
+    return high
+
+
+cdef void sift_towards_root(Candidate* heap, Py_ssize_t start, Py_ssize_t position) noexcept nogil:
+    """``heapq._siftdown``: move ``heap[position]`` up while it ranks below its parent."""
+    cdef Candidate item = heap[position]
+    cdef Py_ssize_t parent
+    while position > start:
+        parent = (position - 1) >> 1
+        if not ranks_below(item, heap[parent]):
+            break
+        heap[position] = heap[parent]
+        position = parent
+    heap[position] = item
+
+
+cdef void sift_to_leaf(Candidate* heap, Py_ssize_t size, Py_ssize_t position) noexcept nogil:
+    """``heapq._siftup``: move the smaller child up until a leaf, then sift back up."""
+    cdef Py_ssize_t start = position, child = 2 * position + 1
+    cdef Candidate item = heap[position]
+    while child < size:
+        if child + 1 < size and not ranks_below(heap[child], heap[child + 1]):
+            child += 1
+        heap[position] = heap[child]
+        position = child
+        child = 2 * position + 1
+    heap[position] = item
+    sift_towards_root(heap, start, position)
+
+
+cdef inline void push_top(Candidate* heap, Py_ssize_t* size, Py_ssize_t top_n,
+                          const Candidate& item) noexcept nogil:
+    """``TopElements.push``: a min-heap of the ``top_n`` best candidates seen."""
+    if size[0] < top_n:
+        heap[size[0]] = item
+        size[0] += 1
+        sift_towards_root(heap, 0, size[0] - 1)
+    elif ranks_above(item, heap[0]):
+        heap[0] = item
+        sift_to_leaf(heap, size[0], 0)
+
+
+cdef class _Workspace:
+    """Buffers of one call, reused from part to part (one per call: calls may run in
+    parallel threads once the GIL is released)."""
+
+    # tail nodes: position p keeps its tails at nodes p * top_n .. p * top_n + kept[p] - 1
+    cdef vector[id_t] node_token
+    cdef vector[int64_t] node_next
+    cdef vector[double] node_score
+    cdef vector[double] node_high
+    cdef vector[double] node_low
+    cdef vector[int32_t] node_length
+    cdef vector[int32_t] node_counts    # root of the node's count trie
+    cdef vector[int32_t] kept
+    # count tries: node k has children trie[2k], trie[2k + 1]; at the last level they are counts
+    cdef vector[int32_t] trie
+    cdef vector[int32_t] compacted
+    cdef vector[int32_t] renumber
+    cdef int trie_depth
+    cdef Py_ssize_t compaction_threshold
+    cdef Py_ssize_t min_compaction
+    # the exact sums' scratch space
+    cdef vector[int32_t] occurrences
+    cdef vector[id_t] walk
+    cdef vector[id_t] key_order
+    # outputs
+    cdef vector[id_t] out_tokens
+    cdef vector[int64_t] out_token_offsets
+    cdef vector[int64_t] out_candidate_offsets
+    cdef vector[double] out_scores
+
+    # -- persistent counts ----------------------------------------------------------------
+
+    cdef int32_t _new_trie_node(self, int32_t copy_of, bint last_level) noexcept nogil:
+        cdef int32_t node = <int32_t>(self.trie.size() // 2)
+        if copy_of >= 0:
+            self.trie.push_back(self.trie[2 * copy_of])
+            self.trie.push_back(self.trie[2 * copy_of + 1])
+        else:
+            self.trie.push_back(0 if last_level else EMPTY_TRIE)
+            self.trie.push_back(0 if last_level else EMPTY_TRIE)
+        return node
+
+    cdef int32_t count_of(self, int32_t root, int32_t key) noexcept nogil:
+        cdef int32_t node = root
+        cdef int level
+        for level in range(self.trie_depth - 1, 0, -1):
+            if node < 0:
+                return 0
+            node = self.trie[2 * node + ((key >> level) & 1)]
+        if node < 0:
+            return 0
+        return self.trie[2 * node + (key & 1)]
+
+    cdef int32_t with_count(self, int32_t root, int32_t key, int32_t count) noexcept nogil:
+        """A new root: ``root``'s counts with ``key`` set to ``count`` (path copying)."""
+        cdef int32_t path[32]
+        cdef int32_t node = root, copy, child
+        cdef int depth = self.trie_depth, level
+        for level in range(depth):
+            path[level] = node
+            if node >= 0 and level < depth - 1:
+                node = self.trie[2 * node + ((key >> (depth - 1 - level)) & 1)]
+        child = count
+        for level in range(depth - 1, -1, -1):
+            copy = self._new_trie_node(path[level], level == depth - 1)
+            self.trie[2 * copy + ((key >> (depth - 1 - level)) & 1)] = child
+            child = copy
+        return child
+
+    cdef int32_t _compact_from(self, int32_t node, int level) noexcept nogil:
+        if node < 0:
+            return EMPTY_TRIE
+        if self.renumber[node] >= 0:
+            return self.renumber[node]
+        cdef int32_t left = self.trie[2 * node], right = self.trie[2 * node + 1]
+        if level < self.trie_depth - 1:
+            left = self._compact_from(left, level + 1)
+            right = self._compact_from(right, level + 1)
+        cdef int32_t copy = <int32_t>(self.compacted.size() // 2)
+        self.compacted.push_back(left)
+        self.compacted.push_back(right)
+        self.renumber[node] = copy
+        return copy
+
+    cdef void compact(self, Py_ssize_t first, Py_ssize_t last, Py_ssize_t top_n) noexcept nogil:
+        """Keep only the trie nodes that tails at positions ``first..last`` reach."""
+        cdef Py_ssize_t position, node
+        self.renumber.assign(self.trie.size() // 2, -1)
+        self.compacted.clear()
+        for position in range(first, last + 1):
+            for node in range(position * top_n, position * top_n + self.kept[position]):
+                self.node_counts[node] = self._compact_from(self.node_counts[node], 0)
+        self.trie.swap(self.compacted)
+        self.compaction_threshold = max(self.min_compaction, <Py_ssize_t>self.trie.size() // 2)
+
+    # -- scores ---------------------------------------------------------------------------
+
+    cdef void exact_score(self, int64_t tail, id_t token, const double* weights,
+                          Candidate* candidate) noexcept nogil:
+        """The reference's sum for ``[token] + tail``: its Counter lists tokens in the order
+        they were first added while the path grew from the end, i.e. by last occurrence,
+        right to left; the sum runs over them in that order."""
+        cdef Py_ssize_t i
+        cdef id_t t
+        candidate.high = 0.0
+        candidate.low = 0.0
+        self.walk.clear()
+        self.key_order.clear()
+        self.walk.push_back(token)
+        while self.node_token[tail] != END:
+            if weights[self.node_token[tail]] != 0.0:
+                self.walk.push_back(self.node_token[tail])
+            tail = self.node_next[tail]
+        for i in range(<Py_ssize_t>self.walk.size() - 1, -1, -1):
+            t = self.walk[i]
+            if self.occurrences[t] == 0:
+                self.key_order.push_back(t)
+            self.occurrences[t] += 1
+        for i in range(<Py_ssize_t>self.key_order.size()):
+            t = self.key_order[i]
+            add_term(&candidate.high, &candidate.low,
+                     (1.0 + log(<double>self.occurrences[t])) * weights[t])
+            self.occurrences[t] = 0
+        candidate.score = sum_value(candidate.high, candidate.low)
+
+    # -- one part -------------------------------------------------------------------------
+
+    cdef void encode_part(self, RadixTree tree, const double* weights, id_t n_base,
+                          const id_t* part, Py_ssize_t n, Py_ssize_t top_n, bint exact,
+                          int32_t* match_lengths, id_t* match_tokens,
+                          Candidate* heap, int64_t* order) noexcept nogil:
+        cdef Py_ssize_t p, m, i, j, n_matches, size, next_position, window = tree.max_length
+        cdef int64_t tail, node
+        cdef int32_t c
+        cdef double w
+        cdef Candidate candidate
+        cdef Py_ssize_t n_nodes = (n + 1) * top_n
+        self.node_token.resize(n_nodes)
+        self.node_next.resize(n_nodes)
+        self.node_score.resize(n_nodes)
+        self.node_high.resize(n_nodes)
+        self.node_low.resize(n_nodes)
+        self.node_length.resize(n_nodes)
+        self.node_counts.resize(n_nodes)
+        self.kept.resize(n + 1)
+        self.trie.clear()
+        self.compaction_threshold = self.min_compaction
+
+        # the empty tail at the end
+        node = n * top_n
+        self.node_token[node] = END
+        self.node_next[node] = -1
+        self.node_score[node] = 0.0
+        self.node_high[node] = 0.0
+        self.node_low[node] = 0.0
+        self.node_length[node] = 0
+        self.node_counts[node] = EMPTY_TRIE
+        self.kept[n] = 1
+
+        for p in range(n - 1, -1, -1):
+            n_matches = tree._prefix_matches(part + p, n - p, match_lengths, match_tokens)
+            size = 0
+            for m in range(n_matches):
+                candidate.token = match_tokens[m]
+                w = weights[candidate.token]
+                next_position = p + match_lengths[m]
+                for i in range(self.kept[next_position]):
+                    tail = next_position * top_n + i
+                    candidate.tail = tail
+                    candidate.length = self.node_length[tail] + 1
+                    candidate.high = self.node_high[tail]
+                    candidate.low = self.node_low[tail]
+                    candidate.score = self.node_score[tail]
+                    candidate.count = 0
+                    # a weightless token adds a 0.0 term whatever its count: nothing changes
+                    if w != 0.0:
+                        c = self.count_of(self.node_counts[tail], candidate.token - n_base)
+                        candidate.count = c + 1
+                        if c == 0:
+                            add_term(&candidate.high, &candidate.low, w)
+                            candidate.score = sum_value(candidate.high, candidate.low)
+                        elif exact:
+                            self.exact_score(tail, candidate.token, weights, &candidate)
+                        else:
+                            candidate.score += ((1.0 + log(<double>(c + 1))) * w
+                                                - (1.0 + log(<double>c)) * w)
+                            candidate.high = candidate.score
+                            candidate.low = 0.0
+                    push_top(heap, &size, top_n, candidate)
+            # the heap, in heap order, becomes the tails of p (later positions visit them so)
+            for i in range(size):
+                node = p * top_n + i
+                self.node_token[node] = heap[i].token
+                self.node_next[node] = heap[i].tail
+                self.node_score[node] = heap[i].score
+                self.node_high[node] = heap[i].high
+                self.node_low[node] = heap[i].low
+                self.node_length[node] = heap[i].length
+                if heap[i].count > 0:
+                    self.node_counts[node] = self.with_count(
+                        self.node_counts[heap[i].tail], heap[i].token - n_base, heap[i].count)
+                else:
+                    self.node_counts[node] = self.node_counts[heap[i].tail]
+            self.kept[p] = <int32_t>size
+            if <Py_ssize_t>self.trie.size() // 2 > 2 * self.compaction_threshold:
+                self.compact(p, min(n, p + window - 1), top_n)
+
+        # position 0's tails, best first: a stable insertion sort (the reference's
+        # ``sorted(..., reverse=True)`` keeps heap order among equal candidates). The heap
+        # still holds position 0's tails, in the order of their nodes 0..size-1.
+        size = self.kept[0]
+        for i in range(size):
+            order[i] = i
+            j = i
+            while j > 0 and ranks_below(heap[order[j - 1]], heap[order[j]]):
+                order[j - 1], order[j] = order[j], order[j - 1]
+                j -= 1
+        for i in range(size):
+            node = order[i] if n > 0 else n * top_n
+            self.out_scores.push_back(self.node_score[node])
+            while self.node_token[node] != END:
+                self.out_tokens.push_back(self.node_token[node])
+                node = self.node_next[node]
+            self.out_token_offsets.push_back(self.out_tokens.size())
+        self.out_candidate_offsets.push_back(self.out_scores.size())
+
+
+def encode_parts(RadixTree tree, weights, tokens, offsets, Py_ssize_t top_n=1,
+                 Py_ssize_t exact_max_length=DEFAULT_EXACT_MAX_LENGTH, *,
+                 Py_ssize_t _min_compaction=TRIE_MIN_COMPACTION):
+    """Encode every part ``tokens[offsets[k]:offsets[k + 1]]``; up to ``top_n`` paths each.
+
+    ``weights[t]`` is token ``t``'s weight for every token the tree can return (0 for base
+    ids). Returns ``(tokens, token_offsets, candidate_offsets, scores)``: part ``k``'s
+    candidates, best first, are ``candidate_offsets[k]..candidate_offsets[k + 1] - 1``;
+    candidate ``j`` is ``tokens[token_offsets[j]:token_offsets[j + 1]]`` with ``scores[j]``.
+    ``_min_compaction`` (for tests) lowers the trie size below which no compaction happens.
+    """
+    cdef const double[::1] weight_view = np.ascontiguousarray(weights, dtype=np.float64)
+    cdef const id_t[::1] token_view = np.ascontiguousarray(tokens, dtype=np.int32)
+    cdef const int64_t[::1] offset_view = np.ascontiguousarray(offsets, dtype=np.int64)
+    if top_n < 1:
+        raise ValueError(f"top_n must be at least 1, got {top_n}")
+    if tree.max_token >= weight_view.shape[0]:
+        raise ValueError(f"the tree holds token {tree.max_token} but there are only "
+                         f"{weight_view.shape[0]} weights")
+    if weight_view.shape[0] and (np.asarray(weight_view[:tree.n_base]) != 0).any():
+        raise ValueError("base ids must weigh 0")
+    _check_parts(token_view, offset_view, tree.n_base)
+
+    cdef Py_ssize_t n_parts = offset_view.shape[0] - 1, k, longest = 0
+    for k in range(n_parts):
+        longest = max(longest, offset_view[k + 1] - offset_view[k])
+    cdef _Workspace work = _Workspace()
+    work.min_compaction = max(1, _min_compaction)
+    # the trie keys are merged tokens' ids minus n_base; its depth is their bit length
+    cdef Py_ssize_t n_keys = max(2, weight_view.shape[0] - tree.n_base)
+    work.trie_depth = int(n_keys - 1).bit_length()
+    work.occurrences.assign(weight_view.shape[0], 0)
+    cdef vector[int32_t] match_lengths = vector[int32_t](max(1, tree.max_length))
+    cdef vector[id_t] match_tokens = vector[id_t](max(1, tree.max_length))
+    cdef vector[Candidate] heap = vector[Candidate](top_n)
+    cdef vector[int64_t] order = vector[int64_t](top_n)
+    cdef Py_ssize_t length
+    # empty inputs have no element 0 to point at: nothing is read through these then
+    cdef const double* weight_data = &weight_view[0] if weight_view.shape[0] else NULL
+    cdef const id_t* token_data = &token_view[0] if token_view.shape[0] else NULL
+    work.out_token_offsets.push_back(0)
+    work.out_candidate_offsets.push_back(0)
+    with nogil:
+        for k in range(n_parts):
+            length = offset_view[k + 1] - offset_view[k]
+            work.encode_part(tree, weight_data, tree.n_base, token_data + offset_view[k],
+                             length, top_n, length <= exact_max_length,
+                             match_lengths.data(), match_tokens.data(), heap.data(), order.data())
+    return (
+        np.asarray(<id_t[:work.out_tokens.size()]>work.out_tokens.data()).copy()
+        if work.out_tokens.size() else np.zeros(0, dtype=np.int32),
+        np.asarray(<int64_t[:work.out_token_offsets.size()]>work.out_token_offsets.data()).copy(),
+        np.asarray(<int64_t[:work.out_candidate_offsets.size()]>work.out_candidate_offsets.data()).copy(),
+        np.asarray(<double[:work.out_scores.size()]>work.out_scores.data()).copy()
+        if work.out_scores.size() else np.zeros(0, dtype=np.float64),
+    )
+
+
+cdef _check_parts(const id_t[::1] tokens, const int64_t[::1] offsets, id_t n_base):
+    if offsets.shape[0] < 1:
+        raise ValueError("offsets needs at least one entry")
+    bounds = np.asarray(offsets)
+    if bounds[0] != 0 or bounds[-1] != tokens.shape[0] or np.any(np.diff(bounds) < 0):
+        raise ValueError("offsets must start at 0, end at len(tokens) and never decrease")
+    if tokens.shape[0] and (np.asarray(tokens).min() < 0 or np.asarray(tokens).max() >= n_base):
+        raise ValueError(f"parts may hold base ids only (0..{n_base - 1})")

@@ -1,0 +1,244 @@
+# distutils: language = c++
+"""A radix tree over sequences of non-negative ids: the universal encoder's lookup.
+
+Each node holds an edge label (a run of ids, stored once in ``label_symbols``) and the token
+of the key that ends there, if any. Children are found through one hash map keyed by
+``(node, first id of the child's label)``, so a step down costs the same whether a node has
+two children or the 4096 of a large alphabet's root.
+
+The universal encoder asks, at each position of a part, for every key that is a prefix of the
+rest of the part: ``prefix_matches`` walks down once and reports them shortest first.
+
+>>> import numpy as np
+>>> tree = RadixTree(3, np.array([0, 2, 5]), np.array([0, 1, 0, 1, 2], np.int32))
+>>> tree.get([0, 1]), tree.get([0, 1, 2]), tree.get([1, 2])   # tokens 3 and 4; no key
+(3, 4, None)
+>>> lengths, tokens = tree.prefix_matches(np.array([2, 0, 1, 2], np.int32), start=1)
+>>> lengths.tolist(), tokens.tolist()                           # [0] -> 0, [0 1] -> 3, ...
+([1, 2, 3], [0, 3, 4])
+"""
+
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+
+import numpy as np
+
+from ubpe_native._typedefs cimport id_t
+
+# value of a node where no key ends
+cdef id_t NO_TOKEN = -1
+# node 0 is the root; it is nobody's child, so a child lookup returning 0 means "none"
+cdef int64_t ROOT = 0
+
+
+cdef inline uint64_t child_key(int64_t node, id_t first) noexcept nogil:
+    return (<uint64_t>node << 32) | <uint64_t>(<uint32_t>first)
+
+
+cdef class RadixTree:
+    """Keys (non-empty runs of ids) mapped to tokens.
+
+    ``RadixTree(n_base, piece_offsets=None, piece_symbols=None, tokens=None)`` maps every
+    base id ``b < n_base`` to itself (so every position of a part has a match) and the
+    ``k``-th piece ``piece_symbols[piece_offsets[k]:piece_offsets[k + 1]]`` to ``tokens[k]``
+    (default ``n_base + k``: a :class:`~ubpe.vocabulary.Vocabulary`'s CSR arrays).
+    ``max_length`` is the longest key (no position has more matches than that) and
+    ``max_token`` the largest token (-1 while the tree is empty).
+    Inserting a key again replaces its token: when two tokens share a piece, ubpe 0.3.0
+    keeps the one that comes last in id order, and so does inserting in id order.
+    """
+
+    def __init__(self, id_t n_base, piece_offsets=None, piece_symbols=None, tokens=None):
+        if n_base < 0:
+            raise ValueError(f"n_base must be non-negative, got {n_base}")
+        self.n_base = n_base
+        self.n_keys = 0
+        self.max_length = 0
+        self.max_token = NO_TOKEN
+        self.label_start.push_back(0)
+        self.label_length.push_back(0)
+        self.value.push_back(NO_TOKEN)
+        cdef id_t b
+        with nogil:
+            for b in range(n_base):
+                self._insert(&b, 1, b)
+        if piece_offsets is None and piece_symbols is None:
+            return
+        if piece_offsets is None or piece_symbols is None:
+            raise ValueError("piece_offsets and piece_symbols go together")
+        cdef const int64_t[::1] offsets = np.ascontiguousarray(piece_offsets, dtype=np.int64)
+        cdef const id_t[::1] symbols = np.ascontiguousarray(piece_symbols, dtype=np.int32)
+        cdef Py_ssize_t n_pieces = offsets.shape[0] - 1
+        if tokens is None:
+            tokens = np.arange(n_base, n_base + max(n_pieces, 0), dtype=np.int32)
+        cdef const id_t[::1] token_view = np.ascontiguousarray(tokens, dtype=np.int32)
+        _check_pieces(offsets, symbols, token_view)
+        cdef Py_ssize_t k
+        with nogil:
+            for k in range(n_pieces):
+                self._insert(&symbols[offsets[k]], offsets[k + 1] - offsets[k], token_view[k])
+
+    # -- Python access ----------------------------------------------------------------------
+
+    def insert(self, key, id_t token):
+        """Map ``key`` (a non-empty sequence of ids >= 0) to ``token`` (>= 0)."""
+        cdef const id_t[::1] view = _key_array(key)
+        if token < 0:
+            raise ValueError(f"tokens must be non-negative, got {token}")
+        with nogil:
+            self._insert(&view[0], view.shape[0], token)
+
+    def get(self, key, default=None):
+        """The token of ``key``, or ``default`` if ``key`` is not in the tree."""
+        cdef const id_t[::1] view = _key_array(key)
+        cdef id_t token
+        with nogil:
+            token = self._get(&view[0], view.shape[0])
+        return default if token == NO_TOKEN else token
+
+    def __contains__(self, key):
+        return self.get(key) is not None
+
+    def __len__(self):
+        return self.n_keys
+
+    def prefix_matches(self, sequence, Py_ssize_t start=0):
+        """Every key that ``sequence[start:]`` starts with: ``(lengths, tokens)``, shortest
+        first, as int32 arrays."""
+        cdef const id_t[::1] view = np.ascontiguousarray(sequence, dtype=np.int32)
+        cdef Py_ssize_t n = view.shape[0]
+        if not 0 <= start <= n:
+            raise IndexError(f"start {start} is outside a sequence of length {n}")
+        lengths = np.empty(self.max_length, dtype=np.int32)
+        tokens = np.empty(self.max_length, dtype=np.int32)
+        cdef int32_t[::1] length_view = lengths
+        cdef id_t[::1] token_view = tokens
+        cdef Py_ssize_t count = 0
+        if start < n and self.max_length > 0:
+            with nogil:
+                count = self._prefix_matches(&view[start], n - start, &length_view[0], &token_view[0])
+        return lengths[:count].copy(), tokens[:count].copy()
+
+    # -- kernels ------------------------------------------------------------------------------
+
+    cdef void _insert(self, const id_t* key, Py_ssize_t length, id_t token) noexcept nogil:
+        cdef int64_t node = ROOT, child, middle, start
+        cdef Py_ssize_t position = 0, i, label_length
+        cdef int64_t* slot
+        while position < length:
+            slot = self.children.slot(child_key(node, key[position]))
+            if slot[0] == 0:  # slots start at 0 and the root is nobody's child: 0 means none
+                slot[0] = self._new_node(key + position, length - position, token)
+                self._count_key(length)
+                if token > self.max_token:
+                    self.max_token = token
+                return
+            child = slot[0]
+            start = self.label_start[child]
+            label_length = self.label_length[child]
+            i = 1  # the first id matched through the hash map
+            while (i < label_length and position + i < length
+                   and self.label_symbols[start + i] == key[position + i]):
+                i += 1
+            if i < label_length:
+                # The key leaves (or ends inside) the child's label: split the label at i.
+                middle = self._new_label_node(start, i)
+                self.label_start[child] = start + i
+                self.label_length[child] = <int32_t>(label_length - i)
+                slot = self.children.slot(child_key(node, key[position]))
+                slot[0] = middle
+                slot = self.children.slot(child_key(middle, self.label_symbols[start + i]))
+                slot[0] = child
+                child = middle
+            node = child
+            position += i
+        if self.value[node] == NO_TOKEN:
+            self._count_key(length)
+        self.value[node] = token
+        if token > self.max_token:
+            self.max_token = token
+
+    cdef void _count_key(self, Py_ssize_t length) noexcept nogil:
+        self.n_keys += 1
+        if length > self.max_length:
+            self.max_length = length
+
+    cdef int64_t _new_node(self, const id_t* label, Py_ssize_t length, id_t token) noexcept nogil:
+        cdef Py_ssize_t i
+        cdef int64_t node = self._new_label_node(self.label_symbols.size(), length)
+        for i in range(length):
+            self.label_symbols.push_back(label[i])
+        self.value[node] = token
+        return node
+
+    cdef int64_t _new_label_node(self, int64_t start, Py_ssize_t length) noexcept nogil:
+        self.label_start.push_back(start)
+        self.label_length.push_back(<int32_t>length)
+        self.value.push_back(NO_TOKEN)
+        return <int64_t>self.value.size() - 1
+
+    cdef id_t _get(self, const id_t* key, Py_ssize_t length) noexcept nogil:
+        cdef int64_t node = ROOT, child, start
+        cdef Py_ssize_t position = 0, i, label_length
+        while position < length:
+            child = self.children.get(child_key(node, key[position]), 0)
+            if child == 0:
+                return NO_TOKEN
+            start = self.label_start[child]
+            label_length = self.label_length[child]
+            if position + label_length > length:
+                return NO_TOKEN
+            for i in range(1, label_length):
+                if self.label_symbols[start + i] != key[position + i]:
+                    return NO_TOKEN
+            position += label_length
+            node = child
+        return self.value[node]
+
+    cdef Py_ssize_t _prefix_matches(self, const id_t* sequence, Py_ssize_t length,
+                                   int32_t* match_lengths, id_t* match_tokens) noexcept nogil:
+        """Keys that ``sequence[:length]`` starts with, shortest first, written to the two
+        buffers (room for ``max_length`` entries is enough); returns how many."""
+        cdef int64_t node = ROOT, child, start
+        cdef Py_ssize_t position = 0, i, label_length, count = 0
+        while position < length:
+            child = self.children.get(child_key(node, sequence[position]), 0)
+            if child == 0:
+                break
+            start = self.label_start[child]
+            label_length = self.label_length[child]
+            if position + label_length > length:
+                break
+            for i in range(1, label_length):
+                if self.label_symbols[start + i] != sequence[position + i]:
+                    return count
+            position += label_length
+            node = child
+            if self.value[node] != NO_TOKEN:
+                match_lengths[count] = <int32_t>position
+                match_tokens[count] = self.value[node]
+                count += 1
+        return count
+
+
+cdef const id_t[::1] _key_array(key):
+    array = np.ascontiguousarray(key, dtype=np.int32)
+    if array.ndim != 1 or array.shape[0] == 0:
+        raise ValueError("a key is a non-empty 1-d sequence of ids")
+    if array.min() < 0:
+        raise ValueError("ids in a key must be non-negative")
+    return array
+
+
+cdef _check_pieces(const int64_t[::1] offsets, const id_t[::1] symbols, const id_t[::1] tokens):
+    cdef Py_ssize_t n_pieces = offsets.shape[0] - 1
+    if n_pieces < 0:
+        raise ValueError("piece_offsets needs at least one entry")
+    if tokens.shape[0] != n_pieces:
+        raise ValueError(f"{n_pieces} pieces but {tokens.shape[0]} tokens")
+    bounds = np.asarray(offsets)
+    if bounds[0] != 0 or bounds[-1] != symbols.shape[0] or np.any(np.diff(bounds) < 1):
+        raise ValueError("piece_offsets must start at 0, end at len(piece_symbols) and grow")
+    if symbols.shape[0] and np.asarray(symbols).min() < 0:
+        raise ValueError("ids in a piece must be non-negative")
+    if n_pieces and np.asarray(tokens).min() < 0:
+        raise ValueError("tokens must be non-negative")
