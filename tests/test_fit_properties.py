@@ -68,8 +68,8 @@ def test_kernel_corpus_state_equals_replacement(data, extra_tokens):
     parts = [list(p) for doc in corpus for p in doc if len(p)]
     for t, (left, right, _) in enumerate(merges):
         parts = [ref.replace_pairs(p, {(left, right): n_base + t}) for p in parts]
-    tokens, offsets = merger.current_tokens()
-    got = [tokens[s:e].tolist() for s, e in zip(offsets[:-1], offsets[1:])]
+    tokens, offsets, multiplicities = merger.current_tokens()
+    got = [tokens[s:e].tolist() for s, e, m in zip(offsets[:-1], offsets[1:], multiplicities) for _ in range(m)]
     assert sorted(got) == sorted(p for p in parts)
 
 
@@ -164,8 +164,10 @@ def test_unique_pieces_never_repeat_a_piece(data, extra_tokens, n_candidates):
     pieces = [tuple(p) for p in vocab.pieces().values()]
     assert len(pieces) == len(set(pieces))
     # the corpus still spells the input
-    state, bounds = merger.current_tokens()
+    state, bounds, multiplicities = merger.current_tokens()
     spelled = [
-        [s for t in state[b:e].tolist() for s in vocab.piece(t).tolist()] for b, e in zip(bounds[:-1], bounds[1:])
+        [s for t in state[b:e].tolist() for s in vocab.piece(t).tolist()]
+        for b, e, m in zip(bounds[:-1], bounds[1:], multiplicities)
+        for _ in range(m)
     ]
     assert sorted(spelled) == sorted(list(p) for doc in corpus for p in doc if len(p))

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Flag, auto
+from itertools import accumulate
 from typing import Any
 
 import numpy as np
@@ -365,8 +366,8 @@ class SplitPipeline:
         ends_mask = open_ & (cut[1:] | np.concatenate((~open_[1:], [True])))
         piece_ends = np.flatnonzero(ends_mask) + 1
         covered = np.zeros(n + 1, dtype=np.int32)
-        match_bounds: list[int] = []
-        finditer = self._regex.finditer
+        match_bounds: list[int] = []  # start, end of each match, in pieces the regex leaves gaps in
+        tiling_bounds: list[int] = []  # every match boundary, in pieces the matches tile
         if text is None:  # some documents are not str: slice each piece from its own document
             piece_docs = np.searchsorted(doc_starts, piece_starts, side="right") - 1
             pieces = (
@@ -375,12 +376,25 @@ class SplitPipeline:
             )
         else:
             pieces = (text[s:e] for s, e in zip(piece_starts.tolist(), piece_ends.tolist()))
+        # Fast path: matches that tile the whole piece (the usual pre-tokenisation regex) are
+        # located from their lengths alone; only pieces with gaps need match objects.
+        findall = self._regex.findall if self._regex.groups == 0 else None
+        finditer = self._regex.finditer
         for start, piece in zip(piece_starts.tolist(), pieces):
+            if findall is not None:
+                lengths = list(map(len, findall(piece)))
+                if sum(lengths) == len(piece):
+                    tiling_bounds.extend(accumulate(lengths, initial=start))
+                    match_bounds.append(start)  # the piece is covered as a whole
+                    match_bounds.append(start + len(piece))
+                    continue
             for m in finditer(piece):
                 s, e = m.span()
                 if s != e:
                     match_bounds.append(start + s)
                     match_bounds.append(start + e)
+        if tiling_bounds:
+            cut[np.asarray(tiling_bounds, dtype=np.int64)] = True
         if match_bounds:
             bounds = np.asarray(match_bounds, dtype=np.int64)
             np.add.at(covered, bounds[0::2], 1)

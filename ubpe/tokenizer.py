@@ -8,7 +8,7 @@ vocabularies; on top, ``vocabulary`` (both views of every token plus creation ra
 >>> tok = UBPE(alphabet="ab", n_tokens=4)
 >>> tok.fit(["abab", "abba"], quiet=True)
 >>> tok.tokens_mapper["backward"]
-{2: (0, 1), 3: (0, 1, 0, 1)}
+{2: (0, 1, 1), 3: (0, 1, 0, 1)}
 >>> tok.decode([3, 1]), tok.decode([])
 ('ababb', '')
 """

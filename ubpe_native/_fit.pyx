@@ -22,6 +22,12 @@ Merging an occurrence ``.. x a b y ..`` into ``.. x X y ..`` changes only the pa
 ``(x, a) (a, b) (b, y)`` -> ``(x, X) (X, y)``: a round costs time proportional to the
 occurrences it merges, not to the corpus.
 
+Identical parts are stored once, with their multiplicity and the documents holding them:
+merging is deterministic within a part, so all copies of a part stay identical, and a pair's
+occurrences are its occurrences in each distinct part times that part's multiplicity. Text
+split into words repeats words heavily (Zipf), so the linked lists hold a fraction of the
+corpus.
+
 >>> import numpy as np
 >>> merger = PairMerger(np.array([0, 1, 0, 1], np.int32), np.array([0, 4]), np.array([0], np.int32), 1, 2)
 >>> merger.step(50)                        # (0, 1) occurs twice: it becomes token 2
@@ -87,11 +93,17 @@ cdef class PairMerger:
     that token instead of creating a second one with the same piece.
     """
 
-    # the corpus: node i holds symbol[i]; prev/next link nodes of one part (-1 at its ends)
+    # the distinct parts: node i holds symbol[i]; prev/next link nodes of one part (-1 at its
+    # ends); part_of[i] is the node's distinct part, which occurs part_weight times in all,
+    # in the documents part_docs
     cdef vector[id_t] symbol
     cdef vector[int32_t] prev
     cdef vector[int32_t] next
-    cdef vector[int32_t] doc
+    cdef vector[int32_t] part_of
+    cdef vector[count_t] part_weight
+    cdef vector[vector[int32_t]] part_docs
+    cdef vector[int64_t] part_mark  # per distinct part: the last scan that counted it
+    cdef vector[int64_t] part_lengths  # at build time
     # pair statistics, indexed by pair number
     cdef FlatMap pair_numbers
     cdef vector[id_t] pair_left
@@ -140,25 +152,65 @@ cdef class PairMerger:
 
     cdef void _build(self, const id_t[::1] tokens, const int64_t[::1] offsets,
                      const int32_t[::1] doc_of_part) noexcept nogil:
-        cdef Py_ssize_t n = tokens.shape[0]
-        cdef Py_ssize_t k, i
-        cdef int32_t pair
-        self.symbol.resize(n)
-        self.prev.resize(n)
-        self.next.resize(n)
-        self.doc.resize(n)
+        cdef Py_ssize_t k, i, length, start
+        cdef int32_t pair, part
+        cdef FlatMap distinct  # content hash -> distinct part + 1
+        cdef vector[int64_t] part_start
+        cdef uint64_t key
+        cdef int64_t* slot
+        cdef bint same
         for k in range(offsets.shape[0] - 1):
+            length = offsets[k + 1] - offsets[k]
+            key = 1469598103934665603ULL  # FNV-1a over the ids, then probe on collisions
             for i in range(offsets[k], offsets[k + 1]):
-                self.symbol[i] = tokens[i]
-                self.doc[i] = doc_of_part[k]
-                self.prev[i] = i - 1 if i > offsets[k] else -1
-                self.next[i] = i + 1 if i + 1 < offsets[k + 1] else -1
-        for i in range(n):
+                key = (key ^ <uint64_t>(<uint32_t>tokens[i])) * 1099511628211ULL
+            key = (key ^ <uint64_t>length) * 1099511628211ULL
+            while True:
+                if key == ~(<uint64_t>0):
+                    key = 0
+                slot = distinct.slot(key)
+                if slot[0] == 0:
+                    part = self._new_part(tokens, offsets[k], length)
+                    slot = distinct.slot(key)  # the insertion above may have moved it
+                    slot[0] = part + 1
+                    part_start.push_back(offsets[k])
+                    break
+                part = <int32_t>(slot[0] - 1)
+                same = self._part_length(part) == length
+                start = part_start[part]
+                i = 0
+                while same and i < length:
+                    same = tokens[start + i] == tokens[offsets[k] + i]
+                    i += 1
+                if same:
+                    break
+                key += 1
+            self.part_weight[part] += 1
+            if self.part_docs[part].empty() or self.part_docs[part].back() != doc_of_part[k]:
+                self.part_docs[part].push_back(doc_of_part[k])
+        for i in range(self.symbol.size()):
             if self.next[i] >= 0:
                 self._add(self.symbol[i], self.symbol[i + 1], i)
         for pair in range(<int32_t>self.pair_left.size()):
             self._push(pair)
         self.touched.clear()
+
+    cdef int32_t _new_part(self, const id_t[::1] tokens, Py_ssize_t start, Py_ssize_t length) noexcept nogil:
+        cdef int32_t part = <int32_t>self.part_weight.size()
+        cdef Py_ssize_t first = self.symbol.size(), i
+        for i in range(length):
+            self.symbol.push_back(tokens[start + i])
+            self.prev.push_back(first + i - 1 if i > 0 else -1)
+            self.next.push_back(first + i + 1 if i + 1 < length else -1)
+            self.part_of.push_back(part)
+        self.part_weight.push_back(0)
+        self.part_docs.push_back(vector[int32_t]())
+        self.part_mark.push_back(-1)
+        self.part_lengths.push_back(length)
+        return part
+
+    cdef inline Py_ssize_t _part_length(self, int32_t part) noexcept nogil:
+        return self.part_lengths[part]
 
     # -- statistics ---------------------------------------------------------------------------
 
@@ -187,25 +239,27 @@ cdef class PairMerger:
 
     cdef void _add(self, id_t left, id_t right, int32_t position) noexcept nogil:
         cdef int32_t pair = self._pair_number(left, right)
-        self.occurrences[pair] += 1
+        self.occurrences[pair] += self.part_weight[self.part_of[position]]
         self.documents_known[pair] = False
         self.positions[pair].push_back(position)
         self._touch(pair)
 
-    cdef void _remove(self, int32_t pair) noexcept nogil:
-        self.occurrences[pair] -= 1
+    cdef void _remove(self, int32_t pair, count_t weight) noexcept nogil:
+        self.occurrences[pair] -= weight
         self.documents_known[pair] = False
         self._touch(pair)
 
     cdef count_t _documents_of(self, int32_t pair) noexcept nogil:
-        """Documents holding the pair, counted from its positions (stale ones dropped)."""
+        """Documents holding the pair: those of the distinct parts at its valid positions
+        (stale positions are dropped from the list on the way)."""
         if self.documents_known[pair]:
             return self.documents[pair]
         cdef vector[int32_t]* where = &self.positions[pair]
         cdef id_t a = self.pair_left[pair], b = self.pair_right[pair]
         cdef Py_ssize_t k, kept = 0
-        cdef int32_t p, q
+        cdef int32_t p, q, part, d
         cdef count_t count = 0
+        cdef Py_ssize_t j
         self.scan_number += 1
         for k in range(where.size()):
             p = where[0][k]
@@ -214,9 +268,15 @@ cdef class PairMerger:
                 continue
             where[0][kept] = p
             kept += 1
-            if self.doc_mark[self.doc[p]] != self.scan_number:
-                self.doc_mark[self.doc[p]] = self.scan_number
-                count += 1
+            part = self.part_of[p]
+            if self.part_mark[part] == self.scan_number:
+                continue
+            self.part_mark[part] = self.scan_number
+            for j in range(self.part_docs[part].size()):
+                d = self.part_docs[part][j]
+                if self.doc_mark[d] != self.scan_number:
+                    self.doc_mark[d] = self.scan_number
+                    count += 1
         where.resize(kept)
         self.documents[pair] = count
         self.documents_known[pair] = True
@@ -425,6 +485,7 @@ cdef class PairMerger:
             sort(where.begin(), where.end())
         cdef Py_ssize_t k
         cdef int32_t p, q, before, after
+        cdef count_t weight
         for k in range(where.size()):
             p = where[k]
             if self.symbol[p] != a:
@@ -434,11 +495,12 @@ cdef class PairMerger:
                 continue
             before = self.prev[p]
             after = self.next[q]
+            weight = self.part_weight[self.part_of[p]]
             if before >= 0:
-                self._remove(self._pair_number(self.symbol[before], a))
-            self._remove(pair)
+                self._remove(self._pair_number(self.symbol[before], a), weight)
+            self._remove(pair, weight)
             if after >= 0:
-                self._remove(self._pair_number(b, self.symbol[after]))
+                self._remove(self._pair_number(b, self.symbol[after]), weight)
             self.symbol[p] = token
             self.symbol[q] = -1
             self.next[p] = after
@@ -472,8 +534,8 @@ cdef class PairMerger:
         return left, right, documents, occurrences
 
     def current_tokens(self):
-        """The corpus as it is now: ``(tokens, offsets)`` of its parts (for tests)."""
-        out, offsets = [], [0]
+        """The distinct parts as they are now: ``(tokens, offsets, multiplicities)`` (tests)."""
+        out, offsets, weights = [], [0], []
         cdef Py_ssize_t i, n = self.symbol.size()
         cdef int32_t p
         for i in range(n):
@@ -483,4 +545,6 @@ cdef class PairMerger:
                     out.append(self.symbol[p])
                     p = self.next[p]
                 offsets.append(len(out))
-        return np.asarray(out, dtype=np.int32), np.asarray(offsets, dtype=np.int64)
+                weights.append(self.part_weight[self.part_of[i]])
+        return (np.asarray(out, dtype=np.int32), np.asarray(offsets, dtype=np.int64),
+                np.asarray(weights, dtype=np.int64))

@@ -5,11 +5,19 @@ Run it with a Python >= 3.12 that has the reference installed, from the reposito
     python3.12 -m venv /tmp/ubpe-ref
     /tmp/ubpe-ref/bin/pip install ubpe==0.3.0 ubpe-native==0.3.0
     /tmp/ubpe-ref/bin/python tests/golden/make_fixtures.py
+    /tmp/ubpe-ref/bin/python tests/golden/make_fixtures.py --encodings-only   # just those
 
 It writes ``tests/golden/fit_<corpus>.json.gz``: the corpus itself, the tokenizer settings,
 and for each run (variant x n_candidates x rearrangement) the reference's ``dumps()`` (parsed,
 with the alphabet, the same in every run, stored once as ``dumped_alphabet``). The tests replay every run with our implementation, so CI never
-needs Python 3.12 or the reference. Corpora are real text shipped with Python itself (the
+needs Python 3.12 or the reference.
+
+It also writes ``tests/golden/encode_<corpus>.json.gz``: for 2,000 held-out documents made by
+``heldout.py`` (the tests rebuild the same documents), the reference's classic encoding and
+universal top-1 and top-5 encodings of each, as a short digest of the token lists plus the
+scores (12 significant digits), with the models fitted at ``ENCODE_N_CANDIDATES``.
+
+Corpora are real text shipped with Python itself (the
 documentation topics in ``pydoc_data``, standard-library source), a quantised random walk
 over 4,096 symbols, and small edge cases.
 """
@@ -27,9 +35,54 @@ from pathlib import Path
 import ubpe
 from ubpe import UBPE, UBPEClassic
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from heldout import heldout_docs  # noqa: E402
+
 OUT = Path(__file__).resolve().parent
 SEED = 20261121
 REARRANGE_AGAIN_FRACTION = 0.6  # a second rearrangement trims to this share of the tokens
+ENCODE_N_CANDIDATES = 50
+ENCODE_TOP_N = 5
+DIGEST_CHARS = 10
+SCORE_DIGITS = 12
+
+
+def digest(value) -> str:
+    """A short, stable fingerprint of token lists (the tests compute the same)."""
+    import hashlib
+
+    return hashlib.sha1(json.dumps(value, separators=(",", ":")).encode()).hexdigest()[:DIGEST_CHARS]
+
+
+def short_score(score: float) -> float:
+    return float(f"{score:.{SCORE_DIGITS}g}")
+
+
+def record_encodings(spec: dict) -> dict:
+    """Classic and universal (top-1, top-5) encodings of the held-out documents."""
+    docs = heldout_docs(spec["corpus"])
+    n_candidates = ENCODE_N_CANDIDATES if ENCODE_N_CANDIDATES in spec["n_candidates"] else spec["n_candidates"][0]
+    out = {"n_candidates": n_candidates, "n_docs": len(docs)}
+    for variant, cls in (("universal", UBPE), ("classic", UBPEClassic)):
+        tok = cls(**spec["settings"])
+        tok.fit(spec["corpus"], n_candidates=n_candidates, quiet=True)
+        started = time.perf_counter()
+        if variant == "classic":
+            records = []
+            for doc in docs:
+                (tokens, score), = tok.encode(doc)
+                records.append([digest(tokens), short_score(score)])
+            out["classic"] = records
+        else:
+            top1, top5 = [], []
+            for doc in docs:
+                (tokens, score), = tok.encode(doc, top_n=1)
+                top1.append([digest(tokens), short_score(score)])
+                candidates = tok.encode(doc, top_n=ENCODE_TOP_N)
+                top5.append([digest([t for t, _ in candidates]), [short_score(s) for _, s in candidates]])
+            out["universal_top1"], out["universal_top5"] = top1, top5
+        print(f"  encoded {len(docs)} documents ({variant}) in {time.perf_counter() - started:.1f}s", flush=True)
+    return out
 
 
 def prose_docs(limit_chars: int) -> list[str]:
@@ -196,8 +249,21 @@ def record(spec: dict, dumped_alphabet: dict) -> list[dict]:
     return runs
 
 
+def write_gzip_json(path: Path, value) -> None:
+    payload = json.dumps(value, ensure_ascii=False).encode("utf-8")
+    with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0) as handle:
+        handle.write(payload)  # mtime=0: the same fixtures give the same bytes
+    print(f"  wrote {path.name} ({path.stat().st_size // 1024} KB)", flush=True)
+
+
 def main() -> None:
+    only_encodings = "--encodings-only" in sys.argv
     for spec in corpora():
+        if only_encodings:
+            print(spec["name"], flush=True)
+            encodings = record_encodings(spec)
+            write_gzip_json(OUT / f"encode_{spec['name']}.json.gz", dict(name=spec["name"], **encodings))
+            continue
         print(spec["name"], flush=True)
         dumped_alphabet = json.loads(UBPE(**spec["settings"]).dumps())["alphabet"]
         fixture = dict(
@@ -209,11 +275,9 @@ def main() -> None:
             dumped_alphabet=dumped_alphabet,
             runs=record(spec, dumped_alphabet),
         )
-        path = OUT / f"fit_{spec['name']}.json.gz"
-        payload = json.dumps(fixture, ensure_ascii=False).encode("utf-8")
-        with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0) as handle:
-            handle.write(payload)  # mtime=0: the same fixtures give the same bytes
-        print(f"  wrote {path.name} ({path.stat().st_size // 1024} KB)", flush=True)
+        write_gzip_json(OUT / f"fit_{spec['name']}.json.gz", fixture)
+        encodings = record_encodings(spec)
+        write_gzip_json(OUT / f"encode_{spec['name']}.json.gz", dict(name=spec["name"], **encodings))
 
 
 if __name__ == "__main__":
