@@ -9,8 +9,11 @@
 
 from ._version import __version__
 from .alphabet import Alphabet
+from .bytelevel import ByteLevelBPE
+from .encoders import available_encoders, make_encoder
 from .errors import (
     AlreadyFittedError,
+    DisallowedSpecialTokenError,
     EmptyCorpusError,
     InvalidParameterError,
     ModelFormatError,
@@ -27,11 +30,14 @@ from .vocabulary import Vocabulary
 __all__ = [
     "UBPE",
     "UBPEClassic",
+    "ByteLevelBPE",
     "SplitMode",
     "SplitPipeline",
     "Alphabet",
     "Vocabulary",
     "load",
+    "available_encoders",
+    "make_encoder",
     "UBPEError",
     "InvalidParameterError",
     "SymbolTypeError",
@@ -41,5 +47,6 @@ __all__ = [
     "NotFittedError",
     "AlreadyFittedError",
     "ModelFormatError",
+    "DisallowedSpecialTokenError",
     "__version__",
 ]

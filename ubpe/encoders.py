@@ -9,8 +9,8 @@ The score reported is always the tf-idf score of ubpe (sum over distinct tokens 
 >>> vocab = Vocabulary.from_merges(2, [0], [1], documents=[1], n_docs=2)   # token 2 = [0 1]
 >>> make_encoder("tfidf", vocab).encode([np.array([0, 1, 0], np.int32)], top_n=2)
 [([2, 0], 0.4054651081081644), ([0, 1, 0], 0.0)]
->>> sorted(available_encoders())[:2]
-['classic', 'tfidf']
+>>> {"tfidf", "classic", "ranked"} <= set(available_encoders())
+True
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ import numpy as np
 
 from .encoding import ClassicEncoder, UniversalEncoder
 from .errors import InvalidParameterError
-from .vocabulary import Vocabulary
+from .ranked import DropoutEncoder, RankedEncoder
+from .vocabulary import ID_DTYPE, Vocabulary
 
 Encoding = tuple[list[int], float]
 
@@ -33,6 +34,7 @@ class Encoder(Protocol):
 
     name: str
     supports_nbest: bool
+    deterministic: bool
 
     def encode(self, parts: Sequence[np.ndarray], top_n: int = 1) -> list[Encoding]: ...
 
@@ -88,6 +90,43 @@ def check_top_n(encoder: Encoder, top_n: Any) -> int:
     return int(top_n)
 
 
+def flatten_parts(parts: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Parts back to back: ``(symbols, bounds)`` with part ``k`` at ``bounds[k]:bounds[k+1]``."""
+    bounds = np.zeros(len(parts) + 1, dtype=np.int64)
+    np.cumsum([len(p) for p in parts], out=bounds[1:])
+    symbols = np.concatenate(parts).astype(ID_DTYPE, copy=False) if len(parts) else np.zeros(0, ID_DTYPE)
+    return symbols, bounds
+
+
+class TfidfScorer:
+    """ubpe's score of an encoding, for encoders that do not compute it themselves.
+
+    Per part: the sum over distinct tokens of ``(1 + ln count) * weight`` (base ids weigh 0);
+    a document's score is the sum over its parts, as in the reference.
+
+    >>> vocab = Vocabulary.from_merges(2, [0], [1], documents=[1], n_docs=2)
+    >>> round(TfidfScorer(vocab).score(np.array([2, 2, 0]), np.array([0, 5])), 6)  # one part
+    0.686512
+    """
+
+    def __init__(self, vocabulary: Vocabulary):
+        self._weights = np.concatenate([np.zeros(vocabulary.n_base), vocabulary.weights])
+        lengths = np.ones(len(vocabulary), dtype=np.int64)
+        lengths[vocabulary.n_base :] = np.diff(vocabulary.piece_offsets)
+        self._lengths = lengths
+
+    def score(self, tokens: np.ndarray, bounds: np.ndarray) -> float:
+        """Score of ``tokens`` encoding parts with symbol offsets ``bounds``."""
+        if len(tokens) == 0:
+            return 0.0
+        starts = np.cumsum(self._lengths[tokens]) - self._lengths[tokens]
+        part = np.searchsorted(bounds, starts, side="right") - 1
+        keys = part.astype(np.int64) * len(self._weights) + tokens
+        unique, counts = np.unique(keys, return_counts=True)
+        weights = self._weights[unique % len(self._weights)]
+        return float(np.sum((1.0 + np.log(counts)) * weights))
+
+
 class TfidfEncoder:
     """ubpe's universal encoder: the top-n segmentations of each part by tf-idf score.
 
@@ -97,6 +136,7 @@ class TfidfEncoder:
 
     name = "tfidf"
     supports_nbest = True
+    deterministic = True
 
     def __init__(self, vocabulary: Vocabulary, *, exact: bool = False):
         self._encoder = UniversalEncoder(vocabulary)
@@ -111,6 +151,7 @@ class GreedyPairsEncoder:
 
     name = "classic"
     supports_nbest = False
+    deterministic = True
 
     def __init__(self, vocabulary: Vocabulary):
         self._encoder = ClassicEncoder(vocabulary)
@@ -118,6 +159,37 @@ class GreedyPairsEncoder:
     def encode(self, parts: Sequence[np.ndarray], top_n: int = 1) -> list[Encoding]:
         check_top_n(self, top_n)
         return self._encoder.encode_parts(parts)
+
+
+class MergesEncoder:
+    """Rank-ordered merging (tiktoken, llama.cpp, sentencepiece BPE), optionally BPE-dropout.
+
+    ``priority="rank"`` merges in training order, ``"id"`` in vocabulary id order (which is
+    idf order after rearrangement). With ``dropout > 0`` each candidate merge is skipped with
+    that probability at every step (reproducible with ``seed`` for one sequence of calls).
+    """
+
+    supports_nbest = False
+
+    def __init__(self, vocabulary: Vocabulary, *, priority: str = "rank", dropout: float = 0.0,
+                 seed: int | None = None, name: str = "ranked"):
+        self.name = name
+        if dropout:
+            self._encoder: RankedEncoder = DropoutEncoder(vocabulary, dropout, seed=seed, priority=priority)
+        else:
+            self._encoder = RankedEncoder(vocabulary, priority=priority)
+        self.deterministic = self._encoder.deterministic
+        self._scorer = TfidfScorer(vocabulary)
+
+    def encode(self, parts: Sequence[np.ndarray], top_n: int = 1) -> list[Encoding]:
+        check_top_n(self, top_n)
+        symbols, bounds = flatten_parts(parts)
+        tokens = self._encoder.encode_flat(symbols, bounds)
+        return [(tokens.tolist(), self._scorer.score(tokens, bounds))]
+
+
+def _dropout(vocabulary: Vocabulary, *, p: float = 0.1, seed: int | None = 0, priority: str = "rank"):
+    return MergesEncoder(vocabulary, priority=priority, dropout=p, seed=seed, name="dropout")
 
 
 register(EncoderInfo(
@@ -129,4 +201,14 @@ register(EncoderInfo(
     "classic", GreedyPairsEncoder, False,
     "greedy batched pair substitution in idf (vocabulary id) order",
     "UBPE classic encoder (ubpe 0.3.0 UBPEClassic)",
+))
+register(EncoderInfo(
+    "ranked", MergesEncoder, False,
+    "standard BPE inference: the adjacent pair forming the earliest-created token merges first",
+    "Sennrich et al. 2016; as tiktoken, llama.cpp and sentencepiece run it",
+))
+register(EncoderInfo(
+    "dropout", _dropout, False,
+    "ranked merging with each candidate merge skipped with probability p (sampling)",
+    "BPE-dropout, Provilkov et al. 2020",
 ))

@@ -40,3 +40,7 @@ class AlreadyFittedError(UBPEError, ValueError):
 
 class ModelFormatError(UBPEError, ValueError):
     """A model file or string is corrupt, truncated, or of an unknown format version."""
+
+
+class DisallowedSpecialTokenError(InvalidParameterError):
+    """The text holds a special token that ``encode`` was not allowed to emit."""

@@ -268,6 +268,8 @@ class UBPEBase:
 
         starts = range(0, batch.n_docs, BATCH_CHUNK)
         workers = n_threads or min(len(starts), os.cpu_count() or 1) or 1
+        if not chosen.deterministic:  # a sampling encoder's stream must not depend on threads
+            workers = 1
         if workers == 1:
             return [e for first in starts for e in run(first)]
         with ThreadPoolExecutor(max_workers=workers) as pool:

@@ -1,0 +1,141 @@
+"""Rank-ordered merging and BPE-dropout against a transcription of tiktoken's educational BPE."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ubpe.errors import InvalidParameterError, UnknownSymbolError, UnknownTokenError
+from ubpe.ranked import DropoutEncoder, RankedEncoder
+from ubpe.vocabulary import Vocabulary
+
+
+def reference_ranked(vocabulary: Vocabulary, priorities: list[int], word: list[int]) -> list[int]:
+    """tiktoken ``_educational.bpe_encode`` over base-id tuples instead of bytes.
+
+    Every step rescans the word for the adjacent pair whose concatenation is the piece of
+    lowest priority, merges the leftmost such pair, and repeats until no pair forms a piece.
+    Where tokens share a piece, the lowest (priority, id) stands for it.
+    """
+    best: dict[tuple[int, ...], tuple[int, int]] = {}
+    for token, piece in vocabulary.pieces().items():
+        key = (priorities[token - vocabulary.n_base], token)
+        if piece not in best or key < best[piece]:
+            best[piece] = key
+    parts = [(s,) for s in word]
+    while True:
+        min_idx, min_rank = None, None
+        for i, (a, b) in enumerate(zip(parts[:-1], parts[1:])):
+            rank = best.get(a + b)
+            if rank is not None and (min_rank is None or rank[0] < min_rank):
+                min_idx, min_rank = i, rank[0]
+        if min_rank is None:
+            break
+        parts = parts[:min_idx] + [parts[min_idx] + parts[min_idx + 1]] + parts[min_idx + 2 :]
+    return [p[0] if len(p) == 1 else best[p][1] for p in parts]
+
+
+@st.composite
+def vocabularies(draw):
+    """Random merge lists (shared pieces included) with shuffled creation ranks."""
+    n_base = draw(st.integers(1, 4))
+    n_merged = draw(st.integers(0, 12))
+    left, right = [], []
+    for t in range(n_merged):
+        left.append(draw(st.integers(0, n_base + t - 1)))
+        right.append(draw(st.integers(0, n_base + t - 1)))
+    vocabulary = Vocabulary.from_merges(n_base, left, right, documents=[1] * n_merged, n_docs=1)
+    ranks = draw(st.permutations(range(n_merged)))
+    return dataclasses.replace(vocabulary, ranks=np.array(ranks, dtype=np.int64))
+
+
+@st.composite
+def vocabulary_and_word(draw):
+    vocabulary = draw(vocabularies())
+    word = draw(st.lists(st.integers(0, vocabulary.n_base - 1), max_size=40))
+    return vocabulary, word
+
+
+@settings(max_examples=300, deadline=None)
+@given(vocabulary_and_word())
+def test_ranked_equals_educational_bpe(case):
+    vocabulary, word = case
+    ranks = vocabulary.ranks.tolist()
+    assert RankedEncoder(vocabulary).encode_word(word).tolist() == reference_ranked(
+        vocabulary, ranks, word
+    )
+    ids = list(range(vocabulary.n_merged))
+    assert RankedEncoder(vocabulary, priority="id").encode_word(word).tolist() == reference_ranked(
+        vocabulary, ids, word
+    )
+
+
+@settings(max_examples=100, deadline=None)
+@given(vocabulary_and_word(), st.integers(0, 40))
+def test_parts_are_encoded_separately_and_decode_inverts(case, cut):
+    vocabulary, word = case
+    cut = min(cut, len(word))
+    encoder = RankedEncoder(vocabulary)
+    tokens = encoder.encode_parts([word[:cut], word[cut:]])
+    assert tokens == encoder.encode_word(word[:cut]).tolist() + encoder.encode_word(word[cut:]).tolist()
+    assert encoder.decode(tokens).tolist() == word
+
+
+@settings(max_examples=100, deadline=None)
+@given(vocabulary_and_word(), st.integers(0, 2**32))
+def test_dropout_zero_equals_ranked_and_seed_reproduces(case, seed):
+    vocabulary, word = case
+    ranked = RankedEncoder(vocabulary).encode_word(word).tolist()
+    assert DropoutEncoder(vocabulary, 0.0, seed=seed).encode_word(word).tolist() == ranked
+    first, second = (DropoutEncoder(vocabulary, 0.3, seed=seed) for _ in range(2))
+    for _ in range(3):
+        tokens = first.encode_word(word)
+        assert tokens.tolist() == second.encode_word(word).tolist()
+        assert first.decode(tokens).tolist() == word
+    assert DropoutEncoder(vocabulary, 1.0, seed=seed).encode_word(word).tolist() == word
+
+
+def test_dropout_samples_several_segmentations():
+    vocabulary = Vocabulary.from_merges(1, [0, 1, 2], [0, 1, 2], documents=[1, 1, 1], n_docs=1)
+    encoder = DropoutEncoder(vocabulary, 0.5, seed=0)
+    seen = {tuple(encoder.encode_word([0] * 8).tolist()) for _ in range(200)}
+    assert (3,) in seen and len(seen) > 5
+    assert all(encoder.decode(s).tolist() == [0] * 8 for s in seen)
+
+
+def test_long_runs_stay_fast():
+    # "a" * 100_000 over a vocabulary of a, aa, aaaa, ...: O(n log n), not quadratic
+    vocabulary = Vocabulary.from_merges(
+        1, list(range(0, 10)), list(range(0, 10)), documents=[1] * 10, n_docs=1
+    )
+    tokens = RankedEncoder(vocabulary).encode_word(np.zeros(100_000, dtype=np.int32))
+    assert RankedEncoder(vocabulary).decode(tokens).sum() == 0
+    assert len(tokens) == 100_000 // 1024 + bin(100_000 % 1024).count("1")
+
+
+def test_unknown_ranks_fall_back_to_id_order():
+    vocabulary = Vocabulary.from_merges(2, [0, 1], [1, 0], documents=[1, 1], n_docs=1)
+    unknown = dataclasses.replace(vocabulary, ranks=np.full(2, -1, dtype=np.int64))
+    assert RankedEncoder(unknown).priority == "id"
+    mixed = dataclasses.replace(vocabulary, ranks=np.array([0, -1], dtype=np.int64))
+    with pytest.raises(InvalidParameterError):
+        RankedEncoder(mixed)
+
+
+def test_bad_input_raises_our_errors():
+    vocabulary = Vocabulary.from_merges(2, [0], [1], documents=[1], n_docs=1)
+    encoder = RankedEncoder(vocabulary)
+    with pytest.raises(UnknownSymbolError):
+        encoder.encode_word([0, 2])
+    with pytest.raises(UnknownTokenError):
+        encoder.decode([3])
+    with pytest.raises(InvalidParameterError):
+        RankedEncoder(vocabulary, priority="weight")
+    with pytest.raises(InvalidParameterError):
+        DropoutEncoder(vocabulary, 1.5)
+    assert encoder.encode_word([]).tolist() == []
+    assert encoder.encode_parts([]) == []

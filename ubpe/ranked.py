@@ -1,0 +1,221 @@
+"""Rank-ordered merging: standard BPE inference on any fitted vocabulary.
+
+Two adjacent tokens merge when the concatenation of their pieces is a token; the pair forming
+the token of lowest priority merges first, the leftmost on ties, until no pair merges. This is
+the rule of tiktoken, llama.cpp and sentencepiece. The priority is the token's creation rank
+(``priority="rank"``, training order) or its id (``priority="id"``, vocabulary order, which is
+what ubpe 0.3.0's classic encoder uses after rearranging by idf).
+
+>>> from ubpe.vocabulary import Vocabulary
+>>> vocabulary = Vocabulary.from_merges(2, [0, 2], [1, 0], documents=[1, 1], n_docs=1)
+>>> RankedEncoder(vocabulary).encode_word([0, 1, 0, 0, 1]).tolist()   # (0 1) -> 2, (2 0) -> 3
+[3, 2]
+
+:class:`DropoutEncoder` is BPE-dropout (Provilkov et al., 2020): at every merge step each
+candidate merge is skipped with probability ``dropout``, so one word gets many segmentations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ubpe_native._ranked import MergeTable
+
+from .errors import InvalidParameterError, UnknownSymbolError, UnknownTokenError
+from .vocabulary import ID_DTYPE, Vocabulary
+
+PRIORITIES = ("rank", "id")
+UNKNOWN_RANK = -1
+# Seeds handed to the kernel are drawn as unsigned 64-bit integers.
+SEED_BITS = 64
+
+
+def _priorities(vocabulary: Vocabulary, priority: str) -> tuple[np.ndarray, str]:
+    """Per merged token, the number that orders merges; and the priority actually used.
+
+    Ranks are unknown (-1) in a vocabulary loaded from ubpe 0.3.0 JSON: then ``"rank"`` falls
+    back to id order, which is the only order such a vocabulary still records.
+    """
+    if priority not in PRIORITIES:
+        raise InvalidParameterError(f"`priority` must be one of {PRIORITIES}, got {priority!r}")
+    ranks = np.asarray(vocabulary.ranks, dtype=np.int64)
+    if priority == "rank" and len(ranks):
+        unknown = ranks == UNKNOWN_RANK
+        if unknown.all():
+            priority = "id"
+        elif unknown.any():
+            raise InvalidParameterError(
+                "some tokens have a creation rank and some do not; use priority='id'"
+            )
+        elif ranks.min() < 0:
+            raise InvalidParameterError("creation ranks must not be negative")
+        else:
+            return ranks, priority
+    return np.arange(vocabulary.n_merged, dtype=np.int64), "id" if priority == "id" else priority
+
+
+class RankedEncoder:
+    """Standard BPE inference over a vocabulary's pieces (O(n log n) per word, GIL released).
+
+    ``priority="rank"`` merges in training order (the vocabulary's ``ranks``, falling back to
+    id order when they are unknown); ``priority="id"`` merges in id order. Where several tokens
+    share a piece, the one of lowest priority is emitted.
+    """
+
+    name = "ranked"
+    supports_nbest = False
+    deterministic = True
+
+    def __init__(self, vocabulary: Vocabulary, *, priority: str = "rank"):
+        priorities, self.priority = _priorities(vocabulary, priority)
+        self.vocabulary = vocabulary
+        self._pieces = PieceTable(vocabulary)
+        self._table = MergeTable(
+            vocabulary.n_base,
+            np.ascontiguousarray(vocabulary.piece_offsets, dtype=np.int64),
+            np.ascontiguousarray(vocabulary.piece_symbols, dtype=ID_DTYPE),
+            np.ascontiguousarray(priorities, dtype=np.int64),
+        )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.vocabulary!r}, priority={self.priority!r})"
+
+    # The kernel's dropout settings; the deterministic encoder never drops a merge.
+    def _dropout_and_seed(self) -> tuple[float, int]:
+        return 0.0, 0
+
+    def _symbols(self, ids: Sequence[int] | np.ndarray) -> np.ndarray:
+        symbols = np.ascontiguousarray(ids, dtype=np.int64).reshape(-1)
+        if len(symbols) and (symbols.min() < 0 or symbols.max() >= self.vocabulary.n_base):
+            bad = symbols[(symbols < 0) | (symbols >= self.vocabulary.n_base)][0]
+            raise UnknownSymbolError(f"{bad} is not a base id (0..{self.vocabulary.n_base - 1})")
+        return symbols.astype(ID_DTYPE)
+
+    def encode_word(self, ids: Sequence[int] | np.ndarray) -> np.ndarray:
+        """Tokens of one word given as base ids (pairs may form anywhere inside it)."""
+        symbols = self._symbols(ids)
+        dropout, seed = self._dropout_and_seed()
+        return self._table.encode(
+            symbols, np.array([0, len(symbols)], dtype=np.int64), False, dropout, seed
+        )
+
+    def encode_parts(self, parts: Sequence[Sequence[int] | np.ndarray]) -> list[int]:
+        """Tokens of a document already split into parts; pairs never cross parts."""
+        arrays = [np.asarray(p, dtype=np.int64).reshape(-1) for p in parts]
+        bounds = np.zeros(len(arrays) + 1, dtype=np.int64)
+        np.cumsum([len(a) for a in arrays], out=bounds[1:])
+        symbols = self._symbols(np.concatenate(arrays) if arrays else np.empty(0, np.int64))
+        dropout, seed = self._dropout_and_seed()
+        return self._table.encode(symbols, bounds, False, dropout, seed).tolist()
+
+    def encode_flat(
+        self, symbols: np.ndarray, bounds: np.ndarray, *, whole_piece_shortcut: bool = False
+    ) -> np.ndarray:
+        """Tokens of the words ``symbols[bounds[w]:bounds[w + 1]]`` in one kernel call.
+
+        ``symbols`` is an int32 array of base ids, ``bounds`` int64 offsets. With
+        ``whole_piece_shortcut`` a word that is a token's piece becomes that token directly
+        (tiktoken's rule; it can differ from merging when merges cannot reach the token).
+        """
+        dropout, seed = self._dropout_and_seed()
+        try:
+            return self._table.encode(
+                np.ascontiguousarray(symbols, dtype=ID_DTYPE),
+                np.ascontiguousarray(bounds, dtype=np.int64),
+                whole_piece_shortcut,
+                dropout,
+                seed,
+            )
+        except ValueError as exc:
+            raise UnknownSymbolError(str(exc)) from None
+
+    def encode_text(self, data: bytes, classes: np.ndarray, pattern: int) -> np.ndarray:
+        """Tokens of UTF-8 ``data`` split by a preset pattern of the kernel's scanner (see
+        :mod:`ubpe.bytelevel`), whole-piece shortcut first. Needs base ids = byte values."""
+        return self._table.encode_text(data, classes, pattern)
+
+    def decode(self, tokens: Sequence[int] | np.ndarray) -> np.ndarray:
+        """Base ids of ``tokens``, concatenated (the inverse of encoding)."""
+        return self._pieces.decode(tokens)
+
+
+class DropoutEncoder(RankedEncoder):
+    """BPE-dropout (Provilkov et al., 2020) on top of rank-ordered merging.
+
+    At every merge step each current candidate merge is dropped with probability
+    ``dropout``; the best surviving candidate merges, the dropped ones become candidates again
+    after that merge, and a word is done when one step drops every candidate. This is the
+    paper's definition as its reference implementation (YouTokenToMe) runs it; HF tokenizers
+    behaves the same except that it also flips coins on stale heap entries, which changes the
+    random stream but not the distribution. ``dropout=0`` is exactly :class:`RankedEncoder`;
+    ``dropout=1`` never merges.
+
+    Results are reproducible: each call draws its kernel seed from a generator seeded with
+    ``seed``, so two encoders built with the same seed return the same outputs for the same
+    sequence of calls.
+    """
+
+    name = "dropout"
+    deterministic = False
+
+    def __init__(
+        self,
+        vocabulary: Vocabulary,
+        dropout: float,
+        *,
+        seed: int | None = None,
+        priority: str = "rank",
+    ):
+        if isinstance(dropout, bool) or not isinstance(dropout, (int, float)):
+            raise InvalidParameterError(f"`dropout` must be a number, not {type(dropout).__name__}")
+        if not 0.0 <= dropout <= 1.0:
+            raise InvalidParameterError(f"`dropout` must be in [0, 1], got {dropout}")
+        super().__init__(vocabulary, priority=priority)
+        self.dropout = float(dropout)
+        self.seed = seed
+        self._rng = np.random.default_rng(seed)
+
+    def __repr__(self) -> str:
+        return (
+            f"DropoutEncoder({self.vocabulary!r}, dropout={self.dropout}, seed={self.seed!r}, "
+            f"priority={self.priority!r})"
+        )
+
+    def _dropout_and_seed(self) -> tuple[float, int]:
+        return self.dropout, int(self._rng.integers(0, 2**SEED_BITS, dtype=np.uint64))
+
+
+class PieceTable:
+    """Every token's piece, base ids included, for decoding without a Python loop.
+
+    >>> from ubpe.vocabulary import Vocabulary
+    >>> table = PieceTable(Vocabulary.from_merges(2, [0, 2], [1, 0], documents=[1, 1], n_docs=1))
+    >>> table.decode([3, 1, 2]).tolist()
+    [0, 1, 0, 1, 0, 1]
+    """
+
+    def __init__(self, vocabulary: Vocabulary):
+        n_base = vocabulary.n_base
+        self.n_tokens = len(vocabulary)
+        # base id b is the one-symbol piece at position b; merged pieces follow
+        self.symbols = np.concatenate(
+            [np.arange(n_base, dtype=ID_DTYPE), np.asarray(vocabulary.piece_symbols, ID_DTYPE)]
+        )
+        self.offsets = np.concatenate(
+            [np.arange(n_base, dtype=np.int64), n_base + np.asarray(vocabulary.piece_offsets, np.int64)]
+        )
+
+    def decode(self, tokens: Sequence[int] | np.ndarray) -> np.ndarray:
+        tokens = np.asarray(tokens, dtype=np.int64).reshape(-1)
+        if len(tokens) and (tokens.min() < 0 or tokens.max() >= self.n_tokens):
+            bad = tokens[(tokens < 0) | (tokens >= self.n_tokens)][0]
+            raise UnknownTokenError(f"token {bad} is not in the vocabulary")
+        starts = self.offsets[tokens]
+        lengths = self.offsets[tokens + 1] - starts
+        out_offsets = np.zeros(len(tokens) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=out_offsets[1:])
+        # one range per token, gathered at once
+        positions = np.repeat(starts - out_offsets[:-1], lengths) + np.arange(out_offsets[-1])
+        return self.symbols[positions]

@@ -1,0 +1,637 @@
+# distutils: language = c++
+"""Rank-ordered BPE inference: the merge loop of tiktoken, llama.cpp and sentencepiece.
+
+A word starts as its base ids. Two adjacent tokens may merge when the concatenation of their
+pieces is itself a token's piece; of all such adjacent pairs the one forming the token of
+lowest *priority* (its creation rank, or its id) merges first, the leftmost on ties. This is
+tiktoken's rule (``_educational.bpe_encode``, Rust ``byte_pair_merge``), which rescans the word
+after every merge, O(n * m). Here the word is a doubly linked list of nodes and the candidate
+pairs sit in a min-heap keyed by ``(priority, left node)``: a merge changes only the two pairs
+around it, so the loop is O(n log n). Heap entries are invalidated lazily: an entry is current
+only if both nodes still hold the tokens it was pushed with (tokens only grow, so a node never
+returns to an old token).
+
+>>> import numpy as np
+>>> # token 2 = (0, 1) with priority 1, token 3 = (0, 0) with priority 0
+>>> table = MergeTable(2, np.array([0, 2, 4]), np.array([0, 1, 0, 0], np.int32), np.array([1, 0]))
+>>> table.encode(np.array([0, 0, 1], np.int32), np.array([0, 3]), False, 0.0, 0).tolist()
+[3, 1]
+>>> table.encode(np.array([0, 0, 0], np.int32), np.array([0, 3]), False, 0.0, 0).tolist()
+[3, 0]
+
+``0 0 1`` merges ``(0, 0)`` first (priority 0), after which ``3 1`` is no token; in ``0 0 0``
+both pairs tie and the leftmost merges.
+
+The second half of the module is a pre-tokenizer for byte-level text: the gpt2, cl100k and
+llama3 split patterns written out as a scanner over UTF-8 (``split_text``), so that
+``MergeTable.encode_text`` splits and merges a whole document in one call without the GIL.
+"""
+
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libcpp.vector cimport vector
+
+import numpy as np
+
+from ubpe_native._flat_map cimport FlatMap
+from ubpe_native._typedefs cimport id_t
+
+# Multiplier of the polynomial hash of id runs (odd, so multiplication is a bijection mod 2**64).
+cdef uint64_t HASH_BASE = 0x9E3779B97F4A7C15ULL
+# FlatMap reserves the all-ones key for empty slots.
+cdef uint64_t RESERVED_KEY = 0xFFFFFFFFFFFFFFFFULL
+# Priorities are packed into the high half of a 64-bit heap key and of a pair-table value.
+cdef int64_t MAX_PRIORITY = 0x7FFFFFFF
+cdef id_t NO_TOKEN = -1
+cdef uint64_t LOW_HALF = 0xFFFFFFFFULL
+# 53 random bits -> a double in [0, 1).
+cdef double UNIT_SCALE = 1.0 / 9007199254740992.0
+# A 4-ary heap: half the depth of a binary one, and the four children share a cache line or two.
+cdef Py_ssize_t HEAP_ARITY = 4
+
+
+cdef struct HeapEntry:
+    uint64_t key  # priority << 32 | left node: lowest priority first, then leftmost
+    id_t left_token
+    id_t right_token
+    id_t token  # what the pair becomes
+
+
+cdef inline uint64_t pair_key(id_t left, id_t right) noexcept nogil:
+    return (<uint64_t>left << 32) | <uint64_t>(<uint32_t>right)
+
+
+cdef inline uint64_t hash_step(uint64_t h, id_t symbol) noexcept nogil:
+    # symbol + 1: a run of zeros must not hash like the empty run
+    return h * HASH_BASE + <uint64_t>(<uint32_t>symbol) + 1
+
+
+cdef inline uint64_t usable_key(uint64_t h) noexcept nogil:
+    return h - 1 if h == RESERVED_KEY else h
+
+
+cdef inline uint64_t splitmix64(uint64_t* state) noexcept nogil:
+    state[0] += 0x9E3779B97F4A7C15ULL
+    cdef uint64_t z = state[0]
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL
+    return z ^ (z >> 31)
+
+
+cdef inline double uniform(uint64_t* state) noexcept nogil:
+    return <double>(splitmix64(state) >> 11) * UNIT_SCALE
+
+
+cdef inline void heap_push(vector[HeapEntry]& heap, HeapEntry entry) noexcept nogil:
+    heap.push_back(entry)
+    cdef Py_ssize_t child = heap.size() - 1, parent
+    while child > 0:
+        parent = (child - 1) // HEAP_ARITY
+        if heap[parent].key <= entry.key:
+            break
+        heap[child] = heap[parent]
+        child = parent
+    heap[child] = entry
+
+
+cdef inline HeapEntry heap_pop(vector[HeapEntry]& heap) noexcept nogil:
+    cdef HeapEntry top = heap[0]
+    cdef HeapEntry last = heap.back()
+    heap.pop_back()
+    cdef Py_ssize_t n = heap.size(), parent = 0, child, first, stop
+    if n == 0:
+        return top
+    while True:
+        first = HEAP_ARITY * parent + 1
+        if first >= n:
+            break
+        child = first
+        stop = first + HEAP_ARITY if first + HEAP_ARITY < n else n
+        for first in range(first + 1, stop):
+            if heap[first].key < heap[child].key:
+                child = first
+        if last.key <= heap[child].key:
+            break
+        heap[parent] = heap[child]
+        parent = child
+    heap[parent] = last
+    return top
+
+
+cdef class MergeTable:
+    """The merge rules of a vocabulary, ready for rank-ordered encoding.
+
+    ``MergeTable(n_base, piece_offsets, piece_symbols, priorities)``: merged token
+    ``n_base + t`` stands for ``piece_symbols[piece_offsets[t]:piece_offsets[t + 1]]`` and
+    merges before any token of larger ``priorities[t]``. Where several tokens share a piece,
+    the one of lowest priority (then lowest id) represents it.
+
+    * ``pairs``: ``(left << 32 | right) -> priority << 32 | token`` for every split of every
+      piece into two pieces that are both tokens (base ids are one-symbol pieces);
+    * ``piece_heads`` / ``piece_chain``: piece hash -> token, collisions chained and resolved
+      by comparing symbols, for the whole-piece shortcut.
+    """
+
+    cdef readonly id_t n_base
+    cdef readonly id_t n_merged
+    cdef vector[int64_t] offsets
+    cdef vector[id_t] symbols
+    cdef vector[int64_t] priority
+    cdef FlatMap pairs
+    cdef FlatMap piece_heads  # piece hash -> token + 1 (0: absent)
+    cdef vector[id_t] piece_chain  # token index -> next token index with the same hash, or -1
+    cdef vector[id_t] canonical  # token index -> the token representing its piece
+
+    def __init__(self, id_t n_base, const int64_t[::1] piece_offsets,
+                 const id_t[::1] piece_symbols, const int64_t[::1] priorities):
+        cdef Py_ssize_t n = priorities.shape[0]
+        cdef Py_ssize_t t
+        if n_base < 1:
+            raise ValueError("n_base must be at least 1")
+        if piece_offsets.shape[0] != n + 1:
+            raise ValueError("piece_offsets must have one entry more than priorities")
+        if n_base + n >= MAX_PRIORITY:
+            raise ValueError("too many tokens for 31-bit ids")
+        if n and (piece_offsets[0] != 0 or piece_offsets[n] != piece_symbols.shape[0]):
+            raise ValueError("piece_offsets do not span piece_symbols")
+        for t in range(n):
+            if piece_offsets[t + 1] - piece_offsets[t] < 2:
+                raise ValueError(f"piece of token {n_base + t} holds fewer than two symbols")
+            if not 0 <= priorities[t] <= MAX_PRIORITY:
+                raise ValueError(f"priority of token {n_base + t} is outside 0..2**31-1")
+        for t in range(piece_symbols.shape[0]):
+            if not 0 <= piece_symbols[t] < n_base:
+                raise ValueError("a piece holds an id that is not a base id")
+        self.n_base = n_base
+        self.n_merged = <id_t>n
+        with nogil:
+            self._build(piece_offsets, piece_symbols, priorities)
+
+    cdef void _build(self, const int64_t[::1] piece_offsets, const id_t[::1] piece_symbols,
+                     const int64_t[::1] priorities) noexcept nogil:
+        cdef Py_ssize_t n = priorities.shape[0]
+        cdef Py_ssize_t t, k, length
+        cdef int64_t start
+        cdef vector[uint64_t] prefix  # prefix[k]: hash of the first k symbols of a piece
+        cdef vector[uint64_t] power  # HASH_BASE ** k
+        cdef uint64_t h
+        cdef id_t token, left, right, other
+        cdef int64_t* slot
+        cdef int64_t packed, current
+        self.offsets.assign(&piece_offsets[0], &piece_offsets[0] + n + 1)
+        if piece_symbols.shape[0]:
+            self.symbols.assign(&piece_symbols[0], &piece_symbols[0] + piece_symbols.shape[0])
+        if n:
+            self.priority.assign(&priorities[0], &priorities[0] + n)
+        self.piece_chain.assign(n, NO_TOKEN)
+        self.canonical.assign(n, NO_TOKEN)
+        # 1. piece -> token, the lowest (priority, id) representing a shared piece
+        for t in range(n):
+            token = self._find(&self.symbols[0] + self.offsets[t],
+                               self.offsets[t + 1] - self.offsets[t])
+            if token == NO_TOKEN:
+                slot = self.piece_heads.slot(self._hash_of(t))
+                self.piece_chain[t] = <id_t>(slot[0] - 1) if slot[0] else NO_TOKEN
+                slot[0] = t + 1
+                self.canonical[t] = <id_t>t
+            else:
+                other = token - self.n_base
+                if self.priority[t] < self.priority[other]:
+                    self._replace_in_chain(other, <id_t>t)
+                    self.canonical[t] = <id_t>t
+                    self.canonical[other] = <id_t>t
+                else:
+                    self.canonical[t] = other
+        for t in range(n):  # a replaced representative may have left stale references
+            token = self.canonical[t]
+            while self.canonical[token] != token:
+                token = self.canonical[token]
+            self.canonical[t] = token
+        # 2. every split of every piece into two tokens, with O(1) substring hashes
+        power.push_back(1)
+        for t in range(n):
+            if self.canonical[t] != t:
+                continue
+            start = self.offsets[t]
+            length = self.offsets[t + 1] - start
+            prefix.assign(length + 1, 0)
+            for k in range(length):
+                prefix[k + 1] = hash_step(prefix[k], self.symbols[start + k])
+            while <Py_ssize_t>power.size() <= length:
+                power.push_back(power.back() * HASH_BASE)
+            packed = (self.priority[t] << 32) | (self.n_base + t)
+            for k in range(1, length):
+                left = self._token_of_run(start, k, prefix[k])
+                if left == NO_TOKEN:
+                    continue
+                h = prefix[length] - prefix[k] * power[length - k]
+                right = self._token_of_run(start + k, length - k, h)
+                if right == NO_TOKEN:
+                    continue
+                # a pair splits one piece only, since its concatenation *is* the piece
+                self.pairs.slot(pair_key(left, right))[0] = packed + 1
+
+    cdef uint64_t _hash_of(self, Py_ssize_t t) noexcept nogil:
+        cdef uint64_t h = 0
+        cdef int64_t k
+        for k in range(self.offsets[t], self.offsets[t + 1]):
+            h = hash_step(h, self.symbols[k])
+        return usable_key(h)
+
+    cdef void _replace_in_chain(self, id_t old, id_t new) noexcept nogil:
+        cdef int64_t* slot = self.piece_heads.slot(self._hash_of(old))
+        cdef id_t t = <id_t>(slot[0] - 1)
+        self.piece_chain[new] = self.piece_chain[old]
+        if t == old:
+            slot[0] = new + 1
+            return
+        while self.piece_chain[t] != old:
+            t = self.piece_chain[t]
+        self.piece_chain[t] = new
+
+    cdef inline id_t _token_of_run(self, int64_t start, Py_ssize_t length,
+                                   uint64_t h) noexcept nogil:
+        """Token of ``symbols[start:start + length]`` (a run inside a piece), or NO_TOKEN."""
+        if length == 1:
+            return self.symbols[start]
+        return self._lookup(&self.symbols[0] + start, length, usable_key(h))
+
+    cdef id_t _find(self, const id_t* run, Py_ssize_t length) noexcept nogil:
+        """Token whose piece is ``run`` (two symbols or more), or NO_TOKEN."""
+        cdef uint64_t h = 0
+        cdef Py_ssize_t k
+        for k in range(length):
+            h = hash_step(h, run[k])
+        return self._lookup(run, length, usable_key(h))
+
+    cdef id_t _lookup(self, const id_t* run, Py_ssize_t length, uint64_t key) noexcept nogil:
+        cdef int64_t head = self.piece_heads.get(key, 0)
+        cdef id_t t = <id_t>(head - 1)
+        cdef int64_t start
+        cdef Py_ssize_t k
+        while t != NO_TOKEN:
+            start = self.offsets[t]
+            if self.offsets[t + 1] - start == length:
+                k = 0
+                while k < length and self.symbols[start + k] == run[k]:
+                    k += 1
+                if k == length:
+                    return self.n_base + t
+            t = self.piece_chain[t]
+        return NO_TOKEN
+
+    # -- encoding -------------------------------------------------------------------------
+
+    def encode(self, const id_t[::1] symbols, const int64_t[::1] bounds,
+               bint whole_piece_shortcut, double dropout, uint64_t seed):
+        """Encode every word ``symbols[bounds[w]:bounds[w + 1]]``; the tokens, concatenated.
+
+        ``whole_piece_shortcut``: a word that is a token's piece becomes that token without
+        merging (tiktoken does this). ``dropout``: BPE-dropout probability, drawn from a
+        splitmix64 stream started at ``seed``.
+        """
+        cdef Py_ssize_t n_words = bounds.shape[0] - 1
+        cdef Py_ssize_t w
+        if n_words < 0:
+            raise ValueError("bounds must hold at least one offset")
+        if not 0.0 <= dropout <= 1.0:
+            raise ValueError("dropout must be in [0, 1]")
+        for w in range(n_words):
+            if bounds[w] > bounds[w + 1]:
+                raise ValueError("bounds must be non-decreasing")
+        if n_words and (bounds[0] < 0 or bounds[n_words] > symbols.shape[0]):
+            raise ValueError("bounds reach outside symbols")
+        for w in range(symbols.shape[0]):
+            if not 0 <= symbols[w] < self.n_base:
+                raise ValueError(f"symbol {symbols[w]} at {w} is not a base id")
+        out = np.empty(symbols.shape[0], dtype=np.int32)
+        cdef id_t[::1] tokens = out
+        cdef Py_ssize_t n_out = 0
+        if n_words > 0:
+            with nogil:
+                n_out = self._encode_words(&symbols[0] if symbols.shape[0] else NULL,
+                                           &bounds[0], n_words, &tokens[0] if symbols.shape[0] else NULL,
+                                           whole_piece_shortcut, dropout, seed)
+        return out[:n_out]
+
+    cdef Py_ssize_t _encode_words(self, const id_t* symbols, const int64_t* bounds,
+                                  Py_ssize_t n_words, id_t* tokens, bint whole_piece_shortcut,
+                                  double dropout, uint64_t seed) noexcept nogil:
+        # scratch space shared by all words of the call
+        cdef vector[id_t] token_at  # the token each node holds, NO_TOKEN once merged away
+        cdef vector[int32_t] next_node
+        cdef vector[int32_t] prev_node
+        cdef vector[HeapEntry] heap
+        cdef vector[HeapEntry] skipped
+        cdef uint64_t rng = seed
+        cdef Py_ssize_t n_out = 0, w, length, i
+        cdef int64_t start
+        cdef id_t whole
+        for w in range(n_words):
+            start = bounds[w]
+            length = bounds[w + 1] - start
+            if length == 0:
+                continue
+            if length == 1:
+                tokens[n_out] = symbols[start]
+                n_out += 1
+                continue
+            if whole_piece_shortcut:
+                whole = self._find(&symbols[start], length)
+                if whole != NO_TOKEN:
+                    tokens[n_out] = self._representative(whole)
+                    n_out += 1
+                    continue
+            n_out += self._merge_word(&symbols[start], length, &tokens[n_out], token_at,
+                                      next_node, prev_node, heap, skipped, dropout, &rng)
+        return n_out
+
+    cdef inline id_t _representative(self, id_t token) noexcept nogil:
+        return self.n_base + self.canonical[token - self.n_base]
+
+    cdef inline void _push_pair(self, vector[HeapEntry]& heap, const vector[id_t]& token_at,
+                                int32_t left, int32_t right) noexcept nogil:
+        cdef HeapEntry entry
+        cdef int64_t packed = self.pairs.get(pair_key(token_at[left], token_at[right]), 0)
+        if packed == 0:
+            return
+        packed -= 1
+        entry.key = (<uint64_t>(packed >> 32) << 32) | <uint32_t>left
+        entry.left_token = token_at[left]
+        entry.right_token = token_at[right]
+        entry.token = <id_t>(<uint64_t>packed & LOW_HALF)
+        heap_push(heap, entry)
+
+    cdef Py_ssize_t _merge_word(self, const id_t* word, Py_ssize_t length, id_t* out,
+                                vector[id_t]& token_at, vector[int32_t]& next_node,
+                                vector[int32_t]& prev_node, vector[HeapEntry]& heap,
+                                vector[HeapEntry]& skipped, double dropout,
+                                uint64_t* rng) noexcept nogil:
+        """Merge one word into ``out``; returns how many tokens it wrote.
+
+        BPE-dropout follows Provilkov et al. (2020) as YouTokenToMe implements it: at every
+        merge step each current candidate is dropped with probability ``dropout`` (the coins
+        are flipped lazily, best candidate first, so the first survivor is the best surviving
+        merge), dropped candidates come back after the next merge, and the word is done when
+        a step drops them all. With ``dropout == 0`` no coin is flipped at all.
+        """
+        cdef Py_ssize_t i, n_written = 0
+        cdef int32_t left, right, after
+        cdef HeapEntry entry
+        token_at.assign(word, word + length)
+        next_node.resize(length)
+        prev_node.resize(length)
+        for i in range(length):
+            next_node[i] = <int32_t>(i + 1) if i + 1 < length else -1
+            prev_node[i] = <int32_t>(i - 1)
+        heap.clear()
+        skipped.clear()
+        for i in range(length - 1):
+            self._push_pair(heap, token_at, <int32_t>i, <int32_t>(i + 1))
+        while heap.size():
+            entry = heap_pop(heap)
+            left = <int32_t>(entry.key & LOW_HALF)
+            right = next_node[left]
+            # stale: the left node merged (its token grew or it was merged away) or the right one did
+            if token_at[left] != entry.left_token or right < 0 or token_at[right] != entry.right_token:
+                continue
+            if dropout > 0.0 and uniform(rng) < dropout:
+                skipped.push_back(entry)
+                continue
+            token_at[left] = entry.token
+            token_at[right] = NO_TOKEN
+            after = next_node[right]
+            next_node[left] = after
+            if after >= 0:
+                prev_node[after] = left
+            if prev_node[left] >= 0:
+                self._push_pair(heap, token_at, prev_node[left], left)
+            if after >= 0:
+                self._push_pair(heap, token_at, left, after)
+            for i in range(<Py_ssize_t>skipped.size()):
+                heap_push(heap, skipped[i])
+            skipped.clear()
+        left = 0
+        while left >= 0:
+            out[n_written] = token_at[left]
+            n_written += 1
+            left = next_node[left]
+        return n_written
+
+    def encode_text(self, const uint8_t[::1] data, const uint8_t[::1] classes, int pattern):
+        """Split UTF-8 ``data`` with a preset ``pattern`` (see :func:`split_text`) and encode
+        every piece, whole-piece shortcut first, in one call without the GIL."""
+        check_split_arguments(classes, pattern)
+        if self.n_base < N_BYTE_VALUES:
+            raise ValueError("byte-level encoding needs a vocabulary over the 256 byte values")
+        cdef Py_ssize_t n = data.shape[0], i
+        out = np.empty(n, dtype=np.int32)
+        cdef id_t[::1] tokens = out
+        cdef Py_ssize_t n_out = 0
+        cdef vector[int64_t] bounds
+        cdef vector[id_t] symbols
+        if n == 0:
+            return out
+        with nogil:
+            split_pieces(&data[0], n, &classes[0], pattern, bounds)
+            symbols.resize(n)
+            for i in range(n):
+                symbols[i] = data[i]
+            n_out = self._encode_words(symbols.data(), bounds.data(), bounds.size() - 1,
+                                       &tokens[0], True, 0.0, 0)
+        return out[:n_out]
+
+    def pair_count(self):
+        """How many (left, right) pairs merge into a token."""
+        return self.pairs.size()
+
+    def find(self, const id_t[::1] run):
+        """The token whose piece is ``run`` (its representative), a base id, or -1."""
+        if run.shape[0] == 0:
+            return NO_TOKEN
+        if run.shape[0] == 1:
+            return run[0] if 0 <= run[0] < self.n_base else NO_TOKEN
+        cdef id_t token = self._find(&run[0], run.shape[0])
+        return self._representative(token) if token != NO_TOKEN else NO_TOKEN
+
+
+# -- pre-tokenization of UTF-8 text by the preset patterns -----------------------------------
+#
+# tiktoken splits text with a backtracking regex before merging. For the presets whose
+# alternatives need no general backtracking (gpt2, cl100k, llama3) the split is written out
+# here as a scanner over code points; each rule below names the alternative it implements,
+# tried in the pattern's order (leftmost-first, like the regex engine). Character classes come
+# from a table of 0x110000 bytes that the caller builds with the `regex` module, so the scanner
+# agrees with `regex.findall` on every code point.
+
+cdef int N_BYTE_VALUES = 256
+cdef Py_ssize_t N_CODE_POINTS = 0x110000
+# class bits of a code point (low nibble) ...
+cdef uint8_t LETTER = 1  # \p{L}
+cdef uint8_t NUMBER = 2  # \p{N}
+cdef uint8_t SPACE = 4  # \s
+cdef uint8_t NEWLINE = 8  # \r or \n
+# ... and in the high nibble which contraction letter it is under (?i): 1..8 = s d m t l v r e
+cdef int FOLD_SHIFT = 4
+cdef int FOLD_S = 1, FOLD_D = 2, FOLD_M = 3, FOLD_T = 4, FOLD_L = 5, FOLD_V = 6, FOLD_R = 7, FOLD_E = 8
+cdef uint32_t APOSTROPHE = 0x27
+cdef uint32_t BLANK = 0x20
+# pattern ids, as in ubpe.bytelevel.NATIVE_PATTERNS
+cdef int PATTERN_GPT2 = 1
+cdef int PATTERN_CL100K = 2
+cdef int PATTERN_LLAMA3 = 3
+
+
+cdef check_split_arguments(const uint8_t[::1] classes, int pattern):
+    if classes.shape[0] != N_CODE_POINTS:
+        raise ValueError("classes must hold one byte per code point (0x110000)")
+    if pattern not in (PATTERN_GPT2, PATTERN_CL100K, PATTERN_LLAMA3):
+        raise ValueError(f"unknown native pattern id {pattern}")
+
+
+cdef inline uint32_t decode_utf8(const uint8_t* s, Py_ssize_t i, Py_ssize_t* width) noexcept nogil:
+    """The code point at byte ``i`` of valid UTF-8 (Python produced it) and its width."""
+    cdef uint8_t b = s[i]
+    if b < 0x80:
+        width[0] = 1
+        return b
+    if b < 0xE0:
+        width[0] = 2
+        return ((b & 0x1F) << 6) | (s[i + 1] & 0x3F)
+    if b < 0xF0:
+        width[0] = 3
+        return ((b & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F)
+    width[0] = 4
+    return (((b & 0x07) << 18) | ((s[i + 1] & 0x3F) << 12) | ((s[i + 2] & 0x3F) << 6)
+            | (s[i + 3] & 0x3F))
+
+
+cdef inline int fold_letter(uint32_t cp, uint8_t cls, int pattern) noexcept nogil:
+    """Which contraction letter ``cp`` is: gpt2's contractions are case-sensitive."""
+    if pattern == PATTERN_GPT2:
+        if cp == 0x73: return FOLD_S
+        if cp == 0x64: return FOLD_D
+        if cp == 0x6D: return FOLD_M
+        if cp == 0x74: return FOLD_T
+        if cp == 0x6C: return FOLD_L
+        if cp == 0x76: return FOLD_V
+        if cp == 0x72: return FOLD_R
+        if cp == 0x65: return FOLD_E
+        return 0
+    return cls >> FOLD_SHIFT
+
+
+cdef inline Py_ssize_t skip_class(const uint8_t* s, Py_ssize_t n, Py_ssize_t i,
+                                  const uint8_t* classes, uint8_t wanted, bint wanted_set,
+                                  Py_ssize_t at_most) noexcept nogil:
+    """End of the run from ``i`` of at most ``at_most`` code points whose class has a bit of
+    ``wanted`` (``wanted_set``) or has none of them (not ``wanted_set``)."""
+    cdef Py_ssize_t width, count = 0
+    cdef uint32_t cp
+    while i < n and count < at_most:
+        cp = decode_utf8(s, i, &width)
+        if ((classes[cp] & wanted) != 0) != wanted_set:
+            break
+        i += width
+        count += 1
+    return i
+
+
+cdef Py_ssize_t piece_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, const uint8_t* classes,
+                          int pattern) noexcept nogil:
+    """End (a byte offset) of the piece starting at byte ``i``."""
+    cdef Py_ssize_t w0, w1, w2, j, p, q, end, last_start, newline_end
+    cdef uint32_t c0 = decode_utf8(s, i, &w0), c1, c2, cp
+    cdef uint8_t k0 = classes[c0] & 0x0F
+    cdef int f1, f2
+    cdef uint8_t OTHER_BITS = LETTER | NUMBER | SPACE
+    cdef Py_ssize_t UNLIMITED = n
+    j = i + w0
+    # '(?:[sdmt]|ll|ve|re) - case-insensitive except in gpt2
+    if c0 == APOSTROPHE and j < n:
+        c1 = decode_utf8(s, j, &w1)
+        f1 = fold_letter(c1, classes[c1], pattern)
+        if f1 == FOLD_S or f1 == FOLD_D or f1 == FOLD_M or f1 == FOLD_T:
+            return j + w1
+        if j + w1 < n and (f1 == FOLD_L or f1 == FOLD_V or f1 == FOLD_R):
+            c2 = decode_utf8(s, j + w1, &w2)
+            f2 = fold_letter(c2, classes[c2], pattern)
+            if (f1 == FOLD_L and f2 == FOLD_L) or (f1 != FOLD_L and f2 == FOLD_E):
+                return j + w1 + w2
+    if pattern == PATTERN_GPT2:
+        # ' ?\p{L}++', ' ?\p{N}++', ' ?[^\s\p{L}\p{N}]++': an optional blank, then a run
+        p = j if c0 == BLANK and j < n else i
+        cp = decode_utf8(s, p, &w1)
+        if classes[cp] & LETTER:
+            return skip_class(s, n, p, classes, LETTER, True, UNLIMITED)
+        if classes[cp] & NUMBER:
+            return skip_class(s, n, p, classes, NUMBER, True, UNLIMITED)
+        if not classes[cp] & OTHER_BITS:
+            return skip_class(s, n, p, classes, OTHER_BITS, False, UNLIMITED)
+    else:
+        # [^\r\n\p{L}\p{N}]?+\p{L}++ : one optional character that is no letter, digit or
+        # newline, then letters (the option is possessive, and backtracking it could not help)
+        p = j if (k0 & (LETTER | NUMBER | NEWLINE)) == 0 else i
+        if p < n:
+            cp = decode_utf8(s, p, &w1)
+            if classes[cp] & LETTER:
+                return skip_class(s, n, p, classes, LETTER, True, UNLIMITED)
+        # \p{N}{1,3}+
+        if k0 & NUMBER:
+            return skip_class(s, n, i, classes, NUMBER, True, 3)
+        # ' ?[^\s\p{L}\p{N}]++[\r\n]*+'
+        p = j if c0 == BLANK and j < n else i
+        cp = decode_utf8(s, p, &w1)
+        if not classes[cp] & OTHER_BITS:
+            end = skip_class(s, n, p, classes, OTHER_BITS, False, UNLIMITED)
+            return skip_class(s, n, end, classes, NEWLINE, True, UNLIMITED)
+    if not k0 & SPACE:  # unreachable: every code point is a letter, digit, space or other
+        return j
+    # the whitespace run [i, q): where its last character starts, where its last newline ends
+    q = i
+    last_start = i
+    newline_end = -1
+    while q < n:
+        cp = decode_utf8(s, q, &w1)
+        if not classes[cp] & SPACE:
+            break
+        if classes[cp] & NEWLINE:
+            newline_end = q + w1
+        last_start = q
+        q += w1
+    if pattern == PATTERN_LLAMA3:
+        # \s*[\r\n]+ (backtracks to the last newline), \s+(?!\S), \s+
+        if newline_end >= 0:
+            return newline_end
+        if q == n:
+            return n
+        return last_start if last_start > i else q
+    # \s++$
+    if q == n:
+        return n
+    # cl100k: \s*[\r\n] (backtracks to the last newline)
+    if pattern == PATTERN_CL100K and newline_end >= 0:
+        return newline_end
+    # \s+(?!\S): all but the last whitespace before a non-space; else \s
+    return last_start if last_start > i else j
+
+
+cdef void split_pieces(const uint8_t* s, Py_ssize_t n, const uint8_t* classes, int pattern,
+                       vector[int64_t]& bounds) noexcept nogil:
+    cdef Py_ssize_t i = 0
+    bounds.clear()
+    bounds.push_back(0)
+    while i < n:
+        i = piece_end(s, n, i, classes, pattern)
+        bounds.push_back(i)
+
+
+def split_text(const uint8_t[::1] data, const uint8_t[::1] classes, int pattern):
+    """Byte offsets of the pieces of UTF-8 ``data`` under a preset pattern (for tests)."""
+    check_split_arguments(classes, pattern)
+    cdef vector[int64_t] bounds
+    if data.shape[0]:
+        with nogil:
+            split_pieces(&data[0], data.shape[0], &classes[0], pattern, bounds)
+    else:
+        bounds.push_back(0)
+    return np.asarray(<int64_t[:bounds.size()]>bounds.data()).copy()
