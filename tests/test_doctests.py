@@ -10,7 +10,9 @@ import pytest
 
 import ubpe
 
-MODULES = ["ubpe"] + [f"ubpe.{m.name}" for m in pkgutil.iter_modules(ubpe.__path__)] + ["ubpe_native._fit"]
+MODULES = ["ubpe"] + [f"ubpe.{m.name}" for m in pkgutil.iter_modules(ubpe.__path__)] + [
+    f"ubpe_native.{name}" for name in ("_fit", "_combine")
+]
 
 
 @pytest.mark.parametrize("name", MODULES)

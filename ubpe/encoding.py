@@ -7,9 +7,10 @@ combined the way ubpe 0.3.0 combines them:
 * one part: that part's candidates;
 * ``top_n == 1``: the parts' best encodings, concatenated, scores added left to right;
 * ``top_n > 1``: the reference's walk over the parts' candidate lists, from the last part
-  backwards, which at each step advances in whichever list looks better next. It is a
-  heuristic: ``exact=True`` instead returns the true ``top_n`` by the sum of part scores
-  (a k-best merge of the sorted lists).
+  backwards, which at each step advances in whichever list looks better next
+  (``ubpe_native._combine.walk``; :func:`walk_candidates` is its readable Python twin, kept
+  for tests). It is a heuristic: ``exact=True`` instead returns the true ``top_n`` by the
+  sum of part scores (a k-best merge of the sorted lists).
 
 >>> from ubpe.vocabulary import Vocabulary
 >>> vocab = Vocabulary.from_merges(2, [0], [1], documents=[1], n_docs=2)   # token 2 = [0 1]
@@ -27,6 +28,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ubpe_native._classic import PairTable, encode_words
+from ubpe_native._combine import walk
 from ubpe_native._lattice import DEFAULT_EXACT_MAX_LENGTH, encode_parts
 from ubpe_native._radix import RadixTree
 
@@ -66,18 +68,52 @@ def _concatenate_best(tokens: np.ndarray, token_offsets: np.ndarray, scores: np.
     return [(tokens[token_offsets[0] : token_offsets[-1]].tolist(), weight)]
 
 
+class _Tail:
+    """A candidate encoding of the parts from some part to the end, as a chain: this part's
+    tokens, then the tail of the next part. Sharing tails instead of copying them keeps the
+    combination linear in the document's length (copying made it quadratic in parts)."""
+
+    __slots__ = ("tokens", "rest", "score", "length")
+
+    def __init__(self, tokens: list[int], rest: _Tail | None, score: float):
+        self.tokens = tokens
+        self.rest = rest
+        self.score = score
+        self.length = len(tokens) + (rest.length if rest is not None else 0)
+
+    def materialize(self) -> Encoding:
+        out: list[int] = []
+        node: _Tail | None = self
+        while node is not None:
+            out.extend(node.tokens)
+            node = node.rest
+        return out, self.score
+
+
+def _join(candidate: Encoding, tail: _Tail | None) -> _Tail:
+    # the reference's sum, candidate first: candidates[ci][1] + tails[ti][1]
+    return _Tail(candidate[0], tail, candidate[1] + (tail.score if tail is not None else 0.0))
+
+
 def walk_candidates(part_candidates: Sequence[list[Encoding]], top_n: int) -> list[Encoding]:
     """The reference's combination for ``top_n > 1``: tails grow from the last part back;
     each step pairs the current candidate and tail and then advances in the list whose next
     element gives the better ``(score, -length)``, preferring a new candidate on ties."""
     # A one-symbol part has the single candidate ([symbol], 0.0): the walk then prepends it
     # to every tail, which is what the reference does for such parts without walking.
-    tails: list[Encoding] = [([], 0.0)]
+    tails: list[_Tail | None] = [None]
+
+    def score(t: _Tail | None) -> float:
+        return t.score if t is not None else 0.0
+
+    def length(t: _Tail | None) -> int:
+        return t.length if t is not None else 0
+
     for candidates in reversed(part_candidates):
         ti = ci = 0
-        new_tails: list[Encoding] = []
+        new_tails: list[_Tail | None] = []
         while ci < len(candidates) and ti < len(tails) and len(new_tails) < top_n:
-            new_tails.append((candidates[ci][0] + tails[ti][0], candidates[ci][1] + tails[ti][1]))
+            new_tails.append(_join(candidates[ci], tails[ti]))
             if len(new_tails) == top_n or (ci == len(candidates) - 1 and ti == len(tails) - 1):
                 break
             if ci == len(candidates) - 1:
@@ -85,17 +121,17 @@ def walk_candidates(part_candidates: Sequence[list[Encoding]], top_n: int) -> li
             elif ti == len(tails) - 1:
                 ci += 1
             elif (
-                tails[ti + 1][1] + candidates[ci][1],
-                -len(tails[ti + 1][0]) - len(candidates[ci][0]),
+                score(tails[ti + 1]) + candidates[ci][1],
+                -length(tails[ti + 1]) - len(candidates[ci][0]),
             ) > (
-                tails[ti][1] + candidates[ci + 1][1],
-                -len(tails[ti][0]) - len(candidates[ci + 1][0]),
+                score(tails[ti]) + candidates[ci + 1][1],
+                -length(tails[ti]) - len(candidates[ci + 1][0]),
             ):
                 ti += 1
             else:
                 ci += 1
         tails = new_tails
-    return tails
+    return [t.materialize() if t is not None else ([], 0.0) for t in tails]
 
 
 def best_sums(part_candidates: Sequence[list[Encoding]], top_n: int) -> list[Encoding]:
@@ -106,27 +142,28 @@ def best_sums(part_candidates: Sequence[list[Encoding]], top_n: int) -> list[Enc
     ``O(top_n log top_n)`` per part. Sums are formed like the reference's,
     ``candidate + tail``.
     """
-    tails: list[Encoding] = [([], 0.0)]
+    tails: list[_Tail | None] = [None]
     for candidates in reversed(part_candidates):
 
         def key(ci: int, ti: int) -> tuple[float, int]:
+            tail = tails[ti]
             return (
-                -(candidates[ci][1] + tails[ti][1]),
-                len(candidates[ci][0]) + len(tails[ti][0]),
+                -(candidates[ci][1] + (tail.score if tail is not None else 0.0)),
+                len(candidates[ci][0]) + (tail.length if tail is not None else 0),
             )
 
         heap = [(key(0, 0), 0, 0)]
         seen = {(0, 0)}
-        new_tails: list[Encoding] = []
+        new_tails: list[_Tail | None] = []
         while heap and len(new_tails) < top_n:
             _, ci, ti = heapq.heappop(heap)
-            new_tails.append((candidates[ci][0] + tails[ti][0], candidates[ci][1] + tails[ti][1]))
+            new_tails.append(_join(candidates[ci], tails[ti]))
             for nci, nti in ((ci + 1, ti), (ci, ti + 1)):
                 if nci < len(candidates) and nti < len(tails) and (nci, nti) not in seen:
                     seen.add((nci, nti))
                     heapq.heappush(heap, (key(nci, nti), nci, nti))
         tails = new_tails
-    return tails
+    return [t.materialize() if t is not None else ([], 0.0) for t in tails]
 
 
 class UniversalEncoder:
@@ -160,10 +197,14 @@ class UniversalEncoder:
         if len(parts) != 1 and top_n == 1:
             tokens, token_offsets, _, scores = self._run(parts, 1)
             return _concatenate_best(tokens, token_offsets, scores)
+        if len(parts) > 1 and not exact:
+            tokens, token_offsets, candidate_offsets, scores = self._run(parts, top_n)
+            spelled, totals = walk(candidate_offsets, token_offsets, tokens, scores, top_n)
+            return list(zip(spelled, totals))
         candidates = self.part_candidates(parts, top_n)
         if len(parts) == 1:
             return candidates[0]
-        return best_sums(candidates, top_n) if exact else walk_candidates(candidates, top_n)
+        return best_sums(candidates, top_n)
 
     def _run(self, parts: Sequence[np.ndarray], top_n: int):
         tokens, offsets = _flatten(parts)

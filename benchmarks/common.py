@@ -1,0 +1,120 @@
+"""What the benchmarks share: real data, the reference's venv, versions, report tables."""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CACHE = Path(__file__).resolve().parent / ".cache"
+RESULTS = ROOT / "results" / "benchmarks"
+REFERENCE_PACKAGES = ["ubpe==0.3.0", "ubpe-native==0.3.0"]
+ECG_LEVELS = 2048
+# GPT-2's pre-tokenisation written without \p{...}, which the reference's `re` lacks
+GPT2_LIKE = r"""'s|'t|'re|'ve|'m|'ll|'d| ?[^\W\d_]+| ?\d+| ?[^\s\w]+|\s+(?!\S)|\s+"""
+
+sys.path.insert(0, str(ROOT))
+
+
+def text_corpus(n_chars: int) -> list[str]:
+    """Documents of real English prose, cut to ``n_chars`` characters in all."""
+    from experiments.datasets import load
+
+    docs: list[str] = []
+    total = 0
+    for name in ("kjv", "shakespeare"):
+        for doc in load(name, "train", max_symbols=float("inf")).docs:
+            doc = doc[: n_chars - total]
+            docs.append(doc)
+            total += len(doc)
+            if total >= n_chars:
+                return docs
+    raise SystemExit(f"only {total} characters of text available, {n_chars} asked")
+
+
+def signal_corpus() -> list[list[int]]:
+    from experiments.datasets import load
+
+    # 2,048 uniform levels: the record's own 11-bit resolution
+    dataset = load("ecg", "train", quantizer=f"uniform:{ECG_LEVELS}", max_symbols=float("inf"))
+    return [list(map(int, doc)) for doc in dataset.docs]
+
+
+def find_python312() -> str | None:
+    for name in ("python3.12", "python3.13"):
+        found = shutil.which(name)
+        if found:
+            return found
+    pyenv = shutil.which("pyenv")
+    if pyenv:
+        root = subprocess.run([pyenv, "root"], capture_output=True, text=True).stdout.strip()
+        for candidate in sorted(Path(root, "versions").glob("3.1[2-9]*/bin/python3")):
+            return str(candidate)
+    return None
+
+
+def reference_python(given: str | None) -> str | None:
+    if given:
+        return given
+    venv = CACHE / "reference-venv"
+    python = venv / "bin" / "python"
+    if python.exists():
+        return str(python)
+    base = find_python312()
+    if base is None:
+        print("no Python >= 3.12 found: the reference is skipped", file=sys.stderr)
+        return None
+    subprocess.run([base, "-m", "venv", str(venv)], check=True)
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", *REFERENCE_PACKAGES], check=True)
+    return str(python)
+
+
+def versions(reference: str | None) -> dict[str, str]:
+    import numpy
+
+    import ubpe
+
+    out = {"ubpe (ours)": ubpe.__version__, "python": platform.python_version(), "numpy": numpy.__version__}
+    try:
+        import tokenizers
+
+        out["tokenizers"] = tokenizers.__version__
+    except ImportError:
+        pass
+    if reference:
+        out["ubpe (reference)"] = subprocess.run(
+            [reference, "-c", "import ubpe, sys; print(ubpe.__version__, sys.version.split()[0])"],
+            capture_output=True, text=True,
+        ).stdout.strip()
+    return out
+
+
+def importable(name: str) -> bool:
+    try:
+        __import__(name)
+    except ImportError:
+        return False
+    return True
+
+
+
+def markdown_report(title: str, command: str, notes: list[str], rows: list[dict], library_versions: dict[str, str]) -> str:
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    lines = [
+        f"# {title}",
+        "",
+        f"Command: `{command}`; commit {commit}; {platform.machine()}, {os.cpu_count()} cores, "
+        f"{time.strftime('%Y-%m-%d')}.",
+        "Versions: " + ", ".join(f"{k} {v}" for k, v in library_versions.items()) + ".",
+        *notes,
+        "",
+        "| " + " | ".join(rows[0]) + " |",
+        "|" + "---|" * len(rows[0]),
+    ]
+    lines += ["| " + " | ".join(str(v) for v in row.values()) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
