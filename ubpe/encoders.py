@@ -212,3 +212,9 @@ register(EncoderInfo(
     "ranked merging with each candidate merge skipped with probability p (sampling)",
     "BPE-dropout, Provilkov et al. 2020",
 ))
+
+# The lattice encoders (fewest tokens, longest match, FLOTA, additive scores) register
+# themselves; imported last because they build on the names above.
+from .paths import register_path_encoders  # noqa: E402
+
+register_path_encoders()

@@ -212,14 +212,19 @@ class UniversalEncoder:
 
 
 class ClassicEncoder:
-    """ubpe 0.3.0's ``UBPEClassic`` encoder: batched pair merges in token id order (top-1)."""
+    """ubpe 0.3.0's ``UBPEClassic`` encoder: batched pair merges in token id order (top-1).
+
+    On a vocabulary where some tokens have no pair (a universal vocabulary trimmed by
+    weight, or one loaded from pieces only) those tokens are simply never produced.
+    """
 
     supports_nbest = False
 
     def __init__(self, vocab: Vocabulary):
         self.vocab = vocab
         tokens = np.arange(vocab.n_base, vocab.n_base + vocab.n_merged, dtype=ID_DTYPE)
-        self._table = PairTable(vocab.merges[:, 0], vocab.merges[:, 1], tokens)
+        has_pair = (vocab.merges >= 0).all(axis=1)
+        self._table = PairTable(vocab.merges[has_pair, 0].copy(), vocab.merges[has_pair, 1].copy(), tokens[has_pair])
         self._weights = _all_weights(vocab)
 
     def part_candidates(self, parts: Sequence[np.ndarray]) -> list[list[Encoding]]:

@@ -224,7 +224,11 @@ class UBPEBase:
 
         Encoders are built once per name and options and then reused."""
         name = name or self.default_encoder
-        key = ("encoder", name, tuple(sorted(options.items())))
+        try:
+            key = ("encoder", name, tuple(sorted(options.items())))
+            hash(key)
+        except TypeError:  # an unhashable option (an array of weights): build, don't cache
+            return make_encoder(name, self.vocabulary, **options)
         if key not in self._views:
             self._views[key] = make_encoder(name, self.vocabulary, **options)
         return self._views[key]
@@ -275,6 +279,38 @@ class UBPEBase:
         with ThreadPoolExecutor(max_workers=workers) as pool:
             return [e for chunk in pool.map(run, starts) for e in chunk]
 
+    def encode_to_numpy(self, doc: Any, **options: Any) -> np.ndarray:
+        """The best encoding of ``doc`` as an int32 array (``encode(doc, **options)[0][0]``)."""
+        return np.asarray(self.encode(doc, **options)[0][0], dtype=np.int32)
+
+    # -- vocabulary lookups -----------------------------------------------------------------
+
+    def __len__(self) -> int:
+        """How many ids the vocabulary has (alphabet, known words and merged tokens)."""
+        return len(self.vocabulary)
+
+    @property
+    def n_vocab(self) -> int:
+        return len(self.vocabulary)
+
+    def id_to_piece(self, token: int) -> Any:
+        """What ``token`` stands for: a str for text alphabets, else a list of symbols."""
+        return self.decode([token])
+
+    def piece_to_id(self, piece: Any) -> int:
+        """The id whose piece is ``piece`` (a str, or a sequence of symbols); the lowest id
+        when several tokens share it. Raises :class:`UnknownTokenError` if none does."""
+        if "piece_ids" not in self._views:
+            index: dict[Any, int] = {}
+            for token, value in enumerate(self._decode_table()):
+                index.setdefault(value if isinstance(value, str) else tuple(value), token)
+            self._views["piece_ids"] = index
+        key = piece if isinstance(piece, str) else tuple(piece)
+        try:
+            return self._views["piece_ids"][key]
+        except (KeyError, TypeError):
+            raise UnknownTokenError(f"no token stands for {piece!r}") from None
+
     # -- decoding ---------------------------------------------------------------------------
 
     def _decode_table(self) -> list[Any]:
@@ -316,6 +352,10 @@ class UBPEBase:
         if self._alphabet.symbol_type is str:
             return "".join(pieces)
         return [s for piece in pieces for s in piece]
+
+    def decode_batch(self, batch: Iterable[Iterable[int]]) -> list[Any]:
+        """:meth:`decode` of every token list in ``batch``."""
+        return [self.decode(tokens) for tokens in batch]
 
     # -- reference JSON ---------------------------------------------------------------------
 
