@@ -31,16 +31,22 @@ corpora = st.integers(1, MAX_ALPHABET).flatmap(
 )
 
 
-def kernel_merges(corpus, n_base, n_tokens, n_candidates):
+def make_merger(corpus, n_base, unique_pieces=False) -> PairMerger:
+    """The kernel on a corpus given as documents of parts of ids."""
     tokens, offsets, doc_of_part = [], [0], []
     for d, doc in enumerate(corpus):
         for part in doc:
             tokens.extend(part)
             offsets.append(len(tokens))
             doc_of_part.append(d)
-    merger = PairMerger(
-        np.asarray(tokens, np.int32), np.asarray(offsets, np.int64), np.asarray(doc_of_part, np.int32), len(corpus), n_base
+    return PairMerger(
+        np.asarray(tokens, np.int32), np.asarray(offsets, np.int64), np.asarray(doc_of_part, np.int32),
+        len(corpus), n_base, unique_pieces,
     )
+
+
+def kernel_merges(corpus, n_base, n_tokens, n_candidates):
+    merger = make_merger(corpus, n_base)
     largest = n_base - 1
     while largest < n_tokens:
         created = merger.step(n_candidates)
@@ -147,16 +153,7 @@ def test_ids_do_not_depend_on_hash_seed():
 @given(corpora, st.integers(1, 40), st.sampled_from([1, 3, 50]))
 def test_unique_pieces_never_repeat_a_piece(data, extra_tokens, n_candidates):
     n_base, corpus = data
-    tokens, offsets, doc_of_part = [], [0], []
-    for d, doc in enumerate(corpus):
-        for part in doc:
-            tokens.extend(part)
-            offsets.append(len(tokens))
-            doc_of_part.append(d)
-    merger = PairMerger(
-        np.asarray(tokens, np.int32), np.asarray(offsets, np.int64), np.asarray(doc_of_part, np.int32),
-        len(corpus), n_base, True,
-    )
+    merger = make_merger(corpus, n_base, unique_pieces=True)
     while merger.next_token - 1 < n_base + extra_tokens and merger.step(n_candidates):
         pass
     left, right, documents, _ = merger.merges()
