@@ -166,7 +166,8 @@ class Alphabet:
             low = 0
         if high - low + 1 > MAX_DENSE_TABLE:
             return
-        table = np.full(high - low + 1, -1, dtype=ID_DTYPE)
+        # one entry more than needed: a -1 at the end, where out-of-range values are clipped to
+        table = np.full(high - low + 2, -1, dtype=ID_DTYPE)
         table[np.asarray(keys, dtype=np.int64) - low] = values
         self._table, self._table_offset = table, low
 
@@ -232,11 +233,11 @@ class Alphabet:
         return self._lookup_table(values)
 
     def _lookup_table(self, values: np.ndarray) -> np.ndarray:
-        shifted = values - self._table_offset
-        inside = (shifted >= 0) & (shifted < len(self._table))
-        ids = np.full(len(values), -1, dtype=ID_DTYPE)
-        ids[inside] = self._table[shifted[inside]]
-        return ids
+        shifted = values - self._table_offset if self._table_offset else values
+        if len(shifted) and shifted.min() < 0:  # below the table: unknown, like the sentinel
+            shifted = np.where(shifted < 0, len(self._table) - 1, shifted)
+        # values past the table clip to its last entry, the -1 sentinel
+        return np.take(self._table, shifted, mode="clip")
 
     def _lookup_generic(self, symbols: Iterable[Any]) -> np.ndarray:
         index = self._index
