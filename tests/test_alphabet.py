@@ -109,3 +109,9 @@ def test_int_documents_map_like_a_dict(symbols, data):
     doc = data.draw(st.lists(st.sampled_from(sorted(symbols)), max_size=30))
     mapping = alphabet.as_dict()
     assert alphabet.ids_of(doc).tolist() == [mapping[s] for s in doc]
+
+
+@pytest.mark.parametrize("spec, doc", [(3, [-1]), (3, [3]), ([-3, 5], [-4]), ([-3, 5], [0]), ("ab", "😀")])
+def test_values_outside_a_dense_table_are_unknown(spec, doc):
+    with pytest.raises(UnknownSymbolError):
+        Alphabet.from_spec(spec).ids_of(doc)
