@@ -57,6 +57,8 @@ def test_top_n(tok):
             tok.encode("abcd", top_n=2)
     with pytest.raises(InvalidParameterError, match="at least 1"):
         tok.encode("abcd", top_n=0, encoder="tfidf")
+    with pytest.raises(InvalidParameterError, match="at most"):
+        tok.encode("abcd", top_n=10**9, encoder="tfidf")
 
 
 def test_unknown_symbol_and_encoder(tok):

@@ -27,6 +27,9 @@ from .ranked import DropoutEncoder, RankedEncoder
 from .vocabulary import ID_DTYPE, Vocabulary
 
 Encoding = tuple[list[int], float]
+# top-n search keeps top_n candidates per lattice position: past this it is a mistake, not a
+# request (memory grows as length x top_n)
+MAX_TOP_N = 4096
 
 
 class Encoder(Protocol):
@@ -85,6 +88,8 @@ def check_top_n(encoder: Encoder, top_n: Any) -> int:
         raise InvalidParameterError(f"`top_n` must be an int, not {type(top_n).__name__}")
     if top_n < 1:
         raise InvalidParameterError(f"`top_n` must be at least 1, got {top_n}")
+    if top_n > MAX_TOP_N:
+        raise InvalidParameterError(f"`top_n` must be at most {MAX_TOP_N}, got {top_n}")
     if top_n > 1 and not encoder.supports_nbest:
         raise InvalidParameterError(f"encoder {encoder.name!r} gives one encoding: top_n must be 1")
     return int(top_n)
