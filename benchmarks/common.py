@@ -88,7 +88,7 @@ def versions(reference: str | None) -> dict[str, str]:
         pass
     if reference:
         out["ubpe (reference)"] = subprocess.run(
-            [reference, "-c", "import ubpe, sys; print(ubpe.__version__, sys.version.split()[0])"],
+            [reference, "-I", "-c", "import ubpe, sys; print(ubpe.__version__, sys.version.split()[0])"],
             capture_output=True, text=True,
         ).stdout.strip()
     return out
