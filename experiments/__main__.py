@@ -1,66 +1,80 @@
-"""``python -m experiments``: the main job.
+"""``python -m experiments``: run an experiment end to end, or re-render its report.
 
-Until the experiment runner lands, this fits both tokenizers on real English prose that ships
-with Python itself (the documentation topics of ``pydoc_data``), checks that decoding gives
-the text back, and writes the models and a short report to ``results/demo/``.
+    python -m experiments                     # the default experiment -> results/default/
+    python -m experiments large --jobs 2      # experiments/configs/large.toml
+    python -m experiments path/to/my.toml --force
+    python -m experiments report default      # re-render results/default/report.md and plots
+                                              # from its CSV files, without recomputing
+
+Fitted models and per-cell raw results are cached under ``experiments/.cache/``; a rerun
+computes only missing cells, ``--force`` recomputes everything.
 """
 
 from __future__ import annotations
 
 import argparse
-import platform
+import sys
 import time
 from pathlib import Path
 
-import numpy as np
-import pydoc_data.topics
-
-import ubpe
-from ubpe import UBPE, UBPEClassic
-
-RESULTS = Path(__file__).resolve().parent.parent / "results" / "demo"
-GPT2_LIKE = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+from .config import ConfigError, load_config
 
 
-def prose() -> list[str]:
-    topics = pydoc_data.topics.topics
-    return [p for key in sorted(topics) for p in topics[key].split("\n\n") if p.strip()]
+def _run(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m experiments", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("config", nargs="?", default="default",
+                        help="a config name in experiments/configs/ or a .toml path")
+    parser.add_argument("--jobs", type=int, default=None,
+                        help="worker processes (default: the cores available)")
+    parser.add_argument("--force", action="store_true",
+                        help="refit and re-encode every cell, ignoring the cache")
+    parser.add_argument("--results", type=Path, default=None,
+                        help="folder to write <experiment>/ into (default: results/)")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    args = parser.parse_args(argv)
+    if args.jobs is not None and args.jobs < 1:
+        parser.error("--jobs must be at least 1")
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        parser.error(str(exc))
+    from .runner import run_experiment
+
+    started = time.perf_counter()
+    out = run_experiment(config, jobs=args.jobs, force=args.force, results_dir=args.results,
+                         progress=not args.no_progress)
+    print(f"wrote {out} in {time.perf_counter() - started:.1f} s")
+    return 0
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--n-tokens", type=int, default=4096)
-    parser.add_argument("--out", type=Path, default=RESULTS)
-    args = parser.parse_args()
-    docs = prose()
-    alphabet = sorted(set("".join(docs)))
-    args.out.mkdir(parents=True, exist_ok=True)
-    lines = [
-        "# ubpe demo fit",
-        "",
-        f"ubpe {ubpe.__version__}, Python {platform.python_version()}, numpy {np.__version__}, "
-        f"{platform.machine()} with {len(__import__('os').sched_getaffinity(0))} cores",
-        f"data: {len(docs)} paragraphs of Python's documentation topics, {sum(map(len, docs)):,} chars, "
-        f"{len(alphabet)} distinct characters; regex: GPT-2-like pre-tokenisation",
-        "",
-        "| tokenizer | n_tokens | fit seconds | decode(piece) round trip |",
-        "|---|---|---|---|",
-    ]
-    for cls in (UBPE, UBPEClassic):
-        tok = cls(alphabet=alphabet, n_tokens=args.n_tokens, regex_str=GPT2_LIKE)
-        started = time.perf_counter()
-        tok.fit(docs)
-        seconds = time.perf_counter() - started
-        tok.save(args.out / f"{cls.__name__.lower()}.json")
-        pieces_ok = all(
-            tok.decode([t]) == "".join(alphabet[i] for i in tok.vocabulary.piece(t))
-            for t in range(len(tok.vocabulary))
-        )
-        lines.append(f"| {cls.__name__} | {len(tok.vocabulary)} | {seconds:.2f} | {pieces_ok} |")
-        print(f"{cls.__name__}: {len(tok.vocabulary)} tokens in {seconds:.2f} s")
-    (args.out / "README.md").write_text("\n".join(lines) + "\n")
-    print(f"wrote {args.out}")
+def _report(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m experiments report",
+                                     description="Re-render a report from its CSV files.")
+    parser.add_argument("experiment", nargs="?", default="default",
+                        help="an experiment name (results/<name>/) or a results folder")
+    parser.add_argument("--results", type=Path, default=None,
+                        help="folder holding <experiment>/ (default: results/)")
+    args = parser.parse_args(argv)
+    from .report import render_report
+    from .runner import RESULTS_DIR
+
+    folder = Path(args.experiment)
+    if not (folder / "metrics.csv").exists():
+        folder = (args.results or RESULTS_DIR) / args.experiment
+    if not (folder / "metrics.csv").exists():
+        parser.error(f"no results in {folder}: run `python -m experiments {args.experiment}` first")
+    path = render_report(folder)
+    print(f"wrote {path}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "report":
+        return _report(argv[1:])
+    return _run(argv)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,0 +1,333 @@
+"""Experiment configs: a small TOML file naming the grid the runner computes.
+
+An experiment is datasets x vocabulary sizes x n_candidates x encoders (x seeds for encoders
+that take one). ``experiments/configs/default.toml`` is the documented example; the keys:
+
+.. code-block:: toml
+
+    name = "default"                       # results go to results/<name>/
+    description = "one line for the report"
+
+    [grid]
+    vocab_sizes = ["+256", "+1024", 4096]  # "+k": alphabet size + k merged tokens; k: n_tokens
+    n_candidates = [50]                    # fit's pairs per round (ubpe's default is 50)
+    top_n = 4                              # alternatives asked of n-best encoders (score gaps)
+    seeds = [0, 1, 2]                      # one cell per seed for the seeded encoders
+
+    [encoders]
+    run = ["universal:tfidf", "classic:classic", "classic:ranked"]   # variant:encoder
+    baseline = "classic:classic"           # "differs from baseline" share in the metrics
+    options = { dropout = { p = 0.1 } }    # keyword options per encoder name
+    seeded = ["dropout"]                   # stochastic encoders: run once per grid seed,
+                                           # with `seed=` passed to the encoder
+
+    [statistics]
+    resamples = 10000                      # bootstrap resamples
+    confidence = 0.95                      # bootstrap interval
+    alpha = 0.05                           # significance after Holm's correction
+    seed = 12345                           # bootstrap seed (each comparison derives its own)
+
+    [[comparisons]]                        # paired tests, a - b per held-out document
+    question = "Does universal (tf-idf, top-1) give shorter encodings than classic?"
+    a = "universal:tfidf"
+    b = "classic:classic"
+
+    [datasets.kjv]                         # every dataset to run, with its options:
+    regex = "gpt2"                         #   pre-tokenisation: a preset name or a pattern
+    break_tokens = ["\\n"]                 #   symbols that split documents into parts
+    max_symbols = 300000                   #   train cap (held-out: heldout_max_symbols)
+    [datasets.ecg]
+    quantizer = "uniform:64"               #   signals / time series: a quantizer spec
+    vocab_sizes = ["+256"]                 #   overrides grid.vocab_sizes for this dataset
+    window = 360                           #   anything else goes to the dataset's loader
+    [datasets.ecg-mulaw]                   # a second entry for one registered dataset:
+    dataset = "ecg"                        #   the registry name (default: the table's name)
+    quantizer = "mulaw:64"
+
+The variant says which tokenizer is fitted (``universal`` = `ubpe.UBPE`, ``classic`` =
+`ubpe.UBPEClassic`), the encoder which registered encoder (``ubpe.encoders``) encodes the
+held-out split with that vocabulary. Vocabulary sizes relative to the alphabet keep the
+number of *merged* tokens the same across datasets whose alphabets range from 4 (DNA) to
+~1,800 symbols (UDHR); the alphabet is the union of both splits' symbols (a tokenizer is told
+its symbol set; merges are learnt from the training split only).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+#: Folder of the named configs (``python -m experiments large`` reads ``large.toml`` here).
+CONFIG_DIR = Path(__file__).resolve().parent / "configs"
+VARIANTS: tuple[str, ...] = ("universal", "classic")
+
+#: Pre-tokenisation presets a dataset can name with ``regex = "<preset>"``.
+REGEX_PRESETS: dict[str, str] = {
+    # GPT-2's pattern with \p classes (the `regex` module): contractions, letter runs, digit
+    # runs, punctuation runs, each optionally led by one space; whitespace on its own.
+    "gpt2": r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""",
+}
+
+DEFAULT_TOP_N = 1
+#: Encoders that sample (one cell per seed) unless a config says otherwise.
+DEFAULT_SEEDED: tuple[str, ...] = ("dropout",)
+DEFAULT_RESAMPLES = 10_000
+DEFAULT_CONFIDENCE = 0.95
+DEFAULT_ALPHA = 0.05
+DEFAULT_STATS_SEED = 20_240_601
+# dataset keys the runner uses itself; the rest go to `experiments.datasets.load`
+_RUNNER_KEYS = {"dataset", "regex", "break_tokens", "vocab_sizes", "max_symbols",
+                "heldout_max_symbols"}
+
+
+class ConfigError(ValueError):
+    """The config file is missing, not TOML, or names something invalid."""
+
+
+@dataclass(frozen=True)
+class EncoderSpec:
+    """``variant:encoder``: which tokenizer's vocabulary, encoded by which encoder.
+
+    >>> EncoderSpec.parse("classic:ranked")
+    EncoderSpec(variant='classic', encoder='ranked')
+    >>> str(EncoderSpec("universal", "tfidf"))
+    'universal:tfidf'
+    """
+
+    variant: str
+    encoder: str
+
+    @classmethod
+    def parse(cls, text: Any) -> EncoderSpec:
+        if not isinstance(text, str) or text.count(":") != 1:
+            raise ConfigError(f"an encoder is 'variant:encoder', got {text!r}")
+        variant, encoder = (part.strip() for part in text.split(":"))
+        if variant not in VARIANTS:
+            raise ConfigError(f"{text!r}: the variant must be one of {', '.join(VARIANTS)}")
+        if not encoder:
+            raise ConfigError(f"{text!r}: no encoder name")
+        return cls(variant, encoder)
+
+    def __str__(self) -> str:
+        return f"{self.variant}:{self.encoder}"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A paired question: is ``a`` shorter than ``b`` on the same held-out documents?"""
+
+    question: str
+    a: EncoderSpec
+    b: EncoderSpec
+
+
+@dataclass(frozen=True)
+class DatasetConfig:
+    """One dataset of the experiment and how to load and split it."""
+
+    name: str
+    dataset: str = ""  # the registry name; empty: the same as `name`
+    regex: str | None = None
+    break_tokens: tuple[Any, ...] | None = None
+    vocab_sizes: tuple[int | str, ...] | None = None
+    max_symbols: int | None = None
+    heldout_max_symbols: int | None = None
+    load_options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def registry_name(self) -> str:
+        return self.dataset or self.name
+
+    @property
+    def regex_pattern(self) -> str | None:
+        """The pattern to split with (a preset resolved)."""
+        if self.regex is None:
+            return None
+        return REGEX_PRESETS.get(self.regex, self.regex)
+
+
+@dataclass(frozen=True)
+class StatsConfig:
+    resamples: int = DEFAULT_RESAMPLES
+    confidence: float = DEFAULT_CONFIDENCE
+    alpha: float = DEFAULT_ALPHA
+    seed: int = DEFAULT_STATS_SEED
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    name: str
+    description: str
+    datasets: tuple[DatasetConfig, ...]
+    vocab_sizes: tuple[int | str, ...]
+    n_candidates: tuple[int, ...]
+    encoders: tuple[EncoderSpec, ...]
+    baseline: EncoderSpec | None = None
+    encoder_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    seeds: tuple[int, ...] = (0,)
+    seeded: tuple[str, ...] = DEFAULT_SEEDED
+    top_n: int = DEFAULT_TOP_N
+    comparisons: tuple[Comparison, ...] = ()
+    stats: StatsConfig = field(default_factory=StatsConfig)
+    source: str = ""
+
+    def sizes_for(self, dataset: DatasetConfig) -> tuple[int | str, ...]:
+        return dataset.vocab_sizes if dataset.vocab_sizes is not None else self.vocab_sizes
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready view (for the report and for cache keys)."""
+        data = asdict(self)
+        data["encoders"] = [str(e) for e in self.encoders]
+        data["baseline"] = str(self.baseline) if self.baseline else None
+        data["comparisons"] = [
+            {"question": c.question, "a": str(c.a), "b": str(c.b)} for c in self.comparisons
+        ]
+        return data
+
+    def fingerprint(self) -> str:
+        text = json.dumps(self.as_dict(), sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def n_tokens_for(size: int | str, alphabet_size: int) -> int:
+    """The ``n_tokens`` a vocabulary size setting asks for.
+
+    >>> n_tokens_for("+256", 62), n_tokens_for(1000, 62)
+    (318, 1000)
+    """
+    if isinstance(size, str):
+        return alphabet_size + _parse_relative(size)
+    return int(size)
+
+
+def _parse_relative(size: str) -> int:
+    if not size.startswith("+") or not size[1:].isdigit() or int(size[1:]) < 1:
+        raise ConfigError(f"a relative vocabulary size is '+k' with k >= 1, got {size!r}")
+    return int(size[1:])
+
+
+def _check_size(size: Any) -> int | str:
+    if isinstance(size, str):
+        _parse_relative(size)
+        return size
+    if isinstance(size, bool) or not isinstance(size, int) or size < 2:
+        raise ConfigError(f"a vocabulary size is an int >= 2 or '+k', got {size!r}")
+    return size
+
+
+def _int_list(value: Any, what: str, minimum: int) -> tuple[int, ...]:
+    if not isinstance(value, list) or not value:
+        raise ConfigError(f"{what} must be a non-empty list of ints")
+    for item in value:
+        if isinstance(item, bool) or not isinstance(item, int) or item < minimum:
+            raise ConfigError(f"{what}: {item!r} is not an int >= {minimum}")
+    return tuple(value)
+
+
+def resolve_path(name_or_path: str | Path) -> Path:
+    """``default`` -> ``experiments/configs/default.toml``; a path is taken as it is."""
+    path = Path(name_or_path)
+    if path.suffix == ".toml" or path.exists():
+        return path
+    return CONFIG_DIR / f"{name_or_path}.toml"
+
+
+def load_config(name_or_path: str | Path) -> ExperimentConfig:
+    """Read and check a config (see the module docstring for the format)."""
+    path = resolve_path(name_or_path)
+    if not path.is_file():
+        known = ", ".join(sorted(p.stem for p in CONFIG_DIR.glob("*.toml")))
+        raise ConfigError(f"no config {str(name_or_path)!r} (named configs: {known})")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    return replace(parse_config(data, default_name=path.stem), source=str(path))
+
+
+def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> ExperimentConfig:
+    """An `ExperimentConfig` from parsed TOML (a dict), checked."""
+    unknown = set(data) - {"name", "description", "grid", "encoders", "statistics",
+                           "comparisons", "datasets"}
+    if unknown:
+        raise ConfigError(f"unknown top-level keys: {', '.join(sorted(unknown))}")
+    name = data.get("name", default_name)
+    if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
+        raise ConfigError(f"`name` must be a plain folder name, got {name!r}")
+    grid = data.get("grid", {})
+    vocab_sizes = tuple(_check_size(s) for s in grid.get("vocab_sizes", ["+1024"]))
+    if not vocab_sizes:
+        raise ConfigError("grid.vocab_sizes is empty")
+    n_candidates = _int_list(grid.get("n_candidates", [50]), "grid.n_candidates", 1)
+    seeds = _int_list(grid.get("seeds", [0]), "grid.seeds", 0)
+    top_n = grid.get("top_n", DEFAULT_TOP_N)
+    if isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 1:
+        raise ConfigError(f"grid.top_n must be an int >= 1, got {top_n!r}")
+
+    enc = data.get("encoders", {})
+    encoders = tuple(dict.fromkeys(EncoderSpec.parse(e) for e in enc.get("run", [])))
+    if not encoders:
+        raise ConfigError("encoders.run names no encoder")
+    baseline = EncoderSpec.parse(enc["baseline"]) if enc.get("baseline") else None
+    options = enc.get("options", {})
+    seeded = enc.get("seeded", list(DEFAULT_SEEDED))
+    if not isinstance(seeded, list) or not all(isinstance(n, str) for n in seeded):
+        raise ConfigError("encoders.seeded must be a list of encoder names")
+    if not isinstance(options, dict) or not all(isinstance(v, dict) for v in options.values()):
+        raise ConfigError("encoders.options maps encoder names to tables of options")
+
+    st = data.get("statistics", {})
+    stats = StatsConfig(
+        resamples=int(st.get("resamples", DEFAULT_RESAMPLES)),
+        confidence=float(st.get("confidence", DEFAULT_CONFIDENCE)),
+        alpha=float(st.get("alpha", DEFAULT_ALPHA)),
+        seed=int(st.get("seed", DEFAULT_STATS_SEED)),
+    )
+    if stats.resamples < 1 or not 0 < stats.confidence < 1 or not 0 < stats.alpha < 1:
+        raise ConfigError("statistics: resamples >= 1, 0 < confidence < 1, 0 < alpha < 1")
+
+    comparisons = []
+    for item in data.get("comparisons", []):
+        try:
+            comparisons.append(Comparison(str(item["question"]), EncoderSpec.parse(item["a"]),
+                                          EncoderSpec.parse(item["b"])))
+        except KeyError as exc:
+            raise ConfigError(f"a comparison needs question, a and b (missing {exc})") from None
+
+    datasets = []
+    for ds_name, ds_options in (data.get("datasets") or {}).items():
+        if not isinstance(ds_options, dict):
+            raise ConfigError(f"datasets.{ds_name} must be a table")
+        sizes = ds_options.get("vocab_sizes")
+        breaks = ds_options.get("break_tokens")
+        datasets.append(DatasetConfig(
+            name=ds_name,
+            dataset=str(ds_options.get("dataset", "")),
+            regex=ds_options.get("regex"),
+            break_tokens=tuple(breaks) if breaks else None,
+            vocab_sizes=tuple(_check_size(s) for s in sizes) if sizes is not None else None,
+            max_symbols=ds_options.get("max_symbols"),
+            heldout_max_symbols=ds_options.get("heldout_max_symbols"),
+            load_options={k: v for k, v in ds_options.items() if k not in _RUNNER_KEYS},
+        ))
+    if not datasets:
+        raise ConfigError("the config names no dataset ([datasets.<name>] tables)")
+    return ExperimentConfig(
+        name=name,
+        description=str(data.get("description", "")),
+        datasets=tuple(datasets),
+        vocab_sizes=vocab_sizes,
+        n_candidates=n_candidates,
+        encoders=encoders,
+        baseline=baseline,
+        encoder_options=options,
+        seeds=seeds,
+        seeded=tuple(seeded),
+        top_n=top_n,
+        comparisons=tuple(comparisons),
+        stats=stats,
+    )

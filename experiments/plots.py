@@ -1,0 +1,140 @@
+"""The report's figures (matplotlib, Agg backend), drawn from the results' CSV tables.
+
+- `plot_tokens_per_symbol`: one panel per dataset, held-out tokens per symbol against the
+  vocabulary's actual size (log scale), one line per encoder;
+- `plot_length_differences`: for one comparison ``a`` vs ``b``, the per-document length ratio
+  ``n_a / n_b`` as box plots per dataset and vocabulary size, on a log scale (a few documents
+  can be 100 times longer with one encoder, e.g. the all-N assembly gaps in DNA, and a
+  linear axis would flatten every box).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FuncFormatter  # noqa: E402
+import pandas as pd  # noqa: E402
+
+PANEL_COLUMNS = 5
+PANEL_SIZE = (3.4, 3.0)  # inches per panel
+DPI = 110
+PERCENT = 100.0
+# colour and marker follow the encoder, the line style the vocabulary (variant), so one
+# encoder on both vocabularies reads as one colour, solid and dashed
+_PALETTE = plt.get_cmap("tab10").colors
+_MARKERS = "os^vD<>pPX*h"
+
+
+def _style(spec: str, specs: list[str]) -> dict:
+    variant, encoder = spec.split(":", 1)
+    encoders = list(dict.fromkeys(s.split(":", 1)[1] for s in specs))
+    i = encoders.index(encoder)
+    return {"color": _PALETTE[i % len(_PALETTE)], "marker": _MARKERS[i % len(_MARKERS)],
+            "linestyle": "-" if variant == "universal" else "--"}
+
+
+def _grid(n: int) -> tuple[plt.Figure, list[plt.Axes]]:
+    cols = min(PANEL_COLUMNS, n)
+    rows = math.ceil(n / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(PANEL_SIZE[0] * cols, PANEL_SIZE[1] * rows),
+                             squeeze=False)
+    flat = list(axes.ravel())
+    for ax in flat[n:]:
+        ax.set_visible(False)
+    return fig, flat[:n]
+
+
+def plot_tokens_per_symbol(metrics: pd.DataFrame, path: Path) -> Path:
+    """Tokens per symbol against vocabulary size, per dataset (seeded encoders: seed mean)."""
+    table = (metrics.groupby(["dataset", "kind", "encoder", "size"], sort=False, as_index=False)
+             .agg(vocab_size=("vocab_size", "first"), tokens_per_symbol=("tokens_per_symbol", "mean")))
+    datasets = list(dict.fromkeys(table["dataset"]))
+    specs = list(dict.fromkeys(table["encoder"]))
+    fig, axes = _grid(len(datasets))
+    for ax, dataset in zip(axes, datasets):
+        part = table[table["dataset"] == dataset]
+        for spec in specs:
+            rows = part[part["encoder"] == spec].sort_values("vocab_size")
+            if not rows.empty:
+                ax.plot(rows["vocab_size"], rows["tokens_per_symbol"], label=spec,
+                        markersize=4, linewidth=1.2, **_style(spec, specs))
+        ax.set_xscale("log", base=2)
+        ax.set_title(f"{dataset} ({part['kind'].iloc[0]})", fontsize=10)
+        ax.tick_params(labelsize=8)
+        ax.grid(True, alpha=0.3)
+    for ax in axes[::PANEL_COLUMNS]:
+        ax.set_ylabel("held-out tokens / symbol", fontsize=9)
+    for ax in axes[-min(PANEL_COLUMNS, len(axes)):]:
+        ax.set_xlabel("vocabulary size (ids)", fontsize=9)
+    handles, labels = axes[0].get_legend_handles_labels() if axes else ([], [])
+    for ax in axes[1:]:
+        for h, label in zip(*ax.get_legend_handles_labels()):
+            if label not in labels:
+                handles.append(h)
+                labels.append(label)
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 6), fontsize=9,
+               frameon=False)
+    fig.suptitle("Held-out tokens per symbol (lower is shorter); solid: universal "
+                 "vocabulary, dashed: classic", fontsize=11)
+    legend_rows = math.ceil(len(labels) / 6)
+    fig.tight_layout(rect=(0, 0.04 + 0.035 * legend_rows, 1, 0.96))
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return path
+
+
+def _percent_change(ratio: float, _position: float) -> str:
+    """Axis label of a length ratio as a change: 0.5 -> -50 %, 2 -> +100 %."""
+    change = (ratio - 1.0) * PERCENT
+    return f"{change:+.0f} %" if abs(change) >= 1 else "0 %"
+
+
+def plot_length_differences(documents: pd.DataFrame, a: str, b: str, path: Path) -> Path | None:
+    """Box plots of ``n_tokens(a) / n_tokens(b)`` per document, per dataset and size."""
+    keys = ["dataset", "size", "n_candidates", "doc"]
+    mean_a = documents[documents["encoder"] == a].groupby(keys, sort=False)["n_tokens"].mean()
+    mean_b = documents[documents["encoder"] == b].groupby(keys, sort=False)["n_tokens"].mean()
+    joined = pd.concat([mean_a.rename("a"), mean_b.rename("b")], axis=1, join="inner").reset_index()
+    joined = joined[joined["b"] > 0]
+    if joined.empty:
+        return None
+    joined["diff"] = joined["a"] / joined["b"]
+    datasets = list(dict.fromkeys(joined["dataset"]))
+    sizes = list(dict.fromkeys(joined["size"]))
+    width = 0.8 / len(sizes)
+    fig, ax = plt.subplots(figsize=(max(8.0, 1.1 * len(datasets) * max(1, len(sizes)) / 2), 4.6))
+    colours = plt.get_cmap("viridis")([0.15 + 0.7 * i / max(1, len(sizes) - 1)
+                                       for i in range(len(sizes))])
+    for j, size in enumerate(sizes):
+        data = [joined[(joined["dataset"] == d) & (joined["size"] == size)]["diff"].to_numpy()
+                for d in datasets]
+        positions = [i + (j - (len(sizes) - 1) / 2) * width for i in range(len(datasets))]
+        kept = [(p, x) for p, x in zip(positions, data) if len(x)]
+        if not kept:
+            continue
+        box = ax.boxplot([x for _, x in kept], positions=[p for p, _ in kept], widths=width * 0.85,
+                         patch_artist=True, showfliers=True, flierprops={"markersize": 2},
+                         medianprops={"color": "black"})
+        for patch in box["boxes"]:
+            patch.set_facecolor(colours[j])
+            patch.set_alpha(0.8)
+        ax.plot([], [], "s", color=colours[j], label=f"vocabulary {size}")
+    ax.axhline(1.0, color="grey", linewidth=0.8)
+    ax.set_yscale("log", base=2)
+    ax.yaxis.set_major_formatter(FuncFormatter(_percent_change))
+    ax.set_xticks(range(len(datasets)))
+    ax.set_xticklabels(datasets, rotation=20, fontsize=9)
+    ax.set_ylabel(f"tokens of {a} vs {b}\n(per document, log scale)", fontsize=9)
+    ax.set_title(f"Per-document length, {a} relative to {b} (below 0 %: {a} shorter)",
+                 fontsize=10)
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return path

@@ -1,0 +1,428 @@
+"""The Markdown report of an experiment, rendered from its results folder only.
+
+`render_report` reads ``run.json`` (settings, versions, commit, machine) and the CSV tables the
+runner wrote, draws the plots (`experiments.plots`) and writes ``report.md``: settings, data,
+environment, metric definitions, tables, then per comparison and dataset kind the answer with
+its paired test. Nothing is recomputed, so ``python -m experiments report <name>`` re-renders
+a committed result on any machine.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from . import plots
+
+KIND_ORDER = ("prose", "multilingual", "code", "dna", "protein", "signal", "music", "timeseries")
+PERCENT = 100.0
+_READ = {"dtype": {"size": str, "encoder": str, "a": str, "b": str}, "keep_default_na": True}
+
+
+def read_results(folder: Path) -> dict[str, Any]:
+    folder = Path(folder)
+    tables = {name: pd.read_csv(folder / f"{name}.csv", **_READ) if (folder / f"{name}.csv").stat().st_size > 1
+              else pd.DataFrame()
+              for name in ("datasets", "documents", "metrics", "comparisons")}
+    tables["run"] = json.loads((folder / "run.json").read_text())
+    return tables
+
+
+# -- formatting ----------------------------------------------------------------------------
+
+
+def _num(value: Any, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return f"{value:,.{digits}f}"
+
+
+def _p(value: float) -> str:
+    if value is None or math.isnan(value):
+        return "–"
+    if value == 0:
+        return "< 1e-300"
+    if value < 1e-3:
+        return f"{value:.1e}"
+    # three significant digits, so a p just above alpha (0.0502) does not print as 0.050
+    return f"{value:.3g}"
+
+
+def _pct(value: float, digits: int = 1) -> str:
+    return "–" if value is None or math.isnan(value) else f"{value * PERCENT:+.{digits}f} %"
+
+
+def _table(frame: pd.DataFrame) -> str:
+    """A pipe table (strings as they are, numbers pre-formatted by the caller)."""
+    head = "| " + " | ".join(map(str, frame.columns)) + " |"
+    rule = "|" + "|".join("---" for _ in frame.columns) + "|"
+    body = ["| " + " | ".join(str(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join([head, rule, *body])
+
+
+def _kind_key(kind: str) -> int:
+    return KIND_ORDER.index(kind) if kind in KIND_ORDER else len(KIND_ORDER)
+
+
+def _size_key(size: str) -> tuple[int, int]:
+    return (0, int(size[1:])) if size.startswith("+") else (1, int(size))
+
+
+# -- sections ------------------------------------------------------------------------------
+
+
+def _settings(run: dict[str, Any], n_tests: int) -> list[str]:
+    cfg = run["config"]
+    stats = cfg["stats"]
+    lines = [
+        "## Settings", "",
+        f"- config: `{run.get('config_file') or cfg['name']}`; regenerate with "
+        f"`python -m experiments {cfg['name']}` (compute, cached) or "
+        f"`python -m experiments report {cfg['name']}` (re-render from the CSV files)",
+        f"- vocabulary sizes: {', '.join(map(str, cfg['vocab_sizes']))} (`+k`: the alphabet of "
+        f"both splits plus k merged tokens, so every dataset gets the same number of merges; "
+        f"the actual vocabulary size after ubpe's rearrangement is in the tables)",
+        f"- n_candidates: {', '.join(map(str, cfg['n_candidates']))}; top_n for n-best encoders: "
+        f"{cfg['top_n']}; seeds for seeded encoders: {', '.join(map(str, cfg['seeds']))}",
+        f"- encoders (variant:encoder; the variant is the fitted tokenizer, `universal` = UBPE, "
+        f"`classic` = UBPEClassic): {', '.join(f'`{e}`' for e in cfg['encoders'])}",
+        f"- encoder options: `{json.dumps(cfg['encoder_options'])}`; baseline for "
+        f"\"differs from baseline\": `{cfg['baseline']}`",
+        f"- statistics: per held-out document, {stats['confidence']:.0%} percentile bootstrap "
+        f"intervals ({stats['resamples']:,} resamples, seed {stats['seed']}), Wilcoxon "
+        f"signed-rank tests (two-sided, zero differences dropped) with Holm's correction over "
+        f"all {n_tests} tests of this report, significance level {stats['alpha']}",
+    ]
+    for ds in cfg["datasets"]:
+        extra = {k: v for k, v in ds.items()
+                 if v not in (None, {}, (), "") and k not in ("name", "load_options")}
+        extra.update(ds.get("load_options") or {})
+        if extra:
+            lines.append(f"- `{ds['name']}`: `{json.dumps(extra, default=str)}`")
+    for name, pattern in run.get("regex_presets", {}).items():
+        lines.append(f"- regex preset `{name}` (pre-tokenisation; merges never cross a match): "
+                     f"`{pattern}`")
+    lines.append("")
+    lines += ["### Encoders", "",
+              _table(pd.DataFrame([
+                  {"encoder": f"`{name}`", "n-best": "yes" if info["supports_nbest"] else "no",
+                   "seed": ("yes, one cell per seed" if name in cfg.get("seeded", ())
+                                    else "takes one, not varied" if info.get("takes_seed") else "no"),
+                   "optimises": info["optimises"], "source": info["source"]}
+                  for name, info in run["encoders"].items()])), ""]
+    if run["unavailable_encoders"]:
+        lines += [f"Configured but not registered in `ubpe.encoders` when this ran (skipped): "
+                  f"{', '.join(f'`{e}`' for e in run['unavailable_encoders'])}.", ""]
+    if run.get("missing_datasets"):
+        lines += ["Datasets skipped because their source is not installed (run "
+                  "`experiments/install_data.sh`): "
+                  + "; ".join(f"`{k}` ({v})" for k, v in run["missing_datasets"].items()) + ".", ""]
+    failures = pd.DataFrame(run["failed_cells"])
+    if not failures.empty:
+        grouped = (failures.groupby(["encoder", "error"], sort=False)
+                   .agg(cells=("dataset", "size"), datasets=("dataset", lambda s: ", ".join(dict.fromkeys(s))))
+                   .reset_index())
+        grouped["encoder"] = "`" + grouped["encoder"] + "`"
+        lines += ["Cells that could not be computed (the encoder does not apply to that "
+                  "vocabulary):", "", _table(grouped[["encoder", "cells", "datasets", "error"]]), ""]
+    return lines
+
+
+def _data(datasets: pd.DataFrame) -> list[str]:
+    rows = []
+    for name, group in datasets.groupby("name", sort=False):
+        train = group[group["split"] == "train"].iloc[0]
+        held = group[group["split"] == "heldout"].iloc[0]
+        settings = {k: v for k, v in json.loads(train["settings"]).items() if k != "max_symbols"}
+        rows.append({
+            "dataset": name, "kind": train["kind"], "source": train["source"],
+            "version": train["source_version"], "licence": train["licence"],
+            "train docs / symbols": f"{train['n_docs']:,} / {train['n_symbols']:,}",
+            "held-out docs / symbols": f"{held['n_docs']:,} / {held['n_symbols']:,}",
+            "alphabet": f"{train['alphabet_size_both_splits']:,}",
+            "checksum train / held-out": f"`{train['checksum'][:12]}` / `{held['checksum'][:12]}`",
+            "settings": ", ".join(f"{k}={v}" for k, v in settings.items()
+                                  if not isinstance(v, list)) or "–",
+        })
+    return ["## Data", "",
+            "Fixed train / held-out splits from `experiments.datasets` (checksums: SHA-256 of the "
+            "documents, first 12 hex digits; full values in `datasets.csv`). Fitting sees the "
+            "training split only; every metric is measured on the held-out split.", "",
+            _table(pd.DataFrame(rows)), ""]
+
+
+def _environment(run: dict[str, Any]) -> list[str]:
+    versions = ", ".join(f"{k} {v}" for k, v in run["versions"].items())
+    git = run["git"]
+    machine = run["machine"]
+    r = run["run"]
+    return ["## Environment", "",
+            f"- packages: {versions}",
+            f"- git commit: `{git['commit'] or 'unknown'}`" + (" (with uncommitted changes)" if git["dirty"] else ""),
+            f"- machine: {machine['cpu']}, {machine['cores_available']} of {machine['cores']} "
+            f"cores available, {machine['platform']}",
+            f"- run: {r['jobs']} worker processes, {r['seconds']} s wall clock "
+            f"({r['cells_computed']} cells computed, {r['cells_cached']} from the cache), "
+            f"finished {r['finished']}", ""]
+
+
+METRIC_DEFINITIONS = [
+    "- **tokens/symbol**: held-out tokens / held-out symbols (lower is shorter); "
+    "**compression** is its inverse, symbols per token",
+    "- **Rényi eff.**: Rényi entropy (α = 2.5) of the held-out unigram token distribution "
+    "divided by ln |V| (Zouhar et al. 2023, *Tokenization and the Noiseless Channel*)",
+    "- **util.**: share of the vocabulary's ids used at least once on the held-out split",
+    "- **differs**: share of held-out documents whose segmentation (where tokens start and end, "
+    "comparable across vocabularies) differs from the baseline encoder's",
+    "- **doc tokens**: mean / median / 95th percentile of per-document token counts",
+    "- **gap 2nd / gap n-th**: for n-best encoders, mean tf-idf score of the best encoding minus "
+    "that of the 2nd / n-th alternative",
+    "- **k sym/s**: encode throughput, thousands of symbols per second, one measurement per "
+    "cell on one core of the machine above (splitting included; a timing, it differs between runs)",
+]
+
+
+def _pivot(metrics: pd.DataFrame, column: str, digits: int = 3, scale: float = 1.0) -> str:
+    table = (metrics.groupby(["kind", "dataset", "size", "encoder"], sort=False)[column].mean()
+             .unstack("encoder"))
+    specs = list(dict.fromkeys(metrics["encoder"]))
+    table = table[[s for s in specs if s in table.columns]]
+    table = table.reset_index()
+    table["_k"] = table["kind"].map(_kind_key)
+    table["_s"] = table["size"].map(_size_key)
+    table = table.sort_values(["_k", "dataset", "_s"], kind="stable").drop(columns=["_k", "_s"])
+    for spec in specs:
+        if spec in table.columns:
+            table[spec] = table[spec].map(lambda v: _num(v * scale, digits))
+    table.columns = [f"`{c}`" if ":" in c else c for c in table.columns]
+    return _table(table)
+
+
+def _tables(metrics: pd.DataFrame) -> list[str]:
+    seeded = metrics["seed"].notna().any() if "seed" in metrics else False
+    note = " (seeded encoders: mean over seeds)" if seeded else ""
+    lines = ["## Metrics", "", *METRIC_DEFINITIONS, "",
+             f"### Held-out tokens per symbol{note}", "", _pivot(metrics, "tokens_per_symbol"), "",
+             "### Vocabulary size (ids after rearrangement)", "", _pivot(metrics, "vocab_size", 0), "",
+             "### Rényi efficiency (α = 2.5)", "", _pivot(metrics, "renyi_efficiency"), "",
+             "### Vocabulary utilisation", "", _pivot(metrics, "vocab_utilisation"), "",
+             "### Encode throughput (k symbols/s; timing)", "",
+             _pivot(metrics, "symbols_per_second", 0, 1e-3), ""]
+    baseline = metrics["baseline"].dropna()
+    if not baseline.empty:
+        lines[-4:-4] = [f"### Share of documents segmented differently from `{baseline.iloc[0]}`",
+                        "", _pivot(metrics, "differs_from_baseline"), ""]
+    nbest = metrics[metrics["gap_2nd_mean"].notna()]
+    if not nbest.empty:
+        rows = nbest.assign(
+            dataset=nbest["dataset"], encoder="`" + nbest["encoder"] + "`",
+            docs=nbest["share_with_n_alternatives"].map(lambda v: _num(v, 2)),
+            gap2=nbest["gap_2nd_mean"].map(_num), gap2med=nbest["gap_2nd_median"].map(_num),
+            gapn=nbest["gap_nth_mean"].map(_num))
+        rows = rows[["dataset", "size", "encoder", "top_n", "docs", "gap2", "gap2med", "gapn"]]
+        rows.columns = ["dataset", "size", "encoder", "top_n", "share with n alternatives",
+                        "gap 2nd (mean)", "gap 2nd (median)", "gap n-th (mean)"]
+        lines += ["### Score gaps of the n-best encoders", "",
+                  "tf-idf score of the best encoding minus that of the 2nd and the n-th "
+                  "alternative (a gap of 0: the runner-up scores the same and loses only on length "
+                  "or order).", "", _table(rows), ""]
+    return lines
+
+
+def _details(metrics: pd.DataFrame) -> list[str]:
+    frame = (metrics.groupby(["kind", "dataset", "size", "encoder"], sort=False)
+             .agg(V=("vocab_size", "first"), tps=("tokens_per_symbol", "mean"),
+                  ratio=("compression_ratio", "mean"), corpus=("corpus_tokens", "mean"),
+                  renyi=("renyi_efficiency", "mean"), util=("vocab_utilisation", "mean"),
+                  mean=("doc_tokens_mean", "mean"), median=("doc_tokens_median", "mean"),
+                  p95=("doc_tokens_p95", "mean"), differs=("differs_from_baseline", "mean"))
+             .reset_index())
+    frame["_k"] = frame["kind"].map(_kind_key)
+    frame["_s"] = frame["size"].map(_size_key)
+    frame = frame.sort_values(["_k", "dataset", "_s"], kind="stable")
+    out = pd.DataFrame({
+        "dataset": frame["dataset"], "size": frame["size"], "encoder": "`" + frame["encoder"] + "`",
+        "V": frame["V"].map(lambda v: f"{int(v):,}"), "tokens/symbol": frame["tps"].map(_num),
+        "compression": frame["ratio"].map(lambda v: _num(v, 2)),
+        "corpus tokens": frame["corpus"].map(lambda v: f"{v:,.0f}"),
+        "Rényi eff.": frame["renyi"].map(_num), "util.": frame["util"].map(_num),
+        "doc tokens mean / median / p95": [f"{a:,.1f} / {b:,.1f} / {c:,.1f}" for a, b, c in
+                                           zip(frame["mean"], frame["median"], frame["p95"])],
+        "differs": frame["differs"].map(_num),
+    })
+    return ["## Appendix: every metric per cell", "",
+            "Raw values in `metrics.csv` (one row per cell and seed); per-document token counts in "
+            "`documents.csv`.", "", _table(out), ""]
+
+
+def _span(low: str, high: str) -> str:
+    return low if low == high else f"{low} to {high}"
+
+
+def _claim(rows: pd.DataFrame, a: str, b: str) -> str:
+    """One sentence per kind: how many settings favour a, b or neither, with the test."""
+    n = len(rows)
+    shorter = rows[rows["verdict"] == "a shorter"]
+    longer = rows[rows["verdict"] == "a longer"]
+    parts = []
+    for label, sub in ((f"`{a}` shorter", shorter), (f"`{a}` longer", longer)):
+        if len(sub):
+            parts.append(
+                f"{label} in {len(sub)} of {n} settings (Holm-adjusted Wilcoxon signed-rank "
+                f"p ≤ {_p(sub['p_holm'].max())}; rank-biserial r "
+                f"{_span(_num(sub['rank_biserial'].min(), 2), _num(sub['rank_biserial'].max(), 2))}; "
+                f"corpus tokens {_span(_pct(sub['relative_diff'].min()), _pct(sub['relative_diff'].max()))})")
+    rest = n - len(shorter) - len(longer)
+    if rest:
+        parts.append(f"no significant difference in {rest} of {n} (Holm-adjusted Wilcoxon "
+                     f"signed-rank p ≥ {_p(rows[rows['verdict'] == 'no significant difference']['p_holm'].min())})")
+    return "; ".join(parts)
+
+
+def _answer_word(rows: pd.DataFrame) -> str:
+    """The short answer: one verdict shared by every setting of the kind, else "mixed"."""
+    verdicts = set(rows["verdict"])
+    if verdicts == {"a shorter"}:
+        return "**`a` shorter**"
+    if verdicts == {"a longer"}:
+        return "**`a` longer**"
+    if verdicts == {"no significant difference"}:
+        return "**no significant difference**"
+    return "**mixed**"
+
+
+EXTREMES_SHOWN = 3
+
+
+def _extremes(documents: pd.DataFrame, a: str, b: str) -> str:
+    """The documents where ``a`` is longest relative to ``b`` (outliers the means hide)."""
+    keys = ["dataset", "size", "n_candidates", "doc"]
+    mean_a = documents[documents["encoder"] == a].groupby(keys, sort=False)["n_tokens"].mean()
+    mean_b = documents[documents["encoder"] == b].groupby(keys, sort=False)["n_tokens"].mean()
+    joined = pd.concat([mean_a.rename("a"), mean_b.rename("b")], axis=1, join="inner").reset_index()
+    joined = joined[(joined["b"] > 0) & (joined["a"] > joined["b"])]
+    if joined.empty:
+        return f"`{a}` is never longer than `{b}` on a document."
+    joined["ratio"] = joined["a"] / joined["b"]
+    top = joined.sort_values(["ratio", "dataset", "size", "doc"], ascending=[False, True, True, True],
+                             kind="stable").head(EXTREMES_SHOWN)
+    items = [f"{r.dataset} {r.size} document {r.doc} ({r.a:,.0f} vs {r.b:,.0f} tokens)"
+             for r in top.itertuples()]
+    return f"Largest per-document excess of `a`: {'; '.join(items)}."
+
+
+def _summary(comparisons: pd.DataFrame, run: dict[str, Any]) -> list[str]:
+    """One row per question, one column per kind: the verdict and how many settings share it."""
+    if comparisons.empty:
+        return []
+    kinds = sorted(dict.fromkeys(comparisons["kind"]), key=_kind_key)
+    rows = []
+    for index, question in enumerate(run["config"]["comparisons"]):
+        sub = comparisons[comparisons["question"] == index]
+        row = {"question (a vs b)": f"{index + 1}. `{question['a']}` vs `{question['b']}`"}
+        for kind in kinds:
+            cells = sub[sub["kind"] == kind]
+            if cells.empty:
+                row[kind] = "not run" if sub.empty else "–"
+                continue
+            counts = cells["verdict"].value_counts()
+            short = {"a shorter": "a shorter", "a longer": "a longer",
+                     "no significant difference": "n.s."}
+            row[kind] = ", ".join(f"{short[v]} {counts[v]}/{len(cells)}"
+                                  for v in ("a shorter", "a longer", "no significant difference")
+                                  if v in counts)
+        rows.append(row)
+    return ["## Summary", "",
+            "Per question and dataset kind: in how many settings (datasets x vocabulary sizes) "
+            "`a` gives significantly shorter or longer held-out encodings than `b` (Wilcoxon "
+            "signed-rank over documents, Holm-adjusted p < "
+            f"{run['config']['stats']['alpha']}), or no significant difference (n.s.). Details, "
+            "effect sizes and intervals under *Answers per dataset kind*.", "",
+            _table(pd.DataFrame(rows)), ""]
+
+
+def _answers(comparisons: pd.DataFrame, documents: pd.DataFrame, run: dict[str, Any]) -> list[str]:
+    lines = ["## Answers per dataset kind", "",
+             "Each comparison is paired over the same held-out documents: the difference is "
+             "`a - b` in tokens per document (negative: `a` shorter). Per setting (dataset x "
+             "vocabulary size x n_candidates): mean difference with its bootstrap interval, the "
+             "corpus-level relative difference, the Wilcoxon signed-rank test (W, Holm-adjusted "
+             "p) and the matched-pairs rank-biserial correlation r (-1: `a` shorter on every "
+             "document that differs). Seeded encoders enter with their per-document mean over "
+             "seeds. Between variants the vocabularies differ in size as well as content (the "
+             "classic rearrangement also drops every token built from a dropped one; column "
+             "`V a / b`); a comparison with one variant on both sides compares encoders on the "
+             "same vocabulary.", ""]
+    unavailable = set(run["unavailable_encoders"])
+    for index, question in enumerate(run["config"]["comparisons"]):
+        a, b = question["a"], question["b"]
+        lines += [f"### {index + 1}. {question['question']}", "", f"`a` = `{a}`, `b` = `{b}`.", ""]
+        rows = comparisons[comparisons["question"] == index] if not comparisons.empty else comparisons
+        if rows.empty:
+            missing = [e for e in (a, b) if e in unavailable]
+            why = (f"{' and '.join(f'`{e}`' for e in missing)} not registered in `ubpe.encoders` "
+                   f"when this ran" if missing else "no cell of `a` or `b` could be computed "
+                   "(see the failed cells above)")
+            lines += [f"Not answered: {why}.", ""]
+            continue
+        rows = rows.assign(_k=rows["kind"].map(_kind_key), _s=rows["size"].map(_size_key))
+        rows = rows.sort_values(["_k", "dataset", "_s", "n_candidates"], kind="stable")
+        for kind, sub in rows.groupby("kind", sort=False):
+            datasets = ", ".join(dict.fromkeys(sub["dataset"]))
+            lines.append(f"- **{kind}** ({datasets}): {_answer_word(sub)} - {_claim(sub, a, b)}.")
+        lines.append("")
+        table = pd.DataFrame({
+            "kind": rows["kind"], "dataset": rows["dataset"], "size": rows["size"],
+            "V a / b": [f"{x:,} / {y:,}" for x, y in zip(rows["vocab_size_a"], rows["vocab_size_b"])],
+            "mean tokens a / b": [f"{x:,.1f} / {y:,.1f}" for x, y in zip(rows["mean_a"], rows["mean_b"])],
+            "mean diff [95 % CI]": [f"{m:+,.2f} [{lo:+,.2f}, {hi:+,.2f}]" for m, lo, hi in
+                                    zip(rows["mean_diff"], rows["ci_low"], rows["ci_high"])],
+            "corpus": rows["relative_diff"].map(_pct),
+            "a shorter / longer": [f"{s:.0%} / {l:.0%}" for s, l in
+                                   zip(rows["share_a_shorter"], rows["share_a_longer"])],
+            "W": rows["wilcoxon_w"].map(lambda v: f"{v:,.1f}"),
+            "p (Holm)": rows["p_holm"].map(_p),
+            "r": rows["rank_biserial"].map(lambda v: f"{v:+.2f}"),
+            "verdict": rows["verdict"],
+        })
+        lines += [_table(table), "", _extremes(documents, a, b), ""]
+    return lines
+
+
+def _figures(folder: Path, tables: dict[str, Any]) -> list[str]:
+    lines = ["## Plots", ""]
+    metrics, documents, run = tables["metrics"], tables["documents"], tables["run"]
+    path = plots.plot_tokens_per_symbol(metrics, folder / "tokens_per_symbol.png")
+    lines += [f"![tokens per symbol]({path.name})", ""]
+    for index, question in enumerate(run["config"]["comparisons"]):
+        a, b = question["a"], question["b"]
+        name = f"length_diff_{index + 1:02d}_{a.replace(':', '-')}_vs_{b.replace(':', '-')}.png"
+        if plots.plot_length_differences(documents, a, b, folder / name) is not None:
+            lines += [f"**{index + 1}.** {question['question']}", "", f"![{a} vs {b}]({name})", ""]
+    return lines
+
+
+def render_report(folder: Path) -> Path:
+    """Draw the plots and write ``report.md`` in ``folder`` from its CSV files and run.json."""
+    folder = Path(folder)
+    for stale in folder.glob("*.png"):
+        stale.unlink()
+    tables = read_results(folder)
+    run, comparisons = tables["run"], tables["comparisons"]
+    header = [f"# Experiment `{run['experiment']}`", "", run["description"], ""]
+    lines = [*header, *_settings(run, len(comparisons)), *_data(tables["datasets"]), *_environment(run)]
+    if tables["metrics"].empty:
+        lines += ["## Results", "", "No cell could be computed: see the settings above.", ""]
+    else:
+        lines += [*_summary(comparisons, run), *_tables(tables["metrics"]),
+                  *_answers(comparisons, tables["documents"], run), *_figures(folder, tables),
+                  *_details(tables["metrics"])]
+    path = folder / "report.md"
+    path.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
+    return path
