@@ -3,7 +3,7 @@
     python -m experiments                     # the default experiment -> results/default/
     python -m experiments large --jobs 2      # experiments/configs/large.toml
     python -m experiments path/to/my.toml --force
-    python -m experiments report default      # re-render results/default/report.md and plots
+    python -m experiments report default      # re-render results/default/README.md and plots
                                               # from its CSV files, without recomputing
 
 Fitted models and per-cell raw results are cached under ``experiments/.cache/``; a rerun

@@ -1,7 +1,7 @@
 """The Markdown report of an experiment, rendered from its results folder only.
 
 `render_report` reads ``run.json`` (settings, versions, commit, machine) and the CSV tables the
-runner wrote, draws the plots (`experiments.plots`) and writes ``report.md``: settings, data,
+runner wrote, draws the plots (`experiments.plots`) and writes ``README.md``: settings, data,
 environment, metric definitions, tables, then per comparison and dataset kind the answer with
 its paired test. Nothing is recomputed, so ``python -m experiments report <name>`` re-renders
 a committed result on any machine.
@@ -409,7 +409,7 @@ def _figures(folder: Path, tables: dict[str, Any]) -> list[str]:
 
 
 def render_report(folder: Path) -> Path:
-    """Draw the plots and write ``report.md`` in ``folder`` from its CSV files and run.json."""
+    """Draw the plots and write ``README.md`` in ``folder`` from its CSV files and run.json."""
     folder = Path(folder)
     for stale in folder.glob("*.png"):
         stale.unlink()
@@ -423,6 +423,6 @@ def render_report(folder: Path) -> Path:
         lines += [*_summary(comparisons, run), *_tables(tables["metrics"]),
                   *_answers(comparisons, tables["documents"], run), *_figures(folder, tables),
                   *_details(tables["metrics"])]
-    path = folder / "report.md"
+    path = folder / "README.md"
     path.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
     return path

@@ -17,7 +17,7 @@ vocabulary whose trimmed tokens lost a component) are listed in ``run.json``, ne
 
 Outputs in ``results/<experiment>/``: ``datasets.csv``, ``documents.csv`` (per held-out
 document and cell), ``metrics.csv`` (per cell), ``comparisons.csv`` (paired tests),
-``run.json`` (settings, versions, commit, machine, timings), then ``report.md`` and the plots
+``run.json`` (settings, versions, commit, machine, timings), then ``README.md`` and the plots
 (`experiments.report`).
 """
 

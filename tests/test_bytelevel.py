@@ -28,13 +28,14 @@ from ubpe.errors import (
     NotFittedError,
     UnknownTokenError,
 )
-from ubpe_native._ranked import split_text
+from ubpe_native._pretokenize import split_text
 
 FIT_CHARS = 1_100_000  # the acceptance asks for >= 1 MB of real text
 N_TOKENS = 4096
 SPECIALS = ["<|endoftext|>", "<|fim_prefix|>", "<|fim|>"]
 
 HELD_OUT = [
+    "ǅemal ǈudevit ʰaspirated ʼokina ǅ'S mʼ 々々 Ünïcödé\u0301s Á\u0301BC\u0301d I'M YOU'Re X'lL",
     "The quick brown fox jumps over the lazy dog. It's 5 o'clock; we'll see, they'd said.",
     "THE QUICK BROWN FOX'S TAIL — IT'S, WE'LL, I'D, YOU'RE, THEY'VE, I'M.",
     "Съешь же ещё этих мягких французских булок, да выпей чаю. Москва — столица России.",
@@ -49,6 +50,7 @@ HELD_OUT = [
     "",
     " ",
     "'s 'S 'll 'LL 'Ve ſ 'ſ ' '' '''",
+    "see http://a.b/c?d=1//e ;/\n/x !!\r\n/\r/ a/ /b",
 ]
 
 
@@ -186,6 +188,90 @@ def test_scanner_splits_like_regex(text, pattern):
     bounds = split_text(np.frombuffer(data, np.uint8), code_point_classes(), NATIVE_PATTERNS[pattern])
     pieces = [data[a:b].decode("utf-8") for a, b in zip(bounds[:-1], bounds[1:])]
     assert pieces == regex.findall(pattern, text)
+
+
+# o200k's letter classes overlap ([\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]* then [\p{Ll}\p{Lm}\p{Lo}\p{M}]+):
+# Lu, Lt, Ll, Lm and Lo letters of several scripts, combining marks (Mn, Mc, Me), digits of
+# several scripts, contractions in mixed case, and what ` ?[^\s\p{L}\p{N}]+[\r\n/]*` ends on.
+O200K_ATOMS = list(
+    "aAzZsSſdDmMtTlLvVrReEßÉéΣσςДдǅǈᾈʰʼˆ々ー中カ한ª"  # letters: Lu Ll Lt Lm Lo
+    "\u0301\u0308\u0903\u20dd"  # marks: Mn Mn Mc Me
+    "09١٢४½Ⅻ²"  # digits and other numbers
+    ".,;!?-_#(){}*\"\\/'"  # punctuation, the slash and the apostrophe
+    " \t\n\r\x0b\x0c\x85\xa0\u2028\u3000\u200b🎉👍🏽"
+) + ["'s", "'S", "'t", "'T", "'re", "'RE", "'rE", "'ve", "'Ve", "'m", "'M", "'ll", "'Ll", "'LL",
+     "'d", "'D", "'ſ", "Hello", "HELLO", "ǅemal", "DŽ", "ʰA", "Aʰ", "AB\u0301", "a/\n/", " !/\r\n"]
+o200k_texts = st.lists(st.sampled_from(O200K_ATOMS), max_size=25).map("".join)
+
+
+def o200k_pieces(text: str) -> list[str]:
+    data = text.encode("utf-8")
+    bounds = split_text(np.frombuffer(data, np.uint8), code_point_classes(), NATIVE_PATTERNS[PATTERNS["o200k"]])
+    return [data[a:b].decode("utf-8") for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(o200k_texts)
+def test_o200k_scanner_splits_like_regex(text):
+    assert o200k_pieces(text) == regex.findall(PATTERNS["o200k"], text)
+
+
+@pytest.mark.parametrize(
+    "text, pieces",
+    [
+        ("ʰAB", ["ʰ", "AB"]),  # the star gives back the run up to its last caseless letter
+        ("ABʰC.", ["ABʰ", "C", "."]),
+        ("ABCdef", ["ABCdef"]),
+        ("\u0301ABC", ["\u0301", "ABC"]),  # without the prefix a mark still starts a word
+        (" \u0301ABC", [" \u0301", "ABC"]),
+        ("YOU'Re I'lL", ["YOU'Re", " I'lL"]),
+        ("ǅemal", ["ǅemal"]),
+        ("1234567", ["123", "456", "7"]),
+        ("a !/\n/b", ["a", " !/\n/", "b"]),
+        ("a  \n\n  b", ["a", "  \n\n", " ", " b"]),
+    ],
+)
+def test_o200k_scanner_on_worked_examples(text, pieces):
+    assert regex.findall(PATTERNS["o200k"], text) == pieces
+    assert o200k_pieces(text) == pieces
+
+
+@pytest.fixture(scope="module")
+def fitted_o200k(corpus) -> ByteLevelBPE:
+    return ByteLevelBPE().fit(corpus, n_tokens=N_TOKENS, pattern="o200k", quiet=True)
+
+
+@pytest.fixture(scope="module")
+def reference_o200k(fitted_o200k) -> tiktoken.Encoding:
+    return tiktoken_of(fitted_o200k)
+
+
+@pytest.mark.parametrize("text", HELD_OUT)
+def test_o200k_same_ids_as_tiktoken_on_held_out_text(fitted_o200k, reference_o200k, text):
+    assert NATIVE_PATTERNS.get(fitted_o200k.pattern) is not None
+    ids = fitted_o200k.encode_ordinary(text)
+    assert ids == reference_o200k.encode_ordinary(text)
+    assert fitted_o200k.decode(ids) == text
+
+
+def test_o200k_same_ids_as_tiktoken_on_a_long_document(fitted_o200k, reference_o200k, corpus):
+    text = "\n".join(HELD_OUT) * 20 + corpus[0]
+    assert fitted_o200k.encode_ordinary(text) == reference_o200k.encode_ordinary(text)
+
+
+def test_o200k_regex_path_equals_native_scanner(fitted_o200k):
+    wrapped = ByteLevelBPE.from_mergeable_ranks(
+        fitted_o200k.mergeable_ranks(), pattern=f"(?:{fitted_o200k.pattern})"
+    )
+    assert NATIVE_PATTERNS.get(wrapped.pattern) is None
+    for text in HELD_OUT:
+        assert wrapped.encode_ordinary(text) == fitted_o200k.encode_ordinary(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(o200k_texts)
+def test_o200k_matches_tiktoken_on_tricky_text(fitted_o200k, reference_o200k, text):
+    assert fitted_o200k.encode_ordinary(text) == reference_o200k.encode_ordinary(text)
 
 
 # -- round trips -----------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import pytest
 import ubpe
 
 MODULES = ["ubpe"] + [f"ubpe.{m.name}" for m in pkgutil.iter_modules(ubpe.__path__)] + [
-    f"ubpe_native.{name}" for name in ("_fit", "_combine")
+    f"ubpe_native.{name}" for name in ("_fit", "_combine", "_pretokenize", "_ranked")
 ]
 
 

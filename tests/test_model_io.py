@@ -135,3 +135,15 @@ def test_format_version_is_written(cls, tmp_path):
     document = json.loads((tmp_path / "m.json").read_text())
     assert document["format"] == serialization.FORMAT_NAME
     assert document["format_version"] == serialization.FORMAT_VERSION
+
+
+def test_bytelevel_save_and_generic_load(tmp_path):
+    from ubpe import ByteLevelBPE
+
+    tok = ByteLevelBPE().fit(["hello world, hello there"] * 20, n_tokens=280, quiet=True)
+    path = tmp_path / "bytelevel.json"
+    tok.save(path)
+    for loaded in (ByteLevelBPE.load(path), load(path)):
+        assert isinstance(loaded, ByteLevelBPE)
+        assert loaded.mergeable_ranks() == tok.mergeable_ranks()
+        assert loaded.encode("hello there") == tok.encode("hello there")

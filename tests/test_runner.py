@@ -72,7 +72,7 @@ def test_end_to_end_writes_tables_report_and_plots(tiny, tmp_path):
     out = _run(tiny)
     assert out == tmp_path / "results" / "tiny"
     for name in ("datasets.csv", "documents.csv", "metrics.csv", "comparisons.csv", "run.json",
-                 "report.md", "tokens_per_symbol.png"):
+                 "README.md", "tokens_per_symbol.png"):
         assert (out / name).exists(), name
     metrics = pd.read_csv(out / "metrics.csv", dtype={"size": str})
     # 2 datasets x 2 sizes x 3 runnable encoders
@@ -95,7 +95,7 @@ def test_end_to_end_writes_tables_report_and_plots(tiny, tmp_path):
     assert comparisons["p_holm"].between(0, 1).all()
     info = json.loads((out / "run.json").read_text())
     assert info["unavailable_encoders"] == ["universal:no_such_encoder"]
-    report = (out / "report.md").read_text()
+    report = (out / "README.md").read_text()
     assert report.index("## Settings") < report.index("## Data") < report.index("## Metrics")
     assert "`universal:no_such_encoder`" in report and "Not answered" in report
     assert "Wilcoxon signed-rank" in report
@@ -132,13 +132,13 @@ def test_force_recomputes_with_identical_numbers_in_parallel(tiny):
 
 def test_report_rerenders_from_the_csv_files_only(tiny, monkeypatch):
     out = _run(tiny)
-    before = (out / "report.md").read_text()
-    (out / "report.md").unlink()
+    before = (out / "README.md").read_text()
+    (out / "README.md").unlink()
     monkeypatch.setattr(runner, "load_split", None)  # no data needed to re-render
     from experiments.__main__ import main
 
     assert main(["report", str(out)]) == 0
-    assert (out / "report.md").read_text() == before
+    assert (out / "README.md").read_text() == before
 
 
 def test_a_failing_cell_is_recorded_not_fatal(tiny, monkeypatch):
@@ -154,7 +154,7 @@ def test_a_failing_cell_is_recorded_not_fatal(tiny, monkeypatch):
     info = json.loads((out / "run.json").read_text())
     assert {f["encoder"] for f in info["failed_cells"]} == {"classic:classic"}
     assert "ValueError: does not apply" in info["failed_cells"][0]["error"]
-    assert "could not be computed" in (out / "report.md").read_text()
+    assert "could not be computed" in (out / "README.md").read_text()
 
 
 def test_config_parsing_and_errors(tmp_path):
@@ -199,7 +199,7 @@ def test_no_comparisons_and_a_single_encoder(tiny):
                            "encoders": {"run": ["universal:tfidf"]}})
     out = _run(config)
     assert len(pd.read_csv(out / "metrics.csv")) == 4
-    assert "## Answers per dataset kind" in (out / "report.md").read_text()
+    assert "## Answers per dataset kind" in (out / "README.md").read_text()
 
 
 def test_a_dataset_that_is_not_installed_is_skipped_and_named(tiny, monkeypatch):
@@ -214,4 +214,4 @@ def test_a_dataset_that_is_not_installed_is_skipped_and_named(tiny, monkeypatch)
     out = _run(tiny)
     assert set(pd.read_csv(out / "metrics.csv")["dataset"]) == {"tiny"}
     assert "wave" in json.loads((out / "run.json").read_text())["missing_datasets"]
-    assert "not installed" in (out / "report.md").read_text()
+    assert "not installed" in (out / "README.md").read_text()

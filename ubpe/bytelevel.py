@@ -45,7 +45,7 @@ from .errors import (
 )
 from .fit import fit_vocabulary
 from .ranked import RankedEncoder
-from .serialization import write_atomically
+from .serialization import parse_json, read_text, unwrap_body, wrap_body, write_atomically
 from .splitting import SplitBatch
 from .vocabulary import ID_DTYPE, Vocabulary
 
@@ -72,13 +72,26 @@ PATTERNS: dict[str, str] = {
     "llama3": r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
 }
 DEFAULT_PATTERN = "cl100k"
-# Presets split by the kernel's scanner instead of the regex engine (ids of _ranked.pyx).
-NATIVE_PATTERNS: dict[str, int] = {PATTERNS["gpt2"]: 1, PATTERNS["cl100k"]: 2, PATTERNS["llama3"]: 3}
+# Presets split by the kernel's scanner instead of the regex engine (ids of _pretokenize.pxd).
+NATIVE_PATTERNS: dict[str, int] = {
+    PATTERNS["gpt2"]: 1,
+    PATTERNS["cl100k"]: 2,
+    PATTERNS["llama3"]: 3,
+    PATTERNS["o200k"]: 4,
+}
 N_CODE_POINTS = 0x110000
 SURROGATES = range(0xD800, 0xE000)
-# Bits of the code point class table read by the kernel's scanner (see _ranked.pyx).
-CLASS_BITS = {r"\p{L}": 1, r"\p{N}": 2, r"\s": 4, r"[\r\n]": 8}
-FOLD_SHIFT = 4
+# Bits of the code point class table read by the kernel's scanner (see _pretokenize.pyx);
+# the last two are o200k's letter classes, which overlap in Lm, Lo and M.
+CLASS_BITS = {
+    r"\p{L}": 1,
+    r"\p{N}": 2,
+    r"\s": 4,
+    r"[\r\n]": 8,
+    r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]": 16,
+    r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]": 32,
+}
+FOLD_SHIFT = 8
 CONTRACTION_LETTERS = "sdmtlvre"  # fold index 1..8 in this order
 
 # UTF-8 length of a code point: one byte below 0x80, two below 0x800, three below 0x10000
@@ -100,17 +113,18 @@ def resolve_pattern(pattern: str) -> str:
 
 @functools.lru_cache(maxsize=1)
 def code_point_classes() -> np.ndarray:
-    """One byte per code point for the kernel's scanner, computed with the `regex` module so
-    that the scanner splits exactly like ``regex.findall`` with the same pattern.
+    """One uint16 per code point for the kernel's scanner, computed with the `regex` module
+    so that the scanner splits exactly like ``regex.findall`` with the same pattern.
 
-    Low bits: letter, number, whitespace, CR/LF; high nibble: which of ``s d m t l v r e`` the
-    code point is under case-insensitive matching (``ſ`` is an ``s``). Built once, ~0.1 s.
+    Low byte: the bits of :data:`CLASS_BITS` (letter, number, whitespace, CR/LF, o200k's
+    "upper" and "lower" letter classes); high byte: which of ``s d m t l v r e`` the code
+    point is under case-insensitive matching (``ſ`` is an ``s``). Built once, ~0.1 s.
     """
     code_points = np.concatenate(  # every code point but the surrogates, which str cannot hold
         [np.arange(SURROGATES.start, dtype=np.uint32), np.arange(SURROGATES.stop, N_CODE_POINTS, dtype=np.uint32)]
     )
     every_char = code_points.astype("<u4").tobytes().decode("utf-32-le")
-    classes = np.zeros(N_CODE_POINTS, dtype=np.uint8)
+    classes = np.zeros(N_CODE_POINTS, dtype=np.uint16)
     for expression, bit in CLASS_BITS.items():
         for run in regex.finditer(f"{expression}+", every_char):
             classes[code_points[run.start() : run.end()]] |= bit
@@ -434,6 +448,41 @@ class ByteLevelBPE:
     def decode(self, ids: Sequence[int], errors: str = "replace") -> str:
         """The text of ``ids``; bytes that are not valid UTF-8 follow ``errors``."""
         return self.decode_bytes(ids).decode("utf-8", errors=errors)
+
+    # -- our model format -------------------------------------------------------------------
+
+    variant = "bytelevel"
+
+    def to_json(self) -> str:
+        """The tokenizer in our versioned, checksummed format: pattern, specials, ranks."""
+        ranks = sorted(self.mergeable_ranks().items(), key=lambda item: item[1])
+        return wrap_body({
+            "variant": self.variant,
+            "pattern": self.pattern,
+            "special_tokens": dict(self.special_tokens),
+            "mergeable_ranks": [[base64.b64encode(piece).decode("ascii"), rank] for piece, rank in ranks],
+        })
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the tokenizer to ``path`` atomically (see :meth:`to_json`)."""
+        write_atomically(path, self.to_json())
+
+    @classmethod
+    def from_json(cls, text: str, *, what: str = "the model") -> ByteLevelBPE:
+        body = unwrap_body(parse_json(text, what), what)
+        if body.get("variant") != cls.variant:
+            raise ModelFormatError(f"{what} holds a {body.get('variant')} model, not a byte-level one")
+        try:
+            lines = "\n".join(f"{piece} {rank}" for piece, rank in body["mergeable_ranks"])
+            pattern, specials = body["pattern"], body.get("special_tokens") or {}
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ModelFormatError(f"{what} is malformed: {exc}") from None
+        return cls.from_mergeable_ranks(parse_tiktoken(lines, what), pattern=pattern, special_tokens=specials)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> ByteLevelBPE:
+        """A tokenizer from a file written by :meth:`save`."""
+        return cls.from_json(read_text(path), what=str(path))
 
     # -- .tiktoken files -------------------------------------------------------------------
 

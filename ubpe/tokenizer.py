@@ -528,13 +528,16 @@ class UBPEClassic(UBPEBase):
         return self.vocabulary.pairs()
 
 
-def load(path: str | os.PathLike) -> UBPEBase:
-    """Load a model saved by ``save``, whichever variant it holds."""
+def load(path: str | os.PathLike) -> Any:
+    """Load a model saved by ``save``, whichever variant it holds (``UBPE``, ``UBPEClassic``
+    or ``ByteLevelBPE``)."""
+    from .bytelevel import ByteLevelBPE
+
     text = read_text(path)
     document = parse_json(text, str(path))
     body = unwrap_body(document, str(path))
     variant = body.get("variant")
-    for cls in (UBPE, UBPEClassic):
+    for cls in (UBPE, UBPEClassic, ByteLevelBPE):
         if cls.variant == variant:
             return cls.from_json(text, what=str(path))
     raise ModelFormatError(f"{path} holds an unknown model variant {variant!r}")

@@ -22,9 +22,8 @@ returns to an old token).
 ``0 0 1`` merges ``(0, 0)`` first (priority 0), after which ``3 1`` is no token; in ``0 0 0``
 both pairs tie and the leftmost merges.
 
-The second half of the module is a pre-tokenizer for byte-level text: the gpt2, cl100k and
-llama3 split patterns written out as a scanner over UTF-8 (``split_text``), so that
-``MergeTable.encode_text`` splits and merges a whole document in one call without the GIL.
+For byte-level text, ``MergeTable.encode_text`` splits a whole document with the preset
+patterns' scanner (``_pretokenize``) and merges every piece, in one call without the GIL.
 """
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
@@ -33,6 +32,7 @@ from libcpp.vector cimport vector
 import numpy as np
 
 from ubpe_native._flat_map cimport FlatMap
+from ubpe_native._pretokenize cimport check_split_arguments, class_t, split_pieces
 from ubpe_native._typedefs cimport id_t
 
 # Multiplier of the polynomial hash of id runs (odd, so multiplication is a bijection mod 2**64).
@@ -47,6 +47,8 @@ cdef uint64_t LOW_HALF = 0xFFFFFFFFULL
 cdef double UNIT_SCALE = 1.0 / 9007199254740992.0
 # A 4-ary heap: half the depth of a binary one, and the four children share a cache line or two.
 cdef Py_ssize_t HEAP_ARITY = 4
+# byte-level text: the base ids are the byte values
+cdef int N_BYTE_VALUES = 256
 
 
 cdef struct HeapEntry:
@@ -417,10 +419,10 @@ cdef class MergeTable:
             left = next_node[left]
         return n_written
 
-    def encode_text(self, const uint8_t[::1] data, const uint8_t[::1] classes, int pattern):
-        """Split UTF-8 ``data`` with a preset ``pattern`` (see :func:`split_text`) and encode
-        every piece, whole-piece shortcut first, in one call without the GIL."""
-        check_split_arguments(classes, pattern)
+    def encode_text(self, const uint8_t[::1] data, const class_t[::1] classes, int pattern):
+        """Split UTF-8 ``data`` with a preset ``pattern`` (``_pretokenize.split_text``) and
+        encode every piece, whole-piece shortcut first, in one call without the GIL."""
+        check_split_arguments(classes.shape[0], pattern)
         if self.n_base < N_BYTE_VALUES:
             raise ValueError("byte-level encoding needs a vocabulary over the 256 byte values")
         cdef Py_ssize_t n = data.shape[0], i
@@ -452,186 +454,3 @@ cdef class MergeTable:
             return run[0] if 0 <= run[0] < self.n_base else NO_TOKEN
         cdef id_t token = self._find(&run[0], run.shape[0])
         return self._representative(token) if token != NO_TOKEN else NO_TOKEN
-
-
-# -- pre-tokenization of UTF-8 text by the preset patterns -----------------------------------
-#
-# tiktoken splits text with a backtracking regex before merging. For the presets whose
-# alternatives need no general backtracking (gpt2, cl100k, llama3) the split is written out
-# here as a scanner over code points; each rule below names the alternative it implements,
-# tried in the pattern's order (leftmost-first, like the regex engine). Character classes come
-# from a table of 0x110000 bytes that the caller builds with the `regex` module, so the scanner
-# agrees with `regex.findall` on every code point.
-
-cdef int N_BYTE_VALUES = 256
-cdef Py_ssize_t N_CODE_POINTS = 0x110000
-# class bits of a code point (low nibble) ...
-cdef uint8_t LETTER = 1  # \p{L}
-cdef uint8_t NUMBER = 2  # \p{N}
-cdef uint8_t SPACE = 4  # \s
-cdef uint8_t NEWLINE = 8  # \r or \n
-# ... and in the high nibble which contraction letter it is under (?i): 1..8 = s d m t l v r e
-cdef int FOLD_SHIFT = 4
-cdef int FOLD_S = 1, FOLD_D = 2, FOLD_M = 3, FOLD_T = 4, FOLD_L = 5, FOLD_V = 6, FOLD_R = 7, FOLD_E = 8
-cdef uint32_t APOSTROPHE = 0x27
-cdef uint32_t BLANK = 0x20
-# pattern ids, as in ubpe.bytelevel.NATIVE_PATTERNS
-cdef int PATTERN_GPT2 = 1
-cdef int PATTERN_CL100K = 2
-cdef int PATTERN_LLAMA3 = 3
-
-
-cdef check_split_arguments(const uint8_t[::1] classes, int pattern):
-    if classes.shape[0] != N_CODE_POINTS:
-        raise ValueError("classes must hold one byte per code point (0x110000)")
-    if pattern not in (PATTERN_GPT2, PATTERN_CL100K, PATTERN_LLAMA3):
-        raise ValueError(f"unknown native pattern id {pattern}")
-
-
-cdef inline uint32_t decode_utf8(const uint8_t* s, Py_ssize_t i, Py_ssize_t* width) noexcept nogil:
-    """The code point at byte ``i`` of valid UTF-8 (Python produced it) and its width."""
-    cdef uint8_t b = s[i]
-    if b < 0x80:
-        width[0] = 1
-        return b
-    if b < 0xE0:
-        width[0] = 2
-        return ((b & 0x1F) << 6) | (s[i + 1] & 0x3F)
-    if b < 0xF0:
-        width[0] = 3
-        return ((b & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F)
-    width[0] = 4
-    return (((b & 0x07) << 18) | ((s[i + 1] & 0x3F) << 12) | ((s[i + 2] & 0x3F) << 6)
-            | (s[i + 3] & 0x3F))
-
-
-cdef inline int fold_letter(uint32_t cp, uint8_t cls, int pattern) noexcept nogil:
-    """Which contraction letter ``cp`` is: gpt2's contractions are case-sensitive."""
-    if pattern == PATTERN_GPT2:
-        if cp == 0x73: return FOLD_S
-        if cp == 0x64: return FOLD_D
-        if cp == 0x6D: return FOLD_M
-        if cp == 0x74: return FOLD_T
-        if cp == 0x6C: return FOLD_L
-        if cp == 0x76: return FOLD_V
-        if cp == 0x72: return FOLD_R
-        if cp == 0x65: return FOLD_E
-        return 0
-    return cls >> FOLD_SHIFT
-
-
-cdef inline Py_ssize_t skip_class(const uint8_t* s, Py_ssize_t n, Py_ssize_t i,
-                                  const uint8_t* classes, uint8_t wanted, bint wanted_set,
-                                  Py_ssize_t at_most) noexcept nogil:
-    """End of the run from ``i`` of at most ``at_most`` code points whose class has a bit of
-    ``wanted`` (``wanted_set``) or has none of them (not ``wanted_set``)."""
-    cdef Py_ssize_t width, count = 0
-    cdef uint32_t cp
-    while i < n and count < at_most:
-        cp = decode_utf8(s, i, &width)
-        if ((classes[cp] & wanted) != 0) != wanted_set:
-            break
-        i += width
-        count += 1
-    return i
-
-
-cdef Py_ssize_t piece_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, const uint8_t* classes,
-                          int pattern) noexcept nogil:
-    """End (a byte offset) of the piece starting at byte ``i``."""
-    cdef Py_ssize_t w0, w1, w2, j, p, q, end, last_start, newline_end
-    cdef uint32_t c0 = decode_utf8(s, i, &w0), c1, c2, cp
-    cdef uint8_t k0 = classes[c0] & 0x0F
-    cdef int f1, f2
-    cdef uint8_t OTHER_BITS = LETTER | NUMBER | SPACE
-    cdef Py_ssize_t UNLIMITED = n
-    j = i + w0
-    # '(?:[sdmt]|ll|ve|re) - case-insensitive except in gpt2
-    if c0 == APOSTROPHE and j < n:
-        c1 = decode_utf8(s, j, &w1)
-        f1 = fold_letter(c1, classes[c1], pattern)
-        if f1 == FOLD_S or f1 == FOLD_D or f1 == FOLD_M or f1 == FOLD_T:
-            return j + w1
-        if j + w1 < n and (f1 == FOLD_L or f1 == FOLD_V or f1 == FOLD_R):
-            c2 = decode_utf8(s, j + w1, &w2)
-            f2 = fold_letter(c2, classes[c2], pattern)
-            if (f1 == FOLD_L and f2 == FOLD_L) or (f1 != FOLD_L and f2 == FOLD_E):
-                return j + w1 + w2
-    if pattern == PATTERN_GPT2:
-        # ' ?\p{L}++', ' ?\p{N}++', ' ?[^\s\p{L}\p{N}]++': an optional blank, then a run
-        p = j if c0 == BLANK and j < n else i
-        cp = decode_utf8(s, p, &w1)
-        if classes[cp] & LETTER:
-            return skip_class(s, n, p, classes, LETTER, True, UNLIMITED)
-        if classes[cp] & NUMBER:
-            return skip_class(s, n, p, classes, NUMBER, True, UNLIMITED)
-        if not classes[cp] & OTHER_BITS:
-            return skip_class(s, n, p, classes, OTHER_BITS, False, UNLIMITED)
-    else:
-        # [^\r\n\p{L}\p{N}]?+\p{L}++ : one optional character that is no letter, digit or
-        # newline, then letters (the option is possessive, and backtracking it could not help)
-        p = j if (k0 & (LETTER | NUMBER | NEWLINE)) == 0 else i
-        if p < n:
-            cp = decode_utf8(s, p, &w1)
-            if classes[cp] & LETTER:
-                return skip_class(s, n, p, classes, LETTER, True, UNLIMITED)
-        # \p{N}{1,3}+
-        if k0 & NUMBER:
-            return skip_class(s, n, i, classes, NUMBER, True, 3)
-        # ' ?[^\s\p{L}\p{N}]++[\r\n]*+'
-        p = j if c0 == BLANK and j < n else i
-        cp = decode_utf8(s, p, &w1)
-        if not classes[cp] & OTHER_BITS:
-            end = skip_class(s, n, p, classes, OTHER_BITS, False, UNLIMITED)
-            return skip_class(s, n, end, classes, NEWLINE, True, UNLIMITED)
-    if not k0 & SPACE:  # unreachable: every code point is a letter, digit, space or other
-        return j
-    # the whitespace run [i, q): where its last character starts, where its last newline ends
-    q = i
-    last_start = i
-    newline_end = -1
-    while q < n:
-        cp = decode_utf8(s, q, &w1)
-        if not classes[cp] & SPACE:
-            break
-        if classes[cp] & NEWLINE:
-            newline_end = q + w1
-        last_start = q
-        q += w1
-    if pattern == PATTERN_LLAMA3:
-        # \s*[\r\n]+ (backtracks to the last newline), \s+(?!\S), \s+
-        if newline_end >= 0:
-            return newline_end
-        if q == n:
-            return n
-        return last_start if last_start > i else q
-    # \s++$
-    if q == n:
-        return n
-    # cl100k: \s*[\r\n] (backtracks to the last newline)
-    if pattern == PATTERN_CL100K and newline_end >= 0:
-        return newline_end
-    # \s+(?!\S): all but the last whitespace before a non-space; else \s
-    return last_start if last_start > i else j
-
-
-cdef void split_pieces(const uint8_t* s, Py_ssize_t n, const uint8_t* classes, int pattern,
-                       vector[int64_t]& bounds) noexcept nogil:
-    cdef Py_ssize_t i = 0
-    bounds.clear()
-    bounds.push_back(0)
-    while i < n:
-        i = piece_end(s, n, i, classes, pattern)
-        bounds.push_back(i)
-
-
-def split_text(const uint8_t[::1] data, const uint8_t[::1] classes, int pattern):
-    """Byte offsets of the pieces of UTF-8 ``data`` under a preset pattern (for tests)."""
-    check_split_arguments(classes, pattern)
-    cdef vector[int64_t] bounds
-    if data.shape[0]:
-        with nogil:
-            split_pieces(&data[0], data.shape[0], &classes[0], pattern, bounds)
-    else:
-        bounds.push_back(0)
-    return np.asarray(<int64_t[:bounds.size()]>bounds.data()).copy()

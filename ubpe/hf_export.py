@@ -1,0 +1,160 @@
+"""Export a byte-level vocabulary to Hugging Face's ``tokenizer.json``.
+
+A :class:`~ubpe.bytelevel.ByteLevelBPE` is tiktoken's model: text is cut by a regex, each piece
+becomes UTF-8 bytes, and the adjacent pair whose concatenation has the lowest rank merges
+first. HF ``tokenizers`` runs the same loop with two differences that the export bridges:
+
+* its vocabulary holds *strings*, so every byte is written as a printable character by
+  GPT-2's ``bytes_to_unicode`` table (``" "`` -> ``"Ġ"``), which its ``ByteLevel``
+  pre-tokenizer and decoder apply and undo;
+* it merges only pairs listed in ``merges``, by their place in that list, while tiktoken
+  merges any two adjacent pieces whose concatenation is a token. So each token gets one merge
+  for *every* split of its bytes into two tokens, all at the token's rank (the order in which
+  the tiktoken loop would form it); splits of one token are ordered by the ranks of their
+  halves. A piece that is itself a token is emitted whole by both (``ignore_merges``).
+
+Pre-tokenization is a ``Split`` with the same regex (HF runs it in Oniguruma, we in
+``regex``: pick a pattern both read the same way - the ``gpt2`` preset does) followed by
+``ByteLevel(use_regex=False)``.
+
+>>> bytes_to_unicode()[ord(" ")], bytes_to_unicode()[ord("a")], bytes_to_unicode()[0]
+('Ġ', 'a', 'Ā')
+>>> ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256, b"bc": 257, b"abc": 258}
+>>> merges_from_ranks(ranks)          # "abc" can be made from ab+c and from a+bc
+[('a', 'b', 256), ('b', 'c', 257), ('a', 'bc', 258), ('ab', 'c', 258)]
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from .errors import InvalidParameterError, NotFittedError
+from .serialization import write_atomically
+
+N_BYTES = 256
+
+
+@functools.lru_cache(maxsize=1)
+def bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's reversible byte -> printable character table.
+
+    Printable Latin-1 bytes stand for themselves; the other 68 (controls, space, soft hyphen...)
+    take the characters from U+0100 on, in byte order.
+    """
+    printable = (
+        list(range(ord("!"), ord("~") + 1))
+        + list(range(ord("¡"), ord("¬") + 1))
+        + list(range(ord("®"), ord("ÿ") + 1))
+    )
+    table = {b: chr(b) for b in printable}
+    shifted = 0
+    for b in range(N_BYTES):
+        if b not in table:
+            table[b] = chr(N_BYTES + shifted)
+            shifted += 1
+    return table
+
+
+def byte_string(piece: bytes) -> str:
+    """A token's bytes as HF's byte-level vocabulary spells them.
+
+    >>> byte_string(" the".encode()), byte_string("é".encode())
+    ('Ġthe', 'Ã©')
+    """
+    table = bytes_to_unicode()
+    return "".join(table[b] for b in piece)
+
+
+def merges_from_ranks(mergeable_ranks: Mapping[bytes, int]) -> list[tuple[str, str, int]]:
+    """HF merges ``(left, right, rank)`` that make HF's BPE merge exactly as tiktoken does.
+
+    tiktoken merges two adjacent pieces whenever their concatenation is a token, at that
+    token's rank; HF merges only listed pairs. Listing, for every token, each split into two
+    tokens at the token's rank reproduces tiktoken's choice at every step. Sorted by rank, then
+    by the ranks of the halves (as ``transformers``' tiktoken converter does).
+    """
+    merges: list[tuple[int, int, int, bytes, bytes]] = []
+    for piece, rank in mergeable_ranks.items():
+        for cut in range(1, len(piece)):
+            left, right = piece[:cut], piece[cut:]
+            if left in mergeable_ranks and right in mergeable_ranks:
+                merges.append((rank, mergeable_ranks[left], mergeable_ranks[right], left, right))
+    merges.sort()
+    return [(byte_string(left), byte_string(right), rank) for rank, _, _, left, right in merges]
+
+
+def tokenizer_json(tokenizer: Any) -> dict[str, Any]:
+    """The ``tokenizer.json`` document of a fitted :class:`~ubpe.bytelevel.ByteLevelBPE`.
+
+    Ids are the tokenizer's own (its tiktoken ranks); special tokens become HF added tokens.
+
+    >>> from ubpe import ByteLevelBPE
+    >>> tok = ByteLevelBPE().fit(["low lower lowest"] * 3, n_tokens=260, pattern="gpt2", quiet=True)
+    >>> doc = tokenizer_json(tok)
+    >>> doc["model"]["type"], len(doc["model"]["vocab"]), doc["model"]["merges"][0]
+    ('BPE', 260, ['o', 'w'])
+    """
+    from .bytelevel import ByteLevelBPE
+
+    if not isinstance(tokenizer, ByteLevelBPE):
+        raise InvalidParameterError(
+            f"tokenizer.json export needs a byte-level tokenizer (ByteLevelBPE), not {type(tokenizer).__name__}"
+        )
+    if tokenizer.vocabulary is None:
+        raise NotFittedError("the tokenizer has no vocabulary yet: fit or load one first")
+    ranks = tokenizer.mergeable_ranks()
+    vocab = {byte_string(piece): rank for piece, rank in sorted(ranks.items(), key=lambda item: item[1])}
+    added_tokens = [
+        {
+            "id": token,
+            "content": text,
+            "single_word": False,
+            "lstrip": False,
+            "rstrip": False,
+            "normalized": False,
+            "special": True,
+        }
+        for text, token in sorted(tokenizer.special_tokens.items(), key=lambda item: item[1])
+    ]
+    byte_level = {"add_prefix_space": False, "trim_offsets": True, "use_regex": False}
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": added_tokens,
+        "normalizer": None,
+        "pre_tokenizer": {
+            "type": "Sequence",
+            "pretokenizers": [
+                {"type": "Split", "pattern": {"Regex": tokenizer.pattern}, "behavior": "Isolated", "invert": False},
+                {"type": "ByteLevel", **byte_level},
+            ],
+        },
+        "post_processor": None,
+        "decoder": {"type": "ByteLevel", **byte_level},
+        "model": {
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": None,
+            "continuing_subword_prefix": None,
+            "end_of_word_suffix": None,
+            "fuse_unk": False,
+            "byte_fallback": False,
+            # tiktoken emits a piece that is itself a token whole, without merging
+            "ignore_merges": True,
+            "vocab": vocab,
+            "merges": [[left, right] for left, right, _ in merges_from_ranks(ranks)],
+        },
+    }
+
+
+def save_tokenizer_json(tokenizer: Any, path: str | os.PathLike) -> None:
+    """Write :func:`tokenizer_json` of ``tokenizer`` to ``path`` (atomically).
+
+    The file loads with ``tokenizers.Tokenizer.from_file(path)``.
+    """
+    write_atomically(path, json.dumps(tokenizer_json(tokenizer), ensure_ascii=False, indent=1))

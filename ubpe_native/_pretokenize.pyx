@@ -1,0 +1,309 @@
+# distutils: language = c++
+"""Pre-tokenization of UTF-8 text by the preset split patterns of ``ubpe.bytelevel``.
+
+tiktoken splits text with a backtracking regex before merging. For the presets (gpt2,
+cl100k, o200k, llama3) the split is written out here as a scanner over code points; each rule
+below names the alternative it implements, tried in the pattern's order (leftmost-first, like
+the regex engine). Character classes come from a table with one entry per code point that
+the caller builds with the `regex` module, so the scanner agrees with ``regex.findall`` on
+every code point. ``split_pieces`` is the kernel (``_ranked.MergeTable.encode_text`` calls it
+without the GIL); ``split_text`` exposes it to tests.
+
+>>> import numpy as np
+>>> from ubpe.bytelevel import NATIVE_PATTERNS, PATTERNS, code_point_classes
+>>> data = "DON'T say ʰAB!\\n/".encode()
+>>> o200k = NATIVE_PATTERNS[PATTERNS["o200k"]]
+>>> split_text(np.frombuffer(data, np.uint8), code_point_classes(), o200k).tolist()
+[0, 5, 9, 12, 14, 17]
+
+``DON'T``, `` say``, `` ʰ``, ``AB``, ``!\\n/`` (cl100k: ``DON``, ``'T``, `` say``, `` ʰAB``, ...).
+"""
+
+from libc.stdint cimport int64_t, uint8_t, uint32_t
+from libcpp.vector cimport vector
+
+import numpy as np
+
+cdef Py_ssize_t N_CODE_POINTS = 0x110000
+# class bits of a code point (low byte) ...
+cdef class_t LETTER = 1  # \p{L}
+cdef class_t NUMBER = 2  # \p{N}
+cdef class_t SPACE = 4  # \s
+cdef class_t NEWLINE = 8  # \r or \n
+cdef class_t UPPER = 16  # [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] (o200k)
+cdef class_t LOWER = 32  # [\p{Ll}\p{Lm}\p{Lo}\p{M}] (o200k)
+# ... and in the high byte which contraction letter it is under (?i): 1..8 = s d m t l v r e
+cdef int FOLD_SHIFT = 8
+cdef int FOLD_S = 1, FOLD_D = 2, FOLD_M = 3, FOLD_T = 4, FOLD_L = 5, FOLD_V = 6, FOLD_R = 7, FOLD_E = 8
+# [^\s\p{L}\p{N}]: a character with none of these bits is "other" (punctuation, symbols, ...)
+cdef class_t OTHER_BITS = LETTER | NUMBER | SPACE
+cdef uint32_t APOSTROPHE = 0x27
+cdef uint32_t BLANK = 0x20
+cdef uint8_t CR = 0x0D, LF = 0x0A, SLASH = 0x2F
+
+
+cdef check_split_arguments(Py_ssize_t n_classes, int pattern):
+    if n_classes != N_CODE_POINTS:
+        raise ValueError("classes must hold one entry per code point (0x110000)")
+    if pattern not in (PATTERN_GPT2, PATTERN_CL100K, PATTERN_LLAMA3, PATTERN_O200K):
+        raise ValueError(f"unknown native pattern id {pattern}")
+
+
+cdef inline uint32_t decode_utf8(const uint8_t* s, Py_ssize_t i, Py_ssize_t* width) noexcept nogil:
+    """The code point at byte ``i`` of valid UTF-8 (Python produced it) and its width."""
+    cdef uint8_t b = s[i]
+    if b < 0x80:
+        width[0] = 1
+        return b
+    if b < 0xE0:
+        width[0] = 2
+        return ((b & 0x1F) << 6) | (s[i + 1] & 0x3F)
+    if b < 0xF0:
+        width[0] = 3
+        return ((b & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F)
+    width[0] = 4
+    return (((b & 0x07) << 18) | ((s[i + 1] & 0x3F) << 12) | ((s[i + 2] & 0x3F) << 6)
+            | (s[i + 3] & 0x3F))
+
+
+cdef inline int fold_letter(uint32_t cp, class_t cls, int pattern) noexcept nogil:
+    """Which contraction letter ``cp`` is: gpt2's contractions are case-sensitive."""
+    if pattern == PATTERN_GPT2:
+        if cp == 0x73: return FOLD_S
+        if cp == 0x64: return FOLD_D
+        if cp == 0x6D: return FOLD_M
+        if cp == 0x74: return FOLD_T
+        if cp == 0x6C: return FOLD_L
+        if cp == 0x76: return FOLD_V
+        if cp == 0x72: return FOLD_R
+        if cp == 0x65: return FOLD_E
+        return 0
+    return cls >> FOLD_SHIFT
+
+
+cdef inline Py_ssize_t contraction_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t i,
+                                       const class_t* classes, int pattern) noexcept nogil:
+    """End of ``'(?:[sdmt]|ll|ve|re)`` at byte ``i`` (case-insensitive except in gpt2), or
+    ``i`` itself if there is none. o200k's ``'s|'t|'re|'ve|'m|'ll|'d`` is the same set."""
+    cdef Py_ssize_t j, w1, w2
+    cdef uint32_t c1, c2
+    cdef int f1, f2
+    if i + 1 >= n or s[i] != APOSTROPHE:
+        return i
+    j = i + 1
+    c1 = decode_utf8(s, j, &w1)
+    f1 = fold_letter(c1, classes[c1], pattern)
+    if f1 == FOLD_S or f1 == FOLD_D or f1 == FOLD_M or f1 == FOLD_T:
+        return j + w1
+    if j + w1 < n and (f1 == FOLD_L or f1 == FOLD_V or f1 == FOLD_R):
+        c2 = decode_utf8(s, j + w1, &w2)
+        f2 = fold_letter(c2, classes[c2], pattern)
+        if (f1 == FOLD_L and f2 == FOLD_L) or (f1 != FOLD_L and f2 == FOLD_E):
+            return j + w1 + w2
+    return i
+
+
+cdef inline Py_ssize_t skip_class(const uint8_t* s, Py_ssize_t n, Py_ssize_t i,
+                                  const class_t* classes, class_t wanted, bint wanted_set,
+                                  Py_ssize_t at_most) noexcept nogil:
+    """End of the run from ``i`` of at most ``at_most`` code points whose class has a bit of
+    ``wanted`` (``wanted_set``) or has none of them (not ``wanted_set``)."""
+    cdef Py_ssize_t width, count = 0
+    cdef uint32_t cp
+    while i < n and count < at_most:
+        cp = decode_utf8(s, i, &width)
+        if ((classes[cp] & wanted) != 0) != wanted_set:
+            break
+        i += width
+        count += 1
+    return i
+
+
+cdef inline Py_ssize_t lower_word_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t i,
+                                      const class_t* classes) noexcept nogil:
+    """End of ``[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+`` at ``i``
+    as the backtracking engine finds it, or -1 if it does not match.
+
+    The classes overlap (Lm, Lo and M are in both: "caseless"). The greedy star first takes
+    the whole run of UPPER characters; if the character after the run is LOWER (then it is
+    Ll), the plus takes the LOWER run from there. Otherwise the star gives back characters
+    until the plus can start, i.e. at the *last caseless* character of the run, and the plus
+    then takes that one character only (what follows it is Lu/Lt or not LOWER):
+    ``ʰAB`` -> ``ʰ``, ``ABʰC.`` -> ``ABʰ``, ``AB.`` -> no match.
+    """
+    cdef Py_ssize_t width, last_caseless_end = -1
+    cdef uint32_t cp
+    cdef class_t cls
+    while i < n:
+        cp = decode_utf8(s, i, &width)
+        cls = classes[cp]
+        if not cls & UPPER:
+            if cls & LOWER:
+                return skip_class(s, n, i + width, classes, LOWER, True, n)
+            break
+        if cls & LOWER:
+            last_caseless_end = i + width
+        i += width
+    return last_caseless_end
+
+
+cdef inline Py_ssize_t upper_word_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t i,
+                                      const class_t* classes) noexcept nogil:
+    """End of ``[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*`` at ``i``,
+    or -1: both runs greedy, and nothing after them can fail, so no backtracking."""
+    cdef Py_ssize_t width
+    if i >= n or not classes[decode_utf8(s, i, &width)] & UPPER:
+        return -1
+    i = skip_class(s, n, i + width, classes, UPPER, True, n)
+    return skip_class(s, n, i, classes, LOWER, True, n)
+
+
+cdef Py_ssize_t whitespace_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t i,
+                               const class_t* classes, int pattern) noexcept nogil:
+    """End of the piece at byte ``i`` where every earlier alternative failed and ``s[i]`` is
+    whitespace: the patterns' trailing whitespace alternatives."""
+    cdef Py_ssize_t q = i, last_start = i, newline_end = -1, width
+    cdef uint32_t cp
+    # the whitespace run [i, q): where its last character starts, where its last newline ends
+    while q < n:
+        cp = decode_utf8(s, q, &width)
+        if not classes[cp] & SPACE:
+            break
+        if classes[cp] & NEWLINE:
+            newline_end = q + width
+        last_start = q
+        q += width
+    if pattern == PATTERN_LLAMA3 or pattern == PATTERN_O200K:
+        # \s*[\r\n]+ (backtracks to the last newline), \s+(?!\S), \s+
+        if newline_end >= 0:
+            return newline_end
+        if q == n:
+            return n
+        return last_start if last_start > i else q
+    # \s++$
+    if q == n:
+        return n
+    # cl100k: \s*[\r\n] (backtracks to the last newline)
+    if pattern == PATTERN_CL100K and newline_end >= 0:
+        return newline_end
+    # \s+(?!\S): all but the last whitespace before a non-space; else \s (one character)
+    if last_start > i:
+        return last_start
+    decode_utf8(s, i, &width)
+    return i + width
+
+
+cdef Py_ssize_t o200k_piece_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t i,
+                                const class_t* classes) noexcept nogil:
+    """End of the o200k piece at byte ``i``.
+
+    The two letter alternatives share ``[^\\r\\n\\p{L}\\p{N}]?`` (greedy, so tried with the
+    prefix character first, then without) and the optional contraction at the end; the
+    engine exhausts the first alternative both ways before trying the second. Without the
+    prefix only a mark (M is in both letter classes) can start a word.
+    """
+    cdef Py_ssize_t w0, w1, j, p, end
+    cdef uint32_t c0 = decode_utf8(s, i, &w0), cp
+    cdef class_t k0 = classes[c0]
+    cdef bint has_prefix = (k0 & (LETTER | NUMBER | NEWLINE)) == 0
+    j = i + w0
+    # [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|...)?
+    if has_prefix:
+        end = lower_word_end(s, n, j, classes)
+        if end >= 0:
+            return contraction_end(s, n, end, classes, PATTERN_O200K)
+    end = lower_word_end(s, n, i, classes)
+    if end >= 0:
+        return contraction_end(s, n, end, classes, PATTERN_O200K)
+    # [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|...)?
+    if has_prefix:
+        end = upper_word_end(s, n, j, classes)
+        if end >= 0:
+            return contraction_end(s, n, end, classes, PATTERN_O200K)
+    end = upper_word_end(s, n, i, classes)
+    if end >= 0:
+        return contraction_end(s, n, end, classes, PATTERN_O200K)
+    # \p{N}{1,3}
+    if k0 & NUMBER:
+        return skip_class(s, n, i, classes, NUMBER, True, 3)
+    # ' ?[^\s\p{L}\p{N}]+[\r\n/]*' (a blank is whitespace, so it never starts the run itself)
+    p = j if c0 == BLANK and j < n else i
+    cp = decode_utf8(s, p, &w1)
+    if not classes[cp] & OTHER_BITS:
+        end = skip_class(s, n, p, classes, OTHER_BITS, False, n)
+        while end < n and (s[end] == CR or s[end] == LF or s[end] == SLASH):  # ASCII: bytewise
+            end += 1
+        return end
+    if not k0 & SPACE:  # unreachable: every code point is a letter, mark, digit, space or other
+        return j
+    return whitespace_end(s, n, i, classes, PATTERN_O200K)
+
+
+cdef Py_ssize_t piece_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, const class_t* classes,
+                          int pattern) noexcept nogil:
+    """End (a byte offset) of the piece starting at byte ``i``."""
+    cdef Py_ssize_t w0, w1, j, p, end
+    cdef uint32_t c0, cp
+    cdef class_t k0
+    if pattern == PATTERN_O200K:
+        return o200k_piece_end(s, n, i, classes)
+    c0 = decode_utf8(s, i, &w0)
+    k0 = classes[c0]
+    j = i + w0
+    # '(?:[sdmt]|ll|ve|re) - case-insensitive except in gpt2
+    end = contraction_end(s, n, i, classes, pattern)
+    if end > i:
+        return end
+    if pattern == PATTERN_GPT2:
+        # ' ?\p{L}++', ' ?\p{N}++', ' ?[^\s\p{L}\p{N}]++': an optional blank, then a run
+        p = j if c0 == BLANK and j < n else i
+        cp = decode_utf8(s, p, &w1)
+        if classes[cp] & LETTER:
+            return skip_class(s, n, p, classes, LETTER, True, n)
+        if classes[cp] & NUMBER:
+            return skip_class(s, n, p, classes, NUMBER, True, n)
+        if not classes[cp] & OTHER_BITS:
+            return skip_class(s, n, p, classes, OTHER_BITS, False, n)
+    else:
+        # [^\r\n\p{L}\p{N}]?+\p{L}++ : one optional character that is no letter, digit or
+        # newline, then letters (the option is possessive, and backtracking it could not help)
+        p = j if (k0 & (LETTER | NUMBER | NEWLINE)) == 0 else i
+        if p < n:
+            cp = decode_utf8(s, p, &w1)
+            if classes[cp] & LETTER:
+                return skip_class(s, n, p, classes, LETTER, True, n)
+        # \p{N}{1,3}+
+        if k0 & NUMBER:
+            return skip_class(s, n, i, classes, NUMBER, True, 3)
+        # ' ?[^\s\p{L}\p{N}]++[\r\n]*+'
+        p = j if c0 == BLANK and j < n else i
+        cp = decode_utf8(s, p, &w1)
+        if not classes[cp] & OTHER_BITS:
+            end = skip_class(s, n, p, classes, OTHER_BITS, False, n)
+            return skip_class(s, n, end, classes, NEWLINE, True, n)
+    if not k0 & SPACE:  # unreachable: every code point is a letter, digit, space or other
+        return j
+    return whitespace_end(s, n, i, classes, pattern)
+
+
+cdef void split_pieces(const uint8_t* s, Py_ssize_t n, const class_t* classes, int pattern,
+                       vector[int64_t]& bounds) noexcept nogil:
+    """Byte offsets of the pieces of ``s[:n]`` into ``bounds``: 0, then every piece's end."""
+    cdef Py_ssize_t i = 0
+    bounds.clear()
+    bounds.push_back(0)
+    while i < n:
+        i = piece_end(s, n, i, classes, pattern)
+        bounds.push_back(i)
+
+
+def split_text(const uint8_t[::1] data, const class_t[::1] classes, int pattern):
+    """Byte offsets of the pieces of UTF-8 ``data`` under a preset pattern (for tests)."""
+    check_split_arguments(classes.shape[0], pattern)
+    cdef vector[int64_t] bounds
+    if data.shape[0]:
+        with nogil:
+            split_pieces(&data[0], data.shape[0], &classes[0], pattern, bounds)
+    else:
+        bounds.push_back(0)
+    return np.asarray(<int64_t[:bounds.size()]>bounds.data()).copy()
