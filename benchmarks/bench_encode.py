@@ -15,17 +15,15 @@ reference's cost grows as N^1.6. Results: ``results/benchmarks/encode.{csv,md}``
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-from common import ECG_LEVELS, GPT2_LIKE, RESULTS, markdown_report, reference_python, versions
+from common import ECG_LEVELS, GPT2_LIKE, RESULTS, markdown_report, reference_python, versions, write_results
 
 from ubpe import UBPE, UBPEClassic, SplitMode
 
@@ -152,21 +150,15 @@ def main() -> None:
                             if reference and length in REFERENCE_UNSPLIT_LENGTHS and top_n == 1:
                                 theirs = reference_time(reference, model_path, [seq], variant, top_n, False,
                                                         workdir, unsplit=True)
-                            add(label, name, f"one unsplit sequence", length, ours, theirs,
+                            add(label, name, "one unsplit sequence", length, ours, theirs,
                                 note=f"{ours * 1000:.1f} ms")
-    args.out.mkdir(parents=True, exist_ok=True)
-    with open(args.out / "encode.csv", "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
     notes = [
         f"Models: {N_TOKENS} tokens (text: King James Bible + Shakespeare, GPT-2-like regex; ECG: "
         f"{ECG_LEVELS} levels + {N_TOKENS} tokens), fitted by us, loaded by both libraries from ubpe 0.3.0 JSON.",
         f"The reference runs on the first {REFERENCE_SAMPLE_SYMBOLS:,} held-out symbols; ours best of {REPEATS}.",
     ]
-    (args.out / "encode.md").write_text(markdown_report(
+    write_results(args.out, "encode", rows, markdown_report(
         "Encode benchmark", "python benchmarks/bench_encode.py", notes, rows, versions(reference)))
-    print(f"wrote {args.out / 'encode.md'}")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ with ``experiments/install_data.sh``). Results go to ``results/benchmarks/fit.{c
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import subprocess
@@ -35,6 +34,7 @@ from common import (
     signal_corpus,
     text_corpus,
     versions,
+    write_results,
 )
 
 MB = 1_000_000
@@ -131,19 +131,13 @@ def main() -> None:
 
 
 def write_report(rows: list[dict], library_versions: dict[str, str], args) -> None:
-    args.out.mkdir(parents=True, exist_ok=True)
-    with open(args.out / "fit.csv", "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
     notes = [
         "Text is split with a GPT-2-like regex (the same for every library); the ECG is one"
         " integer symbol per sample. `slower_than_ours` = their seconds / ours, same variant;"
         " `peak_mb` is the fitting process's peak resident memory (data included).",
     ]
     text = markdown_report("Fit benchmark", f"python benchmarks/bench_fit.py --n-tokens {args.n_tokens}", notes, rows, library_versions)
-    (args.out / "fit.md").write_text(text)
-    print(f"wrote {args.out / 'fit.md'}")
+    write_results(args.out, "fit", rows, text)
 
 
 if __name__ == "__main__":

@@ -103,6 +103,19 @@ def importable(name: str) -> bool:
 
 
 
+def write_results(folder: Path, name: str, rows: list[dict], markdown: str) -> None:
+    """``folder/name.csv`` (the raw rows) and ``folder/name.md`` (the report)."""
+    import csv
+
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / f"{name}.csv", "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    (folder / f"{name}.md").write_text(markdown)
+    print(f"wrote {folder / name}.md")
+
+
 def markdown_report(title: str, command: str, notes: list[str], rows: list[dict], library_versions: dict[str, str]) -> str:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
     lines = [

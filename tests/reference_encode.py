@@ -216,3 +216,22 @@ def fitted_vocabulary(documents, n_base, n_extra, n_candidates=3, rearrange=None
     if rearrange is not None and vocab.n_merged:
         vocab = vocab.rearranged(n_base + max(1, vocab.n_merged - 2), classic=rearrange == "classic")
     return vocab
+
+
+def random_corpora(rearrangement: str, max_top: int, max_alphabet: int = 4):
+    """Hypothesis strategy: ``(n_base, documents of parts, rearrangement or None, k)`` over
+    few symbols, so that tokens repeat and weights coincide - the cases where ties decide."""
+    from hypothesis import strategies as st
+
+    return st.integers(2, max_alphabet).flatmap(
+        lambda a: st.tuples(
+            st.just(a),
+            st.lists(
+                st.lists(st.lists(st.integers(0, a - 1), max_size=16), min_size=1, max_size=3),
+                min_size=1,
+                max_size=6,
+            ),
+            st.sampled_from([None, rearrangement]),
+            st.integers(1, max_top),
+        )
+    )

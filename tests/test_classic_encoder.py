@@ -14,18 +14,7 @@ from ubpe_native._classic import PairTable, encode_words
 
 MAX_ALPHABET = 4
 
-corpora = st.integers(2, MAX_ALPHABET).flatmap(
-    lambda a: st.tuples(
-        st.just(a),
-        st.lists(
-            st.lists(st.lists(st.integers(0, a - 1), max_size=16), min_size=1, max_size=3),
-            min_size=1,
-            max_size=6,
-        ),
-        st.sampled_from([None, "classic"]),
-        st.integers(1, 5),
-    )
-)
+corpora = ref.random_corpora("classic", 5, MAX_ALPHABET)
 
 
 def kernel_words(vocab, words):

@@ -22,18 +22,7 @@ TOLERANCE = 1e-9
 
 # (n_base, documents, rearrangement): corpora with few symbols, so that tokens repeat and
 # many weights coincide - the cases where ties decide
-corpora = st.integers(2, MAX_ALPHABET).flatmap(
-    lambda a: st.tuples(
-        st.just(a),
-        st.lists(
-            st.lists(st.lists(st.integers(0, a - 1), max_size=16), min_size=1, max_size=3),
-            min_size=1,
-            max_size=6,
-        ),
-        st.sampled_from([None, "universal"]),
-        st.integers(1, 4),
-    )
-)
+corpora = ref.random_corpora("universal", 4, MAX_ALPHABET)
 
 
 def words_over(n_base, max_size=14):
