@@ -1,4 +1,4 @@
-"""Fit speed and peak memory: ours vs the reference ubpe 0.3.0 vs HF tokenizers, one run.
+"""Fit speed and peak memory: ours vs ubpe 0.3.0, HF tokenizers and sentencepiece, one run.
 
     python benchmarks/bench_fit.py                       # 1 MB + 5 MB text, ECG, 4,096 tokens
     python benchmarks/bench_fit.py --reference-python /path/to/python3.12   # reuse a venv
@@ -54,6 +54,16 @@ if spec["library"] == "tokenizers":
                                   initial_alphabet=spec["alphabet"], limit_alphabet=len(spec["alphabet"]))
     tok.train_from_iterator(docs, trainer=trainer)
     size = tok.get_vocab_size()
+elif spec["library"] == "sentencepiece":
+    import io, os
+    import sentencepiece as spm
+    model = io.BytesIO()
+    # its own whitespace pre-splitting; documents may be long, so no sentence length limit
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(docs), model_writer=model, model_type="bpe", vocab_size=spec["n_tokens"],
+        character_coverage=1.0, max_sentence_length=1 << 24, num_threads=os.cpu_count(),
+        minloglevel=2, hard_vocab_limit=False)
+    size = spm.SentencePieceProcessor(model_proto=model.getvalue()).get_piece_size()
 else:
     from ubpe import UBPE, UBPEClassic
     cls = UBPE if spec["variant"] == "universal" else UBPEClassic
@@ -95,6 +105,7 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
     reference = None if args.no_reference else reference_python(args.reference_python)
     has_tokenizers = importable("tokenizers")
+    has_sentencepiece = importable("sentencepiece")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
@@ -115,6 +126,8 @@ def main() -> None:
                 runs += [("ubpe-0.3.0", reference, v) for v in ("universal", "classic")]
             if has_tokenizers and regex is not None:
                 runs.append(("tokenizers", sys.executable, "bpe"))
+            if has_sentencepiece and regex is not None:
+                runs.append(("sentencepiece", sys.executable, "bpe"))
             ours = {}
             for library, python, variant in runs:
                 result = measure(python, dict(base, library=library, variant=variant), workdir)
@@ -133,7 +146,8 @@ def main() -> None:
 def write_report(rows: list[dict], library_versions: dict[str, str], args) -> None:
     notes = [
         "Text is split with a GPT-2-like regex (the same for every library); the ECG is one"
-        " integer symbol per sample. `slower_than_ours` = their seconds / ours, same variant;"
+        " integer symbol per sample (sentencepiece BPE splits on whitespace its own way)."
+        " `slower_than_ours` = their seconds / ours, same variant;"
         " `peak_mb` is the fitting process's peak resident memory (data included).",
     ]
     text = markdown_report("Fit benchmark", f"python benchmarks/bench_fit.py --n-tokens {args.n_tokens}", notes, rows, library_versions)

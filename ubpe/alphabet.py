@@ -22,6 +22,8 @@ ID_DTYPE = np.int32
 # A dense lookup table (value -> id) is used for code points / integer symbols when its span
 # is at most this many entries (4 bytes each); wider, sparse alphabets use a binary search.
 MAX_DENSE_TABLE = 1 << 22
+# Texts are mapped to ids this many characters at a time (bounds the temporary arrays).
+TEXT_CHUNK = 1 << 20
 # For an error message, how many characters of a symbol's repr to show.
 REPR_LIMIT = 40
 
@@ -201,8 +203,12 @@ class Alphabet:
                 )
             if self._table is None:
                 return self._lookup_generic(doc), doc.__getitem__
-            codes = np.frombuffer(doc.encode("utf-32-le", "surrogatepass"), dtype="<u4")
-            return self._lookup_table(codes.astype(np.int64)), doc.__getitem__
+            # chunk by chunk, so that the code points of a long text never exist all at once
+            ids = np.empty(len(doc), dtype=ID_DTYPE)
+            for start in range(0, len(doc), TEXT_CHUNK):
+                chunk = doc[start : start + TEXT_CHUNK].encode("utf-32-le", "surrogatepass")
+                ids[start : start + TEXT_CHUNK] = self._lookup_table(np.frombuffer(chunk, dtype="<u4"))
+            return ids, doc.__getitem__
         if isinstance(doc, (bytes, bytearray, memoryview)):
             raw = np.frombuffer(bytes(doc), dtype=np.uint8)
             if self.symbol_type is bytes:

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Flag, auto
+from array import array
 from itertools import accumulate
 from typing import Any
 
@@ -82,15 +83,14 @@ class SplitBatch:
         """
         lengths = np.diff(self.part_offsets)
         keep = (~self.part_is_separator) & (lengths >= 2)
-        starts, kept_lengths = self.part_offsets[:-1][keep], lengths[keep]
-        offsets = np.zeros(len(starts) + 1, dtype=np.int64)
+        kept_lengths = lengths[keep]
+        offsets = np.zeros(len(kept_lengths) + 1, dtype=np.int64)
         np.cumsum(kept_lengths, out=offsets[1:])
-        # Gather the kept parts' positions: a range per part, built without a Python loop.
-        positions = np.repeat(starts - offsets[:-1], kept_lengths) + np.arange(offsets[-1])
         doc_of_part = np.repeat(
             np.arange(self.n_docs, dtype=np.int32), np.diff(self.doc_part_offsets)
         )[keep]
-        return self.tokens[positions], offsets, doc_of_part
+        # parts cover the tokens back to back, so a per-token mask selects the kept ones
+        return self.tokens[np.repeat(keep, lengths)], offsets, doc_of_part
 
 
 class _KnownWords:
@@ -241,13 +241,14 @@ class SplitPipeline:
         cut = np.zeros(n + 1, dtype=bool)  # cut[p]: a part boundary lies just before position p
         cut[doc_starts] = True
         separator = np.zeros(n, dtype=bool)
-        known_id = np.full(n, -1, dtype=ID_DTYPE)
         inside_known = np.zeros(n, dtype=bool)  # a known word's positions after its first
 
+        # A known word's first position takes the word's id (and is a separator, which every
+        # later step leaves alone); its other positions are dropped when collapsing.
         if SplitMode.KNOWN_WORDS in mode and self._known is not None:
-            self._mark_known_words(docs, doc_starts, cut, separator, known_id, inside_known)
-        self._raise_on_unknown(docs, raw_ids, doc_starts, known_id, inside_known, single)
-        in_known = inside_known | (known_id >= 0)
+            self._mark_known_words(docs, doc_starts, cut, separator, raw_ids, inside_known)
+        self._raise_on_unknown(docs, raw_ids, doc_starts, inside_known, single)
+        in_known = inside_known
 
         if SplitMode.BREAK_TOKENS in mode and self._break_ids is not None:
             self._mark_symbols(raw_ids, self._break_ids, in_known, cut, separator)
@@ -258,12 +259,16 @@ class SplitPipeline:
 
         # Collapse every known word to its single id.
         keep = ~inside_known
-        tokens = np.where(known_id >= 0, known_id, raw_ids)[keep].astype(ID_DTYPE, copy=False)
+        tokens = raw_ids[keep].astype(ID_DTYPE, copy=False)
         kept_cut = cut[:-1][keep]
         kept_separator = separator[keep]
         part_starts = np.flatnonzero(kept_cut)
         part_offsets = np.append(part_starts, len(tokens)).astype(np.int64)
-        collapsed_doc_starts = np.concatenate(([0], np.cumsum(keep, dtype=np.int64)))[doc_starts]
+        if inside_known.any():  # document starts move back by the positions collapsed before them
+            removed = np.concatenate(([0], np.cumsum(inside_known, dtype=np.int64)))
+            collapsed_doc_starts = doc_starts - removed[doc_starts]
+        else:
+            collapsed_doc_starts = doc_starts
         doc_part_offsets = np.searchsorted(part_starts, collapsed_doc_starts, side="left")
         return SplitBatch(
             tokens=tokens,
@@ -317,18 +322,18 @@ class SplitPipeline:
             return None
         return np.concatenate([a.astype(np.int64, copy=False) for a in arrays])
 
-    def _mark_known_words(self, docs, doc_starts, cut, separator, known_id, inside_known) -> None:
+    def _mark_known_words(self, docs, doc_starts, cut, separator, raw_ids, inside_known) -> None:
         for d, doc in enumerate(docs):
             offset = doc_starts[d]
             for start, end, token in self._known.find(doc):
-                known_id[offset + start] = token
+                raw_ids[offset + start] = token
                 inside_known[offset + start + 1 : offset + end] = True
                 separator[offset + start] = True
                 cut[offset + start] = True
                 cut[offset + end] = True
 
-    def _raise_on_unknown(self, docs, raw_ids, doc_starts, known_id, inside_known, single) -> None:
-        unknown = np.flatnonzero((raw_ids < 0) & (known_id < 0) & ~inside_known)
+    def _raise_on_unknown(self, docs, raw_ids, doc_starts, inside_known, single) -> None:
+        unknown = np.flatnonzero((raw_ids < 0) & ~inside_known)
         if len(unknown) == 0:
             return
         position = int(unknown[0])
@@ -365,9 +370,10 @@ class SplitPipeline:
         piece_starts = np.flatnonzero(starts_mask)
         ends_mask = open_ & (cut[1:] | np.concatenate((~open_[1:], [True])))
         piece_ends = np.flatnonzero(ends_mask) + 1
-        covered = np.zeros(n + 1, dtype=np.int32)
-        match_bounds: list[int] = []  # start, end of each match, in pieces the regex leaves gaps in
-        tiling_bounds: list[int] = []  # every match boundary, in pieces the matches tile
+        # Boundaries are collected in compact int64 arrays: there is one per word of text.
+        tiling_bounds = array("q")  # every match boundary, in pieces the matches tile
+        match_bounds = array("q")  # start, end of each match, in pieces the regex leaves gaps in
+        gapped_pieces = array("q")  # start, end of those pieces
         if text is None:  # some documents are not str: slice each piece from its own document
             piece_docs = np.searchsorted(doc_starts, piece_starts, side="right") - 1
             pieces = (
@@ -385,22 +391,30 @@ class SplitPipeline:
                 lengths = list(map(len, findall(piece)))
                 if sum(lengths) == len(piece):
                     tiling_bounds.extend(accumulate(lengths, initial=start))
-                    match_bounds.append(start)  # the piece is covered as a whole
-                    match_bounds.append(start + len(piece))
                     continue
+            gapped_pieces.append(start)
+            gapped_pieces.append(start + len(piece))
             for m in finditer(piece):
                 s, e = m.span()
                 if s != e:
                     match_bounds.append(start + s)
                     match_bounds.append(start + e)
         if tiling_bounds:
-            cut[np.asarray(tiling_bounds, dtype=np.int64)] = True
-        if match_bounds:
-            bounds = np.asarray(match_bounds, dtype=np.int64)
-            np.add.at(covered, bounds[0::2], 1)
-            np.add.at(covered, bounds[1::2], -1)
-            cut[bounds] = True
-        gaps = np.flatnonzero(open_ & (np.cumsum(covered[:-1]) == 0))
+            cut[np.frombuffer(tiling_bounds, dtype=np.int64)] = True
+        if not gapped_pieces:
+            return
+        in_gapped = _coverage(np.frombuffer(gapped_pieces, dtype=np.int64), n)
+        bounds = np.frombuffer(match_bounds, dtype=np.int64)
+        cut[bounds] = True
+        gaps = np.flatnonzero(in_gapped & ~_coverage(bounds, n))
         separator[gaps] = True
         cut[gaps] = True
         cut[gaps + 1] = True
+
+
+def _coverage(bounds: np.ndarray, n: int) -> np.ndarray:
+    """Positions ``0..n-1`` inside any of the spans ``bounds[0::2] : bounds[1::2]``."""
+    delta = np.zeros(n + 1, dtype=np.int32)
+    np.add.at(delta, bounds[0::2], 1)
+    np.add.at(delta, bounds[1::2], -1)
+    return np.cumsum(delta[:-1]) > 0
