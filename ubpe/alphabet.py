@@ -55,6 +55,10 @@ class Alphabet:
     Build it with :meth:`from_spec` from a dict (symbol -> id), a list/tuple (ids in order;
     repeats keep their first id), a set (sorted), a string (its characters) or an int ``A``
     (the integers ``0..A-1``).
+
+    >>> alphabet = Alphabet.from_spec({"G", "A", "T", "C"})
+    >>> alphabet.symbols, alphabet.ids_of("GATTACA").tolist()
+    (('A', 'C', 'G', 'T'), [2, 0, 3, 3, 0, 1, 0])
     """
 
     __slots__ = ("symbols", "symbol_type", "_index", "_table", "_table_offset")

@@ -164,6 +164,11 @@ class ByteLevelBPE:
     """A byte-level BPE text tokenizer (tiktoken's model) fitted with ubpe's fit kernel.
 
     Build one with :meth:`fit`, :meth:`from_mergeable_ranks` or :meth:`load_tiktoken`.
+
+    >>> tok = ByteLevelBPE().fit(["hello hello hello"], n_tokens=260, quiet=True)
+    >>> ids = tok.encode("hello")
+    >>> tok.decode(ids), len(ids) < len("hello")
+    ('hello', True)
     """
 
     def __init__(self) -> None:

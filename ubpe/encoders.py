@@ -62,6 +62,11 @@ def register(info: EncoderInfo) -> None:
 
 
 def available_encoders() -> list[str]:
+    """Names of the registered encoders.
+
+    >>> "tfidf" in available_encoders() and "fewest" in available_encoders()
+    True
+    """
     return list(_REGISTRY)
 
 
@@ -75,7 +80,12 @@ def encoder_info(name: str) -> EncoderInfo:
 
 
 def make_encoder(name: str, vocabulary: Vocabulary, **options: Any) -> Encoder:
-    """An encoder by name on ``vocabulary``; ``options`` go to the encoder."""
+    """An encoder by name on ``vocabulary``; ``options`` go to the encoder.
+
+    >>> vocab = Vocabulary.from_merges(2, [0], [1], documents=[1], n_docs=2)
+    >>> make_encoder("fewest", vocab).encode([np.array([0, 1, 1], np.int32)])
+    [([2, 1], 0.4054651081081644)]
+    """
     info = encoder_info(name)
     try:
         return info.factory(vocabulary, **options)

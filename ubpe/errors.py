@@ -7,7 +7,15 @@ exception a caller would naturally catch (``ValueError`` or ``TypeError``), so
 
 
 class UBPEError(Exception):
-    """Base class of every exception raised by ubpe on bad input."""
+    """Base class of every exception raised by ubpe on bad input.
+
+    >>> from ubpe import UBPE
+    >>> try:
+    ...     UBPE(alphabet="ab", n_tokens=2)
+    ... except UBPEError as error:
+    ...     print(type(error).__name__, isinstance(error, ValueError))
+    InvalidParameterError True
+    """
 
 
 class InvalidParameterError(UBPEError, ValueError):

@@ -37,7 +37,11 @@ from .errors import InvalidParameterError, SymbolTypeError, UnknownSymbolError
 
 
 class SplitMode(Flag):
-    """Which splitting steps apply (the same values as ubpe 0.3.0's ``SplitMode``)."""
+    """Which splitting steps apply (the same values as ubpe 0.3.0's ``SplitMode``).
+
+    >>> SplitMode.REGEX in SplitMode.FULL, SplitMode.REGEX in SplitMode.KNOWN_WORDS
+    (True, False)
+    """
 
     NONE = auto()
     KNOWN_WORDS = auto()
@@ -192,7 +196,12 @@ def _symbol_set(tokens: Any, alphabet: Alphabet) -> frozenset | None:
 
 
 class SplitPipeline:
-    """Cuts documents into parts (see the module docstring for the order of the steps)."""
+    """Cuts documents into parts (see the module docstring for the order of the steps).
+
+    >>> pipeline = SplitPipeline(Alphabet.from_spec("ab c"), regex_str=r"\w+")
+    >>> [p.tolist() for p in pipeline.split("ab c").parts(0)]
+    [[0, 1], [2], [3]]
+    """
 
     def __init__(
         self,

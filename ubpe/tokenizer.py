@@ -509,7 +509,15 @@ class UBPEBase:
 
 
 class UBPE(UBPEBase):
-    """The universal tokenizer: tokens map to runs of alphabet ids; ranked top-n encodings."""
+    """The universal tokenizer: tokens map to runs of alphabet ids; ranked top-n encodings.
+
+    >>> tok = UBPE(alphabet="ab", n_tokens=5)
+    >>> tok.fit(["abab", "abba", "baab"], quiet=True)
+    >>> [(tokens, round(score, 3)) for tokens, score in tok.encode("abab", top_n=2)]
+    [([0, 4, 1], 0.288), ([0, 1, 0, 1], 0.0)]
+    >>> tok.decode([0, 4, 1])
+    'abab'
+    """
 
     variant = UNIVERSAL
     default_encoder = "tfidf"
@@ -519,7 +527,15 @@ class UBPE(UBPEBase):
 
 
 class UBPEClassic(UBPEBase):
-    """The classic tokenizer: tokens map to pairs of tokens; greedy pair substitution."""
+    """The classic tokenizer: tokens map to pairs of tokens; greedy pair substitution.
+
+    >>> tok = UBPEClassic(alphabet=[0, 1, 2], n_tokens=5)
+    >>> tok.fit([[0, 1, 0, 1, 2], [0, 1, 2]], rearrange_tokens=False, quiet=True)
+    >>> tok.tokens_mapper["backward"]
+    {3: (0, 1), 4: (3, 2), 5: (3, 4)}
+    >>> tok.encode([0, 1, 2, 0, 1])
+    [([4, 3], 0.0)]
+    """
 
     variant = CLASSIC
     default_encoder = "classic"
@@ -530,7 +546,16 @@ class UBPEClassic(UBPEBase):
 
 def load(path: str | os.PathLike) -> Any:
     """Load a model saved by ``save``, whichever variant it holds (``UBPE``, ``UBPEClassic``
-    or ``ByteLevelBPE``)."""
+    or ``ByteLevelBPE``).
+
+    >>> import os, tempfile
+    >>> tok = UBPEClassic(alphabet="ab", n_tokens=3)
+    >>> tok.fit(["abab"], quiet=True)
+    >>> path = os.path.join(tempfile.mkdtemp(), "model.json")
+    >>> tok.save(path)
+    >>> load(path).tokens_mapper == tok.tokens_mapper
+    True
+    """
     from .bytelevel import ByteLevelBPE
 
     text = read_text(path)

@@ -36,6 +36,15 @@ def idf_weight(n_docs: int, documents: int) -> float:
 
 @dataclass(frozen=True, eq=False)
 class Vocabulary:
+    """Merges, pieces, weights and ranks of a fitted vocabulary (see the module docstring).
+
+    >>> v = Vocabulary.from_merges(2, [0, 1], [1, 1], documents=[2, 1], n_docs=3)
+    >>> v.pieces(), [round(w, 3) for w in v.weights.tolist()]
+    ({2: (0, 1), 3: (1, 1)}, [0.288, 0.693])
+    >>> v.rearranged(3, classic=False).pieces()   # keeps the heavier token, renumbered
+    {2: (1, 1)}
+    """
+
     n_base: int
     merges: np.ndarray  # (T, 2) int32, NO_TOKEN where a component is not in the vocabulary
     piece_offsets: np.ndarray  # (T + 1,) int64
