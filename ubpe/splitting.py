@@ -196,7 +196,7 @@ def _symbol_set(tokens: Any, alphabet: Alphabet) -> frozenset | None:
 
 
 class SplitPipeline:
-    """Cuts documents into parts (see the module docstring for the order of the steps).
+    r"""Cuts documents into parts (see the module docstring for the order of the steps).
 
     >>> pipeline = SplitPipeline(Alphabet.from_spec("ab c"), regex_str=r"\w+")
     >>> [p.tolist() for p in pipeline.split("ab c").parts(0)]
