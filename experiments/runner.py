@@ -637,7 +637,8 @@ def run_info(config: ExperimentConfig, available: set[str], failures: list[dict[
              jobs: int, seconds: float, computed: int, cached: int, force: bool) -> dict[str, Any]:
     from ubpe.encoders import encoder_info
 
-    status = _git("status", "--porcelain", "--untracked-files=no")
+    # the run rewrites its own results folder: only changes to anything else make it "dirty"
+    status = _git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results")
     return {
         "experiment": config.name,
         "description": config.description,
