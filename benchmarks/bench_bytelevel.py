@@ -30,6 +30,8 @@ import pydoc_data.topics
 import regex
 import tiktoken
 
+from common import best_time
+
 from ubpe import __version__ as ubpe_version
 from ubpe.bytelevel import PATTERNS, ByteLevelBPE
 
@@ -50,15 +52,6 @@ def real_text(min_chars: int) -> str:
         texts.append(text)
         total += len(text)
     return "\n".join(texts)[:min_chars]
-
-
-def best_time(function, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - started)
-    return min(times)
 
 
 def commit() -> str:

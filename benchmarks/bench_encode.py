@@ -19,11 +19,19 @@ import json
 import os
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
-from common import ECG_LEVELS, GPT2_LIKE, RESULTS, markdown_report, reference_python, versions, write_results
+from common import (
+    ECG_LEVELS,
+    GPT2_LIKE,
+    RESULTS,
+    best_time,
+    markdown_report,
+    reference_python,
+    versions,
+    write_results,
+)
 
 from ubpe import UBPE, UBPEClassic, SplitMode
 
@@ -31,7 +39,6 @@ N_TOKENS = 4096
 REFERENCE_SAMPLE_SYMBOLS = 60_000
 UNSPLIT_LENGTHS = (10_000, 20_000, 100_000, 1_000_000)
 REFERENCE_UNSPLIT_LENGTHS = (10_000, 20_000)
-REPEATS = 3  # best of, for our rows
 
 WORKER = r"""
 import json, sys, time
@@ -73,15 +80,6 @@ def sample(docs: list, n_symbols: int) -> list:
         if total >= n_symbols:
             break
     return out
-
-
-def best_time(run) -> float:
-    times = []
-    for _ in range(REPEATS):
-        started = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - started)
-    return min(times)
 
 
 def reference_time(python: str, model_path: Path, docs: list, variant: str, top_n: int, text: bool,
@@ -155,7 +153,7 @@ def main() -> None:
     notes = [
         f"Models: {N_TOKENS} tokens (text: King James Bible + Shakespeare, GPT-2-like regex; ECG: "
         f"{ECG_LEVELS} levels + {N_TOKENS} tokens), fitted by us, loaded by both libraries from ubpe 0.3.0 JSON.",
-        f"The reference runs on the first {REFERENCE_SAMPLE_SYMBOLS:,} held-out symbols; ours best of {REPEATS}.",
+        f"The reference runs on the first {REFERENCE_SAMPLE_SYMBOLS:,} held-out symbols; ours best of 3.",
     ]
     write_results(args.out, "encode", rows, markdown_report(
         "Encode benchmark", "python benchmarks/bench_encode.py", notes, rows, versions(reference)))

@@ -103,6 +103,16 @@ def importable(name: str) -> bool:
 
 
 
+def best_time(function, repeats: int = 3) -> float:
+    """The fastest of ``repeats`` timed calls of ``function`` (seconds)."""
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
 def write_results(folder: Path, name: str, rows: list[dict], markdown: str) -> None:
     """``folder/name.csv`` (the raw rows) and ``folder/name.md`` (the report)."""
     import csv
