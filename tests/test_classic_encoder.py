@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import reference_encode as ref
-from ubpe.encoding import ClassicEncoder
+from ubpe.encoders.tfidf import ClassicEncoder
 from ubpe.vocabulary import Vocabulary
 from ubpe_native._classic import PairTable, encode_words
 

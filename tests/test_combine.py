@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ubpe.encoding import walk_candidates
+from ubpe.encoders.tfidf import walk_candidates
 from ubpe_native._combine import walk
 
 # scores from a small set, so that ties (which decide the walk's direction) are common

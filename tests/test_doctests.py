@@ -9,10 +9,14 @@ import pkgutil
 import pytest
 
 import ubpe
+import ubpe_native
 
-MODULES = ["ubpe"] + [f"ubpe.{m.name}" for m in pkgutil.iter_modules(ubpe.__path__)] + [
-    f"ubpe_native.{name}" for name in ("_fit", "_combine", "_pretokenize", "_ranked")
-]
+# every module of both packages, found by walking them: a new module's examples run unasked
+MODULES = (
+    ["ubpe"]
+    + sorted(m.name for m in pkgutil.walk_packages(ubpe.__path__, "ubpe."))
+    + sorted(f"ubpe_native.{m.name}" for m in pkgutil.iter_modules(ubpe_native.__path__))
+)
 
 
 @pytest.mark.parametrize("name", MODULES)

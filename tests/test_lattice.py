@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import reference_encode as ref
-from ubpe.encoding import UniversalEncoder, best_sums
+from ubpe.encoders.tfidf import UniversalEncoder, best_sums
 from ubpe.errors import InvalidParameterError
 from ubpe.vocabulary import Vocabulary
 from ubpe_native._lattice import encode_parts

@@ -21,7 +21,7 @@ import ubpe_native._paths
 from ubpe import UBPE
 from ubpe.encoders import TfidfScorer, available_encoders, make_encoder
 from ubpe.errors import InvalidParameterError, SymbolTypeError, UnknownSymbolError
-from ubpe.paths import (
+from ubpe.encoders.paths import (
     AdditiveEncoder,
     FewestTokensEncoder,
     LongestPrefixEncoder,

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ubpe.errors import InvalidParameterError, UnknownSymbolError, UnknownTokenError
-from ubpe.ranked import DropoutEncoder, RankedEncoder
+from ubpe.encoders.ranked import DropoutEncoder, RankedEncoder
 from ubpe.vocabulary import Vocabulary
 
 

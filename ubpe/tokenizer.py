@@ -33,7 +33,7 @@ from .errors import (
 )
 from .encoders import Encoder, make_encoder
 from .fit import check_n_candidates, fit_vocabulary
-from .serialization import (
+from .io.files import (
     decode_symbol,
     encode_symbol,
     infer_symbol_type,

@@ -56,9 +56,9 @@ import numpy as np
 from ubpe_native._paths import kbest_paths, longest_prefix, longest_token
 from ubpe_native._radix import RadixTree
 
-from .encoders import EncoderInfo, TfidfScorer, check_top_n, register
-from .errors import InvalidParameterError, SymbolTypeError, UnknownSymbolError
-from .vocabulary import ID_DTYPE, Vocabulary
+from . import EncoderInfo, TfidfScorer, check_top_n, register
+from ..errors import InvalidParameterError, SymbolTypeError, UnknownSymbolError
+from ..vocabulary import ID_DTYPE, Vocabulary
 
 Encoding = tuple[list[int], float]
 # Fewest tokens is the cheapest path when every token costs this much.

@@ -31,13 +31,13 @@ from typing import Any
 
 import numpy as np
 
-from ._version import __version__
-from .bytelevel import PATTERNS, ByteLevelBPE, resolve_pattern
-from .encoders import available_encoders, encoder_info, make_encoder
-from .errors import InvalidParameterError, ModelFormatError, UBPEError
-from .serialization import parse_json, read_text, unwrap_body, write_atomically
-from .tokenizer import DEFAULT_N_TOKENS, UBPE, UBPEBase, UBPEClassic
-from .view import render, render_alternatives, render_html, token_pieces, use_color
+from .._version import __version__
+from ..bytelevel import PATTERNS, ByteLevelBPE, resolve_pattern
+from ..encoders import available_encoders, encoder_info, make_encoder
+from ..errors import InvalidParameterError, ModelFormatError, UBPEError
+from ..io.files import parse_json, read_text, unwrap_body, write_atomically
+from ..tokenizer import DEFAULT_N_TOKENS, UBPE, UBPEBase, UBPEClassic
+from ..view import render, render_alternatives, render_html, token_pieces, use_color
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130
@@ -295,7 +295,7 @@ def check_output(path: str) -> None:
 
 def save_model(model: Any, path: str, fmt: str) -> None:
     """Write ``model`` to ``path`` in format ``fmt`` (one of ``FORMAT_NAMES``)."""
-    from .hf_export import save_tokenizer_json
+    from ..io.hf import save_tokenizer_json
 
     check_output(path)
     if isinstance(model, ByteLevelBPE):

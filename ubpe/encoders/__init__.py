@@ -21,10 +21,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .encoding import ClassicEncoder, UniversalEncoder
-from .errors import InvalidParameterError
+from .tfidf import ClassicEncoder, UniversalEncoder
+from ..errors import InvalidParameterError
 from .ranked import DropoutEncoder, RankedEncoder
-from .vocabulary import ID_DTYPE, Vocabulary
+from ..vocabulary import ID_DTYPE, Vocabulary
 
 Encoding = tuple[list[int], float]
 # top-n search keeps top_n candidates per lattice position: past this it is a mistake, not a

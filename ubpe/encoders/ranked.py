@@ -23,8 +23,8 @@ import numpy as np
 
 from ubpe_native._ranked import MergeTable
 
-from .errors import InvalidParameterError, UnknownSymbolError, UnknownTokenError
-from .vocabulary import ID_DTYPE, Vocabulary
+from ..errors import InvalidParameterError, UnknownSymbolError, UnknownTokenError
+from ..vocabulary import ID_DTYPE, Vocabulary
 
 PRIORITIES = ("rank", "id")
 UNKNOWN_RANK = -1

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ModelFormatError
+from ..errors import ModelFormatError
 
 FORMAT_NAME = "ubpe-model"
 FORMAT_VERSION = 1
@@ -164,7 +164,7 @@ def vocabulary_to_json(vocab) -> dict:
 
 
 def vocabulary_from_json(data: Any):
-    from .vocabulary import Vocabulary
+    from ..vocabulary import Vocabulary
 
     try:
         n_base = _int(data["n_base"], "n_base")

@@ -32,8 +32,8 @@ from ubpe_native._combine import walk
 from ubpe_native._lattice import DEFAULT_EXACT_MAX_LENGTH, encode_parts
 from ubpe_native._radix import RadixTree
 
-from .errors import InvalidParameterError
-from .vocabulary import ID_DTYPE, Vocabulary
+from ..errors import InvalidParameterError
+from ..vocabulary import ID_DTYPE, Vocabulary
 
 Encoding = tuple[list[int], float]
 

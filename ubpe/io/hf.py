@@ -32,8 +32,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import InvalidParameterError, NotFittedError
-from .serialization import write_atomically
+from ..errors import InvalidParameterError, NotFittedError
+from .files import write_atomically
 
 N_BYTES = 256
 
@@ -98,7 +98,7 @@ def tokenizer_json(tokenizer: Any) -> dict[str, Any]:
     >>> doc["model"]["type"], len(doc["model"]["vocab"]), doc["model"]["merges"][0]
     ('BPE', 260, ['o', 'w'])
     """
-    from .bytelevel import ByteLevelBPE
+    from ..bytelevel import ByteLevelBPE
 
     if not isinstance(tokenizer, ByteLevelBPE):
         raise InvalidParameterError(

@@ -1,0 +1,105 @@
+"""Pre-tokenization patterns: the regexes that cut text into pieces before byte-level BPE.
+
+``PATTERNS`` holds tiktoken's and Llama 3's presets character for character; the kernel's
+scanner (``ubpe_native._pretokenize``) splits the presets of ``NATIVE_PATTERNS`` itself, with
+the code point classes computed here so that it agrees with ``regex.findall`` exactly.
+
+>>> resolve_pattern("gpt2") == PATTERNS["gpt2"]
+True
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import regex
+
+from ..errors import InvalidParameterError, SymbolTypeError
+
+
+# The pre-tokenization patterns of tiktoken's encodings (tiktoken_ext/openai_public.py) and of
+# Meta's Llama 3 tokenizer, character for character.
+PATTERNS: dict[str, str] = {
+    "gpt2": r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s""",
+    "cl100k": r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",
+    "o200k": "|".join(
+        [
+            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+            r"""\p{N}{1,3}""",
+            r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+            r"""\s*[\r\n]+""",
+            r"""\s+(?!\S)""",
+            r"""\s+""",
+        ]
+    ),
+    "llama3": r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
+}
+DEFAULT_PATTERN = "cl100k"
+# Presets split by the kernel's scanner instead of the regex engine (ids of _pretokenize.pxd).
+NATIVE_PATTERNS: dict[str, int] = {
+    PATTERNS["gpt2"]: 1,
+    PATTERNS["cl100k"]: 2,
+    PATTERNS["llama3"]: 3,
+    PATTERNS["o200k"]: 4,
+}
+N_CODE_POINTS = 0x110000
+SURROGATES = range(0xD800, 0xE000)
+# Bits of the code point class table read by the kernel's scanner (see _pretokenize.pyx);
+# the last two are o200k's letter classes, which overlap in Lm, Lo and M.
+CLASS_BITS = {
+    r"\p{L}": 1,
+    r"\p{N}": 2,
+    r"\s": 4,
+    r"[\r\n]": 8,
+    r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]": 16,
+    r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]": 32,
+}
+FOLD_SHIFT = 8
+CONTRACTION_LETTERS = "sdmtlvre"  # fold index 1..8 in this order
+
+# UTF-8 length of a code point: one byte below 0x80, two below 0x800, three below 0x10000
+UTF8_WIDTH_STEPS = np.array([0x80, 0x800, 0x10000], dtype=np.uint32)
+
+
+def resolve_pattern(pattern: str) -> str:
+    """The pat_str of a preset name, or ``pattern`` itself (checked to compile)."""
+    if not isinstance(pattern, str):
+        raise SymbolTypeError(f"`pattern` must be a str, not {type(pattern).__name__}")
+    if pattern in PATTERNS:
+        return PATTERNS[pattern]
+    try:
+        regex.compile(pattern)
+    except regex.error as exc:
+        raise InvalidParameterError(f"`pattern` is not a valid regex: {exc}") from None
+    return pattern
+
+
+@functools.lru_cache(maxsize=1)
+def code_point_classes() -> np.ndarray:
+    """One uint16 per code point for the kernel's scanner, computed with the `regex` module
+    so that the scanner splits exactly like ``regex.findall`` with the same pattern.
+
+    Low byte: the bits of :data:`CLASS_BITS` (letter, number, whitespace, CR/LF, o200k's
+    "upper" and "lower" letter classes); high byte: which of ``s d m t l v r e`` the code
+    point is under case-insensitive matching (``ſ`` is an ``s``). Built once, ~0.1 s.
+    """
+    code_points = np.concatenate(  # every code point but the surrogates, which str cannot hold
+        [np.arange(SURROGATES.start, dtype=np.uint32), np.arange(SURROGATES.stop, N_CODE_POINTS, dtype=np.uint32)]
+    )
+    every_char = code_points.astype("<u4").tobytes().decode("utf-32-le")
+    classes = np.zeros(N_CODE_POINTS, dtype=np.uint16)
+    for expression, bit in CLASS_BITS.items():
+        for run in regex.finditer(f"{expression}+", every_char):
+            classes[code_points[run.start() : run.end()]] |= bit
+    for index, letter in enumerate(CONTRACTION_LETTERS, start=1):
+        for found in regex.finditer(f"(?i:{letter})", every_char):
+            classes[code_points[found.start()]] |= index << FOLD_SHIFT
+    return classes
+
+
+def without_surrogates(text: str) -> str:
+    """What tiktoken encodes when ``text`` is not valid UTF-8: lone surrogates become U+FFFD
+    (and a surrogate *pair* the character it stands for)."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
