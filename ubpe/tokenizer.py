@@ -15,6 +15,7 @@ vocabularies; on top, ``vocabulary`` (both views of every token plus creation ra
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar
@@ -24,7 +25,6 @@ import numpy as np
 from .alphabet import Alphabet
 from .errors import (
     AlreadyFittedError,
-    EmptyCorpusError,
     InvalidParameterError,
     ModelFormatError,
     NotFittedError,
@@ -32,7 +32,7 @@ from .errors import (
     UnknownTokenError,
 )
 from .encoders import Encoder, make_encoder
-from .fit import check_n_candidates, fit_vocabulary
+from .fit import check_n_candidates, corpus_parts, fit_vocabulary
 from .io.files import (
     decode_symbol,
     encode_symbol,
@@ -187,6 +187,10 @@ class UBPEBase:
     ) -> None:
         """Fit the vocabulary on ``corpus`` (a list of documents), as ubpe 0.3.0 does.
 
+        ``corpus`` may also be any iterable of documents (streamed chunk by chunk: memory
+        stays bounded by the distinct parts) or a Dask bag or series (counted on its cluster,
+        see :mod:`ubpe.dask`); the vocabulary is the same as for the list of those documents.
+
         Each round takes up to ``n_candidates`` of the most frequent pairs that can be merged
         together; with ``rearrange_tokens`` the result is sorted by weight and trimmed to
         ``n_tokens``. A progress bar shows on stderr unless ``quiet``.
@@ -194,10 +198,9 @@ class UBPEBase:
         if self._vocabulary is not None:
             raise AlreadyFittedError("the tokenizer can be fitted only once")
         check_n_candidates(n_candidates)
-        docs = _as_corpus(corpus)
-        batch = self.split_pipeline.split_batch(docs, mode=split_mode)
+        split = functools.partial(self.split_pipeline.split_batch, mode=split_mode)
         vocabulary = fit_vocabulary(
-            batch,
+            corpus_parts(corpus, split),
             n_base=self.n_base,
             n_tokens=self.n_tokens,
             n_candidates=n_candidates,
@@ -566,19 +569,6 @@ def load(path: str | os.PathLike) -> Any:
         if cls.variant == variant:
             return cls.from_json(text, what=str(path))
     raise ModelFormatError(f"{path} holds an unknown model variant {variant!r}")
-
-
-def _as_corpus(corpus: Any) -> list[Any]:
-    if isinstance(corpus, (str, bytes)):
-        raise SymbolTypeError("`corpus` must be a list of documents, not a single str/bytes")
-    if isinstance(corpus, np.ndarray) and corpus.ndim == 1 and corpus.dtype != object:
-        raise SymbolTypeError("`corpus` must be a list of documents, not one 1-D array")
-    if not isinstance(corpus, Iterable):
-        raise SymbolTypeError(f"`corpus` must be a list of documents, not {type(corpus).__name__}")
-    docs = list(corpus)
-    if not docs:
-        raise EmptyCorpusError("`corpus` is empty: fitting needs at least one document")
-    return docs
 
 
 def _typed_tokens(values: Any, token_type: type) -> list[Any] | None:

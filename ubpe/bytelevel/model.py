@@ -36,14 +36,13 @@ import regex
 
 from ..errors import (
     DisallowedSpecialTokenError,
-    EmptyCorpusError,
     InvalidParameterError,
     ModelFormatError,
     NotFittedError,
     SymbolTypeError,
     UnknownTokenError,
 )
-from ..fit import fit_vocabulary
+from ..fit import corpus_parts, fit_vocabulary
 from ..encoders.ranked import RankedEncoder
 from ..io.files import parse_json, read_text, unwrap_body, wrap_body, write_atomically
 from ..splitting import SplitBatch
@@ -119,7 +118,8 @@ class ByteLevelBPE:
     ) -> ByteLevelBPE:
         """Learn ``n_tokens`` mergeable tokens (the 256 bytes included) from ``texts``.
 
-        Each text is a document; its pre-tokenized pieces are the parts that pairs never
+        ``texts`` may be any iterable (streamed in chunks) or a Dask bag (see
+        :mod:`ubpe.dask`). Each text is a document; its pre-tokenized pieces are the parts that pairs never
         cross. Special tokens are cut out of the texts before fitting and get ids after the
         mergeable tokens (in the order given) unless a mapping fixes their ids. Token ids are
         the creation order, cut at ``n_tokens`` (fitting may overshoot within its last round);
@@ -131,21 +131,15 @@ class ByteLevelBPE:
             raise InvalidParameterError(f"`n_tokens` must be in {N_BYTES}..{MAX_RANK}, got {n_tokens}")
         if isinstance(texts, str):
             raise SymbolTypeError("`texts` must be an iterable of str, not one str")
-        texts = list(texts)
-        if not texts:
-            raise EmptyCorpusError("fit needs at least one text")
-        for text in texts:
-            if not isinstance(text, str):
-                raise SymbolTypeError(f"every text must be a str, got {type(text).__name__}")
         pat_str = resolve_pattern(pattern)
         if isinstance(special_tokens, str):
             raise SymbolTypeError("`special_tokens` must be a collection of str, not one str")
         names = list(special_tokens)
         splitter = regex.compile(pat_str)
         cut_specials = _special_regex(frozenset(names)) if names else None
-        batch = _split_corpus(texts, splitter, cut_specials)
+        split = functools.partial(_split_texts, splitter=splitter, cut_specials=cut_specials)
         fitted = fit_vocabulary(
-            batch,
+            corpus_parts(texts, split, empty_message="fit needs at least one text"),
             n_base=N_BYTES,
             n_tokens=n_tokens - 1,  # the fit loop stops once the largest id reaches this
             n_candidates=n_candidates,
@@ -468,6 +462,17 @@ def parse_tiktoken(text: str, where: str = "<string>") -> dict[bytes, int]:
             raise ModelFormatError(f"{where}:{number}: token {piece!r} appears twice")
         ranks[piece] = int(rank)
     return ranks
+
+
+def _split_texts(
+    texts: list[str], first_doc: int = 0, *, splitter: regex.Pattern, cut_specials: regex.Pattern | None
+) -> SplitBatch:
+    """:func:`_split_corpus` after checking that every text is a str (``texts`` may be one
+    chunk of a streamed corpus, ``first_doc`` its first document's index)."""
+    for text in texts:
+        if not isinstance(text, str):
+            raise SymbolTypeError(f"every text must be a str, got {type(text).__name__}")
+    return _split_corpus(texts, splitter, cut_specials)
 
 
 def _split_corpus(

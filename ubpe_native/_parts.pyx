@@ -1,0 +1,177 @@
+# distutils: language = c++
+"""Counting distinct parts incrementally: what a fit needs of a corpus, chunk by chunk.
+
+A fit sees a corpus only through its distinct parts, how often each occurs and which
+documents hold it (see ``_fit.pyx``). :class:`PartCounter` builds exactly that from chunks
+of documents, or from the counts of other chunks, so that a corpus never has to be held
+whole: memory grows with the distinct parts and the distinct (part, document) pairs.
+
+Parts keep the order of their first occurrence and every part's documents stay ascending,
+provided chunks are added in document order (document ids of each chunk are shifted by the
+documents already counted).
+
+>>> import numpy as np
+>>> counter = PartCounter()
+>>> counter.add(np.array([0, 1, 0, 1, 1, 0], np.int32), np.array([0, 2, 4, 6]),
+...             np.array([0, 0, 1], np.int32), 2)
+>>> counter.add(np.array([1, 0], np.int32), np.array([0, 2]), np.array([0], np.int32), 1)
+>>> tokens, offsets, weights, doc_offsets, docs = counter.export()
+>>> tokens.tolist(), offsets.tolist(), weights.tolist(), doc_offsets.tolist(), docs.tolist()
+([0, 1, 1, 0], [0, 2, 4], [2, 2], [0, 1, 3], [0, 1, 2])
+>>> counter.n_docs, counter.n_parts
+(3, 2)
+"""
+
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libcpp.vector cimport vector
+
+import numpy as np
+
+from ubpe_native._flat_map cimport FlatMap
+from ubpe_native._typedefs cimport count_t, id_t
+
+
+cdef class PartCounter:
+    """Distinct parts with their multiplicities and documents, filled by :meth:`add`."""
+
+    # distinct part k is symbols[starts[k]:starts[k + 1]], seen weights[k] times; its
+    # documents form a linked list of entries first_entry[k] -> entry_next[...] (-1 ends it)
+    cdef vector[id_t] symbols
+    cdef vector[int64_t] starts
+    cdef vector[count_t] weights
+    cdef vector[int64_t] first_entry
+    cdef vector[int64_t] last_entry
+    cdef vector[int32_t] entry_doc
+    cdef vector[int64_t] entry_next
+    cdef FlatMap index  # content hash -> part + 1
+    cdef readonly int64_t n_docs
+
+    def __init__(self):
+        self.starts.push_back(0)
+        self.n_docs = 0
+
+    @property
+    def n_parts(self):
+        return <Py_ssize_t>self.weights.size()
+
+    def add(self, const id_t[::1] tokens, const int64_t[::1] offsets,
+            const int32_t[::1] docs, int64_t n_docs,
+            const count_t[::1] weights=None, const int64_t[::1] doc_offsets=None):
+        """Count ``n_docs`` more documents, whose parts are ``tokens[offsets[k]:offsets[k+1]]``.
+
+        Part ``k`` lies in document ``docs[k]`` (ids ``0..n_docs-1`` of this chunk) and
+        occurs once; or, given ``weights`` and ``doc_offsets`` (the counts of another
+        counter), ``weights[k]`` times in the documents ``docs[doc_offsets[k]:doc_offsets[k+1]]``.
+        """
+        cdef Py_ssize_t n_parts = offsets.shape[0] - 1
+        cdef Py_ssize_t k
+        cdef bint counted = weights is not None
+        if n_parts < 0:
+            raise ValueError("offsets must hold at least one entry")
+        if (weights is None) != (doc_offsets is None):
+            raise ValueError("weights and doc_offsets go together")
+        if n_docs < 0 or self.n_docs + n_docs >= 2 ** 31:
+            raise ValueError("n_docs must be in 0..2**31 - 1 documents in all")
+        if counted and (weights.shape[0] != n_parts or doc_offsets.shape[0] != n_parts + 1
+                        or doc_offsets[0] != 0 or doc_offsets[n_parts] != docs.shape[0]):
+            raise ValueError("weights and doc_offsets must match the parts and docs")
+        if not counted and docs.shape[0] != n_parts:
+            raise ValueError("docs must have one entry per part")
+        if offsets[0] != 0 or offsets[n_parts] != tokens.shape[0]:
+            raise ValueError("offsets must span tokens from 0 to its end")
+        for k in range(n_parts):
+            if offsets[k + 1] < offsets[k] or (counted and (
+                    doc_offsets[k + 1] < doc_offsets[k] or weights[k] < 1)):
+                raise ValueError("offsets must be non-decreasing and weights positive")
+        for k in range(docs.shape[0]):
+            if not 0 <= docs[k] < n_docs:
+                raise ValueError(f"document {docs[k]} is outside 0..{n_docs - 1}")
+        if self.starts.back() + tokens.shape[0] >= 2 ** 31 - 1:
+            raise ValueError("too many distinct symbols: at most 2**31 - 2 per fit")
+        with nogil:
+            self._add(tokens, offsets, docs, weights, doc_offsets, counted)
+        self.n_docs += n_docs
+
+    cdef void _add(self, const id_t[::1] tokens, const int64_t[::1] offsets,
+                   const int32_t[::1] docs, const count_t[::1] weights,
+                   const int64_t[::1] doc_offsets, bint counted) noexcept nogil:
+        cdef Py_ssize_t k, j
+        cdef int32_t part, doc
+        for k in range(offsets.shape[0] - 1):
+            part = self._find(tokens, offsets[k], offsets[k + 1] - offsets[k])
+            if counted:
+                self.weights[part] += weights[k]
+                for j in range(doc_offsets[k], doc_offsets[k + 1]):
+                    self._add_doc(part, <int32_t>(docs[j] + self.n_docs))
+            else:
+                self.weights[part] += 1
+                self._add_doc(part, <int32_t>(docs[k] + self.n_docs))
+
+    cdef int32_t _find(self, const id_t[::1] tokens, Py_ssize_t start, Py_ssize_t length) noexcept nogil:
+        """The distinct part equal to ``tokens[start:start + length]`` (created if new)."""
+        cdef uint64_t key = 1469598103934665603ULL  # FNV-1a, then probe on collisions
+        cdef Py_ssize_t i, begin
+        cdef int64_t* slot
+        cdef int32_t part
+        cdef bint same
+        for i in range(start, start + length):
+            key = (key ^ <uint64_t>(<uint32_t>tokens[i])) * 1099511628211ULL
+        key = (key ^ <uint64_t>length) * 1099511628211ULL
+        while True:
+            if key == ~(<uint64_t>0):  # the map's empty marker
+                key = 0
+            slot = self.index.slot(key)
+            if slot[0] == 0:
+                part = <int32_t>self.weights.size()
+                slot[0] = part + 1
+                for i in range(start, start + length):
+                    self.symbols.push_back(tokens[i])
+                self.starts.push_back(self.symbols.size())
+                self.weights.push_back(0)
+                self.first_entry.push_back(-1)
+                self.last_entry.push_back(-1)
+                return part
+            part = <int32_t>(slot[0] - 1)
+            begin = self.starts[part]
+            same = self.starts[part + 1] - begin == length
+            i = 0
+            while same and i < length:
+                same = self.symbols[begin + i] == tokens[start + i]
+                i += 1
+            if same:
+                return part
+            key += 1
+
+    cdef inline void _add_doc(self, int32_t part, int32_t doc) noexcept nogil:
+        cdef int64_t last = self.last_entry[part]
+        if last >= 0 and self.entry_doc[last] >= doc:  # documents arrive in ascending order
+            return
+        self.entry_doc.push_back(doc)
+        self.entry_next.push_back(-1)
+        if last >= 0:
+            self.entry_next[last] = <int64_t>self.entry_doc.size() - 1
+        else:
+            self.first_entry[part] = <int64_t>self.entry_doc.size() - 1
+        self.last_entry[part] = <int64_t>self.entry_doc.size() - 1
+
+    def export(self):
+        """``(tokens, offsets, weights, doc_offsets, docs)`` of the distinct parts, in order
+        of first occurrence; part ``k``'s documents are ``docs[doc_offsets[k]:doc_offsets[k+1]]``."""
+        cdef Py_ssize_t n = self.weights.size(), k, filled = 0
+        cdef int64_t entry
+        tokens = np.asarray(<id_t[:self.symbols.size()]>self.symbols.data()).copy() if self.symbols.size() else np.zeros(0, np.int32)
+        offsets = np.asarray(<int64_t[:n + 1]>self.starts.data()).copy()
+        weights = np.asarray(<count_t[:n]>self.weights.data()).copy() if n else np.zeros(0, np.int64)
+        doc_offsets = np.zeros(n + 1, dtype=np.int64)
+        docs = np.empty(self.entry_doc.size(), dtype=np.int32)
+        cdef int64_t[::1] doc_offsets_view = doc_offsets
+        cdef int32_t[::1] docs_view = docs
+        with nogil:
+            for k in range(n):
+                entry = self.first_entry[k]
+                while entry >= 0:
+                    docs_view[filled] = self.entry_doc[entry]
+                    filled += 1
+                    entry = self.entry_next[entry]
+                doc_offsets_view[k + 1] = filled
+        return tokens, offsets, weights, doc_offsets, docs
