@@ -140,12 +140,20 @@ def corpus_parts(
         if not docs:
             raise EmptyCorpusError(empty_message)
         return split(docs, first_doc=0)
+    counts = count_stream(corpus, split, chunk_docs=chunk_docs, chunk_symbols=chunk_symbols)
+    if counts.n_docs == 0:
+        raise EmptyCorpusError(empty_message)
+    return counts
+
+
+def count_stream(
+    docs: Iterable[Any], split: Split, *, chunk_docs: int | None = None, chunk_symbols: int | None = None
+) -> PartCounts:
+    """The counts of ``docs``, split chunk by chunk (see :func:`corpus_parts`)."""
     counter = PartCounter()
-    chunks = _chunks(iter(corpus), chunk_docs or CHUNK_DOCS, chunk_symbols or CHUNK_SYMBOLS)
+    chunks = _chunks(iter(docs), chunk_docs or CHUNK_DOCS, chunk_symbols or CHUNK_SYMBOLS)
     for chunk in chunks:
         add_batch(counter, split(chunk, first_doc=int(counter.n_docs)))
-    if counter.n_docs == 0:
-        raise EmptyCorpusError(empty_message)
     return PartCounts.of_counter(counter)
 
 
