@@ -94,3 +94,16 @@ def test_streaming_errors_match_the_list_fit():
         ByteLevelBPE().fit(iter(["ab", b"ab"]), n_tokens=300, quiet=True)
     with pytest.raises(SymbolTypeError, match="list of documents"):
         UBPE(alphabet="ab", n_tokens=5).fit(5, quiet=True)
+
+
+def test_streamed_counts_grow_with_distinct_parts_not_with_the_corpus():
+    """A corpus repeated 50 times streams into the distinct parts of one copy; only the
+    (part, document) pairs grow, one per new document holding a part."""
+    alphabet, docs = corpus("kjv", 20_000)
+    split = UBPE(alphabet=alphabet, n_tokens=200, regex_str=r" ?\w+| ?[^\w\s]+|\s+").split_pipeline.split_batch
+    once = corpus_parts(iter(docs), split, chunk_docs=4)
+    many = corpus_parts((doc for _ in range(50) for doc in docs), split, chunk_docs=4)
+    assert np.array_equal(many.tokens, once.tokens) and np.array_equal(many.offsets, once.offsets)
+    assert np.array_equal(many.weights, 50 * once.weights)
+    assert len(many.docs) == 50 * len(once.docs) and many.n_docs == 50 * len(docs)
+    assert len(once.tokens) < sum(map(len, docs)) / 3  # words repeat within one copy too
