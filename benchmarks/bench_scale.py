@@ -143,7 +143,7 @@ def child(mode: str, kind: str, path: Path) -> dict:
         import distributed
 
         cluster = distributed.LocalCluster(
-            n_workers=int(mode.split("-")[1]), threads_per_worker=1, processes=True, dashboard_address=None
+            n_workers=int(mode.split("-")[1]), threads_per_worker=1, processes=True, dashboard_address=":0"
         )
         client = distributed.Client(cluster)
     baseline = rss_mb()

@@ -24,7 +24,7 @@ from ubpe.errors import EmptyCorpusError, SymbolTypeError, UBPEError, UnknownSym
 @pytest.fixture(scope="module")
 def client():
     with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
     ) as cluster, distributed.Client(cluster) as client:
         yield client
 

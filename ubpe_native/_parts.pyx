@@ -34,34 +34,38 @@ from ubpe_native._typedefs cimport count_t, id_t
 cdef class PartCounter:
     """Distinct parts with their multiplicities and documents, filled by :meth:`add`."""
 
-    # distinct part k is symbols[starts[k]:starts[k + 1]], seen weights[k] times; its
-    # documents form a linked list of entries first_entry[k] -> entry_next[...] (-1 ends it)
+    # distinct part k is symbols[starts[k]:starts[k + 1]], seen weights[k] times. The
+    # (part, document) pairs are kept in document order, 4 bytes each: document d holds the
+    # parts entry_part[doc_start[d]:doc_start[d + 1]]; last_doc[k] drops repeats in a document
     cdef vector[id_t] symbols
     cdef vector[int64_t] starts
     cdef vector[count_t] weights
-    cdef vector[int64_t] first_entry
-    cdef vector[int64_t] last_entry
-    cdef vector[int32_t] entry_doc
-    cdef vector[int64_t] entry_next
+    cdef vector[int32_t] last_doc
+    cdef vector[int32_t] entry_part
+    cdef vector[int64_t] doc_start
     cdef FlatMap index  # content hash -> part + 1
-    cdef readonly int64_t n_docs
 
     def __init__(self):
         self.starts.push_back(0)
-        self.n_docs = 0
+        self.doc_start.push_back(0)
 
     @property
     def n_parts(self):
         return <Py_ssize_t>self.weights.size()
+
+    @property
+    def n_docs(self):
+        return <Py_ssize_t>self.doc_start.size() - 1
 
     def add(self, const id_t[::1] tokens, const int64_t[::1] offsets,
             const int32_t[::1] docs, int64_t n_docs,
             const count_t[::1] weights=None, const int64_t[::1] doc_offsets=None):
         """Count ``n_docs`` more documents, whose parts are ``tokens[offsets[k]:offsets[k+1]]``.
 
-        Part ``k`` lies in document ``docs[k]`` (ids ``0..n_docs-1`` of this chunk) and
-        occurs once; or, given ``weights`` and ``doc_offsets`` (the counts of another
-        counter), ``weights[k]`` times in the documents ``docs[doc_offsets[k]:doc_offsets[k+1]]``.
+        Part ``k`` lies in document ``docs[k]`` (ids ``0..n_docs-1`` of this chunk,
+        ascending) and occurs once; or, given ``weights`` and ``doc_offsets`` (the counts of
+        another counter), ``weights[k]`` times in the documents
+        ``docs[doc_offsets[k]:doc_offsets[k+1]]``.
         """
         cdef Py_ssize_t n_parts = offsets.shape[0] - 1
         cdef Py_ssize_t k
@@ -84,28 +88,61 @@ cdef class PartCounter:
                     doc_offsets[k + 1] < doc_offsets[k] or weights[k] < 1)):
                 raise ValueError("offsets must be non-decreasing and weights positive")
         for k in range(docs.shape[0]):
-            if not 0 <= docs[k] < n_docs:
-                raise ValueError(f"document {docs[k]} is outside 0..{n_docs - 1}")
+            if not 0 <= docs[k] < n_docs or (not counted and k > 0 and docs[k] < docs[k - 1]):
+                raise ValueError(f"document {docs[k]} is outside 0..{n_docs - 1} or out of order")
         if self.starts.back() + tokens.shape[0] >= 2 ** 31 - 1:
             raise ValueError("too many distinct symbols: at most 2**31 - 2 per fit")
         with nogil:
-            self._add(tokens, offsets, docs, weights, doc_offsets, counted)
-        self.n_docs += n_docs
+            if counted:
+                self._add_counted(tokens, offsets, docs, n_docs, weights, doc_offsets)
+            else:
+                self._add_parts(tokens, offsets, docs, n_docs)
 
-    cdef void _add(self, const id_t[::1] tokens, const int64_t[::1] offsets,
-                   const int32_t[::1] docs, const count_t[::1] weights,
-                   const int64_t[::1] doc_offsets, bint counted) noexcept nogil:
-        cdef Py_ssize_t k, j
-        cdef int32_t part, doc
+    cdef void _add_parts(self, const id_t[::1] tokens, const int64_t[::1] offsets,
+                         const int32_t[::1] docs, int64_t n_docs) noexcept nogil:
+        cdef Py_ssize_t k
+        cdef int32_t part, doc, first = <int32_t>self.doc_start.size() - 1, current = first
         for k in range(offsets.shape[0] - 1):
             part = self._find(tokens, offsets[k], offsets[k + 1] - offsets[k])
-            if counted:
-                self.weights[part] += weights[k]
-                for j in range(doc_offsets[k], doc_offsets[k + 1]):
-                    self._add_doc(part, <int32_t>(docs[j] + self.n_docs))
-            else:
-                self.weights[part] += 1
-                self._add_doc(part, <int32_t>(docs[k] + self.n_docs))
+            self.weights[part] += 1
+            doc = first + docs[k]
+            while current < doc:  # documents up to this one are complete
+                self.doc_start.push_back(self.entry_part.size())
+                current += 1
+            self._add_entry(part, doc)
+        while current < first + n_docs:
+            self.doc_start.push_back(self.entry_part.size())
+            current += 1
+
+    cdef void _add_counted(self, const id_t[::1] tokens, const int64_t[::1] offsets,
+                           const int32_t[::1] docs, int64_t n_docs, const count_t[::1] weights,
+                           const int64_t[::1] doc_offsets) noexcept nogil:
+        """Another counter's parts: its (part, document) pairs are regrouped by document
+        (a counting sort) to be stored in document order."""
+        cdef Py_ssize_t k, j
+        cdef int32_t first = <int32_t>self.doc_start.size() - 1
+        cdef vector[int32_t] parts  # this counter's part of each of the other's parts
+        cdef vector[int64_t] fill
+        cdef vector[int32_t] by_doc
+        fill.assign(n_docs + 1, 0)
+        for k in range(offsets.shape[0] - 1):
+            parts.push_back(self._find(tokens, offsets[k], offsets[k + 1] - offsets[k]))
+            self.weights[parts.back()] += weights[k]
+            for j in range(doc_offsets[k], doc_offsets[k + 1]):
+                fill[docs[j] + 1] += 1
+        for j in range(n_docs):
+            fill[j + 1] += fill[j]
+        by_doc.resize(docs.shape[0])
+        for k in range(offsets.shape[0] - 1):
+            for j in range(doc_offsets[k], doc_offsets[k + 1]):
+                by_doc[fill[docs[j]]] = parts[k]
+                fill[docs[j]] += 1
+        j = 0
+        for k in range(n_docs):  # fill[k] is now where document k + 1's pairs begin
+            while j < fill[k]:
+                self._add_entry(by_doc[j], first + <int32_t>k)
+                j += 1
+            self.doc_start.push_back(self.entry_part.size())
 
     cdef int32_t _find(self, const id_t[::1] tokens, Py_ssize_t start, Py_ssize_t length) noexcept nogil:
         """The distinct part equal to ``tokens[start:start + length]`` (created if new)."""
@@ -128,8 +165,7 @@ cdef class PartCounter:
                     self.symbols.push_back(tokens[i])
                 self.starts.push_back(self.symbols.size())
                 self.weights.push_back(0)
-                self.first_entry.push_back(-1)
-                self.last_entry.push_back(-1)
+                self.last_doc.push_back(-1)
                 return part
             part = <int32_t>(slot[0] - 1)
             begin = self.starts[part]
@@ -142,36 +178,32 @@ cdef class PartCounter:
                 return part
             key += 1
 
-    cdef inline void _add_doc(self, int32_t part, int32_t doc) noexcept nogil:
-        cdef int64_t last = self.last_entry[part]
-        if last >= 0 and self.entry_doc[last] >= doc:  # documents arrive in ascending order
-            return
-        self.entry_doc.push_back(doc)
-        self.entry_next.push_back(-1)
-        if last >= 0:
-            self.entry_next[last] = <int64_t>self.entry_doc.size() - 1
-        else:
-            self.first_entry[part] = <int64_t>self.entry_doc.size() - 1
-        self.last_entry[part] = <int64_t>self.entry_doc.size() - 1
+    cdef inline void _add_entry(self, int32_t part, int32_t doc) noexcept nogil:
+        if self.last_doc[part] != doc:
+            self.last_doc[part] = doc
+            self.entry_part.push_back(part)
 
     def export(self):
         """``(tokens, offsets, weights, doc_offsets, docs)`` of the distinct parts, in order
         of first occurrence; part ``k``'s documents are ``docs[doc_offsets[k]:doc_offsets[k+1]]``."""
-        cdef Py_ssize_t n = self.weights.size(), k, filled = 0
-        cdef int64_t entry
+        cdef Py_ssize_t n = self.weights.size(), k, e
+        cdef int32_t d
         tokens = np.asarray(<id_t[:self.symbols.size()]>self.symbols.data()).copy() if self.symbols.size() else np.zeros(0, np.int32)
         offsets = np.asarray(<int64_t[:n + 1]>self.starts.data()).copy()
         weights = np.asarray(<count_t[:n]>self.weights.data()).copy() if n else np.zeros(0, np.int64)
         doc_offsets = np.zeros(n + 1, dtype=np.int64)
-        docs = np.empty(self.entry_doc.size(), dtype=np.int32)
+        docs = np.empty(self.entry_part.size(), dtype=np.int32)
         cdef int64_t[::1] doc_offsets_view = doc_offsets
         cdef int32_t[::1] docs_view = docs
-        with nogil:
+        cdef vector[int64_t] fill
+        with nogil:  # a counting sort of the pairs by part; documents stay ascending
+            for e in range(<Py_ssize_t>self.entry_part.size()):
+                doc_offsets_view[self.entry_part[e] + 1] += 1
             for k in range(n):
-                entry = self.first_entry[k]
-                while entry >= 0:
-                    docs_view[filled] = self.entry_doc[entry]
-                    filled += 1
-                    entry = self.entry_next[entry]
-                doc_offsets_view[k + 1] = filled
+                doc_offsets_view[k + 1] += doc_offsets_view[k]
+            fill.assign(&doc_offsets_view[0], &doc_offsets_view[0] + n)
+            for d in range(<int32_t>self.doc_start.size() - 1):
+                for e in range(self.doc_start[d], self.doc_start[d + 1]):
+                    docs_view[fill[self.entry_part[e]]] = d
+                    fill[self.entry_part[e]] += 1
         return tokens, offsets, weights, doc_offsets, docs
