@@ -11,7 +11,10 @@ count too; "above baseline" subtracts the process after its imports). Modes:
   worker processes (one thread each); the client process holds the scheduler and runs the
   merge loop; workers' peaks come from ``client.run``.
 
-All modes of one corpus must give the same model (its JSON's SHA-256 is compared).
+All modes of one corpus must give the same model (its JSON's SHA-256 is compared). Wall
+time includes reading the file; on a shared machine it mostly measures the other jobs, so
+CPU seconds are given too: of the fit process (for Dask the client, which also runs the
+scheduler and the merge loop) and, summed, of the Dask workers.
 
 Corpora: text - 14 MB of real, distinct text (the experiments' kjv, shakespeare, stdlib and
 udhr corpora, one document per line), repeated to reach the larger sizes; UBPE, words split
@@ -49,6 +52,11 @@ sys.path.insert(0, str(ROOT))
 
 def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 # -- corpora -----------------------------------------------------------------------------------
@@ -147,6 +155,9 @@ def child(mode: str, kind: str, path: Path) -> dict:
         )
         client = distributed.Client(cluster)
     baseline = rss_mb()
+    if client is not None:
+        worker_cpu = sum(client.run(cpu_seconds).values())
+    cpu = cpu_seconds()
     started = time.perf_counter()
     if mode == "list":
         with open(path, encoding="utf-8") as handle:
@@ -161,6 +172,7 @@ def child(mode: str, kind: str, path: Path) -> dict:
     seconds = time.perf_counter() - started
     out = {
         "seconds": seconds,
+        "cpu": cpu_seconds() - cpu,
         "peak_mb": rss_mb(),
         "baseline_mb": baseline,
         "model_sha256": hashlib.sha256(tok.to_json().encode()).hexdigest()[:16],
@@ -168,6 +180,7 @@ def child(mode: str, kind: str, path: Path) -> dict:
     if client is not None:
         peaks = client.run(rss_mb)
         out["worker_peak_mb"] = max(peaks.values())
+        out["worker_cpu"] = sum(client.run(cpu_seconds).values()) - worker_cpu
         out["partitions"] = bag.npartitions
         client.close()
         cluster.close()
@@ -182,6 +195,27 @@ def measure(mode: str, kind: str, path: Path) -> dict:
     if done.returncode != 0:
         raise SystemExit(f"{mode} {kind} {path.name} failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def write_report(output: Path, rows: list[dict]) -> None:
+    """The Markdown table of the rows so far (rewritten after every measurement)."""
+    machine = f"{platform.machine()}, {os.cpu_count()} logical CPUs, {platform.system()} {platform.release()}"
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    lines = [
+        "# Fitting at scale: in-memory, streaming and Dask",
+        "",
+        f"Command: `python benchmarks/bench_scale.py`; commit {commit}; machine: {machine} "
+        f"(shared with other jobs while measured); Python {platform.python_version()}; "
+        f"{time.strftime('%Y-%m-%d')}.",
+        "",
+        *[line for line in __doc__.split("\n\n", 2)[2].splitlines()],
+        "",
+        "| " + " | ".join(rows[0]) + " |",
+        "|" + "---|" * len(rows[0]),
+    ]
+    lines += ["| " + " | ".join(str(v) for v in row.values()) + " |" for row in rows]
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 # -- the report --------------------------------------------------------------------------------
@@ -213,8 +247,9 @@ def main() -> None:
             row = {
                 "corpus": kind, "copies": copies, "M symbols": f"{symbols / MB:.1f}",
                 "file MB": f"{path.stat().st_size / MB:.0f}", "mode": mode,
-                "seconds": f"{result['seconds']:.1f}",
-                "M symbols/s": f"{symbols / MB / result['seconds']:.1f}",
+                "wall s": f"{result['seconds']:.1f}",
+                "CPU s (fit process)": f"{result['cpu']:.1f}",
+                "CPU s (workers)": f"{result['worker_cpu']:.1f}" if "worker_cpu" in result else "",
                 "peak RSS MB": f"{result['peak_mb']:.0f}",
                 "above baseline MB": f"{result['peak_mb'] - result['baseline_mb']:.0f}",
                 "worker peak MB": f"{result.get('worker_peak_mb', 0):.0f}" if "worker_peak_mb" in result else "",
@@ -222,6 +257,7 @@ def main() -> None:
             }
             rows.append(row)
             print(" | ".join(f"{k}={v}" for k, v in row.items()), flush=True)
+            write_report(args.output, rows)
         if len(hashes) != 1:
             raise SystemExit(f"the modes disagree on {path.name}: {hashes}")
 
@@ -237,23 +273,6 @@ def main() -> None:
         modes = (["list"] if copies <= 100 else []) + ["stream"] + (["dask-1", "dask-2"] if copies == 100 else [])
         run("ints", ints, copies, modes)
 
-    machine = f"{platform.machine()}, {os.cpu_count()} logical CPUs, {platform.system()} {platform.release()}"
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
-    lines = [
-        "# Fitting at scale: in-memory, streaming and Dask",
-        "",
-        f"Command: `python benchmarks/bench_scale.py`; commit {commit}; machine: {machine} "
-        f"(shared with other jobs while measured); Python {platform.python_version()}; "
-        f"{time.strftime('%Y-%m-%d')}.",
-        "",
-        *[line for line in __doc__.split("\n\n", 2)[2].splitlines()],
-        "",
-        "| " + " | ".join(rows[0]) + " |",
-        "|" + "---|" * len(rows[0]),
-    ]
-    lines += ["| " + " | ".join(str(v) for v in row.values()) + " |" for row in rows]
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"wrote {args.output}", file=sys.stderr)
 
 
