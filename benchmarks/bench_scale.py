@@ -224,7 +224,7 @@ def write_report(output: Path, rows: list[dict]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--child", nargs=3, metavar=("MODE", "KIND", "PATH"), help=argparse.SUPPRESS)
-    parser.add_argument("--text-copies", default="1,2,4,8,32,72", help="repetitions of the 14 MB text")
+    parser.add_argument("--text-copies", default="1,2,4,8,72", help="repetitions of the 14 MB text")
     parser.add_argument("--list-max-copies", type=int, default=8, help="larger text corpora skip `list`")
     parser.add_argument("--dask-copies", default="8,72", help="text sizes also fitted on Dask")
     parser.add_argument("--int-copies", default="1,10,100,1150", help="phases of the ECG windows")
@@ -261,17 +261,24 @@ def main() -> None:
         if len(hashes) != 1:
             raise SystemExit(f"the modes disagree on {path.name}: {hashes}")
 
-    text = base_text()
+    text, ints = base_text(), base_ints()
     dask_copies = {int(c) for c in args.dask_copies.split(",") if c}
-    for copies in (int(c) for c in args.text_copies.split(",")):
+    text_copies = [int(c) for c in args.text_copies.split(",") if c]
+
+    def run_text(copies: int) -> None:
         modes = (["list"] if copies <= args.list_max_copies else []) + ["stream"]
-        if copies in dask_copies:
-            modes += ["dask-1", "dask-2"]
-        run("text", text, copies, modes)
-    ints = base_ints()
+        run("text", text, copies, modes + (["dask-1", "dask-2"] if copies in dask_copies else []))
+
+    # small text corpora, integers, then the large text corpora (the longest runs) last
+    for copies in text_copies:
+        if copies <= args.list_max_copies:
+            run_text(copies)
     for copies in (int(c) for c in args.int_copies.split(",") if c):
         modes = (["list"] if copies <= 100 else []) + ["stream"] + (["dask-1", "dask-2"] if copies == 100 else [])
         run("ints", ints, copies, modes)
+    for copies in text_copies:
+        if copies > args.list_max_copies:
+            run_text(copies)
 
     print(f"wrote {args.output}", file=sys.stderr)
 
