@@ -133,3 +133,11 @@ def test_kernels_reject_inconsistent_counts():
         PairMerger(tokens, offsets, docs, 1, 2, False, np.array([1, 1]), np.array([0, 1, 3]))
     with pytest.raises(ValueError):
         PairMerger(tokens, offsets, np.array([0, 3], np.int32), 2, 2)
+
+
+def test_importing_ubpe_does_not_import_dask():
+    import subprocess
+    import sys
+
+    code = "import sys, ubpe, ubpe.fit; sys.exit('dask' in sys.modules or 'distributed' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
