@@ -21,9 +21,10 @@ udhr corpora, one document per line), repeated to reach the larger sizes; UBPE, 
 by a regex, 4,096 tokens. Repetition adds documents but no new distinct parts, so the larger
 sizes show how memory follows the distinct parts and the (part, document) pairs rather than
 the corpus. Integers - the MIT-BIH ECG excerpt (train split) quantized to 64 levels, cut into
-360-sample windows again and again, each copy at another phase so no window repeats: one
-unsplit document per window, every document a distinct part (the worst case for memory);
-UBPE, 1,024 tokens. Results go to ``results/benchmarks/scale.md``.
+360-sample windows again and again, copy k starting at sample 37k mod 360: one unsplit
+document per window. Up to 360 copies no window repeats and every document is a distinct
+part (the worst case for memory); the 1,150-copy corpus (~100 M symbols) holds each window
+about 3 times. UBPE, 1,024 tokens. Results go to ``results/benchmarks/scale.md``.
 """
 
 from __future__ import annotations
