@@ -133,6 +133,8 @@ def test_kernels_reject_inconsistent_counts():
         PairMerger(tokens, offsets, docs, 1, 2, False, np.array([1, 1]), np.array([0, 1, 3]))
     with pytest.raises(ValueError):
         PairMerger(tokens, offsets, np.array([0, 3], np.int32), 2, 2)
+    with pytest.raises(ValueError):  # documents of a counted part out of order
+        PairMerger(tokens, offsets, np.array([1, 0, 0], np.int32), 2, 2, False, np.array([2, 1]), np.array([0, 2, 3]))
 
 
 def test_importing_ubpe_does_not_import_dask():

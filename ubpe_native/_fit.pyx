@@ -139,7 +139,7 @@ cdef class PairMerger:
                  const int32_t[::1] doc_of_part, int32_t n_docs, id_t next_token,
                  bint unique_pieces=False, const count_t[::1] weights=None,
                  const int64_t[::1] doc_offsets=None):
-        cdef Py_ssize_t n_parts = offsets.shape[0] - 1, k
+        cdef Py_ssize_t n_parts = offsets.shape[0] - 1, k, j
         if (weights is None) != (doc_offsets is None):
             raise ValueError("weights and doc_offsets go together")
         if weights is None and doc_of_part.shape[0] != n_parts:
@@ -150,6 +150,12 @@ cdef class PairMerger:
         for k in range(doc_of_part.shape[0]):
             if not 0 <= doc_of_part[k] < n_docs:
                 raise ValueError(f"document {doc_of_part[k]} is outside 0..{n_docs - 1}")
+        for k in range(n_parts if weights is not None else 0):
+            if weights[k] < 1 or doc_offsets[k + 1] <= doc_offsets[k]:
+                raise ValueError("a counted part needs a positive weight and a document")
+            for j in range(doc_offsets[k] + 1, doc_offsets[k + 1]):
+                if doc_of_part[j] <= doc_of_part[j - 1]:
+                    raise ValueError("the documents of a counted part must be ascending")
         if tokens.shape[0] >= 2 ** 31 - 1:
             raise ValueError("the corpus is too large: at most 2**31 - 2 symbols per fit")
         self.n_docs = n_docs
