@@ -50,8 +50,8 @@ def _sorted_deterministically(symbols: Iterable[Any]) -> list[Any]:
     by hash). Sets compare as subsets - a partial order that ``sorted`` would follow in hash
     order - so symbols holding sets are always sorted by the canonical form.
 
-    >>> _sorted_deterministically([frozenset({"b", "a"}), frozenset({"c"})])
-    [frozenset({'b', 'a'}), frozenset({'c'})]
+    >>> [sorted(s) for s in _sorted_deterministically([{"c"}, {"b", "a"}, set()])]
+    [['a', 'b'], ['c'], []]
     """
     items = list(symbols)
     if not any(_holds_set(s) for s in items):
