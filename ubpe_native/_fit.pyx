@@ -42,7 +42,7 @@ from libcpp.vector cimport vector
 
 import numpy as np
 
-from ubpe_native._flat_map cimport FlatMap
+from ubpe_native._flat_map cimport FlatMap, pack_key
 from ubpe_native._typedefs cimport count_t, id_t
 
 
@@ -74,9 +74,6 @@ cdef inline bint ranks_before(const Candidate& a, const Candidate& b) noexcept n
         return a.left > b.left
     return a.right > b.right
 
-
-cdef inline uint64_t pair_key(id_t left, id_t right) noexcept nogil:
-    return (<uint64_t>left << 32) | <uint64_t>(<uint32_t>right)
 
 
 
@@ -215,7 +212,7 @@ cdef class PairMerger:
     # -- statistics ---------------------------------------------------------------------------
 
     cdef int32_t _pair_number(self, id_t left, id_t right) noexcept nogil:
-        cdef int64_t* slot = self.pair_numbers.slot(pair_key(left, right))
+        cdef int64_t* slot = self.pair_numbers.slot(pack_key(left, right))
         if slot[0] == 0:  # new pair: numbers are stored plus one, so 0 means absent
             slot[0] = <int64_t>self.pair_left.size() + 1
             self.pair_left.push_back(left)
@@ -229,7 +226,7 @@ cdef class PairMerger:
         return <int32_t>(slot[0] - 1)
 
     cdef count_t _occurrences_of(self, id_t left, id_t right) noexcept nogil:
-        cdef int64_t number = self.pair_numbers.get(pair_key(left, right), 0)
+        cdef int64_t number = self.pair_numbers.get(pack_key(left, right), 0)
         return self.occurrences[number - 1] if number > 0 else 0
 
     cdef inline void _touch(self, int32_t pair) noexcept nogil:

@@ -54,6 +54,7 @@ from libcpp.vector cimport vector
 
 import numpy as np
 
+from ubpe_native._checks cimport check_ids, check_offsets
 from ubpe_native._radix cimport RadixTree
 from ubpe_native._typedefs cimport id_t
 
@@ -191,7 +192,8 @@ def kbest_paths(RadixTree tree, costs, symbols, bounds, Py_ssize_t top_n=1):
                          f"{cost_view.shape[0]} costs")
     if not np.isfinite(np.asarray(cost_view)).all():
         raise ValueError("costs must be finite")
-    _check_parts(symbol_view, bound_view, tree.n_base)
+    check_offsets(bound_view, symbol_view.shape[0], "bounds")
+    check_ids(symbol_view, tree.n_base, "parts")
 
     cdef Py_ssize_t n = symbol_view.shape[0], n_parts = bound_view.shape[0] - 1
     cdef _Lattice lattice = _Lattice()
@@ -241,7 +243,8 @@ def longest_prefix(RadixTree tree, symbols, bounds):
     """Greedy longest match from the left in every part; the tokens of the whole document."""
     cdef const id_t[::1] symbol_view = np.ascontiguousarray(symbols, dtype=np.int32)
     cdef const int64_t[::1] bound_view = np.ascontiguousarray(bounds, dtype=np.int64)
-    _check_parts(symbol_view, bound_view, tree.n_base)
+    check_offsets(bound_view, symbol_view.shape[0], "bounds")
+    check_ids(symbol_view, tree.n_base, "parts")
     cdef Py_ssize_t n = symbol_view.shape[0], n_parts = bound_view.shape[0] - 1, part, p
     cdef Py_ssize_t n_matches, count = 0
     cdef vector[int32_t] lengths = vector[int32_t](max(1, tree.max_length))
@@ -352,7 +355,8 @@ def longest_token(RadixTree tree, symbols, bounds):
     """FLOTA in every part (see the module docstring); the tokens of the whole document."""
     cdef const id_t[::1] symbol_view = np.ascontiguousarray(symbols, dtype=np.int32)
     cdef const int64_t[::1] bound_view = np.ascontiguousarray(bounds, dtype=np.int64)
-    _check_parts(symbol_view, bound_view, tree.n_base)
+    check_offsets(bound_view, symbol_view.shape[0], "bounds")
+    check_ids(symbol_view, tree.n_base, "parts")
     cdef Py_ssize_t n = symbol_view.shape[0], n_parts = bound_view.shape[0] - 1, p
     cdef _Flota flota = _Flota()
     flota.tree = tree
@@ -378,12 +382,3 @@ def longest_token(RadixTree tree, symbols, bounds):
                     count += 1
     return token_at[:count].copy()
 
-
-cdef _check_parts(const id_t[::1] symbols, const int64_t[::1] bounds, id_t n_base):
-    if bounds.shape[0] < 1:
-        raise ValueError("bounds needs at least one entry")
-    if (bounds[0] != 0 or bounds[bounds.shape[0] - 1] != symbols.shape[0]
-            or np.any(np.diff(np.asarray(bounds)) < 0)):
-        raise ValueError("bounds must start at 0, end at len(symbols) and never decrease")
-    if symbols.shape[0] and (np.asarray(symbols).min() < 0 or np.asarray(symbols).max() >= n_base):
-        raise ValueError(f"parts may hold base ids only (0..{n_base - 1})")

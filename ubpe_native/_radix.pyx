@@ -22,6 +22,7 @@ from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 
 import numpy as np
 
+from ubpe_native._flat_map cimport pack_key
 from ubpe_native._typedefs cimport id_t
 
 # value of a node where no key ends
@@ -29,9 +30,6 @@ cdef id_t NO_TOKEN = -1
 # node 0 is the root; it is nobody's child, so a child lookup returning 0 means "none"
 cdef int64_t ROOT = 0
 
-
-cdef inline uint64_t child_key(int64_t node, id_t first) noexcept nogil:
-    return (<uint64_t>node << 32) | <uint64_t>(<uint32_t>first)
 
 
 cdef class RadixTree:
@@ -125,7 +123,7 @@ cdef class RadixTree:
         cdef Py_ssize_t position = 0, i, label_length
         cdef int64_t* slot
         while position < length:
-            slot = self.children.slot(child_key(node, key[position]))
+            slot = self.children.slot(pack_key(node, key[position]))
             if slot[0] == 0:  # slots start at 0 and the root is nobody's child: 0 means none
                 slot[0] = self._new_node(key + position, length - position, token)
                 self._count_key(length)
@@ -144,9 +142,9 @@ cdef class RadixTree:
                 middle = self._new_label_node(start, i)
                 self.label_start[child] = start + i
                 self.label_length[child] = <int32_t>(label_length - i)
-                slot = self.children.slot(child_key(node, key[position]))
+                slot = self.children.slot(pack_key(node, key[position]))
                 slot[0] = middle
-                slot = self.children.slot(child_key(middle, self.label_symbols[start + i]))
+                slot = self.children.slot(pack_key(middle, self.label_symbols[start + i]))
                 slot[0] = child
                 child = middle
             node = child
@@ -180,7 +178,7 @@ cdef class RadixTree:
         cdef int64_t node = ROOT, child, start
         cdef Py_ssize_t position = 0, i, label_length
         while position < length:
-            child = self.children.get(child_key(node, key[position]), 0)
+            child = self.children.get(pack_key(node, key[position]), 0)
             if child == 0:
                 return NO_TOKEN
             start = self.label_start[child]
@@ -201,7 +199,7 @@ cdef class RadixTree:
         cdef int64_t node = ROOT, child, start
         cdef Py_ssize_t position = 0, i, label_length, count = 0
         while position < length:
-            child = self.children.get(child_key(node, sequence[position]), 0)
+            child = self.children.get(pack_key(node, sequence[position]), 0)
             if child == 0:
                 break
             start = self.label_start[child]

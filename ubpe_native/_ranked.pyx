@@ -31,7 +31,8 @@ from libcpp.vector cimport vector
 
 import numpy as np
 
-from ubpe_native._flat_map cimport FlatMap
+from ubpe_native._checks cimport check_ids, check_offsets
+from ubpe_native._flat_map cimport FlatMap, pack_key
 from ubpe_native._pretokenize cimport check_split_arguments, class_t, split_pieces
 from ubpe_native._typedefs cimport id_t
 
@@ -57,9 +58,6 @@ cdef struct HeapEntry:
     id_t right_token
     id_t token  # what the pair becomes
 
-
-cdef inline uint64_t pair_key(id_t left, id_t right) noexcept nogil:
-    return (<uint64_t>left << 32) | <uint64_t>(<uint32_t>right)
 
 
 cdef inline uint64_t hash_step(uint64_t h, id_t symbol) noexcept nogil:
@@ -230,7 +228,7 @@ cdef class MergeTable:
                 if right == NO_TOKEN:
                     continue
                 # a pair splits one piece only, since its concatenation *is* the piece
-                self.pairs.slot(pair_key(left, right))[0] = packed + 1
+                self.pairs.slot(pack_key(left, right))[0] = packed + 1
 
     cdef uint64_t _hash_of(self, Py_ssize_t t) noexcept nogil:
         cdef uint64_t h = 0
@@ -293,18 +291,10 @@ cdef class MergeTable:
         """
         cdef Py_ssize_t n_words = bounds.shape[0] - 1
         cdef Py_ssize_t w
-        if n_words < 0:
-            raise ValueError("bounds must hold at least one offset")
+        check_offsets(bounds, symbols.shape[0], "bounds")
+        check_ids(symbols, self.n_base, "symbols")
         if not 0.0 <= dropout <= 1.0:
             raise ValueError("dropout must be in [0, 1]")
-        for w in range(n_words):
-            if bounds[w] > bounds[w + 1]:
-                raise ValueError("bounds must be non-decreasing")
-        if n_words and (bounds[0] < 0 or bounds[n_words] > symbols.shape[0]):
-            raise ValueError("bounds reach outside symbols")
-        for w in range(symbols.shape[0]):
-            if not 0 <= symbols[w] < self.n_base:
-                raise ValueError(f"symbol {symbols[w]} at {w} is not a base id")
         out = np.empty(symbols.shape[0], dtype=np.int32)
         cdef id_t[::1] tokens = out
         cdef Py_ssize_t n_out = 0
@@ -353,7 +343,7 @@ cdef class MergeTable:
     cdef inline void _push_pair(self, vector[HeapEntry]& heap, const vector[id_t]& token_at,
                                 int32_t left, int32_t right) noexcept nogil:
         cdef HeapEntry entry
-        cdef int64_t packed = self.pairs.get(pair_key(token_at[left], token_at[right]), 0)
+        cdef int64_t packed = self.pairs.get(pack_key(token_at[left], token_at[right]), 0)
         if packed == 0:
             return
         packed -= 1
