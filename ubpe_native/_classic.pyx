@@ -29,18 +29,26 @@ only in the last bit, rarely: no document of the golden fixtures differs.)
 
 from libc.stdint cimport int32_t, int64_t
 from libcpp.algorithm cimport sort, unique
-from libcpp.queue cimport priority_queue
 from libcpp.vector cimport vector
 
 import numpy as np
 
 from ubpe_native._checks cimport check_ids, check_offsets
 from ubpe_native._flat_map cimport FlatMap, pack_key
+from ubpe_native._heap cimport heap_pop, heap_push
 from ubpe_native._score cimport part_score
 from ubpe_native._typedefs cimport id_t
 
 # a removed node of the word, or "no pair"
 cdef id_t NONE = -1
+# the present pairs' heap is binary
+cdef enum:
+    HEAP_ARITY = 2
+
+
+cdef inline bint earlier(const int32_t& a, const int32_t& b) noexcept nogil:
+    """The heap's order: the pair of highest priority (lowest index) first."""
+    return a < b
 
 
 cdef class PairTable:
@@ -105,10 +113,10 @@ cdef class _Word:
     cdef vector[id_t] symbol      # NONE once merged into its left neighbour
     cdef vector[int32_t] prev
     cdef vector[int32_t] next
-    # present pairs: occurrences per priority, and a min-heap of priorities (negated)
+    # present pairs: occurrences per priority, and a min-heap of priorities
     cdef vector[int32_t] occurrences
     cdef vector[bint] in_heap
-    cdef priority_queue[int32_t] heap
+    cdef vector[int32_t] heap
     cdef vector[int32_t] touched
     # where each pair was formed: a singly linked list of entries per priority
     cdef vector[int32_t] head
@@ -142,7 +150,7 @@ cdef class _Word:
         self.occurrences[k] += 1
         if not self.in_heap[k]:
             self.in_heap[k] = True
-            self.heap.push(-k)
+            heap_push(self.heap, k, HEAP_ARITY, earlier)
 
     cdef void broken(self, PairTable table, int32_t position) noexcept nogil:
         """The pair starting at ``position`` is about to disappear."""
@@ -157,10 +165,10 @@ cdef class _Word:
         """The present pair of highest priority, or -1 (absent pairs are dropped lazily)."""
         cdef int32_t k
         while not self.heap.empty():
-            k = -self.heap.top()
+            k = self.heap[0]
             if self.occurrences[k] > 0:
                 return k
-            self.heap.pop()
+            heap_pop(self.heap, HEAP_ARITY, earlier)
             self.in_heap[k] = False
         return -1
 
@@ -190,7 +198,7 @@ cdef class _Word:
             self.taken.clear()
             stop = table.stop[k]
             while k >= 0 and k < stop:
-                self.heap.pop()
+                heap_pop(self.heap, HEAP_ARITY, earlier)
                 self.in_heap[k] = False
                 self.taken.push_back(k)
                 stop = min(stop, table.stop[k])
@@ -245,7 +253,7 @@ cdef class _Word:
                 k = self.taken[t]
                 if self.occurrences[k] > 0 and not self.in_heap[k]:
                     self.in_heap[k] = True
-                    self.heap.push(-k)
+                    heap_push(self.heap, k, HEAP_ARITY, earlier)
 
         self.write_result(weights)
         # leave the per-pair state clean for the next word
@@ -254,8 +262,7 @@ cdef class _Word:
             self.head[k] = -2
             self.occurrences[k] = 0
             self.in_heap[k] = False
-        while not self.heap.empty():
-            self.heap.pop()
+        self.heap.clear()
 
     cdef void write_result(self, const double* weights) noexcept nogil:
         """Append the word and its score (``_score``'s per-part sum: the reference sums over

@@ -43,6 +43,7 @@ from libcpp.vector cimport vector
 import numpy as np
 
 from ubpe_native._flat_map cimport FlatMap, pack_key
+from ubpe_native._heap cimport heap_pop, heap_push
 from ubpe_native._typedefs cimport count_t, id_t
 
 
@@ -57,6 +58,11 @@ cdef struct Candidate:
     id_t left
     id_t right
     int32_t pair
+
+
+# the candidate heap is binary, a max-heap by occurrences
+cdef enum:
+    HEAP_ARITY = 2
 
 
 cdef inline bint heap_above(const HeapEntry& a, const HeapEntry& b) noexcept nogil:
@@ -285,32 +291,10 @@ cdef class PairMerger:
         cdef HeapEntry entry
         entry.occurrences = self.occurrences[pair]
         entry.pair = pair
-        self.heap.push_back(entry)
-        cdef Py_ssize_t child = self.heap.size() - 1, parent
-        while child > 0:
-            parent = (child - 1) // 2
-            if not heap_above(self.heap[child], self.heap[parent]):
-                break
-            self.heap[child], self.heap[parent] = self.heap[parent], self.heap[child]
-            child = parent
+        heap_push(self.heap, entry, HEAP_ARITY, heap_above)
 
     cdef HeapEntry _pop(self) noexcept nogil:
-        cdef HeapEntry top = self.heap[0]
-        self.heap[0] = self.heap.back()
-        self.heap.pop_back()
-        cdef Py_ssize_t n = self.heap.size(), parent = 0, best, child
-        while True:
-            best = parent
-            child = 2 * parent + 1
-            if child < n and heap_above(self.heap[child], self.heap[best]):
-                best = child
-            if child + 1 < n and heap_above(self.heap[child + 1], self.heap[best]):
-                best = child + 1
-            if best == parent:
-                break
-            self.heap[parent], self.heap[best] = self.heap[best], self.heap[parent]
-            parent = best
-        return top
+        return heap_pop(self.heap, HEAP_ARITY, heap_above)
 
     cdef bint _is_current(self, const HeapEntry& entry) noexcept nogil:
         return entry.occurrences > 0 and entry.occurrences == self.occurrences[entry.pair]

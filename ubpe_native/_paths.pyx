@@ -55,6 +55,7 @@ from libcpp.vector cimport vector
 import numpy as np
 
 from ubpe_native._checks cimport check_ids, check_offsets
+from ubpe_native._heap cimport heap_sift_down, heap_sift_up
 from ubpe_native._radix cimport RadixTree
 from ubpe_native._typedefs cimport id_t
 
@@ -80,30 +81,9 @@ cdef inline bint precedes(const Tail& a, const Tail& b) noexcept nogil:
     return a.next < b.next
 
 
-cdef void sift_up(Tail* heap, Py_ssize_t position) noexcept nogil:
-    cdef Tail item = heap[position]
-    cdef Py_ssize_t parent
-    while position > 0:
-        parent = (position - 1) >> 1
-        if not precedes(item, heap[parent]):
-            break
-        heap[position] = heap[parent]
-        position = parent
-    heap[position] = item
-
-
-cdef void sift_down(Tail* heap, Py_ssize_t size, Py_ssize_t position) noexcept nogil:
-    cdef Tail item = heap[position]
-    cdef Py_ssize_t child = 2 * position + 1
-    while child < size:
-        if child + 1 < size and precedes(heap[child + 1], heap[child]):
-            child += 1
-        if not precedes(heap[child], item):
-            break
-        heap[position] = heap[child]
-        position = child
-        child = 2 * position + 1
-    heap[position] = item
+# the k-way merge's heap is binary: it rarely holds more than a few matches
+cdef enum:
+    HEAP_ARITY = 2
 
 
 cdef class _Lattice:
@@ -156,7 +136,7 @@ cdef class _Lattice:
                     continue
                 for m in range(n_matches):
                     heap[m] = self.extend(costs, tokens[m], lengths[m], p + lengths[m], 0)
-                    sift_up(heap, m)
+                    heap_sift_up(heap, m, HEAP_ARITY, precedes)
                 size = n_matches
                 kept = 0
                 while size > 0 and kept < k:
@@ -170,7 +150,7 @@ cdef class _Lattice:
                     else:
                         size -= 1
                         heap[0] = heap[size]
-                    sift_down(heap, size, 0)
+                    heap_sift_down(heap, size, 0, HEAP_ARITY, precedes)
                 self.kept[p] = <int32_t>kept
 
 

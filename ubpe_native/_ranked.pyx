@@ -33,6 +33,7 @@ import numpy as np
 
 from ubpe_native._checks cimport check_ids, check_offsets
 from ubpe_native._flat_map cimport FlatMap, pack_key
+from ubpe_native._heap cimport heap_pop, heap_push
 from ubpe_native._pretokenize cimport check_split_arguments, class_t, split_pieces
 from ubpe_native._typedefs cimport id_t
 
@@ -47,7 +48,8 @@ cdef uint64_t LOW_HALF = 0xFFFFFFFFULL
 # 53 random bits -> a double in [0, 1).
 cdef double UNIT_SCALE = 1.0 / 9007199254740992.0
 # A 4-ary heap: half the depth of a binary one, and the four children share a cache line or two.
-cdef Py_ssize_t HEAP_ARITY = 4
+cdef enum:
+    HEAP_ARITY = 4
 # byte-level text: the base ids are the byte values
 cdef int N_BYTE_VALUES = 256
 
@@ -81,40 +83,9 @@ cdef inline double uniform(uint64_t* state) noexcept nogil:
     return <double>(splitmix64(state) >> 11) * UNIT_SCALE
 
 
-cdef inline void heap_push(vector[HeapEntry]& heap, HeapEntry entry) noexcept nogil:
-    heap.push_back(entry)
-    cdef Py_ssize_t child = heap.size() - 1, parent
-    while child > 0:
-        parent = (child - 1) // HEAP_ARITY
-        if heap[parent].key <= entry.key:
-            break
-        heap[child] = heap[parent]
-        child = parent
-    heap[child] = entry
-
-
-cdef inline HeapEntry heap_pop(vector[HeapEntry]& heap) noexcept nogil:
-    cdef HeapEntry top = heap[0]
-    cdef HeapEntry last = heap.back()
-    heap.pop_back()
-    cdef Py_ssize_t n = heap.size(), parent = 0, child, first, stop
-    if n == 0:
-        return top
-    while True:
-        first = HEAP_ARITY * parent + 1
-        if first >= n:
-            break
-        child = first
-        stop = first + HEAP_ARITY if first + HEAP_ARITY < n else n
-        for first in range(first + 1, stop):
-            if heap[first].key < heap[child].key:
-                child = first
-        if last.key <= heap[child].key:
-            break
-        heap[parent] = heap[child]
-        parent = child
-    heap[parent] = last
-    return top
+cdef inline bint lower_key(const HeapEntry& a, const HeapEntry& b) noexcept nogil:
+    """The heap's order: lowest priority first, then leftmost (keys are unique per node)."""
+    return a.key < b.key
 
 
 cdef class MergeTable:
@@ -351,7 +322,7 @@ cdef class MergeTable:
         entry.left_token = token_at[left]
         entry.right_token = token_at[right]
         entry.token = <id_t>(<uint64_t>packed & LOW_HALF)
-        heap_push(heap, entry)
+        heap_push(heap, entry, HEAP_ARITY, lower_key)
 
     cdef Py_ssize_t _merge_word(self, const id_t* word, Py_ssize_t length, id_t* out,
                                 vector[id_t]& token_at, vector[int32_t]& next_node,
@@ -380,7 +351,7 @@ cdef class MergeTable:
         for i in range(length - 1):
             self._push_pair(heap, token_at, <int32_t>i, <int32_t>(i + 1))
         while heap.size():
-            entry = heap_pop(heap)
+            entry = heap_pop(heap, HEAP_ARITY, lower_key)
             left = <int32_t>(entry.key & LOW_HALF)
             right = next_node[left]
             # stale: the left node merged (its token grew or it was merged away) or the right one did
@@ -400,7 +371,7 @@ cdef class MergeTable:
             if after >= 0:
                 self._push_pair(heap, token_at, left, after)
             for i in range(<Py_ssize_t>skipped.size()):
-                heap_push(heap, skipped[i])
+                heap_push[HeapEntry](heap, skipped[i], HEAP_ARITY, lower_key)
             skipped.clear()
         left = 0
         while left >= 0:

@@ -90,13 +90,15 @@ def flatten_parts(parts: Sequence[Any], n_base: int) -> tuple[np.ndarray, np.nda
     (``0 <= id < n_base``); ids are checked before the cast, so that an id beyond 32 bits
     cannot wrap into a valid one. See the module docstring for an example.
     """
-    arrays = [np.asarray(p).reshape(-1) for p in parts]
-    bounds = np.zeros(len(arrays) + 1, dtype=np.int64)
-    np.cumsum([len(a) for a in arrays], out=bounds[1:])
+    lengths = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
+    bounds = np.zeros(len(parts) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=bounds[1:])
     if not bounds[-1]:
         return np.zeros(0, ID_DTYPE), bounds
     # empty parts are left out: an empty list would make the whole array float
-    symbols = np.concatenate([a for a in arrays if len(a)])
+    symbols = np.concatenate([p for p in parts if len(p)] if lengths.min() == 0 else parts)
+    if symbols.ndim != 1:
+        raise SymbolTypeError("parts must be 1-D sequences of base ids")
     if symbols.dtype.kind not in "iu":
         raise SymbolTypeError(f"parts must hold integer base ids, not {symbols.dtype}")
     if symbols.min() < 0 or symbols.max() >= n_base:
