@@ -4,17 +4,19 @@ from libc.stdint cimport int64_t
 from ubpe_native._typedefs cimport id_t
 
 
-cdef inline int check_offsets(const int64_t[::1] offsets, Py_ssize_t length, str name) except -1:
-    """``offsets`` must cut ``length`` items into runs: start at 0, end at ``length``, never
-    decrease. ``name`` is the argument's name in the error message."""
+cdef inline int check_offsets(const int64_t[::1] offsets, Py_ssize_t length, str name,
+                              int64_t min_run=0) except -1:
+    """``offsets`` must cut ``length`` items into runs of at least ``min_run`` items: start at
+    0, end at ``length``, grow by ``min_run`` or more. ``name`` is the argument's name in the
+    error message."""
     cdef Py_ssize_t k
     if offsets.shape[0] < 1:
         raise ValueError(f"{name} needs at least one entry")
     if offsets[0] != 0 or offsets[offsets.shape[0] - 1] != length:
-        raise ValueError(f"{name} must start at 0, end at {length} and never decrease")
+        raise ValueError(f"{name} must start at 0 and end at {length}")
     for k in range(offsets.shape[0] - 1):
-        if offsets[k + 1] < offsets[k]:
-            raise ValueError(f"{name} must start at 0, end at {length} and never decrease")
+        if offsets[k + 1] - offsets[k] < min_run:
+            raise ValueError(f"{name} must grow by at least {min_run} at every step")
     return 0
 
 

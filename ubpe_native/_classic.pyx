@@ -278,7 +278,7 @@ cdef class _Word:
         self.out_offsets.push_back(self.out_tokens.size())
 
 
-def encode_words(PairTable table, weights, tokens, offsets):
+def encode_words(PairTable table not None, weights, tokens, offsets):
     """Encode every word ``tokens[offsets[k]:offsets[k + 1]]`` with the classic rules.
 
     ``weights[t]`` is token ``t``'s weight (0 for base ids) for every id in the words and the

@@ -31,8 +31,8 @@ cdef struct Tail:
     int64_t length
 
 
-def walk(const int64_t[::1] candidate_offsets, const int64_t[::1] token_offsets,
-         const id_t[::1] tokens, const double[::1] scores, int top_n):
+def walk(const int64_t[::1] candidate_offsets not None, const int64_t[::1] token_offsets not None,
+         const id_t[::1] tokens not None, const double[::1] scores not None, int top_n):
     """The reference's top-n of a document from its parts' candidates.
 
     Part ``p``'s candidates, best first, are ``candidate_offsets[p]:candidate_offsets[p+1]``;

@@ -42,6 +42,7 @@ from libcpp.vector cimport vector
 
 import numpy as np
 
+from ubpe_native._checks cimport check_ids, check_offsets
 from ubpe_native._flat_map cimport FlatMap, pack_key
 from ubpe_native._heap cimport heap_pop, heap_push
 from ubpe_native._typedefs cimport count_t, id_t
@@ -135,12 +136,19 @@ cdef class PairMerger:
     cdef readonly id_t next_token
     cdef readonly int32_t n_docs
 
-    def __init__(self, const id_t[::1] tokens, const int64_t[::1] offsets,
-                 const int32_t[::1] doc_of_part, int32_t n_docs, id_t next_token,
+    def __init__(self, const id_t[::1] tokens not None, const int64_t[::1] offsets not None,
+                 const int32_t[::1] doc_of_part not None, int32_t n_docs, id_t next_token,
                  bint unique_pieces=False):
-        cdef Py_ssize_t n_parts = offsets.shape[0] - 1
+        check_offsets(offsets, tokens.shape[0], "offsets")
+        cdef Py_ssize_t n_parts = offsets.shape[0] - 1, k
         if doc_of_part.shape[0] != n_parts:
             raise ValueError("doc_of_part must have one entry per part")
+        if n_docs < 0 or next_token < 0:
+            raise ValueError("n_docs and next_token must be non-negative")
+        for k in range(n_parts):
+            if not 0 <= doc_of_part[k] < n_docs:
+                raise ValueError(f"doc_of_part may hold documents 0..{n_docs - 1} only")
+        check_ids(tokens, next_token, "tokens")
         if tokens.shape[0] >= 2 ** 31 - 1:
             raise ValueError("the corpus is too large: at most 2**31 - 2 symbols per fit")
         self.n_docs = n_docs

@@ -360,7 +360,7 @@ cdef class _Workspace:
         self.out_candidate_offsets.push_back(self.out_scores.size())
 
 
-def encode_parts(RadixTree tree, weights, tokens, offsets, Py_ssize_t top_n=1,
+def encode_parts(RadixTree tree not None, weights, tokens, offsets, Py_ssize_t top_n=1,
                  Py_ssize_t exact_max_length=DEFAULT_EXACT_MAX_LENGTH, *,
                  Py_ssize_t _min_compaction=TRIE_MIN_COMPACTION):
     """Encode every part ``tokens[offsets[k]:offsets[k + 1]]``; up to ``top_n`` paths each.

@@ -154,7 +154,7 @@ cdef class _Lattice:
                 self.kept[p] = <int32_t>kept
 
 
-def kbest_paths(RadixTree tree, costs, symbols, bounds, Py_ssize_t top_n=1):
+def kbest_paths(RadixTree tree not None, costs, symbols, bounds, Py_ssize_t top_n=1):
     """The ``top_n`` cheapest paths through the document ``symbols`` split at ``bounds``.
 
     ``costs[t]`` is token ``t``'s cost for every token the tree can return (lower is better;
@@ -219,7 +219,7 @@ def kbest_paths(RadixTree tree, costs, symbols, bounds, Py_ssize_t top_n=1):
     return out, token_offsets, path_costs
 
 
-def longest_prefix(RadixTree tree, symbols, bounds):
+def longest_prefix(RadixTree tree not None, symbols, bounds):
     """Greedy longest match from the left in every part; the tokens of the whole document."""
     cdef const id_t[::1] symbol_view = np.ascontiguousarray(symbols, dtype=np.int32)
     cdef const int64_t[::1] bound_view = np.ascontiguousarray(bounds, dtype=np.int64)
@@ -331,7 +331,7 @@ cdef class _Flota:
             spans.push_back(end)
 
 
-def longest_token(RadixTree tree, symbols, bounds):
+def longest_token(RadixTree tree not None, symbols, bounds):
     """FLOTA in every part (see the module docstring); the tokens of the whole document."""
     cdef const id_t[::1] symbol_view = np.ascontiguousarray(symbols, dtype=np.int32)
     cdef const int64_t[::1] bound_view = np.ascontiguousarray(bounds, dtype=np.int64)

@@ -112,8 +112,8 @@ cdef class MergeTable:
     cdef vector[id_t] piece_chain  # token index -> next token index with the same hash, or -1
     cdef vector[id_t] canonical  # token index -> the token representing its piece
 
-    def __init__(self, id_t n_base, const int64_t[::1] piece_offsets,
-                 const id_t[::1] piece_symbols, const int64_t[::1] priorities):
+    def __init__(self, id_t n_base, const int64_t[::1] piece_offsets not None,
+                 const id_t[::1] piece_symbols not None, const int64_t[::1] priorities not None):
         cdef Py_ssize_t n = priorities.shape[0]
         cdef Py_ssize_t t
         if n_base < 1:
@@ -122,16 +122,12 @@ cdef class MergeTable:
             raise ValueError("piece_offsets must have one entry more than priorities")
         if n_base + n >= MAX_PRIORITY:
             raise ValueError("too many tokens for 31-bit ids")
-        if n and (piece_offsets[0] != 0 or piece_offsets[n] != piece_symbols.shape[0]):
-            raise ValueError("piece_offsets do not span piece_symbols")
+        # a merged token's piece holds two symbols or more
+        check_offsets(piece_offsets, piece_symbols.shape[0], "piece_offsets", 2)
+        check_ids(piece_symbols, n_base, "pieces")
         for t in range(n):
-            if piece_offsets[t + 1] - piece_offsets[t] < 2:
-                raise ValueError(f"piece of token {n_base + t} holds fewer than two symbols")
             if not 0 <= priorities[t] <= MAX_PRIORITY:
                 raise ValueError(f"priority of token {n_base + t} is outside 0..2**31-1")
-        for t in range(piece_symbols.shape[0]):
-            if not 0 <= piece_symbols[t] < n_base:
-                raise ValueError("a piece holds an id that is not a base id")
         self.n_base = n_base
         self.n_merged = <id_t>n
         with nogil:
@@ -252,7 +248,7 @@ cdef class MergeTable:
 
     # -- encoding -------------------------------------------------------------------------
 
-    def encode(self, const id_t[::1] symbols, const int64_t[::1] bounds,
+    def encode(self, const id_t[::1] symbols not None, const int64_t[::1] bounds not None,
                bint whole_piece_shortcut, double dropout, uint64_t seed):
         """Encode every word ``symbols[bounds[w]:bounds[w + 1]]``; the tokens, concatenated.
 
@@ -380,7 +376,7 @@ cdef class MergeTable:
             left = next_node[left]
         return n_written
 
-    def encode_text(self, const uint8_t[::1] data, const class_t[::1] classes, int pattern):
+    def encode_text(self, const uint8_t[::1] data not None, const class_t[::1] classes not None, int pattern):
         """Split UTF-8 ``data`` with a preset ``pattern`` (``_pretokenize.split_text``) and
         encode every piece, whole-piece shortcut first, in one call without the GIL."""
         check_split_arguments(classes.shape[0], pattern)
@@ -407,7 +403,7 @@ cdef class MergeTable:
         """How many (left, right) pairs merge into a token."""
         return self.pairs.size()
 
-    def find(self, const id_t[::1] run):
+    def find(self, const id_t[::1] run not None):
         """The token whose piece is ``run`` (its representative), a base id, or -1."""
         if run.shape[0] == 0:
             return NO_TOKEN
