@@ -150,3 +150,18 @@ def test_score_tokens_checks_its_arguments():
     with pytest.raises(ValueError, match="ids 0..1"):
         score_tokens(weights, np.array([-1], np.int32), np.array([0, 1]))
     assert score_tokens(weights, np.array([], np.int32), np.array([0])) == 0.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(documents, st.data(), st.integers(1, 4))
+def test_long_parts_report_exact_scores_too(corpus, data, top_n):
+    # parts longer than exact_max_length are ranked by running deltas; what is reported is
+    # still score_tokens of the tokens (exact_max_length=0 makes every part "long")
+    n_base, training, rearrange, n_candidates = corpus
+    vocabulary = ref.fitted_vocabulary(training, n_base, 12, n_candidates, rearrange)
+    part = np.array(data.draw(st.lists(st.integers(0, n_base - 1), min_size=1, max_size=40)), np.int32)
+    weights, lengths = all_weights(vocabulary), piece_lengths(vocabulary)
+    for exact_max_length in (0, 1000):
+        encoder = make_encoder("tfidf", vocabulary, exact_max_length=exact_max_length)
+        encodings = encoder.encode([part], top_n)
+        assert [s for _, s in encodings] == expected_scores("tfidf", [part], encodings, vocabulary, weights, lengths)
