@@ -297,7 +297,7 @@ cdef void split_pieces(const uint8_t* s, Py_ssize_t n, const class_t* classes, i
         bounds.push_back(i)
 
 
-def split_text(const uint8_t[::1] data, const class_t[::1] classes, int pattern):
+def split_text(const uint8_t[::1] data not None, const class_t[::1] classes not None, int pattern):
     """Byte offsets of the pieces of UTF-8 ``data`` under a preset pattern (for tests)."""
     check_split_arguments(classes.shape[0], pattern)
     cdef vector[int64_t] bounds
