@@ -242,9 +242,9 @@ def test_bytelevel_fit_and_hf_tokenizer_json_match_ranked(tmp_path):
     run(tmp_path, "convert", "bytes.json", "tokenizer.json", "-q")
     hf = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
 
-    from ubpe.cli import commands
+    import ubpe
 
-    ours = commands.load_model(str(tmp_path / "bytes.json"))
+    ours = ubpe.load(tmp_path / "bytes.json")
     for text in HELD_OUT + TRAIN[:5]:
         ids = ours.encode(text)
         assert hf.encode(text, add_special_tokens=False).ids == ids, text

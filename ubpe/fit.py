@@ -6,11 +6,15 @@ universal tokenizers differ only in how they rearrange and trim it afterwards.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
 from tqdm.auto import tqdm
 
 from ubpe_native._fit import PairMerger
 
-from .errors import InvalidParameterError
+from .errors import EmptyCorpusError, InvalidParameterError, SymbolTypeError
 from .splitting import SplitBatch
 from .vocabulary import Vocabulary
 
@@ -56,3 +60,21 @@ def fit_vocabulary(
             largest = merger.next_token - 1
     left, right, documents, _ = merger.merges()
     return Vocabulary.from_merges(n_base, left, right, documents=documents, n_docs=batch.n_docs)
+
+
+def as_corpus(corpus: Any) -> list[Any]:
+    """``corpus`` as a list of documents; a single document or an empty corpus is an error.
+
+    >>> as_corpus(("ab", "ba"))
+    ['ab', 'ba']
+    """
+    if isinstance(corpus, (str, bytes)):
+        raise SymbolTypeError("`corpus` must be a list of documents, not a single str/bytes")
+    if isinstance(corpus, np.ndarray) and corpus.ndim == 1 and corpus.dtype != object:
+        raise SymbolTypeError("`corpus` must be a list of documents, not one 1-D array")
+    if not isinstance(corpus, Iterable):
+        raise SymbolTypeError(f"`corpus` must be a list of documents, not {type(corpus).__name__}")
+    docs = list(corpus)
+    if not docs:
+        raise EmptyCorpusError("`corpus` is empty: fitting needs at least one document")
+    return docs
