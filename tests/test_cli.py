@@ -315,3 +315,25 @@ def test_fit_output_folder_must_exist(tmp_path):
     (tmp_path / "t.txt").write_text("abc abc\n")
     result = run(tmp_path, "fit", "t.txt", "-o", "no/such/dir/m.json", ok=False)
     assert_one_line_error(result, "no such directory")
+
+
+@pytest.mark.parametrize("bug", [KeyError("x"), TypeError("y"), AttributeError("z")])
+def test_an_internal_bug_is_not_reported_as_bad_input(monkeypatch, bug):
+    """``main`` turns only ubpe's errors and OSError into one-line exit-1 errors."""
+    import ubpe.cli.decode as decode_command
+    from ubpe.cli import main
+
+    def broken(args):
+        raise bug
+
+    monkeypatch.setattr(decode_command, "run", broken)
+    with pytest.raises(type(bug)):
+        main(["decode", "model.json", "--ids", "1"])
+
+
+def test_bad_input_in_process_exits_1(tmp_path, capsys):
+    from ubpe.cli import main
+
+    (tmp_path / "model.json").write_text('{"hello": 1}')
+    assert main(["decode", str(tmp_path / "model.json"), "--ids", "1"]) == 1
+    assert capsys.readouterr().err.startswith("ubpe: error: ")
