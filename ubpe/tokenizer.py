@@ -46,16 +46,17 @@ Encodings = list[tuple[list[int], float]]
 
 @runtime_checkable
 class Tokenizer(Protocol):
-    """What every tokenizer family implements (see ``/work/notes``' contract and the README).
+    """What every tokenizer family implements, so that the CLI and the views need no type switches.
 
-    ``variant`` names the family (``"universal"``, ``"classic"``, ``"bytelevel"``, or e.g.
-    ``"spm:bpe"`` for an imported model); ``default_encoder`` is the encoder ``encode_with``
-    uses when none is named; ``symbol_unit`` what ``n_symbols`` counts (``"symbol"``,
-    ``"byte"``, ``"char"``) and ``symbol_type`` the type of a document's symbols (``str`` for
-    text). ``vocabulary`` is the :class:`~ubpe.vocabulary.Vocabulary` ubpe's encoders run on.
-    ``pieces(ids)`` gives what each id stands for in the family's own unit (``str`` for text
-    alphabets, ``bytes`` for byte-level models, a list of symbols otherwise): the views draw
-    those. Errors are :mod:`ubpe.errors` exceptions.
+    ``variant`` names the family (``"universal"``, ``"classic"``, ``"bytelevel"``; imports e.g.
+    ``"spm:bpe"``); ``encode_with`` / ``encode_batch_with`` give ``top_n`` ``(ids, score)``
+    alternatives by any encoder (``default_encoder`` when none is named) while ``encode`` keeps
+    the family's own call; ``pieces(ids)`` is what each id stands for in the family's unit
+    (str for text alphabets, bytes for byte-level, a list of symbols otherwise), which the views
+    draw; ``n_symbols`` counts ``symbol_unit``s (``"symbol"``, ``"byte"``, ``"char"``) for
+    tokens-per-symbol; ``symbol_type`` is a document's symbol type; ``covers(doc)`` whether
+    every symbol is known; ``describe()`` and ``inventory()`` feed ``ubpe inspect``; ``save``
+    writes our format. Errors are :mod:`ubpe.errors` exceptions.
     """
 
     variant: str
@@ -65,32 +66,20 @@ class Tokenizer(Protocol):
 
     @property
     def n_vocab(self) -> int: ...
-
     @property
     def vocabulary(self) -> Vocabulary | None: ...
-
     def encode(self, doc: Any, *args: Any, **kwargs: Any) -> Any: ...
-
     def encode_with(self, doc: Any, encoder: str | None = None, top_n: int = 1, **options: Any) -> Encodings: ...
-
     def encode_batch_with(
         self, docs: Sequence[Any], encoder: str | None = None, top_n: int = 1, **options: Any
     ) -> list[Encodings]: ...
-
     def decode(self, ids: Sequence[int]) -> Any: ...
-
     def pieces(self, ids: Sequence[int]) -> list[Any]: ...
-
     def piece_to_id(self, piece: Any) -> int: ...
-
     def n_symbols(self, doc: Any) -> int: ...
-
     def covers(self, doc: Any) -> bool: ...
-
     def describe(self) -> dict[str, Any]: ...
-
     def inventory(self) -> Inventory: ...
-
     def save(self, path: str | os.PathLike) -> None: ...
 
 
@@ -98,8 +87,12 @@ class UBPEBase:
     """What both UBPE tokenizers share: configuration, fitting, encoding, decoding.
 
     The configuration is a :class:`~ubpe.splitting.SplitPipeline` (alphabet, known words,
-    break tokens, regex, stop tokens) plus ``n_tokens``; model files are read and written by
-    :mod:`ubpe.io`, which builds instances through :meth:`restore`.
+    break tokens, regex, stop tokens) plus ``n_tokens``; the decode table is a
+    :class:`~ubpe.pieces.PieceTable`; model files are read and written by :mod:`ubpe.io`, which
+    builds instances through :meth:`restore`. The class is longer than 250 lines because it is
+    ubpe 0.3.0's whole public surface (constructor, ten attributes, ``fit``, ``encode``,
+    ``decode``, ``dumps``/``loads``) plus the :class:`Tokenizer` contract, kept on one class for
+    drop-in compatibility; every method delegates its work to one of those modules.
     """
 
     variant: ClassVar[str]

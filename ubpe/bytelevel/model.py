@@ -35,8 +35,6 @@ from typing import AbstractSet, Any, Literal
 import numpy as np
 import regex
 
-from ubpe_native._pretokenize import split_text
-
 from ..encoders import make_encoder
 from ..encoders.ranked import RankedEncoder
 from ..errors import InvalidParameterError, ModelFormatError, NotFittedError, SymbolTypeError, UnknownTokenError
@@ -46,11 +44,11 @@ from .patterns import (
     DEFAULT_PATTERN,
     NATIVE_PATTERNS,
     PATTERNS,
-    UTF8_WIDTH_STEPS,
     code_point_classes,
     resolve_pattern,
     without_surrogates,
 )
+from .pretokenize import pretokenize
 from .specials import MAX_RANK, SpecialTokens
 from .trainer import N_BYTES, fit_bytelevel
 
@@ -129,36 +127,7 @@ class ByteLevelBPE:
         Every single byte must have a rank. Merge priority is the rank; ranks need not be
         contiguous nor start at 0, and they are the ids that ``encode`` returns.
         """
-        byte_ranks = np.full(N_BYTES, -1, dtype=np.int64)
-        merged: list[tuple[int, bytes]] = []
-        seen_ranks: set[int] = set()
-        for piece, rank in mergeable_ranks.items():
-            if not isinstance(piece, bytes) or not piece:
-                raise ModelFormatError(f"a mergeable token must be non-empty bytes, got {piece!r}")
-            if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or not 0 <= rank <= MAX_RANK:
-                raise ModelFormatError(f"token {piece!r} has an invalid rank {rank!r}")
-            if rank in seen_ranks:
-                raise ModelFormatError(f"rank {rank} is given to two tokens")
-            seen_ranks.add(int(rank))
-            if len(piece) == 1:
-                byte_ranks[piece[0]] = rank
-            else:
-                merged.append((int(rank), piece))
-        missing = np.flatnonzero(byte_ranks < 0)
-        if len(missing):
-            raise ModelFormatError(
-                f"{len(missing)} single bytes have no rank (e.g. {bytes([missing[0]])!r}); "
-                "byte-level BPE needs all 256"
-            )
-        merged.sort()
-        pieces = [list(piece) for _, piece in merged]
-        vocabulary = Vocabulary.from_pieces(
-            N_BYTES,
-            pieces,
-            np.zeros(len(pieces)),
-            ranks=np.arange(len(pieces), dtype=np.int64),  # rank order is creation order
-        )
-        token_ids = np.concatenate([byte_ranks, np.array([r for r, _ in merged], dtype=np.int64)])
+        vocabulary, token_ids = ranks_vocabulary(mergeable_ranks)
         tok = cls()
         tok._install(vocabulary, token_ids, resolve_pattern(pattern), dict(special_tokens or {}))
         return tok
@@ -270,16 +239,13 @@ class ByteLevelBPE:
         native = NATIVE_PATTERNS.get(self.pattern)
         if native is not None:
             return self._encoder.encode_text(text.encode("utf-8"), code_point_classes(), native)  # type: ignore[union-attr]
-        symbols, bounds = self.pretokenize(text)
+        symbols, bounds = pretokenize(text, self.pattern)
         return self._encoder.encode_flat(symbols, bounds, whole_piece_shortcut=True)  # type: ignore[union-attr]
 
     def pretokenize(self, text: str) -> tuple[np.ndarray, np.ndarray]:
-        """The UTF-8 bytes of ``text`` (as ids) and the byte offsets of its pattern pieces.
-
-        Presets are split by the kernel's scanner; other patterns by the regex engine,
-        whose pieces tile the text (their byte bounds follow from their lengths in
-        characters); a pattern that leaves characters unmatched drops them, as tiktoken
-        does. Lone surrogates are replaced as in :meth:`encode`.
+        """The UTF-8 bytes of ``text`` (as ids) and the byte offsets of its pattern pieces
+        (see :func:`~ubpe.bytelevel.pretokenize.pretokenize`); lone surrogates are replaced
+        as in :meth:`encode`.
 
         >>> tok = ByteLevelBPE().fit(["ab ab"], n_tokens=257, pattern="gpt2", quiet=True)
         >>> symbols, bounds = tok.pretokenize("ab cd")
@@ -288,30 +254,9 @@ class ByteLevelBPE:
         """
         self._check_text(text)
         try:
-            data = text.encode("utf-8")
+            return pretokenize(text, self.pattern)
         except UnicodeEncodeError:
-            text = without_surrogates(text)
-            data = text.encode("utf-8")
-        native = NATIVE_PATTERNS.get(self.pattern)
-        if native is not None:
-            bounds = split_text(np.frombuffer(data, dtype=np.uint8), code_point_classes(), native)
-            return np.frombuffer(data, dtype=np.uint8).astype(ID_DTYPE), bounds
-        pieces = self._regex.findall(text)
-        char_lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
-        bounds = np.zeros(len(pieces) + 1, dtype=np.int64)
-        if int(char_lengths.sum()) == len(text):
-            np.cumsum(char_lengths, out=bounds[1:])
-            if len(data) != len(text):  # not ASCII: character offsets -> byte offsets
-                code_points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-                widths = 1 + np.searchsorted(UTF8_WIDTH_STEPS, code_points, side="right")
-                byte_offsets = np.zeros(len(text) + 1, dtype=np.int64)
-                np.cumsum(widths, out=byte_offsets[1:])
-                bounds = byte_offsets[bounds]
-        else:
-            encoded = [piece.encode("utf-8") for piece in pieces]
-            data = b"".join(encoded)
-            np.cumsum([len(e) for e in encoded], out=bounds[1:])
-        return np.frombuffer(data, dtype=np.uint8).astype(ID_DTYPE), bounds
+            return pretokenize(without_surrogates(text), self.pattern)
 
     def encode_with(self, doc: str, encoder: str | None = None, top_n: int = 1, **options: Any) -> Encodings:
         """The contract's call: ``[(ids, score)]``. The default (``ranked``, no options) is
@@ -463,3 +408,45 @@ class ByteLevelBPE:
         if self.vocabulary is None:
             return "ByteLevelBPE(unfitted)"
         return f"ByteLevelBPE(n_vocab={self.n_vocab}, special_tokens={len(self.special_tokens)})"
+
+
+def ranks_vocabulary(mergeable_ranks: Mapping[bytes, int]) -> tuple[Vocabulary, np.ndarray]:
+    """The vocabulary of tiktoken's ``mergeable_ranks`` (byte ``b`` at id ``b``, merged
+    tokens in rank order) and the rank of every vocabulary id.
+
+    >>> ranks = {bytes([b]): 255 - b for b in range(256)} | {b"ab": 300}
+    >>> vocabulary, token_ids = ranks_vocabulary(ranks)
+    >>> vocabulary.pieces(), token_ids[[0, 97, 256]].tolist()
+    ({256: (97, 98)}, [255, 158, 300])
+    """
+    byte_ranks = np.full(N_BYTES, -1, dtype=np.int64)
+    merged: list[tuple[int, bytes]] = []
+    seen_ranks: set[int] = set()
+    for piece, rank in mergeable_ranks.items():
+        if not isinstance(piece, bytes) or not piece:
+            raise ModelFormatError(f"a mergeable token must be non-empty bytes, got {piece!r}")
+        if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or not 0 <= rank <= MAX_RANK:
+            raise ModelFormatError(f"token {piece!r} has an invalid rank {rank!r}")
+        if rank in seen_ranks:
+            raise ModelFormatError(f"rank {rank} is given to two tokens")
+        seen_ranks.add(int(rank))
+        if len(piece) == 1:
+            byte_ranks[piece[0]] = rank
+        else:
+            merged.append((int(rank), piece))
+    missing = np.flatnonzero(byte_ranks < 0)
+    if len(missing):
+        raise ModelFormatError(
+            f"{len(missing)} single bytes have no rank (e.g. {bytes([missing[0]])!r}); "
+            "byte-level BPE needs all 256"
+        )
+    merged.sort()
+    pieces = [list(piece) for _, piece in merged]
+    vocabulary = Vocabulary.from_pieces(
+        N_BYTES,
+        pieces,
+        np.zeros(len(pieces)),
+        ranks=np.arange(len(pieces), dtype=np.int64),  # rank order is creation order
+    )
+    token_ids = np.concatenate([byte_ranks, np.array([r for r, _ in merged], dtype=np.int64)])
+    return vocabulary, token_ids
