@@ -337,3 +337,16 @@ def test_bad_input_in_process_exits_1(tmp_path, capsys):
     (tmp_path / "model.json").write_text('{"hello": 1}')
     assert main(["decode", str(tmp_path / "model.json"), "--ids", "1"]) == 1
     assert capsys.readouterr().err.startswith("ubpe: error: ")
+
+
+def test_convert_to_hf_rebinds_the_pattern(tmp_path):
+    from ubpe.bytelevel import PATTERNS
+
+    (tmp_path / "t.txt").write_text("\n".join(TRAIN))
+    run(tmp_path, "fit", "t.txt", "--variant", "bytelevel", "--n-tokens", "280", "--pattern", "cl100k",
+        "-o", "b.json", "-q")
+    result = run(tmp_path, "convert", "b.json", "tokenizer.json", "--pattern", "gpt2")
+    assert "warning" not in result.stderr and "(HF tokenizer.json)" in result.stderr
+    document = json.loads((tmp_path / "tokenizer.json").read_text())
+    assert document["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] == PATTERNS["gpt2"]
+    assert run(tmp_path, "inspect", "tokenizer.json", ok=False).returncode == 1  # HF: written, not read

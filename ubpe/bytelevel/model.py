@@ -132,6 +132,10 @@ class ByteLevelBPE:
         tok._install(vocabulary, token_ids, resolve_pattern(pattern), dict(special_tokens or {}))
         return tok
 
+    def with_pattern(self, pattern: str) -> ByteLevelBPE:
+        """The same tokens and special tokens, pre-tokenized by ``pattern`` (a preset or regex)."""
+        return type(self).from_mergeable_ranks(self.mergeable_ranks(), pattern=pattern, special_tokens=self.special_tokens)
+
     def _install(
         self, vocabulary: Vocabulary, token_ids: np.ndarray, pattern: str, special_tokens: Mapping[str, int]
     ) -> None:

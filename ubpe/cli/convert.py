@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..bytelevel import PATTERNS, ByteLevelBPE
+from ..bytelevel import PATTERNS
 from ..io import FORMATS, detect, save
 from .inputs import PROG, check_output, load_model
 
@@ -23,9 +23,7 @@ def run(args: argparse.Namespace) -> int:
     model = load_model(args.input, variant=args.variant, pattern=args.pattern)
     target = args.to or infer_target(source, args.output, model)
     if target == "hf" and args.pattern and model.variant == "bytelevel":
-        model = ByteLevelBPE.from_mergeable_ranks(
-            model.mergeable_ranks(), pattern=args.pattern, special_tokens=model.special_tokens
-        )
+        model = model.with_pattern(args.pattern)
     check_output(args.output)
     save(model, args.output, target)
     if target == "hf" and model.pattern not in HF_SAFE_PATTERNS and not args.quiet:
