@@ -83,3 +83,17 @@ def test_view_and_cli_have_no_type_switches():
     for path in [root / "view.py", *sorted((root / "cli").glob("*.py"))]:
         assert "isinstance(model, ByteLevelBPE)" not in path.read_text()
         assert "isinstance(tokenizer, ByteLevelBPE)" not in path.read_text()
+
+
+def test_isinstance_works_on_unfitted_tokenizers_and_rejects_partial_ones():
+    assert isinstance(UBPE(alphabet="ab", n_tokens=3), Tokenizer)  # its properties raise NotFittedError
+    assert isinstance(ByteLevelBPE(), Tokenizer)
+    assert not isinstance("text", Tokenizer)
+
+    class Partial:
+        variant = "x"
+
+        def encode_with(self, doc, encoder=None, top_n=1):
+            return []
+
+    assert not isinstance(Partial(), Tokenizer)

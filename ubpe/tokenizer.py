@@ -22,6 +22,7 @@ creation ranks) and ``save``/``load`` in a versioned format (:mod:`ubpe.io`).
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar, Protocol, runtime_checkable
@@ -44,8 +45,27 @@ BATCH_CHUNK = 64
 Encodings = list[tuple[list[int], float]]
 
 
+class _StaticCheck(type(Protocol)):  # type: ignore[misc]
+    """``isinstance(x, Tokenizer)`` looks the members up statically (as Python 3.12 does), so
+    the properties of an unfitted tokenizer, which raise NotFittedError, do not break it."""
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        if cls.__name__ != "Tokenizer":
+            return super().__instancecheck__(instance)
+        missing = object()
+        return all(inspect.getattr_static(instance, name, missing) is not missing for name in CONTRACT)
+
+
+# the members of the contract, checked by isinstance(x, Tokenizer)
+CONTRACT = (
+    "variant", "default_encoder", "symbol_unit", "symbol_type", "n_vocab", "vocabulary", "encode",
+    "encode_with", "encode_batch_with", "decode", "pieces", "piece_to_id", "n_symbols", "covers",
+    "describe", "inventory", "save",
+)
+
+
 @runtime_checkable
-class Tokenizer(Protocol):
+class Tokenizer(Protocol, metaclass=_StaticCheck):
     """What every tokenizer family implements, so that the CLI and the views need no type switches.
 
     ``variant`` names the family (``"universal"``, ``"classic"``, ``"bytelevel"``; imports e.g.
