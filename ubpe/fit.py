@@ -15,7 +15,7 @@ from tqdm.auto import tqdm
 from ubpe_native._fit import PairMerger
 
 from .errors import EmptyCorpusError, InvalidParameterError, SymbolTypeError
-from .splitting import SplitBatch
+from .splitting import SplitBatch, SplitMode, SplitPipeline
 from .vocabulary import Vocabulary
 
 
@@ -78,3 +78,29 @@ def as_corpus(corpus: Any) -> list[Any]:
     if not docs:
         raise EmptyCorpusError("`corpus` is empty: fitting needs at least one document")
     return docs
+
+
+def fit_corpus(
+    pipeline: SplitPipeline,
+    corpus: Any,
+    *,
+    n_tokens: int,
+    n_candidates: int = 50,
+    quiet: bool = False,
+    split_mode: SplitMode = SplitMode.FULL,
+    description: str = "fit",
+) -> Vocabulary:
+    """``corpus`` (a list of documents) split by ``pipeline`` and fitted: the vocabulary in
+    creation order, as ubpe 0.3.0 fits it before rearranging.
+
+    >>> from ubpe.alphabet import Alphabet
+    >>> from ubpe.splitting import make_pipeline
+    >>> fit_corpus(make_pipeline(Alphabet.from_spec("ab")), ["abab", "abba"], n_tokens=4, quiet=True).pieces()
+    {2: (0, 1), 3: (0, 1, 0, 1), 4: (0, 1, 1)}
+    """
+    check_n_candidates(n_candidates)
+    batch = pipeline.split_batch(as_corpus(corpus), mode=split_mode)
+    n_base = len(pipeline.alphabet) + len(pipeline.known_words or {})
+    return fit_vocabulary(
+        batch, n_base=n_base, n_tokens=n_tokens, n_candidates=n_candidates, quiet=quiet, description=description
+    )

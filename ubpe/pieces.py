@@ -61,6 +61,15 @@ class PieceTable:
         except (KeyError, TypeError):
             raise UnknownTokenError(f"no token stands for {piece!r}") from None
 
+    def inventory(self, vocabulary: Vocabulary) -> Inventory:
+        """Every id with its piece, idf weight and recorded merge; base ids count as one
+        symbol (a known word too)."""
+        ids = list(range(len(self.entries)))
+        base = set(range(vocabulary.n_base))
+        pieces = {t: list(p) if not self.text else p for t, p in enumerate(self.entries)}
+        lengths = {t: 1 if t in base else len(pieces[t]) for t in ids}
+        return Inventory(ids, pieces, vocabulary.recorded_merges(), base, lengths, vocabulary.weight_of())
+
     def decode(self, tokens: Iterable[int]) -> Any:
         """The document ``tokens`` stand for: a str for text alphabets, else a list."""
         if isinstance(tokens, np.ndarray):

@@ -32,7 +32,7 @@ import numpy as np
 from .alphabet import Alphabet
 from .encoders import Encoder, make_encoder
 from .errors import AlreadyFittedError, InvalidParameterError, NotFittedError, SymbolTypeError
-from .fit import as_corpus, check_n_candidates, fit_vocabulary
+from .fit import fit_corpus
 from .pieces import Inventory, PieceTable
 from .splitting import SplitMode, SplitPipeline, make_pipeline
 from .vocabulary import Vocabulary
@@ -270,16 +270,9 @@ class UBPEBase:
         """
         if self._vocabulary is not None:
             raise AlreadyFittedError("the tokenizer can be fitted only once")
-        check_n_candidates(n_candidates)
-        docs = as_corpus(corpus)
-        batch = self.split_pipeline.split_batch(docs, mode=split_mode)
-        vocabulary = fit_vocabulary(
-            batch,
-            n_base=self.n_base,
-            n_tokens=self.n_tokens,
-            n_candidates=n_candidates,
-            quiet=quiet,
-            description=f"{type(self).__name__}.fit",
+        vocabulary = fit_corpus(
+            self.split_pipeline, corpus, n_tokens=self.n_tokens, n_candidates=n_candidates, quiet=quiet,
+            split_mode=split_mode, description=f"{type(self).__name__}.fit",
         )
         if rearrange_tokens and vocabulary.n_merged:
             vocabulary = vocabulary.rearranged(self.n_tokens, classic=self.variant == CLASSIC)
@@ -444,13 +437,7 @@ class UBPEBase:
 
     def inventory(self) -> Inventory:
         """Every id with its piece, idf weight and recorded merge (see :class:`Inventory`)."""
-        vocab = self.vocabulary
-        ids = list(range(len(vocab)))
-        pieces = {t: self.id_to_piece(t) for t in ids}
-        base = set(range(vocab.n_base))
-        lengths = {t: 1 if t in base else len(pieces[t]) for t in ids}
-        return Inventory(ids, pieces, merges=vocab.recorded_merges(), base=base, lengths=lengths,
-                         weights=vocab.weight_of())
+        return self._table().inventory(self.vocabulary)
 
     # -- model files (see ubpe.io) ----------------------------------------------------------
 
