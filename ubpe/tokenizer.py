@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 import numpy as np
 
 from .alphabet import Alphabet
-from .encoders import Encoder, make_encoder
+from .encoders import Encoder, Encoding, make_encoder
 from .errors import AlreadyFittedError, InvalidParameterError, NotFittedError, SymbolTypeError
 from .fit import fit_corpus
 from .pieces import Inventory, PieceTable
@@ -41,8 +41,6 @@ DEFAULT_N_TOKENS = 2**10
 UNIVERSAL, CLASSIC = "universal", "classic"
 # encode_batch: documents per task handed to a thread (amortises the pool's overhead)
 BATCH_CHUNK = 64
-
-Encodings = list[tuple[list[int], float]]
 
 
 class _StaticCheck(type(Protocol)):  # type: ignore[misc]
@@ -89,10 +87,10 @@ class Tokenizer(Protocol, metaclass=_StaticCheck):
     @property
     def vocabulary(self) -> Vocabulary | None: ...
     def encode(self, doc: Any, *args: Any, **kwargs: Any) -> Any: ...
-    def encode_with(self, doc: Any, encoder: str | None = None, top_n: int = 1, **options: Any) -> Encodings: ...
+    def encode_with(self, doc: Any, encoder: str | None = None, top_n: int = 1, **options: Any) -> list[Encoding]: ...
     def encode_batch_with(
         self, docs: Sequence[Any], encoder: str | None = None, top_n: int = 1, **options: Any
-    ) -> list[Encodings]: ...
+    ) -> list[list[Encoding]]: ...
     def decode(self, ids: Sequence[int]) -> Any: ...
     def pieces(self, ids: Sequence[int]) -> list[Any]: ...
     def piece_to_id(self, piece: Any) -> int: ...
@@ -311,7 +309,7 @@ class UBPEBase:
         top_n: int = 1,
         encoder: str | None = None,
         **options: Any,
-    ) -> Encodings:
+    ) -> list[Encoding]:
         """``[(tokens, score)]`` for ``doc``, best first (``top_n`` of them where supported).
 
         ``doc`` is a str, list, tuple or 1-D numpy array of symbols; ``encoder`` picks an
@@ -329,14 +327,14 @@ class UBPEBase:
         encoder: str | None = None,
         n_threads: int | None = None,
         **options: Any,
-    ) -> list[Encodings]:
+    ) -> list[list[Encoding]]:
         """:meth:`encode` for many documents; the kernels run without the GIL on threads."""
         from concurrent.futures import ThreadPoolExecutor
 
         chosen = self.encoder(encoder, **options)
         batch = self.split_pipeline.split_batch(list(docs), mode=split_mode)
 
-        def run(first: int) -> list[Encodings]:
+        def run(first: int) -> list[list[Encoding]]:
             last = min(first + BATCH_CHUNK, batch.n_docs)
             return [chosen.encode(batch.parts(d), top_n) for d in range(first, last)]
 
@@ -349,13 +347,13 @@ class UBPEBase:
         with ThreadPoolExecutor(max_workers=workers) as pool:
             return [e for chunk in pool.map(run, starts) for e in chunk]
 
-    def encode_with(self, doc: Any, encoder: str | None = None, top_n: int = 1, **options: Any) -> Encodings:
+    def encode_with(self, doc: Any, encoder: str | None = None, top_n: int = 1, **options: Any) -> list[Encoding]:
         """The contract's call: :meth:`encode` with the encoder ``encoder`` (default: own)."""
         return self.encode(doc, encoder=encoder, top_n=top_n, **options)
 
     def encode_batch_with(
         self, docs: Sequence[Any], encoder: str | None = None, top_n: int = 1, **options: Any
-    ) -> list[Encodings]:
+    ) -> list[list[Encoding]]:
         """The contract's call: :meth:`encode_batch` with the encoder ``encoder``."""
         return self.encode_batch(docs, encoder=encoder, top_n=top_n, **options)
 

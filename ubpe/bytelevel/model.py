@@ -35,7 +35,7 @@ from typing import AbstractSet, Any, Literal
 import numpy as np
 import regex
 
-from ..encoders import make_encoder
+from ..encoders import Encoding, make_encoder
 from ..encoders.ranked import RankedEncoder
 from ..errors import InvalidParameterError, ModelFormatError, NotFittedError, SymbolTypeError, UnknownTokenError
 from ..pieces import Inventory
@@ -51,8 +51,6 @@ from .patterns import (
 from .pretokenize import pretokenize
 from .specials import MAX_RANK, SpecialTokens
 from .trainer import N_BYTES, fit_bytelevel
-
-Encodings = list[tuple[list[int], float]]
 
 
 class ByteLevelBPE:
@@ -133,7 +131,13 @@ class ByteLevelBPE:
         return tok
 
     def with_pattern(self, pattern: str) -> ByteLevelBPE:
-        """The same tokens and special tokens, pre-tokenized by ``pattern`` (a preset or regex)."""
+        """The same tokens and special tokens, pre-tokenized by ``pattern`` (a preset or regex).
+
+        >>> tok = ByteLevelBPE().fit(["ab ab"], n_tokens=257, pattern="gpt2", quiet=True)
+        >>> other = tok.with_pattern(r"\S+|\s")
+        >>> other.mergeable_ranks() == tok.mergeable_ranks(), other.pattern
+        (True, '\\S+|\\s')
+        """
         return type(self).from_mergeable_ranks(self.mergeable_ranks(), pattern=pattern, special_tokens=self.special_tokens)
 
     def _install(
@@ -262,7 +266,7 @@ class ByteLevelBPE:
         except UnicodeEncodeError:
             return pretokenize(without_surrogates(text), self.pattern)
 
-    def encode_with(self, doc: str, encoder: str | None = None, top_n: int = 1, **options: Any) -> Encodings:
+    def encode_with(self, doc: str, encoder: str | None = None, top_n: int = 1, **options: Any) -> list[Encoding]:
         """The contract's call: ``[(ids, score)]``. The default (``ranked``, no options) is
         :meth:`encode` with every special token allowed, score 0. Another encoder runs on the
         text's pre-tokenized pieces over the byte-level vocabulary (special tokens are plain
@@ -276,7 +280,7 @@ class ByteLevelBPE:
 
     def encode_batch_with(
         self, docs: Sequence[str], encoder: str | None = None, top_n: int = 1, **options: Any
-    ) -> list[Encodings]:
+    ) -> list[list[Encoding]]:
         """:meth:`encode_with` for every text of ``docs``."""
         if encoder in (None, self.default_encoder) and not options:
             if top_n != 1:

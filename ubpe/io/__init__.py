@@ -75,7 +75,11 @@ def supported(action: str = "read") -> list[str]:
 
 
 def format_of(name: str) -> Format:
-    """The ``FORMATS`` row named ``name`` (:class:`ModelFormatError` naming the known ones)."""
+    """The ``FORMATS`` row named ``name`` (:class:`ModelFormatError` naming the known ones).
+
+    >>> format_of("tiktoken").title, format_of("hf").read is None
+    ('.tiktoken', True)
+    """
     try:
         return FORMATS[name]
     except (KeyError, TypeError):
