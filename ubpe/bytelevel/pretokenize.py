@@ -7,6 +7,7 @@ patterns by the ``regex`` engine, whose pieces tile the text, so their byte boun
 their lengths in characters. A pattern that leaves characters unmatched drops them, as
 tiktoken does.
 
+>>> from ubpe.bytelevel.patterns import PATTERNS
 >>> symbols, bounds = pretokenize("hi there", PATTERNS["gpt2"])
 >>> bytes(symbols.tolist()), bounds.tolist()
 (b'hi there', [0, 2, 8])
@@ -22,9 +23,23 @@ import regex
 from ubpe_native._pretokenize import split_text
 
 from ..vocabulary import ID_DTYPE
-from .patterns import NATIVE_PATTERNS, PATTERNS, UTF8_WIDTH_STEPS, code_point_classes
+from .patterns import NATIVE_PATTERNS, UTF8_WIDTH_STEPS, code_point_classes
 
-__all__ = ["pretokenize", "PATTERNS"]
+__all__ = ["native_bounds", "pretokenize"]
+
+
+def native_bounds(data: bytes, pattern: str) -> np.ndarray | None:
+    """Byte offsets of the pieces of UTF-8 ``data`` by the kernel's scanner, or ``None`` when
+    ``pattern`` is not one of the presets it knows.
+
+    >>> from ubpe.bytelevel.patterns import PATTERNS
+    >>> native_bounds("hi there".encode(), PATTERNS["cl100k"]).tolist(), native_bounds(b"x", "x+")
+    ([0, 2, 8], None)
+    """
+    native = NATIVE_PATTERNS.get(pattern)
+    if native is None:
+        return None
+    return split_text(np.frombuffer(data, dtype=np.uint8), code_point_classes(), native)
 
 
 def pretokenize(text: str, pattern: str) -> tuple[np.ndarray, np.ndarray]:
@@ -32,9 +47,8 @@ def pretokenize(text: str, pattern: str) -> tuple[np.ndarray, np.ndarray]:
     pat_str) as ids, piece ``k`` at ``bounds[k]:bounds[k+1]``. Raises ``UnicodeEncodeError``
     on lone surrogates (callers replace them first, see ``without_surrogates``)."""
     data = text.encode("utf-8")
-    native = NATIVE_PATTERNS.get(pattern)
-    if native is not None:
-        bounds = split_text(np.frombuffer(data, dtype=np.uint8), code_point_classes(), native)
+    bounds = native_bounds(data, pattern)
+    if bounds is not None:
         return np.frombuffer(data, dtype=np.uint8).astype(ID_DTYPE), bounds
     pieces = regex.findall(pattern, text)
     char_lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))

@@ -25,6 +25,7 @@ from ..fit import fit_vocabulary
 from ..splitting import SplitBatch
 from ..vocabulary import ID_DTYPE, Vocabulary
 from .patterns import resolve_pattern, without_surrogates
+from .pretokenize import native_bounds
 from .specials import MAX_RANK, special_regex
 
 N_BYTES = 256
@@ -58,7 +59,7 @@ def fit_bytelevel(
         raise SymbolTypeError("`special_tokens` must be a collection of str, not one str")
     names = list(special_tokens)
     cut_specials = special_regex(frozenset(names)) if names else None
-    batch = split_corpus(texts, regex.compile(pat_str), cut_specials)
+    batch = split_corpus(texts, pat_str, cut_specials)
     fitted = fit_vocabulary(
         batch,
         n_base=N_BYTES,
@@ -76,23 +77,33 @@ def fit_bytelevel(
     return vocabulary, specials
 
 
-def split_corpus(texts: list[str], splitter: regex.Pattern, cut_specials: regex.Pattern | None) -> SplitBatch:
-    """Every text's pre-tokenized pieces as the parts of one document, in UTF-8 bytes."""
+def split_corpus(texts: list[str], pattern: str, cut_specials: regex.Pattern | None) -> SplitBatch:
+    """Every text's pre-tokenized pieces as the parts of one document, in UTF-8 bytes; special
+    tokens are cut out first. Presets are split by the kernel's scanner (as in
+    :mod:`~ubpe.bytelevel.pretokenize`), other patterns by ``regex.findall``; all bytes are
+    joined once at the end, which keeps many short texts cheap."""
     chunks: list[bytes] = []
     piece_lengths: list[int] = []
     pieces_per_doc = np.zeros(len(texts) + 1, dtype=np.int64)
+    splitter = regex.compile(pattern)
     for d, text in enumerate(texts):
         try:
             text.encode("utf-8")
         except UnicodeEncodeError:
             text = without_surrogates(text)
-        segments = cut_specials.split(text) if cut_specials is not None else [text]
         count = 0
-        for segment in segments:
-            encoded = [piece.encode("utf-8") for piece in splitter.findall(segment)]
-            chunks.extend(encoded)
-            piece_lengths.extend(map(len, encoded))
-            count += len(encoded)
+        for segment in cut_specials.split(text) if cut_specials is not None else [text]:
+            data = segment.encode("utf-8")
+            bounds = native_bounds(data, pattern)
+            if bounds is not None:
+                chunks.append(data)
+                lengths = np.diff(bounds).tolist()
+            else:
+                encoded = [piece.encode("utf-8") for piece in splitter.findall(segment)]
+                chunks.extend(encoded)
+                lengths = list(map(len, encoded))
+            piece_lengths.extend(lengths)
+            count += len(lengths)
         pieces_per_doc[d + 1] = count
     part_offsets = np.zeros(len(piece_lengths) + 1, dtype=np.int64)
     np.cumsum(piece_lengths, out=part_offsets[1:])
