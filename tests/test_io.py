@@ -128,3 +128,17 @@ def test_detection_ignores_leading_whitespace_and_key_spacing(models, tmp_path):
     path.write_text("\n  " + json.dumps(document, indent=2))
     assert detect(path) == "ubpe"
     assert load(path).tokens_mapper == models["universal"].tokens_mapper
+
+
+def test_reference_dump_is_detected_by_its_first_key_even_when_the_head_is_all_alphabet(tmp_path):
+    tok = UBPE(alphabet=20_000, n_tokens=20_004)
+    tok.fit([list(range(100)) * 3, list(range(50))], quiet=True)
+    model = json.loads(tok.dumps())
+    reordered = {"alphabet": model.pop("alphabet"), **model}  # as written by other tools
+    path = tmp_path / "reference.json"
+    path.write_text(json.dumps(reordered))
+    assert path.stat().st_size > 2 * 65536 and detect(path) == "ubpe030"
+    assert load(path).tokens_mapper == tok.tokens_mapper
+    path.write_text(json.dumps({"version": "1.0", "mapper": {}}))
+    with pytest.raises(ModelFormatError, match="not a ubpe model"):
+        load(path)

@@ -32,15 +32,19 @@ from ..tokenizer import CLASSIC, UNIVERSAL, UBPE, UBPEClassic
 from ..vocabulary import Vocabulary
 from .files import parse_json, read_text, write_atomically
 
-# a reference dump starts with these keys, in this order (json.dumps of a dict)
-_START = re.compile(rb'^\s*\{\s*"n_tokens"\s*:\s*\d+\s*,\s*"alphabet"\s*:')
-_MAPPER = re.compile(rb'"mapper"\s*:\s*\{')
+# a reference dump is a JSON object whose first key is one of its fields (the reference writes
+# n_tokens first; other writers may not keep the order)
+FIELDS = ("n_tokens", "alphabet", "known_words", "break_tokens", "regex_str", "stop_tokens", "mapper", "weights")
+_START = re.compile(rb'\s*\{\s*"(' + "|".join(FIELDS).encode() + rb')"\s*:')
 
 
 def detect(head: bytes) -> bool:
-    """Whether ``head`` starts a ubpe 0.3.0 JSON dump."""
-    return _START.match(head) is not None or (head.lstrip()[:1] == b"{" and _MAPPER.search(head) is not None
-                                             and b'"format"' not in head)
+    """Whether ``head`` starts a ubpe 0.3.0 JSON dump.
+
+    >>> detect(b'{"n_tokens": 9, "alphabet": {"a": 0}'), detect(b'{"format": "ubpe-model"')
+    (True, False)
+    """
+    return _START.match(head) is not None
 
 
 def read(path: str | os.PathLike, *, variant: str | None = None, token_type: type | None = None) -> Any:
