@@ -8,7 +8,9 @@ alternatives by any encoder), ``decode``, ``pieces``, ``n_symbols``, ``describe`
 ``UBPE`` and ``UBPEClassic`` keep the reference's constructor, ``fit``, ``rearrange_tokens``,
 ``dumps``/``loads`` and attributes (``alphabet``, ``tokens_mapper``, ``tokens_weights``...),
 producing the same vocabularies; on top, ``vocabulary`` (both views of every token plus
-creation ranks) and ``save``/``load`` in a versioned format (:mod:`ubpe.io`).
+creation ranks) and ``save``/``load`` in a versioned format (:mod:`ubpe.io`). :mod:`ubpe.io`
+builds tokenizers, so it sits above this module: the model-file methods (``save``, ``load``,
+``dumps``, ``loads``) import it when called, and no module imports the other at load time.
 
 >>> tok = UBPE(alphabet="ab", n_tokens=4)
 >>> tok.fit(["abab", "abba"], quiet=True)

@@ -152,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Convert a model. Without --to: a .tiktoken or tokenizer.json output name decides, "
                     "else ubpe 0.3.0 JSON becomes our format and ours becomes ubpe 0.3.0 JSON.",
     )
-    convert.add_argument("input", help="ubpe model, ubpe 0.3.0 JSON or .tiktoken file")
+    convert.add_argument("input", help=f"a model file in any format ubpe reads ({', '.join(supported())})")
     convert.add_argument("output")
     convert.add_argument("--to", choices=tuple(supported("write")),
                          help="ubpe: our format; ubpe030: ubpe 0.3.0 JSON; tiktoken; hf: tokenizer.json (byte-level)")
