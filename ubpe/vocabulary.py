@@ -162,6 +162,23 @@ class Vocabulary:
         """``token -> (left, right)`` (the reference's classic mapper)."""
         return {self.n_base + t: (int(l), int(r)) for t, (l, r) in enumerate(self.merges.tolist())}
 
+    def recorded_merges(self, to_id: np.ndarray | None = None) -> dict[int, tuple[int, int]]:
+        """``token -> (left, right)`` of every merge recorded (-1 marks none), through
+        ``to_id`` (vocabulary id -> output id, e.g. tiktoken ranks; default: the ids).
+
+        >>> Vocabulary.from_merges(2, [0], [1], documents=[1], n_docs=1).recorded_merges()
+        {2: (0, 1)}
+        """
+        out = {}
+        for t, (left, right) in enumerate(self.merges.tolist()):
+            if left >= 0 and right >= 0:
+                token = self.n_base + t
+                if to_id is None:
+                    out[token] = (int(left), int(right))
+                else:
+                    out[int(to_id[token])] = (int(to_id[left]), int(to_id[right]))
+        return out
+
     def weight_of(self) -> dict[int, float]:
         return {self.n_base + t: w for t, w in enumerate(self.weights.tolist())}
 

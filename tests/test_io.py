@@ -1,0 +1,144 @@
+"""``ubpe.load`` / ``ubpe.save`` and the FORMATS table: detection by content, ``format=``
+overrides, clear errors, and every family through one loader."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import ubpe
+from ubpe import ByteLevelBPE, ModelFormatError, UBPE, UBPEClassic
+from ubpe.errors import InvalidParameterError
+from ubpe.io import FORMATS, detect, load, save, supported
+
+TEXTS = ["hello hello world", "hello there, world", "the cat sat on the mat"] * 5
+
+
+@pytest.fixture(scope="module")
+def models():
+    universal = UBPE(alphabet=sorted(set("".join(TEXTS))), n_tokens=40, break_tokens=" ")
+    universal.fit(TEXTS, quiet=True)
+    classic = UBPEClassic(alphabet=sorted(set("".join(TEXTS))), n_tokens=40)
+    classic.fit(TEXTS, quiet=True)
+    bytelevel = ByteLevelBPE().fit(TEXTS, n_tokens=270, pattern="gpt2", special_tokens=["<|end|>"], quiet=True)
+    return {"universal": universal, "classic": classic, "bytelevel": bytelevel}
+
+
+def test_table_rows_are_complete():
+    assert list(FORMATS) == ["ubpe", "ubpe030", "tiktoken", "hf"]
+    for name, row in FORMATS.items():
+        assert row.name == name and row.title and callable(row.detect)
+    assert supported("read") == ["ubpe", "ubpe030", "tiktoken"]
+
+
+@pytest.mark.parametrize(
+    "variant, fmt",
+    [("universal", "ubpe"), ("classic", "ubpe"), ("bytelevel", "ubpe"),
+     ("universal", "ubpe030"), ("classic", "ubpe030"), ("bytelevel", "tiktoken"), ("bytelevel", "hf")],
+)
+def test_every_writer_is_detected_as_itself(models, tmp_path, variant, fmt):
+    path = tmp_path / "model"
+    save(models[variant], path, format=fmt)
+    assert detect(path) == fmt
+
+
+@pytest.mark.parametrize("variant, fmt", [("universal", "ubpe"), ("classic", "ubpe"), ("bytelevel", "ubpe"),
+                                          ("universal", "ubpe030"), ("classic", "ubpe030")])
+def test_one_loader_reads_every_family(models, tmp_path, variant, fmt):
+    tok = models[variant]
+    path = tmp_path / "model"
+    save(tok, path, format=fmt)
+    loaded = ubpe.load(path)
+    assert type(loaded) is type(tok) and loaded.variant == variant
+    assert loaded.encode_with("hello world") == tok.encode_with("hello world")
+    assert loaded.n_vocab == tok.n_vocab
+
+
+def test_ubpe_load_reads_reference_json_as_the_class_methods_do(models, tmp_path):
+    """Before: ``ubpe.load`` rejected ubpe 0.3.0 JSON that ``UBPE.load`` read."""
+    path = tmp_path / "reference.json"
+    path.write_text(models["classic"].dumps())
+    assert isinstance(ubpe.load(path), UBPEClassic)
+    assert UBPEClassic.load(path).tokens_mapper == ubpe.load(path).tokens_mapper
+    path.write_text(models["universal"].dumps())
+    assert isinstance(ubpe.load(path), UBPE) and isinstance(UBPE.load(path), UBPE)
+
+
+def test_tiktoken_loads_with_pattern_and_specials(models, tmp_path):
+    tok = models["bytelevel"]
+    path = tmp_path / "vocab.tiktoken"
+    save(tok, path, format="tiktoken")
+    loaded = ubpe.load(path, pattern="gpt2", special_tokens=tok.special_tokens)
+    assert loaded.mergeable_ranks() == tok.mergeable_ranks()
+    text = "hello<|end|> world"
+    assert loaded.encode(text, allowed_special="all") == tok.encode(text, allowed_special="all")
+    assert ByteLevelBPE.load(path).mergeable_ranks() == tok.mergeable_ranks()
+
+
+def test_format_overrides_detection(models, tmp_path):
+    path = tmp_path / "model.json"
+    models["universal"].save(path)
+    with pytest.raises(ModelFormatError, match="expected 'base64 rank'"):
+        load(path, format="tiktoken")
+    with pytest.raises(ModelFormatError, match="no `alphabet`"):
+        load(path, format="ubpe030")
+
+
+def test_unknown_and_undetectable_formats_name_the_supported_ones(tmp_path):
+    path = tmp_path / "model.bin"
+    path.write_bytes(b"\x00\x01garbage")
+    with pytest.raises(ModelFormatError, match="ubpe, ubpe030, tiktoken"):
+        load(path)
+    with pytest.raises(ModelFormatError, match="unknown model format 'onnx'.*ubpe, ubpe030, tiktoken, hf"):
+        load(path, format="onnx")
+    with pytest.raises(ModelFormatError, match="unknown model format"):
+        save(UBPE(alphabet="ab", n_tokens=3), path, format="onnx")
+
+
+def test_hf_files_are_recognised_but_not_read_yet(models, tmp_path):
+    path = tmp_path / "tokenizer.json"
+    save(models["bytelevel"], path, format="hf")
+    with pytest.raises(ModelFormatError, match="HF tokenizer.json.*does not read it"):
+        load(path)
+
+
+def test_formats_that_cannot_hold_a_family_say_so(models, tmp_path):
+    with pytest.raises(InvalidParameterError, match="byte-level"):
+        save(models["universal"], tmp_path / "x.tiktoken", format="tiktoken")
+    with pytest.raises(InvalidParameterError, match="universal and classic"):
+        save(models["bytelevel"], tmp_path / "x.json", format="ubpe030")
+    with pytest.raises(InvalidParameterError, match="byte-level"):
+        save(models["classic"], tmp_path / "tokenizer.json", format="hf")
+    assert not list(tmp_path.iterdir())
+
+
+def test_variant_requirement(models, tmp_path):
+    path = tmp_path / "model.json"
+    models["bytelevel"].save(path)
+    with pytest.raises(ModelFormatError, match="holds a bytelevel model, not a universal one"):
+        load(path, variant="universal")
+    with pytest.raises(ModelFormatError, match="not a universal one"):
+        UBPE.load(path)
+
+
+def test_detection_ignores_leading_whitespace_and_key_spacing(models, tmp_path):
+    path = tmp_path / "model.json"
+    document = json.loads(models["universal"].to_json())
+    path.write_text("\n  " + json.dumps(document, indent=2))
+    assert detect(path) == "ubpe"
+    assert load(path).tokens_mapper == models["universal"].tokens_mapper
+
+
+def test_reference_dump_is_detected_by_its_first_key_even_when_the_head_is_all_alphabet(tmp_path):
+    tok = UBPE(alphabet=20_000, n_tokens=20_004)
+    tok.fit([list(range(100)) * 3, list(range(50))], quiet=True)
+    model = json.loads(tok.dumps())
+    reordered = {"alphabet": model.pop("alphabet"), **model}  # as written by other tools
+    path = tmp_path / "reference.json"
+    path.write_text(json.dumps(reordered))
+    assert path.stat().st_size > 2 * 65536 and detect(path) == "ubpe030"
+    assert load(path).tokens_mapper == tok.tokens_mapper
+    path.write_text(json.dumps({"version": "1.0", "mapper": {}}))
+    with pytest.raises(ModelFormatError, match="not a ubpe model"):
+        load(path)
