@@ -20,6 +20,9 @@ that take one). ``experiments/configs/default.toml`` is the documented example; 
     options = { dropout = { p = 0.1 } }    # keyword options per encoder name
     seeded = ["dropout"]                   # stochastic encoders: run once per grid seed,
                                            # with `seed=` passed to the encoder
+    allow_failures = ["universal:classic"] # cells these may fail with a ubpe error (the
+                                           # run still succeeds); any other failed cell
+                                           # makes the run exit with status 1
 
     [statistics]
     resamples = 10000                      # bootstrap resamples
@@ -33,7 +36,7 @@ that take one). ``experiments/configs/default.toml`` is the documented example; 
     b = "classic:classic"
 
     [datasets.kjv]                         # every dataset to run, with its options:
-    regex = "gpt2"                         #   pre-tokenisation: a preset name or a pattern
+    regex = "words"                        #   pre-tokenisation: a preset name or a pattern
     break_tokens = ["\\n"]                 #   symbols that split documents into parts
     max_symbols = 300000                   #   train cap (held-out: heldout_max_symbols)
     [datasets.ecg]
@@ -61,16 +64,14 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .patterns import PRESETS
+
 #: Folder of the named configs (``python -m experiments large`` reads ``large.toml`` here).
 CONFIG_DIR = Path(__file__).resolve().parent / "configs"
 VARIANTS: tuple[str, ...] = ("universal", "classic")
 
-#: Pre-tokenisation presets a dataset can name with ``regex = "<preset>"``.
-REGEX_PRESETS: dict[str, str] = {
-    # GPT-2's pattern with \p classes (the `regex` module): contractions, letter runs, digit
-    # runs, punctuation runs, each optionally led by one space; whitespace on its own.
-    "gpt2": r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""",
-}
+#: Pre-tokenisation presets a dataset can name with ``regex = "<preset>"`` (`experiments.patterns`).
+REGEX_PRESETS: dict[str, str] = PRESETS
 
 DEFAULT_TOP_N = 1
 #: Encoders that sample (one cell per seed) unless a config says otherwise.
@@ -170,6 +171,7 @@ class ExperimentConfig:
     encoder_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     seeds: tuple[int, ...] = (0,)
     seeded: tuple[str, ...] = DEFAULT_SEEDED
+    allow_failures: tuple[EncoderSpec, ...] = ()
     top_n: int = DEFAULT_TOP_N
     comparisons: tuple[Comparison, ...] = ()
     stats: StatsConfig = field(default_factory=StatsConfig)
@@ -183,6 +185,7 @@ class ExperimentConfig:
         data = asdict(self)
         data["encoders"] = [str(e) for e in self.encoders]
         data["baseline"] = str(self.baseline) if self.baseline else None
+        data["allow_failures"] = [str(e) for e in self.allow_failures]
         data["comparisons"] = [
             {"question": c.question, "a": str(c.a), "b": str(c.b)} for c in self.comparisons
         ]
@@ -228,6 +231,21 @@ def _int_list(value: Any, what: str, minimum: int) -> tuple[int, ...]:
     return tuple(value)
 
 
+def _check_regex(dataset: str, regex: Any) -> None:
+    """A preset name or a pattern; a bare word that names no preset is a mistake, not a regex.
+
+    (``"gpt2"`` was the old name of ``"words"``: a config still saying it would otherwise
+    split on the literal text "gpt2".)
+    """
+    if regex is None or regex in REGEX_PRESETS:
+        return
+    if not isinstance(regex, str) or not regex:
+        raise ConfigError(f"datasets.{dataset}.regex must be a preset name or a pattern")
+    if regex.isidentifier():
+        raise ConfigError(f"datasets.{dataset}.regex = {regex!r} is no preset "
+                          f"({', '.join(sorted(REGEX_PRESETS))}); write a pattern to split on it")
+
+
 def resolve_path(name_or_path: str | Path) -> Path:
     """``default`` -> ``experiments/configs/default.toml``; a path is taken as it is."""
     path = Path(name_or_path)
@@ -251,6 +269,10 @@ def load_config(name_or_path: str | Path) -> ExperimentConfig:
 
 def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> ExperimentConfig:
     """An `ExperimentConfig` from parsed TOML (a dict), checked."""
+    unknown_enc = set(data.get("encoders", {})) - {"run", "baseline", "options", "seeded",
+                                                    "allow_failures"}
+    if unknown_enc:
+        raise ConfigError(f"unknown keys in [encoders]: {', '.join(sorted(unknown_enc))}")
     unknown = set(data) - {"name", "description", "grid", "encoders", "statistics",
                            "comparisons", "datasets"}
     if unknown:
@@ -275,6 +297,10 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
     baseline = EncoderSpec.parse(enc["baseline"]) if enc.get("baseline") else None
     options = enc.get("options", {})
     seeded = enc.get("seeded", list(DEFAULT_SEEDED))
+    allowed = enc.get("allow_failures", [])
+    if not isinstance(allowed, list):
+        raise ConfigError("encoders.allow_failures must be a list of 'variant:encoder'")
+    allow_failures = tuple(dict.fromkeys(EncoderSpec.parse(e) for e in allowed))
     if not isinstance(seeded, list) or not all(isinstance(n, str) for n in seeded):
         raise ConfigError("encoders.seeded must be a list of encoder names")
     if not isinstance(options, dict) or not all(isinstance(v, dict) for v in options.values()):
@@ -303,6 +329,7 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
         if not isinstance(ds_options, dict):
             raise ConfigError(f"datasets.{ds_name} must be a table")
         sizes = ds_options.get("vocab_sizes")
+        _check_regex(ds_name, ds_options.get("regex"))
         breaks = ds_options.get("break_tokens")
         datasets.append(DatasetConfig(
             name=ds_name,
@@ -327,6 +354,7 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
         encoder_options=options,
         seeds=seeds,
         seeded=tuple(seeded),
+        allow_failures=allow_failures,
         top_n=top_n,
         comparisons=tuple(comparisons),
         stats=stats,

@@ -232,12 +232,13 @@ TRAIN = [
 ] * 4
 
 
-def test_bytelevel_fit_and_hf_tokenizer_json_match_ranked(tmp_path):
-    tokenizers = pytest.importorskip("tokenizers")
+@pytest.mark.parametrize("pattern", ["gpt2", "llama3"])  # the presets the README says HF reads as we do
+def test_bytelevel_fit_and_hf_tokenizer_json_match_ranked(tmp_path, pattern):
+    import tokenizers  # in [test]: a missing oracle is a failure, not a skip
     for i, text in enumerate(TRAIN):
         (tmp_path / f"t{i}.txt").write_text(text)
     run(tmp_path, "fit", *[f"t{i}.txt" for i in range(len(TRAIN))], "--variant", "bytelevel",
-        "--docs-per", "file", "--n-tokens", "420", "--pattern", "gpt2", "--special-token", "<|endoftext|>",
+        "--docs-per", "file", "--n-tokens", "420", "--pattern", pattern, "--special-token", "<|endoftext|>",
         "-o", "bytes.json", "-q")
     run(tmp_path, "convert", "bytes.json", "tokenizer.json", "-q")
     hf = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from experiments import runner
+from experiments import patterns, runner
 from experiments.config import ConfigError, EncoderSpec, load_config, n_tokens_for, parse_config
 from experiments.datasets import Dataset, content_checksum
 
@@ -108,7 +108,9 @@ def test_rerun_skips_finished_cells_and_gives_identical_numbers(tiny, monkeypatc
     def must_not_encode(*args, **kwargs):
         raise AssertionError("a finished cell was recomputed")
 
-    monkeypatch.setattr(runner, "encode_cell", must_not_encode)
+    from experiments import units
+
+    monkeypatch.setattr(units, "encode_cell", must_not_encode)
     _run(tiny)
     info = json.loads((out / "run.json").read_text())
     assert info["run"]["cells_computed"] == 0 and info["run"]["cells_cached"] == 12
@@ -141,20 +143,65 @@ def test_report_rerenders_from_the_csv_files_only(tiny, monkeypatch):
     assert (out / "README.md").read_text() == before
 
 
-def test_a_failing_cell_is_recorded_not_fatal(tiny, monkeypatch):
-    real = runner.encode_cell
-
-    def failing_classic(tok, docs, cell):
+def _failing_classic(real, error):
+    def encode(tok, docs, cell):
         if cell.encoder == "classic":
-            raise ValueError("does not apply")
+            raise error
         return real(tok, docs, cell)
+    return encode
 
-    monkeypatch.setattr(runner, "encode_cell", failing_classic)
-    out = _run(tiny)
+
+def test_a_failed_cell_fails_the_run_naming_the_cell(tiny, monkeypatch, capsys):
+    from ubpe.errors import InvalidParameterError
+
+    from experiments import units
+    from experiments.__main__ import main
+
+    monkeypatch.setattr(units, "encode_cell",
+                        _failing_classic(units.encode_cell, InvalidParameterError("does not apply")))
+    with pytest.raises(runner.FailedCellsError) as caught:
+        _run(tiny)
+    message = str(caught.value)
+    assert "tiny +6 n_candidates=2 classic:classic: InvalidParameterError: does not apply" in message
+    # the results are written all the same, with the failure in run.json and the report
+    out = caught.value.out
     info = json.loads((out / "run.json").read_text())
     assert {f["encoder"] for f in info["failed_cells"]} == {"classic:classic"}
-    assert "ValueError: does not apply" in info["failed_cells"][0]["error"]
+    assert not any(f["allowed"] for f in info["failed_cells"])
     assert "could not be computed" in (out / "README.md").read_text()
+    # the command line exits with status 1 and names the cells
+    config_file = out.parent / "tiny.toml"
+    monkeypatch.setattr(runner, "RESULTS_DIR", out.parent)
+    monkeypatch.setattr("experiments.__main__.load_config", lambda _: tiny)
+    assert main([str(config_file), "--no-progress"]) == 1
+    assert "wave +12 n_candidates=2 classic:classic" in capsys.readouterr().err
+
+
+def test_an_allow_listed_failure_is_recorded_not_fatal(tiny, monkeypatch):
+    from ubpe.errors import InvalidParameterError
+
+    from experiments import units
+
+    monkeypatch.setattr(units, "encode_cell",
+                        _failing_classic(units.encode_cell, InvalidParameterError("does not apply")))
+    config = parse_config({**TINY, "encoders": {**TINY["encoders"],
+                                                "allow_failures": ["classic:classic"]}})
+    out = _run(config)
+    info = json.loads((out / "run.json").read_text())
+    assert {f["encoder"] for f in info["failed_cells"]} == {"classic:classic"}
+    assert all(f["allowed"] for f in info["failed_cells"])
+
+
+def test_a_bug_in_an_encoder_is_not_a_failed_cell(tiny, monkeypatch):
+    from experiments import units
+
+    monkeypatch.setattr(units, "encode_cell",
+                        _failing_classic(units.encode_cell, IndexError("a regression")))
+    config = parse_config({**TINY, "encoders": {**TINY["encoders"],
+                                                "allow_failures": ["classic:classic"]}})
+    with pytest.raises(units.CellCrashed, match=r"cell tiny \+6 n_candidates=2 classic:classic "
+                                                r"crashed: IndexError: a regression"):
+        _run(config)
 
 
 def test_config_parsing_and_errors(tmp_path):
@@ -169,6 +216,14 @@ def test_config_parsing_and_errors(tmp_path):
         parse_config({**TINY, "datasets": {}})
     with pytest.raises(ConfigError):
         parse_config({**TINY, "typo": 1})
+    with pytest.raises(ConfigError, match="no preset"):
+        parse_config({**TINY, "datasets": {"tiny": {"regex": "gpt2"}}})
+    assert parse_config({**TINY, "datasets": {"tiny": {"regex": "words"}}}).datasets[0].regex_pattern \
+        == patterns.WORDS
+    with pytest.raises(ConfigError):
+        parse_config({**TINY, "encoders": {**TINY["encoders"], "allow_failure": []}})
+    with pytest.raises(ConfigError):
+        parse_config({**TINY, "encoders": {**TINY["encoders"], "allow_failures": ["tfidf"]}})
     path = tmp_path / "mine.toml"
     path.write_text('[encoders]\nrun = ["universal:tfidf"]\n[datasets.dna]\n')
     config = load_config(path)
@@ -189,9 +244,10 @@ def test_shipped_configs_parse():
 def test_config_docstring_examples():
     import doctest
 
-    from experiments import config
+    from experiments import cache, config, patterns, provenance
 
-    assert doctest.testmod(config).failed == 0
+    for module in (config, cache, patterns, provenance):
+        assert doctest.testmod(module).failed == 0, module.__name__
 
 
 def test_no_comparisons_and_a_single_encoder(tiny):

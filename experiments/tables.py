@@ -1,0 +1,180 @@
+"""The experiment's tables from the cached raw results of its grid.
+
+`collect` reads every cell's raw arrays and builds ``datasets.csv`` (both splits of each
+dataset), ``documents.csv`` (per held-out document and cell), ``metrics.csv`` (per cell,
+`cell_metrics`) and ``comparisons.csv`` (`compare`: the paired tests of the config's
+questions); cells without raw results are returned as ``failures``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import metrics as M
+from . import stats as S
+from .cache import cell_path, json_default, load_raw, model_path
+from .config import ExperimentConfig
+from .grid import CellSpec, Grid
+
+#: Columns that measure time: they differ between runs and are left out of reproducibility
+#: checks (`numbers_only`).
+TIMING_COLUMNS = ("fit_seconds", "encode_seconds", "symbols_per_second")
+
+
+def write_csv(frame: pd.DataFrame, path: Path) -> None:
+    """CSV with full float precision (``repr``), so reruns compare exactly."""
+    frame.to_csv(path, index=False, lineterminator="\n")
+
+
+def numbers_only(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` without its timing columns (what must be identical between two runs)."""
+    return frame.drop(columns=[c for c in TIMING_COLUMNS if c in frame.columns])
+
+
+def collect(config: ExperimentConfig, grid: Grid, cache_dir: Path, results: dict[str, Any]
+            ) -> dict[str, Any]:
+    """Turn the cached raw results of the grid into the experiment's tables."""
+    raw: dict[str, dict[str, np.ndarray]] = {}
+    failures: list[dict[str, Any]] = []
+    fit_seconds: dict[str, float | None] = {}
+    for fit, cells, _ in grid:
+        result = results.get(fit.key)
+        meta = model_path(cache_dir, fit).with_suffix(".meta.json")
+        fit_seconds[fit.key] = (result.fit_seconds if result and result.fit_seconds is not None
+                                else json.loads(meta.read_text())["fit_seconds"]
+                                if meta.exists() else None)
+        for cell in cells:
+            path = cell_path(cache_dir, cell)
+            if path.exists():
+                raw[cell.key] = load_raw(path)
+            else:
+                message = (result.errors.get(cell.key) or result.errors.get("fit")
+                           if result else None) or "not computed"
+                failures.append({**cell.label(), "error": message})
+
+    dataset_rows = []
+    for fit, cells, data in grid:
+        if any(r["name"] == data.config.name for r in dataset_rows):
+            continue
+        for split in (data.train, data.heldout):
+            meta = split.metadata()
+            meta["name"] = data.config.name
+            meta["registry_name"] = data.config.registry_name
+            meta["settings"] = json.dumps(meta["settings"], sort_keys=True, default=json_default)
+            meta["alphabet_size_both_splits"] = len(data.alphabet)
+            meta["source_version"] = getattr(split, "source_version", "")
+            dataset_rows.append(meta)
+    datasets_table = pd.DataFrame(dataset_rows)
+
+    doc_frames, metric_rows = [], []
+    by_label: dict[tuple, list[CellSpec]] = {}
+    for fit, cells, _ in grid:
+        for cell in cells:
+            if cell.key not in raw:
+                continue
+            by_label.setdefault((fit.dataset, str(fit.size), fit.n_candidates, cell.spec), []).append(cell)
+    baseline = str(config.baseline) if config.baseline else None
+    for fit, cells, data in grid:
+        for cell in cells:
+            if cell.key not in raw:
+                continue
+            r = raw[cell.key]
+            label = cell.label()
+            doc_frames.append(pd.DataFrame({
+                **{k: [v] * len(r["n_tokens"]) for k, v in label.items()},
+                "doc": np.arange(len(r["n_tokens"])),
+                "n_symbols": r["n_symbols"], "n_tokens": r["n_tokens"],
+            }))
+            row = {**label, "kind": fit.kind, "variant": fit.variant, "encoder_name": cell.encoder,
+                   "n_tokens_requested": fit.n_tokens, "vocab_size": int(r["vocab_size"]),
+                   "alphabet_size": len(fit.alphabet)}
+            row.update(cell_metrics(r, cell.top_n))
+            base_cells = by_label.get((fit.dataset, str(fit.size), fit.n_candidates, baseline), [])
+            row["baseline"] = baseline
+            row["differs_from_baseline"] = (
+                M.differ_share(r["segmentation"], raw[base_cells[0].key]["segmentation"])
+                if base_cells else math.nan)
+            row["fit_seconds"] = fit_seconds.get(fit.key)
+            row["encode_seconds"] = float(r["encode_seconds"])
+            row["symbols_per_second"] = M.throughput(int(r["n_symbols"].sum()),
+                                                     float(r["encode_seconds"]))
+            metric_rows.append(row)
+    documents = pd.concat(doc_frames, ignore_index=True) if doc_frames else pd.DataFrame()
+    metrics_table = pd.DataFrame(metric_rows)
+    for frame in (documents, metrics_table):
+        if "seed" in frame.columns:
+            frame["seed"] = frame["seed"].astype("Int64")
+    comparisons = compare(config, grid, raw, by_label)
+    return {"datasets": datasets_table, "documents": documents, "metrics": metrics_table,
+            "comparisons": comparisons, "failures": failures}
+
+
+def cell_metrics(r: dict[str, np.ndarray], top_n: int) -> dict[str, Any]:
+    """The metrics of one cell from its raw arrays (see `experiments.metrics`)."""
+    lengths = M.length_summary(r["n_tokens"])
+    vocab_size = int(r["vocab_size"])
+    return {
+        "n_docs": int(r["n_tokens"].size),
+        "n_symbols": int(r["n_symbols"].sum()),
+        "lossless": bool(np.array_equal(r["n_covered"], r["n_symbols"])),
+        "corpus_tokens": M.corpus_tokens(r["n_tokens"]),
+        "tokens_per_symbol": M.tokens_per_symbol(r["n_tokens"], r["n_symbols"]),
+        "compression_ratio": M.compression_ratio(r["n_tokens"], r["n_symbols"]),
+        "renyi_efficiency": M.renyi_efficiency(r["token_counts"], vocab_size),
+        "vocab_utilisation": M.vocabulary_utilisation(r["token_counts"], vocab_size),
+        "doc_tokens_mean": lengths["mean"],
+        "doc_tokens_median": lengths["median"],
+        "doc_tokens_p95": lengths["p95"],
+        "top_n": int(r["scores"].shape[1]),
+        **M.score_gaps(r["scores"], r["scores"].shape[1]),
+    }
+
+
+def _paired_lengths(raw, cells: list[CellSpec]) -> tuple[np.ndarray, np.ndarray]:
+    """Per-document token counts of a cell group (mean over seeds) and one segmentation."""
+    lengths = np.mean([raw[c.key]["n_tokens"] for c in cells], axis=0)
+    return lengths, raw[cells[0].key]["segmentation"]
+
+
+def compare(config: ExperimentConfig, grid, raw, by_label) -> pd.DataFrame:
+    """Paired statistics for every configured comparison on every (dataset, size, n_cand)."""
+    rows = []
+    settings = list(dict.fromkeys((fit.dataset, fit.kind, str(fit.size), fit.n_candidates)
+                                  for fit, _, _ in grid))
+    for index, comparison in enumerate(config.comparisons):
+        for dataset, kind, size, n_candidates in settings:
+            cells_a = by_label.get((dataset, size, n_candidates, str(comparison.a)))
+            cells_b = by_label.get((dataset, size, n_candidates, str(comparison.b)))
+            if not cells_a or not cells_b:
+                continue
+            a, seg_a = _paired_lengths(raw, cells_a)
+            b, seg_b = _paired_lengths(raw, cells_b)
+            seed = S.derive_seed(config.stats.seed, dataset, size, n_candidates,
+                                 comparison.a, comparison.b)
+            result = S.paired_comparison(a, b, resamples=config.stats.resamples,
+                                         confidence=config.stats.confidence, seed=seed)
+            rows.append({
+                "question": index, "a": str(comparison.a), "b": str(comparison.b),
+                "dataset": dataset, "kind": kind, "size": size, "n_candidates": n_candidates,
+                "vocab_size_a": int(raw[cells_a[0].key]["vocab_size"]),
+                "vocab_size_b": int(raw[cells_b[0].key]["vocab_size"]),
+                "seeds_a": len(cells_a), "seeds_b": len(cells_b),
+                **result,
+                "share_segmentation_differs": M.differ_share(seg_a, seg_b),
+            })
+    table = pd.DataFrame(rows)
+    if table.empty:
+        return table
+    table["p_holm"] = S.holm(table["p_value"].to_numpy())
+    significant = table["p_holm"] < config.stats.alpha
+    table["verdict"] = np.where(~significant, "no significant difference",
+                                np.where(table["rank_biserial"] < 0, "a shorter", "a longer"))
+    table["test"] = S.WILCOXON_TEST
+    table["ci"] = f"{config.stats.confidence:.0%} {S.BOOTSTRAP_METHOD} ({config.stats.resamples} resamples)"
+    return table
