@@ -47,6 +47,8 @@ cdef uint64_t LOW_HALF = 0xFFFFFFFFULL
 # FlatMap reserves the all-ones key for empty slots; unit keys never reach it (see unit_key).
 # Whole-word results are cached up to this many words, then the cache starts over.
 cdef size_t CACHE_LIMIT = 1 << 18
+# Longer words (a whole sentencepiece-style text, say) are not cached.
+cdef Py_ssize_t CACHE_MAX_WORD = 256
 
 
 cdef inline uint64_t pair_key(id_t left, id_t right) noexcept nogil:
@@ -221,6 +223,10 @@ cdef class PairMerges:
         for w in range(n_words):
             length = bounds[w + 1] - bounds[w]
             if length == 0:
+                continue
+            if length > CACHE_MAX_WORD:
+                self._merge_word(data + bounds[w], length, out, token_at, next_node, prev_node,
+                                 node_start, heap)
                 continue
             key.assign(<const char*>data + bounds[w], length)
             found = self.cache.find(key)
