@@ -141,3 +141,19 @@ def test_bad_ids_and_read_only():
         tok.save("x.json")
     with pytest.raises(UBPEError):
         tok.encode(b"bytes")
+
+
+@pytest.mark.parametrize("name", ["gpt-2", "llama-bpe"])
+def test_scanner_path_equals_regex_path(name):
+    """The kernel's scanner (fast path) cuts like llama.cpp's regex list, on every script."""
+    from ubpe.bytelevel.pretokenizers import scanner_unsafe
+
+    tok = _load(name)
+    lines = text_lines("udhr", limit=3000) + text_lines(limit=500)
+    lines += ["'ſ 'S 'Ll \u0378x \ufdd0 a\U0010ffff  \n\n\t x", "  \r\n  end   "]
+    checked = 0
+    for line in lines:
+        if not scanner_unsafe(line):
+            checked += 1
+        assert tok._native(line) == tok._native_by_regex(line), repr(line)
+    assert checked > 500

@@ -27,15 +27,19 @@ from typing import Any
 import numpy as np
 
 from ubpe_native._merges import PairMerges, pack_units
+from ubpe_native._pretokenize import split_text
 
 from ..encoders import TfidfScorer, make_encoder
 from ..errors import InvalidParameterError, ModelFormatError, SymbolTypeError, UnknownTokenError
 from ..vocabulary import ID_DTYPE, Vocabulary
-from .pretokenizers import Pretokenizer, resolve_pre
+from .patterns import NATIVE_PATTERNS, PATTERNS, code_point_classes
+from .pretokenizers import Pretokenizer, resolve_pre, scanner_unsafe
 
 # llama.cpp token types (gguf.TokenType; 0 is "undefined")
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 NATIVE = "native"
+# Pre-tokenizer types that the kernel's scanner splits as llama.cpp does (see _native)
+_SCANNED = {"gpt2": NATIVE_PATTERNS[PATTERNS["gpt2"]], "llama3": NATIVE_PATTERNS[PATTERNS["llama3"]]}
 _ASCII_SPACES = " \t\n\v\f\r"
 
 
@@ -357,6 +361,7 @@ class ImportedBPE(ImportedTokenizer):
         pre_type, self.ignore_merges = resolve_pre(pre)
         self.pre = pre
         self.pretokenizer = Pretokenizer.for_type(pre_type)
+        self._scanner = _SCANNED.get(pre_type)
         self.n_merges = len(merges)
         self._raw: list[bytes | None] = [_unmapped(t) for t in self.texts]
         self._kernel = self._build_kernel(merges)
@@ -400,6 +405,20 @@ class ImportedBPE(ImportedTokenizer):
             False, b"".join(raw for raw, _ in whole_words), whole_offsets, i32([i for _, i in whole_words]))
 
     def _native(self, text: str) -> list[int]:
+        """llama.cpp's ids of a text without special tokens.
+
+        For the GPT-2 and Llama 3 pre-tokenizers the kernel's scanner (written for tiktoken's
+        patterns of the same names) splits the text: they cut alike except on unassigned code
+        points and on ``'ſ`` (see `pretokenizers.scanner_unsafe`), and texts holding those take
+        the regex path.
+        """
+        if self._scanner is not None and not scanner_unsafe(text):
+            data = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+            bounds = split_text(data, code_point_classes(), self._scanner)
+            return self._kernel.encode(data, bounds).tolist()
+        return self._native_by_regex(text)
+
+    def _native_by_regex(self, text: str) -> list[int]:
         words = [w.encode("utf-8", "surrogatepass") for w in self.pretokenizer.split(text)]
         bounds = np.zeros(len(words) + 1, dtype=np.int64)
         np.cumsum([len(w) for w in words], out=bounds[1:])

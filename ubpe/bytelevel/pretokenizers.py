@@ -28,6 +28,7 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 import regex
 
 from ..errors import ModelFormatError
@@ -212,6 +213,29 @@ class Pretokenizer:
 
     def __repr__(self) -> str:
         return f"Pretokenizer({self.name!r})"
+
+
+@functools.lru_cache(maxsize=1)
+def _unsafe_code_points() -> np.ndarray:
+    """Code points where tiktoken-pattern scanners and llama.cpp's scanners may cut apart:
+    unassigned ones (llama.cpp's scanners match them by no rule) and ``ſ`` (``(?i:'s)``
+    matches ``'ſ``, llama.cpp's lower-casing compare does not)."""
+    table = np.zeros(0x110000, dtype=bool)
+    every = "".join(map(chr, range(0xD800))) + "".join(map(chr, range(0xE000, 0x110000)))
+    offsets = np.concatenate([np.arange(0xD800), np.arange(0xE000, 0x110000)])
+    for run in regex.finditer(r"\p{Cn}+", every):
+        table[offsets[run.start() : run.end()]] = True
+    table[0xD800:0xE000] = True  # lone surrogates: not valid text at all
+    table[ord("ſ")] = True
+    return table
+
+
+def scanner_unsafe(text: str) -> bool:
+    """Whether ``text`` holds a code point of `_unsafe_code_points` (never for ASCII)."""
+    if text.isascii():
+        return False
+    code_points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    return bool(_unsafe_code_points()[code_points].any())
 
 
 def resolve_pre(pre: str) -> tuple[str, bool]:
