@@ -39,6 +39,7 @@ import numpy as np
 
 from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._typedefs cimport id_t
+from ubpe_native._shared cimport id_array, utf8_length
 
 cdef id_t NO_ID = -1
 cdef id_t UNKNOWN_UNIT = -2
@@ -77,16 +78,6 @@ def pack_units(units):
     return keys
 
 
-cdef inline Py_ssize_t utf8_length(uint8_t lead) noexcept nogil:
-    # llama.cpp's unicode_len_utf8: by the high nibble of the lead byte
-    cdef uint8_t high = lead >> 4
-    if high < 0xC:  # ASCII, and a stray continuation byte
-        return 1
-    if high < 0xE:
-        return 2
-    if high == 0xE:
-        return 3
-    return 4
 
 
 cdef class PairMerges:
@@ -196,12 +187,7 @@ cdef class PairMerges:
         if n_words > 0 and data.shape[0] > 0:
             with nogil:
                 self._encode_words(&data[0], &bounds[0], n_words, out)
-        result = np.empty(out.size(), dtype=np.int32)
-        cdef id_t[::1] view = result
-        cdef size_t i
-        for i in range(out.size()):
-            view[i] = out[i]
-        return result
+        return id_array(out)
 
     def clear_cache(self):
         """Forget the cached words."""

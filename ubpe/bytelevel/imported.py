@@ -202,11 +202,11 @@ class ImportedTokenizer:
 
     def _encoder(self, name: str, options: dict[str, Any]):
         key = (name, tuple(sorted(options.items())))
+        try:
+            hash(key)
+        except TypeError:  # e.g. weights= an array: built for this call only
+            return make_encoder(name, self.vocabulary, **options)
         if key not in self._encoders:
-            try:
-                hash(key)
-            except TypeError:
-                return make_encoder(name, self.vocabulary, **options)
             self._encoders[key] = make_encoder(name, self.vocabulary, **options)
         return self._encoders[key]
 

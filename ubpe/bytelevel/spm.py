@@ -21,32 +21,34 @@ from typing import Any
 
 import numpy as np
 
-from ubpe_native._merges import PairMerges, pack_units
+import regex
 
-from ..errors import ModelFormatError
+from ubpe_native._merges import PairMerges, pack_units
+from ubpe_native._unigram import UnigramLattice
+
+from ..errors import ModelFormatError, SymbolTypeError
 from ..vocabulary import ID_DTYPE, Vocabulary
-from .imported import BYTE, NORMAL, UNKNOWN, USER_DEFINED, ImportedTokenizer
+from .imported import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, ImportedTokenizer
+from .spm_normalizer import Normalizer
 
 SPACE = "▁"
+_UNK_SURFACE = " \u2047 "
 # llama.cpp gives Phi-3's special tokens rstrip, except these (llama_vocab::impl::load)
 _PHI3_NAMES = ("phi-3", "phi3")
 _PHI3_NO_RSTRIP = ("<unk>", "<s>", "<|endoftext|>")
 
 
-class SentencePieceBPE(ImportedTokenizer):
-    """Score-ordered BPE over characters with ``▁`` and byte fallback (see the module docstring).
+class CharModel(ImportedTokenizer):
+    """What the sentencepiece-style models share: pieces over characters with ``▁``, byte
+    fallback, and either llama.cpp's text handling (dummy prefix after special tokens) or
+    sentencepiece's (its `Normalizer`, user-defined pieces kept whole)."""
 
-    ``tokens`` are the pieces, ``scores`` their scores (higher merges first), ``token_types``
-    llama.cpp's token types (1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte).
-    """
-
-    variant = "gguf:llama"
     symbol_unit = "char"
 
-    def __init__(self, tokens: list[str], scores: np.ndarray | None, *,
-                 token_types: np.ndarray | None = None, specials: dict[str, int | None] | None = None,
-                 flags: dict[str, Any] | None = None, name: str = "", variant: str | None = None,
-                 where: str = "<tokens>"):
+    def _init_char_model(self, tokens: list[str], scores: np.ndarray | None,
+                         token_types: np.ndarray | None, specials: dict[str, int | None] | None,
+                         flags: dict[str, Any] | None, name: str, variant: str | None, where: str,
+                         normalizer: Normalizer | None) -> None:
         self._init_common(list(tokens), token_types, specials, flags, name, where)
         if variant:
             self.variant = variant
@@ -57,18 +59,24 @@ class SentencePieceBPE(ImportedTokenizer):
         flags = flags or {}
         # llama.cpp: add_space_prefix defaults to true for the llama type; add_bos too
         self.add_space_prefix = True if flags.get("add_space_prefix") is None else bool(flags["add_space_prefix"])
-        if flags.get("add_bos") is None:
+        if flags.get("add_bos") is None and normalizer is None:
             self.add_bos = True
-        self.special_ids.setdefault("unk", 0 if n else None)
+        if "unk" not in self.special_ids:
+            unknown = np.flatnonzero(self.token_types == UNKNOWN)
+            self.special_ids["unk"] = int(unknown[0]) if len(unknown) else 0
+        self.normalizer = normalizer
         self._phi3 = any(key in name.lower() for key in _PHI3_NAMES)
         self._text_to_id = {text: i for i, text in enumerate(self.texts)}
-        self._kernel = self._build_kernel()
-
-    # -- the merge rules ---------------------------------------------------------------------
+        # sentencepiece without byte fallback writes one unknown id per run of unknown pieces
+        self._collapse_unk = normalizer is not None and not np.any(self.token_types == BYTE)
+        if normalizer is not None:
+            user = [t for i, t in enumerate(self.texts) if self.token_types[i] == USER_DEFINED and t]
+            self._user_regex = regex.compile("|".join(regex.escape(t) for t in sorted(user, key=len, reverse=True))) \
+                if user else None
 
     def _byte_token(self, byte: int) -> int | None:
         token = self._text_to_id.get(f"<0x{byte:02X}>")
-        if token is None and byte < 0x80:
+        if token is None and byte < 0x80 and self.normalizer is None:  # llama.cpp's second try
             token = self._text_to_id.get(chr(byte))
         return token
 
@@ -82,49 +90,6 @@ class SentencePieceBPE(ImportedTokenizer):
                 out.append(token)
         return out
 
-    def _build_kernel(self) -> PairMerges:
-        text_to_id = self._text_to_id
-        n = len(self.texts)
-        extra: dict[str, int] = {}  # characters that are no token, as merge operands
-
-        def symbol(text: str) -> int | None:
-            token = text_to_id.get(text)
-            if token is None and len(text) == 1:
-                token = extra.setdefault(text, n + len(extra))
-            return token
-
-        # higher score first; equal scores share a rank, so the leftmost pair wins the tie
-        distinct, rank_of_token = np.unique(-self.scores.astype(np.float64), return_inverse=True)
-        left, right, result, rank = [], [], [], []
-        for token, text in enumerate(self.texts):
-            for cut in range(1, len(text)):
-                a = symbol(text[:cut])
-                if a is None:
-                    continue
-                b = symbol(text[cut:])
-                if b is None:
-                    continue
-                left.append(a)
-                right.append(b)
-                result.append(token)
-                rank.append(int(rank_of_token[token]))
-        units = sorted({c for text in self.texts for c in text} | set(extra))
-        unit_ids = [symbol(c) for c in units]
-        expansions = [self._byte_fallback(c) for c in extra]
-        offsets = np.zeros(len(expansions) + 1, dtype=np.int64)
-        np.cumsum([len(e) for e in expansions], out=offsets[1:])
-        unk = self.special_ids.get("unk")
-        fallback = [self._byte_token(b) for b in range(256)]
-        fallback = [(-1 if unk is None else unk) if t is None else t for t in fallback]
-        i32 = lambda values: np.asarray(values, dtype=np.int32)  # noqa: E731
-        encoded_units = [c.encode("utf-8", "surrogatepass") for c in units]
-        keep = [k for k, e in enumerate(encoded_units) if 1 <= len(e) <= 4]
-        return PairMerges(
-            n, i32(left), i32(right), i32(result), np.asarray(rank, dtype=np.int64),
-            offsets, i32([t for e in expansions for t in e]),
-            pack_units([encoded_units[k] for k in keep]), i32([unit_ids[k] for k in keep]),
-            i32(fallback), True, b"", np.zeros(1, dtype=np.int64), i32([]))
-
     # -- encoding ----------------------------------------------------------------------------
 
     def _strip_flags(self, token: int) -> tuple[bool, bool]:
@@ -132,8 +97,30 @@ class SentencePieceBPE(ImportedTokenizer):
             return False, self.texts[token] not in _PHI3_NO_RSTRIP
         return False, False
 
+    def _fragments(self, text: str, parse_special: bool) -> list[str | int]:
+        if self.normalizer is None:
+            return super()._fragments(text, parse_special)
+        if not isinstance(text, str):
+            raise SymbolTypeError(f"`doc` must be a str, not {type(text).__name__}")
+        normalized = self.normalizer(text)
+        if self._user_regex is None:
+            return [normalized] if normalized else []
+        out: list[str | int] = []
+        start = 0
+        for found in self._user_regex.finditer(normalized):
+            if found.start() > start:
+                out.append(normalized[start : found.start()])
+            out.append(self._text_to_id[found.group()])
+            start = found.end()
+        if start < len(normalized):
+            out.append(normalized[start:])
+        return out
+
     def _prepare(self, fragments: list[str | int]) -> list[str | int]:
-        """The dummy prefix (at the start and after a special token) and ``▁`` for spaces."""
+        """llama.cpp: the dummy prefix (at the start and after a special token) and ``▁`` for
+        spaces; sentencepiece's normalizer did both already."""
+        if self.normalizer is not None:
+            return fragments
         out: list[str | int] = []
         previous_special = True
         for fragment in fragments:
@@ -146,10 +133,13 @@ class SentencePieceBPE(ImportedTokenizer):
             previous_special = False
         return out
 
-    def _native(self, text: str) -> list[int]:
-        data = text.encode("utf-8", "surrogatepass")
-        return self._kernel.encode(np.frombuffer(data, dtype=np.uint8),
-                                   np.array([0, len(data)], dtype=np.int64)).tolist()
+    def _collapsed(self, ids: np.ndarray) -> list[int]:
+        if self._collapse_unk and len(ids) > 1:
+            unk = self.special_ids["unk"]
+            repeated = (ids[1:] == unk) & (ids[:-1] == unk)
+            if repeated.any():
+                ids = ids[np.concatenate([[True], ~repeated])]
+        return ids.tolist()
 
     def _parts(self, text: str) -> list[np.ndarray]:
         vocabulary, _, _ = self._vocabulary_parts()
@@ -193,6 +183,24 @@ class SentencePieceBPE(ImportedTokenizer):
 
     # -- decoding ---------------------------------------------------------------------------
 
+    def decode(self, ids, errors: str = "replace") -> str:
+        """The text of ``ids``; for sentencepiece models as ``SentencePieceProcessor.decode``
+        writes it: control tokens dropped, ``" ⁇ "`` for the unknown token, the dummy prefix
+        removed."""
+        if self.normalizer is None:
+            return super().decode(ids, errors)
+        ids = self._check_ids(ids)
+        unk = self.special_ids.get("unk")
+        kept = [i for i in ids if self.token_types[i] not in (CONTROL, UNUSED)]
+        chunks: list[bytes] = []
+        for i in kept:
+            chunks.append(_UNK_SURFACE.encode("utf-8") if i == unk else self.decode_bytes([i]))
+        text = b"".join(chunks).decode("utf-8", errors=errors)
+        if kept and self.normalizer.add_dummy_prefix and not self.normalizer.treat_whitespace_as_suffix \
+                and kept[0] != unk and text.startswith(" "):
+            text = text[1:]
+        return text
+
     def decode_bytes(self, ids) -> bytes:
         out = []
         for i in self._check_ids(ids):
@@ -210,3 +218,111 @@ class SentencePieceBPE(ImportedTokenizer):
         info = super().describe()
         info.update(add_space_prefix=self.add_space_prefix)
         return info
+
+
+class SentencePieceBPE(CharModel):
+    """Score-ordered BPE over characters with ``▁`` and byte fallback (see the module docstring).
+
+    ``tokens`` are the pieces, ``scores`` their scores (higher merges first), ``token_types``
+    llama.cpp's token types (1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte).
+    With a ``normalizer`` the model is a sentencepiece ``.model`` BPE: the text is normalized
+    as sentencepiece does, merges only form normal and user-defined pieces, and a run of
+    unknown characters is one unknown id when there are no byte pieces. Unused pieces are
+    left out of the merges (sentencepiece would merge them and split them again).
+    """
+
+    variant = "gguf:llama"
+
+    def __init__(self, tokens: list[str], scores: np.ndarray | None, *,
+                 token_types: np.ndarray | None = None, specials: dict[str, int | None] | None = None,
+                 flags: dict[str, Any] | None = None, name: str = "", variant: str | None = None,
+                 where: str = "<tokens>", normalizer: Normalizer | None = None):
+        self._init_char_model(tokens, scores, token_types, specials, flags, name, variant, where,
+                              normalizer)
+        self._kernel = self._build_kernel()
+
+    def _build_kernel(self) -> PairMerges:
+        text_to_id = self._text_to_id
+        n = len(self.texts)
+        extra: dict[str, int] = {}  # characters that are no token, as merge operands
+
+        def symbol(text: str) -> int | None:
+            token = text_to_id.get(text)
+            if token is None and len(text) == 1:
+                token = extra.setdefault(text, n + len(extra))
+            return token
+
+        # higher score first; equal scores share a rank, so the leftmost pair wins the tie
+        distinct, rank_of_token = np.unique(-self.scores.astype(np.float64), return_inverse=True)
+        left, right, result, rank = [], [], [], []
+        mergeable = (np.ones(n, dtype=bool) if self.normalizer is None
+                      else np.isin(self.token_types, (NORMAL, USER_DEFINED)))
+        for token, text in enumerate(self.texts):
+            if not mergeable[token]:
+                continue
+            for cut in range(1, len(text)):
+                a = symbol(text[:cut])
+                if a is None:
+                    continue
+                b = symbol(text[cut:])
+                if b is None:
+                    continue
+                left.append(a)
+                right.append(b)
+                result.append(token)
+                rank.append(int(rank_of_token[token]))
+        units = sorted({c for text in self.texts for c in text} | set(extra))
+        unit_ids = [symbol(c) for c in units]
+        expansions = [self._byte_fallback(c) for c in extra]
+        offsets = np.zeros(len(expansions) + 1, dtype=np.int64)
+        np.cumsum([len(e) for e in expansions], out=offsets[1:])
+        unk = self.special_ids.get("unk")
+        fallback = [self._byte_token(b) for b in range(256)]
+        fallback = [(-1 if unk is None else unk) if t is None else t for t in fallback]
+        i32 = lambda values: np.asarray(values, dtype=np.int32)  # noqa: E731
+        encoded_units = [c.encode("utf-8", "surrogatepass") for c in units]
+        keep = [k for k, e in enumerate(encoded_units) if 1 <= len(e) <= 4]
+        return PairMerges(
+            n, i32(left), i32(right), i32(result), np.asarray(rank, dtype=np.int64),
+            offsets, i32([t for e in expansions for t in e]),
+            pack_units([encoded_units[k] for k in keep]), i32([unit_ids[k] for k in keep]),
+            i32(fallback), True, b"", np.zeros(1, dtype=np.int64), i32([]))
+
+    def _native(self, text: str) -> list[int]:
+        data = text.encode("utf-8", "surrogatepass")
+        ids = self._kernel.encode(np.frombuffer(data, dtype=np.uint8), np.array([0, len(data)], dtype=np.int64))
+        return self._collapsed(ids)
+
+
+class SentencePieceUnigram(CharModel):
+    """A sentencepiece unigram model: the Viterbi best path over piece scores (log-probabilities),
+    computed exactly as sentencepiece does (`ubpe_native._unigram`). ``additive`` with the
+    scores as weights is the same objective in ubpe's path kernel."""
+
+    variant = "spm:unigram"
+
+    def __init__(self, tokens: list[str], scores: np.ndarray, *, token_types: np.ndarray,
+                 specials: dict[str, int | None] | None = None, flags: dict[str, Any] | None = None,
+                 name: str = "", where: str = "<tokens>", normalizer: Normalizer):
+        self._init_char_model(tokens, scores, token_types, specials, flags, name, None, where,
+                              normalizer)
+        in_trie = np.isin(self.token_types, (NORMAL, USER_DEFINED, UNUSED))
+        chosen = [i for i in np.flatnonzero(in_trie).tolist() if self.texts[i]]
+        encoded = [self.texts[i].encode("utf-8", "surrogatepass") for i in chosen]
+        offsets = np.zeros(len(chosen) + 1, dtype=np.int64)
+        np.cumsum([len(e) for e in encoded], out=offsets[1:])
+        normal = self.token_types == NORMAL
+        min_score = float(self.scores[normal].min()) if normal.any() else 0.0
+        fallback = [self._byte_token(b) for b in range(256)]
+        i32 = lambda values: np.asarray(values, dtype=np.int32)  # noqa: E731
+        self._kernel = UnigramLattice(
+            b"".join(encoded), offsets,
+            i32([i if self.token_types[i] != UNUSED else -1 for i in chosen]),
+            self.scores[chosen].astype(np.float32),
+            (self.token_types[chosen] == USER_DEFINED).astype(np.uint8),
+            int(self.special_ids["unk"]), np.float32(min_score) - np.float32(10.0),
+            i32([-1 if t is None else t for t in fallback]))
+
+    def _native(self, text: str) -> list[int]:
+        ids = self._kernel.encode(np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8))
+        return ids.tolist()
