@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
+import regex
 
 from ubpe_native._merges import PairMerges, pack_units
 from ubpe_native._pretokenize import split_text
@@ -363,32 +364,28 @@ class ImportedBPE(ImportedTokenizer):
         self.pretokenizer = Pretokenizer.for_type(pre_type)
         self._scanner = _SCANNED.get(pre_type)
         self.n_merges = len(merges)
-        self._raw: list[bytes | None] = [_unmapped(t) for t in self.texts]
+        self._raw: list[bytes | None] = list(map(_unmapped, self.texts))
         self._kernel = self._build_kernel(merges)
 
     def _build_kernel(self, merges: list[str]) -> PairMerges:
         text_to_id = {text: i for i, text in enumerate(self.texts)}
         n = len(self.texts)
-        extra: dict[str, int] = {}
+        extra: dict[str, int] = {}  # merge operands and results that are no token
 
-        def id_of(text: str) -> int:
-            token = text_to_id.get(text)
-            if token is None:
-                token = extra.setdefault(text, n + len(extra))
-            return token
+        def ids_of(texts: list[str]) -> list[int]:
+            found = list(map(text_to_id.get, texts))
+            for k, token in enumerate(found):
+                if token is None:
+                    found[k] = extra.setdefault(texts[k], n + len(extra))
+            return found
 
-        units = [id_of(BYTE_TO_CHAR[b]) for b in range(256)]
-        left, right, result = [], [], []
-        self._merge_results: list[bytes | None] = []
-        for line in merges:
-            cut = line.find(" ", 1)
-            if cut < 0:
-                continue
-            first, second = line[:cut], line[cut + 1 :]
-            left.append(id_of(first))
-            right.append(id_of(second))
-            result.append(id_of(first + second))
-            self._merge_results.append(_unmapped(first + second))
+        units = ids_of([BYTE_TO_CHAR[b] for b in range(256)])
+        cuts = [line.find(" ", 1) for line in merges]
+        pairs = [(line[:cut], line[cut + 1 :]) for line, cut in zip(merges, cuts) if cut > 0]
+        firsts = [a for a, _ in pairs]
+        seconds = [b for _, b in pairs]
+        self._merged_texts = [a + b for a, b in pairs]
+        left, right, result = ids_of(firsts), ids_of(seconds), ids_of(self._merged_texts)
         # what llama.cpp writes for a symbol that is no token: its single ASCII bytes' tokens
         expansions = [[text_to_id[chr(b)] for b in text.encode("utf-8") if b < 0x80 and chr(b) in text_to_id]
                       for text in extra]
@@ -430,9 +427,10 @@ class ImportedBPE(ImportedTokenizer):
 
     def _build_vocabulary(self) -> tuple[Vocabulary, np.ndarray, list[list[int]]]:
         rank_of: dict[bytes, int] = {}
-        for rank, created in enumerate(self._merge_results):  # a token's rank: its first merge
-            if created is not None:
-                rank_of.setdefault(created, rank)
+        for rank, created in enumerate(self._merged_texts):  # a token's rank: its first merge
+            raw = _unmapped(created)
+            if raw is not None:
+                rank_of.setdefault(raw, rank)
         base_expansion: list[list[int]] = [[] for _ in range(256)]
         pieces, model_ids, ranks = [], [], []
         for i, raw in enumerate(self._raw):
@@ -464,9 +462,12 @@ class ImportedBPE(ImportedTokenizer):
         return info
 
 
+_TO_LATIN1 = str.maketrans({c: chr(b) for c, b in CHAR_TO_BYTE.items()})
+_NOT_MAPPED = regex.compile("[^" + "".join(regex.escape(c) for c in CHAR_TO_BYTE) + "]")
+
+
 def _unmapped(text: str) -> bytes | None:
     """The bytes a GPT-2 byte-to-unicode string stands for, or None if it is not one."""
-    try:
-        return bytes(CHAR_TO_BYTE[c] for c in text)
-    except KeyError:
+    if _NOT_MAPPED.search(text):
         return None
+    return text.translate(_TO_LATIN1).encode("latin-1")

@@ -87,6 +87,36 @@ class _Cursor:
             return raw.decode("utf-8", "surrogateescape")
 
 
+    def strings(self, n: int) -> list[str]:
+        """``n`` strings back to back, read in one tight loop and decoded at once."""
+        data, pos, end = self.data, self.pos, len(self.data)
+        unpack = _U64.unpack_from
+        raw: list[bytes] = []
+        append = raw.append
+        for _ in range(n):
+            if pos + 8 > end:
+                raise ModelFormatError(f"{self.where}: truncated GGUF file (a string array runs past "
+                                       f"the end at offset {pos})")
+            (length,) = unpack(data, pos)
+            pos += 8
+            if length > MAX_STRING_BYTES or pos + length > end:
+                raise ModelFormatError(f"{self.where}: truncated GGUF file or corrupt string length "
+                                       f"{length} at offset {pos - 8}")
+            append(data[pos : pos + length])
+            pos += length
+        self.pos = pos
+        joined = b"\0".join(raw)
+        if joined.count(b"\0") == len(raw) - 1 and raw:
+            try:
+                return joined.decode("utf-8").split("\0")
+            except UnicodeDecodeError:
+                pass
+        return [r.decode("utf-8", "surrogateescape") for r in raw]
+
+
+_U64 = struct.Struct("<Q")
+
+
 def _scalar_formats(gguf) -> dict[int, str]:
     t = gguf.GGUFValueType
     return {t.UINT8: "<B", t.INT8: "<b", t.UINT16: "<H", t.INT16: "<h", t.UINT32: "<I",
@@ -107,7 +137,7 @@ def _read_value(cursor: _Cursor, value_type: int, gguf, formats: dict[int, str])
     if n > MAX_ARRAY_LENGTH:
         raise ModelFormatError(f"{cursor.where}: an array of {n} items: corrupt file")
     if item_type == types.STRING:
-        return [cursor.string() for _ in range(n)]
+        return cursor.strings(n)
     if item_type in formats:
         dtype = np.dtype(formats[item_type])
         return np.frombuffer(cursor.take(n * dtype.itemsize), dtype=dtype).copy()
