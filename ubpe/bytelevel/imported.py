@@ -1,0 +1,473 @@
+"""Tokenizers imported from other systems, and llama.cpp's byte-level BPE (GGUF ``gpt2``).
+
+:class:`ImportedTokenizer` is what every imported model shares: special tokens cut out of the
+text first (as llama.cpp's ``tokenizer_st_partition`` does), the *native* encoder (the model's
+own algorithm, exactly), and every ubpe encoder run on the same vocabulary
+(:meth:`ImportedTokenizer.encode_with`). :class:`ImportedBPE` is llama.cpp's ``gpt2`` model:
+the text is cut by the pre-tokenizer that ``tokenizer.ggml.pre`` names
+(:mod:`ubpe.bytelevel.pretokenizers`), each piece's bytes are merged by the merges list's
+ranks (`ubpe_native._merges`), and tokens are GPT-2's byte-to-unicode strings.
+
+>>> tok = ImportedBPE(["a", "b", "ab", "Ġ", "Ġab"], ["a b", "Ġ ab"], pre="gpt-2")
+>>> tok.encode("ab ab b")
+[2, 4, 3, 1]
+>>> tok.decode([2, 4]), tok.pieces([4])
+('ab ab', ['Ġab'])
+>>> tok.encode_with("ab ab", "fewest")
+[([2, 4], 0.0)]
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import regex
+
+from ubpe_native._merges import PairMerges, pack_units
+from ubpe_native._pretokenize import split_text
+
+from ..encoders import TfidfScorer, make_encoder
+from ..errors import InvalidParameterError, ModelFormatError, SymbolTypeError, UnknownTokenError
+from ..vocabulary import ID_DTYPE, Vocabulary
+from .patterns import NATIVE_PATTERNS, PATTERNS, code_point_classes
+from .pretokenizers import Pretokenizer, resolve_pre, scanner_unsafe
+
+# llama.cpp token types (gguf.TokenType; 0 is "undefined")
+NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
+NATIVE = "native"
+# Pre-tokenizer types that the kernel's scanner splits as llama.cpp does (see _native)
+_SCANNED = {"gpt2": NATIVE_PATTERNS[PATTERNS["gpt2"]], "llama3": NATIVE_PATTERNS[PATTERNS["llama3"]]}
+_ASCII_SPACES = " \t\n\v\f\r"
+
+
+def bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's byte -> printable character table (llama.cpp's ``unicode_byte_to_utf8_map``)."""
+    printable = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    table = {b: chr(b) for b in printable}
+    extra = 0
+    for b in range(256):
+        if b not in table:
+            table[b] = chr(256 + extra)
+            extra += 1
+    return table
+
+
+BYTE_TO_CHAR = bytes_to_unicode()
+CHAR_TO_BYTE = {c: b for b, c in BYTE_TO_CHAR.items()}
+
+
+def partition_specials(text: str, specials: Sequence[tuple[str, int, bool, bool]]) -> list[str | int]:
+    """Cut ``text`` at special tokens: ``[fragment or token id]`` (llama.cpp's
+    ``tokenizer_st_partition``). ``specials`` are ``(text, id, lstrip, rstrip)``, longest first;
+    each one is searched in the fragments the earlier ones left. ``lstrip`` / ``rstrip`` remove
+    ASCII whitespace before / after the token.
+
+    >>> partition_specials("a<s> b", [("<s>", 1, False, True)])
+    ['a', 1, 'b']
+    """
+    pieces: list[str | int] = [text] if text else []
+    for special, token, lstrip, rstrip in specials:
+        out: list[str | int] = []
+        for piece in pieces:
+            if isinstance(piece, int) or special not in piece:
+                out.append(piece)
+                continue
+            start = 0
+            while True:
+                found = piece.find(special, start)
+                if found < 0:
+                    break
+                left = piece[start:found]
+                if lstrip:
+                    left = left.rstrip(_ASCII_SPACES)
+                if left:
+                    out.append(left)
+                out.append(token)
+                start = found + len(special)
+                if rstrip:
+                    while start < len(piece) and piece[start] in _ASCII_SPACES:
+                        start += 1
+            if start < len(piece):
+                out.append(piece[start:])
+        pieces = out
+    return pieces
+
+
+def combine_kbest(lists: Sequence[Sequence[tuple[list[int], float]]], top_n: int,
+                  joints: Sequence[list[int]]) -> list[tuple[list[int], float]]:
+    """The ``top_n`` best concatenations of one alternative per list (scores add), with
+    ``joints[k]`` (e.g. a special token) placed before the alternative of list ``k``."""
+    if not lists:
+        return [([t for joint in joints for t in joint], 0.0)]
+    best: list[tuple[list[int], float]] = []
+    start = tuple(0 for _ in lists)
+    heap = [(-sum(alts[0][1] for alts in lists), start)]
+    seen = {start}
+    while heap and len(best) < top_n:
+        negative, choice = heapq.heappop(heap)
+        ids = [t for k, c in enumerate(choice) for t in (*joints[k], *lists[k][c][0])]
+        ids.extend(t for joint in joints[len(lists):] for t in joint)
+        best.append((ids, -negative))
+        for k, c in enumerate(choice):
+            if c + 1 < len(lists[k]):
+                nxt = choice[:k] + (c + 1,) + choice[k + 1 :]
+                if nxt not in seen:
+                    seen.add(nxt)
+                    score = -negative - lists[k][c][1] + lists[k][c + 1][1]
+                    heapq.heappush(heap, (-score, nxt))
+    return best
+
+
+class ImportedTokenizer:
+    """What every imported model shares (see the module docstring). Subclasses define
+    ``_native(text)``, ``_parts(text)``, ``_build_vocabulary()`` and ``_prepare(fragments)``."""
+
+    variant = "imported"
+    default_encoder = NATIVE
+    symbol_unit = "byte"
+
+    def _init_common(self, texts: list[str], token_types: np.ndarray | None,
+                     specials: dict[str, int | None] | None, flags: dict[str, Any] | None,
+                     name: str, where: str) -> None:
+        self.name = name
+        self.where = where
+        self.texts = texts
+        n = len(texts)
+        if token_types is None:
+            token_types = np.full(n, NORMAL, dtype=np.int32)
+        self.token_types = np.asarray(token_types, dtype=np.int32)
+        if len(self.token_types) != n:
+            raise ModelFormatError(f"{where}: {len(self.token_types)} token types for {n} tokens")
+        self.special_ids = {k: v for k, v in (specials or {}).items() if v is not None}
+        flags = flags or {}
+        self.add_bos = bool(flags.get("add_bos") or False)
+        self.add_eos = bool(flags.get("add_eos") or False)
+        self._encoders: dict[tuple, Any] = {}
+        self._vocab: tuple[Vocabulary, np.ndarray, list[list[int]]] | None = None
+
+    # -- the special tokens ------------------------------------------------------------------
+
+    def _special_table(self, parse_special: bool) -> list[tuple[str, int, bool, bool]]:
+        """Tokens cut out before encoding: user-defined ones always, control and unknown ones
+        with ``parse_special`` (llama.cpp's cache_special_tokens), longest (in bytes) first."""
+        kinds = (USER_DEFINED, CONTROL, UNKNOWN) if parse_special else (USER_DEFINED,)
+        ids = np.flatnonzero(np.isin(self.token_types, kinds)).tolist()
+        table = [(self.texts[i], i, *self._strip_flags(i)) for i in ids if self.texts[i]]
+        table.sort(key=lambda entry: -len(entry[0].encode("utf-8")))
+        return table
+
+    def _strip_flags(self, token: int) -> tuple[bool, bool]:
+        return False, False
+
+    def _fragments(self, text: str, parse_special: bool) -> list[str | int]:
+        if not isinstance(text, str):
+            raise SymbolTypeError(f"`doc` must be a str, not {type(text).__name__}")
+        return partition_specials(text, self._special_table(parse_special))
+
+    def _prepare(self, fragments: list[str | int]) -> list[str | int]:
+        return fragments
+
+    # -- encoding ----------------------------------------------------------------------------
+
+    def encode(self, doc: str, *, add_special: bool = False, parse_special: bool = False) -> list[int]:
+        """The model's own ids for ``doc`` (llama.cpp's ``tokenize``): without BOS/EOS unless
+        ``add_special``; control tokens in the text are plain text unless ``parse_special``."""
+        ids: list[int] = []
+        if add_special and self.add_bos and "bos" in self.special_ids:
+            ids.append(self.special_ids["bos"])
+        for fragment in self._prepare(self._fragments(doc, parse_special)):
+            if isinstance(fragment, int):
+                ids.append(fragment)
+            else:
+                ids.extend(self._native(fragment))
+        if add_special and self.add_eos and "eos" in self.special_ids:
+            ids.append(self.special_ids["eos"])
+        return ids
+
+    def encode_batch(self, docs: Iterable[str], **options: Any) -> list[list[int]]:
+        return [self.encode(doc, **options) for doc in docs]
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        """The ubpe vocabulary that ubpe's encoders run on (built on first use)."""
+        return self._vocabulary_parts()[0]
+
+    def _vocabulary_parts(self) -> tuple[Vocabulary, np.ndarray, list[list[int]]]:
+        if self._vocab is None:
+            self._vocab = self._build_vocabulary()
+        return self._vocab
+
+    def _encoder(self, name: str, options: dict[str, Any]):
+        key = (name, tuple(sorted(options.items())))
+        try:
+            hash(key)
+        except TypeError:  # e.g. weights= an array: built for this call only
+            return make_encoder(name, self.vocabulary, **options)
+        if key not in self._encoders:
+            self._encoders[key] = make_encoder(name, self.vocabulary, **options)
+        return self._encoders[key]
+
+    def encode_with(self, doc: str, encoder: str | None = None, top_n: int = 1,
+                    **options: Any) -> list[tuple[list[int], float]]:
+        """``top_n`` encodings of ``doc`` by ``encoder`` as ``[(ids, score)]``, best first.
+
+        ``"native"`` (the default) is the model's own algorithm (one encoding); any other name
+        is a ubpe encoder (``fewest``, ``longest_prefix``, ``tfidf``, ``additive``, ``dropout``
+        ...) run on :attr:`vocabulary`, per pre-token. The score is ubpe's tf-idf score
+        (0 until weights are fitted, see :meth:`fit_weights`).
+        """
+        name = encoder or self.default_encoder
+        fragments = self._prepare(self._fragments(doc, options.pop("parse_special", False)))
+        if name == NATIVE:
+            if top_n != 1:
+                raise InvalidParameterError("the native encoder gives one encoding: top_n must be 1")
+            if options:
+                raise InvalidParameterError(f"the native encoder takes no options, got {sorted(options)}")
+            ids = self.encode(doc)
+            return [(ids, self._score(fragments, ids))]
+        coder = self._encoder(name, options)
+        lists, joints, pending = [], [], []
+        for fragment in fragments:
+            if isinstance(fragment, int):
+                pending.append(fragment)
+                continue
+            parts = self._parts(fragment)
+            found = coder.encode(parts, top_n) if parts else [([], 0.0)]
+            lists.append([(self._to_model_ids(tokens), score) for tokens, score in found])
+            joints.append(pending)
+            pending = []
+        joints.append(pending)
+        return combine_kbest(lists, top_n, joints)
+
+    def encode_batch_with(self, docs: Iterable[str], encoder: str | None = None, top_n: int = 1,
+                          **options: Any) -> list[list[tuple[list[int], float]]]:
+        return [self.encode_with(doc, encoder, top_n, **options) for doc in docs]
+
+    def _to_model_ids(self, tokens: Sequence[int]) -> list[int]:
+        vocabulary, vocab_to_model, base_expansion = self._vocabulary_parts()
+        n_base = vocabulary.n_base
+        out: list[int] = []
+        for token in tokens:
+            if token < n_base:
+                out.extend(base_expansion[token])
+            else:
+                out.append(int(vocab_to_model[token - n_base]))
+        return out
+
+    def _score(self, fragments: list[str | int], ids: list[int]) -> float:
+        """ubpe's tf-idf score of a native encoding: 0 unless weights were fitted."""
+        vocabulary = self.vocabulary
+        if not np.any(vocabulary.weights):
+            return 0.0
+        model_to_vocab = self._model_to_vocab()
+        tokens = np.array([model_to_vocab.get(i, -1) for i in ids], dtype=ID_DTYPE)
+        tokens = tokens[tokens >= 0]
+        scorer = TfidfScorer(vocabulary)
+        return scorer.score(tokens, np.array([0, int(scorer._lengths[tokens].sum())]))
+
+    def _model_to_vocab(self) -> dict[int, int]:
+        vocabulary, vocab_to_model, base_expansion = self._vocabulary_parts()
+        table = {int(m): vocabulary.n_base + t for t, m in enumerate(vocab_to_model.tolist())}
+        for base, expansion in enumerate(base_expansion):
+            if len(expansion) == 1:
+                table.setdefault(expansion[0], base)
+        return table
+
+    def fit_weights(self, corpus: Iterable[str]) -> ImportedTokenizer:
+        """Give the vocabulary ubpe's idf weights: the document frequency of every token in
+        the native encodings of ``corpus`` (one document per text). Returns ``self``."""
+        docs = list(corpus)
+        vocabulary, vocab_to_model, base_expansion = self._vocabulary_parts()
+        position = {int(m): t for t, m in enumerate(vocab_to_model.tolist())}
+        counts = np.zeros(vocabulary.n_merged, dtype=np.int64)
+        for doc in docs:
+            seen = {position[i] for i in self.encode(doc) if i in position}
+            counts[list(seen)] += 1
+        weights = np.log((1 + len(docs)) / (1 + counts))
+        fitted = Vocabulary(vocabulary.n_base, vocabulary.merges, vocabulary.piece_offsets,
+                            vocabulary.piece_symbols, weights, vocabulary.ranks)
+        self._vocab = (fitted, vocab_to_model, base_expansion)
+        self._encoders.clear()
+        return self
+
+    # -- decoding and inspection ---------------------------------------------------------
+
+    @property
+    def n_vocab(self) -> int:
+        return len(self.texts)
+
+    def _check_ids(self, ids: Iterable[int]) -> list[int]:
+        out = []
+        for token in ids:
+            if isinstance(token, bool) or not isinstance(token, (int, np.integer)) or not 0 <= token < len(self.texts):
+                raise UnknownTokenError(f"token {token!r} is not in the vocabulary")
+            out.append(int(token))
+        return out
+
+    def pieces(self, ids: Iterable[int]) -> list[str]:
+        """The model's own string of every id."""
+        return [self.texts[i] for i in self._check_ids(ids)]
+
+    def id_to_piece(self, token: int) -> str:
+        return self.pieces([token])[0]
+
+    def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
+        return self.decode_bytes(ids).decode("utf-8", errors=errors)
+
+    def n_symbols(self, doc: str) -> int:
+        return len(doc.encode("utf-8")) if self.symbol_unit == "byte" else len(doc)
+
+    def describe(self) -> dict[str, Any]:
+        counts = np.bincount(self.token_types, minlength=BYTE + 1)
+        return {
+            "variant": self.variant,
+            "name": self.name,
+            "n_vocab": self.n_vocab,
+            "symbol_unit": self.symbol_unit,
+            "default_encoder": self.default_encoder,
+            "token_types": {kind: int(counts[value]) for kind, value in (
+                ("normal", NORMAL), ("unknown", UNKNOWN), ("control", CONTROL),
+                ("user_defined", USER_DEFINED), ("unused", UNUSED), ("byte", BYTE)) if counts[value]},
+            "special_ids": dict(self.special_ids),
+            "add_bos": self.add_bos,
+            "add_eos": self.add_eos,
+        }
+
+    def save(self, path) -> None:
+        raise InvalidParameterError(f"a {self.variant} tokenizer is read-only: it cannot be saved "
+                                    "in ubpe's format (keep the source file)")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.variant}, n_vocab={self.n_vocab}, name={self.name!r})"
+
+
+class ImportedBPE(ImportedTokenizer):
+    """llama.cpp's byte-level BPE (GGUF ``tokenizer.ggml.model == "gpt2"``), id for id.
+
+    ``tokens`` are GPT-2 byte-to-unicode strings, ``merges`` the ``"left right"`` lines in rank
+    order, ``pre`` the ``tokenizer.ggml.pre`` value.
+    """
+
+    variant = "gguf:gpt2"
+    symbol_unit = "byte"
+
+    def __init__(self, tokens: list[str], merges: list[str], *, pre: str = "default",
+                 token_types: np.ndarray | None = None, specials: dict[str, int | None] | None = None,
+                 flags: dict[str, Any] | None = None, name: str = "", where: str = "<tokens>"):
+        self._init_common(list(tokens), token_types, specials, flags, name, where)
+        pre_type, self.ignore_merges = resolve_pre(pre)
+        self.pre = pre
+        self.pretokenizer = Pretokenizer.for_type(pre_type)
+        self._scanner = _SCANNED.get(pre_type)
+        self.n_merges = len(merges)
+        self._raw: list[bytes | None] = list(map(_unmapped, self.texts))
+        self._kernel = self._build_kernel(merges)
+
+    def _build_kernel(self, merges: list[str]) -> PairMerges:
+        text_to_id = {text: i for i, text in enumerate(self.texts)}
+        n = len(self.texts)
+        extra: dict[str, int] = {}  # merge operands and results that are no token
+
+        def ids_of(texts: list[str]) -> list[int]:
+            found = list(map(text_to_id.get, texts))
+            for k, token in enumerate(found):
+                if token is None:
+                    found[k] = extra.setdefault(texts[k], n + len(extra))
+            return found
+
+        units = ids_of([BYTE_TO_CHAR[b] for b in range(256)])
+        cuts = [line.find(" ", 1) for line in merges]
+        pairs = [(line[:cut], line[cut + 1 :]) for line, cut in zip(merges, cuts) if cut > 0]
+        firsts = [a for a, _ in pairs]
+        seconds = [b for _, b in pairs]
+        self._merged_texts = [a + b for a, b in pairs]
+        left, right, result = ids_of(firsts), ids_of(seconds), ids_of(self._merged_texts)
+        # what llama.cpp writes for a symbol that is no token: its single ASCII bytes' tokens
+        expansions = [[text_to_id[chr(b)] for b in text.encode("utf-8") if b < 0x80 and chr(b) in text_to_id]
+                      for text in extra]
+        offsets = np.zeros(len(expansions) + 1, dtype=np.int64)
+        np.cumsum([len(e) for e in expansions], out=offsets[1:])
+        whole_words = [(raw, i) for i, raw in enumerate(self._raw) if raw] if self.ignore_merges else []
+        whole_offsets = np.zeros(len(whole_words) + 1, dtype=np.int64)
+        np.cumsum([len(raw) for raw, _ in whole_words], out=whole_offsets[1:])
+        i32 = lambda values: np.asarray(values, dtype=np.int32)  # noqa: E731
+        return PairMerges(
+            n, i32(left), i32(right), i32(result), np.arange(len(left), dtype=np.int64),
+            offsets, i32([t for e in expansions for t in e]),
+            pack_units([bytes([b]) for b in range(256)]), i32(units), np.full(256, -1, np.int32),
+            False, b"".join(raw for raw, _ in whole_words), whole_offsets, i32([i for _, i in whole_words]))
+
+    def _native(self, text: str) -> list[int]:
+        """llama.cpp's ids of a text without special tokens.
+
+        For the GPT-2 and Llama 3 pre-tokenizers the kernel's scanner (written for tiktoken's
+        patterns of the same names) splits the text: they cut alike except on unassigned code
+        points and on ``'ſ`` (see `pretokenizers.scanner_unsafe`), and texts holding those take
+        the regex path.
+        """
+        if self._scanner is not None and not scanner_unsafe(text):
+            data = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+            bounds = split_text(data, code_point_classes(), self._scanner)
+            return self._kernel.encode(data, bounds).tolist()
+        return self._native_by_regex(text)
+
+    def _native_by_regex(self, text: str) -> list[int]:
+        words = [w.encode("utf-8", "surrogatepass") for w in self.pretokenizer.split(text)]
+        bounds = np.zeros(len(words) + 1, dtype=np.int64)
+        np.cumsum([len(w) for w in words], out=bounds[1:])
+        return self._kernel.encode(np.frombuffer(b"".join(words), dtype=np.uint8), bounds).tolist()
+
+    def _parts(self, text: str) -> list[np.ndarray]:
+        return [np.frombuffer(w.encode("utf-8", "surrogatepass"), dtype=np.uint8).astype(ID_DTYPE)
+                for w in self.pretokenizer.split(text)]
+
+    def _build_vocabulary(self) -> tuple[Vocabulary, np.ndarray, list[list[int]]]:
+        rank_of: dict[bytes, int] = {}
+        for rank, created in enumerate(self._merged_texts):  # a token's rank: its first merge
+            raw = _unmapped(created)
+            if raw is not None:
+                rank_of.setdefault(raw, rank)
+        base_expansion: list[list[int]] = [[] for _ in range(256)]
+        pieces, model_ids, ranks = [], [], []
+        for i, raw in enumerate(self._raw):
+            if raw is None or self.token_types[i] != NORMAL:
+                continue
+            if len(raw) == 1:
+                base_expansion[raw[0]] = [i]
+            else:
+                pieces.append(list(raw))
+                model_ids.append(i)
+                ranks.append(rank_of.get(raw, len(rank_of) + len(ranks)))
+        order = np.argsort(np.asarray(ranks, dtype=np.int64), kind="stable")
+        vocabulary = Vocabulary.from_pieces(256, [pieces[k] for k in order], np.zeros(len(pieces)),
+                                            ranks=np.arange(len(pieces), dtype=np.int64))
+        return vocabulary, np.asarray(model_ids, dtype=np.int64)[order], base_expansion
+
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        out = []
+        for i in self._check_ids(ids):
+            raw = self._raw[i]
+            out.append(raw if raw is not None and self.token_types[i] in (NORMAL, BYTE)
+                       else self.texts[i].encode("utf-8", "surrogatepass"))
+        return b"".join(out)
+
+    def describe(self) -> dict[str, Any]:
+        info = super().describe()
+        info.update(pre=self.pre, pretokenizer=self.pretokenizer.name, n_merges=self.n_merges,
+                    ignore_merges=self.ignore_merges)
+        return info
+
+
+_TO_LATIN1 = str.maketrans({c: chr(b) for c, b in CHAR_TO_BYTE.items()})
+_NOT_MAPPED = regex.compile("[^" + "".join(regex.escape(c) for c in CHAR_TO_BYTE) + "]")
+
+
+def _unmapped(text: str) -> bytes | None:
+    """The bytes a GPT-2 byte-to-unicode string stands for, or None if it is not one."""
+    if _NOT_MAPPED.search(text):
+        return None
+    return text.translate(_TO_LATIN1).encode("latin-1")
