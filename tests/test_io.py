@@ -26,10 +26,10 @@ def models():
 
 
 def test_table_rows_are_complete():
-    assert list(FORMATS) == ["ubpe", "ubpe030", "tiktoken", "hf"]
+    assert list(FORMATS) == ["gguf", "sentencepiece", "ubpe", "ubpe030", "tiktoken", "hf"]
     for name, row in FORMATS.items():
         assert row.name == name and row.title and callable(row.detect)
-    assert supported("read") == ["ubpe", "ubpe030", "tiktoken"]
+    assert supported("read") == ["gguf", "sentencepiece", "ubpe", "ubpe030", "tiktoken"]
 
 
 @pytest.mark.parametrize(
