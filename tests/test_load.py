@@ -51,3 +51,32 @@ def test_format_overrides_detection_and_unknown_formats_name_the_known(tmp_path)
     with pytest.raises(ModelFormatError, match="sentencepiece"):
         ubpe.load(junk)
     assert {"gguf", "sentencepiece", "ubpe", "ubpe030", "tiktoken"} <= set(supported("read"))
+
+
+@pytest.mark.parametrize("name", ["llama-bpe", "phi-3"])
+def test_imported_models_keep_the_contract_and_the_cli_takes_them(name, capsys):
+    from ubpe import Tokenizer
+    from ubpe.cli import main
+
+    path = str(vocab_path(name))
+    tok = ubpe.load(path)
+    assert isinstance(tok, Tokenizer)
+    doc = "Hello world, it's a test"
+    (ids, score), = tok.encode_with(doc)
+    assert ids == tok.encode(doc) and isinstance(score, float)
+    units = tok.pieces(ids)
+    joined = b"".join(units).decode() if tok.symbol_unit == "byte" else "".join(units)
+    assert joined.strip() == doc
+    assert tok.piece_to_id(tok.id_to_piece(ids[1])) == ids[1]
+    inventory = tok.inventory()
+    assert inventory.ids == list(range(tok.n_vocab)) and len(inventory.pieces) == tok.n_vocab
+
+    assert main(["encode", path, "--text", doc]) == 0
+    assert capsys.readouterr().out.split() == [str(i) for i in ids]
+    assert main(["compare", path, "--text", doc, "--encoders", "native,fewest"]) == 0
+    rows = capsys.readouterr().out.splitlines()
+    assert rows[2].split()[:2] == ["native", str(len(ids))] and rows[3].startswith("fewest")
+    assert main(["inspect", path, "--top", "2"]) == 0
+    assert "gguf" in capsys.readouterr().out
+    assert main(["view", path, "--no-color", "--text", "Hello world"]) == 0
+    assert capsys.readouterr().out.strip().replace("|", "") == "Hello world"

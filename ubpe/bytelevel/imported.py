@@ -11,8 +11,8 @@ ranks (`ubpe_native._merges`), and tokens are GPT-2's byte-to-unicode strings.
 >>> tok = ImportedBPE(["a", "b", "ab", "Ġ", "Ġab"], ["a b", "Ġ ab"], pre="gpt-2")
 >>> tok.encode("ab ab b")
 [2, 4, 3, 1]
->>> tok.decode([2, 4]), tok.pieces([4])
-('ab ab', ['Ġab'])
+>>> tok.decode([2, 4]), tok.pieces([4]), tok.id_to_piece(4)
+('ab ab', [b' ab'], 'Ġab')
 >>> tok.encode_with("ab ab", "fewest")
 [([2, 4], 0.0)]
 """
@@ -33,6 +33,7 @@ from ubpe_native._pretokenize import split_text
 from ..encoders import TfidfScorer, make_encoder
 from ..errors import InvalidParameterError, ModelFormatError, SymbolTypeError, UnknownTokenError
 from ..vocabulary import ID_DTYPE, Vocabulary
+from .contract import ImportedContract
 from .patterns import NATIVE_PATTERNS, PATTERNS, code_point_classes
 from .pretokenizers import Pretokenizer, resolve_pre, scanner_unsafe
 
@@ -122,7 +123,7 @@ def combine_kbest(lists: Sequence[Sequence[tuple[list[int], float]]], top_n: int
     return best
 
 
-class ImportedTokenizer:
+class ImportedTokenizer(ImportedContract):
     """What every imported model shares (see the module docstring). Subclasses define
     ``_native(text)``, ``_parts(text)``, ``_build_vocabulary()`` and ``_prepare(fragments)``."""
 
@@ -308,12 +309,13 @@ class ImportedTokenizer:
             out.append(int(token))
         return out
 
-    def pieces(self, ids: Iterable[int]) -> list[str]:
-        """The model's own string of every id."""
-        return [self.texts[i] for i in self._check_ids(ids)]
+    def pieces(self, ids: Iterable[int]) -> list[Any]:
+        """What every id stands for, in ``symbol_unit`` (see :mod:`ubpe.bytelevel.contract`)."""
+        return self.unit_pieces(ids)
 
     def id_to_piece(self, token: int) -> str:
-        return self.pieces([token])[0]
+        """The model's own string of ``token`` (``Ġworld``, ``▁the``, ``<0x0A>``)."""
+        return self.texts[self._check_ids([token])[0]]
 
     def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
         return self.decode_bytes(ids).decode("utf-8", errors=errors)
