@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..errors import InvalidParameterError, ModelFormatError
-from . import gguf, hf, ours, sentencepiece, tiktoken, ubpe030
+from . import gguf, hf, minbpe, ours, sentencepiece, tiktoken, ubpe030
 from .files import read_head
 
 
@@ -58,6 +58,7 @@ FORMATS: dict[str, Format] = {
         Format("ubpe", "ubpe model format", ours.detect, ours.read, ours.write),
         Format("ubpe030", "ubpe 0.3.0 JSON", ubpe030.detect, ubpe030.read, ubpe030.write,
                hints=("variant", "token_type")),
+        Format("minbpe", "minbpe .model", minbpe.detect, minbpe.read, minbpe.write),
         Format("tiktoken", ".tiktoken", tiktoken.detect, tiktoken.read, tiktoken.write,
                hints=("pattern", "special_tokens")),
         Format("hf", "HF tokenizer.json", hf.detect, None, hf.save_tokenizer_json),
@@ -69,7 +70,7 @@ def supported(action: str = "read") -> list[str]:
     """Names of the formats ubpe can ``"read"`` or ``"write"``.
 
     >>> supported("read"), supported("write")
-    (['gguf', 'sentencepiece', 'ubpe', 'ubpe030', 'tiktoken'], ['ubpe', 'ubpe030', 'tiktoken', 'hf'])
+    (['gguf', 'sentencepiece', 'ubpe', 'ubpe030', 'minbpe', 'tiktoken'], ['ubpe', 'ubpe030', 'minbpe', 'tiktoken', 'hf'])
     """
     return [row.name for row in FORMATS.values() if (row.read if action == "read" else row.write) is not None]
 
