@@ -98,6 +98,8 @@ cdef inline bint ranks_above(const Candidate& a, const Candidate& b) noexcept no
     return a.score > b.score
 
 
+# Not _heap.pxd's heap: these two replay CPython's heapq step for step (see the module
+# docstring), because the reference's order of equal candidates is where heapq leaves them.
 cdef void sift_towards_root(Candidate* heap, Py_ssize_t start, Py_ssize_t position) noexcept nogil:
     """``heapq._siftdown``: move ``heap[position]`` up while it ranks below its parent."""
     cdef Candidate item = heap[position]
