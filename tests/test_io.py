@@ -183,3 +183,31 @@ def test_a_corrupted_reference_dump_raises_a_ubpe_error(models, tmp_path, varian
         load(path)
     except UBPEError:
         pass
+
+
+BODY_FIELDS = st.sampled_from(["variant", "alphabet", "known_words", "break_tokens", "regex_str", "stop_tokens",
+                               "n_tokens", "pattern", "special_tokens", "mergeable_ranks"])
+VOCABULARY_FIELDS = st.sampled_from(["n_base", "merges", "pieces", "weights", "ranks"])
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(variant=st.sampled_from(["universal", "classic", "bytelevel"]),
+       edits=st.lists(st.tuples(st.booleans(), BODY_FIELDS, VOCABULARY_FIELDS, JSON), min_size=1, max_size=3))
+def test_a_corrupted_body_with_a_valid_checksum_raises_a_ubpe_error(models, tmp_path, variant, edits):
+    """A file whose checksum was recomputed after editing (by hand or by another tool)."""
+    from ubpe.io.ours import checksum
+
+    document = json.loads(models[variant].to_json())
+    body = document["body"]
+    for nested, field, vocabulary_field, value in edits:
+        if nested and variant != "bytelevel":
+            body["vocabulary"][vocabulary_field] = value
+        else:
+            body[field] = value
+    document["checksum"] = checksum(body)
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps(document))
+    try:
+        load(path)
+    except UBPEError:
+        pass
