@@ -16,21 +16,27 @@ from experiments.datasets import Dataset, content_checksum
 
 TRAIN = ["abracadabra abracadabra", "banana bandana cabana", "a cab and a bad banana",
          "abba dabba", "candid canard", "radar cabbage"] * 2
-HELDOUT = ["abracadabra banana", "cabana bandana abba", "a bad cab", "dada", "bandanna"]
+HELDOUT = ["abracadabra banana", "cabana bandana abba", "a bad cab", "dada", "bandanna",
+           "a cabbage and a banana", "radar abracadabra", "candid cabana bandana"]
+# two documents per unit, except the last two: six units of the eight documents
+HELDOUT_UNITS = ["u0", "u0", "u1", "u1", "u2", "u3", "u4", "u5"]
 SIGNAL_TRAIN = [np.array([0, 1, 2, 1, 0, 1, 2, 1, 0] * 3), np.array([2, 2, 1, 0, 0, 1, 2, 2] * 3)]
 SIGNAL_HELDOUT = [np.array([0, 1, 2, 1, 0, 1]), np.array([2, 2, 1, 0, 0, 1, 2])]
 
 
-def _dataset(name, split, docs, kind, symbol_type):
+def _dataset(name, split, docs, kind, symbol_type, units=None):
     return Dataset(name=name, kind=kind, split=split, docs=list(docs),
                    doc_ids=[f"{name}:{i}" for i in range(len(docs))], source="tests",
                    source_version="0", licence="CC0", description=f"tiny {kind}",
-                   symbol_type=symbol_type, settings={}, checksum=content_checksum(docs))
+                   symbol_type=symbol_type, settings={}, checksum=content_checksum(docs),
+                   unit="pair" if units else "document", doc_units=units or [])
 
 
 def fake_load(name, split, *, max_symbols, options):
     if name == "tiny":
-        return _dataset(name, split, TRAIN if split == "train" else HELDOUT, "prose", "char")
+        if split == "train":
+            return _dataset(name, split, TRAIN, "prose", "char")
+        return _dataset(name, split, HELDOUT, "prose", "char", HELDOUT_UNITS)
     return _dataset(name, split, SIGNAL_TRAIN if split == "train" else SIGNAL_HELDOUT,
                     "signal", "int")
 
@@ -42,7 +48,7 @@ TINY = {
     "encoders": {"run": ["universal:tfidf", "classic:classic", "classic:tfidf",
                          "universal:no_such_encoder"],
                  "baseline": "classic:classic"},
-    "statistics": {"resamples": 200, "seed": 7},
+    "statistics": {"alpha": 0.05},
     "comparisons": [
         {"question": "Is tf-idf shorter than classic?", "a": "universal:tfidf", "b": "classic:classic"},
         {"question": "Unavailable?", "a": "universal:no_such_encoder", "b": "classic:classic"},
@@ -90,9 +96,21 @@ def test_end_to_end_writes_tables_report_and_plots(tiny, tmp_path):
     sums = documents.groupby(["dataset", "size", "encoder"])["n_tokens"].sum()
     for row in metrics.itertuples():
         assert sums[(row.dataset, row.size, row.encoder)] == row.corpus_tokens
-    comparisons = pd.read_csv(out / "comparisons.csv")
+    assert documents.loc[documents["dataset"] == "tiny", "unit"].tolist()[:8] == HELDOUT_UNITS
+    comparisons = pd.read_csv(out / "comparisons.csv", dtype={"size": str})
     assert len(comparisons) == 4 and set(comparisons["question"]) == {0}
-    assert comparisons["p_holm"].between(0, 1).all()
+    # per unit: the tiny prose has 6 units (tested), the wave 2 documents = 2 units (not)
+    tiny_rows = comparisons[comparisons["dataset"] == "tiny"]
+    assert (tiny_rows["n_units"] == 6).all() and (tiny_rows["n_docs"] == 8).all()
+    assert tiny_rows["p_holm"].between(0, 1).all()
+    wave_rows = comparisons[comparisons["dataset"] == "wave"]
+    assert (wave_rows["verdict"] == "too few units to test").all() and wave_rows["p_value"].isna().all()
+    # the per-unit effect is computed from the documents' token counts summed per unit
+    docs = documents[(documents["dataset"] == "tiny") & (documents["size"] == "+6")]
+    per_unit = docs.pivot_table(index="unit", columns="encoder", values="n_tokens", aggfunc="sum")
+    expected = np.log(per_unit["universal:tfidf"] / per_unit["classic:classic"])
+    row = tiny_rows[tiny_rows["size"] == "+6"].iloc[0]
+    assert row["mean_log_ratio"] == pytest.approx(expected.mean())
     info = json.loads((out / "run.json").read_text())
     assert info["unavailable_encoders"] == ["universal:no_such_encoder"]
     report = (out / "README.md").read_text()
