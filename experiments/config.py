@@ -13,6 +13,8 @@ that take one). ``experiments/configs/default.toml`` is the documented example; 
     n_candidates = [50]                    # fit's pairs per round (ubpe's default is 50)
     top_n = 4                              # alternatives asked of n-best encoders (score gaps)
     seeds = [0, 1, 2]                      # one cell per seed for the seeded encoders
+    equal_size = true                      # trim each universal vocabulary to the size the
+                                           # classic one of the same setting ends with
 
     [encoders]
     run = ["universal:tfidf", "classic:classic", "classic:ranked"]   # variant:encoder
@@ -167,6 +169,7 @@ class ExperimentConfig:
     seeded: tuple[str, ...] = DEFAULT_SEEDED
     allow_failures: tuple[EncoderSpec, ...] = ()
     top_n: int = DEFAULT_TOP_N
+    equal_size: bool = False
     comparisons: tuple[Comparison, ...] = ()
     stats: StatsConfig = field(default_factory=StatsConfig)
     source: str = ""
@@ -281,6 +284,9 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
     n_candidates = _int_list(grid.get("n_candidates", [50]), "grid.n_candidates", 1)
     seeds = _int_list(grid.get("seeds", [0]), "grid.seeds", 0)
     top_n = grid.get("top_n", DEFAULT_TOP_N)
+    equal_size = grid.get("equal_size", False)
+    if not isinstance(equal_size, bool):
+        raise ConfigError(f"grid.equal_size must be true or false, got {equal_size!r}")
     if isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 1:
         raise ConfigError(f"grid.top_n must be an int >= 1, got {top_n!r}")
 
@@ -348,6 +354,7 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
         seeded=tuple(seeded),
         allow_failures=allow_failures,
         top_n=top_n,
+        equal_size=equal_size,
         comparisons=tuple(comparisons),
         stats=stats,
     )

@@ -222,6 +222,19 @@ def test_a_bug_in_an_encoder_is_not_a_failed_cell(tiny, monkeypatch):
         _run(config)
 
 
+def test_equal_size_trims_universal_to_the_classic_size(tiny):
+    config = parse_config({**TINY, "grid": {**TINY["grid"], "equal_size": True}})
+    out = _run(config)
+    metrics = pd.read_csv(out / "metrics.csv", dtype={"size": str})
+    sizes = metrics.groupby(["dataset", "size", "variant"])["vocab_size"].first().unstack()
+    assert (sizes["universal"] == sizes["classic"]).all()
+    unequal = pd.read_csv(_run(tiny) / "metrics.csv", dtype={"size": str})
+    assert (unequal.groupby(["dataset", "size", "variant"])["vocab_size"].first().unstack()
+            .pipe(lambda t: t["universal"] > t["classic"])).any()
+    with pytest.raises(ConfigError):
+        parse_config({**TINY, "grid": {**TINY["grid"], "equal_size": "yes"}})
+
+
 def test_config_parsing_and_errors(tmp_path):
     assert EncoderSpec.parse("universal:fewest") == EncoderSpec("universal", "fewest")
     assert n_tokens_for("+256", 4) == 260 and n_tokens_for(300, 4) == 300
