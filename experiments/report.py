@@ -104,7 +104,11 @@ def _settings(run: dict[str, Any], n_tests: int) -> list[str]:
         f"excludes 0 exactly when the verdict is significant). Comparisons with fewer than "
         f"{S.MIN_UNITS} units are not tested (the exact two-sided test cannot reach p < 0.05); "
         f"comparisons of the fewest-tokens encoder with another encoder on the same vocabulary "
-        f"hold by construction and are labelled, not tested",
+        f"hold by construction and are labelled, not tested. With {n_tests} tests, the "
+        f"smallest Holm threshold is {stats['alpha']} / {n_tests}: a comparison over fewer "
+        f"than {_units_to_reach(stats['alpha'], n_tests)} units cannot be significant whatever "
+        f"the data (the exact test's smallest p is 2 / 2^n), so a verdict of no significant "
+        f"difference there says little",
     ]
     for ds in cfg["datasets"]:
         extra = {k: v for k, v in ds.items()
@@ -141,6 +145,18 @@ def _settings(run: dict[str, Any], n_tests: int) -> list[str]:
     return lines
 
 
+def _units_to_reach(alpha: float, n_tests: int) -> int:
+    """Fewest units whose exact two-sided signed-rank test can give p < alpha / n_tests.
+
+    >>> _units_to_reach(0.05, 1), _units_to_reach(0.05, 400)
+    (6, 14)
+    """
+    n = 1
+    while 2.0 / 2**n >= alpha / max(n_tests, 1):
+        n += 1
+    return n
+
+
 def _data(datasets: pd.DataFrame) -> list[str]:
     rows = []
     for name, group in datasets.groupby("name", sort=False):
@@ -166,7 +182,7 @@ def _data(datasets: pd.DataFrame) -> list[str]:
             "training split only; every metric is measured on the held-out split. The *unit* is "
             "what the paired tests count as one independent observation (the documents of a "
             "unit are summed): signals hold out the last 20 % of each recording's windows, DNA "
-            "keeps only A/C/G/T runs and splits by 50-kbp blocks, chorales appear once.", "",
+            "keeps only A/C/G/T runs and splits by 10-kbp blocks, chorales appear once.", "",
             _table(pd.DataFrame(rows)), ""]
 
 
@@ -365,8 +381,8 @@ def _extremes(documents: pd.DataFrame, a: str, b: str) -> str:
     joined["ratio"] = joined["a"] / joined["b"]
     top = joined.sort_values(["ratio", "dataset", "size", "doc"], ascending=[False, True, True, True],
                              kind="stable").head(EXTREMES_SHOWN)
-    items = [f"{r.dataset} {r.size} document {r.doc} ({r.a:,.0f} vs {r.b:,.0f} tokens)"
-             for r in top.itertuples()]
+    items = [f"{r.dataset} {r.size} n_candidates={r.n_candidates} document {r.doc} "
+             f"({r.a:,.0f} vs {r.b:,.0f} tokens)" for r in top.itertuples()]
     return f"Largest per-document excess of `a`: {'; '.join(items)}."
 
 
@@ -477,7 +493,8 @@ def render_report(folder: Path) -> Path:
     tables = read_results(folder)
     run, comparisons = tables["run"], tables["comparisons"]
     header = [f"# Experiment `{run['experiment']}`", "", run["description"], ""]
-    lines = [*header, *_settings(run, len(comparisons)), *_data(tables["datasets"]), *_environment(run)]
+    n_tests = int(comparisons["p_value"].notna().sum()) if not comparisons.empty else 0
+    lines = [*header, *_settings(run, n_tests), *_data(tables["datasets"]), *_environment(run)]
     if tables["metrics"].empty:
         lines += ["## Results", "", "No cell could be computed: see the settings above.", ""]
     else:
