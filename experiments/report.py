@@ -89,7 +89,14 @@ def _settings(run: dict[str, Any], n_tests: int) -> list[str]:
         f"- vocabulary sizes: {', '.join(map(str, cfg['vocab_sizes']))} (`+k`: the alphabet of "
         f"both splits plus k merged tokens, so every dataset gets the same number of merges; "
         f"the actual vocabulary size after ubpe's rearrangement is in the tables)",
-        f"- n_candidates: {', '.join(map(str, cfg['n_candidates']))}; top_n for n-best encoders: "
+        *([f"- equal final vocabulary size: each universal vocabulary is trimmed to the size "
+           f"the classic vocabulary of the same setting ends with, by ubpe's rearrangement - the "
+           f"rule that also shrinks the classic one: the lowest-weight tokens go first, and the "
+           f"weight is the idf of the pair at merge time, so the most frequent tokens are the "
+           f"first dropped (a trimmed universal vocabulary compresses less than the one it was "
+           f"fitted as; `V a / b` in the tables)"] if cfg.get("equal_size") else []),
+        f"- n_candidates: {', '.join(map(str, cfg['n_candidates']))} (1: standard BPE training, "
+        f"one merge per round); top_n for n-best encoders: "
         f"{cfg['top_n']}; seeds for seeded encoders: {', '.join(map(str, cfg['seeds']))}",
         f"- encoders (variant:encoder; the variant is the fitted tokenizer, `universal` = UBPE, "
         f"`classic` = UBPEClassic): {', '.join(f'`{e}`' for e in cfg['encoders'])}",
