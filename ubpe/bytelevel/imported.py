@@ -147,6 +147,7 @@ class ImportedTokenizer:
         self.add_bos = bool(flags.get("add_bos") or False)
         self.add_eos = bool(flags.get("add_eos") or False)
         self._encoders: dict[tuple, Any] = {}
+        self._special_tables: dict[bool, list[tuple[str, int, bool, bool]]] = {}
         self._vocab: tuple[Vocabulary, np.ndarray, list[list[int]]] | None = None
 
     # -- the special tokens ------------------------------------------------------------------
@@ -154,10 +155,14 @@ class ImportedTokenizer:
     def _special_table(self, parse_special: bool) -> list[tuple[str, int, bool, bool]]:
         """Tokens cut out before encoding: user-defined ones always, control and unknown ones
         with ``parse_special`` (llama.cpp's cache_special_tokens), longest (in bytes) first."""
+        cached = self._special_tables.get(parse_special)
+        if cached is not None:
+            return cached
         kinds = (USER_DEFINED, CONTROL, UNKNOWN) if parse_special else (USER_DEFINED,)
         ids = np.flatnonzero(np.isin(self.token_types, kinds)).tolist()
         table = [(self.texts[i], i, *self._strip_flags(i)) for i in ids if self.texts[i]]
         table.sort(key=lambda entry: -len(entry[0].encode("utf-8")))
+        self._special_tables[parse_special] = table
         return table
 
     def _strip_flags(self, token: int) -> tuple[bool, bool]:
