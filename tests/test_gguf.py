@@ -157,3 +157,21 @@ def test_scanner_path_equals_regex_path(name):
             checked += 1
         assert tok._native(line) == tok._native_by_regex(line), repr(line)
     assert checked > 500
+
+
+@pytest.mark.parametrize("name", ["gpt-2", "llama-spm"])
+def test_tokenizer_contract(name):
+    from ubpe.tokenizer import Tokenizer
+
+    tok = _load(name)
+    assert isinstance(tok, Tokenizer)
+    ids = tok.encode("Hello world")
+    assert tok.piece_to_id(tok.id_to_piece(ids[0])) == ids[0]
+    assert tok.piece_to_id(tok.pieces([ids[-1]])[0]) == ids[-1]
+    inventory = tok.inventory()
+    assert len(inventory.ids) == tok.n_vocab and inventory.lengths[ids[0]] >= 1
+    assert tok.covers("Hello") and tok.n_symbols("héllo") in (5, 6)
+    assert tok.describe()["n_vocab"] == tok.n_vocab
+    if name == "gpt-2":
+        assert inventory.merges and all(tok.pieces([t])[0] == tok.pieces([a])[0] + tok.pieces([b])[0]
+                                        for t, (a, b) in list(inventory.merges.items())[:100])

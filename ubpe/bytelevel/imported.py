@@ -11,8 +11,8 @@ ranks (`ubpe_native._merges`), and tokens are GPT-2's byte-to-unicode strings.
 >>> tok = ImportedBPE(["a", "b", "ab", "Ġ", "Ġab"], ["a b", "Ġ ab"], pre="gpt-2")
 >>> tok.encode("ab ab b")
 [2, 4, 3, 1]
->>> tok.decode([2, 4]), tok.pieces([4])
-('ab ab', ['Ġab'])
+>>> tok.decode([2, 4]), tok.pieces([4]), tok.id_to_piece(4)
+('ab ab', [b' ab'], 'Ġab')
 >>> tok.encode_with("ab ab", "fewest")
 [([2, 4], 0.0)]
 """
@@ -32,6 +32,7 @@ from ubpe_native._pretokenize import split_text
 
 from ..encoders import TfidfScorer, make_encoder
 from ..errors import InvalidParameterError, ModelFormatError, SymbolTypeError, UnknownTokenError
+from ..pieces import Inventory
 from ..vocabulary import ID_DTYPE, Vocabulary
 from .patterns import NATIVE_PATTERNS, PATTERNS, code_point_classes
 from .pretokenizers import Pretokenizer, resolve_pre, scanner_unsafe
@@ -313,12 +314,50 @@ class ImportedTokenizer:
             out.append(int(token))
         return out
 
-    def pieces(self, ids: Iterable[int]) -> list[str]:
-        """The model's own string of every id."""
-        return [self.texts[i] for i in self._check_ids(ids)]
+    symbol_type = str
+
+    def pieces(self, ids: Iterable[int]) -> list[Any]:
+        """What every id stands for: its bytes (byte-level models) or its text with spaces
+        for ``▁`` (sentencepiece-style models)."""
+        return [self._piece(i) for i in self._check_ids(ids)]
+
+    def _piece(self, token: int) -> Any:
+        return self.decode_bytes([token])
 
     def id_to_piece(self, token: int) -> str:
-        return self.pieces([token])[0]
+        """The model's own string for ``token`` (as the source file writes it)."""
+        return self.texts[self._check_ids([token])[0]]
+
+    def piece_to_id(self, piece: Any) -> int:
+        """The id of a token by the model's own string, or by what it stands for."""
+        if isinstance(piece, str) and piece in self._text_ids():
+            return self._text_ids()[piece]
+        for token in range(len(self.texts)):
+            if self._piece(token) == piece:
+                return token
+        raise UnknownTokenError(f"{piece!r} is no token of this vocabulary")
+
+    def _text_ids(self) -> dict[str, int]:
+        if not hasattr(self, "_text_to_id"):
+            self._text_to_id = {text: i for i, text in enumerate(self.texts)}
+        return self._text_to_id
+
+    def covers(self, doc: str) -> bool:
+        """Whether every character can be encoded without the unknown token."""
+        return True
+
+    def inventory(self) -> Inventory:
+        """Every id with its piece, length and (for merged vocabulary tokens) weight."""
+        vocabulary, vocab_to_model, base_expansion = self._vocabulary_parts()
+        pieces = {i: self._piece(i) for i in range(len(self.texts))}
+        weights = {int(m): float(w) for m, w in zip(vocab_to_model.tolist(), vocabulary.weights.tolist())}
+        return Inventory(
+            list(range(len(self.texts))), pieces, merges=self._recorded_merges(),
+            base={e[0] for e in base_expansion if len(e) == 1},
+            lengths={i: len(p) for i, p in pieces.items()}, weights=weights)
+
+    def _recorded_merges(self) -> dict[int, tuple[int, int]]:
+        return {}
 
     def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
         return self.decode_bytes(ids).decode("utf-8", errors=errors)
@@ -390,6 +429,8 @@ class ImportedBPE(ImportedTokenizer):
         firsts = [a for a, _ in pairs]
         seconds = [b for _, b in pairs]
         self._merged_texts = [a + b for a, b in pairs]
+        self._merge_pairs = pairs
+        self._text_to_id = text_to_id
         left, right, result = ids_of(firsts), ids_of(seconds), ids_of(self._merged_texts)
         # what llama.cpp writes for a symbol that is no token: its single ASCII bytes' tokens
         expansions = [[text_to_id[chr(b)] for b in text.encode("utf-8") if b < 0x80 and chr(b) in text_to_id]
@@ -451,6 +492,16 @@ class ImportedBPE(ImportedTokenizer):
         vocabulary = Vocabulary.from_pieces(256, [pieces[k] for k in order], np.zeros(len(pieces)),
                                             ranks=np.arange(len(pieces), dtype=np.int64))
         return vocabulary, np.asarray(model_ids, dtype=np.int64)[order], base_expansion
+
+    def _recorded_merges(self) -> dict[int, tuple[int, int]]:
+        """token -> (left, right) of the first merge line that creates it."""
+        text_ids = self._text_ids()
+        merges: dict[int, tuple[int, int]] = {}
+        for (first, second), merged in zip(self._merge_pairs, self._merged_texts):
+            token, left, right = text_ids.get(merged), text_ids.get(first), text_ids.get(second)
+            if token is not None and left is not None and right is not None:
+                merges.setdefault(token, (left, right))
+        return merges
 
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
         out = []

@@ -182,6 +182,16 @@ class CharModel(ImportedTokenizer):
 
     # -- decoding ---------------------------------------------------------------------------
 
+    def _piece(self, token: int) -> str:
+        return self.decode_bytes([token]).decode("utf-8", "replace")
+
+    def covers(self, doc: str) -> bool:
+        """Whether every character is a piece's or has byte pieces (no unknown token needed)."""
+        self._vocabulary_parts()
+        return all(c in self._base_of or all(t in self._base_of_token for t in self._byte_fallback(c))
+                   for fragment in self._prepare(self._fragments(doc, False)) if isinstance(fragment, str)
+                   for c in fragment)
+
     def decode(self, ids, errors: str = "replace") -> str:
         """The text of ``ids``; for sentencepiece models as ``SentencePieceProcessor.decode``
         writes it: control tokens dropped, ``" ⁇ "`` for the unknown token, the dummy prefix
