@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 import pathlib
 import platform
 import sys
@@ -125,7 +126,8 @@ def main() -> None:
         "",
         f"Command: `python benchmarks/bench_vocab.py --encode-mb {args.encode_mb} --repeats {args.repeats}`; "
         f"{platform.processor() or platform.machine()}, Python {platform.python_version()}, one thread, "
-        "best of the repeats.",
+        f"best of the repeats; load average at the start {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores "
+        "(other processes share the machine: compare ratios, not absolute numbers).",
         "",
         "## Loading a GGUF vocabulary", "", "| vocabulary | tokens | load |", "|---|---|---|",
         *_load_rows(models, args.repeats),

@@ -175,3 +175,19 @@ def test_tokenizer_contract(name):
     if name == "gpt-2":
         assert inventory.merges and all(tok.pieces([t])[0] == tok.pieces([a])[0] + tok.pieces([b])[0]
                                         for t, (a, b) in list(inventory.merges.items())[:100])
+
+
+@pytest.mark.parametrize(("name", "pattern"), [("gpt-2", "gpt2"), ("llama-bpe", "llama3")])
+def test_byte_level_vocabularies_agree_with_tiktoken(name, pattern):
+    """tiktoken on the same vocabulary (token bytes -> id as ranks): the same ids on held-out
+    prose and every script of the UDHR."""
+    tiktoken = pytest.importorskip("tiktoken")
+    from ubpe.bytelevel.patterns import PATTERNS
+
+    tok = _load(name)
+    ranks = {raw: i for i, raw in enumerate(tok._raw) if raw is not None and tok.token_types[i] == 1}
+    enc = tiktoken.Encoding(name, pat_str=PATTERNS[pattern], mergeable_ranks=ranks, special_tokens={})
+    lines = text_lines("udhr", limit=5000) + text_lines(limit=3000)
+    assert len(lines) > 2000
+    differ = [line for line in lines if tok.encode(line) != enc.encode_ordinary(line)]
+    assert not differ, f"{len(differ)} lines differ, first: {differ[0]!r}"
