@@ -2,7 +2,8 @@
 
     python benchmarks/bench_vocab.py            # a few minutes on one core
 
-One process, one thread. Needs ``experiments/install_data.sh`` (llama.cpp's vocabularies from
+One process; one thread except the "all threads" columns (``encode_batch`` on one thread per
+core, tiktoken's ``encode_ordinary_batch`` likewise). Needs ``experiments/install_data.sh`` (llama.cpp's vocabularies from
 the llama-cpp-python sdist, and the prose datasets) and the ``[vocab]`` and ``[bench]`` extras.
 
 * loading: ``ubpe.io.gguf.read`` of GPT-2 (50k), Llama 3 (128k), Qwen2 (152k), Llama SPM (32k);
@@ -66,8 +67,12 @@ def _bytelevel_rows(models, text: str, repeats: int) -> list[str]:
         ours_cold = size / best_time(cold, repeats)
         ours_warm = size / best_time(lambda: tok.encode(text), repeats)
         theirs = size / best_time(lambda: enc.encode_ordinary(text), repeats)
+        docs = text.split("\n\n")
+        threads = os.cpu_count() or 1
+        ours_all = size / best_time(lambda: tok.encode_batch(docs, threads=threads), repeats)
+        theirs_all = size / best_time(lambda: enc.encode_ordinary_batch(docs, num_threads=threads), repeats)
         rows.append(f"| {name} | {ours_cold:.1f} | {ours_warm:.1f} | {theirs:.1f} | "
-                    f"{ours_cold / theirs:.2f}x | {same} |")
+                    f"{ours_cold / theirs:.2f}x | {ours_all:.1f} | {theirs_all:.1f} | {same} |")
     return rows
 
 
@@ -125,7 +130,7 @@ def main() -> None:
         f"# Imported vocabularies: loading and encoding speed ({time.strftime('%Y-%m-%d')})",
         "",
         f"Command: `python benchmarks/bench_vocab.py --encode-mb {args.encode_mb} --repeats {args.repeats}`; "
-        f"{platform.processor() or platform.machine()}, Python {platform.python_version()}, one thread, "
+        f"{platform.processor() or platform.machine()}, Python {platform.python_version()}, one thread unless told, "
         f"best of the repeats; load average at the start {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores "
         "(other processes share the machine: compare ratios, not absolute numbers).",
         "",
@@ -133,7 +138,8 @@ def main() -> None:
         *_load_rows(models, args.repeats),
         "", f"## Native byte-level encoding vs tiktoken (same vocabulary, {len(text) / MB:.1f} M characters of "
         "KJV + Shakespeare, MB/s)", "",
-        "| vocabulary | ours cold | ours warm | tiktoken | cold / tiktoken | same ids |", "|---|---|---|---|---|---|",
+        "| vocabulary | ours cold | ours warm | tiktoken | cold / tiktoken | ours, all threads | "
+        "tiktoken, all threads | same ids |", "|---|---|---|---|---|---|---|---|",
         *_bytelevel_rows(models, text, args.repeats),
         "", f"## sentencepiece models (8k pieces, {len(heldout):,} held-out Shakespeare lines, MB/s)", "",
         "| model | ours | sentencepiece | ratio | lines with equal ids |", "|---|---|---|---|---|",

@@ -191,3 +191,12 @@ def test_byte_level_vocabularies_agree_with_tiktoken(name, pattern):
     assert len(lines) > 5000
     differ = [line for line in lines if tok.encode(line) != enc.encode_ordinary(line)]
     assert not differ, f"{len(differ)} lines differ, first: {differ[0]!r}"
+
+
+@pytest.mark.parametrize("name", ["gpt-2", "qwen2", "phi-3"])
+def test_encode_batch_on_threads_equals_one_by_one(name):
+    tok = gguf_io.read(vocab_path(name))  # a fresh word cache, filled by the threads at once
+    lines = text_lines(limit=3000) + text_lines("udhr")
+    assert tok.encode_batch(lines, threads=4) == [tok.encode(line) for line in lines]
+    with pytest.raises(UBPEError):
+        tok.encode_batch(lines, threads=0)
