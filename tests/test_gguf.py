@@ -149,7 +149,7 @@ def test_scanner_path_equals_regex_path(name):
     from ubpe.bytelevel.pretokenizers import scanner_unsafe
 
     tok = _load(name)
-    lines = text_lines("udhr", limit=3000) + text_lines(limit=500)
+    lines = text_lines("udhr", limit=5000, split="train") + text_lines("udhr") + text_lines(limit=500)
     lines += ["'ſ 'S 'Ll \u0378x \ufdd0 a\U0010ffff  \n\n\t x", "  \r\n  end   "]
     checked = 0
     for line in lines:
@@ -157,3 +157,46 @@ def test_scanner_path_equals_regex_path(name):
             checked += 1
         assert tok._native(line) == tok._native_by_regex(line), repr(line)
     assert checked > 500
+
+
+@pytest.mark.parametrize("name", ["gpt-2", "llama-spm"])
+def test_tokenizer_contract(name):
+    from ubpe.tokenizer import Tokenizer
+
+    tok = _load(name)
+    assert isinstance(tok, Tokenizer)
+    ids = tok.encode("Hello world")
+    assert tok.piece_to_id(tok.id_to_piece(ids[0])) == ids[0]
+    assert tok.piece_to_id(tok.pieces([ids[-1]])[0]) == ids[-1]
+    inventory = tok.inventory()
+    assert len(inventory.ids) == tok.n_vocab and inventory.lengths[ids[0]] >= 1
+    assert tok.covers("Hello") and tok.n_symbols("héllo") in (5, 6)
+    assert tok.describe()["n_vocab"] == tok.n_vocab
+    if name == "gpt-2":
+        assert inventory.merges and all(tok.pieces([t])[0] == tok.pieces([a])[0] + tok.pieces([b])[0]
+                                        for t, (a, b) in list(inventory.merges.items())[:100])
+
+
+@pytest.mark.parametrize(("name", "pattern"), [("gpt-2", "gpt2"), ("llama-bpe", "llama3")])
+def test_byte_level_vocabularies_agree_with_tiktoken(name, pattern):
+    """tiktoken on the same vocabulary (token bytes -> id as ranks): the same ids on held-out
+    prose and every script of the UDHR."""
+    tiktoken = pytest.importorskip("tiktoken")
+    from ubpe.bytelevel.patterns import PATTERNS
+
+    tok = _load(name)
+    ranks = {raw: i for i, raw in enumerate(tok._raw) if raw is not None and tok.token_types[i] == 1}
+    enc = tiktoken.Encoding(name, pat_str=PATTERNS[pattern], mergeable_ranks=ranks, special_tokens={})
+    lines = text_lines("udhr", limit=5000, split="train") + text_lines("udhr") + text_lines(limit=3000)
+    assert len(lines) > 5000
+    differ = [line for line in lines if tok.encode(line) != enc.encode_ordinary(line)]
+    assert not differ, f"{len(differ)} lines differ, first: {differ[0]!r}"
+
+
+@pytest.mark.parametrize("name", ["gpt-2", "qwen2", "phi-3"])
+def test_encode_batch_on_threads_equals_one_by_one(name):
+    tok = gguf_io.read(vocab_path(name))  # a fresh word cache, filled by the threads at once
+    lines = text_lines(limit=3000) + text_lines("udhr")
+    assert tok.encode_batch(lines, threads=4) == [tok.encode(line) for line in lines]
+    with pytest.raises(UBPEError):
+        tok.encode_batch(lines, threads=0)

@@ -56,7 +56,7 @@ def _model(config: str) -> bytes:
 
 
 def _heldout() -> list[str]:
-    lines = text_lines(limit=1500) + text_lines("udhr", limit=3000)
+    lines = text_lines(limit=3000) + text_lines("udhr", limit=3000)
     return lines + ["  leading and   inner   spaces  ", "ｆｕｌｌ　ｗｉｄｔｈ ①②", "<sep> qu<sep>",
                     "emoji 🦙🦙 and \u0000 nul", "", "   "]
 
@@ -110,6 +110,8 @@ def test_detect_and_bad_input(tmp_path):
     data = _model("bpe")
     assert spm_io.detect(data[:32])
     assert not spm_io.detect(b"GGUF\x03\x00\x00\x00")
+    assert not spm_io.detect(b"\n \n{\"model\": 1}")  # a JSON file after blank lines
+    assert not spm_io.detect(b"\n\x05\n\x09<unk>")  # a piece longer than its entry
     foreign = tmp_path / "foreign.model"
     foreign.write_bytes(b"\x08\x96\x01\x12\x04abcd")  # a valid protobuf, not a ModelProto
     with pytest.raises(ModelFormatError, match="not a sentencepiece model"):

@@ -36,12 +36,13 @@ def vocab_path(name: str) -> Path:
     return llama_cpp_models() / f"ggml-vocab-{name}.gguf"
 
 
-def text_lines(name: str = "shakespeare", limit: int = 2000, min_chars: int = 1) -> list[str]:
-    """Non-empty lines of a prose dataset's held-out split, at most ``limit``."""
+def text_lines(name: str = "shakespeare", limit: int = 2000, min_chars: int = 1,
+               split: str = "heldout") -> list[str]:
+    """Non-empty lines of a text dataset's split (held-out unless told), at most ``limit``."""
     from experiments.datasets import load
 
     try:
-        corpus = load(name, "heldout")
+        corpus = load(name, split, max_symbols=float("inf"))
     except DataNotInstalledError as exc:
         pytest.skip(str(exc))
     lines = [line for doc in corpus.docs for line in str(doc).split("\n")

@@ -30,6 +30,7 @@ costs one hash lookup.
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.algorithm cimport pop_heap, push_heap
+from libcpp.mutex cimport mutex
 from libcpp.string cimport string
 from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
@@ -105,6 +106,7 @@ cdef class PairMerges:
     cdef id_t byte_fallback[256]
     cdef unordered_map[string, id_t] whole
     cdef unordered_map[string, vector[id_t]] cache
+    cdef mutex cache_lock  # encode may run in several threads at once (it releases the GIL)
 
     def __init__(self, id_t n_ids, const id_t[::1] left, const id_t[::1] right,
                  const id_t[::1] result, const int64_t[::1] rank,
@@ -191,7 +193,10 @@ cdef class PairMerges:
 
     def clear_cache(self):
         """Forget the cached words."""
-        self.cache.clear()
+        with nogil:
+            self.cache_lock.lock()
+            self.cache.clear()
+            self.cache_lock.unlock()
 
     def cache_size(self):
         """How many words are cached."""
@@ -215,17 +220,22 @@ cdef class PairMerges:
                                  node_start, heap)
                 continue
             key.assign(<const char*>data + bounds[w], length)
+            self.cache_lock.lock()
             found = self.cache.find(key)
             if found != self.cache.end():
                 out.insert(out.end(), deref(found).second.begin(), deref(found).second.end())
+                self.cache_lock.unlock()
                 continue
+            self.cache_lock.unlock()
             word_out.clear()
             self._merge_word(data + bounds[w], length, word_out, token_at, next_node, prev_node,
                              node_start, heap)
             out.insert(out.end(), word_out.begin(), word_out.end())
+            self.cache_lock.lock()
             if self.cache.size() >= CACHE_LIMIT:
                 self.cache.clear()
             self.cache[key] = word_out
+            self.cache_lock.unlock()
 
     cdef inline void _push(self, vector[uint64_t]& heap, const vector[id_t]& token_at,
                            int32_t left, int32_t right) noexcept nogil:

@@ -19,14 +19,12 @@ Unknown pieces become their bytes' ``<0xXX>`` ids (byte fallback) or one unknown
 [5, 0, 4]
 """
 
-from libc.stdint cimport int32_t, int64_t, uint8_t
-from libcpp.string cimport string
-from libcpp.unordered_map cimport unordered_map
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libcpp.vector cimport vector
-from cython.operator cimport dereference as deref
 
 import numpy as np
 
+from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._typedefs cimport id_t
 from ubpe_native._shared cimport id_array, utf8_length
 
@@ -45,7 +43,8 @@ cdef class UnigramLattice:
     Unused pieces are left out by the caller but their text must still be a trie path, so
     pass them with ``ids[k] = -1``."""
 
-    cdef unordered_map[string, int32_t] entries  # piece or prefix -> index, PREFIX_ONLY
+    cdef FlatMap children  # node << 8 | byte -> child node (trie of the pieces' bytes)
+    cdef vector[int32_t] node_entry  # node -> piece index, or PREFIX_ONLY
     cdef vector[id_t] ids
     cdef vector[float] scores
     cdef vector[uint8_t] user_defined
@@ -58,8 +57,6 @@ cdef class UnigramLattice:
                  const float[::1] scores, const uint8_t[::1] user_defined, id_t unk_id,
                  float unk_score, const id_t[::1] byte_fallback):
         cdef Py_ssize_t n = ids.shape[0], k, j
-        cdef string key
-        cdef const char* base = <const char*>&blob[0] if blob.shape[0] else NULL
         if offsets.shape[0] != n + 1 or scores.shape[0] != n or user_defined.shape[0] != n:
             raise ValueError("offsets, ids, scores and user_defined disagree in length")
         if n and (offsets[0] != 0 or offsets[n] != blob.shape[0]):
@@ -88,14 +85,19 @@ cdef class UnigramLattice:
             self.ids.assign(&ids[0], &ids[0] + n)
             self.scores.assign(&scores[0], &scores[0] + n)
             self.user_defined.assign(&user_defined[0], &user_defined[0] + n)
+        cdef int64_t node, child
+        cdef int64_t* slot
+        self.node_entry.push_back(PREFIX_ONLY)  # the root
         for k in range(n):
-            for j in range(offsets[k] + 1, offsets[k + 1]):
-                key.assign(base + offsets[k], j - offsets[k])
-                if self.entries.find(key) == self.entries.end():
-                    self.entries[key] = PREFIX_ONLY
-            key.assign(base + offsets[k], offsets[k + 1] - offsets[k])
-            if ids[k] >= 0 or self.entries.find(key) == self.entries.end():
-                self.entries[key] = <int32_t>k if ids[k] >= 0 else PREFIX_ONLY
+            node = 0
+            for j in range(offsets[k], offsets[k + 1]):
+                slot = self.children.slot((<uint64_t>node << 8) | blob[j])
+                if slot[0] == 0:
+                    self.node_entry.push_back(PREFIX_ONLY)
+                    slot[0] = self.node_entry.size() - 1
+                node = slot[0]
+            if ids[k] >= 0:
+                self.node_entry[node] = <int32_t>k
 
     def encode(self, const uint8_t[::1] data):
         """The ids of the best path over ``data`` (normalized UTF-8)."""
@@ -113,7 +115,7 @@ cdef class UnigramLattice:
         cdef Py_ssize_t starts_at = 0, max_frontier = 0, key_pos, i, mblen, length, end
         cdef float till, offset, score, candidate
         cdef bint has_single
-        cdef string key
+        cdef int64_t node
         cdef int32_t entry
         cdef id_t token
         best_score.assign(size + 1, 0.0)
@@ -131,13 +133,12 @@ cdef class UnigramLattice:
             mblen = utf8_length(data[starts_at])
             if mblen > size - starts_at:
                 mblen = size - starts_at
-            key.clear()
+            node = 0
             for key_pos in range(starts_at, size):
-                key.push_back(<char>data[key_pos])
-                found = self.entries.find(key)
-                if found == self.entries.end():
+                node = self.children.get((<uint64_t>node << 8) | data[key_pos], 0)
+                if node == 0:
                     break
-                entry = deref(found).second
+                entry = self.node_entry[node]
                 if entry == PREFIX_ONLY:
                     continue
                 end = key_pos + 1

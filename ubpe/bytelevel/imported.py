@@ -20,7 +20,8 @@ ranks (`ubpe_native._merges`), and tokens are GPT-2's byte-to-unicode strings.
 from __future__ import annotations
 
 import heapq
-import itertools
+import os
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -32,8 +33,8 @@ from ubpe_native._pretokenize import split_text
 
 from ..encoders import TfidfScorer, make_encoder
 from ..errors import InvalidParameterError, ModelFormatError, SymbolTypeError, UnknownTokenError
+from ..pieces import Inventory
 from ..vocabulary import ID_DTYPE, Vocabulary
-from .contract import ImportedContract
 from .patterns import NATIVE_PATTERNS, PATTERNS, code_point_classes
 from .pretokenizers import Pretokenizer, resolve_pre, scanner_unsafe
 
@@ -123,7 +124,7 @@ def combine_kbest(lists: Sequence[Sequence[tuple[list[int], float]]], top_n: int
     return best
 
 
-class ImportedTokenizer(ImportedContract):
+class ImportedTokenizer:
     """What every imported model shares (see the module docstring). Subclasses define
     ``_native(text)``, ``_parts(text)``, ``_build_vocabulary()`` and ``_prepare(fragments)``."""
 
@@ -148,6 +149,7 @@ class ImportedTokenizer(ImportedContract):
         self.add_bos = bool(flags.get("add_bos") or False)
         self.add_eos = bool(flags.get("add_eos") or False)
         self._encoders: dict[tuple, Any] = {}
+        self._special_tables: dict[bool, list[tuple[str, int, bool, bool]]] = {}
         self._vocab: tuple[Vocabulary, np.ndarray, list[list[int]]] | None = None
 
     # -- the special tokens ------------------------------------------------------------------
@@ -155,10 +157,14 @@ class ImportedTokenizer(ImportedContract):
     def _special_table(self, parse_special: bool) -> list[tuple[str, int, bool, bool]]:
         """Tokens cut out before encoding: user-defined ones always, control and unknown ones
         with ``parse_special`` (llama.cpp's cache_special_tokens), longest (in bytes) first."""
+        cached = self._special_tables.get(parse_special)
+        if cached is not None:
+            return cached
         kinds = (USER_DEFINED, CONTROL, UNKNOWN) if parse_special else (USER_DEFINED,)
         ids = np.flatnonzero(np.isin(self.token_types, kinds)).tolist()
         table = [(self.texts[i], i, *self._strip_flags(i)) for i in ids if self.texts[i]]
         table.sort(key=lambda entry: -len(entry[0].encode("utf-8")))
+        self._special_tables[parse_special] = table
         return table
 
     def _strip_flags(self, token: int) -> tuple[bool, bool]:
@@ -189,8 +195,18 @@ class ImportedTokenizer(ImportedContract):
             ids.append(self.special_ids["eos"])
         return ids
 
-    def encode_batch(self, docs: Iterable[str], **options: Any) -> list[list[int]]:
-        return [self.encode(doc, **options) for doc in docs]
+    def encode_batch(self, docs: Iterable[str], *, threads: int | None = None,
+                     **options: Any) -> list[list[int]]:
+        """`encode` of every doc, on ``threads`` threads (default: one per core; the kernels
+        release the GIL). Same ids as one by one."""
+        docs = list(docs)
+        workers = (os.cpu_count() or 1) if threads is None else threads
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise InvalidParameterError(f"`threads` must be a positive int, got {threads!r}")
+        if workers == 1 or len(docs) < 2:
+            return [self.encode(doc, **options) for doc in docs]
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(lambda doc: self.encode(doc, **options), docs))
 
     @property
     def vocabulary(self) -> Vocabulary:
@@ -309,13 +325,50 @@ class ImportedTokenizer(ImportedContract):
             out.append(int(token))
         return out
 
+    symbol_type = str
+
     def pieces(self, ids: Iterable[int]) -> list[Any]:
-        """What every id stands for, in ``symbol_unit`` (see :mod:`ubpe.bytelevel.contract`)."""
-        return self.unit_pieces(ids)
+        """What every id stands for: its bytes (byte-level models) or its text with spaces
+        for ``▁`` (sentencepiece-style models)."""
+        return [self._piece(i) for i in self._check_ids(ids)]
+
+    def _piece(self, token: int) -> Any:
+        return self.decode_bytes([token])
 
     def id_to_piece(self, token: int) -> str:
-        """The model's own string of ``token`` (``Ġworld``, ``▁the``, ``<0x0A>``)."""
+        """The model's own string for ``token`` (as the source file writes it)."""
         return self.texts[self._check_ids([token])[0]]
+
+    def piece_to_id(self, piece: Any) -> int:
+        """The id of a token by the model's own string, or by what it stands for."""
+        if isinstance(piece, str) and piece in self._text_ids():
+            return self._text_ids()[piece]
+        for token in range(len(self.texts)):
+            if self._piece(token) == piece:
+                return token
+        raise UnknownTokenError(f"{piece!r} is no token of this vocabulary")
+
+    def _text_ids(self) -> dict[str, int]:
+        if not hasattr(self, "_text_to_id"):
+            self._text_to_id = {text: i for i, text in enumerate(self.texts)}
+        return self._text_to_id
+
+    def covers(self, doc: str) -> bool:
+        """Whether every character can be encoded without the unknown token."""
+        return True
+
+    def inventory(self) -> Inventory:
+        """Every id with its piece, length and (for merged vocabulary tokens) weight."""
+        vocabulary, vocab_to_model, base_expansion = self._vocabulary_parts()
+        pieces = {i: self._piece(i) for i in range(len(self.texts))}
+        weights = {int(m): float(w) for m, w in zip(vocab_to_model.tolist(), vocabulary.weights.tolist())}
+        return Inventory(
+            list(range(len(self.texts))), pieces, merges=self._recorded_merges(),
+            base={e[0] for e in base_expansion if len(e) == 1},
+            lengths={i: len(p) for i, p in pieces.items()}, weights=weights)
+
+    def _recorded_merges(self) -> dict[int, tuple[int, int]]:
+        return {}
 
     def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
         return self.decode_bytes(ids).decode("utf-8", errors=errors)
@@ -387,6 +440,8 @@ class ImportedBPE(ImportedTokenizer):
         firsts = [a for a, _ in pairs]
         seconds = [b for _, b in pairs]
         self._merged_texts = [a + b for a, b in pairs]
+        self._merge_pairs = pairs
+        self._text_to_id = text_to_id
         left, right, result = ids_of(firsts), ids_of(seconds), ids_of(self._merged_texts)
         # what llama.cpp writes for a symbol that is no token: its single ASCII bytes' tokens
         expansions = [[text_to_id[chr(b)] for b in text.encode("utf-8") if b < 0x80 and chr(b) in text_to_id]
@@ -448,6 +503,16 @@ class ImportedBPE(ImportedTokenizer):
         vocabulary = Vocabulary.from_pieces(256, [pieces[k] for k in order], np.zeros(len(pieces)),
                                             ranks=np.arange(len(pieces), dtype=np.int64))
         return vocabulary, np.asarray(model_ids, dtype=np.int64)[order], base_expansion
+
+    def _recorded_merges(self) -> dict[int, tuple[int, int]]:
+        """token -> (left, right) of the first merge line that creates it."""
+        text_ids = self._text_ids()
+        merges: dict[int, tuple[int, int]] = {}
+        for (first, second), merged in zip(self._merge_pairs, self._merged_texts):
+            token, left, right = text_ids.get(merged), text_ids.get(first), text_ids.get(second)
+            if token is not None and left is not None and right is not None:
+                merges.setdefault(token, (left, right))
+        return merges
 
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
         out = []

@@ -134,12 +134,11 @@ class CharModel(ImportedTokenizer):
         return out
 
     def _collapsed(self, ids: np.ndarray) -> list[int]:
-        if self._collapse_unk and len(ids) > 1:
-            unk = self.special_ids["unk"]
-            repeated = (ids[1:] == unk) & (ids[:-1] == unk)
-            if repeated.any():
-                ids = ids[np.concatenate([[True], ~repeated])]
-        return ids.tolist()
+        out = ids.tolist()
+        unk = self.special_ids["unk"]
+        if self._collapse_unk and unk in out:
+            out = [t for k, t in enumerate(out) if t != unk or k == 0 or out[k - 1] != unk]
+        return out
 
     def _parts(self, text: str) -> list[np.ndarray]:
         vocabulary, _, _ = self._vocabulary_parts()
@@ -182,6 +181,16 @@ class CharModel(ImportedTokenizer):
         return vocabulary, np.asarray(model_ids, dtype=np.int64)[order], base_expansion
 
     # -- decoding ---------------------------------------------------------------------------
+
+    def _piece(self, token: int) -> str:
+        return self.decode_bytes([token]).decode("utf-8", "replace")
+
+    def covers(self, doc: str) -> bool:
+        """Whether every character is a piece's or has byte pieces (no unknown token needed)."""
+        self._vocabulary_parts()
+        return all(c in self._base_of or all(t in self._base_of_token for t in self._byte_fallback(c))
+                   for fragment in self._prepare(self._fragments(doc, False)) if isinstance(fragment, str)
+                   for c in fragment)
 
     def decode(self, ids, errors: str = "replace") -> str:
         """The text of ``ids``; for sentencepiece models as ``SentencePieceProcessor.decode``
@@ -290,8 +299,7 @@ class SentencePieceBPE(CharModel):
 
     def _native(self, text: str) -> list[int]:
         data = text.encode("utf-8", "surrogatepass")
-        ids = self._kernel.encode(np.frombuffer(data, dtype=np.uint8), np.array([0, len(data)], dtype=np.int64))
-        return self._collapsed(ids)
+        return self._collapsed(self._kernel.encode(data, np.array([0, len(data)], dtype=np.int64)))
 
 
 class SentencePieceUnigram(CharModel):
@@ -324,5 +332,4 @@ class SentencePieceUnigram(CharModel):
             i32([-1 if t is None else t for t in fallback]))
 
     def _native(self, text: str) -> list[int]:
-        ids = self._kernel.encode(np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8))
-        return ids.tolist()
+        return self._kernel.encode(text.encode("utf-8", "surrogatepass")).tolist()

@@ -55,6 +55,33 @@ class Normalizer:
                 and (self._array is None or self._longest_rule(bytes([b]), 0)[0] == 0
                      and not self._rule_starts_with(b))]
         self._free_run = re.compile(b"[" + b"".join(re.escape(bytes([b])) for b in free) + b"]+") if free else None
+        # ASCII text: when no rule spans two ASCII bytes, rules apply byte by byte (a table)
+        self._ascii_table: dict[int, str] | None = None
+        if not self._protected and (self._array is None or not self._ascii_pair_rule()):
+            table = {}
+            for b in range(0x80):
+                piece, used = self._prefix(bytes([b]), 0)
+                if piece != bytes([b]):
+                    table[b] = piece.decode("utf-8")
+            self._ascii_table = table
+
+    def _ascii_pair_rule(self) -> bool:
+        """Whether some rule's key is two or more ASCII bytes (then the table is not enough)."""
+        array = self._array
+        unit = array[0]
+        frontier = [(0 ^ ((unit >> 10) << ((unit & (1 << 9)) >> 6)), 0)]
+        while frontier:
+            node, depth = frontier.pop()
+            for byte in range(1, 0x80):
+                child = node ^ byte
+                if child >= len(array) or array[child] & ((1 << 31) | 0xFF) != byte:
+                    continue
+                unit = array[child]
+                if (unit >> 8) & 1 and depth + 1 >= 2:
+                    return True
+                if depth < 16:
+                    frontier.append((child ^ ((unit >> 10) << ((unit & (1 << 9)) >> 6)), depth + 1))
+        return False
 
     def _rule_starts_with(self, byte: int) -> bool:
         array = self._array
@@ -111,6 +138,24 @@ class Normalizer:
         return data[pos : pos + n], n
 
     def __call__(self, text: str) -> str:
+        if self._ascii_table is not None and text.isascii():
+            return self._ascii(text)
+        return self._normalize(text)
+
+    def _ascii(self, text: str) -> str:
+        """`_normalize` of ASCII text when its rules are one byte each (same result, faster)."""
+        text = text.translate(self._ascii_table)
+        space = SPACE if self.escape_whitespaces else " "
+        if self.remove_extra_whitespaces:
+            text = " ".join([w for w in text.split(" ") if w])
+        if not text:
+            return ""
+        text = text.replace(" ", space)
+        if self.add_dummy_prefix:
+            text = text + space if self.treat_whitespace_as_suffix else space + text
+        return text
+
+    def _normalize(self, text: str) -> str:
         data = text.encode("utf-8", "surrogatepass")
         pos = 0
         if self.remove_extra_whitespaces:
