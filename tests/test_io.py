@@ -26,7 +26,9 @@ def models():
     classic = UBPEClassic(alphabet=sorted(set("".join(TEXTS))), n_tokens=40)
     classic.fit(TEXTS, quiet=True)
     bytelevel = ByteLevelBPE().fit(TEXTS, n_tokens=270, pattern="gpt2", special_tokens=["<|end|>"], quiet=True)
-    return {"universal": universal, "classic": classic, "bytelevel": bytelevel}
+    ints = UBPEClassic(alphabet=5, n_tokens=12, known_words=[(1, 2)], stop_tokens=[4])
+    ints.fit([[1, 2, 3, 1, 2, 0, 4], [0, 1, 2, 3]] * 5, quiet=True)
+    return {"universal": universal, "classic": classic, "bytelevel": bytelevel, "ints": ints}
 
 
 def test_table_rows_are_complete():
@@ -178,7 +180,7 @@ def test_any_file_loads_or_raises_a_ubpe_error(tmp_path, data):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(variant=st.sampled_from(["universal", "classic"]), field=FIELDS, value=JSON)
+@given(variant=st.sampled_from(["universal", "classic", "ints"]), field=FIELDS, value=JSON)
 def test_a_corrupted_reference_dump_raises_a_ubpe_error(models, tmp_path, variant, field, value):
     model = json.loads(models[variant].dumps())
     model[field] = value
@@ -193,7 +195,7 @@ VOCABULARY_FIELDS = st.sampled_from(["n_base", "merges", "pieces", "weights", "r
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(variant=st.sampled_from(["universal", "classic", "bytelevel"]),
+@given(variant=st.sampled_from(["universal", "classic", "bytelevel", "ints"]),
        edits=st.lists(st.tuples(st.booleans(), BODY_FIELDS, VOCABULARY_FIELDS, JSON), min_size=1, max_size=3))
 def test_a_corrupted_body_with_a_valid_checksum_raises_a_ubpe_error(models, tmp_path, variant, edits):
     """A file whose checksum was recomputed after editing (by hand or by another tool)."""

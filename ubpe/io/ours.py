@@ -158,7 +158,7 @@ def decode_symbol(value: Any) -> Any:
                 return tuple(decode_symbol(v) for v in payload)
             if tag == "none":
                 return None
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             pass
     raise ModelFormatError(f"not a saved symbol: {str(value)[:40]}")
 
@@ -216,7 +216,7 @@ def _ubpe_from_body(body: dict, what: str) -> Any:
             stop_tokens=_decoded_symbols(body.get("stop_tokens")),
         )
         n_tokens = int(body["n_tokens"])
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:
         raise ModelFormatError(f"{what} is malformed: {exc}") from None
     vocabulary = None
     if body.get("vocabulary") is not None:
@@ -289,7 +289,7 @@ def _bytelevel_from_body(body: dict, what: str) -> Any:
     try:
         lines = "\n".join(f"{piece} {rank}" for piece, rank in body["mergeable_ranks"])
         pattern, specials = body["pattern"], body.get("special_tokens") or {}
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:
         raise ModelFormatError(f"{what} is malformed: {exc}") from None
     if not isinstance(specials, dict):
         raise ModelFormatError(f"{what}: special_tokens must be an object of text -> id")

@@ -107,13 +107,13 @@ def loads(
         token_type = infer_symbol_type(model)
     try:
         alphabet = Alphabet.from_spec({token_type(k): v for k, v in model["alphabet"].items()})
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, OverflowError) as exc:
         raise ModelFormatError(f"the model's alphabet does not fit token_type {token_type.__name__}: {exc}") from None
     known_words = None
     if model.get("known_words"):  # falsy values (null, {}, []) mean none, as in the reference
         try:
             known_words = {(w if isinstance(w, str) else tuple(w)): int(i) for i, w in model["known_words"].items()}
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:
             raise ModelFormatError(f"the model's known_words are malformed: {exc}") from None
     pipeline = make_pipeline(
         alphabet,
@@ -145,7 +145,7 @@ def _vocabulary(mapper: dict, weights: dict, n_base: int, *, classic: bool) -> V
     try:
         entries = sorted((int(k), tuple(int(x) for x in v)) for k, v in mapper.items())
         weight_of = {int(k): float(v) for k, v in weights.items()}
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise ModelFormatError(f"the model's mapper or weights are malformed: {exc}") from None
     ids = [token for token, _ in entries]
     if ids != list(range(n_base, n_base + len(ids))):
@@ -168,7 +168,7 @@ def _typed_tokens(values: Any, token_type: type) -> list[Any] | None:
         raise ModelFormatError("break/stop tokens must be a list")
     try:
         return [token_type(v) for v in values]
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise ModelFormatError(f"break/stop tokens do not fit token_type: {exc}") from None
 
 
