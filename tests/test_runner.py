@@ -275,9 +275,9 @@ def test_shipped_configs_parse():
 def test_config_docstring_examples():
     import doctest
 
-    from experiments import cache, config, patterns, provenance, report, tables
+    from experiments import cache, config, formatting, patterns, provenance, report, tables
 
-    for module in (config, cache, patterns, provenance, report, tables):
+    for module in (config, cache, formatting, patterns, provenance, report, tables):
         assert doctest.testmod(module).failed == 0, module.__name__
 
 
