@@ -112,10 +112,14 @@ def _run_units(units: list[Unit], jobs: int, bar) -> dict[str, UnitResult]:
     units = sorted(units, key=lambda u: (-sum(len(d) for d in u.train_docs), -u.fit.n_tokens))
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         futures = {pool.submit(run_unit, unit): unit for unit in units}
-        for future in as_completed(futures):
-            # a worker's exception (a crash, `CellCrashed`) propagates and stops the run
-            results[futures[future].fit.key] = future.result()
-            bar.update(len(futures[future].cells))
+        try:
+            for future in as_completed(futures):
+                # a worker's exception (a crash, `CellCrashed`) propagates and stops the run
+                results[futures[future].fit.key] = future.result()
+                bar.update(len(futures[future].cells))
+        except BaseException:
+            pool.shutdown(wait=True, cancel_futures=True)  # start no further unit
+            raise
     return results
 
 

@@ -220,6 +220,9 @@ def test_a_bug_in_an_encoder_is_not_a_failed_cell(tiny, monkeypatch):
     with pytest.raises(units.CellCrashed, match=r"cell tiny \+6 n_candidates=2 classic:classic "
                                                 r"crashed: IndexError: a regression"):
         _run(config)
+    # in the process pool too (workers are forked, so they see the patched encoder)
+    with pytest.raises(units.CellCrashed, match="crashed: IndexError: a regression"):
+        runner.run_experiment(config, jobs=2, force=True, progress=False)
 
 
 def test_equal_size_trims_universal_to_the_classic_size(tiny):
@@ -275,9 +278,9 @@ def test_shipped_configs_parse():
 def test_config_docstring_examples():
     import doctest
 
-    from experiments import cache, config, patterns, provenance, report, tables
+    from experiments import cache, config, formatting, patterns, provenance, report, tables
 
-    for module in (config, cache, patterns, provenance, report, tables):
+    for module in (config, cache, formatting, patterns, provenance, report, tables):
         assert doctest.testmod(module).failed == 0, module.__name__
 
 
