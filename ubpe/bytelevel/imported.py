@@ -151,6 +151,7 @@ class ImportedTokenizer:
         self._encoders: dict[tuple, Any] = {}
         self._special_tables: dict[bool, list[tuple[str, int, bool, bool]]] = {}
         self._vocab: tuple[Vocabulary, np.ndarray, list[list[int]]] | None = None
+        self._id_table: np.ndarray | None = None  # vocabulary id -> model id, -1: expand
 
     # -- the special tokens ------------------------------------------------------------------
 
@@ -266,6 +267,12 @@ class ImportedTokenizer:
 
     def _to_model_ids(self, tokens: Sequence[int]) -> list[int]:
         vocabulary, vocab_to_model, base_expansion = self._vocabulary_parts()
+        if self._id_table is None:
+            single = [e[0] if len(e) == 1 else -1 for e in base_expansion]
+            self._id_table = np.concatenate([np.asarray(single, dtype=np.int64), vocab_to_model])
+        mapped = self._id_table[np.asarray(tokens, dtype=np.int64)]
+        if len(mapped) == 0 or mapped.min() >= 0:
+            return mapped.tolist()
         n_base = vocabulary.n_base
         out: list[int] = []
         for token in tokens:
@@ -458,8 +465,8 @@ class ImportedBPE(ImportedTokenizer):
             pack_units([bytes([b]) for b in range(256)]), i32(units), np.full(256, -1, np.int32),
             False, b"".join(raw for raw, _ in whole_words), whole_offsets, i32([i for _, i in whole_words]))
 
-    def _native(self, text: str) -> list[int]:
-        """llama.cpp's ids of a text without special tokens.
+    def _words(self, text: str) -> tuple[bytes, np.ndarray]:
+        """The pre-tokens of a text without special tokens: its UTF-8 bytes and their bounds.
 
         For the GPT-2 and Llama 3 pre-tokenizers the kernel's scanner (written for tiktoken's
         patterns of the same names) splits the text: they cut alike except on unassigned code
@@ -467,20 +474,32 @@ class ImportedBPE(ImportedTokenizer):
         the regex path.
         """
         if self._scanner is not None and not scanner_unsafe(text):
-            data = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
-            bounds = split_text(data, code_point_classes(), self._scanner)
-            return self._kernel.encode(data, bounds).tolist()
-        return self._native_by_regex(text)
+            data = text.encode("utf-8")
+            return data, split_text(np.frombuffer(data, dtype=np.uint8), code_point_classes(), self._scanner)
+        return self._words_by_regex(text)
 
-    def _native_by_regex(self, text: str) -> list[int]:
+    def _words_by_regex(self, text: str) -> tuple[bytes, np.ndarray]:
         words = [w.encode("utf-8", "surrogatepass") for w in self.pretokenizer.split(text)]
         bounds = np.zeros(len(words) + 1, dtype=np.int64)
         np.cumsum([len(w) for w in words], out=bounds[1:])
-        return self._kernel.encode(np.frombuffer(b"".join(words), dtype=np.uint8), bounds).tolist()
+        return b"".join(words), bounds
+
+    def _native(self, text: str) -> list[int]:
+        """llama.cpp's ids of a text without special tokens."""
+        data, bounds = self._words(text)
+        return self._kernel.encode(data, bounds).tolist()
+
+    def _native_by_regex(self, text: str) -> list[int]:
+        data, bounds = self._words_by_regex(text)
+        return self._kernel.encode(data, bounds).tolist()
 
     def _parts(self, text: str) -> list[np.ndarray]:
-        return [np.frombuffer(w.encode("utf-8", "surrogatepass"), dtype=np.uint8).astype(ID_DTYPE)
-                for w in self.pretokenizer.split(text)]
+        data, bounds = self._words(text)
+        if not data:
+            return []
+        symbols = np.frombuffer(data, dtype=np.uint8).astype(ID_DTYPE)
+        cuts = bounds.tolist()
+        return [symbols[a:b] for a, b in zip(cuts, cuts[1:])]
 
     def _build_vocabulary(self) -> tuple[Vocabulary, np.ndarray, list[list[int]]]:
         rank_of: dict[bytes, int] = {}
