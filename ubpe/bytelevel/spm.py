@@ -28,7 +28,7 @@ from ubpe_native._unigram import UnigramLattice
 
 from ..errors import ModelFormatError, SymbolTypeError
 from ..vocabulary import ID_DTYPE, Vocabulary
-from .imported import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, ImportedTokenizer
+from .imported_base import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, ImportedTokenizer
 from .spm_normalizer import Normalizer
 
 SPACE = "▁"
