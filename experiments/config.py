@@ -13,6 +13,8 @@ that take one). ``experiments/configs/default.toml`` is the documented example; 
     n_candidates = [50]                    # fit's pairs per round (ubpe's default is 50)
     top_n = 4                              # alternatives asked of n-best encoders (score gaps)
     seeds = [0, 1, 2]                      # one cell per seed for the seeded encoders
+    equal_size = true                      # trim each universal vocabulary to the size the
+                                           # classic one of the same setting ends with
 
     [encoders]
     run = ["universal:tfidf", "classic:classic", "classic:ranked"]   # variant:encoder
@@ -25,10 +27,8 @@ that take one). ``experiments/configs/default.toml`` is the documented example; 
                                            # makes the run exit with status 1
 
     [statistics]
-    resamples = 10000                      # bootstrap resamples
-    confidence = 0.95                      # bootstrap interval
-    alpha = 0.05                           # significance after Holm's correction
-    seed = 12345                           # bootstrap seed (each comparison derives its own)
+    alpha = 0.05                           # significance after Holm's correction (the
+                                           # intervals are computed to agree with it)
 
     [[comparisons]]                        # paired tests, a - b per held-out document
     question = "Does universal (tf-idf, top-1) give shorter encodings than classic?"
@@ -76,10 +76,7 @@ REGEX_PRESETS: dict[str, str] = PRESETS
 DEFAULT_TOP_N = 1
 #: Encoders that sample (one cell per seed) unless a config says otherwise.
 DEFAULT_SEEDED: tuple[str, ...] = ("dropout",)
-DEFAULT_RESAMPLES = 10_000
-DEFAULT_CONFIDENCE = 0.95
 DEFAULT_ALPHA = 0.05
-DEFAULT_STATS_SEED = 20_240_601
 # dataset keys the runner uses itself; the rest go to `experiments.datasets.load`
 _RUNNER_KEYS = {"dataset", "regex", "break_tokens", "vocab_sizes", "max_symbols",
                 "heldout_max_symbols"}
@@ -153,10 +150,9 @@ class DatasetConfig:
 
 @dataclass(frozen=True)
 class StatsConfig:
-    resamples: int = DEFAULT_RESAMPLES
-    confidence: float = DEFAULT_CONFIDENCE
+    """Per-unit paired tests (see `experiments.stats`) at this family-wise level."""
+
     alpha: float = DEFAULT_ALPHA
-    seed: int = DEFAULT_STATS_SEED
 
 
 @dataclass(frozen=True)
@@ -173,6 +169,7 @@ class ExperimentConfig:
     seeded: tuple[str, ...] = DEFAULT_SEEDED
     allow_failures: tuple[EncoderSpec, ...] = ()
     top_n: int = DEFAULT_TOP_N
+    equal_size: bool = False
     comparisons: tuple[Comparison, ...] = ()
     stats: StatsConfig = field(default_factory=StatsConfig)
     source: str = ""
@@ -287,6 +284,9 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
     n_candidates = _int_list(grid.get("n_candidates", [50]), "grid.n_candidates", 1)
     seeds = _int_list(grid.get("seeds", [0]), "grid.seeds", 0)
     top_n = grid.get("top_n", DEFAULT_TOP_N)
+    equal_size = grid.get("equal_size", False)
+    if not isinstance(equal_size, bool):
+        raise ConfigError(f"grid.equal_size must be true or false, got {equal_size!r}")
     if isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 1:
         raise ConfigError(f"grid.top_n must be an int >= 1, got {top_n!r}")
 
@@ -307,14 +307,12 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
         raise ConfigError("encoders.options maps encoder names to tables of options")
 
     st = data.get("statistics", {})
-    stats = StatsConfig(
-        resamples=int(st.get("resamples", DEFAULT_RESAMPLES)),
-        confidence=float(st.get("confidence", DEFAULT_CONFIDENCE)),
-        alpha=float(st.get("alpha", DEFAULT_ALPHA)),
-        seed=int(st.get("seed", DEFAULT_STATS_SEED)),
-    )
-    if stats.resamples < 1 or not 0 < stats.confidence < 1 or not 0 < stats.alpha < 1:
-        raise ConfigError("statistics: resamples >= 1, 0 < confidence < 1, 0 < alpha < 1")
+    if set(st) - {"alpha"}:
+        raise ConfigError(f"unknown keys in [statistics]: {', '.join(sorted(set(st) - {'alpha'}))} "
+                          "(intervals now invert the per-unit test: no resamples, confidence or seed)")
+    stats = StatsConfig(alpha=float(st.get("alpha", DEFAULT_ALPHA)))
+    if not 0 < stats.alpha < 1:
+        raise ConfigError("statistics: 0 < alpha < 1")
 
     comparisons = []
     for item in data.get("comparisons", []):
@@ -356,6 +354,7 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
         seeded=tuple(seeded),
         allow_failures=allow_failures,
         top_n=top_n,
+        equal_size=equal_size,
         comparisons=tuple(comparisons),
         stats=stats,
     )

@@ -36,6 +36,9 @@ class FitSpec:
     break_tokens: tuple[Any, ...] | None
     train_checksum: str
     code: str  # `code_fingerprint()` of the main process
+    #: equal-size comparisons: after the fit, trim the vocabulary to this many ids (the size
+    #: the classic vocabulary of the same setting ends with); None keeps the fitted size
+    trim_to: int | None = None
 
     @functools.cached_property
     def key(self) -> str:
@@ -43,8 +46,13 @@ class FitSpec:
             "train": self.train_checksum, "variant": self.variant, "n_tokens": self.n_tokens,
             "n_candidates": self.n_candidates, "alphabet": list(self.alphabet),
             "regex": self.regex, "break_tokens": self.break_tokens, "code": self.code,
-            "format": RAW_FORMAT,
+            "format": RAW_FORMAT, "trim_to": self.trim_to,
         })
+
+    @property
+    def setting(self) -> tuple[str, str, int]:
+        """``(dataset, size, n_candidates)``: the fits of one setting share it."""
+        return self.dataset, str(self.size), self.n_candidates
 
     def label(self) -> str:
         """``dataset size n_candidates=k variant``, for messages."""
@@ -115,8 +123,19 @@ def supports_nbest(encoder: str) -> bool:
 Grid = list[tuple[FitSpec, list[CellSpec], LoadedDataset]]
 
 
-def plan(config: ExperimentConfig, datasets: list[LoadedDataset], available: set[str]) -> Grid:
-    """The grid: every fit with its cells, in a fixed order."""
+#: The variant whose final size the other is trimmed to when ``equal_size`` is set.
+SIZE_LEADER = "classic"
+
+
+def plan(config: ExperimentConfig, datasets: list[LoadedDataset], available: set[str],
+         final_sizes: dict[tuple[str, str, int], int] | None = None) -> Grid:
+    """The grid: every fit with its cells, in a fixed order.
+
+    With ``config.equal_size`` the non-classic fits of a setting are trimmed to
+    ``final_sizes[setting]``, the vocabulary size the classic fit of that setting ended with
+    (the runner fits the classic ones first); without ``final_sizes`` only the classic fits
+    are planned then.
+    """
     runnable = [e for e in config.encoders if e.encoder in available]
     variants = list(dict.fromkeys(e.variant for e in runnable))
     units = []
@@ -126,9 +145,14 @@ def plan(config: ExperimentConfig, datasets: list[LoadedDataset], available: set
             n_tokens = n_tokens_for(size, len(data.alphabet))
             for n_candidates in config.n_candidates:
                 for variant in variants:
+                    trim_to = None
+                    if config.equal_size and variant != SIZE_LEADER and SIZE_LEADER in variants:
+                        if final_sizes is None:
+                            continue
+                        trim_to = final_sizes.get((ds.name, str(size), n_candidates))
                     fit = FitSpec(ds.name, data.train.kind, variant, size, n_tokens, n_candidates,
                                   data.alphabet, ds.regex_pattern, ds.break_tokens,
-                                  data.train.checksum, code_fingerprint())
+                                  data.train.checksum, code_fingerprint(), trim_to)
                     cells = []
                     for spec in runnable:
                         if spec.variant != variant:

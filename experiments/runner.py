@@ -8,7 +8,10 @@ what it touches; ``force=True`` recomputes everything.
 
 A work unit is one fit with its pending cells (`experiments.units`); units run in a process
 pool (``jobs`` workers). Results are collected in grid order (`experiments.tables`), so the
-tables do not depend on scheduling.
+tables do not depend on scheduling. With ``[grid] equal_size = true`` the classic fits run
+first, then every other variant's vocabulary is trimmed (by weight, ubpe's rearrangement) to
+the size the classic vocabulary of the same setting ended with, so variants are compared at
+equal final vocabulary size.
 
 Failures: an encoder not registered in `ubpe.encoders` is named in the report and skipped.
 A cell whose fit or encoder raises a ubpe error (`ubpe.errors.UBPEError`) is a *failed
@@ -38,7 +41,7 @@ from .cache import CACHE_DIR, cell_path, json_default
 from .config import REGEX_PRESETS, ExperimentConfig
 from .grid import LoadedDataset, plan, takes_seed
 from .tables import collect, numbers_only, write_csv
-from .units import Unit, UnitResult, run_unit
+from .units import Unit, UnitResult, final_size, run_unit
 
 REPO_ROOT = provenance.REPO_ROOT
 #: ``results/<experiment>/`` goes here.
@@ -116,24 +119,10 @@ def _run_units(units: list[Unit], jobs: int, bar) -> dict[str, UnitResult]:
     return results
 
 
-def run_experiment(config: ExperimentConfig, *, jobs: int | None = None, force: bool = False,
-                   results_dir: Path | None = None, cache_dir: Path | None = None,
-                   progress: bool = True, render: bool = True) -> Path:
-    """Compute the experiment's grid and write ``results/<name>/``; returns that folder.
-
-    Raises `FailedCellsError` (after writing everything) when a cell failed that the
-    config's ``allow_failures`` does not name.
-    """
+def _compute(config: ExperimentConfig, grid, cache_dir: Path, jobs: int, force: bool,
+             progress: bool) -> tuple[dict[str, UnitResult], int, int]:
+    """Fit and encode what the grid still misses: (results by fit key, computed, cached)."""
     from tqdm import tqdm
-    from ubpe.encoders import available_encoders
-
-    started = time.perf_counter()
-    cache_dir = Path(cache_dir or CACHE_DIR)
-    out = Path(results_dir or RESULTS_DIR) / config.name
-    jobs = jobs or provenance.available_cores()
-    available = set(available_encoders())
-    datasets, missing = _load_datasets(config)
-    grid = plan(config, datasets, available)
 
     units, cached_cells = [], 0
     for fit, cells, data in grid:
@@ -147,6 +136,38 @@ def run_experiment(config: ExperimentConfig, *, jobs: int | None = None, force: 
               file=sys.stderr) as bar:
         results = _run_units(units, jobs, bar)
     computed = sum(1 for u in units for c in u.cells if cell_path(cache_dir, c).exists())
+    return results, computed, cached_cells
+
+
+def run_experiment(config: ExperimentConfig, *, jobs: int | None = None, force: bool = False,
+                   results_dir: Path | None = None, cache_dir: Path | None = None,
+                   progress: bool = True, render: bool = True) -> Path:
+    """Compute the experiment's grid and write ``results/<name>/``; returns that folder.
+
+    Raises `FailedCellsError` (after writing everything) when a cell failed that the
+    config's ``allow_failures`` does not name.
+    """
+    from ubpe.encoders import available_encoders
+
+    started = time.perf_counter()
+    cache_dir = Path(cache_dir or CACHE_DIR)
+    out = Path(results_dir or RESULTS_DIR) / config.name
+    jobs = jobs or provenance.available_cores()
+    available = set(available_encoders())
+    datasets, missing = _load_datasets(config)
+
+    grid = plan(config, datasets, available)
+    results, computed, cached_cells = _compute(config, grid, cache_dir, jobs, force, progress)
+    if config.equal_size:
+        # the classic fits are done: trim the other variants to their final sizes
+        sizes = {fit.setting: final_size(cache_dir, fit) for fit, _, _ in grid}
+        done = {fit.key for fit, _, _ in grid}
+        grid = plan(config, datasets, available, final_sizes=sizes)
+        pending = [entry for entry in grid if entry[0].key not in done]
+        more, more_computed, more_cached = _compute(config, pending, cache_dir, jobs, force,
+                                                    progress)
+        results.update(more)
+        computed, cached_cells = computed + more_computed, cached_cells + more_cached
 
     tables = collect(config, grid, cache_dir, results)
     out.mkdir(parents=True, exist_ok=True)

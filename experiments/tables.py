@@ -73,6 +73,7 @@ def collect(config: ExperimentConfig, grid: Grid, cache_dir: Path, results: dict
     datasets_table = pd.DataFrame(dataset_rows)
 
     doc_frames, metric_rows = [], []
+    units = {fit.dataset: units_of(data.heldout) for fit, _, data in grid}
     by_label: dict[tuple, list[CellSpec]] = {}
     for fit, cells, _ in grid:
         for cell in cells:
@@ -89,6 +90,7 @@ def collect(config: ExperimentConfig, grid: Grid, cache_dir: Path, results: dict
             doc_frames.append(pd.DataFrame({
                 **{k: [v] * len(r["n_tokens"]) for k, v in label.items()},
                 "doc": np.arange(len(r["n_tokens"])),
+                "unit": units_of(data.heldout),
                 "n_symbols": r["n_symbols"], "n_tokens": r["n_tokens"],
             }))
             row = {**label, "kind": fit.kind, "variant": fit.variant, "encoder_name": cell.encoder,
@@ -110,7 +112,7 @@ def collect(config: ExperimentConfig, grid: Grid, cache_dir: Path, results: dict
     for frame in (documents, metrics_table):
         if "seed" in frame.columns:
             frame["seed"] = frame["seed"].astype("Int64")
-    comparisons = compare(config, grid, raw, by_label)
+    comparisons = compare(config, grid, raw, by_label, units)
     return {"datasets": datasets_table, "documents": documents, "metrics": metrics_table,
             "comparisons": comparisons, "failures": failures}
 
@@ -126,6 +128,9 @@ def cell_metrics(r: dict[str, np.ndarray], top_n: int) -> dict[str, Any]:
         "corpus_tokens": M.corpus_tokens(r["n_tokens"]),
         "tokens_per_symbol": M.tokens_per_symbol(r["n_tokens"], r["n_symbols"]),
         "compression_ratio": M.compression_ratio(r["n_tokens"], r["n_symbols"]),
+        # fewer held-out tokens than ids: utilisation cannot reach 1 and the unigram
+        # distribution over the ids is not estimable; the report flags these cells
+        "distribution_estimable": bool(int(r["n_tokens"].sum()) >= vocab_size),
         "renyi_efficiency": M.renyi_efficiency(r["token_counts"], vocab_size),
         "vocab_utilisation": M.vocabulary_utilisation(r["token_counts"], vocab_size),
         "doc_tokens_mean": lengths["mean"],
@@ -136,45 +141,110 @@ def cell_metrics(r: dict[str, np.ndarray], top_n: int) -> dict[str, Any]:
     }
 
 
+def units_of(split: Any) -> list[str]:
+    """Each document's unit (the document itself when the split names none)."""
+    units = list(getattr(split, "doc_units", None) or [])
+    return units if len(units) == len(split.docs) else [str(i) for i in range(len(split.docs))]
+
+
 def _paired_lengths(raw, cells: list[CellSpec]) -> tuple[np.ndarray, np.ndarray]:
     """Per-document token counts of a cell group (mean over seeds) and one segmentation."""
     lengths = np.mean([raw[c.key]["n_tokens"] for c in cells], axis=0)
     return lengths, raw[cells[0].key]["segmentation"]
 
 
-def compare(config: ExperimentConfig, grid, raw, by_label) -> pd.DataFrame:
-    """Paired statistics for every configured comparison on every (dataset, size, n_cand)."""
-    rows = []
+def by_construction(a: str, b: str) -> str | None:
+    """``"a"`` / ``"b"`` when that side is the fewest-tokens encoder on the same vocabulary as
+    the other: then it is never longer, by construction, and the comparison is not a test.
+
+    >>> by_construction("universal:fewest", "universal:tfidf"), by_construction(
+    ...     "universal:fewest", "classic:fewest")
+    ('a', None)
+    """
+    (variant_a, encoder_a), (variant_b, encoder_b) = a.split(":"), b.split(":")
+    if variant_a != variant_b:
+        return None
+    return "a" if encoder_a == "fewest" else "b" if encoder_b == "fewest" else None
+
+
+VERDICT_SHORTER, VERDICT_LONGER = "a shorter", "a longer"
+VERDICT_NS = "no significant difference"
+VERDICT_FEW_UNITS = "too few units to test"
+VERDICT_DISAGREE = "BUG: interval and test disagree"
+VERDICT_CONSTRUCTION = {"a": "a never longer (by construction)",
+                        "b": "a never shorter (by construction)"}
+
+
+def compare(config: ExperimentConfig, grid, raw, by_label, units: dict[str, list[str]]
+            ) -> pd.DataFrame:
+    """Paired per-unit statistics for every comparison on every (dataset, size, n_cand).
+
+    Token counts are summed per unit (`experiments.stats`); comparisons that hold by
+    construction are labelled, not tested, and so are those with fewer than
+    `stats.MIN_UNITS` units; Holm's correction runs over the tested ones, and each interval
+    is computed at the level that makes it agree with the Holm-adjusted verdict.
+    """
+    rows, differences = [], []
     settings = list(dict.fromkeys((fit.dataset, fit.kind, str(fit.size), fit.n_candidates)
                                   for fit, _, _ in grid))
     for index, comparison in enumerate(config.comparisons):
+        a_spec, b_spec = str(comparison.a), str(comparison.b)
+        construction = by_construction(a_spec, b_spec)
         for dataset, kind, size, n_candidates in settings:
-            cells_a = by_label.get((dataset, size, n_candidates, str(comparison.a)))
-            cells_b = by_label.get((dataset, size, n_candidates, str(comparison.b)))
+            cells_a = by_label.get((dataset, size, n_candidates, a_spec))
+            cells_b = by_label.get((dataset, size, n_candidates, b_spec))
             if not cells_a or not cells_b:
                 continue
             a, seg_a = _paired_lengths(raw, cells_a)
             b, seg_b = _paired_lengths(raw, cells_b)
-            seed = S.derive_seed(config.stats.seed, dataset, size, n_candidates,
-                                 comparison.a, comparison.b)
-            result = S.paired_comparison(a, b, resamples=config.stats.resamples,
-                                         confidence=config.stats.confidence, seed=seed)
+            per_unit = (pd.DataFrame({"unit": units[dataset], "a": a, "b": b})
+                        .groupby("unit", sort=True)[["a", "b"]].sum())
+            result = S.unit_comparison(per_unit["a"].to_numpy(), per_unit["b"].to_numpy())
+            if construction is not None:
+                result["p_value"] = result["wilcoxon_w"] = math.nan
+            differences.append(S.log_ratios(per_unit["a"].to_numpy(), per_unit["b"].to_numpy()))
             rows.append({
-                "question": index, "a": str(comparison.a), "b": str(comparison.b),
+                "question": index, "a": a_spec, "b": b_spec,
                 "dataset": dataset, "kind": kind, "size": size, "n_candidates": n_candidates,
                 "vocab_size_a": int(raw[cells_a[0].key]["vocab_size"]),
                 "vocab_size_b": int(raw[cells_b[0].key]["vocab_size"]),
                 "seeds_a": len(cells_a), "seeds_b": len(cells_b),
+                "n_docs": int(a.size),
+                "mean_a": float(a.mean()) if a.size else math.nan,
+                "mean_b": float(b.mean()) if b.size else math.nan,
+                "docs_a_shorter": float(np.mean(a < b)) if a.size else math.nan,
+                "docs_a_longer": float(np.mean(a > b)) if a.size else math.nan,
                 **result,
+                "by_construction": construction or "",
                 "share_segmentation_differs": M.differ_share(seg_a, seg_b),
             })
     table = pd.DataFrame(rows)
     if table.empty:
         return table
+    alpha = config.stats.alpha
     table["p_holm"] = S.holm(table["p_value"].to_numpy())
-    significant = table["p_holm"] < config.stats.alpha
-    table["verdict"] = np.where(~significant, "no significant difference",
-                                np.where(table["rank_biserial"] < 0, "a shorter", "a longer"))
+    lows, highs, levels, verdicts = [], [], [], []
+    for row, d in zip(table.itertuples(index=False), differences):
+        if row.by_construction:
+            lows.append(math.nan), highs.append(math.nan), levels.append(math.nan)
+            violated = row.docs_a_longer if row.by_construction == "a" else row.docs_a_shorter
+            verdicts.append(VERDICT_CONSTRUCTION[row.by_construction] if violated == 0
+                            else "VIOLATED: the fewest-tokens encoder is longer")
+            continue
+        if math.isnan(row.p_value):
+            lows.append(math.nan), highs.append(math.nan), levels.append(math.nan)
+            verdicts.append(VERDICT_FEW_UNITS)
+            continue
+        level = S.holm_level(alpha, row.p_value, row.p_holm)
+        low, high = S.wilcoxon_interval(d, level)
+        lows.append(low), highs.append(high), levels.append(level)
+        significant, excludes_zero = row.p_holm < alpha, not low <= 0 <= high
+        verdicts.append(VERDICT_DISAGREE if significant != excludes_zero
+                        else VERDICT_NS if not significant
+                        else VERDICT_SHORTER if high < 0 else VERDICT_LONGER)
+    table["ci_level"] = levels
+    table["ci_low"], table["ci_high"] = lows, highs
+    table["verdict"] = verdicts
     table["test"] = S.WILCOXON_TEST
-    table["ci"] = f"{config.stats.confidence:.0%} {S.BOOTSTRAP_METHOD} ({config.stats.resamples} resamples)"
+    table["ci"] = S.INTERVAL_METHOD
     return table

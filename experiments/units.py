@@ -63,10 +63,13 @@ def fitted_tokenizer(unit: Unit, result: UnitResult):
                   break_tokens=list(unit.fit.break_tokens) if unit.fit.break_tokens else None)
         started = time.perf_counter()
         tok.fit(unit.train_docs, n_candidates=unit.fit.n_candidates, quiet=True)
+        if unit.fit.trim_to is not None and unit.fit.trim_to < len(tok.vocabulary):
+            tok.rearrange_tokens(n_tokens=unit.fit.trim_to)  # equal-size comparisons
         result.fit_seconds = time.perf_counter() - started
         path.parent.mkdir(parents=True, exist_ok=True)
         tok.save(path)
-        write_atomically(meta_path, json.dumps({"fit_seconds": result.fit_seconds}).encode())
+        write_atomically(meta_path, json.dumps({"fit_seconds": result.fit_seconds,
+                                                "vocab_size": len(tok.vocabulary)}).encode())
     result.vocab_size = len(tok.vocabulary)
     return tok
 
@@ -111,6 +114,14 @@ def encode_cell(tok, docs: Sequence[Any], cell: CellSpec) -> dict[str, np.ndarra
         "vocab_size": np.array(len(vocabulary)),
         "encode_seconds": np.array(seconds),
     }
+
+
+def final_size(cache_dir: Path, fit: FitSpec) -> int | None:
+    """The vocabulary size a cached fit ended with (None when it is not cached)."""
+    meta_path = model_path(cache_dir, fit).with_suffix(".meta.json")
+    if not meta_path.exists():
+        return None
+    return json.loads(meta_path.read_text()).get("vocab_size")
 
 
 def run_unit(unit: Unit) -> UnitResult:

@@ -3,13 +3,17 @@ overrides, clear errors, and every family through one loader."""
 
 from __future__ import annotations
 
+import base64
 import json
+import re
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import ubpe
 from ubpe import ByteLevelBPE, ModelFormatError, UBPE, UBPEClassic
-from ubpe.errors import InvalidParameterError
+from ubpe.errors import InvalidParameterError, UBPEError
 from ubpe.io import FORMATS, detect, load, save, supported
 
 TEXTS = ["hello hello world", "hello there, world", "the cat sat on the mat"] * 5
@@ -26,10 +30,10 @@ def models():
 
 
 def test_table_rows_are_complete():
-    assert list(FORMATS) == ["ubpe", "ubpe030", "tiktoken", "hf"]
+    assert list(FORMATS) == ["gguf", "sentencepiece", "ubpe", "ubpe030", "minbpe", "tiktoken", "hf"]
     for name, row in FORMATS.items():
         assert row.name == name and row.title and callable(row.detect)
-    assert supported("read") == ["ubpe", "ubpe030", "tiktoken"]
+    assert supported("read") == ["gguf", "sentencepiece", "ubpe", "ubpe030", "minbpe", "tiktoken"]
 
 
 @pytest.mark.parametrize(
@@ -88,9 +92,9 @@ def test_format_overrides_detection(models, tmp_path):
 def test_unknown_and_undetectable_formats_name_the_supported_ones(tmp_path):
     path = tmp_path / "model.bin"
     path.write_bytes(b"\x00\x01garbage")
-    with pytest.raises(ModelFormatError, match="ubpe, ubpe030, tiktoken"):
+    with pytest.raises(ModelFormatError, match=re.escape(", ".join(supported("read")))):
         load(path)
-    with pytest.raises(ModelFormatError, match="unknown model format 'onnx'.*ubpe, ubpe030, tiktoken, hf"):
+    with pytest.raises(ModelFormatError, match="unknown model format 'onnx'.*" + re.escape(", ".join(FORMATS))):
         load(path, format="onnx")
     with pytest.raises(ModelFormatError, match="unknown model format"):
         save(UBPE(alphabet="ab", n_tokens=3), path, format="onnx")
@@ -142,3 +146,67 @@ def test_reference_dump_is_detected_by_its_first_key_even_when_the_head_is_all_a
     path.write_text(json.dumps({"version": "1.0", "mapper": {}}))
     with pytest.raises(ModelFormatError, match="not a ubpe model"):
         load(path)
+
+
+def loads_or_raises_a_ubpe_error(path) -> None:
+    try:
+        load(path)
+    except UBPEError:
+        pass
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 300) | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4),
+    max_leaves=12,
+)
+FIELDS = st.sampled_from(["n_tokens", "alphabet", "known_words", "break_tokens", "regex_str", "stop_tokens",
+                          "mapper", "weights", "format", "format_version", "body", "checksum", "variant"])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.one_of(
+    st.binary(max_size=200),
+    st.dictionaries(FIELDS, JSON, max_size=6).map(lambda d: json.dumps(d).encode()),
+    st.lists(st.tuples(st.binary(min_size=1, max_size=4), st.integers(0, 600)), max_size=20).map(
+        lambda rows: "".join(f"{base64.b64encode(p).decode()} {r}\n" for p, r in rows).encode()),
+))
+def test_any_file_loads_or_raises_a_ubpe_error(tmp_path, data):
+    path = tmp_path / "model"
+    path.write_bytes(data)
+    loads_or_raises_a_ubpe_error(path)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(variant=st.sampled_from(["universal", "classic"]), field=FIELDS, value=JSON)
+def test_a_corrupted_reference_dump_raises_a_ubpe_error(models, tmp_path, variant, field, value):
+    model = json.loads(models[variant].dumps())
+    model[field] = value
+    path = tmp_path / "reference.json"
+    path.write_text(json.dumps(model))
+    loads_or_raises_a_ubpe_error(path)
+
+
+BODY_FIELDS = st.sampled_from(["variant", "alphabet", "known_words", "break_tokens", "regex_str", "stop_tokens",
+                               "n_tokens", "pattern", "special_tokens", "mergeable_ranks"])
+VOCABULARY_FIELDS = st.sampled_from(["n_base", "merges", "pieces", "weights", "ranks"])
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(variant=st.sampled_from(["universal", "classic", "bytelevel"]),
+       edits=st.lists(st.tuples(st.booleans(), BODY_FIELDS, VOCABULARY_FIELDS, JSON), min_size=1, max_size=3))
+def test_a_corrupted_body_with_a_valid_checksum_raises_a_ubpe_error(models, tmp_path, variant, edits):
+    """A file whose checksum was recomputed after editing (by hand or by another tool)."""
+    from ubpe.io.ours import checksum
+
+    document = json.loads(models[variant].to_json())
+    body = document["body"]
+    for nested, field, vocabulary_field, value in edits:
+        if nested and variant != "bytelevel":
+            body["vocabulary"][vocabulary_field] = value
+        else:
+            body[field] = value
+    document["checksum"] = checksum(body)
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps(document))
+    loads_or_raises_a_ubpe_error(path)

@@ -108,3 +108,23 @@ def test_tables_check_their_pieces():
         MergeTable(2, np.array([0, 2], I64), np.array([0, 2], I32), np.array([0], I64))
     with pytest.raises(ValueError, match="same length"):
         PairTable(np.array([0], I32), np.array([1, 1], I32), np.array([2], I32))
+
+
+@pytest.mark.parametrize("name", ["tfidf", "classic", "ranked", "dropout", "fewest", "additive",
+                                  "longest_prefix", "longest_suffix", "longest_token"])
+def test_every_encoder_checks_its_parts_the_same_way(name):
+    # one checked flattening (ubpe.encoders.flatten_parts) in front of every kernel
+    from ubpe.encoders import make_encoder
+    from ubpe.errors import SymbolTypeError, UnknownSymbolError
+    from ubpe.vocabulary import Vocabulary
+
+    vocabulary = Vocabulary.from_merges(2, [0], [1], documents=[1], n_docs=2)
+    options = {"weights": np.zeros(3)} if name == "additive" else {}
+    encoder = make_encoder(name, vocabulary, **options)
+    assert encoder.encode([np.array([0, 1]), np.array([], I32), [1, 0]])[0][0] in ([2, 1, 0], [0, 1, 1, 0])
+    for bad in ([np.array([0, 2])], [np.array([-1])], [np.array([2**32])]):
+        with pytest.raises(UnknownSymbolError):
+            encoder.encode(bad)
+    for bad in ([np.array([0.5])], [np.array([[0, 1]])], [np.array([0]), np.array([[0, 1]])]):
+        with pytest.raises(SymbolTypeError):
+            encoder.encode(bad)

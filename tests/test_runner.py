@@ -16,21 +16,27 @@ from experiments.datasets import Dataset, content_checksum
 
 TRAIN = ["abracadabra abracadabra", "banana bandana cabana", "a cab and a bad banana",
          "abba dabba", "candid canard", "radar cabbage"] * 2
-HELDOUT = ["abracadabra banana", "cabana bandana abba", "a bad cab", "dada", "bandanna"]
+HELDOUT = ["abracadabra banana", "cabana bandana abba", "a bad cab", "dada", "bandanna",
+           "a cabbage and a banana", "radar abracadabra", "candid cabana bandana"]
+# two documents per unit, except the last two: six units of the eight documents
+HELDOUT_UNITS = ["u0", "u0", "u1", "u1", "u2", "u3", "u4", "u5"]
 SIGNAL_TRAIN = [np.array([0, 1, 2, 1, 0, 1, 2, 1, 0] * 3), np.array([2, 2, 1, 0, 0, 1, 2, 2] * 3)]
 SIGNAL_HELDOUT = [np.array([0, 1, 2, 1, 0, 1]), np.array([2, 2, 1, 0, 0, 1, 2])]
 
 
-def _dataset(name, split, docs, kind, symbol_type):
+def _dataset(name, split, docs, kind, symbol_type, units=None):
     return Dataset(name=name, kind=kind, split=split, docs=list(docs),
                    doc_ids=[f"{name}:{i}" for i in range(len(docs))], source="tests",
                    source_version="0", licence="CC0", description=f"tiny {kind}",
-                   symbol_type=symbol_type, settings={}, checksum=content_checksum(docs))
+                   symbol_type=symbol_type, settings={}, checksum=content_checksum(docs),
+                   unit="pair" if units else "document", doc_units=units or [])
 
 
 def fake_load(name, split, *, max_symbols, options):
     if name == "tiny":
-        return _dataset(name, split, TRAIN if split == "train" else HELDOUT, "prose", "char")
+        if split == "train":
+            return _dataset(name, split, TRAIN, "prose", "char")
+        return _dataset(name, split, HELDOUT, "prose", "char", HELDOUT_UNITS)
     return _dataset(name, split, SIGNAL_TRAIN if split == "train" else SIGNAL_HELDOUT,
                     "signal", "int")
 
@@ -42,7 +48,7 @@ TINY = {
     "encoders": {"run": ["universal:tfidf", "classic:classic", "classic:tfidf",
                          "universal:no_such_encoder"],
                  "baseline": "classic:classic"},
-    "statistics": {"resamples": 200, "seed": 7},
+    "statistics": {"alpha": 0.05},
     "comparisons": [
         {"question": "Is tf-idf shorter than classic?", "a": "universal:tfidf", "b": "classic:classic"},
         {"question": "Unavailable?", "a": "universal:no_such_encoder", "b": "classic:classic"},
@@ -90,9 +96,21 @@ def test_end_to_end_writes_tables_report_and_plots(tiny, tmp_path):
     sums = documents.groupby(["dataset", "size", "encoder"])["n_tokens"].sum()
     for row in metrics.itertuples():
         assert sums[(row.dataset, row.size, row.encoder)] == row.corpus_tokens
-    comparisons = pd.read_csv(out / "comparisons.csv")
+    assert documents.loc[documents["dataset"] == "tiny", "unit"].tolist()[:8] == HELDOUT_UNITS
+    comparisons = pd.read_csv(out / "comparisons.csv", dtype={"size": str})
     assert len(comparisons) == 4 and set(comparisons["question"]) == {0}
-    assert comparisons["p_holm"].between(0, 1).all()
+    # per unit: the tiny prose has 6 units (tested), the wave 2 documents = 2 units (not)
+    tiny_rows = comparisons[comparisons["dataset"] == "tiny"]
+    assert (tiny_rows["n_units"] == 6).all() and (tiny_rows["n_docs"] == 8).all()
+    assert tiny_rows["p_holm"].between(0, 1).all()
+    wave_rows = comparisons[comparisons["dataset"] == "wave"]
+    assert (wave_rows["verdict"] == "too few units to test").all() and wave_rows["p_value"].isna().all()
+    # the per-unit effect is computed from the documents' token counts summed per unit
+    docs = documents[(documents["dataset"] == "tiny") & (documents["size"] == "+6")]
+    per_unit = docs.pivot_table(index="unit", columns="encoder", values="n_tokens", aggfunc="sum")
+    expected = np.log(per_unit["universal:tfidf"] / per_unit["classic:classic"])
+    row = tiny_rows[tiny_rows["size"] == "+6"].iloc[0]
+    assert row["mean_log_ratio"] == pytest.approx(expected.mean())
     info = json.loads((out / "run.json").read_text())
     assert info["unavailable_encoders"] == ["universal:no_such_encoder"]
     report = (out / "README.md").read_text()
@@ -204,6 +222,19 @@ def test_a_bug_in_an_encoder_is_not_a_failed_cell(tiny, monkeypatch):
         _run(config)
 
 
+def test_equal_size_trims_universal_to_the_classic_size(tiny):
+    config = parse_config({**TINY, "grid": {**TINY["grid"], "equal_size": True}})
+    out = _run(config)
+    metrics = pd.read_csv(out / "metrics.csv", dtype={"size": str})
+    sizes = metrics.groupby(["dataset", "size", "variant"])["vocab_size"].first().unstack()
+    assert (sizes["universal"] == sizes["classic"]).all()
+    unequal = pd.read_csv(_run(tiny) / "metrics.csv", dtype={"size": str})
+    assert (unequal.groupby(["dataset", "size", "variant"])["vocab_size"].first().unstack()
+            .pipe(lambda t: t["universal"] > t["classic"])).any()
+    with pytest.raises(ConfigError):
+        parse_config({**TINY, "grid": {**TINY["grid"], "equal_size": "yes"}})
+
+
 def test_config_parsing_and_errors(tmp_path):
     assert EncoderSpec.parse("universal:fewest") == EncoderSpec("universal", "fewest")
     assert n_tokens_for("+256", 4) == 260 and n_tokens_for(300, 4) == 300
@@ -244,9 +275,9 @@ def test_shipped_configs_parse():
 def test_config_docstring_examples():
     import doctest
 
-    from experiments import cache, config, patterns, provenance
+    from experiments import cache, config, patterns, provenance, report, tables
 
-    for module in (config, cache, patterns, provenance):
+    for module in (config, cache, patterns, provenance, report, tables):
         assert doctest.testmod(module).failed == 0, module.__name__
 
 

@@ -109,3 +109,42 @@ class Inventory:
     base: set[int]
     lengths: dict[int, int]
     weights: dict[int, float] = field(default_factory=dict)
+
+
+class PieceLookups:
+    """Default ``inventory``, ``piece_to_id`` and ``covers`` of the tokenizer contract, for
+    families that know only ``n_vocab`` and ``pieces(ids)`` (e.g. models read from other
+    systems' files): every id is listed, no merge is recorded (``ubpe inspect --tree`` derives
+    splits from the pieces), one-symbol pieces are base ids, and every document is covered.
+
+    >>> class Letters(PieceLookups):
+    ...     n_vocab = 3
+    ...     def pieces(self, ids):
+    ...         return [["a", "b", "ab"][i] for i in ids]
+    >>> Letters().inventory().base, Letters().piece_to_id("ab"), Letters().covers("zz")
+    ({0, 1}, 2, True)
+    """
+
+    n_vocab: int
+
+    def pieces(self, ids: list[int]) -> list[Any]:
+        raise NotImplementedError
+
+    def inventory(self) -> Inventory:
+        ids = list(range(self.n_vocab))
+        pieces = dict(zip(ids, self.pieces(ids)))
+        lengths = {t: len(p) for t, p in pieces.items()}
+        return Inventory(ids, pieces, {}, {t for t, n in lengths.items() if n == 1}, lengths)
+
+    def piece_to_id(self, piece: Any) -> int:
+        """The lowest id whose piece is ``piece`` (a str also matches its UTF-8 bytes)."""
+        wanted = {piece if isinstance(piece, (str, bytes)) else tuple(piece)}
+        if isinstance(piece, str):
+            wanted.add(piece.encode("utf-8"))
+        for token, value in self.inventory().pieces.items():
+            if (value if isinstance(value, (str, bytes)) else tuple(value)) in wanted:
+                return token
+        raise UnknownTokenError(f"no token stands for {piece!r}")
+
+    def covers(self, doc: Any) -> bool:
+        return True

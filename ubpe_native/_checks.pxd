@@ -27,3 +27,17 @@ cdef inline int check_ids(const id_t[::1] ids, int64_t limit, str what) except -
         if ids[k] < 0 or ids[k] >= limit:
             raise ValueError(f"{what} may hold ids 0..{limit - 1} only, not {ids[k]} (at {k})")
     return 0
+
+
+cdef inline int check_top_n(Py_ssize_t top_n) except -1:
+    """A k-best kernel needs ``top_n >= 1``."""
+    if top_n < 1:
+        raise ValueError(f"top_n must be at least 1, got {top_n}")
+    return 0
+
+
+cdef inline int check_per_token(int64_t max_token, Py_ssize_t n_values, str what) except -1:
+    """A value per token (weights, costs) is needed up to the largest token a table holds."""
+    if max_token >= n_values:
+        raise ValueError(f"the table holds token {max_token} but there are only {n_values} {what}")
+    return 0

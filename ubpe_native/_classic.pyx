@@ -33,7 +33,7 @@ from libcpp.vector cimport vector
 
 import numpy as np
 
-from ubpe_native._checks cimport check_ids, check_offsets
+from ubpe_native._checks cimport check_ids, check_offsets, check_per_token
 from ubpe_native._flat_map cimport FlatMap, pack_key
 from ubpe_native._heap cimport heap_pop, heap_push
 from ubpe_native._score cimport part_score
@@ -290,9 +290,7 @@ def encode_words(PairTable table not None, weights, tokens, offsets):
     cdef const int64_t[::1] offset_view = np.ascontiguousarray(offsets, dtype=np.int64)
     check_offsets(offset_view, token_view.shape[0], "offsets")
     cdef Py_ssize_t n_words = offset_view.shape[0] - 1, k
-    if table.max_token >= weight_view.shape[0]:
-        raise ValueError(f"the table holds id {table.max_token} but there are only "
-                         f"{weight_view.shape[0]} weights")
+    check_per_token(table.max_token, weight_view.shape[0], "weights")
     check_ids(token_view, weight_view.shape[0], "words")
 
     # empty inputs have no element 0 to point at: nothing is read through these then

@@ -20,7 +20,7 @@ the end.
 from libc.stdint cimport int32_t, int64_t
 from libcpp.vector cimport vector
 
-from ubpe_native._checks cimport check_offsets
+from ubpe_native._checks cimport check_offsets, check_top_n
 from ubpe_native._typedefs cimport id_t
 
 
@@ -39,8 +39,7 @@ def walk(const int64_t[::1] candidate_offsets not None, const int64_t[::1] token
     candidate ``j`` is ``tokens[token_offsets[j]:token_offsets[j+1]]`` scoring ``scores[j]``.
     Returns ``(token lists, scores)`` best first.
     """
-    if top_n < 1:
-        raise ValueError("top_n must be at least 1")
+    check_top_n(top_n)
     check_offsets(candidate_offsets, scores.shape[0], "candidate_offsets")
     check_offsets(token_offsets, tokens.shape[0], "token_offsets")
     if token_offsets.shape[0] != scores.shape[0] + 1:

@@ -28,6 +28,9 @@ occurrences are its occurrences in each distinct part times that part's multipli
 split into words repeats words heavily (Zipf), so the linked lists hold a fraction of the
 corpus.
 
+(The module is a little over 500 lines: it is one structure, ``PairMerger``, whose merge loop
+and statistics keep each other's invariants; its heap, keys and checks are the shared ones.)
+
 >>> import numpy as np
 >>> merger = PairMerger(np.array([0, 1, 0, 1], np.int32), np.array([0, 4]), np.array([0], np.int32), 1, 2)
 >>> merger.step(50)                        # (0, 1) occurs twice: it becomes token 2

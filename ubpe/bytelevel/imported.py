@@ -27,7 +27,10 @@ from ubpe_native._merges import PairMerges, pack_units
 from ubpe_native._pretokenize import split_text
 
 from ..vocabulary import ID_DTYPE, Vocabulary
-from .imported_base import BYTE, NORMAL, ImportedTokenizer
+from .imported_base import BYTE, CONTROL, NORMAL, UNUSED, ImportedTokenizer
+
+__all__ = ["BYTE_TO_CHAR", "CHAR_TO_BYTE", "ImportedBPE", "bytes_to_unicode",
+           "BYTE", "CONTROL", "NORMAL", "UNUSED"]  # the token types, for the models built on this one
 from .patterns import NATIVE_PATTERNS, PATTERNS, code_point_classes
 from .pretokenizers import Pretokenizer, resolve_pre, scanner_unsafe
 
@@ -92,7 +95,6 @@ class ImportedBPE(ImportedTokenizer):
         seconds = [b for _, b in pairs]
         self._merged_texts = [a + b for a, b in pairs]
         self._merge_pairs = pairs
-        self._text_to_id = text_to_id
         left, right, result = ids_of(firsts), ids_of(seconds), ids_of(self._merged_texts)
         # what llama.cpp writes for a symbol that is no token: its single ASCII bytes' tokens
         expansions = [[text_to_id[chr(b)] for b in text.encode("utf-8") if b < 0x80 and chr(b) in text_to_id]
@@ -169,7 +171,7 @@ class ImportedBPE(ImportedTokenizer):
 
     def _recorded_merges(self) -> dict[int, tuple[int, int]]:
         """token -> (left, right) of the first merge line that creates it."""
-        text_ids = self._text_ids()
+        text_ids = self._text_index()
         merges: dict[int, tuple[int, int]] = {}
         for (first, second), merged in zip(self._merge_pairs, self._merged_texts):
             token, left, right = text_ids.get(merged), text_ids.get(first), text_ids.get(second)

@@ -13,6 +13,7 @@ decoding and inspection; :class:`EncoderBridge`: every ubpe encoder run on the s
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import os
 from collections.abc import Iterable, Sequence
@@ -25,6 +26,7 @@ from ..encoders import TfidfScorer, make_encoder
 from ..errors import InvalidParameterError, ModelFormatError, SymbolTypeError, UnknownTokenError
 from ..pieces import Inventory
 from ..vocabulary import ID_DTYPE, Vocabulary
+from .contract import ImportedContract
 
 # llama.cpp token types (gguf.TokenType; 0 is "undefined"); sentencepiece's piece types agree
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
@@ -213,7 +215,7 @@ class EncoderBridge:
         return self
 
 
-class ImportedTokenizer(EncoderBridge):
+class ImportedTokenizer(ImportedContract, EncoderBridge):
     """What every imported model shares (see the module docstring). Subclasses define
     ``_native(text)``, ``_parts(text)``, ``_build_vocabulary()`` and ``_prepare(fragments)``."""
 
@@ -312,47 +314,17 @@ class ImportedTokenizer(EncoderBridge):
             out.append(int(token))
         return out
 
-    symbol_type = str
-
     def pieces(self, ids: Iterable[int]) -> list[Any]:
-        """What every id stands for: its bytes (byte-level models) or its text with spaces
-        for ``▁`` (sentencepiece-style models)."""
-        return [self._piece(i) for i in self._check_ids(ids)]
-
-    def _piece(self, token: int) -> Any:
-        return self.decode_bytes([token])
+        """What every id stands for, in ``symbol_unit`` (see :mod:`ubpe.bytelevel.contract`)."""
+        return self.unit_pieces(ids)
 
     def id_to_piece(self, token: int) -> str:
-        """The model's own string for ``token`` (as the source file writes it)."""
+        """The model's own string of ``token`` (``Ġworld``, ``▁the``, ``<0x0A>``)."""
         return self.texts[self._check_ids([token])[0]]
 
-    def piece_to_id(self, piece: Any) -> int:
-        """The id of a token by the model's own string, or by what it stands for."""
-        if isinstance(piece, str) and piece in self._text_ids():
-            return self._text_ids()[piece]
-        for token in range(len(self.texts)):
-            if self._piece(token) == piece:
-                return token
-        raise UnknownTokenError(f"{piece!r} is no token of this vocabulary")
-
-    def _text_ids(self) -> dict[str, int]:
-        if not hasattr(self, "_text_to_id"):
-            self._text_to_id = {text: i for i, text in enumerate(self.texts)}
-        return self._text_to_id
-
-    def covers(self, doc: str) -> bool:
-        """Whether every character can be encoded without the unknown token."""
-        return True
-
     def inventory(self) -> Inventory:
-        """Every id with its piece, length and (for merged vocabulary tokens) weight."""
-        vocabulary, vocab_to_model, base_expansion = self._vocabulary_parts()
-        pieces = {i: self._piece(i) for i in range(len(self.texts))}
-        weights = {int(m): float(w) for m, w in zip(vocab_to_model.tolist(), vocabulary.weights.tolist())}
-        return Inventory(
-            list(range(len(self.texts))), pieces, merges=self._recorded_merges(),
-            base={e[0] for e in base_expansion if len(e) == 1},
-            lengths={i: len(p) for i, p in pieces.items()}, weights=weights)
+        """The contract's inventory, with the merges the model records (``inspect --tree``)."""
+        return dataclasses.replace(super().inventory(), merges=self._recorded_merges())
 
     def _recorded_merges(self) -> dict[int, tuple[int, int]]:
         return {}

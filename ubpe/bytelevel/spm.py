@@ -182,9 +182,6 @@ class CharModel(ImportedTokenizer):
 
     # -- decoding ---------------------------------------------------------------------------
 
-    def _piece(self, token: int) -> str:
-        return self.decode_bytes([token]).decode("utf-8", "replace")
-
     def covers(self, doc: str) -> bool:
         """Whether every character is a piece's or has byte pieces (no unknown token needed)."""
         self._vocabulary_parts()

@@ -29,14 +29,16 @@ def run(args: argparse.Namespace) -> int:
     doc = docs[0]
     names = args.encoders.split(",") if args.encoders else default_encoders(model)
     options = parse_options(args.option)
+    registered = [n for n in names if n != model.default_encoder or n in available_encoders()]
     for key in options:
-        if "." not in key and not any(accepts(encoder_info(n).factory, key) for n in names):
+        if "." not in key and not any(accepts(encoder_info(n).factory, key) for n in registered):
             raise CLIError(f"no encoder compared takes the option {key!r}")
     rows = []
     for name in names:
-        info = encoder_info(name)  # an unknown name is an error, not a skipped row
         mine = {k.split(".", 1)[1]: v for k, v in options.items() if k.startswith(name + ".")}
-        mine.update({k: v for k, v in options.items() if "." not in k and accepts(info.factory, k)})
+        if name in registered:
+            info = encoder_info(name)  # an unknown name is an error, not a skipped row
+            mine.update({k: v for k, v in options.items() if "." not in k and accepts(info.factory, k)})
         tokens, score = model.encode_with(doc, name, **mine)[0]
         rows.append((name, tokens, score))
     if args.format == "json":
@@ -71,9 +73,11 @@ def accepts(factory: Any, option: str) -> bool:
 
 
 def default_encoders(model: Any) -> list[str]:
-    """Every registered encoder that runs without options (``additive`` needs scores);
-    ``classic`` only where the vocabulary records its merges (not for ``.tiktoken`` ranks)."""
-    names = []
+    """The model's own encoder when it is not a registered one (an imported model's
+    ``native``, first), then every registered encoder that runs without options (``additive``
+    needs scores); ``classic`` only where the vocabulary records its merges (not for
+    ``.tiktoken`` ranks)."""
+    names = [] if model.default_encoder in available_encoders() else [model.default_encoder]
     vocab = model.vocabulary
     for name in available_encoders():
         if name == "classic" and vocab.n_merged and (vocab.merges < 0).all():

@@ -14,7 +14,6 @@ from ..io import save
 from ..tokenizer import CLASSIC, DEFAULT_N_TOKENS, UBPE, UBPEBase, UBPEClassic
 from .inputs import DEFAULT_BYTELEVEL_PATTERN, PROG, CLIError, check_output, parse_ints, read_docs, read_file, unescape
 
-BYTELEVEL = "bytelevel"
 TIKTOKEN_SUFFIX = ".tiktoken"
 
 
@@ -30,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     if not docs:
         raise CLIError("the input holds no documents")
     regex_str = args.regex if args.regex is not None else (PATTERNS[args.pattern] if args.pattern else None)
-    if args.variant == BYTELEVEL:
+    if args.variant == ByteLevelBPE.variant:
         if ints:
             raise CLIError("the byte-level variant fits text, not integer sequences")
         model: Any = ByteLevelBPE().fit(

@@ -122,7 +122,7 @@ def resolve_token(model: Any, table: TokenTable, spec: str) -> int:
     piece: Any = tuple(parse_ints(stripped.replace(" ", ","), "--tree")) if stripped.startswith("[") else unescape(spec)
     try:
         return model.piece_to_id(piece)
-    except (UBPEError, TypeError):
+    except UBPEError:
         raise CLIError(f"no token stands for {spec!r}") from None
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .._version import __version__
-from ..bytelevel import PATTERNS, resolve_pattern
+from ..bytelevel import PATTERNS, ByteLevelBPE, resolve_pattern
 from ..encoders import available_encoders
 from ..errors import InvalidParameterError
 from ..io import supported
@@ -19,7 +19,7 @@ from . import inspect as inspect_cmd
 from . import view as view_cmd
 from .inputs import DOCS_PER, PROG
 
-VARIANTS = (UNIVERSAL, CLASSIC, "bytelevel")
+VARIANTS = (UNIVERSAL, CLASSIC, ByteLevelBPE.variant)
 # inspect: how many rows the listings show by default
 DEFAULT_TOP = 10
 

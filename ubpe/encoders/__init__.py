@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
+import numpy as np  # noqa: F401  (the examples below use it)
 
 from ..errors import InvalidParameterError
 from ..vocabulary import Vocabulary

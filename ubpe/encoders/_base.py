@@ -96,7 +96,10 @@ def flatten_parts(parts: Sequence[Any], n_base: int) -> tuple[np.ndarray, np.nda
     if not bounds[-1]:
         return np.zeros(0, ID_DTYPE), bounds
     # empty parts are left out: an empty list would make the whole array float
-    symbols = np.concatenate([p for p in parts if len(p)] if lengths.min() == 0 else parts)
+    try:
+        symbols = np.concatenate([p for p in parts if len(p)] if lengths.min() == 0 else parts)
+    except ValueError:  # parts of different dimensions
+        symbols = np.zeros((0, 0))
     if symbols.ndim != 1:
         raise SymbolTypeError("parts must be 1-D sequences of base ids")
     if symbols.dtype.kind not in "iu":

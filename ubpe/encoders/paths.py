@@ -203,18 +203,25 @@ class AdditiveEncoder(_CheapestPathEncoder):
         return [(tokens, -cost) for tokens, cost in self._kbest(symbols, bounds, top_n)]
 
 
-class LongestPrefixEncoder(_PathEncoder):
-    """Greedy longest match from the left (WordPiece's rule), top-1."""
+class _GreedyEncoder(_PathEncoder):
+    """Top-1 by a greedy kernel of :mod:`ubpe_native._paths` over the pieces' radix tree."""
 
-    name = "longest_prefix"
+    _kernel: Callable = staticmethod(longest_prefix)
 
     def __init__(self, vocabulary: Vocabulary):
         super().__init__(vocabulary)
         self._tree = _lookup(vocabulary)
 
     def _paths(self, symbols, bounds, top_n):
-        tokens = longest_prefix(self._tree, symbols, bounds)
+        tokens = self._kernel(self._tree, symbols, bounds)
         return [(tokens, len(tokens))]
+
+
+class LongestPrefixEncoder(_GreedyEncoder):
+    """Greedy longest match from the left (WordPiece's rule), top-1."""
+
+    name = "longest_prefix"
+    _kernel = staticmethod(longest_prefix)
 
 
 class LongestSuffixEncoder(_PathEncoder):
@@ -233,16 +240,9 @@ class LongestSuffixEncoder(_PathEncoder):
         return [(tokens, len(tokens))]
 
 
-class LongestTokenEncoder(_PathEncoder):
+class LongestTokenEncoder(_GreedyEncoder):
     """FLOTA (Hofmann et al. 2022), lossless: the longest token anywhere in the span, the
     leftmost of equally long ones, then the same left and right of it; top-1."""
 
     name = "longest_token"
-
-    def __init__(self, vocabulary: Vocabulary):
-        super().__init__(vocabulary)
-        self._tree = _lookup(vocabulary)
-
-    def _paths(self, symbols, bounds, top_n):
-        tokens = longest_token(self._tree, symbols, bounds)
-        return [(tokens, len(tokens))]
+    _kernel = staticmethod(longest_token)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..errors import InvalidParameterError, ModelFormatError
-from . import hf, ours, tiktoken, ubpe030
+from . import gguf, hf, minbpe, ours, sentencepiece, tiktoken, ubpe030
 from .files import read_head
 
 
@@ -48,16 +48,17 @@ class Format:
     hints: tuple[str, ...] = ()
 
 
-# Detection tries the rows in this order; the first whose detector accepts the head wins.
-# Slots for readers written elsewhere: "gguf" (ubpe/io/gguf.py, magic b"GGUF") goes first,
-# "sentencepiece" (ubpe/io/sentencepiece.py, a protobuf ModelProto) and "minbpe" before
-# "tiktoken"; an HF reader fills the "hf" row's read.
+# Detection tries the rows in this order; the first whose detector accepts the head wins:
+# binary formats with a magic or a protobuf tag first, then the JSON and text formats.
 FORMATS: dict[str, Format] = {
     row.name: row
     for row in (
+        Format("gguf", "llama.cpp GGUF vocabulary", gguf.detect, gguf.read, None),
+        Format("sentencepiece", "sentencepiece .model", sentencepiece.detect, sentencepiece.read, None),
         Format("ubpe", "ubpe model format", ours.detect, ours.read, ours.write),
         Format("ubpe030", "ubpe 0.3.0 JSON", ubpe030.detect, ubpe030.read, ubpe030.write,
                hints=("variant", "token_type")),
+        Format("minbpe", "minbpe .model", minbpe.detect, minbpe.read, minbpe.write),
         Format("tiktoken", ".tiktoken", tiktoken.detect, tiktoken.read, tiktoken.write,
                hints=("pattern", "special_tokens")),
         Format("hf", "HF tokenizer.json", hf.detect, None, hf.save_tokenizer_json),
@@ -69,7 +70,7 @@ def supported(action: str = "read") -> list[str]:
     """Names of the formats ubpe can ``"read"`` or ``"write"``.
 
     >>> supported("read"), supported("write")
-    (['ubpe', 'ubpe030', 'tiktoken'], ['ubpe', 'ubpe030', 'tiktoken', 'hf'])
+    (['gguf', 'sentencepiece', 'ubpe', 'ubpe030', 'minbpe', 'tiktoken'], ['ubpe', 'ubpe030', 'minbpe', 'tiktoken', 'hf'])
     """
     return [row.name for row in FORMATS.values() if (row.read if action == "read" else row.write) is not None]
 

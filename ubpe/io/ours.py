@@ -80,7 +80,7 @@ def from_json(text: str, *, what: str = "the model", variant: str | None = None)
     kind = body.get("variant")
     if variant is not None and kind != variant:
         raise ModelFormatError(f"{what} holds a {kind} model, not a {variant} one")
-    if kind not in BODIES:
+    if not isinstance(kind, str) or kind not in BODIES:
         raise ModelFormatError(f"{what} holds an unknown model variant {kind!r}")
     return BODIES[kind][1](body, what)
 
@@ -240,31 +240,35 @@ def vocabulary_to_json(vocab: Vocabulary) -> dict:
 
 
 def vocabulary_from_json(data: Any) -> Vocabulary:
-    try:
-        n_base = _int(data["n_base"], "n_base")
-        pieces = data["pieces"]
-        weights = [float(w) for w in data["weights"]]
-        merges = np.asarray(data["merges"], dtype=np.int64).reshape(-1, 2)
-        ranks = [_int(r, "rank") for r in data["ranks"]]
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ModelFormatError(f"the vocabulary is malformed: {exc}") from None
+    fields = ("n_base", "merges", "pieces", "weights", "ranks")
+    if not isinstance(data, dict) or any(k not in data for k in fields):
+        raise ModelFormatError(f"the vocabulary must be an object with {', '.join(fields)}")
+    if not all(isinstance(data[k], list) for k in fields[1:]):
+        raise ModelFormatError("the vocabulary's merges, pieces, weights and ranks must be arrays")
+    n_base = _int(data["n_base"], "n_base")
+    pieces = [[_int(s, "piece symbol") for s in _list(p, "piece")] for p in data["pieces"]]
+    merges = [[_int(x, "merge id") for x in _list(m, "merge", 2)] for m in data["merges"]]
+    ranks = [_int(r, "rank") for r in data["ranks"]]
+    weights = [w for w in data["weights"] if isinstance(w, (int, float)) and not isinstance(w, bool)]
+    if len(weights) != len(data["weights"]) or not all(math.isfinite(w) for w in weights):
+        raise ModelFormatError("the vocabulary has a weight that is not a finite number")
     if not (len(pieces) == len(weights) == len(merges) == len(ranks)):
         raise ModelFormatError("the vocabulary's pieces, weights, merges and ranks differ in length")
-    if not all(math.isfinite(w) for w in weights):
-        raise ModelFormatError("the vocabulary has a weight that is not a finite number")
-    if len(merges) and (merges.min() < -1 or merges.max() >= n_base + len(merges)):
+    merges_array = np.asarray(merges, dtype=np.int64).reshape(-1, 2)
+    if len(merges) and (merges_array.min() < -1 or merges_array.max() >= n_base + len(merges)):
         raise ModelFormatError("the vocabulary has a merge with an id outside it")
-    try:
-        return Vocabulary.from_pieces(
-            n_base, [[_int(s, "piece symbol") for s in p] for p in pieces], weights, merges=merges, ranks=ranks
-        )
-    except TypeError as exc:
-        raise ModelFormatError(f"the vocabulary is malformed: {exc}") from None
+    return Vocabulary.from_pieces(n_base, pieces, [float(w) for w in weights], merges=merges_array, ranks=ranks)
+
+
+def _list(value: Any, what: str, size: int | None = None) -> list:
+    if not isinstance(value, list) or (size is not None and len(value) != size):
+        raise ModelFormatError(f"a {what} must be an array{f' of {size}' if size else ''}, got {str(value)[:40]}")
+    return value
 
 
 def _int(value: Any, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ModelFormatError(f"{what} must be an integer, got {str(value)[:40]}")
+    if isinstance(value, bool) or not isinstance(value, int) or not -(2**31) <= value < 2**31:
+        raise ModelFormatError(f"{what} must be a 32-bit integer, got {str(value)[:40]}")
     return value
 
 
@@ -287,6 +291,8 @@ def _bytelevel_from_body(body: dict, what: str) -> Any:
         pattern, specials = body["pattern"], body.get("special_tokens") or {}
     except (KeyError, TypeError, ValueError) as exc:
         raise ModelFormatError(f"{what} is malformed: {exc}") from None
+    if not isinstance(specials, dict):
+        raise ModelFormatError(f"{what}: special_tokens must be an object of text -> id")
     return ByteLevelBPE.from_mergeable_ranks(parse_tiktoken(lines, what), pattern=pattern, special_tokens=specials)
 
 

@@ -35,6 +35,9 @@ from .files import parse_json, read_text, write_atomically
 # a reference dump is a JSON object whose first key is one of its fields (the reference writes
 # n_tokens first; other writers may not keep the order)
 FIELDS = ("n_tokens", "alphabet", "known_words", "break_tokens", "regex_str", "stop_tokens", "mapper", "weights")
+# optional fields: (name, type, JSON name); a falsy value means "none"
+OPTIONAL = (("known_words", dict, "object"), ("break_tokens", list, "array"), ("stop_tokens", list, "array"),
+            ("regex_str", str, "string"))
 _START = re.compile(rb'\s*\{\s*"(' + "|".join(FIELDS).encode() + rb')"\s*:')
 
 
@@ -94,6 +97,9 @@ def loads(
     for field in ("mapper", "weights"):
         if not isinstance(model.get(field), dict):
             raise ModelFormatError(f"{what} has no `{field}` object")
+    for field, kind, name in OPTIONAL:
+        if model.get(field) and not isinstance(model[field], kind):
+            raise ModelFormatError(f"{what}'s `{field}` must be a JSON {name}, not {type(model[field]).__name__}")
     variant = variant or guess_variant(model)
     if variant not in (UNIVERSAL, CLASSIC):
         raise InvalidParameterError(f"ubpe 0.3.0 JSON holds a universal or classic model, not a {variant} one")
@@ -104,7 +110,7 @@ def loads(
     except (ValueError, TypeError) as exc:
         raise ModelFormatError(f"the model's alphabet does not fit token_type {token_type.__name__}: {exc}") from None
     known_words = None
-    if model.get("known_words"):
+    if model.get("known_words"):  # falsy values (null, {}, []) mean none, as in the reference
         try:
             known_words = {(w if isinstance(w, str) else tuple(w)): int(i) for i, w in model["known_words"].items()}
         except (TypeError, ValueError) as exc:
@@ -125,8 +131,10 @@ def loads(
 def guess_variant(model: dict) -> str:
     """Universal or classic (the reference's JSON does not say): a classic mapper maps tokens
     to pairs that may hold merged ids; a universal one to runs of base ids only."""
-    n_base = len(model.get("alphabet") or {}) + len(model.get("known_words") or {})
-    values = list((model.get("mapper") or {}).values())
+    sizes = [len(model[k]) if isinstance(model.get(k), dict) else 0 for k in ("alphabet", "known_words")]
+    n_base = sum(sizes)
+    mapper = model.get("mapper")
+    values = list(mapper.values()) if isinstance(mapper, dict) else []
     if values and all(isinstance(v, list) and len(v) == 2 for v in values):
         if any(isinstance(x, int) and x >= n_base for v in values for x in v):
             return CLASSIC
@@ -177,7 +185,8 @@ def infer_symbol_type(model: dict) -> type:
             return str
         if values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
             return int
-    words = list((model.get("known_words") or {}).values())
+    known = model.get("known_words")
+    words = list(known.values()) if isinstance(known, dict) else []
     if words and all(isinstance(w, str) for w in words):
         return str
     if words and all(isinstance(w, list) for w in words):
