@@ -100,7 +100,7 @@ def _spm_rows(train: list[str], lines: list[str], repeats: int) -> list[str]:
 def _encoder_rows(models, text: str, repeats: int) -> list[str]:
     from ubpe.io import gguf
 
-    tok = gguf.read(models / f"ggml-vocab-gpt-2.gguf")
+    tok = gguf.read(models / "ggml-vocab-gpt-2.gguf")
     size = len(text.encode("utf-8")) / MB
     rows = []
     for encoder in ("native", "ranked", "fewest", "longest_prefix", "tfidf", "dropout"):

@@ -1,9 +1,7 @@
-"""Tokenizers imported from other systems, and llama.cpp's byte-level BPE (GGUF ``gpt2``).
+"""llama.cpp's byte-level BPE (GGUF ``gpt2``), id for id.
 
-:class:`ImportedTokenizer` is what every imported model shares: special tokens cut out of the
-text first (as llama.cpp's ``tokenizer_st_partition`` does), the *native* encoder (the model's
-own algorithm, exactly), and every ubpe encoder run on the same vocabulary
-(:meth:`ImportedTokenizer.encode_with`). :class:`ImportedBPE` is llama.cpp's ``gpt2`` model:
+:class:`ImportedBPE` is llama.cpp's ``gpt2`` model (what every imported model shares is in
+:mod:`ubpe.bytelevel.imported_base`):
 the text is cut by the pre-tokenizer that ``tokenizer.ggml.pre`` names
 (:mod:`ubpe.bytelevel.pretokenizers`), each piece's bytes are merged by the merges list's
 ranks (`ubpe_native._merges`), and tokens are GPT-2's byte-to-unicode strings.
@@ -19,10 +17,7 @@ ranks (`ubpe_native._merges`), and tokens are GPT-2's byte-to-unicode strings.
 
 from __future__ import annotations
 
-import heapq
-import os
-from concurrent.futures import ThreadPoolExecutor
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -31,19 +26,16 @@ import regex
 from ubpe_native._merges import PairMerges, pack_units
 from ubpe_native._pretokenize import split_text
 
-from ..encoders import TfidfScorer, make_encoder
-from ..errors import InvalidParameterError, ModelFormatError, SymbolTypeError, UnknownTokenError
-from ..pieces import Inventory
 from ..vocabulary import ID_DTYPE, Vocabulary
+from .imported_base import BYTE, CONTROL, NORMAL, UNUSED, ImportedTokenizer
+
+__all__ = ["BYTE_TO_CHAR", "CHAR_TO_BYTE", "ImportedBPE", "bytes_to_unicode",
+           "BYTE", "CONTROL", "NORMAL", "UNUSED"]  # the token types, for the models built on this one
 from .patterns import NATIVE_PATTERNS, PATTERNS, code_point_classes
 from .pretokenizers import Pretokenizer, resolve_pre, scanner_unsafe
 
-# llama.cpp token types (gguf.TokenType; 0 is "undefined")
-NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
-NATIVE = "native"
-# Pre-tokenizer types that the kernel's scanner splits as llama.cpp does (see _native)
+# Pre-tokenizer types that the kernel's scanner splits as llama.cpp does (see _words)
 _SCANNED = {"gpt2": NATIVE_PATTERNS[PATTERNS["gpt2"]], "llama3": NATIVE_PATTERNS[PATTERNS["llama3"]]}
-_ASCII_SPACES = " \t\n\v\f\r"
 
 
 def bytes_to_unicode() -> dict[int, str]:
@@ -60,344 +52,6 @@ def bytes_to_unicode() -> dict[int, str]:
 
 BYTE_TO_CHAR = bytes_to_unicode()
 CHAR_TO_BYTE = {c: b for b, c in BYTE_TO_CHAR.items()}
-
-
-def partition_specials(text: str, specials: Sequence[tuple[str, int, bool, bool]]) -> list[str | int]:
-    """Cut ``text`` at special tokens: ``[fragment or token id]`` (llama.cpp's
-    ``tokenizer_st_partition``). ``specials`` are ``(text, id, lstrip, rstrip)``, longest first;
-    each one is searched in the fragments the earlier ones left. ``lstrip`` / ``rstrip`` remove
-    ASCII whitespace before / after the token.
-
-    >>> partition_specials("a<s> b", [("<s>", 1, False, True)])
-    ['a', 1, 'b']
-    """
-    pieces: list[str | int] = [text] if text else []
-    for special, token, lstrip, rstrip in specials:
-        out: list[str | int] = []
-        for piece in pieces:
-            if isinstance(piece, int) or special not in piece:
-                out.append(piece)
-                continue
-            start = 0
-            while True:
-                found = piece.find(special, start)
-                if found < 0:
-                    break
-                left = piece[start:found]
-                if lstrip:
-                    left = left.rstrip(_ASCII_SPACES)
-                if left:
-                    out.append(left)
-                out.append(token)
-                start = found + len(special)
-                if rstrip:
-                    while start < len(piece) and piece[start] in _ASCII_SPACES:
-                        start += 1
-            if start < len(piece):
-                out.append(piece[start:])
-        pieces = out
-    return pieces
-
-
-def combine_kbest(lists: Sequence[Sequence[tuple[list[int], float]]], top_n: int,
-                  joints: Sequence[list[int]]) -> list[tuple[list[int], float]]:
-    """The ``top_n`` best concatenations of one alternative per list (scores add), with
-    ``joints[k]`` (e.g. a special token) placed before the alternative of list ``k``."""
-    if not lists:
-        return [([t for joint in joints for t in joint], 0.0)]
-    best: list[tuple[list[int], float]] = []
-    start = tuple(0 for _ in lists)
-    heap = [(-sum(alts[0][1] for alts in lists), start)]
-    seen = {start}
-    while heap and len(best) < top_n:
-        negative, choice = heapq.heappop(heap)
-        ids = [t for k, c in enumerate(choice) for t in (*joints[k], *lists[k][c][0])]
-        ids.extend(t for joint in joints[len(lists):] for t in joint)
-        best.append((ids, -negative))
-        for k, c in enumerate(choice):
-            if c + 1 < len(lists[k]):
-                nxt = choice[:k] + (c + 1,) + choice[k + 1 :]
-                if nxt not in seen:
-                    seen.add(nxt)
-                    score = -negative - lists[k][c][1] + lists[k][c + 1][1]
-                    heapq.heappush(heap, (-score, nxt))
-    return best
-
-
-class ImportedTokenizer:
-    """What every imported model shares (see the module docstring). Subclasses define
-    ``_native(text)``, ``_parts(text)``, ``_build_vocabulary()`` and ``_prepare(fragments)``."""
-
-    variant = "imported"
-    default_encoder = NATIVE
-    symbol_unit = "byte"
-
-    def _init_common(self, texts: list[str], token_types: np.ndarray | None,
-                     specials: dict[str, int | None] | None, flags: dict[str, Any] | None,
-                     name: str, where: str) -> None:
-        self.name = name
-        self.where = where
-        self.texts = texts
-        n = len(texts)
-        if token_types is None:
-            token_types = np.full(n, NORMAL, dtype=np.int32)
-        self.token_types = np.asarray(token_types, dtype=np.int32)
-        if len(self.token_types) != n:
-            raise ModelFormatError(f"{where}: {len(self.token_types)} token types for {n} tokens")
-        self.special_ids = {k: v for k, v in (specials or {}).items() if v is not None}
-        flags = flags or {}
-        self.add_bos = bool(flags.get("add_bos") or False)
-        self.add_eos = bool(flags.get("add_eos") or False)
-        self._encoders: dict[tuple, Any] = {}
-        self._special_tables: dict[bool, list[tuple[str, int, bool, bool]]] = {}
-        self._vocab: tuple[Vocabulary, np.ndarray, list[list[int]]] | None = None
-
-    # -- the special tokens ------------------------------------------------------------------
-
-    def _special_table(self, parse_special: bool) -> list[tuple[str, int, bool, bool]]:
-        """Tokens cut out before encoding: user-defined ones always, control and unknown ones
-        with ``parse_special`` (llama.cpp's cache_special_tokens), longest (in bytes) first."""
-        cached = self._special_tables.get(parse_special)
-        if cached is not None:
-            return cached
-        kinds = (USER_DEFINED, CONTROL, UNKNOWN) if parse_special else (USER_DEFINED,)
-        ids = np.flatnonzero(np.isin(self.token_types, kinds)).tolist()
-        table = [(self.texts[i], i, *self._strip_flags(i)) for i in ids if self.texts[i]]
-        table.sort(key=lambda entry: -len(entry[0].encode("utf-8")))
-        self._special_tables[parse_special] = table
-        return table
-
-    def _strip_flags(self, token: int) -> tuple[bool, bool]:
-        return False, False
-
-    def _fragments(self, text: str, parse_special: bool) -> list[str | int]:
-        if not isinstance(text, str):
-            raise SymbolTypeError(f"`doc` must be a str, not {type(text).__name__}")
-        return partition_specials(text, self._special_table(parse_special))
-
-    def _prepare(self, fragments: list[str | int]) -> list[str | int]:
-        return fragments
-
-    # -- encoding ----------------------------------------------------------------------------
-
-    def encode(self, doc: str, *, add_special: bool = False, parse_special: bool = False) -> list[int]:
-        """The model's own ids for ``doc`` (llama.cpp's ``tokenize``): without BOS/EOS unless
-        ``add_special``; control tokens in the text are plain text unless ``parse_special``."""
-        ids: list[int] = []
-        if add_special and self.add_bos and "bos" in self.special_ids:
-            ids.append(self.special_ids["bos"])
-        for fragment in self._prepare(self._fragments(doc, parse_special)):
-            if isinstance(fragment, int):
-                ids.append(fragment)
-            else:
-                ids.extend(self._native(fragment))
-        if add_special and self.add_eos and "eos" in self.special_ids:
-            ids.append(self.special_ids["eos"])
-        return ids
-
-    def encode_batch(self, docs: Iterable[str], *, threads: int | None = None,
-                     **options: Any) -> list[list[int]]:
-        """`encode` of every doc, on ``threads`` threads (default: one per core; the kernels
-        release the GIL). Same ids as one by one."""
-        docs = list(docs)
-        workers = (os.cpu_count() or 1) if threads is None else threads
-        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-            raise InvalidParameterError(f"`threads` must be a positive int, got {threads!r}")
-        if workers == 1 or len(docs) < 2:
-            return [self.encode(doc, **options) for doc in docs]
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            return list(pool.map(lambda doc: self.encode(doc, **options), docs))
-
-    @property
-    def vocabulary(self) -> Vocabulary:
-        """The ubpe vocabulary that ubpe's encoders run on (built on first use)."""
-        return self._vocabulary_parts()[0]
-
-    def _vocabulary_parts(self) -> tuple[Vocabulary, np.ndarray, list[list[int]]]:
-        if self._vocab is None:
-            self._vocab = self._build_vocabulary()
-        return self._vocab
-
-    def _encoder(self, name: str, options: dict[str, Any]):
-        key = (name, tuple(sorted(options.items())))
-        try:
-            hash(key)
-        except TypeError:  # e.g. weights= an array: built for this call only
-            return make_encoder(name, self.vocabulary, **options)
-        if key not in self._encoders:
-            self._encoders[key] = make_encoder(name, self.vocabulary, **options)
-        return self._encoders[key]
-
-    def encode_with(self, doc: str, encoder: str | None = None, top_n: int = 1,
-                    **options: Any) -> list[tuple[list[int], float]]:
-        """``top_n`` encodings of ``doc`` by ``encoder`` as ``[(ids, score)]``, best first.
-
-        ``"native"`` (the default) is the model's own algorithm (one encoding); any other name
-        is a ubpe encoder (``fewest``, ``longest_prefix``, ``tfidf``, ``additive``, ``dropout``
-        ...) run on :attr:`vocabulary`, per pre-token. The score is ubpe's tf-idf score
-        (0 until weights are fitted, see :meth:`fit_weights`).
-        """
-        name = encoder or self.default_encoder
-        fragments = self._prepare(self._fragments(doc, options.pop("parse_special", False)))
-        if name == NATIVE:
-            if top_n != 1:
-                raise InvalidParameterError("the native encoder gives one encoding: top_n must be 1")
-            if options:
-                raise InvalidParameterError(f"the native encoder takes no options, got {sorted(options)}")
-            ids = self.encode(doc)
-            return [(ids, self._score(fragments, ids))]
-        coder = self._encoder(name, options)
-        lists, joints, pending = [], [], []
-        for fragment in fragments:
-            if isinstance(fragment, int):
-                pending.append(fragment)
-                continue
-            parts = self._parts(fragment)
-            found = coder.encode(parts, top_n) if parts else [([], 0.0)]
-            lists.append([(self._to_model_ids(tokens), score) for tokens, score in found])
-            joints.append(pending)
-            pending = []
-        joints.append(pending)
-        return combine_kbest(lists, top_n, joints)
-
-    def encode_batch_with(self, docs: Iterable[str], encoder: str | None = None, top_n: int = 1,
-                          **options: Any) -> list[list[tuple[list[int], float]]]:
-        return [self.encode_with(doc, encoder, top_n, **options) for doc in docs]
-
-    def _to_model_ids(self, tokens: Sequence[int]) -> list[int]:
-        vocabulary, vocab_to_model, base_expansion = self._vocabulary_parts()
-        n_base = vocabulary.n_base
-        out: list[int] = []
-        for token in tokens:
-            if token < n_base:
-                out.extend(base_expansion[token])
-            else:
-                out.append(int(vocab_to_model[token - n_base]))
-        return out
-
-    def _score(self, fragments: list[str | int], ids: list[int]) -> float:
-        """ubpe's tf-idf score of a native encoding: 0 unless weights were fitted."""
-        vocabulary = self.vocabulary
-        if not np.any(vocabulary.weights):
-            return 0.0
-        model_to_vocab = self._model_to_vocab()
-        tokens = np.array([model_to_vocab.get(i, -1) for i in ids], dtype=ID_DTYPE)
-        tokens = tokens[tokens >= 0]
-        scorer = TfidfScorer(vocabulary)
-        return scorer.score(tokens, np.array([0, int(scorer._lengths[tokens].sum())]))
-
-    def _model_to_vocab(self) -> dict[int, int]:
-        vocabulary, vocab_to_model, base_expansion = self._vocabulary_parts()
-        table = {int(m): vocabulary.n_base + t for t, m in enumerate(vocab_to_model.tolist())}
-        for base, expansion in enumerate(base_expansion):
-            if len(expansion) == 1:
-                table.setdefault(expansion[0], base)
-        return table
-
-    def fit_weights(self, corpus: Iterable[str]) -> ImportedTokenizer:
-        """Give the vocabulary ubpe's idf weights: the document frequency of every token in
-        the native encodings of ``corpus`` (one document per text). Returns ``self``."""
-        docs = list(corpus)
-        vocabulary, vocab_to_model, base_expansion = self._vocabulary_parts()
-        position = {int(m): t for t, m in enumerate(vocab_to_model.tolist())}
-        counts = np.zeros(vocabulary.n_merged, dtype=np.int64)
-        for doc in docs:
-            seen = {position[i] for i in self.encode(doc) if i in position}
-            counts[list(seen)] += 1
-        weights = np.log((1 + len(docs)) / (1 + counts))
-        fitted = Vocabulary(vocabulary.n_base, vocabulary.merges, vocabulary.piece_offsets,
-                            vocabulary.piece_symbols, weights, vocabulary.ranks)
-        self._vocab = (fitted, vocab_to_model, base_expansion)
-        self._encoders.clear()
-        return self
-
-    # -- decoding and inspection ---------------------------------------------------------
-
-    @property
-    def n_vocab(self) -> int:
-        return len(self.texts)
-
-    def _check_ids(self, ids: Iterable[int]) -> list[int]:
-        out = []
-        for token in ids:
-            if isinstance(token, bool) or not isinstance(token, (int, np.integer)) or not 0 <= token < len(self.texts):
-                raise UnknownTokenError(f"token {token!r} is not in the vocabulary")
-            out.append(int(token))
-        return out
-
-    symbol_type = str
-
-    def pieces(self, ids: Iterable[int]) -> list[Any]:
-        """What every id stands for: its bytes (byte-level models) or its text with spaces
-        for ``▁`` (sentencepiece-style models)."""
-        return [self._piece(i) for i in self._check_ids(ids)]
-
-    def _piece(self, token: int) -> Any:
-        return self.decode_bytes([token])
-
-    def id_to_piece(self, token: int) -> str:
-        """The model's own string for ``token`` (as the source file writes it)."""
-        return self.texts[self._check_ids([token])[0]]
-
-    def piece_to_id(self, piece: Any) -> int:
-        """The id of a token by the model's own string, or by what it stands for."""
-        if isinstance(piece, str) and piece in self._text_ids():
-            return self._text_ids()[piece]
-        for token in range(len(self.texts)):
-            if self._piece(token) == piece:
-                return token
-        raise UnknownTokenError(f"{piece!r} is no token of this vocabulary")
-
-    def _text_ids(self) -> dict[str, int]:
-        if not hasattr(self, "_text_to_id"):
-            self._text_to_id = {text: i for i, text in enumerate(self.texts)}
-        return self._text_to_id
-
-    def covers(self, doc: str) -> bool:
-        """Whether every character can be encoded without the unknown token."""
-        return True
-
-    def inventory(self) -> Inventory:
-        """Every id with its piece, length and (for merged vocabulary tokens) weight."""
-        vocabulary, vocab_to_model, base_expansion = self._vocabulary_parts()
-        pieces = {i: self._piece(i) for i in range(len(self.texts))}
-        weights = {int(m): float(w) for m, w in zip(vocab_to_model.tolist(), vocabulary.weights.tolist())}
-        return Inventory(
-            list(range(len(self.texts))), pieces, merges=self._recorded_merges(),
-            base={e[0] for e in base_expansion if len(e) == 1},
-            lengths={i: len(p) for i, p in pieces.items()}, weights=weights)
-
-    def _recorded_merges(self) -> dict[int, tuple[int, int]]:
-        return {}
-
-    def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
-        return self.decode_bytes(ids).decode("utf-8", errors=errors)
-
-    def n_symbols(self, doc: str) -> int:
-        return len(doc.encode("utf-8")) if self.symbol_unit == "byte" else len(doc)
-
-    def describe(self) -> dict[str, Any]:
-        counts = np.bincount(self.token_types, minlength=BYTE + 1)
-        return {
-            "variant": self.variant,
-            "name": self.name,
-            "n_vocab": self.n_vocab,
-            "symbol_unit": self.symbol_unit,
-            "default_encoder": self.default_encoder,
-            "token_types": {kind: int(counts[value]) for kind, value in (
-                ("normal", NORMAL), ("unknown", UNKNOWN), ("control", CONTROL),
-                ("user_defined", USER_DEFINED), ("unused", UNUSED), ("byte", BYTE)) if counts[value]},
-            "special_ids": dict(self.special_ids),
-            "add_bos": self.add_bos,
-            "add_eos": self.add_eos,
-        }
-
-    def save(self, path) -> None:
-        raise InvalidParameterError(f"a {self.variant} tokenizer is read-only: it cannot be saved "
-                                    "in ubpe's format (keep the source file)")
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.variant}, n_vocab={self.n_vocab}, name={self.name!r})"
 
 
 class ImportedBPE(ImportedTokenizer):
@@ -441,7 +95,6 @@ class ImportedBPE(ImportedTokenizer):
         seconds = [b for _, b in pairs]
         self._merged_texts = [a + b for a, b in pairs]
         self._merge_pairs = pairs
-        self._text_to_id = text_to_id
         left, right, result = ids_of(firsts), ids_of(seconds), ids_of(self._merged_texts)
         # what llama.cpp writes for a symbol that is no token: its single ASCII bytes' tokens
         expansions = [[text_to_id[chr(b)] for b in text.encode("utf-8") if b < 0x80 and chr(b) in text_to_id]
@@ -458,8 +111,8 @@ class ImportedBPE(ImportedTokenizer):
             pack_units([bytes([b]) for b in range(256)]), i32(units), np.full(256, -1, np.int32),
             False, b"".join(raw for raw, _ in whole_words), whole_offsets, i32([i for _, i in whole_words]))
 
-    def _native(self, text: str) -> list[int]:
-        """llama.cpp's ids of a text without special tokens.
+    def _words(self, text: str) -> tuple[bytes, np.ndarray]:
+        """The pre-tokens of a text without special tokens: its UTF-8 bytes and their bounds.
 
         For the GPT-2 and Llama 3 pre-tokenizers the kernel's scanner (written for tiktoken's
         patterns of the same names) splits the text: they cut alike except on unassigned code
@@ -467,20 +120,32 @@ class ImportedBPE(ImportedTokenizer):
         the regex path.
         """
         if self._scanner is not None and not scanner_unsafe(text):
-            data = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
-            bounds = split_text(data, code_point_classes(), self._scanner)
-            return self._kernel.encode(data, bounds).tolist()
-        return self._native_by_regex(text)
+            data = text.encode("utf-8")
+            return data, split_text(np.frombuffer(data, dtype=np.uint8), code_point_classes(), self._scanner)
+        return self._words_by_regex(text)
 
-    def _native_by_regex(self, text: str) -> list[int]:
+    def _words_by_regex(self, text: str) -> tuple[bytes, np.ndarray]:
         words = [w.encode("utf-8", "surrogatepass") for w in self.pretokenizer.split(text)]
         bounds = np.zeros(len(words) + 1, dtype=np.int64)
         np.cumsum([len(w) for w in words], out=bounds[1:])
-        return self._kernel.encode(np.frombuffer(b"".join(words), dtype=np.uint8), bounds).tolist()
+        return b"".join(words), bounds
+
+    def _native(self, text: str) -> list[int]:
+        """llama.cpp's ids of a text without special tokens."""
+        data, bounds = self._words(text)
+        return self._kernel.encode(data, bounds).tolist()
+
+    def _native_by_regex(self, text: str) -> list[int]:
+        data, bounds = self._words_by_regex(text)
+        return self._kernel.encode(data, bounds).tolist()
 
     def _parts(self, text: str) -> list[np.ndarray]:
-        return [np.frombuffer(w.encode("utf-8", "surrogatepass"), dtype=np.uint8).astype(ID_DTYPE)
-                for w in self.pretokenizer.split(text)]
+        data, bounds = self._words(text)
+        if not data:
+            return []
+        symbols = np.frombuffer(data, dtype=np.uint8).astype(ID_DTYPE)
+        cuts = bounds.tolist()
+        return [symbols[a:b] for a, b in zip(cuts, cuts[1:])]
 
     def _build_vocabulary(self) -> tuple[Vocabulary, np.ndarray, list[list[int]]]:
         rank_of: dict[bytes, int] = {}
@@ -506,7 +171,7 @@ class ImportedBPE(ImportedTokenizer):
 
     def _recorded_merges(self) -> dict[int, tuple[int, int]]:
         """token -> (left, right) of the first merge line that creates it."""
-        text_ids = self._text_ids()
+        text_ids = self._text_index()
         merges: dict[int, tuple[int, int]] = {}
         for (first, second), merged in zip(self._merge_pairs, self._merged_texts):
             token, left, right = text_ids.get(merged), text_ids.get(first), text_ids.get(second)

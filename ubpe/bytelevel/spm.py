@@ -28,7 +28,7 @@ from ubpe_native._unigram import UnigramLattice
 
 from ..errors import ModelFormatError, SymbolTypeError
 from ..vocabulary import ID_DTYPE, Vocabulary
-from .imported import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, ImportedTokenizer
+from .imported_base import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, ImportedTokenizer
 from .spm_normalizer import Normalizer
 
 SPACE = "▁"
@@ -181,9 +181,6 @@ class CharModel(ImportedTokenizer):
         return vocabulary, np.asarray(model_ids, dtype=np.int64)[order], base_expansion
 
     # -- decoding ---------------------------------------------------------------------------
-
-    def _piece(self, token: int) -> str:
-        return self.decode_bytes([token]).decode("utf-8", "replace")
 
     def covers(self, doc: str) -> bool:
         """Whether every character is a piece's or has byte pieces (no unknown token needed)."""
