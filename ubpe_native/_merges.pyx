@@ -29,7 +29,6 @@ costs one hash lookup.
 """
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libcpp.algorithm cimport pop_heap, push_heap
 from libcpp.mutex cimport mutex
 from libcpp.string cimport string
 from libcpp.unordered_map cimport unordered_map
@@ -38,7 +37,9 @@ from cython.operator cimport dereference as deref
 
 import numpy as np
 
-from ubpe_native._flat_map cimport FlatMap
+from ubpe_native._checks cimport check_ids, check_offsets
+from ubpe_native._flat_map cimport FlatMap, pack_key
+from ubpe_native._heap cimport heap_pop, heap_push
 from ubpe_native._typedefs cimport id_t
 from ubpe_native._shared cimport id_array, utf8_length
 
@@ -53,8 +54,13 @@ cdef size_t CACHE_LIMIT = 1 << 18
 cdef Py_ssize_t CACHE_MAX_WORD = 256
 
 
-cdef inline uint64_t pair_key(id_t left, id_t right) noexcept nogil:
-    return (<uint64_t>(<uint32_t>left) << 32) | <uint64_t>(<uint32_t>right)
+cdef enum:
+    HEAP_ARITY = 4  # the shared d-ary heap (heap.h), 4-ary as in _ranked
+
+
+cdef inline bint lower_key(const uint64_t& a, const uint64_t& b) noexcept nogil:
+    """The heap's order: lowest rank first, then leftmost node (keys are unique per node)."""
+    return a < b
 
 
 cdef inline uint64_t unit_key(const uint8_t* s, Py_ssize_t n) noexcept nogil:
@@ -125,19 +131,14 @@ cdef class PairMerges:
         id_limit = n_ids + <id_t>n_extra
         if right.shape[0] != n_rules or result.shape[0] != n_rules or rank.shape[0] != n_rules:
             raise ValueError("left, right, result and rank must have one length")
+        check_ids(left, id_limit, "left")
+        check_ids(right, id_limit, "right")
+        check_ids(result, id_limit, "result")
         for k in range(n_rules):
-            if not (0 <= left[k] < id_limit and 0 <= right[k] < id_limit and 0 <= result[k] < id_limit):
-                raise ValueError(f"rule {k} names an id outside 0..{id_limit - 1}")
             if not 0 <= rank[k] <= MAX_RANK:
                 raise ValueError(f"rank of rule {k} is outside 0..2**31-1")
-        if expand_offsets[0] != 0 or expand_offsets[n_extra] != expand_ids.shape[0]:
-            raise ValueError("expand_offsets do not span expand_ids")
-        for k in range(n_extra):
-            if expand_offsets[k] > expand_offsets[k + 1]:
-                raise ValueError("expand_offsets must be non-decreasing")
-        for k in range(expand_ids.shape[0]):
-            if not 0 <= expand_ids[k] < n_ids:
-                raise ValueError("an expansion holds an id that is no token")
+        check_offsets(expand_offsets, expand_ids.shape[0], "expand_offsets")
+        check_ids(expand_ids, n_ids, "expand_ids")
         if unit_keys.shape[0] != unit_id_values.shape[0]:
             raise ValueError("unit_keys and unit_id_values must have one length")
         for k in range(unit_keys.shape[0]):
@@ -152,16 +153,14 @@ cdef class PairMerges:
                 raise ValueError("byte_fallback holds an id that is no token")
             self.byte_fallback[k] = byte_fallback[k]
         cdef Py_ssize_t n_whole = whole_ids.shape[0]
-        if whole_offsets.shape[0] != n_whole + 1 or whole_offsets[0] != 0 \
-                or whole_offsets[n_whole] != whole_blob.shape[0]:
-            raise ValueError("whole_offsets do not span whole_blob")
-        for k in range(n_whole):
-            if whole_offsets[k] > whole_offsets[k + 1] or not 0 <= whole_ids[k] < n_ids:
-                raise ValueError(f"whole word {k} is malformed")
+        if whole_offsets.shape[0] != n_whole + 1:
+            raise ValueError("whole_offsets must hold one offset more than whole_ids")
+        check_offsets(whole_offsets, whole_blob.shape[0], "whole_offsets")
+        check_ids(whole_ids, n_ids, "whole_ids")
         self.n_ids = n_ids
         self.utf8_units = utf8_units
         for k in range(n_rules):
-            slot = self.pairs.slot(pair_key(left[k], right[k]))
+            slot = self.pairs.slot(pack_key(left[k], right[k]))
             if slot[0] == 0:
                 slot[0] = ((rank[k] << 32) | result[k]) + 1
         for k in range(unit_keys.shape[0]):
@@ -242,12 +241,10 @@ cdef class PairMerges:
         cdef id_t a = token_at[left], b = token_at[right]
         if a < 0 or b < 0:
             return
-        cdef int64_t packed = self.pairs.get(pair_key(a, b), 0)
+        cdef int64_t packed = self.pairs.get(pack_key(a, b), 0)
         if packed == 0:
             return
-        # stored inverted: std::push_heap builds a max-heap
-        heap.push_back(~(((<uint64_t>(packed - 1) >> 32) << 32) | <uint32_t>left))
-        push_heap(heap.begin(), heap.end())
+        heap_push(heap, (((<uint64_t>(packed - 1) >> 32) << 32) | <uint32_t>left), HEAP_ARITY, lower_key)
 
     cdef void _merge_word(self, const uint8_t* word, Py_ssize_t length, vector[id_t]& out,
                           vector[id_t]& token_at, vector[int32_t]& next_node,
@@ -283,14 +280,12 @@ cdef class PairMerges:
         for i in range(n - 1):
             self._push(heap, token_at, <int32_t>i, <int32_t>(i + 1))
         while heap.size():
-            pop_heap(heap.begin(), heap.end())
-            key = ~heap.back()
-            heap.pop_back()
+            key = heap_pop(heap, HEAP_ARITY, lower_key)
             left = <int32_t>(key & LOW_HALF)
             right = next_node[left]
             if token_at[left] == NO_ID or right < 0:
                 continue
-            packed = self.pairs.get(pair_key(token_at[left], token_at[right]), 0)
+            packed = self.pairs.get(pack_key(token_at[left], token_at[right]), 0)
             if packed == 0 or <uint64_t>((packed - 1) >> 32) != (key >> 32):
                 continue  # stale: the pair at this node changed
             token_at[left] = <id_t>(<uint64_t>(packed - 1) & LOW_HALF)
