@@ -37,6 +37,7 @@ from cython.operator cimport dereference as deref
 
 import numpy as np
 
+from ubpe_native._chain cimport chain_init, chain_merge
 from ubpe_native._checks cimport check_ids, check_offsets
 from ubpe_native._flat_map cimport FlatMap, pack_key
 from ubpe_native._heap cimport heap_pop, heap_push
@@ -271,11 +272,7 @@ cdef class PairMerges:
             pos += n
         node_start.push_back(length)
         n = token_at.size()
-        next_node.resize(n)
-        prev_node.resize(n)
-        for i in range(n):
-            next_node[i] = <int32_t>(i + 1) if i + 1 < n else -1
-            prev_node[i] = <int32_t>(i - 1)
+        chain_init(next_node, prev_node, n)
         heap.clear()
         for i in range(n - 1):
             self._push(heap, token_at, <int32_t>i, <int32_t>(i + 1))
@@ -288,12 +285,8 @@ cdef class PairMerges:
             packed = self.pairs.get(pack_key(token_at[left], token_at[right]), 0)
             if packed == 0 or <uint64_t>((packed - 1) >> 32) != (key >> 32):
                 continue  # stale: the pair at this node changed
-            token_at[left] = <id_t>(<uint64_t>(packed - 1) & LOW_HALF)
-            token_at[right] = NO_ID
-            after = next_node[right]
-            next_node[left] = after
-            if after >= 0:
-                prev_node[after] = left
+            token = <id_t>(<uint64_t>(packed - 1) & LOW_HALF)
+            after = chain_merge(token_at, next_node, prev_node, left, right, token, NO_ID)
             if prev_node[left] >= 0:
                 self._push(heap, token_at, prev_node[left], left)
             if after >= 0:

@@ -31,6 +31,7 @@ from libcpp.vector cimport vector
 
 import numpy as np
 
+from ubpe_native._chain cimport chain_init, chain_merge
 from ubpe_native._checks cimport check_ids, check_offsets
 from ubpe_native._flat_map cimport FlatMap, pack_key
 from ubpe_native._heap cimport heap_pop, heap_push
@@ -337,11 +338,7 @@ cdef class MergeTable:
         cdef int32_t left, right, after
         cdef HeapEntry entry
         token_at.assign(word, word + length)
-        next_node.resize(length)
-        prev_node.resize(length)
-        for i in range(length):
-            next_node[i] = <int32_t>(i + 1) if i + 1 < length else -1
-            prev_node[i] = <int32_t>(i - 1)
+        chain_init(next_node, prev_node, length)
         heap.clear()
         skipped.clear()
         for i in range(length - 1):
@@ -356,12 +353,7 @@ cdef class MergeTable:
             if dropout > 0.0 and uniform(rng) < dropout:
                 skipped.push_back(entry)
                 continue
-            token_at[left] = entry.token
-            token_at[right] = NO_TOKEN
-            after = next_node[right]
-            next_node[left] = after
-            if after >= 0:
-                prev_node[after] = left
+            after = chain_merge(token_at, next_node, prev_node, left, right, entry.token, NO_TOKEN)
             if prev_node[left] >= 0:
                 self._push_pair(heap, token_at, prev_node[left], left)
             if after >= 0:

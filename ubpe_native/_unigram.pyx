@@ -24,6 +24,7 @@ from libcpp.vector cimport vector
 
 import numpy as np
 
+from ubpe_native._checks cimport check_offsets
 from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._typedefs cimport id_t
 from ubpe_native._shared cimport id_array, utf8_length
@@ -59,11 +60,9 @@ cdef class UnigramLattice:
         cdef Py_ssize_t n = ids.shape[0], k, j
         if offsets.shape[0] != n + 1 or scores.shape[0] != n or user_defined.shape[0] != n:
             raise ValueError("offsets, ids, scores and user_defined disagree in length")
-        if n and (offsets[0] != 0 or offsets[n] != blob.shape[0]):
-            raise ValueError("offsets do not span the blob")
+        if n:
+            check_offsets(offsets, blob.shape[0], "offsets", 1)  # no empty piece
         for k in range(n):
-            if offsets[k + 1] <= offsets[k]:
-                raise ValueError(f"piece {k} is empty")
             if ids[k] < -1:
                 raise ValueError(f"piece {k} has a negative id")
             if not np.isfinite(scores[k]):
