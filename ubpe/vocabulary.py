@@ -97,14 +97,7 @@ class Vocabulary:
         if len(merges) != len(pieces):
             raise ModelFormatError(f"{len(merges)} merges for {len(pieces)} pieces")
         _check_merges_build_pieces(n_base, merges, offsets, symbols)
-        return cls(
-            n_base,
-            merges,
-            offsets,
-            symbols,
-            np.asarray(weights, dtype=np.float64),
-            np.full(len(pieces), -1, dtype=np.int64) if ranks is None else np.asarray(ranks, dtype=np.int64),
-        )
+        return cls._assemble(n_base, merges, offsets, symbols, weights, ranks)
 
     @classmethod
     def from_pairs(
@@ -118,6 +111,11 @@ class Vocabulary:
         """A vocabulary from the recursive mapping alone (pieces are expanded from it)."""
         merges = _id_array(merges, "a merge").reshape(-1, 2)
         offsets, symbols = _flatten(n_base, merges)
+        return cls._assemble(n_base, merges, offsets, symbols, weights, ranks)
+
+    @classmethod
+    def _assemble(cls, n_base, merges, offsets, symbols, weights, ranks) -> Vocabulary:
+        """The vocabulary of checked arrays; unknown ``ranks`` (None) are -1."""
         return cls(
             n_base,
             merges,

@@ -8,14 +8,8 @@ vocabulary on them; ``specials`` is tiktoken's special-token policy; ``model`` t
 
 from ..errors import DisallowedSpecialTokenError
 from .model import ByteLevelBPE
-from .patterns import (
-    DEFAULT_PATTERN,
-    NATIVE_PATTERNS,
-    PATTERNS,
-    code_point_classes,
-    resolve_pattern,
-    without_surrogates,
-)
+from .patterns import DEFAULT_PATTERN, NATIVE_PATTERNS, PATTERNS, resolve_pattern
+from .patterns import code_point_classes, without_surrogates
 from .specials import SpecialTokens
 from .trainer import fit_bytelevel
 
