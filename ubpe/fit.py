@@ -23,6 +23,7 @@ True
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
@@ -35,7 +36,7 @@ from ubpe_native._fit import PairMerger
 from ubpe_native._parts import PartCounter
 
 from .errors import EmptyCorpusError, InvalidParameterError, SymbolTypeError
-from .splitting import SplitBatch
+from .splitting import SplitBatch, SplitMode, SplitPipeline
 from .vocabulary import Vocabulary
 
 #: A corpus splitter: ``split(docs, first_doc=...)`` cuts a chunk of documents into parts;
@@ -136,10 +137,7 @@ def corpus_parts(
         return count_parts(corpus, split, empty_message=empty_message)
     check_corpus(corpus)
     if isinstance(corpus, (Sequence, np.ndarray)):
-        docs = list(corpus)
-        if not docs:
-            raise EmptyCorpusError(empty_message)
-        return split(docs, first_doc=0)
+        return split(as_corpus(corpus, empty_message=empty_message), first_doc=0)
     counts = count_stream(corpus, split, chunk_docs=chunk_docs, chunk_symbols=chunk_symbols)
     if counts.n_docs == 0:
         raise EmptyCorpusError(empty_message)
@@ -217,3 +215,43 @@ def fit_vocabulary(
             largest = merger.next_token - 1
     left, right, documents, _ = merger.merges()
     return Vocabulary.from_merges(n_base, left, right, documents=documents, n_docs=parts.n_docs)
+
+
+def as_corpus(corpus: Any, *, empty_message: str = EMPTY_CORPUS) -> list[Any]:
+    """``corpus`` as a list of documents; a single document or an empty corpus is an error.
+
+    >>> as_corpus(("ab", "ba"))
+    ['ab', 'ba']
+    """
+    check_corpus(corpus)
+    docs = list(corpus)
+    if not docs:
+        raise EmptyCorpusError(empty_message)
+    return docs
+
+
+def fit_corpus(
+    pipeline: SplitPipeline,
+    corpus: Any,
+    *,
+    n_tokens: int,
+    n_candidates: int = 50,
+    quiet: bool = False,
+    split_mode: SplitMode = SplitMode.FULL,
+    description: str = "fit",
+) -> Vocabulary:
+    """``corpus`` split by ``pipeline`` and fitted: the vocabulary in creation order, as
+    ubpe 0.3.0 fits it before rearranging. ``corpus`` is a list of documents, any other
+    iterable (streamed) or a Dask collection (see :func:`corpus_parts`).
+
+    >>> from ubpe.alphabet import Alphabet
+    >>> from ubpe.splitting import make_pipeline
+    >>> fit_corpus(make_pipeline(Alphabet.from_spec("ab")), ["abab", "abba"], n_tokens=4, quiet=True).pieces()
+    {2: (0, 1), 3: (0, 1, 0, 1), 4: (0, 1, 1)}
+    """
+    check_n_candidates(n_candidates)
+    split = functools.partial(pipeline.split_batch, mode=split_mode)
+    n_base = len(pipeline.alphabet) + len(pipeline.known_words or {})
+    return fit_vocabulary(
+        corpus_parts(corpus, split), n_base=n_base, n_tokens=n_tokens, n_candidates=n_candidates, quiet=quiet, description=description
+    )

@@ -27,6 +27,7 @@ from libcpp.vector cimport vector
 
 import numpy as np
 
+from ubpe_native._checks cimport check_offsets
 from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._typedefs cimport count_t, id_t
 
@@ -57,8 +58,8 @@ cdef class PartCounter:
     def n_docs(self):
         return <Py_ssize_t>self.doc_start.size() - 1
 
-    def add(self, const id_t[::1] tokens, const int64_t[::1] offsets,
-            const int32_t[::1] docs, int64_t n_docs,
+    def add(self, const id_t[::1] tokens not None, const int64_t[::1] offsets not None,
+            const int32_t[::1] docs not None, int64_t n_docs,
             const count_t[::1] weights=None, const int64_t[::1] doc_offsets=None):
         """Count ``n_docs`` more documents, whose parts are ``tokens[offsets[k]:offsets[k+1]]``.
 
@@ -70,23 +71,20 @@ cdef class PartCounter:
         cdef Py_ssize_t n_parts = offsets.shape[0] - 1
         cdef Py_ssize_t k
         cdef bint counted = weights is not None
-        if n_parts < 0:
-            raise ValueError("offsets must hold at least one entry")
+        check_offsets(offsets, tokens.shape[0], "offsets")
         if (weights is None) != (doc_offsets is None):
             raise ValueError("weights and doc_offsets go together")
         if n_docs < 0 or self.n_docs + n_docs >= 2 ** 31:
             raise ValueError("n_docs must be in 0..2**31 - 1 documents in all")
-        if counted and (weights.shape[0] != n_parts or doc_offsets.shape[0] != n_parts + 1
-                        or doc_offsets[0] != 0 or doc_offsets[n_parts] != docs.shape[0]):
-            raise ValueError("weights and doc_offsets must match the parts and docs")
-        if not counted and docs.shape[0] != n_parts:
+        if counted:
+            if weights.shape[0] != n_parts or doc_offsets.shape[0] != n_parts + 1:
+                raise ValueError("weights and doc_offsets must have one entry per part (plus one)")
+            check_offsets(doc_offsets, docs.shape[0], "doc_offsets")
+            for k in range(n_parts):
+                if weights[k] < 1:
+                    raise ValueError("weights must be positive")
+        elif docs.shape[0] != n_parts:
             raise ValueError("docs must have one entry per part")
-        if offsets[0] != 0 or offsets[n_parts] != tokens.shape[0]:
-            raise ValueError("offsets must span tokens from 0 to its end")
-        for k in range(n_parts):
-            if offsets[k + 1] < offsets[k] or (counted and (
-                    doc_offsets[k + 1] < doc_offsets[k] or weights[k] < 1)):
-                raise ValueError("offsets must be non-decreasing and weights positive")
         for k in range(docs.shape[0]):
             if not 0 <= docs[k] < n_docs or (not counted and k > 0 and docs[k] < docs[k - 1]):
                 raise ValueError(f"document {docs[k]} is outside 0..{n_docs - 1} or out of order")
