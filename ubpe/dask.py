@@ -27,19 +27,24 @@ A fit of such sequences round by round on the workers is not implemented.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from .errors import EmptyCorpusError, SymbolTypeError, UBPEError
+from .errors import EmptyCorpusError, InvalidParameterError, SymbolTypeError, UBPEError
 from .fit import EMPTY_CORPUS, PartCounts, Split, count_stream
 
 #: Partition counts merged per task of the tree reduction.
 SPLIT_EVERY = 8
+#: :func:`partitioned` cuts a corpus into this many partitions per worker.
+PARTITIONS_PER_WORKER = 4
+#: Seconds :func:`cluster` waits for a scheduler to answer.
+CONNECT_TIMEOUT = 10
 
 
 def as_bag(collection: Any) -> Any:
@@ -60,6 +65,60 @@ def as_bag(collection: Any) -> Any:
     raise SymbolTypeError(
         f"expected a dask.bag.Bag or a Dask series of documents, not {type(collection).__name__}"
     )
+
+
+# -- clusters ----------------------------------------------------------------------------------
+
+
+def _distributed() -> Any:
+    try:
+        import distributed
+    except ImportError as exc:  # pragma: no cover - the extra is missing
+        raise ImportError('ubpe.dask needs Dask: pip install "ubpe[dask]"') from exc
+    return distributed
+
+
+@contextlib.contextmanager
+def cluster(scheduler: str | None = None, *, workers: int | None = None) -> Iterator[Any]:
+    """A ``distributed.Client`` of the scheduler at ``scheduler`` (``tcp://host:8786``), or
+    of a new local cluster of ``workers`` processes (one thread each); while it is open,
+    Dask collections compute on it. The client - and a local cluster - close on exit.
+
+    >>> with cluster(workers=1) as client:
+    ...     len(client.scheduler_info()["workers"])
+    1
+    """
+    distributed = _distributed()
+    if (scheduler is None) == (workers is None):
+        raise InvalidParameterError("give either a scheduler address or a number of workers")
+    if workers is not None:
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise InvalidParameterError(f"`workers` must be a positive int, got {workers!r}")
+        with distributed.LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
+        ) as local, distributed.Client(local) as client:
+            yield client
+        return
+    try:
+        client = distributed.Client(scheduler, timeout=CONNECT_TIMEOUT)
+    except (OSError, ValueError, TypeError) as exc:
+        raise InvalidParameterError(f"cannot reach the Dask scheduler at {scheduler!r}: {exc}") from None
+    with client:
+        yield client
+
+
+def partitioned(docs: Sequence[Any], client: Any) -> Any:
+    """``docs`` as a bag of :data:`PARTITIONS_PER_WORKER` partitions per worker of
+    ``client`` (at most one per document), in order.
+
+    >>> with cluster(workers=1) as client:
+    ...     partitioned(["ab", "ba", "aa"], client).npartitions
+    3
+    """
+    import dask.bag as db
+
+    n_workers = max(1, len(client.scheduler_info()["workers"]))
+    return db.from_sequence(docs, npartitions=max(1, min(len(docs), PARTITIONS_PER_WORKER * n_workers)))
 
 
 # -- fit ---------------------------------------------------------------------------------------
