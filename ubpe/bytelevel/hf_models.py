@@ -33,7 +33,7 @@ from ubpe_native._pretokenize import split_text
 from ..errors import ModelFormatError, SymbolTypeError
 from ..vocabulary import ID_DTYPE
 from .hf_pipeline import BYTE_LEVEL_REGEX, AddedTokens, PreTokenizer, chars_bytes, decode_tokens, normalize
-from .imported import BYTE, BYTE_TO_CHAR, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, ImportedBPE, _unmapped
+from .imported import BYTE, BYTE_TO_CHAR, CHAR_TO_BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, ImportedBPE
 from .patterns import NATIVE_PATTERNS, PATTERNS, code_point_classes
 from .spm import CharModel
 
@@ -89,30 +89,46 @@ def _merge_rules(vocab: dict[str, int], merges: Sequence[tuple[str, str]], where
     """``(left, right, result, rank, merged texts)``; of two rules for one pair the last is
     kept (HF builds a map from the list); every operand and result must be a token (as HF
     requires)."""
-    last: dict[tuple[str, str], int] = {}
-    for rank, pair in enumerate(merges):
-        last[pair] = rank
-    left, right, result, ranks, merged = [], [], [], [], []
-    for (a, b), rank in last.items():
-        joined = a + b
-        for text in (a, b, joined):
-            if text not in vocab:
-                raise ModelFormatError(f"{where}: merge {a!r} {b!r} uses {text!r}, which is not in the vocabulary")
-        left.append(vocab[a])
-        right.append(vocab[b])
-        result.append(vocab[joined])
-        ranks.append(rank)
-        merged.append(joined)
-    return (np.asarray(left, _I32), np.asarray(right, _I32), np.asarray(result, _I32),
-            np.asarray(ranks, np.int64), merged)
+    last = dict(zip(merges, range(len(merges))))
+    pairs = list(last)
+    firsts = [a for a, _ in pairs]
+    seconds = [b for _, b in pairs]
+    merged = [a + b for a, b in pairs]
+    columns = []
+    for texts in (firsts, seconds, merged):
+        ids = list(map(vocab.get, texts))
+        if None in ids:
+            k = ids.index(None)
+            raise ModelFormatError(f"{where}: merge {firsts[k]!r} {seconds[k]!r} uses {texts[k]!r}, "
+                                   "which is not in the vocabulary")
+        columns.append(np.asarray(ids, _I32))
+    return (*columns, np.fromiter(last.values(), np.int64, len(last)), merged)
 
 
-def _whole_words(vocab: dict[str, int], spell) -> tuple[bytes, np.ndarray, np.ndarray]:
-    words = [(spell(text), i) for text, i in vocab.items()]
+def _byte_level_raw(texts: list[str]) -> list[bytes | None]:
+    """The bytes every GPT-2-alphabet string stands for, or None for one that is not such a
+    string (`imported._unmapped` of each, at once)."""
+    joined = "\0".join(texts)  # NUL is not in the alphabet: it only separates
+    codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    table = np.full(0x300, -1, dtype=np.int16)
+    for char, byte in CHAR_TO_BYTE.items():
+        table[ord(char)] = byte
+    values = np.where(codes < 0x300, table[np.minimum(codes, 0x2FF)], -1)
+    ends = np.flatnonzero(codes == 0).tolist() + [len(codes)]
+    starts = [0] + [e + 1 for e in ends[:-1]]
+    bad = np.concatenate([[0], np.cumsum(values < 0)])
+    blob = values.astype(np.uint8).tobytes()
+    return [blob[s:e] if bad[e] == bad[s] else None for s, e in zip(starts, ends)]
+
+
+def _whole_words(words: list[tuple[bytes | None, int]]) -> tuple[bytes, np.ndarray, np.ndarray]:
     words = [(raw, i) for raw, i in words if raw]
     offsets = np.zeros(len(words) + 1, dtype=np.int64)
     np.cumsum([len(raw) for raw, _ in words], out=offsets[1:])
     return b"".join(raw for raw, _ in words), offsets, np.asarray([i for _, i in words], _I32)
+
+
+_NO_WHOLE = (b"", np.zeros(1, np.int64), np.zeros(0, _I32))
 
 
 class HFPipelineMixin:
@@ -179,7 +195,7 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
         self.pretokenizer = pipeline.pre
         self.ignore_merges = ignore_merges
         self.n_merges = len(merges)
-        self._raw = list(map(_unmapped, self.texts))
+        self._raw = _byte_level_raw(self.texts)
         left, right, result, rank, self._merged_texts = _merge_rules(vocab, merges, where)
         n = len(texts)
         unk_id = vocab.get(unk) if unk else None
@@ -191,7 +207,7 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
             units.append(token)
         expansion = [] if unk_id is None else [unk_id]
         offsets = np.arange(missing + 1, dtype=np.int64) * len(expansion)
-        whole = _whole_words(vocab, _unmapped) if ignore_merges else (b"", np.zeros(1, np.int64), np.zeros(0, _I32))
+        whole = _whole_words([(self._raw[i], i) for i in vocab.values()]) if ignore_merges else _NO_WHOLE
         self._kernel = PairMerges(
             n, left, right, result, rank, offsets, np.asarray(expansion * missing, _I32),
             pack_units([bytes([b]) for b in range(256)]), np.asarray(units, _I32), np.full(256, -1, _I32),
@@ -273,8 +289,8 @@ class HFCharBPE(HFPipelineMixin, CharModel):
         self._every_byte = byte_fallback and min(fallback) >= 0
         self._fallback = fallback
         encoded = [c.encode("utf-8", "surrogatepass") for c in singles]
-        whole = (_whole_words(vocab, lambda t: t.encode("utf-8", "surrogatepass")) if ignore_merges
-                 else (b"", np.zeros(1, np.int64), np.zeros(0, _I32)))
+        whole = (_whole_words([(t.encode("utf-8", "surrogatepass"), i) for t, i in vocab.items()])
+                 if ignore_merges else _NO_WHOLE)
         self._kernel = PairMerges(
             len(texts), left, right, result, rank, np.zeros(1, np.int64), np.zeros(0, _I32),
             pack_units(encoded), np.asarray(list(singles.values()), _I32), np.asarray(fallback, _I32),

@@ -223,13 +223,23 @@ class _Reader:
         vocab = model.get("vocab")
         if not isinstance(vocab, dict) or not all(isinstance(k, str) and _is_id(v) for k, v in vocab.items()):
             raise self.fail("the BPE model's `vocab` must map token strings to non-negative ids")
-        merges: list[tuple[str, str]] = []
-        for line in model.get("merges") or []:
+        lines = model.get("merges") or []
+        if not isinstance(lines, list):
+            raise self.fail("the BPE model's `merges` must be a list")
+        try:  # the usual files: all lists, or all "a b" strings
+            merges = [(a, b) for a, b in lines] if not isinstance(lines[0], str) else \
+                [tuple(line.split(" ")) for line in lines]
+            if all(type(a) is str and type(b) is str for a, b in merges):
+                return vocab, merges
+        except (TypeError, ValueError, IndexError, AttributeError):
+            pass
+        merges = []
+        for line in lines:
             if isinstance(line, str):
-                cut = line.find(" ", 1)  # HF splits "a b" at the first space
-                if cut < 0 or line.count(" ") != 1:
+                if line.count(" ") != 1:  # HF splits "a b" at its one space
                     raise self.fail(f"merge {line!r} is not two tokens separated by one space")
-                merges.append((line[:cut], line[cut + 1 :]))
+                a, b = line.split(" ")
+                merges.append((a, b))
             elif isinstance(line, list) and len(line) == 2 and all(isinstance(t, str) for t in line):
                 merges.append((line[0], line[1]))
             else:
