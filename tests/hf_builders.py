@@ -164,16 +164,16 @@ def trained_words() -> Tokenizer:
     return tok
 
 
-def trained_byte_fallback() -> Tokenizer:
+def trained_byte_fallback(every_byte: bool = True) -> Tokenizer:
     """A Llama-2-style character BPE trained on English whose vocabulary gets the 256
-    ``<0xXX>`` tokens (byte fallback), with the legacy normalizer."""
+    ``<0xXX>`` tokens (byte fallback; else only ASCII's and é's), with the legacy normalizer."""
     tok = Tokenizer(models.BPE(unk_token="<unk>", fuse_unk=True, byte_fallback=True))
     tok.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
     trainer = trainers.BpeTrainer(vocab_size=1500, special_tokens=["<unk>"], show_progress=False)
     tok.train_from_iterator([line.replace(" ", "▁") for line in _training_text()], trainer)
     doc = json.loads(tok.to_str())
     vocab = doc["model"]["vocab"]
-    for b in range(256):
+    for b in range(256) if every_byte else [*range(128), 0xC3, 0xA9]:
         vocab.setdefault(f"<0x{b:02X}>", len(vocab))
     doc["decoder"] = {"type": "Sequence", "decoders": [
         {"type": "Replace", "pattern": {"String": "▁"}, "content": " "}, {"type": "ByteFallback"},
@@ -193,4 +193,5 @@ BUILDERS = {
     "trained-metaspace-nofuse": lambda: trained_metaspace(fuse_unk=False),
     "trained-words": trained_words,
     "trained-byte-fallback": trained_byte_fallback,
+    "trained-byte-fallback-partial": lambda: trained_byte_fallback(every_byte=False),
 }

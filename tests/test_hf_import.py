@@ -79,7 +79,7 @@ def test_decode_and_special_tokens_equal_tokenizers(name, heldout, tmp_path_fact
         assert tok.decode(with_specials, skip_special=False) == hf.decode(with_specials, skip_special_tokens=False)
 
 
-@pytest.mark.parametrize("name", ["gpt2", "llama3"])
+@pytest.mark.parametrize("name", ["gpt2", "llama3", "qwen2", "trained-bytelevel"])
 def test_scanner_path_equals_pre_tokenizer_path(name, heldout, tmp_path_factory):
     """The kernel's scanner (fast path) cuts as the HF pre-tokenizer steps do, on every script."""
     from ubpe.bytelevel.hf_models import _Segment

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import regex
 
 from ubpe_native._merges import PairMerges, pack_units
 from ubpe_native._pretokenize import split_text
@@ -34,13 +35,17 @@ from ..errors import ModelFormatError, SymbolTypeError
 from ..vocabulary import ID_DTYPE
 from .hf_pipeline import BYTE_LEVEL_REGEX, AddedTokens, PreTokenizer, chars_bytes, decode_tokens, normalize
 from .imported import BYTE, BYTE_TO_CHAR, CHAR_TO_BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, ImportedBPE
-from .patterns import NATIVE_PATTERNS, PATTERNS, code_point_classes
+from .patterns import CLASS_BITS, NATIVE_PATTERNS, PATTERNS, code_point_classes
 from .spm import CharModel
 
+QWEN2_REGEX = PATTERNS["llama3"].replace(r"\p{N}{1,3}", r"\p{N}")
 # HF regexes that the kernel's scanner splits (it splits as `regex` does with tiktoken's
-# patterns of the same alternatives)
-_SCANNED = {BYTE_LEVEL_REGEX: NATIVE_PATTERNS[PATTERNS["gpt2"]],
-            PATTERNS["llama3"]: NATIVE_PATTERNS[PATTERNS["llama3"]]}
+# patterns of the same alternatives): ``(scanner, cut every number into single digits)``.
+# Qwen2's regex is Llama 3's with single digits: only its number alternative matches a \p{N}.
+_SCANNED = {BYTE_LEVEL_REGEX: (NATIVE_PATTERNS[PATTERNS["gpt2"]], False),
+            PATTERNS["llama3"]: (NATIVE_PATTERNS[PATTERNS["llama3"]], False),
+            QWEN2_REGEX: (NATIVE_PATTERNS[PATTERNS["llama3"]], True)}
+_NUMBER_BIT = CLASS_BITS[r"\p{N}"]
 _I32 = np.int32
 
 
@@ -215,7 +220,7 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
         self._scanner, self._scan_prefix = self._fast_path(pipeline.pre.steps)
 
     @staticmethod
-    def _fast_path(steps: list[tuple]) -> tuple[int | None, bool]:
+    def _fast_path(steps: list[tuple]) -> tuple[tuple[int, bool] | None, bool]:
         """The kernel scanner's pattern when the pre-tokenizer is one of the usual two:
         ``ByteLevel(use_regex=true)``, or ``Split(regex, isolated)`` then ``ByteLevel(use_regex=false,
         add_prefix_space=false)``; and whether a space is prepended."""
@@ -227,16 +232,23 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
         return None, False
 
     def _encode_segment(self, segment: _Segment) -> list[int]:
-        if self._scanner is not None:
-            text = segment.text
-            if self._scan_prefix and not text.startswith(" "):
-                text = " " + text
-            data = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
-            return self._kernel.encode(data, split_text(data, code_point_classes(), self._scanner)).tolist()
-        return self._encode_words(self._words(segment))
+        if self._scanner is None:
+            return self._encode_words(self._words(segment))
+        text = segment.text
+        if self._scan_prefix and not text.startswith(" "):
+            text = " " + text
+        data = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+        scanner, single_digits = self._scanner
+        bounds = split_text(data, code_point_classes(), scanner)
+        if single_digits:
+            bounds = _cut_digits(text, bounds)
+        return self._kernel.encode(data, bounds).tolist()
 
     def _words(self, segment: _Segment) -> list[bytes]:
-        return [chars_bytes(w) for w in self.pipeline.pre.words(segment.text, segment.first)]
+        pre = self.pipeline.pre
+        if pre.steps[-1][0] == "byte_level":  # spelled as text: their UTF-8 bytes are the units
+            return [w.encode("utf-8", "surrogatepass") for w in pre.words(segment.text, segment.first, False)]
+        return [chars_bytes(w) for w in pre.words(segment.text, segment.first)]
 
     def _encode_words(self, words: list[bytes]) -> list[int]:
         bounds = np.zeros(len(words) + 1, dtype=np.int64)
@@ -250,6 +262,19 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
         info = super().describe()
         info.update(self._hf_description(), scanned=self._scanner is not None)
         return info
+
+
+def _cut_digits(text: str, bounds: np.ndarray) -> np.ndarray:
+    """``bounds`` with every number character (``\\p{N}``) cut out as a piece of its own."""
+    if text.isascii() and not any(c.isdigit() for c in text):
+        return bounds
+    points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    numeric = (code_point_classes()[points] & _NUMBER_BIT) != 0
+    if not numeric.any():
+        return bounds
+    widths = 1 + (points >= 0x80).astype(np.int64) + (points >= 0x800) + (points >= 0x10000)
+    ends = np.cumsum(widths)
+    return np.unique(np.concatenate([bounds, ends[numeric] - widths[numeric], ends[numeric]]))
 
 
 class HFCharBPE(HFPipelineMixin, CharModel):
@@ -288,13 +313,24 @@ class HFCharBPE(HFPipelineMixin, CharModel):
         self._known = set(singles)
         self._every_byte = byte_fallback and min(fallback) >= 0
         self._fallback = fallback
-        encoded = [c.encode("utf-8", "surrogatepass") for c in singles]
+        units = {c: i for c, i in singles.items() if 1 <= len(c.encode("utf-8", "surrogatepass")) <= 4}
+        # Without byte fallback a character that is no token becomes the unknown token (one per
+        # run with fuse_unk), which merges with nothing: it is written as a sentinel character,
+        # a unit of its own whose id expands to the unknown token.
+        self._unknown = None
+        if max(fallback) < 0:
+            self._sentinel = next(c for c in map(chr, range(0x10FFFF, 0, -1)) if c not in units)
+            known = "".join(regex.escape(c) for c in sorted(units))
+            self._unknown = regex.compile(f"[^{known}]+" if fuse_unk or unk_id is None else f"[^{known}]") \
+                if known else regex.compile("(?s:.)+" if fuse_unk or unk_id is None else "(?s:.)")
+            units[self._sentinel] = len(texts)
+        expansion = [] if unk_id is None else [unk_id]
         whole = (_whole_words([(t.encode("utf-8", "surrogatepass"), i) for t, i in vocab.items()])
                  if ignore_merges else _NO_WHOLE)
         self._kernel = PairMerges(
-            len(texts), left, right, result, rank, np.zeros(1, np.int64), np.zeros(0, _I32),
-            pack_units(encoded), np.asarray(list(singles.values()), _I32), np.asarray(fallback, _I32),
-            True, *whole)
+            len(texts), left, right, result, rank, np.array([0, len(expansion)], np.int64),
+            np.asarray(expansion, _I32), pack_units([c.encode("utf-8", "surrogatepass") for c in units]),
+            np.asarray(list(units.values()), _I32), np.asarray(fallback, _I32), True, *whole)
 
     def _byte_token(self, byte: int) -> int | None:
         token = self._fallback[byte]
@@ -311,27 +347,41 @@ class HFCharBPE(HFPipelineMixin, CharModel):
         words = self._words(segment)
         if self._every_byte:
             return self._encode_known(words)
+        if self._unknown is not None:
+            sentinel = "" if self._unk_id is None else self._sentinel  # HF drops unknowns without <unk>
+            return self._encode_known([self._unknown.sub(sentinel, w) for w in words])
+        return self._encode_partial_fallback(words)
+
+    def _encode_partial_fallback(self, words: list[str]) -> list[int]:
+        """Byte fallback without every ``<0xXX>`` token, symbol by symbol as HF's
+        ``BPE::merge_word``: a character that is a token joins the run that merges; one whose
+        bytes are all tokens becomes them at once; any other is the unknown token, written
+        when the next token character comes (so after the bytes of characters between: HF's
+        order) or at the end of the word. Unknown and byte tokens merge with nothing."""
         out: list[int] = []
         for word in words:
-            if set(word) <= self._known:
-                out.extend(self._encode_known([word]))
-                continue
-            if self._unk_id is None:  # HF leaves unknown characters out: their neighbours meet
-                out.extend(self._encode_known(["".join(c for c in word if self._is_known(c))]))
-                continue
-            start, k = 0, 0
-            while k < len(word):  # cut the word at its unknown characters (which never merge)
-                if self._is_known(word[k]):
-                    k += 1
+            run: list[str] = []
+            pending = False
+            for char in word:
+                if char in self._known:
+                    if pending:
+                        out.append(self._unk_id)
+                        pending = False
+                    run.append(char)
                     continue
-                out.extend(self._encode_known([word[start:k]]))
-                end = k + 1
-                while self.fuse_unk and end < len(word) and not self._is_known(word[end]):
-                    end += 1
-                if self._unk_id is not None:
-                    out.extend([self._unk_id] * (1 if self.fuse_unk else end - k))
-                start = k = end
-            out.extend(self._encode_known([word[start:]]))
+                if self._unk_id is None and not self._is_known(char):
+                    continue  # dropped: its neighbours meet
+                out.extend(self._encode_known(["".join(run)]))
+                run = []
+                if self._is_known(char):
+                    out.extend(self._fallback[b] for b in char.encode("utf-8", "surrogatepass"))
+                elif pending and not self.fuse_unk:
+                    out.append(self._unk_id)
+                else:
+                    pending = True
+            out.extend(self._encode_known(["".join(run)]))
+            if pending:
+                out.append(self._unk_id)
         return out
 
     def _encode_known(self, words: list[str]) -> list[int]:

@@ -25,6 +25,7 @@ into words with the pre-tokenizer (:class:`PreTokenizer`), and hands every word 
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -74,7 +75,8 @@ def normalize(steps: Normalizer, text: str) -> str:
     for step in steps:
         kind = step[0]
         if kind == "unicode":
-            text = unicodedata.normalize(step[1], text)
+            if not unicodedata.is_normalized(step[1], text):
+                text = unicodedata.normalize(step[1], text)
         elif kind == "lowercase":
             text = text.lower()
         elif kind == "prepend":
@@ -164,18 +166,21 @@ class PreTokenizer:
         self.byte_level = any(step[0] == "byte_level" for step in self.steps)
         self._byte_level_regex = regex.compile(BYTE_LEVEL_REGEX)
 
-    def words(self, text: str, first: bool) -> list[str]:
-        """The words of one normalized segment; ``first``: the segment starts the text."""
+    def words(self, text: str, first: bool, spell: bool = True) -> list[str]:
+        """The words of one normalized segment; ``first``: the segment starts the text.
+        ``spell=False``: a final ``ByteLevel`` step leaves the words as text (not in GPT-2's
+        alphabet), for a model that takes their UTF-8 bytes."""
         words: list[tuple[str, bool]] = [(text, first)] if text else []
-        for step in self.steps:
+        last = len(self.steps) - 1
+        for k, step in enumerate(self.steps):
             out: list[tuple[str, bool]] = []
             for word, at_start in words:
-                pieces = self._apply(step, word, at_start)
-                out.extend((piece, at_start and k == 0) for k, piece in enumerate(pieces))
+                pieces = self._apply(step, word, at_start, spell or k < last)
+                out.extend((piece, at_start and j == 0) for j, piece in enumerate(pieces))
             words = out
         return [word for word, _ in words]
 
-    def _apply(self, step: tuple, word: str, at_start: bool) -> list[str]:
+    def _apply(self, step: tuple, word: str, at_start: bool, spell: bool) -> list[str]:
         kind = step[0]
         if kind == "split":
             return split_spans(step[1], word, step[2], step[3])
@@ -183,15 +188,28 @@ class PreTokenizer:
             if step[1] and not word.startswith(" "):
                 word = " " + word
             pieces = split_spans(self._byte_level_regex, word, "isolated", False) if step[2] else [word]
-            return [byte_chars(piece) for piece in pieces]
+            return [byte_chars(piece) for piece in pieces] if spell else pieces
         # metaspace
         replacement, scheme, split = step[1], step[2], step[3]
         word = word.replace(" ", replacement)
         if not word.startswith(replacement) and (scheme == "always" or (scheme == "first" and at_start)):
             word = replacement + word
-        if split:
-            return split_spans(regex.compile(regex.escape(replacement)), word, "merged_with_next", False)
+        if split:  # split_spans(replacement, merged_with_next), in one regex
+            return _metaspace_words(replacement).findall(word)
         return [word] if word else []
+
+
+@functools.lru_cache(maxsize=None)
+def _metaspace_words(replacement: str) -> regex.Pattern:
+    """``Metaspace``'s split: each replacement character starts a word.
+
+    >>> _metaspace_words("▁").findall("a▁b▁▁c▁")
+    ['a', '▁b', '▁', '▁c', '▁']
+    >>> split_spans(regex.compile("▁"), "a▁b▁▁c▁", "merged_with_next", False)
+    ['a', '▁b', '▁', '▁c', '▁']
+    """
+    r = regex.escape(replacement)
+    return regex.compile(f"{r}[^{r}]*|[^{r}]+")
 
 
 # -- added tokens -----------------------------------------------------------------------------
