@@ -235,6 +235,8 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
         if self._scanner is None:
             return self._encode_words(self._words(segment))
         text = segment.text
+        if not text:
+            return []
         if self._scan_prefix and not text.startswith(" "):
             text = " " + text
         data = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
