@@ -185,3 +185,74 @@ def test_cli_encodes_and_inspects_a_tokenizer_json(tmp_path_factory):
     result = subprocess.run([sys.executable, "-m", "ubpe", "inspect", str(path)],
                             capture_output=True, text=True, env=env, timeout=120)
     assert result.returncode == 0 and "hf:bytelevel" in result.stdout, result.stderr
+
+
+def _pre(*steps):
+    return {"type": "Sequence", "pretokenizers": list(steps)}
+
+
+def _split(pattern, behavior, invert=False, kind="Regex"):
+    return {"type": "Split", "pattern": {kind: pattern}, "behavior": behavior, "invert": invert}
+
+
+def _byte_level(prefix=False, regex=True):
+    return {"type": "ByteLevel", "add_prefix_space": prefix, "trim_offsets": True, "use_regex": regex}
+
+
+def _added(content, id, special=False, **flags):
+    return {"id": id, "content": content, "single_word": False, "lstrip": False, "rstrip": False,
+            "normalized": False, "special": special, **flags}
+
+
+_METASPACE = {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first", "split": True}
+# (base file, changes to its document): every component option against tokenizers
+VARIANTS = {
+    "split-merged-previous": ("trained-bytelevel", {"pre_tokenizer": _pre(
+        _split(" ", "MergedWithPrevious", kind="String"), _byte_level(prefix=True, regex=False))}),
+    "split-merged-next": ("trained-bytelevel", {"pre_tokenizer": _pre(
+        _split(r"\p{P}", "MergedWithNext"), _byte_level())}),
+    "split-inverted-contiguous": ("trained-bytelevel", {"pre_tokenizer": _pre(
+        _split(r"\s+", "Contiguous", invert=True), _byte_level(regex=False))}),
+    "split-removed": ("trained-bytelevel", {"pre_tokenizer": _pre(_split(r"[aeiou]", "Removed"), _byte_level())}),
+    "digits-punctuation": ("trained-bytelevel", {"pre_tokenizer": _pre(
+        {"type": "Digits", "individual_digits": False}, {"type": "Punctuation", "behavior": "Isolated"},
+        _byte_level(prefix=True))}),
+    "split-after-byte-level": ("trained-bytelevel", {"pre_tokenizer": _pre(
+        _byte_level(), {"type": "Digits", "individual_digits": True})}),
+    "normalizers": ("trained-bytelevel", {"normalizer": {"type": "Sequence", "normalizers": [
+        {"type": "NFKD"}, {"type": "Lowercase"},
+        {"type": "Replace", "pattern": {"Regex": r"\d+"}, "content": "0"},
+        {"type": "Strip", "strip_left": True, "strip_right": False}]}}),
+    "added-tokens-renumbered": ("trained-bytelevel", {"added_tokens": [
+        _added("<|endoftext|>", 0, True), _added("ĠThe", 17), _added("zz", 9000, normalized=True),
+        _added("[w]", 5, single_word=True), _added("@@", 1, True, lstrip=True, rstrip=True),
+        _added(" hello", 3, normalized=False)]}),
+    "metaspace-first": ("trained-metaspace", {"pre_tokenizer": _METASPACE, "added_tokens": [
+        _added("<unk>", 0, True), _added("<s>", 1, True), _added("</s>", 5000, True)]}),
+    "metaspace-never-no-decoder": ("trained-metaspace", {
+        "pre_tokenizer": {**_METASPACE, "prepend_scheme": "never"}, "decoder": None}),
+    "metaspace-old-format": ("trained-metaspace", {"pre_tokenizer": {
+        "type": "Metaspace", "replacement": "▁", "add_prefix_space": True},
+        "decoder": {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "never", "split": True}}),
+    "char-ignore-merges": ("trained-metaspace", {"model": "ignore_merges"}),
+}
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_component_options_equal_tokenizers(variant, heldout, tmp_path_factory):
+    base, changes = VARIANTS[variant]
+    _, _, path = built(base, tmp_path_factory)
+    doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    for key, value in changes.items():
+        if key == "model":
+            doc["model"][value] = True
+        else:
+            doc[key] = value
+    text = json.dumps(doc)
+    hf, tok = tokenizers.Tokenizer.from_str(text), from_json(text)
+    sample = heldout[::4] + EDGES + ["x [w] y[w] [w]", "a @@ b  @@  c", "zz hello world 123 4567"]
+    want = [e.ids for e in hf.encode_batch(sample, add_special_tokens=False)]
+    differ = [(line, ids, tok.encode(line)) for line, ids in zip(sample, want) if tok.encode(line) != ids]
+    assert not differ, f"{len(differ)}/{len(sample)} differ, first: {differ[0]!r}"
+    for ids in want[::10]:
+        assert tok.decode(ids) == hf.decode(ids)

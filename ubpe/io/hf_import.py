@@ -36,6 +36,7 @@ ubpe.errors.ModelFormatError: <tokenizer.json>: model type 'WordLevel' is not su
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 from typing import Any
@@ -256,11 +257,8 @@ class _Reader:
                 raise self.fail(f"BPE `{key}` ({model[key]!r}) is not supported; ubpe reads BPE models without it")
         vocab, merges = self.vocab_and_merges(model)
         steps = self.normalizer(doc.get("normalizer"))
-        added = AddedTokens(self.added_tokens(doc.get("added_tokens")), functools.partial(normalize, steps))
-        for token in added.tokens:  # HF gives an added token that is in the vocabulary its id there
-            if token.content in vocab and vocab[token.content] != token.id:
-                raise self.fail(f"added token {token.content!r} has id {token.id}, the vocabulary says "
-                                f"{vocab[token.content]}")
+        added = AddedTokens(_renumbered(self.added_tokens(doc.get("added_tokens")), vocab),
+                            functools.partial(normalize, steps))
         pre = PreTokenizer(self.pre_tokenizer(doc.get("pre_tokenizer")))
         kinds = [step[0] for step in pre.steps]
         if "byte_level" in kinds and "metaspace" in kinds[kinds.index("byte_level"):]:
@@ -275,6 +273,27 @@ class _Reader:
             return HFByteLevelBPE(vocab, merges, pipeline, **common)
         return HFCharBPE(vocab, merges, pipeline, fuse_unk=bool(model.get("fuse_unk", False)),
                          byte_fallback=bool(model.get("byte_fallback", False)), **common)
+
+
+def _renumbered(tokens: list[AddedToken], vocab: dict[str, int]) -> list[AddedToken]:
+    """The added tokens with the ids HF gives them on loading (``AddedVocabulary::add_tokens``;
+    the file's ids are not read back): a token in the vocabulary keeps its id there, a token
+    seen before its first id, a new one the next id after the vocabulary and the added ones.
+
+    >>> [t.id for t in _renumbered([AddedToken("b", 9), AddedToken("x", 0), AddedToken("y", 0)], {"a": 0, "b": 1})]
+    [1, 2, 3]
+    """
+    given: dict[str, int] = {}
+    out = []
+    size = len(vocab)
+    for token in tokens:
+        found = vocab.get(token.content, given.get(token.content))
+        if found is None:
+            top = max(given.values(), default=None)
+            found = size if top is None or (top < size and size) else top + 1
+        given.setdefault(token.content, found)
+        out.append(dataclasses.replace(token, id=found))
+    return out
 
 
 def _is_id(value: Any) -> bool:
