@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 tokenizers = pytest.importorskip("tokenizers")
@@ -103,17 +104,29 @@ def test_merges_as_strings_read_alike(heldout, tmp_path_factory, tmp_path):
     assert all(legacy.encode(text) == tok.encode(text) for text in heldout[::5])
 
 
-@pytest.mark.parametrize("name", ["gpt2", "llama2", "trained-metaspace"])
-@pytest.mark.parametrize("encoder", ["fewest", "longest_prefix"])
+@pytest.mark.parametrize("name", ["gpt2", "qwen2", "llama2", "trained-metaspace"])
+@pytest.mark.parametrize("encoder", ["fewest", "longest_prefix", "tfidf", "ranked"])
 def test_every_encoder_runs_on_imported_vocabularies(name, encoder, heldout, tmp_path_factory):
     _, tok, _ = built(name, tmp_path_factory)
     for text in heldout[:: 40]:
-        [(ids, _)] = tok.encode_with(text, encoder)
+        [(ids, score)] = tok.encode_with(text, encoder)
         native = tok.encode(text)
         if "<unk>" not in {tok.texts[i] for i in native}:
             assert tok.decode(ids) == tok.decode(native), repr(text)
         if encoder == "fewest":
             assert len(ids) <= len(native)
+        assert np.isfinite(score)
+
+
+def test_top_n_and_fitted_weights(heldout, tmp_path_factory):
+    _, tok, _ = built("llama3", tmp_path_factory)
+    found = tok.encode_with("Hello world, hello there", "tfidf", top_n=3)
+    assert len({tuple(ids) for ids, _ in found}) == 3
+    assert all(tok.decode(ids) == "Hello world, hello there" for ids, _ in found)
+    _, fitted, path = built("trained-bytelevel", tmp_path_factory)
+    fitted = ubpe.load(path).fit_weights(heldout[:200])
+    (ids, score), = fitted.encode_with(heldout[0])
+    assert ids == fitted.encode(heldout[0]) and score > 0
 
 
 def test_description_and_contract(tmp_path_factory):
