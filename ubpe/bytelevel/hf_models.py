@@ -33,7 +33,7 @@ from ubpe_native._pretokenize import split_text
 
 from ..errors import ModelFormatError, SymbolTypeError
 from ..vocabulary import ID_DTYPE
-from .hf_pipeline import BYTE_LEVEL_REGEX, AddedTokens, PreTokenizer, chars_bytes, decode_tokens, normalize
+from .hf_pipeline import BYTE_LEVEL_REGEX, AddedTokens, PreTokenizer, chars_bytes, decode_tokens
 from .imported import BYTE, BYTE_TO_CHAR, CHAR_TO_BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, ImportedBPE
 from .patterns import CLASS_BITS, NATIVE_PATTERNS, PATTERNS, code_point_classes
 from .spm import CharModel
@@ -137,14 +137,13 @@ _NO_WHOLE = (b"", np.zeros(1, np.int64), np.zeros(0, _I32))
 
 
 class HFPipelineMixin:
-    """The HF text pipeline around a model's ``_encode_words(words)`` (see the module docstring)."""
+    """The HF text pipeline around a model's ``_encode_segment`` (see the module docstring)."""
 
     pipeline: HFPipeline
 
     def _setup_pipeline(self, pipeline: HFPipeline) -> None:
         self.pipeline = pipeline
         self._special_added = {t.id for t in pipeline.added.tokens if t.special}
-        self._normalize = lambda text: normalize(pipeline.normalizer, text)
 
     def _fragments(self, text: str, parse_special: bool) -> list:
         if not isinstance(text, str):

@@ -168,7 +168,7 @@ class _Reader:
             scheme = "always" if node.get("add_prefix_space", True) else "never"
         return [("metaspace", str(node.get("replacement", "▁")), scheme != "never")]
 
-    def post_processor(self, node: Any, token_id) -> tuple[list[int], list[int]]:
+    def post_processor(self, node: Any) -> tuple[list[int], list[int]]:
         if node is None:
             return [], []
         kind = self.kind(node, "post_processor", POST_PROCESSORS)
@@ -176,7 +176,7 @@ class _Reader:
             prefix: list[int] = []
             suffix: list[int] = []
             for child in node.get("processors") or []:
-                before, after = self.post_processor(child, token_id)
+                before, after = self.post_processor(child)
                 prefix, suffix = before + prefix, suffix + after
             return prefix, suffix
         if kind == "ByteLevel":
@@ -263,7 +263,7 @@ class _Reader:
         kinds = [step[0] for step in pre.steps]
         if "byte_level" in kinds and "metaspace" in kinds[kinds.index("byte_level"):]:
             raise self.fail("a Metaspace pre-tokenizer after ByteLevel is not supported")
-        prefix, suffix = self.post_processor(doc.get("post_processor"), vocab.get)
+        prefix, suffix = self.post_processor(doc.get("post_processor"))
         pipeline = HFPipeline(added, steps, pre, self.decoder(doc.get("decoder")), prefix, suffix)
         unk = model.get("unk_token")
         unk = unk if isinstance(unk, str) else None
