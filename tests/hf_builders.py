@@ -86,6 +86,45 @@ def qwen2() -> Tokenizer:
     return tok
 
 
+def _byte_level_with_added(name: str, pre_tokenizer) -> Tokenizer:
+    """A GGUF byte-level vocabulary whole, its control tokens added as special tokens and its
+    user-defined ones as normalized non-special tokens (as DeepSeek's files list theirs)."""
+    tokens, types, merges, _ = _gguf(name)
+    tok = Tokenizer(models.BPE(vocab={t: i for i, t in enumerate(tokens)},
+                               merges=[tuple(line.split(" ", 1)) for line in merges]))
+    tok.add_tokens([AddedToken(tokens[i], special=types[i] == CONTROL, normalized=types[i] != CONTROL)
+                    for i in range(len(tokens)) if types[i] != NORMAL])
+    tok.pre_tokenizer = pre_tokenizer
+    tok.decoder = decoders.ByteLevel()
+    return tok
+
+
+def falcon() -> Tokenizer:
+    """Falcon's pre-tokenizer: Punctuation, ByteLevel (with its regex), then Digits and a
+    three-digit Split on the byte-level words."""
+    return _byte_level_with_added("falcon", pre_tokenizers.Sequence([
+        pre_tokenizers.Punctuation("contiguous"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=True),
+        pre_tokenizers.Digits(individual_digits=False),
+        pre_tokenizers.Split(Regex("[0-9][0-9][0-9]"), behavior="isolated", invert=False)]))
+
+
+def starcoder() -> Tokenizer:
+    """StarCoder's pre-tokenizer: single digits, then ByteLevel with its regex."""
+    return _byte_level_with_added("starcoder", pre_tokenizers.Sequence([
+        pre_tokenizers.Digits(individual_digits=True),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=True)]))
+
+
+def deepseek_coder() -> Tokenizer:
+    """DeepSeek Coder's pre-tokenizer: five Splits (lines, letters, punctuation, CJK, digits),
+    then ByteLevel without regex; its single-character added tokens are matched in the text."""
+    splits = [r"[\r\n]", r"\s?\p{L}+", r"\s?\p{P}+", "[\u4e00-\u9fa5\u0800-\u4e00\uac00-\ud7ff]+", r"\p{N}"]
+    return _byte_level_with_added("deepseek-coder", pre_tokenizers.Sequence(
+        [pre_tokenizers.Split(Regex(pattern), behavior="isolated", invert=False) for pattern in splits]
+        + [pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=False)]))
+
+
 def _spm_merges(vocab: dict[str, int], scores: np.ndarray) -> list[tuple[str, str]]:
     """transformers' ``SentencePieceExtractor.extract``: every split of a piece into two
     pieces, by the piece's score (highest first), then by the halves' ids."""
@@ -186,6 +225,9 @@ BUILDERS = {
     "roberta": roberta,
     "llama3": llama3,
     "qwen2": qwen2,
+    "falcon": falcon,
+    "starcoder": starcoder,
+    "deepseek-coder": deepseek_coder,
     "llama2": llama2,
     "llama2-metaspace": lambda: llama2(legacy=False),
     "trained-bytelevel": trained_bytelevel,
