@@ -269,3 +269,21 @@ def test_component_options_equal_tokenizers(variant, heldout, tmp_path_factory):
     assert not differ, f"{len(differ)}/{len(sample)} differ, first: {differ[0]!r}"
     for ids in want[::10]:
         assert tok.decode(ids) == hf.decode(ids)
+
+
+@pytest.mark.parametrize("model, name", [
+    (lambda: tokenizers.models.WordPiece({"[UNK]": 0, "a": 1, "##b": 2}, unk_token="[UNK]"), "WordPiece"),
+    (lambda: tokenizers.models.Unigram([("<unk>", 0.0), ("a", -1.0), ("b", -2.0)], 0), "Unigram"),
+    (lambda: tokenizers.models.WordLevel({"a": 0, "[UNK]": 1}, unk_token="[UNK]"), "WordLevel"),
+])
+def test_other_models_saved_by_tokenizers_are_one_clear_line(model, name, tmp_path):
+    path = tmp_path / "tokenizer.json"
+    tokenizers.Tokenizer(model()).save(str(path))
+    assert detect(path) == "hf"
+    with pytest.raises(ModelFormatError, match=f"model type '{name}' is not supported; ubpe reads BPE"):
+        ubpe.load(path)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": ""}
+    env.pop("UBPE_TRACEBACK", None)
+    result = subprocess.run([sys.executable, "-m", "ubpe", "encode", str(path), "--text", "ab"],
+                            capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode != 0 and result.stderr.count("\n") == 1 and name in result.stderr, result.stderr
