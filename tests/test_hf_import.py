@@ -248,6 +248,9 @@ VARIANTS = {
         "type": "Metaspace", "replacement": "▁", "add_prefix_space": True},
         "decoder": {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "never", "split": True}}),
     "char-ignore-merges": ("trained-metaspace", {"model": "ignore_merges"}),
+    "prepend-normalized-added": ("trained-byte-fallback", {"added_tokens": [
+        _added("<unk>", 0, True), _added("the", 1, normalized=True), _added(" and", 2, normalized=True),
+        _added("thee", 3, normalized=False, rstrip=True)]}),
 }
 
 

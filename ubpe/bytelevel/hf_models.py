@@ -85,7 +85,7 @@ def _texts_and_types(vocab: dict[str, int], pipeline: HFPipeline, unk: str | Non
     if unk is not None and unk in vocab:
         types[vocab[unk]] = UNKNOWN
     for token in added:
-        texts[token.id] = token.content
+        texts[token.id] = pipeline.added.spelling(token)
         types[token.id] = CONTROL if token.special else USER_DEFINED
     return texts, types
 

@@ -242,6 +242,15 @@ class AddedTokens:
         self._raw = self._matcher([t for t in self.tokens if not t.normalized], lambda t: t)
         self._normalized = self._matcher([t for t in self.tokens if t.normalized], normalizer)
 
+    def spelling(self, token: AddedToken) -> str:
+        """How HF spells an added token (``id_to_token``, ``decode``): a ``normalized`` one
+        by its normalized content.
+
+        >>> AddedTokens([], lambda t: t.upper()).spelling(AddedToken("ab", 5, normalized=True))
+        'AB'
+        """
+        return self.normalizer(token.content) if token.normalized else token.content
+
     @staticmethod
     def _matcher(tokens: list[AddedToken], spell: Callable[[str], str]):
         table: dict[str, AddedToken] = {}
