@@ -16,6 +16,7 @@ import pytest
 tokenizers = pytest.importorskip("tokenizers")
 
 import ubpe  # noqa: E402
+from ubpe.bytelevel import PATTERNS  # noqa: E402
 from ubpe.bytelevel.hf_models import HFByteLevelBPE, HFCharBPE  # noqa: E402
 from ubpe.errors import ModelFormatError, UBPEError, UnknownTokenError  # noqa: E402
 from ubpe.io import detect  # noqa: E402
@@ -226,6 +227,11 @@ VARIANTS = {
         _split(r"\p{P}", "MergedWithNext"), _byte_level())}),
     "split-inverted-contiguous": ("trained-bytelevel", {"pre_tokenizer": _pre(
         _split(r"\s+", "Contiguous", invert=True), _byte_level(regex=False))}),
+    # tiktoken's patterns: possessive quantifiers, and `{1,3}+`, which Oniguruma reads as a repeat
+    "split-cl100k": ("trained-bytelevel", {"pre_tokenizer": _pre(_split(PATTERNS["cl100k"], "Isolated"),
+                                                                  _byte_level(regex=False))}),
+    "split-o200k": ("trained-bytelevel", {"pre_tokenizer": _pre(_split(PATTERNS["o200k"], "Isolated"),
+                                                                 _byte_level(regex=False))}),
     "split-removed": ("trained-bytelevel", {"pre_tokenizer": _pre(_split(r"[aeiou]", "Removed"), _byte_level())}),
     "digits-punctuation": ("trained-bytelevel", {"pre_tokenizer": _pre(
         {"type": "Digits", "individual_digits": False}, {"type": "Punctuation", "behavior": "Isolated"},
