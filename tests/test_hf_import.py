@@ -167,6 +167,7 @@ def _minimal(**changes) -> str:
      ["continuing_subword_prefix"]),
     ({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": ["a b"]}}, ["'ab'", "not in the vocabulary"]),
     ({"model": {"type": "BPE", "vocab": {"a": -1}, "merges": []}}, ["vocab"]),
+    ({"model": {"type": "BPE", "vocab": {"a": 2**31 - 2}, "merges": []}}, ["id 2147483646", "supported"]),
     ({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a"]}}, ["merge 'a'"]),
     ({"pre_tokenizer": {"type": "Split", "pattern": {"Regex": "("}, "behavior": "Isolated"}}, ["regex"]),
     ({"pre_tokenizer": {"type": "Split", "pattern": {"Regex": "a"}, "behavior": "Sideways"}}, ["Sideways"]),

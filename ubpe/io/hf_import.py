@@ -55,6 +55,9 @@ DECODERS = ("Sequence", "ByteLevel", "Replace", "ByteFallback", "Fuse", "Strip",
 POST_PROCESSORS = ("Sequence", "TemplateProcessing", "RobertaProcessing", "BertProcessing", "ByteLevel")
 _PUNCTUATION = r"[\p{P}!-/:-@\[-`{-~]"  # Unicode punctuation and ASCII's (Rust's is_ascii_punctuation)
 _MAX_ID = (1 << 31) - 2
+#: The most ids a vocabulary may span (a file naming id 2**31 - 2 must not make us allocate
+#: two billion entries); real vocabularies hold up to a few hundred thousand.
+MAX_TOKENS = 1 << 24
 
 
 def read(path: str | os.PathLike) -> HFByteLevelBPE | HFCharBPE:
@@ -256,6 +259,8 @@ class _Reader:
             if model.get(key):
                 raise self.fail(f"BPE `{key}` ({model[key]!r}) is not supported; ubpe reads BPE models without it")
         vocab, merges = self.vocab_and_merges(model)
+        if vocab and max(vocab.values()) >= MAX_TOKENS:
+            raise self.fail(f"the vocabulary names id {max(vocab.values())}; ids up to {MAX_TOKENS - 1} are supported")
         steps = self.normalizer(doc.get("normalizer"))
         added = AddedTokens(_renumbered(self.added_tokens(doc.get("added_tokens")), vocab),
                             functools.partial(normalize, steps))
