@@ -35,7 +35,7 @@ def test_table_rows_are_complete():
     assert list(FORMATS) == ["gguf", "sentencepiece", "ubpe", "ubpe030", "minbpe", "tiktoken", "hf"]
     for name, row in FORMATS.items():
         assert row.name == name and row.title and callable(row.detect)
-    assert supported("read") == ["gguf", "sentencepiece", "ubpe", "ubpe030", "minbpe", "tiktoken"]
+    assert supported("read") == ["gguf", "sentencepiece", "ubpe", "ubpe030", "minbpe", "tiktoken", "hf"]
 
 
 @pytest.mark.parametrize(
@@ -102,11 +102,13 @@ def test_unknown_and_undetectable_formats_name_the_supported_ones(tmp_path):
         save(UBPE(alphabet="ab", n_tokens=3), path, format="onnx")
 
 
-def test_hf_files_are_recognised_but_not_read_yet(models, tmp_path):
+def test_hf_files_we_write_read_back_alike(models, tmp_path):
     path = tmp_path / "tokenizer.json"
     save(models["bytelevel"], path, format="hf")
-    with pytest.raises(ModelFormatError, match="HF tokenizer.json.*does not read it"):
-        load(path)
+    back = load(path)
+    assert back.variant == "hf:bytelevel"
+    for text in ("abba cab", "the cat saw the dog", "  x\n\ny ", "héllo"):
+        assert back.encode(text) == models["bytelevel"].encode(text)
 
 
 def test_formats_that_cannot_hold_a_family_say_so(models, tmp_path):

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..errors import InvalidParameterError, ModelFormatError
-from . import gguf, hf, minbpe, ours, sentencepiece, tiktoken, ubpe030
+from . import gguf, hf, hf_import, minbpe, ours, sentencepiece, tiktoken, ubpe030
 from .files import read_head
 
 
@@ -61,7 +61,7 @@ FORMATS: dict[str, Format] = {
         Format("minbpe", "minbpe .model", minbpe.detect, minbpe.read, minbpe.write),
         Format("tiktoken", ".tiktoken", tiktoken.detect, tiktoken.read, tiktoken.write,
                hints=("pattern", "special_tokens")),
-        Format("hf", "HF tokenizer.json", hf.detect, None, hf.save_tokenizer_json),
+        Format("hf", "HF tokenizer.json", hf.detect, hf_import.read, hf.save_tokenizer_json),
     )
 }
 
@@ -70,7 +70,7 @@ def supported(action: str = "read") -> list[str]:
     """Names of the formats ubpe can ``"read"`` or ``"write"``.
 
     >>> supported("read"), supported("write")
-    (['gguf', 'sentencepiece', 'ubpe', 'ubpe030', 'minbpe', 'tiktoken'], ['ubpe', 'ubpe030', 'minbpe', 'tiktoken', 'hf'])
+    (['gguf', 'sentencepiece', 'ubpe', 'ubpe030', 'minbpe', 'tiktoken', 'hf'], ['ubpe', 'ubpe030', 'minbpe', 'tiktoken', 'hf'])
     """
     return [row.name for row in FORMATS.values() if (row.read if action == "read" else row.write) is not None]
 
@@ -79,7 +79,7 @@ def format_of(name: str) -> Format:
     """The ``FORMATS`` row named ``name`` (:class:`ModelFormatError` naming the known ones).
 
     >>> format_of("tiktoken").title, format_of("hf").read is None
-    ('.tiktoken', True)
+    ('.tiktoken', False)
     """
     try:
         return FORMATS[name]

@@ -1,0 +1,84 @@
+"""HF ``tokenizer.json`` files: ubpe's import vs HF ``tokenizers`` itself, side by side.
+
+    python benchmarks/bench_hf.py             # ~2 min on one core
+
+The files are the tests' (``tests/hf_builders.py``): llama.cpp's GPT-2, Llama 3, Qwen2 and
+Llama 2 vocabularies assembled as the published ``tokenizer.json`` files are, and a
+Metaspace BPE trained with ``tokenizers``. For each: the time to load the file (ubpe.load,
+``Tokenizer.from_file``), and encoding throughput on the same real text - every script of the
+UDHR, the KJV, Shakespeare and Python's standard library, held-out lines - as MB of UTF-8 per
+second, the best of ``--repeats`` runs: ubpe's ``encode`` per line (one thread), HF's
+``encode`` per line (one thread) and HF's ``encode_batch`` (all its threads). Ids are checked
+to be identical first. Results go to ``results/benchmarks/hf.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from common import ROOT, best_time
+
+sys.path.insert(0, str(ROOT / "tests"))
+
+import tokenizers  # noqa: E402
+
+import ubpe  # noqa: E402
+from hf_builders import BUILDERS  # noqa: E402
+from vocab_corpora import text_lines  # noqa: E402
+
+STYLES = ("gpt2", "llama3", "qwen2", "llama2", "llama2-metaspace", "trained-metaspace")
+RESULTS = ROOT / "results" / "benchmarks"
+
+
+def real_lines() -> list[str]:
+    from experiments.datasets import load
+
+    lines = [line for split in ("train", "heldout") for doc in load("udhr", split).docs
+             for line in str(doc).split("\n") if line.strip()]
+    return lines + text_lines("kjv", 5000) + text_lines("shakespeare", 3000) + text_lines("stdlib", 3000)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    lines = real_lines()
+    mb = sum(len(line.encode("utf-8")) for line in lines) / 1e6
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        for style in STYLES:
+            path = Path(folder) / f"{style}.json"
+            BUILDERS[style]().save(str(path))
+            started = time.perf_counter()
+            hf = tokenizers.Tokenizer.from_file(str(path))
+            hf_load = time.perf_counter() - started
+            started = time.perf_counter()
+            ours = ubpe.load(path)
+            our_load = time.perf_counter() - started
+            want = [e.ids for e in hf.encode_batch(lines, add_special_tokens=False)]
+            if [ours.encode(line) for line in lines] != want:
+                raise SystemExit(f"{style}: ids differ from tokenizers")
+            ours_s = best_time(lambda: [ours.encode(line) for line in lines], args.repeats)
+            hf_s = best_time(lambda: [hf.encode(line, add_special_tokens=False) for line in lines], args.repeats)
+            batch_s = best_time(lambda: hf.encode_batch(lines, add_special_tokens=False), args.repeats)
+            rows.append((style, our_load, hf_load, mb / ours_s, mb / hf_s, mb / batch_s))
+            print(f"{style}: load {our_load:.2f} s / {hf_load:.2f} s, MB/s {mb / ours_s:.2f} / {mb / hf_s:.2f} "
+                  f"/ {mb / batch_s:.2f}", flush=True)
+    table = ["| file | load ubpe (s) | load HF (s) | ubpe encode MB/s (1 thread) | HF encode MB/s (1 thread) "
+             "| HF encode_batch MB/s (all threads) | ubpe / HF |", "|---|---|---|---|---|---|---|"]
+    table += [f"| {s} | {a:.2f} | {b:.2f} | {c:.2f} | {d:.2f} | {e:.2f} | {c / d:.1f}x |" for s, a, b, c, d, e in rows]
+    text = (f"# HF tokenizer.json: ubpe vs tokenizers {tokenizers.__version__}\n\n"
+            f"{len(lines)} lines, {mb:.2f} MB of real text (UDHR every script, KJV, Shakespeare, stdlib); "
+            f"best of {args.repeats}; ids identical.\n"
+            f"Reproduce: `python benchmarks/bench_hf.py`.\n\n" + "\n".join(table) + "\n")
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "hf.md").write_text(text, encoding="utf-8")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,239 @@
+"""HF ``tokenizer.json`` files for the tests, built with the ``tokenizers`` API: real
+vocabularies (llama.cpp's GGUF test vocabularies) assembled as the published GPT-2, RoBERTa,
+Llama 3, Qwen2 and Llama 2 files are (same pre-tokenizers, regexes, normalizers, decoders,
+added tokens and post-processors), and BPE models trained with ``tokenizers`` on real text.
+Every builder returns a ``tokenizers.Tokenizer``; the tests save it and read the file back."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+
+from ubpe.io.gguf import read_metadata
+from vocab_corpora import text_lines, vocab_path
+
+LLAMA3_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+                r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+QWEN2_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+               r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+NORMAL, CONTROL = 1, 3
+
+
+def _gguf(name: str):
+    meta = read_metadata(vocab_path(name))
+    return (meta["tokenizer.ggml.tokens"], np.asarray(meta["tokenizer.ggml.token_type"]),
+            meta.get("tokenizer.ggml.merges") or [], meta.get("tokenizer.ggml.scores"))
+
+
+def _byte_level_bpe(name: str, n_model: int, **options) -> tuple[Tokenizer, list[str]]:
+    tokens, _, merges, _ = _gguf(name)
+    vocab = {t: i for i, t in enumerate(tokens[:n_model])}
+    pairs = [tuple(line.split(" ", 1)) for line in merges]
+    return Tokenizer(models.BPE(vocab=vocab, merges=pairs, **options)), tokens
+
+
+def gpt2() -> Tokenizer:
+    """GPT-2's tokenizer.json: ByteLevel everywhere, <|endoftext|> added (normalized)."""
+    tok, tokens = _byte_level_bpe("gpt-2", 50256)
+    tok.add_special_tokens([AddedToken(tokens[50256], normalized=True)])
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=True)
+    tok.post_processor = processors.ByteLevel(trim_offsets=False)
+    tok.decoder = decoders.ByteLevel()
+    return tok
+
+
+def roberta() -> Tokenizer:
+    """RoBERTa's layout on GPT-2's vocabulary: <s> <pad> </s> <unk> and <mask> (lstrip),
+    RobertaProcessing."""
+    tok, tokens = _byte_level_bpe("gpt-2", 50257)
+    tok.add_special_tokens(["<s>", "<pad>", "</s>", "<unk>", AddedToken("<mask>", lstrip=True)])
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True)
+    tok.post_processor = processors.RobertaProcessing(("</s>", 50259), ("<s>", 50257), trim_offsets=True,
+                                                      add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    return tok
+
+
+def llama3() -> Tokenizer:
+    """Llama 3's tokenizer.json: Split(regex) + ByteLevel(use_regex=false), ignore_merges,
+    256 special tokens, TemplateProcessing with <|begin_of_text|>."""
+    tok, tokens = _byte_level_bpe("llama-bpe", 128000, ignore_merges=True)
+    tok.add_special_tokens(tokens[128000:])
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(LLAMA3_REGEX), behavior="isolated", invert=False),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=False)])
+    tok.post_processor = processors.Sequence([
+        processors.ByteLevel(trim_offsets=False),
+        processors.TemplateProcessing(single="<|begin_of_text|> $A",
+                                      pair="<|begin_of_text|> $A <|begin_of_text|> $B:1",
+                                      special_tokens=[("<|begin_of_text|>", 128000)])])
+    tok.decoder = decoders.ByteLevel()
+    return tok
+
+
+def qwen2() -> Tokenizer:
+    """Qwen2's tokenizer.json: NFC, Split(regex) + ByteLevel(use_regex=false), three special tokens."""
+    tok, tokens = _byte_level_bpe("qwen2", 151643)
+    tok.add_special_tokens(tokens[151643:151646])
+    tok.normalizer = normalizers.NFC()
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(QWEN2_REGEX), behavior="isolated", invert=False),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=False, use_regex=False)])
+    tok.post_processor = processors.ByteLevel(trim_offsets=False)
+    tok.decoder = decoders.ByteLevel()
+    return tok
+
+
+def _byte_level_with_added(name: str, pre_tokenizer) -> Tokenizer:
+    """A GGUF byte-level vocabulary whole, its control tokens added as special tokens and its
+    user-defined ones as normalized non-special tokens (as DeepSeek's files list theirs)."""
+    tokens, types, merges, _ = _gguf(name)
+    tok = Tokenizer(models.BPE(vocab={t: i for i, t in enumerate(tokens)},
+                               merges=[tuple(line.split(" ", 1)) for line in merges]))
+    tok.add_tokens([AddedToken(tokens[i], special=types[i] == CONTROL, normalized=types[i] != CONTROL)
+                    for i in range(len(tokens)) if types[i] != NORMAL])
+    tok.pre_tokenizer = pre_tokenizer
+    tok.decoder = decoders.ByteLevel()
+    return tok
+
+
+def falcon() -> Tokenizer:
+    """Falcon's pre-tokenizer: Punctuation, ByteLevel (with its regex), then Digits and a
+    three-digit Split on the byte-level words."""
+    return _byte_level_with_added("falcon", pre_tokenizers.Sequence([
+        pre_tokenizers.Punctuation("contiguous"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=True),
+        pre_tokenizers.Digits(individual_digits=False),
+        pre_tokenizers.Split(Regex("[0-9][0-9][0-9]"), behavior="isolated", invert=False)]))
+
+
+def starcoder() -> Tokenizer:
+    """StarCoder's pre-tokenizer: single digits, then ByteLevel with its regex."""
+    return _byte_level_with_added("starcoder", pre_tokenizers.Sequence([
+        pre_tokenizers.Digits(individual_digits=True),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=True)]))
+
+
+def deepseek_coder() -> Tokenizer:
+    """DeepSeek Coder's pre-tokenizer: five Splits (lines, letters, punctuation, CJK, digits),
+    then ByteLevel without regex; its single-character added tokens are matched in the text."""
+    splits = [r"[\r\n]", r"\s?\p{L}+", r"\s?\p{P}+", "[\u4e00-\u9fa5\u0800-\u4e00\uac00-\ud7ff]+", r"\p{N}"]
+    return _byte_level_with_added("deepseek-coder", pre_tokenizers.Sequence(
+        [pre_tokenizers.Split(Regex(pattern), behavior="isolated", invert=False) for pattern in splits]
+        + [pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=False)]))
+
+
+def _spm_merges(vocab: dict[str, int], scores: np.ndarray) -> list[tuple[str, str]]:
+    """transformers' ``SentencePieceExtractor.extract``: every split of a piece into two
+    pieces, by the piece's score (highest first), then by the halves' ids."""
+    merges = []
+    for piece, piece_id in vocab.items():
+        local = [(piece[:k], piece[k:]) for k in range(1, len(piece)) if piece[:k] in vocab and piece[k:] in vocab]
+        local.sort(key=lambda pair: (vocab[pair[0]], vocab[pair[1]]))
+        merges.extend((float(scores[piece_id]), pair) for pair in local)
+    merges.sort(key=lambda item: -item[0])
+    return [pair for _, pair in merges]
+
+
+def llama2(legacy: bool = True) -> Tokenizer:
+    """Llama 2's tokenizer.json: byte fallback, fuse_unk, <unk> <s> </s>; ``legacy``: the
+    Prepend/Replace normalizer (else Metaspace(prepend_scheme=first)); Replace, ByteFallback,
+    Fuse, Strip decoders; TemplateProcessing with <s>."""
+    tokens, types, _, scores = _gguf("llama-spm")
+    vocab = {t: i for i, t in enumerate(tokens)}
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=_spm_merges(vocab, scores), unk_token="<unk>",
+                               fuse_unk=True, byte_fallback=True))
+    tok.add_special_tokens([AddedToken(t, normalized=False) for t in ("<unk>", "<s>", "</s>")])
+    if legacy:
+        tok.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
+    else:
+        tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first", split=False)
+    tok.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(),
+                                     decoders.Strip(content=" ", left=1, right=0)])
+    tok.post_processor = processors.TemplateProcessing(single="<s> $A", pair="<s> $A <s> $B",
+                                                       special_tokens=[("<s>", 1)])
+    return tok
+
+
+def _training_text() -> list[str]:
+    return text_lines("shakespeare", limit=6000) + text_lines("stdlib", limit=2000)
+
+
+def trained_bytelevel() -> Tokenizer:
+    """A byte-level BPE trained on prose and code (``ByteLevelBPETokenizer``'s layout, with
+    add_prefix_space) plus added tokens of every kind."""
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=3000, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                  special_tokens=["<|endoftext|>"], show_progress=False)
+    tok.train_from_iterator(_training_text(), trainer)
+    tok.add_tokens([AddedToken(" hello world", normalized=False), AddedToken("[word]", single_word=True),
+                    AddedToken("@@", rstrip=True, lstrip=True)])
+    tok.post_processor = processors.TemplateProcessing(single="<|endoftext|> $A <|endoftext|>",
+                                                       special_tokens=[("<|endoftext|>", 0)])
+    return tok
+
+
+def trained_metaspace(fuse_unk: bool = True) -> Tokenizer:
+    """A character BPE with Metaspace (split), an unknown token, no byte fallback: trained on
+    English, so other scripts hit the unknown token."""
+    tok = Tokenizer(models.BPE(unk_token="<unk>", fuse_unk=fuse_unk))
+    tok.normalizer = normalizers.NFKC()
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always", split=True)
+    tok.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="always")
+    trainer = trainers.BpeTrainer(vocab_size=2000, special_tokens=["<unk>", "<s>"], show_progress=False)
+    tok.train_from_iterator(_training_text(), trainer)
+    tok.add_tokens([AddedToken("thee", normalized=True)])
+    return tok
+
+
+def trained_words() -> Tokenizer:
+    """A character BPE over Whitespace + Digits(individual) + Punctuation words of lower-cased,
+    NFD text, no decoder (HF joins tokens with spaces), no unknown token (unknown characters vanish)."""
+    tok = Tokenizer(models.BPE())
+    tok.normalizer = normalizers.Sequence([normalizers.NFD(), normalizers.Lowercase(), normalizers.Strip()])
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Punctuation("contiguous"),
+        pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.Whitespace()])
+    trainer = trainers.BpeTrainer(vocab_size=1500, show_progress=False)
+    tok.train_from_iterator(_training_text(), trainer)
+    return tok
+
+
+def trained_byte_fallback(every_byte: bool = True) -> Tokenizer:
+    """A Llama-2-style character BPE trained on English whose vocabulary gets the 256
+    ``<0xXX>`` tokens (byte fallback; else only ASCII's and é's), with the legacy normalizer."""
+    tok = Tokenizer(models.BPE(unk_token="<unk>", fuse_unk=True, byte_fallback=True))
+    tok.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
+    trainer = trainers.BpeTrainer(vocab_size=1500, special_tokens=["<unk>"], show_progress=False)
+    tok.train_from_iterator([line.replace(" ", "▁") for line in _training_text()], trainer)
+    doc = json.loads(tok.to_str())
+    vocab = doc["model"]["vocab"]
+    for b in range(256) if every_byte else [*range(128), 0xC3, 0xA9]:
+        vocab.setdefault(f"<0x{b:02X}>", len(vocab))
+    doc["decoder"] = {"type": "Sequence", "decoders": [
+        {"type": "Replace", "pattern": {"String": "▁"}, "content": " "}, {"type": "ByteFallback"},
+        {"type": "Fuse"}, {"type": "Strip", "content": " ", "start": 1, "stop": 0}]}
+    return Tokenizer.from_str(json.dumps(doc))
+
+
+BUILDERS = {
+    "gpt2": gpt2,
+    "roberta": roberta,
+    "llama3": llama3,
+    "qwen2": qwen2,
+    "falcon": falcon,
+    "starcoder": starcoder,
+    "deepseek-coder": deepseek_coder,
+    "llama2": llama2,
+    "llama2-metaspace": lambda: llama2(legacy=False),
+    "trained-bytelevel": trained_bytelevel,
+    "trained-metaspace": trained_metaspace,
+    "trained-metaspace-nofuse": lambda: trained_metaspace(fuse_unk=False),
+    "trained-words": trained_words,
+    "trained-byte-fallback": trained_byte_fallback,
+    "trained-byte-fallback-partial": lambda: trained_byte_fallback(every_byte=False),
+}

@@ -1,0 +1,402 @@
+"""HF ``tokenizers`` BPE models, id for id: byte-level (GPT-2, RoBERTa, Llama 3, Qwen2) and
+character-level with ``▁`` and byte fallback (Llama 2, Mistral).
+
+HF's BPE merges explicit pairs of tokens by their place in ``merges`` (lowest first, leftmost
+on ties) - the pair-ranked loop of `ubpe_native._merges.PairMerges` that llama.cpp's models
+use too. So :class:`HFByteLevelBPE` is :class:`~ubpe.bytelevel.imported.ImportedBPE` and
+:class:`HFCharBPE` a :class:`~ubpe.bytelevel.spm.CharModel` with HF's text pipeline
+(:mod:`ubpe.bytelevel.hf_pipeline`) in front: added tokens, normalizer, pre-tokenizer; HF's
+decoder behind; the post-processor's tokens with ``add_special=True``. Added tokens are always
+cut out of the text, special or not, as ``Tokenizer.encode`` does (``parse_special`` is
+accepted and has no effect); ``decode`` skips special tokens as HF's ``decode`` does by default.
+
+>>> from ubpe.bytelevel.hf_pipeline import AddedTokens, PreTokenizer
+>>> vocab = {"a": 0, "b": 1, "Ġ": 2, "ab": 3, "Ġab": 4}
+>>> pipe = HFPipeline(AddedTokens([], lambda t: t), [], PreTokenizer([("byte_level", False, True)]),
+...                   [("byte_level",)])
+>>> tok = HFByteLevelBPE(vocab, [("a", "b"), ("Ġ", "ab")], pipe)
+>>> tok.encode("ab ab b"), tok.decode([3, 4])
+([3, 4, 2, 1], 'ab ab')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import regex
+
+from ubpe_native._merges import PairMerges, pack_units
+from ubpe_native._pretokenize import split_text
+
+from ..errors import ModelFormatError, SymbolTypeError
+from ..vocabulary import ID_DTYPE
+from .hf_pipeline import BYTE_LEVEL_REGEX, AddedTokens, PreTokenizer, chars_bytes, decode_tokens
+from .imported import BYTE, BYTE_TO_CHAR, CHAR_TO_BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, ImportedBPE
+from .patterns import CLASS_BITS, NATIVE_PATTERNS, PATTERNS, code_point_classes
+from .spm import CharModel
+
+QWEN2_REGEX = PATTERNS["llama3"].replace(r"\p{N}{1,3}", r"\p{N}")
+# HF regexes that the kernel's scanner splits (it splits as `regex` does with tiktoken's
+# patterns of the same alternatives): ``(scanner, cut every number into single digits)``.
+# Qwen2's regex is Llama 3's with single digits: only its number alternative matches a \p{N}.
+_SCANNED = {BYTE_LEVEL_REGEX: (NATIVE_PATTERNS[PATTERNS["gpt2"]], False),
+            PATTERNS["llama3"]: (NATIVE_PATTERNS[PATTERNS["llama3"]], False),
+            QWEN2_REGEX: (NATIVE_PATTERNS[PATTERNS["llama3"]], True)}
+_NUMBER_BIT = CLASS_BITS[r"\p{N}"]
+_I32 = np.int32
+
+
+@dataclass
+class HFPipeline:
+    """What surrounds an HF model: added tokens, normalizer steps, pre-tokenizer, decoder
+    steps (``None``: no decoder) and the post-processor's tokens around one sequence."""
+
+    added: AddedTokens
+    normalizer: list[tuple]
+    pre: PreTokenizer
+    decoder: list[tuple] | None
+    prefix: list[int] = field(default_factory=list)
+    suffix: list[int] = field(default_factory=list)
+
+
+class _Segment:
+    """A normalized stretch of text between added tokens; ``first``: it starts the text."""
+
+    __slots__ = ("text", "first")
+
+    def __init__(self, text: str, first: bool):
+        self.text = text
+        self.first = first
+
+
+def _texts_and_types(vocab: dict[str, int], pipeline: HFPipeline, unk: str | None,
+                     byte_fallback: bool) -> tuple[list[str], np.ndarray]:
+    added = pipeline.added.tokens
+    n = 1 + max([*vocab.values(), *(t.id for t in added), -1])
+    texts = [""] * n
+    types = np.full(n, UNUSED, dtype=np.int32)
+    for text, i in vocab.items():
+        texts[i] = text
+        types[i] = BYTE if byte_fallback and len(text) == 6 and text.startswith("<0x") and text.endswith(">") \
+            else NORMAL
+    if unk is not None and unk in vocab:
+        types[vocab[unk]] = UNKNOWN
+    for token in added:
+        texts[token.id] = pipeline.added.spelling(token)
+        types[token.id] = CONTROL if token.special else USER_DEFINED
+    return texts, types
+
+
+def _merge_rules(vocab: dict[str, int], merges: Sequence[tuple[str, str]], where: str):
+    """``(left, right, result, rank, merged texts)``; of two rules for one pair the last is
+    kept (HF builds a map from the list); every operand and result must be a token (as HF
+    requires)."""
+    last = dict(zip(merges, range(len(merges))))
+    pairs = list(last)
+    firsts = [a for a, _ in pairs]
+    seconds = [b for _, b in pairs]
+    merged = [a + b for a, b in pairs]
+    columns = []
+    for texts in (firsts, seconds, merged):
+        ids = list(map(vocab.get, texts))
+        if None in ids:
+            k = ids.index(None)
+            raise ModelFormatError(f"{where}: merge {firsts[k]!r} {seconds[k]!r} uses {texts[k]!r}, "
+                                   "which is not in the vocabulary")
+        columns.append(np.asarray(ids, _I32))
+    return (*columns, np.fromiter(last.values(), np.int64, len(last)), merged)
+
+
+def _byte_level_raw(texts: list[str]) -> list[bytes | None]:
+    """The bytes every GPT-2-alphabet string stands for, or None for one that is not such a
+    string (`imported._unmapped` of each, at once)."""
+    joined = "\0".join(texts)  # NUL is not in the alphabet: it only separates
+    codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    table = np.full(0x300, -1, dtype=np.int16)
+    for char, byte in CHAR_TO_BYTE.items():
+        table[ord(char)] = byte
+    values = np.where(codes < 0x300, table[np.minimum(codes, 0x2FF)], -1)
+    ends = np.flatnonzero(codes == 0).tolist() + [len(codes)]
+    starts = [0] + [e + 1 for e in ends[:-1]]
+    bad = np.concatenate([[0], np.cumsum(values < 0)])
+    blob = values.astype(np.uint8).tobytes()
+    return [blob[s:e] if bad[e] == bad[s] else None for s, e in zip(starts, ends)]
+
+
+def _whole_words(words: list[tuple[bytes | None, int]]) -> tuple[bytes, np.ndarray, np.ndarray]:
+    words = [(raw, i) for raw, i in words if raw]
+    offsets = np.zeros(len(words) + 1, dtype=np.int64)
+    np.cumsum([len(raw) for raw, _ in words], out=offsets[1:])
+    return b"".join(raw for raw, _ in words), offsets, np.asarray([i for _, i in words], _I32)
+
+
+_NO_WHOLE = (b"", np.zeros(1, np.int64), np.zeros(0, _I32))
+
+
+class HFPipelineMixin:
+    """The HF text pipeline around a model's ``_encode_segment`` (see the module docstring)."""
+
+    pipeline: HFPipeline
+
+    def _setup_pipeline(self, pipeline: HFPipeline) -> None:
+        self.pipeline = pipeline
+        self._special_added = {t.id for t in pipeline.added.tokens if t.special}
+
+    def _fragments(self, text: str, parse_special: bool) -> list:
+        if not isinstance(text, str):
+            raise SymbolTypeError(f"`doc` must be a str, not {type(text).__name__}")
+        return [part if isinstance(part, int) else _Segment(part[0], part[1] == 0)
+                for part in self.pipeline.added.split(text)]
+
+    def _prepare(self, fragments: list) -> list:
+        return fragments
+
+    def encode(self, doc: str, *, add_special: bool = False, parse_special: bool = False) -> list[int]:
+        """HF's ``Tokenizer.encode(doc, add_special_tokens=add_special).ids``."""
+        ids: list[int] = list(self.pipeline.prefix) if add_special else []
+        for fragment in self._fragments(doc, True):
+            if isinstance(fragment, int):
+                ids.append(fragment)
+            else:
+                ids.extend(self._encode_segment(fragment))
+        if add_special:
+            ids.extend(self.pipeline.suffix)
+        return ids
+
+    def _native(self, text: str) -> list[int]:
+        return self._encode_segment(_Segment(text, True))
+
+    def decode(self, ids, errors: str = "replace", *, skip_special: bool = True) -> str:
+        """HF's ``Tokenizer.decode(ids, skip_special_tokens=skip_special)``."""
+        ids = self._check_ids(ids)  # type: ignore[attr-defined]
+        tokens = [self.texts[i] for i in ids  # type: ignore[attr-defined]
+                  if not (skip_special and i in self._special_added)]
+        return decode_tokens(self.pipeline.decoder, tokens)
+
+    def _hf_description(self) -> dict[str, Any]:
+        return {"normalizer": [step[0] for step in self.pipeline.normalizer],
+                "pre_tokenizer": [step[0] for step in self.pipeline.pre.steps],
+                "decoder": None if self.pipeline.decoder is None else [s[0] for s in self.pipeline.decoder],
+                "added_tokens": len(self.pipeline.added.tokens),
+                "post_processor": {"prefix": list(self.pipeline.prefix), "suffix": list(self.pipeline.suffix)}}
+
+
+class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
+    """An HF byte-level BPE ``tokenizer.json`` (its pre-tokenizer holds ``ByteLevel``)."""
+
+    variant = "hf:bytelevel"
+
+    def __init__(self, vocab: dict[str, int], merges: Sequence[tuple[str, str]], pipeline: HFPipeline, *,
+                 unk: str | None = None, ignore_merges: bool = False, name: str = "",
+                 where: str = "<tokenizer.json>"):
+        texts, types = _texts_and_types(vocab, pipeline, unk, False)
+        self._init_common(texts, types, {"unk": vocab.get(unk) if unk else None}, None, name, where)
+        self._setup_pipeline(pipeline)
+        self.pre = "hf"
+        self.pretokenizer = pipeline.pre
+        self.ignore_merges = ignore_merges
+        self.n_merges = len(merges)
+        self._raw = _byte_level_raw(self.texts)
+        left, right, result, rank, self._merged_texts = _merge_rules(vocab, merges, where)
+        n = len(texts)
+        unk_id = vocab.get(unk) if unk else None
+        units, missing = [], 0
+        for b in range(256):  # a byte that is no token: the unknown token, or nothing
+            token = vocab.get(BYTE_TO_CHAR[b])
+            if token is None:
+                token, missing = n + missing, missing + 1
+            units.append(token)
+        expansion = [] if unk_id is None else [unk_id]
+        offsets = np.arange(missing + 1, dtype=np.int64) * len(expansion)
+        whole = _whole_words([(self._raw[i], i) for i in vocab.values()]) if ignore_merges else _NO_WHOLE
+        self._kernel = PairMerges(
+            n, left, right, result, rank, offsets, np.asarray(expansion * missing, _I32),
+            pack_units([bytes([b]) for b in range(256)]), np.asarray(units, _I32), np.full(256, -1, _I32),
+            False, *whole)
+        self._scanner, self._scan_prefix = self._fast_path(pipeline.pre.steps)
+
+    @staticmethod
+    def _fast_path(steps: list[tuple]) -> tuple[tuple[int, bool] | None, bool]:
+        """The kernel scanner's pattern when the pre-tokenizer is one of the usual two:
+        ``ByteLevel(use_regex=true)``, or ``Split(regex, isolated)`` then ``ByteLevel(use_regex=false,
+        add_prefix_space=false)``; and whether a space is prepended."""
+        if len(steps) == 1 and steps[0][0] == "byte_level" and steps[0][2]:
+            return _SCANNED[BYTE_LEVEL_REGEX], steps[0][1]
+        if (len(steps) == 2 and steps[0][0] == "split" and steps[0][2] == "isolated" and not steps[0][3]
+                and steps[1] == ("byte_level", False, False)):
+            return _SCANNED.get(steps[0][1].pattern), False
+        return None, False
+
+    def _encode_segment(self, segment: _Segment) -> list[int]:
+        if self._scanner is None:
+            return self._encode_words(self._words(segment))
+        text = segment.text
+        if not text:
+            return []
+        if self._scan_prefix and not text.startswith(" "):
+            text = " " + text
+        data = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+        scanner, single_digits = self._scanner
+        bounds = split_text(data, code_point_classes(), scanner)
+        if single_digits:
+            bounds = _cut_digits(text, bounds)
+        return self._kernel.encode(data, bounds).tolist()
+
+    def _words(self, segment: _Segment) -> list[bytes]:
+        pre = self.pipeline.pre
+        if pre.steps[-1][0] == "byte_level":  # spelled as text: their UTF-8 bytes are the units
+            return [w.encode("utf-8", "surrogatepass") for w in pre.words(segment.text, segment.first, False)]
+        return [chars_bytes(w) for w in pre.words(segment.text, segment.first)]
+
+    def _encode_words(self, words: list[bytes]) -> list[int]:
+        bounds = np.zeros(len(words) + 1, dtype=np.int64)
+        np.cumsum([len(w) for w in words], out=bounds[1:])
+        return self._kernel.encode(np.frombuffer(b"".join(words), dtype=np.uint8), bounds).tolist()
+
+    def _parts(self, segment: _Segment) -> list[np.ndarray]:
+        return [np.frombuffer(w, dtype=np.uint8).astype(ID_DTYPE) for w in self._words(segment)]
+
+    def describe(self) -> dict[str, Any]:
+        info = super().describe()
+        info.update(self._hf_description(), scanned=self._scanner is not None)
+        return info
+
+
+def _cut_digits(text: str, bounds: np.ndarray) -> np.ndarray:
+    """``bounds`` with every number character (``\\p{N}``) cut out as a piece of its own."""
+    if text.isascii() and not any(c.isdigit() for c in text):
+        return bounds
+    points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    numeric = (code_point_classes()[points] & _NUMBER_BIT) != 0
+    if not numeric.any():
+        return bounds
+    widths = 1 + (points >= 0x80).astype(np.int64) + (points >= 0x800) + (points >= 0x10000)
+    ends = np.cumsum(widths)
+    return np.unique(np.concatenate([bounds, ends[numeric] - widths[numeric], ends[numeric]]))
+
+
+class HFCharBPE(HFPipelineMixin, CharModel):
+    """An HF BPE ``tokenizer.json`` over characters (no ``ByteLevel``): ``▁`` for spaces from
+    ``Metaspace`` or the normalizer, ``byte_fallback`` to ``<0xXX>`` tokens, else the unknown
+    token for a character that is no token (one per run with ``fuse_unk``; it merges with
+    nothing), or, without an unknown token, nothing at all (its neighbours may then merge) -
+    as HF's ``BPE::merge_word``."""
+
+    variant = "hf:bpe"
+
+    def __init__(self, vocab: dict[str, int], merges: Sequence[tuple[str, str]], pipeline: HFPipeline, *,
+                 unk: str | None = None, fuse_unk: bool = False, byte_fallback: bool = False,
+                 ignore_merges: bool = False, name: str = "", where: str = "<tokenizer.json>"):
+        texts, types = _texts_and_types(vocab, pipeline, unk, byte_fallback)
+        self.byte_fallback = byte_fallback
+        left, right, result, rank, _ = _merge_rules(vocab, merges, where)
+        # ubpe's own encoders order pieces by score: a token's score is minus its first rank
+        scores = np.zeros(len(texts), dtype=np.float32)
+        first = np.full(len(texts), np.iinfo(np.int64).max, dtype=np.int64)
+        np.minimum.at(first, result, rank)
+        made = first < np.iinfo(np.int64).max
+        scores[made] = -1.0 - first[made].astype(np.float32)
+        unk_id = vocab.get(unk) if unk else None
+        self._init_char_model(texts, scores, types, {"unk": unk_id}, {"add_bos": False, "add_space_prefix": False},
+                              name, None, where, None)
+        if unk_id is None:
+            self.special_ids.pop("unk", None)
+        self._setup_pipeline(pipeline)
+        self.ignore_merges = ignore_merges
+        self.n_merges = len(merges)
+        self.fuse_unk = fuse_unk
+        self._unk_id = unk_id
+        singles = {text: i for text, i in vocab.items() if len(text) == 1}
+        fallback = [vocab.get(f"<0x{b:02X}>", -1) if byte_fallback else -1 for b in range(256)]
+        self._known = set(singles)
+        self._every_byte = byte_fallback and min(fallback) >= 0
+        self._fallback = fallback
+        units = {c: i for c, i in singles.items() if 1 <= len(c.encode("utf-8", "surrogatepass")) <= 4}
+        # Without byte fallback a character that is no token becomes the unknown token (one per
+        # run with fuse_unk), which merges with nothing: it is written as a sentinel character,
+        # a unit of its own whose id expands to the unknown token.
+        self._unknown = None
+        if max(fallback) < 0:
+            self._sentinel = next(c for c in map(chr, range(0x10FFFF, 0, -1)) if c not in units)
+            known = "".join(regex.escape(c) for c in sorted(units))
+            self._unknown = regex.compile(f"[^{known}]+" if fuse_unk or unk_id is None else f"[^{known}]") \
+                if known else regex.compile("(?s:.)+" if fuse_unk or unk_id is None else "(?s:.)")
+            units[self._sentinel] = len(texts)
+        expansion = [] if unk_id is None else [unk_id]
+        whole = (_whole_words([(t.encode("utf-8", "surrogatepass"), i) for t, i in vocab.items()])
+                 if ignore_merges else _NO_WHOLE)
+        self._kernel = PairMerges(
+            len(texts), left, right, result, rank, np.array([0, len(expansion)], np.int64),
+            np.asarray(expansion, _I32), pack_units([c.encode("utf-8", "surrogatepass") for c in units]),
+            np.asarray(list(units.values()), _I32), np.asarray(fallback, _I32), True, *whole)
+
+    def _byte_token(self, byte: int) -> int | None:
+        token = self._fallback[byte]
+        return None if token < 0 else token
+
+    def _is_known(self, char: str) -> bool:
+        return char in self._known or (self.byte_fallback and all(
+            self._fallback[b] >= 0 for b in char.encode("utf-8", "surrogatepass")))
+
+    def _words(self, segment: _Segment) -> list[str]:
+        return self.pipeline.pre.words(segment.text, segment.first)
+
+    def _encode_segment(self, segment: _Segment) -> list[int]:
+        words = self._words(segment)
+        if self._every_byte:
+            return self._encode_known(words)
+        if self._unknown is not None:
+            sentinel = "" if self._unk_id is None else self._sentinel  # HF drops unknowns without <unk>
+            return self._encode_known([self._unknown.sub(sentinel, w) for w in words])
+        return self._encode_partial_fallback(words)
+
+    def _encode_partial_fallback(self, words: list[str]) -> list[int]:
+        """Byte fallback without every ``<0xXX>`` token, symbol by symbol as HF's
+        ``BPE::merge_word``: a character that is a token joins the run that merges; one whose
+        bytes are all tokens becomes them at once; any other is the unknown token, written
+        when the next token character comes (so after the bytes of characters between: HF's
+        order) or at the end of the word. Unknown and byte tokens merge with nothing."""
+        out: list[int] = []
+        for word in words:
+            run: list[str] = []
+            pending = False
+            for char in word:
+                if char in self._known:
+                    if pending:
+                        out.append(self._unk_id)
+                        pending = False
+                    run.append(char)
+                    continue
+                if self._unk_id is None and not self._is_known(char):
+                    continue  # dropped: its neighbours meet
+                out.extend(self._encode_known(["".join(run)]))
+                run = []
+                if self._is_known(char):
+                    out.extend(self._fallback[b] for b in char.encode("utf-8", "surrogatepass"))
+                elif pending and not self.fuse_unk:
+                    out.append(self._unk_id)
+                else:
+                    pending = True
+            out.extend(self._encode_known(["".join(run)]))
+            if pending:
+                out.append(self._unk_id)
+        return out
+
+    def _encode_known(self, words: list[str]) -> list[int]:
+        encoded = [w.encode("utf-8", "surrogatepass") for w in words]
+        bounds = np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum([len(w) for w in encoded], out=bounds[1:])
+        return self._kernel.encode(np.frombuffer(b"".join(encoded), dtype=np.uint8), bounds).tolist()
+
+    def _parts(self, segment: _Segment) -> list[np.ndarray]:
+        return [part for word in self._words(segment) for part in CharModel._parts(self, word)]
+
+    def describe(self) -> dict[str, Any]:
+        info = super().describe()
+        info.update(self._hf_description(), byte_fallback=self.byte_fallback, fuse_unk=self.fuse_unk,
+                    ignore_merges=self.ignore_merges, n_merges=self.n_merges)
+        info.pop("add_space_prefix", None)
+        return info

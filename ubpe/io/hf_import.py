@@ -1,0 +1,386 @@
+"""Read HF ``tokenizer.json`` files with a BPE model (``ubpe.load`` on them lands here).
+
+The components are turned into :mod:`ubpe.bytelevel.hf_pipeline` steps and the model into
+:class:`~ubpe.bytelevel.hf_models.HFByteLevelBPE` (when the pre-tokenizer holds ``ByteLevel``)
+or :class:`~ubpe.bytelevel.hf_models.HFCharBPE`. What is read:
+
+* ``model``: ``BPE`` (``vocab``, ``merges`` as ``"a b"`` or ``["a", "b"]``, ``unk_token``,
+  ``fuse_unk``, ``byte_fallback``, ``ignore_merges``; ``dropout`` is ignored: ubpe's native
+  encoding is HF's without dropout);
+* ``normalizer``: ``Sequence``, ``NFC``/``NFD``/``NFKC``/``NFKD``, ``Lowercase``, ``Prepend``,
+  ``Replace``, ``Strip``;
+* ``pre_tokenizer``: ``Sequence``, ``ByteLevel``, ``Split``, ``Metaspace``, ``Digits``,
+  ``Punctuation``, ``Whitespace``, ``WhitespaceSplit``;
+* ``decoder``: ``Sequence``, ``ByteLevel``, ``Replace``, ``ByteFallback``, ``Fuse``, ``Strip``,
+  ``Metaspace``;
+* ``post_processor`` (tokens added with ``add_special=True``): ``TemplateProcessing`` (single
+  sequence), ``RobertaProcessing``, ``BertProcessing``, ``ByteLevel``, ``Sequence``;
+* ``added_tokens`` with ``special``, ``normalized``, ``lstrip``, ``rstrip``, ``single_word``.
+
+Anything else (WordPiece, Unigram or WordLevel models, ``Precompiled`` or ``BertNormalizer``
+normalizers, ...) is a :class:`ModelFormatError` naming the component and what is supported.
+``truncation`` and ``padding`` (batch shaping) are not applied.
+
+>>> import json
+>>> doc = {"added_tokens": [], "normalizer": None, "decoder": {"type": "ByteLevel"},
+...        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "use_regex": True},
+...        "model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]}}
+>>> tok = from_json(json.dumps(doc))
+>>> tok.encode("abba"), tok.decode([2, 1])
+([2, 1, 0], 'abb')
+>>> from_json(json.dumps({**doc, "model": {"type": "WordLevel", "vocab": {}}}))
+Traceback (most recent call last):
+...
+ubpe.errors.ModelFormatError: <tokenizer.json>: model type 'WordLevel' is not supported; ubpe reads BPE models
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+from typing import Any
+
+import regex
+
+from ..bytelevel.hf_models import HFByteLevelBPE, HFCharBPE, HFPipeline
+from ..bytelevel.hf_pipeline import BEHAVIORS, AddedToken, AddedTokens, PreTokenizer, normalize
+from ..errors import ModelFormatError
+from .files import parse_json, read_text
+
+NORMALIZERS = ("Sequence", "NFC", "NFD", "NFKC", "NFKD", "Lowercase", "Prepend", "Replace", "Strip")
+PRE_TOKENIZERS = ("Sequence", "ByteLevel", "Split", "Metaspace", "Digits", "Punctuation", "Whitespace",
+                  "WhitespaceSplit")
+DECODERS = ("Sequence", "ByteLevel", "Replace", "ByteFallback", "Fuse", "Strip", "Metaspace")
+POST_PROCESSORS = ("Sequence", "TemplateProcessing", "RobertaProcessing", "BertProcessing", "ByteLevel")
+_PUNCTUATION = r"[\p{P}!-/:-@\[-`{-~]"  # Unicode punctuation and ASCII's (Rust's is_ascii_punctuation)
+_MAX_ID = (1 << 31) - 2
+#: The most ids a vocabulary may span (a file naming id 2**31 - 2 must not make us allocate
+#: two billion entries); real vocabularies hold up to a few hundred thousand.
+MAX_TOKENS = 1 << 24
+
+
+def read(path: str | os.PathLike) -> HFByteLevelBPE | HFCharBPE:
+    """The tokenizer of an HF ``tokenizer.json`` file (see the module docstring)."""
+    return from_json(read_text(path, "an HF tokenizer.json"), where=str(path))
+
+
+def from_json(text: str, where: str = "<tokenizer.json>") -> HFByteLevelBPE | HFCharBPE:
+    """The tokenizer of a ``tokenizer.json`` document's text."""
+    doc = parse_json(text, where)
+    if not isinstance(doc, dict) or not isinstance(doc.get("model"), dict):
+        raise ModelFormatError(f"{where}: not an HF tokenizer.json (no `model` object)")
+    return _Reader(where).tokenizer(doc)
+
+
+class _Reader:
+    def __init__(self, where: str):
+        self.where = where
+
+    def fail(self, message: str) -> ModelFormatError:
+        return ModelFormatError(f"{self.where}: {message}")
+
+    def kind(self, node: Any, component: str, supported: tuple[str, ...]) -> str:
+        if not isinstance(node, dict) or not isinstance(node.get("type"), str):
+            raise self.fail(f"{component} must be an object with a `type`, got {node!r:.80}")
+        if node["type"] not in supported:
+            raise self.fail(f"{component} {node['type']!r} is not supported; supported: {', '.join(supported)}")
+        return node["type"]
+
+    def pattern(self, node: Any, component: str) -> regex.Pattern:
+        if isinstance(node, dict) and isinstance(node.get("String"), str):
+            return regex.compile(regex.escape(node["String"]))
+        if isinstance(node, dict) and isinstance(node.get("Regex"), str):
+            try:
+                return regex.compile(onig_regex(node["Regex"]))
+            except regex.error as exc:
+                raise self.fail(f"{component}'s regex does not compile: {exc}") from None
+        raise self.fail(f"{component}'s pattern must be {{\"String\": ...}} or {{\"Regex\": ...}}, got {node!r:.80}")
+
+    # -- components -------------------------------------------------------------------------
+
+    def normalizer(self, node: Any) -> list[tuple]:
+        if node is None:
+            return []
+        kind = self.kind(node, "normalizer", NORMALIZERS)
+        if kind == "Sequence":
+            return [step for child in node.get("normalizers") or [] for step in self.normalizer(child)]
+        if kind in ("NFC", "NFD", "NFKC", "NFKD"):
+            return [("unicode", kind)]
+        if kind == "Lowercase":
+            return [("lowercase",)]
+        if kind == "Prepend":
+            return [("prepend", str(node.get("prepend", "")))]
+        if kind == "Replace":
+            return [("replace", self.pattern(node.get("pattern"), "Replace normalizer"), str(node.get("content", "")))]
+        return [("strip", bool(node.get("strip_left", True)), bool(node.get("strip_right", True)))]
+
+    def pre_tokenizer(self, node: Any) -> list[tuple]:
+        if node is None:
+            return []
+        kind = self.kind(node, "pre_tokenizer", PRE_TOKENIZERS)
+        if kind == "Sequence":
+            return [step for child in node.get("pretokenizers") or [] for step in self.pre_tokenizer(child)]
+        if kind == "ByteLevel":
+            return [("byte_level", bool(node.get("add_prefix_space", True)), bool(node.get("use_regex", True)))]
+        if kind == "Split":
+            behavior = _snake(str(node.get("behavior", "")))
+            if behavior not in BEHAVIORS:
+                raise self.fail(f"Split behavior {node.get('behavior')!r} is not one of {', '.join(BEHAVIORS)}")
+            return [("split", self.pattern(node.get("pattern"), "Split"), behavior, bool(node.get("invert", False)))]
+        if kind == "Metaspace":
+            replacement = str(node.get("replacement", "▁"))
+            if len(replacement) != 1:
+                raise self.fail(f"Metaspace replacement must be one character, got {replacement!r}")
+            scheme = node.get("prepend_scheme")
+            if scheme is None:
+                scheme = "always" if node.get("add_prefix_space", True) else "never"
+            if scheme not in ("first", "always", "never"):
+                raise self.fail(f"Metaspace prepend_scheme {scheme!r} is not first, always or never")
+            return [("metaspace", replacement, scheme, bool(node.get("split", True)))]
+        if kind == "Digits":
+            behavior = "isolated" if node.get("individual_digits", False) else "contiguous"
+            return [("split", regex.compile(r"\p{N}"), behavior, False)]
+        if kind == "Punctuation":
+            behavior = _snake(str(node.get("behavior", "Isolated")))
+            if behavior not in BEHAVIORS:
+                raise self.fail(f"Punctuation behavior {node.get('behavior')!r} is not one of {', '.join(BEHAVIORS)}")
+            return [("split", regex.compile(_PUNCTUATION), behavior, False)]
+        if kind == "Whitespace":
+            return [("split", regex.compile(r"\w+|[^\w\s]+"), "removed", True)]
+        return [("split", regex.compile(r"\s+"), "removed", False)]  # WhitespaceSplit
+
+    def decoder(self, node: Any) -> list[tuple] | None:
+        if node is None:
+            return None
+        kind = self.kind(node, "decoder", DECODERS)
+        if kind == "Sequence":
+            return [step for child in node.get("decoders") or [] for step in (self.decoder(child) or [])]
+        if kind == "ByteLevel":
+            return [("byte_level",)]
+        if kind == "Replace":
+            return [("replace", self.pattern(node.get("pattern"), "Replace decoder"), str(node.get("content", "")))]
+        if kind == "ByteFallback":
+            return [("byte_fallback",)]
+        if kind == "Fuse":
+            return [("fuse",)]
+        if kind == "Strip":
+            return [("strip", str(node.get("content", " ")), int(node.get("start", 0)), int(node.get("stop", 0)))]
+        scheme = node.get("prepend_scheme")
+        if scheme is None:
+            scheme = "always" if node.get("add_prefix_space", True) else "never"
+        return [("metaspace", str(node.get("replacement", "▁")), scheme != "never")]
+
+    def post_processor(self, node: Any) -> tuple[list[int], list[int]]:
+        if node is None:
+            return [], []
+        kind = self.kind(node, "post_processor", POST_PROCESSORS)
+        if kind == "Sequence":
+            prefix: list[int] = []
+            suffix: list[int] = []
+            for child in node.get("processors") or []:
+                before, after = self.post_processor(child)
+                prefix, suffix = before + prefix, suffix + after
+            return prefix, suffix
+        if kind == "ByteLevel":
+            return [], []
+        if kind in ("RobertaProcessing", "BertProcessing"):
+            try:
+                return [int(node["cls"][1])], [int(node["sep"][1])]
+            except (KeyError, IndexError, TypeError, ValueError):
+                raise self.fail(f"{kind} needs `cls` and `sep` as [token, id]") from None
+        return self.template(node)
+
+    def template(self, node: dict) -> tuple[list[int], list[int]]:
+        specials = node.get("special_tokens") or {}
+        prefix: list[int] = []
+        suffix: list[int] = []
+        seen_sequence = False
+        for piece in node.get("single") or []:
+            if isinstance(piece, dict) and "Sequence" in piece:
+                seen_sequence = True
+                continue
+            name = piece.get("SpecialToken", {}).get("id") if isinstance(piece, dict) else None
+            entry = specials.get(name) if isinstance(name, str) else None
+            if not isinstance(entry, dict) or not isinstance(entry.get("ids"), list):
+                raise self.fail(f"TemplateProcessing names special token {name!r}, which `special_tokens` lacks")
+            (suffix if seen_sequence else prefix).extend(int(i) for i in entry["ids"])
+        return prefix, suffix
+
+    def added_tokens(self, nodes: Any) -> list[AddedToken]:
+        if nodes is None:
+            return []
+        if not isinstance(nodes, list):
+            raise self.fail("`added_tokens` must be a list")
+        out = []
+        for node in nodes:
+            if not isinstance(node, dict) or not isinstance(node.get("content"), str) or not _is_id(node.get("id")):
+                raise self.fail(f"an added token needs `content` and a non-negative `id`, got {node!r:.80}")
+            out.append(AddedToken(node["content"], int(node["id"]), bool(node.get("special", False)),
+                                  bool(node.get("single_word", False)), bool(node.get("lstrip", False)),
+                                  bool(node.get("rstrip", False)), bool(node.get("normalized", False))))
+        return out
+
+    # -- the model --------------------------------------------------------------------------
+
+    def vocab_and_merges(self, model: dict) -> tuple[dict[str, int], list[tuple[str, str]]]:
+        vocab = model.get("vocab")
+        if not isinstance(vocab, dict) or not all(isinstance(k, str) and _is_id(v) for k, v in vocab.items()):
+            raise self.fail("the BPE model's `vocab` must map token strings to non-negative ids")
+        lines = model.get("merges") or []
+        if not isinstance(lines, list):
+            raise self.fail("the BPE model's `merges` must be a list")
+        try:  # the usual files: all lists, or all "a b" strings
+            merges = [(a, b) for a, b in lines] if not isinstance(lines[0], str) else \
+                [tuple(line.split(" ")) for line in lines]
+            if all(type(a) is str and type(b) is str for a, b in merges):
+                return vocab, merges
+        except (TypeError, ValueError, IndexError, AttributeError):
+            pass
+        merges = []
+        for line in lines:
+            if isinstance(line, str):
+                if line.count(" ") != 1:  # HF splits "a b" at its one space
+                    raise self.fail(f"merge {line!r} is not two tokens separated by one space")
+                a, b = line.split(" ")
+                merges.append((a, b))
+            elif isinstance(line, list) and len(line) == 2 and all(isinstance(t, str) for t in line):
+                merges.append((line[0], line[1]))
+            else:
+                raise self.fail(f"merge {line!r:.80} is neither \"a b\" nor [\"a\", \"b\"]")
+        return vocab, merges
+
+    def tokenizer(self, doc: dict) -> HFByteLevelBPE | HFCharBPE:
+        model = doc["model"]
+        kind = model.get("type", "BPE" if "merges" in model else None)
+        if kind != "BPE":
+            raise self.fail(f"model type {kind!r} is not supported; ubpe reads BPE models")
+        for key in ("continuing_subword_prefix", "end_of_word_suffix"):
+            if model.get(key):
+                raise self.fail(f"BPE `{key}` ({model[key]!r}) is not supported; ubpe reads BPE models without it")
+        vocab, merges = self.vocab_and_merges(model)
+        if vocab and max(vocab.values()) >= MAX_TOKENS:
+            raise self.fail(f"the vocabulary names id {max(vocab.values())}; ids up to {MAX_TOKENS - 1} are supported")
+        steps = self.normalizer(doc.get("normalizer"))
+        added = AddedTokens(_renumbered(self.added_tokens(doc.get("added_tokens")), vocab),
+                            functools.partial(normalize, steps))
+        pre = PreTokenizer(self.pre_tokenizer(doc.get("pre_tokenizer")))
+        kinds = [step[0] for step in pre.steps]
+        if "byte_level" in kinds and "metaspace" in kinds[kinds.index("byte_level"):]:
+            raise self.fail("a Metaspace pre-tokenizer after ByteLevel is not supported")
+        prefix, suffix = self.post_processor(doc.get("post_processor"))
+        pipeline = HFPipeline(added, steps, pre, self.decoder(doc.get("decoder")), prefix, suffix)
+        unk = model.get("unk_token")
+        unk = unk if isinstance(unk, str) else None
+        common = dict(unk=unk, ignore_merges=bool(model.get("ignore_merges", False)), name="tokenizer.json",
+                      where=self.where)
+        if pre.byte_level:
+            return HFByteLevelBPE(vocab, merges, pipeline, **common)
+        return HFCharBPE(vocab, merges, pipeline, fuse_unk=bool(model.get("fuse_unk", False)),
+                         byte_fallback=bool(model.get("byte_fallback", False)), **common)
+
+
+def _renumbered(tokens: list[AddedToken], vocab: dict[str, int]) -> list[AddedToken]:
+    """The added tokens with the ids HF gives them on loading (``AddedVocabulary::add_tokens``;
+    the file's ids are not read back): a token in the vocabulary keeps its id there, a token
+    seen before its first id, a new one the next id after the vocabulary and the added ones.
+
+    >>> [t.id for t in _renumbered([AddedToken("b", 9), AddedToken("x", 0), AddedToken("y", 0)], {"a": 0, "b": 1})]
+    [1, 2, 3]
+    """
+    given: dict[str, int] = {}
+    out = []
+    size = len(vocab)
+    for token in tokens:
+        found = vocab.get(token.content, given.get(token.content))
+        if found is None:
+            top = max(given.values(), default=None)
+            found = size if top is None or (top < size and size) else top + 1
+        given.setdefault(token.content, found)
+        out.append(dataclasses.replace(token, id=found))
+    return out
+
+
+_INTERVAL = regex.compile(r"\{\d+(?:,\d*)?\}")
+
+
+def onig_regex(pattern: str) -> str:
+    r"""``pattern`` as Oniguruma (HF's regex engine) reads it, in `regex`'s syntax: an interval
+    followed by ``+`` (``X{1,3}+``) repeats the interval greedily there, where `regex` reads a
+    possessive interval; it becomes ``(?:X{1,3})+``. (``?+``, ``*+``, ``++`` are possessive
+    in both.)
+
+    >>> print(onig_regex(r"\p{N}{1,3}+|[a-z]{2}+x|(ab){1}+|\{1}+|a{2}"))
+    (?:\p{N}{1,3})+|(?:[a-z]{2})+x|(?:(ab){1})+|\{1}+|a{2}
+    """
+    out: list[str] = []
+    opened: list[int] = []  # positions in `out` of the open groups
+    atom = -1  # position in `out` of the last atom
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        interval = _INTERVAL.match(pattern, i) if c == "{" else None
+        if interval and atom >= 0 and interval.end() < len(pattern) and pattern[interval.end()] == "+":
+            out[atom:] = ["(?:" + "".join(out[atom:]) + interval.group() + ")+"]
+            i = interval.end() + 1
+            continue
+        start = i
+        if c == "\\":
+            found = regex.match(r"\\[pP]\{[^}]*\}|\\x\{[0-9a-fA-F]+\}|\\.", pattern[i:], regex.S)
+            i += len(found.group()) if found else 1
+        elif c == "[":
+            i = _class_end(pattern, i)
+        elif c == "(":
+            opened.append(len(out))
+            out.append(c)
+            i += 1
+            continue
+        elif c == ")" and opened:
+            atom = opened.pop()
+            out.append(c)
+            i += 1
+            continue
+        else:
+            i += 1
+        if c in "*+?{|" and not (c == "{" and interval is None):
+            out.append(pattern[start:i])
+            if c == "|":
+                atom = -1
+            continue
+        atom = len(out)
+        out.append(pattern[start:i])
+    return "".join(out)
+
+
+def _class_end(pattern: str, i: int) -> int:
+    """The index after the character class opening at ``pattern[i]`` (nested classes too)."""
+    depth = 0
+    j = i
+    while j < len(pattern):
+        c = pattern[j]
+        if c == "\\":
+            j += 2
+            continue
+        if c == "[":
+            depth += 1
+            j += 1
+            if pattern.startswith("^", j):
+                j += 1
+            if pattern.startswith("]", j):
+                j += 1
+            continue
+        if c == "]":
+            depth -= 1
+            if depth == 0:
+                return j + 1
+        j += 1
+    return len(pattern)
+
+
+def _is_id(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _MAX_ID
+
+
+def _snake(name: str) -> str:
+    """``MergedWithPrevious`` -> ``merged_with_previous``."""
+    return regex.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
