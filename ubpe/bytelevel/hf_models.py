@@ -34,7 +34,8 @@ from ubpe_native._pretokenize import split_text
 from ..errors import ModelFormatError, SymbolTypeError
 from ..vocabulary import ID_DTYPE
 from .hf_pipeline import BYTE_LEVEL_REGEX, AddedTokens, PreTokenizer, chars_bytes, decode_tokens
-from .imported import BYTE, BYTE_TO_CHAR, CHAR_TO_BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, ImportedBPE
+from .imported import BYTE_TO_CHAR, CHAR_TO_BYTE, ImportedBPE
+from .imported_base import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED
 from .patterns import CLASS_BITS, NATIVE_PATTERNS, PATTERNS, code_point_classes
 from .spm import CharModel
 
@@ -201,6 +202,7 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
         self.n_merges = len(merges)
         self._raw = _byte_level_raw(self.texts)
         left, right, result, rank, self._merged_texts = _merge_rules(vocab, merges, where)
+        self._merge_pairs = list(dict.fromkeys(merges))  # the rules' pairs, in _merge_rules' order
         n = len(texts)
         unk_id = vocab.get(unk) if unk else None
         units, missing = [], 0
