@@ -6,6 +6,8 @@
     python -m experiments path/to/my.toml --force
     python -m experiments report default      # re-render results/default/README.md and plots
                                               # from its CSV files, without recomputing
+    python -m experiments llm                 # inference methods on real LLM vocabularies
+                                              # -> results/llm/ (see experiments/llm.py)
 
 Fitted models and per-cell raw results are cached under ``experiments/.cache/``; a rerun
 computes only missing cells, ``--force`` recomputes everything.
@@ -89,6 +91,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "report":
         return _report(argv[1:])
+    if argv and argv[0] == "llm":
+        from .llm import main as llm_main
+
+        return llm_main(argv[1:])
     return _run(argv)
 
 
