@@ -261,7 +261,17 @@ def load_config(name_or_path: str | Path) -> ExperimentConfig:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: {exc}") from None
-    return replace(parse_config(data, default_name=path.stem), source=str(path))
+    return replace(parse_config(data, default_name=path.stem), source=_shown_path(path))
+
+
+def _shown_path(path: Path) -> str:
+    """The config's path as results record it: relative to the repository when inside it, so
+    that no machine's directories end up in committed files."""
+    root = CONFIG_DIR.parent.parent
+    try:
+        return str(path.resolve().relative_to(root.resolve()))
+    except ValueError:
+        return path.name
 
 
 def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> ExperimentConfig:

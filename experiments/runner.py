@@ -29,7 +29,6 @@ document and cell), ``metrics.csv`` (per cell), ``comparisons.csv`` (paired test
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
@@ -221,7 +220,7 @@ def run_info(config: ExperimentConfig, available: set[str], failures: list[dict[
     return {
         "experiment": config.name,
         "description": config.description,
-        "config_file": os.path.relpath(config.source, REPO_ROOT) if config.source else "",
+        "config_file": config.source,
         "config": config.as_dict(),
         "regex_presets": {d.regex: d.regex_pattern for d in config.datasets
                           if d.regex in REGEX_PRESETS},
