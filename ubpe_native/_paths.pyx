@@ -54,6 +54,7 @@ from libcpp.vector cimport vector
 
 import numpy as np
 
+from ubpe_native._checks cimport check_parts as _check_parts
 from ubpe_native._radix cimport RadixTree
 from ubpe_native._typedefs cimport id_t
 
@@ -377,13 +378,3 @@ def longest_token(RadixTree tree, symbols, bounds):
                     token_view[count] = token_view[p]
                     count += 1
     return token_at[:count].copy()
-
-
-cdef _check_parts(const id_t[::1] symbols, const int64_t[::1] bounds, id_t n_base):
-    if bounds.shape[0] < 1:
-        raise ValueError("bounds needs at least one entry")
-    if (bounds[0] != 0 or bounds[bounds.shape[0] - 1] != symbols.shape[0]
-            or np.any(np.diff(np.asarray(bounds)) < 0)):
-        raise ValueError("bounds must start at 0, end at len(symbols) and never decrease")
-    if symbols.shape[0] and (np.asarray(symbols).min() < 0 or np.asarray(symbols).max() >= n_base):
-        raise ValueError(f"parts may hold base ids only (0..{n_base - 1})")

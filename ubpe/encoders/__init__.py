@@ -233,3 +233,11 @@ register(EncoderInfo(
 from .paths import register_path_encoders  # noqa: E402
 
 register_path_encoders()
+
+from .sample import SampleEncoder  # noqa: E402
+
+register(EncoderInfo(
+    "sample", SampleEncoder, True,
+    "draws segmentations with probability ∝ exp(sum of token weights / temperature); seeded",
+    "subword regularization, Kudo 2018 (sentencepiece nbest_size / alpha), on any vocabulary",
+))
