@@ -26,6 +26,7 @@ from test_paths import document_segmentations, piece_table
 from ubpe import UBPE
 from ubpe.encoders import make_encoder
 from ubpe.encoders.ambiguity import DocumentLattice, ambiguity, idf_scores
+from ubpe.encoders.rerank import document_frequencies, rerank
 from ubpe.encoders.sample import SampleEncoder
 from ubpe.errors import InvalidParameterError, UnknownTokenError
 from ubpe.vocabulary import Vocabulary
@@ -244,3 +245,40 @@ def test_sample_encoder_through_the_tokenizer():
         tok.encode("ab", encoder="sample", nbest_size="all")
     with pytest.raises(InvalidParameterError, match="seed"):
         tok.encode("ab", encoder="sample", seed=-1)
+
+
+# -- reranking ------------------------------------------------------------------------------------
+
+
+def test_rerank_orders_by_the_key_and_keeps_the_original_score():
+    tok = UBPE(alphabet="abc ", n_tokens=30, break_tokens=" ")
+    tok.fit(["abc abca cab", "ab ab abc", "cabcab bca"] * 3, quiet=True)
+    alternatives = tok.encode("abcab cab", top_n=6)
+    by_length = rerank(alternatives, "fewest")
+    assert sorted((r.tokens, r.original) for r in by_length) == sorted(alternatives)
+    assert [len(r.tokens) for r in by_length] == sorted(len(t) for t, _ in alternatives)
+    # stable: equal keys keep the encoder's order
+    for a, b in zip(by_length, by_length[1:]):
+        if a.score == b.score:
+            assert alternatives.index((a.tokens, a.original)) < alternatives.index((b.tokens, b.original))
+    frequent = rerank(alternatives, "mean_frequency", vocabulary=tok.vocabulary)
+    share = document_frequencies(tok.vocabulary)
+    assert [r.score for r in frequent] == sorted((float(np.mean(share[t])) for t, _ in alternatives), reverse=True)
+    custom = np.arange(len(tok), dtype=float)
+    assert rerank(alternatives, "mean_frequency", frequencies=custom)[0].score == max(
+        float(np.mean(custom[t])) for t, _ in alternatives)
+
+
+def test_rerank_errors():
+    with pytest.raises(InvalidParameterError, match="unknown rerank key"):
+        rerank([([1], 0.0)], "shortest")
+    with pytest.raises(InvalidParameterError, match="needs"):
+        rerank([([1], 0.0)], "mean_frequency")
+    with pytest.raises(InvalidParameterError, match="must return a number"):
+        rerank([([1], 0.0)], lambda tokens: "high")
+    with pytest.raises(InvalidParameterError, match="NaN"):
+        rerank([([1], 0.0)], lambda tokens: float("nan"))
+    with pytest.raises(InvalidParameterError, match="pairs"):
+        rerank([[1, 2, 3]], "fewest")
+    with pytest.raises(InvalidParameterError, match="no frequency"):
+        rerank([([9], 0.0)], "mean_frequency", frequencies=[1.0])
