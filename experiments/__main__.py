@@ -5,6 +5,7 @@
     python -m experiments path/to/my.toml --force
     python -m experiments report default      # re-render results/default/README.md and plots
                                               # from its CSV files, without recomputing
+    python -m experiments alternatives        # ambiguity and sampling -> results/alternatives/
 
 Fitted models and per-cell raw results are cached under ``experiments/.cache/``; a rerun
 computes only missing cells, ``--force`` recomputes everything.
@@ -73,6 +74,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "report":
         return _report(argv[1:])
+    if argv and argv[0] == "alternatives":
+        from .alternatives import main as alternatives
+
+        return alternatives(argv[1:])
     return _run(argv)
 
 
