@@ -114,6 +114,8 @@ def test_the_api_on_a_tokenizer():
     chosen = tok.encode("abcab cab")[0][0]
     summary = ambiguity(tok, "abcab cab", encoding=chosen)
     assert summary.n_symbols == 9 and summary.n_segmentations > 1
+    assert summary.as_dict()["n_segmentations"] == summary.n_segmentations
+    assert math.log(summary.n_segmentations) == pytest.approx(summary.log_n, rel=1e-12)
     assert 0 <= summary.entropy <= summary.log_n + TOLERANCE
     assert 0 < summary.encoding_probability <= summary.best_probability + TOLERANCE
     # a very low temperature concentrates all mass on the best segmentation (without ties)

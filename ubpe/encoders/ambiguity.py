@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -78,15 +79,17 @@ def weighted_paths(vocabulary: Vocabulary, weights: Weights = None) -> AdditiveE
 class Ambiguity:
     """How ambiguous a document is under ``p(y) ∝ exp(score(y) / temperature)``.
 
-    ``n_segmentations`` is exact; ``log_n`` its natural log; ``entropy`` the entropy of ``p``
-    in nats (at most ``log_n``, equal to it for equal scores); ``best_probability`` the mass
-    of the highest-scoring segmentation; ``expected_tokens`` the mean length of a draw from
-    ``p``; ``encoding_probability`` the probability of the encoding that was asked about
-    (``None`` if none was).
+    ``n_segmentations`` is the exact count (a Python ``int``, computed on first access: with
+    64-bit integers per part where they suffice, else big integers, whose additions make a
+    single unsplit part of ``n`` symbols cost ``O(n^2 / 64)`` - seconds for a million
+    symbols); ``log_n`` its natural log (linear, in floating point); ``entropy`` the entropy
+    of ``p`` in nats (at most ``log_n``, equal to it for equal scores); ``best_probability``
+    the mass of the highest-scoring segmentation; ``expected_tokens`` the mean length of a
+    draw from ``p``; ``encoding_probability`` the probability of the encoding that was asked
+    about (``None`` if none was).
     """
 
     n_symbols: int
-    n_segmentations: int
     log_n: float
     entropy: float
     log_partition: float
@@ -94,6 +97,19 @@ class Ambiguity:
     expected_tokens: float
     temperature: float
     encoding_probability: float | None = None
+    lattice: DocumentLattice | None = field(default=None, repr=False, compare=False)
+
+    @functools.cached_property
+    def n_segmentations(self) -> int:
+        """The exact number of segmentations."""
+        if self.lattice is None:
+            raise InvalidParameterError("this summary was made without its lattice")
+        return self.lattice.n_segmentations()
+
+    def as_dict(self) -> dict[str, Any]:
+        """The numbers, ``n_segmentations`` included (exact), for JSON or a table."""
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "lattice"}
+        return {"n_segmentations": self.n_segmentations, **data}
 
 
 class DocumentLattice:
@@ -197,17 +213,16 @@ class DocumentLattice:
 
     def ambiguity(self, encoding: Sequence[int] | None = None) -> Ambiguity:
         """The summary of this lattice (see :class:`Ambiguity`)."""
-        count = self.n_segmentations()
         return Ambiguity(
             n_symbols=self.n_symbols,
-            n_segmentations=count,
-            log_n=math.log(count),
+            log_n=self.log_n(),
             entropy=float(self.entropy),
             log_partition=float(self.log_partition),
             best_probability=self.top_mass(1),
             expected_tokens=float(self.expected_tokens),
             temperature=self.temperature,
             encoding_probability=None if encoding is None else self.probability(encoding),
+            lattice=self,
         )
 
 
