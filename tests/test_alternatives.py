@@ -53,19 +53,28 @@ def oracle(vocabulary, parts, weights, temperature):
 
 
 @st.composite
-def documents(draw, max_symbols=10, max_parts=3):
-    """A random vocabulary (shared pieces possible), weights, and a document in parts."""
+def vocabulary_and_parts(draw, max_symbols, max_parts):
+    """Random merges (shared pieces possible) with idf weights from random document counts,
+    and a document of base ids cut into parts."""
     n_base = draw(st.integers(1, 3))
     n_merged = draw(st.integers(0, 12))
     left = [draw(st.integers(0, n_base + t - 1)) for t in range(n_merged)]
     right = [draw(st.integers(0, n_base + t - 1)) for t in range(n_merged)]
-    vocabulary = Vocabulary.from_merges(n_base, left, right, documents=[1] * n_merged, n_docs=1)
-    weights = np.array(draw(st.lists(st.sampled_from([-2.0, -1.0, -0.5, 0.0, 0.25, 1.0, 2.0]),
-                                     min_size=len(vocabulary), max_size=len(vocabulary))))
+    n_docs = draw(st.integers(1, 6))
+    counts = [draw(st.integers(0, n_docs)) for _ in range(n_merged)]
+    vocabulary = Vocabulary.from_merges(n_base, left, right, documents=counts, n_docs=n_docs)
     symbols = draw(st.lists(st.integers(0, n_base - 1), max_size=max_symbols))
     cuts = sorted(draw(st.lists(st.integers(0, len(symbols)), max_size=max_parts - 1)))
     edges = [0, *cuts, len(symbols)]
-    parts = [np.array(symbols[a:b], np.int32) for a, b in zip(edges[:-1], edges[1:])]
+    return vocabulary, [np.array(symbols[a:b], np.int32) for a, b in zip(edges[:-1], edges[1:])]
+
+
+@st.composite
+def documents(draw, max_symbols=10, max_parts=3):
+    """A random vocabulary, any weights (negative ones too), a document and a temperature."""
+    vocabulary, parts = draw(vocabulary_and_parts(max_symbols, max_parts))
+    weights = np.array(draw(st.lists(st.sampled_from([-2.0, -1.0, -0.5, 0.0, 0.25, 1.0, 2.0]),
+                                     min_size=len(vocabulary), max_size=len(vocabulary))))
     temperature = draw(st.sampled_from([0.3, 1.0, 2.5]))
     return vocabulary, parts, weights, temperature
 
@@ -316,22 +325,6 @@ def test_alternatives_experiment_on_a_tiny_dataset(tmp_path):
 # -- exact tf-idf top-n ---------------------------------------------------------------------------
 
 
-@st.composite
-def idf_documents(draw, max_symbols=11, max_parts=3):
-    """A random vocabulary with real idf weights (some equal, some zero) and a document."""
-    n_base = draw(st.integers(1, 3))
-    n_merged = draw(st.integers(0, 12))
-    left = [draw(st.integers(0, n_base + t - 1)) for t in range(n_merged)]
-    right = [draw(st.integers(0, n_base + t - 1)) for t in range(n_merged)]
-    n_docs = draw(st.integers(1, 6))
-    documents = [draw(st.integers(0, n_docs)) for _ in range(n_merged)]
-    vocabulary = Vocabulary.from_merges(n_base, left, right, documents=documents, n_docs=n_docs)
-    symbols = draw(st.lists(st.integers(0, n_base - 1), max_size=max_symbols))
-    cuts = sorted(draw(st.lists(st.integers(0, len(symbols)), max_size=max_parts - 1)))
-    edges = [0, *cuts, len(symbols)]
-    return vocabulary, [np.array(symbols[a:b], np.int32) for a, b in zip(edges[:-1], edges[1:])]
-
-
 def oracle_tfidf(vocabulary, parts):
     """Every segmentation of the document with its tf-idf score (sum over parts)."""
     weights = idf_scores(vocabulary)
@@ -352,7 +345,7 @@ def oracle_tfidf(vocabulary, parts):
 
 
 @settings(max_examples=150, deadline=None)
-@given(idf_documents(), st.sampled_from([1, 2, 5]))
+@given(vocabulary_and_parts(max_symbols=11, max_parts=3), st.sampled_from([1, 2, 5]))
 def test_exact_tfidf_matches_enumeration_and_never_loses_to_the_beam(case, top_n):
     vocabulary, parts = case
     everything = oracle_tfidf(vocabulary, parts)
