@@ -44,6 +44,7 @@ import ubpe
 from ubpe import UBPE
 from ubpe.encoders import make_encoder
 from ubpe.encoders.ambiguity import DocumentLattice, idf_scores, weighted_paths
+from ubpe.encoders.exact_tfidf import ExactTfidf, SearchLimitError
 from ubpe.encoders.sample import SampleEncoder
 
 from .config import load_config, n_tokens_for
@@ -60,6 +61,10 @@ N_DRAWS = 8
 TOP_K = 10
 MAX_PARTS = 3000  # parts per dataset for the top-k masses (one k-best search each)
 SEED = 0
+EXACT_WINDOW = 64  # unsplit documents: the exact tf-idf search runs on this many first symbols
+EXACT_MAX_NODES = 200_000  # per document; beyond it the document counts as unresolved
+BEAM_TOP_N = 5
+MISS_TOLERANCE = 1e-12  # relative: a smaller shortfall of the beam's score is a tie
 
 
 def cuts(tokens: list[int] | np.ndarray, lengths: np.ndarray) -> set[int]:
@@ -146,6 +151,46 @@ def measure_dataset(name: str, kind: str, tok: UBPE, docs: list[Any], train_docs
                                   "identical_share": float(np.mean(same)),
                                   "boundary_distance": float(np.mean(distances))})
     rows["sampling"] = sampling_rows(name, kind, tok, split, documents, weights, lengths)
+    rows["beam"] = beam_rows(name, kind, tok, docs)
+    return rows
+
+
+def beam_rows(name: str, kind: str, tok: UBPE, docs: list[Any]) -> list[dict]:
+    """Per document: the universal encoder's beam against the exact tf-idf top-n.
+
+    Pre-tokenized documents are taken whole; unsplit ones (a single part) as their first
+    ``EXACT_WINDOW`` symbols. A document is *resolved* when every part fits the exact search
+    (``max_length``, ``max_nodes``)."""
+    vocab = tok.vocabulary
+    beam = make_encoder("tfidf", vocab, exact=True)
+    exact = ExactTfidf(vocab, max_length=EXACT_WINDOW, max_nodes=EXACT_MAX_NODES)
+    rows = []
+    for d, doc in enumerate(docs):
+        parts = tok.split_pipeline.split(doc).parts(0)
+        window = None
+        if len(parts) == 1 and len(parts[0]) > EXACT_WINDOW:
+            parts, window = [parts[0][:EXACT_WINDOW]], EXACT_WINDOW
+        n = int(sum(len(p) for p in parts))
+        if n == 0:
+            continue
+        row = {"dataset": name, "kind": kind, "doc": d, "n_symbols": n, "n_parts": len(parts),
+               "window": window, "resolved": False}
+        try:
+            found = exact.encode(parts, top_n=BEAM_TOP_N)
+        except SearchLimitError:
+            rows.append(row)
+            continue
+        beamed = beam.encode(parts, top_n=BEAM_TOP_N)
+        exact_scores = [score for _, score in found]
+        beam_scores = [score for _, score in beamed] + [-math.inf] * (len(found) - len(beamed))
+        short = [b < e - MISS_TOLERANCE * max(1.0, abs(e)) for e, b in zip(exact_scores, beam_scores)]
+        best, got = exact_scores[0], beam_scores[0]
+        row.update(resolved=True, exact_score=best, beam_score=got, missed=short[0],
+                   relative_gap=(best - got) / best if best > 0 else 0.0,
+                   ranks_short=float(np.mean(short)),
+                   same_tokens=float(np.mean([a[0] == b[0] for a, b in zip(found, beamed)])),
+                   nodes=exact.nodes)
+        rows.append(row)
     return rows
 
 
@@ -221,6 +266,42 @@ def summarize(documents: pd.DataFrame, parts: pd.DataFrame) -> pd.DataFrame:
     return out.merge(masses, on=["dataset", "score"]).drop(columns=["log_n", "entropy", "expected_tokens"])
 
 
+def summarize_beam(beam: pd.DataFrame) -> pd.DataFrame:
+    """Per dataset: how often and by how much the beam misses the exact tf-idf best, and how
+    much of the exact top-n it finds."""
+    done = beam[beam["resolved"]]
+    out = beam.groupby(["dataset", "kind"], sort=False).agg(docs=("doc", "size"),
+                                                            resolved=("resolved", "sum")).reset_index()
+    stats = done.groupby("dataset", sort=False).agg(
+        window=("window", "max"), mean_parts=("n_parts", "mean"), mean_symbols=("n_symbols", "mean"),
+        missed_share=("missed", "mean"),
+        mean_relative_gap=("relative_gap", "mean"), max_relative_gap=("relative_gap", "max"),
+        ranks_short=("ranks_short", "mean"), same_tokens=("same_tokens", "mean")).reset_index()
+    out = out.merge(stats, on="dataset", how="left")
+    out.insert(2, "measured_on", ["whole documents" if pd.isna(w) else f"first {int(w)} symbols (shorter: whole)"
+                                  for w in out.pop("window")])
+    return out
+
+
+def make_tables(results: list[dict[str, list]]) -> dict[str, pd.DataFrame]:
+    """Every table of the report from the datasets' rows."""
+    tables = {name: pd.DataFrame([row for r in results for row in r[name]])
+              for name in ("documents", "parts", "agreement", "sampling", "beam")}
+    tables["summary"] = summarize(tables["documents"], tables["parts"])
+    tables["beam_summary"] = summarize_beam(tables["beam"])
+    return tables
+
+
+def run_info(started: float, results: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"command": "python -m experiments alternatives", "size": SIZE, "encoders": ENCODERS,
+            "temperatures": TEMPERATURES, "dropouts": DROPOUTS, "draws": N_DRAWS, "top_k": TOP_K,
+            "max_parts": MAX_PARTS, "seed": SEED, "exact_window": EXACT_WINDOW,
+            "exact_max_nodes": EXACT_MAX_NODES, "beam_top_n": BEAM_TOP_N,
+            "datasets": [r["info"] for r in results if "info" in r],
+            "ubpe": ubpe.__version__, "python": platform.python_version(),
+            "seconds": round(time.perf_counter() - started, 1)}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m experiments alternatives", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -233,18 +314,12 @@ def main(argv: list[str] | None = None) -> int:
     chosen = [ds for ds in config.datasets if args.datasets is None or ds.name in args.datasets.split(",")]
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         results = list(pool.map(run_dataset, chosen))
-    tables = {name: pd.DataFrame([row for r in results for row in r[name]])
-              for name in ("documents", "parts", "agreement", "sampling")}
+    tables = make_tables(results)
     out = args.results
     out.mkdir(parents=True, exist_ok=True)
-    tables["summary"] = summarize(tables["documents"], tables["parts"])
     for name, frame in tables.items():
         frame.to_csv(out / f"{name}.csv", index=False, float_format="%.6g")
-    info = {"command": "python -m experiments alternatives", "size": SIZE, "encoders": ENCODERS,
-            "temperatures": TEMPERATURES, "dropouts": DROPOUTS, "draws": N_DRAWS, "top_k": TOP_K,
-            "max_parts": MAX_PARTS, "seed": SEED, "datasets": [r["info"] for r in results],
-            "ubpe": ubpe.__version__, "python": platform.python_version(),
-            "seconds": round(time.perf_counter() - started, 1)}
+    info = run_info(started, results)
     (out / "run.json").write_text(json.dumps(info, indent=1) + "\n")
     from .alternatives_report import render
 

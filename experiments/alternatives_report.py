@@ -119,6 +119,42 @@ def plot_agreement(agreement: pd.DataFrame, path: Path) -> Path:
     return path
 
 
+def plot_beam(beam_summary: pd.DataFrame, path: Path) -> Path:
+    """Per dataset: the share of documents whose tf-idf top-1 the beam misses, and the share
+    of the top-n ranks where its score falls short of the exact one."""
+    fig, ax = plt.subplots(figsize=(8, 3.8))
+    x = np.arange(len(beam_summary))
+    ax.bar(x - 0.2, beam_summary["missed_share"], 0.4, label="top-1 missed (documents)", color="tab:red")
+    ax.bar(x + 0.2, beam_summary["ranks_short"], 0.4, label="top-n ranks short", color="tab:purple")
+    ax.set_xticks(x, beam_summary["dataset"], rotation=45, ha="right")
+    ax.set_ylabel("share")
+    ax.set_title("the universal encoder's beam against the exact tf-idf search")
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return path
+
+
+def _share_text(share: float) -> str:
+    return "never" if share == 0 else f"in {share:.1%} of documents at most"
+
+
+def _beam_headline(split_beam: pd.DataFrame, window_beam: pd.DataFrame, info: dict[str, Any]) -> str:
+    text = "* The universal encoder's beam (one tail per position for top-1) misses the exact tf-idf best:"
+    if len(split_beam):
+        text += (f"\n  on whole pre-tokenized documents ({', '.join(split_beam['dataset'])}) "
+                 f"{_share_text(split_beam['missed_share'].max())};")
+    if len(window_beam):
+        worst = window_beam.loc[window_beam["missed_share"].idxmax()]
+        text += (f"\n  on unsplit documents (whole, or their first {info['exact_window']} symbols) in "
+                 f"{window_beam['missed_share'].min():.1%}-{worst['missed_share']:.1%} (worst: {worst['dataset']}),"
+                 f"\n  by {window_beam['mean_relative_gap'].max():.2%} of the score on average at most, "
+                 f"{window_beam['max_relative_gap'].max():.1%} at worst.")
+    return text
+
+
 def _versus_dropout(sampling: pd.DataFrame, unsplit: set[str], p: float = 0.4) -> dict[str, float]:
     """Medians over datasets (and ranges over unsplit ones): `sample` (unigram, T = 1) against
     dropout at ``p``."""
@@ -148,6 +184,10 @@ def render(out: Path, tables: dict[str, pd.DataFrame], info: dict[str, Any]) -> 
     plot_ambiguity(summary, out / "ambiguity.png")
     plot_sampling(sampling, out / "sampling.png")
     plot_agreement(agreement, out / "agreement.png")
+    beam = tables["beam_summary"]
+    plot_beam(beam, out / "beam.png")
+    split_beam = beam[beam["mean_parts"] > 1]
+    window_beam = beam[beam["mean_parts"] <= 1]
     top_k = f"top{info['top_k']}_mass"
     main = summary[["dataset", "kind", "score", "docs", "symbols", "log_n_per_symbol", "entropy_per_symbol",
                     "mean_part_symbols", "top1_mass", top_k]]
@@ -211,6 +251,7 @@ document otherwise; the first {info['max_parts']} parts of each dataset).
   {sample_rows.groupby('dataset')['pairwise_distance'].agg(lambda s: s.iloc[-1] / max(s.iloc[0], 1e-12)).median():.1f}x.
   The sampler's mean length matches the exact expectation from the lattice to within {gap:.4f}
   tokens per symbol everywhere ({info['draws']} draws per document).
+{_beam_headline(split_beam, window_beam, info)}
 
 ![ambiguity](ambiguity.png)
 
@@ -239,6 +280,22 @@ share of documents with identical segmentations in `agreement.csv` (mean over pa
 
 ![agreement](agreement.png)
 
+## The beam against the exact tf-idf top-{info['beam_top_n']}
+
+`ubpe.encoders.exact_tfidf.ExactTfidf` (branch and bound, bounded by the best additive sum of
+idf weights) against the `tfidf` encoder (`exact=True` combination of parts), top-{info['beam_top_n']}.
+Pre-tokenized documents whole (parts up to {info['exact_window']} symbols); unsplit documents longer
+than {info['exact_window']} symbols: their first {info['exact_window']} (`measured_on`). `resolved`: documents the exact search finished within
+{info['exact_max_nodes']:,} nodes (the others are left out of the shares); `missed_share`: documents
+whose beam top-1 scores below the exact best (relative tolerance 1e-12); `*_relative_gap`: the
+shortfall as a share of the best score; `ranks_short`: share of the {info['beam_top_n']} ranks whose
+beam score falls short of the exact score at that rank; `same_tokens`: share of ranks with the same
+segmentation (ties may be listed in another order, so this can be below 1 with nothing missed).
+
+{_table(beam)}
+
+![beam](beam.png)
+
 ## Sampling: length against diversity
 
 `sample` at temperatures {', '.join(f'{t:g}' for t in info['temperatures'])} under both scores and
@@ -252,7 +309,7 @@ dropout rows:
 ![sampling](sampling.png)
 
 Files: `documents.csv` (per document and score), `parts.csv`, `agreement.csv`,
-`sampling.csv`, `summary.csv`, `run.json`.
+`sampling.csv`, `summary.csv`, `beam.csv` (per document), `beam_summary.csv`, `run.json`.
 """
     path = out / "README.md"
     path.write_text(text)

@@ -300,8 +300,6 @@ def test_rerank_errors():
 
 
 def test_alternatives_experiment_on_a_tiny_dataset(tmp_path):
-    import pandas as pd
-
     from experiments import alternatives as experiment
     from experiments.alternatives_report import render
 
@@ -309,17 +307,16 @@ def test_alternatives_experiment_on_a_tiny_dataset(tmp_path):
     train = ["abc abca cab", "ab ab abc", "cabcab bca"] * 3
     tok.fit(train, quiet=True)
     rows = experiment.measure_dataset("tiny", "prose", tok, ["abcab cab", "", "bca cab abc"], train)
-    tables = {name: pd.DataFrame(rows[name]) for name in ("documents", "parts", "agreement", "sampling")}
-    tables["summary"] = experiment.summarize(tables["documents"], tables["parts"])
+    tables = experiment.make_tables([rows])
     assert len(tables["documents"]) == 2 * len(experiment.SCORES)     # the empty document is skipped
     assert (tables["documents"]["entropy"] <= tables["documents"]["log_n"] + TOLERANCE).all()
     assert ((tables["parts"]["top1_mass"] > 0) & (tables["parts"]["top10_mass"] <= 1 + TOLERANCE)).all()
-    info = {"command": "test", "seconds": 0, "ubpe": "x", "python": "x", "size": "+1", "top_k": experiment.TOP_K,
-            "max_parts": 1, "encoders": experiment.ENCODERS, "temperatures": experiment.TEMPERATURES,
-            "dropouts": experiment.DROPOUTS, "draws": experiment.N_DRAWS, "seed": 0}
+    assert tables["beam"]["resolved"].all() and not tables["beam"]["missed"].any()
+    info = experiment.run_info(0.0, [rows])
     readme = render(tmp_path, tables, info)
     assert "## Headlines" in readme.read_text()
-    assert {p.name for p in tmp_path.glob("*.png")} == {"ambiguity.png", "sampling.png", "agreement.png"}
+    assert {p.name for p in tmp_path.glob("*.png")} == {"ambiguity.png", "sampling.png", "agreement.png",
+                                                        "beam.png"}
 
 
 # -- exact tf-idf top-n ---------------------------------------------------------------------------
