@@ -286,7 +286,8 @@ share of documents with identical segmentations in `agreement.csv` (mean over pa
 idf weights) against the `tfidf` encoder (`exact=True` combination of parts), top-{info['beam_top_n']}.
 Pre-tokenized documents whole (parts up to {info['exact_window']} symbols); unsplit documents longer
 than {info['exact_window']} symbols: their first {info['exact_window']} (`measured_on`). `resolved`: documents the exact search finished within
-{info['exact_max_nodes']:,} nodes (the others are left out of the shares); `missed_share`: documents
+{info['exact_max_nodes']:,} nodes (the others are left out of the shares; `ExactTfidf(milp=True)`,
+the default, solves them as integer programs instead, at seconds per part - too slow for this run); `missed_share`: documents
 whose beam top-1 scores below the exact best (relative tolerance 1e-12); `*_relative_gap`: the
 shortfall as a share of the best score; `ranks_short`: share of the {info['beam_top_n']} ranks whose
 beam score falls short of the exact score at that rank; `same_tokens`: share of ranks with the same

@@ -37,6 +37,7 @@ from ubpe_native._sampling import SegmentLattice
 TOLERANCE = 1e-9
 CHI2_ACCEPT = 1e-4
 CHI2_REJECT = 1e-12
+MILP_TOLERANCE = 1e-6   # HiGHS proves optimality to an absolute gap of 1e-6
 
 
 # -- the oracle ---------------------------------------------------------------------------------
@@ -357,6 +358,21 @@ def test_exact_tfidf_matches_enumeration_and_never_loses_to_the_beam(case, top_n
     assert beam[0][1] <= found[0][1] + 1e-12
 
 
+@settings(max_examples=60, deadline=None)
+@given(vocabulary_and_parts(max_symbols=9, max_parts=2), st.sampled_from([1, 3]))
+def test_the_integer_program_matches_enumeration(case, top_n):
+    vocabulary, parts = case
+    everything = oracle_tfidf(vocabulary, parts)
+    expected = sorted((score for _, score in everything), reverse=True)[:top_n]
+    search = ExactTfidf(vocabulary, max_nodes=0)     # no node allowed: every part by the MILP
+    found = search.encode(parts, top_n=top_n)
+    assert search.milp_parts == sum(1 for p in parts if len(p))
+    assert [s for _, s in found] == pytest.approx(expected, abs=MILP_TOLERANCE)
+    scored = {tuple(tokens): score for tokens, score in everything}
+    assert all(scored[tuple(t)] == pytest.approx(s, rel=1e-12, abs=1e-12) for t, s in found)
+    assert len({tuple(t) for t, _ in found}) == len(found)
+
+
 def test_exact_tfidf_finds_what_the_beam_misses():
     # tf-idf counts repeats sub-linearly, so a beam keeping the best tail per position can
     # drop the prefix of the best segmentation: on small random cases this happens often
@@ -377,7 +393,13 @@ def test_exact_tfidf_limits():
     with pytest.raises(SearchLimitError, match="max_length"):
         ExactTfidf(vocabulary, max_length=8).encode([np.zeros(9, np.int32)])
     with pytest.raises(SearchLimitError, match="max_nodes"):
-        ExactTfidf(vocabulary, max_nodes=10).encode([np.zeros(30, np.int32)], top_n=50)
+        ExactTfidf(vocabulary, max_nodes=10, milp=False).encode([np.zeros(30, np.int32)], top_n=50)
+    # with the integer program as fallback the same search finishes, and agrees with a long one
+    fallback = ExactTfidf(vocabulary, max_nodes=10)
+    found = fallback.encode([np.zeros(12, np.int32)], top_n=5)
+    assert fallback.milp_parts == 1
+    expected = ExactTfidf(vocabulary, milp=False).encode([np.zeros(12, np.int32)], top_n=5)
+    assert [s for _, s in found] == pytest.approx([s for _, s in expected], abs=MILP_TOLERANCE)
     negative = Vocabulary.from_pieces(1, [[0, 0]], [-1.0])
     with pytest.raises(InvalidParameterError, match="non-negative"):
         ExactTfidf(negative)
