@@ -17,10 +17,8 @@ by the standard library's sources in sorted path order. Results go to
 from __future__ import annotations
 
 import argparse
-import os
 import pathlib
 import platform
-import subprocess
 import sys
 import sysconfig
 import time
@@ -30,7 +28,7 @@ import pydoc_data.topics
 import regex
 import tiktoken
 
-from common import best_time
+from common import best_time, provenance
 
 from ubpe import __version__ as ubpe_version
 from ubpe.bytelevel import PATTERNS, ByteLevelBPE
@@ -55,12 +53,7 @@ def real_text(min_chars: int) -> str:
 
 
 def commit() -> str:
-    try:
-        return subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+    return provenance.git("rev-parse", "--short", "HEAD") or "unknown"
 
 
 def main() -> None:
@@ -131,7 +124,8 @@ def main() -> None:
         f"ubpe {ubpe_version} (commit {commit()}), tiktoken {tiktoken.__version__}, "
         f"regex {regex.__version__}, numpy {np.__version__}, Python {platform.python_version()}"
     )
-    machine = f"{platform.machine()} {platform.processor() or ''} {os.cpu_count()} logical CPUs, {platform.system()} {platform.release()}"
+    host = provenance.machine()
+    machine = f"{host['cpu']}, {host['cores']} logical CPUs, {host['platform']}"
     lines = [
         "# Byte-level encoding: ubpe ByteLevelBPE vs tiktoken",
         "",

@@ -3,7 +3,7 @@
     python benchmarks/bench_encode.py [--reference-python /path/to/python3.12]
 
 Models are fitted once by us (identical to the reference's fit) at 4,096 tokens on the King
-James Bible + Shakespeare (GPT-2-like regex) and on the MIT-BIH ECG (2,048 levels), dumped
+James Bible + Shakespeare (the `words` regex) and on the MIT-BIH ECG (2,048 levels), dumped
 as ubpe 0.3.0 JSON and loaded by both libraries. Held-out documents are the datasets'
 held-out splits. Throughput counts input symbols per second of one thread (ours: ``encode``
 per document, as the reference is called, and ``encode_batch`` on both cores). The reference
@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 from common import (
     ECG_LEVELS,
-    GPT2_LIKE,
+    WORDS,
     RESULTS,
     best_time,
     markdown_report,
@@ -67,7 +67,7 @@ def load_data():
     ecg_train = load("ecg", "train", quantizer=f"uniform:{ECG_LEVELS}", max_symbols=inf).docs
     ecg_held = load("ecg", "heldout", quantizer=f"uniform:{ECG_LEVELS}").docs
     return (
-        ("text", text_train, text_held, dict(regex_str=GPT2_LIKE)),
+        ("text", text_train, text_held, dict(regex_str=WORDS)),
         ("ECG", [d.tolist() for d in ecg_train], [d.tolist() for d in ecg_held], {}),
     )
 
@@ -151,7 +151,7 @@ def main() -> None:
                             add(label, name, "one unsplit sequence", length, ours, theirs,
                                 note=f"{ours * 1000:.1f} ms")
     notes = [
-        f"Models: {N_TOKENS} tokens (text: King James Bible + Shakespeare, GPT-2-like regex; ECG: "
+        f"Models: {N_TOKENS} tokens (text: King James Bible + Shakespeare, `words` regex; ECG: "
         f"{ECG_LEVELS} levels + {N_TOKENS} tokens), fitted by us, loaded by both libraries from ubpe 0.3.0 JSON.",
         f"The reference runs on the first {REFERENCE_SAMPLE_SYMBOLS:,} held-out symbols; ours best of 3.",
     ]

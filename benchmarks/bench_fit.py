@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 from common import (
-    GPT2_LIKE,
+    WORDS,
     RESULTS,
     ROOT,
     importable,
@@ -109,7 +109,7 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
-        inputs = [(f"text {size:g} MB", text_corpus(int(size * MB)), GPT2_LIKE, size) for size in args.sizes_mb]
+        inputs = [(f"text {size:g} MB", text_corpus(int(size * MB)), WORDS, size) for size in args.sizes_mb]
         signal = signal_corpus()
         inputs.append((f"ECG {sum(map(len, signal)):,} samples", signal, None, None))
         for label, docs, regex, size in inputs:
@@ -145,7 +145,7 @@ def main() -> None:
 
 def write_report(rows: list[dict], library_versions: dict[str, str], args) -> None:
     notes = [
-        "Text is split with a GPT-2-like regex (the same for every library); the ECG is one"
+        "Text is split with the `words` regex (experiments/patterns.py) (the same for every library); the ECG is one"
         " integer symbol per sample (sentencepiece BPE splits on whitespace its own way)."
         " `slower_than_ours` = their seconds / ours, same variant;"
         " `peak_mb` is the fitting process's peak resident memory (data included).",

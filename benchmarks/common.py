@@ -1,8 +1,11 @@
-"""What the benchmarks share: real data, the reference's venv, versions, report tables."""
+"""What the benchmarks share: real data, the reference's venv, versions, report tables.
+
+Provenance (commit, machine) comes from `experiments.provenance`, as in the experiments'
+``run.json``; the pre-tokenisation pattern from `experiments.patterns`.
+"""
 
 from __future__ import annotations
 
-import os
 import platform
 import shutil
 import subprocess
@@ -15,10 +18,11 @@ CACHE = Path(__file__).resolve().parent / ".cache"
 RESULTS = ROOT / "results" / "benchmarks"
 REFERENCE_PACKAGES = ["ubpe==0.3.0", "ubpe-native==0.3.0"]
 ECG_LEVELS = 2048
-# GPT-2's pre-tokenisation written without \p{...}, which the reference's `re` lacks
-GPT2_LIKE = r"""'s|'t|'re|'ve|'m|'ll|'d| ?[^\W\d_]+| ?\d+| ?[^\s\w]+|\s+(?!\S)|\s+"""
 
 sys.path.insert(0, str(ROOT))
+
+from experiments import provenance  # noqa: E402  (the repository root is on the path now)
+from experiments.patterns import WORDS  # noqa: E402,F401  (the benchmarks' text pre-tokenisation)
 
 
 def text_corpus(n_chars: int) -> list[str]:
@@ -127,11 +131,12 @@ def write_results(folder: Path, name: str, rows: list[dict], markdown: str) -> N
 
 
 def markdown_report(title: str, command: str, notes: list[str], rows: list[dict], library_versions: dict[str, str]) -> str:
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    commit = provenance.git("rev-parse", "--short", "HEAD") or "unknown"
+    machine = provenance.machine()
     lines = [
         f"# {title}",
         "",
-        f"Command: `{command}`; commit {commit}; {platform.machine()}, {os.cpu_count()} cores, "
+        f"Command: `{command}`; commit {commit}; {machine['cpu']}, {machine['cores']} cores, "
         f"{time.strftime('%Y-%m-%d')}.",
         "Versions: " + ", ".join(f"{k} {v}" for k, v in library_versions.items()) + ".",
         *notes,

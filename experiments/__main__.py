@@ -9,6 +9,10 @@
 
 Fitted models and per-cell raw results are cached under ``experiments/.cache/``; a rerun
 computes only missing cells, ``--force`` recomputes everything.
+
+Exit status: 0 when every cell was computed (or its failure is allow-listed in the config's
+``[encoders] allow_failures``); 1 when a cell failed (the results are still written and the
+failed cells are named on stderr) or a worker crashed; 2 for a usage or config error.
 """
 
 from __future__ import annotations
@@ -40,11 +44,15 @@ def _run(argv: list[str]) -> int:
         config = load_config(args.config)
     except ConfigError as exc:
         parser.error(str(exc))
-    from .runner import run_experiment
+    from .runner import FailedCellsError, run_experiment
 
     started = time.perf_counter()
-    out = run_experiment(config, jobs=args.jobs, force=args.force, results_dir=args.results,
-                         progress=not args.no_progress)
+    try:
+        out = run_experiment(config, jobs=args.jobs, force=args.force, results_dir=args.results,
+                             progress=not args.no_progress)
+    except FailedCellsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     print(f"wrote {out} in {time.perf_counter() - started:.1f} s")
     return 0
 

@@ -5,7 +5,7 @@
 ubpe's universal encoder keeps, at each position of a word, the best ``top_n`` tails only.
 The tf-idf score is not additive (a token's term frequency counts all its occurrences in the
 word), so this beam can miss the word's best-scoring segmentation. This script fits ``UBPE``
-on the King James Bible, with a GPT-2-like regex and without, enumerates *every*
+on the King James Bible, with the ``words`` pre-tokenisation (`experiments.patterns`) and without, enumerates *every*
 segmentation of each held-out part (words up to ``--max-length`` symbols; unsplit snippets
 of ``--unsplit-length``), and counts parts and documents whose top-1 scores below the
 exhaustive best. A document misses when any of its parts does (its top-1 is the
@@ -25,8 +25,9 @@ import numpy as np
 import ubpe
 from ubpe import UBPE
 
+from .patterns import WORDS
+
 RESULTS = Path(__file__).resolve().parent.parent / "results" / "beam_gap"
-GPT2_LIKE = r"""'s|'t|'re|'ve|'m|'ll|'d| ?[^\W\d_]+| ?\d+| ?[^\s\w]+|\s+(?!\S)|\s+"""
 RELATIVE_TOLERANCE = 1e-12  # below this the beam's score counts as equal (a tie)
 
 
@@ -94,14 +95,14 @@ def main() -> None:
     train = load("kjv", "train").docs
     verses = [line for doc in load("kjv", "heldout").docs for line in doc.split("\n") if line.strip()]
     alphabet = sorted(set("".join(train + verses)))
-    split = UBPE(alphabet=alphabet, n_tokens=args.n_tokens, regex_str=GPT2_LIKE)
+    split = UBPE(alphabet=alphabet, n_tokens=args.n_tokens, regex_str=WORDS)
     split.fit(train, quiet=True)
     unsplit = UBPE(alphabet=alphabet, n_tokens=args.n_tokens)
     unsplit.fit(train, quiet=True)
     # unsplit: each held-out verse cut into snippets short enough to enumerate
     snippets = [v[i : i + args.unsplit_length] for v in verses for i in range(0, len(v), args.unsplit_length)]
     rows = [
-        ("words of a GPT-2-like regex split", args.max_length, measure(split, verses[: args.max_docs], args.max_length)),
+        ("parts of the `words` regex split", args.max_length, measure(split, verses[: args.max_docs], args.max_length)),
         ("unsplit snippets (no regex)", args.unsplit_length, measure(unsplit, snippets[: args.max_docs], args.unsplit_length)),
     ]
     lines = [

@@ -13,6 +13,8 @@ that take one). ``experiments/configs/default.toml`` is the documented example; 
     n_candidates = [50]                    # fit's pairs per round (ubpe's default is 50)
     top_n = 4                              # alternatives asked of n-best encoders (score gaps)
     seeds = [0, 1, 2]                      # one cell per seed for the seeded encoders
+    equal_size = true                      # trim each universal vocabulary to the size the
+                                           # classic one of the same setting ends with
 
     [encoders]
     run = ["universal:tfidf", "classic:classic", "classic:ranked"]   # variant:encoder
@@ -20,12 +22,13 @@ that take one). ``experiments/configs/default.toml`` is the documented example; 
     options = { dropout = { p = 0.1 } }    # keyword options per encoder name
     seeded = ["dropout"]                   # stochastic encoders: run once per grid seed,
                                            # with `seed=` passed to the encoder
+    allow_failures = ["universal:classic"] # cells these may fail with a ubpe error (the
+                                           # run still succeeds); any other failed cell
+                                           # makes the run exit with status 1
 
     [statistics]
-    resamples = 10000                      # bootstrap resamples
-    confidence = 0.95                      # bootstrap interval
-    alpha = 0.05                           # significance after Holm's correction
-    seed = 12345                           # bootstrap seed (each comparison derives its own)
+    alpha = 0.05                           # significance after Holm's correction (the
+                                           # intervals are computed to agree with it)
 
     [[comparisons]]                        # paired tests, a - b per held-out document
     question = "Does universal (tf-idf, top-1) give shorter encodings than classic?"
@@ -33,7 +36,7 @@ that take one). ``experiments/configs/default.toml`` is the documented example; 
     b = "classic:classic"
 
     [datasets.kjv]                         # every dataset to run, with its options:
-    regex = "gpt2"                         #   pre-tokenisation: a preset name or a pattern
+    regex = "words"                        #   pre-tokenisation: a preset name or a pattern
     break_tokens = ["\\n"]                 #   symbols that split documents into parts
     max_symbols = 300000                   #   train cap (held-out: heldout_max_symbols)
     [datasets.ecg]
@@ -61,24 +64,19 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .patterns import PRESETS
+
 #: Folder of the named configs (``python -m experiments large`` reads ``large.toml`` here).
 CONFIG_DIR = Path(__file__).resolve().parent / "configs"
 VARIANTS: tuple[str, ...] = ("universal", "classic")
 
-#: Pre-tokenisation presets a dataset can name with ``regex = "<preset>"``.
-REGEX_PRESETS: dict[str, str] = {
-    # GPT-2's pattern with \p classes (the `regex` module): contractions, letter runs, digit
-    # runs, punctuation runs, each optionally led by one space; whitespace on its own.
-    "gpt2": r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""",
-}
+#: Pre-tokenisation presets a dataset can name with ``regex = "<preset>"`` (`experiments.patterns`).
+REGEX_PRESETS: dict[str, str] = PRESETS
 
 DEFAULT_TOP_N = 1
 #: Encoders that sample (one cell per seed) unless a config says otherwise.
 DEFAULT_SEEDED: tuple[str, ...] = ("dropout",)
-DEFAULT_RESAMPLES = 10_000
-DEFAULT_CONFIDENCE = 0.95
 DEFAULT_ALPHA = 0.05
-DEFAULT_STATS_SEED = 20_240_601
 # dataset keys the runner uses itself; the rest go to `experiments.datasets.load`
 _RUNNER_KEYS = {"dataset", "regex", "break_tokens", "vocab_sizes", "max_symbols",
                 "heldout_max_symbols"}
@@ -152,10 +150,9 @@ class DatasetConfig:
 
 @dataclass(frozen=True)
 class StatsConfig:
-    resamples: int = DEFAULT_RESAMPLES
-    confidence: float = DEFAULT_CONFIDENCE
+    """Per-unit paired tests (see `experiments.stats`) at this family-wise level."""
+
     alpha: float = DEFAULT_ALPHA
-    seed: int = DEFAULT_STATS_SEED
 
 
 @dataclass(frozen=True)
@@ -170,7 +167,9 @@ class ExperimentConfig:
     encoder_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     seeds: tuple[int, ...] = (0,)
     seeded: tuple[str, ...] = DEFAULT_SEEDED
+    allow_failures: tuple[EncoderSpec, ...] = ()
     top_n: int = DEFAULT_TOP_N
+    equal_size: bool = False
     comparisons: tuple[Comparison, ...] = ()
     stats: StatsConfig = field(default_factory=StatsConfig)
     source: str = ""
@@ -183,6 +182,7 @@ class ExperimentConfig:
         data = asdict(self)
         data["encoders"] = [str(e) for e in self.encoders]
         data["baseline"] = str(self.baseline) if self.baseline else None
+        data["allow_failures"] = [str(e) for e in self.allow_failures]
         data["comparisons"] = [
             {"question": c.question, "a": str(c.a), "b": str(c.b)} for c in self.comparisons
         ]
@@ -228,6 +228,21 @@ def _int_list(value: Any, what: str, minimum: int) -> tuple[int, ...]:
     return tuple(value)
 
 
+def _check_regex(dataset: str, regex: Any) -> None:
+    """A preset name or a pattern; a bare word that names no preset is a mistake, not a regex.
+
+    (``"gpt2"`` was the old name of ``"words"``: a config still saying it would otherwise
+    split on the literal text "gpt2".)
+    """
+    if regex is None or regex in REGEX_PRESETS:
+        return
+    if not isinstance(regex, str) or not regex:
+        raise ConfigError(f"datasets.{dataset}.regex must be a preset name or a pattern")
+    if regex.isidentifier():
+        raise ConfigError(f"datasets.{dataset}.regex = {regex!r} is no preset "
+                          f"({', '.join(sorted(REGEX_PRESETS))}); write a pattern to split on it")
+
+
 def resolve_path(name_or_path: str | Path) -> Path:
     """``default`` -> ``experiments/configs/default.toml``; a path is taken as it is."""
     path = Path(name_or_path)
@@ -251,6 +266,10 @@ def load_config(name_or_path: str | Path) -> ExperimentConfig:
 
 def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> ExperimentConfig:
     """An `ExperimentConfig` from parsed TOML (a dict), checked."""
+    unknown_enc = set(data.get("encoders", {})) - {"run", "baseline", "options", "seeded",
+                                                    "allow_failures"}
+    if unknown_enc:
+        raise ConfigError(f"unknown keys in [encoders]: {', '.join(sorted(unknown_enc))}")
     unknown = set(data) - {"name", "description", "grid", "encoders", "statistics",
                            "comparisons", "datasets"}
     if unknown:
@@ -265,6 +284,9 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
     n_candidates = _int_list(grid.get("n_candidates", [50]), "grid.n_candidates", 1)
     seeds = _int_list(grid.get("seeds", [0]), "grid.seeds", 0)
     top_n = grid.get("top_n", DEFAULT_TOP_N)
+    equal_size = grid.get("equal_size", False)
+    if not isinstance(equal_size, bool):
+        raise ConfigError(f"grid.equal_size must be true or false, got {equal_size!r}")
     if isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 1:
         raise ConfigError(f"grid.top_n must be an int >= 1, got {top_n!r}")
 
@@ -275,20 +297,22 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
     baseline = EncoderSpec.parse(enc["baseline"]) if enc.get("baseline") else None
     options = enc.get("options", {})
     seeded = enc.get("seeded", list(DEFAULT_SEEDED))
+    allowed = enc.get("allow_failures", [])
+    if not isinstance(allowed, list):
+        raise ConfigError("encoders.allow_failures must be a list of 'variant:encoder'")
+    allow_failures = tuple(dict.fromkeys(EncoderSpec.parse(e) for e in allowed))
     if not isinstance(seeded, list) or not all(isinstance(n, str) for n in seeded):
         raise ConfigError("encoders.seeded must be a list of encoder names")
     if not isinstance(options, dict) or not all(isinstance(v, dict) for v in options.values()):
         raise ConfigError("encoders.options maps encoder names to tables of options")
 
     st = data.get("statistics", {})
-    stats = StatsConfig(
-        resamples=int(st.get("resamples", DEFAULT_RESAMPLES)),
-        confidence=float(st.get("confidence", DEFAULT_CONFIDENCE)),
-        alpha=float(st.get("alpha", DEFAULT_ALPHA)),
-        seed=int(st.get("seed", DEFAULT_STATS_SEED)),
-    )
-    if stats.resamples < 1 or not 0 < stats.confidence < 1 or not 0 < stats.alpha < 1:
-        raise ConfigError("statistics: resamples >= 1, 0 < confidence < 1, 0 < alpha < 1")
+    if set(st) - {"alpha"}:
+        raise ConfigError(f"unknown keys in [statistics]: {', '.join(sorted(set(st) - {'alpha'}))} "
+                          "(intervals now invert the per-unit test: no resamples, confidence or seed)")
+    stats = StatsConfig(alpha=float(st.get("alpha", DEFAULT_ALPHA)))
+    if not 0 < stats.alpha < 1:
+        raise ConfigError("statistics: 0 < alpha < 1")
 
     comparisons = []
     for item in data.get("comparisons", []):
@@ -303,6 +327,7 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
         if not isinstance(ds_options, dict):
             raise ConfigError(f"datasets.{ds_name} must be a table")
         sizes = ds_options.get("vocab_sizes")
+        _check_regex(ds_name, ds_options.get("regex"))
         breaks = ds_options.get("break_tokens")
         datasets.append(DatasetConfig(
             name=ds_name,
@@ -327,7 +352,9 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
         encoder_options=options,
         seeds=seeds,
         seeded=tuple(seeded),
+        allow_failures=allow_failures,
         top_n=top_n,
+        equal_size=equal_size,
         comparisons=tuple(comparisons),
         stats=stats,
     )

@@ -17,9 +17,12 @@ from typing import Any
 import pandas as pd
 
 from . import plots
+from . import stats as S
+from .answers import _answers, _summary
+from .formatting import KIND_ORDER, _estimable, _kind_key, _num, _size_key, _table
 
-KIND_ORDER = ("prose", "multilingual", "code", "dna", "protein", "signal", "music", "timeseries")
-PERCENT = 100.0
+__all__ = ["KIND_ORDER", "read_results", "render_report"]
+
 _READ = {"dtype": {"size": str, "encoder": str, "a": str, "b": str}, "keep_default_na": True}
 
 
@@ -33,45 +36,6 @@ def read_results(folder: Path) -> dict[str, Any]:
 
 
 # -- formatting ----------------------------------------------------------------------------
-
-
-def _num(value: Any, digits: int = 3) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "–"
-    if isinstance(value, int):
-        return f"{value:,}"
-    return f"{value:,.{digits}f}"
-
-
-def _p(value: float) -> str:
-    if value is None or math.isnan(value):
-        return "–"
-    if value == 0:
-        return "< 1e-300"
-    if value < 1e-3:
-        return f"{value:.1e}"
-    # three significant digits, so a p just above alpha (0.0502) does not print as 0.050
-    return f"{value:.3g}"
-
-
-def _pct(value: float, digits: int = 1) -> str:
-    return "–" if value is None or math.isnan(value) else f"{value * PERCENT:+.{digits}f} %"
-
-
-def _table(frame: pd.DataFrame) -> str:
-    """A pipe table (strings as they are, numbers pre-formatted by the caller)."""
-    head = "| " + " | ".join(map(str, frame.columns)) + " |"
-    rule = "|" + "|".join("---" for _ in frame.columns) + "|"
-    body = ["| " + " | ".join(str(v) for v in row) + " |" for row in frame.itertuples(index=False)]
-    return "\n".join([head, rule, *body])
-
-
-def _kind_key(kind: str) -> int:
-    return KIND_ORDER.index(kind) if kind in KIND_ORDER else len(KIND_ORDER)
-
-
-def _size_key(size: str) -> tuple[int, int]:
-    return (0, int(size[1:])) if size.startswith("+") else (1, int(size))
 
 
 # -- sections ------------------------------------------------------------------------------
@@ -88,16 +52,33 @@ def _settings(run: dict[str, Any], n_tests: int) -> list[str]:
         f"- vocabulary sizes: {', '.join(map(str, cfg['vocab_sizes']))} (`+k`: the alphabet of "
         f"both splits plus k merged tokens, so every dataset gets the same number of merges; "
         f"the actual vocabulary size after ubpe's rearrangement is in the tables)",
-        f"- n_candidates: {', '.join(map(str, cfg['n_candidates']))}; top_n for n-best encoders: "
+        *(["- equal final vocabulary size: each universal vocabulary is trimmed to the size "
+           "the classic vocabulary of the same setting ends with, by ubpe's rearrangement - the "
+           "rule that also shrinks the classic one: the lowest-weight tokens go first, and the "
+           "weight is the idf of the pair at merge time, so the most frequent tokens are the "
+           "first dropped (a trimmed universal vocabulary compresses less than the one it was "
+           "fitted as; `V a / b` in the tables)"] if cfg.get("equal_size") else []),
+        f"- n_candidates: {', '.join(map(str, cfg['n_candidates']))} (1: standard BPE training, "
+        f"one merge per round); top_n for n-best encoders: "
         f"{cfg['top_n']}; seeds for seeded encoders: {', '.join(map(str, cfg['seeds']))}",
         f"- encoders (variant:encoder; the variant is the fitted tokenizer, `universal` = UBPE, "
         f"`classic` = UBPEClassic): {', '.join(f'`{e}`' for e in cfg['encoders'])}",
         f"- encoder options: `{json.dumps(cfg['encoder_options'])}`; baseline for "
         f"\"differs from baseline\": `{cfg['baseline']}`",
-        f"- statistics: per held-out document, {stats['confidence']:.0%} percentile bootstrap "
-        f"intervals ({stats['resamples']:,} resamples, seed {stats['seed']}), Wilcoxon "
-        f"signed-rank tests (two-sided, zero differences dropped) with Holm's correction over "
-        f"all {n_tests} tests of this report, significance level {stats['alpha']}",
+        f"- statistics: per independent unit (each dataset's unit is in the Data table; a "
+        f"unit's documents are summed), the effect is the per-unit log ratio ln(A_u / B_u) of "
+        f"held-out token counts; Wilcoxon signed-rank tests (two-sided, zero differences "
+        f"dropped) with Holm's correction over all {n_tests} tests of this report, "
+        f"family-wise level {stats['alpha']}; Hodges-Lehmann estimates with intervals from "
+        f"inverting the same test at the Holm-consistent level alpha x p / p_Holm (an interval "
+        f"excludes 0 exactly when the verdict is significant). Comparisons with fewer than "
+        f"{S.MIN_UNITS} units are not tested (the exact two-sided test cannot reach p < 0.05); "
+        f"comparisons of the fewest-tokens encoder with another encoder on the same vocabulary "
+        f"hold by construction and are labelled, not tested. With {n_tests} tests, the "
+        f"smallest Holm threshold is {stats['alpha']} / {n_tests}: a comparison over fewer "
+        f"than {_units_to_reach(stats['alpha'], n_tests)} units cannot be significant whatever "
+        f"the data (the exact test's smallest p is 2 / 2^n), so a verdict of no significant "
+        f"difference there says little",
     ]
     for ds in cfg["datasets"]:
         extra = {k: v for k, v in ds.items()
@@ -134,6 +115,18 @@ def _settings(run: dict[str, Any], n_tests: int) -> list[str]:
     return lines
 
 
+def _units_to_reach(alpha: float, n_tests: int) -> int:
+    """Fewest units whose exact two-sided signed-rank test can give p < alpha / n_tests.
+
+    >>> _units_to_reach(0.05, 1), _units_to_reach(0.05, 400)
+    (6, 14)
+    """
+    n = 1
+    while 2.0 / 2**n >= alpha / max(n_tests, 1):
+        n += 1
+    return n
+
+
 def _data(datasets: pd.DataFrame) -> list[str]:
     rows = []
     for name, group in datasets.groupby("name", sort=False):
@@ -143,18 +136,29 @@ def _data(datasets: pd.DataFrame) -> list[str]:
         rows.append({
             "dataset": name, "kind": train["kind"], "source": train["source"],
             "version": train["source_version"], "licence": train["licence"],
-            "train docs / symbols": f"{train['n_docs']:,} / {train['n_symbols']:,}",
-            "held-out docs / symbols": f"{held['n_docs']:,} / {held['n_symbols']:,}",
+            "unit": train.get("unit", "document"),
+            "train docs / units / symbols":
+                f"{train['n_docs']:,} / {_count(train, 'n_units')} / {train['n_symbols']:,}",
+            "held-out docs / units / symbols":
+                f"{held['n_docs']:,} / {_count(held, 'n_units')} / {held['n_symbols']:,}",
             "alphabet": f"{train['alphabet_size_both_splits']:,}",
             "checksum train / held-out": f"`{train['checksum'][:12]}` / `{held['checksum'][:12]}`",
             "settings": ", ".join(f"{k}={v}" for k, v in settings.items()
-                                  if not isinstance(v, list)) or "–",
+                                  if not isinstance(v, (list, dict))) or "–",
         })
     return ["## Data", "",
             "Fixed train / held-out splits from `experiments.datasets` (checksums: SHA-256 of the "
             "documents, first 12 hex digits; full values in `datasets.csv`). Fitting sees the "
-            "training split only; every metric is measured on the held-out split.", "",
+            "training split only; every metric is measured on the held-out split. The *unit* is "
+            "what the paired tests count as one independent observation (the documents of a "
+            "unit are summed): signals hold out the last 20 % of each recording's windows, DNA "
+            "keeps only A/C/G/T runs and splits by 10-kbp blocks, chorales appear once.", "",
             _table(pd.DataFrame(rows)), ""]
+
+
+def _count(row: pd.Series, column: str) -> str:
+    value = row.get(column)
+    return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{int(value):,}"
 
 
 def _environment(run: dict[str, Any]) -> list[str]:
@@ -178,6 +182,9 @@ METRIC_DEFINITIONS = [
     "- **Rényi eff.**: Rényi entropy (α = 2.5) of the held-out unigram token distribution "
     "divided by ln |V| (Zouhar et al. 2023, *Tokenization and the Noiseless Channel*)",
     "- **util.**: share of the vocabulary's ids used at least once on the held-out split",
+    "- **n.e.** (not estimable): Rényi efficiency and utilisation of a cell with fewer held-out "
+    "tokens than vocabulary ids (utilisation cannot reach 1 and the unigram distribution over "
+    "the ids cannot be estimated); such cells are shown as n.e., their values are in `metrics.csv`",
     "- **differs**: share of held-out documents whose segmentation (where tokens start and end, "
     "comparable across vocabularies) differs from the baseline encoder's",
     "- **doc tokens**: mean / median / 95th percentile of per-document token counts",
@@ -188,9 +195,13 @@ METRIC_DEFINITIONS = [
 ]
 
 
-def _pivot(metrics: pd.DataFrame, column: str, digits: int = 3, scale: float = 1.0) -> str:
-    table = (metrics.groupby(["kind", "dataset", "size", "encoder"], sort=False)[column].mean()
-             .unstack("encoder"))
+def _pivot(metrics: pd.DataFrame, column: str, digits: int = 3, scale: float = 1.0,
+           estimable_only: bool = False) -> str:
+    values = metrics[column].astype(float)
+    if estimable_only and "distribution_estimable" in metrics:
+        values = values.where(metrics["distribution_estimable"].astype(bool), -math.inf)
+    table = (metrics.assign(_v=values).groupby(["kind", "dataset", "size", "encoder"], sort=False)["_v"]
+             .mean().unstack("encoder"))
     specs = list(dict.fromkeys(metrics["encoder"]))
     table = table[[s for s in specs if s in table.columns]]
     table = table.reset_index()
@@ -199,7 +210,7 @@ def _pivot(metrics: pd.DataFrame, column: str, digits: int = 3, scale: float = 1
     table = table.sort_values(["_k", "dataset", "_s"], kind="stable").drop(columns=["_k", "_s"])
     for spec in specs:
         if spec in table.columns:
-            table[spec] = table[spec].map(lambda v: _num(v * scale, digits))
+            table[spec] = table[spec].map(lambda v: "n.e." if v == -math.inf else _num(v * scale, digits))
     table.columns = [f"`{c}`" if ":" in c else c for c in table.columns]
     return _table(table)
 
@@ -210,8 +221,10 @@ def _tables(metrics: pd.DataFrame) -> list[str]:
     lines = ["## Metrics", "", *METRIC_DEFINITIONS, "",
              f"### Held-out tokens per symbol{note}", "", _pivot(metrics, "tokens_per_symbol"), "",
              "### Vocabulary size (ids after rearrangement)", "", _pivot(metrics, "vocab_size", 0), "",
-             "### Rényi efficiency (α = 2.5)", "", _pivot(metrics, "renyi_efficiency"), "",
-             "### Vocabulary utilisation", "", _pivot(metrics, "vocab_utilisation"), "",
+             "### Rényi efficiency (α = 2.5; n.e.: not estimable)", "",
+             _pivot(metrics, "renyi_efficiency", estimable_only=True), "",
+             "### Vocabulary utilisation (n.e.: not estimable)", "",
+             _pivot(metrics, "vocab_utilisation", estimable_only=True), "",
              "### Encode throughput (k symbols/s; timing)", "",
              _pivot(metrics, "symbols_per_second", 0, 1e-3), ""]
     baseline = metrics["baseline"].dropna()
@@ -236,6 +249,11 @@ def _tables(metrics: pd.DataFrame) -> list[str]:
 
 
 def _details(metrics: pd.DataFrame) -> list[str]:
+    if "distribution_estimable" in metrics:
+        estimable = metrics["distribution_estimable"].astype(bool)
+        metrics = metrics.assign(
+            renyi_efficiency=metrics["renyi_efficiency"].where(estimable, -math.inf),
+            vocab_utilisation=metrics["vocab_utilisation"].where(estimable, -math.inf))
     frame = (metrics.groupby(["kind", "dataset", "size", "encoder"], sort=False)
              .agg(V=("vocab_size", "first"), tps=("tokens_per_symbol", "mean"),
                   ratio=("compression_ratio", "mean"), corpus=("corpus_tokens", "mean"),
@@ -251,7 +269,7 @@ def _details(metrics: pd.DataFrame) -> list[str]:
         "V": frame["V"].map(lambda v: f"{int(v):,}"), "tokens/symbol": frame["tps"].map(_num),
         "compression": frame["ratio"].map(lambda v: _num(v, 2)),
         "corpus tokens": frame["corpus"].map(lambda v: f"{v:,.0f}"),
-        "Rényi eff.": frame["renyi"].map(_num), "util.": frame["util"].map(_num),
+        "Rényi eff.": frame["renyi"].map(_estimable), "util.": frame["util"].map(_estimable),
         "doc tokens mean / median / p95": [f"{a:,.1f} / {b:,.1f} / {c:,.1f}" for a, b, c in
                                            zip(frame["mean"], frame["median"], frame["p95"])],
         "differs": frame["differs"].map(_num),
@@ -259,140 +277,6 @@ def _details(metrics: pd.DataFrame) -> list[str]:
     return ["## Appendix: every metric per cell", "",
             "Raw values in `metrics.csv` (one row per cell and seed); per-document token counts in "
             "`documents.csv`.", "", _table(out), ""]
-
-
-def _span(low: str, high: str) -> str:
-    return low if low == high else f"{low} to {high}"
-
-
-def _claim(rows: pd.DataFrame, a: str, b: str) -> str:
-    """One sentence per kind: how many settings favour a, b or neither, with the test."""
-    n = len(rows)
-    shorter = rows[rows["verdict"] == "a shorter"]
-    longer = rows[rows["verdict"] == "a longer"]
-    parts = []
-    for label, sub in ((f"`{a}` shorter", shorter), (f"`{a}` longer", longer)):
-        if len(sub):
-            parts.append(
-                f"{label} in {len(sub)} of {n} settings (Holm-adjusted Wilcoxon signed-rank "
-                f"p ≤ {_p(sub['p_holm'].max())}; rank-biserial r "
-                f"{_span(_num(sub['rank_biserial'].min(), 2), _num(sub['rank_biserial'].max(), 2))}; "
-                f"corpus tokens {_span(_pct(sub['relative_diff'].min()), _pct(sub['relative_diff'].max()))})")
-    rest = n - len(shorter) - len(longer)
-    if rest:
-        parts.append(f"no significant difference in {rest} of {n} (Holm-adjusted Wilcoxon "
-                     f"signed-rank p ≥ {_p(rows[rows['verdict'] == 'no significant difference']['p_holm'].min())})")
-    return "; ".join(parts)
-
-
-def _answer_word(rows: pd.DataFrame) -> str:
-    """The short answer: one verdict shared by every setting of the kind, else "mixed"."""
-    verdicts = set(rows["verdict"])
-    if verdicts == {"a shorter"}:
-        return "**`a` shorter**"
-    if verdicts == {"a longer"}:
-        return "**`a` longer**"
-    if verdicts == {"no significant difference"}:
-        return "**no significant difference**"
-    return "**mixed**"
-
-
-EXTREMES_SHOWN = 3
-
-
-def _extremes(documents: pd.DataFrame, a: str, b: str) -> str:
-    """The documents where ``a`` is longest relative to ``b`` (outliers the means hide)."""
-    keys = ["dataset", "size", "n_candidates", "doc"]
-    mean_a = documents[documents["encoder"] == a].groupby(keys, sort=False)["n_tokens"].mean()
-    mean_b = documents[documents["encoder"] == b].groupby(keys, sort=False)["n_tokens"].mean()
-    joined = pd.concat([mean_a.rename("a"), mean_b.rename("b")], axis=1, join="inner").reset_index()
-    joined = joined[(joined["b"] > 0) & (joined["a"] > joined["b"])]
-    if joined.empty:
-        return f"`{a}` is never longer than `{b}` on a document."
-    joined["ratio"] = joined["a"] / joined["b"]
-    top = joined.sort_values(["ratio", "dataset", "size", "doc"], ascending=[False, True, True, True],
-                             kind="stable").head(EXTREMES_SHOWN)
-    items = [f"{r.dataset} {r.size} document {r.doc} ({r.a:,.0f} vs {r.b:,.0f} tokens)"
-             for r in top.itertuples()]
-    return f"Largest per-document excess of `a`: {'; '.join(items)}."
-
-
-def _summary(comparisons: pd.DataFrame, run: dict[str, Any]) -> list[str]:
-    """One row per question, one column per kind: the verdict and how many settings share it."""
-    if comparisons.empty:
-        return []
-    kinds = sorted(dict.fromkeys(comparisons["kind"]), key=_kind_key)
-    rows = []
-    for index, question in enumerate(run["config"]["comparisons"]):
-        sub = comparisons[comparisons["question"] == index]
-        row = {"question (a vs b)": f"{index + 1}. `{question['a']}` vs `{question['b']}`"}
-        for kind in kinds:
-            cells = sub[sub["kind"] == kind]
-            if cells.empty:
-                row[kind] = "not run" if sub.empty else "–"
-                continue
-            counts = cells["verdict"].value_counts()
-            short = {"a shorter": "a shorter", "a longer": "a longer",
-                     "no significant difference": "n.s."}
-            row[kind] = ", ".join(f"{short[v]} {counts[v]}/{len(cells)}"
-                                  for v in ("a shorter", "a longer", "no significant difference")
-                                  if v in counts)
-        rows.append(row)
-    return ["## Summary", "",
-            "Per question and dataset kind: in how many settings (datasets x vocabulary sizes) "
-            "`a` gives significantly shorter or longer held-out encodings than `b` (Wilcoxon "
-            "signed-rank over documents, Holm-adjusted p < "
-            f"{run['config']['stats']['alpha']}), or no significant difference (n.s.). Details, "
-            "effect sizes and intervals under *Answers per dataset kind*.", "",
-            _table(pd.DataFrame(rows)), ""]
-
-
-def _answers(comparisons: pd.DataFrame, documents: pd.DataFrame, run: dict[str, Any]) -> list[str]:
-    lines = ["## Answers per dataset kind", "",
-             "Each comparison is paired over the same held-out documents: the difference is "
-             "`a - b` in tokens per document (negative: `a` shorter). Per setting (dataset x "
-             "vocabulary size x n_candidates): mean difference with its bootstrap interval, the "
-             "corpus-level relative difference, the Wilcoxon signed-rank test (W, Holm-adjusted "
-             "p) and the matched-pairs rank-biserial correlation r (-1: `a` shorter on every "
-             "document that differs). Seeded encoders enter with their per-document mean over "
-             "seeds. Between variants the vocabularies differ in size as well as content (the "
-             "classic rearrangement also drops every token built from a dropped one; column "
-             "`V a / b`); a comparison with one variant on both sides compares encoders on the "
-             "same vocabulary.", ""]
-    unavailable = set(run["unavailable_encoders"])
-    for index, question in enumerate(run["config"]["comparisons"]):
-        a, b = question["a"], question["b"]
-        lines += [f"### {index + 1}. {question['question']}", "", f"`a` = `{a}`, `b` = `{b}`.", ""]
-        rows = comparisons[comparisons["question"] == index] if not comparisons.empty else comparisons
-        if rows.empty:
-            missing = [e for e in (a, b) if e in unavailable]
-            why = (f"{' and '.join(f'`{e}`' for e in missing)} not registered in `ubpe.encoders` "
-                   f"when this ran" if missing else "no cell of `a` or `b` could be computed "
-                   "(see the failed cells above)")
-            lines += [f"Not answered: {why}.", ""]
-            continue
-        rows = rows.assign(_k=rows["kind"].map(_kind_key), _s=rows["size"].map(_size_key))
-        rows = rows.sort_values(["_k", "dataset", "_s", "n_candidates"], kind="stable")
-        for kind, sub in rows.groupby("kind", sort=False):
-            datasets = ", ".join(dict.fromkeys(sub["dataset"]))
-            lines.append(f"- **{kind}** ({datasets}): {_answer_word(sub)} - {_claim(sub, a, b)}.")
-        lines.append("")
-        table = pd.DataFrame({
-            "kind": rows["kind"], "dataset": rows["dataset"], "size": rows["size"],
-            "V a / b": [f"{x:,} / {y:,}" for x, y in zip(rows["vocab_size_a"], rows["vocab_size_b"])],
-            "mean tokens a / b": [f"{x:,.1f} / {y:,.1f}" for x, y in zip(rows["mean_a"], rows["mean_b"])],
-            "mean diff [95 % CI]": [f"{m:+,.2f} [{lo:+,.2f}, {hi:+,.2f}]" for m, lo, hi in
-                                    zip(rows["mean_diff"], rows["ci_low"], rows["ci_high"])],
-            "corpus": rows["relative_diff"].map(_pct),
-            "a shorter / longer": [f"{s:.0%} / {l:.0%}" for s, l in
-                                   zip(rows["share_a_shorter"], rows["share_a_longer"])],
-            "W": rows["wilcoxon_w"].map(lambda v: f"{v:,.1f}"),
-            "p (Holm)": rows["p_holm"].map(_p),
-            "r": rows["rank_biserial"].map(lambda v: f"{v:+.2f}"),
-            "verdict": rows["verdict"],
-        })
-        lines += [_table(table), "", _extremes(documents, a, b), ""]
-    return lines
 
 
 def _figures(folder: Path, tables: dict[str, Any]) -> list[str]:
@@ -416,7 +300,8 @@ def render_report(folder: Path) -> Path:
     tables = read_results(folder)
     run, comparisons = tables["run"], tables["comparisons"]
     header = [f"# Experiment `{run['experiment']}`", "", run["description"], ""]
-    lines = [*header, *_settings(run, len(comparisons)), *_data(tables["datasets"]), *_environment(run)]
+    n_tests = int(comparisons["p_value"].notna().sum()) if not comparisons.empty else 0
+    lines = [*header, *_settings(run, n_tests), *_data(tables["datasets"]), *_environment(run)]
     if tables["metrics"].empty:
         lines += ["## Results", "", "No cell could be computed: see the settings above.", ""]
     else:

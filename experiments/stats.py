@@ -1,55 +1,45 @@
-"""Paired statistics: two encoders on the same held-out documents.
+"""Paired statistics over independent units: two encoders on the same held-out units.
 
-For per-document token counts ``a`` and ``b`` of the same documents, ``d = a - b`` (negative:
-``a`` is shorter). `paired_comparison` reports
+Documents of one unit (the chapters of a book, the windows of a recording, ...) are not
+independent, so a comparison of encoders ``a`` and ``b`` works per unit: ``A_u`` and
+``B_u`` are the unit's held-out token counts (summed over its documents) and the effect is
+the per-unit log ratio ``d_u = ln(A_u / B_u)`` (negative: ``a`` shorter). `unit_comparison`
+reports
 
-- the Wilcoxon signed-rank test of "the differences are symmetric about 0" (scipy, two-sided,
+- the Wilcoxon signed-rank test of "the ``d_u`` are symmetric about 0" (scipy, two-sided,
   zero differences dropped as in Wilcoxon's original test; all-zero differences give W = 0,
   p = 1 without calling scipy);
-- a seeded percentile bootstrap confidence interval of the mean difference;
-- the matched-pairs rank-biserial correlation (Kerby 2014), ``(R+ - R-) / (R+ + R-)`` over the
-  ranks of the nonzero ``|d|``: -1 when ``a`` is shorter on every document that differs, +1 when
-  longer, 0 when balanced;
-- Holm's step-down adjustment (`holm`) across all comparisons of an experiment.
+- the Hodges-Lehmann estimate of the shift (the median of the Walsh averages
+  ``(d_i + d_j) / 2``, i <= j), the estimate that goes with this test;
+- the matched-pairs rank-biserial correlation (Kerby 2014) of the ``d_u``.
 
->>> r = paired_comparison([3, 4, 5, 5], [4, 6, 5, 6], resamples=1000, seed=0)
->>> r["mean_diff"], r["n_nonzero"], r["rank_biserial"]
-(-1.0, 3, -1.0)
+`wilcoxon_interval` inverts the same test: the shifts ``t`` for which the test on
+``d - t`` is not rejected at level ``alpha``. Across an experiment `holm` adjusts the
+p-values and `holm_level` gives each comparison the level at which its interval excludes 0
+exactly when its Holm-adjusted p is below alpha - so an interval never contradicts its
+verdict.
+
+`MIN_UNITS`: with fewer units the exact two-sided test cannot reach p < 0.05 at all
+(n = 5: the smallest p is 2 / 2^5 = 0.0625); such comparisons are reported as not testable.
+
+>>> r = unit_comparison([30, 40, 50, 50, 20, 10], [40, 60, 50, 60, 25, 20])
+>>> r["n_units"], r["n_nonzero"], r["rank_biserial"]
+(6, 5, -1.0)
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Sequence
 
 import numpy as np
 from scipy import stats as scipy_stats
 
-WILCOXON_TEST = "Wilcoxon signed-rank, two-sided, zero differences dropped"
-BOOTSTRAP_METHOD = "percentile bootstrap"
-# resamples drawn per block, so memory stays at block x n_docs indices
-_BOOTSTRAP_BLOCK = 1_000
-_SEED_BYTES = 8
-
-
-def derive_seed(base: int, *parts: object) -> int:
-    """A seed for one comparison, stable across runs, machines and Python versions.
-
-    >>> derive_seed(1, "kjv", "+256") == derive_seed(1, "kjv", "+256")
-    True
-    >>> derive_seed(1, "kjv") == derive_seed(2, "kjv")
-    False
-    """
-    text = "\x1f".join([str(base), *map(str, parts)])
-    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:_SEED_BYTES], "little")
-
-
-def _differences(a: Sequence[float], b: Sequence[float]) -> np.ndarray:
-    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    if x.shape != y.shape or x.ndim != 1:
-        raise ValueError("paired samples must be 1-D and of the same length")
-    return x - y
+WILCOXON_TEST = ("Wilcoxon signed-rank on per-unit log ratios ln(A_u / B_u), two-sided, "
+                 "zero differences dropped")
+INTERVAL_METHOD = "Hodges-Lehmann estimate, interval by inverting the Wilcoxon test at the Holm-consistent level"
+#: Fewest units a two-sided exact signed-rank test can reject with at alpha = 0.05.
+MIN_UNITS = 6
 
 
 def wilcoxon_signed_rank(differences: Sequence[float]) -> tuple[float, float]:
@@ -93,27 +83,102 @@ def rank_biserial(differences: Sequence[float]) -> float:
     return float((plus - minus) / (plus + minus))
 
 
-def bootstrap_mean_ci(differences: Sequence[float], *, resamples: int = 10_000,
-                      confidence: float = 0.95, seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean of ``differences`` (documents resampled).
+def log_ratios(a: Sequence[float], b: Sequence[float]) -> np.ndarray:
+    """Per-unit ``ln(a / b)``; 0 where both are 0 (an empty unit), an error where one is.
 
-    Deterministic for a given ``seed``; a constant sample gives a zero-width interval.
-
-    >>> bootstrap_mean_ci([2.0, 2.0, 2.0], resamples=100)
-    (2.0, 2.0)
+    >>> log_ratios([2, 0], [1, 0]).round(4).tolist()
+    [0.6931, 0.0]
     """
-    d = np.asarray(differences, dtype=np.float64)
-    if d.size == 0:
+    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if x.shape != y.shape or x.ndim != 1:
+        raise ValueError("paired samples must be 1-D and of the same length")
+    if np.any((x == 0) != (y == 0)) or np.any(x < 0) or np.any(y < 0):
+        raise ValueError("token counts must be >= 0, and 0 for both encoders or neither")
+    out = np.zeros_like(x)
+    both = (x > 0) & (y > 0)
+    out[both] = np.log(x[both] / y[both])
+    return out
+
+
+def walsh_averages(d: Sequence[float]) -> np.ndarray:
+    """The sorted ``(d_i + d_j) / 2`` over ``i <= j`` (n (n + 1) / 2 of them).
+
+    >>> walsh_averages([1.0, 3.0]).tolist()
+    [1.0, 2.0, 3.0]
+    """
+    x = np.asarray(d, dtype=np.float64)
+    i, j = np.triu_indices(x.size)
+    return np.sort((x[i] + x[j]) / 2.0)
+
+
+def hodges_lehmann(d: Sequence[float]) -> float:
+    """The Hodges-Lehmann shift estimate: the median of the Walsh averages.
+
+    >>> hodges_lehmann([1.0, 2.0, 10.0])     # Walsh averages 1, 1.5, 2, 5.5, 6, 10
+    3.75
+    """
+    x = np.asarray(d, dtype=np.float64)
+    return float(np.median(walsh_averages(x))) if x.size else math.nan
+
+
+def _boundary(accepted, inside: int, outside: int) -> int:
+    """Bisection from an accepted index towards a rejected one: the last accepted index."""
+    while abs(outside - inside) > 1:
+        mid = (inside + outside) // 2
+        inside, outside = (mid, outside) if accepted(mid) else (inside, mid)
+    return inside
+
+
+def wilcoxon_interval(d: Sequence[float], alpha: float) -> tuple[float, float]:
+    """The shifts ``t`` whose Wilcoxon test on ``d - t`` has ``p >= alpha`` (test inversion).
+
+    The p-value only changes where ``t`` crosses a Walsh average, so it is evaluated at each
+    Walsh average, at the midpoints between consecutive ones and at 0; each bound is the
+    outermost accepted point, found by bisection between the Hodges-Lehmann estimate and a
+    rejected point on that side. A bound is infinite when no shift on that side is rejected
+    (too few units for ``alpha``).
+
+    Dropping zero differences makes the p-value not quite monotone around a shift equal to
+    some ``d_i``; so that the interval always agrees with the test on ``d`` itself (0 inside
+    exactly when ``p >= alpha``), the bound on 0's side is searched beyond 0 when 0 is
+    rejected, and moved to 0 when 0 is accepted but lies outside. NaN for an empty sample.
+
+    >>> wilcoxon_interval([-3.0, -2.0, -1.0, -4.0, -5.0, -6.0], 0.05)   # p(0) = 0.03125
+    (-6.0, -1.0)
+    >>> wilcoxon_interval([-3.0, -2.0, -1.0, -4.0, -5.0, -6.0], 0.01)   # 6 units: never < 0.03
+    (-inf, inf)
+    """
+    x = np.asarray(d, dtype=np.float64)
+    if x.size == 0:
         return math.nan, math.nan
-    rng = np.random.default_rng(seed)
-    means = np.empty(resamples, dtype=np.float64)
-    for start in range(0, resamples, _BOOTSTRAP_BLOCK):
-        stop = min(start + _BOOTSTRAP_BLOCK, resamples)
-        idx = rng.integers(0, d.size, size=(stop - start, d.size))
-        means[start:stop] = d[idx].mean(axis=1)
-    tail = (1.0 - confidence) / 2.0
-    low, high = np.quantile(means, [tail, 1.0 - tail])
-    return float(low), float(high)
+    walsh = np.unique(walsh_averages(x))
+    # one point beyond each end, where every d - t has the same sign (the smallest p for n)
+    grid = np.unique(np.concatenate([walsh, (walsh[:-1] + walsh[1:]) / 2.0, [0.0],
+                                     [walsh[0] - 1.0, walsh[-1] + 1.0]]))
+
+    def accepted(index: int) -> bool:
+        return wilcoxon_signed_rank(x - grid[index])[1] >= alpha
+
+    zero = int(np.searchsorted(grid, 0.0))
+    zero_accepted = accepted(zero)
+    centre = min(max(int(np.searchsorted(grid, hodges_lehmann(x))), 1), grid.size - 2)
+    if not accepted(centre):
+        if zero_accepted:  # only 0 is known to be accepted
+            return 0.0, 0.0
+        return float(grid[centre]), float(grid[centre])  # nothing accepted: a point
+    start = zero if not zero_accepted and zero < centre else 0
+    if accepted(start):  # the far end is accepted: unbounded below
+        lower = -math.inf
+    else:
+        lower = float(grid[_boundary(accepted, centre, start)])
+    end = zero if not zero_accepted and zero > centre else grid.size - 1
+    if accepted(end):
+        upper = math.inf
+    else:
+        upper = float(grid[_boundary(accepted, centre, end)])
+    if zero_accepted:
+        lower, upper = min(lower, 0.0), max(upper, 0.0)
+    return lower, upper
 
 
 def holm(pvalues: Sequence[float]) -> np.ndarray:
@@ -136,25 +201,38 @@ def holm(pvalues: Sequence[float]) -> np.ndarray:
     return adjusted
 
 
-def paired_comparison(a: Sequence[float], b: Sequence[float], *, resamples: int = 10_000,
-                      confidence: float = 0.95, seed: int = 0) -> dict[str, float]:
-    """Every statistic of ``a - b`` per document (see the module docstring)."""
-    d = _differences(a, b)
+def holm_level(alpha: float, p: float, p_holm: float) -> float:
+    """The level at which a comparison's interval must be computed to agree with Holm.
+
+    ``alpha * p / p_holm``: ``p`` is below it exactly when ``p_holm < alpha``, so the
+    inverted-test interval excludes 0 exactly when the Holm-adjusted verdict is significant.
+
+    >>> holm_level(0.05, 0.01, 0.04)
+    0.0125
+    """
+    if not p_holm > 0:
+        return alpha
+    return alpha * p / p_holm
+
+
+def unit_comparison(a: Sequence[float], b: Sequence[float]) -> dict[str, float]:
+    """The per-unit statistics of ``a`` vs ``b`` (token counts per unit, paired).
+
+    Everything but the interval, which needs the Holm adjustment of the whole experiment
+    (`wilcoxon_interval` at `holm_level`).
+    """
+    d = log_ratios(a, b)
     x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    w, p = wilcoxon_signed_rank(d)
-    low, high = bootstrap_mean_ci(d, resamples=resamples, confidence=confidence, seed=seed)
+    w, p = wilcoxon_signed_rank(d) if d.size >= MIN_UNITS else (math.nan, math.nan)
     total_b = y.sum()
     return {
-        "n_docs": int(d.size),
+        "n_units": int(d.size),
         "n_nonzero": int(np.count_nonzero(d)),
-        "mean_a": float(x.mean()) if d.size else math.nan,
-        "mean_b": float(y.mean()) if d.size else math.nan,
-        "mean_diff": float(d.mean()) if d.size else math.nan,
-        "ci_low": low,
-        "ci_high": high,
+        "hl_log_ratio": hodges_lehmann(d),
+        "mean_log_ratio": float(d.mean()) if d.size else math.nan,
         "relative_diff": float(x.sum() / total_b - 1.0) if total_b else math.nan,
-        "share_a_shorter": float(np.mean(d < 0)) if d.size else math.nan,
-        "share_a_longer": float(np.mean(d > 0)) if d.size else math.nan,
+        "units_a_shorter": float(np.mean(d < 0)) if d.size else math.nan,
+        "units_a_longer": float(np.mean(d > 0)) if d.size else math.nan,
         "wilcoxon_w": w,
         "p_value": p,
         "rank_biserial": rank_biserial(d),

@@ -115,3 +115,56 @@ def test_int_documents_map_like_a_dict(symbols, data):
 def test_values_outside_a_dense_table_are_unknown(spec, doc):
     with pytest.raises(UnknownSymbolError):
         Alphabet.from_spec(spec).ids_of(doc)
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [[1.0, 2], [True, 1], np.array([1.0, 2.0]), np.array([True, False]), (np.float64(1.0),)],
+)
+def test_floats_and_bools_are_not_taken_for_ints(doc):
+    with pytest.raises(SymbolTypeError, match="alphabet's symbols are int"):
+        Alphabet.from_spec(4).ids_of(doc)
+
+
+def test_bytes_are_not_read_as_latin1_for_a_text_alphabet():
+    alphabet = Alphabet.from_spec("éÃ©")
+    with pytest.raises(SymbolTypeError, match="decode it first"):
+        alphabet.ids_of("é".encode())
+
+
+def test_uint64_beyond_int64_does_not_wrap():
+    alphabet = Alphabet.from_spec([-1, 0, 1])
+    with pytest.raises(UnknownSymbolError, match="18446744073709551615"):
+        alphabet.ids_of(np.array([2**64 - 1], dtype=np.uint64))
+    assert alphabet.ids_of(np.array([1, 0], dtype=np.uint64)).tolist() == [2, 1]
+
+
+def test_huge_integer_symbols():
+    alphabet = Alphabet.from_spec([2**70, 2**70 + 1])
+    assert alphabet.ids_of([2**70 + 1, 2**70]).tolist() == [1, 0]
+    with pytest.raises(UnknownSymbolError):
+        alphabet.ids_of([0])
+
+
+@pytest.mark.parametrize("spec", [2**40, 1 << 25])
+def test_alphabet_size_is_bounded(spec):
+    with pytest.raises(InvalidParameterError, match="at most|must be in 1"):
+        Alphabet.from_spec(spec)
+
+
+def test_frozenset_symbols_sort_canonically_whatever_the_hash_seed():
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "from ubpe import Alphabet;"
+        "print([sorted(s) for s in Alphabet.from_spec({frozenset({'a','b'}), frozenset({'c'}), frozenset({'b'}),"
+        " frozenset({'a'}), frozenset()}).symbols])"
+    )
+    outputs = set()
+    for seed in ("0", "1", "2", "3"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        outputs.add(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                                   text=True, check=True).stdout)
+    assert len(outputs) == 1

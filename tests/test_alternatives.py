@@ -157,7 +157,7 @@ def test_bad_input_gives_clear_errors():
 
 def test_kernel_validates_its_arguments():
     tree = RadixTree(2, np.array([0, 2]), np.array([0, 1], np.int32))
-    with pytest.raises(ValueError, match="base ids"):
+    with pytest.raises(ValueError, match=r"parts may hold ids 0\.\.1 only"):
         SegmentLattice(tree, np.array([0, 5], np.int32), np.array([0, 2]))
     with pytest.raises(ValueError, match="bounds"):
         SegmentLattice(tree, np.array([0, 1], np.int32), np.array([0, 3]))

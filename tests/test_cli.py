@@ -232,19 +232,20 @@ TRAIN = [
 ] * 4
 
 
-def test_bytelevel_fit_and_hf_tokenizer_json_match_ranked(tmp_path):
-    tokenizers = pytest.importorskip("tokenizers")
+@pytest.mark.parametrize("pattern", ["gpt2", "llama3"])  # the presets the README says HF reads as we do
+def test_bytelevel_fit_and_hf_tokenizer_json_match_ranked(tmp_path, pattern):
+    import tokenizers  # in [test]: a missing oracle is a failure, not a skip
     for i, text in enumerate(TRAIN):
         (tmp_path / f"t{i}.txt").write_text(text)
     run(tmp_path, "fit", *[f"t{i}.txt" for i in range(len(TRAIN))], "--variant", "bytelevel",
-        "--docs-per", "file", "--n-tokens", "420", "--pattern", "gpt2", "--special-token", "<|endoftext|>",
+        "--docs-per", "file", "--n-tokens", "420", "--pattern", pattern, "--special-token", "<|endoftext|>",
         "-o", "bytes.json", "-q")
     run(tmp_path, "convert", "bytes.json", "tokenizer.json", "-q")
     hf = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
 
-    from ubpe.cli import commands
+    import ubpe
 
-    ours = commands.load_model(str(tmp_path / "bytes.json"))
+    ours = ubpe.load(tmp_path / "bytes.json")
     for text in HELD_OUT + TRAIN[:5]:
         ids = ours.encode(text)
         assert hf.encode(text, add_special_tokens=False).ids == ids, text
@@ -315,3 +316,38 @@ def test_fit_output_folder_must_exist(tmp_path):
     (tmp_path / "t.txt").write_text("abc abc\n")
     result = run(tmp_path, "fit", "t.txt", "-o", "no/such/dir/m.json", ok=False)
     assert_one_line_error(result, "no such directory")
+
+
+@pytest.mark.parametrize("bug", [KeyError("x"), TypeError("y"), AttributeError("z")])
+def test_an_internal_bug_is_not_reported_as_bad_input(monkeypatch, bug):
+    """``main`` turns only ubpe's errors and OSError into one-line exit-1 errors."""
+    import ubpe.cli.decode as decode_command
+    from ubpe.cli import main
+
+    def broken(args):
+        raise bug
+
+    monkeypatch.setattr(decode_command, "run", broken)
+    with pytest.raises(type(bug)):
+        main(["decode", "model.json", "--ids", "1"])
+
+
+def test_bad_input_in_process_exits_1(tmp_path, capsys):
+    from ubpe.cli import main
+
+    (tmp_path / "model.json").write_text('{"hello": 1}')
+    assert main(["decode", str(tmp_path / "model.json"), "--ids", "1"]) == 1
+    assert capsys.readouterr().err.startswith("ubpe: error: ")
+
+
+def test_convert_to_hf_rebinds_the_pattern(tmp_path):
+    from ubpe.bytelevel import PATTERNS
+
+    (tmp_path / "t.txt").write_text("\n".join(TRAIN))
+    run(tmp_path, "fit", "t.txt", "--variant", "bytelevel", "--n-tokens", "280", "--pattern", "cl100k",
+        "-o", "b.json", "-q")
+    result = run(tmp_path, "convert", "b.json", "tokenizer.json", "--pattern", "gpt2")
+    assert "warning" not in result.stderr and "(HF tokenizer.json)" in result.stderr
+    document = json.loads((tmp_path / "tokenizer.json").read_text())
+    assert document["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] == PATTERNS["gpt2"]
+    assert run(tmp_path, "inspect", "tokenizer.json", ok=False).returncode == 1  # HF: written, not read

@@ -208,8 +208,8 @@ def test_chunk_text_is_lossless():
 
 def test_dna_and_protein_letters():
     dna = _load("dna", "train", max_symbols=50_000)
-    assert set(dna.alphabet) <= DNA_LETTERS and {"A", "C", "G", "T"} <= set(dna.alphabet)
-    assert all(len(doc) <= 1000 for doc in dna.docs)
+    assert set(dna.alphabet) == {"A", "C", "G", "T"}  # assembly gaps (N) and ambiguity codes out
+    assert all(len(doc) == 1000 for doc in dna.docs)
     protein = _load("protein", "heldout", max_symbols=50_000)
     assert set(protein.alphabet) <= AMINO_ACIDS and len(protein.alphabet) >= 20
     assert not any(doc.endswith("*") for doc in protein.docs)
@@ -234,18 +234,77 @@ def test_signal_windows_and_default_quantizer(name, window):
 
 def test_quantizer_is_fitted_on_train_and_applied_to_heldout():
     corpus = _installed(signals.ecg)
-    train_windows = [doc for doc, group in zip(corpus.docs, corpus.groups)
-                     if not is_heldout("ecg", group)]
-    expected = QuantileQuantizer(8).fit(np.concatenate(train_windows))
+    expected = {}
+    for series in dict.fromkeys(corpus.series):  # one quantizer per recording
+        train_windows = [doc for doc, s, held in zip(corpus.docs, corpus.series, corpus.heldout)
+                         if s == series and not held]
+        expected[series] = QuantileQuantizer(8).fit(np.concatenate(train_windows))
     heldout = _load("ecg", "heldout", max_symbols=ALL, quantizer="quantile:8")
     raw = dict(zip(corpus.ids, corpus.docs))
+    series_of = dict(zip(corpus.ids, corpus.series))
+    assert len({series_of[d] for d in heldout.doc_ids}) == 2
     for doc_id, doc in zip(heldout.doc_ids, heldout.docs):
-        assert doc.tolist() == expected.transform(raw[doc_id]).tolist()
+        assert doc.tolist() == expected[series_of[doc_id]].transform(raw[doc_id]).tolist()
     assert heldout.settings["quantizer"] == "quantile:8"
     # a quantizer object works too, and is not mutated by load
     mine = QuantileQuantizer(8)
     via_object = _load("ecg", "heldout", max_symbols=ALL, quantizer=mine)
     assert via_object.checksum == heldout.checksum and mine.edges is None
+
+
+@pytest.mark.parametrize("name", ["ecg", "ppg"])
+def test_signals_hold_out_the_last_block_of_every_recording(name):
+    train = _load(name, "train", max_symbols=ALL)
+    heldout = _load(name, "heldout", max_symbols=ALL)
+    assert heldout.unit == "recording" and heldout.n_units == train.n_units >= 2
+
+    def windows_of(ds):
+        out = {}
+        for doc_id in ds.doc_ids:
+            recording, index = doc_id.rsplit("#", 1)
+            out.setdefault(recording, []).append(int(index))
+        return out
+
+    train_windows, heldout_windows = windows_of(train), windows_of(heldout)
+    for recording, held in heldout_windows.items():
+        # a contiguous tail: every held-out window comes after every training window
+        assert min(held) > max(train_windows[recording])
+        assert sorted(held) == list(range(min(held), max(held) + 1))
+        total = len(held) + len(train_windows[recording])
+        assert len(held) == max(1, round(total * HELDOUT_FRACTION))
+
+
+def test_dna_is_split_by_blocks_of_acgt_runs():
+    from experiments.datasets import bio
+
+    corpus = _installed(bio.dna)
+    assert set("".join(corpus.docs)) == set("ACGT")
+    assert list(bio.acgt_pieces("NNACGTNACGTACGTRAC", 4)) == [(2, "ACGT"), (7, "ACGT"), (11, "ACGT")]
+    train = _load("dna", "train", max_symbols=ALL)
+    heldout = _load("dna", "heldout", max_symbols=ALL)
+    assert train.unit == "10-kbp block" and not set(train.doc_units) & set(heldout.doc_units)
+    assert heldout.n_units >= 8
+
+
+def test_chorales_are_in_one_split_once():
+    train = _load("chorales", "train", max_symbols=ALL)
+    heldout = _load("chorales", "heldout", max_symbols=ALL)
+    sopranos = [tuple(doc.tolist()) for ds in (train, heldout)
+                for doc_id, doc in zip(ds.doc_ids, ds.docs) if doc_id.endswith("/soprano")]
+    assert len(sopranos) == len(set(sopranos))
+    assert "bwv59.3" in train.settings["dropped_duplicates"]  # = bwv175.7
+
+
+def test_every_dataset_declares_its_unit():
+    units = {"kjv": "book", "shakespeare": "work", "udhr": "language", "stdlib": "file",
+             "dna": "10-kbp block", "protein": "protein", "ecg": "recording", "ppg": "recording",
+             "chorales": "chorale", "timeseries": "series"}
+    assert set(units) == set(list_datasets())
+    for name, unit in units.items():
+        ds = _load(name, "heldout", max_symbols=20_000)
+        assert ds.unit == unit and len(ds.doc_units) == ds.n_docs
+        assert 1 <= ds.n_units <= ds.n_docs
+        assert ds.metadata()["n_units"] == ds.n_units
 
 
 def test_signal_window_option():
@@ -364,3 +423,33 @@ def test_pins_are_exact():
     for archive in sources.ARCHIVES.values():
         assert len(archive.sha256) == 64 and archive.version in archive.filename
         assert archive.filename.endswith((".whl", ".tar.gz", ".tgz"))
+
+
+def test_archive_members_are_extracted_with_a_marker(monkeypatch, tmp_path):
+    import io
+    import tarfile
+
+    monkeypatch.setenv("UBPE_DATA_CACHE", str(tmp_path))
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for name, data in [("pkg-1/models/ggml-vocab-a.gguf", b"GGUF"), ("pkg-1/src/x.c", b"int")]:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    path = tmp_path / "pypi" / "pkg-1.tar.gz"
+    path.parent.mkdir()
+    path.write_bytes(buffer.getvalue())
+    archive = sources.Archive("pkg", "1", "pypi", "pkg-1.tar.gz", sources.sha256_of(path), "MIT",
+                              "sdist", extract=("*/models/ggml-vocab-*",))
+    monkeypatch.setitem(sources.ARCHIVES, "pkg", archive)
+    with pytest.raises(DataNotInstalledError, match="not extracted"):
+        sources.extracted_dir("pkg")
+    assert not install.archive_ok(archive)
+    assert install.extract_members(archive) == 1
+    folder = sources.extracted_dir("pkg")
+    assert (folder / "pkg-1/models/ggml-vocab-a.gguf").read_bytes() == b"GGUF"
+    assert not (folder / "pkg-1/src").exists()
+    assert install.archive_ok(archive)
+    archive.extraction_marker().write_text("0" * 64)
+    with pytest.raises(DataNotInstalledError, match="another"):
+        sources.extracted_dir("pkg")

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import reference_encode as ref
-from ubpe.encoders.tfidf import UniversalEncoder, best_sums
+from ubpe.encoders.tfidf import TfidfEncoder, best_sums
 from ubpe.errors import InvalidParameterError
 from ubpe.vocabulary import Vocabulary
 from ubpe_native._lattice import encode_parts
@@ -91,8 +91,8 @@ def test_documents_combine_parts_like_the_reference(corpus, data, top_n):
     n_base, documents, rearrange, n_candidates = corpus
     vocab = ref.fitted_vocabulary(documents, n_base, 12, n_candidates, rearrange)
     parts = data.draw(st.lists(st.lists(st.integers(0, n_base - 1), min_size=1, max_size=8), max_size=5))
-    encoder = UniversalEncoder(vocab)
-    got = encoder.encode_parts([np.array(p, np.int32) for p in parts], top_n)
+    encoder = TfidfEncoder(vocab)
+    got = encoder.encode([np.array(p, np.int32) for p in parts], top_n)
     lookup, weights = ref.universal_tables(vocab)
     want = ref.combine_parts(lambda p: ref.encode_word(lookup, weights, p, top_n), parts, top_n)
     assert got == want
@@ -104,8 +104,8 @@ def test_exact_combination_is_the_k_best_of_all_sums(corpus, data, top_n):
     n_base, documents, rearrange, n_candidates = corpus
     vocab = ref.fitted_vocabulary(documents, n_base, 12, n_candidates, rearrange)
     parts = data.draw(st.lists(st.lists(st.integers(0, n_base - 1), min_size=1, max_size=6), min_size=2, max_size=4))
-    encoder = UniversalEncoder(vocab)
-    got = encoder.encode_parts([np.array(p, np.int32) for p in parts], top_n, exact=True)
+    encoder = TfidfEncoder(vocab)
+    got = TfidfEncoder(vocab, exact=True).encode([np.array(p, np.int32) for p in parts], top_n)
     per_part = encoder.part_candidates([np.array(p, np.int32) for p in parts], top_n)
     everything = []
     for combination in itertools.product(*per_part):
@@ -160,19 +160,19 @@ def test_a_2k_sequence_matches_the_reference():
 
 def test_empty_inputs():
     vocab = Vocabulary.from_merges(2, [0], [1], documents=[1], n_docs=2)
-    encoder = UniversalEncoder(vocab)
-    assert encoder.encode_parts([np.zeros(0, np.int32)], 3) == [([], 0.0)]
-    assert encoder.encode_parts([], 1) == [([], 0.0)]
-    assert encoder.encode_parts([], 2) == [([], 0.0)]
+    encoder = TfidfEncoder(vocab)
+    assert encoder.encode([np.zeros(0, np.int32)], 3) == [([], 0.0)]
+    assert encoder.encode([], 1) == [([], 0.0)]
+    assert encoder.encode([], 2) == [([], 0.0)]
 
 
 def test_invalid_arguments_raise():
     vocab = Vocabulary.from_merges(2, [0], [1], documents=[1], n_docs=2)
-    encoder = UniversalEncoder(vocab)
+    encoder = TfidfEncoder(vocab)
     with pytest.raises(InvalidParameterError):
-        encoder.encode_parts([np.array([0, 1])], 0)
+        encoder.encode([np.array([0, 1])], 0)
     with pytest.raises(ValueError):
-        encoder.encode_parts([np.array([0, 2])])  # 2 is no base id
+        encoder.encode([np.array([0, 2])])  # 2 is no base id
     tree = RadixTree(2, vocab.piece_offsets, vocab.piece_symbols)
     with pytest.raises(ValueError):
         encode_parts(tree, np.zeros(2), np.array([0, 1], np.int32), np.array([0, 2]))  # token 2 has no weight

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import ubpe.io.files as serialization
+import ubpe.io.ours as serialization
 from ubpe import UBPE, UBPEClassic, load
-from ubpe.io.files import decode_symbol, encode_symbol
+from ubpe.io.ours import decode_symbol, encode_symbol
 
 
 @pytest.fixture(params=[UBPE, UBPEClassic])

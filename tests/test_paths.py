@@ -27,14 +27,11 @@ from ubpe.encoders.paths import (
     LongestPrefixEncoder,
     LongestSuffixEncoder,
     LongestTokenEncoder,
-    register_path_encoders,
 )
 from ubpe.vocabulary import Vocabulary
 from ubpe_native._paths import kbest_paths, longest_prefix
 from ubpe_native._radix import RadixTree
 
-# the lead wires this into ubpe.encoders; registering again is harmless (a name is replaced)
-register_path_encoders()
 
 NAMES = ("fewest", "additive", "longest_prefix", "longest_suffix", "longest_token")
 MAX_WORD = 12

@@ -57,9 +57,15 @@ def test_python_blocks_run(index, tmp_path, monkeypatch):
         exec(compile(blocks("python")[index], f"README.md python block {index}", "exec"), {})
 
 
-def test_python_quick_start_exists_and_prints():
+def test_python_quick_start_prints_what_the_readme_shows(tmp_path, monkeypatch):
     (code,) = blocks("python", "Python quick start")
+    (shown,) = blocks("text", "Python quick start")
     assert 5 <= len(code.strip().splitlines()) <= 14  # a quick start, not a tutorial
+    monkeypatch.chdir(tmp_path)
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        exec(compile(code, "README.md Python quick start", "exec"), {})
+    assert output.getvalue() == shown
 
 
 @pytest.fixture(scope="module")

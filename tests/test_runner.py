@@ -10,27 +10,33 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from experiments import runner
+from experiments import patterns, runner
 from experiments.config import ConfigError, EncoderSpec, load_config, n_tokens_for, parse_config
 from experiments.datasets import Dataset, content_checksum
 
 TRAIN = ["abracadabra abracadabra", "banana bandana cabana", "a cab and a bad banana",
          "abba dabba", "candid canard", "radar cabbage"] * 2
-HELDOUT = ["abracadabra banana", "cabana bandana abba", "a bad cab", "dada", "bandanna"]
+HELDOUT = ["abracadabra banana", "cabana bandana abba", "a bad cab", "dada", "bandanna",
+           "a cabbage and a banana", "radar abracadabra", "candid cabana bandana"]
+# two documents per unit, except the last two: six units of the eight documents
+HELDOUT_UNITS = ["u0", "u0", "u1", "u1", "u2", "u3", "u4", "u5"]
 SIGNAL_TRAIN = [np.array([0, 1, 2, 1, 0, 1, 2, 1, 0] * 3), np.array([2, 2, 1, 0, 0, 1, 2, 2] * 3)]
 SIGNAL_HELDOUT = [np.array([0, 1, 2, 1, 0, 1]), np.array([2, 2, 1, 0, 0, 1, 2])]
 
 
-def _dataset(name, split, docs, kind, symbol_type):
+def _dataset(name, split, docs, kind, symbol_type, units=None):
     return Dataset(name=name, kind=kind, split=split, docs=list(docs),
                    doc_ids=[f"{name}:{i}" for i in range(len(docs))], source="tests",
                    source_version="0", licence="CC0", description=f"tiny {kind}",
-                   symbol_type=symbol_type, settings={}, checksum=content_checksum(docs))
+                   symbol_type=symbol_type, settings={}, checksum=content_checksum(docs),
+                   unit="pair" if units else "document", doc_units=units or [])
 
 
 def fake_load(name, split, *, max_symbols, options):
     if name == "tiny":
-        return _dataset(name, split, TRAIN if split == "train" else HELDOUT, "prose", "char")
+        if split == "train":
+            return _dataset(name, split, TRAIN, "prose", "char")
+        return _dataset(name, split, HELDOUT, "prose", "char", HELDOUT_UNITS)
     return _dataset(name, split, SIGNAL_TRAIN if split == "train" else SIGNAL_HELDOUT,
                     "signal", "int")
 
@@ -42,7 +48,7 @@ TINY = {
     "encoders": {"run": ["universal:tfidf", "classic:classic", "classic:tfidf",
                          "universal:no_such_encoder"],
                  "baseline": "classic:classic"},
-    "statistics": {"resamples": 200, "seed": 7},
+    "statistics": {"alpha": 0.05},
     "comparisons": [
         {"question": "Is tf-idf shorter than classic?", "a": "universal:tfidf", "b": "classic:classic"},
         {"question": "Unavailable?", "a": "universal:no_such_encoder", "b": "classic:classic"},
@@ -90,9 +96,21 @@ def test_end_to_end_writes_tables_report_and_plots(tiny, tmp_path):
     sums = documents.groupby(["dataset", "size", "encoder"])["n_tokens"].sum()
     for row in metrics.itertuples():
         assert sums[(row.dataset, row.size, row.encoder)] == row.corpus_tokens
-    comparisons = pd.read_csv(out / "comparisons.csv")
+    assert documents.loc[documents["dataset"] == "tiny", "unit"].tolist()[:8] == HELDOUT_UNITS
+    comparisons = pd.read_csv(out / "comparisons.csv", dtype={"size": str})
     assert len(comparisons) == 4 and set(comparisons["question"]) == {0}
-    assert comparisons["p_holm"].between(0, 1).all()
+    # per unit: the tiny prose has 6 units (tested), the wave 2 documents = 2 units (not)
+    tiny_rows = comparisons[comparisons["dataset"] == "tiny"]
+    assert (tiny_rows["n_units"] == 6).all() and (tiny_rows["n_docs"] == 8).all()
+    assert tiny_rows["p_holm"].between(0, 1).all()
+    wave_rows = comparisons[comparisons["dataset"] == "wave"]
+    assert (wave_rows["verdict"] == "too few units to test").all() and wave_rows["p_value"].isna().all()
+    # the per-unit effect is computed from the documents' token counts summed per unit
+    docs = documents[(documents["dataset"] == "tiny") & (documents["size"] == "+6")]
+    per_unit = docs.pivot_table(index="unit", columns="encoder", values="n_tokens", aggfunc="sum")
+    expected = np.log(per_unit["universal:tfidf"] / per_unit["classic:classic"])
+    row = tiny_rows[tiny_rows["size"] == "+6"].iloc[0]
+    assert row["mean_log_ratio"] == pytest.approx(expected.mean())
     info = json.loads((out / "run.json").read_text())
     assert info["unavailable_encoders"] == ["universal:no_such_encoder"]
     report = (out / "README.md").read_text()
@@ -108,7 +126,9 @@ def test_rerun_skips_finished_cells_and_gives_identical_numbers(tiny, monkeypatc
     def must_not_encode(*args, **kwargs):
         raise AssertionError("a finished cell was recomputed")
 
-    monkeypatch.setattr(runner, "encode_cell", must_not_encode)
+    from experiments import units
+
+    monkeypatch.setattr(units, "encode_cell", must_not_encode)
     _run(tiny)
     info = json.loads((out / "run.json").read_text())
     assert info["run"]["cells_computed"] == 0 and info["run"]["cells_cached"] == 12
@@ -141,20 +161,81 @@ def test_report_rerenders_from_the_csv_files_only(tiny, monkeypatch):
     assert (out / "README.md").read_text() == before
 
 
-def test_a_failing_cell_is_recorded_not_fatal(tiny, monkeypatch):
-    real = runner.encode_cell
-
-    def failing_classic(tok, docs, cell):
+def _failing_classic(real, error):
+    def encode(tok, docs, cell):
         if cell.encoder == "classic":
-            raise ValueError("does not apply")
+            raise error
         return real(tok, docs, cell)
+    return encode
 
-    monkeypatch.setattr(runner, "encode_cell", failing_classic)
-    out = _run(tiny)
+
+def test_a_failed_cell_fails_the_run_naming_the_cell(tiny, monkeypatch, capsys):
+    from ubpe.errors import InvalidParameterError
+
+    from experiments import units
+    from experiments.__main__ import main
+
+    monkeypatch.setattr(units, "encode_cell",
+                        _failing_classic(units.encode_cell, InvalidParameterError("does not apply")))
+    with pytest.raises(runner.FailedCellsError) as caught:
+        _run(tiny)
+    message = str(caught.value)
+    assert "tiny +6 n_candidates=2 classic:classic: InvalidParameterError: does not apply" in message
+    # the results are written all the same, with the failure in run.json and the report
+    out = caught.value.out
     info = json.loads((out / "run.json").read_text())
     assert {f["encoder"] for f in info["failed_cells"]} == {"classic:classic"}
-    assert "ValueError: does not apply" in info["failed_cells"][0]["error"]
+    assert not any(f["allowed"] for f in info["failed_cells"])
     assert "could not be computed" in (out / "README.md").read_text()
+    # the command line exits with status 1 and names the cells
+    config_file = out.parent / "tiny.toml"
+    monkeypatch.setattr(runner, "RESULTS_DIR", out.parent)
+    monkeypatch.setattr("experiments.__main__.load_config", lambda _: tiny)
+    assert main([str(config_file), "--no-progress"]) == 1
+    assert "wave +12 n_candidates=2 classic:classic" in capsys.readouterr().err
+
+
+def test_an_allow_listed_failure_is_recorded_not_fatal(tiny, monkeypatch):
+    from ubpe.errors import InvalidParameterError
+
+    from experiments import units
+
+    monkeypatch.setattr(units, "encode_cell",
+                        _failing_classic(units.encode_cell, InvalidParameterError("does not apply")))
+    config = parse_config({**TINY, "encoders": {**TINY["encoders"],
+                                                "allow_failures": ["classic:classic"]}})
+    out = _run(config)
+    info = json.loads((out / "run.json").read_text())
+    assert {f["encoder"] for f in info["failed_cells"]} == {"classic:classic"}
+    assert all(f["allowed"] for f in info["failed_cells"])
+
+
+def test_a_bug_in_an_encoder_is_not_a_failed_cell(tiny, monkeypatch):
+    from experiments import units
+
+    monkeypatch.setattr(units, "encode_cell",
+                        _failing_classic(units.encode_cell, IndexError("a regression")))
+    config = parse_config({**TINY, "encoders": {**TINY["encoders"],
+                                                "allow_failures": ["classic:classic"]}})
+    with pytest.raises(units.CellCrashed, match=r"cell tiny \+6 n_candidates=2 classic:classic "
+                                                r"crashed: IndexError: a regression"):
+        _run(config)
+    # in the process pool too (workers are forked, so they see the patched encoder)
+    with pytest.raises(units.CellCrashed, match="crashed: IndexError: a regression"):
+        runner.run_experiment(config, jobs=2, force=True, progress=False)
+
+
+def test_equal_size_trims_universal_to_the_classic_size(tiny):
+    config = parse_config({**TINY, "grid": {**TINY["grid"], "equal_size": True}})
+    out = _run(config)
+    metrics = pd.read_csv(out / "metrics.csv", dtype={"size": str})
+    sizes = metrics.groupby(["dataset", "size", "variant"])["vocab_size"].first().unstack()
+    assert (sizes["universal"] == sizes["classic"]).all()
+    unequal = pd.read_csv(_run(tiny) / "metrics.csv", dtype={"size": str})
+    assert (unequal.groupby(["dataset", "size", "variant"])["vocab_size"].first().unstack()
+            .pipe(lambda t: t["universal"] > t["classic"])).any()
+    with pytest.raises(ConfigError):
+        parse_config({**TINY, "grid": {**TINY["grid"], "equal_size": "yes"}})
 
 
 def test_config_parsing_and_errors(tmp_path):
@@ -169,6 +250,14 @@ def test_config_parsing_and_errors(tmp_path):
         parse_config({**TINY, "datasets": {}})
     with pytest.raises(ConfigError):
         parse_config({**TINY, "typo": 1})
+    with pytest.raises(ConfigError, match="no preset"):
+        parse_config({**TINY, "datasets": {"tiny": {"regex": "gpt2"}}})
+    assert parse_config({**TINY, "datasets": {"tiny": {"regex": "words"}}}).datasets[0].regex_pattern \
+        == patterns.WORDS
+    with pytest.raises(ConfigError):
+        parse_config({**TINY, "encoders": {**TINY["encoders"], "allow_failure": []}})
+    with pytest.raises(ConfigError):
+        parse_config({**TINY, "encoders": {**TINY["encoders"], "allow_failures": ["tfidf"]}})
     path = tmp_path / "mine.toml"
     path.write_text('[encoders]\nrun = ["universal:tfidf"]\n[datasets.dna]\n')
     config = load_config(path)
@@ -189,9 +278,10 @@ def test_shipped_configs_parse():
 def test_config_docstring_examples():
     import doctest
 
-    from experiments import config
+    from experiments import cache, config, formatting, patterns, provenance, report, tables
 
-    assert doctest.testmod(config).failed == 0
+    for module in (config, cache, formatting, patterns, provenance, report, tables):
+        assert doctest.testmod(module).failed == 0, module.__name__
 
 
 def test_no_comparisons_and_a_single_encoder(tiny):

@@ -24,7 +24,8 @@ from .errors import (
     UnknownTokenError,
 )
 from .splitting import SplitMode, SplitPipeline
-from .tokenizer import UBPE, UBPEClassic, load
+from .io import load, save
+from .tokenizer import UBPE, Tokenizer, UBPEClassic
 from .vocabulary import Vocabulary
 
 __all__ = [
@@ -36,6 +37,8 @@ __all__ = [
     "Alphabet",
     "Vocabulary",
     "load",
+    "save",
+    "Tokenizer",
     "available_encoders",
     "make_encoder",
     "UBPEError",

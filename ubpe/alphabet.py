@@ -26,6 +26,11 @@ MAX_DENSE_TABLE = 1 << 22
 TEXT_CHUNK = 1 << 20
 # For an error message, how many characters of a symbol's repr to show.
 REPR_LIMIT = 40
+# The most symbols an alphabet may have: ids are int32, and every symbol is held in Python
+# objects (a tuple and a dict), ~100 bytes each, so 2**24 symbols already take ~2 GB.
+MAX_ALPHABET_SIZE = 1 << 24
+# Integer symbols beyond this magnitude get no dense table (its offsets would overflow int64).
+MAX_TABLE_MAGNITUDE = 1 << 62
 
 
 def normalize_symbol(symbol: Any) -> Any:
@@ -41,12 +46,35 @@ def short_repr(value: Any) -> str:
 
 
 def _sorted_deterministically(symbols: Iterable[Any]) -> list[Any]:
-    """Sort symbols by value, or by ``repr`` where values do not compare (never by hash)."""
+    """Sort symbols by value, or by a canonical ``repr`` where values do not compare (never
+    by hash). Sets compare as subsets - a partial order that ``sorted`` would follow in hash
+    order - so symbols holding sets are always sorted by the canonical form.
+
+    >>> [sorted(s) for s in _sorted_deterministically([{"c"}, {"b", "a"}, set()])]
+    [['a', 'b'], ['c'], []]
+    """
     items = list(symbols)
-    try:
-        return sorted(items)
-    except TypeError:
-        return sorted(items, key=repr)
+    if not any(_holds_set(s) for s in items):
+        try:
+            return sorted(items)
+        except TypeError:
+            pass
+    return sorted(items, key=_canonical)
+
+
+def _holds_set(value: Any) -> bool:
+    if isinstance(value, (set, frozenset)):
+        return True
+    return isinstance(value, tuple) and any(_holds_set(v) for v in value)
+
+
+def _canonical(value: Any) -> str:
+    """``repr`` with the elements of sets in sorted order, so it never depends on hashing."""
+    if isinstance(value, (set, frozenset)):
+        return f"{type(value).__name__}({{{', '.join(sorted(_canonical(v) for v in value))}}})"
+    if isinstance(value, tuple):
+        return f"({', '.join(_canonical(v) for v in value)}{',' if len(value) == 1 else ''})"
+    return repr(value)
 
 
 class Alphabet:
@@ -67,6 +95,10 @@ class Alphabet:
         symbols = tuple(normalize_symbol(s) for s in symbols)
         if len(symbols) == 0:
             raise InvalidParameterError("`alphabet` must be non-empty")
+        if len(symbols) > MAX_ALPHABET_SIZE:
+            raise InvalidParameterError(
+                f"`alphabet` has {len(symbols)} symbols; at most {MAX_ALPHABET_SIZE} are supported"
+            )
         types = {type(s) for s in symbols}
         if len(types) > 1:
             names = ", ".join(sorted(t.__name__ for t in types))
@@ -94,8 +126,10 @@ class Alphabet:
             raise SymbolTypeError("`alphabet` must be a dict, list, set, str or int, not bool")
         if isinstance(spec, (int, np.integer)):
             size = int(spec)
-            if size < 1:
-                raise InvalidParameterError(f"`alphabet` size must be at least 1, got {size}")
+            if not 1 <= size <= MAX_ALPHABET_SIZE:
+                raise InvalidParameterError(
+                    f"`alphabet` size must be in 1..{MAX_ALPHABET_SIZE}, got {size}"
+                )
             return cls(range(size))
         if isinstance(spec, Mapping):
             return cls._from_mapping(spec)
@@ -168,6 +202,8 @@ class Alphabet:
         if not keys:
             return
         low, high = min(keys), max(keys)
+        if low < -MAX_TABLE_MAGNITUDE or high > MAX_TABLE_MAGNITUDE:
+            return
         if self.symbol_type is str:
             low = 0
         if high - low + 1 > MAX_DENSE_TABLE:
@@ -206,7 +242,7 @@ class Alphabet:
                     f"{where} is a str but the alphabet's symbols are {self.symbol_type.__name__}"
                 )
             if self._table is None:
-                return self._lookup_generic(doc), doc.__getitem__
+                return self._lookup_generic(doc, where), doc.__getitem__
             # chunk by chunk, so that the code points of a long text never exist all at once
             ids = np.empty(len(doc), dtype=ID_DTYPE)
             for start in range(0, len(doc), TEXT_CHUNK):
@@ -214,24 +250,33 @@ class Alphabet:
                 ids[start : start + TEXT_CHUNK] = self._lookup_table(np.frombuffer(chunk, dtype="<u4"))
             return ids, doc.__getitem__
         if isinstance(doc, (bytes, bytearray, memoryview)):
+            if self.symbol_type is str:
+                raise SymbolTypeError(
+                    f"{where} is bytes but the alphabet's symbols are str: decode it first "
+                    "(e.g. `doc.decode('utf-8')`)"
+                )
             raw = np.frombuffer(bytes(doc), dtype=np.uint8)
             if self.symbol_type is bytes:
                 symbols = [bytes((b,)) for b in raw.tolist()]
-                return self._lookup_generic(symbols), symbols.__getitem__
+                return self._lookup_generic(symbols, where), symbols.__getitem__
             return self._lookup_ints(raw.astype(np.int64)), lambda k: int(raw[k])
         if isinstance(doc, np.ndarray):
             if doc.ndim != 1:
                 raise SymbolTypeError(f"{where} must be a 1-D array, got {doc.ndim} dimensions")
-            if doc.dtype.kind in "iu" and self.symbol_type is int:
+            if self.symbol_type is int and doc.dtype.kind not in "iuO":
+                raise SymbolTypeError(
+                    f"{where} is an array of {doc.dtype} but the alphabet's symbols are int"
+                )
+            if doc.dtype.kind in "iu" and self.symbol_type is int and not _beyond_int64(doc):
                 return self._lookup_ints(doc.astype(np.int64, copy=False)), lambda k: int(doc[k])
             symbols = doc.tolist()
-            return self._lookup_generic(symbols), symbols.__getitem__
+            return self._lookup_generic(symbols, where), symbols.__getitem__
         if isinstance(doc, (list, tuple, range)):
             if self.symbol_type is int and self._table is not None and len(doc) > 0:
                 values = _int_array_or_none(doc)
                 if values is not None:
                     return self._lookup_ints(values), doc.__getitem__
-            return self._lookup_generic(doc), doc.__getitem__
+            return self._lookup_generic(doc, where), doc.__getitem__
         raise SymbolTypeError(
             f"{where} must be a str, bytes, list, tuple or 1-D numpy array, "
             f"not {type(doc).__name__}"
@@ -249,17 +294,26 @@ class Alphabet:
         # values past the table clip to its last entry, the -1 sentinel
         return np.take(self._table, shifted, mode="clip")
 
-    def _lookup_generic(self, symbols: Iterable[Any]) -> np.ndarray:
-        index = self._index
+    def _lookup_generic(self, symbols: Iterable[Any], where: str = "the document") -> np.ndarray:
+        """Ids by dict lookup; -1 for unknown symbols. A symbol of another type than the
+        alphabet's is an error even where it compares equal (``1.0 == True == 1``)."""
+        index, symbol_type = self._index, self.symbol_type
         out = []
-        for symbol in symbols:
+        for position, symbol in enumerate(symbols):
+            if type(symbol) is not symbol_type:
+                # numpy scalars (np.str_, np.int64) normalise to the Python value.
+                symbol = normalize_symbol(symbol)
+                if type(symbol) is not symbol_type and (
+                    isinstance(symbol, (bool, float, complex)) or symbol_type in (bool, float, int)
+                ):
+                    raise SymbolTypeError(
+                        f"symbol {short_repr(symbol)} at position {position} of {where} is "
+                        f"{type(symbol).__name__}, but the alphabet's symbols are {symbol_type.__name__}"
+                    )
             try:
                 out.append(index[symbol])
             except (KeyError, TypeError):
-                # numpy scalars (np.str_, np.int64) normalise to the Python value.
-                normalized = normalize_symbol(symbol)
-                found = index.get(normalized, -1) if _hashable(normalized) else -1
-                out.append(found)
+                out.append(-1)
         return np.asarray(out, dtype=ID_DTYPE)
 
     # -- ids -> symbols ---------------------------------------------------------------------
@@ -279,9 +333,6 @@ def _int_array_or_none(values: Sequence[Any]) -> np.ndarray | None:
         return None
 
 
-def _hashable(value: Any) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
+def _beyond_int64(values: np.ndarray) -> bool:
+    """Whether an unsigned array holds values that int64 would wrap to negatives."""
+    return values.dtype == np.uint64 and len(values) > 0 and int(values.max()) > np.iinfo(np.int64).max

@@ -427,3 +427,27 @@ def _coverage(bounds: np.ndarray, n: int) -> np.ndarray:
     np.add.at(delta, bounds[0::2], 1)
     np.add.at(delta, bounds[1::2], -1)
     return np.cumsum(delta[:-1]) > 0
+
+
+def make_pipeline(
+    alphabet: Alphabet,
+    *,
+    known_words: Any = None,
+    break_tokens: Any = None,
+    regex_str: str | None = None,
+    stop_tokens: Any = None,
+) -> SplitPipeline:
+    """A :class:`SplitPipeline` with ``known_words`` normalized first (a list gets the ids
+    after the alphabet, see :func:`normalize_known_words`): a tokenizer's whole configuration.
+
+    >>> pipeline = make_pipeline(Alphabet.from_spec("ab "), known_words=["ab"], break_tokens=" ")
+    >>> pipeline.known_words, sorted(pipeline.break_tokens)
+    ({'ab': 3}, [' '])
+    """
+    return SplitPipeline(
+        alphabet,
+        known_words=normalize_known_words(known_words, alphabet),
+        break_tokens=break_tokens,
+        regex_str=regex_str,
+        stop_tokens=stop_tokens,
+    )

@@ -1,9 +1,16 @@
-"""``UBPE`` and ``UBPEClassic``: drop-in replacements for ubpe 0.3.0's tokenizers.
+"""The tokenizer contract and ``UBPE`` / ``UBPEClassic``, drop-in replacements for ubpe 0.3.0's.
 
-Same constructor, ``fit``, ``rearrange_tokens``, ``dumps``/``loads`` and attributes
-(``alphabet``, ``tokens_mapper``, ``tokens_weights``...) as the reference, producing the same
-vocabularies; on top, ``vocabulary`` (both views of every token plus creation ranks) and
-``save``/``load`` in a versioned format.
+:class:`Tokenizer` is what every tokenizer family implements (``UBPE``, ``UBPEClassic``,
+:class:`~ubpe.bytelevel.ByteLevelBPE`, and models read from other systems' files), so the
+command line and the views treat them alike: ``encode_with`` (top-n ``(ids, score)``
+alternatives by any encoder), ``decode``, ``pieces``, ``n_symbols``, ``describe``, ``save``.
+
+``UBPE`` and ``UBPEClassic`` keep the reference's constructor, ``fit``, ``rearrange_tokens``,
+``dumps``/``loads`` and attributes (``alphabet``, ``tokens_mapper``, ``tokens_weights``...),
+producing the same vocabularies; on top, ``vocabulary`` (both views of every token plus
+creation ranks) and ``save``/``load`` in a versioned format (:mod:`ubpe.io`). :mod:`ubpe.io`
+builds tokenizers, so it sits above this module: the model-file methods (``save``, ``load``,
+``dumps``, ``loads``) import it when called, and no module imports the other at load time.
 
 >>> tok = UBPE(alphabet="ab", n_tokens=4)
 >>> tok.fit(["abab", "abba"], quiet=True)
@@ -11,41 +18,25 @@ vocabularies; on top, ``vocabulary`` (both views of every token plus creation ra
 {2: (0, 1, 1), 3: (0, 1, 0, 1)}
 >>> tok.decode([3, 1]), tok.decode([])
 ('ababb', '')
+>>> isinstance(tok, Tokenizer), tok.pieces([3, 1]), tok.n_symbols("abab")
+(True, ['abab', 'b'], 4)
 """
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Iterable, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
 from .alphabet import Alphabet
-from .errors import (
-    AlreadyFittedError,
-    EmptyCorpusError,
-    InvalidParameterError,
-    ModelFormatError,
-    NotFittedError,
-    SymbolTypeError,
-    UnknownTokenError,
-)
-from .encoders import Encoder, make_encoder
-from .fit import check_n_candidates, fit_vocabulary
-from .io.files import (
-    decode_symbol,
-    encode_symbol,
-    infer_symbol_type,
-    parse_json,
-    read_text,
-    unwrap_body,
-    vocabulary_from_json,
-    vocabulary_to_json,
-    wrap_body,
-    write_atomically,
-)
-from .splitting import SplitMode, SplitPipeline, normalize_known_words
+from .encoders import Encoder, Encoding, make_encoder
+from .errors import AlreadyFittedError, InvalidParameterError, NotFittedError, SymbolTypeError
+from .fit import fit_corpus
+from .pieces import Inventory, PieceTable
+from .splitting import SplitMode, SplitPipeline, make_pipeline
 from .vocabulary import Vocabulary
 
 DEFAULT_N_TOKENS = 2**10
@@ -54,11 +45,79 @@ UNIVERSAL, CLASSIC = "universal", "classic"
 BATCH_CHUNK = 64
 
 
+class _StaticCheck(type(Protocol)):  # type: ignore[misc]
+    """``isinstance(x, Tokenizer)`` looks the members up statically (as Python 3.12 does), so
+    the properties of an unfitted tokenizer, which raise NotFittedError, do not break it."""
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        if cls.__name__ != "Tokenizer":
+            return super().__instancecheck__(instance)
+        missing = object()
+        return all(inspect.getattr_static(instance, name, missing) is not missing for name in CONTRACT)
+
+
+# the members of the contract, checked by isinstance(x, Tokenizer)
+CONTRACT = (
+    "variant", "default_encoder", "symbol_unit", "symbol_type", "n_vocab", "vocabulary", "encode",
+    "encode_with", "encode_batch_with", "decode", "pieces", "piece_to_id", "n_symbols", "covers",
+    "describe", "inventory", "save",
+)
+
+
+@runtime_checkable
+class Tokenizer(Protocol, metaclass=_StaticCheck):
+    """What every tokenizer family implements, so that the CLI and the views need no type switches.
+
+    ``variant`` names the family (``"universal"``, ``"classic"``, ``"bytelevel"``; imports e.g.
+    ``"spm:bpe"``); ``encode_with`` / ``encode_batch_with`` give ``top_n`` ``(ids, score)``
+    alternatives by any encoder (``default_encoder`` when none is named) while ``encode`` keeps
+    the family's own call; ``pieces(ids)`` is what each id stands for in the family's unit
+    (str for text alphabets, bytes for byte-level, a list of symbols otherwise), which the views
+    draw; ``n_symbols`` counts ``symbol_unit``s (``"symbol"``, ``"byte"``, ``"char"``) for
+    tokens-per-symbol; ``symbol_type`` is a document's symbol type; ``covers(doc)`` whether
+    every symbol is known; ``describe()`` and ``inventory()`` feed ``ubpe inspect``; ``save``
+    writes our format. Errors are :mod:`ubpe.errors` exceptions.
+    """
+
+    variant: str
+    default_encoder: str
+    symbol_unit: str
+    symbol_type: type
+
+    @property
+    def n_vocab(self) -> int: ...
+    @property
+    def vocabulary(self) -> Vocabulary | None: ...
+    def encode(self, doc: Any, *args: Any, **kwargs: Any) -> Any: ...
+    def encode_with(self, doc: Any, encoder: str | None = None, top_n: int = 1, **options: Any) -> list[Encoding]: ...
+    def encode_batch_with(
+        self, docs: Sequence[Any], encoder: str | None = None, top_n: int = 1, **options: Any
+    ) -> list[list[Encoding]]: ...
+    def decode(self, ids: Sequence[int]) -> Any: ...
+    def pieces(self, ids: Sequence[int]) -> list[Any]: ...
+    def piece_to_id(self, piece: Any) -> int: ...
+    def n_symbols(self, doc: Any) -> int: ...
+    def covers(self, doc: Any) -> bool: ...
+    def describe(self) -> dict[str, Any]: ...
+    def inventory(self) -> Inventory: ...
+    def save(self, path: str | os.PathLike) -> None: ...
+
+
 class UBPEBase:
-    """What both tokenizers share: configuration, fitting, encoding, decoding, model files."""
+    """What both UBPE tokenizers share: configuration, fitting, encoding, decoding.
+
+    The configuration is a :class:`~ubpe.splitting.SplitPipeline` (alphabet, known words,
+    break tokens, regex, stop tokens) plus ``n_tokens``; the decode table is a
+    :class:`~ubpe.pieces.PieceTable`; model files are read and written by :mod:`ubpe.io`, which
+    builds instances through :meth:`restore`. The class is longer than 250 lines because it is
+    ubpe 0.3.0's whole public surface (constructor, ten attributes, ``fit``, ``encode``,
+    ``decode``, ``dumps``/``loads``) plus the :class:`Tokenizer` contract, kept on one class for
+    drop-in compatibility; every method delegates its work to one of those modules.
+    """
 
     variant: ClassVar[str]
     default_encoder: ClassVar[str]
+    symbol_unit: ClassVar[str] = "symbol"
 
     def __init__(
         self,
@@ -72,21 +131,39 @@ class UBPEBase:
     ):
         if alphabet is None:
             raise SymbolTypeError("`alphabet` must be given (or load a fitted model with `loads`)")
-        self._configure(Alphabet.from_spec(alphabet), known_words, break_tokens, regex_str, stop_tokens)
-        self.n_tokens = self._check_n_tokens(n_tokens)
-        self._vocabulary: Vocabulary | None = None
-        self._views: dict[str, Any] = {}
-
-    def _configure(self, alphabet, known_words, break_tokens, regex_str, stop_tokens) -> None:
-        self._alphabet = alphabet
-        self._known_words = normalize_known_words(known_words, alphabet)
-        self.split_pipeline = SplitPipeline(
-            alphabet,
-            known_words=self._known_words,
+        pipeline = make_pipeline(
+            Alphabet.from_spec(alphabet),
+            known_words=known_words,
             break_tokens=break_tokens,
             regex_str=regex_str,
             stop_tokens=stop_tokens,
         )
+        self._setup(pipeline)
+        self.n_tokens = self._check_n_tokens(n_tokens)
+
+    @classmethod
+    def restore(cls, pipeline: SplitPipeline, *, n_tokens: int, vocabulary: Vocabulary | None = None):
+        """A tokenizer from its configuration and (if fitted) vocabulary, unchecked against
+        ``n_tokens``: how model files are loaded (see :mod:`ubpe.io`).
+
+        >>> from ubpe.splitting import make_pipeline
+        >>> tok = UBPE.restore(make_pipeline(Alphabet.from_spec("ab")), n_tokens=2)
+        >>> tok.is_fitted, tok.n_tokens
+        (False, 2)
+        """
+        inst = cls.__new__(cls)
+        inst._setup(pipeline)
+        inst.n_tokens = int(n_tokens)
+        if vocabulary is not None:
+            inst._set_vocabulary(vocabulary)
+        return inst
+
+    def _setup(self, pipeline: SplitPipeline) -> None:
+        self.split_pipeline = pipeline
+        self._alphabet = pipeline.alphabet
+        self._known_words = pipeline.known_words
+        self._vocabulary: Vocabulary | None = None
+        self._views: dict[Any, Any] = {}
 
     def _check_n_tokens(self, n_tokens: Any) -> int:
         if isinstance(n_tokens, bool) or not isinstance(n_tokens, (int, np.integer)):
@@ -193,16 +270,9 @@ class UBPEBase:
         """
         if self._vocabulary is not None:
             raise AlreadyFittedError("the tokenizer can be fitted only once")
-        check_n_candidates(n_candidates)
-        docs = _as_corpus(corpus)
-        batch = self.split_pipeline.split_batch(docs, mode=split_mode)
-        vocabulary = fit_vocabulary(
-            batch,
-            n_base=self.n_base,
-            n_tokens=self.n_tokens,
-            n_candidates=n_candidates,
-            quiet=quiet,
-            description=f"{type(self).__name__}.fit",
+        vocabulary = fit_corpus(
+            self.split_pipeline, corpus, n_tokens=self.n_tokens, n_candidates=n_candidates, quiet=quiet,
+            split_mode=split_mode, description=f"{type(self).__name__}.fit",
         )
         if rearrange_tokens and vocabulary.n_merged:
             vocabulary = vocabulary.rearranged(self.n_tokens, classic=self.variant == CLASSIC)
@@ -241,7 +311,7 @@ class UBPEBase:
         top_n: int = 1,
         encoder: str | None = None,
         **options: Any,
-    ) -> list[tuple[list[int], float]]:
+    ) -> list[Encoding]:
         """``[(tokens, score)]`` for ``doc``, best first (``top_n`` of them where supported).
 
         ``doc`` is a str, list, tuple or 1-D numpy array of symbols; ``encoder`` picks an
@@ -259,14 +329,14 @@ class UBPEBase:
         encoder: str | None = None,
         n_threads: int | None = None,
         **options: Any,
-    ) -> list[list[tuple[list[int], float]]]:
+    ) -> list[list[Encoding]]:
         """:meth:`encode` for many documents; the kernels run without the GIL on threads."""
         from concurrent.futures import ThreadPoolExecutor
 
         chosen = self.encoder(encoder, **options)
         batch = self.split_pipeline.split_batch(list(docs), mode=split_mode)
 
-        def run(first: int) -> list[list[tuple[list[int], float]]]:
+        def run(first: int) -> list[list[Encoding]]:
             last = min(first + BATCH_CHUNK, batch.n_docs)
             return [chosen.encode(batch.parts(d), top_n) for d in range(first, last)]
 
@@ -279,11 +349,21 @@ class UBPEBase:
         with ThreadPoolExecutor(max_workers=workers) as pool:
             return [e for chunk in pool.map(run, starts) for e in chunk]
 
+    def encode_with(self, doc: Any, encoder: str | None = None, top_n: int = 1, **options: Any) -> list[Encoding]:
+        """The contract's call: :meth:`encode` with the encoder ``encoder`` (default: own)."""
+        return self.encode(doc, encoder=encoder, top_n=top_n, **options)
+
+    def encode_batch_with(
+        self, docs: Sequence[Any], encoder: str | None = None, top_n: int = 1, **options: Any
+    ) -> list[list[Encoding]]:
+        """The contract's call: :meth:`encode_batch` with the encoder ``encoder``."""
+        return self.encode_batch(docs, encoder=encoder, top_n=top_n, **options)
+
     def encode_to_numpy(self, doc: Any, **options: Any) -> np.ndarray:
         """The best encoding of ``doc`` as an int32 array (``encode(doc, **options)[0][0]``)."""
         return np.asarray(self.encode(doc, **options)[0][0], dtype=np.int32)
 
-    # -- vocabulary lookups -----------------------------------------------------------------
+    # -- vocabulary lookups and decoding ----------------------------------------------------
 
     def __len__(self) -> int:
         """How many ids the vocabulary has (alphabet, known words and merged tokens)."""
@@ -293,6 +373,16 @@ class UBPEBase:
     def n_vocab(self) -> int:
         return len(self.vocabulary)
 
+    @property
+    def symbol_type(self) -> type:
+        """The type of the alphabet's symbols (``str`` for text)."""
+        return self._alphabet.symbol_type
+
+    def _table(self) -> PieceTable:
+        if "pieces" not in self._views:
+            self._views["pieces"] = PieceTable(self._alphabet, self._known_words, self.vocabulary)
+        return self._views["pieces"]
+
     def id_to_piece(self, token: int) -> Any:
         """What ``token`` stands for: a str for text alphabets, else a list of symbols."""
         return self.decode([token])
@@ -300,35 +390,11 @@ class UBPEBase:
     def piece_to_id(self, piece: Any) -> int:
         """The id whose piece is ``piece`` (a str, or a sequence of symbols); the lowest id
         when several tokens share it. Raises :class:`UnknownTokenError` if none does."""
-        if "piece_ids" not in self._views:
-            index: dict[Any, int] = {}
-            for token, value in enumerate(self._decode_table()):
-                index.setdefault(value if isinstance(value, str) else tuple(value), token)
-            self._views["piece_ids"] = index
-        key = piece if isinstance(piece, str) else tuple(piece)
-        try:
-            return self._views["piece_ids"][key]
-        except (KeyError, TypeError):
-            raise UnknownTokenError(f"no token stands for {piece!r}") from None
+        return self._table().id_of(piece)
 
-    # -- decoding ---------------------------------------------------------------------------
-
-    def _decode_table(self) -> list[Any]:
-        """For every id, what it decodes to: a str for text alphabets, else a list."""
-        if "decode" not in self._views:
-            vocabulary = self.vocabulary
-            symbols = self._alphabet.symbols
-            text = self._alphabet.symbol_type is str
-            table: list[Any] = list(symbols) if text else [[s] for s in symbols]
-            for word, _ in sorted(self._known_words.items(), key=lambda item: item[1]) if self._known_words else []:
-                table.append(word if text and isinstance(word, str) else list(word))
-            bounds = vocabulary.piece_offsets.tolist()
-            flat = vocabulary.piece_symbols.tolist()
-            for t in range(vocabulary.n_merged):
-                piece = [symbols[i] for i in flat[bounds[t] : bounds[t + 1]]]
-                table.append("".join(piece) if text else piece)
-            self._views["decode"] = table
-        return self._views["decode"]
+    def pieces(self, ids: Sequence[int]) -> list[Any]:
+        """What each of ``ids`` stands for (see :meth:`id_to_piece`)."""
+        return [self.id_to_piece(int(t)) for t in ids]
 
     def decode(self, tokens: Iterable[int]) -> Any:
         """The document that ``tokens`` encode: a str for text alphabets, else a list.
@@ -336,172 +402,83 @@ class UBPEBase:
         ``decode([])`` is the empty document; an id outside the vocabulary raises
         :class:`UnknownTokenError`.
         """
-        table = self._decode_table()
-        if isinstance(tokens, np.ndarray):
-            tokens = tokens.tolist()
-        elif isinstance(tokens, (str, bytes)) or not isinstance(tokens, Iterable):
-            raise SymbolTypeError(f"tokens must be a sequence of ints, not {type(tokens).__name__}")
-        pieces = []
-        size = len(table)
-        for token in tokens:
-            if isinstance(token, bool) or not isinstance(token, (int, np.integer)):
-                raise SymbolTypeError(f"token ids must be ints, got {token!r}")
-            if not 0 <= token < size:
-                raise UnknownTokenError(f"token {token} is not in the vocabulary (ids 0..{size - 1})")
-            pieces.append(table[token])
-        if self._alphabet.symbol_type is str:
-            return "".join(pieces)
-        return [s for piece in pieces for s in piece]
+        return self._table().decode(tokens)
 
     def decode_batch(self, batch: Iterable[Iterable[int]]) -> list[Any]:
         """:meth:`decode` of every token list in ``batch``."""
         return [self.decode(tokens) for tokens in batch]
 
-    # -- reference JSON ---------------------------------------------------------------------
+    # -- the rest of the contract -----------------------------------------------------------
+
+    def n_symbols(self, doc: Any) -> int:
+        """How many symbols ``doc`` has."""
+        return len(doc)
+
+    def covers(self, doc: Any) -> bool:
+        """Whether every symbol of ``doc`` is in the alphabet."""
+        symbols = doc.tolist() if isinstance(doc, np.ndarray) else doc
+        alphabet = self._alphabet
+        return all(s in alphabet for s in symbols)
+
+    def describe(self) -> dict[str, Any]:
+        """Sizes and settings, one line each (what ``ubpe inspect`` prints)."""
+        vocab = self.vocabulary
+        info: dict[str, Any] = {
+            "alphabet": f"{len(self._alphabet)} symbols ({self.symbol_type.__name__})",
+            "known words": str(len(self._known_words or {})),
+            "vocabulary": f"{len(vocab)} ids: {vocab.n_base} base + {vocab.n_merged} merged tokens",
+        }
+        for name, values in (("break tokens", self.break_tokens), ("stop tokens", self.stop_tokens)):
+            if values:
+                info[name] = " ".join(repr(v) for v in sorted(values, key=repr))
+        if self.regex_str:
+            info["regex"] = self.regex_str
+        return info
+
+    def inventory(self) -> Inventory:
+        """Every id with its piece, idf weight and recorded merge (see :class:`Inventory`)."""
+        return self._table().inventory(self.vocabulary)
+
+    # -- model files (see ubpe.io) ----------------------------------------------------------
 
     def dumps(self) -> str:
         """The model as ubpe 0.3.0's JSON (loadable by the reference's ``loads``)."""
-        import json
+        from .io.ubpe030 import dumps
 
-        bad = [s for s in self._alphabet.symbols[:1] if not isinstance(s, (str, int, float))]
-        if bad:
-            raise ModelFormatError(
-                f"ubpe 0.3.0's JSON cannot hold {type(bad[0]).__name__} symbols; use `save` instead"
-            )
-        model: dict[str, Any] = {"n_tokens": self.n_tokens, "alphabet": self.alphabet}
-        if self._known_words:
-            model["known_words"] = {
-                i: (w if isinstance(w, str) else list(w)) for w, i in self._known_words.items()
-            }
-        if self.split_pipeline.break_tokens:
-            model["break_tokens"] = sorted(self.split_pipeline.break_tokens)
-        if self.regex_str:
-            model["regex_str"] = self.regex_str
-        if self.split_pipeline.stop_tokens:
-            model["stop_tokens"] = sorted(self.split_pipeline.stop_tokens)
-        model["mapper"] = self.tokens_mapper["backward"]
-        model["weights"] = self.tokens_weights
-        return json.dumps(model)
+        return dumps(self)
 
     @classmethod
     def loads(cls, dump: str, token_type: type | None = None):
         """A tokenizer from ubpe 0.3.0's JSON; ``token_type`` is inferred when not given."""
-        model = parse_json(dump, "the model")
-        if not isinstance(model, dict) or not isinstance(model.get("alphabet"), dict):
-            raise ModelFormatError("the model has no `alphabet` object")
-        for field in ("mapper", "weights"):
-            if not isinstance(model.get(field), dict):
-                raise ModelFormatError(f"the model has no `{field}` object")
-        if token_type is None:
-            token_type = infer_symbol_type(model)
-        try:
-            alphabet = Alphabet.from_spec({token_type(k): v for k, v in model["alphabet"].items()})
-        except (ValueError, TypeError) as exc:
-            raise ModelFormatError(f"the model's alphabet does not fit token_type {token_type.__name__}: {exc}") from None
-        known_words = None
-        if model.get("known_words"):
-            try:
-                known_words = {
-                    (w if isinstance(w, str) else tuple(w)): int(i) for i, w in model["known_words"].items()
-                }
-            except (TypeError, ValueError) as exc:
-                raise ModelFormatError(f"the model's known_words are malformed: {exc}") from None
-        inst = cls.__new__(cls)
-        inst._configure(
-            alphabet,
-            known_words,
-            _typed_tokens(model.get("break_tokens"), token_type),
-            model.get("regex_str"),
-            _typed_tokens(model.get("stop_tokens"), token_type),
-        )
-        inst._vocabulary = None
-        inst._views = {}
-        inst._set_vocabulary(inst._vocabulary_from_reference(model["mapper"], model["weights"]))
-        return inst
+        from .io.ubpe030 import loads
 
-    def _vocabulary_from_reference(self, mapper: dict, weights: dict) -> Vocabulary:
-        n_base = self.n_base
-        try:
-            entries = sorted((int(k), tuple(int(x) for x in v)) for k, v in mapper.items())
-            weight_of = {int(k): float(v) for k, v in weights.items()}
-        except (TypeError, ValueError) as exc:
-            raise ModelFormatError(f"the model's mapper or weights are malformed: {exc}") from None
-        ids = [token for token, _ in entries]
-        if ids != list(range(n_base, n_base + len(ids))):
-            raise ModelFormatError(
-                f"the model's tokens must be the ids {n_base}..{n_base + len(ids) - 1}, each once"
-            )
-        if set(weight_of) != set(ids):
-            raise ModelFormatError("the model's weights and mapper name different tokens")
-        seqs = [seq for _, seq in entries]
-        token_weights = [weight_of[t] for t in ids]
-        if self.variant == CLASSIC:
-            if any(len(s) != 2 for s in seqs):
-                raise ModelFormatError("a classic model maps every token to a pair")
-            return Vocabulary.from_pairs(n_base, np.asarray(seqs, dtype=np.int64), token_weights)
-        return Vocabulary.from_pieces(n_base, seqs, token_weights)
-
-    # -- our format -------------------------------------------------------------------------
+        return loads(dump, variant=cls.variant, token_type=token_type)
 
     def to_json(self) -> str:
         """The model in our versioned, checksummed format (what :meth:`save` writes)."""
-        body = {
-            "variant": self.variant,
-            "alphabet": [encode_symbol(s) for s in self._alphabet.symbols],
-            "known_words": (
-                [[i, w if isinstance(w, str) else [encode_symbol(s) for s in w]] for w, i in self._known_words.items()]
-                if self._known_words
-                else None
-            ),
-            "break_tokens": _sorted_symbols(self.split_pipeline.break_tokens),
-            "regex_str": self.regex_str,
-            "stop_tokens": _sorted_symbols(self.split_pipeline.stop_tokens),
-            "n_tokens": self.n_tokens,
-            "vocabulary": vocabulary_to_json(self._vocabulary) if self._vocabulary is not None else None,
-        }
-        return wrap_body(body)
+        from .io.ours import to_json
 
-    def save(self, path: str | os.PathLike) -> None:
-        """Write the model to ``path`` atomically (a crash leaves the old file or the new)."""
-        write_atomically(path, self.to_json())
+        return to_json(self)
 
     @classmethod
     def from_json(cls, text: str, *, what: str = "the model"):
-        body = unwrap_body(parse_json(text, what), what)
-        if body.get("variant") != cls.variant:
-            raise ModelFormatError(f"{what} holds a {body.get('variant')} model, not a {cls.variant} one")
-        try:
-            alphabet = Alphabet.from_spec([decode_symbol(s) for s in body["alphabet"]])
-            known_words = (
-                {(w if isinstance(w, str) else tuple(decode_symbol(s) for s in w)): int(i) for i, w in body["known_words"]}
-                if body.get("known_words")
-                else None
-            )
-            break_tokens = _decoded_symbols(body.get("break_tokens"))
-            stop_tokens = _decoded_symbols(body.get("stop_tokens"))
-            n_tokens = int(body["n_tokens"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ModelFormatError(f"{what} is malformed: {exc}") from None
-        inst = cls.__new__(cls)
-        inst._configure(alphabet, known_words, break_tokens, body.get("regex_str"), stop_tokens)
-        inst._vocabulary = None
-        inst._views = {}
-        inst.n_tokens = n_tokens
-        if body.get("vocabulary") is not None:
-            vocabulary = vocabulary_from_json(body["vocabulary"])
-            if vocabulary.n_base != inst.n_base:
-                raise ModelFormatError(f"{what}: the vocabulary's base size does not match the alphabet")
-            inst._set_vocabulary(vocabulary)
-        return inst
+        """A tokenizer from :meth:`to_json`'s text (it must hold this class's variant)."""
+        from .io.ours import from_json
+
+        return from_json(text, what=what, variant=cls.variant)
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the model to ``path`` atomically (a crash leaves the old file or the new)."""
+        from .io import save
+
+        save(self, path)
 
     @classmethod
     def load(cls, path: str | os.PathLike):
         """A tokenizer from a file written by :meth:`save` (or a ubpe 0.3.0 JSON dump)."""
-        text = read_text(path)
-        document = parse_json(text, str(path))
-        if isinstance(document, dict) and "format" not in document and "mapper" in document:
-            return cls.loads(text)
-        return cls.from_json(text, what=str(path))
+        from .io import load
+
+        return load(path, variant=cls.variant)
 
     def __repr__(self) -> str:
         state = f"{self.n_tokens} tokens" if self.is_fitted else f"not fitted, n_tokens={self.n_tokens}"
@@ -542,63 +519,3 @@ class UBPEClassic(UBPEBase):
 
     def _mapping(self) -> dict[int, tuple[int, ...]]:
         return self.vocabulary.pairs()
-
-
-def load(path: str | os.PathLike) -> Any:
-    """Load a model saved by ``save``, whichever variant it holds (``UBPE``, ``UBPEClassic``
-    or ``ByteLevelBPE``).
-
-    >>> import os, tempfile
-    >>> tok = UBPEClassic(alphabet="ab", n_tokens=3)
-    >>> tok.fit(["abab"], quiet=True)
-    >>> path = os.path.join(tempfile.mkdtemp(), "model.json")
-    >>> tok.save(path)
-    >>> load(path).tokens_mapper == tok.tokens_mapper
-    True
-    """
-    from .bytelevel import ByteLevelBPE
-
-    text = read_text(path)
-    document = parse_json(text, str(path))
-    body = unwrap_body(document, str(path))
-    variant = body.get("variant")
-    for cls in (UBPE, UBPEClassic, ByteLevelBPE):
-        if cls.variant == variant:
-            return cls.from_json(text, what=str(path))
-    raise ModelFormatError(f"{path} holds an unknown model variant {variant!r}")
-
-
-def _as_corpus(corpus: Any) -> list[Any]:
-    if isinstance(corpus, (str, bytes)):
-        raise SymbolTypeError("`corpus` must be a list of documents, not a single str/bytes")
-    if isinstance(corpus, np.ndarray) and corpus.ndim == 1 and corpus.dtype != object:
-        raise SymbolTypeError("`corpus` must be a list of documents, not one 1-D array")
-    if not isinstance(corpus, Iterable):
-        raise SymbolTypeError(f"`corpus` must be a list of documents, not {type(corpus).__name__}")
-    docs = list(corpus)
-    if not docs:
-        raise EmptyCorpusError("`corpus` is empty: fitting needs at least one document")
-    return docs
-
-
-def _typed_tokens(values: Any, token_type: type) -> list[Any] | None:
-    if values is None:
-        return None
-    if not isinstance(values, list):
-        raise ModelFormatError("break/stop tokens must be a list")
-    try:
-        return [token_type(v) for v in values]
-    except (TypeError, ValueError) as exc:
-        raise ModelFormatError(f"break/stop tokens do not fit token_type: {exc}") from None
-
-
-def _sorted_symbols(symbols: frozenset | None) -> list[Any] | None:
-    if not symbols:
-        return None
-    return [encode_symbol(s) for s in sorted(symbols, key=repr)]
-
-
-def _decoded_symbols(values: Any) -> list[Any] | None:
-    if values is None:
-        return None
-    return [decode_symbol(v) for v in values]

@@ -235,7 +235,8 @@ def render_html(
 
 
 def token_pieces(tokenizer: Any, tokens: Sequence[int]) -> list[Any]:
-    """What each token stands for: str (text models), bytes (byte-level), or a list.
+    """What each token stands for: str (text models), bytes (byte-level), or a list
+    (``tokenizer.pieces(tokens)``, the :class:`~ubpe.tokenizer.Tokenizer` contract).
 
     >>> from ubpe import UBPE
     >>> tok = UBPE(alphabet="ab", n_tokens=4)
@@ -243,11 +244,7 @@ def token_pieces(tokenizer: Any, tokens: Sequence[int]) -> list[Any]:
     >>> token_pieces(tok, [3, 1])
     ['abab', 'b']
     """
-    from .bytelevel import ByteLevelBPE
-
-    if isinstance(tokenizer, ByteLevelBPE):
-        return [tokenizer.decode_bytes([t]) for t in tokens]
-    return [tokenizer.id_to_piece(int(t)) for t in tokens]
+    return tokenizer.pieces(tokens)
 
 
 def show(
@@ -271,15 +268,8 @@ def show(
     #2  0.6931  a·bca|b|c
     #3  0.6931  a|bca|b|c
     """
-    from .bytelevel import ByteLevelBPE
-
     color = use_color(force=color)
-    if isinstance(tokenizer, ByteLevelBPE):
-        encodings = [(tokenizer.encode(doc), 0.0)]
-    else:
-        encodings = tokenizer.encode(doc, top_n=top_n, encoder=encoder, **options)
+    encodings = tokenizer.encode_with(doc, encoder, top_n, **options)
     if top_n == 1:
-        return render(token_pieces(tokenizer, encodings[0][0]), color=color)
-    return render_alternatives(
-        [(token_pieces(tokenizer, tokens), score) for tokens, score in encodings], color=color
-    )
+        return render(tokenizer.pieces(encodings[0][0]), color=color)
+    return render_alternatives([(tokenizer.pieces(tokens), score) for tokens, score in encodings], color=color)

@@ -86,23 +86,18 @@ class Vocabulary:
         lengths = np.fromiter((len(p) for p in pieces), dtype=np.int64, count=len(pieces))
         offsets = np.zeros(len(pieces) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
-        symbols = np.fromiter(
-            (s for p in pieces for s in p), dtype=ID_DTYPE, count=int(offsets[-1])
-        )
+        symbols = _id_array((s for p in pieces for s in p), "a piece", count=int(offsets[-1]))
         if len(symbols) and (symbols.min() < 0 or symbols.max() >= n_base):
             raise ModelFormatError("a piece holds an id that is not a base id")
         if np.any(lengths < 2):
             raise ModelFormatError("every piece must hold at least two base ids")
         if merges is None:
             merges = np.full((len(pieces), 2), NO_TOKEN, dtype=ID_DTYPE)
-        return cls(
-            n_base,
-            np.asarray(merges, dtype=ID_DTYPE).reshape(-1, 2),
-            offsets,
-            symbols,
-            np.asarray(weights, dtype=np.float64),
-            np.full(len(pieces), -1, dtype=np.int64) if ranks is None else np.asarray(ranks, dtype=np.int64),
-        )
+        merges = _id_array(merges, "a merge").reshape(-1, 2)
+        if len(merges) != len(pieces):
+            raise ModelFormatError(f"{len(merges)} merges for {len(pieces)} pieces")
+        _check_merges_build_pieces(n_base, merges, offsets, symbols)
+        return cls._assemble(n_base, merges, offsets, symbols, weights, ranks)
 
     @classmethod
     def from_pairs(
@@ -114,8 +109,13 @@ class Vocabulary:
         ranks: Sequence[int] | None = None,
     ) -> Vocabulary:
         """A vocabulary from the recursive mapping alone (pieces are expanded from it)."""
-        merges = np.asarray(merges, dtype=ID_DTYPE).reshape(-1, 2)
+        merges = _id_array(merges, "a merge").reshape(-1, 2)
         offsets, symbols = _flatten(n_base, merges)
+        return cls._assemble(n_base, merges, offsets, symbols, weights, ranks)
+
+    @classmethod
+    def _assemble(cls, n_base, merges, offsets, symbols, weights, ranks) -> Vocabulary:
+        """The vocabulary of checked arrays; unknown ``ranks`` (None) are -1."""
         return cls(
             n_base,
             merges,
@@ -159,6 +159,23 @@ class Vocabulary:
     def pairs(self) -> dict[int, tuple[int, int]]:
         """``token -> (left, right)`` (the reference's classic mapper)."""
         return {self.n_base + t: (int(l), int(r)) for t, (l, r) in enumerate(self.merges.tolist())}
+
+    def recorded_merges(self, to_id: np.ndarray | None = None) -> dict[int, tuple[int, int]]:
+        """``token -> (left, right)`` of every merge recorded (-1 marks none), through
+        ``to_id`` (vocabulary id -> output id, e.g. tiktoken ranks; default: the ids).
+
+        >>> Vocabulary.from_merges(2, [0], [1], documents=[1], n_docs=1).recorded_merges()
+        {2: (0, 1)}
+        """
+        out = {}
+        for t, (left, right) in enumerate(self.merges.tolist()):
+            if left >= 0 and right >= 0:
+                token = self.n_base + t
+                if to_id is None:
+                    out[token] = (int(left), int(right))
+                else:
+                    out[int(to_id[token])] = (int(to_id[left]), int(to_id[right]))
+        return out
 
     def weight_of(self) -> dict[int, float]:
         return {self.n_base + t: w for t, w in enumerate(self.weights.tolist())}
@@ -260,6 +277,72 @@ class Vocabulary:
                 in_walk[j] = True
                 stack.extend(k for k in parents[j] if not in_walk[k])
         return order[np.asarray(walk, dtype=np.int64)].tolist() if walk else []
+
+
+def _id_array(values, what: str, count: int = -1) -> np.ndarray:
+    """``values`` as int32 ids; a value that is not an integer or exceeds int32 is a corrupt
+    model, not an ``OverflowError`` from deep inside numpy."""
+    try:
+        if isinstance(values, np.ndarray):
+            array = values
+        else:
+            array = np.fromiter(values, dtype=np.int64, count=count) if count >= 0 else np.asarray(values)
+        if array.size and array.dtype.kind not in "iu":
+            raise TypeError(f"ids of type {array.dtype}")
+        if array.size and (array.min() < NO_TOKEN or array.max() > np.iinfo(ID_DTYPE).max):
+            raise OverflowError(f"an id outside {NO_TOKEN}..{np.iinfo(ID_DTYPE).max}")
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ModelFormatError(f"{what} holds an invalid id: {exc}") from None
+    return array.astype(ID_DTYPE, copy=False)
+
+
+def _check_merges_build_pieces(
+    n_base: int, merges: np.ndarray, offsets: np.ndarray, symbols: np.ndarray
+) -> None:
+    """Every recorded merge ``(left, right)`` of token ``t`` must spell ``t``'s piece:
+    ``piece(left) + piece(right) == piece(t)``. Checked for all tokens at once in
+    O(total piece length), so a hand-made model cannot load and then encode wrongly.
+
+    >>> offsets, symbols = np.array([0, 2, 5]), np.array([0, 1, 0, 1, 1], dtype=ID_DTYPE)
+    >>> _check_merges_build_pieces(2, np.array([[0, 1], [2, 1]]), offsets, symbols)
+    >>> _check_merges_build_pieces(2, np.array([[0, 1], [1, 2]]), offsets, symbols)
+    Traceback (most recent call last):
+    ubpe.errors.ModelFormatError: token 3 merges (1, 2), which spell another piece than its own
+    """
+    n_merged = len(merges)
+    lengths = np.diff(offsets)
+    left, right = merges[:, 0].astype(np.int64), merges[:, 1].astype(np.int64)
+    recorded = (left != NO_TOKEN) & (right != NO_TOKEN)
+    outside = recorded & ((np.minimum(left, right) < 0) | (np.maximum(left, right) >= n_base + n_merged))
+    if outside.any():
+        t = int(np.flatnonzero(outside)[0])
+        raise ModelFormatError(f"token {n_base + t} merges ({left[t]}, {right[t]}), not tokens of this vocabulary")
+    rows = np.flatnonzero(recorded)
+    if not len(rows):
+        return
+    token_length = np.concatenate([np.ones(n_base, dtype=np.int64), lengths])
+    token_start = np.concatenate([np.zeros(n_base, dtype=np.int64), offsets[:-1]])
+    left_len, right_len = token_length[left[rows]], token_length[right[rows]]
+    wrong = left_len + right_len != lengths[rows]
+    if not wrong.any():
+        # position k of token t's piece comes from left at k, or from right at k - len(left)
+        size = lengths[rows]
+        row_of = np.repeat(np.arange(len(rows)), size)
+        k = np.arange(int(size.sum())) - np.repeat(np.cumsum(size) - size, size)
+        in_left = k < left_len[row_of]
+        source = np.where(in_left, left[rows][row_of], right[rows][row_of])
+        source_k = np.where(in_left, k, k - left_len[row_of])
+        spelled = np.where(
+            source < n_base, source, symbols[np.minimum(token_start[source] + source_k, len(symbols) - 1)]
+        )
+        mismatch = spelled != symbols[offsets[rows][row_of] + k]
+        wrong = np.zeros(len(rows), dtype=bool)
+        wrong[row_of[mismatch]] = True
+    if wrong.any():
+        t = int(rows[np.flatnonzero(wrong)[0]])
+        raise ModelFormatError(
+            f"token {n_base + t} merges ({left[t]}, {right[t]}), which spell another piece than its own"
+        )
 
 
 def _flatten(n_base: int, merges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

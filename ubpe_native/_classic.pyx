@@ -13,8 +13,11 @@ pairs ``j > i`` in order for as long as ``j < min(stop[taken])``; the present pa
 of a heap keyed by priority. The word is a linked list; each pair keeps the positions where
 it was formed, validated when used, so a step costs time in the merges it makes.
 
-Scores are the reference's: ``sum((1 + ln(count)) * weight)`` over the final word's Counter
-(first occurrence order), with CPython 3.12's compensated ``sum``.
+Scores are ``sum((1 + ln(count)) * weight)`` over the final word's distinct tokens, with
+CPython 3.12's compensated ``sum``, as ``_score`` computes every encoder's score: in the order
+of first occurrence from the right. (The reference's classic encoder sums its
+``Counter(word)``, first occurrence from the left; the compensated sum makes the order matter
+only in the last bit, rarely: no document of the golden fixtures differs.)
 
 >>> import numpy as np
 >>> table = PairTable(np.array([0, 2], np.int32), np.array([1, 0], np.int32), np.array([2, 3], np.int32))
@@ -24,23 +27,28 @@ Scores are the reference's: ``sum((1 + ln(count)) * weight)`` over the final wor
 ([3, 2], [1.5])
 """
 
-from libc.math cimport fabs, isfinite, log
-from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t
 from libcpp.algorithm cimport sort, unique
-from libcpp.queue cimport priority_queue
 from libcpp.vector cimport vector
 
 import numpy as np
 
-from ubpe_native._flat_map cimport FlatMap
+from ubpe_native._checks cimport check_ids, check_offsets, check_per_token
+from ubpe_native._flat_map cimport FlatMap, pack_key
+from ubpe_native._heap cimport heap_pop, heap_push
+from ubpe_native._score cimport part_score
 from ubpe_native._typedefs cimport id_t
 
 # a removed node of the word, or "no pair"
 cdef id_t NONE = -1
+# the present pairs' heap is binary
+cdef enum:
+    HEAP_ARITY = 2
 
 
-cdef inline uint64_t pair_key(id_t left, id_t right) noexcept nogil:
-    return (<uint64_t>left << 32) | <uint64_t>(<uint32_t>right)
+cdef inline bint earlier(const int32_t& a, const int32_t& b) noexcept nogil:
+    """The heap's order: the pair of highest priority (lowest index) first."""
+    return a < b
 
 
 cdef class PairTable:
@@ -72,7 +80,7 @@ cdef class PairTable:
         cdef vector[int32_t] next_with
         with nogil:
             for k in range(n):
-                slot = self.priority.slot(pair_key(left_view[k], right_view[k]))
+                slot = self.priority.slot(pack_key(left_view[k], right_view[k]))
                 if slot[0] == 0:
                     slot[0] = <int64_t>self.left.size() + 1
                     self.left.push_back(left_view[k])
@@ -96,7 +104,7 @@ cdef class PairTable:
         return np.asarray([self.stop[k] for k in range(self.stop.size())], dtype=np.int32)
 
     cdef inline int32_t priority_of(self, id_t left, id_t right) noexcept nogil:
-        return <int32_t>self.priority.get(pair_key(left, right), 0) - 1
+        return <int32_t>self.priority.get(pack_key(left, right), 0) - 1
 
 
 cdef class _Word:
@@ -105,10 +113,10 @@ cdef class _Word:
     cdef vector[id_t] symbol      # NONE once merged into its left neighbour
     cdef vector[int32_t] prev
     cdef vector[int32_t] next
-    # present pairs: occurrences per priority, and a min-heap of priorities (negated)
+    # present pairs: occurrences per priority, and a min-heap of priorities
     cdef vector[int32_t] occurrences
     cdef vector[bint] in_heap
-    cdef priority_queue[int32_t] heap
+    cdef vector[int32_t] heap
     cdef vector[int32_t] touched
     # where each pair was formed: a singly linked list of entries per priority
     cdef vector[int32_t] head
@@ -142,7 +150,7 @@ cdef class _Word:
         self.occurrences[k] += 1
         if not self.in_heap[k]:
             self.in_heap[k] = True
-            self.heap.push(-k)
+            heap_push(self.heap, k, HEAP_ARITY, earlier)
 
     cdef void broken(self, PairTable table, int32_t position) noexcept nogil:
         """The pair starting at ``position`` is about to disappear."""
@@ -157,10 +165,10 @@ cdef class _Word:
         """The present pair of highest priority, or -1 (absent pairs are dropped lazily)."""
         cdef int32_t k
         while not self.heap.empty():
-            k = -self.heap.top()
+            k = self.heap[0]
             if self.occurrences[k] > 0:
                 return k
-            self.heap.pop()
+            heap_pop(self.heap, HEAP_ARITY, earlier)
             self.in_heap[k] = False
         return -1
 
@@ -190,7 +198,7 @@ cdef class _Word:
             self.taken.clear()
             stop = table.stop[k]
             while k >= 0 and k < stop:
-                self.heap.pop()
+                heap_pop(self.heap, HEAP_ARITY, earlier)
                 self.in_heap[k] = False
                 self.taken.push_back(k)
                 stop = min(stop, table.stop[k])
@@ -245,7 +253,7 @@ cdef class _Word:
                 k = self.taken[t]
                 if self.occurrences[k] > 0 and not self.in_heap[k]:
                     self.in_heap[k] = True
-                    self.heap.push(-k)
+                    heap_push(self.heap, k, HEAP_ARITY, earlier)
 
         self.write_result(weights)
         # leave the per-pair state clean for the next word
@@ -254,40 +262,23 @@ cdef class _Word:
             self.head[k] = -2
             self.occurrences[k] = 0
             self.in_heap[k] = False
-        while not self.heap.empty():
-            self.heap.pop()
+        self.heap.clear()
 
     cdef void write_result(self, const double* weights) noexcept nogil:
-        """Append the word and its score: ``sum`` over ``Counter(word)``, whose keys come in
-        first-occurrence order, as CPython 3.12 adds floats (Neumaier)."""
+        """Append the word and its score (``_score``'s per-part sum: the reference sums over
+        ``Counter(word)``, first occurrence from the *left*; see ``encode_words``)."""
         cdef int32_t position = 0 if self.symbol.size() else -1
-        cdef id_t token
-        cdef Py_ssize_t i
-        cdef double high = 0.0, low = 0.0, term, total
-        self.key_order.clear()
+        cdef Py_ssize_t first = self.out_tokens.size()
         while position >= 0:
-            token = self.symbol[position]
-            self.out_tokens.push_back(token)
-            if weights[token] != 0.0:  # a 0.0 term leaves the sum as it is
-                if self.counts[token] == 0:
-                    self.key_order.push_back(token)
-                self.counts[token] += 1
+            self.out_tokens.push_back(self.symbol[position])
             position = self.next[position]
-        for i in range(self.key_order.size()):
-            token = self.key_order[i]
-            term = (1.0 + log(<double>self.counts[token])) * weights[token]
-            total = high + term
-            if fabs(high) >= fabs(term):
-                low += (high - total) + term
-            else:
-                low += (term - total) + high
-            high = total
-            self.counts[token] = 0
-        self.out_scores.push_back(high + low if low != 0.0 and isfinite(low) else high)
+        self.out_scores.push_back(part_score(self.out_tokens.data() + first,
+                                             self.out_tokens.size() - first, weights,
+                                             self.counts.data(), self.key_order))
         self.out_offsets.push_back(self.out_tokens.size())
 
 
-def encode_words(PairTable table, weights, tokens, offsets):
+def encode_words(PairTable table not None, weights, tokens, offsets):
     """Encode every word ``tokens[offsets[k]:offsets[k + 1]]`` with the classic rules.
 
     ``weights[t]`` is token ``t``'s weight (0 for base ids) for every id in the words and the
@@ -297,17 +288,10 @@ def encode_words(PairTable table, weights, tokens, offsets):
     cdef const double[::1] weight_view = np.ascontiguousarray(weights, dtype=np.float64)
     cdef const id_t[::1] token_view = np.ascontiguousarray(tokens, dtype=np.int32)
     cdef const int64_t[::1] offset_view = np.ascontiguousarray(offsets, dtype=np.int64)
+    check_offsets(offset_view, token_view.shape[0], "offsets")
     cdef Py_ssize_t n_words = offset_view.shape[0] - 1, k
-    if n_words < 0:
-        raise ValueError("offsets needs at least one entry")
-    bounds = np.asarray(offset_view)
-    if bounds[0] != 0 or bounds[-1] != token_view.shape[0] or np.any(np.diff(bounds) < 0):
-        raise ValueError("offsets must start at 0, end at len(tokens) and never decrease")
-    if table.max_token >= weight_view.shape[0]:
-        raise ValueError(f"the table holds id {table.max_token} but there are only "
-                         f"{weight_view.shape[0]} weights")
-    if token_view.shape[0] and (np.min(token_view) < 0 or np.max(token_view) >= weight_view.shape[0]):
-        raise ValueError(f"words may hold ids 0..{weight_view.shape[0] - 1} only")
+    check_per_token(table.max_token, weight_view.shape[0], "weights")
+    check_ids(token_view, weight_view.shape[0], "words")
 
     # empty inputs have no element 0 to point at: nothing is read through these then
     cdef const double* weight_data = &weight_view[0] if weight_view.shape[0] else NULL

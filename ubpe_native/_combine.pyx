@@ -20,6 +20,7 @@ the end.
 from libc.stdint cimport int32_t, int64_t
 from libcpp.vector cimport vector
 
+from ubpe_native._checks cimport check_offsets, check_top_n
 from ubpe_native._typedefs cimport id_t
 
 
@@ -30,16 +31,23 @@ cdef struct Tail:
     int64_t length
 
 
-def walk(const int64_t[::1] candidate_offsets, const int64_t[::1] token_offsets,
-         const id_t[::1] tokens, const double[::1] scores, int top_n):
+def walk(const int64_t[::1] candidate_offsets not None, const int64_t[::1] token_offsets not None,
+         const id_t[::1] tokens not None, const double[::1] scores not None, int top_n):
     """The reference's top-n of a document from its parts' candidates.
 
     Part ``p``'s candidates, best first, are ``candidate_offsets[p]:candidate_offsets[p+1]``;
     candidate ``j`` is ``tokens[token_offsets[j]:token_offsets[j+1]]`` scoring ``scores[j]``.
     Returns ``(token lists, scores)`` best first.
     """
-    if top_n < 1:
-        raise ValueError("top_n must be at least 1")
+    check_top_n(top_n)
+    check_offsets(candidate_offsets, scores.shape[0], "candidate_offsets")
+    check_offsets(token_offsets, tokens.shape[0], "token_offsets")
+    if token_offsets.shape[0] != scores.shape[0] + 1:
+        raise ValueError("token_offsets must have one entry per candidate and one more")
+    cdef Py_ssize_t p
+    for p in range(candidate_offsets.shape[0] - 1):
+        if candidate_offsets[p + 1] == candidate_offsets[p]:
+            raise ValueError(f"part {p} has no candidate")
     cdef vector[Tail] tails
     cdef vector[int64_t] current
     cdef Py_ssize_t n_parts = candidate_offsets.shape[0] - 1

@@ -28,6 +28,9 @@ occurrences are its occurrences in each distinct part times that part's multipli
 split into words repeats words heavily (Zipf), so the linked lists hold a fraction of the
 corpus.
 
+(The module is a little over 500 lines: it is one structure, ``PairMerger``, whose merge loop
+and statistics keep each other's invariants; its heap, keys and checks are the shared ones.)
+
 >>> import numpy as np
 >>> merger = PairMerger(np.array([0, 1, 0, 1], np.int32), np.array([0, 4]), np.array([0], np.int32), 1, 2)
 >>> merger.step(50)                        # (0, 1) occurs twice: it becomes token 2
@@ -42,7 +45,9 @@ from libcpp.vector cimport vector
 
 import numpy as np
 
-from ubpe_native._flat_map cimport FlatMap
+from ubpe_native._checks cimport check_ids, check_offsets
+from ubpe_native._flat_map cimport FlatMap, pack_key
+from ubpe_native._heap cimport heap_pop, heap_push
 from ubpe_native._typedefs cimport count_t, id_t
 
 
@@ -57,6 +62,11 @@ cdef struct Candidate:
     id_t left
     id_t right
     int32_t pair
+
+
+# the candidate heap is binary, a max-heap by occurrences
+cdef enum:
+    HEAP_ARITY = 2
 
 
 cdef inline bint heap_above(const HeapEntry& a, const HeapEntry& b) noexcept nogil:
@@ -74,9 +84,6 @@ cdef inline bint ranks_before(const Candidate& a, const Candidate& b) noexcept n
         return a.left > b.left
     return a.right > b.right
 
-
-cdef inline uint64_t pair_key(id_t left, id_t right) noexcept nogil:
-    return (<uint64_t>left << 32) | <uint64_t>(<uint32_t>right)
 
 
 
@@ -132,12 +139,19 @@ cdef class PairMerger:
     cdef readonly id_t next_token
     cdef readonly int32_t n_docs
 
-    def __init__(self, const id_t[::1] tokens, const int64_t[::1] offsets,
-                 const int32_t[::1] doc_of_part, int32_t n_docs, id_t next_token,
+    def __init__(self, const id_t[::1] tokens not None, const int64_t[::1] offsets not None,
+                 const int32_t[::1] doc_of_part not None, int32_t n_docs, id_t next_token,
                  bint unique_pieces=False):
-        cdef Py_ssize_t n_parts = offsets.shape[0] - 1
+        check_offsets(offsets, tokens.shape[0], "offsets")
+        cdef Py_ssize_t n_parts = offsets.shape[0] - 1, k
         if doc_of_part.shape[0] != n_parts:
             raise ValueError("doc_of_part must have one entry per part")
+        if n_docs < 0 or next_token < 0:
+            raise ValueError("n_docs and next_token must be non-negative")
+        for k in range(n_parts):
+            if not 0 <= doc_of_part[k] < n_docs:
+                raise ValueError(f"doc_of_part may hold documents 0..{n_docs - 1} only")
+        check_ids(tokens, next_token, "tokens")
         if tokens.shape[0] >= 2 ** 31 - 1:
             raise ValueError("the corpus is too large: at most 2**31 - 2 symbols per fit")
         self.n_docs = n_docs
@@ -215,7 +229,7 @@ cdef class PairMerger:
     # -- statistics ---------------------------------------------------------------------------
 
     cdef int32_t _pair_number(self, id_t left, id_t right) noexcept nogil:
-        cdef int64_t* slot = self.pair_numbers.slot(pair_key(left, right))
+        cdef int64_t* slot = self.pair_numbers.slot(pack_key(left, right))
         if slot[0] == 0:  # new pair: numbers are stored plus one, so 0 means absent
             slot[0] = <int64_t>self.pair_left.size() + 1
             self.pair_left.push_back(left)
@@ -229,7 +243,7 @@ cdef class PairMerger:
         return <int32_t>(slot[0] - 1)
 
     cdef count_t _occurrences_of(self, id_t left, id_t right) noexcept nogil:
-        cdef int64_t number = self.pair_numbers.get(pair_key(left, right), 0)
+        cdef int64_t number = self.pair_numbers.get(pack_key(left, right), 0)
         return self.occurrences[number - 1] if number > 0 else 0
 
     cdef inline void _touch(self, int32_t pair) noexcept nogil:
@@ -288,32 +302,10 @@ cdef class PairMerger:
         cdef HeapEntry entry
         entry.occurrences = self.occurrences[pair]
         entry.pair = pair
-        self.heap.push_back(entry)
-        cdef Py_ssize_t child = self.heap.size() - 1, parent
-        while child > 0:
-            parent = (child - 1) // 2
-            if not heap_above(self.heap[child], self.heap[parent]):
-                break
-            self.heap[child], self.heap[parent] = self.heap[parent], self.heap[child]
-            child = parent
+        heap_push(self.heap, entry, HEAP_ARITY, heap_above)
 
     cdef HeapEntry _pop(self) noexcept nogil:
-        cdef HeapEntry top = self.heap[0]
-        self.heap[0] = self.heap.back()
-        self.heap.pop_back()
-        cdef Py_ssize_t n = self.heap.size(), parent = 0, best, child
-        while True:
-            best = parent
-            child = 2 * parent + 1
-            if child < n and heap_above(self.heap[child], self.heap[best]):
-                best = child
-            if child + 1 < n and heap_above(self.heap[child + 1], self.heap[best]):
-                best = child + 1
-            if best == parent:
-                break
-            self.heap[parent], self.heap[best] = self.heap[best], self.heap[parent]
-            parent = best
-        return top
+        return heap_pop(self.heap, HEAP_ARITY, heap_above)
 
     cdef bint _is_current(self, const HeapEntry& entry) noexcept nogil:
         return entry.occurrences > 0 and entry.occurrences == self.occurrences[entry.pair]

@@ -32,8 +32,15 @@ its ``Counter``, whose keys are in the order the tokens were first added while t
 from the end. A new distinct token is one more term at the end of that sum, so each tail
 keeps the summation state ``(high, low)`` and the score is bit-identical. A repeated token
 changes a term in the middle of the sum: for parts up to ``exact_max_length`` symbols we redo
-the sum in the reference's order (walking the tail), so scores - and ties - stay
-bit-identical; longer parts add the delta instead (about 1e-16 relative off).
+the sum in the reference's order (walking the tail, with ``_score``'s per-part sum), so
+scores - and ties - stay bit-identical; longer parts rank by the delta instead (about 1e-16
+relative off), and the scores reported for them are redone by ``_score`` at the end. So every
+reported score is exactly ``ubpe_native._score``'s score of the reported tokens.
+
+The heap here is not ``_heap.pxd``'s: it must replay CPython's ``heapq`` operation for operation
+(``_siftdown``/``_siftup`` with their exact comparisons, including ``_siftup``'s descent to a
+leaf), because equal candidates are ordered by where ``heapq`` leaves them; a generic heap would
+keep the same set but not the same order of ties, and outputs would stop matching ubpe 0.3.0.
 
 >>> import numpy as np
 >>> from ubpe_native._radix import RadixTree
@@ -45,13 +52,16 @@ bit-identical; longer parts add the delta instead (about 1e-16 relative off).
 ([[2, 0], [0, 1, 0]], [0.5, 0.0])
 """
 
-from libc.math cimport fabs, isfinite, log
+from libc.math cimport log
 from libc.stdint cimport int32_t, int64_t
 from libcpp.vector cimport vector
 
 import numpy as np
 
+from ubpe_native._checks cimport check_ids, check_offsets, check_per_token, check_top_n
 from ubpe_native._radix cimport RadixTree
+from ubpe_native._score cimport add_part_terms, part_score
+from ubpe_native._sums cimport add_term, sum_value
 from ubpe_native._typedefs cimport id_t
 
 # parts up to this many symbols get scores bit-identical to the reference (see above)
@@ -88,23 +98,8 @@ cdef inline bint ranks_above(const Candidate& a, const Candidate& b) noexcept no
     return a.score > b.score
 
 
-cdef inline void add_term(double* high, double* low, double x) noexcept nogil:
-    """One step of CPython's float ``sum`` (Neumaier): ``high`` the sum, ``low`` the lost bits."""
-    cdef double t = high[0] + x
-    if fabs(high[0]) >= fabs(x):
-        low[0] += (high[0] - t) + x
-    else:
-        low[0] += (x - t) + high[0]
-    high[0] = t
-
-
-cdef inline double sum_value(double high, double low) noexcept nogil:
-    """The value ``sum`` returns from its state."""
-    if low != 0.0 and isfinite(low):
-        return high + low
-    return high
-
-
+# Not _heap.pxd's heap: these two replay CPython's heapq step for step (see the module
+# docstring), because the reference's order of equal candidates is where heapq leaves them.
 cdef void sift_towards_root(Candidate* heap, Py_ssize_t start, Py_ssize_t position) noexcept nogil:
     """``heapq._siftdown``: move ``heap[position]`` up while it ranks below its parent."""
     cdef Candidate item = heap[position]
@@ -246,27 +241,16 @@ cdef class _Workspace:
         """The reference's sum for ``[token] + tail``: its Counter lists tokens in the order
         they were first added while the path grew from the end, i.e. by last occurrence,
         right to left; the sum runs over them in that order."""
-        cdef Py_ssize_t i
-        cdef id_t t
         candidate.high = 0.0
         candidate.low = 0.0
         self.walk.clear()
-        self.key_order.clear()
         self.walk.push_back(token)
         while self.node_token[tail] != END:
             if weights[self.node_token[tail]] != 0.0:
                 self.walk.push_back(self.node_token[tail])
             tail = self.node_next[tail]
-        for i in range(<Py_ssize_t>self.walk.size() - 1, -1, -1):
-            t = self.walk[i]
-            if self.occurrences[t] == 0:
-                self.key_order.push_back(t)
-            self.occurrences[t] += 1
-        for i in range(<Py_ssize_t>self.key_order.size()):
-            t = self.key_order[i]
-            add_term(&candidate.high, &candidate.low,
-                     (1.0 + log(<double>self.occurrences[t])) * weights[t])
-            self.occurrences[t] = 0
+        add_part_terms(self.walk.data(), self.walk.size(), weights, self.occurrences.data(),
+                       self.key_order, &candidate.high, &candidate.low)
         candidate.score = sum_value(candidate.high, candidate.low)
 
     # -- one part -------------------------------------------------------------------------
@@ -275,10 +259,10 @@ cdef class _Workspace:
                           const id_t* part, Py_ssize_t n, Py_ssize_t top_n, bint exact,
                           int32_t* match_lengths, id_t* match_tokens,
                           Candidate* heap, int64_t* order) noexcept nogil:
-        cdef Py_ssize_t p, m, i, j, n_matches, size, next_position, window = tree.max_length
+        cdef Py_ssize_t p, m, i, j, n_matches, size, next_position, first, window = tree.max_length
         cdef int64_t tail, node
         cdef int32_t c
-        cdef double w
+        cdef double w, score
         cdef Candidate candidate
         cdef Py_ssize_t n_nodes = (n + 1) * top_n
         self.node_token.resize(n_nodes)
@@ -361,17 +345,24 @@ cdef class _Workspace:
             while j > 0 and ranks_below(heap[order[j - 1]], heap[order[j]]):
                 order[j - 1], order[j] = order[j], order[j - 1]
                 j -= 1
+        # Scores are reported as _score computes them: the same bits as node_score when the
+        # part was scored exactly; a longer part's scores (deltas, ~1e-16 off) are redone.
         for i in range(size):
             node = order[i] if n > 0 else n * top_n
-            self.out_scores.push_back(self.node_score[node])
+            first = self.out_tokens.size()
+            score = self.node_score[node]
             while self.node_token[node] != END:
                 self.out_tokens.push_back(self.node_token[node])
                 node = self.node_next[node]
+            if not exact:
+                score = part_score(self.out_tokens.data() + first, self.out_tokens.size() - first,
+                                   weights, self.occurrences.data(), self.key_order)
+            self.out_scores.push_back(score)
             self.out_token_offsets.push_back(self.out_tokens.size())
         self.out_candidate_offsets.push_back(self.out_scores.size())
 
 
-def encode_parts(RadixTree tree, weights, tokens, offsets, Py_ssize_t top_n=1,
+def encode_parts(RadixTree tree not None, weights, tokens, offsets, Py_ssize_t top_n=1,
                  Py_ssize_t exact_max_length=DEFAULT_EXACT_MAX_LENGTH, *,
                  Py_ssize_t _min_compaction=TRIE_MIN_COMPACTION):
     """Encode every part ``tokens[offsets[k]:offsets[k + 1]]``; up to ``top_n`` paths each.
@@ -385,14 +376,12 @@ def encode_parts(RadixTree tree, weights, tokens, offsets, Py_ssize_t top_n=1,
     cdef const double[::1] weight_view = np.ascontiguousarray(weights, dtype=np.float64)
     cdef const id_t[::1] token_view = np.ascontiguousarray(tokens, dtype=np.int32)
     cdef const int64_t[::1] offset_view = np.ascontiguousarray(offsets, dtype=np.int64)
-    if top_n < 1:
-        raise ValueError(f"top_n must be at least 1, got {top_n}")
-    if tree.max_token >= weight_view.shape[0]:
-        raise ValueError(f"the tree holds token {tree.max_token} but there are only "
-                         f"{weight_view.shape[0]} weights")
+    check_top_n(top_n)
+    check_per_token(tree.max_token, weight_view.shape[0], "weights")
     if weight_view.shape[0] and (np.asarray(weight_view[:tree.n_base]) != 0).any():
         raise ValueError("base ids must weigh 0")
-    _check_parts(token_view, offset_view, tree.n_base)
+    check_offsets(offset_view, token_view.shape[0], "offsets")
+    check_ids(token_view, tree.n_base, "parts")
 
     cdef Py_ssize_t n_parts = offset_view.shape[0] - 1, k, longest = 0
     for k in range(n_parts):
@@ -428,12 +417,3 @@ def encode_parts(RadixTree tree, weights, tokens, offsets, Py_ssize_t top_n=1,
         if work.out_scores.size() else np.zeros(0, dtype=np.float64),
     )
 
-
-cdef _check_parts(const id_t[::1] tokens, const int64_t[::1] offsets, id_t n_base):
-    if offsets.shape[0] < 1:
-        raise ValueError("offsets needs at least one entry")
-    bounds = np.asarray(offsets)
-    if bounds[0] != 0 or bounds[-1] != tokens.shape[0] or np.any(np.diff(bounds) < 0):
-        raise ValueError("offsets must start at 0, end at len(tokens) and never decrease")
-    if tokens.shape[0] and (np.asarray(tokens).min() < 0 or np.asarray(tokens).max() >= n_base):
-        raise ValueError(f"parts may hold base ids only (0..{n_base - 1})")

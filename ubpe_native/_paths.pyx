@@ -54,7 +54,8 @@ from libcpp.vector cimport vector
 
 import numpy as np
 
-from ubpe_native._checks cimport check_parts as _check_parts
+from ubpe_native._checks cimport check_ids, check_offsets, check_per_token, check_top_n
+from ubpe_native._heap cimport heap_sift_down, heap_sift_up
 from ubpe_native._radix cimport RadixTree
 from ubpe_native._typedefs cimport id_t
 
@@ -80,30 +81,9 @@ cdef inline bint precedes(const Tail& a, const Tail& b) noexcept nogil:
     return a.next < b.next
 
 
-cdef void sift_up(Tail* heap, Py_ssize_t position) noexcept nogil:
-    cdef Tail item = heap[position]
-    cdef Py_ssize_t parent
-    while position > 0:
-        parent = (position - 1) >> 1
-        if not precedes(item, heap[parent]):
-            break
-        heap[position] = heap[parent]
-        position = parent
-    heap[position] = item
-
-
-cdef void sift_down(Tail* heap, Py_ssize_t size, Py_ssize_t position) noexcept nogil:
-    cdef Tail item = heap[position]
-    cdef Py_ssize_t child = 2 * position + 1
-    while child < size:
-        if child + 1 < size and precedes(heap[child + 1], heap[child]):
-            child += 1
-        if not precedes(heap[child], item):
-            break
-        heap[position] = heap[child]
-        position = child
-        child = 2 * position + 1
-    heap[position] = item
+# the k-way merge's heap is binary: it rarely holds more than a few matches
+cdef enum:
+    HEAP_ARITY = 2
 
 
 cdef class _Lattice:
@@ -156,7 +136,7 @@ cdef class _Lattice:
                     continue
                 for m in range(n_matches):
                     heap[m] = self.extend(costs, tokens[m], lengths[m], p + lengths[m], 0)
-                    sift_up(heap, m)
+                    heap_sift_up(heap, m, HEAP_ARITY, precedes)
                 size = n_matches
                 kept = 0
                 while size > 0 and kept < k:
@@ -170,11 +150,11 @@ cdef class _Lattice:
                     else:
                         size -= 1
                         heap[0] = heap[size]
-                    sift_down(heap, size, 0)
+                    heap_sift_down(heap, size, 0, HEAP_ARITY, precedes)
                 self.kept[p] = <int32_t>kept
 
 
-def kbest_paths(RadixTree tree, costs, symbols, bounds, Py_ssize_t top_n=1):
+def kbest_paths(RadixTree tree not None, costs, symbols, bounds, Py_ssize_t top_n=1):
     """The ``top_n`` cheapest paths through the document ``symbols`` split at ``bounds``.
 
     ``costs[t]`` is token ``t``'s cost for every token the tree can return (lower is better;
@@ -185,14 +165,12 @@ def kbest_paths(RadixTree tree, costs, symbols, bounds, Py_ssize_t top_n=1):
     cdef const double[::1] cost_view = np.ascontiguousarray(costs, dtype=np.float64)
     cdef const id_t[::1] symbol_view = np.ascontiguousarray(symbols, dtype=np.int32)
     cdef const int64_t[::1] bound_view = np.ascontiguousarray(bounds, dtype=np.int64)
-    if top_n < 1:
-        raise ValueError(f"top_n must be at least 1, got {top_n}")
-    if tree.max_token >= cost_view.shape[0]:
-        raise ValueError(f"the tree holds token {tree.max_token} but there are only "
-                         f"{cost_view.shape[0]} costs")
+    check_top_n(top_n)
+    check_per_token(tree.max_token, cost_view.shape[0], "costs")
     if not np.isfinite(np.asarray(cost_view)).all():
         raise ValueError("costs must be finite")
-    _check_parts(symbol_view, bound_view, tree.n_base)
+    check_offsets(bound_view, symbol_view.shape[0], "bounds")
+    check_ids(symbol_view, tree.n_base, "parts")
 
     cdef Py_ssize_t n = symbol_view.shape[0], n_parts = bound_view.shape[0] - 1
     cdef _Lattice lattice = _Lattice()
@@ -238,11 +216,12 @@ def kbest_paths(RadixTree tree, costs, symbols, bounds, Py_ssize_t top_n=1):
     return out, token_offsets, path_costs
 
 
-def longest_prefix(RadixTree tree, symbols, bounds):
+def longest_prefix(RadixTree tree not None, symbols, bounds):
     """Greedy longest match from the left in every part; the tokens of the whole document."""
     cdef const id_t[::1] symbol_view = np.ascontiguousarray(symbols, dtype=np.int32)
     cdef const int64_t[::1] bound_view = np.ascontiguousarray(bounds, dtype=np.int64)
-    _check_parts(symbol_view, bound_view, tree.n_base)
+    check_offsets(bound_view, symbol_view.shape[0], "bounds")
+    check_ids(symbol_view, tree.n_base, "parts")
     cdef Py_ssize_t n = symbol_view.shape[0], n_parts = bound_view.shape[0] - 1, part, p
     cdef Py_ssize_t n_matches, count = 0
     cdef vector[int32_t] lengths = vector[int32_t](max(1, tree.max_length))
@@ -349,11 +328,12 @@ cdef class _Flota:
             spans.push_back(end)
 
 
-def longest_token(RadixTree tree, symbols, bounds):
+def longest_token(RadixTree tree not None, symbols, bounds):
     """FLOTA in every part (see the module docstring); the tokens of the whole document."""
     cdef const id_t[::1] symbol_view = np.ascontiguousarray(symbols, dtype=np.int32)
     cdef const int64_t[::1] bound_view = np.ascontiguousarray(bounds, dtype=np.int64)
-    _check_parts(symbol_view, bound_view, tree.n_base)
+    check_offsets(bound_view, symbol_view.shape[0], "bounds")
+    check_ids(symbol_view, tree.n_base, "parts")
     cdef Py_ssize_t n = symbol_view.shape[0], n_parts = bound_view.shape[0] - 1, p
     cdef _Flota flota = _Flota()
     flota.tree = tree
@@ -378,3 +358,4 @@ def longest_token(RadixTree tree, symbols, bounds):
                     token_view[count] = token_view[p]
                     count += 1
     return token_at[:count].copy()
+

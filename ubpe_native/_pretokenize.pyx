@@ -193,6 +193,19 @@ cdef Py_ssize_t whitespace_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t i,
     return i + width
 
 
+cdef inline Py_ssize_t punctuation_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, Py_ssize_t j,
+                                       uint32_t c0, const class_t* classes, bint slash) noexcept nogil:
+    """End of ``' ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*'`` at byte ``i`` (``[\\r\\n/]*`` with ``slash``),
+    or -1 if no such piece starts there. ``j`` is the byte after the first code point ``c0``."""
+    cdef Py_ssize_t width, end, p = j if c0 == BLANK and j < n else i
+    if classes[decode_utf8(s, p, &width)] & OTHER_BITS:
+        return -1
+    end = skip_class(s, n, p, classes, OTHER_BITS, False, n)
+    while end < n and (s[end] == CR or s[end] == LF or (slash and s[end] == SLASH)):  # ASCII: bytewise
+        end += 1
+    return end
+
+
 cdef Py_ssize_t o200k_piece_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t i,
                                 const class_t* classes) noexcept nogil:
     """End of the o200k piece at byte ``i``.
@@ -202,37 +215,28 @@ cdef Py_ssize_t o200k_piece_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t i,
     engine exhausts the first alternative both ways before trying the second. Without the
     prefix only a mark (M is in both letter classes) can start a word.
     """
-    cdef Py_ssize_t w0, w1, j, p, end
-    cdef uint32_t c0 = decode_utf8(s, i, &w0), cp
+    cdef Py_ssize_t w0, j, p, end
+    cdef int alternative, attempt
+    cdef uint32_t c0 = decode_utf8(s, i, &w0)
     cdef class_t k0 = classes[c0]
     cdef bint has_prefix = (k0 & (LETTER | NUMBER | NEWLINE)) == 0
     j = i + w0
     # [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|...)?
-    if has_prefix:
-        end = lower_word_end(s, n, j, classes)
-        if end >= 0:
-            return contraction_end(s, n, end, classes, PATTERN_O200K)
-    end = lower_word_end(s, n, i, classes)
-    if end >= 0:
-        return contraction_end(s, n, end, classes, PATTERN_O200K)
-    # [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|...)?
-    if has_prefix:
-        end = upper_word_end(s, n, j, classes)
-        if end >= 0:
-            return contraction_end(s, n, end, classes, PATTERN_O200K)
-    end = upper_word_end(s, n, i, classes)
-    if end >= 0:
-        return contraction_end(s, n, end, classes, PATTERN_O200K)
+    # then [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|...)?
+    for alternative in range(2):      # the lower-case word, then the upper-case word
+        for attempt in range(2):      # with the prefix character first, then without
+            if attempt == 0 and not has_prefix:
+                continue
+            p = j if attempt == 0 else i
+            end = upper_word_end(s, n, p, classes) if alternative else lower_word_end(s, n, p, classes)
+            if end >= 0:
+                return contraction_end(s, n, end, classes, PATTERN_O200K)
     # \p{N}{1,3}
     if k0 & NUMBER:
         return skip_class(s, n, i, classes, NUMBER, True, 3)
     # ' ?[^\s\p{L}\p{N}]+[\r\n/]*' (a blank is whitespace, so it never starts the run itself)
-    p = j if c0 == BLANK and j < n else i
-    cp = decode_utf8(s, p, &w1)
-    if not classes[cp] & OTHER_BITS:
-        end = skip_class(s, n, p, classes, OTHER_BITS, False, n)
-        while end < n and (s[end] == CR or s[end] == LF or s[end] == SLASH):  # ASCII: bytewise
-            end += 1
+    end = punctuation_end(s, n, i, j, c0, classes, True)
+    if end >= 0:
         return end
     if not k0 & SPACE:  # unreachable: every code point is a letter, mark, digit, space or other
         return j
@@ -276,11 +280,9 @@ cdef Py_ssize_t piece_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, const cl
         if k0 & NUMBER:
             return skip_class(s, n, i, classes, NUMBER, True, 3)
         # ' ?[^\s\p{L}\p{N}]++[\r\n]*+'
-        p = j if c0 == BLANK and j < n else i
-        cp = decode_utf8(s, p, &w1)
-        if not classes[cp] & OTHER_BITS:
-            end = skip_class(s, n, p, classes, OTHER_BITS, False, n)
-            return skip_class(s, n, end, classes, NEWLINE, True, n)
+        end = punctuation_end(s, n, i, j, c0, classes, False)
+        if end >= 0:
+            return end
     if not k0 & SPACE:  # unreachable: every code point is a letter, digit, space or other
         return j
     return whitespace_end(s, n, i, classes, pattern)
@@ -297,7 +299,7 @@ cdef void split_pieces(const uint8_t* s, Py_ssize_t n, const class_t* classes, i
         bounds.push_back(i)
 
 
-def split_text(const uint8_t[::1] data, const class_t[::1] classes, int pattern):
+def split_text(const uint8_t[::1] data not None, const class_t[::1] classes not None, int pattern):
     """Byte offsets of the pieces of UTF-8 ``data`` under a preset pattern (for tests)."""
     check_split_arguments(classes.shape[0], pattern)
     cdef vector[int64_t] bounds

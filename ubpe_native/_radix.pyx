@@ -22,16 +22,17 @@ from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 
 import numpy as np
 
+from ubpe_native._checks cimport check_ids, check_offsets
+from ubpe_native._flat_map cimport pack_key
 from ubpe_native._typedefs cimport id_t
 
 # value of a node where no key ends
 cdef id_t NO_TOKEN = -1
 # node 0 is the root; it is nobody's child, so a child lookup returning 0 means "none"
 cdef int64_t ROOT = 0
+# ids are non-negative int32: any id below this passes the range check
+cdef int64_t INT32_LIMIT = 2 ** 31
 
-
-cdef inline uint64_t child_key(int64_t node, id_t first) noexcept nogil:
-    return (<uint64_t>node << 32) | <uint64_t>(<uint32_t>first)
 
 
 cdef class RadixTree:
@@ -125,7 +126,7 @@ cdef class RadixTree:
         cdef Py_ssize_t position = 0, i, label_length
         cdef int64_t* slot
         while position < length:
-            slot = self.children.slot(child_key(node, key[position]))
+            slot = self.children.slot(pack_key(node, key[position]))
             if slot[0] == 0:  # slots start at 0 and the root is nobody's child: 0 means none
                 slot[0] = self._new_node(key + position, length - position, token)
                 self._count_key(length)
@@ -144,9 +145,9 @@ cdef class RadixTree:
                 middle = self._new_label_node(start, i)
                 self.label_start[child] = start + i
                 self.label_length[child] = <int32_t>(label_length - i)
-                slot = self.children.slot(child_key(node, key[position]))
+                slot = self.children.slot(pack_key(node, key[position]))
                 slot[0] = middle
-                slot = self.children.slot(child_key(middle, self.label_symbols[start + i]))
+                slot = self.children.slot(pack_key(middle, self.label_symbols[start + i]))
                 slot[0] = child
                 child = middle
             node = child
@@ -180,7 +181,7 @@ cdef class RadixTree:
         cdef int64_t node = ROOT, child, start
         cdef Py_ssize_t position = 0, i, label_length
         while position < length:
-            child = self.children.get(child_key(node, key[position]), 0)
+            child = self.children.get(pack_key(node, key[position]), 0)
             if child == 0:
                 return NO_TOKEN
             start = self.label_start[child]
@@ -201,7 +202,7 @@ cdef class RadixTree:
         cdef int64_t node = ROOT, child, start
         cdef Py_ssize_t position = 0, i, label_length, count = 0
         while position < length:
-            child = self.children.get(child_key(node, sequence[position]), 0)
+            child = self.children.get(pack_key(node, sequence[position]), 0)
             if child == 0:
                 break
             start = self.label_start[child]
@@ -230,15 +231,8 @@ cdef const id_t[::1] _key_array(key):
 
 
 cdef _check_pieces(const int64_t[::1] offsets, const id_t[::1] symbols, const id_t[::1] tokens):
-    cdef Py_ssize_t n_pieces = offsets.shape[0] - 1
-    if n_pieces < 0:
-        raise ValueError("piece_offsets needs at least one entry")
-    if tokens.shape[0] != n_pieces:
-        raise ValueError(f"{n_pieces} pieces but {tokens.shape[0]} tokens")
-    bounds = np.asarray(offsets)
-    if bounds[0] != 0 or bounds[-1] != symbols.shape[0] or np.any(np.diff(bounds) < 1):
-        raise ValueError("piece_offsets must start at 0, end at len(piece_symbols) and grow")
-    if symbols.shape[0] and np.asarray(symbols).min() < 0:
-        raise ValueError("ids in a piece must be non-negative")
-    if n_pieces and np.asarray(tokens).min() < 0:
-        raise ValueError("tokens must be non-negative")
+    check_offsets(offsets, symbols.shape[0], "piece_offsets", 1)
+    if tokens.shape[0] != offsets.shape[0] - 1:
+        raise ValueError(f"{offsets.shape[0] - 1} pieces but {tokens.shape[0]} tokens")
+    check_ids(symbols, INT32_LIMIT, "pieces")
+    check_ids(tokens, INT32_LIMIT, "tokens")

@@ -31,7 +31,10 @@ from libcpp.vector cimport vector
 
 import numpy as np
 
-from ubpe_native._flat_map cimport FlatMap
+from ubpe_native._chain cimport chain_init, chain_merge
+from ubpe_native._checks cimport check_ids, check_offsets
+from ubpe_native._flat_map cimport FlatMap, pack_key
+from ubpe_native._heap cimport heap_pop, heap_push
 from ubpe_native._pretokenize cimport check_split_arguments, class_t, split_pieces
 from ubpe_native._typedefs cimport id_t
 
@@ -46,7 +49,8 @@ cdef uint64_t LOW_HALF = 0xFFFFFFFFULL
 # 53 random bits -> a double in [0, 1).
 cdef double UNIT_SCALE = 1.0 / 9007199254740992.0
 # A 4-ary heap: half the depth of a binary one, and the four children share a cache line or two.
-cdef Py_ssize_t HEAP_ARITY = 4
+cdef enum:
+    HEAP_ARITY = 4
 # byte-level text: the base ids are the byte values
 cdef int N_BYTE_VALUES = 256
 
@@ -57,9 +61,6 @@ cdef struct HeapEntry:
     id_t right_token
     id_t token  # what the pair becomes
 
-
-cdef inline uint64_t pair_key(id_t left, id_t right) noexcept nogil:
-    return (<uint64_t>left << 32) | <uint64_t>(<uint32_t>right)
 
 
 cdef inline uint64_t hash_step(uint64_t h, id_t symbol) noexcept nogil:
@@ -83,40 +84,9 @@ cdef inline double uniform(uint64_t* state) noexcept nogil:
     return <double>(splitmix64(state) >> 11) * UNIT_SCALE
 
 
-cdef inline void heap_push(vector[HeapEntry]& heap, HeapEntry entry) noexcept nogil:
-    heap.push_back(entry)
-    cdef Py_ssize_t child = heap.size() - 1, parent
-    while child > 0:
-        parent = (child - 1) // HEAP_ARITY
-        if heap[parent].key <= entry.key:
-            break
-        heap[child] = heap[parent]
-        child = parent
-    heap[child] = entry
-
-
-cdef inline HeapEntry heap_pop(vector[HeapEntry]& heap) noexcept nogil:
-    cdef HeapEntry top = heap[0]
-    cdef HeapEntry last = heap.back()
-    heap.pop_back()
-    cdef Py_ssize_t n = heap.size(), parent = 0, child, first, stop
-    if n == 0:
-        return top
-    while True:
-        first = HEAP_ARITY * parent + 1
-        if first >= n:
-            break
-        child = first
-        stop = first + HEAP_ARITY if first + HEAP_ARITY < n else n
-        for first in range(first + 1, stop):
-            if heap[first].key < heap[child].key:
-                child = first
-        if last.key <= heap[child].key:
-            break
-        heap[parent] = heap[child]
-        parent = child
-    heap[parent] = last
-    return top
+cdef inline bint lower_key(const HeapEntry& a, const HeapEntry& b) noexcept nogil:
+    """The heap's order: lowest priority first, then leftmost (keys are unique per node)."""
+    return a.key < b.key
 
 
 cdef class MergeTable:
@@ -143,8 +113,8 @@ cdef class MergeTable:
     cdef vector[id_t] piece_chain  # token index -> next token index with the same hash, or -1
     cdef vector[id_t] canonical  # token index -> the token representing its piece
 
-    def __init__(self, id_t n_base, const int64_t[::1] piece_offsets,
-                 const id_t[::1] piece_symbols, const int64_t[::1] priorities):
+    def __init__(self, id_t n_base, const int64_t[::1] piece_offsets not None,
+                 const id_t[::1] piece_symbols not None, const int64_t[::1] priorities not None):
         cdef Py_ssize_t n = priorities.shape[0]
         cdef Py_ssize_t t
         if n_base < 1:
@@ -153,16 +123,12 @@ cdef class MergeTable:
             raise ValueError("piece_offsets must have one entry more than priorities")
         if n_base + n >= MAX_PRIORITY:
             raise ValueError("too many tokens for 31-bit ids")
-        if n and (piece_offsets[0] != 0 or piece_offsets[n] != piece_symbols.shape[0]):
-            raise ValueError("piece_offsets do not span piece_symbols")
+        # a merged token's piece holds two symbols or more
+        check_offsets(piece_offsets, piece_symbols.shape[0], "piece_offsets", 2)
+        check_ids(piece_symbols, n_base, "pieces")
         for t in range(n):
-            if piece_offsets[t + 1] - piece_offsets[t] < 2:
-                raise ValueError(f"piece of token {n_base + t} holds fewer than two symbols")
             if not 0 <= priorities[t] <= MAX_PRIORITY:
                 raise ValueError(f"priority of token {n_base + t} is outside 0..2**31-1")
-        for t in range(piece_symbols.shape[0]):
-            if not 0 <= piece_symbols[t] < n_base:
-                raise ValueError("a piece holds an id that is not a base id")
         self.n_base = n_base
         self.n_merged = <id_t>n
         with nogil:
@@ -230,7 +196,7 @@ cdef class MergeTable:
                 if right == NO_TOKEN:
                     continue
                 # a pair splits one piece only, since its concatenation *is* the piece
-                self.pairs.slot(pair_key(left, right))[0] = packed + 1
+                self.pairs.slot(pack_key(left, right))[0] = packed + 1
 
     cdef uint64_t _hash_of(self, Py_ssize_t t) noexcept nogil:
         cdef uint64_t h = 0
@@ -283,7 +249,7 @@ cdef class MergeTable:
 
     # -- encoding -------------------------------------------------------------------------
 
-    def encode(self, const id_t[::1] symbols, const int64_t[::1] bounds,
+    def encode(self, const id_t[::1] symbols not None, const int64_t[::1] bounds not None,
                bint whole_piece_shortcut, double dropout, uint64_t seed):
         """Encode every word ``symbols[bounds[w]:bounds[w + 1]]``; the tokens, concatenated.
 
@@ -293,18 +259,10 @@ cdef class MergeTable:
         """
         cdef Py_ssize_t n_words = bounds.shape[0] - 1
         cdef Py_ssize_t w
-        if n_words < 0:
-            raise ValueError("bounds must hold at least one offset")
+        check_offsets(bounds, symbols.shape[0], "bounds")
+        check_ids(symbols, self.n_base, "symbols")
         if not 0.0 <= dropout <= 1.0:
             raise ValueError("dropout must be in [0, 1]")
-        for w in range(n_words):
-            if bounds[w] > bounds[w + 1]:
-                raise ValueError("bounds must be non-decreasing")
-        if n_words and (bounds[0] < 0 or bounds[n_words] > symbols.shape[0]):
-            raise ValueError("bounds reach outside symbols")
-        for w in range(symbols.shape[0]):
-            if not 0 <= symbols[w] < self.n_base:
-                raise ValueError(f"symbol {symbols[w]} at {w} is not a base id")
         out = np.empty(symbols.shape[0], dtype=np.int32)
         cdef id_t[::1] tokens = out
         cdef Py_ssize_t n_out = 0
@@ -353,7 +311,7 @@ cdef class MergeTable:
     cdef inline void _push_pair(self, vector[HeapEntry]& heap, const vector[id_t]& token_at,
                                 int32_t left, int32_t right) noexcept nogil:
         cdef HeapEntry entry
-        cdef int64_t packed = self.pairs.get(pair_key(token_at[left], token_at[right]), 0)
+        cdef int64_t packed = self.pairs.get(pack_key(token_at[left], token_at[right]), 0)
         if packed == 0:
             return
         packed -= 1
@@ -361,7 +319,7 @@ cdef class MergeTable:
         entry.left_token = token_at[left]
         entry.right_token = token_at[right]
         entry.token = <id_t>(<uint64_t>packed & LOW_HALF)
-        heap_push(heap, entry)
+        heap_push(heap, entry, HEAP_ARITY, lower_key)
 
     cdef Py_ssize_t _merge_word(self, const id_t* word, Py_ssize_t length, id_t* out,
                                 vector[id_t]& token_at, vector[int32_t]& next_node,
@@ -380,17 +338,13 @@ cdef class MergeTable:
         cdef int32_t left, right, after
         cdef HeapEntry entry
         token_at.assign(word, word + length)
-        next_node.resize(length)
-        prev_node.resize(length)
-        for i in range(length):
-            next_node[i] = <int32_t>(i + 1) if i + 1 < length else -1
-            prev_node[i] = <int32_t>(i - 1)
+        chain_init(next_node, prev_node, length)
         heap.clear()
         skipped.clear()
         for i in range(length - 1):
             self._push_pair(heap, token_at, <int32_t>i, <int32_t>(i + 1))
         while heap.size():
-            entry = heap_pop(heap)
+            entry = heap_pop(heap, HEAP_ARITY, lower_key)
             left = <int32_t>(entry.key & LOW_HALF)
             right = next_node[left]
             # stale: the left node merged (its token grew or it was merged away) or the right one did
@@ -399,18 +353,13 @@ cdef class MergeTable:
             if dropout > 0.0 and uniform(rng) < dropout:
                 skipped.push_back(entry)
                 continue
-            token_at[left] = entry.token
-            token_at[right] = NO_TOKEN
-            after = next_node[right]
-            next_node[left] = after
-            if after >= 0:
-                prev_node[after] = left
+            after = chain_merge(token_at, next_node, prev_node, left, right, entry.token, NO_TOKEN)
             if prev_node[left] >= 0:
                 self._push_pair(heap, token_at, prev_node[left], left)
             if after >= 0:
                 self._push_pair(heap, token_at, left, after)
             for i in range(<Py_ssize_t>skipped.size()):
-                heap_push(heap, skipped[i])
+                heap_push[HeapEntry](heap, skipped[i], HEAP_ARITY, lower_key)
             skipped.clear()
         left = 0
         while left >= 0:
@@ -419,7 +368,7 @@ cdef class MergeTable:
             left = next_node[left]
         return n_written
 
-    def encode_text(self, const uint8_t[::1] data, const class_t[::1] classes, int pattern):
+    def encode_text(self, const uint8_t[::1] data not None, const class_t[::1] classes not None, int pattern):
         """Split UTF-8 ``data`` with a preset ``pattern`` (``_pretokenize.split_text``) and
         encode every piece, whole-piece shortcut first, in one call without the GIL."""
         check_split_arguments(classes.shape[0], pattern)
@@ -446,7 +395,7 @@ cdef class MergeTable:
         """How many (left, right) pairs merge into a token."""
         return self.pairs.size()
 
-    def find(self, const id_t[::1] run):
+    def find(self, const id_t[::1] run not None):
         """The token whose piece is ``run`` (its representative), a base id, or -1."""
         if run.shape[0] == 0:
             return NO_TOKEN

@@ -6,7 +6,9 @@ generator, so they are the same on every machine and every Python version:
 
 - a document goes to the held-out split when the hash of ``"<dataset>:<group>"`` falls below
   `HELDOUT_FRACTION` (``group`` is the document's id unless a loader keeps related documents
-  together, e.g. the four voices of one chorale);
+  together, e.g. the four voices of one chorale, or a 10-kbp block of a genome), unless the
+  loader decides the split itself (signals: the last `HELDOUT_FRACTION` of each recording's
+  windows, a contiguous block, `tail_heldout`);
 - the cap walks the split's documents in the order of the hash of ``"order:<dataset>:<id>"``
   (a fixed shuffle, so a capped corpus samples the whole source, not its first book) and keeps
   every document that still fits in `max_symbols`; the kept documents are returned in their
@@ -95,6 +97,23 @@ def is_heldout(dataset: str, group: str) -> bool:
     return unit_hash(f"{dataset}:{group}") < HELDOUT_FRACTION
 
 
+def tail_heldout(count: int, min_windows: int = 5) -> list[bool] | None:
+    """Which of a recording's ``count`` consecutive windows are held out: the last
+    `HELDOUT_FRACTION` of them (at least one), a contiguous block, so held-out windows never
+    interleave in time with training windows. ``None`` for a recording shorter than
+    ``min_windows`` windows: it goes whole to one split, by hash of its name.
+
+    >>> [int(h) for h in tail_heldout(10)]
+    [0, 0, 0, 0, 0, 0, 0, 0, 1, 1]
+    >>> tail_heldout(3) is None
+    True
+    """
+    if count < min_windows:
+        return None
+    n_heldout = max(1, round(count * HELDOUT_FRACTION))
+    return [i >= count - n_heldout for i in range(count)]
+
+
 def cap_documents(dataset: str, ids: Sequence[str], docs: Sequence[Any],
                   max_symbols: float) -> list[int]:
     """Indices of the documents kept under `max_symbols`, in source order.
@@ -161,6 +180,14 @@ class Dataset:
     symbol_type: Literal["char", "int"]
     settings: dict[str, Any] = field(default_factory=dict)
     checksum: str = ""
+    #: What one independent unit of this dataset is (a work, a file, a recording...), and the
+    #: unit of each document: paired statistics aggregate documents per unit.
+    unit: str = "document"
+    doc_units: list[str] = field(default_factory=list)
+
+    @property
+    def n_units(self) -> int:
+        return len(set(self.doc_units)) if self.doc_units else self.n_docs
 
     @property
     def n_docs(self) -> int:
@@ -191,6 +218,8 @@ class Dataset:
             "description": self.description,
             "symbol_type": self.symbol_type,
             "n_docs": self.n_docs,
+            "unit": self.unit,
+            "n_units": self.n_units,
             "n_symbols": self.n_symbols,
             "alphabet_size": len(self.alphabet),
             "checksum": self.checksum,

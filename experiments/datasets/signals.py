@@ -1,9 +1,19 @@
 """Continuous signals: ECG, PPG and other time series, as float windows before quantizing.
 
 A signal becomes documents by cutting it into consecutive non-overlapping windows of a fixed
-number of samples; a trailing piece shorter than a window is dropped. The registry then splits
-the windows, fits one quantizer per series on that series' training windows (see
-`experiments.datasets.quantize`) and turns every window into int symbols.
+number of samples; a trailing piece shorter than a window is dropped. Each recording is split
+in time: its last 20 % of windows are held out (`tail_heldout`), so held-out windows never
+sit between training windows of the same recording; a recording of fewer than five windows
+goes whole to one split by hash of its name. The unit of the paired statistics is the
+recording. The registry then fits one quantizer per series on that series' training windows
+(see `experiments.datasets.quantize`) and turns every window into int symbols.
+
+Recordings: ECG - MIT-BIH record 208 (scipy 1.11's wheel, 360 Hz, 5 min) and systole's
+``Task1_ECG`` (systole 0.3.1's sdist, 1 kHz, 25.6 min of a healthy participant in an emotion
+task), resampled to 360 Hz; PPG - heartpy's three recordings (~100 Hz) and systole's
+``ppg.npy`` (75 Hz, 5.5 min), resampled to 100 Hz. The packages ship nothing else usable:
+wfdb, neurokit2, biosppy and py-ecg-detectors (wheels and sdists) hold no recordings (their
+loaders download), and systole's other channels (respiration, EDA) are not ECG or PPG.
 """
 
 from __future__ import annotations
@@ -11,10 +21,13 @@ from __future__ import annotations
 import csv
 import io
 import math
+import tarfile
 import zipfile
+from fractions import Fraction
 
 import numpy as np
 
+from ._base import is_heldout, tail_heldout
 from ._corpus import RawCorpus
 from .sources import archive_path
 
@@ -24,6 +37,12 @@ ECG_MEMBER = "scipy/misc/ecg.dat"
 #: scipy.datasets.electrocardiogram's conversion of the stored 11-bit ADC values to millivolts.
 ECG_ADC_ZERO = 1024
 ECG_ADC_GAIN = 200.0
+#: systole 0.3.1's bundled recordings (in the sdist, read without installing it).
+SYSTOLE_DATA = "systole-0.3.1/src/systole/datasets/"
+SYSTOLE_ECG = ("Task1_ECG.npy", 1000)      # (file, sampling rate in Hz)
+SYSTOLE_PPG = ("ppg.npy", 75)
+ECG_HZ = 360
+PPG_HZ = 100
 
 #: About two seconds of heartpy's PPG recordings (sampled at about 100 Hz).
 PPG_WINDOW = 200
@@ -64,23 +83,54 @@ def windows(samples: np.ndarray, window: int) -> list[np.ndarray]:
 
 
 class _Windows:
-    """Accumulates windows of several series into the columns of a `RawCorpus`."""
+    """Accumulates windows of several recordings into the columns of a `RawCorpus`.
 
-    def __init__(self, window: int):
+    Each recording is split in time (`tail_heldout`); its name is the unit of the statistics.
+    """
+
+    def __init__(self, window: int, dataset: str):
         self.window = window
+        self.dataset = dataset
         self.ids: list[str] = []
         self.docs: list[np.ndarray] = []
         self.series: list[str] = []
+        self.units: list[str] = []
+        self.heldout: list[bool] = []
 
     def add(self, name: str, samples: np.ndarray, series: str | None = None) -> None:
-        for index, piece in enumerate(windows(np.asarray(samples, dtype=np.float64), self.window)):
+        pieces = windows(np.asarray(samples, dtype=np.float64), self.window)
+        held = tail_heldout(len(pieces)) or [is_heldout(self.dataset, name)] * len(pieces)
+        for index, piece in enumerate(pieces):
             self.ids.append(f"{name}#{index}")
             self.docs.append(piece)
             self.series.append(series or name)
+            self.units.append(name)
+            self.heldout.append(held[index])
 
     def corpus(self, version: str, **settings) -> RawCorpus:
         return RawCorpus(ids=self.ids, docs=self.docs, series=self.series, version=version,
-                         settings={"window": self.window, **settings})
+                         units=self.units, heldout=self.heldout,
+                         settings={"window": self.window, "heldout": "last 20 % of each "
+                                   "recording's windows", **settings})
+
+
+def resample(samples: np.ndarray, from_hz: int, to_hz: int) -> np.ndarray:
+    """``samples`` resampled from ``from_hz`` to ``to_hz`` (polyphase, scipy's anti-aliasing).
+
+    >>> resample(np.ones(1000), 1000, 360).shape
+    (360,)
+    """
+    from scipy.signal import resample_poly
+
+    ratio = Fraction(to_hz, from_hz)
+    return resample_poly(np.asarray(samples, dtype=np.float64), ratio.numerator,
+                         ratio.denominator)
+
+
+def _systole(member: str) -> np.ndarray:
+    with tarfile.open(archive_path("systole")) as sdist:
+        data = sdist.extractfile(SYSTOLE_DATA + member).read()
+    return np.load(io.BytesIO(data), allow_pickle=False).astype(np.float64)
 
 
 def _number(text: str) -> float:
@@ -94,13 +144,16 @@ def _without_nan(values: list[float]) -> np.ndarray:
 
 
 def ecg(window: int = ECG_WINDOW) -> RawCorpus:
-    """ECG: the 5-minute MIT-BIH excerpt (108,000 samples, 360 Hz, mV) in scipy 1.11's wheel."""
+    """ECG: the 5-minute MIT-BIH excerpt (108,000 samples, 360 Hz, mV) in scipy 1.11's wheel
+    and systole's 25.6-minute ``Task1_ECG`` (1 kHz), resampled to 360 Hz."""
     with zipfile.ZipFile(archive_path("scipy")) as wheel:
         with np.load(io.BytesIO(wheel.read(ECG_MEMBER))) as stored:
             raw = stored["ecg"].astype(np.float64)
-    acc = _Windows(window)
+    acc = _Windows(window, "ecg")
     acc.add("mitbih208", (raw - ECG_ADC_ZERO) / ECG_ADC_GAIN)
-    return acc.corpus("1.11.4", sampling_hz=360)
+    member, hz = SYSTOLE_ECG
+    acc.add("systole-task1", resample(_systole(member), hz, ECG_HZ))
+    return acc.corpus("scipy 1.11.4, systole 0.3.1", sampling_hz=ECG_HZ)
 
 
 def _ppg_values(text: str) -> np.ndarray:
@@ -117,13 +170,16 @@ def _ppg_values(text: str) -> np.ndarray:
 
 
 def ppg(window: int = PPG_WINDOW) -> RawCorpus:
-    """PPG: heartpy's three bundled photoplethysmograms (about 86,000 samples in all)."""
-    acc = _Windows(window)
+    """PPG: heartpy's three bundled photoplethysmograms (about 86,000 samples in all) and
+    systole's 5.5-minute recording (75 Hz), resampled to 100 Hz."""
+    acc = _Windows(window, "ppg")
     with zipfile.ZipFile(archive_path("heartpy")) as wheel:
         for member in PPG_FILES:
             name = member.rsplit("/", 1)[-1].removesuffix(".csv")
             acc.add(name, _ppg_values(wheel.read(member).decode("utf-8")))
-    return acc.corpus("1.2.7")
+    member, hz = SYSTOLE_PPG
+    acc.add("systole-ppg", resample(_systole(member), hz, PPG_HZ))
+    return acc.corpus("heartpy 1.2.7, systole 0.3.1")
 
 
 def _read_csv(wheel: zipfile.ZipFile, member: str) -> list[dict[str, str]]:
@@ -137,7 +193,7 @@ def timeseries(window: int = TIMESERIES_WINDOW) -> RawCorpus:
     sunspots, Mauna Loa CO2 (weekly), Nile flow, euro-area electrical equipment orders, twelve
     US macro series, El Niño temperatures (months in order) and fertility rates of 218 countries.
     """
-    acc = _Windows(window)
+    acc = _Windows(window, "timeseries")
     with zipfile.ZipFile(archive_path("statsmodels")) as wheel:
         for member, column in TIMESERIES_COLUMNS:
             rows = _read_csv(wheel, member)

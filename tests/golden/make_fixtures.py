@@ -12,7 +12,8 @@ and for each run (variant x n_candidates x rearrangement) the reference's ``dump
 with the alphabet, the same in every run, stored once as ``dumped_alphabet``). The tests replay every run with our implementation, so CI never
 needs Python 3.12 or the reference.
 
-It also writes ``tests/golden/encode_<corpus>.json.gz``: for 2,000 held-out documents made by
+Both record ``reference_version`` (the script refuses to run unless ``import ubpe`` finds
+ubpe 0.3.0 outside this repository). It also writes ``tests/golden/encode_<corpus>.json.gz``: for 2,000 held-out documents made by
 ``heldout.py`` (the tests rebuild the same documents), the reference's classic encoding and
 universal top-1 and top-5 encodings of each, as a short digest of the token lists plus the
 scores (12 significant digits), with the models fitted at ``ENCODE_N_CANDIDATES``.
@@ -32,13 +33,35 @@ import sys
 import time
 from pathlib import Path
 
-import ubpe
-from ubpe import UBPE, UBPEClassic
+OUT = Path(__file__).resolve().parent
+REPO = OUT.parent.parent
+REFERENCE_VERSION = "0.3.0"
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+def import_reference():
+    """The reference ubpe, checked: version 0.3.0, imported from outside this repository.
+
+    In the wrong environment ``import ubpe`` finds *our* package (an editable install, or
+    the checkout on ``sys.path``) and the fixtures would record our own output as golden.
+    """
+    import ubpe as reference
+
+    location = Path(reference.__file__).resolve()
+    if reference.__version__ != REFERENCE_VERSION:
+        raise SystemExit(f"ubpe {reference.__version__} at {location} is not the reference "
+                         f"{REFERENCE_VERSION}: run this with the reference's venv (see above)")
+    if location.is_relative_to(REPO):
+        raise SystemExit(f"ubpe was imported from this repository ({location}), not from the "
+                         "reference's installation: run this with the reference's venv")
+    return reference
+
+
+ubpe = import_reference()
+UBPE, UBPEClassic = ubpe.UBPE, ubpe.UBPEClassic
+
+sys.path.insert(0, str(OUT))
 from heldout import heldout_docs  # noqa: E402
 
-OUT = Path(__file__).resolve().parent
 SEED = 20261121
 REARRANGE_AGAIN_FRACTION = 0.6  # a second rearrangement trims to this share of the tokens
 ENCODE_N_CANDIDATES = 50
@@ -62,7 +85,7 @@ def record_encodings(spec: dict) -> dict:
     """Classic and universal (top-1, top-5) encodings of the held-out documents."""
     docs = heldout_docs(spec["corpus"])
     n_candidates = ENCODE_N_CANDIDATES if ENCODE_N_CANDIDATES in spec["n_candidates"] else spec["n_candidates"][0]
-    out = {"n_candidates": n_candidates, "n_docs": len(docs)}
+    out = {"reference_version": ubpe.__version__, "n_candidates": n_candidates, "n_docs": len(docs)}
     for variant, cls in (("universal", UBPE), ("classic", UBPEClassic)):
         tok = cls(**spec["settings"])
         tok.fit(spec["corpus"], n_candidates=n_candidates, quiet=True)

@@ -1,19 +1,17 @@
-"""Byte-level tokenizers of text: pre-tokenization patterns and tiktoken-style byte-level BPE.
+"""Byte-level tokenizers of text: pre-tokenization patterns, the trainer and tiktoken-style BPE.
 
-``patterns`` holds the regexes that cut text into pieces; ``model`` the tokenizer that fits and
-encodes with them (:class:`ByteLevelBPE`), token for token identical to tiktoken.
+``patterns`` holds the regexes that cut text into pieces; ``trainer`` fits a byte-level
+vocabulary on them; ``specials`` is tiktoken's special-token policy; ``model`` the tokenizer
+(:class:`ByteLevelBPE`), token for token identical to tiktoken. Its file formats (ours,
+``.tiktoken``, HF ``tokenizer.json``) are in :mod:`ubpe.io`.
 """
 
 from ..errors import DisallowedSpecialTokenError
-from .model import ByteLevelBPE, parse_tiktoken
-from .patterns import (
-    DEFAULT_PATTERN,
-    NATIVE_PATTERNS,
-    PATTERNS,
-    code_point_classes,
-    resolve_pattern,
-    without_surrogates,
-)
+from .model import ByteLevelBPE
+from .patterns import DEFAULT_PATTERN, NATIVE_PATTERNS, PATTERNS, resolve_pattern
+from .patterns import code_point_classes, without_surrogates
+from .specials import SpecialTokens
+from .trainer import fit_bytelevel
 
 __all__ = [
     "ByteLevelBPE",
@@ -21,8 +19,9 @@ __all__ = [
     "DEFAULT_PATTERN",
     "NATIVE_PATTERNS",
     "PATTERNS",
+    "SpecialTokens",
     "code_point_classes",
-    "parse_tiktoken",
+    "fit_bytelevel",
     "resolve_pattern",
     "without_surrogates",
 ]

@@ -39,6 +39,7 @@ from ubpe_native._sampling import SegmentLattice
 
 from ..errors import InvalidParameterError, SymbolTypeError, UnknownTokenError
 from ..vocabulary import Vocabulary
+from ._base import flatten_parts
 from .paths import AdditiveEncoder
 from .ranked import PieceTable
 
@@ -127,10 +128,11 @@ class DocumentLattice:
         self.temperature = check_temperature(temperature)
         self.additive = additive if additive is not None else weighted_paths(vocabulary, weights)
         self.vocabulary = vocabulary
-        self.symbols, self.bounds = self.additive._flatten(parts)
+        self.symbols, self.bounds = flatten_parts(parts, vocabulary.n_base)
         self.lattice = SegmentLattice(self.additive._tree, self.symbols, self.bounds)
         self.first, self.lengths, self.tokens = self.lattice.edges()
-        self.scores = self.additive.weights[self.tokens] / self.temperature
+        with np.errstate(over="ignore"):  # overflow is reported below
+            self.scores = self.additive.weights[self.tokens] / self.temperature
         if not np.isfinite(self.scores).all():
             raise InvalidParameterError(f"weights / temperature overflow at temperature {temperature}")
         self.log_partition, self.entropy, self.expected_tokens = self.lattice.backward(self.scores)

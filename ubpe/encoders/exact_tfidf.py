@@ -42,14 +42,13 @@ from ubpe_native._sampling import SegmentLattice
 
 from ..errors import InvalidParameterError, UBPEError
 from ..vocabulary import Vocabulary
+from ._base import Encoding, flatten_parts
 from .paths import _PathEncoder
 from .tfidf import best_sums
 
 DEFAULT_MAX_LENGTH = 64
 DEFAULT_MAX_NODES = 2_000_000
 RELATIVE_SLACK = 1e-12
-
-Encoding = tuple[list[int], float]
 
 
 class SearchLimitError(UBPEError, RuntimeError):
@@ -90,7 +89,7 @@ class ExactTfidf(_PathEncoder):
 
     def encode_parts(self, parts: Sequence[np.ndarray], top_n: int = 1) -> list[Encoding]:
         """The document's exact ``top_n`` ``[(tokens, score)]``, best first."""
-        return [(tokens.tolist(), score) for tokens, score in self._paths(*self._flatten(parts), top_n)]
+        return [(tokens.tolist(), score) for tokens, score in self._paths(*flatten_parts(parts, self.vocabulary.n_base), top_n)]
 
     def _paths(self, symbols: np.ndarray, bounds: np.ndarray, top_n: int):
         self.nodes = self.milp_parts = 0

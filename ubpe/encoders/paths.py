@@ -56,11 +56,9 @@ import numpy as np
 from ubpe_native._paths import kbest_paths, longest_prefix, longest_token
 from ubpe_native._radix import RadixTree
 
-from . import EncoderInfo, TfidfScorer, check_top_n, register
-from ..errors import InvalidParameterError, SymbolTypeError, UnknownSymbolError
+from ..errors import InvalidParameterError, SymbolTypeError
 from ..vocabulary import ID_DTYPE, Vocabulary
-
-Encoding = tuple[list[int], float]
+from ._base import Encoding, TfidfScorer, check_top_n, flatten_parts
 # Fewest tokens is the cheapest path when every token costs this much.
 UNIT_COST = 1.0
 
@@ -112,23 +110,6 @@ class _PathEncoder:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.vocabulary!r})"
 
-    def _flatten(self, parts: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-        """The parts back to back as int32 base ids, and their bounds (ids are checked before
-        the cast, so that an id beyond 32 bits cannot wrap into a valid one)."""
-        lengths = [len(p) for p in parts]
-        bounds = np.zeros(len(parts) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=bounds[1:])
-        if not bounds[-1]:
-            return np.zeros(0, ID_DTYPE), bounds
-        # empty parts are left out: an empty list would make the whole array float
-        symbols = np.concatenate([p for p, n in zip(parts, lengths) if n])
-        if symbols.dtype.kind not in "iu":
-            raise SymbolTypeError(f"parts must hold integer base ids, not {symbols.dtype}")
-        if symbols.min() < 0 or symbols.max() >= self.vocabulary.n_base:
-            bad = symbols[(symbols < 0) | (symbols >= self.vocabulary.n_base)][0]
-            raise UnknownSymbolError(f"{bad} is not a base id (0..{self.vocabulary.n_base - 1})")
-        return symbols.astype(ID_DTYPE, copy=False), bounds
-
     def _paths(self, symbols: np.ndarray, bounds: np.ndarray, top_n: int) -> list[tuple[np.ndarray, float]]:
         """``[(tokens, objective)]`` of the document, best first."""
         raise NotImplementedError
@@ -136,7 +117,7 @@ class _PathEncoder:
     def encode(self, parts: Sequence[np.ndarray], top_n: int = 1) -> list[Encoding]:
         """``[(tokens, tf-idf score)]`` of the document's parts, best first."""
         top_n = check_top_n(self, top_n)
-        symbols, bounds = self._flatten(parts)
+        symbols, bounds = flatten_parts(parts, self.vocabulary.n_base)
         return [
             (tokens.tolist(), self._scorer.score(tokens, bounds))
             for tokens, _ in self._paths(symbols, bounds, top_n)
@@ -146,7 +127,7 @@ class _PathEncoder:
         """``[(tokens, objective)]``, best first: the objective is what the encoder optimises
         (the number of tokens, unless the encoder says otherwise)."""
         top_n = check_top_n(self, top_n)
-        symbols, bounds = self._flatten(parts)
+        symbols, bounds = flatten_parts(parts, self.vocabulary.n_base)
         return [(tokens.tolist(), objective) for tokens, objective in self._paths(symbols, bounds, top_n)]
 
 
@@ -222,18 +203,25 @@ class AdditiveEncoder(_CheapestPathEncoder):
         return [(tokens, -cost) for tokens, cost in self._kbest(symbols, bounds, top_n)]
 
 
-class LongestPrefixEncoder(_PathEncoder):
-    """Greedy longest match from the left (WordPiece's rule), top-1."""
+class _GreedyEncoder(_PathEncoder):
+    """Top-1 by a greedy kernel of :mod:`ubpe_native._paths` over the pieces' radix tree."""
 
-    name = "longest_prefix"
+    _kernel: Callable = staticmethod(longest_prefix)
 
     def __init__(self, vocabulary: Vocabulary):
         super().__init__(vocabulary)
         self._tree = _lookup(vocabulary)
 
     def _paths(self, symbols, bounds, top_n):
-        tokens = longest_prefix(self._tree, symbols, bounds)
+        tokens = self._kernel(self._tree, symbols, bounds)
         return [(tokens, len(tokens))]
+
+
+class LongestPrefixEncoder(_GreedyEncoder):
+    """Greedy longest match from the left (WordPiece's rule), top-1."""
+
+    name = "longest_prefix"
+    _kernel = staticmethod(longest_prefix)
 
 
 class LongestSuffixEncoder(_PathEncoder):
@@ -252,52 +240,9 @@ class LongestSuffixEncoder(_PathEncoder):
         return [(tokens, len(tokens))]
 
 
-class LongestTokenEncoder(_PathEncoder):
+class LongestTokenEncoder(_GreedyEncoder):
     """FLOTA (Hofmann et al. 2022), lossless: the longest token anywhere in the span, the
     leftmost of equally long ones, then the same left and right of it; top-1."""
 
     name = "longest_token"
-
-    def __init__(self, vocabulary: Vocabulary):
-        super().__init__(vocabulary)
-        self._tree = _lookup(vocabulary)
-
-    def _paths(self, symbols, bounds, top_n):
-        tokens = longest_token(self._tree, symbols, bounds)
-        return [(tokens, len(tokens))]
-
-
-PATH_ENCODERS = (
-    EncoderInfo(
-        "fewest", FewestTokensEncoder, True,
-        "the fewest tokens (shortest path through the lattice); ties: longest tokens first",
-        "PathPiece, Schmidt et al. 2024 (least tokens); Uzan et al. 2024",
-    ),
-    EncoderInfo(
-        "additive", AdditiveEncoder, True,
-        "the highest sum of user-given per-token scores (weights= or score=); exact n-best",
-        "Viterbi segmentation as in unigram LM (Kudo 2018), with any additive score",
-    ),
-    EncoderInfo(
-        "longest_prefix", LongestPrefixEncoder, False,
-        "greedy longest token from the left",
-        "WordPiece inference (Wu et al. 2016); Uzan et al. 2024",
-    ),
-    EncoderInfo(
-        "longest_suffix", LongestSuffixEncoder, False,
-        "greedy longest token from the right",
-        "Uzan et al. 2024 (longest suffix)",
-    ),
-    EncoderInfo(
-        "longest_token", LongestTokenEncoder, False,
-        "the longest token anywhere, then recursively left and right of it (leftmost on ties)",
-        "FLOTA, Hofmann et al. 2022; Uzan et al. 2024",
-    ),
-)
-
-
-def register_path_encoders() -> None:
-    """Add ``fewest``, ``additive``, ``longest_prefix``, ``longest_suffix`` and
-    ``longest_token`` to the encoder registry."""
-    for info in PATH_ENCODERS:
-        register(info)
+    _kernel = staticmethod(longest_token)

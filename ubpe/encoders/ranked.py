@@ -13,11 +13,15 @@ what ubpe 0.3.0's classic encoder uses after rearranging by idf).
 
 :class:`DropoutEncoder` is BPE-dropout (Provilkov et al., 2020): at every merge step each
 candidate merge is skipped with probability ``dropout``, so one word gets many segmentations.
+Both are encoders of the registry (``encode`` reports ubpe's tf-idf score, see
+:class:`~ubpe.encoders.TfidfScorer`); :func:`merges_encoder` and :func:`dropout_encoder`
+build them from the registry's options.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cached_property
 
 import numpy as np
 
@@ -25,6 +29,7 @@ from ubpe_native._ranked import MergeTable
 
 from ..errors import InvalidParameterError, UnknownSymbolError, UnknownTokenError
 from ..vocabulary import ID_DTYPE, Vocabulary
+from ._base import Encoding, TfidfScorer, check_top_n, flatten_parts
 
 PRIORITIES = ("rank", "id")
 UNKNOWN_RANK = -1
@@ -86,29 +91,31 @@ class RankedEncoder:
     def _dropout_and_seed(self) -> tuple[float, int]:
         return 0.0, 0
 
-    def _symbols(self, ids: Sequence[int] | np.ndarray) -> np.ndarray:
-        symbols = np.ascontiguousarray(ids, dtype=np.int64).reshape(-1)
-        if len(symbols) and (symbols.min() < 0 or symbols.max() >= self.vocabulary.n_base):
-            bad = symbols[(symbols < 0) | (symbols >= self.vocabulary.n_base)][0]
-            raise UnknownSymbolError(f"{bad} is not a base id (0..{self.vocabulary.n_base - 1})")
-        return symbols.astype(ID_DTYPE)
-
     def encode_word(self, ids: Sequence[int] | np.ndarray) -> np.ndarray:
         """Tokens of one word given as base ids (pairs may form anywhere inside it)."""
-        symbols = self._symbols(ids)
-        dropout, seed = self._dropout_and_seed()
-        return self._table.encode(
-            symbols, np.array([0, len(symbols)], dtype=np.int64), False, dropout, seed
-        )
+        return self.encode_flat(*flatten_parts([ids], self.vocabulary.n_base))
 
     def encode_parts(self, parts: Sequence[Sequence[int] | np.ndarray]) -> list[int]:
         """Tokens of a document already split into parts; pairs never cross parts."""
-        arrays = [np.asarray(p, dtype=np.int64).reshape(-1) for p in parts]
-        bounds = np.zeros(len(arrays) + 1, dtype=np.int64)
-        np.cumsum([len(a) for a in arrays], out=bounds[1:])
-        symbols = self._symbols(np.concatenate(arrays) if arrays else np.empty(0, np.int64))
-        dropout, seed = self._dropout_and_seed()
-        return self._table.encode(symbols, bounds, False, dropout, seed).tolist()
+        symbols, bounds = flatten_parts(parts, self.vocabulary.n_base)
+        return self.encode_flat(symbols, bounds).tolist()
+
+    @cached_property
+    def _scorer(self) -> TfidfScorer:
+        return TfidfScorer(self.vocabulary)
+
+    def encode(self, parts: Sequence[np.ndarray], top_n: int = 1) -> list[Encoding]:
+        """The encoder protocol: ``[(tokens, tf-idf score)]`` of a document's parts.
+
+        >>> from ubpe.vocabulary import Vocabulary
+        >>> vocabulary = Vocabulary.from_merges(2, [0], [1], documents=[1], n_docs=2)
+        >>> RankedEncoder(vocabulary).encode([np.array([0, 1, 1])])
+        [([2, 1], 0.4054651081081644)]
+        """
+        check_top_n(self, top_n)
+        symbols, bounds = flatten_parts(parts, self.vocabulary.n_base)
+        tokens = self.encode_flat(symbols, bounds)
+        return [(tokens.tolist(), self._scorer.score(tokens, bounds))]
 
     def encode_flat(
         self, symbols: np.ndarray, bounds: np.ndarray, *, whole_piece_shortcut: bool = False
@@ -185,6 +192,32 @@ class DropoutEncoder(RankedEncoder):
 
     def _dropout_and_seed(self) -> tuple[float, int]:
         return self.dropout, int(self._rng.integers(0, 2**SEED_BITS, dtype=np.uint64))
+
+
+def merges_encoder(vocabulary: Vocabulary, *, priority: str = "rank", dropout: float = 0.0,
+                   seed: int | None = None) -> RankedEncoder:
+    """The registry's ``ranked``: merges in ``priority`` order, BPE-dropout if ``dropout > 0``.
+
+    >>> from ubpe.vocabulary import Vocabulary
+    >>> vocabulary = Vocabulary.from_merges(2, [0], [1], documents=[1], n_docs=2)
+    >>> type(merges_encoder(vocabulary)).__name__, type(merges_encoder(vocabulary, dropout=0.5)).__name__
+    ('RankedEncoder', 'DropoutEncoder')
+    """
+    if dropout:
+        return DropoutEncoder(vocabulary, dropout, seed=seed, priority=priority)
+    return RankedEncoder(vocabulary, priority=priority)
+
+
+def dropout_encoder(vocabulary: Vocabulary, *, p: float = 0.1, seed: int | None = 0,
+                    priority: str = "rank") -> DropoutEncoder:
+    """The registry's ``dropout``: BPE-dropout with probability ``p``, seeded (0 by default).
+
+    >>> from ubpe.vocabulary import Vocabulary
+    >>> vocabulary = Vocabulary.from_merges(2, [0], [1], documents=[1], n_docs=2)
+    >>> dropout_encoder(vocabulary, p=1.0).encode([np.array([0, 1])])   # p = 1 never merges
+    [([0, 1], 0.0)]
+    """
+    return DropoutEncoder(vocabulary, p, seed=seed, priority=priority)
 
 
 class PieceTable:

@@ -1,8 +1,9 @@
-"""Encoding split documents with a fitted :class:`~ubpe.vocabulary.Vocabulary`.
+"""ubpe's universal encoder: the top-n segmentations of each part by tf-idf score.
 
 A document arrives as its parts (runs of base ids that tokens never cross, see
-:mod:`ubpe.splitting`). Each part is encoded by a Cython kernel; the parts' results are then
-combined the way ubpe 0.3.0 combines them:
+:mod:`ubpe.splitting`). Each part is encoded by the lattice kernel
+(:mod:`ubpe_native._lattice`); the parts' results are then combined the way ubpe 0.3.0
+combines them:
 
 * one part: that part's candidates;
 * ``top_n == 1``: the parts' best encodings, concatenated, scores added left to right;
@@ -12,12 +13,14 @@ combined the way ubpe 0.3.0 combines them:
   for tests). It is a heuristic: ``exact=True`` instead returns the true ``top_n`` by the
   sum of part scores (a k-best merge of the sorted lists).
 
+Scores are :func:`ubpe_native._score.score_tokens`'s, per part; the reference adds the parts'
+scores left to right for ``top_n == 1`` and, in its walk, as ``candidate + tail`` from the
+right (so a document's scores at ``top_n > 1`` may differ from ``top_n == 1`` in the last bit).
+
 >>> from ubpe.vocabulary import Vocabulary
 >>> vocab = Vocabulary.from_merges(2, [0], [1], documents=[1], n_docs=2)   # token 2 = [0 1]
->>> UniversalEncoder(vocab).encode_parts([np.array([0, 1, 0], np.int32)], top_n=2)
+>>> TfidfEncoder(vocab).encode([np.array([0, 1, 0], np.int32)], top_n=2)
 [([2, 0], 0.4054651081081644), ([0, 1, 0], 0.0)]
->>> ClassicEncoder(vocab).encode_parts([np.array([0, 1]), np.array([1]), np.array([0, 1])])
-[([2, 1, 2], 0.8109302162163288)]
 """
 
 from __future__ import annotations
@@ -27,45 +30,23 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ubpe_native._classic import PairTable, encode_words
 from ubpe_native._combine import walk
 from ubpe_native._lattice import DEFAULT_EXACT_MAX_LENGTH, encode_parts
 from ubpe_native._radix import RadixTree
 
-from ..errors import InvalidParameterError
-from ..vocabulary import ID_DTYPE, Vocabulary
-
-Encoding = tuple[list[int], float]
+from ..vocabulary import Vocabulary
+from ._base import Encoding, add_left_to_right, all_weights, check_top_n, flatten_parts
 
 
-def _check_top_n(top_n: object) -> int:
-    if isinstance(top_n, bool) or not isinstance(top_n, (int, np.integer)):
-        raise InvalidParameterError(f"`top_n` must be an int, not {type(top_n).__name__}")
-    if top_n < 1:
-        raise InvalidParameterError(f"`top_n` must be at least 1, got {top_n}")
-    return int(top_n)
+def concatenate_best(tokens: np.ndarray, token_offsets: np.ndarray, scores: np.ndarray) -> list[Encoding]:
+    """Top-1 over several parts: one candidate per part, back to back, scores added left to
+    right. A one-symbol part encodes to itself with score 0, exactly what the reference
+    appends for it.
 
-
-def _flatten(parts: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    lengths = np.fromiter((len(p) for p in parts), dtype=np.int64, count=len(parts))
-    offsets = np.zeros(len(parts) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    tokens = np.concatenate([np.asarray(p, dtype=ID_DTYPE) for p in parts]) if parts else np.zeros(0, ID_DTYPE)
-    return tokens.astype(ID_DTYPE, copy=False), offsets
-
-
-def _all_weights(vocab: Vocabulary) -> np.ndarray:
-    """Weight of every id: 0 for base ids (alphabet symbols and known words)."""
-    return np.concatenate([np.zeros(vocab.n_base), vocab.weights]).astype(np.float64)
-
-
-def _concatenate_best(tokens: np.ndarray, token_offsets: np.ndarray, scores: np.ndarray) -> list[Encoding]:
-    """Top-1 over several parts: one candidate per part, back to back. A one-symbol part
-    encodes to itself with score 0, exactly what the reference appends for it."""
-    weight = 0.0
-    for score in scores.tolist():  # left to right, as the reference adds them
-        weight += score
-    return [(tokens[token_offsets[0] : token_offsets[-1]].tolist(), weight)]
+    >>> concatenate_best(np.array([2, 1, 2]), np.array([0, 1, 2, 3]), np.array([0.5, 0.0, 0.5]))
+    [([2, 1, 2], 1.0)]
+    """
+    return [(tokens[token_offsets[0] : token_offsets[-1]].tolist(), add_left_to_right(scores.tolist()))]
 
 
 class _Tail:
@@ -166,38 +147,47 @@ def best_sums(part_candidates: Sequence[list[Encoding]], top_n: int) -> list[Enc
     return [t.materialize() if t is not None else ([], 0.0) for t in tails]
 
 
-class UniversalEncoder:
+class TfidfEncoder:
     """ubpe 0.3.0's ``UBPE`` encoder: top-n paths through each part's lattice of pieces.
 
-    ``exact_max_length``: parts up to this many symbols get scores bit-identical to the
-    reference even when a token repeats (longer parts: within ~1e-15 relative).
+    ``exact=True`` combines the parts of a document by an exact k-best over the sum of part
+    scores instead of the reference's heuristic walk (they agree for ``top_n == 1``).
+    ``exact_max_length``: parts up to this many symbols are *ranked* by scores bit-identical
+    to the reference even when a token repeats (longer parts: within ~1e-15 relative; the
+    scores reported are exact either way).
     """
 
+    name = "tfidf"
     supports_nbest = True
+    deterministic = True
 
-    def __init__(self, vocab: Vocabulary, *, exact_max_length: int = DEFAULT_EXACT_MAX_LENGTH):
-        self.vocab = vocab
+    def __init__(self, vocabulary: Vocabulary, *, exact: bool = False,
+                 exact_max_length: int = DEFAULT_EXACT_MAX_LENGTH):
+        self.vocabulary = vocabulary
+        self.exact = exact
         self.exact_max_length = exact_max_length
-        self._tree = RadixTree(vocab.n_base, vocab.piece_offsets, vocab.piece_symbols)
-        self._weights = _all_weights(vocab)
+        self._tree = RadixTree(vocabulary.n_base, vocabulary.piece_offsets, vocabulary.piece_symbols)
+        self._weights = all_weights(vocabulary)
+
+    def __repr__(self) -> str:
+        return f"TfidfEncoder({self.vocabulary!r}, exact={self.exact!r})"
 
     def part_candidates(self, parts: Sequence[np.ndarray], top_n: int = 1) -> list[list[Encoding]]:
         """Each part's candidates, best first (the reference's ``_encode_word``)."""
-        top_n = _check_top_n(top_n)
-        tokens, token_offsets, candidate_offsets, scores = self._run(parts, top_n)
+        tokens, token_offsets, candidate_offsets, scores = self._run(parts, check_top_n(self, top_n))
         bounds, flat, score_list = token_offsets.tolist(), tokens.tolist(), scores.tolist()
         return [
             [(flat[bounds[j] : bounds[j + 1]], score_list[j]) for j in range(first, last)]
             for first, last in zip(candidate_offsets[:-1].tolist(), candidate_offsets[1:].tolist())
         ]
 
-    def encode_parts(self, parts: Sequence[np.ndarray], top_n: int = 1, *, exact: bool = False) -> list[Encoding]:
+    def encode(self, parts: Sequence[np.ndarray], top_n: int = 1) -> list[Encoding]:
         """A document's ``top_n`` encodings ``[(tokens, score)]``, best first."""
-        top_n = _check_top_n(top_n)
+        top_n = check_top_n(self, top_n)
         if len(parts) != 1 and top_n == 1:
             tokens, token_offsets, _, scores = self._run(parts, 1)
-            return _concatenate_best(tokens, token_offsets, scores)
-        if len(parts) > 1 and not exact:
+            return concatenate_best(tokens, token_offsets, scores)
+        if len(parts) > 1 and not self.exact:
             tokens, token_offsets, candidate_offsets, scores = self._run(parts, top_n)
             spelled, totals = walk(candidate_offsets, token_offsets, tokens, scores, top_n)
             return list(zip(spelled, totals))
@@ -207,39 +197,5 @@ class UniversalEncoder:
         return best_sums(candidates, top_n)
 
     def _run(self, parts: Sequence[np.ndarray], top_n: int):
-        tokens, offsets = _flatten(parts)
-        return encode_parts(self._tree, self._weights, tokens, offsets, top_n, self.exact_max_length)
-
-
-class ClassicEncoder:
-    """ubpe 0.3.0's ``UBPEClassic`` encoder: batched pair merges in token id order (top-1).
-
-    On a vocabulary where some tokens have no pair (a universal vocabulary trimmed by
-    weight, or one loaded from pieces only) those tokens are simply never produced.
-    """
-
-    supports_nbest = False
-
-    def __init__(self, vocab: Vocabulary):
-        self.vocab = vocab
-        tokens = np.arange(vocab.n_base, vocab.n_base + vocab.n_merged, dtype=ID_DTYPE)
-        has_pair = (vocab.merges >= 0).all(axis=1)
-        self._table = PairTable(vocab.merges[has_pair, 0].copy(), vocab.merges[has_pair, 1].copy(), tokens[has_pair])
-        self._weights = _all_weights(vocab)
-
-    def part_candidates(self, parts: Sequence[np.ndarray]) -> list[list[Encoding]]:
-        """Each part's encoding, as a one-element list (the reference's ``_encode_word``)."""
-        out, offsets, scores = self._run(parts)
-        bounds, flat = offsets.tolist(), out.tolist()
-        return [[(flat[bounds[k] : bounds[k + 1]], score)] for k, score in enumerate(scores.tolist())]
-
-    def encode_parts(self, parts: Sequence[np.ndarray]) -> list[Encoding]:
-        """A document's encoding ``[(tokens, score)]``."""
-        out, offsets, scores = self._run(parts)
-        if len(parts) == 1:
-            return [(out.tolist(), float(scores[0]))]
-        return _concatenate_best(out, offsets, scores)
-
-    def _run(self, parts: Sequence[np.ndarray]):
-        tokens, offsets = _flatten(parts)
-        return encode_words(self._table, self._weights, tokens, offsets)
+        symbols, bounds = flatten_parts(parts, self.vocabulary.n_base)
+        return encode_parts(self._tree, self._weights, symbols, bounds, top_n, self.exact_max_length)

@@ -1,4 +1,4 @@
-"""Export a byte-level vocabulary to Hugging Face's ``tokenizer.json``.
+"""Hugging Face's ``tokenizer.json``: detection and the export of byte-level vocabularies.
 
 A :class:`~ubpe.bytelevel.ByteLevelBPE` is tiktoken's model: text is cut by a regex, each piece
 becomes UTF-8 bytes, and the adjacent pair whose concatenation has the lowest rank merges
@@ -29,6 +29,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -36,6 +37,8 @@ from ..errors import InvalidParameterError, NotFittedError
 from .files import write_atomically
 
 N_BYTES = 256
+# keys only HF's tokenizer.json has at its top level
+_HF_KEYS = re.compile(rb'"(added_tokens|pre_tokenizer|post_processor|truncation)"\s*:')
 
 
 @functools.lru_cache(maxsize=1)
@@ -98,9 +101,7 @@ def tokenizer_json(tokenizer: Any) -> dict[str, Any]:
     >>> doc["model"]["type"], len(doc["model"]["vocab"]), doc["model"]["merges"][0]
     ('BPE', 260, ['o', 'w'])
     """
-    from ..bytelevel import ByteLevelBPE
-
-    if not isinstance(tokenizer, ByteLevelBPE):
+    if getattr(tokenizer, "variant", None) != "bytelevel":
         raise InvalidParameterError(
             f"tokenizer.json export needs a byte-level tokenizer (ByteLevelBPE), not {type(tokenizer).__name__}"
         )
@@ -150,6 +151,15 @@ def tokenizer_json(tokenizer: Any) -> dict[str, Any]:
             "merges": [[left, right] for left, right, _ in merges_from_ranks(ranks)],
         },
     }
+
+
+def detect(head: bytes) -> bool:
+    """Whether ``head`` starts an HF ``tokenizer.json`` (a JSON object with HF's top-level keys).
+
+    >>> detect(b'{"version": "1.0", "truncation": null, "padding": null, "added_tokens": []}')
+    True
+    """
+    return head.lstrip()[:1] == b"{" and _HF_KEYS.search(head) is not None
 
 
 def save_tokenizer_json(tokenizer: Any, path: str | os.PathLike) -> None:

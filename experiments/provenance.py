@@ -1,0 +1,85 @@
+"""Where a result came from: the git commit, the machine, the library versions.
+
+Shared by the experiment runner (``run.json``) and the benchmarks (their report header), so
+both describe a run the same way. Nothing here needs the network; a missing ``git`` gives
+empty strings rather than an error.
+
+>>> sorted(machine())
+['cores', 'cores_available', 'cpu', 'platform']
+>>> package_versions(["no-such-package-xyz"])["no-such-package-xyz"]
+'not installed'
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+from collections.abc import Iterable
+from pathlib import Path
+
+#: The repository this checkout is (git runs here).
+REPO_ROOT = Path(__file__).resolve().parent.parent
+#: Libraries whose versions the experiment records.
+EXPERIMENT_PACKAGES = ("numpy", "scipy", "pandas", "matplotlib", "tqdm", "regex", "Cython")
+_GIT_TIMEOUT_SECONDS = 10
+
+
+def git(*args: str) -> str:
+    """``git <args>`` run in the repository, its stripped output ("" when git fails)."""
+    try:
+        return subprocess.run(["git", *args], cwd=REPO_ROOT, capture_output=True, text=True,
+                              timeout=_GIT_TIMEOUT_SECONDS, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def git_state(*, exclude: Iterable[str] = ()) -> dict[str, object]:
+    """``{"commit": <full hash>, "dirty": bool}``; paths in ``exclude`` do not count as dirty.
+
+    A run rewrites its own results folder, so the runner excludes ``results``: only changes
+    to anything else make the recorded commit "dirty".
+    """
+    pathspec = [".", *(f":(exclude){path}" for path in exclude)]
+    status = git("status", "--porcelain", "--untracked-files=no", "--", *pathspec)
+    return {"commit": git("rev-parse", "HEAD"), "dirty": bool(status)}
+
+
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``), else what `platform` knows."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def available_cores() -> int:
+    """Cores this process may run on (its affinity mask), else the machine's count."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def machine() -> dict[str, object]:
+    """Platform, CPU model, cores, and the cores available to this process."""
+    return {"platform": platform.platform(), "cpu": cpu_model(), "cores": os.cpu_count(),
+            "cores_available": available_cores()}
+
+
+def package_versions(names: Iterable[str] = EXPERIMENT_PACKAGES) -> dict[str, str]:
+    """Python's and ubpe's versions, then each named distribution's ("not installed")."""
+    from importlib import metadata
+
+    import ubpe
+
+    versions = {"python": platform.python_version(), "ubpe": ubpe.__version__}
+    for name in names:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions

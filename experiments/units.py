@@ -1,0 +1,151 @@
+"""Work units: fit (or load) one tokenizer and encode its pending cells, in a worker.
+
+A `Unit` is one fit with the cells that still need computing; `run_unit` runs in a process
+of the runner's pool. Only ubpe's own errors (`ubpe.errors.UBPEError`: the encoder or the
+fit rejects this vocabulary or these settings) are recorded as a failed cell - the runner
+then fails the run unless the config allow-lists that encoder. Any other exception is a
+bug: it is raised again as `CellCrashed`, naming the cell, and stops the run.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import metrics as M
+from .cache import cell_path, model_path, save_raw, write_atomically
+from .grid import VARIANT_CLASSES, CellSpec, FitSpec, supports_nbest
+
+
+class CellCrashed(RuntimeError):
+    """Fitting or encoding raised something other than a ubpe error: a bug, not a result."""
+
+
+@dataclass
+class Unit:
+    """A work unit for a worker: one fit and the cells that still need computing."""
+
+    fit: FitSpec
+    train_docs: list[Any]
+    heldout_docs: list[Any]
+    cells: list[CellSpec]
+    cache_dir: Path
+    force: bool
+
+
+@dataclass
+class UnitResult:
+    fit_key: str
+    vocab_size: int | None = None
+    fit_seconds: float | None = None
+    errors: dict[str, str] = field(default_factory=dict)  # cell key (or "fit") -> message
+
+
+def fitted_tokenizer(unit: Unit, result: UnitResult):
+    """The unit's tokenizer: from the model cache, else fitted now and cached."""
+    import ubpe
+
+    cls = getattr(ubpe, VARIANT_CLASSES[unit.fit.variant])
+    path = model_path(unit.cache_dir, unit.fit)
+    meta_path = path.with_suffix(".meta.json")
+    if path.exists() and meta_path.exists() and not unit.force:
+        tok = cls.load(path)
+        result.fit_seconds = json.loads(meta_path.read_text())["fit_seconds"]
+    else:
+        tok = cls(alphabet=list(unit.fit.alphabet), n_tokens=unit.fit.n_tokens,
+                  regex_str=unit.fit.regex,
+                  break_tokens=list(unit.fit.break_tokens) if unit.fit.break_tokens else None)
+        started = time.perf_counter()
+        tok.fit(unit.train_docs, n_candidates=unit.fit.n_candidates, quiet=True)
+        if unit.fit.trim_to is not None and unit.fit.trim_to < len(tok.vocabulary):
+            tok.rearrange_tokens(n_tokens=unit.fit.trim_to)  # equal-size comparisons
+        result.fit_seconds = time.perf_counter() - started
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tok.save(path)
+        write_atomically(meta_path, json.dumps({"fit_seconds": result.fit_seconds,
+                                                "vocab_size": len(tok.vocabulary)}).encode())
+    result.vocab_size = len(tok.vocabulary)
+    return tok
+
+
+def piece_lengths(vocabulary) -> np.ndarray:
+    """Symbols per token id (1 for the alphabet)."""
+    lengths = np.ones(len(vocabulary), dtype=np.int64)
+    lengths[vocabulary.n_base:] = np.diff(vocabulary.piece_offsets)
+    return lengths
+
+
+def encode_cell(tok, docs: Sequence[Any], cell: CellSpec) -> dict[str, np.ndarray]:
+    """Encode ``docs`` with the cell's encoder: the raw arrays the metrics are computed from."""
+    options = dict(cell.options)
+    if cell.seed is not None:
+        options["seed"] = cell.seed
+    vocabulary = tok.vocabulary
+    started = time.perf_counter()
+    best = tok.encode_batch(docs, encoder=cell.encoder, top_n=1, n_threads=1, **options)
+    seconds = time.perf_counter() - started
+    tokens = [encodings[0][0] for encodings in best]
+    lengths = piece_lengths(vocabulary)
+    flat = np.fromiter((t for seq in tokens for t in seq), dtype=np.int64)
+    n_best = cell.top_n if cell.top_n > 1 and supports_nbest(cell.encoder) else 1
+    scores = np.full((len(docs), n_best), np.nan)
+    if n_best > 1:
+        for d, encodings in enumerate(tok.encode_batch(docs, encoder=cell.encoder, top_n=n_best,
+                                                       n_threads=1, **options)):
+            values = [score for _, score in encodings[:n_best]]
+            scores[d, : len(values)] = values
+    else:
+        scores[:, 0] = [encodings[0][1] for encodings in best]
+    return {
+        "n_symbols": np.array([len(doc) for doc in docs], dtype=np.int64),
+        "n_tokens": np.array([len(seq) for seq in tokens], dtype=np.int64),
+        "n_covered": np.array([int(lengths[seq].sum()) if seq else 0 for seq in tokens],
+                              dtype=np.int64),
+        "segmentation": np.array([M.segmentation_key(seq, lengths) for seq in tokens],
+                                 dtype=np.uint64),
+        "scores": scores,
+        "token_counts": np.bincount(flat, minlength=len(vocabulary)).astype(np.int64),
+        "vocab_size": np.array(len(vocabulary)),
+        "encode_seconds": np.array(seconds),
+    }
+
+
+def final_size(cache_dir: Path, fit: FitSpec) -> int | None:
+    """The vocabulary size a cached fit ended with (None when it is not cached)."""
+    meta_path = model_path(cache_dir, fit).with_suffix(".meta.json")
+    if not meta_path.exists():
+        return None
+    return json.loads(meta_path.read_text()).get("vocab_size")
+
+
+def run_unit(unit: Unit) -> UnitResult:
+    """Fit (or load) one tokenizer and compute its pending cells (runs in a worker)."""
+    from ubpe.errors import UBPEError
+
+    result = UnitResult(unit.fit.key)
+    try:
+        tok = fitted_tokenizer(unit, result)
+    except UBPEError as exc:  # settings the fit rejects (e.g. n_tokens below the alphabet)
+        result.errors["fit"] = f"{type(exc).__name__}: {exc}"
+        return result
+    except Exception as exc:
+        raise CellCrashed(f"fitting {unit.fit.label()} crashed: {type(exc).__name__}: {exc}") from exc
+    for cell in unit.cells:
+        path = cell_path(unit.cache_dir, cell)
+        if path.exists() and not unit.force:
+            continue
+        try:
+            raw = encode_cell(tok, unit.heldout_docs, cell)
+        except UBPEError as exc:  # an encoder that rejects this vocabulary
+            result.errors[cell.key] = f"{type(exc).__name__}: {exc}"
+            continue
+        except Exception as exc:
+            raise CellCrashed(f"cell {cell.name()} crashed: {type(exc).__name__}: {exc}") from exc
+        save_raw(path, raw)
+    return result

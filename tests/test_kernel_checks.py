@@ -1,0 +1,130 @@
+"""Every ``def`` of the kernels checks its arguments: bad input raises ValueError/TypeError,
+never reads out of bounds or crashes (the shared checks live in ``ubpe_native/_checks.pxd``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ubpe_native._classic import PairTable, encode_words
+from ubpe_native._combine import walk
+from ubpe_native._fit import PairMerger
+from ubpe_native._lattice import encode_parts
+from ubpe_native._paths import kbest_paths, longest_prefix, longest_token
+from ubpe_native._radix import RadixTree
+from ubpe_native._ranked import MergeTable
+from ubpe_native._score import part_scores, score_tokens
+
+I32, I64 = np.int32, np.int64
+# token 2 = [0 1] over base ids 0, 1
+TREE = RadixTree(2, np.array([0, 2]), np.array([0, 1], I32))
+TABLE = PairTable(np.array([0], I32), np.array([1], I32), np.array([2], I32))
+RANKED = MergeTable(2, np.array([0, 2], I64), np.array([0, 1], I32), np.array([0], I64))
+WEIGHTS = np.array([0.0, 0.0, 0.5])
+SYMBOLS = np.array([0, 1, 0], I32)
+
+# offsets that do not cut SYMBOLS (3 items) into runs
+BAD_OFFSETS = [np.array([], I64), np.array([1, 3], I64), np.array([0, 2], I64), np.array([0, 2, 1, 3], I64)]
+# symbols that are not base ids of TREE / TABLE / RANKED
+BAD_SYMBOLS = [np.array([0, 5, 0], I32), np.array([0, -1, 0], I32)]
+
+CALLS = {
+    "lattice": lambda s, o: encode_parts(TREE, WEIGHTS, s, o, 2),
+    "kbest_paths": lambda s, o: kbest_paths(TREE, np.ones(3), s, o, 2),
+    "longest_prefix": lambda s, o: longest_prefix(TREE, s, o),
+    "longest_token": lambda s, o: longest_token(TREE, s, o),
+    "classic": lambda s, o: encode_words(TABLE, WEIGHTS, np.where(s == 5, 7, s).astype(I32), o),
+    "ranked": lambda s, o: RANKED.encode(s, o, False, 0.0, 0),
+    "score_tokens": lambda s, o: score_tokens(WEIGHTS, np.where(s == 5, 7, s).astype(I32), o),
+    "part_scores": lambda s, o: part_scores(WEIGHTS, np.where(s == 5, 7, s).astype(I32), o),
+    "fit": lambda s, o: PairMerger(s, o, np.zeros(len(o) - 1 if len(o) else 0, I32), 1, 2),
+}
+
+
+@pytest.mark.parametrize("name", CALLS)
+def test_good_arguments_pass(name):
+    CALLS[name](SYMBOLS, np.array([0, 3], I64))
+
+
+@pytest.mark.parametrize("name", CALLS)
+@pytest.mark.parametrize("offsets", BAD_OFFSETS, ids=lambda o: str(o.tolist()))
+def test_offsets_are_checked(name, offsets):
+    with pytest.raises(ValueError):
+        CALLS[name](SYMBOLS, offsets)
+
+
+@pytest.mark.parametrize("name", CALLS)
+@pytest.mark.parametrize("symbols", BAD_SYMBOLS, ids=lambda s: str(s.tolist()))
+def test_ids_are_checked(name, symbols):
+    with pytest.raises(ValueError):
+        CALLS[name](symbols, np.array([0, 3], I64))
+
+
+def test_none_is_refused_where_a_structure_or_array_is_expected():
+    offsets = np.array([0, 3], I64)
+    for call in (
+        lambda: encode_parts(None, WEIGHTS, SYMBOLS, offsets),
+        lambda: kbest_paths(None, np.ones(3), SYMBOLS, offsets),
+        lambda: longest_prefix(None, SYMBOLS, offsets),
+        lambda: encode_words(None, WEIGHTS, SYMBOLS, offsets),
+        lambda: RANKED.encode(None, offsets, False, 0.0, 0),
+        lambda: walk(None, offsets, SYMBOLS, np.zeros(1), 1),
+        lambda: PairMerger(None, offsets, np.zeros(1, I32), 1, 2),
+    ):
+        with pytest.raises(TypeError):
+            call()
+
+
+def test_walk_checks_its_candidate_lists():
+    tokens, scores = np.array([5, 1, 2, 3], I32), np.array([1.0, 0.5, 0.0])
+    with pytest.raises(ValueError, match="candidate_offsets"):
+        walk(np.array([0, 2, 4], I64), np.array([0, 1, 3, 4], I64), tokens, scores, 2)
+    with pytest.raises(ValueError, match="token_offsets"):
+        walk(np.array([0, 2, 3], I64), np.array([0, 1, 3, 5], I64), tokens, scores, 2)
+    with pytest.raises(ValueError, match="no candidate"):
+        walk(np.array([0, 0, 3], I64), np.array([0, 1, 3, 4], I64), tokens, scores, 2)
+    with pytest.raises(ValueError, match="top_n"):
+        walk(np.array([0, 2, 3], I64), np.array([0, 1, 3, 4], I64), tokens, scores, 0)
+
+
+def test_fit_checks_documents_and_ids():
+    offsets = np.array([0, 3], I64)
+    with pytest.raises(ValueError, match="doc_of_part"):
+        PairMerger(SYMBOLS, offsets, np.array([1], I32), 1, 2)
+    with pytest.raises(ValueError, match="doc_of_part"):
+        PairMerger(SYMBOLS, offsets, np.array([0, 0], I32), 1, 2)
+    with pytest.raises(ValueError, match="non-negative"):
+        PairMerger(SYMBOLS, offsets, np.array([0], I32), -1, 2)
+
+
+def test_tables_check_their_pieces():
+    with pytest.raises(ValueError, match="piece_offsets"):
+        RadixTree(2, np.array([0, 0, 2]), np.array([0, 1], I32))  # an empty piece
+    with pytest.raises(ValueError, match="pieces"):
+        RadixTree(2, np.array([0, 2]), np.array([0, -1], I32))
+    with pytest.raises(ValueError, match="piece_offsets"):
+        MergeTable(2, np.array([0, 1], I64), np.array([0], I32), np.array([0], I64))  # one symbol
+    with pytest.raises(ValueError, match="pieces"):
+        MergeTable(2, np.array([0, 2], I64), np.array([0, 2], I32), np.array([0], I64))
+    with pytest.raises(ValueError, match="same length"):
+        PairTable(np.array([0], I32), np.array([1, 1], I32), np.array([2], I32))
+
+
+@pytest.mark.parametrize("name", ["tfidf", "classic", "ranked", "dropout", "fewest", "additive",
+                                  "longest_prefix", "longest_suffix", "longest_token"])
+def test_every_encoder_checks_its_parts_the_same_way(name):
+    # one checked flattening (ubpe.encoders.flatten_parts) in front of every kernel
+    from ubpe.encoders import make_encoder
+    from ubpe.errors import SymbolTypeError, UnknownSymbolError
+    from ubpe.vocabulary import Vocabulary
+
+    vocabulary = Vocabulary.from_merges(2, [0], [1], documents=[1], n_docs=2)
+    options = {"weights": np.zeros(3)} if name == "additive" else {}
+    encoder = make_encoder(name, vocabulary, **options)
+    assert encoder.encode([np.array([0, 1]), np.array([], I32), [1, 0]])[0][0] in ([2, 1, 0], [0, 1, 1, 0])
+    for bad in ([np.array([0, 2])], [np.array([-1])], [np.array([2**32])]):
+        with pytest.raises(UnknownSymbolError):
+            encoder.encode(bad)
+    for bad in ([np.array([0.5])], [np.array([[0, 1]])], [np.array([0]), np.array([[0, 1]])]):
+        with pytest.raises(SymbolTypeError):
+            encoder.encode(bad)

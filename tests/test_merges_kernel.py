@@ -1,0 +1,81 @@
+"""The imported models' kernels (`_merges.PairMerges`, `_unigram.UnigramLattice`) check every
+argument at their ``def`` boundary: bad arrays are a ValueError, never a crash."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ubpe_native._merges import PairMerges, pack_units
+from ubpe_native._unigram import UnigramLattice
+
+i32 = lambda values: np.asarray(values, dtype=np.int32)  # noqa: E731
+i64 = lambda values: np.asarray(values, dtype=np.int64)  # noqa: E731
+
+
+def merges(**changes):
+    """A byte-level kernel: ids 0..255 the bytes, 256 = 'ab' (rank 0), 257 = 'abc' (rank 1)."""
+    args = dict(n_ids=258, left=i32([97, 256]), right=i32([98, 99]), result=i32([256, 257]),
+                rank=i64([0, 1]), expand_offsets=i64([0]), expand_ids=i32([]),
+                unit_keys=pack_units([bytes([b]) for b in range(256)]), unit_id_values=i32(range(256)),
+                byte_fallback=np.full(256, -1, np.int32), utf8_units=False,
+                whole_blob=np.zeros(0, np.uint8), whole_offsets=i64([0]), whole_ids=i32([]))
+    args.update(changes)
+    return PairMerges(*args.values())
+
+
+def test_a_good_kernel_merges_by_rank():
+    data = np.frombuffer(b"abcab", dtype=np.uint8)
+    assert merges().encode(data, i64([0, 3, 5])).tolist() == [257, 256]
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        (dict(left=i32([97, 999])), "left may hold ids"),
+        (dict(result=i32([256, -3])), "result may hold ids"),
+        (dict(rank=i64([0, -1])), "rank of rule 1"),
+        (dict(right=i32([98])), "one length"),
+        (dict(expand_offsets=i64([0, 2]), expand_ids=i32([1])), "expand_offsets must start at 0 and end at 1"),
+        (dict(whole_blob=np.frombuffer(b"ab", np.uint8), whole_offsets=i64([0, 3]), whole_ids=i32([256])),
+         "whole_offsets must start at 0 and end at 2"),
+        (dict(whole_blob=np.frombuffer(b"ab", np.uint8), whole_offsets=i64([0, 2]), whole_ids=i32([999])),
+         "whole_ids may hold ids"),
+        (dict(byte_fallback=np.full(255, -1, np.int32)), "256 ids"),
+        (dict(unit_id_values=i32(range(1, 257)) + 300), "unit 0 has an id"),
+    ],
+)
+def test_bad_merge_tables_are_refused(changes, message):
+    with pytest.raises(ValueError, match=message):
+        merges(**changes)
+
+
+@pytest.mark.parametrize("bounds", [[0, 9], [3, 1], [-1, 2], []])
+def test_bad_bounds_are_refused(bounds):
+    with pytest.raises(ValueError, match="bounds"):
+        merges().encode(np.frombuffer(b"abc", np.uint8), i64(bounds))
+
+
+def lattice(**changes):
+    blob = np.frombuffer(b"aab", dtype=np.uint8)
+    args = dict(blob=blob, offsets=i64([0, 1, 2, 3]), ids=i32([0, 1, 2]),
+                scores=np.asarray([-1.0, -2.0, -1.5], np.float32), user_defined=np.zeros(3, np.uint8),
+                unk_id=3, unk_score=-10.0, byte_fallback=np.full(256, -1, np.int32))
+    args.update(changes)
+    return UnigramLattice(*args.values())
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        (dict(offsets=i64([0, 1, 1, 3])), "offsets must grow by at least 1"),
+        (dict(offsets=i64([0, 1, 2, 4])), "offsets must start at 0 and end at 3"),
+        (dict(scores=np.asarray([-1.0, np.nan, 0.0], np.float32)), "not finite"),
+        (dict(ids=i32([0, -5, 2])), "negative id"),
+        (dict(unk_id=-1), "unk_id"),
+        (dict(byte_fallback=np.full(256, -2, np.int32)), ">= -1"),
+    ],
+)
+def test_bad_unigram_tables_are_refused(changes, message):
+    with pytest.raises(ValueError, match=message):
+        lattice(**changes)

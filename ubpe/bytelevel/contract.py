@@ -1,0 +1,73 @@
+"""The parts of the tokenizer contract (:class:`ubpe.tokenizer.Tokenizer`) that every imported
+model answers the same way, so that ``ubpe encode / view / inspect / compare`` take GGUF and
+sentencepiece files like our own.
+
+A piece, in the contract, is what an id stands for in the model's ``symbol_unit``: the bytes of
+a byte-level token, the text of a sentencepiece token (``▁`` read as a space). The model's
+own spelling (``Ġworld``, ``▁the``, ``<0x0A>``) stays available as ``id_to_piece``.
+
+>>> from ubpe.bytelevel.imported import ImportedBPE
+>>> tok = ImportedBPE(["a", "b", "ab", "Ġ", "Ġab"], ["a b", "Ġ ab"], pre="gpt-2")
+>>> tok.pieces([4]), tok.id_to_piece(4), tok.piece_to_id(" ab"), tok.piece_to_id("Ġab")
+([b' ab'], 'Ġab', 4, 4)
+>>> inventory = tok.inventory()
+>>> inventory.ids, inventory.lengths[4], sorted(inventory.base)
+([0, 1, 2, 3, 4], 3, [0, 1, 3])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import UnknownTokenError
+from ..pieces import Inventory
+
+
+class ImportedContract:
+    """Mixin of :class:`~ubpe.bytelevel.imported_base.ImportedTokenizer`: the contract's
+    ``symbol_type``, ``unit_pieces``, ``piece_to_id``, ``covers`` and ``inventory``."""
+
+    symbol_type = str
+
+    def unit_pieces(self, ids) -> list[Any]:
+        """What every id stands for: bytes for byte-level models, text for character models."""
+        raw = [self.decode_bytes([i]) for i in self._check_ids(ids)]  # type: ignore[attr-defined]
+        if self.symbol_unit == "byte":  # type: ignore[attr-defined]
+            return raw
+        return [r.decode("utf-8", errors="replace") for r in raw]
+
+    def piece_to_id(self, piece: str | bytes) -> int:
+        """The id of a token by the model's own spelling, or by what it stands for (the
+        lowest such id). Raises :class:`UnknownTokenError` if no token has it."""
+        texts = self.texts  # type: ignore[attr-defined]
+        if isinstance(piece, str) and piece in self._text_index():
+            return self._text_index()[piece]
+        for i in range(len(texts)):
+            unit = self.unit_pieces([i])[0]
+            if unit == piece or (isinstance(piece, str) and isinstance(unit, bytes) and unit == piece.encode()):
+                return i
+        raise UnknownTokenError(f"no token stands for {piece!r}")
+
+    def _text_index(self) -> dict[str, int]:
+        index = getattr(self, "_text_index_cache", None)
+        if index is None:
+            index = {}
+            for i, text in enumerate(self.texts):  # type: ignore[attr-defined]
+                index.setdefault(text, i)
+            self._text_index_cache = index
+        return index
+
+    def covers(self, doc: str) -> bool:
+        """Always true: what the vocabulary lacks becomes bytes or the unknown token."""
+        return True
+
+    def inventory(self) -> Inventory:
+        """Every id with what it stands for; base ids are the single bytes / characters."""
+        ids = list(range(self.n_vocab))  # type: ignore[attr-defined]
+        units = self.unit_pieces(ids)
+        pieces = dict(zip(ids, units))
+        return Inventory(
+            ids, pieces, merges={},
+            base={i for i, unit in pieces.items() if len(unit) == 1},
+            lengths={i: len(unit) for i, unit in pieces.items()},
+        )

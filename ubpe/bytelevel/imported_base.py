@@ -1,0 +1,359 @@
+"""What every tokenizer imported from another system shares.
+
+:class:`ImportedTokenizer`: special tokens cut out of the text first (as llama.cpp's
+``tokenizer_st_partition`` does), the *native* encoder (the model's own algorithm, exactly),
+decoding and inspection; :class:`EncoderBridge`: every ubpe encoder run on the same vocabulary
+(:meth:`EncoderBridge.encode_with`), and idf weights fitted on a corpus. The models are in
+:mod:`ubpe.bytelevel.imported` (byte-level BPE) and :mod:`ubpe.bytelevel.spm`
+(sentencepiece-style).
+
+>>> combine_kbest([[([1], -1.0), ([2, 3], -2.0)], [([4], 0.0)]], 2, [[], [9], []])
+[([1, 9, 4], -1.0), ([2, 3, 9, 4], -2.0)]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+import os
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from ..encoders import TfidfScorer, make_encoder
+from ..errors import InvalidParameterError, ModelFormatError, SymbolTypeError, UnknownTokenError
+from ..pieces import Inventory
+from ..vocabulary import ID_DTYPE, Vocabulary
+from .contract import ImportedContract
+
+# llama.cpp token types (gguf.TokenType; 0 is "undefined"); sentencepiece's piece types agree
+NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
+NATIVE = "native"
+_ASCII_SPACES = " \t\n\v\f\r"
+
+def partition_specials(text: str, specials: Sequence[tuple[str, int, bool, bool]]) -> list[str | int]:
+    """Cut ``text`` at special tokens: ``[fragment or token id]`` (llama.cpp's
+    ``tokenizer_st_partition``). ``specials`` are ``(text, id, lstrip, rstrip)``, longest first;
+    each one is searched in the fragments the earlier ones left. ``lstrip`` / ``rstrip`` remove
+    ASCII whitespace before / after the token.
+
+    >>> partition_specials("a<s> b", [("<s>", 1, False, True)])
+    ['a', 1, 'b']
+    """
+    pieces: list[str | int] = [text] if text else []
+    for special, token, lstrip, rstrip in specials:
+        out: list[str | int] = []
+        for piece in pieces:
+            if isinstance(piece, int) or special not in piece:
+                out.append(piece)
+                continue
+            start = 0
+            while True:
+                found = piece.find(special, start)
+                if found < 0:
+                    break
+                left = piece[start:found]
+                if lstrip:
+                    left = left.rstrip(_ASCII_SPACES)
+                if left:
+                    out.append(left)
+                out.append(token)
+                start = found + len(special)
+                if rstrip:
+                    while start < len(piece) and piece[start] in _ASCII_SPACES:
+                        start += 1
+            if start < len(piece):
+                out.append(piece[start:])
+        pieces = out
+    return pieces
+
+
+def combine_kbest(lists: Sequence[Sequence[tuple[list[int], float]]], top_n: int,
+                  joints: Sequence[list[int]]) -> list[tuple[list[int], float]]:
+    """The ``top_n`` best concatenations of one alternative per list (scores add), with
+    ``joints[k]`` (e.g. a special token) placed before the alternative of list ``k``."""
+    if not lists:
+        return [([t for joint in joints for t in joint], 0.0)]
+    best: list[tuple[list[int], float]] = []
+    start = tuple(0 for _ in lists)
+    heap = [(-sum(alts[0][1] for alts in lists), start)]
+    seen = {start}
+    while heap and len(best) < top_n:
+        negative, choice = heapq.heappop(heap)
+        ids = [t for k, c in enumerate(choice) for t in (*joints[k], *lists[k][c][0])]
+        ids.extend(t for joint in joints[len(lists):] for t in joint)
+        best.append((ids, -negative))
+        for k, c in enumerate(choice):
+            if c + 1 < len(lists[k]):
+                nxt = choice[:k] + (c + 1,) + choice[k + 1 :]
+                if nxt not in seen:
+                    seen.add(nxt)
+                    score = -negative - lists[k][c][1] + lists[k][c + 1][1]
+                    heapq.heappush(heap, (-score, nxt))
+    return best
+
+
+class EncoderBridge:
+    """ubpe's encoders on an imported vocabulary. The host class provides ``_fragments``,
+    ``_prepare``, ``_parts`` (a text's pre-tokens as base-id arrays), ``_build_vocabulary``
+    (the ubpe `Vocabulary`, vocabulary id -> model id, base id -> model ids) and ``encode``."""
+
+    _vocab: tuple[Vocabulary, np.ndarray, list[list[int]]] | None
+    _encoders: dict[tuple, Any]
+    _id_table: np.ndarray | None
+    default_encoder = NATIVE
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        """The ubpe vocabulary that ubpe's encoders run on (built on first use)."""
+        return self._vocabulary_parts()[0]
+
+    def _vocabulary_parts(self) -> tuple[Vocabulary, np.ndarray, list[list[int]]]:
+        if self._vocab is None:
+            self._vocab = self._build_vocabulary()
+        return self._vocab
+
+    def _encoder(self, name: str, options: dict[str, Any]):
+        key = (name, tuple(sorted(options.items())))
+        try:
+            hash(key)
+        except TypeError:  # e.g. weights= an array: built for this call only
+            return make_encoder(name, self.vocabulary, **options)
+        if key not in self._encoders:
+            self._encoders[key] = make_encoder(name, self.vocabulary, **options)
+        return self._encoders[key]
+
+    def encode_with(self, doc: str, encoder: str | None = None, top_n: int = 1,
+                    **options: Any) -> list[tuple[list[int], float]]:
+        """``top_n`` encodings of ``doc`` by ``encoder`` as ``[(ids, score)]``, best first.
+
+        ``"native"`` (the default) is the model's own algorithm (one encoding); any other name
+        is a ubpe encoder (``fewest``, ``longest_prefix``, ``tfidf``, ``additive``, ``dropout``
+        ...) run on :attr:`vocabulary`, per pre-token. The score is ubpe's tf-idf score
+        (0 until weights are fitted, see :meth:`fit_weights`).
+        """
+        name = encoder or self.default_encoder
+        fragments = self._prepare(self._fragments(doc, options.pop("parse_special", False)))
+        if name == NATIVE:
+            if top_n != 1:
+                raise InvalidParameterError("the native encoder gives one encoding: top_n must be 1")
+            if options:
+                raise InvalidParameterError(f"the native encoder takes no options, got {sorted(options)}")
+            ids = self.encode(doc)
+            return [(ids, self._score(fragments, ids))]
+        coder = self._encoder(name, options)
+        lists, joints, pending = [], [], []
+        for fragment in fragments:
+            if isinstance(fragment, int):
+                pending.append(fragment)
+                continue
+            parts = self._parts(fragment)
+            found = coder.encode(parts, top_n) if parts else [([], 0.0)]
+            lists.append([(self._to_model_ids(tokens), score) for tokens, score in found])
+            joints.append(pending)
+            pending = []
+        joints.append(pending)
+        return combine_kbest(lists, top_n, joints)
+
+    def encode_batch_with(self, docs: Iterable[str], encoder: str | None = None, top_n: int = 1,
+                          **options: Any) -> list[list[tuple[list[int], float]]]:
+        return [self.encode_with(doc, encoder, top_n, **options) for doc in docs]
+
+    def _to_model_ids(self, tokens: Sequence[int]) -> list[int]:
+        vocabulary, vocab_to_model, base_expansion = self._vocabulary_parts()
+        if self._id_table is None:
+            single = [e[0] if len(e) == 1 else -1 for e in base_expansion]
+            self._id_table = np.concatenate([np.asarray(single, dtype=np.int64), vocab_to_model])
+        mapped = self._id_table[np.asarray(tokens, dtype=np.int64)]
+        if len(mapped) == 0 or mapped.min() >= 0:
+            return mapped.tolist()
+        n_base = vocabulary.n_base
+        out: list[int] = []
+        for token in tokens:
+            if token < n_base:
+                out.extend(base_expansion[token])
+            else:
+                out.append(int(vocab_to_model[token - n_base]))
+        return out
+
+    def _score(self, fragments: list[str | int], ids: list[int]) -> float:
+        """ubpe's tf-idf score of a native encoding: 0 unless weights were fitted."""
+        vocabulary = self.vocabulary
+        if not np.any(vocabulary.weights):
+            return 0.0
+        model_to_vocab = self._model_to_vocab()
+        tokens = np.array([model_to_vocab.get(i, -1) for i in ids], dtype=ID_DTYPE)
+        tokens = tokens[tokens >= 0]
+        scorer = TfidfScorer(vocabulary)
+        return scorer.score(tokens, np.array([0, int(scorer._lengths[tokens].sum())]))
+
+    def _model_to_vocab(self) -> dict[int, int]:
+        vocabulary, vocab_to_model, base_expansion = self._vocabulary_parts()
+        table = {int(m): vocabulary.n_base + t for t, m in enumerate(vocab_to_model.tolist())}
+        for base, expansion in enumerate(base_expansion):
+            if len(expansion) == 1:
+                table.setdefault(expansion[0], base)
+        return table
+
+    def fit_weights(self, corpus: Iterable[str]) -> ImportedTokenizer:
+        """Give the vocabulary ubpe's idf weights: the document frequency of every token in
+        the native encodings of ``corpus`` (one document per text). Returns ``self``."""
+        docs = list(corpus)
+        vocabulary, vocab_to_model, base_expansion = self._vocabulary_parts()
+        position = {int(m): t for t, m in enumerate(vocab_to_model.tolist())}
+        counts = np.zeros(vocabulary.n_merged, dtype=np.int64)
+        for doc in docs:
+            seen = {position[i] for i in self.encode(doc) if i in position}
+            counts[list(seen)] += 1
+        weights = np.log((1 + len(docs)) / (1 + counts))
+        fitted = Vocabulary(vocabulary.n_base, vocabulary.merges, vocabulary.piece_offsets,
+                            vocabulary.piece_symbols, weights, vocabulary.ranks)
+        self._vocab = (fitted, vocab_to_model, base_expansion)
+        self._encoders.clear()
+        return self
+
+
+class ImportedTokenizer(ImportedContract, EncoderBridge):
+    """What every imported model shares (see the module docstring). Subclasses define
+    ``_native(text)``, ``_parts(text)``, ``_build_vocabulary()`` and ``_prepare(fragments)``."""
+
+    variant = "imported"
+    default_encoder = NATIVE
+    symbol_unit = "byte"
+
+    def _init_common(self, texts: list[str], token_types: np.ndarray | None,
+                     specials: dict[str, int | None] | None, flags: dict[str, Any] | None,
+                     name: str, where: str) -> None:
+        self.name = name
+        self.where = where
+        self.texts = texts
+        n = len(texts)
+        if token_types is None:
+            token_types = np.full(n, NORMAL, dtype=np.int32)
+        self.token_types = np.asarray(token_types, dtype=np.int32)
+        if len(self.token_types) != n:
+            raise ModelFormatError(f"{where}: {len(self.token_types)} token types for {n} tokens")
+        self.special_ids = {k: v for k, v in (specials or {}).items() if v is not None}
+        flags = flags or {}
+        self.add_bos = bool(flags.get("add_bos") or False)
+        self.add_eos = bool(flags.get("add_eos") or False)
+        self._encoders: dict[tuple, Any] = {}
+        self._special_tables: dict[bool, list[tuple[str, int, bool, bool]]] = {}
+        self._vocab: tuple[Vocabulary, np.ndarray, list[list[int]]] | None = None
+        self._id_table: np.ndarray | None = None  # vocabulary id -> model id, -1: expand
+
+    # -- the special tokens ------------------------------------------------------------------
+
+    def _special_table(self, parse_special: bool) -> list[tuple[str, int, bool, bool]]:
+        """Tokens cut out before encoding: user-defined ones always, control and unknown ones
+        with ``parse_special`` (llama.cpp's cache_special_tokens), longest (in bytes) first."""
+        cached = self._special_tables.get(parse_special)
+        if cached is not None:
+            return cached
+        kinds = (USER_DEFINED, CONTROL, UNKNOWN) if parse_special else (USER_DEFINED,)
+        ids = np.flatnonzero(np.isin(self.token_types, kinds)).tolist()
+        table = [(self.texts[i], i, *self._strip_flags(i)) for i in ids if self.texts[i]]
+        table.sort(key=lambda entry: -len(entry[0].encode("utf-8")))
+        self._special_tables[parse_special] = table
+        return table
+
+    def _strip_flags(self, token: int) -> tuple[bool, bool]:
+        return False, False
+
+    def _fragments(self, text: str, parse_special: bool) -> list[str | int]:
+        if not isinstance(text, str):
+            raise SymbolTypeError(f"`doc` must be a str, not {type(text).__name__}")
+        return partition_specials(text, self._special_table(parse_special))
+
+    def _prepare(self, fragments: list[str | int]) -> list[str | int]:
+        return fragments
+
+    # -- encoding ----------------------------------------------------------------------------
+
+    def encode(self, doc: str, *, add_special: bool = False, parse_special: bool = False) -> list[int]:
+        """The model's own ids for ``doc`` (llama.cpp's ``tokenize``): without BOS/EOS unless
+        ``add_special``; control tokens in the text are plain text unless ``parse_special``."""
+        ids: list[int] = []
+        if add_special and self.add_bos and "bos" in self.special_ids:
+            ids.append(self.special_ids["bos"])
+        for fragment in self._prepare(self._fragments(doc, parse_special)):
+            if isinstance(fragment, int):
+                ids.append(fragment)
+            else:
+                ids.extend(self._native(fragment))
+        if add_special and self.add_eos and "eos" in self.special_ids:
+            ids.append(self.special_ids["eos"])
+        return ids
+
+    def encode_batch(self, docs: Iterable[str], *, threads: int | None = None,
+                     **options: Any) -> list[list[int]]:
+        """`encode` of every doc, on ``threads`` threads (default: one per core; the kernels
+        release the GIL). Same ids as one by one."""
+        docs = list(docs)
+        workers = (os.cpu_count() or 1) if threads is None else threads
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise InvalidParameterError(f"`threads` must be a positive int, got {threads!r}")
+        if workers == 1 or len(docs) < 2:
+            return [self.encode(doc, **options) for doc in docs]
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(lambda doc: self.encode(doc, **options), docs))
+
+    # -- decoding and inspection ---------------------------------------------------------
+
+    @property
+    def n_vocab(self) -> int:
+        return len(self.texts)
+
+    def _check_ids(self, ids: Iterable[int]) -> list[int]:
+        out = []
+        for token in ids:
+            if isinstance(token, bool) or not isinstance(token, (int, np.integer)) or not 0 <= token < len(self.texts):
+                raise UnknownTokenError(f"token {token!r} is not in the vocabulary")
+            out.append(int(token))
+        return out
+
+    def pieces(self, ids: Iterable[int]) -> list[Any]:
+        """What every id stands for, in ``symbol_unit`` (see :mod:`ubpe.bytelevel.contract`)."""
+        return self.unit_pieces(ids)
+
+    def id_to_piece(self, token: int) -> str:
+        """The model's own string of ``token`` (``Ġworld``, ``▁the``, ``<0x0A>``)."""
+        return self.texts[self._check_ids([token])[0]]
+
+    def inventory(self) -> Inventory:
+        """The contract's inventory, with the merges the model records (``inspect --tree``)."""
+        return dataclasses.replace(super().inventory(), merges=self._recorded_merges())
+
+    def _recorded_merges(self) -> dict[int, tuple[int, int]]:
+        return {}
+
+    def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
+        return self.decode_bytes(ids).decode("utf-8", errors=errors)
+
+    def n_symbols(self, doc: str) -> int:
+        return len(doc.encode("utf-8")) if self.symbol_unit == "byte" else len(doc)
+
+    def describe(self) -> dict[str, Any]:
+        counts = np.bincount(self.token_types, minlength=BYTE + 1)
+        return {
+            "variant": self.variant,
+            "name": self.name,
+            "n_vocab": self.n_vocab,
+            "symbol_unit": self.symbol_unit,
+            "default_encoder": self.default_encoder,
+            "token_types": {kind: int(counts[value]) for kind, value in (
+                ("normal", NORMAL), ("unknown", UNKNOWN), ("control", CONTROL),
+                ("user_defined", USER_DEFINED), ("unused", UNUSED), ("byte", BYTE)) if counts[value]},
+            "special_ids": dict(self.special_ids),
+            "add_bos": self.add_bos,
+            "add_eos": self.add_eos,
+        }
+
+    def save(self, path) -> None:
+        raise InvalidParameterError(f"a {self.variant} tokenizer is read-only: it cannot be saved "
+                                    "in ubpe's format (keep the source file)")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.variant}, n_vocab={self.n_vocab}, name={self.name!r})"

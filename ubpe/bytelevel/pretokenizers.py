@@ -1,0 +1,248 @@
+"""llama.cpp's pre-tokenizers: the regex lists of ``tokenizer.ggml.pre``, applied as llama.cpp does.
+
+llama.cpp (``src/llama-vocab.cpp``, ``src/unicode.cpp``) cuts text with a *list* of regexes:
+each one splits every piece the previous ones left, and the text between matches stays a piece
+of its own (unlike tiktoken, nothing is dropped). Each regex runs one of three ways, and so does
+:class:`Pretokenizer`:
+
+* a few well-known patterns (GPT-2's, Llama 3's, Qwen2's, Qwen3.5's) have hand-written
+  scanners in llama.cpp; here they are the equivalent ``regex`` patterns on the real text, with
+  unassigned code points (which llama.cpp's scanners match by no rule) cut one by one;
+* a regex with Unicode classes (``\\p{L}``...) runs on a *collapsed* copy of the text in which
+  every non-ASCII character is replaced by one byte standing for its class (letter, number,
+  punctuation, mark, symbol, whitespace, other), and each ``\\p{..}`` by that byte plus the
+  ASCII members of the class -- llama.cpp's workaround for ``std::regex``;
+* any other regex runs on the text with non-ASCII whitespace replaced by U+000B.
+
+>>> Pretokenizer.for_pre("gpt-2").split("Hello  world's 123")
+['Hello', ' ', ' world', "'s", ' 123']
+>>> Pretokenizer.for_pre("llama-bpe").split("Hello 12345!!\\n\\n")
+['Hello', ' ', '123', '45', '!!\\n\\n']
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import regex
+
+from ..errors import ModelFormatError
+
+# The regex lists of llama.cpp's llm_tokenizer_bpe, by pre-tokenizer type, character for character.
+_GPT2 = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)"""
+_LLAMA3 = r"""(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+_QWEN2 = r"""(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+_QWEN35 = r"""(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+# (non-ASCII characters escaped: the source's exact code points, safe from normalisation)
+_DEEPSEEK_LETTERS = (
+    "\\s?[A-Za-z\xb5\xc0-\xd6\xd8-\xf6\xf8-\u01ba\u01bc-\u01bf\u01c4-\u0293\u0295-\u02af\u0370-\u0373\u0376\u0377\u037b-\u037d\u037f\u0386\u0388-\u038a\u038c\u038e-\u03a1\u03a3-\u03f5\u03f7-\u0481"
+    "\u048a-\u052f\u0531-\u0556\u10a0-\u10c5\u13a0-\u13f5\u13f8-\u13fd\u1c90-\u1cba\u1cbd-\u1cbf\u1d00-\u1d2b\u1d6b-\u1d77\u1d79-\u1d9a\u1e00-\u1f15\u1f18-\u1f1d\u1f20-\u1f45"
+    "\u1f48-\u1f4d\u1f50-\u1f57\u1f59\u1f5b\u1f5d\u1f5f-\u1f7d\u1f80-\u1fb4\u1fb6-\u1fbc\u1fbe\u1fc2-\u1fc4\u1fc6-\u1fcc\u1fd0-\u1fd3\u1fd6-\u1fdb\u1fe0-\u1fec\u1ff2-\u1ff4"
+    "\u1ff6-\u1ffc\u2102\u2107\u210a-\u2113\u2115\u2119-\u211d\u2124\u2126\u2128\u212a-\u212d\u212f-\u2134\u2139\u213c-\u213f\u2145-\u2149\u214e\u2183\u2184\u2c00-\u2c7b"
+    "\u2c7e-\u2ce4\u2ceb-\u2cee\u2cf2\u2cf3\ua640-\ua66d\ua680-\ua69b\ua722-\ua76f\ua771-\ua787\ua78b-\ua78e\uab70-\uabbf\ufb00-\ufb06\ufb13-\ufb17\uff21-\uff3a\uff41-\uff5a"
+    "\U00010400-\U0001044f\U000104b0-\U000104d3\U000104d8-\U000104fb\U00010c80-\U00010cb2\U00010cc0-\U00010cf2\U000118a0-\U000118df\U0001e900-\U0001e943]+"
+)
+_DEEPSEEK_PUNCT = "\\s?[!-/:-~\uff01-\uff0f\uff1a-\uff5e\u2018-\u201f\u3000-\u3002]+"
+_CJK = "[\u4e00-\u9fa5\u0800-\u4e00\uac00-\ud7ff]+"
+REGEXES: dict[str, tuple[str, ...]] = {
+    "default": (r"[\p{P}\$\+<=>\^~\|]+", _GPT2, r"\p{N}+", "[0-9][0-9][0-9]"),
+    "llama3": (_LLAMA3,),
+    "deepseek-llm": ("[\r\n]", _DEEPSEEK_LETTERS, _DEEPSEEK_PUNCT, "\\s+$", _CJK, r"\p{N}+"),
+    "deepseek-coder": ("[\r\n]", r"\s?\p{L}+", r"\s?\p{P}+", _CJK, r"\p{N}"),
+    "falcon": (r"[\p{P}\$\+<=>\^~\|`]+", _GPT2, "[0-9][0-9][0-9]"),
+    "starcoder": (r"\p{N}", _GPT2),
+    "gpt2": (_GPT2,),
+    "qwen2": (_QWEN2,),
+    "qwen35": (_QWEN35,),
+}
+# tokenizer.ggml.pre -> (pre-tokenizer type, llama.cpp's ignore_merges)
+PRE_TYPES: dict[str, tuple[str, bool]] = {
+    "default": ("default", False),
+    **{name: ("llama3", True) for name in ("llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1",
+                                           "pixtral", "midm-2.0", "lfm2", "jina-v5-nano")},
+    "dbrx": ("llama3", False),
+    "smaug-bpe": ("llama3", False),
+    "deepseek-llm": ("deepseek-llm", False),
+    "deepseek-coder": ("deepseek-coder", False),
+    "falcon": ("falcon", False),
+    **{name: ("starcoder", False) for name in ("starcoder", "refact", "command-r", "smollm",
+                                               "codeshell", "exaone", "minerva-7b")},
+    **{name: ("gpt2", False) for name in ("gpt-2", "phi-2", "jina-es", "jina-de", "gigachat",
+                                          "jina-v2-es", "jina-v2-de", "a.x-4.0", "mellum",
+                                          "modern-bert", "mpt", "olmo", "jais", "trillion",
+                                          "granite-docling", "jina-v1-en", "jina-v2-code",
+                                          "roberta-bpe")},
+    **{name: ("qwen2", False) for name in ("qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2",
+                                           "stablelm2", "hunyuan", "solar-open")},
+    "qwen35": ("qwen35", False),
+}
+
+# llama.cpp's hand-written scanners, as regex patterns: the same alternatives, a class that
+# excludes unassigned code points wherever the scanner requires a known category, and a final
+# single character for what no rule matches.
+_CUSTOM: dict[str, str] = {
+    _GPT2: r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}\p{Cn}]+|\s+(?!\S)|\s+|(?s:.)""",
+    _LLAMA3: r"""(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}\p{Cn}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+|(?s:.)""",
+    _QWEN2: r"""(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}\p{Cn}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+|(?s:.)""",
+    _QWEN35: r"""(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}\p{Cn}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+|(?s:.)""",
+}
+
+# Collapsed text: one character per class (llama.cpp's k_ucat_cpt), and the ASCII members of
+# each class (k_ucat_map) that the class stands for in a collapsed regex.
+_CLASS_CHAR = {"N": "\xd1", "L": "\xd2", "P": "\xd3", "M": "\xd4", "S": "\xd5"}
+_OTHER_CHAR = "\xd0"
+_SPACE_CHAR = "\x0b"
+_CLASS_ASCII = {
+    "N": "0-9",
+    "L": "A-Za-z",
+    "P": "!-#%-*,-/:-;?-@\\[-\\]_\\{\\}",
+    "M": "",
+    "S": "\\$\\+<-=>\\^`\\|~",
+}
+_PROPERTY = re.compile(r"\\p\{(L[ultmo]?|N|P|M|S)\}")
+# White_Space code points (llama.cpp's unicode_set_whitespace)
+_WHITESPACE = frozenset([0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x20, 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B),
+                         0x2028, 0x2029, 0x202F, 0x205F, 0x3000])
+
+
+@functools.lru_cache(maxsize=65536)
+def _collapsed_char(char: str) -> str:
+    if ord(char) in _WHITESPACE:
+        return _SPACE_CHAR
+    return _CLASS_CHAR.get(unicodedata.category(char)[0], _OTHER_CHAR)
+
+
+def _collapse_text(text: str) -> str:
+    if text.isascii():
+        return text
+    return "".join(c if c < "\x80" else _collapsed_char(c) for c in text)
+
+
+def _widen_text(text: str) -> str:
+    if text.isascii():
+        return text
+    return "".join(_SPACE_CHAR if c >= "\x80" and ord(c) in _WHITESPACE else c for c in text)
+
+
+def _collapse_regex(expression: str) -> str:
+    """llama.cpp's collapsed regex: ``\\p{X}`` -> its class character and ASCII members."""
+    out: list[str] = []
+    inside = False
+    i = 0
+    while i < len(expression):
+        c = expression[i]
+        if c == "[" and (i == 0 or expression[i - 1] != "\\"):
+            inside = True
+        elif c == "]" and inside and expression[i - 1] != "\\":
+            inside = False
+        found = _PROPERTY.match(expression, i)
+        if found:
+            cls = found.group(1)[0]
+            members = _CLASS_CHAR[cls] + _CLASS_ASCII[cls]
+            out.append(members if inside else f"[{members}]")
+            i = found.end()
+            continue
+        out.append(c)
+        i += 1
+    # ECMAScript's $ is the end of the input; Python's would also match before a final newline
+    return "".join(out).replace("$", r"\Z")
+
+
+@dataclass(frozen=True)
+class _Pass:
+    """One regex of the list: how to transform a piece, and the compiled pattern."""
+
+    pattern: regex.Pattern | re.Pattern
+    transform: Callable[[str], str] | None
+
+    def split(self, piece: str) -> list[str]:
+        subject = self.transform(piece) if self.transform else piece
+        out: list[str] = []
+        start = 0
+        for found in self.pattern.finditer(subject):
+            if found.start() > start:
+                out.append(piece[start : found.start()])
+            if found.end() > found.start():
+                out.append(piece[found.start() : found.end()])
+            start = found.end()
+        if start < len(piece):
+            out.append(piece[start:])
+        return out
+
+
+def _make_pass(expression: str) -> _Pass:
+    if expression in _CUSTOM:
+        return _Pass(regex.compile(_CUSTOM[expression]), None)
+    if _PROPERTY.search(expression):
+        if not expression.isascii():
+            raise ModelFormatError("a regex mixes Unicode classes and non-ASCII characters "
+                                   "(llama.cpp does not support it either)")
+        return _Pass(re.compile(_collapse_regex(expression), re.ASCII), _collapse_text)
+    return _Pass(re.compile(expression.replace("$", r"\Z"), re.ASCII), _widen_text)
+
+
+class Pretokenizer:
+    """llama.cpp's pre-tokenizer for one regex list (see the module docstring)."""
+
+    def __init__(self, expressions: tuple[str, ...], name: str = "custom"):
+        self.name = name
+        self.expressions = expressions
+        self._passes = [_make_pass(e) for e in expressions]
+
+    @classmethod
+    @functools.lru_cache(maxsize=None)
+    def for_type(cls, pre_type: str) -> Pretokenizer:
+        return cls(REGEXES[pre_type], pre_type)
+
+    @classmethod
+    def for_pre(cls, pre: str) -> Pretokenizer:
+        """The pre-tokenizer a GGUF file's ``tokenizer.ggml.pre`` names."""
+        return cls.for_type(resolve_pre(pre)[0])
+
+    def split(self, text: str) -> list[str]:
+        """The pieces of ``text``, in order; they concatenate to ``text``."""
+        pieces = [text] if text else []
+        for step in self._passes:
+            pieces = [part for piece in pieces for part in step.split(piece)]
+        return pieces
+
+    def __repr__(self) -> str:
+        return f"Pretokenizer({self.name!r})"
+
+
+@functools.lru_cache(maxsize=1)
+def _unsafe_code_points() -> np.ndarray:
+    """Code points where tiktoken-pattern scanners and llama.cpp's scanners may cut apart:
+    unassigned ones (llama.cpp's scanners match them by no rule) and ``ſ`` (``(?i:'s)``
+    matches ``'ſ``, llama.cpp's lower-casing compare does not)."""
+    table = np.zeros(0x110000, dtype=bool)
+    every = "".join(map(chr, range(0xD800))) + "".join(map(chr, range(0xE000, 0x110000)))
+    offsets = np.concatenate([np.arange(0xD800), np.arange(0xE000, 0x110000)])
+    for run in regex.finditer(r"\p{Cn}+", every):
+        table[offsets[run.start() : run.end()]] = True
+    table[0xD800:0xE000] = True  # lone surrogates: not valid text at all
+    table[ord("ſ")] = True
+    return table
+
+
+def scanner_unsafe(text: str) -> bool:
+    """Whether ``text`` holds a code point of `_unsafe_code_points` (never for ASCII)."""
+    if text.isascii():
+        return False
+    code_points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    return bool(_unsafe_code_points()[code_points].any())
+
+
+def resolve_pre(pre: str) -> tuple[str, bool]:
+    """``(pre-tokenizer type, ignore_merges)`` for a ``tokenizer.ggml.pre`` value."""
+    try:
+        return PRE_TYPES[pre]
+    except KeyError:
+        raise ModelFormatError(
+            f"llama.cpp pre-tokenizer {pre!r} is not supported; supported: {', '.join(sorted(PRE_TYPES))}"
+        ) from None

@@ -1,0 +1,83 @@
+"""Special tokens of byte-level models: their checks and tiktoken's allowed/disallowed policy.
+
+A special token is a string (``"<|endoftext|>"``) with an id of its own, outside the
+mergeable tokens. ``encode`` turns those in ``allowed`` into their ids; by default any other
+one in the text is an error (:class:`DisallowedSpecialTokenError`), as in tiktoken.
+
+>>> policy = SpecialTokens({"<|a|>": 9, "<|ab|>": 10})
+>>> sorted(policy.allowed("all")), sorted(policy.disallowed({"<|a|>"}, "all"))
+(['<|ab|>', '<|a|>'], ['<|ab|>'])
+>>> [(piece, special) for piece, special in policy.segments("x<|ab|>y", {"<|ab|>"})]
+[('x', False), ('<|ab|>', True), ('y', False)]
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Collection, Iterator, Mapping
+from typing import AbstractSet, Literal
+
+import numpy as np
+import regex
+
+from ..errors import DisallowedSpecialTokenError, InvalidParameterError
+
+# tiktoken ranks are u32, our ids 31-bit
+MAX_RANK = 2**31 - 2
+
+
+@functools.lru_cache(maxsize=64)
+def special_regex(tokens: frozenset[str]) -> regex.Pattern:
+    """A regex matching any of ``tokens``; of two starting at one place the longer wins."""
+    return regex.compile("|".join(regex.escape(t) for t in sorted(tokens, key=lambda t: (-len(t), t))))
+
+
+class SpecialTokens:
+    """Checked ``text -> id`` special tokens and tiktoken's rules for finding them in text."""
+
+    def __init__(self, special_tokens: Mapping[str, int] | None = None):
+        specials = {}
+        for text, token in (special_tokens or {}).items():
+            if not isinstance(text, str) or not text:
+                raise InvalidParameterError(f"special tokens must be non-empty str, got {text!r}")
+            if isinstance(token, bool) or not isinstance(token, (int, np.integer)) or not 0 <= token <= MAX_RANK:
+                raise InvalidParameterError(f"special token {text!r} has an invalid id {token!r}")
+            specials[text] = int(token)
+        if len(set(specials.values())) != len(specials):
+            raise InvalidParameterError("two special tokens share an id")
+        self.ids: dict[str, int] = specials
+
+    def allowed(self, allowed_special: Literal["all"] | AbstractSet[str]) -> set[str]:
+        """The special tokens ``allowed_special`` names (all of this model's unknown: error)."""
+        names = set(self.ids)
+        allowed = names if allowed_special == "all" else set(allowed_special)
+        unknown = allowed - names
+        if unknown:
+            raise InvalidParameterError(f"{sorted(unknown)[:3]} are not special tokens of this tokenizer")
+        return allowed
+
+    def disallowed(self, allowed: set[str], disallowed_special: Literal["all"] | Collection[str]) -> set[str]:
+        """The special tokens that must not appear in the text."""
+        return set(self.ids) - allowed if disallowed_special == "all" else set(disallowed_special)
+
+    def check(self, text: str, disallowed: set[str]) -> None:
+        """Raise :class:`DisallowedSpecialTokenError` if ``text`` holds one of ``disallowed``."""
+        if not disallowed:
+            return
+        found = special_regex(frozenset(disallowed)).search(text)
+        if found:
+            raise DisallowedSpecialTokenError(
+                f"the text holds the disallowed special token {found.group()!r}; pass it in "
+                "`allowed_special` to encode it as a special token, or exclude it from "
+                "`disallowed_special` (e.g. `disallowed_special=()`) to encode it as text"
+            )
+
+    def segments(self, text: str, allowed: set[str]) -> Iterator[tuple[str, bool]]:
+        """``text`` cut at the ``allowed`` special tokens: ``(piece, is_special)`` in order."""
+        start = 0
+        if allowed:
+            for found in special_regex(frozenset(allowed)).finditer(text):
+                yield text[start : found.start()], False
+                yield found.group(), True
+                start = found.end()
+        yield text[start:], False

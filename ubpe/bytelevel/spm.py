@@ -1,0 +1,332 @@
+"""Sentencepiece-style string models: BPE by piece scores (llama.cpp's ``llama`` GGUF type).
+
+Text becomes one string: a space in front (the *dummy prefix*, at the start and after every
+special token), every space replaced by ``▁``. Its characters are the starting symbols; of all
+adjacent pairs whose concatenation is a token, the one forming the token of highest score
+merges first, the leftmost on ties (llama.cpp's ``llm_tokenizer_spm``). A character that is no
+token is written as its UTF-8 bytes' ``<0xXX>`` tokens (byte fallback), or the unknown token.
+
+>>> tok = SentencePieceBPE(["<unk>", "▁", "a", "b", "▁a", "ab", "▁ab", "<0x63>"],
+...                        np.array([0, -1, -1, -1, -2, -3, -4, 0], np.float32),
+...                        token_types=np.array([2, 1, 1, 1, 1, 1, 1, 6]))
+>>> tok.encode("ab c")
+[6, 1, 7]
+>>> tok.decode([6, 1, 7])
+' ab c'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import regex
+
+from ubpe_native._merges import PairMerges, pack_units
+from ubpe_native._unigram import UnigramLattice
+
+from ..errors import ModelFormatError, SymbolTypeError
+from ..vocabulary import ID_DTYPE, Vocabulary
+from .imported_base import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, ImportedTokenizer
+from .spm_normalizer import Normalizer
+
+SPACE = "▁"
+_UNK_SURFACE = " \u2047 "
+# llama.cpp gives Phi-3's special tokens rstrip, except these (llama_vocab::impl::load)
+_PHI3_NAMES = ("phi-3", "phi3")
+_PHI3_NO_RSTRIP = ("<unk>", "<s>", "<|endoftext|>")
+
+
+class CharModel(ImportedTokenizer):
+    """What the sentencepiece-style models share: pieces over characters with ``▁``, byte
+    fallback, and either llama.cpp's text handling (dummy prefix after special tokens) or
+    sentencepiece's (its `Normalizer`, user-defined pieces kept whole)."""
+
+    symbol_unit = "char"
+
+    def _init_char_model(self, tokens: list[str], scores: np.ndarray | None,
+                         token_types: np.ndarray | None, specials: dict[str, int | None] | None,
+                         flags: dict[str, Any] | None, name: str, variant: str | None, where: str,
+                         normalizer: Normalizer | None) -> None:
+        self._init_common(list(tokens), token_types, specials, flags, name, where)
+        if variant:
+            self.variant = variant
+        n = len(self.texts)
+        self.scores = np.zeros(n, dtype=np.float32) if scores is None else np.asarray(scores, np.float32)
+        if len(self.scores) != n:
+            raise ModelFormatError(f"{where}: {len(self.scores)} scores for {n} tokens")
+        flags = flags or {}
+        # llama.cpp: add_space_prefix defaults to true for the llama type; add_bos too
+        self.add_space_prefix = True if flags.get("add_space_prefix") is None else bool(flags["add_space_prefix"])
+        if flags.get("add_bos") is None and normalizer is None:
+            self.add_bos = True
+        if "unk" not in self.special_ids:
+            unknown = np.flatnonzero(self.token_types == UNKNOWN)
+            self.special_ids["unk"] = int(unknown[0]) if len(unknown) else 0
+        self.normalizer = normalizer
+        self._phi3 = any(key in name.lower() for key in _PHI3_NAMES)
+        self._text_to_id = {text: i for i, text in enumerate(self.texts)}
+        # sentencepiece without byte fallback writes one unknown id per run of unknown pieces
+        self._collapse_unk = normalizer is not None and not np.any(self.token_types == BYTE)
+        if normalizer is not None:
+            user = [t for i, t in enumerate(self.texts) if self.token_types[i] == USER_DEFINED and t]
+            self._user_regex = regex.compile("|".join(regex.escape(t) for t in sorted(user, key=len, reverse=True))) \
+                if user else None
+
+    def _byte_token(self, byte: int) -> int | None:
+        token = self._text_to_id.get(f"<0x{byte:02X}>")
+        if token is None and byte < 0x80 and self.normalizer is None:  # llama.cpp's second try
+            token = self._text_to_id.get(chr(byte))
+        return token
+
+    def _byte_fallback(self, char: str) -> list[int]:
+        out = []
+        for byte in char.encode("utf-8", "surrogatepass"):
+            token = self._byte_token(byte)
+            if token is None:
+                token = self.special_ids.get("unk")
+            if token is not None:
+                out.append(token)
+        return out
+
+    # -- encoding ----------------------------------------------------------------------------
+
+    def _strip_flags(self, token: int) -> tuple[bool, bool]:
+        if self._phi3:
+            return False, self.texts[token] not in _PHI3_NO_RSTRIP
+        return False, False
+
+    def _fragments(self, text: str, parse_special: bool) -> list[str | int]:
+        if self.normalizer is None:
+            return super()._fragments(text, parse_special)
+        if not isinstance(text, str):
+            raise SymbolTypeError(f"`doc` must be a str, not {type(text).__name__}")
+        normalized = self.normalizer(text)
+        if self._user_regex is None:
+            return [normalized] if normalized else []
+        out: list[str | int] = []
+        start = 0
+        for found in self._user_regex.finditer(normalized):
+            if found.start() > start:
+                out.append(normalized[start : found.start()])
+            out.append(self._text_to_id[found.group()])
+            start = found.end()
+        if start < len(normalized):
+            out.append(normalized[start:])
+        return out
+
+    def _prepare(self, fragments: list[str | int]) -> list[str | int]:
+        """llama.cpp: the dummy prefix (at the start and after a special token) and ``▁`` for
+        spaces; sentencepiece's normalizer did both already."""
+        if self.normalizer is not None:
+            return fragments
+        out: list[str | int] = []
+        previous_special = True
+        for fragment in fragments:
+            if isinstance(fragment, int):
+                out.append(fragment)
+                previous_special = True
+                continue
+            text = (" " + fragment) if self.add_space_prefix and previous_special else fragment
+            out.append(text.replace(" ", SPACE))
+            previous_special = False
+        return out
+
+    def _collapsed(self, ids: np.ndarray) -> list[int]:
+        out = ids.tolist()
+        unk = self.special_ids["unk"]
+        if self._collapse_unk and unk in out:
+            out = [t for k, t in enumerate(out) if t != unk or k == 0 or out[k - 1] != unk]
+        return out
+
+    def _parts(self, text: str) -> list[np.ndarray]:
+        vocabulary, _, _ = self._vocabulary_parts()
+        symbols: list[int] = []
+        for char in text:
+            base = self._base_of.get(char)
+            if base is not None:
+                symbols.append(base)
+            else:  # byte fallback: the byte tokens' base ids
+                symbols.extend(self._base_of_token[t] for t in self._byte_fallback(char)
+                               if t in self._base_of_token)
+        return [np.asarray(symbols, dtype=ID_DTYPE)] if symbols else []
+
+    def _build_vocabulary(self) -> tuple[Vocabulary, np.ndarray, list[list[int]]]:
+        """Base symbols: every character of a normal piece, then every byte token; pieces: the
+        normal tokens of two characters or more, over those characters."""
+        normal = [i for i in range(len(self.texts))
+                  if self.token_types[i] in (NORMAL, USER_DEFINED) and self.texts[i]]
+        chars = sorted({c for i in normal for c in self.texts[i]})
+        self._base_of = {c: k for k, c in enumerate(chars)}
+        base_expansion = [[self._text_to_id[c]] if c in self._text_to_id else self._byte_fallback(c)
+                          for c in chars]
+        byte_tokens = [i for i in range(len(self.texts)) if self.token_types[i] == BYTE]
+        self._base_of_token = {t: len(chars) + k for k, t in enumerate(byte_tokens)}
+        for t in byte_tokens:
+            base_expansion.append([t])
+        for c in chars:  # a one-character piece is its base symbol
+            token = self._text_to_id.get(c)
+            if token is not None:
+                self._base_of_token.setdefault(token, self._base_of[c])
+        pieces, model_ids = [], []
+        for i in normal:
+            if len(self.texts[i]) >= 2:
+                pieces.append([self._base_of[c] for c in self.texts[i]])
+                model_ids.append(i)
+        order = np.argsort(-self.scores[model_ids], kind="stable")
+        vocabulary = Vocabulary.from_pieces(
+            len(base_expansion), [pieces[k] for k in order], np.zeros(len(pieces)),
+            ranks=np.arange(len(pieces), dtype=np.int64))
+        return vocabulary, np.asarray(model_ids, dtype=np.int64)[order], base_expansion
+
+    # -- decoding ---------------------------------------------------------------------------
+
+    def covers(self, doc: str) -> bool:
+        """Whether every character is a piece's or has byte pieces (no unknown token needed)."""
+        self._vocabulary_parts()
+        return all(c in self._base_of or all(t in self._base_of_token for t in self._byte_fallback(c))
+                   for fragment in self._prepare(self._fragments(doc, False)) if isinstance(fragment, str)
+                   for c in fragment)
+
+    def decode(self, ids, errors: str = "replace") -> str:
+        """The text of ``ids``; for sentencepiece models as ``SentencePieceProcessor.decode``
+        writes it: control tokens dropped, ``" ⁇ "`` for the unknown token, the dummy prefix
+        removed."""
+        if self.normalizer is None:
+            return super().decode(ids, errors)
+        ids = self._check_ids(ids)
+        unk = self.special_ids.get("unk")
+        kept = [i for i in ids if self.token_types[i] not in (CONTROL, UNUSED)]
+        chunks: list[bytes] = []
+        for i in kept:
+            chunks.append(_UNK_SURFACE.encode("utf-8") if i == unk else self.decode_bytes([i]))
+        text = b"".join(chunks).decode("utf-8", errors=errors)
+        if kept and self.normalizer.add_dummy_prefix and not self.normalizer.treat_whitespace_as_suffix \
+                and kept[0] != unk and text.startswith(" "):
+            text = text[1:]
+        return text
+
+    def decode_bytes(self, ids) -> bytes:
+        out = []
+        for i in self._check_ids(ids):
+            kind = self.token_types[i]
+            text = self.texts[i]
+            if kind == BYTE and len(text) == 6 and text.startswith("<0x"):
+                out.append(bytes([int(text[3:5], 16)]))
+            elif kind in (NORMAL, UNKNOWN):
+                out.append(text.replace(SPACE, " ").encode("utf-8", "surrogatepass"))
+            else:
+                out.append(text.encode("utf-8", "surrogatepass"))
+        return b"".join(out)
+
+    def describe(self) -> dict[str, Any]:
+        info = super().describe()
+        info.update(add_space_prefix=self.add_space_prefix)
+        return info
+
+
+class SentencePieceBPE(CharModel):
+    """Score-ordered BPE over characters with ``▁`` and byte fallback (see the module docstring).
+
+    ``tokens`` are the pieces, ``scores`` their scores (higher merges first), ``token_types``
+    llama.cpp's token types (1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte).
+    With a ``normalizer`` the model is a sentencepiece ``.model`` BPE: the text is normalized
+    as sentencepiece does, merges only form normal and user-defined pieces, and a run of
+    unknown characters is one unknown id when there are no byte pieces. Unused pieces are
+    left out of the merges (sentencepiece would merge them and split them again).
+    """
+
+    variant = "gguf:llama"
+
+    def __init__(self, tokens: list[str], scores: np.ndarray | None, *,
+                 token_types: np.ndarray | None = None, specials: dict[str, int | None] | None = None,
+                 flags: dict[str, Any] | None = None, name: str = "", variant: str | None = None,
+                 where: str = "<tokens>", normalizer: Normalizer | None = None):
+        self._init_char_model(tokens, scores, token_types, specials, flags, name, variant, where,
+                              normalizer)
+        self._kernel = self._build_kernel()
+
+    def _build_kernel(self) -> PairMerges:
+        text_to_id = self._text_to_id
+        n = len(self.texts)
+        extra: dict[str, int] = {}  # characters that are no token, as merge operands
+
+        def symbol(text: str) -> int | None:
+            token = text_to_id.get(text)
+            if token is None and len(text) == 1:
+                token = extra.setdefault(text, n + len(extra))
+            return token
+
+        # higher score first; equal scores share a rank, so the leftmost pair wins the tie
+        distinct, rank_of_token = np.unique(-self.scores.astype(np.float64), return_inverse=True)
+        left, right, result, rank = [], [], [], []
+        mergeable = (np.ones(n, dtype=bool) if self.normalizer is None
+                      else np.isin(self.token_types, (NORMAL, USER_DEFINED)))
+        for token, text in enumerate(self.texts):
+            if not mergeable[token]:
+                continue
+            for cut in range(1, len(text)):
+                a = symbol(text[:cut])
+                if a is None:
+                    continue
+                b = symbol(text[cut:])
+                if b is None:
+                    continue
+                left.append(a)
+                right.append(b)
+                result.append(token)
+                rank.append(int(rank_of_token[token]))
+        units = sorted({c for text in self.texts for c in text} | set(extra))
+        unit_ids = [symbol(c) for c in units]
+        expansions = [self._byte_fallback(c) for c in extra]
+        offsets = np.zeros(len(expansions) + 1, dtype=np.int64)
+        np.cumsum([len(e) for e in expansions], out=offsets[1:])
+        unk = self.special_ids.get("unk")
+        fallback = [self._byte_token(b) for b in range(256)]
+        fallback = [(-1 if unk is None else unk) if t is None else t for t in fallback]
+        i32 = lambda values: np.asarray(values, dtype=np.int32)  # noqa: E731
+        encoded_units = [c.encode("utf-8", "surrogatepass") for c in units]
+        keep = [k for k, e in enumerate(encoded_units) if 1 <= len(e) <= 4]
+        return PairMerges(
+            n, i32(left), i32(right), i32(result), np.asarray(rank, dtype=np.int64),
+            offsets, i32([t for e in expansions for t in e]),
+            pack_units([encoded_units[k] for k in keep]), i32([unit_ids[k] for k in keep]),
+            i32(fallback), True, b"", np.zeros(1, dtype=np.int64), i32([]))
+
+    def _native(self, text: str) -> list[int]:
+        data = text.encode("utf-8", "surrogatepass")
+        return self._collapsed(self._kernel.encode(data, np.array([0, len(data)], dtype=np.int64)))
+
+
+class SentencePieceUnigram(CharModel):
+    """A sentencepiece unigram model: the Viterbi best path over piece scores (log-probabilities),
+    computed exactly as sentencepiece does (`ubpe_native._unigram`). ``additive`` with the
+    scores as weights is the same objective in ubpe's path kernel."""
+
+    variant = "spm:unigram"
+
+    def __init__(self, tokens: list[str], scores: np.ndarray, *, token_types: np.ndarray,
+                 specials: dict[str, int | None] | None = None, flags: dict[str, Any] | None = None,
+                 name: str = "", where: str = "<tokens>", normalizer: Normalizer):
+        self._init_char_model(tokens, scores, token_types, specials, flags, name, None, where,
+                              normalizer)
+        in_trie = np.isin(self.token_types, (NORMAL, USER_DEFINED, UNUSED))
+        chosen = [i for i in np.flatnonzero(in_trie).tolist() if self.texts[i]]
+        encoded = [self.texts[i].encode("utf-8", "surrogatepass") for i in chosen]
+        offsets = np.zeros(len(chosen) + 1, dtype=np.int64)
+        np.cumsum([len(e) for e in encoded], out=offsets[1:])
+        normal = self.token_types == NORMAL
+        min_score = float(self.scores[normal].min()) if normal.any() else 0.0
+        fallback = [self._byte_token(b) for b in range(256)]
+        i32 = lambda values: np.asarray(values, dtype=np.int32)  # noqa: E731
+        self._kernel = UnigramLattice(
+            b"".join(encoded), offsets,
+            i32([i if self.token_types[i] != UNUSED else -1 for i in chosen]),
+            self.scores[chosen].astype(np.float32),
+            (self.token_types[chosen] == USER_DEFINED).astype(np.uint8),
+            int(self.special_ids["unk"]), np.float32(min_score) - np.float32(10.0),
+            i32([-1 if t is None else t for t in fallback]))
+
+    def _native(self, text: str) -> list[int]:
+        return self._kernel.encode(text.encode("utf-8", "surrogatepass")).tolist()

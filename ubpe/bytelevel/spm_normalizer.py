@@ -1,0 +1,196 @@
+"""Sentencepiece's text normalizer: the precompiled character map, spaces and the dummy prefix.
+
+A sentencepiece model carries its normalization rules (``nmt_nfkc`` by default) compiled into
+``normalizer_spec.precompiled_charsmap``: a Darts double-array trie over UTF-8 strings whose
+values point into a blob of NUL-terminated replacements. At each position the longest rule that
+matches is applied, else one UTF-8 character is copied (a malformed byte becomes U+FFFD).
+Then, as ``normalizer.cc`` does: leading, trailing and repeated spaces are removed
+(``remove_extra_whitespaces``), a space is put in front (``add_dummy_prefix``) and spaces
+become ``▁`` (``escape_whitespaces``).
+
+>>> Normalizer(b"", add_dummy_prefix=True, remove_extra_whitespaces=True)("  Hello   world ")
+'▁Hello▁world'
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+
+import numpy as np
+
+from ..errors import ModelFormatError
+
+SPACE = "▁"
+_REPLACEMENT = "\ufffd"
+
+
+def _utf8_length(lead: int) -> int:
+    # sentencepiece's string_util::OneCharLen: by the high nibble of the lead byte
+    return (1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4)[lead >> 4]
+
+
+class Normalizer:
+    """``Normalizer(precompiled_charsmap, ...)(text) -> normalized text`` (module docstring).
+
+    ``protected``: user-defined pieces, copied unnormalized where they match (longest first),
+    as sentencepiece's prefix matcher does.
+    """
+
+    def __init__(self, precompiled_charsmap: bytes, *, add_dummy_prefix: bool = True,
+                 remove_extra_whitespaces: bool = True, escape_whitespaces: bool = True,
+                 treat_whitespace_as_suffix: bool = False, protected: tuple[str, ...] = ()):
+        self.add_dummy_prefix = add_dummy_prefix
+        self.remove_extra_whitespaces = remove_extra_whitespaces
+        self.escape_whitespaces = escape_whitespaces
+        self.treat_whitespace_as_suffix = treat_whitespace_as_suffix
+        self._protected = sorted({p.encode("utf-8") for p in protected if p}, key=len, reverse=True)
+        self._array: np.ndarray | None = None
+        self._replacements = b""
+        if precompiled_charsmap:
+            self._load(bytes(precompiled_charsmap))
+        # ASCII bytes no rule starts with (nor a protected piece): runs of them are copied whole
+        starts = {p[0] for p in self._protected}
+        free = [b for b in range(0x21, 0x80) if b not in starts
+                and (self._array is None or self._longest_rule(bytes([b]), 0)[0] == 0
+                     and not self._rule_starts_with(b))]
+        self._free_run = re.compile(b"[" + b"".join(re.escape(bytes([b])) for b in free) + b"]+") if free else None
+        # ASCII text: when no rule spans two ASCII bytes, rules apply byte by byte (a table)
+        self._ascii_table: dict[int, str] | None = None
+        if not self._protected and (self._array is None or not self._ascii_pair_rule()):
+            table = {}
+            for b in range(0x80):
+                piece, used = self._prefix(bytes([b]), 0)
+                if piece != bytes([b]):
+                    table[b] = piece.decode("utf-8")
+            self._ascii_table = table
+
+    def _ascii_pair_rule(self) -> bool:
+        """Whether some rule's key is two or more ASCII bytes (then the table is not enough)."""
+        array = self._array
+        unit = array[0]
+        frontier = [(0 ^ ((unit >> 10) << ((unit & (1 << 9)) >> 6)), 0)]
+        while frontier:
+            node, depth = frontier.pop()
+            for byte in range(1, 0x80):
+                child = node ^ byte
+                if child >= len(array) or array[child] & ((1 << 31) | 0xFF) != byte:
+                    continue
+                unit = array[child]
+                if (unit >> 8) & 1 and depth + 1 >= 2:
+                    return True
+                if depth < 16:
+                    frontier.append((child ^ ((unit >> 10) << ((unit & (1 << 9)) >> 6)), depth + 1))
+        return False
+
+    def _rule_starts_with(self, byte: int) -> bool:
+        array = self._array
+        unit = array[0]
+        node = ((unit >> 10) << ((unit & (1 << 9)) >> 6)) ^ byte
+        return node < len(array) and array[node] & ((1 << 31) | 0xFF) == byte
+
+    def _load(self, blob: bytes) -> None:
+        if len(blob) < 4:
+            raise ModelFormatError("the precompiled charsmap is truncated")
+        trie_size = struct.unpack_from("<I", blob)[0]
+        if trie_size % 4 or 4 + trie_size > len(blob):
+            raise ModelFormatError("the precompiled charsmap is corrupt (bad trie size)")
+        self._array = np.frombuffer(blob, dtype="<u4", count=trie_size // 4, offset=4).astype(np.int64).tolist()
+        self._replacements = blob[4 + trie_size :]
+
+    def _longest_rule(self, data: bytes, pos: int) -> tuple[int, int]:
+        """(length, value) of the longest charsmap rule matching at ``pos`` (0, 0 if none):
+        Darts-clone's commonPrefixSearch."""
+        array = self._array
+        node = 0
+        unit = array[0]
+        node ^= (unit >> 10) << ((unit & (1 << 9)) >> 6)
+        best = (0, 0)
+        for i in range(pos, len(data)):
+            node ^= data[i]
+            if node >= len(array):
+                break
+            unit = array[node]
+            if unit & ((1 << 31) | 0xFF) != data[i]:
+                break
+            node ^= (unit >> 10) << ((unit & (1 << 9)) >> 6)
+            if (unit >> 8) & 1:
+                if node >= len(array):
+                    break
+                best = (i + 1 - pos, array[node] & 0x7FFFFFFF)
+        return best
+
+    def _prefix(self, data: bytes, pos: int) -> tuple[bytes, int]:
+        """(normalized bytes, bytes consumed) at ``pos`` (``NormalizePrefix``)."""
+        for piece in self._protected:
+            if data.startswith(piece, pos):
+                return piece, len(piece)
+        if self._array is not None:
+            length, value = self._longest_rule(data, pos)
+            if length and value < len(self._replacements):
+                end = self._replacements.find(b"\0", value)
+                return self._replacements[value : end if end >= 0 else None], length
+        n = min(_utf8_length(data[pos]), len(data) - pos)
+        try:
+            data[pos : pos + n].decode("utf-8")
+        except UnicodeDecodeError:
+            return _REPLACEMENT.encode("utf-8"), 1
+        return data[pos : pos + n], n
+
+    def __call__(self, text: str) -> str:
+        if self._ascii_table is not None and text.isascii():
+            return self._ascii(text)
+        return self._normalize(text)
+
+    def _ascii(self, text: str) -> str:
+        """`_normalize` of ASCII text when its rules are one byte each (same result, faster)."""
+        text = text.translate(self._ascii_table)
+        space = SPACE if self.escape_whitespaces else " "
+        if self.remove_extra_whitespaces:
+            text = " ".join([w for w in text.split(" ") if w])
+        if not text:
+            return ""
+        text = text.replace(" ", space)
+        if self.add_dummy_prefix:
+            text = text + space if self.treat_whitespace_as_suffix else space + text
+        return text
+
+    def _normalize(self, text: str) -> str:
+        data = text.encode("utf-8", "surrogatepass")
+        pos = 0
+        if self.remove_extra_whitespaces:
+            while pos < len(data):
+                piece, used = self._prefix(data, pos)
+                if piece != b" ":
+                    break
+                pos += used
+        if pos >= len(data):
+            return ""
+        space = SPACE.encode("utf-8") if self.escape_whitespaces else b" "
+        out = bytearray()
+        if not self.treat_whitespace_as_suffix and self.add_dummy_prefix:
+            out += space
+        previous_space = self.remove_extra_whitespaces
+        free_run = self._free_run
+        while pos < len(data):
+            run = free_run.match(data, pos) if free_run is not None else None
+            if run is not None:
+                out += run.group()
+                pos = run.end()
+                previous_space = False
+                continue
+            piece, used = self._prefix(data, pos)
+            if previous_space:
+                piece = piece.lstrip(b" ")
+            if piece:
+                out += piece.replace(b" ", space)
+                previous_space = piece.endswith(b" ")
+            pos += used
+            if not self.remove_extra_whitespaces:
+                previous_space = False
+        if self.remove_extra_whitespaces:
+            while out.endswith(space):
+                del out[-len(space):]
+        if self.treat_whitespace_as_suffix and self.add_dummy_prefix:
+            out += space
+        return out.decode("utf-8", "surrogatepass")

@@ -1,0 +1,130 @@
+"""Fitting byte-level BPE: pre-tokenized UTF-8 pieces through ubpe's fit kernel.
+
+Each text is one document; its pattern pieces (as UTF-8 bytes) are the parts that pairs never
+cross, and special tokens are cut out first. Token ids are the creation order, cut at
+``n_tokens`` (the fit may overshoot within its last round); no idf rearrangement happens, so
+ids are tiktoken ranks.
+
+>>> vocabulary, specials = fit_bytelevel(["hello hello"], n_tokens=258, pattern="gpt2",
+...                                      special_tokens=["<|end|>"], quiet=True)
+>>> len(vocabulary), specials
+(258, {'<|end|>': 258})
+>>> bytes(vocabulary.piece(256).tolist())
+b'lo'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+import regex
+
+from ..errors import EmptyCorpusError, InvalidParameterError, SymbolTypeError
+from ..fit import fit_vocabulary
+from ..splitting import SplitBatch
+from ..vocabulary import ID_DTYPE, Vocabulary
+from .patterns import resolve_pattern, without_surrogates
+from .pretokenize import native_bounds
+from .specials import MAX_RANK, special_regex
+
+N_BYTES = 256
+
+
+def fit_bytelevel(
+    texts: Iterable[str],
+    *,
+    n_tokens: int,
+    n_candidates: int = 50,
+    pattern: str,
+    special_tokens: Iterable[str] | Mapping[str, int] = (),
+    quiet: bool = False,
+) -> tuple[Vocabulary, dict[str, int]]:
+    """The vocabulary (``n_tokens`` ids, the 256 bytes included) and the special tokens'
+    ids: after the mergeable tokens in the order given, unless a mapping fixes them."""
+    if isinstance(n_tokens, bool) or not isinstance(n_tokens, int):
+        raise InvalidParameterError(f"`n_tokens` must be an int, not {type(n_tokens).__name__}")
+    if not N_BYTES <= n_tokens <= MAX_RANK:
+        raise InvalidParameterError(f"`n_tokens` must be in {N_BYTES}..{MAX_RANK}, got {n_tokens}")
+    if isinstance(texts, str):
+        raise SymbolTypeError("`texts` must be an iterable of str, not one str")
+    texts = list(texts)
+    if not texts:
+        raise EmptyCorpusError("fit needs at least one text")
+    for text in texts:
+        if not isinstance(text, str):
+            raise SymbolTypeError(f"every text must be a str, got {type(text).__name__}")
+    pat_str = resolve_pattern(pattern)
+    if isinstance(special_tokens, str):
+        raise SymbolTypeError("`special_tokens` must be a collection of str, not one str")
+    names = list(special_tokens)
+    cut_specials = special_regex(frozenset(names)) if names else None
+    batch = split_corpus(texts, pat_str, cut_specials)
+    fitted = fit_vocabulary(
+        batch,
+        n_base=N_BYTES,
+        n_tokens=n_tokens - 1,  # the fit loop stops once the largest id reaches this
+        n_candidates=n_candidates,
+        quiet=quiet,
+        description="fit byte-level",
+        unique_pieces=True,
+    )
+    vocabulary = first_tokens(fitted, n_tokens - N_BYTES)
+    if isinstance(special_tokens, Mapping):
+        specials = dict(special_tokens)
+    else:  # ids right after the mergeable tokens
+        specials = {name: len(vocabulary) + i for i, name in enumerate(names)}
+    return vocabulary, specials
+
+
+def split_corpus(texts: list[str], pattern: str, cut_specials: regex.Pattern | None) -> SplitBatch:
+    """Every text's pre-tokenized pieces as the parts of one document, in UTF-8 bytes; special
+    tokens are cut out first. Presets are split by the kernel's scanner (as in
+    :mod:`~ubpe.bytelevel.pretokenize`), other patterns by ``regex.findall``; all bytes are
+    joined once at the end, which keeps many short texts cheap."""
+    chunks: list[bytes] = []
+    piece_lengths: list[int] = []
+    pieces_per_doc = np.zeros(len(texts) + 1, dtype=np.int64)
+    splitter = regex.compile(pattern)
+    for d, text in enumerate(texts):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = without_surrogates(text)
+        count = 0
+        for segment in cut_specials.split(text) if cut_specials is not None else [text]:
+            data = segment.encode("utf-8")
+            bounds = native_bounds(data, pattern)
+            if bounds is not None:
+                chunks.append(data)
+                lengths = np.diff(bounds).tolist()
+            else:
+                encoded = [piece.encode("utf-8") for piece in splitter.findall(segment)]
+                chunks.extend(encoded)
+                lengths = list(map(len, encoded))
+            piece_lengths.extend(lengths)
+            count += len(lengths)
+        pieces_per_doc[d + 1] = count
+    part_offsets = np.zeros(len(piece_lengths) + 1, dtype=np.int64)
+    np.cumsum(piece_lengths, out=part_offsets[1:])
+    return SplitBatch(
+        tokens=np.frombuffer(b"".join(chunks), dtype=np.uint8).astype(ID_DTYPE),
+        part_offsets=part_offsets,
+        part_is_separator=np.zeros(len(piece_lengths), dtype=bool),
+        doc_part_offsets=np.cumsum(pieces_per_doc),
+    )
+
+
+def first_tokens(vocabulary: Vocabulary, n_merged: int) -> Vocabulary:
+    """The first ``n_merged`` tokens in creation order (later ones are built only from
+    earlier ones, so the cut is a vocabulary of its own)."""
+    n = min(n_merged, vocabulary.n_merged)
+    end = int(vocabulary.piece_offsets[n])
+    return Vocabulary(
+        vocabulary.n_base,
+        vocabulary.merges[:n],
+        vocabulary.piece_offsets[: n + 1],
+        vocabulary.piece_symbols[:end],
+        vocabulary.weights[:n],
+        vocabulary.ranks[:n],
+    )

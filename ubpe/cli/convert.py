@@ -1,0 +1,48 @@
+"""``ubpe convert``: a model from one file format to another (all format code is in :mod:`ubpe.io`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..bytelevel import PATTERNS
+from ..io import FORMATS, detect, save
+from .inputs import PROG, check_output, load_model
+
+# presets checked to split held-out text of several scripts identically in HF tokenizers
+# (cl100k's possessive `?+` is read differently there)
+HF_SAFE_PATTERNS = frozenset({PATTERNS["gpt2"], PATTERNS["llama3"]})
+HF_FILE_NAME = "tokenizer.json"
+TIKTOKEN_SUFFIX = ".tiktoken"
+
+
+def run(args: argparse.Namespace) -> int:
+    source = detect(args.input)
+    model = load_model(args.input, variant=args.variant, pattern=args.pattern)
+    target = args.to or infer_target(source, args.output, model)
+    if target == "hf" and args.pattern and model.variant == "bytelevel":
+        model = model.with_pattern(args.pattern)
+    check_output(args.output)
+    save(model, args.output, target)
+    if target == "hf" and model.pattern not in HF_SAFE_PATTERNS and not args.quiet:
+        print(f"{PROG}: warning: HF tokenizers reads regexes with Oniguruma; only the gpt2 and llama3 "
+              "presets are checked to split text as ours does (use --pattern gpt2)", file=sys.stderr)
+    if not args.quiet:
+        print(f"{PROG}: {args.input} ({FORMATS[source].title}, {model.variant}) -> "
+              f"{args.output} ({FORMATS[target].title})", file=sys.stderr)
+    return 0
+
+
+def infer_target(source: str, output: str, model: Any) -> str:
+    """The output format when ``--to`` is not given: by the output's name, else the other
+    JSON format (ubpe 0.3.0 <-> ours) where the model fits it."""
+    if output.endswith(TIKTOKEN_SUFFIX):
+        return "tiktoken"
+    if Path(output).name == HF_FILE_NAME:
+        return "hf"
+    if source == "ubpe" and model.variant in ("universal", "classic"):
+        return "ubpe030"
+    return "ubpe"
+

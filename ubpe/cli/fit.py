@@ -1,0 +1,105 @@
+"""``ubpe fit``: fit a universal, classic or byte-level model and write it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+from ..bytelevel import PATTERNS, ByteLevelBPE
+from ..io import save
+from ..tokenizer import CLASSIC, DEFAULT_N_TOKENS, UBPE, UBPEBase, UBPEClassic
+from .inputs import DEFAULT_BYTELEVEL_PATTERN, PROG, CLIError, check_output, parse_ints, read_docs, read_file, unescape
+
+TIKTOKEN_SUFFIX = ".tiktoken"
+
+
+def run(args: argparse.Namespace) -> int:
+    # progress bars only where someone watches; the summary line unless --quiet
+    quiet = args.quiet or not sys.stderr.isatty()
+    check_output(args.output)
+    started = time.perf_counter()
+    docs = read_docs(args.inputs, ints=args.ints, docs_per=args.docs_per, glob=args.glob, quiet=quiet)
+    ints = bool(docs) and not isinstance(docs[0], str)
+    if not ints:
+        docs = [d for d in docs if d]
+    if not docs:
+        raise CLIError("the input holds no documents")
+    regex_str = args.regex if args.regex is not None else (PATTERNS[args.pattern] if args.pattern else None)
+    if args.variant == ByteLevelBPE.variant:
+        if ints:
+            raise CLIError("the byte-level variant fits text, not integer sequences")
+        model: Any = ByteLevelBPE().fit(
+            docs,
+            n_tokens=args.n_tokens or DEFAULT_N_TOKENS,
+            n_candidates=args.n_candidates,
+            pattern=regex_str or DEFAULT_BYTELEVEL_PATTERN,
+            special_tokens=args.special_token or (),
+            quiet=quiet,
+        )
+        summary = f"{len(model.mergeable_ranks())} byte-level tokens"
+    else:
+        model = fit_universal(args, docs, ints, regex_str, quiet)
+        summary = f"{model.n_base} base ids + {model.vocabulary.n_merged} tokens"
+    save(model, args.output, "tiktoken" if args.output.endswith(TIKTOKEN_SUFFIX) else "ubpe")
+    if not args.quiet:
+        seconds = time.perf_counter() - started
+        print(f"{PROG}: fitted a {args.variant} model on {len(docs)} documents: {summary} "
+              f"in {seconds:.2f} s -> {args.output}", file=sys.stderr)
+    return 0
+
+
+def fit_universal(
+    args: argparse.Namespace, docs: list[Any], ints: bool, regex_str: str | None, quiet: bool
+) -> UBPEBase:
+    """A fitted ``UBPE`` or ``UBPEClassic``; the alphabet defaults to every symbol seen."""
+    if ints and regex_str:
+        raise CLIError("a regex splits text; integer sequences take --break-tokens instead")
+    break_tokens = _symbols(args.break_tokens, ints)
+    stop_tokens = _symbols(args.stop_tokens, ints)
+    known_words = _known_words(args.known_words, ints)
+    if args.alphabet is not None:
+        if ints:
+            if not args.alphabet.isdigit():
+                raise CLIError("for integer sequences --alphabet is a size N (the ids 0..N-1)")
+            alphabet: Any = int(args.alphabet)
+        else:
+            alphabet = unescape(args.alphabet)
+    else:  # every symbol seen, with the separators and known words' symbols
+        seen: set[Any] = set()
+        for doc in docs:
+            seen.update(np.unique(np.asarray(doc)).tolist() if ints else doc)
+        for extra in (break_tokens or [], stop_tokens or [], *(known_words or [])):
+            seen.update(extra)
+        alphabet = sorted(seen)
+    cls = UBPEClassic if args.variant == CLASSIC else UBPE
+    n_base = (alphabet if isinstance(alphabet, int) else len(alphabet)) + len(known_words or [])
+    n_tokens = args.n_tokens or (DEFAULT_N_TOKENS if DEFAULT_N_TOKENS > n_base else n_base + DEFAULT_N_TOKENS)
+    model = cls(
+        alphabet=alphabet,
+        n_tokens=n_tokens,
+        known_words=known_words,
+        break_tokens=break_tokens,
+        regex_str=regex_str,
+        stop_tokens=stop_tokens,
+    )
+    model.fit(docs, n_candidates=args.n_candidates, quiet=quiet)
+    return model
+
+
+def _symbols(spec: str | None, ints: bool) -> list[Any] | None:
+    if spec is None:
+        return None
+    return parse_ints(spec, "separator ids") if ints else list(unescape(spec))
+
+
+def _known_words(path: str | None, ints: bool) -> list[Any] | None:
+    if path is None:
+        return None
+    lines = [line for line in read_file(path).split("\n") if line.strip()]
+    if ints:
+        return [tuple(parse_ints(line, path)) for line in lines]
+    return [line.rstrip("\r") for line in lines]

@@ -1,0 +1,166 @@
+"""The command line's parser: one sub-command per module of :mod:`ubpe.cli`."""
+
+from __future__ import annotations
+
+import argparse
+
+from .._version import __version__
+from ..bytelevel import PATTERNS, ByteLevelBPE, resolve_pattern
+from ..encoders import available_encoders
+from ..errors import InvalidParameterError
+from ..io import supported
+from ..tokenizer import CLASSIC, DEFAULT_N_TOKENS, UNIVERSAL
+from . import compare as compare_cmd
+from . import convert as convert_cmd
+from . import decode as decode_cmd
+from . import encode as encode_cmd
+from . import fit as fit_cmd
+from . import inspect as inspect_cmd
+from . import view as view_cmd
+from .inputs import DOCS_PER, PROG
+
+VARIANTS = (UNIVERSAL, CLASSIC, ByteLevelBPE.variant)
+# inspect: how many rows the listings show by default
+DEFAULT_TOP = 10
+
+
+def _input_options(parser: argparse.ArgumentParser, *, docs_per_default: str = "line") -> None:
+    parser.add_argument("inputs", nargs="*", metavar="INPUT",
+                        help="text files, directories (recursive) or '-' for stdin; default: stdin")
+    parser.add_argument("--text", action="append", metavar="DOC",
+                        help="a document given on the command line (repeatable)")
+    parser.add_argument("--docs-per", choices=DOCS_PER, default=docs_per_default,
+                        help=f"what one document is in a text file (default: {docs_per_default})")
+    parser.add_argument("--glob", default="*", help="which files of a directory to read (default: '*')")
+
+
+def _encoder_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--encoder", metavar="NAME",
+                        help=f"one of: {', '.join(available_encoders())} (default: the model's own)")
+    parser.add_argument("--top-n", type=int, default=1, metavar="N", help="the N best encodings (default: 1)")
+    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                        help="an encoder option, e.g. p=0.1 or exact=true (repeatable)")
+
+
+def _color_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--color", dest="color", action="store_const", const=True, default=None,
+                       help="colour token boundaries even when not writing to a terminal")
+    group.add_argument("--no-color", dest="color", action="store_const", const=False,
+                       help="separate tokens with '|' instead of colours")
+
+
+def _pattern_arg(value: str) -> str:
+    try:
+        return resolve_pattern(value)
+    except InvalidParameterError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Universal Byte-Pair Encoding: fit, encode, inspect and compare tokenizers.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    fit = commands.add_parser("fit", help="fit a model on text or integer sequences",
+                              description="Fit a model and write it to -o (our format; .tiktoken for byte-level).")
+    fit.add_argument("inputs", nargs="*", metavar="INPUT",
+                     help="text files, directories, .npy arrays, or '-' for stdin (default: stdin)")
+    fit.add_argument("-o", "--output", required=True, metavar="MODEL", help="where to write the model")
+    fit.add_argument("--variant", choices=VARIANTS, default=UNIVERSAL, help="default: universal")
+    fit.add_argument("--n-tokens", type=int, metavar="N",
+                     help=f"vocabulary size, alphabet included (default: {DEFAULT_N_TOKENS})")
+    fit.add_argument("--n-candidates", type=int, default=50, metavar="K", help="pairs merged per round at most (default: 50)")
+    split = fit.add_mutually_exclusive_group()
+    split.add_argument("--regex", help="split text into parts by this regex before fitting")
+    split.add_argument("--pattern", choices=sorted(PATTERNS),
+                       help="a preset regex (byte-level default: gpt2)")
+    fit.add_argument("--break-tokens", metavar="SYMBOLS",
+                     help=r"symbols that cut documents into parts, e.g. ' \n' (ints: '0 100')")
+    fit.add_argument("--stop-tokens", metavar="SYMBOLS", help="like --break-tokens, applied after the regex")
+    fit.add_argument("--known-words", metavar="FILE", help="a file of known words, one per line (each gets its own id)")
+    fit.add_argument("--alphabet", metavar="SPEC",
+                     help="the symbols, e.g. 'abc' (ints: a size N); default: every symbol seen")
+    fit.add_argument("--special-token", action="append", metavar="TEXT", help="byte-level: a special token (repeatable)")
+    fit.add_argument("--ints", action="store_true",
+                     help="inputs are integer sequences, one per line (.npy inputs always are)")
+    fit.add_argument("--docs-per", choices=DOCS_PER, default="line", help="what one document is (default: line)")
+    fit.add_argument("--glob", default="*", help="which files of a directory to read (default: '*')")
+    fit.add_argument("-q", "--quiet", action="store_true", help="no progress bars nor summary")
+    fit.set_defaults(handler=fit_cmd.run)
+
+    encode = commands.add_parser("encode", help="encode documents to token ids",
+                                 description="Encode each document; one line of output per document.")
+    encode.add_argument("model", help="a model file")
+    _input_options(encode)
+    encode.add_argument("--ints", action="store_true", help="documents are integer sequences")
+    _encoder_options(encode)
+    encode.add_argument("--format", choices=("plain", "json"), default="plain",
+                        help="plain: ids per line (top-n: 'score<TAB>ids' lines, blank line after each document); json: one record per document")
+    encode.add_argument("--view", action="store_true", help="show token boundaries instead of ids")
+    _color_options(encode)
+    encode.set_defaults(handler=encode_cmd.run)
+
+    decode = commands.add_parser("decode", help="decode token ids back to documents",
+                                 description="Decode one sequence of ids per line (plain, JSON list, or encode's JSON records).")
+    decode.add_argument("model", help="a model file")
+    decode.add_argument("inputs", nargs="*", metavar="INPUT", help="files of ids or '-' (default: stdin)")
+    decode.add_argument("--ids", action="append", metavar="IDS", help="ids given on the command line, e.g. '5 3 9'")
+    decode.add_argument("--format", choices=("plain", "json"), default="plain",
+                        help="plain: one document per line; json: one JSON value per line")
+    decode.set_defaults(handler=decode_cmd.run)
+
+    view = commands.add_parser("view", help="show where token boundaries fall (terminal or HTML)")
+    view.add_argument("model", help="a model file")
+    _input_options(view)
+    view.add_argument("--ints", action="store_true", help="documents are integer sequences")
+    _encoder_options(view)
+    view.add_argument("--html", metavar="FILE", help="write a self-contained HTML page instead")
+    _color_options(view)
+    view.add_argument("-q", "--quiet", action="store_true")
+    view.set_defaults(handler=view_cmd.run)
+
+    inspect = commands.add_parser("inspect", help="vocabulary size, longest tokens, weights, merge trees, coverage")
+    inspect.add_argument("model", help="a model file")
+    inspect.add_argument("--top", type=int, default=DEFAULT_TOP, metavar="K", help=f"rows per listing (default: {DEFAULT_TOP})")
+    inspect.add_argument("--tree", action="append", metavar="TOKEN",
+                         help="the merge tree of a token, by id or by piece (repeatable)")
+    inspect.add_argument("--coverage", nargs="+", metavar="FILE", help="encode these files and report tokens per symbol")
+    inspect.add_argument("--encoder", metavar="NAME", help="encoder for --coverage (default: the model's own)")
+    inspect.add_argument("--docs-per", choices=DOCS_PER, default="line")
+    inspect.add_argument("--glob", default="*")
+    inspect.add_argument("--format", choices=("plain", "json"), default="plain")
+    inspect.set_defaults(handler=inspect_cmd.run)
+
+    compare = commands.add_parser("compare", help="one document, several encoders side by side",
+                                  description="Encode one document (a whole file, '-' or --text) with several encoders.")
+    compare.add_argument("model", help="a model file")
+    compare.add_argument("inputs", nargs="*", metavar="INPUT", help="one file or '-'")
+    compare.add_argument("--text", action="append", metavar="DOC", help="the document")
+    compare.add_argument("--ints", action="store_true", help="the document is an integer sequence")
+    compare.add_argument("--encoders", metavar="A,B,...", help="default: every encoder that needs no options")
+    compare.add_argument("--option", action="append", default=[], metavar="[ENCODER.]KEY=VALUE",
+                         help="an option for every encoder, or for one (dropout.p=0.2)")
+    compare.add_argument("--format", choices=("plain", "json"), default="plain")
+    compare.set_defaults(handler=compare_cmd.run, docs_per="file", glob="*")
+
+    convert = commands.add_parser(
+        "convert", help="between ubpe 0.3.0 JSON, our format, .tiktoken and HF tokenizer.json",
+        description="Convert a model. Without --to: a .tiktoken or tokenizer.json output name decides, "
+                    "else ubpe 0.3.0 JSON becomes our format and ours becomes ubpe 0.3.0 JSON.",
+    )
+    convert.add_argument("input", help=f"a model file in any format ubpe reads ({', '.join(supported())})")
+    convert.add_argument("output")
+    convert.add_argument("--to", choices=tuple(supported("write")),
+                         help="ubpe: our format; ubpe030: ubpe 0.3.0 JSON; tiktoken; hf: tokenizer.json (byte-level)")
+    convert.add_argument("--variant", choices=(UNIVERSAL, CLASSIC),
+                         help="for ubpe 0.3.0 JSON input (default: guessed from the mapper)")
+    convert.add_argument("--pattern", type=_pattern_arg,
+                         help="pre-tokenization of a .tiktoken input, or for the HF export: a preset "
+                              f"({', '.join(sorted(PATTERNS))}) or a regex")
+    convert.add_argument("-q", "--quiet", action="store_true")
+    convert.set_defaults(handler=convert_cmd.run)
+    return parser

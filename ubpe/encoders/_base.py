@@ -1,0 +1,159 @@
+"""What every encoder shares: the protocol, the registry entry, argument checks, the score.
+
+An encoder turns a document's parts (runs of base ids, see :mod:`ubpe.splitting`) into
+``[(tokens, score)]``, best first. This module holds what the encoder modules build on, and
+nothing that imports them (so the package ``__init__`` can import everything without a circle):
+
+* :class:`Encoder`, the protocol, and :data:`Encoding`, one ``(tokens, score)`` pair;
+* :class:`EncoderInfo`, a registry entry (the registry itself is in :mod:`ubpe.encoders`);
+* :func:`check_top_n` and :func:`flatten_parts`, the checks every ``encode`` runs first;
+* :class:`TfidfScorer`, ubpe's tf-idf score of any encoding. It calls the one native scorer,
+  :func:`ubpe_native._score.score_tokens`, which the tf-idf kernels also use, so equal tokens
+  get bit-identical scores whichever encoder produced them.
+
+>>> flatten_parts([np.array([0, 1]), np.array([], np.int32), np.array([1])], n_base=2)
+(array([0, 1, 1], dtype=int32), array([0, 2, 2, 3]))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from ubpe_native._score import score_tokens
+
+from ..errors import InvalidParameterError, SymbolTypeError, UnknownSymbolError
+from ..vocabulary import ID_DTYPE, Vocabulary
+
+Encoding = tuple[list[int], float]
+# top-n search keeps top_n candidates per lattice position: past this it is a mistake, not a
+# request (memory grows as length x top_n)
+MAX_TOP_N = 4096
+
+
+class Encoder(Protocol):
+    """What every encoder offers; ``supports_nbest`` says whether ``top_n > 1`` works."""
+
+    name: str
+    supports_nbest: bool
+    deterministic: bool
+
+    def encode(self, parts: Sequence[np.ndarray], top_n: int = 1) -> list[Encoding]: ...
+
+
+@dataclass(frozen=True)
+class EncoderInfo:
+    """A registered encoder: how to build it and what it is.
+
+    >>> info = EncoderInfo("mine", dict, False, "nothing", "a doctest")
+    >>> info.name, info.supports_nbest
+    ('mine', False)
+    """
+
+    name: str
+    factory: Callable[..., Encoder]
+    supports_nbest: bool
+    optimises: str
+    source: str
+
+
+def check_top_n(encoder: Encoder, top_n: Any) -> int:
+    """``top_n`` as an int, if ``encoder`` can return that many encodings.
+
+    >>> class One:
+    ...     name, supports_nbest = "one", False
+    >>> check_top_n(One(), 1)
+    1
+    >>> check_top_n(One(), 2)
+    Traceback (most recent call last):
+    ...
+    ubpe.errors.InvalidParameterError: encoder 'one' gives one encoding: top_n must be 1
+    """
+    if isinstance(top_n, bool) or not isinstance(top_n, (int, np.integer)):
+        raise InvalidParameterError(f"`top_n` must be an int, not {type(top_n).__name__}")
+    if top_n < 1:
+        raise InvalidParameterError(f"`top_n` must be at least 1, got {top_n}")
+    if top_n > MAX_TOP_N:
+        raise InvalidParameterError(f"`top_n` must be at most {MAX_TOP_N}, got {top_n}")
+    if top_n > 1 and not encoder.supports_nbest:
+        raise InvalidParameterError(f"encoder {encoder.name!r} gives one encoding: top_n must be 1")
+    return int(top_n)
+
+
+def flatten_parts(parts: Sequence[Any], n_base: int) -> tuple[np.ndarray, np.ndarray]:
+    """Parts back to back: ``(symbols, bounds)``, part ``k`` at ``bounds[k]:bounds[k + 1]``.
+
+    ``symbols`` is int32, ``bounds`` int64. Every symbol must be an integer base id
+    (``0 <= id < n_base``); ids are checked before the cast, so that an id beyond 32 bits
+    cannot wrap into a valid one. See the module docstring for an example.
+    """
+    lengths = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
+    bounds = np.zeros(len(parts) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=bounds[1:])
+    if not bounds[-1]:
+        return np.zeros(0, ID_DTYPE), bounds
+    # empty parts are left out: an empty list would make the whole array float
+    try:
+        symbols = np.concatenate([p for p in parts if len(p)] if lengths.min() == 0 else parts)
+    except ValueError:  # parts of different dimensions
+        symbols = np.zeros((0, 0))
+    if symbols.ndim != 1:
+        raise SymbolTypeError("parts must be 1-D sequences of base ids")
+    if symbols.dtype.kind not in "iu":
+        raise SymbolTypeError(f"parts must hold integer base ids, not {symbols.dtype}")
+    if symbols.min() < 0 or symbols.max() >= n_base:
+        bad = symbols[(symbols < 0) | (symbols >= n_base)][0]
+        raise UnknownSymbolError(f"{bad} is not a base id (0..{n_base - 1})")
+    return symbols.astype(ID_DTYPE, copy=False), bounds
+
+
+def all_weights(vocabulary: Vocabulary) -> np.ndarray:
+    """The weight of every id, 0 for base ids (alphabet symbols and known words).
+
+    >>> all_weights(Vocabulary.from_merges(2, [0], [1], documents=[1], n_docs=2)).tolist()
+    [0.0, 0.0, 0.4054651081081644]
+    """
+    return np.concatenate([np.zeros(vocabulary.n_base), vocabulary.weights]).astype(np.float64)
+
+
+def add_left_to_right(scores: Sequence[float]) -> float:
+    """A document's score from its parts' scores, added left to right as the reference does
+    for its best encoding (plainly, not compensated).
+
+    >>> add_left_to_right([0.1, 0.2, 0.3])
+    0.6000000000000001
+    """
+    total = 0.0
+    for score in scores:
+        total += score
+    return total
+
+
+class TfidfScorer:
+    """ubpe's score of an encoding, for encoders that do not compute it themselves.
+
+    Per part: the sum over distinct tokens of ``(1 + ln count) * weight`` (base ids weigh 0),
+    compensated, in the reference's order; a document's score is the sum over its parts, left
+    to right. This is :func:`ubpe_native._score.score_tokens` after finding the parts.
+
+    >>> vocab = Vocabulary.from_merges(2, [0], [1], documents=[1], n_docs=2)
+    >>> round(TfidfScorer(vocab).score(np.array([2, 2, 0]), np.array([0, 5])), 6)  # one part
+    0.686512
+    """
+
+    def __init__(self, vocabulary: Vocabulary):
+        self._weights = all_weights(vocabulary)
+        lengths = np.ones(len(vocabulary), dtype=np.int64)
+        lengths[vocabulary.n_base :] = np.diff(vocabulary.piece_offsets)
+        self._lengths = lengths
+
+    def score(self, tokens: np.ndarray, bounds: np.ndarray) -> float:
+        """Score of ``tokens`` encoding parts with symbol offsets ``bounds`` (tokens never
+        cross a part's bounds)."""
+        tokens = np.asarray(tokens, dtype=np.int64)
+        ends = np.cumsum(self._lengths[tokens])
+        token_bounds = np.searchsorted(ends, np.asarray(bounds, dtype=np.int64), side="right")
+        return score_tokens(self._weights, tokens.astype(ID_DTYPE), token_bounds)

@@ -1,0 +1,64 @@
+"""ubpe's classic encoder: batched pair substitution in vocabulary (id) order, top-1.
+
+The pair-merge kernel is :mod:`ubpe_native._classic`; a document's parts are encoded one by
+one and concatenated, their scores added left to right, as ubpe 0.3.0's ``UBPEClassic`` does.
+
+>>> from ubpe.vocabulary import Vocabulary
+>>> vocab = Vocabulary.from_merges(2, [0], [1], documents=[1], n_docs=2)   # token 2 = [0 1]
+>>> ClassicEncoder(vocab).encode([np.array([0, 1]), np.array([1]), np.array([0, 1])])
+[([2, 1, 2], 0.8109302162163288)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ubpe_native._classic import PairTable, encode_words
+
+from ..vocabulary import ID_DTYPE, Vocabulary
+from ._base import Encoding, all_weights, check_top_n, flatten_parts
+from .tfidf import concatenate_best
+
+
+class ClassicEncoder:
+    """ubpe 0.3.0's ``UBPEClassic`` encoder: batched pair merges in token id order (top-1).
+
+    On a vocabulary where some tokens have no pair (a universal vocabulary trimmed by
+    weight, or one loaded from pieces only) those tokens are simply never produced.
+    """
+
+    name = "classic"
+    supports_nbest = False
+    deterministic = True
+
+    def __init__(self, vocabulary: Vocabulary):
+        self.vocabulary = vocabulary
+        tokens = np.arange(vocabulary.n_base, vocabulary.n_base + vocabulary.n_merged, dtype=ID_DTYPE)
+        has_pair = (vocabulary.merges >= 0).all(axis=1)
+        self._table = PairTable(
+            vocabulary.merges[has_pair, 0].copy(), vocabulary.merges[has_pair, 1].copy(), tokens[has_pair]
+        )
+        self._weights = all_weights(vocabulary)
+
+    def __repr__(self) -> str:
+        return f"ClassicEncoder({self.vocabulary!r})"
+
+    def part_candidates(self, parts: Sequence[np.ndarray]) -> list[list[Encoding]]:
+        """Each part's encoding, as a one-element list (the reference's ``_encode_word``)."""
+        out, offsets, scores = self._run(parts)
+        bounds, flat = offsets.tolist(), out.tolist()
+        return [[(flat[bounds[k] : bounds[k + 1]], score)] for k, score in enumerate(scores.tolist())]
+
+    def encode(self, parts: Sequence[np.ndarray], top_n: int = 1) -> list[Encoding]:
+        """A document's encoding ``[(tokens, score)]``."""
+        check_top_n(self, top_n)
+        out, offsets, scores = self._run(parts)
+        if len(parts) == 1:
+            return [(out.tolist(), float(scores[0]))]
+        return concatenate_best(out, offsets, scores)
+
+    def _run(self, parts: Sequence[np.ndarray]):
+        symbols, bounds = flatten_parts(parts, self.vocabulary.n_base)
+        return encode_words(self._table, self._weights, symbols, bounds)

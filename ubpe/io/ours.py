@@ -1,0 +1,304 @@
+"""Our model format: one versioned, checksummed JSON object per model, any tokenizer family.
+
+::
+
+    {"format": "ubpe-model", "format_version": 1, "checksum": "<sha256 of body>",
+     "body": {"variant": "universal" | "classic", "alphabet": [...], "known_words": ...,
+              "break_tokens": ..., "regex_str": ..., "stop_tokens": ..., "n_tokens": ...,
+              "vocabulary": {"n_base": ..., "merges": ..., "pieces": ..., "weights": ...,
+                             "ranks": ...}}}
+
+A byte-level body is ``{"variant": "bytelevel", "pattern": ..., "special_tokens": {...},
+"mergeable_ranks": [["<base64>", rank], ...]}``. Symbols of any type are written with
+:func:`encode_symbol` (str and int as they are, other types tagged). Each variant has one
+writer and one reader in ``BODIES``; the readers build tokenizers through the families' own
+constructors (``UBPEBase.restore``, ``ByteLevelBPE.from_mergeable_ranks``).
+
+>>> from ubpe import UBPEClassic
+>>> tok = UBPEClassic(alphabet="ab", n_tokens=3)
+>>> tok.fit(["abab"], quiet=True)
+>>> text = to_json(tok)
+>>> detect(text.encode()), from_json(text).tokens_mapper == tok.tokens_mapper
+(True, True)
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import math
+import os
+import re
+from typing import Any, Callable
+
+import numpy as np
+
+from ..alphabet import Alphabet
+from ..bytelevel import ByteLevelBPE
+from ..errors import InvalidParameterError, ModelFormatError
+from ..splitting import make_pipeline
+from ..tokenizer import CLASSIC, UNIVERSAL, UBPE, UBPEClassic
+from ..vocabulary import Vocabulary
+from .files import parse_json, read_text, write_atomically
+from .tiktoken import parse_tiktoken
+
+FORMAT_NAME = "ubpe-model"
+FORMAT_VERSION = 1
+BYTELEVEL = "bytelevel"
+_MARK = re.compile(rb'"format"\s*:\s*"' + FORMAT_NAME.encode() + rb'"')
+
+
+def detect(head: bytes) -> bool:
+    """Whether ``head`` (a file's first bytes) starts one of our model files."""
+    return head.lstrip()[:1] == b"{" and _MARK.search(head) is not None
+
+
+def read(path: str | os.PathLike) -> Any:
+    """The tokenizer in our model file at ``path``."""
+    return from_json(read_text(path), what=str(path))
+
+
+def write(tokenizer: Any, path: str | os.PathLike) -> None:
+    """Write ``tokenizer`` to ``path`` in our format, atomically."""
+    write_atomically(path, to_json(tokenizer))
+
+
+def to_json(tokenizer: Any) -> str:
+    """The text of our model file for ``tokenizer``."""
+    writer = BODIES.get(getattr(tokenizer, "variant", None))
+    if writer is None:
+        raise InvalidParameterError(
+            f"our model format holds {', '.join(BODIES)} tokenizers, not {type(tokenizer).__name__}"
+        )
+    return wrap_body(writer[0](tokenizer))
+
+
+def from_json(text: str, *, what: str = "the model", variant: str | None = None) -> Any:
+    """The tokenizer in ``text``; with ``variant``, it must be of that variant."""
+    body = unwrap_body(parse_json(text, what), what)
+    kind = body.get("variant")
+    if variant is not None and kind != variant:
+        raise ModelFormatError(f"{what} holds a {kind} model, not a {variant} one")
+    if not isinstance(kind, str) or kind not in BODIES:
+        raise ModelFormatError(f"{what} holds an unknown model variant {kind!r}")
+    return BODIES[kind][1](body, what)
+
+
+# -- the envelope --------------------------------------------------------------------------
+
+
+def checksum(body: dict) -> str:
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def wrap_body(body: dict) -> str:
+    return json.dumps(
+        {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, "checksum": checksum(body), "body": body},
+        ensure_ascii=False,
+    )
+
+
+def unwrap_body(document: Any, what: str) -> dict:
+    """The checked body of one of our model files."""
+    if not isinstance(document, dict) or document.get("format") != FORMAT_NAME:
+        raise ModelFormatError(f"{what} is not a ubpe model file")
+    version = document.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise ModelFormatError(f"{what} has no valid format_version")
+    if version > FORMAT_VERSION:
+        raise ModelFormatError(
+            f"{what} has format version {version}; this ubpe reads versions up to {FORMAT_VERSION}"
+        )
+    if version < 1:
+        raise ModelFormatError(f"{what} has an unknown format version {version}")
+    body = document.get("body")
+    if not isinstance(body, dict):
+        raise ModelFormatError(f"{what} has no model body")
+    if document.get("checksum") != checksum(body):
+        raise ModelFormatError(f"{what} is corrupt: its checksum does not match its content")
+    return body
+
+
+def encode_symbol(symbol: Any) -> Any:
+    """A JSON value for a symbol: str/int as they are, other types tagged.
+
+    >>> encode_symbol(("a", 1)), encode_symbol(b"\\x00")
+    ({'tuple': ['a', 1]}, {'bytes': '00'})
+    """
+    if isinstance(symbol, bool):
+        return {"bool": symbol}
+    if isinstance(symbol, (str, int)):
+        return symbol
+    if isinstance(symbol, float):
+        return {"float": repr(symbol)}
+    if isinstance(symbol, bytes):
+        return {"bytes": symbol.hex()}
+    if isinstance(symbol, tuple):
+        return {"tuple": [encode_symbol(s) for s in symbol]}
+    if symbol is None:
+        return {"none": None}
+    raise ModelFormatError(f"symbols of type {type(symbol).__name__} cannot be saved")
+
+
+def decode_symbol(value: Any) -> Any:
+    if isinstance(value, (str, int)) and not isinstance(value, bool):
+        return value
+    if isinstance(value, dict) and len(value) == 1:
+        (tag, payload), = value.items()
+        try:
+            if tag == "bool" and isinstance(payload, bool):
+                return payload
+            if tag == "float":
+                return float(payload)
+            if tag == "bytes":
+                return bytes.fromhex(payload)
+            if tag == "tuple":
+                return tuple(decode_symbol(v) for v in payload)
+            if tag == "none":
+                return None
+        except (TypeError, ValueError, OverflowError):
+            pass
+    raise ModelFormatError(f"not a saved symbol: {str(value)[:40]}")
+
+
+
+
+def _sorted_symbols(symbols: frozenset | None) -> list[Any] | None:
+    if not symbols:
+        return None
+    return [encode_symbol(s) for s in sorted(symbols, key=repr)]
+
+
+def _decoded_symbols(values: Any) -> list[Any] | None:
+    if values is None:
+        return None
+    return [decode_symbol(v) for v in values]
+
+
+# -- UBPE and UBPEClassic ------------------------------------------------------------------
+
+
+def _ubpe_body(tok: Any) -> dict:
+    pipeline = tok.split_pipeline
+    known = pipeline.known_words
+    return {
+        "variant": tok.variant,
+        "alphabet": [encode_symbol(s) for s in pipeline.alphabet.symbols],
+        "known_words": (
+            [[i, w if isinstance(w, str) else [encode_symbol(s) for s in w]] for w, i in known.items()]
+            if known
+            else None
+        ),
+        "break_tokens": _sorted_symbols(pipeline.break_tokens),
+        "regex_str": pipeline.regex_str,
+        "stop_tokens": _sorted_symbols(pipeline.stop_tokens),
+        "n_tokens": tok.n_tokens,
+        "vocabulary": vocabulary_to_json(tok.vocabulary) if tok.is_fitted else None,
+    }
+
+
+def _ubpe_from_body(body: dict, what: str) -> Any:
+    cls = UBPEClassic if body["variant"] == CLASSIC else UBPE
+    try:
+        alphabet = Alphabet.from_spec([decode_symbol(s) for s in body["alphabet"]])
+        known_words = (
+            {(w if isinstance(w, str) else tuple(decode_symbol(s) for s in w)): int(i) for i, w in body["known_words"]}
+            if body.get("known_words")
+            else None
+        )
+        pipeline = make_pipeline(
+            alphabet,
+            known_words=known_words,
+            break_tokens=_decoded_symbols(body.get("break_tokens")),
+            regex_str=body.get("regex_str"),
+            stop_tokens=_decoded_symbols(body.get("stop_tokens")),
+        )
+        n_tokens = int(body["n_tokens"])
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:
+        raise ModelFormatError(f"{what} is malformed: {exc}") from None
+    vocabulary = None
+    if body.get("vocabulary") is not None:
+        vocabulary = vocabulary_from_json(body["vocabulary"])
+        n_base = len(alphabet) + len(pipeline.known_words or {})
+        if vocabulary.n_base != n_base:
+            raise ModelFormatError(f"{what}: the vocabulary's base size does not match the alphabet")
+    return cls.restore(pipeline, n_tokens=n_tokens, vocabulary=vocabulary)
+
+
+def vocabulary_to_json(vocab: Vocabulary) -> dict:
+    bounds = vocab.piece_offsets.tolist()
+    flat = vocab.piece_symbols.tolist()
+    return {
+        "n_base": vocab.n_base,
+        "merges": vocab.merges.tolist(),
+        "pieces": [flat[bounds[t] : bounds[t + 1]] for t in range(vocab.n_merged)],
+        "weights": [float(w) for w in vocab.weights.tolist()],
+        "ranks": vocab.ranks.tolist(),
+    }
+
+
+def vocabulary_from_json(data: Any) -> Vocabulary:
+    fields = ("n_base", "merges", "pieces", "weights", "ranks")
+    if not isinstance(data, dict) or any(k not in data for k in fields):
+        raise ModelFormatError(f"the vocabulary must be an object with {', '.join(fields)}")
+    if not all(isinstance(data[k], list) for k in fields[1:]):
+        raise ModelFormatError("the vocabulary's merges, pieces, weights and ranks must be arrays")
+    n_base = _int(data["n_base"], "n_base")
+    pieces = [[_int(s, "piece symbol") for s in _list(p, "piece")] for p in data["pieces"]]
+    merges = [[_int(x, "merge id") for x in _list(m, "merge", 2)] for m in data["merges"]]
+    ranks = [_int(r, "rank") for r in data["ranks"]]
+    weights = [w for w in data["weights"] if isinstance(w, (int, float)) and not isinstance(w, bool)]
+    if len(weights) != len(data["weights"]) or not all(math.isfinite(w) for w in weights):
+        raise ModelFormatError("the vocabulary has a weight that is not a finite number")
+    if not (len(pieces) == len(weights) == len(merges) == len(ranks)):
+        raise ModelFormatError("the vocabulary's pieces, weights, merges and ranks differ in length")
+    merges_array = np.asarray(merges, dtype=np.int64).reshape(-1, 2)
+    if len(merges) and (merges_array.min() < -1 or merges_array.max() >= n_base + len(merges)):
+        raise ModelFormatError("the vocabulary has a merge with an id outside it")
+    return Vocabulary.from_pieces(n_base, pieces, [float(w) for w in weights], merges=merges_array, ranks=ranks)
+
+
+def _list(value: Any, what: str, size: int | None = None) -> list:
+    if not isinstance(value, list) or (size is not None and len(value) != size):
+        raise ModelFormatError(f"a {what} must be an array{f' of {size}' if size else ''}, got {str(value)[:40]}")
+    return value
+
+
+def _int(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not -(2**31) <= value < 2**31:
+        raise ModelFormatError(f"{what} must be a 32-bit integer, got {str(value)[:40]}")
+    return value
+
+
+# -- ByteLevelBPE --------------------------------------------------------------------------
+
+
+def _bytelevel_body(tok: Any) -> dict:
+    ranks = sorted(tok.mergeable_ranks().items(), key=lambda item: item[1])
+    return {
+        "variant": BYTELEVEL,
+        "pattern": tok.pattern,
+        "special_tokens": dict(tok.special_tokens),
+        "mergeable_ranks": [[base64.b64encode(piece).decode("ascii"), rank] for piece, rank in ranks],
+    }
+
+
+def _bytelevel_from_body(body: dict, what: str) -> Any:
+    try:
+        lines = "\n".join(f"{piece} {rank}" for piece, rank in body["mergeable_ranks"])
+        pattern, specials = body["pattern"], body.get("special_tokens") or {}
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:
+        raise ModelFormatError(f"{what} is malformed: {exc}") from None
+    if not isinstance(specials, dict):
+        raise ModelFormatError(f"{what}: special_tokens must be an object of text -> id")
+    return ByteLevelBPE.from_mergeable_ranks(parse_tiktoken(lines, what), pattern=pattern, special_tokens=specials)
+
+
+# variant -> (body writer, body reader)
+BODIES: dict[str, tuple[Callable[[Any], dict], Callable[[dict, str], Any]]] = {
+    UNIVERSAL: (_ubpe_body, _ubpe_from_body),
+    CLASSIC: (_ubpe_body, _ubpe_from_body),
+    BYTELEVEL: (_bytelevel_body, _bytelevel_from_body),
+}

@@ -1,0 +1,124 @@
+"""sentencepiece ``.model`` files: the ModelProto, read with sentencepiece's own protobuf schema.
+
+A BPE model becomes a :class:`ubpe.bytelevel.spm.SentencePieceBPE` (``spm:bpe``), a unigram
+model a :class:`ubpe.bytelevel.spm.SentencePieceUnigram` (``spm:unigram``); both normalize text
+with the model's own rules (:class:`ubpe.bytelevel.spm_normalizer.Normalizer`) and give
+sentencepiece's ids. Word and char models, and protobufs that are no ModelProto, raise
+`ModelFormatError`.
+
+>>> detect(b"\\n\\x0c\\n\\x05<unk>"), detect(b"GGUF"), detect(b"{")
+(True, False, False)
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InvalidParameterError, ModelFormatError
+
+SUPPORTED_TYPES = ("unigram", "bpe")
+# ModelProto field 1 (pieces), wire type 2 -> tag byte 0x0A; its SentencePiece field 1 too
+_PIECES_TAG = 0x0A
+_MAX_VARINT_BYTES = 10
+
+
+def _pb2():
+    try:
+        from sentencepiece import sentencepiece_model_pb2
+    except ImportError:
+        raise InvalidParameterError(
+            "reading sentencepiece models needs the `sentencepiece` and `protobuf` packages: "
+            "pip install 'ubpe[vocab]'") from None
+    return sentencepiece_model_pb2
+
+
+def _varint(head: bytes, pos: int) -> tuple[int, int] | None:
+    value = shift = 0
+    for k in range(pos, min(len(head), pos + _MAX_VARINT_BYTES)):
+        value |= (head[k] & 0x7F) << shift
+        shift += 7
+        if not head[k] & 0x80:
+            return value, k + 1
+    return None
+
+
+def detect(head: bytes) -> bool:
+    """Whether ``head`` starts like a sentencepiece ModelProto: a ``pieces`` entry whose first
+    field is the piece string, of a length that fits in the entry, in UTF-8."""
+    if len(head) < 4 or head[0] != _PIECES_TAG:
+        return False
+    outer = _varint(head, 1)
+    if outer is None or outer[1] >= len(head) or head[outer[1]] != _PIECES_TAG:
+        return False
+    inner = _varint(head, outer[1] + 1)
+    if inner is None or inner[0] == 0 or inner[1] + inner[0] > outer[1] + outer[0]:
+        return False
+    piece = head[inner[1] : inner[1] + inner[0]]
+    try:
+        piece.decode("utf-8")
+    except UnicodeDecodeError:
+        return len(piece) < inner[0] and len(head) == inner[1] + len(piece)  # cut by the head
+    return True
+
+
+def read(path: str | os.PathLike):
+    """The tokenizer of a sentencepiece ``.model`` file."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise ModelFormatError(f"{path}: cannot read: {exc}") from None
+    return from_bytes(data, where=str(path))
+
+
+def from_bytes(data: bytes, *, where: str = "<model>"):
+    """The tokenizer of a serialized ModelProto."""
+    from google.protobuf.message import DecodeError
+
+    from ..bytelevel.spm import SentencePieceBPE, SentencePieceUnigram
+    from ..bytelevel.spm_normalizer import Normalizer
+
+    pb2 = _pb2()
+    proto = pb2.ModelProto()
+    try:
+        proto.ParseFromString(data)
+    except (DecodeError, ValueError) as exc:
+        raise ModelFormatError(f"{where}: not a sentencepiece model ({exc})") from None
+    if not proto.pieces or not proto.HasField("trainer_spec"):
+        raise ModelFormatError(f"{where}: not a sentencepiece model (no pieces or no trainer_spec)")
+    kinds = pb2.TrainerSpec.ModelType
+    model_type = proto.trainer_spec.model_type
+    type_name = kinds.Name(model_type).lower() if model_type in kinds.values() else str(model_type)
+    if type_name not in SUPPORTED_TYPES:
+        raise ModelFormatError(f"{where}: sentencepiece model type {type_name!r} is not supported; "
+                               f"supported: {', '.join(SUPPORTED_TYPES)}")
+    tokens = [p.piece for p in proto.pieces]
+    scores = np.array([p.score for p in proto.pieces], dtype=np.float32)
+    if not np.all(np.isfinite(scores)):
+        raise ModelFormatError(f"{where}: a piece score is NaN or infinite")
+    # sentencepiece's piece types (NORMAL 1, UNKNOWN 2, CONTROL 3, USER_DEFINED 4, BYTE 6,
+    # UNUSED 5) are llama.cpp's token type numbers
+    token_types = np.array([p.type for p in proto.pieces], dtype=np.int32)
+    spec = proto.normalizer_spec
+    normalizer = Normalizer(
+        spec.precompiled_charsmap,
+        add_dummy_prefix=spec.add_dummy_prefix,
+        remove_extra_whitespaces=spec.remove_extra_whitespaces,
+        escape_whitespaces=spec.escape_whitespaces,
+        treat_whitespace_as_suffix=proto.trainer_spec.treat_whitespace_as_suffix,
+        protected=tuple(t for t, k in zip(tokens, token_types.tolist()) if k == 4),
+    )
+    trainer = proto.trainer_spec
+    specials = {"unk": trainer.unk_id if 0 <= trainer.unk_id < len(tokens) else None,
+                "bos": trainer.bos_id if 0 <= trainer.bos_id < len(tokens) else None,
+                "eos": trainer.eos_id if 0 <= trainer.eos_id < len(tokens) else None}
+    flags = {"add_bos": False, "add_eos": False, "add_space_prefix": spec.add_dummy_prefix}
+    name = Path(where).name
+    if type_name == "bpe":
+        return SentencePieceBPE(tokens, scores, token_types=token_types, specials=specials,
+                                flags=flags, name=name, variant="spm:bpe", where=where,
+                                normalizer=normalizer)
+    return SentencePieceUnigram(tokens, scores, token_types=token_types, specials=specials,
+                                flags=flags, name=name, where=where, normalizer=normalizer)

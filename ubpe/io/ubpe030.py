@@ -1,0 +1,208 @@
+"""ubpe 0.3.0's JSON (the reference's ``dumps``/``loads``), read and written.
+
+The fields are ``n_tokens``, ``alphabet`` (symbol -> id), ``known_words`` (id -> word),
+``break_tokens``, ``regex_str``, ``stop_tokens``, ``mapper`` (token -> pair or piece) and
+``weights`` (token -> idf). JSON object keys are strings, so the symbol type is lost; we infer
+it (see :func:`infer_symbol_type`). The file does not say whether it holds a universal or a
+classic model: :func:`guess_variant` reads it off the mapper.
+
+>>> from ubpe import UBPE
+>>> tok = UBPE(alphabet="ab", n_tokens=4)
+>>> tok.fit(["abab", "abba"], quiet=True)
+>>> text = dumps(tok)
+>>> detect(text.encode()), guess_variant(json.loads(text))
+(True, 'universal')
+>>> loads(text).tokens_mapper == tok.tokens_mapper
+True
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any
+
+import numpy as np
+
+from ..alphabet import Alphabet
+from ..errors import InvalidParameterError, ModelFormatError
+from ..splitting import make_pipeline
+from ..tokenizer import CLASSIC, UNIVERSAL, UBPE, UBPEClassic
+from ..vocabulary import Vocabulary
+from .files import parse_json, read_text, write_atomically
+
+# a reference dump is a JSON object whose first key is one of its fields (the reference writes
+# n_tokens first; other writers may not keep the order)
+FIELDS = ("n_tokens", "alphabet", "known_words", "break_tokens", "regex_str", "stop_tokens", "mapper", "weights")
+# optional fields: (name, type, JSON name); a falsy value means "none"
+OPTIONAL = (("known_words", dict, "object"), ("break_tokens", list, "array"), ("stop_tokens", list, "array"),
+            ("regex_str", str, "string"))
+_START = re.compile(rb'\s*\{\s*"(' + "|".join(FIELDS).encode() + rb')"\s*:')
+
+
+def detect(head: bytes) -> bool:
+    """Whether ``head`` starts a ubpe 0.3.0 JSON dump.
+
+    >>> detect(b'{"n_tokens": 9, "alphabet": {"a": 0}'), detect(b'{"format": "ubpe-model"')
+    (True, False)
+    """
+    return _START.match(head) is not None
+
+
+def read(path: str | os.PathLike, *, variant: str | None = None, token_type: type | None = None) -> Any:
+    """The tokenizer in a ubpe 0.3.0 JSON file; ``variant`` (universal or classic) picks the
+    class, default: :func:`guess_variant`."""
+    return loads(read_text(path), variant=variant, token_type=token_type, what=str(path))
+
+
+def write(tokenizer: Any, path: str | os.PathLike) -> None:
+    """Write ``tokenizer`` (a ``UBPE`` or ``UBPEClassic``) as ubpe 0.3.0 JSON, atomically."""
+    write_atomically(path, dumps(tokenizer))
+
+
+def dumps(tok: Any) -> str:
+    """The model as ubpe 0.3.0's JSON (loadable by the reference's ``loads``)."""
+    if getattr(tok, "variant", None) not in (UNIVERSAL, CLASSIC):
+        raise InvalidParameterError(
+            f"ubpe 0.3.0 JSON holds universal and classic models, not {getattr(tok, 'variant', type(tok).__name__)} ones"
+        )
+    pipeline = tok.split_pipeline
+    bad = [s for s in pipeline.alphabet.symbols[:1] if not isinstance(s, (str, int, float))]
+    if bad:
+        raise ModelFormatError(
+            f"ubpe 0.3.0's JSON cannot hold {type(bad[0]).__name__} symbols; use `save` instead"
+        )
+    model: dict[str, Any] = {"n_tokens": tok.n_tokens, "alphabet": tok.alphabet}
+    if pipeline.known_words:
+        model["known_words"] = {i: (w if isinstance(w, str) else list(w)) for w, i in pipeline.known_words.items()}
+    if pipeline.break_tokens:
+        model["break_tokens"] = sorted(pipeline.break_tokens)
+    if pipeline.regex_str:
+        model["regex_str"] = pipeline.regex_str
+    if pipeline.stop_tokens:
+        model["stop_tokens"] = sorted(pipeline.stop_tokens)
+    model["mapper"] = tok.tokens_mapper["backward"]
+    model["weights"] = tok.tokens_weights
+    return json.dumps(model)
+
+
+def loads(
+    dump: str, *, variant: str | None = None, token_type: type | None = None, what: str = "the model"
+) -> Any:
+    """A tokenizer from ubpe 0.3.0's JSON; ``token_type`` is inferred when not given."""
+    model = parse_json(dump, what)
+    if not isinstance(model, dict) or not isinstance(model.get("alphabet"), dict):
+        raise ModelFormatError(f"{what} has no `alphabet` object")
+    for field in ("mapper", "weights"):
+        if not isinstance(model.get(field), dict):
+            raise ModelFormatError(f"{what} has no `{field}` object")
+    for field, kind, name in OPTIONAL:
+        if model.get(field) and not isinstance(model[field], kind):
+            raise ModelFormatError(f"{what}'s `{field}` must be a JSON {name}, not {type(model[field]).__name__}")
+    variant = variant or guess_variant(model)
+    if variant not in (UNIVERSAL, CLASSIC):
+        raise InvalidParameterError(f"ubpe 0.3.0 JSON holds a universal or classic model, not a {variant} one")
+    if token_type is None:
+        token_type = infer_symbol_type(model)
+    try:
+        alphabet = Alphabet.from_spec({token_type(k): v for k, v in model["alphabet"].items()})
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise ModelFormatError(f"the model's alphabet does not fit token_type {token_type.__name__}: {exc}") from None
+    known_words = None
+    if model.get("known_words"):  # falsy values (null, {}, []) mean none, as in the reference
+        try:
+            known_words = {(w if isinstance(w, str) else tuple(w)): int(i) for i, w in model["known_words"].items()}
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise ModelFormatError(f"the model's known_words are malformed: {exc}") from None
+    pipeline = make_pipeline(
+        alphabet,
+        known_words=known_words,
+        break_tokens=_typed_tokens(model.get("break_tokens"), token_type),
+        regex_str=model.get("regex_str"),
+        stop_tokens=_typed_tokens(model.get("stop_tokens"), token_type),
+    )
+    n_base = len(alphabet) + len(pipeline.known_words or {})
+    vocabulary = _vocabulary(model["mapper"], model["weights"], n_base, classic=variant == CLASSIC)
+    cls = UBPEClassic if variant == CLASSIC else UBPE
+    return cls.restore(pipeline, n_tokens=len(vocabulary), vocabulary=vocabulary)
+
+
+def guess_variant(model: dict) -> str:
+    """Universal or classic (the reference's JSON does not say): a classic mapper maps tokens
+    to pairs that may hold merged ids; a universal one to runs of base ids only."""
+    sizes = [len(model[k]) if isinstance(model.get(k), dict) else 0 for k in ("alphabet", "known_words")]
+    n_base = sum(sizes)
+    mapper = model.get("mapper")
+    values = list(mapper.values()) if isinstance(mapper, dict) else []
+    if values and all(isinstance(v, list) and len(v) == 2 for v in values):
+        if any(isinstance(x, int) and x >= n_base for v in values for x in v):
+            return CLASSIC
+    return UNIVERSAL
+
+
+def _vocabulary(mapper: dict, weights: dict, n_base: int, *, classic: bool) -> Vocabulary:
+    try:
+        entries = sorted((int(k), tuple(int(x) for x in v)) for k, v in mapper.items())
+        weight_of = {int(k): float(v) for k, v in weights.items()}
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ModelFormatError(f"the model's mapper or weights are malformed: {exc}") from None
+    ids = [token for token, _ in entries]
+    if ids != list(range(n_base, n_base + len(ids))):
+        raise ModelFormatError(f"the model's tokens must be the ids {n_base}..{n_base + len(ids) - 1}, each once")
+    if set(weight_of) != set(ids):
+        raise ModelFormatError("the model's weights and mapper name different tokens")
+    seqs = [seq for _, seq in entries]
+    token_weights = [weight_of[t] for t in ids]
+    if classic:
+        if any(len(s) != 2 for s in seqs):
+            raise ModelFormatError("a classic model maps every token to a pair")
+        return Vocabulary.from_pairs(n_base, np.asarray(seqs, dtype=np.int64), token_weights)
+    return Vocabulary.from_pieces(n_base, seqs, token_weights)
+
+
+def _typed_tokens(values: Any, token_type: type) -> list[Any] | None:
+    if values is None:
+        return None
+    if not isinstance(values, list):
+        raise ModelFormatError("break/stop tokens must be a list")
+    try:
+        return [token_type(v) for v in values]
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ModelFormatError(f"break/stop tokens do not fit token_type: {exc}") from None
+
+
+def infer_symbol_type(model: dict) -> type:
+    """The symbol type of a reference JSON model, which stores alphabet keys as strings.
+
+    Typed JSON values elsewhere in the model decide first (break/stop tokens, known words);
+    otherwise keys that all read as canonical integers (``"0"``, ``"17"``) mean int, and
+    anything else str. A str alphabet made only of digits therefore needs ``token_type=str``.
+    """
+    for field in ("break_tokens", "stop_tokens"):
+        values = model.get(field) or []
+        if values and all(isinstance(v, str) for v in values):
+            return str
+        if values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            return int
+    known = model.get("known_words")
+    words = list(known.values()) if isinstance(known, dict) else []
+    if words and all(isinstance(w, str) for w in words):
+        return str
+    if words and all(isinstance(w, list) for w in words):
+        flat = [s for w in words for s in w]
+        if flat and all(isinstance(s, int) and not isinstance(s, bool) for s in flat):
+            return int
+        if flat and all(isinstance(s, str) for s in flat):
+            return str
+    keys = list(model.get("alphabet", {}).keys())
+    if keys and all(_is_canonical_int(k) for k in keys):
+        return int
+    return str
+
+
+def _is_canonical_int(text: str) -> bool:
+    try:
+        return str(int(text)) == text
+    except ValueError:
+        return False

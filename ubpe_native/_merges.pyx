@@ -1,0 +1,307 @@
+# distutils: language = c++
+"""Pair-ranked BPE inference: the merge loop of llama.cpp's BPE and SPM tokenizers.
+
+A word (bytes) starts as a list of *units*: its single bytes (byte-level BPE) or its UTF-8
+characters (sentencepiece-style BPE), each mapped to an id by ``unit_ids``. The merge rules are
+explicit pairs: ``(left, right) -> (rank, result)``. Of all adjacent pairs that have a rule, the
+one of lowest rank merges first, the leftmost on ties (llama.cpp's ``llm_bigram_bpe`` and
+``llm_bigram_spm`` orders); the word is done when no adjacent pair has a rule. Unlike
+`_ranked.MergeTable`, a rule is a pair, not a piece: ``a bc`` and ``ab c`` may have different
+ranks or no rule at all, exactly as a merges list says.
+
+The word is a doubly linked list of nodes; the candidate merges sit in a min-heap of packed
+``rank << 32 | left node`` keys. An entry is current iff the pair now at its left node has that
+rank (a rank belongs to one pair, or to pairs whose merge is equally valid), so nothing else is
+stored. Ids ``>= n_ids`` are *intermediate* symbols (a merge result or a unit that is no token):
+they merge like tokens but are written out as their expansion (a list of token ids, maybe
+empty). A unit missing from ``unit_ids`` never merges and is written as the byte-fallback ids
+of its bytes. Results of whole words are cached (``word bytes -> ids``), so a repeated word
+costs one hash lookup.
+
+>>> import numpy as np
+>>> i32 = lambda *v: np.array(v, np.int32)
+>>> # units: byte 'a' -> 0, 'b' -> 1; rules: (0 1) -> 2 rank 0, (2 2) -> 3 rank 1
+>>> table = PairMerges(4, i32(0, 2), i32(1, 2), i32(2, 3), np.array([0, 1]),
+...                    np.array([0], np.int64), i32(), pack_units([b"a", b"b"]), i32(0, 1),
+...                    np.full(256, -1, np.int32), False, b"", np.array([0], np.int64), i32())
+>>> table.encode(np.frombuffer(b"ababa", np.uint8), np.array([0, 5])).tolist()
+[3, 0]
+"""
+
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libcpp.mutex cimport mutex
+from libcpp.string cimport string
+from libcpp.unordered_map cimport unordered_map
+from libcpp.vector cimport vector
+from cython.operator cimport dereference as deref
+
+import numpy as np
+
+from ubpe_native._chain cimport chain_init, chain_merge
+from ubpe_native._checks cimport check_ids, check_offsets
+from ubpe_native._flat_map cimport FlatMap, pack_key
+from ubpe_native._heap cimport heap_pop, heap_push
+from ubpe_native._typedefs cimport id_t
+from ubpe_native._shared cimport id_array, utf8_length
+
+cdef id_t NO_ID = -1
+cdef id_t UNKNOWN_UNIT = -2
+cdef int64_t MAX_RANK = 0x7FFFFFFF
+cdef uint64_t LOW_HALF = 0xFFFFFFFFULL
+# FlatMap reserves the all-ones key for empty slots; unit keys never reach it (see unit_key).
+# Whole-word results are cached up to this many words, then the cache starts over.
+cdef size_t CACHE_LIMIT = 1 << 18
+# Longer words (a whole sentencepiece-style text, say) are not cached.
+cdef Py_ssize_t CACHE_MAX_WORD = 256
+
+
+cdef enum:
+    HEAP_ARITY = 4  # the shared d-ary heap (heap.h), 4-ary as in _ranked
+
+
+cdef inline bint lower_key(const uint64_t& a, const uint64_t& b) noexcept nogil:
+    """The heap's order: lowest rank first, then leftmost node (keys are unique per node)."""
+    return a < b
+
+
+cdef inline uint64_t unit_key(const uint8_t* s, Py_ssize_t n) noexcept nogil:
+    """A unit (1 to 4 bytes) as one key: its bytes, little end first, and its length."""
+    cdef uint64_t key = <uint64_t>n << 32
+    cdef Py_ssize_t k
+    for k in range(n):
+        key |= <uint64_t>s[k] << (8 * k)
+    return key
+
+
+def pack_units(units):
+    """The keys of units (``bytes`` of 1 to 4 bytes each), as `PairMerges` takes them."""
+    keys = np.empty(len(units), dtype=np.uint64)
+    cdef Py_ssize_t k
+    cdef bytes unit
+    for k in range(len(units)):
+        unit = units[k]
+        if not 1 <= len(unit) <= 4:
+            raise ValueError(f"unit {unit!r} does not hold 1 to 4 bytes")
+        keys[k] = unit_key(<const uint8_t*><const char*>unit, len(unit))
+    return keys
+
+
+
+
+cdef class PairMerges:
+    """Explicit merge rules, ready for llama.cpp-style encoding (see the module docstring).
+
+    ``PairMerges(n_ids, left, right, result, rank, expand_offsets, expand_ids, unit_keys,
+    unit_id_values, byte_fallback, utf8_units, whole_blob, whole_offsets, whole_ids)``:
+
+    * rule ``k`` merges ``left[k] right[k]`` into ``result[k]`` with ``rank[k]``; of two rules
+      for one pair the first is kept (llama.cpp keeps the first merge line);
+    * intermediate id ``n_ids + j`` expands to ``expand_ids[expand_offsets[j]:expand_offsets[j+1]]``;
+    * ``unit_keys[k]`` (a unit's bytes packed by `unit_key`) has id ``unit_id_values[k]``;
+    * ``byte_fallback[b]``: the id written for byte ``b`` of an unknown unit, -1 for none;
+    * ``utf8_units``: units are UTF-8 characters, else single bytes;
+    * ``whole_*``: words that become one token without merging (llama.cpp's ``ignore_merges``):
+      word ``k`` is ``whole_blob[whole_offsets[k]:whole_offsets[k+1]]`` with id ``whole_ids[k]``.
+    """
+
+    cdef readonly id_t n_ids
+    cdef readonly bint utf8_units
+    cdef FlatMap pairs  # pair_key -> (rank << 32 | result) + 1
+    cdef FlatMap units  # unit_key -> id + 1
+    cdef vector[int64_t] expand_offsets
+    cdef vector[id_t] expand_ids
+    cdef id_t byte_fallback[256]
+    cdef unordered_map[string, id_t] whole
+    cdef unordered_map[string, vector[id_t]] cache
+    cdef mutex cache_lock  # encode may run in several threads at once (it releases the GIL)
+
+    def __init__(self, id_t n_ids, const id_t[::1] left, const id_t[::1] right,
+                 const id_t[::1] result, const int64_t[::1] rank,
+                 const int64_t[::1] expand_offsets, const id_t[::1] expand_ids,
+                 const uint64_t[::1] unit_keys, const id_t[::1] unit_id_values,
+                 const id_t[::1] byte_fallback, bint utf8_units,
+                 const uint8_t[::1] whole_blob, const int64_t[::1] whole_offsets,
+                 const id_t[::1] whole_ids):
+        cdef Py_ssize_t n_rules = left.shape[0], k, n_extra = expand_offsets.shape[0] - 1
+        cdef id_t id_limit
+        cdef int64_t* slot
+        if n_ids < 0 or n_extra < 0:
+            raise ValueError("n_ids must be >= 0 and expand_offsets must hold at least one offset")
+        if <int64_t>n_ids + n_extra >= MAX_RANK:
+            raise ValueError("too many ids for 31 bits")
+        id_limit = n_ids + <id_t>n_extra
+        if right.shape[0] != n_rules or result.shape[0] != n_rules or rank.shape[0] != n_rules:
+            raise ValueError("left, right, result and rank must have one length")
+        check_ids(left, id_limit, "left")
+        check_ids(right, id_limit, "right")
+        check_ids(result, id_limit, "result")
+        for k in range(n_rules):
+            if not 0 <= rank[k] <= MAX_RANK:
+                raise ValueError(f"rank of rule {k} is outside 0..2**31-1")
+        check_offsets(expand_offsets, expand_ids.shape[0], "expand_offsets")
+        check_ids(expand_ids, n_ids, "expand_ids")
+        if unit_keys.shape[0] != unit_id_values.shape[0]:
+            raise ValueError("unit_keys and unit_id_values must have one length")
+        for k in range(unit_keys.shape[0]):
+            if not 0 <= unit_id_values[k] < id_limit:
+                raise ValueError(f"unit {k} has an id outside 0..{id_limit - 1}")
+            if not 1 <= (unit_keys[k] >> 32) <= 4:
+                raise ValueError(f"unit key {k} does not hold 1 to 4 bytes")
+        if byte_fallback.shape[0] != 256:
+            raise ValueError("byte_fallback must hold 256 ids")
+        for k in range(256):
+            if not -1 <= byte_fallback[k] < n_ids:
+                raise ValueError("byte_fallback holds an id that is no token")
+            self.byte_fallback[k] = byte_fallback[k]
+        cdef Py_ssize_t n_whole = whole_ids.shape[0]
+        if whole_offsets.shape[0] != n_whole + 1:
+            raise ValueError("whole_offsets must hold one offset more than whole_ids")
+        check_offsets(whole_offsets, whole_blob.shape[0], "whole_offsets")
+        check_ids(whole_ids, n_ids, "whole_ids")
+        self.n_ids = n_ids
+        self.utf8_units = utf8_units
+        for k in range(n_rules):
+            slot = self.pairs.slot(pack_key(left[k], right[k]))
+            if slot[0] == 0:
+                slot[0] = ((rank[k] << 32) | result[k]) + 1
+        for k in range(unit_keys.shape[0]):
+            self.units.slot(unit_keys[k])[0] = unit_id_values[k] + 1
+        self.expand_offsets.assign(&expand_offsets[0], &expand_offsets[0] + n_extra + 1)
+        if expand_ids.shape[0]:
+            self.expand_ids.assign(&expand_ids[0], &expand_ids[0] + expand_ids.shape[0])
+        cdef string word
+        cdef const char* blob = <const char*>&whole_blob[0] if whole_blob.shape[0] else NULL
+        for k in range(n_whole):
+            word.assign(blob + whole_offsets[k], whole_offsets[k + 1] - whole_offsets[k])
+            self.whole[word] = whole_ids[k]
+
+    def encode(self, const uint8_t[::1] data, const int64_t[::1] bounds):
+        """Ids of every word ``data[bounds[w]:bounds[w + 1]]``, concatenated (GIL released)."""
+        cdef Py_ssize_t n_words = bounds.shape[0] - 1, w
+        if n_words < 0:
+            raise ValueError("bounds must hold at least one offset")
+        for w in range(n_words):
+            if bounds[w] > bounds[w + 1]:
+                raise ValueError("bounds must be non-decreasing")
+        if n_words and (bounds[0] < 0 or bounds[n_words] > data.shape[0]):
+            raise ValueError("bounds reach outside data")
+        cdef vector[id_t] out
+        if n_words > 0 and data.shape[0] > 0:
+            with nogil:
+                self._encode_words(&data[0], &bounds[0], n_words, out)
+        return id_array(out)
+
+    def clear_cache(self):
+        """Forget the cached words."""
+        with nogil:
+            self.cache_lock.lock()
+            self.cache.clear()
+            self.cache_lock.unlock()
+
+    def cache_size(self):
+        """How many words are cached."""
+        return self.cache.size()
+
+    cdef void _encode_words(self, const uint8_t* data, const int64_t* bounds, Py_ssize_t n_words,
+                            vector[id_t]& out) noexcept nogil:
+        cdef vector[id_t] token_at
+        cdef vector[int32_t] next_node, prev_node
+        cdef vector[int64_t] node_start
+        cdef vector[uint64_t] heap
+        cdef vector[id_t] word_out
+        cdef Py_ssize_t w, length
+        cdef string key
+        for w in range(n_words):
+            length = bounds[w + 1] - bounds[w]
+            if length == 0:
+                continue
+            if length > CACHE_MAX_WORD:
+                self._merge_word(data + bounds[w], length, out, token_at, next_node, prev_node,
+                                 node_start, heap)
+                continue
+            key.assign(<const char*>data + bounds[w], length)
+            self.cache_lock.lock()
+            found = self.cache.find(key)
+            if found != self.cache.end():
+                out.insert(out.end(), deref(found).second.begin(), deref(found).second.end())
+                self.cache_lock.unlock()
+                continue
+            self.cache_lock.unlock()
+            word_out.clear()
+            self._merge_word(data + bounds[w], length, word_out, token_at, next_node, prev_node,
+                             node_start, heap)
+            out.insert(out.end(), word_out.begin(), word_out.end())
+            self.cache_lock.lock()
+            if self.cache.size() >= CACHE_LIMIT:
+                self.cache.clear()
+            self.cache[key] = word_out
+            self.cache_lock.unlock()
+
+    cdef inline void _push(self, vector[uint64_t]& heap, const vector[id_t]& token_at,
+                           int32_t left, int32_t right) noexcept nogil:
+        cdef id_t a = token_at[left], b = token_at[right]
+        if a < 0 or b < 0:
+            return
+        cdef int64_t packed = self.pairs.get(pack_key(a, b), 0)
+        if packed == 0:
+            return
+        heap_push(heap, (((<uint64_t>(packed - 1) >> 32) << 32) | <uint32_t>left), HEAP_ARITY, lower_key)
+
+    cdef void _merge_word(self, const uint8_t* word, Py_ssize_t length, vector[id_t]& out,
+                          vector[id_t]& token_at, vector[int32_t]& next_node,
+                          vector[int32_t]& prev_node, vector[int64_t]& node_start,
+                          vector[uint64_t]& heap) noexcept nogil:
+        cdef Py_ssize_t pos = 0, n, i
+        cdef int32_t left, right, after, node
+        cdef int64_t packed
+        cdef uint64_t key
+        cdef id_t token
+        whole = self.whole.find(string(<const char*>word, length))
+        if whole != self.whole.end():
+            out.push_back(deref(whole).second)
+            return
+        token_at.clear()
+        node_start.clear()
+        while pos < length:
+            n = utf8_length(word[pos]) if self.utf8_units else 1
+            if n > length - pos:
+                n = length - pos
+            token = <id_t>(self.units.get(unit_key(word + pos, n), 0) - 1)
+            token_at.push_back(token if token >= 0 else UNKNOWN_UNIT)
+            node_start.push_back(pos)
+            pos += n
+        node_start.push_back(length)
+        n = token_at.size()
+        chain_init(next_node, prev_node, n)
+        heap.clear()
+        for i in range(n - 1):
+            self._push(heap, token_at, <int32_t>i, <int32_t>(i + 1))
+        while heap.size():
+            key = heap_pop(heap, HEAP_ARITY, lower_key)
+            left = <int32_t>(key & LOW_HALF)
+            right = next_node[left]
+            if token_at[left] == NO_ID or right < 0:
+                continue
+            packed = self.pairs.get(pack_key(token_at[left], token_at[right]), 0)
+            if packed == 0 or <uint64_t>((packed - 1) >> 32) != (key >> 32):
+                continue  # stale: the pair at this node changed
+            token = <id_t>(<uint64_t>(packed - 1) & LOW_HALF)
+            after = chain_merge(token_at, next_node, prev_node, left, right, token, NO_ID)
+            if prev_node[left] >= 0:
+                self._push(heap, token_at, prev_node[left], left)
+            if after >= 0:
+                self._push(heap, token_at, left, after)
+        node = 0
+        while node >= 0:
+            token = token_at[node]
+            if token == UNKNOWN_UNIT:
+                for i in range(node_start[node], node_start[node + 1]):
+                    if self.byte_fallback[word[i]] >= 0:
+                        out.push_back(self.byte_fallback[word[i]])
+            elif token >= self.n_ids:
+                i = token - self.n_ids
+                out.insert(out.end(), self.expand_ids.begin() + self.expand_offsets[i],
+                           self.expand_ids.begin() + self.expand_offsets[i + 1])
+            else:
+                out.push_back(token)
+            node = next_node[node]

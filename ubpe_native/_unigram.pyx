@@ -1,0 +1,186 @@
+# distutils: language = c++
+"""Sentencepiece's unigram inference: the Viterbi best path over piece log-probabilities.
+
+This is ``unigram::Model::EncodeOptimized`` step for step, in the same float32 arithmetic, so
+that equal and nearly equal paths resolve as sentencepiece resolves them: positions are UTF-8
+bytes; from each character start every piece that matches (shortest first) offers
+``score + best score so far`` to its end position, replacing the current best only when
+strictly greater; a user-defined piece scores ``0.1 * (bytes - 1)``; where no piece covers the
+first character alone, an unknown node of score ``min score - 10`` covers it; the running
+scores are shifted back to 0 when they leave +-1e5 (as sentencepiece does on long texts).
+Unknown pieces become their bytes' ``<0xXX>`` ids (byte fallback) or one unknown id per run.
+
+>>> import numpy as np
+>>> pieces = [b"a", b"b", b"ab"]
+>>> lattice = UnigramLattice(b"".join(pieces), np.array([0, 1, 2, 4]), np.array([3, 4, 5], np.int32),
+...                          np.array([-1.0, -1.0, -1.5], np.float32), np.zeros(3, np.uint8),
+...                          0, -11.0, np.full(256, -1, np.int32))
+>>> lattice.encode(np.frombuffer(b"abxxb", np.uint8)).tolist()
+[5, 0, 4]
+"""
+
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+from libcpp.vector cimport vector
+
+import numpy as np
+
+from ubpe_native._checks cimport check_offsets
+from ubpe_native._flat_map cimport FlatMap
+from ubpe_native._typedefs cimport id_t
+from ubpe_native._shared cimport id_array, utf8_length
+
+cdef int32_t PREFIX_ONLY = -1
+cdef float RESET_THRESHOLD = 100000.0
+cdef float UNK_PENALTY = 10.0
+
+
+
+
+cdef class UnigramLattice:
+    """``UnigramLattice(blob, offsets, ids, scores, user_defined, unk_id, unk_score,
+    byte_fallback)``: piece ``k`` is ``blob[offsets[k]:offsets[k+1]]`` with id ``ids[k]``,
+    score ``scores[k]`` and ``user_defined[k]``; ``byte_fallback[b]`` is the id of byte ``b``'s
+    piece, or -1 everywhere when the model has no byte fallback (unknown runs -> ``unk_id``).
+    Unused pieces are left out by the caller but their text must still be a trie path, so
+    pass them with ``ids[k] = -1``."""
+
+    cdef FlatMap children  # node << 8 | byte -> child node (trie of the pieces' bytes)
+    cdef vector[int32_t] node_entry  # node -> piece index, or PREFIX_ONLY
+    cdef vector[id_t] ids
+    cdef vector[float] scores
+    cdef vector[uint8_t] user_defined
+    cdef readonly id_t unk_id
+    cdef readonly float unk_score
+    cdef id_t byte_fallback[256]
+    cdef bint has_byte_fallback
+
+    def __init__(self, const uint8_t[::1] blob, const int64_t[::1] offsets, const id_t[::1] ids,
+                 const float[::1] scores, const uint8_t[::1] user_defined, id_t unk_id,
+                 float unk_score, const id_t[::1] byte_fallback):
+        cdef Py_ssize_t n = ids.shape[0], k, j
+        if offsets.shape[0] != n + 1 or scores.shape[0] != n or user_defined.shape[0] != n:
+            raise ValueError("offsets, ids, scores and user_defined disagree in length")
+        if n:
+            check_offsets(offsets, blob.shape[0], "offsets", 1)  # no empty piece
+        for k in range(n):
+            if ids[k] < -1:
+                raise ValueError(f"piece {k} has a negative id")
+            if not np.isfinite(scores[k]):
+                raise ValueError(f"piece {k} has a score that is not finite")
+        if unk_id < 0:
+            raise ValueError("unk_id must be an id")
+        if byte_fallback.shape[0] != 256:
+            raise ValueError("byte_fallback must hold 256 ids")
+        self.has_byte_fallback = False
+        for k in range(256):
+            if byte_fallback[k] < -1:
+                raise ValueError("byte_fallback ids must be >= -1")
+            self.byte_fallback[k] = byte_fallback[k]
+            if byte_fallback[k] >= 0:
+                self.has_byte_fallback = True
+        self.unk_id = unk_id
+        self.unk_score = unk_score
+        if n:
+            self.ids.assign(&ids[0], &ids[0] + n)
+            self.scores.assign(&scores[0], &scores[0] + n)
+            self.user_defined.assign(&user_defined[0], &user_defined[0] + n)
+        cdef int64_t node, child
+        cdef int64_t* slot
+        self.node_entry.push_back(PREFIX_ONLY)  # the root
+        for k in range(n):
+            node = 0
+            for j in range(offsets[k], offsets[k + 1]):
+                slot = self.children.slot((<uint64_t>node << 8) | blob[j])
+                if slot[0] == 0:
+                    self.node_entry.push_back(PREFIX_ONLY)
+                    slot[0] = self.node_entry.size() - 1
+                node = slot[0]
+            if ids[k] >= 0:
+                self.node_entry[node] = <int32_t>k
+
+    def encode(self, const uint8_t[::1] data):
+        """The ids of the best path over ``data`` (normalized UTF-8)."""
+        cdef vector[id_t] out
+        if data.shape[0]:
+            with nogil:
+                self._encode(&data[0], data.shape[0], out)
+        return id_array(out)
+
+    cdef void _encode(self, const uint8_t* data, Py_ssize_t size, vector[id_t]& out) noexcept nogil:
+        cdef vector[float] best_score
+        cdef vector[int64_t] best_start
+        cdef vector[id_t] best_id
+        cdef vector[int64_t] path
+        cdef Py_ssize_t starts_at = 0, max_frontier = 0, key_pos, i, mblen, length, end
+        cdef float till, offset, score, candidate
+        cdef bint has_single
+        cdef int64_t node
+        cdef int32_t entry
+        cdef id_t token
+        best_score.assign(size + 1, 0.0)
+        best_start.assign(size + 1, -1)
+        best_id.assign(size + 1, -1)
+        while starts_at < size:
+            till = best_score[starts_at]
+            if till < -RESET_THRESHOLD or till > RESET_THRESHOLD:
+                offset = till
+                for i in range(starts_at, max_frontier + 1):
+                    if i == starts_at or best_start[i] != -1:
+                        best_score[i] -= offset
+                till = 0.0
+            has_single = False
+            mblen = utf8_length(data[starts_at])
+            if mblen > size - starts_at:
+                mblen = size - starts_at
+            node = 0
+            for key_pos in range(starts_at, size):
+                node = self.children.get((<uint64_t>node << 8) | data[key_pos], 0)
+                if node == 0:
+                    break
+                entry = self.node_entry[node]
+                if entry == PREFIX_ONLY:
+                    continue
+                end = key_pos + 1
+                length = end - starts_at
+                if end > max_frontier:
+                    max_frontier = end
+                if self.user_defined[entry]:
+                    score = <float>(0.1 * (length - 1))
+                else:
+                    score = self.scores[entry]
+                candidate = score + till
+                if best_start[end] == -1 or candidate > best_score[end]:
+                    best_score[end] = candidate
+                    best_start[end] = starts_at
+                    best_id[end] = self.ids[entry]
+                if length == mblen:
+                    has_single = True
+            if not has_single:
+                end = starts_at + mblen
+                if end > max_frontier:
+                    max_frontier = end
+                candidate = self.unk_score + till
+                if best_start[end] == -1 or candidate > best_score[end]:
+                    best_score[end] = candidate
+                    best_start[end] = starts_at
+                    best_id[end] = self.unk_id
+            starts_at += mblen
+        end = size
+        while end > 0:
+            path.push_back(end)
+            end = best_start[end]
+        cdef bint previous_unk = False
+        cdef int64_t start
+        for i in range(<Py_ssize_t>path.size() - 1, -1, -1):
+            end = path[i]
+            start = best_start[end]
+            token = best_id[end]
+            if token == self.unk_id and self.has_byte_fallback:
+                for key_pos in range(start, end):
+                    out.push_back(self.byte_fallback[data[key_pos]] if self.byte_fallback[data[key_pos]] >= 0
+                                  else self.unk_id)
+            elif token == self.unk_id and previous_unk:
+                pass  # sentencepiece merges a run of unknown pieces into one
+            else:
+                out.push_back(token)
+            previous_unk = token == self.unk_id
