@@ -7,8 +7,9 @@ sampling is checked with Pearson's chi-square test on fixed seeds (deterministic
 threshold of p > 1e-4 can only fail if the sampler is wrong or the seed changes, and the same
 test must reject a wrong distribution with p < 1e-12).
 
-Still to do: comparing the sampler with sentencepiece's ``sample_encode_as_ids`` on an
-imported unigram model, once ubpe reads sentencepiece models (another branch).
+The sampler against sentencepiece's own subword regularization on an imported unigram model:
+``tests/test_sentencepiece.py``; the CLI flags ``--rerank`` and ``--ambiguity``:
+``tests/test_cli.py``.
 """
 
 from __future__ import annotations
@@ -133,6 +134,25 @@ def test_the_api_on_a_tokenizer():
     distinct = np.random.default_rng(0).normal(size=len(tok))
     cold = ambiguity(tok, "abcab cab", weights=distinct, temperature=1e-3)
     assert cold.best_probability == pytest.approx(1.0) and cold.entropy < 1e-6
+
+
+def test_tokenizer_ambiguity_method():
+    """``tok.ambiguity`` is :func:`ambiguity` with the tokenizer's own top-1 as the encoding;
+    under the additive objective's own weights that encoding is the most probable one."""
+    tok = UBPE(alphabet="abc ", n_tokens=30, break_tokens=" ")
+    tok.fit(["abc abca cab", "ab ab abc", "cabcab bca"] * 3, quiet=True)
+    doc = "abcab cab"
+    own = tok.ambiguity(doc, temperature=2.0)
+    assert own == ambiguity(tok, doc, temperature=2.0, encoding=tok.encode(doc)[0][0])
+    assert tok.ambiguity(doc, encoding=None).encoding_probability is None
+    weights = np.random.default_rng(1).normal(size=len(tok))
+    viterbi = tok.encode(doc, encoder="additive", weights=weights)[0][0]
+    summary = tok.ambiguity(doc, weights=weights, encoding=viterbi)
+    assert summary.encoding_probability == pytest.approx(summary.best_probability, rel=1e-12)
+    worse = tok.encode(doc, encoder="additive", weights=weights, top_n=2)[1][0]
+    assert tok.ambiguity(doc, weights=weights, encoding=worse).encoding_probability < summary.best_probability
+    with pytest.raises(UnknownTokenError):
+        tok.ambiguity(doc, encoding=[0])
 
 
 def test_bad_input_gives_clear_errors():
@@ -280,6 +300,20 @@ def test_rerank_orders_by_the_key_and_keeps_the_original_score():
     custom = np.arange(len(tok), dtype=float)
     assert rerank(alternatives, "mean_frequency", frequencies=custom)[0].score == max(
         float(np.mean(custom[t])) for t, _ in alternatives)
+
+
+def test_encode_with_rerank():
+    tok = UBPE(alphabet="abc ", n_tokens=30, break_tokens=" ")
+    tok.fit(["abc abca cab", "ab ab abc", "cabcab bca"] * 3, quiet=True)
+    plain = tok.encode("abcab cab", top_n=6)
+    for key in ("fewest", "mean_frequency", lambda tokens: -abs(len(tokens) - 4)):
+        assert tok.encode("abcab cab", top_n=6, rerank=key) == rerank(plain, key, vocabulary=tok.vocabulary)
+    fewest = tok.encode("abcab cab", top_n=6, rerank="fewest")
+    assert [len(r.tokens) for r in fewest] == sorted(len(t) for t, _ in plain)
+    assert tok.encode("abcab cab", top_n=6, rerank=None) == plain
+    assert np.array_equal(tok.token_frequencies(), document_frequencies(tok.vocabulary))
+    with pytest.raises(InvalidParameterError, match="unknown rerank key"):
+        tok.encode("abcab", top_n=2, rerank="longest")
 
 
 def test_rerank_errors():
