@@ -79,7 +79,9 @@ class Tokenizer(Protocol, metaclass=_StaticCheck):
     draw; ``n_symbols`` counts ``symbol_unit``s (``"symbol"``, ``"byte"``, ``"char"``) for
     tokens-per-symbol; ``symbol_type`` is a document's symbol type; ``covers(doc)`` whether
     every symbol is known; ``describe()`` and ``inventory()`` feed ``ubpe inspect``; ``save``
-    writes our format. Errors are :mod:`ubpe.errors` exceptions.
+    writes our format. Errors are :mod:`ubpe.errors` exceptions. Optional, looked up by the
+    CLI where a family has them: ``ambiguity(doc, temperature=)`` (``inspect --ambiguity``)
+    and ``token_frequencies()`` (``encode --rerank mean_frequency``).
     """
 
     variant: str
