@@ -2,6 +2,7 @@
 
     python -m experiments                     # the default experiment -> results/default/
     python -m experiments large --jobs 2      # experiments/configs/large.toml
+    python -m experiments --scheduler tcp://scheduler:8786   # cells as tasks on a Dask cluster
     python -m experiments path/to/my.toml --force
     python -m experiments report default      # re-render results/default/README.md and plots
                                               # from its CSV files, without recomputing
@@ -32,6 +33,9 @@ def _run(argv: list[str]) -> int:
                         help="a config name in experiments/configs/ or a .toml path")
     parser.add_argument("--jobs", type=int, default=None,
                         help="worker processes (default: the cores available)")
+    parser.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                        help="run the cells as tasks on this Dask scheduler (tcp://host:8786) "
+                             "instead of local processes; the cache must be on a shared disk")
     parser.add_argument("--force", action="store_true",
                         help="refit and re-encode every cell, ignoring the cache")
     parser.add_argument("--results", type=Path, default=None,
@@ -44,15 +48,19 @@ def _run(argv: list[str]) -> int:
         config = load_config(args.config)
     except ConfigError as exc:
         parser.error(str(exc))
+    from ubpe.errors import InvalidParameterError
+
     from .runner import FailedCellsError, run_experiment
 
     started = time.perf_counter()
     try:
         out = run_experiment(config, jobs=args.jobs, force=args.force, results_dir=args.results,
-                             progress=not args.no_progress)
+                             progress=not args.no_progress, scheduler=args.scheduler)
     except FailedCellsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except InvalidParameterError as exc:  # e.g. a scheduler that does not answer
+        parser.error(str(exc))
     print(f"wrote {out} in {time.perf_counter() - started:.1f} s")
     return 0
 

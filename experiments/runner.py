@@ -32,7 +32,7 @@ import json
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
@@ -100,31 +100,45 @@ def _load_datasets(config: ExperimentConfig) -> tuple[list[LoadedDataset], dict[
     return loaded, missing
 
 
-def _run_units(units: list[Unit], jobs: int, bar) -> dict[str, UnitResult]:
-    """Run the work units (in a process pool when ``jobs > 1``); results by fit key."""
+def _run_units(units: list[Unit], jobs: int, bar, scheduler: str | None = None) -> dict[str, UnitResult]:
+    """Run the work units (as tasks on the Dask cluster of ``scheduler``, else in a process
+    pool when ``jobs > 1``); results by fit key."""
     results: dict[str, UnitResult] = {}
-    if jobs <= 1 or len(units) <= 1:
+    if scheduler is None and (jobs <= 1 or len(units) <= 1):
         for unit in units:
             results[unit.fit.key] = run_unit(unit)
             bar.update(len(unit.cells))
         return results
     # the longest fits (most symbols, then most tokens) first, so none starts last
     units = sorted(units, key=lambda u: (-sum(len(d) for d in u.train_docs), -u.fit.n_tokens))
+    if scheduler is not None:
+        from ubpe.dask import cluster
+
+        with cluster(scheduler) as client:
+            pool = client.get_executor(pure=False)  # a concurrent.futures executor
+            return _collect(pool, units, bar)
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(run_unit, unit): unit for unit in units}
-        try:
-            for future in as_completed(futures):
-                # a worker's exception (a crash, `CellCrashed`) propagates and stops the run
-                results[futures[future].fit.key] = future.result()
-                bar.update(len(futures[future].cells))
-        except BaseException:
-            pool.shutdown(wait=True, cancel_futures=True)  # start no further unit
-            raise
+        return _collect(pool, units, bar)
+
+
+def _collect(pool: Executor, units: list[Unit], bar) -> dict[str, UnitResult]:
+    results: dict[str, UnitResult] = {}
+    futures = {pool.submit(run_unit, unit): unit for unit in units}
+    try:
+        for future in as_completed(futures):
+            # a worker's exception (a crash, `CellCrashed`) propagates and stops the run
+            results[futures[future].fit.key] = future.result()
+            bar.update(len(futures[future].cells))
+    except BaseException:
+        for future in futures:  # start no further unit
+            future.cancel()
+        pool.shutdown(wait=True)
+        raise
     return results
 
 
 def _compute(config: ExperimentConfig, grid, cache_dir: Path, jobs: int, force: bool,
-             progress: bool) -> tuple[dict[str, UnitResult], int, int]:
+             progress: bool, scheduler: str | None) -> tuple[dict[str, UnitResult], int, int]:
     """Fit and encode what the grid still misses: (results by fit key, computed, cached)."""
     from tqdm import tqdm
 
@@ -138,15 +152,19 @@ def _compute(config: ExperimentConfig, grid, cache_dir: Path, jobs: int, force: 
     total = sum(len(u.cells) for u in units)
     with tqdm(total=total, desc=f"{config.name}: cells", unit="cell", disable=not progress,
               file=sys.stderr) as bar:
-        results = _run_units(units, jobs, bar)
+        results = _run_units(units, jobs, bar, scheduler)
     computed = sum(1 for u in units for c in u.cells if cell_path(cache_dir, c).exists())
     return results, computed, cached_cells
 
 
 def run_experiment(config: ExperimentConfig, *, jobs: int | None = None, force: bool = False,
                    results_dir: Path | None = None, cache_dir: Path | None = None,
-                   progress: bool = True, render: bool = True) -> Path:
+                   progress: bool = True, render: bool = True, scheduler: str | None = None) -> Path:
     """Compute the experiment's grid and write ``results/<name>/``; returns that folder.
+
+    With ``scheduler`` (a Dask scheduler's address) the work units run as tasks on that
+    cluster instead of a local pool (``jobs`` is then unused); the cache folder must be one
+    the workers share.
 
     Raises `FailedCellsError` (after writing everything) when a cell failed that the
     config's ``allow_failures`` does not name.
@@ -161,7 +179,7 @@ def run_experiment(config: ExperimentConfig, *, jobs: int | None = None, force: 
     datasets, missing = _load_datasets(config)
 
     grid = plan(config, datasets, available)
-    results, computed, cached_cells = _compute(config, grid, cache_dir, jobs, force, progress)
+    results, computed, cached_cells = _compute(config, grid, cache_dir, jobs, force, progress, scheduler)
     if config.equal_size:
         # the classic fits are done: trim the other variants to their final sizes
         sizes = {fit.setting: final_size(cache_dir, fit) for fit, _, _ in grid}
@@ -169,7 +187,7 @@ def run_experiment(config: ExperimentConfig, *, jobs: int | None = None, force: 
         grid = plan(config, datasets, available, final_sizes=sizes)
         pending = [entry for entry in grid if entry[0].key not in done]
         more, more_computed, more_cached = _compute(config, pending, cache_dir, jobs, force,
-                                                    progress)
+                                                    progress, scheduler)
         results.update(more)
         computed, cached_cells = computed + more_computed, cached_cells + more_cached
 
@@ -179,7 +197,7 @@ def run_experiment(config: ExperimentConfig, *, jobs: int | None = None, force: 
         write_csv(tables[name], out / f"{name}.csv")
     info = run_info(config, available, tables["failures"], missing, jobs=jobs,
                     seconds=time.perf_counter() - started, computed=computed,
-                    cached=cached_cells, force=force)
+                    cached=cached_cells, force=force, dask=scheduler is not None)
     (out / "run.json").write_text(json.dumps(info, indent=2, default=json_default) + "\n")
     if render:
         from .report import render_report
@@ -194,7 +212,8 @@ def run_experiment(config: ExperimentConfig, *, jobs: int | None = None, force: 
 
 def run_info(config: ExperimentConfig, available: set[str], failures: list[dict[str, Any]],
              missing: dict[str, str], *,
-             jobs: int, seconds: float, computed: int, cached: int, force: bool) -> dict[str, Any]:
+             jobs: int, seconds: float, computed: int, cached: int, force: bool,
+             dask: bool = False) -> dict[str, Any]:
     """``run.json``: settings, encoders, failures, versions, commit, machine, timings."""
     from ubpe.encoders import encoder_info
 
@@ -218,7 +237,7 @@ def run_info(config: ExperimentConfig, available: set[str], failures: list[dict[
         "versions": provenance.package_versions(),
         "git": provenance.git_state(exclude=["results"]),
         "machine": provenance.machine(),
-        "run": {"jobs": jobs, "seconds": round(seconds, 1), "cells_computed": computed,
+        "run": {"jobs": jobs, "dask": dask, "seconds": round(seconds, 1), "cells_computed": computed,
                 "cells_cached": cached, "force": force,
                 "finished": time.strftime("%Y-%m-%d %H:%M:%S %Z")},
     }

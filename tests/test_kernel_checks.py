@@ -10,6 +10,7 @@ from ubpe_native._classic import PairTable, encode_words
 from ubpe_native._combine import walk
 from ubpe_native._fit import PairMerger
 from ubpe_native._lattice import encode_parts
+from ubpe_native._parts import PartCounter
 from ubpe_native._paths import kbest_paths, longest_prefix, longest_token
 from ubpe_native._radix import RadixTree
 from ubpe_native._ranked import MergeTable
@@ -70,6 +71,7 @@ def test_none_is_refused_where_a_structure_or_array_is_expected():
         lambda: RANKED.encode(None, offsets, False, 0.0, 0),
         lambda: walk(None, offsets, SYMBOLS, np.zeros(1), 1),
         lambda: PairMerger(None, offsets, np.zeros(1, I32), 1, 2),
+        lambda: PartCounter().add(None, offsets, np.zeros(1, I32), 1),
     ):
         with pytest.raises(TypeError):
             call()
@@ -128,3 +130,12 @@ def test_every_encoder_checks_its_parts_the_same_way(name):
     for bad in ([np.array([0.5])], [np.array([[0, 1]])], [np.array([0]), np.array([[0, 1]])]):
         with pytest.raises(SymbolTypeError):
             encoder.encode(bad)
+
+
+@pytest.mark.parametrize("offsets", BAD_OFFSETS, ids=lambda o: str(o.tolist()))
+def test_part_counter_checks_offsets(offsets):
+    with pytest.raises(ValueError):
+        PartCounter().add(SYMBOLS, offsets, np.zeros(max(len(offsets) - 1, 0), I32), 1)
+    counter = PartCounter()
+    counter.add(SYMBOLS, np.array([0, 3], I64), np.zeros(1, I32), 1)
+    assert counter.n_parts == 1

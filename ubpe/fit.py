@@ -2,21 +2,170 @@
 
 One fit yields one :class:`~ubpe.vocabulary.Vocabulary` in creation order; the classic and
 universal tokenizers differ only in how they rearrange and trim it afterwards.
+
+A fit sees the corpus only through its distinct parts, their multiplicities and the documents
+holding them. A list of documents is split at once (:class:`~ubpe.splitting.SplitBatch`);
+any other iterable is streamed: split chunk by chunk and counted into :class:`PartCounts`, so
+memory grows with the distinct parts, not with the corpus. Both give the same vocabulary:
+
+>>> from ubpe.alphabet import Alphabet
+>>> from ubpe.splitting import SplitPipeline
+>>> split = SplitPipeline(Alphabet.from_spec("ab "), break_tokens=" ").split_batch
+>>> docs = ["ab ab ba", "ab ba", "aab"]
+>>> batch = corpus_parts(docs, split)
+>>> counts = corpus_parts(iter(docs), split, chunk_docs=2)
+>>> counts.n_docs, counts.n_parts, counts.weights.tolist()
+(3, 3, [3, 2, 1])
+>>> fit = lambda parts: fit_vocabulary(parts, n_base=3, n_tokens=6, quiet=True).merges.tolist()
+>>> fit(batch) == fit(counts)
+True
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import functools
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 import numpy as np
 from tqdm.auto import tqdm
 
 from ubpe_native._fit import PairMerger
+from ubpe_native._parts import PartCounter
 
 from .errors import EmptyCorpusError, InvalidParameterError, SymbolTypeError
 from .splitting import SplitBatch, SplitMode, SplitPipeline
 from .vocabulary import Vocabulary
+
+#: A corpus splitter: ``split(docs, first_doc=...)`` cuts a chunk of documents into parts;
+#: errors name documents by their index in the whole corpus (``first_doc`` + index in chunk).
+Split = Callable[..., SplitBatch]
+#: Streaming: a chunk ends after this many documents or symbols, whichever comes first.
+CHUNK_DOCS = 4096
+CHUNK_SYMBOLS = 1 << 21
+EMPTY_CORPUS = "`corpus` is empty: fitting needs at least one document"
+
+
+@dataclass(frozen=True)
+class PartCounts:
+    """The distinct parts of a corpus in order of first occurrence: part ``k`` is
+    ``tokens[offsets[k]:offsets[k+1]]``, occurs ``weights[k]`` times, in the documents
+    ``docs[doc_offsets[k]:doc_offsets[k+1]]`` (ascending) of ``n_docs``.
+
+    Counts of consecutive chunks of a corpus merge into the counts of the whole:
+
+    >>> import numpy as np
+    >>> one = PartCounts.of_batch(SplitBatch(np.array([0, 1, 0, 1], np.int32),
+    ...     np.array([0, 2, 4]), np.zeros(2, bool), np.array([0, 2])))
+    >>> merged = PartCounts.merge([one, one])
+    >>> merged.n_docs, merged.weights.tolist(), merged.docs.tolist()
+    (2, [4], [0, 1])
+    """
+
+    tokens: np.ndarray
+    offsets: np.ndarray
+    weights: np.ndarray
+    doc_offsets: np.ndarray
+    docs: np.ndarray
+    n_docs: int
+
+    @property
+    def n_parts(self) -> int:
+        return len(self.weights)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the arrays."""
+        return sum(a.nbytes for a in (self.tokens, self.offsets, self.weights, self.doc_offsets, self.docs))
+
+    @classmethod
+    def of_counter(cls, counter: PartCounter) -> PartCounts:
+        return cls(*counter.export(), n_docs=int(counter.n_docs))
+
+    @classmethod
+    def of_batch(cls, batch: SplitBatch) -> PartCounts:
+        counter = PartCounter()
+        add_batch(counter, batch)
+        return cls.of_counter(counter)
+
+    @classmethod
+    def merge(cls, counts: Iterable[PartCounts]) -> PartCounts:
+        """The counts of consecutive chunks, in document order, as one."""
+        counter = PartCounter()
+        for c in counts:
+            counter.add(c.tokens, c.offsets, c.docs, c.n_docs, c.weights, c.doc_offsets)
+        return cls.of_counter(counter)
+
+
+def add_batch(counter: PartCounter, batch: SplitBatch) -> None:
+    """Count the parts that fitting sees in ``batch`` (its documents follow those counted)."""
+    tokens, offsets, doc_of_part = batch.fit_parts()
+    counter.add(tokens, offsets, doc_of_part, batch.n_docs)
+
+
+def check_corpus(corpus: Any) -> None:
+    """Reject what is no collection of documents (a str, one 1-D array, a number...)."""
+    if isinstance(corpus, (str, bytes)):
+        raise SymbolTypeError("`corpus` must be a list of documents, not a single str/bytes")
+    if isinstance(corpus, np.ndarray) and corpus.ndim == 1 and corpus.dtype != object:
+        raise SymbolTypeError("`corpus` must be a list of documents, not one 1-D array")
+    if not isinstance(corpus, Iterable):
+        raise SymbolTypeError(f"`corpus` must be a list of documents, not {type(corpus).__name__}")
+
+
+def corpus_parts(
+    corpus: Any,
+    split: Split,
+    *,
+    chunk_docs: int | None = None,
+    chunk_symbols: int | None = None,
+    empty_message: str = EMPTY_CORPUS,
+) -> SplitBatch | PartCounts:
+    """What :func:`fit_vocabulary` needs of ``corpus``, cut into parts by ``split``.
+
+    A list, tuple or array of documents is split at once (as ubpe 0.3.0 does); a Dask
+    collection is counted on its cluster (:mod:`ubpe.dask`); any other iterable - a
+    generator over files - is split in chunks of ``chunk_docs`` documents or
+    ``chunk_symbols`` symbols (default :data:`CHUNK_DOCS`, :data:`CHUNK_SYMBOLS`) and
+    counted, so only one chunk is ever held.
+    """
+    if hasattr(corpus, "__dask_graph__"):
+        from .dask import count_parts
+
+        return count_parts(corpus, split, empty_message=empty_message)
+    check_corpus(corpus)
+    if isinstance(corpus, (Sequence, np.ndarray)):
+        return split(as_corpus(corpus, empty_message=empty_message), first_doc=0)
+    counts = count_stream(corpus, split, chunk_docs=chunk_docs, chunk_symbols=chunk_symbols)
+    if counts.n_docs == 0:
+        raise EmptyCorpusError(empty_message)
+    return counts
+
+
+def count_stream(
+    docs: Iterable[Any], split: Split, *, chunk_docs: int | None = None, chunk_symbols: int | None = None
+) -> PartCounts:
+    """The counts of ``docs``, split chunk by chunk (see :func:`corpus_parts`)."""
+    counter = PartCounter()
+    chunks = _chunks(iter(docs), chunk_docs or CHUNK_DOCS, chunk_symbols or CHUNK_SYMBOLS)
+    for chunk in chunks:
+        add_batch(counter, split(chunk, first_doc=int(counter.n_docs)))
+    return PartCounts.of_counter(counter)
+
+
+def _chunks(docs: Iterator[Any], max_docs: int, max_symbols: int) -> Iterator[list[Any]]:
+    while True:
+        chunk, size = [], 0
+        for doc in islice(docs, max_docs):
+            chunk.append(doc)
+            size += len(doc) if hasattr(doc, "__len__") else 1
+            if size >= max_symbols:
+                break
+        if not chunk:
+            return
+        yield chunk
 
 
 def check_n_candidates(n_candidates: object) -> int:
@@ -30,7 +179,7 @@ def check_n_candidates(n_candidates: object) -> int:
 
 
 def fit_vocabulary(
-    batch: SplitBatch,
+    parts: SplitBatch | PartCounts,
     *,
     n_base: int,
     n_tokens: int,
@@ -47,8 +196,14 @@ def fit_vocabulary(
     piece reuses that token (byte-level vocabularies).
     """
     check_n_candidates(n_candidates)
-    tokens, offsets, doc_of_part = batch.fit_parts()
-    merger = PairMerger(tokens, offsets, doc_of_part, batch.n_docs, n_base, unique_pieces)
+    if isinstance(parts, PartCounts):
+        merger = PairMerger(
+            parts.tokens, parts.offsets, parts.docs, parts.n_docs, n_base, unique_pieces,
+            parts.weights, parts.doc_offsets,
+        )
+    else:
+        tokens, offsets, doc_of_part = parts.fit_parts()
+        merger = PairMerger(tokens, offsets, doc_of_part, parts.n_docs, n_base, unique_pieces)
     largest = n_base - 1
     with tqdm(
         total=max(0, n_tokens - largest), desc=description, unit="token", disable=quiet, leave=False
@@ -59,24 +214,19 @@ def fit_vocabulary(
             progress.update(merger.next_token - 1 - largest)
             largest = merger.next_token - 1
     left, right, documents, _ = merger.merges()
-    return Vocabulary.from_merges(n_base, left, right, documents=documents, n_docs=batch.n_docs)
+    return Vocabulary.from_merges(n_base, left, right, documents=documents, n_docs=parts.n_docs)
 
 
-def as_corpus(corpus: Any) -> list[Any]:
+def as_corpus(corpus: Any, *, empty_message: str = EMPTY_CORPUS) -> list[Any]:
     """``corpus`` as a list of documents; a single document or an empty corpus is an error.
 
     >>> as_corpus(("ab", "ba"))
     ['ab', 'ba']
     """
-    if isinstance(corpus, (str, bytes)):
-        raise SymbolTypeError("`corpus` must be a list of documents, not a single str/bytes")
-    if isinstance(corpus, np.ndarray) and corpus.ndim == 1 and corpus.dtype != object:
-        raise SymbolTypeError("`corpus` must be a list of documents, not one 1-D array")
-    if not isinstance(corpus, Iterable):
-        raise SymbolTypeError(f"`corpus` must be a list of documents, not {type(corpus).__name__}")
+    check_corpus(corpus)
     docs = list(corpus)
     if not docs:
-        raise EmptyCorpusError("`corpus` is empty: fitting needs at least one document")
+        raise EmptyCorpusError(empty_message)
     return docs
 
 
@@ -90,8 +240,9 @@ def fit_corpus(
     split_mode: SplitMode = SplitMode.FULL,
     description: str = "fit",
 ) -> Vocabulary:
-    """``corpus`` (a list of documents) split by ``pipeline`` and fitted: the vocabulary in
-    creation order, as ubpe 0.3.0 fits it before rearranging.
+    """``corpus`` split by ``pipeline`` and fitted: the vocabulary in creation order, as
+    ubpe 0.3.0 fits it before rearranging. ``corpus`` is a list of documents, any other
+    iterable (streamed) or a Dask collection (see :func:`corpus_parts`).
 
     >>> from ubpe.alphabet import Alphabet
     >>> from ubpe.splitting import make_pipeline
@@ -99,8 +250,8 @@ def fit_corpus(
     {2: (0, 1), 3: (0, 1, 0, 1), 4: (0, 1, 1)}
     """
     check_n_candidates(n_candidates)
-    batch = pipeline.split_batch(as_corpus(corpus), mode=split_mode)
+    split = functools.partial(pipeline.split_batch, mode=split_mode)
     n_base = len(pipeline.alphabet) + len(pipeline.known_words or {})
     return fit_vocabulary(
-        batch, n_base=n_base, n_tokens=n_tokens, n_candidates=n_candidates, quiet=quiet, description=description
+        corpus_parts(corpus, split), n_base=n_base, n_tokens=n_tokens, n_candidates=n_candidates, quiet=quiet, description=description
     )

@@ -238,14 +238,17 @@ class SplitPipeline:
         """Split one document (errors call it "the document")."""
         return self._split([doc], mode, single=True)
 
-    def split_batch(self, docs: Sequence[Any], *, mode: SplitMode = SplitMode.FULL) -> SplitBatch:
-        """Split every document of ``docs`` (errors name the document by its index)."""
-        return self._split(docs, mode, single=False)
+    def split_batch(
+        self, docs: Sequence[Any], *, mode: SplitMode = SplitMode.FULL, first_doc: int = 0
+    ) -> SplitBatch:
+        """Split every document of ``docs`` (errors name the document by its index, counted
+        from ``first_doc``: ``docs`` may be one chunk of a larger corpus)."""
+        return self._split(docs, mode, single=False, first_doc=first_doc)
 
-    def _split(self, docs: Sequence[Any], mode: SplitMode, single: bool) -> SplitBatch:
+    def _split(self, docs: Sequence[Any], mode: SplitMode, single: bool, first_doc: int = 0) -> SplitBatch:
         if not isinstance(mode, SplitMode):
             raise SymbolTypeError(f"`split_mode` must be a SplitMode, not {type(mode).__name__}")
-        raw_ids, doc_starts, text, is_text = self._base_ids(docs, single)
+        raw_ids, doc_starts, text, is_text = self._base_ids(docs, single, first_doc)
         n = len(raw_ids)
         cut = np.zeros(n + 1, dtype=bool)  # cut[p]: a part boundary lies just before position p
         cut[doc_starts] = True
@@ -256,7 +259,7 @@ class SplitPipeline:
         # later step leaves alone); its other positions are dropped when collapsing.
         if SplitMode.KNOWN_WORDS in mode and self._known is not None:
             self._mark_known_words(docs, doc_starts, cut, separator, raw_ids, inside_known)
-        self._raise_on_unknown(docs, raw_ids, doc_starts, inside_known, single)
+        self._raise_on_unknown(docs, raw_ids, doc_starts, inside_known, single, first_doc)
         in_known = inside_known
 
         if SplitMode.BREAK_TOKENS in mode and self._break_ids is not None:
@@ -286,7 +289,7 @@ class SplitPipeline:
             doc_part_offsets=doc_part_offsets.astype(np.int64),
         )
 
-    def _base_ids(self, docs: Sequence[Any], single: bool):
+    def _base_ids(self, docs: Sequence[Any], single: bool, first_doc: int = 0):
         """Alphabet ids of all documents back to back (-1 for symbols outside the alphabet)."""
         if isinstance(docs, (str, bytes)) or not isinstance(docs, Sequence) and not isinstance(docs, np.ndarray):
             raise SymbolTypeError(f"expected a list of documents, got {type(docs).__name__}")
@@ -297,7 +300,7 @@ class SplitPipeline:
             try:
                 lengths[d + 1] = len(doc)
             except TypeError:
-                what = "the document" if single else f"document {d}"
+                what = "the document" if single else f"document {first_doc + d}"
                 raise SymbolTypeError(
                     f"{what} must be a str, list, tuple or 1-D array, not {type(doc).__name__}"
                 ) from None
@@ -311,7 +314,7 @@ class SplitPipeline:
         else:
             chunks = [
                 self.alphabet.ids_of(
-                    doc, where="the document" if single else f"document {d}", allow_unknown=True
+                    doc, where="the document" if single else f"document {first_doc + d}", allow_unknown=True
                 )
                 for d, doc in enumerate(docs)
             ]
@@ -341,7 +344,7 @@ class SplitPipeline:
                 cut[offset + start] = True
                 cut[offset + end] = True
 
-    def _raise_on_unknown(self, docs, raw_ids, doc_starts, inside_known, single) -> None:
+    def _raise_on_unknown(self, docs, raw_ids, doc_starts, inside_known, single, first_doc=0) -> None:
         unknown = np.flatnonzero((raw_ids < 0) & ~inside_known)
         if len(unknown) == 0:
             return
@@ -349,7 +352,7 @@ class SplitPipeline:
         d = int(np.searchsorted(doc_starts, position, side="right")) - 1
         local = position - int(doc_starts[d])
         symbol = docs[d][local]
-        where = "the document" if single else f"document {d}"
+        where = "the document" if single else f"document {first_doc + d}"
         raise UnknownSymbolError(
             f"symbol {short_repr(symbol)} at position {local} of {where} is not in the alphabet"
         )

@@ -269,6 +269,10 @@ class UBPEBase:
     ) -> None:
         """Fit the vocabulary on ``corpus`` (a list of documents), as ubpe 0.3.0 does.
 
+        ``corpus`` may also be any iterable of documents (streamed chunk by chunk: memory
+        stays bounded by the distinct parts) or a Dask bag or series (counted on its cluster,
+        see :mod:`ubpe.dask`); the vocabulary is the same as for the list of those documents.
+
         Each round takes up to ``n_candidates`` of the most frequent pairs that can be merged
         together; with ``rearrange_tokens`` the result is sorted by weight and trimmed to
         ``n_tokens``. A progress bar shows on stderr unless ``quiet``.

@@ -94,6 +94,9 @@ cdef class PairMerger:
     ``PairMerger(tokens, offsets, doc_of_part, n_docs, next_token)``: part ``k`` is
     ``tokens[offsets[k]:offsets[k + 1]]`` in document ``doc_of_part[k]``; new tokens get ids
     from ``next_token`` on. Call :meth:`step` until it returns 0 or enough tokens exist.
+    Given ``weights`` and ``doc_offsets``, part ``k`` occurs ``weights[k]`` times, in the
+    documents ``doc_of_part[doc_offsets[k]:doc_offsets[k + 1]]`` (counted parts, see
+    ``_parts.pyx``).
 
     With ``unique_pieces=True`` (byte-level vocabularies, where a token *is* its byte
     string) a merge whose piece - the base ids it spans - equals an existing token's reuses
@@ -141,16 +144,32 @@ cdef class PairMerger:
 
     def __init__(self, const id_t[::1] tokens not None, const int64_t[::1] offsets not None,
                  const int32_t[::1] doc_of_part not None, int32_t n_docs, id_t next_token,
-                 bint unique_pieces=False):
+                 bint unique_pieces=False, const count_t[::1] weights=None,
+                 const int64_t[::1] doc_offsets=None):
         check_offsets(offsets, tokens.shape[0], "offsets")
-        cdef Py_ssize_t n_parts = offsets.shape[0] - 1, k
-        if doc_of_part.shape[0] != n_parts:
+        cdef Py_ssize_t n_parts = offsets.shape[0] - 1, k, j
+        if (weights is None) != (doc_offsets is None):
+            raise ValueError("weights and doc_offsets go together")
+        if weights is None and doc_of_part.shape[0] != n_parts:
             raise ValueError("doc_of_part must have one entry per part")
+        if weights is not None:
+            if weights.shape[0] != n_parts:
+                raise ValueError("weights must have one entry per part")
+            # every counted part is in at least one document
+            check_offsets(doc_offsets, doc_of_part.shape[0], "doc_offsets", 1)
+            if doc_offsets.shape[0] != n_parts + 1:
+                raise ValueError("doc_offsets must have one entry per part, plus one")
         if n_docs < 0 or next_token < 0:
             raise ValueError("n_docs and next_token must be non-negative")
-        for k in range(n_parts):
+        for k in range(doc_of_part.shape[0]):
             if not 0 <= doc_of_part[k] < n_docs:
                 raise ValueError(f"doc_of_part may hold documents 0..{n_docs - 1} only")
+        for k in range(n_parts if weights is not None else 0):
+            if weights[k] < 1:
+                raise ValueError("a counted part needs a positive weight")
+            for j in range(doc_offsets[k] + 1, doc_offsets[k + 1]):
+                if doc_of_part[j] <= doc_of_part[j - 1]:
+                    raise ValueError("the documents of a counted part must be ascending")
         check_ids(tokens, next_token, "tokens")
         if tokens.shape[0] >= 2 ** 31 - 1:
             raise ValueError("the corpus is too large: at most 2**31 - 2 symbols per fit")
@@ -162,11 +181,15 @@ cdef class PairMerger:
         self.scan_number = 0
         self.doc_mark.assign(n_docs, -1)
         with nogil:
-            self._build(tokens, offsets, doc_of_part)
+            self._build(tokens, offsets, doc_of_part, weights, doc_offsets, weights is not None)
 
     cdef void _build(self, const id_t[::1] tokens, const int64_t[::1] offsets,
-                     const int32_t[::1] doc_of_part) noexcept nogil:
-        cdef Py_ssize_t k, i, length, start
+                     const int32_t[::1] doc_of_part, const count_t[::1] weights,
+                     const int64_t[::1] doc_offsets, bint counted) noexcept nogil:
+        """Part ``k`` occurs once in document ``doc_of_part[k]``; or, when ``counted``,
+        ``weights[k]`` times in the documents ``doc_of_part[doc_offsets[k]:doc_offsets[k+1]]``
+        (ascending) - the distinct parts of :class:`ubpe_native._parts.PartCounter`."""
+        cdef Py_ssize_t k, i, j, length, start
         cdef int32_t pair, part
         cdef FlatMap distinct  # content hash -> distinct part + 1
         cdef vector[int64_t] part_start
@@ -199,9 +222,10 @@ cdef class PairMerger:
                 if same:
                     break
                 key += 1
-            self.part_weight[part] += 1
-            if self.part_docs[part].empty() or self.part_docs[part].back() != doc_of_part[k]:
-                self.part_docs[part].push_back(doc_of_part[k])
+            self.part_weight[part] += weights[k] if counted else 1
+            for j in range(doc_offsets[k] if counted else k, doc_offsets[k + 1] if counted else k + 1):
+                if self.part_docs[part].empty() or self.part_docs[part].back() != doc_of_part[j]:
+                    self.part_docs[part].push_back(doc_of_part[j])
         for i in range(self.symbol.size()):
             if self.next[i] >= 0:
                 self._add(self.symbol[i], self.symbol[i + 1], i)

@@ -99,7 +99,8 @@ class ByteLevelBPE:
     ) -> ByteLevelBPE:
         """Learn ``n_tokens`` mergeable tokens (the 256 bytes included) from ``texts``.
 
-        Each text is a document; its pre-tokenized pieces are the parts that pairs never
+        ``texts`` may be any iterable (streamed in chunks) or a Dask bag (see
+        :mod:`ubpe.dask`). Each text is a document; its pre-tokenized pieces are the parts that pairs never
         cross. Special tokens are cut out of the texts before fitting and get ids after the
         mergeable tokens (in the order given) unless a mapping fixes their ids. Token ids are
         the creation order, cut at ``n_tokens`` (fitting may overshoot within its last round);

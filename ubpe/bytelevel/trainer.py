@@ -15,13 +15,14 @@ b'lo'
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 
 import numpy as np
 import regex
 
-from ..errors import EmptyCorpusError, InvalidParameterError, SymbolTypeError
-from ..fit import fit_vocabulary
+from ..errors import InvalidParameterError, SymbolTypeError
+from ..fit import corpus_parts, fit_vocabulary
 from ..splitting import SplitBatch
 from ..vocabulary import ID_DTYPE, Vocabulary
 from .patterns import resolve_pattern, without_surrogates
@@ -48,20 +49,14 @@ def fit_bytelevel(
         raise InvalidParameterError(f"`n_tokens` must be in {N_BYTES}..{MAX_RANK}, got {n_tokens}")
     if isinstance(texts, str):
         raise SymbolTypeError("`texts` must be an iterable of str, not one str")
-    texts = list(texts)
-    if not texts:
-        raise EmptyCorpusError("fit needs at least one text")
-    for text in texts:
-        if not isinstance(text, str):
-            raise SymbolTypeError(f"every text must be a str, got {type(text).__name__}")
     pat_str = resolve_pattern(pattern)
     if isinstance(special_tokens, str):
         raise SymbolTypeError("`special_tokens` must be a collection of str, not one str")
     names = list(special_tokens)
     cut_specials = special_regex(frozenset(names)) if names else None
-    batch = split_corpus(texts, pat_str, cut_specials)
+    split = functools.partial(split_texts, pattern=pat_str, cut_specials=cut_specials)
     fitted = fit_vocabulary(
-        batch,
+        corpus_parts(texts, split, empty_message="fit needs at least one text"),
         n_base=N_BYTES,
         n_tokens=n_tokens - 1,  # the fit loop stops once the largest id reaches this
         n_candidates=n_candidates,
@@ -75,6 +70,17 @@ def fit_bytelevel(
     else:  # ids right after the mergeable tokens
         specials = {name: len(vocabulary) + i for i, name in enumerate(names)}
     return vocabulary, specials
+
+
+def split_texts(
+    texts: list[str], first_doc: int = 0, *, pattern: str, cut_specials: regex.Pattern | None
+) -> SplitBatch:
+    """:func:`split_corpus` after checking that every text is a str (``texts`` may be one
+    chunk of a streamed corpus, ``first_doc`` its first document's index)."""
+    for text in texts:
+        if not isinstance(text, str):
+            raise SymbolTypeError(f"every text must be a str, got {type(text).__name__}")
+    return split_corpus(texts, pattern, cut_specials)
 
 
 def split_corpus(texts: list[str], pattern: str, cut_specials: regex.Pattern | None) -> SplitBatch:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 from typing import Any
@@ -29,33 +30,59 @@ def run(args: argparse.Namespace) -> int:
     if not docs:
         raise CLIError("the input holds no documents")
     regex_str = args.regex if args.regex is not None else (PATTERNS[args.pattern] if args.pattern else None)
+    if ints and args.variant == ByteLevelBPE.variant:
+        raise CLIError("the byte-level variant fits text, not integer sequences")
+    on_dask = args.scheduler is not None or args.workers is not None
+    with contextlib.ExitStack() as stack:
+        corpus = _on_cluster(stack, docs, args) if on_dask else docs
+        model, summary = _fit(args, docs, corpus, ints, regex_str, quiet)
+    save(model, args.output, "tiktoken" if args.output.endswith(TIKTOKEN_SUFFIX) else "ubpe")
+    if not args.quiet:
+        seconds = time.perf_counter() - started
+        where = " on Dask" if on_dask else ""
+        print(f"{PROG}: fitted a {args.variant} model on {len(docs)} documents{where}: {summary} "
+              f"in {seconds:.2f} s -> {args.output}", file=sys.stderr)
+    return 0
+
+
+def _on_cluster(stack: contextlib.ExitStack, docs: list[Any], args: argparse.Namespace) -> Any:
+    """``docs`` as a Dask bag on the cluster of ``--scheduler`` or of ``--workers`` local
+    processes (closed when ``stack`` closes)."""
+    if args.workers is not None and args.workers < 1:
+        raise CLIError("--workers must be at least 1")
+    try:
+        from ..dask import cluster, partitioned
+
+        client = stack.enter_context(cluster(args.scheduler, workers=args.workers))
+    except ImportError:
+        raise CLIError('--scheduler and --workers need Dask: pip install "ubpe[dask]"') from None
+    return partitioned(docs, client)
+
+
+def _fit(
+    args: argparse.Namespace, docs: list[Any], corpus: Any, ints: bool, regex_str: str | None, quiet: bool
+) -> tuple[Any, str]:
+    """The fitted model and its summary; ``corpus`` is ``docs`` or a Dask bag of them."""
     if args.variant == ByteLevelBPE.variant:
-        if ints:
-            raise CLIError("the byte-level variant fits text, not integer sequences")
         model: Any = ByteLevelBPE().fit(
-            docs,
+            corpus,
             n_tokens=args.n_tokens or DEFAULT_N_TOKENS,
             n_candidates=args.n_candidates,
             pattern=regex_str or DEFAULT_BYTELEVEL_PATTERN,
             special_tokens=args.special_token or (),
             quiet=quiet,
         )
-        summary = f"{len(model.mergeable_ranks())} byte-level tokens"
-    else:
-        model = fit_universal(args, docs, ints, regex_str, quiet)
-        summary = f"{model.n_base} base ids + {model.vocabulary.n_merged} tokens"
-    save(model, args.output, "tiktoken" if args.output.endswith(TIKTOKEN_SUFFIX) else "ubpe")
-    if not args.quiet:
-        seconds = time.perf_counter() - started
-        print(f"{PROG}: fitted a {args.variant} model on {len(docs)} documents: {summary} "
-              f"in {seconds:.2f} s -> {args.output}", file=sys.stderr)
-    return 0
+        return model, f"{len(model.mergeable_ranks())} byte-level tokens"
+    model = fit_universal(args, docs, ints, regex_str, quiet, corpus=corpus)
+    return model, f"{model.n_base} base ids + {model.vocabulary.n_merged} tokens"
 
 
 def fit_universal(
-    args: argparse.Namespace, docs: list[Any], ints: bool, regex_str: str | None, quiet: bool
+    args: argparse.Namespace, docs: list[Any], ints: bool, regex_str: str | None, quiet: bool,
+    *, corpus: Any = None,
 ) -> UBPEBase:
-    """A fitted ``UBPE`` or ``UBPEClassic``; the alphabet defaults to every symbol seen."""
+    """A fitted ``UBPE`` or ``UBPEClassic``; the alphabet defaults to every symbol seen.
+    The fit runs on ``corpus`` (the same documents, e.g. as a Dask bag) when given."""
     if ints and regex_str:
         raise CLIError("a regex splits text; integer sequences take --break-tokens instead")
     break_tokens = _symbols(args.break_tokens, ints)
@@ -86,7 +113,7 @@ def fit_universal(
         regex_str=regex_str,
         stop_tokens=stop_tokens,
     )
-    model.fit(docs, n_candidates=args.n_candidates, quiet=quiet)
+    model.fit(docs if corpus is None else corpus, n_candidates=args.n_candidates, quiet=quiet)
     return model
 
 

@@ -89,6 +89,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="inputs are integer sequences, one per line (.npy inputs always are)")
     fit.add_argument("--docs-per", choices=DOCS_PER, default="line", help="what one document is (default: line)")
     fit.add_argument("--glob", default="*", help="which files of a directory to read (default: '*')")
+    where = fit.add_mutually_exclusive_group()
+    where.add_argument("--scheduler", metavar="ADDRESS",
+                       help="count the corpus on the Dask cluster of this scheduler (tcp://host:8786); "
+                            'needs pip install "ubpe[dask]"')
+    where.add_argument("--workers", type=int, metavar="N",
+                       help="count the corpus on a local Dask cluster of N worker processes")
     fit.add_argument("-q", "--quiet", action="store_true", help="no progress bars nor summary")
     fit.set_defaults(handler=fit_cmd.run)
 

@@ -1,0 +1,207 @@
+# distutils: language = c++
+"""Counting distinct parts incrementally: what a fit needs of a corpus, chunk by chunk.
+
+A fit sees a corpus only through its distinct parts, how often each occurs and which
+documents hold it (see ``_fit.pyx``). :class:`PartCounter` builds exactly that from chunks
+of documents, or from the counts of other chunks, so that a corpus never has to be held
+whole: memory grows with the distinct parts and the distinct (part, document) pairs.
+
+Parts keep the order of their first occurrence and every part's documents stay ascending,
+provided chunks are added in document order (document ids of each chunk are shifted by the
+documents already counted).
+
+>>> import numpy as np
+>>> counter = PartCounter()
+>>> counter.add(np.array([0, 1, 0, 1, 1, 0], np.int32), np.array([0, 2, 4, 6]),
+...             np.array([0, 0, 1], np.int32), 2)
+>>> counter.add(np.array([1, 0], np.int32), np.array([0, 2]), np.array([0], np.int32), 1)
+>>> tokens, offsets, weights, doc_offsets, docs = counter.export()
+>>> tokens.tolist(), offsets.tolist(), weights.tolist(), doc_offsets.tolist(), docs.tolist()
+([0, 1, 1, 0], [0, 2, 4], [2, 2], [0, 1, 3], [0, 1, 2])
+>>> counter.n_docs, counter.n_parts
+(3, 2)
+"""
+
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libcpp.vector cimport vector
+
+import numpy as np
+
+from ubpe_native._checks cimport check_offsets
+from ubpe_native._flat_map cimport FlatMap
+from ubpe_native._typedefs cimport count_t, id_t
+
+
+cdef class PartCounter:
+    """Distinct parts with their multiplicities and documents, filled by :meth:`add`."""
+
+    # distinct part k is symbols[starts[k]:starts[k + 1]], seen weights[k] times. The
+    # (part, document) pairs are kept in document order, 4 bytes each: document d holds the
+    # parts entry_part[doc_start[d]:doc_start[d + 1]]; last_doc[k] drops repeats in a document
+    cdef vector[id_t] symbols
+    cdef vector[int64_t] starts
+    cdef vector[count_t] weights
+    cdef vector[int32_t] last_doc
+    cdef vector[int32_t] entry_part
+    cdef vector[int64_t] doc_start
+    cdef FlatMap index  # content hash -> part + 1
+
+    def __init__(self):
+        self.starts.push_back(0)
+        self.doc_start.push_back(0)
+
+    @property
+    def n_parts(self):
+        return <Py_ssize_t>self.weights.size()
+
+    @property
+    def n_docs(self):
+        return <Py_ssize_t>self.doc_start.size() - 1
+
+    def add(self, const id_t[::1] tokens not None, const int64_t[::1] offsets not None,
+            const int32_t[::1] docs not None, int64_t n_docs,
+            const count_t[::1] weights=None, const int64_t[::1] doc_offsets=None):
+        """Count ``n_docs`` more documents, whose parts are ``tokens[offsets[k]:offsets[k+1]]``.
+
+        Part ``k`` lies in document ``docs[k]`` (ids ``0..n_docs-1`` of this chunk,
+        ascending) and occurs once; or, given ``weights`` and ``doc_offsets`` (the counts of
+        another counter), ``weights[k]`` times in the documents
+        ``docs[doc_offsets[k]:doc_offsets[k+1]]``.
+        """
+        cdef Py_ssize_t n_parts = offsets.shape[0] - 1
+        cdef Py_ssize_t k
+        cdef bint counted = weights is not None
+        check_offsets(offsets, tokens.shape[0], "offsets")
+        if (weights is None) != (doc_offsets is None):
+            raise ValueError("weights and doc_offsets go together")
+        if n_docs < 0 or self.n_docs + n_docs >= 2 ** 31:
+            raise ValueError("n_docs must be in 0..2**31 - 1 documents in all")
+        if counted:
+            if weights.shape[0] != n_parts or doc_offsets.shape[0] != n_parts + 1:
+                raise ValueError("weights and doc_offsets must have one entry per part (plus one)")
+            check_offsets(doc_offsets, docs.shape[0], "doc_offsets")
+            for k in range(n_parts):
+                if weights[k] < 1:
+                    raise ValueError("weights must be positive")
+        elif docs.shape[0] != n_parts:
+            raise ValueError("docs must have one entry per part")
+        for k in range(docs.shape[0]):
+            if not 0 <= docs[k] < n_docs or (not counted and k > 0 and docs[k] < docs[k - 1]):
+                raise ValueError(f"document {docs[k]} is outside 0..{n_docs - 1} or out of order")
+        if self.starts.back() + tokens.shape[0] >= 2 ** 31 - 1:
+            raise ValueError("too many distinct symbols: at most 2**31 - 2 per fit")
+        with nogil:
+            if counted:
+                self._add_counted(tokens, offsets, docs, n_docs, weights, doc_offsets)
+            else:
+                self._add_parts(tokens, offsets, docs, n_docs)
+
+    cdef void _add_parts(self, const id_t[::1] tokens, const int64_t[::1] offsets,
+                         const int32_t[::1] docs, int64_t n_docs) noexcept nogil:
+        cdef Py_ssize_t k
+        cdef int32_t part, doc, first = <int32_t>self.doc_start.size() - 1, current = first
+        for k in range(offsets.shape[0] - 1):
+            part = self._find(tokens, offsets[k], offsets[k + 1] - offsets[k])
+            self.weights[part] += 1
+            doc = first + docs[k]
+            while current < doc:  # documents up to this one are complete
+                self.doc_start.push_back(self.entry_part.size())
+                current += 1
+            self._add_entry(part, doc)
+        while current < first + n_docs:
+            self.doc_start.push_back(self.entry_part.size())
+            current += 1
+
+    cdef void _add_counted(self, const id_t[::1] tokens, const int64_t[::1] offsets,
+                           const int32_t[::1] docs, int64_t n_docs, const count_t[::1] weights,
+                           const int64_t[::1] doc_offsets) noexcept nogil:
+        """Another counter's parts: its (part, document) pairs are regrouped by document
+        (a counting sort) to be stored in document order."""
+        cdef Py_ssize_t k, j
+        cdef int32_t first = <int32_t>self.doc_start.size() - 1
+        cdef vector[int32_t] parts  # this counter's part of each of the other's parts
+        cdef vector[int64_t] fill
+        cdef vector[int32_t] by_doc
+        fill.assign(n_docs + 1, 0)
+        for k in range(offsets.shape[0] - 1):
+            parts.push_back(self._find(tokens, offsets[k], offsets[k + 1] - offsets[k]))
+            self.weights[parts.back()] += weights[k]
+            for j in range(doc_offsets[k], doc_offsets[k + 1]):
+                fill[docs[j] + 1] += 1
+        for j in range(n_docs):
+            fill[j + 1] += fill[j]
+        by_doc.resize(docs.shape[0])
+        for k in range(offsets.shape[0] - 1):
+            for j in range(doc_offsets[k], doc_offsets[k + 1]):
+                by_doc[fill[docs[j]]] = parts[k]
+                fill[docs[j]] += 1
+        j = 0
+        for k in range(n_docs):  # fill[k] is now where document k + 1's pairs begin
+            while j < fill[k]:
+                self._add_entry(by_doc[j], first + <int32_t>k)
+                j += 1
+            self.doc_start.push_back(self.entry_part.size())
+
+    cdef int32_t _find(self, const id_t[::1] tokens, Py_ssize_t start, Py_ssize_t length) noexcept nogil:
+        """The distinct part equal to ``tokens[start:start + length]`` (created if new)."""
+        cdef uint64_t key = 1469598103934665603ULL  # FNV-1a, then probe on collisions
+        cdef Py_ssize_t i, begin
+        cdef int64_t* slot
+        cdef int32_t part
+        cdef bint same
+        for i in range(start, start + length):
+            key = (key ^ <uint64_t>(<uint32_t>tokens[i])) * 1099511628211ULL
+        key = (key ^ <uint64_t>length) * 1099511628211ULL
+        while True:
+            if key == ~(<uint64_t>0):  # the map's empty marker
+                key = 0
+            slot = self.index.slot(key)
+            if slot[0] == 0:
+                part = <int32_t>self.weights.size()
+                slot[0] = part + 1
+                for i in range(start, start + length):
+                    self.symbols.push_back(tokens[i])
+                self.starts.push_back(self.symbols.size())
+                self.weights.push_back(0)
+                self.last_doc.push_back(-1)
+                return part
+            part = <int32_t>(slot[0] - 1)
+            begin = self.starts[part]
+            same = self.starts[part + 1] - begin == length
+            i = 0
+            while same and i < length:
+                same = self.symbols[begin + i] == tokens[start + i]
+                i += 1
+            if same:
+                return part
+            key += 1
+
+    cdef inline void _add_entry(self, int32_t part, int32_t doc) noexcept nogil:
+        if self.last_doc[part] != doc:
+            self.last_doc[part] = doc
+            self.entry_part.push_back(part)
+
+    def export(self):
+        """``(tokens, offsets, weights, doc_offsets, docs)`` of the distinct parts, in order
+        of first occurrence; part ``k``'s documents are ``docs[doc_offsets[k]:doc_offsets[k+1]]``."""
+        cdef Py_ssize_t n = self.weights.size(), k, e
+        cdef int32_t d
+        tokens = np.asarray(<id_t[:self.symbols.size()]>self.symbols.data()).copy() if self.symbols.size() else np.zeros(0, np.int32)
+        offsets = np.asarray(<int64_t[:n + 1]>self.starts.data()).copy()
+        weights = np.asarray(<count_t[:n]>self.weights.data()).copy() if n else np.zeros(0, np.int64)
+        doc_offsets = np.zeros(n + 1, dtype=np.int64)
+        docs = np.empty(self.entry_part.size(), dtype=np.int32)
+        cdef int64_t[::1] doc_offsets_view = doc_offsets
+        cdef int32_t[::1] docs_view = docs
+        cdef vector[int64_t] fill
+        with nogil:  # a counting sort of the pairs by part; documents stay ascending
+            for e in range(<Py_ssize_t>self.entry_part.size()):
+                doc_offsets_view[self.entry_part[e] + 1] += 1
+            for k in range(n):
+                doc_offsets_view[k + 1] += doc_offsets_view[k]
+            fill.assign(&doc_offsets_view[0], &doc_offsets_view[0] + n)
+            for d in range(<int32_t>self.doc_start.size() - 1):
+                for e in range(self.doc_start[d], self.doc_start[d + 1]):
+                    docs_view[fill[self.entry_part[e]]] = d
+                    fill[self.entry_part[e]] += 1
+        return tokens, offsets, weights, doc_offsets, docs
