@@ -8,6 +8,7 @@
                                               # from its CSV files, without recomputing
     python -m experiments llm                 # inference methods on real LLM vocabularies
                                               # -> results/llm/ (see experiments/llm.py)
+    python -m experiments alternatives        # ambiguity and sampling -> results/alternatives/
 
 Fitted models and per-cell raw results are cached under ``experiments/.cache/``; a rerun
 computes only missing cells, ``--force`` recomputes everything.
@@ -95,6 +96,10 @@ def main(argv: list[str] | None = None) -> int:
         from .llm import main as llm_main
 
         return llm_main(argv[1:])
+    if argv and argv[0] == "alternatives":
+        from .alternatives import main as alternatives
+
+        return alternatives(argv[1:])
     return _run(argv)
 
 

@@ -167,6 +167,72 @@ def test_inspect_lists_tokens_tree_and_coverage(workdir):
     assert report["variant"] == "universal" and len(report["longest"]) == 2
 
 
+def test_encode_rerank(workdir):
+    import ubpe
+
+    tok = ubpe.load(workdir / "model.json")
+    args = ("encode", "model.json", "--text", "the cat sat", "--top-n", "5", "--format", "json")
+    plain = json.loads(run(workdir, *args).stdout)["encodings"]
+    fewest = json.loads(run(workdir, *args, "--rerank", "fewest").stdout)["encodings"]
+    assert [(e["tokens"], e["score"]) for e in fewest] == [
+        (r.tokens, r.original) for r in tok.encode("the cat sat", top_n=5, rerank="fewest")]
+    assert [len(e["tokens"]) for e in fewest] == sorted(len(e["tokens"]) for e in plain)
+    assert all(e["rerank"] == -len(e["tokens"]) for e in fewest)
+    frequent = json.loads(run(workdir, *args, "--rerank", "mean_frequency").stdout)["encodings"]
+    keys = [e["rerank"] for e in frequent]
+    assert keys == sorted(keys, reverse=True) and all(0 < k <= 1 for k in keys)
+    lines = run(workdir, *args[:-2], "--rerank", "fewest").stdout.splitlines()
+    assert [len(line.split("\t")[1].split()) for line in lines if line] == [len(e["tokens"]) for e in fewest]
+
+
+def test_inspect_ambiguity(workdir):
+    import ubpe
+
+    tok = ubpe.load(workdir / "model.json")
+    out = run(workdir, "inspect", "model.json", "--ambiguity", "corpus/a.txt", "--top", "2").stdout
+    assert "ambiguity (p ∝ exp" in out and "entropy per symbol (nats)" in out
+    report = json.loads(run(workdir, "inspect", "model.json", "--ambiguity", "corpus/a.txt", "--format", "json",
+                            "--temperature", "0.5").stdout)["ambiguity"]
+    assert report["documents"] == 10 and report["temperature"] == 0.5 and len(report["documents shown"]) == 10
+    first = tok.ambiguity(CORPUS[0], temperature=0.5)
+    row = report["documents shown"][0]
+    assert row["segmentations"] == str(first.n_segmentations) and row["symbols"] == len(CORPUS[0])
+    assert row["p(own encoding)"] == pytest.approx(first.encoding_probability)
+    total = sum(tok.ambiguity(doc, temperature=0.5).entropy for doc in CORPUS[:10])
+    assert report["entropy per symbol (nats)"] == pytest.approx(total / sum(map(len, CORPUS[:10])), abs=1e-4)
+
+
+def test_ambiguity_and_rerank_on_imported_and_bytelevel_models(tmp_path):
+    """Capabilities, not types: an imported sentencepiece model has lattices (and token
+    frequencies once weights are fitted); a byte-level model has neither."""
+    spm = pytest.importorskip("sentencepiece")
+    import io
+
+    out = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(CORPUS), model_writer=out, model_type="unigram",
+                                   vocab_size=30, hard_vocab_limit=False, minloglevel=2)
+    (tmp_path / "u.model").write_bytes(out.getvalue())
+    (tmp_path / "c.txt").write_text("\n".join(CORPUS[:4]) + "\n")
+    report = json.loads(run(tmp_path, "inspect", "u.model", "--ambiguity", "c.txt", "--format", "json").stdout)
+    rows = report["ambiguity"]["documents shown"]
+    assert len(rows) == 4 and all(r["p(own encoding)"] == pytest.approx(r["p(best)"]) for r in rows)
+    fewest = run(tmp_path, "encode", "u.model", "--text", "the cat", "--encoder", "fewest", "--top-n", "3",
+                 "--rerank", "fewest", "--format", "json").stdout
+    lengths = [len(e["tokens"]) for e in json.loads(fewest)["encodings"]]
+    assert lengths == sorted(lengths)
+    assert_one_line_error(run(tmp_path, "encode", "u.model", "--text", "the cat", "--encoder", "fewest",
+                              "--top-n", "2", "--rerank", "mean_frequency", ok=False), "fit_weights")
+    (tmp_path / "t.txt").write_text("\n".join(TRAIN))
+    run(tmp_path, "fit", "t.txt", "--variant", "bytelevel", "--n-tokens", "300", "-o", "b.tiktoken", "-q")
+    assert_one_line_error(run(tmp_path, "inspect", "b.tiktoken", "--ambiguity", "t.txt", ok=False),
+                          "--ambiguity", "bytelevel")
+    assert_one_line_error(run(tmp_path, "encode", "b.tiktoken", "--text", "the", "--encoder", "fewest",
+                              "--top-n", "2", "--rerank", "mean_frequency", ok=False), "bytelevel")
+    two = run(tmp_path, "encode", "b.tiktoken", "--text", "the lazy dog", "--encoder", "fewest", "--top-n", "2",
+              "--rerank", "fewest").stdout
+    assert two.count("\t") == 2
+
+
 def test_compare_table(workdir):
     out = run(workdir, "compare", "model.json", "--text", "the cat sat on the mat",
               "--encoders", "tfidf,ranked,fewest", "--option", "exact=false").stdout

@@ -8,10 +8,12 @@ line by line with ``SentencePieceProcessor.encode`` on held-out lines of every s
 
 from __future__ import annotations
 
+import collections
 import io
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from ubpe.errors import ModelFormatError, UBPEError
 from ubpe.io import sentencepiece as spm_io
@@ -94,16 +96,37 @@ def test_ubpe_encoders_are_lossless_on_spm_models(config, encoder):
 def test_additive_with_unigram_scores_matches_viterbi():
     """A unigram model is the additive encoder with the pieces' log-probabilities."""
     tok = spm_io.from_bytes(_model("unigram"))
-    vocabulary, vocab_to_model, base_expansion = tok._vocabulary_parts()
-    weights = np.concatenate([
-        [tok.scores[e[0]] if len(e) == 1 else -1e6 for e in base_expansion],
-        tok.scores[vocab_to_model]])
+    weights = tok.unigram_weights()
     same = total = 0
     for line in text_lines(limit=300):
         (ids, _), = tok.encode_with(line, "additive", weights=weights)
         total += 1
         same += ids == tok.encode(line)
     assert same >= 0.99 * total  # float64 sums may break float32 near-ties the other way
+
+
+def test_ambiguity_of_imported_models():
+    """A unigram model's ``ambiguity`` weighs segmentations by its log-probabilities, so its
+    native (Viterbi) encoding is the most probable; without weights (a BPE model) every
+    segmentation is equally likely."""
+    tok = spm_io.from_bytes(_model("unigram"))
+    lines = [line for line in text_lines(limit=100) if tok.covers(line)][:40]
+    assert len(lines) >= 20
+    for line in lines:
+        a = tok.ambiguity(line)
+        assert a.encoding_probability == pytest.approx(a.best_probability, rel=1e-6)
+        uniform = tok.ambiguity(line, weights=np.zeros(len(tok.vocabulary)))
+        assert uniform.n_segmentations == a.n_segmentations
+        assert uniform.entropy == pytest.approx(uniform.log_n, rel=1e-9)
+    bpe = spm_io.from_bytes(_model("bpe"))
+    a = bpe.ambiguity(lines[0])
+    assert a.entropy == pytest.approx(a.log_n, rel=1e-9) and 0 < a.encoding_probability < 1
+    assert bpe.ambiguity(lines[0], encoding=None).encoding_probability is None
+    with pytest.raises(UBPEError, match="fit_weights"):
+        bpe.token_frequencies()
+    frequencies = bpe.fit_weights(lines).token_frequencies()
+    assert frequencies.shape == (bpe.n_vocab,) and ((frequencies > 0) & (frequencies <= 1)).all()
+    assert frequencies.min() < 1
 
 
 def test_detect_and_bad_input(tmp_path):
@@ -135,3 +158,55 @@ def test_word_models_are_refused_by_name():
 def test_read_only():
     with pytest.raises(UBPEError):
         spm_io.from_bytes(_model("bpe")).save("x")
+
+
+# sampling against sentencepiece: draws per case, and the p-value below which the chi-square
+# goodness of fit to the exact distribution fails (seeds are fixed: the outcome is deterministic,
+# and for correct samplers a false failure has this probability per check)
+SAMPLE_DRAWS = 4000
+MIN_P_VALUE = 1e-3
+# categories expected fewer times than this are pooled (the chi-square approximation needs it)
+MIN_EXPECTED = 5
+
+
+def _fit_p_value(counts: collections.Counter, exact: dict, n: int) -> float:
+    """Chi-square goodness of fit of sampled segmentations to their exact probabilities, rare
+    ones (and every segmentation never drawn) pooled into one category."""
+    common = [k for k, p in exact.items() if p * n >= MIN_EXPECTED]
+    observed = [counts[k] for k in common] + [n - sum(counts[k] for k in common)]
+    expected = [exact[k] * n for k in common] + [n * (1 - sum(exact[k] for k in common))]
+    if common and expected[-1] < MIN_EXPECTED:  # the rest is too rare: fold it in
+        rest_observed, rest_expected = observed.pop(), expected.pop()
+        observed[-1] += rest_observed
+        expected[-1] += rest_expected
+    return float(stats.chisquare(observed, expected).pvalue) if len(observed) > 1 else 1.0
+
+
+@pytest.mark.parametrize("text, alpha", [("therefore", 0.5), ("therefore", 1.0), ("kingdom", 0.5),
+                                         ("my kingdom", 0.3)])
+def test_sample_matches_sentencepiece_subword_regularization(text, alpha):
+    """``sample`` with the unigram log-probabilities and temperature ``1 / alpha`` is
+    sentencepiece's ``enable_sampling=True, nbest_size=-1``: both draw from
+    ``p(x) ∝ P(x)^alpha`` over the lattice, and both samples fit the exact probabilities our
+    lattice computes (and, as a control, do not fit those of another temperature)."""
+    sp = spm.SentencePieceProcessor(model_proto=_model("unigram"))
+    tok = spm_io.from_bytes(_model("unigram"))
+    weights = tok.unigram_weights()
+    assert all(tok.covers(c) for c in text)  # no unknown characters: both lattices are the same
+    spm.set_random_generator_seed(1)
+    theirs = collections.Counter(tuple(sp.encode(text, enable_sampling=True, alpha=alpha, nbest_size=-1))
+                                 for _ in range(SAMPLE_DRAWS))
+    ours = collections.Counter(tuple(ids) for ids, _ in tok.encode_with(
+        text, "sample", top_n=SAMPLE_DRAWS, weights=weights, temperature=1 / alpha, seed=1))
+
+    def exact(temperature: float) -> dict:
+        seen = set(theirs) | set(ours)
+        return {k: tok.ambiguity(text, weights=weights, temperature=temperature, encoding=list(k))
+                .encoding_probability for k in seen}
+
+    right, wrong = exact(1 / alpha), exact(2 / alpha)
+    assert sum(right.values()) <= 1 + 1e-9
+    assert _fit_p_value(theirs, right, SAMPLE_DRAWS) > MIN_P_VALUE
+    assert _fit_p_value(ours, right, SAMPLE_DRAWS) > MIN_P_VALUE
+    assert _fit_p_value(theirs, wrong, SAMPLE_DRAWS) < MIN_P_VALUE
+    assert _fit_p_value(ours, wrong, SAMPLE_DRAWS) < MIN_P_VALUE

@@ -33,6 +33,9 @@ import numpy as np
 
 from .alphabet import Alphabet
 from .encoders import Encoder, Encoding, make_encoder
+from .encoders.ambiguity import Ambiguity, DocumentLattice, Weights
+from .encoders.rerank import document_frequencies
+from .encoders.rerank import rerank as reorder
 from .errors import AlreadyFittedError, InvalidParameterError, NotFittedError, SymbolTypeError
 from .fit import fit_corpus
 from .pieces import Inventory, PieceTable
@@ -76,7 +79,9 @@ class Tokenizer(Protocol, metaclass=_StaticCheck):
     draw; ``n_symbols`` counts ``symbol_unit``s (``"symbol"``, ``"byte"``, ``"char"``) for
     tokens-per-symbol; ``symbol_type`` is a document's symbol type; ``covers(doc)`` whether
     every symbol is known; ``describe()`` and ``inventory()`` feed ``ubpe inspect``; ``save``
-    writes our format. Errors are :mod:`ubpe.errors` exceptions.
+    writes our format. Errors are :mod:`ubpe.errors` exceptions. Optional, looked up by the
+    CLI where a family has them: ``ambiguity(doc, temperature=)`` (``inspect --ambiguity``)
+    and ``token_frequencies()`` (``encode --rerank mean_frequency``).
     """
 
     variant: str
@@ -314,15 +319,48 @@ class UBPEBase:
         split_mode: SplitMode = SplitMode.FULL,
         top_n: int = 1,
         encoder: str | None = None,
+        rerank: Any = None,
         **options: Any,
     ) -> list[Encoding]:
         """``[(tokens, score)]`` for ``doc``, best first (``top_n`` of them where supported).
 
         ``doc`` is a str, list, tuple or 1-D numpy array of symbols; ``encoder`` picks an
         encoder by name (see :func:`ubpe.encoders.available_encoders`), ``options`` go to it.
+        ``rerank`` (``"fewest"``, ``"mean_frequency"`` or a callable ``tokens -> number``,
+        higher first) re-orders the alternatives, each then ``(tokens, key value, score)``
+        (:class:`ubpe.encoders.rerank.Reranked`).
+
+        >>> tok = UBPE(alphabet="ab", n_tokens=5)
+        >>> tok.fit(["abab", "abba", "baab"], quiet=True)
+        >>> tok.encode("abab", top_n=2, rerank="fewest")[0]
+        Reranked(tokens=[0, 4, 1], score=-3.0, original=0.28768207245178085)
         """
         chosen = self.encoder(encoder, **options)
-        return chosen.encode(self.split_pipeline.split(doc, mode=split_mode).parts(0), top_n)
+        encodings = chosen.encode(self.split_pipeline.split(doc, mode=split_mode).parts(0), top_n)
+        return encodings if rerank is None else reorder(encodings, rerank, vocabulary=self.vocabulary)
+
+    def ambiguity(self, doc: Any, *, weights: Weights = None, temperature: float = 1.0,
+                  encoding: Sequence[int] | str | None = "best", split_mode: SplitMode = SplitMode.FULL) -> Ambiguity:
+        """How ambiguous ``doc`` is: the exact number of its segmentations, their entropy under
+        ``p ∝ exp(sum of token weights / temperature)`` (default weights: idf), and the
+        probability of ``encoding`` (``"best"``: this tokenizer's own top-1; ``None``: none).
+        See :class:`ubpe.encoders.ambiguity.Ambiguity`.
+
+        >>> tok = UBPE(alphabet="ab", n_tokens=5)
+        >>> tok.fit(["abab", "abba", "baab"], quiet=True)
+        >>> a = tok.ambiguity("abab")
+        >>> a.n_segmentations, round(a.entropy, 4), round(a.encoding_probability, 4)
+        (2, 0.6829, 0.5714)
+        """
+        if isinstance(encoding, str) and encoding == "best":
+            encoding = self.encode(doc, split_mode=split_mode)[0][0]
+        parts = self.split_pipeline.split(doc, mode=split_mode).parts(0)
+        return DocumentLattice(self.vocabulary, parts, weights, temperature).ambiguity(encoding)
+
+    def token_frequencies(self) -> np.ndarray:
+        """Per id, the smoothed share of training documents holding it (from the idf weights;
+        base ids: 1): what ``rerank="mean_frequency"`` averages."""
+        return document_frequencies(self.vocabulary)
 
     def encode_batch(
         self,

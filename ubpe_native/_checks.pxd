@@ -41,3 +41,11 @@ cdef inline int check_per_token(int64_t max_token, Py_ssize_t n_values, str what
     if max_token >= n_values:
         raise ValueError(f"the table holds token {max_token} but there are only {n_values} {what}")
     return 0
+
+
+cdef inline int check_parts(const id_t[::1] symbols, const int64_t[::1] bounds, id_t n_base) except -1:
+    """A document's parts back to back: ``bounds`` cut ``symbols`` into runs (from 0 to
+    ``len(symbols)``, never decreasing) and ``symbols`` hold base ids (``0..n_base - 1``) only."""
+    check_offsets(bounds, symbols.shape[0], "bounds")
+    check_ids(symbols, n_base, "parts")
+    return 0

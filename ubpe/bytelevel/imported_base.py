@@ -23,7 +23,9 @@ from typing import Any
 import numpy as np
 
 from ..encoders import TfidfScorer, make_encoder
-from ..errors import InvalidParameterError, ModelFormatError, SymbolTypeError, UnknownTokenError
+from ..encoders.ambiguity import Ambiguity, DocumentLattice
+from ..encoders.rerank import document_frequencies
+from ..errors import InvalidParameterError, ModelFormatError, NotFittedError, SymbolTypeError, UnknownTokenError
 from ..pieces import Inventory
 from ..vocabulary import ID_DTYPE, Vocabulary
 from .contract import ImportedContract
@@ -196,6 +198,45 @@ class EncoderBridge:
             if len(expansion) == 1:
                 table.setdefault(expansion[0], base)
         return table
+
+    def _vocabulary_ids(self, ids: Sequence[int]) -> list[int] | None:
+        """Model ids as vocabulary ids, or ``None`` if one has no vocabulary id (e.g. unknown)."""
+        table = self._model_to_vocab()
+        mapped = [table.get(i) for i in ids]
+        return None if None in mapped else mapped
+
+    def ambiguity(self, doc: str, *, weights: Any = None, temperature: float = 1.0,
+                  encoding: Sequence[int] | str | None = "best") -> Ambiguity:
+        """How ambiguous ``doc`` is on :attr:`vocabulary` (see :class:`ubpe.encoders.ambiguity.Ambiguity`):
+        segmentations of its pre-tokens, special tokens fixed; ``weights`` one per vocabulary id
+        (default: unigram models' log-probabilities, else the idf weights, all 0 - uniform -
+        until :meth:`fit_weights`). ``encoding``:
+        model ids, ``"best"`` for the native encoding, ``None``; its probability is ``None``
+        if it holds an id outside the vocabulary (an unknown token)."""
+        weights = self._default_weights() if weights is None else weights
+        fragments = self._prepare(self._fragments(doc, False))
+        parts = [part for fragment in fragments if isinstance(fragment, str) for part in self._parts(fragment)]
+        if isinstance(encoding, str) and encoding == "best":
+            encoding = self.encode(doc)
+        if encoding is not None:
+            fixed = {fragment for fragment in fragments if isinstance(fragment, int)}
+            encoding = self._vocabulary_ids([i for i in encoding if i not in fixed])
+        return DocumentLattice(self.vocabulary, parts, weights, temperature).ambiguity(encoding)
+
+    def _default_weights(self) -> np.ndarray | None:
+        return None
+
+    def token_frequencies(self) -> np.ndarray:
+        """Per model id, the smoothed share of documents holding it, from the weights of
+        :meth:`fit_weights` (ids outside the vocabulary: 1), for ``mean_frequency`` reranking."""
+        vocabulary = self.vocabulary
+        if not np.any(vocabulary.weights):
+            raise NotFittedError("no token frequencies before fit_weights(corpus)")
+        out = np.ones(self.n_vocab)
+        vocab_frequencies = document_frequencies(vocabulary)
+        for model_id, vocab_id in self._model_to_vocab().items():
+            out[model_id] = vocab_frequencies[vocab_id]
+        return out
 
     def fit_weights(self, corpus: Iterable[str]) -> ImportedTokenizer:
         """Give the vocabulary ubpe's idf weights: the document frequency of every token in

@@ -299,6 +299,10 @@ class SentencePieceBPE(CharModel):
         return self._collapsed(self._kernel.encode(data, np.array([0, len(data)], dtype=np.int64)))
 
 
+# unigram weights: a base symbol that is no piece (only byte tokens spell it)
+UNSPELT_WEIGHT = -1e6
+
+
 class SentencePieceUnigram(CharModel):
     """A sentencepiece unigram model: the Viterbi best path over piece scores (log-probabilities),
     computed exactly as sentencepiece does (`ubpe_native._unigram`). ``additive`` with the
@@ -330,3 +334,15 @@ class SentencePieceUnigram(CharModel):
 
     def _native(self, text: str) -> list[int]:
         return self._kernel.encode(text.encode("utf-8", "surrogatepass")).tolist()
+
+    def unigram_weights(self) -> np.ndarray:
+        """One weight per id of :attr:`vocabulary`: its piece's log-probability (a base symbol
+        spelt only by byte tokens: ``UNSPELT_WEIGHT``). With them ``additive`` is this model's
+        Viterbi, ``sample`` its subword regularization, and ``ambiguity`` (their default here)
+        its distribution over segmentations."""
+        _, vocab_to_model, base_expansion = self._vocabulary_parts()
+        base = [self.scores[e[0]] if len(e) == 1 else UNSPELT_WEIGHT for e in base_expansion]
+        return np.concatenate([np.asarray(base, dtype=np.float64), self.scores[vocab_to_model]])
+
+    def _default_weights(self) -> np.ndarray:
+        return self.unigram_weights()

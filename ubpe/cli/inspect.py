@@ -1,9 +1,10 @@
-"""``ubpe inspect``: sizes and settings, longest tokens, weights, merge trees, coverage."""
+"""``ubpe inspect``: sizes and settings, longest tokens, weights, merge trees, coverage, ambiguity."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from typing import Any
 
@@ -12,6 +13,8 @@ from ..errors import UBPEError
 from ..pieces import Inventory
 from .inputs import CLIError, load_model, parse_ints, read_docs, unescape
 
+# --ambiguity: exact counts with more digits than this are shown as a power of ten
+MAX_COUNT_DIGITS = 30
 # marks a merge-tree node whose split is derived, not recorded (e.g. models from .tiktoken)
 DERIVED_MARK = "  ~"
 
@@ -33,6 +36,8 @@ def run(args: argparse.Namespace) -> int:
     report["trees"] = {spec: table.tree(resolve_token(model, table, spec)) for spec in args.tree or []}
     if args.coverage:
         report["coverage"] = coverage(model, args)
+    if args.ambiguity:
+        report["ambiguity"] = ambiguity_report(model, args)
     if args.format == "json":
         sys.stdout.write(json.dumps(report, ensure_ascii=False, indent=1) + "\n")
     else:
@@ -148,6 +153,48 @@ def coverage(model: Any, args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def ambiguity_report(model: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """How ambiguous the documents of some files are (``ubpe.encoders.ambiguity``): the
+    segmentations and their entropy per symbol, how likely the model's own encoding is. Needs
+    the model's ``ambiguity`` (ubpe and imported models)."""
+    if not callable(getattr(model, "ambiguity", None)):
+        raise CLIError(f"--ambiguity needs segmentation lattices, which {model.variant} models do not have")
+    docs = read_docs(args.ambiguity, ints=model.symbol_type is int, docs_per=args.docs_per, glob=args.glob)
+    rows = []
+    for doc in docs:
+        if not model.covers(doc):
+            continue
+        a = model.ambiguity(doc, temperature=args.temperature)
+        if a.n_symbols == 0:
+            continue
+        count = a.n_segmentations
+        shown = str(count) if len(str(count)) <= MAX_COUNT_DIGITS else f"~1e{a.log_n / math.log(10):.1f}"
+        rows.append({"symbols": a.n_symbols, "segmentations": shown, "log_n": round(a.log_n, 4),
+                     "entropy": round(a.entropy, 4), "p(best)": a.best_probability,
+                     "p(own encoding)": a.encoding_probability})
+    n_symbols = sum(r["symbols"] for r in rows)
+    return {
+        "files": ", ".join(args.ambiguity),
+        "documents": len(rows),
+        "documents skipped (symbols outside the alphabet)": len(docs) - len(rows),
+        "temperature": args.temperature,
+        "ln(segmentations) per symbol": round(sum(r["log_n"] for r in rows) / n_symbols, 4) if n_symbols else None,
+        "entropy per symbol (nats)": round(sum(r["entropy"] for r in rows) / n_symbols, 4) if n_symbols else None,
+        "documents shown": rows[: args.top],
+    }
+
+
+def _format_ambiguity(ambiguity: dict[str, Any]) -> list[str]:
+    lines = ["", "ambiguity (p ∝ exp(sum of token weights / temperature); weights: idf, unigram: log p)"]
+    lines.extend(f"  {key:<50} {value}" for key, value in ambiguity.items() if key != "documents shown")
+    lines.append(f"  {'symbols':>8}  {'segmentations':>16}  {'entropy':>8}  {'p(best)':>9}  {'p(own)':>9}")
+    for r in ambiguity["documents shown"]:
+        own = "-" if r["p(own encoding)"] is None else f"{r['p(own encoding)']:.3g}"
+        lines.append(f"  {r['symbols']:>8}  {r['segmentations']:>16}  {r['entropy']:>8.4f}  "
+                     f"{r['p(best)']:>9.3g}  {own:>9}")
+    return lines
+
+
 def format_report(report: dict[str, Any]) -> str:
     """The plain-text listing of :func:`run`'s report."""
     lines = []
@@ -170,4 +217,6 @@ def format_report(report: dict[str, Any]) -> str:
         lines.append("")
         lines.append("coverage")
         lines.extend(f"  {key:<50} {value}" for key, value in report["coverage"].items())
+    if "ambiguity" in report:
+        lines.extend(_format_ambiguity(report["ambiguity"]))
     return "\n".join(lines) + "\n"

@@ -107,6 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
     encode.add_argument("--format", choices=("plain", "json"), default="plain",
                         help="plain: ids per line (top-n: 'score<TAB>ids' lines, blank line after each document); json: one record per document")
     encode.add_argument("--view", action="store_true", help="show token boundaries instead of ids")
+    encode.add_argument("--rerank", choices=("fewest", "mean_frequency"),
+                        help="re-order the top-n alternatives: fewest tokens, or highest mean token frequency")
     _color_options(encode)
     encode.set_defaults(handler=encode_cmd.run)
 
@@ -129,13 +131,16 @@ def build_parser() -> argparse.ArgumentParser:
     view.add_argument("-q", "--quiet", action="store_true")
     view.set_defaults(handler=view_cmd.run)
 
-    inspect = commands.add_parser("inspect", help="vocabulary size, longest tokens, weights, merge trees, coverage")
+    inspect = commands.add_parser("inspect", help="vocabulary size, longest tokens, weights, merge trees, coverage, ambiguity")
     inspect.add_argument("model", help="a model file")
     inspect.add_argument("--top", type=int, default=DEFAULT_TOP, metavar="K", help=f"rows per listing (default: {DEFAULT_TOP})")
     inspect.add_argument("--tree", action="append", metavar="TOKEN",
                          help="the merge tree of a token, by id or by piece (repeatable)")
     inspect.add_argument("--coverage", nargs="+", metavar="FILE", help="encode these files and report tokens per symbol")
     inspect.add_argument("--encoder", metavar="NAME", help="encoder for --coverage (default: the model's own)")
+    inspect.add_argument("--ambiguity", nargs="+", metavar="FILE",
+                         help="per document of these files: segmentations, entropy, probability of the model's encoding")
+    inspect.add_argument("--temperature", type=float, default=1.0, help="for --ambiguity (default: 1)")
     inspect.add_argument("--docs-per", choices=DOCS_PER, default="line")
     inspect.add_argument("--glob", default="*")
     inspect.add_argument("--format", choices=("plain", "json"), default="plain")

@@ -17,7 +17,10 @@ static table below):
 * ``classic`` - ubpe's classic encoder (greedy batched pair merges, ``"classic"``);
 * ``ranked`` - rank-ordered merges and BPE-dropout (``"ranked"``, ``"dropout"``);
 * ``paths`` - lattice paths: ``"fewest"``, ``"additive"``, ``"longest_prefix"``,
-  ``"longest_suffix"``, ``"longest_token"``.
+  ``"longest_suffix"``, ``"longest_token"``;
+* ``sample`` - segmentations drawn ``∝ exp(score / temperature)`` (``"sample"``), on the
+  lattice of ``ambiguity`` (counts, entropy, probabilities of segmentations); ``rerank``
+  (re-ordering top-n lists) and ``exact_tfidf`` (the exact tf-idf top-n) are not encoders.
 
 >>> from ubpe.vocabulary import Vocabulary
 >>> vocab = Vocabulary.from_merges(2, [0], [1], documents=[1], n_docs=2)   # token 2 = [0 1]
@@ -45,13 +48,14 @@ from .paths import (
     LongestTokenEncoder,
 )
 from .ranked import DropoutEncoder, RankedEncoder, dropout_encoder, merges_encoder
+from .sample import SampleEncoder
 from .tfidf import TfidfEncoder
 
 __all__ = [
     "MAX_TOP_N", "AdditiveEncoder", "ClassicEncoder", "DropoutEncoder", "Encoder", "EncoderInfo",
     "Encoding", "FewestTokensEncoder", "LongestPrefixEncoder", "LongestSuffixEncoder",
-    "LongestTokenEncoder", "RankedEncoder", "TfidfEncoder", "TfidfScorer", "available_encoders",
-    "check_top_n", "encoder_info", "flatten_parts", "make_encoder", "register",
+    "LongestTokenEncoder", "RankedEncoder", "SampleEncoder", "TfidfEncoder", "TfidfScorer",
+    "available_encoders", "check_top_n", "encoder_info", "flatten_parts", "make_encoder", "register",
 ]
 
 ENCODERS = (
@@ -99,6 +103,11 @@ ENCODERS = (
         "longest_token", LongestTokenEncoder, False,
         "the longest token anywhere, then recursively left and right of it (leftmost on ties)",
         "FLOTA, Hofmann et al. 2022; Uzan et al. 2024",
+    ),
+    EncoderInfo(
+        "sample", SampleEncoder, True,
+        "draws segmentations with probability ∝ exp(sum of token weights / temperature); seeded",
+        "subword regularization, Kudo 2018 (sentencepiece nbest_size / alpha), on any vocabulary",
     ),
 )
 
