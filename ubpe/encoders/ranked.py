@@ -140,8 +140,12 @@ class RankedEncoder:
 
     def encode_text(self, data: bytes, classes: np.ndarray, pattern: int) -> np.ndarray:
         """Tokens of UTF-8 ``data`` split by a preset pattern of the kernel's scanner (see
-        :mod:`ubpe.bytelevel`), whole-piece shortcut first. Needs base ids = byte values."""
-        return self._table.encode_text(data, classes, pattern)
+        :mod:`ubpe.bytelevel`), whole-piece shortcut first. Needs base ids = byte values and
+        well-formed UTF-8 (InvalidParameterError otherwise)."""
+        try:
+            return self._table.encode_text(data, classes, pattern)
+        except ValueError as exc:
+            raise InvalidParameterError(str(exc)) from None
 
     def decode(self, tokens: Sequence[int] | np.ndarray) -> np.ndarray:
         """Base ids of ``tokens``, concatenated (the inverse of encoding)."""

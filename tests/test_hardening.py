@@ -1,0 +1,73 @@
+"""Hardening (issue 13): each bad input below is a minimal reproducer of a case that once gave
+a silent wrong result, a raw exception or unsafe memory access. Every case asserts the
+specific ``ubpe.errors`` class and a fragment of its message, or the correct result."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ubpe.bytelevel import NATIVE_PATTERNS, PATTERNS, code_point_classes
+from ubpe.encoders import RankedEncoder, available_encoders, make_encoder
+from ubpe.errors import InvalidParameterError, UnknownSymbolError
+from ubpe.vocabulary import Vocabulary
+from ubpe_native._pretokenize import split_text
+from ubpe_native._ranked import MergeTable
+
+GPT2 = NATIVE_PATTERNS[PATTERNS["gpt2"]]
+
+# -- item 10: kernels on any input ---------------------------------------------------------
+
+# malformed UTF-8 and the byte where it starts
+BAD_UTF8 = [
+    (b"ab\xf0", 2),  # truncated four-byte sequence (offsets past the end once)
+    (b"\xf7\xbf\xbf\xbf", 0),  # above U+10FFFF (read beyond the class table once)
+    (b"\xed\xa0\x80", 0),  # a surrogate
+    (b"\xc0\x80", 0),  # overlong
+    (b"a\x80", 1),  # a lone continuation byte
+    (b"\xe2\x82", 0),  # truncated three-byte sequence
+]
+
+
+@pytest.mark.parametrize(("data", "at"), BAD_UTF8, ids=lambda v: repr(v))
+def test_split_text_refuses_malformed_utf8(data, at):
+    with pytest.raises(ValueError, match=f"not valid UTF-8.*at byte {at}"):
+        split_text(np.frombuffer(data, np.uint8), code_point_classes(), GPT2)
+
+
+@pytest.mark.parametrize(("data", "at"), BAD_UTF8, ids=lambda v: repr(v))
+def test_merge_table_encode_text_refuses_malformed_utf8(data, at):
+    table = MergeTable(256, np.array([0, 2], np.int64), np.array([97, 98], np.int32), np.array([0], np.int64))
+    with pytest.raises(ValueError, match=f"not valid UTF-8.*at byte {at}"):
+        table.encode_text(data, code_point_classes(), GPT2)
+
+
+def test_ranked_encoder_encode_text_names_the_byte():
+    vocabulary = Vocabulary.from_merges(256, [97], [98], documents=[1], n_docs=1)
+    encoder = RankedEncoder(vocabulary, priority="rank")
+    with pytest.raises(InvalidParameterError, match="at byte 2"):
+        encoder.encode_text(b"ab\xf0", code_point_classes(), GPT2)
+
+
+def test_split_text_still_splits_valid_utf8():
+    data = "é€𝄞 ok".encode()
+    assert split_text(np.frombuffer(data, np.uint8), code_point_classes(), GPT2).tolist() == [0, 2, 9, 12]
+
+
+@pytest.fixture(scope="module")
+def small_vocabulary():
+    import random
+
+    import ubpe
+
+    rng = random.Random(0)
+    tokenizer = ubpe.UBPE(alphabet=list(range(10)), n_tokens=30)
+    tokenizer.fit([[rng.randrange(10) for _ in range(50)] for _ in range(20)])
+    return tokenizer.vocabulary
+
+
+@pytest.mark.parametrize("name", [n for n in available_encoders() if n != "additive"])
+def test_ids_beyond_int32_are_unknown_symbols_not_wrapped(small_vocabulary, name):
+    encoder = make_encoder(name, small_vocabulary)
+    with pytest.raises(UnknownSymbolError, match="4294967296 is not a base id"):
+        encoder.encode([np.array([2**32, 2**32 + 1])])
