@@ -71,3 +71,35 @@ def test_ids_beyond_int32_are_unknown_symbols_not_wrapped(small_vocabulary, name
     encoder = make_encoder(name, small_vocabulary)
     with pytest.raises(UnknownSymbolError, match="4294967296 is not a base id"):
         encoder.encode([np.array([2**32, 2**32 + 1])])
+
+
+MEMORY_LIMITED = """
+import resource, sys
+import numpy as np
+from ubpe_native._lattice import encode_parts
+from ubpe_native._radix import RadixTree
+resource.setrlimit(resource.RLIMIT_AS, (2 * 1024**3, resource.RLIM_INFINITY))
+tree = RadixTree(2, np.array([0, 2]), np.array([0, 1], np.int32))
+symbols = np.zeros(200_000, np.int32)
+try:
+    encode_parts(tree, np.array([0.0, 0.0, 0.5]), symbols, np.array([0, len(symbols)], np.int64), 4096)
+except MemoryError as exc:
+    print("MemoryError:", exc)
+"""
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork") or __import__("sys").platform != "linux", reason="RLIMIT_AS")
+def test_lattice_out_of_memory_raises_before_work_not_exception_ignored():
+    """Once: "Exception ignored in _Workspace.encode_part", then half-built state."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import ubpe_native
+
+    root = str(Path(ubpe_native.__file__).resolve().parent.parent)
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    done = subprocess.run([sys.executable, "-c", MEMORY_LIMITED], capture_output=True, text=True, env=env, check=False)
+    assert "Exception ignored" not in done.stderr
+    assert "MemoryError: a part of 200000 symbols with top_n=4096 needs about" in done.stdout
