@@ -73,24 +73,43 @@ def test_ids_beyond_int32_are_unknown_symbols_not_wrapped(small_vocabulary, name
         encoder.encode([np.array([2**32, 2**32 + 1])])
 
 
-MEMORY_LIMITED = """
-import resource, sys
-import numpy as np
+
+# Each script runs a kernel under an address-space limit; it must raise MemoryError, not print
+# "Exception ignored in ..." and carry on with half-built state (as the lattice and fit did).
+MEMORY_LIMITED = {
+    "lattice": (
+        """
 from ubpe_native._lattice import encode_parts
 from ubpe_native._radix import RadixTree
-resource.setrlimit(resource.RLIMIT_AS, (2 * 1024**3, resource.RLIM_INFINITY))
 tree = RadixTree(2, np.array([0, 2]), np.array([0, 1], np.int32))
 symbols = np.zeros(200_000, np.int32)
-try:
-    encode_parts(tree, np.array([0.0, 0.0, 0.5]), symbols, np.array([0, len(symbols)], np.int64), 4096)
-except MemoryError as exc:
-    print("MemoryError:", exc)
+limit()
+encode_parts(tree, np.array([0.0, 0.0, 0.5]), symbols, np.array([0, len(symbols)], np.int64), 4096)
+""",
+        "MemoryError: a part of 200000 symbols with top_n=4096 needs about",
+    ),
+    "fit": (
+        """
+from ubpe_native._fit import PairMerger
+tokens = np.zeros(60_000_000, np.int32)
+tokens[1::2] = 1
+limit()
+PairMerger(tokens, np.array([0, len(tokens)], np.int64), np.zeros(1, np.int32), 1, 2)
+""",
+        "MemoryError:",
+    ),
+}
+MEMORY_PRELUDE = """
+import resource
+import numpy as np
+def limit():
+    resource.setrlimit(resource.RLIMIT_AS, (1536 * 1024**2, resource.RLIM_INFINITY))
 """
 
 
-@pytest.mark.skipif(not hasattr(__import__("os"), "fork") or __import__("sys").platform != "linux", reason="RLIMIT_AS")
-def test_lattice_out_of_memory_raises_before_work_not_exception_ignored():
-    """Once: "Exception ignored in _Workspace.encode_part", then half-built state."""
+@pytest.mark.skipif(__import__("sys").platform != "linux", reason="RLIMIT_AS")
+@pytest.mark.parametrize("kernel", MEMORY_LIMITED)
+def test_kernel_out_of_memory_raises_memory_error_not_exception_ignored(kernel):
     import os
     import subprocess
     import sys
@@ -98,8 +117,11 @@ def test_lattice_out_of_memory_raises_before_work_not_exception_ignored():
 
     import ubpe_native
 
+    script, expected = MEMORY_LIMITED[kernel]
+    code = MEMORY_PRELUDE + "try:\n" + "".join(f"    {line}\n" for line in script.strip().splitlines())
+    code += "except MemoryError as exc:\n    print('MemoryError:', exc)\nelse:\n    print('no error')\n"
     root = str(Path(ubpe_native.__file__).resolve().parent.parent)
     env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    done = subprocess.run([sys.executable, "-c", MEMORY_LIMITED], capture_output=True, text=True, env=env, check=False)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
     assert "Exception ignored" not in done.stderr
-    assert "MemoryError: a part of 200000 symbols with top_n=4096 needs about" in done.stdout
+    assert expected in done.stdout, done.stdout + done.stderr
