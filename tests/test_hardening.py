@@ -125,3 +125,110 @@ def test_kernel_out_of_memory_raises_memory_error_not_exception_ignored(kernel):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
     assert "Exception ignored" not in done.stderr
     assert expected in done.stdout, done.stdout + done.stderr
+
+
+# -- item 3: files --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def fitted_models():
+    import ubpe
+    from ubpe.bytelevel import ByteLevelBPE
+
+    universal = ubpe.UBPE(alphabet=list("abc "), n_tokens=12)
+    universal.fit(["abc abc cab", "cab abc"] * 3, quiet=True)
+    bytelevel = ByteLevelBPE().fit(["the cat saw the dog"] * 5, n_tokens=260, quiet=True)
+    return universal, bytelevel
+
+
+def _savers(models):
+    from ubpe.io import save
+
+    universal, bytelevel = models
+    return {
+        "save": universal.save,
+        "save_tiktoken": bytelevel.save_tiktoken,
+        "bytelevel_save": bytelevel.save,
+        "hf": lambda path: save(bytelevel, path, format="hf"),
+    }
+
+
+SAVERS = ["save", "save_tiktoken", "bytelevel_save", "hf"]
+
+
+@pytest.fixture
+def umask_022():
+    import os
+
+    old = os.umask(0o022)
+    yield
+    os.umask(old)
+
+
+@pytest.mark.parametrize("saver", SAVERS)
+def test_new_file_respects_the_umask(tmp_path, fitted_models, saver, umask_022):
+    """Once: 0600 whatever the umask (NamedTemporaryFile's mode, renamed over)."""
+    path = tmp_path / "model"
+    _savers(fitted_models)[saver](path)
+    assert (path.stat().st_mode & 0o777) == 0o644
+
+
+@pytest.mark.parametrize("saver", SAVERS)
+def test_resaving_keeps_the_file_mode(tmp_path, fitted_models, saver, umask_022):
+    path = tmp_path / "model"
+    path.write_text("old")
+    path.chmod(0o640)
+    _savers(fitted_models)[saver](path)
+    assert (path.stat().st_mode & 0o777) == 0o640
+    assert path.read_text() != "old"
+
+
+@pytest.mark.parametrize("saver", SAVERS)
+def test_saving_to_a_symlink_writes_its_target(tmp_path, fitted_models, saver):
+    target = tmp_path / "real"
+    target.write_text("old")
+    link = tmp_path / "link"
+    link.symlink_to(target)
+    _savers(fitted_models)[saver](link)
+    assert link.is_symlink()
+    assert target.read_text() != "old"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temp file left
+
+
+def test_lone_surrogate_in_alphabet_is_a_clear_error_on_save(tmp_path):
+    import ubpe
+
+    tokenizer = ubpe.UBPE(alphabet=["a", "\udcff"], n_tokens=10)
+    tokenizer.fit([["a", "\udcff", "a", "\udcff"]] * 3)
+    with pytest.raises(InvalidParameterError, match="lone surrogate"):
+        tokenizer.save(tmp_path / "x.json")
+    assert not list(tmp_path.iterdir())
+
+
+def _cli(tmp_path, *args, stdin=None):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import ubpe
+
+    root = str(Path(ubpe.__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": root, "NO_COLOR": ""}
+    env.pop("UBPE_TRACEBACK", None)
+    return subprocess.run(
+        [sys.executable, "-m", "ubpe", *args], cwd=tmp_path, input=stdin, capture_output=True, env=env, timeout=120
+    )
+
+
+@pytest.mark.parametrize("source", ["stdin", "file"])
+def test_invalid_utf8_input_one_rule_for_stdin_and_files(tmp_path, source):
+    """Once: stdin replaced invalid bytes by U+FFFD (then save failed) while files were refused."""
+    data = b"ab\xff cd\n" * 3
+    (tmp_path / "bad.txt").write_bytes(data)
+    args = ["fit", "-o", "m.json"] + (["bad.txt"] if source == "file" else ["-"])
+    done = _cli(tmp_path, *args, stdin=data if source == "stdin" else None)
+    assert done.returncode == 1
+    assert b"Traceback" not in done.stderr
+    assert (b"stdin" if source == "stdin" else b"bad.txt") + b" is not UTF-8 text" in done.stderr
+    assert not (tmp_path / "m.json").exists()

@@ -76,13 +76,20 @@ def input_files(inputs: Sequence[str], glob: str) -> list[str]:
 
 
 def read_file(name: str) -> str:
-    """The UTF-8 text of file ``name`` (``-``: stdin)."""
-    if name == "-":
-        return sys.stdin.read()
+    """The UTF-8 text of file ``name`` (``-``: stdin), newlines made ``\\n``.
+
+    One rule for files and stdin: the bytes must be UTF-8, and invalid bytes are an error
+    naming where they are (stdin is not read with the locale's error handler)."""
     try:
+        if name == "-":
+            stream = getattr(sys.stdin, "buffer", None)
+            if stream is None:  # already text (a test's StringIO)
+                return sys.stdin.read()
+            return stream.read().decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
         return Path(name).read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        raise CLIError(f"{name} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        where = "stdin" if name == "-" else name
+        raise CLIError(f"{where} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
 def split_docs(text: str, docs_per: str) -> list[str]:
