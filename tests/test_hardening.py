@@ -232,3 +232,76 @@ def test_invalid_utf8_input_one_rule_for_stdin_and_files(tmp_path, source):
     assert b"Traceback" not in done.stderr
     assert (b"stdin" if source == "stdin" else b"bad.txt") + b" is not UTF-8 text" in done.stderr
     assert not (tmp_path / "m.json").exists()
+
+
+# -- items 1 and 5: silent wrong results and raw exceptions in the API ------------------------
+
+from ubpe.errors import SymbolTypeError, UnknownTokenError  # noqa: E402
+
+API_CASES = {
+    # name: (call on (universal, bytelevel), error class, message fragment)
+    "bytelevel decode [-1]": (lambda u, b: b.decode([-1]), UnknownTokenError, "token -1 is not in the vocabulary"),
+    "bytelevel decode_bytes [-1]": (lambda u, b: b.decode_bytes([-1]), UnknownTokenError, "token -1"),
+    "bytelevel decode [True]": (lambda u, b: b.decode([True]), SymbolTypeError, "must be ints, got True"),
+    "bytelevel decode None": (lambda u, b: b.decode(None), SymbolTypeError, "got NoneType"),
+    "bytelevel pieces [-1]": (lambda u, b: b.pieces([-1]), UnknownTokenError, "token -1"),
+    "universal decode [-1]": (lambda u, b: u.decode([-1]), UnknownTokenError, "token -1"),
+    "universal decode [True]": (lambda u, b: u.decode([True]), SymbolTypeError, "True"),
+    "encode_batch one str": (lambda u, b: u.encode_batch("abc"), InvalidParameterError, "not one document"),
+    "exact='no'": (lambda u, b: u.encode("abc", exact="no"), InvalidParameterError, "exact must be True or False"),
+    "n_threads=0": (lambda u, b: u.encode_batch(["abc"], n_threads=0), InvalidParameterError, "n_threads"),
+    "n_threads=-1": (lambda u, b: u.encode_batch(["abc"], n_threads=-1), InvalidParameterError, "got -1"),
+    "n_threads='2'": (lambda u, b: u.encode_batch(["abc"], n_threads="2"), InvalidParameterError, "got '2'"),
+    "n_threads=True": (lambda u, b: u.encode_batch(["abc"], n_threads=True), InvalidParameterError, "got True"),
+}
+
+
+@pytest.mark.parametrize("case", API_CASES)
+def test_api_bad_input_is_a_clear_error(fitted_models, case):
+    call, error, fragment = API_CASES[case]
+    with pytest.raises(error, match=__import__("re").escape(fragment)):
+        call(*fitted_models)
+
+
+def test_encode_batch_good_arguments_still_work(fitted_models):
+    universal, _ = fitted_models
+    assert universal.encode_batch(["abc"], n_threads=2) == [universal.encode("abc")]
+
+
+# -- items 1 and 6 in the CLI ---------------------------------------------------------------
+
+CLI_CASES = {
+    "decode --ids -1": (["decode", "b.json", "--ids", "-1"], "token -1 is not in the vocabulary"),
+    "fit --n-tokens 0": (["fit", "c.txt", "--n-tokens", "0", "-o", "m.json"], "--n-tokens must be at least 1, got 0"),
+    "fit bytelevel --n-tokens 0": (
+        ["fit", "c.txt", "--variant", "bytelevel", "--n-tokens", "0", "-o", "m.json"],
+        "--n-tokens must be at least 1",
+    ),
+    "fit -o a directory": (["fit", "c.txt", "-o", "sub"], "cannot write sub: it is a directory"),
+}
+
+
+@pytest.mark.parametrize("case", CLI_CASES)
+def test_cli_bad_input_is_one_line_error(tmp_path, fitted_models, case):
+    args, fragment = CLI_CASES[case]
+    fitted_models[1].save(tmp_path / "b.json")
+    (tmp_path / "c.txt").write_text("the cat saw the dog\n" * 3)
+    (tmp_path / "sub").mkdir()
+    done = _cli(tmp_path, *args)
+    assert done.returncode == 1
+    lines = done.stderr.decode().strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in done.stderr.decode(), done.stderr
+    assert fragment in lines[0]
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_write_error_names_the_users_path_not_the_temporary(tmp_path, monkeypatch):
+    from ubpe.io import files
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", args[0])
+
+    monkeypatch.setattr(files.os, "open", refuse)
+    with pytest.raises(PermissionError) as caught:
+        files.write_atomically(tmp_path / "model.json", "{}")
+    assert caught.value.filename == str(tmp_path / "model.json")

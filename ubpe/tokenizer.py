@@ -45,6 +45,20 @@ UNIVERSAL, CLASSIC = "universal", "classic"
 BATCH_CHUNK = 64
 
 
+
+def check_n_threads(n_threads: Any) -> None:
+    """``n_threads`` is None (as many as useful) or an int >= 1.
+
+    >>> check_n_threads(0)
+    Traceback (most recent call last):
+    ...
+    ubpe.errors.InvalidParameterError: n_threads must be None or an int >= 1, got 0
+    """
+    if n_threads is None:
+        return
+    if isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer)) or n_threads < 1:
+        raise InvalidParameterError(f"n_threads must be None or an int >= 1, got {n_threads!r}")
+
 class _StaticCheck(type(Protocol)):  # type: ignore[misc]
     """``isinstance(x, Tokenizer)`` looks the members up statically (as Python 3.12 does), so
     the properties of an unfitted tokenizer, which raise NotFittedError, do not break it."""
@@ -333,6 +347,10 @@ class UBPEBase:
         """:meth:`encode` for many documents; the kernels run without the GIL on threads."""
         from concurrent.futures import ThreadPoolExecutor
 
+        if isinstance(docs, (str, bytes)):
+            raise InvalidParameterError("encode_batch takes a sequence of documents, not one document: "
+                                        "use encode(doc) or encode_batch([doc])")
+        check_n_threads(n_threads)
         chosen = self.encoder(encoder, **options)
         batch = self.split_pipeline.split_batch(list(docs), mode=split_mode)
 

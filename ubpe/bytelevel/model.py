@@ -300,16 +300,16 @@ class ByteLevelBPE:
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         """The bytes of ``ids`` (special tokens as their UTF-8 text)."""
         self._check_fitted()
-        try:
-            parts = [self._bytes_of[i] for i in ids]
-            return b"".join(parts)  # type: ignore[arg-type]
-        except (IndexError, TypeError):
-            bad = next(
-                (i for i in ids if not isinstance(i, (int, np.integer)) or not 0 <= i < len(self._bytes_of)
-                 or self._bytes_of[i] is None),
-                None,
-            )
-            raise UnknownTokenError(f"token {bad!r} is not in the vocabulary") from None
+        if isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
+            raise SymbolTypeError(f"decode takes a sequence of token ids, got {type(ids).__name__}")
+        ids = list(ids)
+        size = len(self._bytes_of)
+        for i in ids:  # no bools, no negative indexing: ids are ints 0..size - 1 with bytes
+            if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
+                raise SymbolTypeError(f"token ids must be ints, got {i!r}")
+            if not 0 <= i < size or self._bytes_of[i] is None:
+                raise UnknownTokenError(f"token {i!r} is not in the vocabulary (ids 0..{size - 1})")
+        return b"".join([self._bytes_of[i] for i in ids])  # type: ignore[misc]
 
     def decode(self, ids: Sequence[int], errors: str = "replace") -> str:
         """The text of ``ids``; bytes that are not valid UTF-8 follow ``errors``."""

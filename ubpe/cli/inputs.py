@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -246,10 +247,16 @@ def parse_options(pairs: Sequence[str]) -> dict[str, Any]:
 
 
 def check_output(path: str) -> None:
-    """Fail before any work if ``path`` cannot be written (its folder is missing)."""
-    folder = Path(path).parent
+    """Fail before any work if ``path`` cannot be written: its folder (a symlink's target's)
+    is missing or not writable (the atomic save creates a file there), or it is a folder."""
+    target = Path(os.path.realpath(path))
+    folder = target.parent
     if not folder.is_dir():
         raise CLIError(f"cannot write {path}: no such directory {folder}")
+    if target.is_dir():
+        raise CLIError(f"cannot write {path}: it is a directory")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise CLIError(f"cannot write {path}: permission denied in {folder}")
 
 
 def load_model(path: str, *, variant: str | None = None, pattern: str | None = None) -> Any:

@@ -79,6 +79,8 @@ def _create_temporary(target: Path) -> tuple[int, str]:
             return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), str(name)
         except FileExistsError:
             continue
+        except OSError as exc:  # name the file the user asked for, not the hidden temporary
+            raise type(exc)(exc.errno, exc.strerror, str(target)) from None
     raise FileExistsError(f"no free temporary name next to {target}")
 
 
