@@ -305,3 +305,112 @@ def test_write_error_names_the_users_path_not_the_temporary(tmp_path, monkeypatc
     with pytest.raises(PermissionError) as caught:
         files.write_atomically(tmp_path / "model.json", "{}")
     assert caught.value.filename == str(tmp_path / "model.json")
+
+
+# -- items 2, 5, 6, 4: model files and byte-level arguments ----------------------------------
+
+from ubpe.errors import ModelFormatError  # noqa: E402
+
+
+def _single_bytes() -> str:
+    import base64
+
+    return "".join(f"{base64.b64encode(bytes([i])).decode()} {i}\n" for i in range(256))
+
+
+def _ab_line(rank: str) -> str:
+    import base64
+
+    return f"{base64.b64encode(b'ab').decode()} {rank}\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "fragment"),
+    [
+        ("empty.tiktoken", "", "is an empty file"),
+        ("empty.json", "", "is an empty file"),
+        ("blank.json", "\n\n", "is an empty file"),
+        ("super.tiktoken", "SUPER", "not ASCII"),  # rank "²": isdigit() but no int
+    ],
+)
+def test_bad_model_files_say_what_is_wrong(tmp_path, name, text, fragment):
+    import ubpe
+
+    if text == "SUPER":
+        text = _single_bytes() + _ab_line("²")
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    with pytest.raises(ModelFormatError, match=fragment):
+        ubpe.load(tmp_path / name)
+
+
+def test_empty_tiktoken_with_explicit_format(tmp_path):
+    import ubpe
+
+    (tmp_path / "x.tiktoken").write_text("")
+    with pytest.raises(ModelFormatError, match="is an empty file"):
+        ubpe.load(tmp_path / "x.tiktoken", format="tiktoken")
+
+
+def test_huge_rank_in_a_small_tiktoken_file_is_stored_sparsely(tmp_path):
+    """Once: ``[None] * (2**31 - 1)`` (16 GiB) for a 2 kB file; now a dict of the ids that exist."""
+    import ubpe
+
+    (tmp_path / "big.tiktoken").write_text(_single_bytes() + _ab_line("2147483646"))
+    tok = ubpe.load(tmp_path / "big.tiktoken")
+    assert tok.n_vocab == 2**31 - 1
+    assert tok.decode([2147483646, 99]) == "abc"
+    assert len(tok._bytes_of) == 257
+    with pytest.raises(UnknownTokenError, match="token 300"):
+        tok.decode([300])
+
+
+def test_huge_special_token_id_is_stored_sparsely():
+    from ubpe.bytelevel import ByteLevelBPE
+
+    tok = ByteLevelBPE().fit(["the cat"] * 3, n_tokens=258, quiet=True, special_tokens={"<e>": 2**31 - 2})
+    assert tok.decode([2**31 - 2]) == "<e>"
+    assert len(tok._bytes_of) == 259
+
+
+@pytest.mark.parametrize("seed", [-1, "x", True, 1.5])
+def test_dropout_seed_is_checked(fitted_models, seed):
+    universal, _ = fitted_models
+    with pytest.raises(InvalidParameterError, match="seed"):
+        universal.encode("abc", encoder="dropout", seed=seed)
+
+
+def test_special_tokens_given_as_a_set_get_sorted_ids():
+    from ubpe.bytelevel import ByteLevelBPE
+
+    tok = ByteLevelBPE().fit(["the cat"] * 3, n_tokens=258, quiet=True, special_tokens={"<b>", "<a>", "<c>"})
+    assert tok.special_tokens == {"<a>": 258, "<b>": 259, "<c>": 260}
+
+
+def test_special_tokens_set_order_does_not_follow_the_hash_seed():
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "from ubpe.bytelevel import ByteLevelBPE\n"
+        "names = {'<%d>' % i for i in range(20)}\n"
+        "print(ByteLevelBPE().fit(['the cat'] * 3, n_tokens=258, quiet=True, special_tokens=names).special_tokens)\n"
+    )
+    import ubpe
+
+    root = str(__import__("pathlib").Path(ubpe.__file__).resolve().parent.parent)
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True,
+            env=dict(os.environ, PYTHONHASHSEED=str(seed), PYTHONPATH=root),
+        ).stdout
+        for seed in (1, 2, 3)
+    }
+    assert len(outputs) == 1
+
+
+def test_duplicate_special_tokens_are_refused():
+    from ubpe.bytelevel import ByteLevelBPE
+
+    with pytest.raises(InvalidParameterError, match="special tokens given twice"):
+        ByteLevelBPE().fit(["the cat"] * 3, n_tokens=258, quiet=True, special_tokens=["<a>", "<b>", "<a>"])

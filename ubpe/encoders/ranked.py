@@ -183,6 +183,8 @@ class DropoutEncoder(RankedEncoder):
             raise InvalidParameterError(f"`dropout` must be a number, not {type(dropout).__name__}")
         if not 0.0 <= dropout <= 1.0:
             raise InvalidParameterError(f"`dropout` must be in [0, 1], got {dropout}")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+            raise InvalidParameterError(f"`seed` must be None or an int >= 0, got {seed!r}")
         super().__init__(vocabulary, priority=priority)
         self.dropout = float(dropout)
         self.seed = seed
