@@ -414,3 +414,33 @@ def test_duplicate_special_tokens_are_refused():
 
     with pytest.raises(InvalidParameterError, match="special tokens given twice"):
         ByteLevelBPE().fit(["the cat"] * 3, n_tokens=258, quiet=True, special_tokens=["<a>", "<b>", "<a>"])
+
+
+# -- item 1: patterns, break tokens, rearranging ------------------------------------------------
+
+
+@pytest.mark.parametrize("pattern", [r"(?r)\w+|\s+", r"(?r)\S+"])
+def test_reverse_matching_patterns_are_refused(pattern):
+    """Once: a (?r) pattern reversed the pieces of byte-level text."""
+    from ubpe.bytelevel import ByteLevelBPE
+
+    with pytest.raises(InvalidParameterError, match=r"must not match in reverse"):
+        ByteLevelBPE().fit(["the cat"] * 3, n_tokens=258, quiet=True, pattern=pattern)
+
+
+def test_break_tokens_outside_the_alphabet_warn():
+    import ubpe
+    from ubpe.errors import IgnoredInputWarning
+
+    with pytest.warns(IgnoredInputWarning, match=r"not in the alphabet and are ignored: \['z'\]"):
+        ubpe.UBPE(alphabet=list("abc"), break_tokens=["z", "a"], n_tokens=10)
+
+
+@pytest.mark.parametrize("n_tokens", [1, 4])
+def test_rearrange_tokens_to_no_merges_is_refused(n_tokens):
+    import ubpe
+
+    tokenizer = ubpe.UBPE(alphabet=list("abc "), n_tokens=12)
+    tokenizer.fit(["abc abc cab", "cab abc"] * 3, quiet=True)
+    with pytest.raises(InvalidParameterError, match=f"`n_tokens` \\({n_tokens}\\) must be larger than the base ids"):
+        tokenizer.rearrange_tokens(n_tokens=n_tokens)

@@ -52,3 +52,8 @@ class ModelFormatError(UBPEError, ValueError):
 
 class DisallowedSpecialTokenError(InvalidParameterError):
     """The text holds a special token that ``encode`` was not allowed to emit."""
+
+
+class IgnoredInputWarning(UserWarning):
+    """Part of the input is ignored, as the reference ubpe ignores it (e.g. break tokens that
+    are not in the alphabet); the warning names what."""

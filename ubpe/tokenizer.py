@@ -299,6 +299,10 @@ class UBPEBase:
             n_tokens = self.n_tokens
         elif isinstance(n_tokens, bool) or not isinstance(n_tokens, (int, np.integer)) or n_tokens < 1:
             raise InvalidParameterError(f"`n_tokens` must be a positive int, got {n_tokens!r}")
+        elif n_tokens <= self.n_base:
+            raise InvalidParameterError(
+                f"`n_tokens` ({n_tokens}) must be larger than the base ids ({self.n_base}): fewer would drop every merge"
+            )
         self._set_vocabulary(vocabulary.rearranged(int(n_tokens), classic=self.variant == CLASSIC))
 
     # -- encoding ---------------------------------------------------------------------------
