@@ -444,3 +444,19 @@ def test_rearrange_tokens_to_no_merges_is_refused(n_tokens):
     tokenizer.fit(["abc abc cab", "cab abc"] * 3, quiet=True)
     with pytest.raises(InvalidParameterError, match=f"`n_tokens` \\({n_tokens}\\) must be larger than the base ids"):
         tokenizer.rearrange_tokens(n_tokens=n_tokens)
+
+
+@pytest.mark.parametrize(
+    ("variant", "corpus", "asked"),
+    [("UBPE", ["", "", ""], 10), ("UBPEClassic", ["abc abc cab", "cab abc"] * 3, 1000)],
+)
+def test_fewer_ids_than_asked_warn_with_both_numbers(variant, corpus, asked):
+    """Once: n_tokens silently rewritten (the reference's trimming, kept, but now said)."""
+    import ubpe
+    from ubpe.errors import VocabularySizeWarning
+
+    tokenizer = getattr(ubpe, variant)(alphabet=list("abc "), n_tokens=asked)
+    with pytest.warns(VocabularySizeWarning, match=f"n_tokens={asked} was asked for, the fit ended with") as caught:
+        tokenizer.fit(corpus, quiet=True)
+    assert str(tokenizer.n_vocab) in str(caught[0].message)
+    assert tokenizer.n_tokens == tokenizer.n_vocab < asked

@@ -57,3 +57,9 @@ class DisallowedSpecialTokenError(InvalidParameterError):
 class IgnoredInputWarning(UserWarning):
     """Part of the input is ignored, as the reference ubpe ignores it (e.g. break tokens that
     are not in the alphabet); the warning names what."""
+
+
+class VocabularySizeWarning(UserWarning):
+    """``fit`` ended with fewer ids than ``n_tokens`` asked for (the corpus ran out of pairs,
+    or the classic variant trimmed tokens as the reference does); ``n_tokens`` then becomes
+    the final size, as in the reference, which ``n_vocab`` also gives."""

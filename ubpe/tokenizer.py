@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
@@ -33,7 +34,7 @@ import numpy as np
 
 from .alphabet import Alphabet
 from .encoders import Encoder, Encoding, make_encoder
-from .errors import AlreadyFittedError, InvalidParameterError, NotFittedError, SymbolTypeError
+from .errors import AlreadyFittedError, InvalidParameterError, NotFittedError, SymbolTypeError, VocabularySizeWarning
 from .fit import fit_corpus
 from .pieces import Inventory, PieceTable
 from .splitting import SplitMode, SplitPipeline, make_pipeline
@@ -290,6 +291,13 @@ class UBPEBase:
         )
         if rearrange_tokens and vocabulary.n_merged:
             vocabulary = vocabulary.rearranged(self.n_tokens, classic=self.variant == CLASSIC)
+        if len(vocabulary) < self.n_tokens:  # the reference's n_tokens becomes the final size: say so
+            warnings.warn(
+                f"n_tokens={self.n_tokens} was asked for, the fit ended with {len(vocabulary)} ids "
+                f"({vocabulary.n_merged} merged tokens); n_tokens and n_vocab are now {len(vocabulary)}",
+                VocabularySizeWarning,
+                stacklevel=2,
+            )
         self._set_vocabulary(vocabulary)
 
     def rearrange_tokens(self, *, n_tokens: int | None = None, quiet: bool = False) -> None:
