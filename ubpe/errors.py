@@ -52,3 +52,14 @@ class ModelFormatError(UBPEError, ValueError):
 
 class DisallowedSpecialTokenError(InvalidParameterError):
     """The text holds a special token that ``encode`` was not allowed to emit."""
+
+
+class IgnoredInputWarning(UserWarning):
+    """Part of the input is ignored, as the reference ubpe ignores it (e.g. break tokens that
+    are not in the alphabet); the warning names what."""
+
+
+class VocabularySizeWarning(UserWarning):
+    """``fit`` ended with fewer ids than ``n_tokens`` asked for (the corpus ran out of pairs,
+    or the classic variant trimmed tokens as the reference does); ``n_tokens`` then becomes
+    the final size, as in the reference, which ``n_vocab`` also gives."""

@@ -27,13 +27,14 @@ from dataclasses import dataclass
 from enum import Flag, auto
 from array import array
 from itertools import accumulate
+import warnings
 from typing import Any
 
 import numpy as np
 import regex
 
 from .alphabet import ID_DTYPE, Alphabet, normalize_symbol, short_repr
-from .errors import InvalidParameterError, SymbolTypeError, UnknownSymbolError
+from .errors import IgnoredInputWarning, InvalidParameterError, SymbolTypeError, UnknownSymbolError
 
 
 class SplitMode(Flag):
@@ -184,7 +185,8 @@ def _word_key(word: Any) -> str | tuple:
 
 
 def _symbol_set(tokens: Any, alphabet: Alphabet) -> frozenset | None:
-    """Break / stop tokens: as in the reference, symbols outside the alphabet are ignored."""
+    """Break / stop tokens: as in the reference, symbols outside the alphabet are ignored (with an
+    :class:`~ubpe.errors.IgnoredInputWarning`)."""
     if tokens is None:
         return None
     if not isinstance(tokens, (list, tuple, set, frozenset, str)):
@@ -192,6 +194,13 @@ def _symbol_set(tokens: Any, alphabet: Alphabet) -> frozenset | None:
             f"break/stop tokens must be a list, set, tuple or str, not {type(tokens).__name__}"
         )
     kept = frozenset(normalize_symbol(t) for t in tokens if t in alphabet)
+    ignored = [t for t in tokens if t not in alphabet]
+    if ignored:
+        warnings.warn(
+            f"{len(ignored)} break/stop tokens are not in the alphabet and are ignored: {ignored[:3]!r}",
+            IgnoredInputWarning,
+            stacklevel=4,
+        )
     return kept or None
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
@@ -36,7 +37,7 @@ from .encoders import Encoder, Encoding, make_encoder
 from .encoders.ambiguity import Ambiguity, DocumentLattice, Weights
 from .encoders.rerank import document_frequencies
 from .encoders.rerank import rerank as reorder
-from .errors import AlreadyFittedError, InvalidParameterError, NotFittedError, SymbolTypeError
+from .errors import AlreadyFittedError, InvalidParameterError, NotFittedError, SymbolTypeError, VocabularySizeWarning
 from .fit import fit_corpus
 from .pieces import Inventory, PieceTable
 from .splitting import SplitMode, SplitPipeline, make_pipeline
@@ -47,6 +48,20 @@ UNIVERSAL, CLASSIC = "universal", "classic"
 # encode_batch: documents per task handed to a thread (amortises the pool's overhead)
 BATCH_CHUNK = 64
 
+
+
+def check_n_threads(n_threads: Any) -> None:
+    """``n_threads`` is None (as many as useful) or an int >= 1.
+
+    >>> check_n_threads(0)
+    Traceback (most recent call last):
+    ...
+    ubpe.errors.InvalidParameterError: n_threads must be None or an int >= 1, got 0
+    """
+    if n_threads is None:
+        return
+    if isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer)) or n_threads < 1:
+        raise InvalidParameterError(f"n_threads must be None or an int >= 1, got {n_threads!r}")
 
 class _StaticCheck(type(Protocol)):  # type: ignore[misc]
     """``isinstance(x, Tokenizer)`` looks the members up statically (as Python 3.12 does), so
@@ -285,6 +300,13 @@ class UBPEBase:
         )
         if rearrange_tokens and vocabulary.n_merged:
             vocabulary = vocabulary.rearranged(self.n_tokens, classic=self.variant == CLASSIC)
+        if len(vocabulary) < self.n_tokens:  # the reference's n_tokens becomes the final size: say so
+            warnings.warn(
+                f"n_tokens={self.n_tokens} was asked for, the fit ended with {len(vocabulary)} ids "
+                f"({vocabulary.n_merged} merged tokens); n_tokens and n_vocab are now {len(vocabulary)}",
+                VocabularySizeWarning,
+                stacklevel=2,
+            )
         self._set_vocabulary(vocabulary)
 
     def rearrange_tokens(self, *, n_tokens: int | None = None, quiet: bool = False) -> None:
@@ -294,6 +316,10 @@ class UBPEBase:
             n_tokens = self.n_tokens
         elif isinstance(n_tokens, bool) or not isinstance(n_tokens, (int, np.integer)) or n_tokens < 1:
             raise InvalidParameterError(f"`n_tokens` must be a positive int, got {n_tokens!r}")
+        elif n_tokens <= self.n_base:
+            raise InvalidParameterError(
+                f"`n_tokens` ({n_tokens}) must be larger than the base ids ({self.n_base}): fewer would drop every merge"
+            )
         self._set_vocabulary(vocabulary.rearranged(int(n_tokens), classic=self.variant == CLASSIC))
 
     # -- encoding ---------------------------------------------------------------------------
@@ -375,6 +401,10 @@ class UBPEBase:
         """:meth:`encode` for many documents; the kernels run without the GIL on threads."""
         from concurrent.futures import ThreadPoolExecutor
 
+        if isinstance(docs, (str, bytes)):
+            raise InvalidParameterError("encode_batch takes a sequence of documents, not one document: "
+                                        "use encode(doc) or encode_batch([doc])")
+        check_n_threads(n_threads)
         chosen = self.encoder(encoder, **options)
         batch = self.split_pipeline.split_batch(list(docs), mode=split_mode)
 

@@ -183,12 +183,16 @@ cdef class PairMerger:
         with nogil:
             self._build(tokens, offsets, doc_of_part, weights, doc_offsets, weights is not None)
 
-    cdef void _build(self, const id_t[::1] tokens, const int64_t[::1] offsets,
-                     const int32_t[::1] doc_of_part, const count_t[::1] weights,
-                     const int64_t[::1] doc_offsets, bint counted) noexcept nogil:
+    cdef int _build(self, const id_t[::1] tokens, const int64_t[::1] offsets,
+                    const int32_t[::1] doc_of_part, const count_t[::1] weights,
+                    const int64_t[::1] doc_offsets, bint counted) except -1 nogil:
         """Part ``k`` occurs once in document ``doc_of_part[k]``; or, when ``counted``,
         ``weights[k]`` times in the documents ``doc_of_part[doc_offsets[k]:doc_offsets[k+1]]``
-        (ascending) - the distinct parts of :class:`ubpe_native._parts.PartCounter`."""
+        (ascending) - the distinct parts of :class:`ubpe_native._parts.PartCounter`.
+
+        Here and below, every method that grows a vector or a map is ``except``: running out
+        of memory raises MemoryError from ``__init__``/``step`` (never "Exception ignored" and
+        a half-merged corpus)."""
         cdef Py_ssize_t k, i, j, length, start
         cdef int32_t pair, part
         cdef FlatMap distinct  # content hash -> distinct part + 1
@@ -232,8 +236,9 @@ cdef class PairMerger:
         for pair in range(<int32_t>self.pair_left.size()):
             self._push(pair)
         self.touched.clear()
+        return 0
 
-    cdef int32_t _new_part(self, const id_t[::1] tokens, Py_ssize_t start, Py_ssize_t length) noexcept nogil:
+    cdef int32_t _new_part(self, const id_t[::1] tokens, Py_ssize_t start, Py_ssize_t length) except -1 nogil:
         cdef int32_t part = <int32_t>self.part_weight.size()
         cdef Py_ssize_t first = self.symbol.size(), i
         for i in range(length):
@@ -252,7 +257,7 @@ cdef class PairMerger:
 
     # -- statistics ---------------------------------------------------------------------------
 
-    cdef int32_t _pair_number(self, id_t left, id_t right) noexcept nogil:
+    cdef int32_t _pair_number(self, id_t left, id_t right) except -1 nogil:
         cdef int64_t* slot = self.pair_numbers.slot(pack_key(left, right))
         if slot[0] == 0:  # new pair: numbers are stored plus one, so 0 means absent
             slot[0] = <int64_t>self.pair_left.size() + 1
@@ -270,22 +275,25 @@ cdef class PairMerger:
         cdef int64_t number = self.pair_numbers.get(pack_key(left, right), 0)
         return self.occurrences[number - 1] if number > 0 else 0
 
-    cdef inline void _touch(self, int32_t pair) noexcept nogil:
+    cdef inline int _touch(self, int32_t pair) except -1 nogil:
         if self.touched_in_round[pair] != self.round_number:
             self.touched_in_round[pair] = self.round_number
             self.touched.push_back(pair)
+        return 0
 
-    cdef void _add(self, id_t left, id_t right, int32_t position) noexcept nogil:
+    cdef int _add(self, id_t left, id_t right, int32_t position) except -1 nogil:
         cdef int32_t pair = self._pair_number(left, right)
         self.occurrences[pair] += self.part_weight[self.part_of[position]]
         self.documents_known[pair] = False
         self.positions[pair].push_back(position)
         self._touch(pair)
+        return 0
 
-    cdef void _remove(self, int32_t pair, count_t weight) noexcept nogil:
+    cdef int _remove(self, int32_t pair, count_t weight) except -1 nogil:
         self.occurrences[pair] -= weight
         self.documents_known[pair] = False
         self._touch(pair)
+        return 0
 
     cdef count_t _documents_of(self, int32_t pair) noexcept nogil:
         """Documents holding the pair: those of the distinct parts at its valid positions
@@ -322,11 +330,12 @@ cdef class PairMerger:
 
     # -- the candidate heap -------------------------------------------------------------------
 
-    cdef void _push(self, int32_t pair) noexcept nogil:
+    cdef int _push(self, int32_t pair) except -1 nogil:
         cdef HeapEntry entry
         entry.occurrences = self.occurrences[pair]
         entry.pair = pair
         heap_push(self.heap, entry, HEAP_ARITY, heap_above)
+        return 0
 
     cdef HeapEntry _pop(self) noexcept nogil:
         return heap_pop(self.heap, HEAP_ARITY, heap_above)
@@ -348,7 +357,7 @@ cdef class PairMerger:
             created = self._round(n_candidates)
         return created
 
-    cdef int _round(self, int n_candidates) noexcept nogil:
+    cdef int _round(self, int n_candidates) except -1 nogil:
         cdef vector[Candidate] popped
         cdef vector[int32_t] candidates
         cdef vector[int32_t] taken
@@ -441,7 +450,7 @@ cdef class PairMerger:
                 self._push(self.touched[i])
         return <int>taken.size()
 
-    cdef id_t _target_of(self, int32_t pair) noexcept nogil:
+    cdef id_t _target_of(self, int32_t pair) except -1 nogil:
         """The token ``pair`` becomes: a new one, or with unique pieces maybe an old one."""
         cdef id_t token
         if self.unique_pieces:
@@ -456,15 +465,16 @@ cdef class PairMerger:
         self.merged_occurrences.push_back(self.occurrences[pair])
         return token
 
-    cdef void _append_piece(self, vector[id_t]& out, id_t token) noexcept nogil:
+    cdef int _append_piece(self, vector[id_t]& out, id_t token) except -1 nogil:
         cdef Py_ssize_t k
         if token < self.first_token:
             out.push_back(token)
         else:
             for k in range(self.pieces[token - self.first_token].size()):
                 out.push_back(self.pieces[token - self.first_token][k])
+        return 0
 
-    cdef id_t _existing_piece(self, int32_t pair) noexcept nogil:
+    cdef id_t _existing_piece(self, int32_t pair) except -2 nogil:
         """The token whose piece is the pair's, or -1 after registering the coming token.
 
         Pieces are found by a 64-bit hash; equal hashes of different pieces probe on to the
@@ -491,7 +501,7 @@ cdef class PairMerger:
                 return found
             key += 1
 
-    cdef void _merge(self, int32_t pair, id_t token) noexcept nogil:
+    cdef int _merge(self, int32_t pair, id_t token) except -1 nogil:
         """Replace every occurrence of ``pair`` by ``token``, left to right."""
         cdef id_t a = self.pair_left[pair], b = self.pair_right[pair]
         cdef vector[int32_t] where
@@ -529,6 +539,7 @@ cdef class PairMerger:
         # no occurrence of the pair can form again: its positions are no longer needed
         self.positions[pair].clear()
         self.positions[pair].shrink_to_fit()
+        return 0
 
     # -- results ------------------------------------------------------------------------------
 

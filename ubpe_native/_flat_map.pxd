@@ -7,8 +7,8 @@ from ubpe_native._typedefs cimport id_t
 cdef extern from "flat_map.h" namespace "ubpe" nogil:
     cdef cppclass FlatMap:
         FlatMap()
-        FlatMap(size_t expected)
-        int64_t* slot(uint64_t key)
+        FlatMap(size_t expected) except +
+        int64_t* slot(uint64_t key) except +  # may grow the table: MemoryError
         int64_t get(uint64_t key, int64_t missing)
         size_t size()
 

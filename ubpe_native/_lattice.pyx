@@ -52,6 +52,7 @@ keep the same set but not the same order of ties, and outputs would stop matchin
 ([[2, 0], [0, 1, 0]], [0.5, 0.0])
 """
 
+from cpython.pyport cimport PY_SSIZE_T_MAX
 from libc.math cimport log
 from libc.stdint cimport int32_t, int64_t
 from libcpp.vector cimport vector
@@ -171,7 +172,7 @@ cdef class _Workspace:
 
     # -- persistent counts ----------------------------------------------------------------
 
-    cdef int32_t _new_trie_node(self, int32_t copy_of, bint last_level) noexcept nogil:
+    cdef int32_t _new_trie_node(self, int32_t copy_of, bint last_level) except -1 nogil:
         cdef int32_t node = <int32_t>(self.trie.size() // 2)
         if copy_of >= 0:
             self.trie.push_back(self.trie[2 * copy_of])
@@ -192,7 +193,7 @@ cdef class _Workspace:
             return 0
         return self.trie[2 * node + (key & 1)]
 
-    cdef int32_t with_count(self, int32_t root, int32_t key, int32_t count) noexcept nogil:
+    cdef int32_t with_count(self, int32_t root, int32_t key, int32_t count) except -1 nogil:
         """A new root: ``root``'s counts with ``key`` set to ``count`` (path copying)."""
         cdef int32_t path[32]
         cdef int32_t node = root, copy, child
@@ -209,6 +210,7 @@ cdef class _Workspace:
         return child
 
     cdef int32_t _compact_from(self, int32_t node, int level) noexcept nogil:
+        # ``compact`` reserved room for every node: the push_backs below never allocate
         if node < 0:
             return EMPTY_TRIE
         if self.renumber[node] >= 0:
@@ -223,21 +225,24 @@ cdef class _Workspace:
         self.renumber[node] = copy
         return copy
 
-    cdef void compact(self, Py_ssize_t first, Py_ssize_t last, Py_ssize_t top_n) noexcept nogil:
+    cdef int compact(self, Py_ssize_t first, Py_ssize_t last, Py_ssize_t top_n) except -1 nogil:
         """Keep only the trie nodes that tails at positions ``first..last`` reach."""
         cdef Py_ssize_t position, node
         self.renumber.assign(self.trie.size() // 2, -1)
         self.compacted.clear()
+        self.compacted.reserve(self.trie.size())
         for position in range(first, last + 1):
             for node in range(position * top_n, position * top_n + self.kept[position]):
                 self.node_counts[node] = self._compact_from(self.node_counts[node], 0)
         self.trie.swap(self.compacted)
         self.compaction_threshold = max(self.min_compaction, <Py_ssize_t>self.trie.size() // 2)
+        return 0
 
     # -- scores ---------------------------------------------------------------------------
 
     cdef void exact_score(self, int64_t tail, id_t token, const double* weights,
                           Candidate* candidate) noexcept nogil:
+        # ``walk`` holds at most a path plus one token: ``encode_parts`` reserved that room
         """The reference's sum for ``[token] + tail``: its Counter lists tokens in the order
         they were first added while the path grew from the end, i.e. by last occurrence,
         right to left; the sum runs over them in that order."""
@@ -253,12 +258,28 @@ cdef class _Workspace:
                        self.key_order, &candidate.high, &candidate.low)
         candidate.score = sum_value(candidate.high, candidate.low)
 
+    cdef int reserve(self, Py_ssize_t longest, Py_ssize_t top_n) except -1:
+        """Room for a part of ``longest`` symbols (raises MemoryError here, with the GIL)."""
+        cdef Py_ssize_t n_nodes = (longest + 1) * top_n
+        self.node_token.reserve(n_nodes)
+        self.node_next.reserve(n_nodes)
+        self.node_score.reserve(n_nodes)
+        self.node_high.reserve(n_nodes)
+        self.node_low.reserve(n_nodes)
+        self.node_length.reserve(n_nodes)
+        self.node_counts.reserve(n_nodes)
+        self.kept.reserve(longest + 1)
+        self.walk.reserve(longest + 2)
+        return 0
+
     # -- one part -------------------------------------------------------------------------
 
-    cdef void encode_part(self, RadixTree tree, const double* weights, id_t n_base,
-                          const id_t* part, Py_ssize_t n, Py_ssize_t top_n, bint exact,
-                          int32_t* match_lengths, id_t* match_tokens,
-                          Candidate* heap, int64_t* order) noexcept nogil:
+    cdef int encode_part(self, RadixTree tree, const double* weights, id_t n_base,
+                         const id_t* part, Py_ssize_t n, Py_ssize_t top_n, bint exact,
+                         int32_t* match_lengths, id_t* match_tokens,
+                         Candidate* heap, int64_t* order) except -1 nogil:
+        # Every growing vector raises MemoryError through here (``except -1``), never leaves
+        # half-built state; the largest ones (n_nodes) are sized with the GIL by encode_parts.
         cdef Py_ssize_t p, m, i, j, n_matches, size, next_position, first, window = tree.max_length
         cdef int64_t tail, node
         cdef int32_t c
@@ -360,6 +381,7 @@ cdef class _Workspace:
             self.out_scores.push_back(score)
             self.out_token_offsets.push_back(self.out_tokens.size())
         self.out_candidate_offsets.push_back(self.out_scores.size())
+        return 0
 
 
 def encode_parts(RadixTree tree not None, weights, tokens, offsets, Py_ssize_t top_n=1,
@@ -402,6 +424,14 @@ def encode_parts(RadixTree tree not None, weights, tokens, offsets, Py_ssize_t t
     cdef const id_t* token_data = &token_view[0] if token_view.shape[0] else NULL
     work.out_token_offsets.push_back(0)
     work.out_candidate_offsets.push_back(0)
+    # the largest allocations, made here with the GIL: MemoryError before any work
+    if longest + 1 > PY_SSIZE_T_MAX // top_n // 8:
+        raise MemoryError(f"a part of {longest} symbols with top_n={top_n} needs more memory than can be addressed")
+    try:
+        work.reserve(longest, top_n)
+    except MemoryError:
+        raise MemoryError(f"a part of {longest} symbols with top_n={top_n} needs about "
+                          f"{(longest + 1) * top_n * 44 / 2**30:.1f} GiB for its lattice") from None
     with nogil:
         for k in range(n_parts):
             length = offset_view[k + 1] - offset_view[k]

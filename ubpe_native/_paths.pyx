@@ -293,8 +293,9 @@ cdef class _Flota:
             high >>= 1
         return found
 
-    cdef void encode(self, const int64_t* bounds, Py_ssize_t n_parts, id_t* token_at) noexcept nogil:
-        """``token_at[p]``: the token chosen at ``p``, or ``END`` inside a token."""
+    cdef int encode(self, const int64_t* bounds, Py_ssize_t n_parts, id_t* token_at) except -1 nogil:
+        """``token_at[p]``: the token chosen at ``p``, or ``END`` inside a token (``spans``
+        grows: MemoryError propagates, ``except -1``)."""
         cdef Py_ssize_t n = bounds[n_parts], part, p, first, end, start, stop
         cdef vector[int64_t] spans   # pending spans, (first, end) pairs
         for part in range(n_parts):
@@ -326,6 +327,7 @@ cdef class _Flota:
             spans.push_back(start)
             spans.push_back(stop)
             spans.push_back(end)
+        return 0
 
 
 def longest_token(RadixTree tree not None, symbols, bounds):

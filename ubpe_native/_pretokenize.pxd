@@ -14,5 +14,7 @@ cdef enum:
 
 cdef check_split_arguments(Py_ssize_t n_classes, int pattern)
 
+cdef int check_utf8(const uint8_t[::1] data) except -1
+
 cdef void split_pieces(const uint8_t* s, Py_ssize_t n, const class_t* classes, int pattern,
                        vector[int64_t]& bounds) noexcept nogil

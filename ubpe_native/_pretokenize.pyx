@@ -7,7 +7,8 @@ below names the alternative it implements, tried in the pattern's order (leftmos
 the regex engine). Character classes come from a table with one entry per code point that
 the caller builds with the `regex` module, so the scanner agrees with ``regex.findall`` on
 every code point. ``split_pieces`` is the kernel (``_ranked.MergeTable.encode_text`` calls it
-without the GIL); ``split_text`` exposes it to tests.
+without the GIL); ``split_text`` exposes it to Python. Both ``def`` wrappers check that the
+data is well-formed UTF-8 first (``check_utf8``): the scanner decodes without bounds checks.
 
 >>> import numpy as np
 >>> from ubpe.bytelevel import NATIVE_PATTERNS, PATTERNS, code_point_classes
@@ -47,6 +48,57 @@ cdef check_split_arguments(Py_ssize_t n_classes, int pattern):
         raise ValueError("classes must hold one entry per code point (0x110000)")
     if pattern not in (PATTERN_GPT2, PATTERN_CL100K, PATTERN_LLAMA3, PATTERN_O200K):
         raise ValueError(f"unknown native pattern id {pattern}")
+
+
+cdef Py_ssize_t invalid_utf8_at(const uint8_t* s, Py_ssize_t n) noexcept nogil:
+    """Where the first byte of a malformed UTF-8 sequence of ``s[:n]`` is, or -1 if it is all
+    well-formed (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF, no
+    truncated sequence). ``decode_utf8`` may only read text that passed this check."""
+    cdef Py_ssize_t i = 0, width, k
+    cdef uint8_t b, second, low, high
+    while i < n:
+        b = s[i]
+        if b < 0x80:
+            i += 1
+            continue
+        low, high = 0x80, 0xBF  # range of the second byte
+        if 0xC2 <= b <= 0xDF:
+            width = 2
+        elif 0xE0 <= b <= 0xEF:
+            width = 3
+            if b == 0xE0:
+                low = 0xA0  # no overlong three-byte form
+            elif b == 0xED:
+                high = 0x9F  # no surrogate
+        elif 0xF0 <= b <= 0xF4:
+            width = 4
+            if b == 0xF0:
+                low = 0x90  # no overlong four-byte form
+            elif b == 0xF4:
+                high = 0x8F  # nothing above U+10FFFF
+        else:
+            return i
+        if i + width > n:
+            return i
+        second = s[i + 1]
+        if second < low or second > high:
+            return i
+        for k in range(2, width):
+            if s[i + k] < 0x80 or s[i + k] > 0xBF:
+                return i
+        i += width
+    return -1
+
+
+cdef int check_utf8(const uint8_t[::1] data) except -1:
+    """``data`` must be well-formed UTF-8: the scanner reads code points without bounds checks."""
+    cdef Py_ssize_t at = -1
+    if data.shape[0]:
+        with nogil:
+            at = invalid_utf8_at(&data[0], data.shape[0])
+    if at >= 0:
+        raise ValueError(f"data is not valid UTF-8 (malformed sequence at byte {at})")
+    return 0
 
 
 cdef inline uint32_t decode_utf8(const uint8_t* s, Py_ssize_t i, Py_ssize_t* width) noexcept nogil:
@@ -300,8 +352,10 @@ cdef void split_pieces(const uint8_t* s, Py_ssize_t n, const class_t* classes, i
 
 
 def split_text(const uint8_t[::1] data not None, const class_t[::1] classes not None, int pattern):
-    """Byte offsets of the pieces of UTF-8 ``data`` under a preset pattern (for tests)."""
+    """Byte offsets of the pieces of UTF-8 ``data`` under a preset pattern; ``data`` must be
+    well-formed UTF-8 (ValueError otherwise)."""
     check_split_arguments(classes.shape[0], pattern)
+    check_utf8(data)
     cdef vector[int64_t] bounds
     if data.shape[0]:
         with nogil:

@@ -35,7 +35,7 @@ from ubpe_native._chain cimport chain_init, chain_merge
 from ubpe_native._checks cimport check_ids, check_offsets
 from ubpe_native._flat_map cimport FlatMap, pack_key
 from ubpe_native._heap cimport heap_pop, heap_push
-from ubpe_native._pretokenize cimport check_split_arguments, class_t, split_pieces
+from ubpe_native._pretokenize cimport check_split_arguments, check_utf8, class_t, split_pieces
 from ubpe_native._typedefs cimport id_t
 
 # Multiplier of the polynomial hash of id runs (odd, so multiplication is a bijection mod 2**64).
@@ -372,6 +372,7 @@ cdef class MergeTable:
         """Split UTF-8 ``data`` with a preset ``pattern`` (``_pretokenize.split_text``) and
         encode every piece, whole-piece shortcut first, in one call without the GIL."""
         check_split_arguments(classes.shape[0], pattern)
+        check_utf8(data)
         if self.n_base < N_BYTE_VALUES:
             raise ValueError("byte-level encoding needs a vocabulary over the 256 byte values")
         cdef Py_ssize_t n = data.shape[0], i

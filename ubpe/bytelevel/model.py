@@ -82,7 +82,7 @@ class ByteLevelBPE:
         self.token_ids: np.ndarray = np.arange(N_BYTES, dtype=np.int64)
         self._encoder: RankedEncoder | None = None
         self._regex = regex.compile(self.pattern)
-        self._bytes_of: list[bytes | None] = []
+        self._bytes_of: dict[int, bytes] = {}
         self._rank_of: dict[bytes, int] = {}
 
     # -- construction ----------------------------------------------------------------------
@@ -155,12 +155,12 @@ class ByteLevelBPE:
         self._specials = specials
         self._encoder = RankedEncoder(vocabulary, priority="rank")
         self._identity_ids = bool(np.array_equal(self.token_ids, np.arange(len(vocabulary))))
-        # rank -> bytes for decoding; None marks ranks no token has
-        bytes_of: list[bytes | None] = [None] * self.n_vocab
+        # rank -> bytes for decoding, sparse: ids may be as large as MAX_RANK in a small file
+        bytes_of: dict[int, bytes] = {}
         pieces = vocabulary.pieces()
         for token, rank in enumerate(self.token_ids.tolist()):
             bytes_of[rank] = bytes([token]) if token < N_BYTES else bytes(pieces[token])
-        self._rank_of = {piece: rank for rank, piece in enumerate(bytes_of) if piece is not None}
+        self._rank_of = {piece: rank for rank, piece in bytes_of.items()}
         for text, token in specials.ids.items():
             bytes_of[token] = text.encode("utf-8")
         self._bytes_of = bytes_of
@@ -301,16 +301,15 @@ class ByteLevelBPE:
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         """The bytes of ``ids`` (special tokens as their UTF-8 text)."""
         self._check_fitted()
-        try:
-            parts = [self._bytes_of[i] for i in ids]
-            return b"".join(parts)  # type: ignore[arg-type]
-        except (IndexError, TypeError):
-            bad = next(
-                (i for i in ids if not isinstance(i, (int, np.integer)) or not 0 <= i < len(self._bytes_of)
-                 or self._bytes_of[i] is None),
-                None,
-            )
-            raise UnknownTokenError(f"token {bad!r} is not in the vocabulary") from None
+        if isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
+            raise SymbolTypeError(f"decode takes a sequence of token ids, got {type(ids).__name__}")
+        ids = list(ids)
+        for i in ids:  # no bools, no negative indexing: ids are ints that have bytes
+            if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
+                raise SymbolTypeError(f"token ids must be ints, got {i!r}")
+            if i not in self._bytes_of:
+                raise UnknownTokenError(f"token {i!r} is not in the vocabulary (ids 0..{self.n_vocab - 1})")
+        return b"".join([self._bytes_of[i] for i in ids])
 
     def decode(self, ids: Sequence[int], errors: str = "replace") -> str:
         """The text of ``ids``; bytes that are not valid UTF-8 follow ``errors``."""

@@ -70,9 +70,11 @@ def resolve_pattern(pattern: str) -> str:
     if pattern in PATTERNS:
         return PATTERNS[pattern]
     try:
-        regex.compile(pattern)
+        compiled = regex.compile(pattern)
     except regex.error as exc:
         raise InvalidParameterError(f"`pattern` is not a valid regex: {exc}") from None
+    if compiled.flags & regex.REVERSE:  # findall would return the pieces last to first
+        raise InvalidParameterError("`pattern` must not match in reverse ((?r)): pieces must come in text order")
     return pattern
 
 

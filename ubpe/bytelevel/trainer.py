@@ -16,7 +16,9 @@ b'lo'
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 
 import numpy as np
 import regex
@@ -52,7 +54,11 @@ def fit_bytelevel(
     pat_str = resolve_pattern(pattern)
     if isinstance(special_tokens, str):
         raise SymbolTypeError("`special_tokens` must be a collection of str, not one str")
-    names = list(special_tokens)
+    # a set has no order of its own (it would follow PYTHONHASHSEED): its names are sorted
+    names = sorted(special_tokens) if isinstance(special_tokens, AbstractSet) else list(special_tokens)
+    if len(set(names)) != len(names):
+        twice = sorted(n for n, count in Counter(names).items() if count > 1)
+        raise InvalidParameterError(f"special tokens given twice: {twice[:3]} (ids would leave a hole)")
     cut_specials = special_regex(frozenset(names)) if names else None
     split = functools.partial(split_texts, pattern=pat_str, cut_specials=cut_specials)
     fitted = fit_vocabulary(

@@ -22,6 +22,8 @@ def run(args: argparse.Namespace) -> int:
     # progress bars only where someone watches; the summary line unless --quiet
     quiet = args.quiet or not sys.stderr.isatty()
     check_output(args.output)
+    if args.n_tokens is not None and args.n_tokens < 1:
+        raise CLIError(f"--n-tokens must be at least 1, got {args.n_tokens}")
     started = time.perf_counter()
     docs = read_docs(args.inputs, ints=args.ints, docs_per=args.docs_per, glob=args.glob, quiet=quiet)
     ints = bool(docs) and not isinstance(docs[0], str)
@@ -66,7 +68,7 @@ def _fit(
     if args.variant == ByteLevelBPE.variant:
         model: Any = ByteLevelBPE().fit(
             corpus,
-            n_tokens=args.n_tokens or DEFAULT_N_TOKENS,
+            n_tokens=DEFAULT_N_TOKENS if args.n_tokens is None else args.n_tokens,
             n_candidates=args.n_candidates,
             pattern=regex_str or DEFAULT_BYTELEVEL_PATTERN,
             special_tokens=args.special_token or (),
@@ -104,7 +106,7 @@ def fit_universal(
         alphabet = sorted(seen)
     cls = UBPEClassic if args.variant == CLASSIC else UBPE
     n_base = (alphabet if isinstance(alphabet, int) else len(alphabet)) + len(known_words or [])
-    n_tokens = args.n_tokens or (DEFAULT_N_TOKENS if DEFAULT_N_TOKENS > n_base else n_base + DEFAULT_N_TOKENS)
+    n_tokens = args.n_tokens if args.n_tokens is not None else (DEFAULT_N_TOKENS if DEFAULT_N_TOKENS > n_base else n_base + DEFAULT_N_TOKENS)
     model = cls(
         alphabet=alphabet,
         n_tokens=n_tokens,

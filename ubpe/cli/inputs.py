@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -76,13 +77,20 @@ def input_files(inputs: Sequence[str], glob: str) -> list[str]:
 
 
 def read_file(name: str) -> str:
-    """The UTF-8 text of file ``name`` (``-``: stdin)."""
-    if name == "-":
-        return sys.stdin.read()
+    """The UTF-8 text of file ``name`` (``-``: stdin), newlines made ``\\n``.
+
+    One rule for files and stdin: the bytes must be UTF-8, and invalid bytes are an error
+    naming where they are (stdin is not read with the locale's error handler)."""
     try:
+        if name == "-":
+            stream = getattr(sys.stdin, "buffer", None)
+            if stream is None:  # already text (a test's StringIO)
+                return sys.stdin.read()
+            return stream.read().decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
         return Path(name).read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        raise CLIError(f"{name} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        where = "stdin" if name == "-" else name
+        raise CLIError(f"{where} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
 def split_docs(text: str, docs_per: str) -> list[str]:
@@ -239,10 +247,16 @@ def parse_options(pairs: Sequence[str]) -> dict[str, Any]:
 
 
 def check_output(path: str) -> None:
-    """Fail before any work if ``path`` cannot be written (its folder is missing)."""
-    folder = Path(path).parent
+    """Fail before any work if ``path`` cannot be written: its folder (a symlink's target's)
+    is missing or not writable (the atomic save creates a file there), or it is a folder."""
+    target = Path(os.path.realpath(path))
+    folder = target.parent
     if not folder.is_dir():
         raise CLIError(f"cannot write {path}: no such directory {folder}")
+    if target.is_dir():
+        raise CLIError(f"cannot write {path}: it is a directory")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise CLIError(f"cannot write {path}: permission denied in {folder}")
 
 
 def load_model(path: str, *, variant: str | None = None, pattern: str | None = None) -> Any:

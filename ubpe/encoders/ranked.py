@@ -140,8 +140,12 @@ class RankedEncoder:
 
     def encode_text(self, data: bytes, classes: np.ndarray, pattern: int) -> np.ndarray:
         """Tokens of UTF-8 ``data`` split by a preset pattern of the kernel's scanner (see
-        :mod:`ubpe.bytelevel`), whole-piece shortcut first. Needs base ids = byte values."""
-        return self._table.encode_text(data, classes, pattern)
+        :mod:`ubpe.bytelevel`), whole-piece shortcut first. Needs base ids = byte values and
+        well-formed UTF-8 (InvalidParameterError otherwise)."""
+        try:
+            return self._table.encode_text(data, classes, pattern)
+        except ValueError as exc:
+            raise InvalidParameterError(str(exc)) from None
 
     def decode(self, tokens: Sequence[int] | np.ndarray) -> np.ndarray:
         """Base ids of ``tokens``, concatenated (the inverse of encoding)."""
@@ -179,6 +183,8 @@ class DropoutEncoder(RankedEncoder):
             raise InvalidParameterError(f"`dropout` must be a number, not {type(dropout).__name__}")
         if not 0.0 <= dropout <= 1.0:
             raise InvalidParameterError(f"`dropout` must be in [0, 1], got {dropout}")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+            raise InvalidParameterError(f"`seed` must be None or an int >= 0, got {seed!r}")
         super().__init__(vocabulary, priority=priority)
         self.dropout = float(dropout)
         self.seed = seed

@@ -34,6 +34,7 @@ from ubpe_native._combine import walk
 from ubpe_native._lattice import DEFAULT_EXACT_MAX_LENGTH, encode_parts
 from ubpe_native._radix import RadixTree
 
+from ..errors import InvalidParameterError
 from ..vocabulary import Vocabulary
 from ._base import Encoding, add_left_to_right, all_weights, check_top_n, flatten_parts
 
@@ -163,9 +164,13 @@ class TfidfEncoder:
 
     def __init__(self, vocabulary: Vocabulary, *, exact: bool = False,
                  exact_max_length: int = DEFAULT_EXACT_MAX_LENGTH):
+        if not isinstance(exact, (bool, np.bool_)):
+            raise InvalidParameterError(f"exact must be True or False, got {exact!r}")
+        if isinstance(exact_max_length, bool) or not isinstance(exact_max_length, (int, np.integer)) or exact_max_length < 0:
+            raise InvalidParameterError(f"exact_max_length must be an int >= 0, got {exact_max_length!r}")
         self.vocabulary = vocabulary
-        self.exact = exact
-        self.exact_max_length = exact_max_length
+        self.exact = bool(exact)
+        self.exact_max_length = int(exact_max_length)
         self._tree = RadixTree(vocabulary.n_base, vocabulary.piece_offsets, vocabulary.piece_symbols)
         self._weights = all_weights(vocabulary)
 

@@ -90,6 +90,8 @@ def format_of(name: str) -> Format:
 def detect(path: str | os.PathLike) -> str:
     """The name of the format of the file at ``path``, from its first bytes."""
     head = read_head(path)
+    if not head.strip():
+        raise ModelFormatError(f"{path} is an empty file, not a model")
     for row in FORMATS.values():
         if row.detect(head):
             return row.name

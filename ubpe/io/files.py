@@ -1,7 +1,8 @@
 """Files: atomic writes, text and JSON reading, and the first bytes that format detection reads.
 
 Files are written atomically: a temporary file in the same folder, flushed and synced, then
-renamed over the target, so a crash never leaves half a model.
+renamed over the target, so a crash never leaves half a model. The file keeps its mode (a
+new one gets the umask's), and a symlink keeps pointing at the file it names.
 
 >>> import os, tempfile
 >>> path = os.path.join(tempfile.mkdtemp(), "x.json")
@@ -14,11 +15,12 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import secrets
+import stat
 from pathlib import Path
 from typing import Any
 
-from ..errors import ModelFormatError
+from ..errors import InvalidParameterError, ModelFormatError
 
 # how many bytes format detection reads
 HEAD_SIZE = 1 << 16
@@ -31,20 +33,55 @@ def read_head(path: str | os.PathLike, size: int = HEAD_SIZE) -> bytes:
 
 
 def write_atomically(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` to ``path`` so that readers see the old file or the new, never half."""
-    target = Path(path)
-    handle = tempfile.NamedTemporaryFile(
-        "w", encoding="utf-8", dir=target.parent, prefix=f".{target.name}.", suffix=".tmp", delete=False
-    )
+    """Write ``text`` to ``path`` so that readers see the old file or the new, never half.
+
+    A symlink is followed: its target is replaced, the link stays. A new file gets the mode
+    ``0o666`` minus the umask (like ``open``); a replaced file keeps its mode. Text that UTF-8
+    cannot hold (a lone surrogate) is refused before anything is written.
+    """
     try:
-        with handle:
-            handle.write(text)
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise unencodable(path, exc) from None
+    target = Path(os.path.realpath(path))
+    try:
+        mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        mode = None  # os.open applies the umask to 0o666
+    descriptor, temporary = _create_temporary(target)
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            if mode is not None:
+                os.fchmod(handle.fileno(), mode)
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(handle.name, target)
+        os.replace(temporary, target)
     except BaseException:
-        Path(handle.name).unlink(missing_ok=True)
+        Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def unencodable(path: str | os.PathLike, exc: UnicodeEncodeError) -> InvalidParameterError:
+    """The error for a model that UTF-8 cannot hold (a lone surrogate in ``exc.object``)."""
+    bad = exc.object[exc.start : exc.end]
+    return InvalidParameterError(
+        f"cannot save {os.fspath(path)}: the model holds {bad!r}, a lone surrogate, which UTF-8 "
+        "cannot hold (was some input decoded with errors='surrogateescape'?)"
+    )
+
+
+def _create_temporary(target: Path) -> tuple[int, str]:
+    """A new, empty, hidden file next to ``target`` (mode 0o666 minus the umask)."""
+    for _ in range(100):
+        name = target.parent / f".{target.name}.{secrets.token_hex(4)}.tmp"
+        try:
+            return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), str(name)
+        except FileExistsError:
+            continue
+        except OSError as exc:  # name the file the user asked for, not the hidden temporary
+            raise type(exc)(exc.errno, exc.strerror, str(target)) from None
+    raise FileExistsError(f"no free temporary name next to {target}")
 
 
 def read_text(path: str | os.PathLike, what: str = "a ubpe model") -> str:

@@ -40,7 +40,7 @@ from ..errors import InvalidParameterError, ModelFormatError
 from ..splitting import make_pipeline
 from ..tokenizer import CLASSIC, UNIVERSAL, UBPE, UBPEClassic
 from ..vocabulary import Vocabulary
-from .files import parse_json, read_text, write_atomically
+from .files import parse_json, read_text, unencodable, write_atomically
 from .tiktoken import parse_tiktoken
 
 FORMAT_NAME = "ubpe-model"
@@ -61,7 +61,11 @@ def read(path: str | os.PathLike) -> Any:
 
 def write(tokenizer: Any, path: str | os.PathLike) -> None:
     """Write ``tokenizer`` to ``path`` in our format, atomically."""
-    write_atomically(path, to_json(tokenizer))
+    try:
+        text = to_json(tokenizer)
+    except UnicodeEncodeError as exc:
+        raise unencodable(path, exc) from None
+    write_atomically(path, text)
 
 
 def to_json(tokenizer: Any) -> str:

@@ -41,6 +41,8 @@ def read(
         text = Path(path).read_text(encoding="ascii")
     except UnicodeDecodeError as exc:
         raise ModelFormatError(f"{path} is not a .tiktoken file (not ASCII): {exc}") from None
+    if not text.strip():
+        raise ModelFormatError(f"{path} is an empty file, not a .tiktoken model")
     return ByteLevelBPE.from_mergeable_ranks(
         parse_tiktoken(text, str(path)), pattern=pattern or DEFAULT_PATTERN, special_tokens=special_tokens
     )
