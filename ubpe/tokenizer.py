@@ -12,6 +12,12 @@ creation ranks) and ``save``/``load`` in a versioned format (:mod:`ubpe.io`). :m
 builds tokenizers, so it sits above this module: the model-file methods (``save``, ``load``,
 ``dumps``, ``loads``) import it when called, and no module imports the other at load time.
 
+The module is longer than ~500 lines for one reason: the reference's public surface is one
+class (``UBPEBase`` with two subclasses), and every method it has - plus the contract's and
+the alternatives' (``ambiguity``, ``rerank=``) - must live on it for drop-in compatibility.
+Each method is a thin call into the module that does the work (``fit``, ``encoders``,
+``pieces``, ``io``), so splitting the file would only scatter one class's signatures.
+
 >>> tok = UBPE(alphabet="ab", n_tokens=4)
 >>> tok.fit(["abab", "abba"], quiet=True)
 >>> tok.tokens_mapper["backward"]
