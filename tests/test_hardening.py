@@ -460,3 +460,17 @@ def test_fewer_ids_than_asked_warn_with_both_numbers(variant, corpus, asked):
         tokenizer.fit(corpus, quiet=True)
     assert str(tokenizer.n_vocab) in str(caught[0].message)
     assert tokenizer.n_tokens == tokenizer.n_vocab < asked
+
+
+@pytest.mark.parametrize("top", ["-1", "0", "x"])
+def test_inspect_top_must_be_positive(top, tmp_path, capsys):
+    from ubpe import UBPE
+    from ubpe.cli import main
+
+    tok = UBPE(alphabet="ab", n_tokens=4)
+    tok.fit(["abab", "abba"], quiet=True)
+    tok.save(tmp_path / "m.json")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["inspect", str(tmp_path / "m.json"), "--top", top])
+    assert exit_info.value.code == 2
+    assert "--top" in capsys.readouterr().err

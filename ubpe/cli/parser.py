@@ -133,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     inspect = commands.add_parser("inspect", help="vocabulary size, longest tokens, weights, merge trees, coverage, ambiguity")
     inspect.add_argument("model", help="a model file")
-    inspect.add_argument("--top", type=int, default=DEFAULT_TOP, metavar="K", help=f"rows per listing (default: {DEFAULT_TOP})")
+    inspect.add_argument("--top", type=_at_least_one, default=DEFAULT_TOP, metavar="K", help=f"rows per listing (default: {DEFAULT_TOP})")
     inspect.add_argument("--tree", action="append", metavar="TOKEN",
                          help="the merge tree of a token, by id or by piece (repeatable)")
     inspect.add_argument("--coverage", nargs="+", metavar="FILE", help="encode these files and report tokens per symbol")
@@ -175,3 +175,14 @@ def build_parser() -> argparse.ArgumentParser:
     convert.add_argument("-q", "--quiet", action="store_true")
     convert.set_defaults(handler=convert_cmd.run)
     return parser
+
+
+def _at_least_one(text: str) -> int:
+    """An argparse type: an integer >= 1 (a usage error, exit 2, otherwise)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
