@@ -19,13 +19,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import UnknownTokenError
-from ..pieces import Inventory
+from ..pieces import PieceLookups
 
 
-class ImportedContract:
+class ImportedContract(PieceLookups):
     """Mixin of :class:`~ubpe.bytelevel.imported_base.ImportedTokenizer`: the contract's
-    ``symbol_type``, ``unit_pieces``, ``piece_to_id``, ``covers`` and ``inventory``."""
+    ``symbol_type`` and ``unit_pieces``, and ``piece_to_id`` that also takes the model's own
+    spelling; ``inventory`` and ``covers`` are :class:`~ubpe.pieces.PieceLookups`' (every id,
+    no recorded merge, one-symbol pieces as base ids, every text covered: what the vocabulary
+    lacks becomes bytes or the unknown token)."""
 
     symbol_type = str
 
@@ -39,14 +41,9 @@ class ImportedContract:
     def piece_to_id(self, piece: str | bytes) -> int:
         """The id of a token by the model's own spelling, or by what it stands for (the
         lowest such id). Raises :class:`UnknownTokenError` if no token has it."""
-        texts = self.texts  # type: ignore[attr-defined]
         if isinstance(piece, str) and piece in self._text_index():
             return self._text_index()[piece]
-        for i in range(len(texts)):
-            unit = self.unit_pieces([i])[0]
-            if unit == piece or (isinstance(piece, str) and isinstance(unit, bytes) and unit == piece.encode()):
-                return i
-        raise UnknownTokenError(f"no token stands for {piece!r}")
+        return super().piece_to_id(piece)
 
     def _text_index(self) -> dict[str, int]:
         index = getattr(self, "_text_index_cache", None)
@@ -56,18 +53,3 @@ class ImportedContract:
                 index.setdefault(text, i)
             self._text_index_cache = index
         return index
-
-    def covers(self, doc: str) -> bool:
-        """Always true: what the vocabulary lacks becomes bytes or the unknown token."""
-        return True
-
-    def inventory(self) -> Inventory:
-        """Every id with what it stands for; base ids are the single bytes / characters."""
-        ids = list(range(self.n_vocab))  # type: ignore[attr-defined]
-        units = self.unit_pieces(ids)
-        pieces = dict(zip(ids, units))
-        return Inventory(
-            ids, pieces, merges={},
-            base={i for i, unit in pieces.items() if len(unit) == 1},
-            lengths={i: len(unit) for i, unit in pieces.items()},
-        )

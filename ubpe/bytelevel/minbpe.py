@@ -70,25 +70,8 @@ class MinbpeBPE(ImportedBPE):
         super().__init__(texts, lines, pre="gpt-2", token_types=types, name="minbpe", where=where)
         self.merges = merges
         self.special_tokens = specials
-        self._scanner = None
-
-    def _split(self, text: str) -> list[str]:
-        return self._regex.findall(text)
-
-    def _native(self, text: str) -> list[int]:
-        return self._native_by_regex(text)
-
-    def _native_by_regex(self, text: str) -> list[int]:
-        words = [w.encode("utf-8", "surrogatepass") for w in self._split(text)]
-        bounds = np.zeros(len(words) + 1, dtype=np.int64)
-        np.cumsum([len(w) for w in words], out=bounds[1:])
-        return self._kernel.encode(np.frombuffer(b"".join(words), dtype=np.uint8), bounds).tolist()
-
-    def _parts(self, text: str) -> list[np.ndarray]:
-        from ..vocabulary import ID_DTYPE
-
-        return [np.frombuffer(w.encode("utf-8", "surrogatepass"), dtype=np.uint8).astype(ID_DTYPE)
-                for w in self._split(text)]
+        self._scanner = None  # ImportedBPE then splits with self.pretokenizer: minbpe's findall
+        self.pretokenizer = _FindAll(self._regex)
 
     def describe(self) -> dict:
         info = super().describe()
@@ -96,6 +79,16 @@ class MinbpeBPE(ImportedBPE):
         for key in ("pre", "pretokenizer", "ignore_merges"):
             info.pop(key, None)
         return info
+
+
+class _FindAll:
+    """minbpe's split, in the shape of a llama.cpp pre-tokenizer: ``regex.findall`` (text
+    between matches is dropped)."""
+
+    name = "minbpe"
+
+    def __init__(self, compiled: regex.Pattern):
+        self.split = compiled.findall
 
 
 def check_writable(tokenizer) -> tuple[list[tuple[int, int]], str, dict[str, int]]:
