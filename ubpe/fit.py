@@ -168,6 +168,10 @@ def _chunks(docs: Iterator[Any], max_docs: int, max_symbols: int) -> Iterator[li
         yield chunk
 
 
+# pairs merged per round at most: the kernel counts them in 32 bits
+MAX_CANDIDATES = 2**31 - 1
+
+
 def check_n_candidates(n_candidates: object) -> int:
     if isinstance(n_candidates, bool) or not isinstance(n_candidates, int):
         raise InvalidParameterError(
@@ -175,6 +179,8 @@ def check_n_candidates(n_candidates: object) -> int:
         )
     if n_candidates < 1:
         raise InvalidParameterError(f"`n_candidates` must be at least 1, got {n_candidates}")
+    if n_candidates > MAX_CANDIDATES:
+        raise InvalidParameterError(f"`n_candidates` must be at most {MAX_CANDIDATES} (a 32-bit count), got {n_candidates}")
     return n_candidates
 
 

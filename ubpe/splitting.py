@@ -149,7 +149,13 @@ def normalize_known_words(
     known_words: Any, alphabet: Alphabet
 ) -> dict[Any, int] | None:
     """Known words as ``word -> id`` with ids ``A..A+K-1`` (str words or tuples of symbols)."""
-    if known_words is None or len(known_words) == 0:
+    if known_words is None:
+        return None
+    if not isinstance(known_words, (Mapping, list, tuple, set, frozenset)):
+        raise SymbolTypeError(
+            f"`known_words` must be a dict, list or set, not {type(known_words).__name__}"
+        )
+    if len(known_words) == 0:
         return None
     base = len(alphabet)
     if isinstance(known_words, Mapping):
@@ -171,6 +177,11 @@ def normalize_known_words(
         raise InvalidParameterError("`known_words` must not contain an empty word")
     if len({type(w) for w in words}) > 1:
         raise SymbolTypeError("`known_words` must be all strings or all sequences of symbols")
+    if alphabet.symbol_type is not str and any(isinstance(w, str) for w in words):
+        raise SymbolTypeError(
+            f"`known_words` are str but the alphabet's symbols are {alphabet.symbol_type.__name__}: "
+            "give each word as a list of symbols"
+        )
     return words
 
 
@@ -184,20 +195,20 @@ def _word_key(word: Any) -> str | tuple:
     )
 
 
-def _symbol_set(tokens: Any, alphabet: Alphabet) -> frozenset | None:
+def _symbol_set(tokens: Any, alphabet: Alphabet, what: str = "break/stop tokens") -> frozenset | None:
     """Break / stop tokens: as in the reference, symbols outside the alphabet are ignored (with an
     :class:`~ubpe.errors.IgnoredInputWarning`)."""
     if tokens is None:
         return None
     if not isinstance(tokens, (list, tuple, set, frozenset, str)):
         raise SymbolTypeError(
-            f"break/stop tokens must be a list, set, tuple or str, not {type(tokens).__name__}"
+            f"`{what}` must be a list, set, tuple or str, not {type(tokens).__name__}"
         )
     kept = frozenset(normalize_symbol(t) for t in tokens if t in alphabet)
     ignored = [t for t in tokens if t not in alphabet]
     if ignored:
         warnings.warn(
-            f"{len(ignored)} break/stop tokens are not in the alphabet and are ignored: {ignored[:3]!r}",
+            f"{len(ignored)} {what} are not in the alphabet and are ignored: {ignored[:3]!r}",
             IgnoredInputWarning,
             stacklevel=4,
         )
@@ -223,8 +234,8 @@ class SplitPipeline:
     ):
         self.alphabet = alphabet
         self.known_words = dict(known_words) if known_words else None
-        self.break_tokens = _symbol_set(break_tokens, alphabet)
-        self.stop_tokens = _symbol_set(stop_tokens, alphabet)
+        self.break_tokens = _symbol_set(break_tokens, alphabet, "break_tokens")
+        self.stop_tokens = _symbol_set(stop_tokens, alphabet, "stop_tokens")
         if regex_str is not None and not isinstance(regex_str, str):
             raise SymbolTypeError(f"`regex_str` must be a str, not {type(regex_str).__name__}")
         self.regex_str = regex_str or None
@@ -232,6 +243,13 @@ class SplitPipeline:
             self._regex = regex.compile(self.regex_str) if self.regex_str else None
         except regex.error as exc:
             raise InvalidParameterError(f"`regex_str` is not a valid regex: {exc}") from None
+        if self._regex is not None and alphabet.symbol_type is not str:
+            warnings.warn(
+                f"`regex_str` splits text, but the alphabet's symbols are {alphabet.symbol_type.__name__}: "
+                "it is ignored (as by the reference)",
+                IgnoredInputWarning,
+                stacklevel=3,
+            )
         self._known = _KnownWords(self.known_words) if self.known_words else None
         self._break_ids = self._ids_array(self.break_tokens)
         self._stop_ids = self._ids_array(self.stop_tokens)

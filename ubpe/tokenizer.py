@@ -300,6 +300,8 @@ class UBPEBase:
         """
         if self._vocabulary is not None:
             raise AlreadyFittedError("the tokenizer can be fitted only once")
+        if not isinstance(rearrange_tokens, (bool, np.bool_)):
+            raise InvalidParameterError(f"`rearrange_tokens` must be True or False, got {rearrange_tokens!r}")
         vocabulary = fit_corpus(
             self.split_pipeline, corpus, n_tokens=self.n_tokens, n_candidates=n_candidates, quiet=quiet,
             split_mode=split_mode, description=f"{type(self).__name__}.fit",
@@ -410,6 +412,8 @@ class UBPEBase:
         if isinstance(docs, (str, bytes)):
             raise InvalidParameterError("encode_batch takes a sequence of documents, not one document: "
                                         "use encode(doc) or encode_batch([doc])")
+        if not isinstance(docs, Iterable):
+            raise SymbolTypeError(f"encode_batch takes a sequence of documents, got {type(docs).__name__}")
         check_n_threads(n_threads)
         chosen = self.encoder(encoder, **options)
         batch = self.split_pipeline.split_batch(list(docs), mode=split_mode)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import heapq
 import os
+import re
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -26,9 +27,34 @@ from ..encoders import TfidfScorer, make_encoder
 from ..encoders.ambiguity import Ambiguity, DocumentLattice
 from ..encoders.rerank import document_frequencies
 from ..errors import InvalidParameterError, ModelFormatError, NotFittedError, SymbolTypeError, UnknownTokenError
-from ..pieces import Inventory
+from ..pieces import Inventory, checked_ids
 from ..vocabulary import ID_DTYPE, Vocabulary
 from .contract import ImportedContract
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def check_doc(text: Any) -> str:
+    """``text`` if it is a str that UTF-8 can encode: an imported model's systems
+    (sentencepiece, HF tokenizers, llama.cpp, minbpe) all refuse lone surrogates, so do we
+    (:class:`~ubpe.bytelevel.ByteLevelBPE` replaces them by U+FFFD, as tiktoken does).
+
+    >>> check_doc("a\\udc80")
+    Traceback (most recent call last):
+    ...
+    ubpe.errors.InvalidParameterError: `doc` holds a lone surrogate U+DC80 at index 1, which UTF-8 cannot encode
+    """
+    if not isinstance(text, str):
+        raise SymbolTypeError(f"`doc` must be a str, not {type(text).__name__}")
+    if not text.isascii():
+        found = _SURROGATE.search(text)
+        if found is not None:
+            raise InvalidParameterError(
+                f"`doc` holds a lone surrogate U+{ord(found.group()):04X} at index {found.start()}, "
+                "which UTF-8 cannot encode"
+            )
+    return text
 
 # llama.cpp token types (gguf.TokenType; 0 is "undefined"); sentencepiece's piece types agree
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
@@ -304,9 +330,7 @@ class ImportedTokenizer(ImportedContract, EncoderBridge):
         return False, False
 
     def _fragments(self, text: str, parse_special: bool) -> list[str | int]:
-        if not isinstance(text, str):
-            raise SymbolTypeError(f"`doc` must be a str, not {type(text).__name__}")
-        return partition_specials(text, self._special_table(parse_special))
+        return partition_specials(check_doc(text), self._special_table(parse_special))
 
     def _prepare(self, fragments: list[str | int]) -> list[str | int]:
         return fragments
@@ -348,11 +372,10 @@ class ImportedTokenizer(ImportedContract, EncoderBridge):
         return len(self.texts)
 
     def _check_ids(self, ids: Iterable[int]) -> list[int]:
-        out = []
-        for token in ids:
-            if isinstance(token, bool) or not isinstance(token, (int, np.integer)) or not 0 <= token < len(self.texts):
-                raise UnknownTokenError(f"token {token!r} is not in the vocabulary")
-            out.append(int(token))
+        out = checked_ids(ids)
+        for token in out:
+            if not 0 <= token < len(self.texts):
+                raise UnknownTokenError(f"token {token!r} is not in the vocabulary (ids 0..{len(self.texts) - 1})")
         return out
 
     def pieces(self, ids: Iterable[int]) -> list[Any]:

@@ -63,12 +63,21 @@ CONTRACTION_LETTERS = "sdmtlvre"  # fold index 1..8 in this order
 UTF8_WIDTH_STEPS = np.array([0x80, 0x800, 0x10000], dtype=np.uint32)
 
 
+# a bare name such as "gpt5" or "cl100k_base": taken for a preset name, never for a regex
+_PRESET_LIKE = regex.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
+
+
 def resolve_pattern(pattern: str) -> str:
     """The pat_str of a preset name, or ``pattern`` itself (checked to compile)."""
     if not isinstance(pattern, str):
         raise SymbolTypeError(f"`pattern` must be a str, not {type(pattern).__name__}")
     if pattern in PATTERNS:
         return PATTERNS[pattern]
+    if _PRESET_LIKE.fullmatch(pattern):  # a misspelt preset, not a regex meant to match that word
+        raise InvalidParameterError(
+            f"`pattern` {pattern!r} is not a preset ({', '.join(sorted(PATTERNS))}); a regex that "
+            "only matches one literal word cannot pre-tokenize text"
+        )
     try:
         compiled = regex.compile(pattern)
     except regex.error as exc:

@@ -26,9 +26,9 @@ import regex
 from ubpe_native._merges import PairMerges, pack_units
 from ubpe_native._unigram import UnigramLattice
 
-from ..errors import ModelFormatError, SymbolTypeError
+from ..errors import ModelFormatError
 from ..vocabulary import ID_DTYPE, Vocabulary
-from .imported_base import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, ImportedTokenizer
+from .imported_base import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, ImportedTokenizer, check_doc
 from .spm_normalizer import Normalizer
 
 SPACE = "▁"
@@ -100,9 +100,7 @@ class CharModel(ImportedTokenizer):
     def _fragments(self, text: str, parse_special: bool) -> list[str | int]:
         if self.normalizer is None:
             return super()._fragments(text, parse_special)
-        if not isinstance(text, str):
-            raise SymbolTypeError(f"`doc` must be a str, not {type(text).__name__}")
-        normalized = self.normalizer(text)
+        normalized = self.normalizer(check_doc(text))
         if self._user_regex is None:
             return [normalized] if normalized else []
         out: list[str | int] = []

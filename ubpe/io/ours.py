@@ -73,7 +73,9 @@ def to_json(tokenizer: Any) -> str:
     writer = BODIES.get(getattr(tokenizer, "variant", None))
     if writer is None:
         raise InvalidParameterError(
-            f"our model format holds {', '.join(BODIES)} tokenizers, not {type(tokenizer).__name__}"
+            f"our model format holds {', '.join(BODIES)} tokenizers, not "
+            + (f"{tokenizer.variant} ones (imported models are read-only)" if getattr(tokenizer, "variant", None)
+               else type(tokenizer).__name__)
         )
     return wrap_body(writer[0](tokenizer))
 
