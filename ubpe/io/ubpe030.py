@@ -19,6 +19,7 @@ True
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from typing import Any
@@ -150,6 +151,8 @@ def _vocabulary(mapper: dict, weights: dict, n_base: int, *, classic: bool) -> V
     ids = [token for token, _ in entries]
     if ids != list(range(n_base, n_base + len(ids))):
         raise ModelFormatError(f"the model's tokens must be the ids {n_base}..{n_base + len(ids) - 1}, each once")
+    if not all(math.isfinite(w) for w in weight_of.values()):
+        raise ModelFormatError("the model's weights must be finite numbers (NaN or infinity found)")
     if set(weight_of) != set(ids):
         raise ModelFormatError("the model's weights and mapper name different tokens")
     seqs = [seq for _, seq in entries]
