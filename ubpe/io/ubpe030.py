@@ -101,7 +101,12 @@ def loads(
     for field, kind, name in OPTIONAL:
         if model.get(field) and not isinstance(model[field], kind):
             raise ModelFormatError(f"{what}'s `{field}` must be a JSON {name}, not {type(model[field]).__name__}")
-    variant = variant or guess_variant(model)
+    guessed = guess_variant(model)
+    if variant == UNIVERSAL and guessed == CLASSIC:
+        raise ModelFormatError(
+            f"{what} holds a classic model (its mapper maps tokens to pairs of merged ids), not a universal one"
+        )
+    variant = variant or guessed
     if variant not in (UNIVERSAL, CLASSIC):
         raise InvalidParameterError(f"ubpe 0.3.0 JSON holds a universal or classic model, not a {variant} one")
     if token_type is None:
