@@ -184,6 +184,11 @@ class UBPEBase:
             inst._set_vocabulary(vocabulary)
         return inst
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (and deep-copied) without the encoders built so far: they hold compiled
+        kernels, and are rebuilt on first use."""
+        return {**self.__dict__, "_views": {}}
+
     def _setup(self, pipeline: SplitPipeline) -> None:
         self.split_pipeline = pipeline
         self._alphabet = pipeline.alphabet

@@ -36,7 +36,8 @@ def spm_model_bytes(model_type: str = "bpe") -> bytes:
 
     out = io.BytesIO()
     spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(TEXTS * 5), model_writer=out, vocab_size=40, model_type=model_type,
+        sentence_iterator=iter(TEXTS * 5), model_writer=out, vocab_size=40 if model_type == "bpe" else 20,
+        model_type=model_type,
         normalization_rule_name="identity", minloglevel=2, num_threads=1)
     return out.getvalue()
 

@@ -14,6 +14,7 @@ decoding and inspection; :class:`EncoderBridge`: every ubpe encoder run on the s
 from __future__ import annotations
 
 import dataclasses
+import functools
 import heapq
 import os
 import re
@@ -33,6 +34,11 @@ from .contract import ImportedContract
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _rebuilt(cls: type, args: tuple, options: dict) -> Any:
+    """An imported model built again from its constructor's arguments (unpickling)."""
+    return cls(*args, **options)
 
 
 def check_doc(text: Any) -> str:
@@ -289,6 +295,28 @@ class ImportedTokenizer(ImportedContract, EncoderBridge):
     variant = "imported"
     default_encoder = NATIVE
     symbol_unit = "byte"
+
+    # Pickling (and deepcopy): an imported model holds compiled kernels, which do not pickle;
+    # it is rebuilt from its constructor's arguments (recorded below), which builds them, and
+    # gets back the rest of its state (e.g. the vocabulary with the weights of ``fit_weights``).
+    _KERNELS = ("_kernel", "_encoders", "_init_args")
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is None:
+            return
+
+        @functools.wraps(init)
+        def recording_init(self, *args: Any, **options: Any) -> None:
+            self.__dict__.setdefault("_init_args", (args, options))  # the outermost call's
+            init(self, *args, **options)
+
+        cls.__init__ = recording_init  # type: ignore[method-assign]
+
+    def __reduce__(self) -> tuple:
+        args, options = self.__dict__["_init_args"]
+        state = {k: v for k, v in self.__dict__.items() if k not in self._KERNELS}
+        return (_rebuilt, (type(self), args, options), state)
 
     def _init_common(self, texts: list[str], token_types: np.ndarray | None,
                      specials: dict[str, int | None] | None, flags: dict[str, Any] | None,

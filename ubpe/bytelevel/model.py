@@ -141,6 +141,15 @@ class ByteLevelBPE:
         """
         return type(self).from_mergeable_ranks(self.mergeable_ranks(), pattern=pattern, special_tokens=self.special_tokens)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (and deep-copied) without the compiled merge table, rebuilt on load."""
+        return {**self.__dict__, "_encoder": None}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if self.vocabulary is not None:
+            self._encoder = RankedEncoder(self.vocabulary, priority="rank")
+
     def _install(
         self, vocabulary: Vocabulary, token_ids: np.ndarray, pattern: str, special_tokens: Mapping[str, int]
     ) -> None:
