@@ -17,6 +17,8 @@ nothing that imports them (so the package ``__init__`` can import everything wit
 
 from __future__ import annotations
 
+import os
+
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -32,6 +34,14 @@ Encoding = tuple[list[int], float]
 # top-n search keeps top_n candidates per lattice position: past this it is a mistake, not a
 # request (memory grows as length x top_n)
 MAX_TOP_N = 4096
+
+# The n-best searches (tfidf over each part's lattice; fewest / additive over the whole
+# document) keep top_n alternatives per position: memory ~ NBEST_BYTES_PER_CELL x positions x
+# top_n, time ~ positions x top_n x log(top_n) x the longest token. Checked up front against
+# a budget, NBEST_MEMORY_ENV (bytes) raises it.
+NBEST_BYTES_PER_CELL = 52  # measured: tfidf ~50 bytes per cell (lattice and output), fewest ~27
+NBEST_MEMORY_ENV = "UBPE_NBEST_MEMORY"
+DEFAULT_NBEST_MEMORY = 1 << 30  # 1 GiB
 
 
 class Encoder(Protocol):
@@ -81,6 +91,42 @@ def check_top_n(encoder: Encoder, top_n: Any) -> int:
     if top_n > 1 and not encoder.supports_nbest:
         raise InvalidParameterError(f"encoder {encoder.name!r} gives one encoding: top_n must be 1")
     return int(top_n)
+
+
+def nbest_memory_budget() -> int:
+    """Bytes an n-best search may take: ``$UBPE_NBEST_MEMORY``, default 1 GiB.
+
+    >>> nbest_memory_budget() == DEFAULT_NBEST_MEMORY or NBEST_MEMORY_ENV in os.environ
+    True
+    """
+    given = os.environ.get(NBEST_MEMORY_ENV)
+    if given is None:
+        return DEFAULT_NBEST_MEMORY
+    if not given.strip().isdigit() or int(given) < 1:
+        raise InvalidParameterError(f"{NBEST_MEMORY_ENV} must be a positive number of bytes, got {given!r}")
+    return int(given)
+
+
+def check_nbest_memory(positions: int, top_n: int) -> None:
+    """Refuse, before allocating, an n-best search over ``positions`` symbols that would need
+    more than :func:`nbest_memory_budget` (naming the budget and how to raise it).
+
+    >>> check_nbest_memory(10_000, 8)
+    >>> check_nbest_memory(10_000, 4096)
+    Traceback (most recent call last):
+    ...
+    ubpe.errors.InvalidParameterError: top_n=4096 over 10000 symbols needs about 2031 MiB for the n-best search, more than the budget of 1024 MiB: lower top_n, split the document into smaller parts, or raise the budget (environment variable UBPE_NBEST_MEMORY, in bytes)
+    """
+    if top_n <= 1:
+        return
+    need = (positions + 1) * top_n * NBEST_BYTES_PER_CELL
+    budget = nbest_memory_budget()
+    if need > budget:
+        raise InvalidParameterError(
+            f"top_n={top_n} over {positions} symbols needs about {need / 2**20:.0f} MiB for the n-best search, "
+            f"more than the budget of {budget / 2**20:.0f} MiB: lower top_n, split the document into smaller "
+            f"parts, or raise the budget (environment variable {NBEST_MEMORY_ENV}, in bytes)"
+        )
 
 
 def flatten_parts(parts: Sequence[Any], n_base: int) -> tuple[np.ndarray, np.ndarray]:

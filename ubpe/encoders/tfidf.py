@@ -36,7 +36,7 @@ from ubpe_native._radix import RadixTree
 
 from ..errors import InvalidParameterError
 from ..vocabulary import Vocabulary
-from ._base import Encoding, add_left_to_right, all_weights, check_top_n, flatten_parts
+from ._base import Encoding, add_left_to_right, all_weights, check_nbest_memory, check_top_n, flatten_parts
 
 
 def concatenate_best(tokens: np.ndarray, token_offsets: np.ndarray, scores: np.ndarray) -> list[Encoding]:
@@ -203,4 +203,5 @@ class TfidfEncoder:
 
     def _run(self, parts: Sequence[np.ndarray], top_n: int):
         symbols, bounds = flatten_parts(parts, self.vocabulary.n_base)
+        check_nbest_memory(int(np.diff(bounds).max(initial=0)), top_n)  # one part's lattice at a time
         return encode_parts(self._tree, self._weights, symbols, bounds, top_n, self.exact_max_length)
