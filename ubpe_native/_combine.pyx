@@ -79,9 +79,10 @@ cdef inline int64_t _length(vector[Tail]& tails, int64_t node) noexcept nogil:
     return tails[node].length if node >= 0 else 0
 
 
-cdef void _walk(const int64_t[::1] candidate_offsets, const int64_t[::1] token_offsets,
+cdef int _walk(const int64_t[::1] candidate_offsets, const int64_t[::1] token_offsets,
                 const double[::1] scores, int top_n, Py_ssize_t n_parts,
-                vector[Tail]& tails, vector[int64_t]& current) noexcept nogil:
+                vector[Tail]& tails, vector[int64_t]& current) except -1 nogil:
+    # the growing vectors raise MemoryError through ``except -1``
     cdef vector[int64_t] following
     cdef Py_ssize_t p
     cdef int64_t first, n_candidates, ci, ti, j, tail
@@ -124,3 +125,4 @@ cdef void _walk(const int64_t[::1] candidate_offsets, const int64_t[::1] token_o
                 else:
                     ci += 1
         current.swap(following)
+    return 0

@@ -46,6 +46,7 @@ from libcpp.vector cimport vector
 import numpy as np
 
 from ubpe_native._checks cimport check_ids, check_offsets
+from ubpe_native._distinct cimport run_hash, run_slot
 from ubpe_native._flat_map cimport FlatMap, pack_key
 from ubpe_native._heap cimport heap_pop, heap_push
 from ubpe_native._typedefs cimport count_t, id_t
@@ -179,7 +180,7 @@ cdef class PairMerger:
         self.unique_pieces = unique_pieces
         self.round_number = 0
         self.scan_number = 0
-        self.doc_mark.assign(n_docs, -1)
+        self.doc_mark.resize(n_docs, -1)  # resize raises MemoryError; assign(n, v) would abort
         with nogil:
             self._build(tokens, offsets, doc_of_part, weights, doc_offsets, weights is not None)
 
@@ -193,39 +194,23 @@ cdef class PairMerger:
         Here and below, every method that grows a vector or a map is ``except``: running out
         of memory raises MemoryError from ``__init__``/``step`` (never "Exception ignored" and
         a half-merged corpus)."""
-        cdef Py_ssize_t k, i, j, length, start
+        cdef Py_ssize_t k, i, j, length
         cdef int32_t pair, part
         cdef FlatMap distinct  # content hash -> distinct part + 1
-        cdef vector[int64_t] part_start
-        cdef uint64_t key
+        cdef vector[int64_t] part_start, part_end  # where each distinct part is in ``tokens``
+        cdef const id_t* data = &tokens[0] if tokens.shape[0] else NULL
         cdef int64_t* slot
-        cdef bint same
         for k in range(offsets.shape[0] - 1):
             length = offsets[k + 1] - offsets[k]
-            key = 1469598103934665603ULL  # FNV-1a over the ids, then probe on collisions
-            for i in range(offsets[k], offsets[k + 1]):
-                key = (key ^ <uint64_t>(<uint32_t>tokens[i])) * 1099511628211ULL
-            key = (key ^ <uint64_t>length) * 1099511628211ULL
-            while True:
-                if key == ~(<uint64_t>0):
-                    key = 0
-                slot = distinct.slot(key)
-                if slot[0] == 0:
-                    part = self._new_part(tokens, offsets[k], length)
-                    slot = distinct.slot(key)  # the insertion above may have moved it
-                    slot[0] = part + 1
-                    part_start.push_back(offsets[k])
-                    break
+            slot = run_slot(distinct, data + offsets[k], length, data, part_start.data(),
+                            part_end.data())
+            if slot[0] == 0:
+                part = self._new_part(tokens, offsets[k], length)  # leaves ``distinct`` as it is
+                part_start.push_back(offsets[k])
+                part_end.push_back(offsets[k + 1])
+                slot[0] = part + 1
+            else:
                 part = <int32_t>(slot[0] - 1)
-                same = self._part_length(part) == length
-                start = part_start[part]
-                i = 0
-                while same and i < length:
-                    same = tokens[start + i] == tokens[offsets[k] + i]
-                    i += 1
-                if same:
-                    break
-                key += 1
             self.part_weight[part] += weights[k] if counted else 1
             for j in range(doc_offsets[k] if counted else k, doc_offsets[k + 1] if counted else k + 1):
                 if self.part_docs[part].empty() or self.part_docs[part].back() != doc_of_part[j]:
@@ -482,10 +467,7 @@ cdef class PairMerger:
         cdef vector[id_t] piece
         self._append_piece(piece, self.pair_left[pair])
         self._append_piece(piece, self.pair_right[pair])
-        cdef uint64_t key = 1469598103934665603ULL  # FNV-1a over the ids
-        cdef Py_ssize_t k
-        for k in range(piece.size()):
-            key = (key ^ <uint64_t>(<uint32_t>piece[k])) * 1099511628211ULL
+        cdef uint64_t key = run_hash(piece.data(), piece.size())
         cdef int64_t* slot
         cdef id_t found
         while True:

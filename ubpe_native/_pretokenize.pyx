@@ -357,6 +357,7 @@ def split_text(const uint8_t[::1] data not None, const class_t[::1] classes not 
     check_split_arguments(classes.shape[0], pattern)
     check_utf8(data)
     cdef vector[int64_t] bounds
+    bounds.reserve(data.shape[0] + 1)  # with the GIL: split_pieces must not allocate
     if data.shape[0]:
         with nogil:
             split_pieces(&data[0], data.shape[0], &classes[0], pattern, bounds)

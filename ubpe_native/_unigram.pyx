@@ -54,9 +54,10 @@ cdef class UnigramLattice:
     cdef id_t byte_fallback[256]
     cdef bint has_byte_fallback
 
-    def __init__(self, const uint8_t[::1] blob, const int64_t[::1] offsets, const id_t[::1] ids,
-                 const float[::1] scores, const uint8_t[::1] user_defined, id_t unk_id,
-                 float unk_score, const id_t[::1] byte_fallback):
+    def __init__(self, const uint8_t[::1] blob not None, const int64_t[::1] offsets not None,
+                 const id_t[::1] ids not None, const float[::1] scores not None,
+                 const uint8_t[::1] user_defined not None, id_t unk_id, float unk_score,
+                 const id_t[::1] byte_fallback not None):
         cdef Py_ssize_t n = ids.shape[0], k, j
         if offsets.shape[0] != n + 1 or scores.shape[0] != n or user_defined.shape[0] != n:
             raise ValueError("offsets, ids, scores and user_defined disagree in length")
@@ -98,7 +99,7 @@ cdef class UnigramLattice:
             if ids[k] >= 0:
                 self.node_entry[node] = <int32_t>k
 
-    def encode(self, const uint8_t[::1] data):
+    def encode(self, const uint8_t[::1] data not None):
         """The ids of the best path over ``data`` (normalized UTF-8)."""
         cdef vector[id_t] out
         if data.shape[0]:
@@ -106,7 +107,8 @@ cdef class UnigramLattice:
                 self._encode(&data[0], data.shape[0], out)
         return id_array(out)
 
-    cdef void _encode(self, const uint8_t* data, Py_ssize_t size, vector[id_t]& out) noexcept nogil:
+    cdef int _encode(self, const uint8_t* data, Py_ssize_t size, vector[id_t]& out) except -1 nogil:
+        # the growing vectors raise MemoryError through ``except -1``
         cdef vector[float] best_score
         cdef vector[int64_t] best_start
         cdef vector[id_t] best_id
@@ -117,9 +119,9 @@ cdef class UnigramLattice:
         cdef int64_t node
         cdef int32_t entry
         cdef id_t token
-        best_score.assign(size + 1, 0.0)
-        best_start.assign(size + 1, -1)
-        best_id.assign(size + 1, -1)
+        best_score.resize(size + 1, 0.0)  # (resize raises MemoryError; assign(n, v) aborts)
+        best_start.resize(size + 1, -1)
+        best_id.resize(size + 1, -1)
         while starts_at < size:
             till = best_score[starts_at]
             if till < -RESET_THRESHOLD or till > RESET_THRESHOLD:
@@ -184,3 +186,4 @@ cdef class UnigramLattice:
             else:
                 out.push_back(token)
             previous_unk = token == self.unk_id
+        return 0
