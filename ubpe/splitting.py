@@ -333,8 +333,8 @@ class SplitPipeline:
                 ) from None
         doc_starts = np.cumsum(lengths)
         text = None
-        if len(docs) and is_text.all():
-            text = "".join(docs)
+        if len(docs) and is_text.all() and self.alphabet.symbol_type is str:
+            text = "".join(docs)  # (texts for another alphabet: the error names the first one below)
             ids = self.alphabet.ids_of(text, where="the corpus", allow_unknown=True)
         elif (flat := self._flat_integers(docs)) is not None:
             ids = self.alphabet.ids_of(flat, allow_unknown=True)
