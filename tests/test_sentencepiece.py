@@ -85,6 +85,28 @@ def test_ids_equal_sentencepiece(config, tmp_path):
         assert tok.decode(tok.encode(line)) == reference.decode(reference.encode(line))
 
 
+@pytest.mark.parametrize("config", ["bpe", "bpe-identity", "unigram-user", "unigram-identity"])
+def test_native_normalizer_and_batches_match(config):
+    """The normalizer in C is the Python one, byte for byte, on real and awkward text (lone
+    surrogates, NUL, every kind of space); ``encode_batch`` on any number of threads is
+    ``encode`` one by one."""
+    tok = spm_io.from_bytes(_model(config))
+    native = tok._pipeline.normalizer
+    lines = _heldout() + ["\ud800 lone \udfff surrogates", "tab\tnew\nline\r\x0b", "\u3000\u00a0 spaces \u2003",
+                          "ﬁ ligature ㍿ ｶﾞ", "x" * 5000 + " " * 100 + "y"]
+    for line in lines:
+        assert native.normalize(line.encode("utf-8", "surrogatepass")).decode("utf-8", "surrogatepass") \
+            == tok.normalizer(line), line
+    one_by_one = [tok.encode(line) for line in lines]
+    assert tok.encode_batch(lines, threads=1) == one_by_one
+    assert tok.encode_batch(lines, threads=3) == one_by_one
+    assert tok.encode_batch([]) == []
+    with pytest.raises(UBPEError):
+        tok.encode_batch(["a", b"b"])
+    with pytest.raises(UBPEError):
+        tok.encode_batch(["a"], threads=0)
+
+
 def _with_unused(data: bytes, fraction: float, seed: int) -> bytes:
     """The model with a random ``fraction`` of its normal pieces of two characters or more
     marked UNUSED (as a model editor would mark them)."""

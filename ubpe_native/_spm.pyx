@@ -23,8 +23,9 @@ likewise, recursively. A symbol that is no piece (a character no piece spells, o
 """
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.string cimport memchr
+from libcpp.string cimport string
 from libcpp.unordered_map cimport unordered_map
-from libcpp.utility cimport pair
 from libcpp.vector cimport vector
 from cython.operator cimport dereference as deref
 
@@ -36,6 +37,7 @@ from ubpe_native._flat_map cimport FlatMap, pack_key
 from ubpe_native._heap cimport heap_pop, heap_push
 from ubpe_native._typedefs cimport id_t
 from ubpe_native._shared cimport id_array, utf8_length
+from ubpe_native._unigram cimport UnigramLattice
 
 cdef id_t NO_ID = -1
 cdef id_t UNKNOWN_UNIT = -2
@@ -272,3 +274,317 @@ cdef class SpmBPE:
                     out[kept] = out[k]
                     kept += 1
             out.resize(kept)
+
+
+# -- the normalizer -------------------------------------------------------------------------
+
+cdef const char* REPLACEMENT = b"\xef\xbf\xbd"  # U+FFFD
+cdef const char* ESCAPED_SPACE = b"\xe2\x96\x81"  # U+2581
+cdef const char* PLAIN_SPACE = b" "
+cdef uint32_t DARTS_LABEL = 0x800000FFU
+
+
+cdef inline uint32_t darts_offset(uint32_t unit) noexcept nogil:
+    return (unit >> 10) << ((unit & (1 << 9)) >> 6)
+
+
+cdef inline bint valid_utf8(const uint8_t* s, Py_ssize_t n) noexcept nogil:
+    """Whether ``s[:n]`` is one well-formed UTF-8 character (Python's strict decoder)."""
+    cdef uint8_t lead = s[0]
+    cdef Py_ssize_t k
+    if n == 1:
+        return lead < 0x80
+    if n == 2:
+        if not 0xC2 <= lead <= 0xDF:
+            return False
+    elif n == 3:
+        if not 0xE0 <= lead <= 0xEF or lead == 0xE0 and s[1] < 0xA0 or lead == 0xED and s[1] > 0x9F:
+            return False
+    elif n == 4:
+        if not 0xF0 <= lead <= 0xF4 or lead == 0xF0 and s[1] < 0x90 or lead == 0xF4 and s[1] > 0x8F:
+            return False
+    else:
+        return False
+    for k in range(1, n):
+        if s[k] & 0xC0 != 0x80:
+            return False
+    return True
+
+
+cdef class SpmNormalizer:
+    """``SpmNormalizer(trie_units, replacements, add_dummy_prefix, remove_extra_whitespaces,
+    escape_whitespaces, treat_whitespace_as_suffix, protected_blob, protected_offsets,
+    protected_ids)``: `ubpe.bytelevel.spm_normalizer.Normalizer` in C (that module documents
+    the rules): ``trie_units`` is the charsmap's Darts double array, ``replacements`` its blob
+    of NUL-terminated strings, the protected (user-defined) pieces are copied as they are,
+    longest first. ``protected_ids[k]`` is piece ``k``'s id (the unigram pipeline cuts the
+    normalized text at them).
+
+    >>> import numpy as np
+    >>> norm = SpmNormalizer(np.zeros(0, np.uint32), b"", True, True, True, False, b"", np.array([0]),
+    ...                      np.zeros(0, np.int32))
+    >>> norm.normalize("  Hello   world ".encode()).decode()
+    '▁Hello▁world'
+    """
+
+    cdef vector[uint32_t] units
+    cdef string replacements
+    cdef readonly bint add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces
+    cdef readonly bint treat_whitespace_as_suffix
+    cdef FlatMap protected  # node << 8 | byte -> child node
+    cdef vector[id_t] protected_id  # node -> id of the piece ending there, or -1
+    cdef bint plain[128]  # ASCII bytes no rule and no protected piece starts with (not space)
+
+    def __init__(self, const uint32_t[::1] trie_units, bytes replacements, bint add_dummy_prefix,
+                 bint remove_extra_whitespaces, bint escape_whitespaces,
+                 bint treat_whitespace_as_suffix, const uint8_t[::1] protected_blob,
+                 const int64_t[::1] protected_offsets, const id_t[::1] protected_ids):
+        cdef Py_ssize_t k, j, used
+        cdef int64_t node
+        cdef int64_t* slot
+        cdef const char* piece
+        cdef Py_ssize_t length
+        if protected_offsets.shape[0] != protected_ids.shape[0] + 1:
+            raise ValueError("protected_offsets and protected_ids disagree in length")
+        check_offsets(protected_offsets, protected_blob.shape[0], "protected_offsets", 1)
+        if trie_units.shape[0]:
+            self.units.assign(&trie_units[0], &trie_units[0] + trie_units.shape[0])
+        self.replacements = replacements
+        self.add_dummy_prefix = add_dummy_prefix
+        self.remove_extra_whitespaces = remove_extra_whitespaces
+        self.escape_whitespaces = escape_whitespaces
+        self.treat_whitespace_as_suffix = treat_whitespace_as_suffix
+        self.protected_id.push_back(-1)
+        for k in range(protected_ids.shape[0]):
+            node = 0
+            for j in range(protected_offsets[k], protected_offsets[k + 1]):
+                slot = self.protected.slot((<uint64_t>node << 8) | protected_blob[j])
+                if slot[0] == 0:
+                    self.protected_id.push_back(-1)
+                    slot[0] = self.protected_id.size() - 1
+                node = slot[0]
+            if self.protected_id[node] < 0:
+                self.protected_id[node] = protected_ids[k] if protected_ids[k] >= 0 else 0
+        cdef uint8_t byte
+        for k in range(128):
+            byte = <uint8_t>k
+            self.plain[k] = k > 0x20 and self.protected.get(byte, 0) == 0 \
+                and self._longest_rule(&byte, 1, &used) < 0 and not self._rule_starts_with(byte)
+
+    cdef bint _rule_starts_with(self, uint8_t byte) noexcept nogil:
+        if self.units.size() == 0:
+            return False
+        cdef uint32_t node = darts_offset(self.units[0]) ^ byte
+        return node < self.units.size() and self.units[node] & DARTS_LABEL == byte
+
+    cdef int64_t _longest_rule(self, const uint8_t* data, Py_ssize_t size, Py_ssize_t* used) noexcept nogil:
+        """The value of the longest charsmap rule at ``data`` (-1: none), its length in ``used``
+        (Darts-clone's commonPrefixSearch)."""
+        cdef size_t n_units = self.units.size()
+        cdef uint32_t node, unit
+        cdef int64_t best = -1
+        cdef Py_ssize_t i
+        if n_units == 0:
+            return -1
+        node = darts_offset(self.units[0])
+        for i in range(size):
+            node ^= data[i]
+            if node >= n_units:
+                break
+            unit = self.units[node]
+            if unit & DARTS_LABEL != data[i]:
+                break
+            node ^= darts_offset(unit)
+            if (unit >> 8) & 1:
+                if node >= n_units:
+                    break
+                best = self.units[node] & 0x7FFFFFFF
+                used[0] = i + 1
+        return best
+
+    cdef Py_ssize_t protected_at(self, const uint8_t* data, Py_ssize_t size, id_t* token) noexcept nogil:
+        """Bytes of the longest protected piece at ``data`` (0: none), its id in ``token``."""
+        cdef int64_t node = 0
+        cdef Py_ssize_t i, best = 0
+        if self.protected_id.size() == 1:
+            return 0
+        for i in range(size):
+            node = self.protected.get((<uint64_t>node << 8) | data[i], 0)
+            if node == 0:
+                break
+            if self.protected_id[node] >= 0:
+                best = i + 1
+                token[0] = self.protected_id[node]
+        return best
+
+    cdef Py_ssize_t _prefix(self, const uint8_t* data, Py_ssize_t size, const char** piece,
+                            Py_ssize_t* length) noexcept nogil:
+        """The normalized bytes at ``data`` (``piece``, ``length``); returns the bytes used."""
+        cdef id_t token
+        cdef Py_ssize_t used = self.protected_at(data, size, &token), n
+        cdef int64_t value
+        cdef const void* end
+        if used:
+            piece[0] = <const char*>data
+            length[0] = used
+            return used
+        value = self._longest_rule(data, size, &used)
+        if value >= 0 and <size_t>value < self.replacements.size():
+            piece[0] = self.replacements.data() + value
+            end = memchr(piece[0], 0, self.replacements.size() - value)
+            length[0] = (<const char*>end - piece[0]) if end != NULL else <Py_ssize_t>(self.replacements.size() - value)
+            return used
+        n = utf8_length(data[0])
+        if n > size:
+            n = size
+        if not valid_utf8(data, n):
+            piece[0] = REPLACEMENT
+            length[0] = 3
+            return 1
+        piece[0] = <const char*>data
+        length[0] = n
+        return n
+
+    def normalize(self, const uint8_t[::1] data):
+        """The normalized UTF-8 bytes of ``data``."""
+        cdef string out
+        if data.shape[0]:
+            with nogil:
+                self.normalize_into(&data[0], data.shape[0], out)
+        return bytes(out)
+
+    cdef void normalize_into(self, const uint8_t* data, Py_ssize_t size, string& out) noexcept nogil:
+        """Appends the normalization of ``data[:size]`` to ``out``."""
+        cdef Py_ssize_t pos = 0, used, length, k, start = out.size()
+        cdef const char* piece
+        cdef const char* space = ESCAPED_SPACE if self.escape_whitespaces else PLAIN_SPACE
+        cdef Py_ssize_t space_length = 3 if self.escape_whitespaces else 1
+        cdef bint previous_space
+        cdef uint8_t byte
+        if self.remove_extra_whitespaces:
+            while pos < size:
+                used = self._prefix(data + pos, size - pos, &piece, &length)
+                if not (length == 1 and piece[0] == b" "):
+                    break
+                pos += used
+        if pos >= size:
+            return
+        if not self.treat_whitespace_as_suffix and self.add_dummy_prefix:
+            out.append(space, space_length)
+        previous_space = self.remove_extra_whitespaces
+        while pos < size:
+            byte = data[pos]
+            if byte < 0x80 and self.plain[byte]:
+                out.push_back(<char>byte)
+                pos += 1
+                previous_space = False
+                continue
+            used = self._prefix(data + pos, size - pos, &piece, &length)
+            if previous_space:
+                while length and piece[0] == b" ":
+                    piece += 1
+                    length -= 1
+            if length:
+                for k in range(length):
+                    if piece[k] == b" ":
+                        out.append(space, space_length)
+                    else:
+                        out.push_back(piece[k])
+                previous_space = piece[length - 1] == b" "
+            pos += used
+            if not self.remove_extra_whitespaces:
+                previous_space = False
+        if self.remove_extra_whitespaces:
+            while <Py_ssize_t>out.size() - start >= space_length \
+                    and out.compare(out.size() - space_length, space_length, space, space_length) == 0:
+                out.resize(out.size() - space_length)
+        if self.treat_whitespace_as_suffix and self.add_dummy_prefix:
+            out.append(space, space_length)
+
+
+# -- whole texts, many at once ------------------------------------------------------------------
+
+cdef class SpmPipeline:
+    """``SpmPipeline(normalizer, model)``: normalize and encode texts without the GIL; ``model``
+    is an `SpmBPE` or a `_unigram.UnigramLattice` (whose texts are cut at the protected pieces
+    of the normalizer first, each piece its own id).
+
+    >>> import numpy as np
+    >>> from ubpe_native._unigram import UnigramLattice
+    >>> norm = SpmNormalizer(np.zeros(0, np.uint32), b"", True, True, True, False, b"", np.array([0]),
+    ...                      np.zeros(0, np.int32))
+    >>> lattice = UnigramLattice("▁ab".encode(), np.array([0, 3, 4, 5]), np.array([1, 2, 3], np.int32),
+    ...                          np.array([-1, -1, -1], np.float32), np.zeros(3, np.uint8), 0, -11.0,
+    ...                          np.full(256, -1, np.int32))
+    >>> SpmPipeline(norm, lattice).encode_batch(["ab  ba", "", "a"])
+    [[1, 2, 3, 1, 3, 2], [], [1, 2]]
+    """
+
+    cdef readonly SpmNormalizer normalizer
+    cdef readonly object model
+    cdef SpmBPE bpe
+    cdef UnigramLattice unigram
+
+    def __init__(self, SpmNormalizer normalizer, model):
+        self.normalizer = normalizer
+        self.model = model
+        if isinstance(model, SpmBPE):
+            self.bpe = model
+        elif isinstance(model, UnigramLattice):
+            self.unigram = model
+        else:
+            raise TypeError(f"model must be an SpmBPE or a UnigramLattice, not {type(model).__name__}")
+
+    def encode_batch(self, list docs):
+        """The ids of every text of ``docs`` (a list of str), as lists."""
+        cdef Py_ssize_t n = len(docs), k, j
+        cdef list encoded = [None] * n
+        cdef vector[const uint8_t*] data
+        cdef vector[Py_ssize_t] sizes
+        cdef vector[size_t] bounds
+        cdef vector[id_t] out
+        cdef bytes raw
+        for k in range(n):
+            doc = docs[k]
+            if not isinstance(doc, str):
+                raise TypeError(f"docs[{k}] must be a str, not {type(doc).__name__}")
+            raw = (<str>doc).encode("utf-8", "surrogatepass")
+            encoded[k] = raw
+            data.push_back(<const uint8_t*><const char*>raw)
+            sizes.push_back(len(raw))
+        bounds.push_back(0)
+        with nogil:
+            self._encode_all(data, sizes, out, bounds)
+        return [[out[j] for j in range(bounds[k], bounds[k + 1])] for k in range(n)]
+
+    cdef void _encode_all(self, const vector[const uint8_t*]& data, const vector[Py_ssize_t]& sizes,
+                          vector[id_t]& out, vector[size_t]& bounds) noexcept nogil:
+        cdef string normalized
+        cdef size_t k
+        for k in range(data.size()):
+            normalized.clear()
+            if sizes[k]:
+                self.normalizer.normalize_into(data[k], sizes[k], normalized)
+            if normalized.size():
+                if self.bpe is not None:
+                    self.bpe.encode_into(<const uint8_t*>normalized.data(), normalized.size(), out)
+                else:
+                    self._unigram_into(<const uint8_t*>normalized.data(), normalized.size(), out)
+            bounds.push_back(out.size())
+
+    cdef void _unigram_into(self, const uint8_t* data, Py_ssize_t size, vector[id_t]& out) noexcept nogil:
+        """The lattice over the stretches between protected pieces (`CharModel._fragments`)."""
+        cdef Py_ssize_t pos = 0, start = 0, used
+        cdef id_t token
+        while pos < size:
+            used = self.normalizer.protected_at(data + pos, size - pos, &token)
+            if used == 0:
+                pos += utf8_length(data[pos])
+                continue
+            if pos > start:
+                self.unigram._encode(data + start, pos - start, out)
+            out.push_back(token)
+            pos += used
+            start = pos
+        if size > start:
+            self.unigram._encode(data + start, size - start, out)

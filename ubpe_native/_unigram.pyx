@@ -25,7 +25,6 @@ from libcpp.vector cimport vector
 import numpy as np
 
 from ubpe_native._checks cimport check_offsets
-from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._typedefs cimport id_t
 from ubpe_native._shared cimport id_array, utf8_length
 
@@ -44,15 +43,7 @@ cdef class UnigramLattice:
     Unused pieces are left out by the caller but their text must still be a trie path, so
     pass them with ``ids[k] = -1``."""
 
-    cdef FlatMap children  # node << 8 | byte -> child node (trie of the pieces' bytes)
-    cdef vector[int32_t] node_entry  # node -> piece index, or PREFIX_ONLY
-    cdef vector[id_t] ids
-    cdef vector[float] scores
-    cdef vector[uint8_t] user_defined
-    cdef readonly id_t unk_id
-    cdef readonly float unk_score
-    cdef id_t byte_fallback[256]
-    cdef bint has_byte_fallback
+    # attributes: see _unigram.pxd (other kernels call `_encode` without the GIL)
 
     def __init__(self, const uint8_t[::1] blob, const int64_t[::1] offsets, const id_t[::1] ids,
                  const float[::1] scores, const uint8_t[::1] user_defined, id_t unk_id,

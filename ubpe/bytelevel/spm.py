@@ -17,6 +17,7 @@ token is written as its UTF-8 bytes' ``<0xXX>`` tokens (byte fallback), or the u
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -24,15 +25,17 @@ import numpy as np
 import regex
 
 from ubpe_native._merges import PairMerges, pack_units
-from ubpe_native._spm import SpmBPE
+from ubpe_native._spm import SpmBPE, SpmNormalizer, SpmPipeline
 from ubpe_native._unigram import UnigramLattice
 
 from ..errors import ModelFormatError, SymbolTypeError
 from ..vocabulary import ID_DTYPE, Vocabulary
-from .imported_base import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, ImportedTokenizer
+from .imported_base import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, ImportedTokenizer, batch_workers
 from .spm_normalizer import Normalizer
 
 SPACE = "▁"
+# encode_batch gives each thread this many docs at least
+MIN_DOCS_PER_THREAD = 64
 _UNK_SURFACE = " \u2047 "
 # llama.cpp gives Phi-3's special tokens rstrip, except these (llama_vocab::impl::load)
 _PHI3_NAMES = ("phi-3", "phi3")
@@ -133,6 +136,43 @@ class CharModel(ImportedTokenizer):
             out.append(text.replace(" ", SPACE))
             previous_special = False
         return out
+
+    def _build_pipeline(self, model: SpmBPE | UnigramLattice) -> SpmPipeline:
+        """The normalizer in C (`ubpe_native._spm.SpmNormalizer`) before ``model``."""
+        norm = self.normalizer
+        user = [(t.encode("utf-8", "surrogatepass"), i) for i, t in enumerate(self.texts)
+                if self.token_types[i] == USER_DEFINED and t]
+        offsets = np.zeros(len(user) + 1, dtype=np.int64)
+        np.cumsum([len(u[0]) for u in user], out=offsets[1:])
+        native = SpmNormalizer(
+            np.asarray(norm._array or [], dtype=np.uint32), norm._replacements, norm.add_dummy_prefix,
+            norm.remove_extra_whitespaces, norm.escape_whitespaces, norm.treat_whitespace_as_suffix,
+            b"".join(u[0] for u in user), offsets, np.asarray([u[1] for u in user], dtype=np.int32))
+        return SpmPipeline(native, model)
+
+    def encode(self, doc: str, *, add_special: bool = False, parse_special: bool = False) -> list[int]:
+        if self.normalizer is None:
+            return super().encode(doc, add_special=add_special, parse_special=parse_special)
+        if not isinstance(doc, str):
+            raise SymbolTypeError(f"`doc` must be a str, not {type(doc).__name__}")
+        return self._with_specials(self._pipeline.encode_batch([doc])[0], add_special)
+
+    def encode_batch(self, docs, *, threads: int | None = None, **options: Any) -> list[list[int]]:
+        """`encode` of every doc; a sentencepiece model normalizes and encodes them in C, in
+        ``threads`` runs of consecutive docs (default: one per core)."""
+        if self.normalizer is None or options:
+            return super().encode_batch(docs, threads=threads, **options)
+        docs = list(docs)
+        for k, doc in enumerate(docs):
+            if not isinstance(doc, str):
+                raise SymbolTypeError(f"`docs[{k}]` must be a str, not {type(doc).__name__}")
+        workers = min(batch_workers(threads), max(1, len(docs) // MIN_DOCS_PER_THREAD))
+        if workers == 1:
+            return self._pipeline.encode_batch(docs)
+        size = -(-len(docs) // workers)
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            parts = pool.map(self._pipeline.encode_batch, [docs[k : k + size] for k in range(0, len(docs), size)])
+            return [ids for part in parts for ids in part]
 
     def _with_specials(self, ids: list[int], add_special: bool) -> list[int]:
         """``ids`` with BOS and EOS as `encode` adds them when ``add_special``."""
@@ -255,6 +295,8 @@ class SentencePieceBPE(CharModel):
         self._init_char_model(tokens, scores, token_types, specials, flags, name, variant, where,
                               normalizer)
         self._kernel = self._build_kernel()
+        if normalizer is not None:
+            self._pipeline = self._build_pipeline(self._kernel)
 
     def _merge_rules(self, mergeable: np.ndarray) -> dict[str, Any]:
         """Every way to cut a mergeable piece in two known symbols, as a pair rule (rank: the
@@ -328,14 +370,6 @@ class SentencePieceBPE(CharModel):
             rules["expand_ids"], rules["expand_offsets"], int(self.special_ids["unk"]),
             _i32(rules["fallback"]), bool(self._collapse_unk))
 
-    def encode(self, doc: str, *, add_special: bool = False, parse_special: bool = False) -> list[int]:
-        if self.normalizer is None:
-            return super().encode(doc, add_special=add_special, parse_special=parse_special)
-        if not isinstance(doc, str):
-            raise SymbolTypeError(f"`doc` must be a str, not {type(doc).__name__}")
-        ids = self._kernel.encode(self.normalizer(doc).encode("utf-8", "surrogatepass")).tolist()
-        return self._with_specials(ids, add_special)
-
     def _native(self, text: str) -> list[int]:
         data = text.encode("utf-8", "surrogatepass")
         if self.normalizer is not None:
@@ -379,6 +413,7 @@ class SentencePieceUnigram(CharModel):
             (self.token_types[chosen] == USER_DEFINED).astype(np.uint8),
             int(self.special_ids["unk"]), np.float32(min_score) - np.float32(10.0),
             i32([-1 if t is None else t for t in fallback]))
+        self._pipeline = self._build_pipeline(self._kernel)
 
     def _native(self, text: str) -> list[int]:
         return self._kernel.encode(text.encode("utf-8", "surrogatepass")).tolist()
