@@ -36,7 +36,7 @@ from ubpe_native._radix import RadixTree
 
 from ..errors import InvalidParameterError
 from ..vocabulary import Vocabulary
-from ._base import Encoding, add_left_to_right, all_weights, check_top_n, flatten_parts
+from ._base import Encoding, add_left_to_right, all_weights, check_top_n, flatten_parts, split_by_document
 
 
 def concatenate_best(tokens: np.ndarray, token_offsets: np.ndarray, scores: np.ndarray) -> list[Encoding]:
@@ -200,6 +200,15 @@ class TfidfEncoder:
         if len(parts) == 1:
             return candidates[0]
         return best_sums(candidates, top_n)
+
+    def encode_split(self, batch: SplitBatch, top_n: int = 1) -> list[list[Encoding]]:
+        """:meth:`encode` of every document of a split batch; top-1 in one kernel call."""
+        top_n = check_top_n(self, top_n)
+        if top_n != 1:
+            return [self.encode(batch.parts(d), top_n) for d in range(batch.n_docs)]
+        tokens, token_offsets, candidate_offsets, scores = encode_parts(
+            self._tree, self._weights, batch.tokens, batch.part_offsets, 1, self.exact_max_length)
+        return split_by_document(batch, tokens, token_offsets, scores, candidate_offsets)
 
     def _run(self, parts: Sequence[np.ndarray], top_n: int):
         symbols, bounds = flatten_parts(parts, self.vocabulary.n_base)
