@@ -125,3 +125,23 @@ def test_threads_variable_must_be_a_positive_int(monkeypatch) -> None:
         monkeypatch.setenv("UBPE_NUM_THREADS", bad)
         with pytest.raises(InvalidParameterError, match="UBPE_NUM_THREADS"):
             tok.encode_batch(["ab"])
+
+
+@pytest.mark.parametrize("docs", [[], [""], ["", "as", ""], ["a s", "é_"], ["a  ", "\t"]])
+def test_fast_text_split_matches_the_general_path(docs: list[str]) -> None:
+    native, plain = pipelines(WORDS)
+    a, b = native.split_batch(docs), plain.split_batch(docs)
+    for field in ("tokens", "part_offsets", "part_is_separator", "doc_part_offsets"):
+        assert getattr(a, field).tolist() == getattr(b, field).tolist()
+
+
+def test_unknown_symbol_reported_alike() -> None:
+    from ubpe.errors import UnknownSymbolError
+
+    native, plain = pipelines(WORDS)
+    messages = []
+    for pipeline in (native, plain):
+        with pytest.raises(UnknownSymbolError) as error:
+            pipeline.split_batch(["as", "a#s"], first_doc=7)
+        messages.append(str(error.value))
+    assert messages[0] == messages[1] and "document 8" in messages[0]

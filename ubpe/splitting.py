@@ -294,6 +294,9 @@ class SplitPipeline:
     def _split(self, docs: Sequence[Any], mode: SplitMode, single: bool, first_doc: int = 0) -> SplitBatch:
         if not isinstance(mode, SplitMode):
             raise SymbolTypeError(f"`split_mode` must be a SplitMode, not {type(mode).__name__}")
+        fast = self._split_text_natively(docs, mode, single, first_doc)
+        if fast is not None:
+            return fast
         raw_ids, doc_starts, text, is_text = self._base_ids(docs, single, first_doc)
         n = len(raw_ids)
         cut = np.zeros(n + 1, dtype=bool)  # cut[p]: a part boundary lies just before position p
@@ -474,29 +477,63 @@ class SplitPipeline:
     def _mark_native(self, text: str, piece_starts, piece_ends, cut, separator) -> bool:
         """The regex step by the kernel's scanner (without the GIL), for a ``regex_str`` it
         knows; False (nothing marked) if ``text`` cannot be UTF-8 (lone surrogates)."""
+        found = self._native_bounds(text, piece_starts, piece_ends)
+        if found is None:
+            return False
+        bounds, gaps = found
+        cut[bounds] = True
+        separator[gaps] = True
+        cut[gaps + 1] = True
+        return True
+
+    def _native_bounds(self, text: str, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """The scanner's ``(bounds, gaps)`` (see ``split_ranges``) of the character ranges
+        ``text[starts[k]:ends[k]]``, in characters; None if ``text`` has lone surrogates."""
         from ubpe_native._pretokenize import split_ranges
 
         try:
             data = text.encode("utf-8")
         except UnicodeEncodeError:
-            return False
+            return None
         raw = np.frombuffer(data, dtype=np.uint8)
         if self._classes is None:  # the text holds alphabet symbols only (unknown ones raised before)
             self._classes = split_classes(self.alphabet.symbols)
         if len(data) == len(text):  # ASCII: byte offsets are character offsets
-            bounds, gaps = split_ranges(raw, piece_starts, piece_ends, self._classes, self._native)
-        else:
-            lead = (raw & 0xC0) != 0x80
-            byte_of_char = np.append(np.flatnonzero(lead), len(data))
-            char_of_byte = np.cumsum(lead, dtype=np.int64) - 1
-            char_of_byte = np.append(char_of_byte, len(text))
-            bounds, gaps = split_ranges(raw, byte_of_char[piece_starts], byte_of_char[piece_ends],
-                                        self._classes, self._native)
-            bounds, gaps = char_of_byte[bounds], char_of_byte[gaps]
-        cut[bounds] = True
-        separator[gaps] = True
-        cut[gaps + 1] = True
-        return True
+            return split_ranges(raw, starts, ends, self._classes, self._native)
+        lead = (raw & 0xC0) != 0x80
+        byte_of_char = np.append(np.flatnonzero(lead), len(data))
+        char_of_byte = np.append(np.cumsum(lead, dtype=np.int64) - 1, len(text))
+        bounds, gaps = split_ranges(raw, byte_of_char[starts], byte_of_char[ends], self._classes, self._native)
+        return char_of_byte[bounds], char_of_byte[gaps]
+
+    def _split_text_natively(self, docs: Sequence[Any], mode: SplitMode, single: bool, first_doc: int) -> SplitBatch | None:
+        """The whole split of str documents in a few array operations when the regex is the
+        only step that applies and the scanner knows it (what ``_split`` would give); None
+        where that does not hold."""
+        if (self._native is None or SplitMode.REGEX not in mode or self._known is not None
+                or self._break_ids is not None or self._stop_ids is not None
+                or not isinstance(docs, (list, tuple)) or not all(type(doc) is str for doc in docs)):
+            return None
+        text = "".join(docs)
+        doc_starts = np.zeros(len(docs) + 1, dtype=np.int64)
+        np.cumsum([len(doc) for doc in docs], out=doc_starts[1:])
+        ids = self.alphabet.ids_of(text, where="the corpus", allow_unknown=True)
+        if len(ids) and ids.min() < 0:
+            self._raise_on_unknown(docs, ids, doc_starts, np.zeros(len(ids), dtype=bool), single, first_doc)
+        found = self._native_bounds(text, doc_starts[:-1], doc_starts[1:])
+        if found is None:
+            return None
+        bounds, gaps = found
+        part_starts = bounds[0::2]
+        separator = np.zeros(len(part_starts), dtype=bool)
+        if len(gaps):
+            separator[np.searchsorted(part_starts, gaps)] = True
+        return SplitBatch(
+            tokens=ids.astype(ID_DTYPE, copy=False),
+            part_offsets=np.append(part_starts, len(ids)).astype(np.int64),
+            part_is_separator=separator,
+            doc_part_offsets=np.searchsorted(part_starts, doc_starts, side="left").astype(np.int64),
+        )
 
 
 def _coverage(bounds: np.ndarray, n: int) -> np.ndarray:
