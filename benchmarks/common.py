@@ -52,7 +52,7 @@ def signal_corpus() -> list[list[int]]:
 def find_python312() -> str | None:
     for name in ("python3.12", "python3.13"):
         found = shutil.which(name)
-        if found:
+        if found and subprocess.run([found, "-c", "pass"], capture_output=True).returncode == 0:  # not a dead shim
             return found
     pyenv = shutil.which("pyenv")
     if pyenv:
