@@ -515,8 +515,10 @@ class SplitPipeline:
                 or not isinstance(docs, (list, tuple)) or not all(type(doc) is str for doc in docs)):
             return None
         text = "".join(docs)
-        doc_starts = np.zeros(len(docs) + 1, dtype=np.int64)
-        np.cumsum([len(doc) for doc in docs], out=doc_starts[1:])
+        if len(docs) == 1:
+            doc_starts = np.array([0, len(text)], dtype=np.int64)
+        else:
+            doc_starts = np.fromiter(accumulate(map(len, docs), initial=0), dtype=np.int64, count=len(docs) + 1)
         ids = self.alphabet.ids_of(text, where="the corpus", allow_unknown=True)
         if len(ids) and ids.min() < 0:
             self._raise_on_unknown(docs, ids, doc_starts, np.zeros(len(ids), dtype=bool), single, first_doc)
@@ -524,15 +526,18 @@ class SplitPipeline:
         if found is None:
             return None
         bounds, gaps = found
-        part_starts = bounds[0::2]
+        part_offsets = np.empty(len(bounds) // 2 + 1, dtype=np.int64)
+        part_offsets[:-1] = bounds[0::2]
+        part_offsets[-1] = len(ids)
+        part_starts = part_offsets[:-1]
         separator = np.zeros(len(part_starts), dtype=bool)
         if len(gaps):
-            separator[np.searchsorted(part_starts, gaps)] = True
+            separator[part_starts.searchsorted(gaps)] = True
         return SplitBatch(
             tokens=ids.astype(ID_DTYPE, copy=False),
-            part_offsets=np.append(part_starts, len(ids)).astype(np.int64),
+            part_offsets=part_offsets,
             part_is_separator=separator,
-            doc_part_offsets=np.searchsorted(part_starts, doc_starts, side="left").astype(np.int64),
+            doc_part_offsets=part_starts.searchsorted(doc_starts, side="left").astype(np.int64, copy=False),
         )
 
 

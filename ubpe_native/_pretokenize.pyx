@@ -21,6 +21,7 @@ data is well-formed UTF-8 first (``check_utf8``): the scanner decodes without bo
 """
 
 from libc.stdint cimport int64_t, uint8_t, uint32_t
+from libc.string cimport memcpy
 from libcpp.vector cimport vector
 
 import numpy as np
@@ -446,6 +447,14 @@ def split_ranges(const uint8_t[::1] data not None, const int64_t[::1] starts not
                 if pattern == PATTERN_WORDS and end == i + 1 and s[i] == UNDERSCORE:
                     gaps.push_back(starts[k] + i)
                 i = end
-    out_bounds = np.asarray(<int64_t[:bounds.size()]>bounds.data()).copy() if bounds.size() else np.zeros(0, np.int64)
-    out_gaps = np.asarray(<int64_t[:gaps.size()]>gaps.data()).copy() if gaps.size() else np.zeros(0, np.int64)
-    return out_bounds, out_gaps
+    return _int64_array(bounds), _int64_array(gaps)
+
+
+cdef object _int64_array(vector[int64_t]& values):
+    """A new int64 array holding ``values`` (copied directly: no intermediate view object)."""
+    out = np.empty(values.size(), dtype=np.int64)
+    cdef int64_t[::1] view
+    if values.size():
+        view = out
+        memcpy(&view[0], values.data(), values.size() * sizeof(int64_t))
+    return out
