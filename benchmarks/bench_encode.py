@@ -169,6 +169,7 @@ def main() -> None:
         if outputs["default"] != outputs["1"]:
             raise SystemExit(f"{call}: the 1-thread and default-thread outputs differ")
 
+    control(add, args.repeats)
     ours(universal, "tfidf top-1 encode_batch")
     ours(universal, "tfidf top-5 encode_batch", top_n=5)
     ours(classic, "classic encode_batch")
@@ -223,6 +224,23 @@ def main() -> None:
     write_report(rows, ratios(speed), versions(reference), args, state, load_before)
 
 
+def control(add, repeats: int) -> None:
+    """How parallel the machine is right now: sha256 (which releases the GIL) of 8 MB blocks
+    on one thread and on two; on a busy shared machine no library can scale past this."""
+    import hashlib
+    from concurrent.futures import ThreadPoolExecutor
+
+    blocks = [bytes([k]) * 8_000_000 for k in range(8)]
+    with ThreadPoolExecutor(2) as pool:
+        for threads in ("default", "1"):
+            if threads == "1":
+                run = lambda: [hashlib.sha256(b).digest() for b in blocks]  # noqa: E731
+            else:
+                run = lambda: list(pool.map(lambda b: hashlib.sha256(b).digest(), blocks))  # noqa: E731
+            add("control", "sha256 (GIL released), 2 threads vs 1", threads, best_time(run, repeats), 0,
+                sum(map(len, blocks)), note="bytes, not chars: the machine's parallelism")
+
+
 def ratios(speed: dict[tuple[str, str], float]) -> list[str]:
     """The issue's goals as ratios of this run's rows (speed = characters per second)."""
     lines = []
@@ -246,8 +264,11 @@ def ratios(speed: dict[tuple[str, str], float]) -> list[str]:
     call = f"tfidf top-1 encode_batch, {SHORT_DOC_CHARS}-char docs"
     ratio(f"encode_batch / per-document encode per character ({SHORT_DOC_CHARS}-char docs; time ratio)",
           (call, "1"), (f"tfidf top-1 encode, {SHORT_DOC_CHARS}-char docs", "1"), 1.5, higher=False)
-    for call in ("tfidf top-1 encode_batch", "classic encode_batch", "ranked encode_batch"):
+    for call in ("tfidf top-1 encode_batch", "classic encode_batch", "ranked encode_batch",
+                 "BPE encode_batch", "BPE encode(list)"):
         ratio(f"{call} default threads / 1 thread", (call, "default"), (call, "1"), 1.7)
+    ratio("control: the machine's own 2-thread / 1-thread speed-up (sha256)",
+          ("sha256 (GIL released), 2 threads vs 1", "default"), ("sha256 (GIL released), 2 threads vs 1", "1"), 1.7)
     return lines
 
 
