@@ -17,8 +17,10 @@ sample, best of 3 after a warm-up, like every other row).
 Each library runs with its default threading and with one thread: ours ``n_threads=1``,
 HF ``TOKENIZERS_PARALLELISM=false`` (its ``encode_batch`` then runs on the calling thread),
 sentencepiece ``num_threads=1``. Ratios compare rows of the same run. Every time is the best
-of ``--repeats`` after one untimed warm-up call; imports and model building are outside the
-timers. The report records commit, dirty flag, CPU model and load average (via
+of ``--repeats`` rounds after one untimed warm-up call, the calls interleaved (one of each per
+round, so that the rows compared see the same machine load); imports and model building are
+outside the timers. A control row (sha256, which releases the GIL, on 2 threads vs 1) shows
+how parallel the machine was during the run. The report records commit, dirty flag, CPU model and load average (via
 ``experiments.provenance``); a checkout with uncommitted changes is refused unless
 ``--allow-dirty``. Results: ``results/benchmarks/encode.{csv,md}``.
 """
@@ -152,6 +154,10 @@ def main() -> None:
     classic.fit(train, quiet=True)
     rows: list[dict] = []
     speed: dict[tuple[str, str], float] = {}
+    # Every timed call is registered first, then all run in rounds, interleaved (one call of
+    # each per round, best of the rounds): on a shared machine the load drifts, and rows that
+    # are compared should see the same drift.
+    timed: list[tuple[dict, object]] = []
 
     def add(system, call, threads, seconds, tokens, chars=n_chars, note=""):
         speed[(call, threads)] = chars / seconds
@@ -160,41 +166,45 @@ def main() -> None:
         rows.append(row)
         print("  ".join(str(v) for v in row.values()), flush=True)
 
+    def measure(function, system, call, threads, tokens, chars=n_chars, note=""):
+        timed.append((dict(system=system, call=call, threads=threads, tokens=tokens, chars=chars, note=note), function))
+
     def ours(tok, call, **options):
         outputs = {}
         for threads, n_threads in (("default", None), ("1", 1)):
             outputs[threads] = tok.encode_batch(held, n_threads=n_threads, **options)
-            seconds = best_time(lambda: tok.encode_batch(held, n_threads=n_threads, **options), args.repeats)
-            add("ubpe (ours)", call, threads, seconds, sum(len(e[0][0]) for e in outputs[threads]))
+            measure(lambda n_threads=n_threads: tok.encode_batch(held, n_threads=n_threads, **options),
+                    "ubpe (ours)", call, threads, sum(len(e[0][0]) for e in outputs[threads]))
         if outputs["default"] != outputs["1"]:
             raise SystemExit(f"{call}: the 1-thread and default-thread outputs differ")
 
-    control(add, args.repeats)
+    control(measure)
     ours(universal, "tfidf top-1 encode_batch")
     ours(universal, "tfidf top-5 encode_batch", top_n=5)
     ours(classic, "classic encode_batch")
     ours(classic, "ranked encode_batch", encoder="ranked")
-    per_doc = best_time(lambda: [universal.encode(d) for d in short], args.repeats)
-    batch_short = best_time(lambda: universal.encode_batch(short, n_threads=1), args.repeats)
     if [universal.encode(d) for d in short] != universal.encode_batch(short, n_threads=1):
         raise SystemExit("per-document encode and encode_batch differ")
     n_short = sum(map(len, short))
-    add("ubpe (ours)", f"tfidf top-1 encode, {SHORT_DOC_CHARS}-char docs", "1", per_doc, 0, n_short)
-    add("ubpe (ours)", f"tfidf top-1 encode_batch, {SHORT_DOC_CHARS}-char docs", "1", batch_short, 0, n_short)
+    measure(lambda: [universal.encode(d) for d in short], "ubpe (ours)",
+            f"tfidf top-1 encode, {SHORT_DOC_CHARS}-char docs", "1", 0, n_short)
+    measure(lambda: universal.encode_batch(short, n_threads=1), "ubpe (ours)",
+            f"tfidf top-1 encode_batch, {SHORT_DOC_CHARS}-char docs", "1", 0, n_short)
     if importable("tokenizers"):
         hf = hf_model(train, alphabet)
         tokens = sum(len(e.ids) for e in hf.encode_batch(held))
-        add("tokenizers", "BPE encode_batch", "default", best_time(lambda: hf.encode_batch(held), args.repeats),
-            tokens, note=f"{hf.get_vocab_size()} ids, different algorithm")
-        add("tokenizers", "BPE encode_batch", "1",
-            best_time(hf_one_thread(lambda: hf.encode_batch(held)), args.repeats), tokens)
+        measure(lambda: hf.encode_batch(held), "tokenizers", "BPE encode_batch", "default", tokens,
+                note=f"{hf.get_vocab_size()} ids, different algorithm")
+        measure(hf_one_thread(lambda: hf.encode_batch(held)), "tokenizers", "BPE encode_batch", "1", tokens)
     if importable("sentencepiece"):
         sp = spm_model(train)
         tokens = sum(map(len, sp.encode(held)))
-        add("sentencepiece", "BPE encode(list)", "default", best_time(lambda: sp.encode(held), args.repeats),
-            tokens, note=f"{sp.get_piece_size()} ids, different algorithm, own whitespace split")
-        add("sentencepiece", "BPE encode(list)", "1",
-            best_time(lambda: sp.encode(held, num_threads=1), args.repeats), tokens)
+        measure(lambda: sp.encode(held), "sentencepiece", "BPE encode(list)", "default", tokens,
+                note=f"{sp.get_piece_size()} ids, different algorithm, own whitespace split")
+        measure(lambda: sp.encode(held, num_threads=1), "sentencepiece", "BPE encode(list)", "1", tokens)
+    best = interleaved([function for _, function in timed], args.repeats)
+    for (info, _), seconds in zip(timed, best):
+        add(info["system"], info["call"], info["threads"], seconds, info["tokens"], info["chars"], info["note"])
 
     if reference:
         sample, total = [], 0
@@ -224,21 +234,37 @@ def main() -> None:
     write_report(rows, ratios(speed), versions(reference), args, state, load_before)
 
 
-def control(add, repeats: int) -> None:
+def control(measure) -> None:
     """How parallel the machine is right now: sha256 (which releases the GIL) of 8 MB blocks
     on one thread and on two; on a busy shared machine no library can scale past this."""
     import hashlib
     from concurrent.futures import ThreadPoolExecutor
 
     blocks = [bytes([k]) * 8_000_000 for k in range(8)]
-    with ThreadPoolExecutor(2) as pool:
-        for threads in ("default", "1"):
-            if threads == "1":
-                run = lambda: [hashlib.sha256(b).digest() for b in blocks]  # noqa: E731
-            else:
-                run = lambda: list(pool.map(lambda b: hashlib.sha256(b).digest(), blocks))  # noqa: E731
-            add("control", "sha256 (GIL released), 2 threads vs 1", threads, best_time(run, repeats), 0,
-                sum(map(len, blocks)), note="bytes, not chars: the machine's parallelism")
+
+    def two_threads():
+        with ThreadPoolExecutor(2) as pool:
+            return list(pool.map(lambda b: hashlib.sha256(b).digest(), blocks))
+
+    for threads, run in (("default", two_threads), ("1", lambda: [hashlib.sha256(b).digest() for b in blocks])):
+        measure(run, "control", "sha256 (GIL released), 2 threads vs 1", threads, 0, sum(map(len, blocks)),
+                note="bytes, not chars: the machine's parallelism")
+
+
+def interleaved(functions: list, repeats: int) -> list[float]:
+    """Each function's best time over ``repeats`` rounds, one call of every function per round
+    (after one untimed warm-up call of each)."""
+    import time
+
+    for function in functions:
+        function()
+    best = [float("inf")] * len(functions)
+    for _ in range(repeats):
+        for k, function in enumerate(functions):
+            started = time.perf_counter()
+            function()
+            best[k] = min(best[k], time.perf_counter() - started)
+    return best
 
 
 def ratios(speed: dict[tuple[str, str], float]) -> list[str]:
@@ -277,7 +303,7 @@ def write_report(rows, goal_lines, library_versions, args, state, load_before) -
         f"Models: {N_TOKENS} ids each, fitted by each library on 1 MB of KJV + Shakespeare (training split); "
         f"held-out: {HELD_OUT_CHARS:,} characters of their held-out splits (characters outside the training "
         "alphabet dropped). Ours and HF split with the `words` regex; sentencepiece splits its own way.",
-        f"Every time: best of {args.repeats} after a warm-up. `threads`: default = each library's own "
+        f"Every time: best of {args.repeats} interleaved rounds after a warm-up. `threads`: default = each library's own "
         f"(ours: one per core, `UBPE_NUM_THREADS`), 1 = ours `n_threads=1`, HF `TOKENIZERS_PARALLELISM=false`, "
         "sentencepiece `num_threads=1`. Different algorithms give different tokens: compare tokens_per_char too.",
         "",
