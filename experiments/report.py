@@ -161,7 +161,7 @@ def _count(row: pd.Series, column: str) -> str:
     return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{int(value):,}"
 
 
-def _environment(run: dict[str, Any]) -> list[str]:
+def _environment(run: dict[str, Any], metrics: pd.DataFrame) -> list[str]:
     versions = ", ".join(f"{k} {v}" for k, v in run["versions"].items())
     git = run["git"]
     machine = run["machine"]
@@ -173,7 +173,27 @@ def _environment(run: dict[str, Any]) -> list[str]:
             f"cores available, {machine['platform']}",
             f"- run: {r['jobs']} worker processes, {r['seconds']} s wall clock "
             f"({r['cells_computed']} cells computed, {r['cells_cached']} from the cache), "
-            f"finished {r['finished']}", ""]
+            f"finished {r['finished']}", *_costs(run, metrics), ""]
+
+
+def _costs(run: dict[str, Any], metrics: pd.DataFrame) -> list[str]:
+    """Fit time (per fit, from the cache's record of when it was fitted) and peak memory."""
+    lines = []
+    if not metrics.empty and "fit_seconds" in metrics:
+        fits = (metrics.dropna(subset=["fit_seconds"])
+                .assign(variant=lambda m: m["encoder"].str.split(":").str[0])
+                .drop_duplicates(["dataset", "size", "n_candidates", "variant"]))
+        if not fits.empty:
+            top = fits.loc[fits["fit_seconds"].idxmax()]
+            lines.append(f"- fit time: {fits['fit_seconds'].sum():,.1f} s over {len(fits)} fits "
+                         f"(longest {top['fit_seconds']:,.1f} s: {top['dataset']} {top['size']} "
+                         f"n_candidates={int(top['n_candidates'])} {top['variant']}; "
+                         "cached fits keep the time of the run that fitted them)")
+    memory = run["run"].get("peak_memory_mb")
+    if memory:
+        lines.append(f"- peak resident memory: {memory['main']:,.0f} MB main process, "
+                     f"{memory['largest_worker']:,.0f} MB the largest worker process (ru_maxrss)")
+    return lines
 
 
 METRIC_DEFINITIONS = [
@@ -301,7 +321,8 @@ def render_report(folder: Path) -> Path:
     run, comparisons = tables["run"], tables["comparisons"]
     header = [f"# Experiment `{run['experiment']}`", "", run["description"], ""]
     n_tests = int(comparisons["p_value"].notna().sum()) if not comparisons.empty else 0
-    lines = [*header, *_settings(run, n_tests), *_data(tables["datasets"]), *_environment(run)]
+    lines = [*header, *_settings(run, n_tests), *_data(tables["datasets"]),
+             *_environment(run, tables["metrics"])]
     if tables["metrics"].empty:
         lines += ["## Results", "", "No cell could be computed: see the settings above.", ""]
     else:

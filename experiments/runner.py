@@ -238,5 +238,6 @@ def run_info(config: ExperimentConfig, available: set[str], failures: list[dict[
         "machine": provenance.machine(),
         "run": {"jobs": jobs, "dask": dask, "seconds": round(seconds, 1), "cells_computed": computed,
                 "cells_cached": cached, "force": force,
+                "peak_memory_mb": provenance.peak_memory_mb(),
                 "finished": time.strftime("%Y-%m-%d %H:%M:%S %Z")},
     }
