@@ -19,6 +19,7 @@ import pandas as pd
 from . import plots
 from . import stats as S
 from .answers import _answers, _summary
+from .extras_report import beam_section, downstream_section
 from .formatting import KIND_ORDER, _estimable, _kind_key, _num, _size_key, _table
 
 __all__ = ["KIND_ORDER", "read_results", "render_report"]
@@ -327,8 +328,9 @@ def render_report(folder: Path) -> Path:
         lines += ["## Results", "", "No cell could be computed: see the settings above.", ""]
     else:
         lines += [*_summary(comparisons, run), *_tables(tables["metrics"]),
-                  *_answers(comparisons, tables["documents"], run), *_figures(folder, tables),
-                  *_details(tables["metrics"])]
+                  *_answers(comparisons, tables["documents"], run),
+                  *downstream_section(folder, run), *beam_section(folder, run, tables["metrics"]),
+                  *_figures(folder, tables), *_details(tables["metrics"])]
     path = folder / "README.md"
     path.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
     return path

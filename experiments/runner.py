@@ -194,9 +194,11 @@ def run_experiment(config: ExperimentConfig, *, jobs: int | None = None, force: 
     out.mkdir(parents=True, exist_ok=True)
     for name in ("datasets", "documents", "metrics", "comparisons"):
         write_csv(tables[name], out / f"{name}.csv")
+    extra_seconds = _extras(config, grid, cache_dir, jobs, out)
     info = run_info(config, available, tables["failures"], missing, jobs=jobs,
                     seconds=time.perf_counter() - started, computed=computed,
                     cached=cached_cells, force=force, dask=scheduler is not None)
+    info["run"]["analysis_seconds"] = extra_seconds
     (out / "run.json").write_text(json.dumps(info, indent=2, default=json_default) + "\n")
     if render:
         from .report import render_report
@@ -207,6 +209,32 @@ def run_experiment(config: ExperimentConfig, *, jobs: int | None = None, force: 
     if fatal:
         raise FailedCellsError(fatal, out)
     return out
+
+
+def _extras(config: ExperimentConfig, grid, cache_dir: Path, jobs: int, out: Path) -> dict[str, float]:
+    """The analyses after the grid that the config asks for - the language-model proxy
+    (``[downstream]``, `experiments.downstream`) and the beam study (``[beam]``,
+    `experiments.beam`) - written beside the tables; their wall-clock seconds."""
+    seconds: dict[str, float] = {}
+    if config.downstream is not None:
+        from .downstream import run_downstream
+        from .tables import units_of
+
+        started = time.perf_counter()
+        units = {fit.dataset: units_of(data.heldout) for fit, _, data in grid}
+        for name, table in run_downstream(config, grid, cache_dir, jobs, units).items():
+            write_csv(table, out / f"{name}.csv")
+        seconds["downstream"] = round(time.perf_counter() - started, 1)
+    if config.beam is not None:
+        from .beam import run_beam
+
+        started = time.perf_counter()
+        found = run_beam(config, grid, cache_dir, jobs)
+        write_csv(found["beam"], out / "beam.csv")
+        write_csv(found["beam_summary"], out / "beam_summary.csv")
+        (out / "tfidf_objective.json").write_text(json.dumps(found["objective"], indent=2) + "\n")
+        seconds["beam"] = round(time.perf_counter() - started, 1)
+    return seconds
 
 
 def run_info(config: ExperimentConfig, available: set[str], failures: list[dict[str, Any]],
