@@ -62,21 +62,26 @@ def _path(task: Task, cell: CellSpec) -> Path:
     return task.cache_dir / "downstream" / f"{cell.fit.dataset}-{key}.npz"
 
 
-def _tokens(tok, docs: list[Any], cell: CellSpec) -> list[np.ndarray]:
-    options = dict(cell.options)
-    if cell.seed is not None:
-        options["seed"] = cell.seed
+def _tokens(tok, docs: list[Any], encoder: str, options: dict[str, Any]) -> list[np.ndarray]:
     return [np.asarray(encodings[0][0], dtype=np.int64)
-            for encodings in tok.encode_batch(docs, encoder=cell.encoder, top_n=1, n_threads=1,
-                                              **options)]
+            for encodings in tok.encode_batch(docs, encoder=encoder, top_n=1, n_threads=1, **options)]
 
 
 def measure_cell(tok, train_docs: list[Any], heldout_docs: list[Any], cell: CellSpec,
                  order: int, discount: float) -> dict[str, np.ndarray]:
-    """Train the model on the cell's tokenisation of ``train_docs``; per held-out document
+    """`measure` with the cell's encoder, options and seed."""
+    options = dict(cell.options)
+    if cell.seed is not None:
+        options["seed"] = cell.seed
+    return measure(tok, train_docs, heldout_docs, cell.encoder, options, order, discount)
+
+
+def measure(tok, train_docs: list[Any], heldout_docs: list[Any], encoder: str,
+            options: dict[str, Any], order: int, discount: float) -> dict[str, np.ndarray]:
+    """Train the model on ``encoder``'s tokenisation of ``train_docs``; per held-out document
     bits and tokens, and how many held-out tokens the training tokens never contained."""
-    train = _tokens(tok, train_docs, cell)
-    heldout = _tokens(tok, heldout_docs, cell)
+    train = _tokens(tok, train_docs, encoder, options)
+    heldout = _tokens(tok, heldout_docs, encoder, options)
     flat_train = np.concatenate(train) if train else np.zeros(0, np.int64)
     flat_held = np.concatenate(heldout) if heldout else np.zeros(0, np.int64)
     vocab_size = int(max(len(tok.vocabulary), flat_train.max(initial=-1) + 1,
