@@ -13,7 +13,7 @@ that take one). ``experiments/configs/default.toml`` is the documented example; 
     n_candidates = [50]                    # fit's pairs per round (ubpe's default is 50)
     top_n = 4                              # alternatives asked of n-best encoders (score gaps)
     seeds = [0, 1, 2]                      # one cell per seed for the seeded encoders
-    equal_size = true                      # trim each universal vocabulary to the size the
+    equal_size = true                      # fit each universal vocabulary to the size the
                                            # classic one of the same setting ends with
 
     [encoders]

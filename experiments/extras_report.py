@@ -164,7 +164,7 @@ def beam_section(folder: Path, run: dict[str, Any], metrics: pd.DataFrame) -> li
              f"above runs it at top_n = 1 on documents that are whole and unsplit for DNA, "
              f"protein, signals, music and time series (text is split into words, its parts). "
              f"Universal tokenizer of size {cfg.get('size')} (n_candidates "
-             f"{cfg.get('n_candidates')}, trimmed to the classic size as in the grid), the first "
+             f"{cfg.get('n_candidates')}, fitted to the classic one's final size as in the grid), the first "
              f"{cfg.get('max_docs')} held-out documents of each dataset, each encoded at widths "
              f"{', '.join(map(str, widths))}: how often a wider beam finds a strictly higher "
              "score than width 1 (*improved*) or a lower one (*worse*: the beam is not monotone "

@@ -53,12 +53,16 @@ def _settings(run: dict[str, Any], n_tests: int) -> list[str]:
         f"- vocabulary sizes: {', '.join(map(str, cfg['vocab_sizes']))} (`+k`: the alphabet of "
         f"both splits plus k merged tokens, so every dataset gets the same number of merges; "
         f"the actual vocabulary size after ubpe's rearrangement is in the tables)",
-        *(["- equal final vocabulary size: each universal vocabulary is trimmed to the size "
-           "the classic vocabulary of the same setting ends with, by ubpe's rearrangement - the "
-           "rule that also shrinks the classic one: the lowest-weight tokens go first, and the "
-           "weight is the idf of the pair at merge time, so the most frequent tokens are the "
-           "first dropped (a trimmed universal vocabulary compresses less than the one it was "
-           "fitted as; `V a / b` in the tables)"] if cfg.get("equal_size") else []),
+        *(["- equal final vocabulary size: the classic tokenizer is fitted to `+k`; its "
+           "rearrangement drops, with each low-weight token, every token built from it, so it "
+           "ends with fewer ids (the *Vocabulary size* table); the universal tokenizer of the "
+           "same setting is then fitted to exactly that many ids (a universal fit ends at its "
+           "target: its rearrangement only trims the last round's overshoot, lowest weights "
+           "first). Fitting to the size, rather than trimming a larger universal vocabulary: "
+           "trimming goes by weight, the idf of the pair at merge time, so it would drop the "
+           "most frequent tokens first and handicap the universal variant for a reason that "
+           "is not the variant; and one fit per setting is needed instead of a search"]
+          if cfg.get("equal_size") else []),
         f"- n_candidates: {', '.join(map(str, cfg['n_candidates']))} (1: standard BPE training, "
         f"one merge per round); top_n for n-best encoders: "
         f"{cfg['top_n']}; seeds for seeded encoders: {', '.join(map(str, cfg['seeds']))}",

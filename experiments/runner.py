@@ -9,8 +9,8 @@ what it touches; ``force=True`` recomputes everything.
 A work unit is one fit with its pending cells (`experiments.units`); units run in a process
 pool (``jobs`` workers). Results are collected in grid order (`experiments.tables`), so the
 tables do not depend on scheduling. With ``[grid] equal_size = true`` the classic fits run
-first, then every other variant's vocabulary is trimmed (by weight, ubpe's rearrangement) to
-the size the classic vocabulary of the same setting ended with, so variants are compared at
+first, then every other variant is fitted to the size the classic vocabulary of the same
+setting ended with (after its rearrangement, which cascades), so variants are compared at
 equal final vocabulary size.
 
 Failures: an encoder not registered in `ubpe.encoders` is named in the report and skipped.
@@ -180,7 +180,7 @@ def run_experiment(config: ExperimentConfig, *, jobs: int | None = None, force: 
     grid = plan(config, datasets, available)
     results, computed, cached_cells = _compute(config, grid, cache_dir, jobs, force, progress, scheduler)
     if config.equal_size:
-        # the classic fits are done: trim the other variants to their final sizes
+        # the classic fits are done: fit the other variants to their final sizes
         sizes = {fit.setting: final_size(cache_dir, fit) for fit, _, _ in grid}
         done = {fit.key for fit, _, _ in grid}
         grid = plan(config, datasets, available, final_sizes=sizes)

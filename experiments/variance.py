@@ -3,7 +3,7 @@
     python -m experiments variance [--jobs 2] [--results DIR]
 
 For each dataset of ``DATASETS`` (from the default config, with its options) at one setting
-(``SIZE``, ``N_CANDIDATES``; the universal vocabulary trimmed to the classic one's final size,
+(``SIZE``, ``N_CANDIDATES``; the universal tokenizer fitted to the classic one's final size,
 as in the default grid):
 
 * **replicates**: ``REPLICATES`` fits, each on a random ``SUBSAMPLE`` of the training split's
@@ -61,7 +61,7 @@ def _subsample(train, fraction: float, seed: int) -> list[Any]:
 
 
 def _fit_pair(ds, alphabet, docs: list[Any]):
-    """Classic and universal tokenizers on ``docs``, the universal one trimmed to the classic
+    """Classic and universal tokenizers on ``docs``, the universal one fitted to the classic
     one's final size (the default grid's equal-size rule)."""
     import warnings
 
@@ -76,9 +76,7 @@ def _fit_pair(ds, alphabet, docs: list[Any]):
             warnings.simplefilter("ignore")  # the vocabulary-size warning: sizes are recorded
             tok.fit(docs, n_candidates=N_CANDIDATES, quiet=True)
         fitted[variant] = tok
-    size = len(fitted["classic"].vocabulary)
-    if len(fitted["universal"].vocabulary) > size:
-        fitted["universal"].rearrange_tokens(n_tokens=size)
+        n_tokens = min(n_tokens, len(tok.vocabulary))  # the universal fit aims at classic's size
     return fitted
 
 
@@ -177,7 +175,7 @@ def report(rows: pd.DataFrame, summary: pd.DataFrame, info: dict[str, Any]) -> s
         "# Variance: training subsamples, training size, cross-domain", "",
         f"Command: `python -m experiments variance` ({info['seconds']} s on {info['jobs']} worker "
         f"processes; {info['machine']['cpu']}). Setting: alphabet {SIZE} merged tokens, "
-        f"n_candidates {N_CANDIDATES}, the universal vocabulary trimmed to the classic one's final "
+        f"n_candidates {N_CANDIDATES}, the universal tokenizer fitted to the classic one's final "
         "size; the default config's datasets, options and held-out splits (fixed). Bits per "
         f"symbol: interpolated Kneser-Ney, order {ORDER}, discount {DISCOUNT}, trained on each "
         "fit's own tokenisation of its training documents (`experiments/downstream.py`). See "

@@ -225,7 +225,7 @@ def test_a_bug_in_an_encoder_is_not_a_failed_cell(tiny, monkeypatch):
         runner.run_experiment(config, jobs=2, force=True, progress=False)
 
 
-def test_equal_size_trims_universal_to_the_classic_size(tiny):
+def test_equal_size_fits_universal_to_the_classic_size(tiny):
     config = parse_config({**TINY, "grid": {**TINY["grid"], "equal_size": True}})
     out = _run(config)
     metrics = pd.read_csv(out / "metrics.csv", dtype={"size": str})
