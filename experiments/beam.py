@@ -140,6 +140,8 @@ def objective(tok, docs_kind: str, example: str = EXAMPLE) -> dict[str, Any]:
     pieces = tok.pieces(ids.tolist())
     order = np.argsort(weights, kind="stable")
     tenth = max(1, len(weights) // 10)
+    # ids follow weight after rearrangement; the merge order is the tokens' creation rank
+    by_rank = weights[np.argsort(np.asarray(vocab.ranks), kind="stable")]
     parts = [p for p in tok.split_pipeline.split(example).parts(0) if len(p)]
     encodings = {}
     all_w = np.concatenate([np.zeros(vocab.n_base), weights])
@@ -152,8 +154,9 @@ def objective(tok, docs_kind: str, example: str = EXAMPLE) -> dict[str, Any]:
                            "score": float(sum(tfidf_score(part, all_w) for part in per_part))}
     return {
         "kind": docs_kind, "n_merged": int(len(weights)),
-        "mean_weight_first_tenth": float(weights[:tenth].mean()),
-        "mean_weight_last_tenth": float(weights[-tenth:].mean()),
+        "ranks_known": bool((np.asarray(vocab.ranks) >= 0).all()),
+        "mean_weight_first_tenth": float(by_rank[:tenth].mean()),
+        "mean_weight_last_tenth": float(by_rank[-tenth:].mean()),
         "lowest": [(pieces[i], round(float(weights[i]), 3)) for i in order[:8]],
         "highest": [(pieces[i], round(float(weights[i]), 3)) for i in order[::-1][:8]],
         "example": example, "encodings": encodings,

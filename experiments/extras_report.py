@@ -108,8 +108,8 @@ def _ranks(summary: pd.DataFrame) -> list[str]:
             f"{_num(min(correlations), 2)} to {_num(max(correlations), 2)}); the encoder with "
             f"the fewest tokens also has the fewest bits in {same} of {len(best_bits)} settings",
             f"- unseen held-out tokens (ids absent from the training tokenisation): "
-            f"{_pct(unseen.min(), 2)} to {_pct(unseen.max(), 2)} of held-out tokens (median "
-            f"{_pct(unseen.median(), 2)})", ""]
+            f"{unseen.min() * 100:.2f} % to {unseen.max() * 100:.2f} % of held-out tokens (median "
+            f"{unseen.median() * 100:.2f} %)", ""]
 
 
 def _downstream_tests(comparisons: pd.DataFrame, run: dict[str, Any]) -> list[str]:
@@ -176,6 +176,7 @@ def beam_section(folder: Path, run: dict[str, Any], metrics: pd.DataFrame) -> li
              "symbols` rows), on which the widths run too. *at optimum*: share of resolved inputs "
              "whose best score equals the optimum (relative tolerance 1e-9); *gap*: mean "
              "(optimum - score) / optimum.", ""]
+    summary = _sorted(summary)
     wide = summary.pivot_table(index=["kind", "dataset", "input"], columns="width", sort=False,
                                values=["improved", "worse", "mean_score_change", "mean_token_change",
                                        "optimal", "mean_gap"])

@@ -196,8 +196,10 @@ def _costs(run: dict[str, Any], metrics: pd.DataFrame) -> list[str]:
                          "cached fits keep the time of the run that fitted them)")
     memory = run["run"].get("peak_memory_mb")
     if memory:
-        lines.append(f"- peak resident memory: {memory['main']:,.0f} MB main process, "
-                     f"{memory['largest_worker']:,.0f} MB the largest worker process (ru_maxrss)")
+        lines.append(f"- peak resident memory: {memory['main']:,.0f} MB the main process, "
+                     f"{memory['largest_worker']:,.0f} MB the largest worker process (ru_maxrss; "
+                     "workers are forked from the main process and count the pages they share "
+                     "with it, so the two are not to be added)")
     return lines
 
 
