@@ -7,7 +7,8 @@ For each dataset of ``DATASETS`` (from the default config, with its options) at 
 as in the default grid):
 
 * **replicates**: ``REPLICATES`` fits, each on a random ``SUBSAMPLE`` of the training split's
-  independent units (books, works, files, ...; seed = replicate number), every ``ENCODERS``
+  independent units (books, works, files, ...; seed = replicate number; a dataset with fewer
+  than ``MIN_UNITS`` units - ECG's two recordings - subsamples its documents), every ``ENCODERS``
   entry encoding the fixed held-out split - tokens per symbol and held-out bits per symbol
   under the downstream model (`experiments.downstream`, trained on that replicate's training
   tokens), summarised per encoder as mean, sd and range, and how often the encoders' order
@@ -49,11 +50,17 @@ REPLICATES = 5
 SUBSAMPLE = 0.8
 FRACTIONS = (0.125, 0.25, 0.5, 1.0)
 ORDER, DISCOUNT = 3, 0.75
+#: fewer training units than this: subsample documents instead (else every replicate of a
+#: two-recording dataset would hold the same data)
+MIN_UNITS = 10
 
 
 def _subsample(train, fraction: float, seed: int) -> list[Any]:
-    """The training documents of a random ``fraction`` of the training units."""
+    """The training documents of a random ``fraction`` of the training units; with fewer than
+    `MIN_UNITS` units (ECG's two recordings), of the training documents."""
     units = units_of(train)
+    if len(set(units)) < MIN_UNITS:
+        units = [str(i) for i in range(len(train.docs))]
     distinct = sorted(set(units))
     order = np.random.default_rng(seed).permutation(len(distinct))
     keep = {distinct[i] for i in order[: max(1, round(fraction * len(distinct)))]}
@@ -181,10 +188,13 @@ def report(rows: pd.DataFrame, summary: pd.DataFrame, info: dict[str, Any]) -> s
         "fit's own tokenisation of its training documents (`experiments/downstream.py`). See "
         "`experiments/variance.py` for the design.", "",
         f"## Replicates: {REPLICATES} fits on random {SUBSAMPLE:.0%} subsamples of the training units", "",
+        f"(A dataset with fewer than {MIN_UNITS} training units - ecg, two recordings - "
+        "subsamples its training documents, windows of the recordings, instead.)", "",
         "Mean ± sd (min-max) over the replicates; *same order*: share of replicates that rank the "
         "encoders in the same order as the first replicate, on length and on bits.", "",
         _table(table), "",
         "## Training size: the first 1/8 ... all of the training units (one shuffled order)", "",
+        f"(Documents instead of units below {MIN_UNITS} units, as above.)", "",
         "tokens per symbol / bits per symbol of the held-out split.", "",
         _table(pd.DataFrame(size_rows)), "",
         "## Cross-domain: fitted on KJV, encoding Shakespeare", "",

@@ -10,20 +10,29 @@ from experiments.variance import _subsample, spread
 
 
 def _train():
-    docs = [f"doc{i}" for i in range(10)]
+    docs = [f"doc{i}" for i in range(20)]
     return Dataset(name="t", kind="prose", split="train", docs=docs, doc_ids=docs, source="tests",
                    source_version="0", licence="CC0", description="tiny", symbol_type="char",
                    settings={}, checksum=content_checksum(docs), unit="book",
-                   doc_units=[f"u{i // 2}" for i in range(10)])
+                   doc_units=[f"u{i // 2}" for i in range(20)])
 
 
 def test_subsample_keeps_whole_units():
     train = _train()
     kept = _subsample(train, 0.6, seed=3)
     units = {f"u{int(d[3:]) // 2}" for d in kept}
-    assert len(units) == 3 and len(kept) == 6  # 3 of 5 units, both documents of each
+    assert len(units) == 6 and len(kept) == 12  # 6 of 10 units, both documents of each
     assert _subsample(train, 0.6, seed=3) == kept
     assert _subsample(train, 1.0, seed=0) == train.docs
+
+
+def test_subsample_takes_documents_when_units_are_few():
+    train = _train()
+    train.doc_units[:] = ["r0"] * 10 + ["r1"] * 10  # two recordings
+    kept = _subsample(train, 0.6, seed=1)
+    assert len(kept) == 12 and len(set(kept)) == 12
+    assert {d[3:] for d in kept} & {str(i) for i in range(10)}  # from both recordings
+    assert {d[3:] for d in kept} & {str(i) for i in range(10, 20)}
 
 
 def test_spread_and_order_stability():
