@@ -104,3 +104,20 @@ def package_versions(names: Iterable[str] = EXPERIMENT_PACKAGES) -> dict[str, st
         except metadata.PackageNotFoundError:
             versions[name] = "not installed"
     return versions
+
+
+def peak_memory_mb() -> dict[str, float]:
+    """Peak resident memory (MB) of this process and of its largest finished child process
+    (the pool's workers, once the pool is shut down): ``getrusage``'s ``ru_maxrss``.
+
+    >>> sorted(peak_memory_mb())
+    ['largest_worker', 'main']
+    """
+    import resource
+
+    def mb(who: int) -> float:
+        kib = resource.getrusage(who).ru_maxrss  # KiB on Linux
+        return round(kib / 1024, 1)
+
+    return {"main": mb(resource.RUSAGE_SELF), "largest_worker": mb(resource.RUSAGE_CHILDREN)}
+
