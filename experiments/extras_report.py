@@ -126,12 +126,12 @@ def _downstream_tests(comparisons: pd.DataFrame, run: dict[str, Any]) -> list[st
             counts = cells["verdict"].value_counts()
             row[kind] = ", ".join(f"{_short(v)} {counts[v]}/{len(cells)}" for v in counts.index) or "–"
         rows.append(row)
-    detail = _sorted(comparisons).assign(
+    detail = _sorted(comparisons.assign(  # the columns first, then the order
         q=comparisons["question"] + 1,
         units=comparisons["n_units"],
         bits=[f"{_num(a)} / {_num(b)}" for a, b in zip(comparisons["bits_per_symbol_a"], comparisons["bits_per_symbol_b"])],
         effect=comparisons["hl_log_ratio"].map(_ratio_pct),
-        p=comparisons["p_holm"].map(_p))
+        p=comparisons["p_holm"].map(_p)))
     detail = detail[["q", "dataset", "size", "n_candidates", "units", "n_docs", "bits", "effect", "p", "verdict"]]
     detail.columns = ["question", "dataset", "size", "n_cand.", "units", "docs", "bits/symbol a / b",
                       "HL change of a's bits", "p (Holm)", "verdict"]
