@@ -5,9 +5,9 @@
 
 Every measurement runs in a fresh subprocess (so peak RSS is that library's fits alone) on the
 same documents, written once to a temporary file. In the subprocess the library is imported
-and its input read *before* the timer starts; one untimed warm-up fit, then the best of
-``--repeats`` timed fits (the reference, whose fits take a minute: ``--reference-repeats``,
-no warm-up). Each library runs with its
+and its input read *before* the timer starts; one untimed warm-up fit, then one timed fit;
+``--repeats`` rounds, each running every library once, interleaved, and the best round counts
+(the reference, whose fits take a minute: ``--reference-repeats`` rounds, no warm-up). Each library runs with its
 default threading and with one thread (HF: ``RAYON_NUM_THREADS=1`` and
 ``TOKENIZERS_PARALLELISM=false``; sentencepiece ``num_threads=1``; ours ``UBPE_NUM_THREADS=1``:
 our fit runs on one thread either way). The reference runs in a Python >= 3.12 venv with
@@ -164,19 +164,30 @@ def main() -> None:
                 runs += [(lib, sys.executable, "bpe", t) for lib, present in
                          (("tokenizers", has_tokenizers), ("sentencepiece", has_sentencepiece)) if present
                          for t in ("default", "1")]
-            ours: dict[tuple[str, str], float] = {}
-            for library, python, variant, threads in runs:
-                repeats = args.reference_repeats if library == "ubpe-0.3.0" else args.repeats
-                # the reference's fits take a minute: no warm-up fit (its imports are outside the timer)
-                result = measure(python, dict(base, library=library, variant=variant, threads=threads, repeats=repeats,
-                                              warmup=0 if library == "ubpe-0.3.0" else 1), workdir)
-                if library == "ubpe-ours":
-                    ours[(variant, threads)] = result["seconds"]
+            # rounds, interleaved: each round runs every library once (a fresh process: warm-up fit,
+            # then one timed fit), so that the rows compared see the same drift of the machine's load
+            results: dict[int, dict] = {}
+            for round_ in range(max(args.repeats, args.reference_repeats)):
+                for k, (library, python, variant, threads) in enumerate(runs):
+                    reference_run = library == "ubpe-0.3.0"
+                    if round_ >= (args.reference_repeats if reference_run else args.repeats):
+                        continue
+                    # the reference's fits take a minute: no warm-up fit (its imports are outside the timer)
+                    result = measure(python, dict(base, library=library, variant=variant, threads=threads, repeats=1,
+                                                  warmup=0 if reference_run else 1), workdir)
+                    best = results.setdefault(k, dict(result, rounds=0))
+                    best["seconds"] = min(best["seconds"], result["seconds"])
+                    best["peak_mb"] = max(best["peak_mb"], result["peak_mb"])
+                    best["rounds"] += 1
+            ours = {(variant, threads): results[k]["seconds"]
+                    for k, (library, _, variant, threads) in enumerate(runs) if library == "ubpe-ours"}
+            for k, (library, python, variant, threads) in enumerate(runs):
+                result = results[k]
                 mine = ours.get((variant if library.startswith("ubpe") else "universal", threads))
                 ratio = "" if library == "ubpe-ours" or not mine else f"{result['seconds'] / mine:.2f}"
                 row = dict(input=label, library=library, variant=variant, threads=threads, n_tokens=result["n_tokens"],
                            seconds=round(result["seconds"], 3), peak_mb=round(result["peak_mb"], 1),
-                           their_time_over_ours=ratio, repeats=repeats)
+                           their_time_over_ours=ratio, rounds=result["rounds"])
                 rows.append(row)
                 print("  ".join(str(v) for v in row.values()), flush=True)
     write_report(rows, versions(reference), args, state, load_before)
@@ -186,11 +197,12 @@ def write_report(rows: list[dict], library_versions: dict[str, str], args, state
     notes = [
         "Text is split with the `words` regex (experiments/patterns.py) by us and HF; sentencepiece BPE splits on"
         " whitespace its own way. The ECG is one integer symbol per sample, unsplit (ours and the reference only).",
-        "`seconds`: best of `repeats` fits after one untimed warm-up fit (the reference: no warm-up), imports and"
-        " input reading outside the timer."
+        "`seconds`: the best of `rounds` rounds, each running every library once (interleaved), in a fresh process:"
+        " one untimed warm-up fit (the reference: none), then one timed fit, imports and input reading outside the"
+        " timer."
         " `their_time_over_ours`: their seconds / ours (same threads; the reference: same variant; HF and"
-        " sentencepiece: our `UBPE`): above 1 means ours is faster. `peak_mb`: the fitting process's peak resident"
-        " memory (data and every fit included). `threads`: default = each library's own; 1 = `RAYON_NUM_THREADS=1`"
+        " sentencepiece: our `UBPE`): above 1 means ours is faster. `peak_mb`: the largest peak resident memory of"
+        " its fitting processes (data, warm-up and timed fit included). `threads`: default = each library's own; 1 = `RAYON_NUM_THREADS=1`"
         " + `TOKENIZERS_PARALLELISM=false` (HF), `num_threads=1` (sentencepiece), `UBPE_NUM_THREADS=1` (ours:"
         " our fit is single-threaded either way).",
     ]
