@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidParameterError, ModelFormatError
+from .files import gc_paused
 
 MAGIC = b"GGUF"
 SUPPORTED_VERSIONS = (2, 3)
@@ -191,8 +192,9 @@ def _read_kv(cursor: _Cursor, gguf, formats: dict[int, str]) -> dict[str, Any]:
 
 def read(path: str | os.PathLike):
     """The tokenizer of a GGUF file (see the module docstring for the models)."""
-    metadata = read_metadata(path)
-    return from_metadata(metadata, where=str(path))
+    with gc_paused():
+        metadata = read_metadata(path)
+        return from_metadata(metadata, where=str(path))
 
 
 def from_metadata(metadata: dict[str, Any], *, where: str = "<gguf>"):
