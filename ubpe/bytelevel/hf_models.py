@@ -176,8 +176,8 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
         self.ignore_merges = ignore_merges
         self.n_merges = len(merges)
         self._raw = byte_level_raw(self.texts)
-        left, right, result, rank, self._merged_texts, self._merge_firsts, self._merge_seconds = \
-            _merge_rules(vocab, merges, where)
+        left, right, result, rank, merged, firsts, seconds = _merge_rules(vocab, merges, where)
+        self._merge_columns = (firsts, seconds, merged)
         n = len(texts)
         unk_id = vocab.get(unk) if unk else None
         units, missing = [], 0

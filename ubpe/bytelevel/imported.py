@@ -26,6 +26,7 @@ import regex
 
 from ubpe_native._merges import PairMerges, pack_units
 from ubpe_native._pretokenize import split_text
+from ubpe_native._tables import StringIds
 
 from ..vocabulary import ID_DTYPE, Vocabulary
 from .imported_base import BYTE, CONTROL, NORMAL, UNUSED, ImportedTokenizer
@@ -80,23 +81,45 @@ class ImportedBPE(ImportedTokenizer):
 
     def _build_kernel(self, merges: list[str]) -> PairMerges:
         n = len(self.texts)
-        text_to_id = dict(zip(self.texts, range(n)))
         extra: dict[str, int] = {}  # merge operands and results that are no token
+        text_ids: dict[str, int] = {}
+
+        def text_to_id() -> dict[str, int]:  # built only if the C lookup is not enough
+            if not text_ids:
+                text_ids.update(zip(self.texts, range(n)))
+            return text_ids
 
         def ids_of(texts: list[str]) -> list[int]:
-            found = list(map(text_to_id.get, texts))
+            found = list(map(text_to_id().get, texts))
             if None in found:
                 for k, token in enumerate(found):
                     if token is None:
                         found[k] = extra.setdefault(texts[k], n + len(extra))
             return found
 
-        units = ids_of([BYTE_TO_CHAR[b] for b in range(256)])
-        firsts, seconds, self._merged_texts = split_merges(merges)
-        self._merge_firsts, self._merge_seconds = firsts, seconds
-        left, right, result = ids_of(firsts), ids_of(seconds), ids_of(self._merged_texts)
+        self._merge_lines = merges
+        table, columns = _merge_ids(self.texts, merges)
+        if columns is None:
+            firsts, seconds, merged = self._merge_texts()
+            left, right, result = ids_of(firsts), ids_of(seconds), ids_of(merged)
+        else:  # the same ids, found in C; operands that are no token get theirs in line order
+            left, right, result = columns
+            missing = np.flatnonzero((left < 0) | (right < 0) | (result < 0)).tolist()
+            if missing:
+                firsts, seconds, merged = self._merge_texts()
+                for column, texts in ((left, firsts), (right, seconds), (result, merged)):
+                    for k in missing:
+                        if column[k] < 0:
+                            column[k] = ids_of([texts[k]])[0]
+        if columns is None:
+            units = ids_of([BYTE_TO_CHAR[b] for b in range(256)])
+        else:
+            units = [table.find(BYTE_TO_CHAR[b].encode("utf-8")) for b in range(256)]
+            absent = [b for b in range(256) if units[b] < 0]
+            for b, token in zip(absent, ids_of([BYTE_TO_CHAR[b] for b in absent]) if absent else []):
+                units[b] = token
         # what llama.cpp writes for a symbol that is no token: its single ASCII bytes' tokens
-        expansions = [[text_to_id[chr(b)] for b in text.encode("utf-8") if b < 0x80 and chr(b) in text_to_id]
+        expansions = [[text_to_id()[chr(b)] for b in text.encode("utf-8") if b < 0x80 and chr(b) in text_to_id()]
                       for text in extra]
         offsets = np.zeros(len(expansions) + 1, dtype=np.int64)
         np.cumsum([len(e) for e in expansions], out=offsets[1:])
@@ -146,7 +169,7 @@ class ImportedBPE(ImportedTokenizer):
 
     def _build_vocabulary(self) -> tuple[Vocabulary, np.ndarray, list[list[int]]]:
         rank_of: dict[bytes, int] = {}
-        for rank, created in enumerate(self._merged_texts):  # a token's rank: its first merge
+        for rank, created in enumerate(self._merge_texts()[2]):  # a token's rank: its first merge
             raw = _unmapped(created)
             if raw is not None:
                 rank_of.setdefault(raw, rank)
@@ -166,11 +189,17 @@ class ImportedBPE(ImportedTokenizer):
                                             ranks=np.arange(len(pieces), dtype=np.int64))
         return vocabulary, np.asarray(model_ids, dtype=np.int64)[order], base_expansion
 
+    def _merge_texts(self) -> tuple[list[str], list[str], list[str]]:
+        """``(lefts, rights, merged)`` of the merge rules, in rule order (cut when first asked)."""
+        if getattr(self, "_merge_columns", None) is None:
+            self._merge_columns = split_merges(self._merge_lines)
+        return self._merge_columns
+
     def _recorded_merges(self) -> dict[int, tuple[int, int]]:
         """token -> (left, right) of the first merge line that creates it."""
         text_ids = self._text_index()
         merges: dict[int, tuple[int, int]] = {}
-        for first, second, merged in zip(self._merge_firsts, self._merge_seconds, self._merged_texts):
+        for first, second, merged in zip(*self._merge_texts()):
             token, left, right = text_ids.get(merged), text_ids.get(first), text_ids.get(second)
             if token is not None and left is not None and right is not None:
                 merges.setdefault(token, (left, right))
@@ -210,7 +239,7 @@ def byte_level_raw(texts: list[str]) -> list[bytes | None]:
     values = np.where(codes < 0x300, table[np.minimum(codes, 0x2FF)], -1)
     ends = np.flatnonzero(codes == 0).tolist() + [len(codes)]
     starts = [0] + [e + 1 for e in ends[:-1]]
-    bad = np.concatenate([[0], np.cumsum(values < 0)])
+    bad = np.concatenate([[0], np.cumsum(values < 0)]).tolist()
     blob = values.astype(np.uint8).tobytes()
     return [blob[s:e] if bad[e] == bad[s] else None for s, e in zip(starts, ends)]
 
@@ -248,11 +277,44 @@ def split_merge_lines(lines: list) -> list[tuple[str, str]] | None:
         joined = "\n".join(lines)
     except TypeError:
         return None
-    if not lines or joined.count("\n") != len(lines) - 1 or joined.count(" ") != len(lines) \
-            or _ONE_SPACE_LINES.search(joined):
+    if not lines or not _one_space_each(joined, len(lines)):
         return None
     parts = joined.replace("\n", " ").split(" ")
     return list(zip(parts[0::2], parts[1::2]))
+
+
+def _merge_ids(texts: list[str], merges: list[str]) -> tuple[StringIds | None, tuple | None]:
+    """The texts' table (`ubpe_native._tables.StringIds`) and the ids of every merge line's
+    left, right and merged text (-1: no token), looked up in C; ``(None, None)`` when the lines
+    are not all ``"left right"`` with one space (then `split_merges` and dicts do it)."""
+    joined = "\n".join(merges)
+    if not merges or not _one_space_each(joined, len(merges)) or joined.startswith(" ") or "\n " in joined:
+        return None, None
+    blob = "\0".join(texts).encode("utf-8", "surrogatepass")
+    nuls = np.flatnonzero(np.frombuffer(blob, dtype=np.uint8) == 0)
+    if len(nuls) == len(texts) - 1:  # cut at the separators (no token holds a NUL)
+        offsets = np.concatenate([[0], nuls + 1, [len(blob) + 1]]).astype(np.int64)
+        starts, blob = offsets[:-1] - np.arange(len(texts)), blob.replace(b"\0", b"")
+        offsets = np.append(starts, len(blob)).astype(np.int64)
+    else:
+        encoded = [t.encode("utf-8", "surrogatepass") for t in texts]
+        blob, offsets = b"".join(encoded), np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum(list(map(len, encoded)), out=offsets[1:])
+    try:
+        table = StringIds(blob, offsets)
+    except ValueError:  # two tokens share a hash
+        return None, None
+    data = joined.encode("utf-8", "surrogatepass")
+    codes = np.frombuffer(data, dtype=np.uint8)
+    newlines = np.flatnonzero(codes == 0x0A)
+    return table, table.pair_ids(data, np.concatenate([[0], newlines + 1]), np.flatnonzero(codes == 0x20),
+                                 np.concatenate([newlines, [len(data)]]))
+
+
+def _one_space_each(joined: str, n_lines: int) -> bool:
+    """Whether ``n_lines`` lines joined by newlines hold one space each."""
+    return joined.count("\n") == n_lines - 1 and joined.count(" ") == n_lines \
+        and not _ONE_SPACE_LINES.search(joined)
 
 
 def split_merges(merges: list[str]) -> tuple[list[str], list[str], list[str]]:
@@ -264,8 +326,7 @@ def split_merges(merges: list[str]) -> tuple[list[str], list[str], list[str]]:
     (['Ġ', 'a', ' '], ['t', 'b', 'x'], ['Ġt', 'ab', ' x'])
     """
     joined = "\n".join(merges)
-    if merges and joined.count("\n") == len(merges) - 1 and joined.count(" ") == len(merges) \
-            and not joined.startswith(" ") and "\n " not in joined and not _ONE_SPACE_LINES.search(joined):
+    if merges and _one_space_each(joined, len(merges)) and not joined.startswith(" ") and "\n " not in joined:
         parts = joined.replace("\n", " ").split(" ")
         return parts[0::2], parts[1::2], joined.replace(" ", "").split("\n")
     cuts = [line.find(" ", 1) for line in merges]
