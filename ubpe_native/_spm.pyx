@@ -79,12 +79,12 @@ cdef class SpmBPE:
     cdef id_t byte_fallback[256]
     cdef bint has_byte_fallback
 
-    def __init__(self, id_t n_ids, const id_t[::1] left, const id_t[::1] right,
-                 const id_t[::1] result, const int64_t[::1] rank, const uint8_t[::1] unused,
-                 const uint8_t[::1] unit_blob, const int64_t[::1] unit_offsets,
-                 const id_t[::1] unit_ids, const uint8_t[::1] unit_frozen,
-                 const id_t[::1] expand_ids, const int64_t[::1] expand_offsets, id_t unk_id,
-                 const id_t[::1] byte_fallback, bint collapse_unk):
+    def __init__(self, id_t n_ids, const id_t[::1] left not None, const id_t[::1] right not None,
+                 const id_t[::1] result not None, const int64_t[::1] rank not None, const uint8_t[::1] unused not None,
+                 const uint8_t[::1] unit_blob not None, const int64_t[::1] unit_offsets not None,
+                 const id_t[::1] unit_ids not None, const uint8_t[::1] unit_frozen not None,
+                 const id_t[::1] expand_ids not None, const int64_t[::1] expand_offsets not None, id_t unk_id,
+                 const id_t[::1] byte_fallback not None, bint collapse_unk):
         cdef Py_ssize_t n_rules = left.shape[0], n_units = unit_ids.shape[0], k, j
         cdef Py_ssize_t n_extra = expand_offsets.shape[0] - 1
         if n_ids < 1:
@@ -144,7 +144,7 @@ cdef class SpmBPE:
         self.unit_id.assign(&unit_ids[0], &unit_ids[0] + n_units) if n_units else None
         self.unit_frozen.assign(&unit_frozen[0], &unit_frozen[0] + n_units) if n_units else None
 
-    def encode(self, const uint8_t[::1] data):
+    def encode(self, const uint8_t[::1] data not None):
         """The ids of one normalized text (UTF-8 bytes)."""
         cdef vector[id_t] out
         if data.shape[0]:
@@ -335,10 +335,10 @@ cdef class SpmNormalizer:
     cdef vector[id_t] protected_id  # node -> id of the piece ending there, or -1
     cdef bint plain[128]  # ASCII bytes no rule and no protected piece starts with (not space)
 
-    def __init__(self, const uint32_t[::1] trie_units, bytes replacements, bint add_dummy_prefix,
+    def __init__(self, const uint32_t[::1] trie_units not None, bytes replacements not None, bint add_dummy_prefix,
                  bint remove_extra_whitespaces, bint escape_whitespaces,
-                 bint treat_whitespace_as_suffix, const uint8_t[::1] protected_blob,
-                 const int64_t[::1] protected_offsets, const id_t[::1] protected_ids):
+                 bint treat_whitespace_as_suffix, const uint8_t[::1] protected_blob not None,
+                 const int64_t[::1] protected_offsets not None, const id_t[::1] protected_ids not None):
         cdef Py_ssize_t k, j, used
         cdef int64_t node
         cdef int64_t* slot
@@ -445,7 +445,7 @@ cdef class SpmNormalizer:
         length[0] = n
         return n
 
-    def normalize(self, const uint8_t[::1] data):
+    def normalize(self, const uint8_t[::1] data not None):
         """The normalized UTF-8 bytes of ``data``."""
         cdef string out
         if data.shape[0]:
@@ -525,7 +525,7 @@ cdef class SpmPipeline:
     cdef SpmBPE bpe
     cdef UnigramLattice unigram
 
-    def __init__(self, SpmNormalizer normalizer, model):
+    def __init__(self, SpmNormalizer normalizer not None, model):
         self.normalizer = normalizer
         self.model = model
         if isinstance(model, SpmBPE):
@@ -535,7 +535,7 @@ cdef class SpmPipeline:
         else:
             raise TypeError(f"model must be an SpmBPE or a UnigramLattice, not {type(model).__name__}")
 
-    def encode_batch(self, list docs):
+    def encode_batch(self, list docs not None):
         """The ids of every text of ``docs`` (a list of str), as lists."""
         cdef Py_ssize_t n = len(docs), k, j
         cdef list encoded = [None] * n

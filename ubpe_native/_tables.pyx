@@ -55,7 +55,7 @@ cdef class StringIds:
     cdef vector[int64_t] offsets
     cdef FlatMap ids  # hash -> id + 1
 
-    def __init__(self, bytes blob, const int64_t[::1] offsets):
+    def __init__(self, bytes blob not None, const int64_t[::1] offsets not None):
         cdef Py_ssize_t n = offsets.shape[0] - 1, k
         cdef const uint8_t* data = <const uint8_t*><const char*>blob
         cdef int64_t* slot
@@ -88,12 +88,12 @@ cdef class StringIds:
             return -1
         return <id_t>(found - 1)
 
-    def find(self, bytes text):
+    def find(self, bytes text not None):
         """The id of ``text``, -1 if it is none of the strings."""
         return self._find(<const uint8_t*><const char*>text, len(text), NULL, 0)
 
-    def pair_ids(self, bytes text, const int64_t[::1] starts, const int64_t[::1] cuts,
-                 const int64_t[::1] ends):
+    def pair_ids(self, bytes text not None, const int64_t[::1] starts not None, const int64_t[::1] cuts not None,
+                 const int64_t[::1] ends not None):
         """``(left, right, result)`` ids of the lines ``text[starts[k]:ends[k]]`` cut at
         ``cuts[k]`` (the separator's position: left ``starts[k]:cuts[k]``, right
         ``cuts[k]+1:ends[k]``), -1 where a part is no string of the table."""
@@ -115,7 +115,7 @@ cdef class StringIds:
         return left, right, result
 
 
-def length_prefixed(const uint8_t[::1] data, Py_ssize_t pos, Py_ssize_t n, uint64_t max_length):
+def length_prefixed(const uint8_t[::1] data not None, Py_ssize_t pos, Py_ssize_t n, uint64_t max_length):
     """``(blob, end, nul_inside)``: the ``n`` strings from ``pos`` joined by NUL bytes, the
     position after them, and whether some string holds a NUL itself (then the blob cannot be
     cut at NULs). A string running past the end or longer than ``max_length`` raises
