@@ -561,6 +561,9 @@ cdef class SpmPipeline:
                           vector[id_t]& out, vector[size_t]& bounds) noexcept nogil:
         cdef string normalized
         cdef size_t k
+        cdef vector[float] best_score  # the lattice's scratch, reused from text to text
+        cdef vector[int64_t] best_start, path
+        cdef vector[id_t] best_id
         for k in range(data.size()):
             normalized.clear()
             if sizes[k]:
@@ -569,10 +572,13 @@ cdef class SpmPipeline:
                 if self.bpe is not None:
                     self.bpe.encode_into(<const uint8_t*>normalized.data(), normalized.size(), out)
                 else:
-                    self._unigram_into(<const uint8_t*>normalized.data(), normalized.size(), out)
+                    self._unigram_into(<const uint8_t*>normalized.data(), normalized.size(), out,
+                                       best_score, best_start, best_id, path)
             bounds.push_back(out.size())
 
-    cdef void _unigram_into(self, const uint8_t* data, Py_ssize_t size, vector[id_t]& out) noexcept nogil:
+    cdef void _unigram_into(self, const uint8_t* data, Py_ssize_t size, vector[id_t]& out,
+                            vector[float]& best_score, vector[int64_t]& best_start,
+                            vector[id_t]& best_id, vector[int64_t]& path) noexcept nogil:
         """The lattice over the stretches between protected pieces (`CharModel._fragments`)."""
         cdef Py_ssize_t pos = 0, start = 0, used
         cdef id_t token
@@ -582,9 +588,9 @@ cdef class SpmPipeline:
                 pos += utf8_length(data[pos])
                 continue
             if pos > start:
-                self.unigram._encode(data + start, pos - start, out)
+                self.unigram._encode_with(data + start, pos - start, out, best_score, best_start, best_id, path)
             out.push_back(token)
             pos += used
             start = pos
         if size > start:
-            self.unigram._encode(data + start, size - start, out)
+            self.unigram._encode_with(data + start, size - start, out, best_score, best_start, best_id, path)
