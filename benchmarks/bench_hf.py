@@ -7,20 +7,21 @@ Llama 2 vocabularies assembled as the published ``tokenizer.json`` files are, an
 Metaspace BPE trained with ``tokenizers``. For each: the time to load the file (ubpe.load,
 ``Tokenizer.from_file``), and encoding throughput on the same real text - every script of the
 UDHR, the KJV, Shakespeare and Python's standard library, held-out lines - as MB of UTF-8 per
-second, the best of ``--repeats`` runs: ubpe's ``encode`` per line (one thread), HF's
-``encode`` per line (one thread) and HF's ``encode_batch`` (all its threads). Ids are checked
+second, the best of ``--repeats`` runs: ubpe's and HF's ``encode`` per line (one thread), and
+both ``encode_batch`` (all threads: ubpe one per core, HF its rayon pool). Ids are checked
 to be identical first. Results go to ``results/benchmarks/hf.md``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from common import ROOT, best_time
+from common import ROOT, best_time, provenance
 
 sys.path.insert(0, str(ROOT / "tests"))
 
@@ -46,6 +47,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
+    load_start = os.getloadavg()[0]
     lines = real_lines()
     mb = sum(len(line.encode("utf-8")) for line in lines) / 1e6
     rows = []
@@ -59,21 +61,32 @@ def main() -> None:
             started = time.perf_counter()
             ours = ubpe.load(path)
             our_load = time.perf_counter() - started
-            want = [e.ids for e in hf.encode_batch(lines, add_special_tokens=False)]
-            if [ours.encode(line) for line in lines] != want:
+            want = [e.ids for e in hf.encode_batch(lines, add_special_tokens=False)]  # also the warm-up
+            if [ours.encode(line) for line in lines] != want or ours.encode_batch(lines) != want:
                 raise SystemExit(f"{style}: ids differ from tokenizers")
+            our_load = min(our_load, best_time(lambda: ubpe.load(path), args.repeats))
+            hf_load = min(hf_load, best_time(lambda: tokenizers.Tokenizer.from_file(str(path)), args.repeats))
             ours_s = best_time(lambda: [ours.encode(line) for line in lines], args.repeats)
             hf_s = best_time(lambda: [hf.encode(line, add_special_tokens=False) for line in lines], args.repeats)
+            ours_batch_s = best_time(lambda: ours.encode_batch(lines), args.repeats)
             batch_s = best_time(lambda: hf.encode_batch(lines, add_special_tokens=False), args.repeats)
-            rows.append((style, our_load, hf_load, mb / ours_s, mb / hf_s, mb / batch_s))
-            print(f"{style}: load {our_load:.2f} s / {hf_load:.2f} s, MB/s {mb / ours_s:.2f} / {mb / hf_s:.2f} "
-                  f"/ {mb / batch_s:.2f}", flush=True)
+            rows.append((style, our_load, hf_load, mb / ours_s, mb / hf_s, mb / ours_batch_s, mb / batch_s))
+            print(f"{style}: load {our_load:.2f} s / {hf_load:.2f} s, MB/s {mb / ours_s:.2f} / {mb / hf_s:.2f}, "
+                  f"batch {mb / ours_batch_s:.2f} / {mb / batch_s:.2f}", flush=True)
     table = ["| file | load ubpe (s) | load HF (s) | ubpe encode MB/s (1 thread) | HF encode MB/s (1 thread) "
-             "| HF encode_batch MB/s (all threads) | ubpe / HF |", "|---|---|---|---|---|---|---|"]
-    table += [f"| {s} | {a:.2f} | {b:.2f} | {c:.2f} | {d:.2f} | {e:.2f} | {c / d:.1f}x |" for s, a, b, c, d, e in rows]
+             "| ratio | ubpe encode_batch MB/s (all threads) | HF encode_batch MB/s (all threads) | ratio |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    table += [f"| {s} | {a:.2f} | {b:.2f} | {c:.2f} | {d:.2f} | {c / d:.2f}x | {e:.2f} | {f:.2f} | {e / f:.2f}x |"
+              for s, a, b, c, d, e, f in rows]
+    host = provenance.machine()
+    versions = ", ".join(f"{k} {v}" for k, v in provenance.package_versions(("ubpe", "tokenizers", "numpy")).items())
     text = (f"# HF tokenizer.json: ubpe vs tokenizers {tokenizers.__version__}\n\n"
             f"{len(lines)} lines, {mb:.2f} MB of real text (UDHR every script, KJV, Shakespeare, stdlib); "
-            f"best of {args.repeats}; ids identical.\n"
+            f"best of {args.repeats} after a warm-up; ids identical (per line and in batches).\n"
+            f"Commit {provenance.git('rev-parse', '--short', 'HEAD') or 'unknown'}; {host['cpu']}, "
+            f"{host['cores_available']} of {host['cores']} cores; {versions}; load average "
+            f"{load_start:.1f} at the start, {os.getloadavg()[0]:.1f} at the end (a shared machine: "
+            "compare the ratios of one run, not absolute numbers).\n"
             f"Reproduce: `python benchmarks/bench_hf.py`.\n\n" + "\n".join(table) + "\n")
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "hf.md").write_text(text, encoding="utf-8")

@@ -3,15 +3,16 @@
     python benchmarks/bench_vocab.py            # a few minutes on one core
 
 One process; one thread except the "all threads" columns (``encode_batch`` on one thread per
-core, tiktoken's ``encode_ordinary_batch`` likewise). Needs ``experiments/install_data.sh`` (llama.cpp's vocabularies from
+core, tiktoken's ``encode_ordinary_batch`` likewise, sentencepiece's ``num_threads=-1``). Needs ``experiments/install_data.sh`` (llama.cpp's vocabularies from
 the llama-cpp-python sdist, and the prose datasets) and the ``[vocab]`` and ``[bench]`` extras.
 
 * loading: ``ubpe.io.gguf.read`` of GPT-2 (50k), Llama 3 (128k), Qwen2 (152k), Llama SPM (32k);
 * byte-level: our native encode of the GGUF vocabulary vs ``tiktoken.Encoding`` built from the
   same vocabulary (token bytes -> id as ranks; ids are checked to be equal), on the same text;
   ours cold (word cache emptied before each run) and warm;
-* sentencepiece: BPE and unigram models trained on the train split, ours vs
-  ``SentencePieceProcessor.encode`` on the same held-out lines (ids checked equal);
+* sentencepiece: BPE and unigram models trained on the train split, our ``encode_batch`` vs
+  ``SentencePieceProcessor.encode`` of the same held-out lines (a list), one thread on both
+  sides and each at its default threading (ids checked equal);
 * ubpe's other encoders on the GPT-2 vocabulary.
 
 Every number is the best of ``--repeats`` runs. Results go to ``results/benchmarks/vocab.md``.
@@ -27,21 +28,24 @@ import platform
 import sys
 import time
 
-from common import best_time, text_corpus
+from common import best_time, provenance, text_corpus
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "results" / "benchmarks"
 MB = 1_000_000
+PEERS = ("ubpe", "tiktoken", "sentencepiece", "tokenizers", "gguf", "numpy")
 sys.path.insert(0, str(ROOT / "tests"))
 
 
 def _load_rows(models, repeats: int) -> list[str]:
+    import ubpe
     from ubpe.io import gguf
 
     rows = []
     for name in ("gpt-2", "llama-bpe", "qwen2", "llama-spm"):
         path = models / f"ggml-vocab-{name}.gguf"
-        seconds = best_time(lambda: gguf.read(path), repeats)
+        ubpe.load(path)  # warm-up: imports, page cache
+        seconds = best_time(lambda: ubpe.load(path), repeats)
         rows.append(f"| {name} | {len(gguf.read_metadata(path)['tokenizer.ggml.tokens']):,} | {seconds:.2f} s |")
     return rows
 
@@ -72,11 +76,15 @@ def _bytelevel_rows(models, text: str, repeats: int) -> list[str]:
         ours_all = size / best_time(lambda: tok.encode_batch(docs, threads=threads), repeats)
         theirs_all = size / best_time(lambda: enc.encode_ordinary_batch(docs, num_threads=threads), repeats)
         rows.append(f"| {name} | {ours_cold:.1f} | {ours_warm:.1f} | {theirs:.1f} | "
-                    f"{ours_cold / theirs:.2f}x | {ours_all:.1f} | {theirs_all:.1f} | {same} |")
+                    f"{ours_cold / theirs:.2f}x | {ours_all:.1f} | {theirs_all:.1f} | "
+                    f"{ours_all / theirs_all:.2f}x | {same} |")
     return rows
 
 
 def _spm_rows(train: list[str], lines: list[str], repeats: int) -> list[str]:
+    """Ours (``encode_batch``) vs ``SentencePieceProcessor.encode`` of the list, one thread
+    on both sides, then each at its default (ours: one thread per core; sentencepiece's
+    ``num_threads=-1``)."""
     import sentencepiece as spm
 
     from ubpe.io import sentencepiece as spm_io
@@ -89,10 +97,18 @@ def _spm_rows(train: list[str], lines: list[str], repeats: int) -> list[str]:
                                        vocab_size=8000, num_threads=1, minloglevel=2)
         ours = spm_io.from_bytes(out.getvalue())
         theirs = spm.SentencePieceProcessor(model_proto=out.getvalue())
-        same = sum(ours.encode(line) == theirs.encode(line) for line in lines)
-        ours_speed = size / best_time(lambda: [ours.encode(line) for line in lines], repeats)
-        theirs_speed = size / best_time(lambda: theirs.encode(lines, num_threads=1), repeats)
-        rows.append(f"| {kind} | {ours_speed:.2f} | {theirs_speed:.2f} | {ours_speed / theirs_speed:.2f}x | "
+        want = theirs.encode(lines, num_threads=1)  # also the warm-up
+        got = ours.encode_batch(lines, threads=1)
+        same = sum(a == b for a, b in zip(got, want))
+        if ours.encode_batch(lines) != got or [ours.encode(line) for line in lines[:2000]] != got[:2000]:
+            raise SystemExit(f"{kind}: encode_batch on all threads or encode per line gives other ids")
+        ours_one = size / best_time(lambda: ours.encode_batch(lines, threads=1), repeats)
+        theirs_one = size / best_time(lambda: theirs.encode(lines, num_threads=1), repeats)
+        ours_all = size / best_time(lambda: ours.encode_batch(lines), repeats)
+        theirs_all = size / best_time(lambda: theirs.encode(lines), repeats)
+        ours_lines = size / best_time(lambda: [ours.encode(line) for line in lines], repeats)
+        rows.append(f"| {kind} | {ours_one:.2f} | {theirs_one:.2f} | {ours_one / theirs_one:.2f}x | "
+                    f"{ours_all:.2f} | {theirs_all:.2f} | {ours_all / theirs_all:.2f}x | {ours_lines:.2f} | "
                     f"{same}/{len(lines)} |")
     return rows
 
@@ -120,6 +136,8 @@ def main() -> None:
     from experiments.datasets import load
     from vocab_corpora import llama_cpp_models
 
+    load_start = os.getloadavg()[0]
+    host = provenance.machine()
     models = llama_cpp_models()
     text = "\n".join(text_corpus(int(args.encode_mb * MB)))
     train = [line for doc in load("shakespeare", "train", max_symbols=2_000_000).docs
@@ -130,24 +148,31 @@ def main() -> None:
         f"# Imported vocabularies: loading and encoding speed ({time.strftime('%Y-%m-%d')})",
         "",
         f"Command: `python benchmarks/bench_vocab.py --encode-mb {args.encode_mb} --repeats {args.repeats}`; "
-        f"{platform.processor() or platform.machine()}, Python {platform.python_version()}, one thread unless told, "
-        f"best of the repeats; load average at the start {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores "
-        "(other processes share the machine: compare ratios, not absolute numbers).",
+        f"commit {provenance.git('rev-parse', '--short', 'HEAD') or 'unknown'}; {host['cpu']}, "
+        f"{host['cores_available']} of {host['cores']} cores; Python {platform.python_version()}; "
+        + ", ".join(f"{k} {v}" for k, v in provenance.package_versions(PEERS).items())
+        + f". One thread unless told, best of the repeats after a warm-up; load average at the start "
+        f"{load_start:.1f} (other processes share the machine: compare the ratios of one run, not "
+        "absolute numbers). llama.cpp itself is not installed: its byte-level and SPM algorithms are "
+        "compared through tiktoken (same ranks) and sentencepiece (same model).",
         "",
-        "## Loading a GGUF vocabulary", "", "| vocabulary | tokens | load |", "|---|---|---|",
+        "## Loading a GGUF vocabulary (`ubpe.load`)", "", "| vocabulary | tokens | load |", "|---|---|---|",
         *_load_rows(models, args.repeats),
         "", f"## Native byte-level encoding vs tiktoken (same vocabulary, {len(text) / MB:.1f} M characters of "
         "KJV + Shakespeare, MB/s)", "",
         "| vocabulary | ours cold | ours warm | tiktoken | cold / tiktoken | ours, all threads | "
-        "tiktoken, all threads | same ids |", "|---|---|---|---|---|---|---|---|",
+        "tiktoken, all threads | ratio | same ids |", "|---|---|---|---|---|---|---|---|---|",
         *_bytelevel_rows(models, text, args.repeats),
         "", f"## sentencepiece models (8k pieces, {len(heldout):,} held-out Shakespeare lines, MB/s)", "",
-        "| model | ours | sentencepiece | ratio | lines with equal ids |", "|---|---|---|---|---|",
+        "| model | ours, 1 thread | sentencepiece, 1 thread | ratio | ours, all threads | "
+        "sentencepiece, all threads | ratio | ours, `encode` per line | lines with equal ids |",
+        "|---|---|---|---|---|---|---|---|---|",
         *_spm_rows(train, heldout, args.repeats),
         "", "## ubpe's encoders on the GPT-2 vocabulary (1 MB, MB/s)", "",
         "| encoder | MB/s | tokens per character |", "|---|---|---|",
         *_encoder_rows(models, text[: MB], args.repeats),
     ]
+    lines += ["", f"Load average at the end: {os.getloadavg()[0]:.1f}."]
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))

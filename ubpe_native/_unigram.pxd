@@ -20,3 +20,6 @@ cdef class UnigramLattice:
                           const id_t[::1] ids) except *
     cdef Py_ssize_t _grow(self, vector[int32_t]& free_up, Py_ssize_t size) except -1
     cdef int _encode(self, const uint8_t* data, Py_ssize_t size, vector[id_t]& out) except -1 nogil
+    cdef int _encode_with(self, const uint8_t* data, Py_ssize_t size, vector[id_t]& out,
+                          vector[float]& best_score, vector[int64_t]& best_start,
+                          vector[id_t]& best_id, vector[int64_t]& path) except -1 nogil

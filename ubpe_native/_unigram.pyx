@@ -186,16 +186,25 @@ cdef class UnigramLattice:
     cdef int _encode(self, const uint8_t* data, Py_ssize_t size, vector[id_t]& out) except -1 nogil:
         # the growing vectors raise MemoryError through ``except -1``
         cdef vector[float] best_score
-        cdef vector[int64_t] best_start
+        cdef vector[int64_t] best_start, path
         cdef vector[id_t] best_id
-        cdef vector[int64_t] path
+        return self._encode_with(data, size, out, best_score, best_start, best_id, path)
+
+    cdef int _encode_with(self, const uint8_t* data, Py_ssize_t size, vector[id_t]& out,
+                          vector[float]& best_score, vector[int64_t]& best_start,
+                          vector[id_t]& best_id, vector[int64_t]& path) except -1 nogil:
+        """`_encode` with the caller's scratch vectors (reused from text to text)."""
         cdef Py_ssize_t starts_at = 0, max_frontier = 0, key_pos, i, mblen, length, end
         cdef float till, offset, score, candidate
         cdef bint has_single
         cdef int64_t node, child, n_slots = self.da_check.size()
         cdef int32_t entry
         cdef id_t token
-        best_score.resize(size + 1, 0.0)  # (resize raises MemoryError; assign(n, v) aborts)
+        path.clear()
+        best_score.clear()  # then resize: resize raises MemoryError; assign(n, v) aborts
+        best_start.clear()
+        best_id.clear()
+        best_score.resize(size + 1, 0.0)
         best_start.resize(size + 1, -1)
         best_id.resize(size + 1, -1)
         while starts_at < size:

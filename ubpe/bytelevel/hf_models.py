@@ -34,7 +34,7 @@ from ubpe_native._pretokenize import split_text
 from ..errors import ModelFormatError
 from ..vocabulary import ID_DTYPE
 from .hf_pipeline import BYTE_LEVEL_REGEX, AddedTokens, PreTokenizer, chars_bytes, decode_tokens
-from .imported import BYTE_TO_CHAR, CHAR_TO_BYTE, ImportedBPE
+from .imported import BYTE_TO_CHAR, CHAR_TO_BYTE, ImportedBPE, byte_level_raw, whole_words
 from .imported_base import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, check_doc
 from .patterns import CLASS_BITS, NATIVE_PATTERNS, PATTERNS, code_point_classes
 from .spm import CharModel
@@ -92,14 +92,12 @@ def _texts_and_types(vocab: dict[str, int], pipeline: HFPipeline, unk: str | Non
 
 
 def _merge_rules(vocab: dict[str, int], merges: Sequence[tuple[str, str]], where: str):
-    """``(left, right, result, rank, merged texts)``; of two rules for one pair the last is
+    """``(left, right, result, rank, merged texts, left texts, right texts)``; of two rules for one pair the last is
     kept (HF builds a map from the list); every operand and result must be a token (as HF
     requires)."""
     last = dict(zip(merges, range(len(merges))))
-    pairs = list(last)
-    firsts = [a for a, _ in pairs]
-    seconds = [b for _, b in pairs]
-    merged = [a + b for a, b in pairs]
+    firsts, seconds = (list(column) for column in zip(*last)) if last else ([], [])
+    merged = list(map(str.__add__, firsts, seconds))
     columns = []
     for texts in (firsts, seconds, merged):
         ids = list(map(vocab.get, texts))
@@ -108,30 +106,7 @@ def _merge_rules(vocab: dict[str, int], merges: Sequence[tuple[str, str]], where
             raise ModelFormatError(f"{where}: merge {firsts[k]!r} {seconds[k]!r} uses {texts[k]!r}, "
                                    "which is not in the vocabulary")
         columns.append(np.asarray(ids, _I32))
-    return (*columns, np.fromiter(last.values(), np.int64, len(last)), merged)
-
-
-def _byte_level_raw(texts: list[str]) -> list[bytes | None]:
-    """The bytes every GPT-2-alphabet string stands for, or None for one that is not such a
-    string (`imported._unmapped` of each, at once)."""
-    joined = "\0".join(texts)  # NUL is not in the alphabet: it only separates
-    codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    table = np.full(0x300, -1, dtype=np.int16)
-    for char, byte in CHAR_TO_BYTE.items():
-        table[ord(char)] = byte
-    values = np.where(codes < 0x300, table[np.minimum(codes, 0x2FF)], -1)
-    ends = np.flatnonzero(codes == 0).tolist() + [len(codes)]
-    starts = [0] + [e + 1 for e in ends[:-1]]
-    bad = np.concatenate([[0], np.cumsum(values < 0)])
-    blob = values.astype(np.uint8).tobytes()
-    return [blob[s:e] if bad[e] == bad[s] else None for s, e in zip(starts, ends)]
-
-
-def _whole_words(words: list[tuple[bytes | None, int]]) -> tuple[bytes, np.ndarray, np.ndarray]:
-    words = [(raw, i) for raw, i in words if raw]
-    offsets = np.zeros(len(words) + 1, dtype=np.int64)
-    np.cumsum([len(raw) for raw, _ in words], out=offsets[1:])
-    return b"".join(raw for raw, _ in words), offsets, np.asarray([i for _, i in words], _I32)
+    return (*columns, np.fromiter(last.values(), np.int64, len(last)), merged, firsts, seconds)
 
 
 _NO_WHOLE = (b"", np.zeros(1, np.int64), np.zeros(0, _I32))
@@ -199,9 +174,9 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
         self.pretokenizer = pipeline.pre
         self.ignore_merges = ignore_merges
         self.n_merges = len(merges)
-        self._raw = _byte_level_raw(self.texts)
-        left, right, result, rank, self._merged_texts = _merge_rules(vocab, merges, where)
-        self._merge_pairs = list(dict.fromkeys(merges))  # the rules' pairs, in _merge_rules' order
+        self._raw = byte_level_raw(self.texts)
+        left, right, result, rank, merged, firsts, seconds = _merge_rules(vocab, merges, where)
+        self._merge_columns = (firsts, seconds, merged)
         n = len(texts)
         unk_id = vocab.get(unk) if unk else None
         units, missing = [], 0
@@ -212,7 +187,7 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
             units.append(token)
         expansion = [] if unk_id is None else [unk_id]
         offsets = np.arange(missing + 1, dtype=np.int64) * len(expansion)
-        whole = _whole_words([(self._raw[i], i) for i in vocab.values()]) if ignore_merges else _NO_WHOLE
+        whole = whole_words([(self._raw[i], i) for i in vocab.values()]) if ignore_merges else _NO_WHOLE
         self._kernel = PairMerges(
             n, left, right, result, rank, offsets, np.asarray(expansion * missing, _I32),
             pack_units([bytes([b]) for b in range(256)]), np.asarray(units, _I32), np.full(256, -1, _I32),
@@ -293,7 +268,7 @@ class HFCharBPE(HFPipelineMixin, CharModel):
                  ignore_merges: bool = False, name: str = "", where: str = "<tokenizer.json>"):
         texts, types = _texts_and_types(vocab, pipeline, unk, byte_fallback)
         self.byte_fallback = byte_fallback
-        left, right, result, rank, _ = _merge_rules(vocab, merges, where)
+        left, right, result, rank, *_ = _merge_rules(vocab, merges, where)
         # ubpe's own encoders order pieces by score: a token's score is minus its first rank
         scores = np.zeros(len(texts), dtype=np.float32)
         first = np.full(len(texts), np.iinfo(np.int64).max, dtype=np.int64)
@@ -327,7 +302,7 @@ class HFCharBPE(HFPipelineMixin, CharModel):
                 if known else regex.compile("(?s:.)+" if fuse_unk or unk_id is None else "(?s:.)")
             units[self._sentinel] = len(texts)
         expansion = [] if unk_id is None else [unk_id]
-        whole = (_whole_words([(t.encode("utf-8", "surrogatepass"), i) for t, i in vocab.items()])
+        whole = (whole_words([(t.encode("utf-8", "surrogatepass"), i) for t, i in vocab.items()])
                  if ignore_merges else _NO_WHOLE)
         self._kernel = PairMerges(
             len(texts), left, right, result, rank, np.array([0, len(expansion)], np.int64),

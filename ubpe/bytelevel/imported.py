@@ -17,6 +17,7 @@ ranks (`ubpe_native._merges`), and tokens are GPT-2's byte-to-unicode strings.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 from typing import Any
 
@@ -25,11 +26,13 @@ import regex
 
 from ubpe_native._merges import PairMerges, pack_units
 from ubpe_native._pretokenize import split_text
+from ubpe_native._tables import StringIds
 
 from ..vocabulary import ID_DTYPE, Vocabulary
 from .imported_base import BYTE, CONTROL, NORMAL, UNUSED, ImportedTokenizer
 
-__all__ = ["BYTE_TO_CHAR", "CHAR_TO_BYTE", "ImportedBPE", "bytes_to_unicode",
+__all__ = ["BYTE_TO_CHAR", "CHAR_TO_BYTE", "ImportedBPE", "byte_level_raw", "bytes_to_unicode",
+           "split_merge_lines", "split_merges", "whole_words",
            "BYTE", "CONTROL", "NORMAL", "UNUSED"]  # the token types, for the models built on this one
 from .patterns import NATIVE_PATTERNS, PATTERNS, code_point_classes
 from .pretokenizers import Pretokenizer, resolve_pre, scanner_unsafe
@@ -73,43 +76,60 @@ class ImportedBPE(ImportedTokenizer):
         self.pretokenizer = Pretokenizer.for_type(pre_type)
         self._scanner = _SCANNED.get(pre_type)
         self.n_merges = len(merges)
-        self._raw: list[bytes | None] = list(map(_unmapped, self.texts))
+        self._raw: list[bytes | None] = byte_level_raw(self.texts)
         self._kernel = self._build_kernel(merges)
 
     def _build_kernel(self, merges: list[str]) -> PairMerges:
-        text_to_id = {text: i for i, text in enumerate(self.texts)}
         n = len(self.texts)
         extra: dict[str, int] = {}  # merge operands and results that are no token
+        text_ids: dict[str, int] = {}
+
+        def text_to_id() -> dict[str, int]:  # built only if the C lookup is not enough
+            if not text_ids:
+                text_ids.update(zip(self.texts, range(n)))
+            return text_ids
 
         def ids_of(texts: list[str]) -> list[int]:
-            found = list(map(text_to_id.get, texts))
-            for k, token in enumerate(found):
-                if token is None:
-                    found[k] = extra.setdefault(texts[k], n + len(extra))
+            found = list(map(text_to_id().get, texts))
+            if None in found:
+                for k, token in enumerate(found):
+                    if token is None:
+                        found[k] = extra.setdefault(texts[k], n + len(extra))
             return found
 
-        units = ids_of([BYTE_TO_CHAR[b] for b in range(256)])
-        cuts = [line.find(" ", 1) for line in merges]
-        pairs = [(line[:cut], line[cut + 1 :]) for line, cut in zip(merges, cuts) if cut > 0]
-        firsts = [a for a, _ in pairs]
-        seconds = [b for _, b in pairs]
-        self._merged_texts = [a + b for a, b in pairs]
-        self._merge_pairs = pairs
-        left, right, result = ids_of(firsts), ids_of(seconds), ids_of(self._merged_texts)
+        self._merge_lines = merges
+        table, columns = _merge_ids(self.texts, merges)
+        if columns is None:
+            firsts, seconds, merged = self._merge_texts()
+            left, right, result = ids_of(firsts), ids_of(seconds), ids_of(merged)
+        else:  # the same ids, found in C; operands that are no token get theirs in line order
+            left, right, result = columns
+            missing = np.flatnonzero((left < 0) | (right < 0) | (result < 0)).tolist()
+            if missing:
+                firsts, seconds, merged = self._merge_texts()
+                for column, texts in ((left, firsts), (right, seconds), (result, merged)):
+                    for k in missing:
+                        if column[k] < 0:
+                            column[k] = ids_of([texts[k]])[0]
+        if columns is None:
+            units = ids_of([BYTE_TO_CHAR[b] for b in range(256)])
+        else:
+            units = [table.find(BYTE_TO_CHAR[b].encode("utf-8")) for b in range(256)]
+            absent = [b for b in range(256) if units[b] < 0]
+            for b, token in zip(absent, ids_of([BYTE_TO_CHAR[b] for b in absent]) if absent else []):
+                units[b] = token
         # what llama.cpp writes for a symbol that is no token: its single ASCII bytes' tokens
-        expansions = [[text_to_id[chr(b)] for b in text.encode("utf-8", "surrogateescape") if b < 0x80 and chr(b) in text_to_id]
+        expansions = [[text_to_id()[chr(b)] for b in text.encode("utf-8", "surrogateescape") if b < 0x80 and chr(b) in text_to_id()]
                       for text in extra]
         offsets = np.zeros(len(expansions) + 1, dtype=np.int64)
         np.cumsum([len(e) for e in expansions], out=offsets[1:])
-        whole_words = [(raw, i) for i, raw in enumerate(self._raw) if raw] if self.ignore_merges else []
-        whole_offsets = np.zeros(len(whole_words) + 1, dtype=np.int64)
-        np.cumsum([len(raw) for raw, _ in whole_words], out=whole_offsets[1:])
+        whole = whole_words(list(zip(self._raw, range(n))) if self.ignore_merges else [])
         i32 = lambda values: np.asarray(values, dtype=np.int32)  # noqa: E731
         return PairMerges(
             n, i32(left), i32(right), i32(result), np.arange(len(left), dtype=np.int64),
             offsets, i32([t for e in expansions for t in e]),
             pack_units([bytes([b]) for b in range(256)]), i32(units), np.full(256, -1, np.int32),
-            False, b"".join(raw for raw, _ in whole_words), whole_offsets, i32([i for _, i in whole_words]))
+            False, *whole)
 
     def _words(self, text: str) -> tuple[bytes, np.ndarray]:
         """The pre-tokens of a text without special tokens: its UTF-8 bytes and their bounds.
@@ -149,7 +169,7 @@ class ImportedBPE(ImportedTokenizer):
 
     def _build_vocabulary(self) -> tuple[Vocabulary, np.ndarray, list[list[int]]]:
         rank_of: dict[bytes, int] = {}
-        for rank, created in enumerate(self._merged_texts):  # a token's rank: its first merge
+        for rank, created in enumerate(self._merge_texts()[2]):  # a token's rank: its first merge
             raw = _unmapped(created)
             if raw is not None:
                 rank_of.setdefault(raw, rank)
@@ -169,11 +189,17 @@ class ImportedBPE(ImportedTokenizer):
                                             ranks=np.arange(len(pieces), dtype=np.int64))
         return vocabulary, np.asarray(model_ids, dtype=np.int64)[order], base_expansion
 
+    def _merge_texts(self) -> tuple[list[str], list[str], list[str]]:
+        """``(lefts, rights, merged)`` of the merge rules, in rule order (cut when first asked)."""
+        if getattr(self, "_merge_columns", None) is None:
+            self._merge_columns = split_merges(self._merge_lines)
+        return self._merge_columns
+
     def _recorded_merges(self) -> dict[int, tuple[int, int]]:
         """token -> (left, right) of the first merge line that creates it."""
         text_ids = self._text_index()
         merges: dict[int, tuple[int, int]] = {}
-        for (first, second), merged in zip(self._merge_pairs, self._merged_texts):
+        for first, second, merged in zip(*self._merge_texts()):
             token, left, right = text_ids.get(merged), text_ids.get(first), text_ids.get(second)
             if token is not None and left is not None and right is not None:
                 merges.setdefault(token, (left, right))
@@ -196,6 +222,116 @@ class ImportedBPE(ImportedTokenizer):
 
 _TO_LATIN1 = str.maketrans({c: chr(b) for c, b in CHAR_TO_BYTE.items()})
 _NOT_MAPPED = regex.compile("[^" + "".join(regex.escape(c) for c in CHAR_TO_BYTE) + "]")
+
+
+def byte_level_raw(texts: list[str]) -> list[bytes | None]:
+    """The bytes every GPT-2-alphabet string stands for, or None for one that is not such a
+    string (`_unmapped` of each, at once).
+
+    >>> byte_level_raw(["Ġa", "<一>", "ĠĠ"])
+    [b' a', None, b'  ']
+    """
+    joined = "\0".join(texts)  # NUL is not in the alphabet: it only separates
+    codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    table = np.full(0x300, -1, dtype=np.int16)
+    for char, byte in CHAR_TO_BYTE.items():
+        table[ord(char)] = byte
+    values = np.where(codes < 0x300, table[np.minimum(codes, 0x2FF)], -1)
+    ends = np.flatnonzero(codes == 0).tolist() + [len(codes)]
+    starts = [0] + [e + 1 for e in ends[:-1]]
+    bad = np.concatenate([[0], np.cumsum(values < 0)]).tolist()
+    blob = values.astype(np.uint8).tobytes()
+    return [blob[s:e] if bad[e] == bad[s] else None for s, e in zip(starts, ends)]
+
+
+def whole_words(words: list[tuple[bytes | None, int]]) -> tuple[bytes, np.ndarray, np.ndarray]:
+    """``(blob, offsets, ids)`` of the (bytes, id) words that have bytes, as `PairMerges`
+    takes words that become one token (llama.cpp's ``ignore_merges``)."""
+    words = [(raw, i) for raw, i in words if raw]
+    offsets = np.zeros(len(words) + 1, dtype=np.int64)
+    np.cumsum([len(raw) for raw, _ in words], out=offsets[1:])
+    return b"".join(raw for raw, _ in words), offsets, np.asarray([i for _, i in words], np.int32)
+
+
+_ONE_SPACE_LINES = regex.compile(" [^\n]* ")  # a line with two spaces
+
+
+def split_merge_lines(lines: list) -> list[tuple[str, str]] | None:
+    """The ``(left, right)`` pairs of ``"left right"`` lines that all hold one space each (as
+    HF splits them), cut at once on the joined lines, or of ``[left, right]`` lists; None when
+    some line is neither (the caller then checks them one by one).
+
+    >>> split_merge_lines(["Ġ t", " x"]), split_merge_lines(["a b c"]), split_merge_lines([["a", "b"]])
+    ([('Ġ', 't'), ('', 'x')], None, [('a', 'b')])
+    >>> split_merge_lines([["a", "b", "c"]]), split_merge_lines([["a", 1]])
+    (None, None)
+    """
+    if lines and isinstance(lines[0], list):  # [["a", "b"], ...] as tokenizers >= 0.20 writes
+        pairs = list(map(tuple, lines)) if all(map(list.__instancecheck__, lines)) else []
+        try:
+            "".join(itertools.chain.from_iterable(pairs))
+        except TypeError:
+            return None
+        return pairs if pairs and set(map(len, pairs)) == {2} else None
+    try:
+        joined = "\n".join(lines)
+    except TypeError:
+        return None
+    if not lines or not _one_space_each(joined, len(lines)):
+        return None
+    parts = joined.replace("\n", " ").split(" ")
+    return list(zip(parts[0::2], parts[1::2]))
+
+
+def _merge_ids(texts: list[str], merges: list[str]) -> tuple[StringIds | None, tuple | None]:
+    """The texts' table (`ubpe_native._tables.StringIds`) and the ids of every merge line's
+    left, right and merged text (-1: no token), looked up in C; ``(None, None)`` when the lines
+    are not all ``"left right"`` with one space (then `split_merges` and dicts do it)."""
+    joined = "\n".join(merges)
+    if not merges or not _one_space_each(joined, len(merges)) or joined.startswith(" ") or "\n " in joined:
+        return None, None
+    blob = "\0".join(texts).encode("utf-8", "surrogatepass")
+    nuls = np.flatnonzero(np.frombuffer(blob, dtype=np.uint8) == 0)
+    if len(nuls) == len(texts) - 1:  # cut at the separators (no token holds a NUL)
+        offsets = np.concatenate([[0], nuls + 1, [len(blob) + 1]]).astype(np.int64)
+        starts, blob = offsets[:-1] - np.arange(len(texts)), blob.replace(b"\0", b"")
+        offsets = np.append(starts, len(blob)).astype(np.int64)
+    else:
+        encoded = [t.encode("utf-8", "surrogatepass") for t in texts]
+        blob, offsets = b"".join(encoded), np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum(list(map(len, encoded)), out=offsets[1:])
+    try:
+        table = StringIds(blob, offsets)
+    except ValueError:  # two tokens share a hash
+        return None, None
+    data = joined.encode("utf-8", "surrogatepass")
+    codes = np.frombuffer(data, dtype=np.uint8)
+    newlines = np.flatnonzero(codes == 0x0A)
+    return table, table.pair_ids(data, np.concatenate([[0], newlines + 1]), np.flatnonzero(codes == 0x20),
+                                 np.concatenate([newlines, [len(data)]]))
+
+
+def _one_space_each(joined: str, n_lines: int) -> bool:
+    """Whether ``n_lines`` lines joined by newlines hold one space each."""
+    return joined.count("\n") == n_lines - 1 and joined.count(" ") == n_lines \
+        and not _ONE_SPACE_LINES.search(joined)
+
+
+def split_merges(merges: list[str]) -> tuple[list[str], list[str], list[str]]:
+    """``(lefts, rights, merged)`` of ``"left right"`` merge lines: cut at the first space after
+    the first character; lines without one are left out. When every line has exactly one space,
+    not in front, the cuts are made at once on the joined lines.
+
+    >>> split_merges(["Ġ t", "a b", "  x"])
+    (['Ġ', 'a', ' '], ['t', 'b', 'x'], ['Ġt', 'ab', ' x'])
+    """
+    joined = "\n".join(merges)
+    if merges and _one_space_each(joined, len(merges)) and not joined.startswith(" ") and "\n " not in joined:
+        parts = joined.replace("\n", " ").split(" ")
+        return parts[0::2], parts[1::2], joined.replace(" ", "").split("\n")
+    cuts = [line.find(" ", 1) for line in merges]
+    pairs = [(line[:cut], line[cut + 1 :]) for line, cut in zip(merges, cuts) if cut > 0]
+    return [a for a, _ in pairs], [b for _, b in pairs], [a + b for a, b in pairs]
 
 
 def _unmapped(text: str) -> bytes | None:

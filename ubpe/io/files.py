@@ -13,17 +13,39 @@ new one gets the umask's), and a symlink keeps pointing at the file it names.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import os
 import secrets
 import stat
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 from ..errors import InvalidParameterError, ModelFormatError
 
 # how many bytes format detection reads
 HEAD_SIZE = 1 << 16
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection inside: reading a big vocabulary creates hundreds of
+    thousands of strings and lists, none of them cyclic, and the collector's passes over them
+    cost a tenth of the load time.
+
+    >>> with gc_paused():
+    ...     gc.isenabled()
+    False
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def read_head(path: str | os.PathLike, size: int = HEAD_SIZE) -> bytes:

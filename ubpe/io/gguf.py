@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidParameterError, ModelFormatError
+from .files import gc_paused
 
 MAGIC = b"GGUF"
 SUPPORTED_VERSIONS = (2, 3)
@@ -88,33 +89,25 @@ class _Cursor:
 
 
     def strings(self, n: int) -> list[str]:
-        """``n`` strings back to back, read in one tight loop and decoded at once."""
-        data, pos, end = self.data, self.pos, len(self.data)
-        unpack = _U64.unpack_from
-        raw: list[bytes] = []
-        append = raw.append
-        for _ in range(n):
-            if pos + 8 > end:
-                raise ModelFormatError(f"{self.where}: truncated GGUF file (a string array runs past "
-                                       f"the end at offset {pos})")
-            (length,) = unpack(data, pos)
-            pos += 8
-            if length > MAX_STRING_BYTES or pos + length > end:
-                raise ModelFormatError(f"{self.where}: truncated GGUF file or corrupt string length "
-                                       f"{length} at offset {pos - 8}")
-            append(data[pos : pos + length])
-            pos += length
-        self.pos = pos
-        joined = b"\0".join(raw)
-        if joined.count(b"\0") == len(raw) - 1 and raw:
+        """``n`` strings back to back, read in C (`ubpe_native._tables.length_prefixed`) and
+        decoded at once."""
+        from ubpe_native._tables import length_prefixed
+
+        try:
+            joined, self.pos, nul_inside = length_prefixed(self.data, self.pos, n, MAX_STRING_BYTES)
+        except ValueError as exc:
+            raise ModelFormatError(f"{self.where}: truncated GGUF file or corrupt string array ({exc})") from None
+        if not n:
+            return []
+        if not nul_inside:
             try:
                 return joined.decode("utf-8").split("\0")
             except UnicodeDecodeError:
-                pass
-        return [r.decode("utf-8", "surrogateescape") for r in raw]
+                return [r.decode("utf-8", "surrogateescape") for r in joined.split(b"\0")]
+        self.pos -= len(joined) - (n - 1) + 8 * n  # strings holding NUL: read them one by one
+        return [self.string() for _ in range(n)]
 
 
-_U64 = struct.Struct("<Q")
 
 
 def _scalar_formats(gguf) -> dict[int, str]:
@@ -191,8 +184,9 @@ def _read_kv(cursor: _Cursor, gguf, formats: dict[int, str]) -> dict[str, Any]:
 
 def read(path: str | os.PathLike):
     """The tokenizer of a GGUF file (see the module docstring for the models)."""
-    metadata = read_metadata(path)
-    return from_metadata(metadata, where=str(path))
+    with gc_paused():
+        metadata = read_metadata(path)
+        return from_metadata(metadata, where=str(path))
 
 
 def from_metadata(metadata: dict[str, Any], *, where: str = "<gguf>"):

@@ -46,7 +46,8 @@ import regex
 from ..bytelevel.hf_models import HFByteLevelBPE, HFCharBPE, HFPipeline
 from ..bytelevel.hf_pipeline import BEHAVIORS, AddedToken, AddedTokens, PreTokenizer, normalize
 from ..errors import ModelFormatError
-from .files import parse_json, read_text
+from ..bytelevel.imported import split_merge_lines
+from .files import gc_paused, parse_json, read_text
 
 NORMALIZERS = ("Sequence", "NFC", "NFD", "NFKC", "NFKD", "Lowercase", "Prepend", "Replace", "Strip")
 PRE_TOKENIZERS = ("Sequence", "ByteLevel", "Split", "Metaspace", "Digits", "Punctuation", "Whitespace",
@@ -62,7 +63,8 @@ MAX_TOKENS = 1 << 24
 
 def read(path: str | os.PathLike) -> HFByteLevelBPE | HFCharBPE:
     """The tokenizer of an HF ``tokenizer.json`` file (see the module docstring)."""
-    return from_json(read_text(path, "an HF tokenizer.json"), where=str(path))
+    with gc_paused():
+        return from_json(read_text(path, "an HF tokenizer.json"), where=str(path))
 
 
 def from_json(text: str, where: str = "<tokenizer.json>") -> HFByteLevelBPE | HFCharBPE:
@@ -225,11 +227,14 @@ class _Reader:
 
     def vocab_and_merges(self, model: dict) -> tuple[dict[str, int], list[tuple[str, str]]]:
         vocab = model.get("vocab")
-        if not isinstance(vocab, dict) or not all(isinstance(k, str) and _is_id(v) for k, v in vocab.items()):
+        if not isinstance(vocab, dict) or not _ids_by_string(vocab):
             raise self.fail("the BPE model's `vocab` must map token strings to non-negative ids")
         lines = model.get("merges") or []
         if not isinstance(lines, list):
             raise self.fail("the BPE model's `merges` must be a list")
+        pairs = split_merge_lines(lines)
+        if pairs is not None:
+            return vocab, pairs
         try:  # the usual files: all lists, or all "a b" strings
             merges = [(a, b) for a, b in lines] if not isinstance(lines[0], str) else \
                 [tuple(line.split(" ")) for line in lines]
@@ -375,6 +380,16 @@ def _class_end(pattern: str, i: int) -> int:
                 return j + 1
         j += 1
     return len(pattern)
+
+
+def _ids_by_string(vocab: dict) -> bool:
+    """Whether every key is a str and every value an id (checked in C, not per entry)."""
+    try:
+        "".join(vocab)
+    except TypeError:
+        return False
+    values = vocab.values()
+    return not values or set(map(type, values)) == {int} and 0 <= min(values) and max(values) <= _MAX_ID
 
 
 def _is_id(value: Any) -> bool:
