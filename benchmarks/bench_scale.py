@@ -27,9 +27,9 @@ by a regex, 4,096 tokens. Repetition adds documents but no new distinct parts, s
 sizes show how memory follows the distinct parts and the (part, document) pairs rather than
 the corpus. Integers - the MIT-BIH ECG excerpt (train split) quantized to 64 levels, cut into
 360-sample windows again and again, copy k starting at sample 37k mod 360: one unsplit
-document per window. Up to 360 copies no window repeats and every document is a distinct
-part (the worst case for memory); the 1,150-copy corpus (~100 M symbols) holds each window
-about 3 times. UBPE, 1,024 tokens. Results go to ``results/benchmarks/scale.md``.
+document per window (0.53 M symbols per copy). Up to 360 copies no window repeats and every
+document is a distinct part (the worst case for memory); the 190-copy corpus holds ~100 M
+symbols. UBPE, 1,024 tokens. Results go to ``results/benchmarks/scale.md``.
 """
 
 from __future__ import annotations
@@ -259,9 +259,10 @@ def main() -> None:
     parser.add_argument("--text-copies", default="1,2,4,8,72", help="repetitions of the 14 MB text")
     parser.add_argument("--list-max-copies", type=int, default=8, help="larger text corpora skip `list`")
     parser.add_argument("--dask-copies", default="8,72", help="text sizes also fitted on Dask")
-    parser.add_argument("--int-copies", default="1,10,100,1150", help="phases of the ECG windows")
-    parser.add_argument("--int-dask-copies", default="100", help="integer sizes also fitted on Dask (round by round)")
+    parser.add_argument("--int-copies", default="1,10,100,190", help="phases of the ECG windows")
+    parser.add_argument("--int-dask-copies", default="100,190", help="integer sizes also fitted on Dask (round by round)")
     parser.add_argument("--cli-copies", default="1,8", help="text sizes also fitted by `ubpe fit`")
+    parser.add_argument("--modes", default="list,stream,cli,dask-1,dask-2", help="modes to run (others skipped)")
     parser.add_argument("--output", type=Path, default=RESULTS / "scale.md")
     args = parser.parse_args()
     if args.child:
@@ -275,7 +276,7 @@ def main() -> None:
         path = repeated(base, copies)
         symbols = symbols_of(path, kind)
         hashes = set()
-        for mode in modes:
+        for mode in [m for m in modes if m in args.modes.split(",")]:
             result = measure(mode, kind, path)
             hashes.add(result["model_sha256"])
             row = {

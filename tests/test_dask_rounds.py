@@ -153,3 +153,19 @@ def test_mergers_are_forgotten(client):
 
     fit_json(UBPE, [0, 1], bag([[0, 1, 0, 1], [1, 0, 1]], 2), 6)
     assert client.run(lambda: len(dask_rounds._STATES)) == {w: 0 for w in client.scheduler_info()["workers"]}
+
+
+def test_bytelevel_single_word_documents_gather(client, monkeypatch):
+    """Byte-level fits reuse pieces, which a round on the workers does not: an unsplit
+    byte-level corpus is gathered instead - still the in-memory vocabulary."""
+    from ubpe import ByteLevelBPE
+
+    docs = ["hello", "yellow", "hello", "mellow", "low", "hell"] * 3
+
+    def fit(corpus):
+        return ByteLevelBPE().fit(corpus, n_tokens=270, quiet=True).to_json()
+
+    gathered, original = [], WorkerParts.gather
+    monkeypatch.setattr(WorkerParts, "gather", lambda self: gathered.append(1) or original(self))
+    assert fit(bag(docs, 3)) == fit(docs)
+    assert gathered == [1]

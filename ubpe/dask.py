@@ -232,7 +232,7 @@ def count_parts(
         if offset and (FIT_ON_WORKERS == "always" or parts <= offset):
             kept = [c for c, summary in zip(counts, summaries) if summary[0]]
             return WorkerParts(client, kept, offset)
-        result = tree(client, _combine, counts).result()
+        result = tree(client, _combine, counts)
     if isinstance(result, _Failure):
         result.raise_(split)
     if result.n_docs == 0:

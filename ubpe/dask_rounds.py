@@ -157,13 +157,14 @@ def _forget(fit: str) -> None:
 
 
 def tree(client: Any, combine: Callable, futures: list[Any]) -> Any:
-    """Reduce futures in a tree of :data:`SPLIT_EVERY` per task; the result's future."""
-    while len(futures) > 1:
+    """The results of ``futures`` combined: in a tree of tasks of :data:`SPLIT_EVERY` on the
+    cluster, the last (at most :data:`SPLIT_EVERY`) here - one hop less per round."""
+    while len(futures) > SPLIT_EVERY:
         futures = [
             client.submit(combine, futures[i:i + SPLIT_EVERY], pure=False)
             for i in range(0, len(futures), SPLIT_EVERY)
         ]
-    return futures[0]
+    return combine(client.gather(futures))
 
 
 class _Statistics:
@@ -225,13 +226,18 @@ class WorkerParts:
     def gather(self) -> PartCounts:
         """The partitions' counts merged on the cluster and brought here (as a fit of the
         distinct parts needs them)."""
-        return tree(self.client, PartCounts.merge, self.counts).result()
+        return tree(self.client, PartCounts.merge, self.counts)
 
     def _map(self, function: Callable, *args: Any) -> list[Any]:
-        return [
-            self.client.submit(function, counts, (self.fit_id, k), *args, pure=False)
-            for k, counts in enumerate(self.counts)
-        ]
+        """``function(counts, key, *args)`` for every partition, on the worker holding its
+        counts - and so its merger (anywhere else it works too, rebuilding the merger)."""
+        holders = self.client.who_has(self.counts)
+        futures = []
+        for k, counts in enumerate(self.counts):
+            where = list(holders.get(counts.key, ()))  # none while lost counts are recomputed
+            pinned = {"workers": where, "allow_other_workers": True} if where else {}
+            futures.append(self.client.submit(function, counts, (self.fit_id, k), *args, pure=False, **pinned))
+        return futures
 
     def fit(self, *, n_base: int, n_tokens: int, n_candidates: int, quiet: bool, description: str) -> Vocabulary:
         try:
@@ -254,8 +260,9 @@ class WorkerParts:
                     break
                 applied = len(history)
                 history = np.concatenate([history, np.array(taken, dtype=np.int64)])
-                shared = self.client.scatter(history, broadcast=False, hash=False)
-                merged, keys, changes = tree(self.client, _sum_changes, self._map(_apply, n_base, shared, applied)).result()
+                # the history (8 bytes a merge) travels with every task: a worker that lost
+                # its merger replays it
+                merged, keys, changes = tree(self.client, _sum_changes, self._map(_apply, n_base, history, applied))
                 documents.extend(merged.tolist())
                 statistics.update(keys, changes)
                 progress.update(len(taken))
@@ -274,9 +281,8 @@ class WorkerParts:
         documents: dict[int, int] = {}
         if tied:
             pairs = np.array(tied, dtype=np.int64)
-            shared = self.client.scatter(history, broadcast=False, hash=False)
-            summed = tree(self.client, _sum_documents, self._map(_documents, n_base, shared, pairs))
-            documents = dict(zip(tied, summed.result().tolist()))
+            summed = tree(self.client, _sum_documents, self._map(_documents, n_base, history, pairs))
+            documents = dict(zip(tied, summed.tolist()))
         popped.sort(key=lambda p: (-p[0], documents.get(p[1], 0), -p[1]))  # -key: larger pair first
         for _, key in popped[n_candidates:]:
             statistics.push(key)  # below the n_candidates best: back to the heap

@@ -28,8 +28,10 @@ occurrences are its occurrences in each distinct part times that part's multipli
 split into words repeats words heavily (Zipf), so the linked lists hold a fraction of the
 corpus.
 
-(The module is a little over 500 lines: it is one structure, ``PairMerger``, whose merge loop
-and statistics keep each other's invariants; its heap, keys and checks are the shared ones.)
+(The module is over 500 lines: it is one structure, ``PairMerger``, whose merge loop and
+statistics keep each other's invariants; its heap, keys and checks are the shared ones. The
+last ~80 lines let a cluster fit drive one merger per partition - ``ubpe.dask_rounds`` - with
+the same merge code, so they stay inside the class.)
 
 >>> import numpy as np
 >>> merger = PairMerger(np.array([0, 1, 0, 1], np.int32), np.array([0, 4]), np.array([0], np.int32), 1, 2)

@@ -5,7 +5,9 @@ given), once to fit (a streaming fit: see :mod:`ubpe.fit`). Neither pass holds m
 line - or, with ``--docs-per file|paragraph``, one file - plus what the pass keeps (the set of
 symbols; the distinct parts). Stdin can be read only once, so it is first copied to a
 temporary file (disk, not memory). The documents are exactly those
-:func:`~ubpe.cli.inputs.read_docs` returns, in the same order, with the same errors.
+:func:`~ubpe.cli.inputs.read_docs` returns, in the same order, with the same errors - except
+that of a file holding both invalid UTF-8 and a line that is no integers (``--ints``), the
+stream reports whichever comes first, where ``read_docs`` reports the encoding.
 
 >>> import os, tempfile
 >>> folder = tempfile.mkdtemp()
