@@ -14,6 +14,7 @@ from ubpe_native._parts import PartCounter
 from ubpe_native._paths import kbest_paths, longest_prefix, longest_token
 from ubpe_native._radix import RadixTree
 from ubpe_native._ranked import MergeTable
+from ubpe_native._sampling import SegmentLattice
 from ubpe_native._score import part_scores, score_tokens
 
 I32, I64 = np.int32, np.int64
@@ -139,3 +140,70 @@ def test_part_counter_checks_offsets(offsets):
     counter = PartCounter()
     counter.add(SYMBOLS, np.array([0, 3], I64), np.zeros(1, I32), 1)
     assert counter.n_parts == 1
+
+
+# -- every array-like argument is converted with checks (ubpe_native._checks.as_array) -----
+
+# symbols that are no int32 ids: once cast silently (2**32 -> 0, 0.5 -> 0, True -> 1)
+UNCASTABLE = [
+    (np.array([0, 2**32], I64), ValueError, "outside"),
+    (np.array([0.5, 1.0]), TypeError, "integers"),
+    (np.array([True, False]), TypeError, "integers"),
+    ([0, 2**70], TypeError, "integers"),
+]
+ARRAY_CALLS = {
+    "lattice": lambda s: encode_parts(TREE, WEIGHTS, s, np.array([0, len(s)]), 2),
+    "kbest_paths": lambda s: kbest_paths(TREE, np.ones(3), s, np.array([0, len(s)])),
+    "longest_prefix": lambda s: longest_prefix(TREE, s, np.array([0, len(s)])),
+    "longest_token": lambda s: longest_token(TREE, s, np.array([0, len(s)])),
+    "classic": lambda s: encode_words(TABLE, WEIGHTS, s, np.array([0, len(s)])),
+    "pair_table": lambda s: PairTable(s, np.array([1, 1], I32), np.array([2, 3], I32)),
+    "part_scores": lambda s: part_scores(WEIGHTS, s, np.array([0, len(s)])),
+    "radix_pieces": lambda s: RadixTree(2, np.array([0, len(s)]), s),
+    "radix_insert": lambda s: RadixTree(2).insert(s, 5),
+    "radix_get": lambda s: TREE.get(s),
+    "prefix_matches": lambda s: TREE.prefix_matches(s),
+    "segment_lattice": lambda s: SegmentLattice(TREE, s, np.array([0, len(s)])),
+}
+
+
+@pytest.mark.parametrize("name", ARRAY_CALLS)
+@pytest.mark.parametrize(("symbols", "error", "message"), UNCASTABLE, ids=["2**32", "float", "bool", "2**70"])
+def test_ids_are_never_cast_silently(name, symbols, error, message):
+    with pytest.raises(error, match=message):
+        ARRAY_CALLS[name](symbols)
+
+
+def test_offsets_are_never_cast_silently():
+    with pytest.raises(ValueError, match="outside"):  # 2**64 - 1 as int64 was -1
+        longest_prefix(TREE, SYMBOLS, np.array([0, 3, 2**64 - 1], np.uint64))
+    with pytest.raises(TypeError, match="integers"):
+        longest_prefix(TREE, SYMBOLS, np.array([0.0, 3.5]))
+
+
+def test_empty_lists_and_other_integer_types_still_pass():
+    assert longest_prefix(TREE, [], [0]).tolist() == []
+    assert longest_prefix(TREE, np.array([0, 1], np.uint8), np.array([0, 2], np.int32)).tolist() == [2]
+    assert TREE.get(np.array([0, 1], np.int64)) == 2
+
+
+def test_none_is_refused_by_the_byte_kernels():
+    from ubpe_native._merges import PairMerges
+    from ubpe_native._unigram import UnigramLattice
+
+    i32 = lambda *v: np.array(v, I32)  # noqa: E731
+    merges = [4, i32(0), i32(1), i32(2), np.array([0]), np.array([0], I64), i32(), np.zeros(0, np.uint64),
+              i32(), np.full(256, -1, I32), False, b"", np.array([0], I64), i32()]
+    table = PairMerges(*merges)
+    unigram = [b"a", np.array([0, 1]), i32(3), np.array([-1.0], np.float32), np.zeros(1, np.uint8),
+               0, -11.0, np.full(256, -1, I32)]
+    lattice = UnigramLattice(*unigram)
+    calls = [lambda: table.encode(None, np.array([0])), lambda: table.encode(b"a", None),
+             lambda: lattice.encode(None), lambda: SegmentLattice(None, SYMBOLS, np.array([0, 3]))]
+    for k in (1, 5, 7, 9, 11, 12, 13):
+        calls.append(lambda k=k: PairMerges(*merges[:k], None, *merges[k + 1:]))
+    for k in (0, 1, 2, 3, 4, 7):
+        calls.append(lambda k=k: UnigramLattice(*unigram[:k], None, *unigram[k + 1:]))
+    for call in calls:
+        with pytest.raises(TypeError):
+            call()

@@ -185,7 +185,7 @@ def check_n_candidates(n_candidates: object) -> int:
 
 
 def fit_vocabulary(
-    parts: SplitBatch | PartCounts,
+    parts: Any,
     *,
     n_base: int,
     n_tokens: int,
@@ -202,6 +202,12 @@ def fit_vocabulary(
     piece reuses that token (byte-level vocabularies).
     """
     check_n_candidates(n_candidates)
+    if not isinstance(parts, (SplitBatch, PartCounts)):  # counted and kept on a Dask cluster
+        if not unique_pieces:
+            return parts.fit(
+                n_base=n_base, n_tokens=n_tokens, n_candidates=n_candidates, quiet=quiet, description=description
+            )
+        parts = parts.gather()
     if isinstance(parts, PartCounts):
         merger = PairMerger(
             parts.tokens, parts.offsets, parts.docs, parts.n_docs, n_base, unique_pieces,

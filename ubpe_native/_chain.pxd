@@ -6,15 +6,17 @@ from libcpp.vector cimport vector
 from ubpe_native._typedefs cimport id_t
 
 
-cdef inline void chain_init(vector[int32_t]& next_node, vector[int32_t]& prev_node,
-                            Py_ssize_t n) noexcept nogil:
-    """Nodes ``0..n-1`` in a row; -1 ends the chain on both sides."""
+cdef inline int chain_init(vector[int32_t]& next_node, vector[int32_t]& prev_node,
+                           Py_ssize_t n) except -1 nogil:
+    """Nodes ``0..n-1`` in a row; -1 ends the chain on both sides (MemoryError if the two
+    vectors cannot grow to ``n``)."""
     cdef Py_ssize_t i
     next_node.resize(n)
     prev_node.resize(n)
     for i in range(n):
         next_node[i] = <int32_t>(i + 1) if i + 1 < n else -1
         prev_node[i] = <int32_t>(i - 1)
+    return 0
 
 
 cdef inline int32_t chain_merge(vector[id_t]& token_at, vector[int32_t]& next_node,

@@ -49,3 +49,22 @@ cdef inline int check_parts(const id_t[::1] symbols, const int64_t[::1] bounds, 
     check_offsets(bounds, symbols.shape[0], "bounds")
     check_ids(symbols, n_base, "parts")
     return 0
+
+
+cdef inline object as_array(values, object dtype, str name):
+    """``values`` as a C-contiguous numpy array of ``dtype``, for ``def`` functions that take
+    any array-like. An integer ``dtype`` takes integers that fit only: no silent wrap of
+    ``2**32`` to 0, no truncated floats or bools (TypeError / ValueError naming ``name``).
+    Arrays already of ``dtype`` pass unchecked (and uncopied if contiguous)."""
+    import numpy
+    array = numpy.asarray(values)
+    if array.dtype != dtype and array.size:
+        if numpy.issubdtype(dtype, numpy.integer):
+            if array.dtype.kind not in "iu":
+                raise TypeError(f"{name} must hold integers, not {array.dtype}")
+            info = numpy.iinfo(dtype)
+            if array.min() < info.min or array.max() > info.max:
+                raise ValueError(f"{name} holds values outside {info.min}..{info.max}")
+        elif array.dtype.kind not in "iuf":
+            raise TypeError(f"{name} must hold numbers, not {array.dtype}")
+    return numpy.ascontiguousarray(array, dtype=dtype)

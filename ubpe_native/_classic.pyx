@@ -33,7 +33,7 @@ from libcpp.vector cimport vector
 
 import numpy as np
 
-from ubpe_native._checks cimport check_ids, check_offsets, check_per_token
+from ubpe_native._checks cimport as_array, check_ids, check_offsets, check_per_token
 from ubpe_native._flat_map cimport FlatMap, pack_key
 from ubpe_native._heap cimport heap_pop, heap_push
 from ubpe_native._score cimport part_score
@@ -66,9 +66,9 @@ cdef class PairTable:
     cdef readonly id_t max_token
 
     def __init__(self, left, right, tokens):
-        cdef const id_t[::1] left_view = np.ascontiguousarray(left, dtype=np.int32)
-        cdef const id_t[::1] right_view = np.ascontiguousarray(right, dtype=np.int32)
-        cdef const id_t[::1] token_view = np.ascontiguousarray(tokens, dtype=np.int32)
+        cdef const id_t[::1] left_view = as_array(left, np.int32, "left")
+        cdef const id_t[::1] right_view = as_array(right, np.int32, "right")
+        cdef const id_t[::1] token_view = as_array(tokens, np.int32, "tokens")
         cdef Py_ssize_t n = left_view.shape[0], k
         if right_view.shape[0] != n or token_view.shape[0] != n:
             raise ValueError("left, right and tokens must have the same length")
@@ -89,7 +89,8 @@ cdef class PairTable:
                 else:
                     self.token[slot[0] - 1] = token_view[k]
             # from the end, next_with[x] is the first pair after k holding token x
-            next_with.assign(self.max_token + 1, <int32_t>self.left.size())
+            # resize, not assign(n, value): only resize is declared ``except +`` (MemoryError)
+            next_with.resize(self.max_token + 1, <int32_t>self.left.size())
             self.stop.resize(self.left.size())
             for k in range(<Py_ssize_t>self.left.size() - 1, -1, -1):
                 self.stop[k] = min(next_with[self.left[k]], next_with[self.right[k]])
@@ -133,14 +134,17 @@ cdef class _Word:
     cdef vector[int64_t] out_offsets
     cdef vector[double] out_scores
 
-    cdef void formed(self, PairTable table, int32_t position) noexcept nogil:
+    # The methods that grow a vector are ``except -1``: running out of memory raises
+    # MemoryError from ``encode_words`` (never "Exception ignored" and a wrong result).
+
+    cdef int formed(self, PairTable table, int32_t position) except -1 nogil:
         """The pair starting at ``position`` has just appeared."""
         cdef int32_t following = self.next[position]
         if following < 0:
-            return
+            return 0
         cdef int32_t k = table.priority_of(self.symbol[position], self.symbol[following])
         if k < 0:
-            return
+            return 0
         if self.head[k] == -2:  # first time this word sees the pair
             self.head[k] = -1
             self.touched.push_back(k)
@@ -151,6 +155,7 @@ cdef class _Word:
         if not self.in_heap[k]:
             self.in_heap[k] = True
             heap_push(self.heap, k, HEAP_ARITY, earlier)
+        return 0
 
     cdef void broken(self, PairTable table, int32_t position) noexcept nogil:
         """The pair starting at ``position`` is about to disappear."""
@@ -172,8 +177,8 @@ cdef class _Word:
             self.in_heap[k] = False
         return -1
 
-    cdef void encode(self, PairTable table, const double* weights, const id_t* word,
-                     Py_ssize_t n) noexcept nogil:
+    cdef int encode(self, PairTable table, const double* weights, const id_t* word,
+                    Py_ssize_t n) except -1 nogil:
         cdef Py_ssize_t i, t, e
         cdef int32_t k, stop, position, following, before, after, entry
         cdef id_t a, b
@@ -263,8 +268,9 @@ cdef class _Word:
             self.occurrences[k] = 0
             self.in_heap[k] = False
         self.heap.clear()
+        return 0
 
-    cdef void write_result(self, const double* weights) noexcept nogil:
+    cdef int write_result(self, const double* weights) except -1 nogil:
         """Append the word and its score (``_score``'s per-part sum: the reference sums over
         ``Counter(word)``, first occurrence from the *left*; see ``encode_words``)."""
         cdef int32_t position = 0 if self.symbol.size() else -1
@@ -276,6 +282,7 @@ cdef class _Word:
                                              self.out_tokens.size() - first, weights,
                                              self.counts.data(), self.key_order))
         self.out_offsets.push_back(self.out_tokens.size())
+        return 0
 
 
 def encode_words(PairTable table not None, weights, tokens, offsets):
@@ -285,9 +292,9 @@ def encode_words(PairTable table not None, weights, tokens, offsets):
     table. Returns ``(tokens, offsets, scores)``: word ``k`` becomes
     ``tokens[offsets[k]:offsets[k + 1]]`` with score ``scores[k]``.
     """
-    cdef const double[::1] weight_view = np.ascontiguousarray(weights, dtype=np.float64)
-    cdef const id_t[::1] token_view = np.ascontiguousarray(tokens, dtype=np.int32)
-    cdef const int64_t[::1] offset_view = np.ascontiguousarray(offsets, dtype=np.int64)
+    cdef const double[::1] weight_view = as_array(weights, np.float64, "weights")
+    cdef const id_t[::1] token_view = as_array(tokens, np.int32, "tokens")
+    cdef const int64_t[::1] offset_view = as_array(offsets, np.int64, "offsets")
     check_offsets(offset_view, token_view.shape[0], "offsets")
     cdef Py_ssize_t n_words = offset_view.shape[0] - 1, k
     check_per_token(table.max_token, weight_view.shape[0], "weights")
@@ -298,10 +305,15 @@ def encode_words(PairTable table not None, weights, tokens, offsets):
     cdef const id_t* token_data = &token_view[0] if token_view.shape[0] else NULL
     cdef _Word work = _Word()
     cdef Py_ssize_t n_pairs = len(table)
-    work.occurrences.assign(n_pairs, 0)
-    work.in_heap.assign(n_pairs, False)
-    work.head.assign(n_pairs, -2)
-    work.counts.assign(weight_view.shape[0], 0)
+    cdef Py_ssize_t longest = 0
+    for k in range(n_words):
+        longest = max(longest, offset_view[k + 1] - offset_view[k])
+    # (resize, not assign(n, value): only resize raises MemoryError instead of aborting)
+    work.occurrences.resize(n_pairs, 0)
+    work.in_heap.resize(n_pairs, False)
+    work.head.resize(n_pairs, -2)
+    work.counts.resize(weight_view.shape[0], 0)
+    work.key_order.reserve(longest)  # part_score must not allocate
     work.out_offsets.push_back(0)
     with nogil:
         for k in range(n_words):

@@ -54,19 +54,18 @@ def walk(const int64_t[::1] candidate_offsets not None, const int64_t[::1] token
     with nogil:
         _walk(candidate_offsets, token_offsets, scores, top_n, n_parts, tails, current)
     out_tokens, out_scores = [], []
-    cdef int64_t node, k, j
+    cdef int64_t node, k, j, t
+    cdef vector[id_t] spelled  # one encoding, spelled in C, then one conversion to a list
     for k in range(<Py_ssize_t>current.size()):
         node = current[k]
-        spelled = []
-        if node < 0:
-            out_tokens.append(spelled)
-            out_scores.append(0.0)
-            continue
-        out_scores.append(tails[node].score)
-        while node >= 0:
-            j = tails[node].candidate
-            spelled.extend(tokens[token_offsets[j]:token_offsets[j + 1]])
-            node = tails[node].rest
+        out_scores.append(tails[node].score if node >= 0 else 0.0)
+        spelled.clear()
+        with nogil:
+            while node >= 0:
+                j = tails[node].candidate
+                for t in range(token_offsets[j], token_offsets[j + 1]):
+                    spelled.push_back(tokens[t])
+                node = tails[node].rest
         out_tokens.append(spelled)
     return out_tokens, out_scores
 
@@ -79,9 +78,10 @@ cdef inline int64_t _length(vector[Tail]& tails, int64_t node) noexcept nogil:
     return tails[node].length if node >= 0 else 0
 
 
-cdef void _walk(const int64_t[::1] candidate_offsets, const int64_t[::1] token_offsets,
+cdef int _walk(const int64_t[::1] candidate_offsets, const int64_t[::1] token_offsets,
                 const double[::1] scores, int top_n, Py_ssize_t n_parts,
-                vector[Tail]& tails, vector[int64_t]& current) noexcept nogil:
+                vector[Tail]& tails, vector[int64_t]& current) except -1 nogil:
+    # the growing vectors raise MemoryError through ``except -1``
     cdef vector[int64_t] following
     cdef Py_ssize_t p
     cdef int64_t first, n_candidates, ci, ti, j, tail
@@ -124,3 +124,4 @@ cdef void _walk(const int64_t[::1] candidate_offsets, const int64_t[::1] token_o
                 else:
                     ci += 1
         current.swap(following)
+    return 0

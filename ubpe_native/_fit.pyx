@@ -46,6 +46,7 @@ from libcpp.vector cimport vector
 import numpy as np
 
 from ubpe_native._checks cimport check_ids, check_offsets
+from ubpe_native._distinct cimport run_hash, run_slot
 from ubpe_native._flat_map cimport FlatMap, pack_key
 from ubpe_native._heap cimport heap_pop, heap_push
 from ubpe_native._typedefs cimport count_t, id_t
@@ -179,7 +180,7 @@ cdef class PairMerger:
         self.unique_pieces = unique_pieces
         self.round_number = 0
         self.scan_number = 0
-        self.doc_mark.assign(n_docs, -1)
+        self.doc_mark.resize(n_docs, -1)  # resize raises MemoryError; assign(n, v) would abort
         with nogil:
             self._build(tokens, offsets, doc_of_part, weights, doc_offsets, weights is not None)
 
@@ -193,39 +194,23 @@ cdef class PairMerger:
         Here and below, every method that grows a vector or a map is ``except``: running out
         of memory raises MemoryError from ``__init__``/``step`` (never "Exception ignored" and
         a half-merged corpus)."""
-        cdef Py_ssize_t k, i, j, length, start
+        cdef Py_ssize_t k, i, j, length
         cdef int32_t pair, part
         cdef FlatMap distinct  # content hash -> distinct part + 1
-        cdef vector[int64_t] part_start
-        cdef uint64_t key
+        cdef vector[int64_t] part_start, part_end  # where each distinct part is in ``tokens``
+        cdef const id_t* data = &tokens[0] if tokens.shape[0] else NULL
         cdef int64_t* slot
-        cdef bint same
         for k in range(offsets.shape[0] - 1):
             length = offsets[k + 1] - offsets[k]
-            key = 1469598103934665603ULL  # FNV-1a over the ids, then probe on collisions
-            for i in range(offsets[k], offsets[k + 1]):
-                key = (key ^ <uint64_t>(<uint32_t>tokens[i])) * 1099511628211ULL
-            key = (key ^ <uint64_t>length) * 1099511628211ULL
-            while True:
-                if key == ~(<uint64_t>0):
-                    key = 0
-                slot = distinct.slot(key)
-                if slot[0] == 0:
-                    part = self._new_part(tokens, offsets[k], length)
-                    slot = distinct.slot(key)  # the insertion above may have moved it
-                    slot[0] = part + 1
-                    part_start.push_back(offsets[k])
-                    break
+            slot = run_slot(distinct, data + offsets[k], length, data, part_start.data(),
+                            part_end.data())
+            if slot[0] == 0:
+                part = self._new_part(tokens, offsets[k], length)  # leaves ``distinct`` as it is
+                part_start.push_back(offsets[k])
+                part_end.push_back(offsets[k + 1])
+                slot[0] = part + 1
+            else:
                 part = <int32_t>(slot[0] - 1)
-                same = self._part_length(part) == length
-                start = part_start[part]
-                i = 0
-                while same and i < length:
-                    same = tokens[start + i] == tokens[offsets[k] + i]
-                    i += 1
-                if same:
-                    break
-                key += 1
             self.part_weight[part] += weights[k] if counted else 1
             for j in range(doc_offsets[k] if counted else k, doc_offsets[k + 1] if counted else k + 1):
                 if self.part_docs[part].empty() or self.part_docs[part].back() != doc_of_part[j]:
@@ -482,10 +467,7 @@ cdef class PairMerger:
         cdef vector[id_t] piece
         self._append_piece(piece, self.pair_left[pair])
         self._append_piece(piece, self.pair_right[pair])
-        cdef uint64_t key = 1469598103934665603ULL  # FNV-1a over the ids
-        cdef Py_ssize_t k
-        for k in range(piece.size()):
-            key = (key ^ <uint64_t>(<uint32_t>piece[k])) * 1099511628211ULL
+        cdef uint64_t key = run_hash(piece.data(), piece.size())
         cdef int64_t* slot
         cdef id_t found
         while True:
@@ -575,3 +557,84 @@ cdef class PairMerger:
                 weights.append(self.part_weight[self.part_of[i]])
         return (np.asarray(out, dtype=np.int32), np.asarray(offsets, dtype=np.int64),
                 np.asarray(weights, dtype=np.int64))
+
+    # -- one partition of a fit on a cluster (ubpe.dask_rounds) -------------------------------
+    # A cluster fit keeps one merger per partition on the workers; the client chooses each
+    # round's merges from the summed statistics, exactly as _round chooses them, and every
+    # partition applies them as _round's step 3 does.
+
+    def pair_counts(self):
+        """``(left, right, occurrences)`` of every pair that occurs, by pair number."""
+        cdef Py_ssize_t n = 0, pair, i = 0
+        for pair in range(<Py_ssize_t>self.pair_left.size()):
+            n += self.occurrences[pair] > 0
+        left = np.empty(n, dtype=np.int32)
+        right = np.empty(n, dtype=np.int32)
+        occurrences = np.empty(n, dtype=np.int64)
+        cdef id_t[::1] left_view = left, right_view = right
+        cdef int64_t[::1] occurrences_view = occurrences
+        for pair in range(<Py_ssize_t>self.pair_left.size()):
+            if self.occurrences[pair] > 0:
+                left_view[i] = self.pair_left[pair]
+                right_view[i] = self.pair_right[pair]
+                occurrences_view[i] = self.occurrences[pair]
+                i += 1
+        return left, right, occurrences
+
+    def documents_of(self, const id_t[::1] left not None, const id_t[::1] right not None):
+        """How many documents hold each pair ``(left[i], right[i])`` (0: the pair does not occur)."""
+        if left.shape[0] != right.shape[0]:
+            raise ValueError("left and right must have the same length")
+        documents = np.zeros(left.shape[0], dtype=np.int64)
+        cdef int64_t[::1] out = documents
+        cdef Py_ssize_t i
+        cdef int64_t number
+        with nogil:
+            for i in range(left.shape[0]):
+                number = self.pair_numbers.get(pack_key(left[i], right[i]), 0)
+                if number > 0 and self.occurrences[number - 1] > 0:
+                    out[i] = self._documents_of(<int32_t>(number - 1))
+        return documents
+
+    def apply_merges(self, const id_t[::1] left not None, const id_t[::1] right not None):
+        """Merge the pairs ``(left[i], right[i])`` in order, each into the next new token, as
+        :meth:`step` merges the pairs it takes (a pair that does not occur still gets its token).
+
+        Returns ``(documents, occurrences, changed_left, changed_right, changes)``: the
+        statistics of each pair just before its merge, and how the occurrences of every pair
+        whose occurrences changed did change."""
+        if self.unique_pieces:
+            raise ValueError("apply_merges does not reuse pieces: build the merger without unique_pieces")
+        if left.shape[0] != right.shape[0]:
+            raise ValueError("left and right must have the same length")
+        cdef Py_ssize_t n = left.shape[0], i
+        for i in range(n):
+            if not (0 <= left[i] < self.next_token + i and 0 <= right[i] < self.next_token + i):
+                raise ValueError(f"merge {i} names an id that does not exist yet")
+        cdef vector[count_t] before = self.occurrences
+        cdef Py_ssize_t first = self.merged_left.size()
+        cdef int32_t pair
+        with nogil:
+            self.round_number += 1
+            self.touched.clear()
+            for i in range(n):
+                pair = self._pair_number(left[i], right[i])
+                self._merge(pair, self._target_of(pair))
+        documents = np.empty(n, dtype=np.int64)
+        occurrences = np.empty(n, dtype=np.int64)
+        for i in range(n):
+            documents[i] = self.merged_documents[first + i]
+            occurrences[i] = self.merged_occurrences[first + i]
+        changed_left, changed_right, changes = [], [], []
+        cdef count_t change
+        for i in range(self.touched.size()):
+            pair = self.touched[i]
+            change = self.occurrences[pair] - (before[pair] if pair < <int32_t>before.size() else 0)
+            if change != 0:
+                changed_left.append(self.pair_left[pair])
+                changed_right.append(self.pair_right[pair])
+                changes.append(change)
+            if self.occurrences[pair] > 0:
+                self._push(pair)  # step() stays valid after merges applied from outside
+        return (documents, occurrences, np.asarray(changed_left, dtype=np.int32),
+                np.asarray(changed_right, dtype=np.int32), np.asarray(changes, dtype=np.int64))

@@ -55,11 +55,12 @@ keep the same set but not the same order of ties, and outputs would stop matchin
 from cpython.pyport cimport PY_SSIZE_T_MAX
 from libc.math cimport log
 from libc.stdint cimport int32_t, int64_t
+from libc.string cimport memcpy
 from libcpp.vector cimport vector
 
 import numpy as np
 
-from ubpe_native._checks cimport check_ids, check_offsets, check_per_token, check_top_n
+from ubpe_native._checks cimport as_array, check_ids, check_offsets, check_per_token, check_top_n
 from ubpe_native._radix cimport RadixTree
 from ubpe_native._score cimport add_part_terms, part_score
 from ubpe_native._sums cimport add_term, sum_value
@@ -97,6 +98,14 @@ cdef inline bint ranks_above(const Candidate& a, const Candidate& b) noexcept no
     if a.score == b.score:
         return a.length < b.length
     return a.score > b.score
+
+
+cdef inline bint _reported_below(const vector[double]& scores, const vector[int64_t]& offsets,
+                                 int64_t a, int64_t b) noexcept nogil:
+    """``ranks_below`` for written candidates ``a`` and ``b``: lower score, or equal and longer."""
+    if scores[a] == scores[b]:
+        return offsets[a + 1] - offsets[a] > offsets[b + 1] - offsets[b]
+    return scores[a] < scores[b]
 
 
 # Not _heap.pxd's heap: these two replay CPython's heapq step for step (see the module
@@ -228,7 +237,8 @@ cdef class _Workspace:
     cdef int compact(self, Py_ssize_t first, Py_ssize_t last, Py_ssize_t top_n) except -1 nogil:
         """Keep only the trie nodes that tails at positions ``first..last`` reach."""
         cdef Py_ssize_t position, node
-        self.renumber.assign(self.trie.size() // 2, -1)
+        self.renumber.clear()  # then resize: assign(n, v) is not ``except +`` (it would abort)
+        self.renumber.resize(self.trie.size() // 2, -1)
         self.compacted.clear()
         self.compacted.reserve(self.trie.size())
         for position in range(first, last + 1):
@@ -270,6 +280,7 @@ cdef class _Workspace:
         self.node_counts.reserve(n_nodes)
         self.kept.reserve(longest + 1)
         self.walk.reserve(longest + 2)
+        self.key_order.reserve(longest + 2)  # add_part_terms (in exact_score) must not allocate
         return 0
 
     # -- one part -------------------------------------------------------------------------
@@ -380,7 +391,43 @@ cdef class _Workspace:
                                    weights, self.occurrences.data(), self.key_order)
             self.out_scores.push_back(score)
             self.out_token_offsets.push_back(self.out_tokens.size())
+        if not exact:
+            self._sort_by_reported_scores(size, order)
         self.out_candidate_offsets.push_back(self.out_scores.size())
+        return 0
+
+    cdef int _sort_by_reported_scores(self, Py_ssize_t size, int64_t* order) except -1 nogil:
+        """Put the part's ``size`` candidates (the last written) best first by the scores
+        they report, stably. The lattice ranked them by incremental scores, which may be an
+        ulp off the exact sums: two candidates one rounding step apart came out swapped once
+        (tests/test_lattice.py pins that example)."""
+        cdef Py_ssize_t base = <Py_ssize_t>self.out_scores.size() - size, i, j, k
+        cdef int64_t start = self.out_token_offsets[base]
+        cdef vector[id_t] tokens
+        cdef vector[double] scores
+        cdef vector[int64_t] offsets
+        cdef bint moved = False
+        for i in range(size):
+            order[i] = base + i
+            j = i
+            while j > 0 and _reported_below(self.out_scores, self.out_token_offsets, order[j - 1], order[j]):
+                order[j - 1], order[j] = order[j], order[j - 1]
+                j -= 1
+                moved = True
+        if not moved:
+            return 0
+        tokens.assign(self.out_tokens.begin() + start, self.out_tokens.end())
+        scores.assign(self.out_scores.begin() + base, self.out_scores.end())
+        offsets.assign(self.out_token_offsets.begin() + base, self.out_token_offsets.end())
+        self.out_tokens.resize(start)
+        self.out_scores.resize(base)
+        self.out_token_offsets.resize(base + 1)
+        for i in range(size):
+            k = order[i] - base
+            self.out_tokens.insert(self.out_tokens.end(), tokens.begin() + (offsets[k] - start),
+                                   tokens.begin() + (offsets[k + 1] - start))
+            self.out_scores.push_back(scores[k])
+            self.out_token_offsets.push_back(self.out_tokens.size())
         return 0
 
 
@@ -395,17 +442,20 @@ def encode_parts(RadixTree tree not None, weights, tokens, offsets, Py_ssize_t t
     candidate ``j`` is ``tokens[token_offsets[j]:token_offsets[j + 1]]`` with ``scores[j]``.
     ``_min_compaction`` (for tests) lowers the trie size below which no compaction happens.
     """
-    cdef const double[::1] weight_view = np.ascontiguousarray(weights, dtype=np.float64)
-    cdef const id_t[::1] token_view = np.ascontiguousarray(tokens, dtype=np.int32)
-    cdef const int64_t[::1] offset_view = np.ascontiguousarray(offsets, dtype=np.int64)
+    cdef const double[::1] weight_view = as_array(weights, np.float64, "weights")
+    cdef const id_t[::1] token_view = as_array(tokens, np.int32, "tokens")
+    cdef const int64_t[::1] offset_view = as_array(offsets, np.int64, "offsets")
+    cdef Py_ssize_t n_parts, k, longest
     check_top_n(top_n)
     check_per_token(tree.max_token, weight_view.shape[0], "weights")
-    if weight_view.shape[0] and (np.asarray(weight_view[:tree.n_base]) != 0).any():
-        raise ValueError("base ids must weigh 0")
+    for k in range(min(<Py_ssize_t>tree.n_base, weight_view.shape[0])):  # a C loop: no array per call
+        if weight_view[k] != 0:
+            raise ValueError("base ids must weigh 0")
     check_offsets(offset_view, token_view.shape[0], "offsets")
     check_ids(token_view, tree.n_base, "parts")
 
-    cdef Py_ssize_t n_parts = offset_view.shape[0] - 1, k, longest = 0
+    n_parts = offset_view.shape[0] - 1
+    longest = 0
     for k in range(n_parts):
         longest = max(longest, offset_view[k + 1] - offset_view[k])
     cdef _Workspace work = _Workspace()
@@ -413,7 +463,7 @@ def encode_parts(RadixTree tree not None, weights, tokens, offsets, Py_ssize_t t
     # the trie keys are merged tokens' ids minus n_base; its depth is their bit length
     cdef Py_ssize_t n_keys = max(2, weight_view.shape[0] - tree.n_base)
     work.trie_depth = int(n_keys - 1).bit_length()
-    work.occurrences.assign(weight_view.shape[0], 0)
+    work.occurrences.resize(weight_view.shape[0], 0)
     cdef vector[int32_t] match_lengths = vector[int32_t](max(1, tree.max_length))
     cdef vector[id_t] match_tokens = vector[id_t](max(1, tree.max_length))
     cdef vector[Candidate] heap = vector[Candidate](top_n)
@@ -438,12 +488,24 @@ def encode_parts(RadixTree tree not None, weights, tokens, offsets, Py_ssize_t t
             work.encode_part(tree, weight_data, tree.n_base, token_data + offset_view[k],
                              length, top_n, length <= exact_max_length,
                              match_lengths.data(), match_tokens.data(), heap.data(), order.data())
-    return (
-        np.asarray(<id_t[:work.out_tokens.size()]>work.out_tokens.data()).copy()
-        if work.out_tokens.size() else np.zeros(0, dtype=np.int32),
-        np.asarray(<int64_t[:work.out_token_offsets.size()]>work.out_token_offsets.data()).copy(),
-        np.asarray(<int64_t[:work.out_candidate_offsets.size()]>work.out_candidate_offsets.data()).copy(),
-        np.asarray(<double[:work.out_scores.size()]>work.out_scores.data()).copy()
-        if work.out_scores.size() else np.zeros(0, dtype=np.float64),
-    )
+    # copied straight into new arrays (a cython.array view per result cost ~5 us a call)
+    out_tokens = np.empty(work.out_tokens.size(), dtype=np.int32)
+    out_token_offsets = np.empty(work.out_token_offsets.size(), dtype=np.int64)
+    out_candidate_offsets = np.empty(work.out_candidate_offsets.size(), dtype=np.int64)
+    out_scores = np.empty(work.out_scores.size(), dtype=np.float64)
+    _copy_out(work.out_tokens.data(), out_tokens, work.out_tokens.size() * sizeof(id_t))
+    _copy_out(work.out_token_offsets.data(), out_token_offsets, work.out_token_offsets.size() * sizeof(int64_t))
+    _copy_out(work.out_candidate_offsets.data(), out_candidate_offsets,
+              work.out_candidate_offsets.size() * sizeof(int64_t))
+    _copy_out(work.out_scores.data(), out_scores, work.out_scores.size() * sizeof(double))
+    return out_tokens, out_token_offsets, out_candidate_offsets, out_scores
+
+
+cdef int _copy_out(const void* source, object array, size_t n_bytes) except -1:
+    """``n_bytes`` from ``source`` into the (contiguous, large enough) numpy ``array``."""
+    cdef unsigned char[::1] target
+    if n_bytes:
+        target = array.view(np.uint8)
+        memcpy(&target[0], source, n_bytes)
+    return 0
 

@@ -32,6 +32,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.mutex cimport mutex
 from libcpp.string cimport string
 from libcpp.unordered_map cimport unordered_map
+from libcpp.utility cimport pair
 from libcpp.vector cimport vector
 from cython.operator cimport dereference as deref
 
@@ -115,13 +116,13 @@ cdef class PairMerges:
     cdef unordered_map[string, vector[id_t]] cache
     cdef mutex cache_lock  # encode may run in several threads at once (it releases the GIL)
 
-    def __init__(self, id_t n_ids, const id_t[::1] left, const id_t[::1] right,
-                 const id_t[::1] result, const int64_t[::1] rank,
-                 const int64_t[::1] expand_offsets, const id_t[::1] expand_ids,
-                 const uint64_t[::1] unit_keys, const id_t[::1] unit_id_values,
-                 const id_t[::1] byte_fallback, bint utf8_units,
-                 const uint8_t[::1] whole_blob, const int64_t[::1] whole_offsets,
-                 const id_t[::1] whole_ids):
+    def __init__(self, id_t n_ids, const id_t[::1] left not None, const id_t[::1] right not None,
+                 const id_t[::1] result not None, const int64_t[::1] rank not None,
+                 const int64_t[::1] expand_offsets not None, const id_t[::1] expand_ids not None,
+                 const uint64_t[::1] unit_keys not None, const id_t[::1] unit_id_values not None,
+                 const id_t[::1] byte_fallback not None, bint utf8_units,
+                 const uint8_t[::1] whole_blob not None, const int64_t[::1] whole_offsets not None,
+                 const id_t[::1] whole_ids not None):
         cdef Py_ssize_t n_rules = left.shape[0], k, n_extra = expand_offsets.shape[0] - 1
         cdef id_t id_limit
         cdef int64_t* slot
@@ -173,9 +174,11 @@ cdef class PairMerges:
         cdef const char* blob = <const char*>&whole_blob[0] if whole_blob.shape[0] else NULL
         for k in range(n_whole):
             word.assign(blob + whole_offsets[k], whole_offsets[k + 1] - whole_offsets[k])
-            self.whole[word] = whole_ids[k]
+            # the last id of a repeated word wins; insert (unlike []) raises MemoryError
+            self.whole.erase(word)
+            self.whole.insert(pair[string, id_t](word, whole_ids[k]))
 
-    def encode(self, const uint8_t[::1] data, const int64_t[::1] bounds):
+    def encode(self, const uint8_t[::1] data not None, const int64_t[::1] bounds not None):
         """Ids of every word ``data[bounds[w]:bounds[w + 1]]``, concatenated (GIL released)."""
         cdef Py_ssize_t n_words = bounds.shape[0] - 1, w
         if n_words < 0:
@@ -202,14 +205,16 @@ cdef class PairMerges:
         """How many words are cached."""
         return self.cache.size()
 
-    cdef void _encode_words(self, const uint8_t* data, const int64_t* bounds, Py_ssize_t n_words,
-                            vector[id_t]& out) noexcept nogil:
+    cdef int _encode_words(self, const uint8_t* data, const int64_t* bounds, Py_ssize_t n_words,
+                           vector[id_t]& out) except -1 nogil:
+        # growing containers raise MemoryError (``except -1``); the cache lock is released first
         cdef vector[id_t] token_at
         cdef vector[int32_t] next_node, prev_node
         cdef vector[int64_t] node_start
         cdef vector[uint64_t] heap
         cdef vector[id_t] word_out
         cdef Py_ssize_t w, length
+        cdef bint cached
         cdef string key
         for w in range(n_words):
             length = bounds[w + 1] - bounds[w]
@@ -221,36 +226,43 @@ cdef class PairMerges:
                 continue
             key.assign(<const char*>data + bounds[w], length)
             self.cache_lock.lock()
-            found = self.cache.find(key)
-            if found != self.cache.end():
-                out.insert(out.end(), deref(found).second.begin(), deref(found).second.end())
+            try:
+                found = self.cache.find(key)
+                cached = found != self.cache.end()
+                if cached:
+                    out.insert(out.end(), deref(found).second.begin(), deref(found).second.end())
+            finally:
                 self.cache_lock.unlock()
+            if cached:
                 continue
-            self.cache_lock.unlock()
             word_out.clear()
             self._merge_word(data + bounds[w], length, word_out, token_at, next_node, prev_node,
                              node_start, heap)
             out.insert(out.end(), word_out.begin(), word_out.end())
             self.cache_lock.lock()
-            if self.cache.size() >= CACHE_LIMIT:
-                self.cache.clear()
-            self.cache[key] = word_out
-            self.cache_lock.unlock()
+            try:
+                if self.cache.size() >= CACHE_LIMIT:
+                    self.cache.clear()
+                self.cache.insert(pair[string, vector[id_t]](key, word_out))
+            finally:
+                self.cache_lock.unlock()
+        return 0
 
-    cdef inline void _push(self, vector[uint64_t]& heap, const vector[id_t]& token_at,
-                           int32_t left, int32_t right) noexcept nogil:
+    cdef inline int _push(self, vector[uint64_t]& heap, const vector[id_t]& token_at,
+                          int32_t left, int32_t right) except -1 nogil:
         cdef id_t a = token_at[left], b = token_at[right]
         if a < 0 or b < 0:
-            return
+            return 0
         cdef int64_t packed = self.pairs.get(pack_key(a, b), 0)
         if packed == 0:
-            return
+            return 0
         heap_push(heap, (((<uint64_t>(packed - 1) >> 32) << 32) | <uint32_t>left), HEAP_ARITY, lower_key)
+        return 0
 
-    cdef void _merge_word(self, const uint8_t* word, Py_ssize_t length, vector[id_t]& out,
+    cdef int _merge_word(self, const uint8_t* word, Py_ssize_t length, vector[id_t]& out,
                           vector[id_t]& token_at, vector[int32_t]& next_node,
                           vector[int32_t]& prev_node, vector[int64_t]& node_start,
-                          vector[uint64_t]& heap) noexcept nogil:
+                          vector[uint64_t]& heap) except -1 nogil:
         cdef Py_ssize_t pos = 0, n, i
         cdef int32_t left, right, after, node
         cdef int64_t packed
@@ -259,7 +271,7 @@ cdef class PairMerges:
         whole = self.whole.find(string(<const char*>word, length))
         if whole != self.whole.end():
             out.push_back(deref(whole).second)
-            return
+            return 0
         token_at.clear()
         node_start.clear()
         while pos < length:
@@ -305,3 +317,4 @@ cdef class PairMerges:
             else:
                 out.push_back(token)
             node = next_node[node]
+        return 0

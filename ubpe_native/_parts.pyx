@@ -28,6 +28,7 @@ from libcpp.vector cimport vector
 import numpy as np
 
 from ubpe_native._checks cimport check_offsets
+from ubpe_native._distinct cimport run_slot
 from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._typedefs cimport count_t, id_t
 
@@ -45,6 +46,8 @@ cdef class PartCounter:
     cdef vector[int32_t] entry_part
     cdef vector[int64_t] doc_start
     cdef FlatMap index  # content hash -> part + 1
+    # set while an add() runs: an add cut short (MemoryError) leaves the counts incomplete
+    cdef bint unfinished
 
     def __init__(self):
         self.starts.push_back(0)
@@ -90,14 +93,23 @@ cdef class PartCounter:
                 raise ValueError(f"document {docs[k]} is outside 0..{n_docs - 1} or out of order")
         if self.starts.back() + tokens.shape[0] >= 2 ** 31 - 1:
             raise ValueError("too many distinct symbols: at most 2**31 - 2 per fit")
+        self._check_finished()
+        self.unfinished = True
         with nogil:
             if counted:
                 self._add_counted(tokens, offsets, docs, n_docs, weights, doc_offsets)
             else:
                 self._add_parts(tokens, offsets, docs, n_docs)
+        self.unfinished = False
 
-    cdef void _add_parts(self, const id_t[::1] tokens, const int64_t[::1] offsets,
-                         const int32_t[::1] docs, int64_t n_docs) noexcept nogil:
+    cdef int _check_finished(self) except -1:
+        if self.unfinished:
+            raise MemoryError("an earlier add() ran out of memory: this counter's counts are "
+                              "incomplete; start a new PartCounter")
+        return 0
+
+    cdef int _add_parts(self, const id_t[::1] tokens, const int64_t[::1] offsets,
+                         const int32_t[::1] docs, int64_t n_docs) except -1 nogil:
         cdef Py_ssize_t k
         cdef int32_t part, doc, first = <int32_t>self.doc_start.size() - 1, current = first
         for k in range(offsets.shape[0] - 1):
@@ -111,10 +123,11 @@ cdef class PartCounter:
         while current < first + n_docs:
             self.doc_start.push_back(self.entry_part.size())
             current += 1
+        return 0
 
-    cdef void _add_counted(self, const id_t[::1] tokens, const int64_t[::1] offsets,
+    cdef int _add_counted(self, const id_t[::1] tokens, const int64_t[::1] offsets,
                            const int32_t[::1] docs, int64_t n_docs, const count_t[::1] weights,
-                           const int64_t[::1] doc_offsets) noexcept nogil:
+                           const int64_t[::1] doc_offsets) except -1 nogil:
         """Another counter's parts: its (part, document) pairs are regrouped by document
         (a counting sort) to be stored in document order."""
         cdef Py_ssize_t k, j
@@ -122,7 +135,7 @@ cdef class PartCounter:
         cdef vector[int32_t] parts  # this counter's part of each of the other's parts
         cdef vector[int64_t] fill
         cdef vector[int32_t] by_doc
-        fill.assign(n_docs + 1, 0)
+        fill.resize(n_docs + 1, 0)  # (resize raises MemoryError; assign(n, v) would abort)
         for k in range(offsets.shape[0] - 1):
             parts.push_back(self._find(tokens, offsets[k], offsets[k + 1] - offsets[k]))
             self.weights[parts.back()] += weights[k]
@@ -141,49 +154,34 @@ cdef class PartCounter:
                 self._add_entry(by_doc[j], first + <int32_t>k)
                 j += 1
             self.doc_start.push_back(self.entry_part.size())
+        return 0
 
-    cdef int32_t _find(self, const id_t[::1] tokens, Py_ssize_t start, Py_ssize_t length) noexcept nogil:
+    cdef int32_t _find(self, const id_t[::1] tokens, Py_ssize_t start, Py_ssize_t length) except -1 nogil:
         """The distinct part equal to ``tokens[start:start + length]`` (created if new)."""
-        cdef uint64_t key = 1469598103934665603ULL  # FNV-1a, then probe on collisions
-        cdef Py_ssize_t i, begin
-        cdef int64_t* slot
+        cdef const id_t* run = &tokens[0] + start if tokens.shape[0] else NULL
+        cdef int64_t* slot = run_slot(self.index, run, length, self.symbols.data(),
+                                      self.starts.data(), self.starts.data() + 1)
         cdef int32_t part
-        cdef bint same
-        for i in range(start, start + length):
-            key = (key ^ <uint64_t>(<uint32_t>tokens[i])) * 1099511628211ULL
-        key = (key ^ <uint64_t>length) * 1099511628211ULL
-        while True:
-            if key == ~(<uint64_t>0):  # the map's empty marker
-                key = 0
-            slot = self.index.slot(key)
-            if slot[0] == 0:
-                part = <int32_t>self.weights.size()
-                slot[0] = part + 1
-                for i in range(start, start + length):
-                    self.symbols.push_back(tokens[i])
-                self.starts.push_back(self.symbols.size())
-                self.weights.push_back(0)
-                self.last_doc.push_back(-1)
-                return part
-            part = <int32_t>(slot[0] - 1)
-            begin = self.starts[part]
-            same = self.starts[part + 1] - begin == length
-            i = 0
-            while same and i < length:
-                same = self.symbols[begin + i] == tokens[start + i]
-                i += 1
-            if same:
-                return part
-            key += 1
+        if slot[0] == 0:
+            part = <int32_t>self.weights.size()
+            self.symbols.insert(self.symbols.end(), run, run + length)
+            self.starts.push_back(self.symbols.size())
+            self.weights.push_back(0)
+            self.last_doc.push_back(-1)
+            slot[0] = part + 1
+            return part
+        return <int32_t>(slot[0] - 1)
 
-    cdef inline void _add_entry(self, int32_t part, int32_t doc) noexcept nogil:
+    cdef inline int _add_entry(self, int32_t part, int32_t doc) except -1 nogil:
         if self.last_doc[part] != doc:
             self.last_doc[part] = doc
             self.entry_part.push_back(part)
+        return 0
 
     def export(self):
         """``(tokens, offsets, weights, doc_offsets, docs)`` of the distinct parts, in order
         of first occurrence; part ``k``'s documents are ``docs[doc_offsets[k]:doc_offsets[k+1]]``."""
+        self._check_finished()
         cdef Py_ssize_t n = self.weights.size(), k, e
         cdef int32_t d
         tokens = np.asarray(<id_t[:self.symbols.size()]>self.symbols.data()).copy() if self.symbols.size() else np.zeros(0, np.int32)

@@ -54,7 +54,7 @@ from libcpp.vector cimport vector
 
 import numpy as np
 
-from ubpe_native._checks cimport check_ids, check_offsets, check_per_token, check_top_n
+from ubpe_native._checks cimport as_array, check_ids, check_offsets, check_per_token, check_top_n
 from ubpe_native._heap cimport heap_sift_down, heap_sift_up
 from ubpe_native._radix cimport RadixTree
 from ubpe_native._typedefs cimport id_t
@@ -162,9 +162,9 @@ def kbest_paths(RadixTree tree not None, costs, symbols, bounds, Py_ssize_t top_
     Returns ``(tokens, token_offsets, path_costs)``: path ``i`` (cheapest first, ties as in
     the module docstring) is ``tokens[token_offsets[i]:token_offsets[i + 1]]``.
     """
-    cdef const double[::1] cost_view = np.ascontiguousarray(costs, dtype=np.float64)
-    cdef const id_t[::1] symbol_view = np.ascontiguousarray(symbols, dtype=np.int32)
-    cdef const int64_t[::1] bound_view = np.ascontiguousarray(bounds, dtype=np.int64)
+    cdef const double[::1] cost_view = as_array(costs, np.float64, "costs")
+    cdef const id_t[::1] symbol_view = as_array(symbols, np.int32, "symbols")
+    cdef const int64_t[::1] bound_view = as_array(bounds, np.int64, "bounds")
     check_top_n(top_n)
     check_per_token(tree.max_token, cost_view.shape[0], "costs")
     if not np.isfinite(np.asarray(cost_view)).all():
@@ -218,8 +218,8 @@ def kbest_paths(RadixTree tree not None, costs, symbols, bounds, Py_ssize_t top_
 
 def longest_prefix(RadixTree tree not None, symbols, bounds):
     """Greedy longest match from the left in every part; the tokens of the whole document."""
-    cdef const id_t[::1] symbol_view = np.ascontiguousarray(symbols, dtype=np.int32)
-    cdef const int64_t[::1] bound_view = np.ascontiguousarray(bounds, dtype=np.int64)
+    cdef const id_t[::1] symbol_view = as_array(symbols, np.int32, "symbols")
+    cdef const int64_t[::1] bound_view = as_array(bounds, np.int64, "bounds")
     check_offsets(bound_view, symbol_view.shape[0], "bounds")
     check_ids(symbol_view, tree.n_base, "parts")
     cdef Py_ssize_t n = symbol_view.shape[0], n_parts = bound_view.shape[0] - 1, part, p
@@ -332,8 +332,8 @@ cdef class _Flota:
 
 def longest_token(RadixTree tree not None, symbols, bounds):
     """FLOTA in every part (see the module docstring); the tokens of the whole document."""
-    cdef const id_t[::1] symbol_view = np.ascontiguousarray(symbols, dtype=np.int32)
-    cdef const int64_t[::1] bound_view = np.ascontiguousarray(bounds, dtype=np.int64)
+    cdef const id_t[::1] symbol_view = as_array(symbols, np.int32, "symbols")
+    cdef const int64_t[::1] bound_view = as_array(bounds, np.int64, "bounds")
     check_offsets(bound_view, symbol_view.shape[0], "bounds")
     check_ids(symbol_view, tree.n_base, "parts")
     cdef Py_ssize_t n = symbol_view.shape[0], n_parts = bound_view.shape[0] - 1, p
@@ -345,7 +345,7 @@ def longest_token(RadixTree tree not None, symbols, bounds):
         flota.size <<= 1
     flota.best_length.resize(max(1, n))
     flota.best_token.resize(max(1, n))
-    flota.segments.assign(2 * flota.size, NO_POSITION)
+    flota.segments.resize(2 * flota.size, NO_POSITION)
     flota.match_lengths.resize(max(1, tree.max_length))
     flota.match_tokens.resize(max(1, tree.max_length))
     token_at = np.empty(n, dtype=np.int32)

@@ -11,10 +11,12 @@ cdef enum:
     PATTERN_CL100K = 2
     PATTERN_LLAMA3 = 3
     PATTERN_O200K = 4
+    PATTERN_WORDS = 5  # ubpe.splitting.WORDS (not a byte-level preset: it can leave gaps)
 
 cdef check_split_arguments(Py_ssize_t n_classes, int pattern)
 
 cdef int check_utf8(const uint8_t[::1] data) except -1
 
+# ``bounds`` must have room for ``n + 1`` offsets (reserve it with the GIL): it is noexcept.
 cdef void split_pieces(const uint8_t* s, Py_ssize_t n, const class_t* classes, int pattern,
                        vector[int64_t]& bounds) noexcept nogil

@@ -20,10 +20,10 @@ cdef class RadixTree:
     cdef readonly id_t max_token
     cdef readonly id_t n_base
 
-    cdef void _insert(self, const id_t* key, Py_ssize_t length, id_t token) noexcept nogil
+    cdef int _insert(self, const id_t* key, Py_ssize_t length, id_t token) except -1 nogil
     cdef void _count_key(self, Py_ssize_t length) noexcept nogil
-    cdef int64_t _new_node(self, const id_t* label, Py_ssize_t length, id_t token) noexcept nogil
-    cdef int64_t _new_label_node(self, int64_t start, Py_ssize_t length) noexcept nogil
+    cdef int64_t _new_node(self, const id_t* label, Py_ssize_t length, id_t token) except -1 nogil
+    cdef int64_t _new_label_node(self, int64_t start, Py_ssize_t length) except -1 nogil
     cdef id_t _get(self, const id_t* key, Py_ssize_t length) noexcept nogil
     cdef Py_ssize_t _prefix_matches(self, const id_t* sequence, Py_ssize_t length,
                                    int32_t* match_lengths, id_t* match_tokens) noexcept nogil

@@ -22,7 +22,7 @@ from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 
 import numpy as np
 
-from ubpe_native._checks cimport check_ids, check_offsets
+from ubpe_native._checks cimport as_array, check_ids, check_offsets
 from ubpe_native._flat_map cimport pack_key
 from ubpe_native._typedefs cimport id_t
 
@@ -66,12 +66,12 @@ cdef class RadixTree:
             return
         if piece_offsets is None or piece_symbols is None:
             raise ValueError("piece_offsets and piece_symbols go together")
-        cdef const int64_t[::1] offsets = np.ascontiguousarray(piece_offsets, dtype=np.int64)
-        cdef const id_t[::1] symbols = np.ascontiguousarray(piece_symbols, dtype=np.int32)
+        cdef const int64_t[::1] offsets = as_array(piece_offsets, np.int64, "piece_offsets")
+        cdef const id_t[::1] symbols = as_array(piece_symbols, np.int32, "piece_symbols")
         cdef Py_ssize_t n_pieces = offsets.shape[0] - 1
         if tokens is None:
             tokens = np.arange(n_base, n_base + max(n_pieces, 0), dtype=np.int32)
-        cdef const id_t[::1] token_view = np.ascontiguousarray(tokens, dtype=np.int32)
+        cdef const id_t[::1] token_view = as_array(tokens, np.int32, "tokens")
         _check_pieces(offsets, symbols, token_view)
         cdef Py_ssize_t k
         with nogil:
@@ -105,7 +105,7 @@ cdef class RadixTree:
     def prefix_matches(self, sequence, Py_ssize_t start=0):
         """Every key that ``sequence[start:]`` starts with: ``(lengths, tokens)``, shortest
         first, as int32 arrays."""
-        cdef const id_t[::1] view = np.ascontiguousarray(sequence, dtype=np.int32)
+        cdef const id_t[::1] view = as_array(sequence, np.int32, "sequence")
         cdef Py_ssize_t n = view.shape[0]
         if not 0 <= start <= n:
             raise IndexError(f"start {start} is outside a sequence of length {n}")
@@ -121,7 +121,11 @@ cdef class RadixTree:
 
     # -- kernels ------------------------------------------------------------------------------
 
-    cdef void _insert(self, const id_t* key, Py_ssize_t length, id_t token) noexcept nogil:
+    # Inserting may run out of memory: the growing methods are ``except -1`` (MemoryError),
+    # and every allocation comes before the change that links its result into the tree, so
+    # a failed insert leaves the tree as it was, give or take unreachable nodes.
+
+    cdef int _insert(self, const id_t* key, Py_ssize_t length, id_t token) except -1 nogil:
         cdef int64_t node = ROOT, child, middle, start
         cdef Py_ssize_t position = 0, i, label_length
         cdef int64_t* slot
@@ -132,7 +136,7 @@ cdef class RadixTree:
                 self._count_key(length)
                 if token > self.max_token:
                     self.max_token = token
-                return
+                return 0
             child = slot[0]
             start = self.label_start[child]
             label_length = self.label_length[child]
@@ -142,13 +146,14 @@ cdef class RadixTree:
                 i += 1
             if i < label_length:
                 # The key leaves (or ends inside) the child's label: split the label at i.
+                # Allocations first (the new node, its one child entry), then relink.
                 middle = self._new_label_node(start, i)
-                self.label_start[child] = start + i
-                self.label_length[child] = <int32_t>(label_length - i)
-                slot = self.children.slot(pack_key(node, key[position]))
-                slot[0] = middle
                 slot = self.children.slot(pack_key(middle, self.label_symbols[start + i]))
                 slot[0] = child
+                self.label_start[child] = start + i
+                self.label_length[child] = <int32_t>(label_length - i)
+                slot = self.children.slot(pack_key(node, key[position]))  # present: no growth
+                slot[0] = middle
                 child = middle
             node = child
             position += i
@@ -157,25 +162,34 @@ cdef class RadixTree:
         self.value[node] = token
         if token > self.max_token:
             self.max_token = token
+        return 0
 
     cdef void _count_key(self, Py_ssize_t length) noexcept nogil:
         self.n_keys += 1
         if length > self.max_length:
             self.max_length = length
 
-    cdef int64_t _new_node(self, const id_t* label, Py_ssize_t length, id_t token) noexcept nogil:
-        cdef Py_ssize_t i
-        cdef int64_t node = self._new_label_node(self.label_symbols.size(), length)
-        for i in range(length):
-            self.label_symbols.push_back(label[i])
+    cdef int64_t _new_node(self, const id_t* label, Py_ssize_t length, id_t token) except -1 nogil:
+        cdef int64_t start = self.label_symbols.size()
+        # the label first: if it cannot be stored no node is made (a partly stored label is
+        # unreferenced and overwritten by nothing: labels only ever get appended)
+        self.label_symbols.insert(self.label_symbols.end(), label, label + length)
+        cdef int64_t node = self._new_label_node(start, length)
         self.value[node] = token
         return node
 
-    cdef int64_t _new_label_node(self, int64_t start, Py_ssize_t length) noexcept nogil:
+    cdef int64_t _new_label_node(self, int64_t start, Py_ssize_t length) except -1 nogil:
+        """A new node; its three entries are added together or not at all."""
+        cdef size_t n = self.value.size()
+        if (n == self.value.capacity() or n == self.label_start.capacity()
+                or n == self.label_length.capacity()):  # room first: the push_backs cannot fail
+            self.label_start.reserve(2 * n + 16)
+            self.label_length.reserve(2 * n + 16)
+            self.value.reserve(2 * n + 16)
         self.label_start.push_back(start)
         self.label_length.push_back(<int32_t>length)
         self.value.push_back(NO_TOKEN)
-        return <int64_t>self.value.size() - 1
+        return <int64_t>n
 
     cdef id_t _get(self, const id_t* key, Py_ssize_t length) noexcept nogil:
         cdef int64_t node = ROOT, child, start
@@ -222,7 +236,7 @@ cdef class RadixTree:
 
 
 cdef const id_t[::1] _key_array(key):
-    array = np.ascontiguousarray(key, dtype=np.int32)
+    array = as_array(key, np.int32, "key")
     if array.ndim != 1 or array.shape[0] == 0:
         raise ValueError("a key is a non-empty 1-d sequence of ids")
     if array.min() < 0:

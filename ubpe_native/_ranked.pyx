@@ -134,8 +134,10 @@ cdef class MergeTable:
         with nogil:
             self._build(piece_offsets, piece_symbols, priorities)
 
-    cdef void _build(self, const int64_t[::1] piece_offsets, const id_t[::1] piece_symbols,
-                     const int64_t[::1] priorities) noexcept nogil:
+    cdef int _build(self, const int64_t[::1] piece_offsets, const id_t[::1] piece_symbols,
+                    const int64_t[::1] priorities) except -1 nogil:
+        # every growing container raises MemoryError through ``except -1`` (never "Exception
+        # ignored" with a half-built table)
         cdef Py_ssize_t n = priorities.shape[0]
         cdef Py_ssize_t t, k, length
         cdef int64_t start
@@ -150,8 +152,9 @@ cdef class MergeTable:
             self.symbols.assign(&piece_symbols[0], &piece_symbols[0] + piece_symbols.shape[0])
         if n:
             self.priority.assign(&priorities[0], &priorities[0] + n)
-        self.piece_chain.assign(n, NO_TOKEN)
-        self.canonical.assign(n, NO_TOKEN)
+        # vector.assign(n, value) is not declared ``except +`` (bad_alloc would abort): resize is
+        self.piece_chain.resize(n, NO_TOKEN)
+        self.canonical.resize(n, NO_TOKEN)
         # 1. piece -> token, the lowest (priority, id) representing a shared piece
         for t in range(n):
             token = self._find(&self.symbols[0] + self.offsets[t],
@@ -181,7 +184,7 @@ cdef class MergeTable:
                 continue
             start = self.offsets[t]
             length = self.offsets[t + 1] - start
-            prefix.assign(length + 1, 0)
+            prefix.resize(length + 1)  # prefix[0] stays 0, the rest is written below
             for k in range(length):
                 prefix[k + 1] = hash_step(prefix[k], self.symbols[start + k])
             while <Py_ssize_t>power.size() <= length:
@@ -197,6 +200,7 @@ cdef class MergeTable:
                     continue
                 # a pair splits one piece only, since its concatenation *is* the piece
                 self.pairs.slot(pack_key(left, right))[0] = packed + 1
+        return 0
 
     cdef uint64_t _hash_of(self, Py_ssize_t t) noexcept nogil:
         cdef uint64_t h = 0
@@ -205,16 +209,17 @@ cdef class MergeTable:
             h = hash_step(h, self.symbols[k])
         return usable_key(h)
 
-    cdef void _replace_in_chain(self, id_t old, id_t new) noexcept nogil:
+    cdef int _replace_in_chain(self, id_t old, id_t new) except -1 nogil:
         cdef int64_t* slot = self.piece_heads.slot(self._hash_of(old))
         cdef id_t t = <id_t>(slot[0] - 1)
         self.piece_chain[new] = self.piece_chain[old]
         if t == old:
             slot[0] = new + 1
-            return
+            return 0
         while self.piece_chain[t] != old:
             t = self.piece_chain[t]
         self.piece_chain[t] = new
+        return 0
 
     cdef inline id_t _token_of_run(self, int64_t start, Py_ssize_t length,
                                    uint64_t h) noexcept nogil:
@@ -275,8 +280,8 @@ cdef class MergeTable:
 
     cdef Py_ssize_t _encode_words(self, const id_t* symbols, const int64_t* bounds,
                                   Py_ssize_t n_words, id_t* tokens, bint whole_piece_shortcut,
-                                  double dropout, uint64_t seed) noexcept nogil:
-        # scratch space shared by all words of the call
+                                  double dropout, uint64_t seed) except -1 nogil:
+        # scratch space shared by all words of the call; growing it may raise MemoryError
         cdef vector[id_t] token_at  # the token each node holds, NO_TOKEN once merged away
         cdef vector[int32_t] next_node
         cdef vector[int32_t] prev_node
@@ -308,24 +313,25 @@ cdef class MergeTable:
     cdef inline id_t _representative(self, id_t token) noexcept nogil:
         return self.n_base + self.canonical[token - self.n_base]
 
-    cdef inline void _push_pair(self, vector[HeapEntry]& heap, const vector[id_t]& token_at,
-                                int32_t left, int32_t right) noexcept nogil:
+    cdef inline int _push_pair(self, vector[HeapEntry]& heap, const vector[id_t]& token_at,
+                               int32_t left, int32_t right) except -1 nogil:
         cdef HeapEntry entry
         cdef int64_t packed = self.pairs.get(pack_key(token_at[left], token_at[right]), 0)
         if packed == 0:
-            return
+            return 0
         packed -= 1
         entry.key = (<uint64_t>(packed >> 32) << 32) | <uint32_t>left
         entry.left_token = token_at[left]
         entry.right_token = token_at[right]
         entry.token = <id_t>(<uint64_t>packed & LOW_HALF)
         heap_push(heap, entry, HEAP_ARITY, lower_key)
+        return 0
 
     cdef Py_ssize_t _merge_word(self, const id_t* word, Py_ssize_t length, id_t* out,
                                 vector[id_t]& token_at, vector[int32_t]& next_node,
                                 vector[int32_t]& prev_node, vector[HeapEntry]& heap,
                                 vector[HeapEntry]& skipped, double dropout,
-                                uint64_t* rng) noexcept nogil:
+                                uint64_t* rng) except -1 nogil:
         """Merge one word into ``out``; returns how many tokens it wrote.
 
         BPE-dropout follows Provilkov et al. (2020) as YouTokenToMe implements it: at every
@@ -383,9 +389,12 @@ cdef class MergeTable:
         cdef vector[id_t] symbols
         if n == 0:
             return out
+        # with the GIL (MemoryError): split_pieces must not grow ``bounds`` (one piece per byte
+        # at most), and the words' symbols
+        bounds.reserve(n + 1)
+        symbols.resize(n)
         with nogil:
             split_pieces(&data[0], n, &classes[0], pattern, bounds)
-            symbols.resize(n)
             for i in range(n):
                 symbols[i] = data[i]
             n_out = self._encode_words(symbols.data(), bounds.data(), bounds.size() - 1,

@@ -30,7 +30,7 @@ from libcpp.vector cimport vector
 
 import numpy as np
 
-from ubpe_native._checks cimport check_parts as _check_parts
+from ubpe_native._checks cimport as_array, check_parts as _check_parts
 from ubpe_native._radix cimport RadixTree
 from ubpe_native._typedefs cimport id_t
 
@@ -51,9 +51,9 @@ cdef class SegmentLattice:
     cdef readonly Py_ssize_t n_edges
     cdef readonly Py_ssize_t n_parts
 
-    def __init__(self, RadixTree tree, symbols, bounds):
-        cdef const id_t[::1] symbol_view = np.ascontiguousarray(symbols, dtype=np.int32)
-        cdef const int64_t[::1] bound_view = np.ascontiguousarray(bounds, dtype=np.int64)
+    def __init__(self, RadixTree tree not None, symbols, bounds):
+        cdef const id_t[::1] symbol_view = as_array(symbols, np.int32, "symbols")
+        cdef const int64_t[::1] bound_view = as_array(bounds, np.int64, "bounds")
         _check_parts(symbol_view, bound_view, tree.n_base)
         cdef Py_ssize_t n = symbol_view.shape[0], n_parts = bound_view.shape[0] - 1, part, p, m, count
         cdef vector[int32_t] lengths = vector[int32_t](max(1, tree.max_length))
@@ -115,7 +115,7 @@ cdef class SegmentLattice:
         return counts, overflowed.astype(np.bool_)
 
     cdef object _scores(self, edge_scores):
-        array = np.ascontiguousarray(edge_scores, dtype=np.float64)
+        array = as_array(edge_scores, np.float64, "edge_scores")
         if array.shape != (self.n_edges,):
             raise ValueError(f"one score per edge is needed: shape ({self.n_edges},), got {array.shape}")
         if not np.isfinite(array).all():
@@ -169,7 +169,7 @@ cdef class SegmentLattice:
         ``n_symbols`` per row: step ``i`` of a path uses column ``i``): the edges taken,
         ``(edges, offsets)`` with path ``i`` at ``edges[offsets[i]:offsets[i + 1]]``."""
         scores = self._scores(edge_scores)
-        draws = np.ascontiguousarray(uniforms, dtype=np.float64)
+        draws = as_array(uniforms, np.float64, "uniforms")
         if draws.ndim != 2 or draws.shape[1] < self.n_symbols:
             raise ValueError(f"uniforms must be 2-d with at least {self.n_symbols} columns")
         if draws.size and not ((draws >= 0.0) & (draws < 1.0)).all():
@@ -210,8 +210,8 @@ cdef class SegmentLattice:
     def locate(self, positions, lengths):
         """The edge leaving ``positions[i]`` with ``lengths[i]`` symbols, for each ``i``
         (-1 where there is none)."""
-        cdef const int64_t[::1] position_view = np.ascontiguousarray(positions, dtype=np.int64)
-        cdef const int64_t[::1] length_view = np.ascontiguousarray(lengths, dtype=np.int64)
+        cdef const int64_t[::1] position_view = as_array(positions, np.int64, "positions")
+        cdef const int64_t[::1] length_view = as_array(lengths, np.int64, "lengths")
         if position_view.shape[0] != length_view.shape[0]:
             raise ValueError("positions and lengths must have the same length")
         out = np.full(position_view.shape[0], -1, dtype=np.int64)

@@ -14,7 +14,9 @@ cdef inline void add_part_terms(const id_t* tokens, Py_ssize_t n, const double* 
     """Add the part ``tokens[:n]``'s terms ``(1 + ln count) * weight`` to the compensated sum
     ``(high, low)``, one per distinct token of non-zero weight, in the order of their *first
     occurrence from the right* (the order of ubpe 0.3.0's ``Counter`` as its universal encoder
-    grows a path from the end). ``counts`` (one zero per id) is left zeroed again."""
+    grows a path from the end). ``counts`` (one zero per id) is left zeroed again.
+    ``key_order`` must have room for ``n`` ids (callers reserve it with the GIL): this
+    function is ``noexcept`` and must not allocate."""
     cdef Py_ssize_t i
     cdef id_t t
     key_order.clear()

@@ -24,7 +24,7 @@ from libcpp.vector cimport vector
 
 import numpy as np
 
-from ubpe_native._checks cimport check_ids, check_offsets
+from ubpe_native._checks cimport as_array, check_ids, check_offsets
 from ubpe_native._score cimport part_score
 from ubpe_native._typedefs cimport id_t
 
@@ -35,9 +35,9 @@ def part_scores(weights, tokens, token_offsets):
     ``weights[t]`` is id ``t``'s weight (0 for base ids); ``tokens`` are int32 ids below
     ``len(weights)``; ``token_offsets`` int64 offsets (see the module docstring).
     """
-    cdef const double[::1] weight_view = np.ascontiguousarray(weights, dtype=np.float64)
-    cdef const id_t[::1] token_view = np.ascontiguousarray(tokens, dtype=np.int32)
-    cdef const int64_t[::1] offset_view = np.ascontiguousarray(token_offsets, dtype=np.int64)
+    cdef const double[::1] weight_view = as_array(weights, np.float64, "weights")
+    cdef const id_t[::1] token_view = as_array(tokens, np.int32, "tokens")
+    cdef const int64_t[::1] offset_view = as_array(token_offsets, np.int64, "token_offsets")
     check_offsets(offset_view, token_view.shape[0], "token_offsets")
     check_ids(token_view, weight_view.shape[0], "tokens")
     cdef Py_ssize_t n_parts = offset_view.shape[0] - 1, k
@@ -45,6 +45,10 @@ def part_scores(weights, tokens, token_offsets):
     cdef double[::1] out_view = out
     cdef vector[int32_t] counts = vector[int32_t](weight_view.shape[0], 0)
     cdef vector[id_t] key_order
+    cdef Py_ssize_t longest = 0
+    for k in range(n_parts):
+        longest = max(longest, offset_view[k + 1] - offset_view[k])
+    key_order.reserve(longest)  # part_score must not allocate
     # with no tokens nothing is read through these
     cdef const double* weight_data = &weight_view[0] if weight_view.shape[0] else NULL
     cdef const id_t* token_data = &token_view[0] if token_view.shape[0] else NULL

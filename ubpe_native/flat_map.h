@@ -18,19 +18,19 @@ class FlatMap {
   explicit FlatMap(size_t expected = 16) { allocate(capacity_for(expected)); }
 
   // Pointer to the value of `key`, inserting 0 if absent. Valid until the next insertion.
+  // Only inserting a new key may grow the table; if growing throws std::bad_alloc, the map
+  // is unchanged (callers rely on this to keep their structures whole on MemoryError).
   int64_t* slot(uint64_t key) {
-    if ((size_ + 1) * 2 > keys_.size()) grow();
-    size_t i = hash(key) & mask_;
-    while (true) {
-      if (keys_[i] == key) return &values_[i];
-      if (keys_[i] == kEmpty) {
-        keys_[i] = key;
-        values_[i] = 0;
-        ++size_;
-        return &values_[i];
-      }
-      i = (i + 1) & mask_;
+    size_t i = probe(key);
+    if (keys_[i] == key) return &values_[i];
+    if ((size_ + 1) * 2 > keys_.size()) {
+      grow();
+      i = probe(key);
     }
+    keys_[i] = key;
+    values_[i] = 0;
+    ++size_;
+    return &values_[i];
   }
 
   // Value of `key`, or `missing` if absent.
@@ -73,14 +73,25 @@ class FlatMap {
     size_ = 0;
   }
 
+  // The slot holding `key`, or the empty slot where it would go.
+  size_t probe(uint64_t key) const {
+    size_t i = hash(key) & mask_;
+    while (keys_[i] != key && keys_[i] != kEmpty) i = (i + 1) & mask_;
+    return i;
+  }
+
   void grow() {
-    std::vector<uint64_t> old_keys;
-    std::vector<int64_t> old_values;
+    // allocate first: a std::bad_alloc leaves the map as it was
+    std::vector<uint64_t> old_keys(keys_.size() * 2, kEmpty);
+    std::vector<int64_t> old_values(keys_.size() * 2, 0);
     old_keys.swap(keys_);
     old_values.swap(values_);
-    allocate(old_keys.size() * 2);
+    mask_ = keys_.size() - 1;
     for (size_t i = 0; i < old_keys.size(); ++i) {
-      if (old_keys[i] != kEmpty) *slot(old_keys[i]) = old_values[i];
+      if (old_keys[i] == kEmpty) continue;
+      size_t j = probe(old_keys[i]);
+      keys_[j] = old_keys[i];
+      values_[j] = old_values[i];
     }
   }
 };

@@ -104,6 +104,18 @@ def partition_specials(text: str, specials: Sequence[tuple[str, int, bool, bool]
     return pieces
 
 
+def batch_workers(threads: int | None) -> int:
+    """How many threads ``encode_batch(..., threads=threads)`` uses (None: one per core).
+
+    >>> batch_workers(3)
+    3
+    """
+    workers = (os.cpu_count() or 1) if threads is None else threads
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise InvalidParameterError(f"`threads` must be a positive int, got {threads!r}")
+    return workers
+
+
 def combine_kbest(lists: Sequence[Sequence[tuple[list[int], float]]], top_n: int,
                   joints: Sequence[list[int]]) -> list[tuple[list[int], float]]:
     """The ``top_n`` best concatenations of one alternative per list (scores add), with
@@ -385,9 +397,7 @@ class ImportedTokenizer(ImportedContract, EncoderBridge):
         """`encode` of every doc, on ``threads`` threads (default: one per core; the kernels
         release the GIL). Same ids as one by one."""
         docs = list(docs)
-        workers = (os.cpu_count() or 1) if threads is None else threads
-        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-            raise InvalidParameterError(f"`threads` must be a positive int, got {threads!r}")
+        workers = batch_workers(threads)
         if workers == 1 or len(docs) < 2:
             return [self.encode(doc, **options) for doc in docs]
         with ThreadPoolExecutor(max_workers=workers) as pool:

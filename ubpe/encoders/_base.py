@@ -21,6 +21,8 @@ import os
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import reduce
+from operator import add
 from typing import Any, Protocol
 
 import numpy as np
@@ -156,6 +158,37 @@ def flatten_parts(parts: Sequence[Any], n_base: int) -> tuple[np.ndarray, np.nda
     return symbols.astype(ID_DTYPE, copy=False), bounds
 
 
+def split_by_document(batch: Any, tokens: np.ndarray, token_offsets: np.ndarray, scores: np.ndarray,
+                      candidate_offsets: np.ndarray | None = None) -> list[list[Encoding]]:
+    """Top-1 encodings of every document of a split batch from one kernel call over all its
+    parts: part ``k``'s candidate ``c`` (``candidate_offsets[k]``, default ``c = k``) is
+    ``tokens[token_offsets[c]:token_offsets[c + 1]]`` scored ``scores[c]``; a document's
+    tokens are its parts' back to back, its score their sum left to right (as for one
+    document, :func:`add_left_to_right`).
+
+    >>> from types import SimpleNamespace
+    >>> batch = SimpleNamespace(doc_part_offsets=np.array([0, 2, 2, 3]))
+    >>> split_by_document(batch, np.array([5, 6, 7]), np.array([0, 1, 2, 3]), np.array([0.5, 0.25, 1.0]))
+    [[([5, 6], 0.75)], [([], 0.0)], [([7], 1.0)]]
+    """
+    flat, offsets, score_list = tokens.tolist(), token_offsets.tolist(), scores.tolist()
+    parts = batch.doc_part_offsets.tolist()
+    if candidate_offsets is not None:
+        candidates = candidate_offsets.tolist()
+        parts = [candidates[p] for p in parts]
+    return [[(flat[offsets[first] : offsets[last]], add_left_to_right(score_list[first:last]))]
+            for first, last in zip(parts[:-1], parts[1:])]
+
+
+def encode_documents(encoder: Any, batch: Any, top_n: int = 1) -> list[list[Encoding]]:
+    """Every document of a split batch (:class:`ubpe.splitting.SplitBatch`) by ``encoder``:
+    its own ``encode_split`` (one kernel call for the batch) where it has one, else
+    ``encode`` document by document."""
+    if hasattr(encoder, "encode_split"):
+        return encoder.encode_split(batch, top_n)
+    return [encoder.encode(batch.parts(d), top_n) for d in range(batch.n_docs)]
+
+
 def all_weights(vocabulary: Vocabulary) -> np.ndarray:
     """The weight of every id, 0 for base ids (alphabet symbols and known words).
 
@@ -172,10 +205,7 @@ def add_left_to_right(scores: Sequence[float]) -> float:
     >>> add_left_to_right([0.1, 0.2, 0.3])
     0.6000000000000001
     """
-    total = 0.0
-    for score in scores:
-        total += score
-    return total
+    return reduce(add, scores, 0.0)  # one float addition after the other, in C
 
 
 class TfidfScorer:

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# CI lane (issue 13): the kernels built for debugging - Cython's bounds and initialization
+# checks on, and AddressSanitizer when the compiler has it - in a copy of the sources (the
+# in-place build the main tests use is left alone), then the kernel checks and property
+# tests run against that copy. Needs a C++ compiler; Cython comes from the build requirements.
+#   .ci/debug_build.sh [pytest args...]     UBPE_DEBUG_BUILD=1 forces checks without ASan
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+py="$(python3 -c 'import sys; print(sys.executable)')"  # the real interpreter, for LD_PRELOAD
+work="$(mktemp -d "${TMPDIR:-/tmp}/ubpe-debug-XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+start=$SECONDS
+
+# the build requirements, as pyproject.toml states them
+"$py" -c 'import sys, tomllib; print("\n".join(tomllib.load(open(sys.argv[1], "rb"))["build-system"]["requires"]))' \
+    "$root/pyproject.toml" | xargs "$py" -m pip install -q
+
+tar -C "$root" --exclude=__pycache__ --exclude='*.so' --exclude='*.cpp' -cf - \
+    setup.py pyproject.toml README.md ubpe ubpe_native tests | tar -C "$work" -xf -
+
+# AddressSanitizer if the compiler can link it (the Python interpreter is not instrumented,
+# so libasan is preloaded; leak detection would report the interpreter's own allocations)
+mode="${UBPE_DEBUG_BUILD:-}"
+cxx="${CXX:-g++}"
+libasan="$("$cxx" -print-file-name=libasan.so 2>/dev/null || true)"
+if [[ -z "$mode" ]]; then
+    mode=1
+    if [[ "$libasan" == /* && -e "$libasan" ]] &&
+        echo 'int main() { return 0; }' | "$cxx" -x c++ -fsanitize=address -o "$work/asan-probe" - 2>/dev/null; then
+        mode=asan
+    fi
+fi
+echo "debug build: UBPE_DEBUG_BUILD=$mode in $work"
+if ! (cd "$work" && UBPE_DEBUG_BUILD="$mode" "$py" setup.py -q build_ext --inplace -j 2 >"$work/build.log" 2>&1); then
+    grep -v "performance hint" "$work/build.log" >&2
+    exit 1
+fi
+echo "built in $((SECONDS - start)) s"
+
+run=(env)
+if [[ "$mode" == asan ]]; then
+    run=(env LD_PRELOAD="$libasan" ASAN_OPTIONS="detect_leaks=0:abort_on_error=1")
+fi
+# the copy, not the checkout or an installed ubpe, must be what the tests import
+(cd "$work" && "${run[@]}" "$py" -c '
+import sys, ubpe, ubpe_native._ranked as r
+assert r.__file__.startswith(sys.argv[1]) and ubpe.__file__.startswith(sys.argv[1]), (r.__file__, ubpe.__file__)
+' "$work")
+# kernel argument checks, out-of-memory cases (skipped under ASan), and the property tests of
+# every kernel (none needing experiments/ data); the CLI is left out (it would run the
+# installed ubpe, not this build)
+(cd "$work" && "${run[@]}" "$py" -m pytest -q -p no:cacheprovider \
+    tests/test_kernel_checks.py tests/test_kernel_memory.py tests/test_merges_kernel.py \
+    tests/test_radix.py tests/test_ranked.py tests/test_classic_encoder.py tests/test_combine.py \
+    tests/test_lattice.py tests/test_paths.py tests/test_scores.py tests/test_fit_properties.py \
+    tests/test_splitting.py tests/test_bytelevel.py tests/test_encode_api.py \
+    tests/test_hardening.py -k "not out_of_memory and not cli" "$@")
+echo "debug lane done in $((SECONDS - start)) s"
