@@ -557,8 +557,8 @@ cdef class SpmPipeline:
             self._encode_all(data, sizes, out, bounds)
         return [[out[j] for j in range(bounds[k], bounds[k + 1])] for k in range(n)]
 
-    cdef void _encode_all(self, const vector[const uint8_t*]& data, const vector[Py_ssize_t]& sizes,
-                          vector[id_t]& out, vector[size_t]& bounds) noexcept nogil:
+    cdef int _encode_all(self, const vector[const uint8_t*]& data, const vector[Py_ssize_t]& sizes,
+                         vector[id_t]& out, vector[size_t]& bounds) except -1 nogil:
         cdef string normalized
         cdef size_t k
         for k in range(data.size()):
@@ -571,8 +571,9 @@ cdef class SpmPipeline:
                 else:
                     self._unigram_into(<const uint8_t*>normalized.data(), normalized.size(), out)
             bounds.push_back(out.size())
+        return 0
 
-    cdef void _unigram_into(self, const uint8_t* data, Py_ssize_t size, vector[id_t]& out) noexcept nogil:
+    cdef int _unigram_into(self, const uint8_t* data, Py_ssize_t size, vector[id_t]& out) except -1 nogil:
         """The lattice over the stretches between protected pieces (`CharModel._fragments`)."""
         cdef Py_ssize_t pos = 0, start = 0, used
         cdef id_t token
@@ -588,3 +589,4 @@ cdef class SpmPipeline:
             start = pos
         if size > start:
             self.unigram._encode(data + start, size - start, out)
+        return 0

@@ -19,4 +19,4 @@ cdef class UnigramLattice:
     cdef void _build_trie(self, const uint8_t[::1] blob, const int64_t[::1] offsets,
                           const id_t[::1] ids) except *
     cdef Py_ssize_t _grow(self, vector[int32_t]& free_up, Py_ssize_t size) except -1
-    cdef void _encode(self, const uint8_t* data, Py_ssize_t size, vector[id_t]& out) noexcept nogil
+    cdef int _encode(self, const uint8_t* data, Py_ssize_t size, vector[id_t]& out) except -1 nogil
