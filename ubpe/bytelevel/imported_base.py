@@ -321,7 +321,7 @@ class ImportedTokenizer(ImportedContract, EncoderBridge):
     # Pickling (and deepcopy): an imported model holds compiled kernels, which do not pickle;
     # it is rebuilt from its constructor's arguments (recorded below), which builds them, and
     # gets back the rest of its state (e.g. the vocabulary with the weights of ``fit_weights``).
-    _KERNELS = ("_kernel", "_encoders", "_init_args")
+    _KERNELS = ("_kernel", "_pipeline", "_encoders", "_init_args")
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         init = cls.__dict__.get("__init__")

@@ -106,7 +106,7 @@ def code_point_classes() -> np.ndarray:
 
 
 def classes_of(code_points: np.ndarray) -> np.ndarray:
-    """The table of :func:`code_point_classes` with only the entries of ``code_points`` (no
+    r"""The table of :func:`code_point_classes` with only the entries of ``code_points`` (no
     surrogates) filled in, the rest 0: enough for text made of those characters, and much
     faster to build for a small alphabet.
 
