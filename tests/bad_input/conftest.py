@@ -12,10 +12,10 @@ from bad_models import fitted_models, model_files
 
 @pytest.fixture(scope="session")
 def bad_files(tmp_path_factory):
-    with warnings.catch_warnings():
+    with warnings.catch_warnings():  # small fits warn that they end smaller; a gpt2 .tiktoken warns
         warnings.simplefilter("ignore")
         models = fitted_models()
-    return models, model_files(tmp_path_factory.mktemp("models"), models)
+        return models, model_files(tmp_path_factory.mktemp("models"), models)
 
 
 @pytest.fixture(scope="session")

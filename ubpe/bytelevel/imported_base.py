@@ -36,6 +36,16 @@ from .contract import ImportedContract
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def _holds_kernel(value: Any, depth: int = 2) -> bool:
+    """Whether ``value`` is (or, a level or two down, holds) a compiled kernel object, which
+    the constructor builds again and pickle cannot copy."""
+    if type(value).__module__.startswith("ubpe_native"):
+        return True
+    if depth and hasattr(value, "__dict__") and not isinstance(value, type):
+        return any(_holds_kernel(v, depth - 1) for v in vars(value).values())
+    return False
+
+
 def _rebuilt(cls: type, args: tuple, options: dict) -> Any:
     """An imported model built again from its constructor's arguments (unpickling)."""
     return cls(*args, **options)
@@ -327,7 +337,7 @@ class ImportedTokenizer(ImportedContract, EncoderBridge):
 
     def __reduce__(self) -> tuple:
         args, options = self.__dict__["_init_args"]
-        state = {k: v for k, v in self.__dict__.items() if k not in self._KERNELS}
+        state = {k: v for k, v in self.__dict__.items() if k not in self._KERNELS and not _holds_kernel(v)}
         return (_rebuilt, (type(self), args, options), state)
 
     def _init_common(self, texts: list[str], token_types: np.ndarray | None,
