@@ -1,162 +1,319 @@
-"""Encode speed: ours vs the reference ubpe 0.3.0 on the same models and held-out data.
+"""Encode speed: ours beside HF tokenizers and sentencepiece (and ubpe 0.3.0), in one run.
 
-    python benchmarks/bench_encode.py [--reference-python /path/to/python3.12]
+    python benchmarks/bench_encode.py                    # about 2-4 minutes
+    python benchmarks/bench_encode.py --no-reference --allow-dirty
 
-Models are fitted once by us (identical to the reference's fit) at 4,096 tokens on the King
-James Bible + Shakespeare (the `words` regex) and on the MIT-BIH ECG (2,048 levels), dumped
-as ubpe 0.3.0 JSON and loaded by both libraries. Held-out documents are the datasets'
-held-out splits. Throughput counts input symbols per second of one thread (ours: ``encode``
-per document, as the reference is called, and ``encode_batch`` on both cores). The reference
-is slow, so it runs on a sample of the held-out documents (stated in the table). The unsplit
-rows encode one sequence of N ECG samples as a single part (``split_mode=NONE``), where the
-reference's cost grows as N^1.6. Results: ``results/benchmarks/encode.{csv,md}``.
+Every library fits its own model of the same size (4,096 ids) on the same 1 MB of prose (the
+King James Bible and Shakespeare's plays, training split) and encodes the same 1 MB of
+held-out prose (their held-out splits): ours and HF split with the same `words` regex
+(experiments/patterns.py), sentencepiece splits on whitespace its own way. The libraries run
+*different algorithms* (tf-idf lattice / classic BPE / ranked BPE vs HF's BPE and
+sentencepiece's BPE), so outputs cannot agree: each row gives its held-out tokens per
+character beside its speed. Where outputs must agree they are checked: our 1-thread and
+default-thread runs, our per-document ``encode`` and ``encode_batch``, and ours against
+ubpe 0.3.0 on the same model file (the reference is slow: it runs on a 60,000-character
+sample, best of 3 after a warm-up, like every other row).
+
+Each library runs with its default threading and with one thread: ours ``n_threads=1``,
+HF ``TOKENIZERS_PARALLELISM=false`` (its ``encode_batch`` then runs on the calling thread),
+sentencepiece ``num_threads=1``. Ratios compare rows of the same run. Every time is the best
+of ``--repeats`` rounds after one untimed warm-up call, the calls interleaved (one of each per
+round, so that the rows compared see the same machine load); imports and model building are
+outside the timers. A control row (sha256, which releases the GIL, on 2 threads vs 1) shows
+how parallel the machine was during the run. The report records commit, dirty flag, CPU model and load average (via
+``experiments.provenance``); a checkout with uncommitted changes is refused unless
+``--allow-dirty``. Results: ``results/benchmarks/encode.{csv,md}``.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import subprocess
 import tempfile
 from pathlib import Path
 
-import numpy as np
 from common import (
-    ECG_LEVELS,
-    WORDS,
     RESULTS,
+    WORDS,
+    add_provenance_arguments,
     best_time,
+    importable,
     markdown_report,
+    provenance,
     reference_python,
+    text_corpus,
     versions,
     write_results,
 )
 
-from ubpe import UBPE, UBPEClassic, SplitMode
+from ubpe import UBPE, UBPEClassic
 
 N_TOKENS = 4096
-REFERENCE_SAMPLE_SYMBOLS = 60_000
-UNSPLIT_LENGTHS = (10_000, 20_000, 100_000, 1_000_000)
-REFERENCE_UNSPLIT_LENGTHS = (10_000, 20_000)
+HELD_OUT_CHARS = 1_000_000
+SHORT_DOC_CHARS = 200
+SHORT_DOCS_TOTAL = 200_000
+REFERENCE_SAMPLE_CHARS = 60_000
 
+# Runs in the reference's venv: warm-up, best of N, and the encodings (checked against ours).
 WORKER = r"""
 import json, sys, time
 from ubpe import UBPE, UBPEClassic
 spec = json.load(open(sys.argv[1]))
 docs = json.load(open(spec["docs"]))
 cls = UBPE if spec["variant"] == "universal" else UBPEClassic
-tok = cls.loads(open(spec["model"]).read(), token_type=str if spec["text"] else int)
+tok = cls.loads(open(spec["model"]).read(), token_type=str)
 kwargs = {"top_n": spec["top_n"]} if spec["variant"] == "universal" else {}
-if spec.get("unsplit"):
-    from ubpe_native.utils import SplitMode
-    kwargs["split_mode"] = SplitMode.NONE
-started = time.perf_counter()
-for doc in docs:
-    tok.encode(doc, **kwargs)
-print(json.dumps({"seconds": time.perf_counter() - started}))
+run = lambda: [tok.encode(doc, **kwargs) for doc in docs]
+out = run()
+times = []
+for _ in range(spec["repeats"]):
+    started = time.perf_counter()
+    run()
+    times.append(time.perf_counter() - started)
+print(json.dumps({"seconds": min(times), "best": [[list(map(int, e[0][0]))] for e in out]}))
 """
 
 
-def load_data():
-    from experiments.datasets import load
+def hf_model(train: list[str], alphabet: list[str]):
+    from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
 
-    inf = float("inf")
-    text_train = load("kjv", "train", max_symbols=inf).docs + load("shakespeare", "train", max_symbols=inf).docs
-    text_held = load("kjv", "heldout").docs + load("shakespeare", "heldout").docs
-    ecg_train = load("ecg", "train", quantizer=f"uniform:{ECG_LEVELS}", max_symbols=inf).docs
-    ecg_held = load("ecg", "heldout", quantizer=f"uniform:{ECG_LEVELS}").docs
-    return (
-        ("text", text_train, text_held, dict(regex_str=WORDS)),
-        ("ECG", [d.tolist() for d in ecg_train], [d.tolist() for d in ecg_held], {}),
-    )
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.Split(Regex(WORDS), behavior="isolated")
+    trainer = trainers.BpeTrainer(vocab_size=N_TOKENS, show_progress=False, initial_alphabet=alphabet,
+                                  limit_alphabet=len(alphabet))
+    tok.train_from_iterator(train, trainer=trainer)
+    return tok
 
 
-def sample(docs: list, n_symbols: int) -> list:
-    out, total = [], 0
-    for doc in docs:
-        out.append(doc)
-        total += len(doc)
-        if total >= n_symbols:
-            break
-    return out
+def spm_model(train: list[str]):
+    import sentencepiece as spm
+
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(train), model_writer=model, model_type="bpe", vocab_size=N_TOKENS,
+        character_coverage=1.0, max_sentence_length=1 << 24, minloglevel=2, hard_vocab_limit=False)
+    return spm.SentencePieceProcessor(model_proto=model.getvalue())
 
 
-def reference_time(python: str, model_path: Path, docs: list, variant: str, top_n: int, text: bool,
-                   workdir: Path, unsplit: bool = False) -> float:
-    docs_path = workdir / "docs.json"
-    docs_path.write_text(json.dumps(docs))
-    spec = dict(docs=str(docs_path), model=str(model_path), variant=variant, top_n=top_n, text=text, unsplit=unsplit)
-    spec_path = workdir / "spec.json"
-    spec_path.write_text(json.dumps(spec))
+def hf_one_thread(function):
+    """``function`` run with HF's parallelism off (its encode_batch then stays on this thread)."""
+    def run():
+        before = os.environ.get("TOKENIZERS_PARALLELISM")
+        os.environ["TOKENIZERS_PARALLELISM"] = "false"
+        try:
+            return function()
+        finally:
+            if before is None:
+                del os.environ["TOKENIZERS_PARALLELISM"]
+            else:
+                os.environ["TOKENIZERS_PARALLELISM"] = before
+    return run
+
+
+def reference_encode(python: str, model: str, docs: list[str], variant: str, top_n: int, repeats: int,
+                     workdir: Path) -> dict:
+    (workdir / "docs.json").write_text(json.dumps(docs))
+    (workdir / "model.json").write_text(model)
+    spec = dict(docs=str(workdir / "docs.json"), model=str(workdir / "model.json"), variant=variant,
+                top_n=top_n, repeats=repeats)
+    (workdir / "spec.json").write_text(json.dumps(spec))
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    result = subprocess.run([python, "-c", WORKER, str(spec_path)], capture_output=True, text=True, env=env, cwd=workdir)
+    result = subprocess.run([python, "-c", WORKER, str(workdir / "spec.json")], capture_output=True, text=True,
+                            env=env, cwd=workdir)
     if result.returncode != 0:
         raise RuntimeError(result.stderr[-2000:])
-    return json.loads(result.stdout.strip().splitlines()[-1])["seconds"]
+    return json.loads(result.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--reference-python", default=os.environ.get("UBPE_REFERENCE_PYTHON"))
     parser.add_argument("--no-reference", action="store_true")
+    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--out", type=Path, default=RESULTS)
+    add_provenance_arguments(parser)
     args = parser.parse_args()
+    state = provenance.require_clean(args.allow_dirty)
+    load_before = provenance.load_average()
     reference = None if args.no_reference else reference_python(args.reference_python)
-    rows: list[dict] = []
 
-    def add(data, encoder, mode, symbols, ours, theirs=None, note=""):
-        row = dict(data=data, encoder=encoder, mode=mode, symbols=symbols,
-                   ours_symbols_per_s=f"{symbols / ours:,.0f}",
-                   reference_symbols_per_s=f"{symbols / theirs:,.0f}" if theirs else "",
-                   speedup=f"{theirs / ours:.0f}x" if theirs else "", note=note)
+    train = text_corpus(1_000_000)
+    held = text_corpus(HELD_OUT_CHARS, "heldout")
+    alphabet = sorted(set("".join(train)))
+    known = set(alphabet)
+    held = ["".join(c for c in doc if c in known) for doc in held]  # HF and spm would map the rest to <unk>
+    n_chars = sum(map(len, held))
+    joined = "".join(held)[:SHORT_DOCS_TOTAL]
+    short = [joined[i : i + SHORT_DOC_CHARS] for i in range(0, len(joined), SHORT_DOC_CHARS)]
+    universal = UBPE(alphabet=alphabet, n_tokens=N_TOKENS, regex_str=WORDS)
+    universal.fit(train, quiet=True)
+    classic = UBPEClassic(alphabet=alphabet, n_tokens=N_TOKENS, regex_str=WORDS)
+    classic.fit(train, quiet=True)
+    rows: list[dict] = []
+    speed: dict[tuple[str, str], float] = {}
+    # Every timed call is registered first, then all run in rounds, interleaved (one call of
+    # each per round, best of the rounds): on a shared machine the load drifts, and rows that
+    # are compared should see the same drift.
+    timed: list[tuple[dict, object]] = []
+
+    def add(system, call, threads, seconds, tokens, chars=n_chars, note=""):
+        speed[(call, threads)] = chars / seconds
+        row = dict(system=system, call=call, threads=threads, chars=chars, chars_per_s=f"{chars / seconds:,.0f}",
+                   tokens_per_char=f"{tokens / chars:.4f}" if tokens else "", note=note)
         rows.append(row)
         print("  ".join(str(v) for v in row.values()), flush=True)
 
-    with tempfile.TemporaryDirectory() as tmp:
-        workdir = Path(tmp)
-        for label, train, held, settings in load_data():
-            text = isinstance(train[0], str)
-            alphabet = sorted(set("".join(train))) if text else list(range(ECG_LEVELS))
-            symbols = sum(map(len, held))
-            ref_docs = sample(held, REFERENCE_SAMPLE_SYMBOLS)
-            ref_symbols = sum(map(len, ref_docs))
-            for cls, variant in ((UBPE, "universal"), (UBPEClassic, "classic")):
-                tok = cls(alphabet=alphabet, n_tokens=N_TOKENS if text else ECG_LEVELS + N_TOKENS, **settings)
-                tok.fit(train, quiet=True)
-                model_path = workdir / f"{variant}.json"
-                model_path.write_text(tok.dumps())
-                for top_n in ((1, 5) if variant == "universal" else (1,)):
-                    name = f"tfidf top-{top_n}" if variant == "universal" else "classic"
-                    ours = best_time(lambda: [tok.encode(d, top_n=top_n) for d in held])
-                    ours_sample = best_time(lambda: [tok.encode(d, top_n=top_n) for d in ref_docs])
-                    theirs = (reference_time(reference, model_path, ref_docs, variant, top_n, text, workdir)
-                              if reference else None)
-                    add(label, name, "encode per doc", symbols, ours)
-                    if theirs:
-                        add(label, name, "encode per doc (reference sample)", ref_symbols, ours_sample, theirs)
-                    batch = best_time(lambda: tok.encode_batch(held, top_n=top_n))
-                    add(label, name, "encode_batch, 2 threads", symbols, batch)
-                if not text:
-                    stream = np.concatenate([np.asarray(d) for d in held + train])
-                    for length in UNSPLIT_LENGTHS:
-                        seq = np.resize(stream, length).tolist()
-                        for top_n in ((1, 5) if variant == "universal" else (1,)):
-                            name = f"tfidf top-{top_n}" if variant == "universal" else "classic"
-                            ours = best_time(lambda: tok.encode(seq, top_n=top_n, split_mode=SplitMode.NONE))
-                            theirs = None
-                            if reference and length in REFERENCE_UNSPLIT_LENGTHS and top_n == 1:
-                                theirs = reference_time(reference, model_path, [seq], variant, top_n, False,
-                                                        workdir, unsplit=True)
-                            add(label, name, "one unsplit sequence", length, ours, theirs,
-                                note=f"{ours * 1000:.1f} ms")
+    def measure(function, system, call, threads, tokens, chars=n_chars, note=""):
+        timed.append((dict(system=system, call=call, threads=threads, tokens=tokens, chars=chars, note=note), function))
+
+    def ours(tok, call, **options):
+        outputs = {}
+        for threads, n_threads in (("default", None), ("1", 1)):
+            outputs[threads] = tok.encode_batch(held, n_threads=n_threads, **options)
+            measure(lambda n_threads=n_threads: tok.encode_batch(held, n_threads=n_threads, **options),
+                    "ubpe (ours)", call, threads, sum(len(e[0][0]) for e in outputs[threads]))
+        if outputs["default"] != outputs["1"]:
+            raise SystemExit(f"{call}: the 1-thread and default-thread outputs differ")
+
+    control(measure)
+    ours(universal, "tfidf top-1 encode_batch")
+    ours(universal, "tfidf top-5 encode_batch", top_n=5)
+    ours(classic, "classic encode_batch")
+    ours(classic, "ranked encode_batch", encoder="ranked")
+    if [universal.encode(d) for d in short] != universal.encode_batch(short, n_threads=1):
+        raise SystemExit("per-document encode and encode_batch differ")
+    n_short = sum(map(len, short))
+    measure(lambda: [universal.encode(d) for d in short], "ubpe (ours)",
+            f"tfidf top-1 encode, {SHORT_DOC_CHARS}-char docs", "1", 0, n_short)
+    measure(lambda: universal.encode_batch(short, n_threads=1), "ubpe (ours)",
+            f"tfidf top-1 encode_batch, {SHORT_DOC_CHARS}-char docs", "1", 0, n_short)
+    if importable("tokenizers"):
+        hf = hf_model(train, alphabet)
+        tokens = sum(len(e.ids) for e in hf.encode_batch(held))
+        measure(lambda: hf.encode_batch(held), "tokenizers", "BPE encode_batch", "default", tokens,
+                note=f"{hf.get_vocab_size()} ids, different algorithm")
+        measure(hf_one_thread(lambda: hf.encode_batch(held)), "tokenizers", "BPE encode_batch", "1", tokens)
+    if importable("sentencepiece"):
+        sp = spm_model(train)
+        tokens = sum(map(len, sp.encode(held)))
+        measure(lambda: sp.encode(held), "sentencepiece", "BPE encode(list)", "default", tokens,
+                note=f"{sp.get_piece_size()} ids, different algorithm, own whitespace split")
+        measure(lambda: sp.encode(held, num_threads=1), "sentencepiece", "BPE encode(list)", "1", tokens)
+    best = interleaved([function for _, function in timed], args.repeats)
+    for (info, _), seconds in zip(timed, best):
+        add(info["system"], info["call"], info["threads"], seconds, info["tokens"], info["chars"], info["note"])
+
+    if reference:
+        sample, total = [], 0
+        for doc in held:
+            sample.append(doc[: REFERENCE_SAMPLE_CHARS - total])
+            total += len(sample[-1])
+            if total >= REFERENCE_SAMPLE_CHARS:
+                break
+        with tempfile.TemporaryDirectory() as tmp:
+            for tok, variant, top_n, call in ((universal, "universal", 1, "tfidf top-1"),
+                                              (universal, "universal", 5, "tfidf top-5"),
+                                              (classic, "classic", 1, "classic")):
+                options = {"top_n": top_n} if variant == "universal" else {}
+                mine = [tok.encode(d, **options) for d in sample]
+                theirs = reference_encode(reference, tok.dumps(), sample, variant, top_n, min(args.repeats, 3),
+                                          Path(tmp))
+                agree = [[e[0][0]] for e in mine] == theirs["best"]
+                seconds = best_time(lambda: [tok.encode(d, **options) for d in sample], args.repeats)
+                add("ubpe (ours)", f"{call} encode per doc (reference sample)", "1", seconds,
+                    sum(len(e[0][0]) for e in mine), total, note="same model file")
+                add("ubpe 0.3.0", f"{call} encode per doc (reference sample)", "1", theirs["seconds"],
+                    sum(len(e[0]) for e in theirs["best"]), total,
+                    note=f"best outputs {'agree' if agree else 'DIFFER'}; ours {theirs['seconds'] / seconds:.0f}x faster")
+                if not agree:
+                    raise SystemExit(f"{call}: ours and ubpe 0.3.0 disagree on the same model")
+
+    write_report(rows, ratios(speed), versions(reference), args, state, load_before)
+
+
+def control(measure) -> None:
+    """How parallel the machine is right now: sha256 (which releases the GIL) of 8 MB blocks
+    on one thread and on two; on a busy shared machine no library can scale past this."""
+    import hashlib
+    from concurrent.futures import ThreadPoolExecutor
+
+    blocks = [bytes([k]) * 8_000_000 for k in range(8)]
+
+    def two_threads():
+        with ThreadPoolExecutor(2) as pool:
+            return list(pool.map(lambda b: hashlib.sha256(b).digest(), blocks))
+
+    for threads, run in (("default", two_threads), ("1", lambda: [hashlib.sha256(b).digest() for b in blocks])):
+        measure(run, "control", "sha256 (GIL released), 2 threads vs 1", threads, 0, sum(map(len, blocks)),
+                note="bytes, not chars: the machine's parallelism")
+
+
+def interleaved(functions: list, repeats: int) -> list[float]:
+    """Each function's best time over ``repeats`` rounds, one call of every function per round
+    (after one untimed warm-up call of each)."""
+    import time
+
+    for function in functions:
+        function()
+    best = [float("inf")] * len(functions)
+    for _ in range(repeats):
+        for k, function in enumerate(functions):
+            started = time.perf_counter()
+            function()
+            best[k] = min(best[k], time.perf_counter() - started)
+    return best
+
+
+def ratios(speed: dict[tuple[str, str], float]) -> list[str]:
+    """The issue's goals as ratios of this run's rows (speed = characters per second)."""
+    lines = []
+
+    def ratio(label, a, b, goal, higher=True):
+        if a in speed and b in speed:
+            value = speed[a] / speed[b]
+            held = value >= goal if higher else value <= goal
+            lines.append(f"- {label}: **{value:.2f}x** (goal {'>=' if higher else '<='} {goal}; "
+                         f"{'holds' if held else 'does not hold'})")
+
+    for threads in ("default", "1"):
+        ratio(f"tf-idf top-1 / HF encode_batch, {threads} threads", ("tfidf top-1 encode_batch", threads),
+              ("BPE encode_batch", threads), 1.0)
+        ratio(f"classic / sentencepiece encode(list), {threads} threads", ("classic encode_batch", threads),
+              ("BPE encode(list)", threads), 1.0)
+        ratio(f"ranked / sentencepiece encode(list), {threads} threads", ("ranked encode_batch", threads),
+              ("BPE encode(list)", threads), 1.0)
+        ratio(f"top-5 / top-1, {threads} threads", ("tfidf top-5 encode_batch", threads),
+              ("tfidf top-1 encode_batch", threads), 0.4)
+    call = f"tfidf top-1 encode_batch, {SHORT_DOC_CHARS}-char docs"
+    ratio(f"encode_batch / per-document encode per character ({SHORT_DOC_CHARS}-char docs; time ratio)",
+          (call, "1"), (f"tfidf top-1 encode, {SHORT_DOC_CHARS}-char docs", "1"), 1.5, higher=False)
+    for call in ("tfidf top-1 encode_batch", "classic encode_batch", "ranked encode_batch",
+                 "BPE encode_batch", "BPE encode(list)"):
+        ratio(f"{call} default threads / 1 thread", (call, "default"), (call, "1"), 1.7)
+    ratio("control: the machine's own 2-thread / 1-thread speed-up (sha256)",
+          ("sha256 (GIL released), 2 threads vs 1", "default"), ("sha256 (GIL released), 2 threads vs 1", "1"), 1.7)
+    return lines
+
+
+def write_report(rows, goal_lines, library_versions, args, state, load_before) -> None:
     notes = [
-        f"Models: {N_TOKENS} tokens (text: King James Bible + Shakespeare, `words` regex; ECG: "
-        f"{ECG_LEVELS} levels + {N_TOKENS} tokens), fitted by us, loaded by both libraries from ubpe 0.3.0 JSON.",
-        f"The reference runs on the first {REFERENCE_SAMPLE_SYMBOLS:,} held-out symbols; ours best of 3.",
+        f"Models: {N_TOKENS} ids each, fitted by each library on 1 MB of KJV + Shakespeare (training split); "
+        f"held-out: {HELD_OUT_CHARS:,} characters of their held-out splits (characters outside the training "
+        "alphabet dropped). Ours and HF split with the `words` regex; sentencepiece splits its own way.",
+        f"Every time: best of {args.repeats} interleaved rounds after a warm-up. `threads`: default = each library's own "
+        f"(ours: one per core, `UBPE_NUM_THREADS`), 1 = ours `n_threads=1`, HF `TOKENIZERS_PARALLELISM=false`, "
+        "sentencepiece `num_threads=1`. Different algorithms give different tokens: compare tokens_per_char too.",
+        "",
+        "Goals (issue 12), from this run:",
+        "",
+        *goal_lines,
     ]
+    command = "python benchmarks/bench_encode.py" + (" --no-reference" if args.no_reference else "")
     write_results(args.out, "encode", rows, markdown_report(
-        "Encode benchmark", "python benchmarks/bench_encode.py", notes, rows, versions(reference)))
+        "Encode benchmark", command, notes, rows, library_versions, state, load_before))
 
 
 if __name__ == "__main__":

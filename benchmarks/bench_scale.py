@@ -8,8 +8,13 @@ count too; "above baseline" subtracts the process after its imports). Modes:
 - ``list``: the corpus file read into a list of documents, ``tok.fit(docs)``;
 - ``stream``: ``tok.fit(line for line in file)`` - split chunk by chunk, distinct parts counted;
 - ``dask-N``: ``tok.fit(dask.bag.read_text(file, blocksize=...))`` on a ``LocalCluster`` of N
-  worker processes (one thread each); the client process holds the scheduler and runs the
-  merge loop; workers' peaks come from ``client.run``.
+  worker processes (one thread each); the client process holds the scheduler; for text it
+  runs the merge loop on the gathered distinct parts, for the unsplit integer documents the
+  partitions stay on the workers and the fit runs round by round (``ubpe.dask_rounds``: the
+  client holds only the summed pair statistics); workers' peaks come from ``client.run``;
+- ``cli``: ``ubpe fit FILE`` as a subprocess (``--regex`` / ``--ints``, the same number of
+  tokens, the alphabet inferred by a first streaming pass over the file): its peak RSS and
+  CPU time; the model it writes must be the same as the others.
 
 All modes of one corpus must give the same model (its JSON's SHA-256 is compared). Wall
 time includes reading the file; on a shared machine it mostly measures the other jobs, so
@@ -160,6 +165,8 @@ def child(mode: str, kind: str, path: Path) -> dict:
         worker_cpu = sum(client.run(cpu_seconds).values())
     cpu = cpu_seconds()
     started = time.perf_counter()
+    if mode == "cli":
+        return cli(kind, path, tok.n_tokens)
     if mode == "list":
         with open(path, encoding="utf-8") as handle:
             docs = [parse(kind, line) for line in handle]
@@ -188,6 +195,27 @@ def child(mode: str, kind: str, path: Path) -> dict:
     return out
 
 
+def cli(kind: str, path: Path, n_tokens: int) -> dict:
+    """``ubpe fit`` on ``path`` in a subprocess: its peak RSS, CPU time and model."""
+    import ubpe
+
+    output = CACHE / f"cli-{os.getpid()}.json"
+    options = ["--regex", WORDS] if kind == "text" else ["--ints"]
+    command = [sys.executable, "-m", "ubpe", "fit", str(path), "-o", str(output), "-q", "--n-tokens", str(n_tokens)]
+    started = time.perf_counter()
+    subprocess.run(command + options, check=True, cwd=ROOT)
+    seconds = time.perf_counter() - started
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    model = ubpe.load(output)
+    output.unlink()
+    return {
+        "seconds": seconds,
+        "cpu": usage.ru_utime + usage.ru_stime,
+        "peak_mb": usage.ru_maxrss / 1024,
+        "model_sha256": hashlib.sha256(model.to_json().encode()).hexdigest()[:16],
+    }
+
+
 def measure(mode: str, kind: str, path: Path) -> dict:
     done = subprocess.run(
         [sys.executable, __file__, "--child", mode, kind, str(path)],
@@ -200,8 +228,11 @@ def measure(mode: str, kind: str, path: Path) -> dict:
 
 def write_report(output: Path, rows: list[dict]) -> None:
     """The Markdown table of the rows so far (rewritten after every measurement)."""
-    machine = f"{platform.machine()}, {os.cpu_count()} logical CPUs, {platform.system()} {platform.release()}"
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    from experiments.provenance import git, machine as machine_of
+
+    described = machine_of()
+    machine = f"{described['cpu']}, {described['cores']} cores ({described['cores_available']} available), {described['platform']}"
+    commit = git("rev-parse", "--short", "HEAD")
     lines = [
         "# Fitting at scale: in-memory, streaming and Dask",
         "",
@@ -229,6 +260,8 @@ def main() -> None:
     parser.add_argument("--list-max-copies", type=int, default=8, help="larger text corpora skip `list`")
     parser.add_argument("--dask-copies", default="8,72", help="text sizes also fitted on Dask")
     parser.add_argument("--int-copies", default="1,10,100,1150", help="phases of the ECG windows")
+    parser.add_argument("--int-dask-copies", default="100", help="integer sizes also fitted on Dask (round by round)")
+    parser.add_argument("--cli-copies", default="1,8", help="text sizes also fitted by `ubpe fit`")
     parser.add_argument("--output", type=Path, default=RESULTS / "scale.md")
     args = parser.parse_args()
     if args.child:
@@ -252,7 +285,7 @@ def main() -> None:
                 "CPU s (fit process)": f"{result['cpu']:.1f}",
                 "CPU s (workers)": f"{result['worker_cpu']:.1f}" if "worker_cpu" in result else "",
                 "peak RSS MB": f"{result['peak_mb']:.0f}",
-                "above baseline MB": f"{result['peak_mb'] - result['baseline_mb']:.0f}",
+                "above baseline MB": f"{result['peak_mb'] - result['baseline_mb']:.0f}" if "baseline_mb" in result else "",
                 "worker peak MB": f"{result.get('worker_peak_mb', 0):.0f}" if "worker_peak_mb" in result else "",
                 "model": result["model_sha256"],
             }
@@ -266,8 +299,12 @@ def main() -> None:
     dask_copies = {int(c) for c in args.dask_copies.split(",") if c}
     text_copies = [int(c) for c in args.text_copies.split(",") if c]
 
+    cli_copies = {int(c) for c in args.cli_copies.split(",") if c}
+    int_dask_copies = {int(c) for c in args.int_dask_copies.split(",") if c}
+
     def run_text(copies: int) -> None:
         modes = (["list"] if copies <= args.list_max_copies else []) + ["stream"]
+        modes += ["cli"] if copies in cli_copies else []
         run("text", text, copies, modes + (["dask-1", "dask-2"] if copies in dask_copies else []))
 
     # small text corpora, integers, then the large text corpora (the longest runs) last
@@ -275,7 +312,8 @@ def main() -> None:
         if copies <= args.list_max_copies:
             run_text(copies)
     for copies in (int(c) for c in args.int_copies.split(",") if c):
-        modes = (["list"] if copies <= 100 else []) + ["stream"] + (["dask-1", "dask-2"] if copies == 100 else [])
+        modes = (["list"] if copies <= 100 else []) + ["stream", "cli"]
+        modes += ["dask-1", "dask-2"] if copies in int_dask_copies else []
         run("ints", ints, copies, modes)
     for copies in text_copies:
         if copies > args.list_max_copies:

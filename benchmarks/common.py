@@ -25,14 +25,14 @@ from experiments import provenance  # noqa: E402  (the repository root is on the
 from experiments.patterns import WORDS  # noqa: E402,F401  (the benchmarks' text pre-tokenisation)
 
 
-def text_corpus(n_chars: int) -> list[str]:
-    """Documents of real English prose, cut to ``n_chars`` characters in all."""
+def text_corpus(n_chars: int, split: str = "train") -> list[str]:
+    """Documents of real English prose (a ``split`` of KJV + Shakespeare), ``n_chars`` characters in all."""
     from experiments.datasets import load
 
     docs: list[str] = []
     total = 0
     for name in ("kjv", "shakespeare"):
-        for doc in load(name, "train", max_symbols=float("inf")).docs:
+        for doc in load(name, split, max_symbols=float("inf")).docs:
             doc = doc[: n_chars - total]
             docs.append(doc)
             total += len(doc)
@@ -52,7 +52,7 @@ def signal_corpus() -> list[list[int]]:
 def find_python312() -> str | None:
     for name in ("python3.12", "python3.13"):
         found = shutil.which(name)
-        if found:
+        if found and subprocess.run([found, "-c", "pass"], capture_output=True).returncode == 0:  # not a dead shim
             return found
     pyenv = shutil.which("pyenv")
     if pyenv:
@@ -84,12 +84,11 @@ def versions(reference: str | None) -> dict[str, str]:
     import ubpe
 
     out = {"ubpe (ours)": ubpe.__version__, "python": platform.python_version(), "numpy": numpy.__version__}
-    try:
-        import tokenizers
-
-        out["tokenizers"] = tokenizers.__version__
-    except ImportError:
-        pass
+    for name in ("tokenizers", "sentencepiece", "tiktoken"):
+        try:
+            out[name] = __import__(name).__version__
+        except ImportError:
+            pass
     if reference:
         out["ubpe (reference)"] = subprocess.run(
             [reference, "-I", "-c", "import ubpe, sys; print(ubpe.__version__, sys.version.split()[0])"],
@@ -107,14 +106,23 @@ def importable(name: str) -> bool:
 
 
 
-def best_time(function, repeats: int = 3) -> float:
-    """The fastest of ``repeats`` timed calls of ``function`` (seconds)."""
+def best_time(function, repeats: int = 3, warmup: int = 1) -> float:
+    """The fastest of ``repeats`` timed calls of ``function`` (seconds), after ``warmup``
+    untimed calls (caches, thread pools, lazily built tables)."""
+    for _ in range(warmup):
+        function()
     times = []
     for _ in range(repeats):
         started = time.perf_counter()
         function()
         times.append(time.perf_counter() - started)
     return min(times)
+
+
+def add_provenance_arguments(parser) -> None:
+    """``--allow-dirty``: run on a checkout with uncommitted changes (the report says so)."""
+    parser.add_argument("--allow-dirty", action="store_true",
+                        help="run although the checkout has uncommitted changes (recorded as dirty)")
 
 
 def write_results(folder: Path, name: str, rows: list[dict], markdown: str) -> None:
@@ -130,14 +138,21 @@ def write_results(folder: Path, name: str, rows: list[dict], markdown: str) -> N
     print(f"wrote {folder / name}.md")
 
 
-def markdown_report(title: str, command: str, notes: list[str], rows: list[dict], library_versions: dict[str, str]) -> str:
-    commit = provenance.git("rev-parse", "--short", "HEAD") or "unknown"
+def markdown_report(title: str, command: str, notes: list[str], rows: list[dict], library_versions: dict[str, str],
+                    state: dict | None = None, load_before: tuple | None = None) -> str:
+    """The report: command, commit (and whether the tree was dirty), CPU, cores, load average
+    before and after the run, versions, notes, then the rows as a table."""
+    state = state or provenance.git_state(exclude=("results",))
+    commit = str(state["commit"])[:10] or "unknown"
     machine = provenance.machine()
+    load_after = provenance.load_average()
+    load = f"load average {load_before} before, {load_after} after" if load_before else f"load average {load_after}"
     lines = [
         f"# {title}",
         "",
-        f"Command: `{command}`; commit {commit}; {machine['cpu']}, {machine['cores']} cores, "
-        f"{time.strftime('%Y-%m-%d')}.",
+        f"Command: `{command}`; commit {commit}{' (dirty tree)' if state['dirty'] else ''}; "
+        f"{machine['cpu']}, {machine['cores']} cores ({machine['cores_available']} available); {load}; "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.",
         "Versions: " + ", ".join(f"{k} {v}" for k, v in library_versions.items()) + ".",
         *notes,
         "",

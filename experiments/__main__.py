@@ -9,6 +9,8 @@
     python -m experiments llm                 # inference methods on real LLM vocabularies
                                               # -> results/llm/ (see experiments/llm.py)
     python -m experiments alternatives        # ambiguity and sampling -> results/alternatives/
+    python -m experiments variance            # training subsamples, training size, cross-domain
+                                              # -> results/variance/ (see experiments/variance.py)
 
 Fitted models and per-cell raw results are cached under ``experiments/.cache/``; a rerun
 computes only missing cells, ``--force`` recomputes everything.
@@ -96,6 +98,10 @@ def main(argv: list[str] | None = None) -> int:
         from .llm import main as llm_main
 
         return llm_main(argv[1:])
+    if argv and argv[0] == "variance":
+        from .variance import main as variance
+
+        return variance(argv[1:])
     if argv and argv[0] == "alternatives":
         from .alternatives import main as alternatives
 

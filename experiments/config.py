@@ -13,7 +13,7 @@ that take one). ``experiments/configs/default.toml`` is the documented example; 
     n_candidates = [50]                    # fit's pairs per round (ubpe's default is 50)
     top_n = 4                              # alternatives asked of n-best encoders (score gaps)
     seeds = [0, 1, 2]                      # one cell per seed for the seeded encoders
-    equal_size = true                      # trim each universal vocabulary to the size the
+    equal_size = true                      # fit each universal vocabulary to the size the
                                            # classic one of the same setting ends with
 
     [encoders]
@@ -29,6 +29,17 @@ that take one). ``experiments/configs/default.toml`` is the documented example; 
     [statistics]
     alpha = 0.05                           # significance after Holm's correction (the
                                            # intervals are computed to agree with it)
+
+    [downstream]                           # held-out bits per symbol under a Kneser-Ney
+    sizes = ["+1024"]                      # n-gram model trained on each tokenisation of
+    n_candidates = [1, 50]                 # the training split, at these grid settings
+    order = 3                              # (`experiments.downstream`)
+    discount = 0.75
+
+    [beam]                                 # the tf-idf beam at several widths against the
+    size = "+1024"                         # exact optimum, universal fit of this setting
+    n_candidates = 50                      # (`experiments.beam`)
+    widths = [1, 5, 20, 64]
 
     [[comparisons]]                        # paired tests, a - b per held-out document
     question = "Does universal (tf-idf, top-1) give shorter encodings than classic?"
@@ -156,6 +167,29 @@ class StatsConfig:
 
 
 @dataclass(frozen=True)
+class DownstreamConfig:
+    """Where and how the language-model proxy is measured (`experiments.downstream`)."""
+
+    sizes: tuple[str, ...] = ("+1024",)
+    n_candidates: tuple[int, ...] = (50,)
+    order: int = 3
+    discount: float = 0.75
+
+
+@dataclass(frozen=True)
+class BeamConfig:
+    """The beam-width study (`experiments.beam`): at which grid setting, which widths, how
+    many documents, and how far the exact search goes."""
+
+    size: str = "+1024"
+    n_candidates: int = 50
+    widths: tuple[int, ...] = (1, 5, 20, 64)
+    max_docs: int = 100
+    exact_max_symbols: int = 32
+    exact_max_nodes: int = 100_000
+
+
+@dataclass(frozen=True)
 class ExperimentConfig:
     name: str
     description: str
@@ -173,6 +207,10 @@ class ExperimentConfig:
     comparisons: tuple[Comparison, ...] = ()
     stats: StatsConfig = field(default_factory=StatsConfig)
     source: str = ""
+    #: the language-model proxy (`experiments.downstream`); None: not measured
+    downstream: DownstreamConfig | None = None
+    #: the beam study (`experiments.beam`); None: not run
+    beam: BeamConfig | None = None
 
     def sizes_for(self, dataset: DatasetConfig) -> tuple[int | str, ...]:
         return dataset.vocab_sizes if dataset.vocab_sizes is not None else self.vocab_sizes
@@ -281,7 +319,7 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
     if unknown_enc:
         raise ConfigError(f"unknown keys in [encoders]: {', '.join(sorted(unknown_enc))}")
     unknown = set(data) - {"name", "description", "grid", "encoders", "statistics",
-                           "comparisons", "datasets"}
+                           "comparisons", "datasets", "downstream", "beam"}
     if unknown:
         raise ConfigError(f"unknown top-level keys: {', '.join(sorted(unknown))}")
     name = data.get("name", default_name)
@@ -367,4 +405,40 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
         equal_size=equal_size,
         comparisons=tuple(comparisons),
         stats=stats,
+        downstream=_downstream(data.get("downstream")),
+        beam=_beam(data.get("beam")),
     )
+
+
+def _beam(table: Any) -> BeamConfig | None:
+    """The ``[beam]`` table (`BeamConfig`), checked."""
+    if table is None:
+        return None
+    keys = {"size", "n_candidates", "widths", "max_docs", "exact_max_symbols", "exact_max_nodes"}
+    if not isinstance(table, dict) or set(table) - keys:
+        raise ConfigError(f"[beam] takes {', '.join(sorted(keys))}")
+    default = BeamConfig()
+    widths = _int_list(table.get("widths", list(default.widths)), "beam.widths", 1)
+    if list(widths) != sorted(set(widths)) or widths[0] != 1:
+        raise ConfigError("beam.widths must be increasing and start at 1")
+    numbers = {}
+    for key in ("n_candidates", "max_docs", "exact_max_symbols", "exact_max_nodes"):
+        numbers[key] = _int_list([table.get(key, getattr(default, key))], f"beam.{key}", 1)[0]
+    return BeamConfig(str(_check_size(table.get("size", default.size))), widths=widths, **numbers)
+
+
+def _downstream(table: Any) -> DownstreamConfig | None:
+    """The ``[downstream]`` table (`experiments.downstream.DownstreamConfig`), checked."""
+    if table is None:
+        return None
+    if not isinstance(table, dict) or set(table) - {"sizes", "n_candidates", "order", "discount"}:
+        raise ConfigError("[downstream] takes sizes, n_candidates, order and discount")
+    sizes = tuple(str(_check_size(s)) for s in table.get("sizes", ["+1024"]))
+    n_candidates = _int_list(table.get("n_candidates", [50]), "downstream.n_candidates", 1)
+    order = table.get("order", 3)
+    discount = table.get("discount", 0.75)
+    if isinstance(order, bool) or not isinstance(order, int) or not 2 <= order <= 5:
+        raise ConfigError(f"downstream.order must be an int in 2 .. 5, got {order!r}")
+    if isinstance(discount, bool) or not isinstance(discount, (int, float)) or not 0 < discount < 1:
+        raise ConfigError(f"downstream.discount must be in (0, 1), got {discount!r}")
+    return DownstreamConfig(sizes, n_candidates, order, float(discount))

@@ -36,9 +36,9 @@ class FitSpec:
     break_tokens: tuple[Any, ...] | None
     train_checksum: str
     code: str  # `code_fingerprint()` of the main process
-    #: equal-size comparisons: after the fit, trim the vocabulary to this many ids (the size
-    #: the classic vocabulary of the same setting ends with); None keeps the fitted size
-    trim_to: int | None = None
+    #: equal-size comparisons: fit to this many ids instead of ``n_tokens`` (the size the
+    #: classic vocabulary of the same setting ends with); None: fit to ``n_tokens``
+    fit_to: int | None = None
 
     @functools.cached_property
     def key(self) -> str:
@@ -46,7 +46,7 @@ class FitSpec:
             "train": self.train_checksum, "variant": self.variant, "n_tokens": self.n_tokens,
             "n_candidates": self.n_candidates, "alphabet": list(self.alphabet),
             "regex": self.regex, "break_tokens": self.break_tokens, "code": self.code,
-            "format": RAW_FORMAT, "trim_to": self.trim_to,
+            "format": RAW_FORMAT, "fit_to": self.fit_to,
         })
 
     @property
@@ -123,7 +123,7 @@ def supports_nbest(encoder: str) -> bool:
 Grid = list[tuple[FitSpec, list[CellSpec], LoadedDataset]]
 
 
-#: The variant whose final size the other is trimmed to when ``equal_size`` is set.
+#: The variant whose final size the other is fitted to when ``equal_size`` is set.
 SIZE_LEADER = "classic"
 
 
@@ -131,10 +131,10 @@ def plan(config: ExperimentConfig, datasets: list[LoadedDataset], available: set
          final_sizes: dict[tuple[str, str, int], int] | None = None) -> Grid:
     """The grid: every fit with its cells, in a fixed order.
 
-    With ``config.equal_size`` the non-classic fits of a setting are trimmed to
-    ``final_sizes[setting]``, the vocabulary size the classic fit of that setting ended with
-    (the runner fits the classic ones first); without ``final_sizes`` only the classic fits
-    are planned then.
+    With ``config.equal_size`` the non-classic fits of a setting are fitted to
+    ``final_sizes[setting]`` ids, the vocabulary size the classic fit of that setting ended with
+    after its rearrangement (the runner fits the classic ones first); without ``final_sizes``
+    only the classic fits are planned then.
     """
     runnable = [e for e in config.encoders if e.encoder in available]
     variants = list(dict.fromkeys(e.variant for e in runnable))
@@ -145,14 +145,14 @@ def plan(config: ExperimentConfig, datasets: list[LoadedDataset], available: set
             n_tokens = n_tokens_for(size, len(data.alphabet))
             for n_candidates in config.n_candidates:
                 for variant in variants:
-                    trim_to = None
+                    fit_to = None
                     if config.equal_size and variant != SIZE_LEADER and SIZE_LEADER in variants:
                         if final_sizes is None:
                             continue
-                        trim_to = final_sizes.get((ds.name, str(size), n_candidates))
+                        fit_to = final_sizes.get((ds.name, str(size), n_candidates))
                     fit = FitSpec(ds.name, data.train.kind, variant, size, n_tokens, n_candidates,
                                   data.alphabet, ds.regex_pattern, ds.break_tokens,
-                                  data.train.checksum, code_fingerprint(), trim_to)
+                                  data.train.checksum, code_fingerprint(), fit_to)
                     cells = []
                     for spec in runnable:
                         if spec.variant != variant:

@@ -8,6 +8,8 @@ empty strings rather than an error.
 ['cores', 'cores_available', 'cpu', 'platform']
 >>> package_versions(["no-such-package-xyz"])["no-such-package-xyz"]
 'not installed'
+>>> len(load_average())
+3
 """
 
 from __future__ import annotations
@@ -70,6 +72,25 @@ def machine() -> dict[str, object]:
             "cores_available": available_cores()}
 
 
+def load_average() -> tuple[float, float, float]:
+    """The machine's 1, 5 and 15 minute load averages ((0, 0, 0) where the OS has none):
+    a benchmark records them, as timings on a busy machine are noisy."""
+    try:
+        return tuple(round(x, 2) for x in os.getloadavg())  # type: ignore[return-value]
+    except OSError:
+        return (0.0, 0.0, 0.0)
+
+
+def require_clean(allow_dirty: bool, *, exclude: Iterable[str] = ("results",)) -> dict[str, object]:
+    """:func:`git_state`, refusing (SystemExit) a checkout with uncommitted changes unless
+    ``allow_dirty``: a result must name the code that produced it."""
+    state = git_state(exclude=exclude)
+    if state["dirty"] and not allow_dirty:
+        raise SystemExit("the checkout has uncommitted changes: commit them first, or pass --allow-dirty "
+                         "(the results then say 'dirty')")
+    return state
+
+
 def package_versions(names: Iterable[str] = EXPERIMENT_PACKAGES) -> dict[str, str]:
     """Python's and ubpe's versions, then each named distribution's ("not installed")."""
     from importlib import metadata
@@ -83,3 +104,20 @@ def package_versions(names: Iterable[str] = EXPERIMENT_PACKAGES) -> dict[str, st
         except metadata.PackageNotFoundError:
             versions[name] = "not installed"
     return versions
+
+
+def peak_memory_mb() -> dict[str, float]:
+    """Peak resident memory (MB) of this process and of its largest finished child process
+    (the pool's workers, once the pool is shut down): ``getrusage``'s ``ru_maxrss``.
+
+    >>> sorted(peak_memory_mb())
+    ['largest_worker', 'main']
+    """
+    import resource
+
+    def mb(who: int) -> float:
+        kib = resource.getrusage(who).ru_maxrss  # KiB on Linux
+        return round(kib / 1024, 1)
+
+    return {"main": mb(resource.RUSAGE_SELF), "largest_worker": mb(resource.RUSAGE_CHILDREN)}
+

@@ -19,6 +19,7 @@ import pandas as pd
 from . import plots
 from . import stats as S
 from .answers import _answers, _summary
+from .extras_report import beam_section, downstream_section
 from .formatting import KIND_ORDER, _estimable, _kind_key, _num, _size_key, _table
 
 __all__ = ["KIND_ORDER", "read_results", "render_report"]
@@ -52,12 +53,16 @@ def _settings(run: dict[str, Any], n_tests: int) -> list[str]:
         f"- vocabulary sizes: {', '.join(map(str, cfg['vocab_sizes']))} (`+k`: the alphabet of "
         f"both splits plus k merged tokens, so every dataset gets the same number of merges; "
         f"the actual vocabulary size after ubpe's rearrangement is in the tables)",
-        *(["- equal final vocabulary size: each universal vocabulary is trimmed to the size "
-           "the classic vocabulary of the same setting ends with, by ubpe's rearrangement - the "
-           "rule that also shrinks the classic one: the lowest-weight tokens go first, and the "
-           "weight is the idf of the pair at merge time, so the most frequent tokens are the "
-           "first dropped (a trimmed universal vocabulary compresses less than the one it was "
-           "fitted as; `V a / b` in the tables)"] if cfg.get("equal_size") else []),
+        *(["- equal final vocabulary size: the classic tokenizer is fitted to `+k`; its "
+           "rearrangement drops, with each low-weight token, every token built from it, so it "
+           "ends with fewer ids (the *Vocabulary size* table); the universal tokenizer of the "
+           "same setting is then fitted to exactly that many ids (a universal fit ends at its "
+           "target: its rearrangement only trims the last round's overshoot, lowest weights "
+           "first). Fitting to the size, rather than trimming a larger universal vocabulary: "
+           "trimming goes by weight, the idf of the pair at merge time, so it would drop the "
+           "most frequent tokens first and handicap the universal variant for a reason that "
+           "is not the variant; and one fit per setting is needed instead of a search"]
+          if cfg.get("equal_size") else []),
         f"- n_candidates: {', '.join(map(str, cfg['n_candidates']))} (1: standard BPE training, "
         f"one merge per round); top_n for n-best encoders: "
         f"{cfg['top_n']}; seeds for seeded encoders: {', '.join(map(str, cfg['seeds']))}",
@@ -161,7 +166,7 @@ def _count(row: pd.Series, column: str) -> str:
     return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{int(value):,}"
 
 
-def _environment(run: dict[str, Any]) -> list[str]:
+def _environment(run: dict[str, Any], metrics: pd.DataFrame) -> list[str]:
     versions = ", ".join(f"{k} {v}" for k, v in run["versions"].items())
     git = run["git"]
     machine = run["machine"]
@@ -173,7 +178,29 @@ def _environment(run: dict[str, Any]) -> list[str]:
             f"cores available, {machine['platform']}",
             f"- run: {r['jobs']} worker processes, {r['seconds']} s wall clock "
             f"({r['cells_computed']} cells computed, {r['cells_cached']} from the cache), "
-            f"finished {r['finished']}", ""]
+            f"finished {r['finished']}", *_costs(run, metrics), ""]
+
+
+def _costs(run: dict[str, Any], metrics: pd.DataFrame) -> list[str]:
+    """Fit time (per fit, from the cache's record of when it was fitted) and peak memory."""
+    lines = []
+    if not metrics.empty and "fit_seconds" in metrics:
+        fits = (metrics.dropna(subset=["fit_seconds"])
+                .assign(variant=lambda m: m["encoder"].str.split(":").str[0])
+                .drop_duplicates(["dataset", "size", "n_candidates", "variant"]))
+        if not fits.empty:
+            top = fits.loc[fits["fit_seconds"].idxmax()]
+            lines.append(f"- fit time: {fits['fit_seconds'].sum():,.1f} s over {len(fits)} fits "
+                         f"(longest {top['fit_seconds']:,.1f} s: {top['dataset']} {top['size']} "
+                         f"n_candidates={int(top['n_candidates'])} {top['variant']}; "
+                         "cached fits keep the time of the run that fitted them)")
+    memory = run["run"].get("peak_memory_mb")
+    if memory:
+        lines.append(f"- peak resident memory: {memory['main']:,.0f} MB the main process, "
+                     f"{memory['largest_worker']:,.0f} MB the largest worker process (ru_maxrss; "
+                     "workers are forked from the main process and count the pages they share "
+                     "with it, so the two are not to be added)")
+    return lines
 
 
 METRIC_DEFINITIONS = [
@@ -301,13 +328,15 @@ def render_report(folder: Path) -> Path:
     run, comparisons = tables["run"], tables["comparisons"]
     header = [f"# Experiment `{run['experiment']}`", "", run["description"], ""]
     n_tests = int(comparisons["p_value"].notna().sum()) if not comparisons.empty else 0
-    lines = [*header, *_settings(run, n_tests), *_data(tables["datasets"]), *_environment(run)]
+    lines = [*header, *_settings(run, n_tests), *_data(tables["datasets"]),
+             *_environment(run, tables["metrics"])]
     if tables["metrics"].empty:
         lines += ["## Results", "", "No cell could be computed: see the settings above.", ""]
     else:
         lines += [*_summary(comparisons, run), *_tables(tables["metrics"]),
-                  *_answers(comparisons, tables["documents"], run), *_figures(folder, tables),
-                  *_details(tables["metrics"])]
+                  *_answers(comparisons, tables["documents"], run),
+                  *downstream_section(folder, run), *beam_section(folder, run, tables["metrics"]),
+                  *_figures(folder, tables), *_details(tables["metrics"])]
     path = folder / "README.md"
     path.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
     return path

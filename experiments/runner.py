@@ -9,8 +9,8 @@ what it touches; ``force=True`` recomputes everything.
 A work unit is one fit with its pending cells (`experiments.units`); units run in a process
 pool (``jobs`` workers). Results are collected in grid order (`experiments.tables`), so the
 tables do not depend on scheduling. With ``[grid] equal_size = true`` the classic fits run
-first, then every other variant's vocabulary is trimmed (by weight, ubpe's rearrangement) to
-the size the classic vocabulary of the same setting ended with, so variants are compared at
+first, then every other variant is fitted to the size the classic vocabulary of the same
+setting ended with (after its rearrangement, which cascades), so variants are compared at
 equal final vocabulary size.
 
 Failures: an encoder not registered in `ubpe.encoders` is named in the report and skipped.
@@ -180,7 +180,7 @@ def run_experiment(config: ExperimentConfig, *, jobs: int | None = None, force: 
     grid = plan(config, datasets, available)
     results, computed, cached_cells = _compute(config, grid, cache_dir, jobs, force, progress, scheduler)
     if config.equal_size:
-        # the classic fits are done: trim the other variants to their final sizes
+        # the classic fits are done: fit the other variants to their final sizes
         sizes = {fit.setting: final_size(cache_dir, fit) for fit, _, _ in grid}
         done = {fit.key for fit, _, _ in grid}
         grid = plan(config, datasets, available, final_sizes=sizes)
@@ -194,9 +194,11 @@ def run_experiment(config: ExperimentConfig, *, jobs: int | None = None, force: 
     out.mkdir(parents=True, exist_ok=True)
     for name in ("datasets", "documents", "metrics", "comparisons"):
         write_csv(tables[name], out / f"{name}.csv")
+    extra_seconds = _extras(config, grid, cache_dir, jobs, out)
     info = run_info(config, available, tables["failures"], missing, jobs=jobs,
                     seconds=time.perf_counter() - started, computed=computed,
                     cached=cached_cells, force=force, dask=scheduler is not None)
+    info["run"]["analysis_seconds"] = extra_seconds
     (out / "run.json").write_text(json.dumps(info, indent=2, default=json_default) + "\n")
     if render:
         from .report import render_report
@@ -207,6 +209,32 @@ def run_experiment(config: ExperimentConfig, *, jobs: int | None = None, force: 
     if fatal:
         raise FailedCellsError(fatal, out)
     return out
+
+
+def _extras(config: ExperimentConfig, grid, cache_dir: Path, jobs: int, out: Path) -> dict[str, float]:
+    """The analyses after the grid that the config asks for - the language-model proxy
+    (``[downstream]``, `experiments.downstream`) and the beam study (``[beam]``,
+    `experiments.beam`) - written beside the tables; their wall-clock seconds."""
+    seconds: dict[str, float] = {}
+    if config.downstream is not None:
+        from .downstream import run_downstream
+        from .tables import units_of
+
+        started = time.perf_counter()
+        units = {fit.dataset: units_of(data.heldout) for fit, _, data in grid}
+        for name, table in run_downstream(config, grid, cache_dir, jobs, units).items():
+            write_csv(table, out / f"{name}.csv")
+        seconds["downstream"] = round(time.perf_counter() - started, 1)
+    if config.beam is not None:
+        from .beam import run_beam
+
+        started = time.perf_counter()
+        found = run_beam(config, grid, cache_dir, jobs)
+        write_csv(found["beam"], out / "beam.csv")
+        write_csv(found["beam_summary"], out / "beam_summary.csv")
+        (out / "tfidf_objective.json").write_text(json.dumps(found["objective"], indent=2) + "\n")
+        seconds["beam"] = round(time.perf_counter() - started, 1)
+    return seconds
 
 
 def run_info(config: ExperimentConfig, available: set[str], failures: list[dict[str, Any]],
@@ -238,5 +266,6 @@ def run_info(config: ExperimentConfig, available: set[str], failures: list[dict[
         "machine": provenance.machine(),
         "run": {"jobs": jobs, "dask": dask, "seconds": round(seconds, 1), "cells_computed": computed,
                 "cells_cached": cached, "force": force,
+                "peak_memory_mb": provenance.peak_memory_mb(),
                 "finished": time.strftime("%Y-%m-%d %H:%M:%S %Z")},
     }

@@ -218,10 +218,15 @@ def compare(config: ExperimentConfig, grid, raw, by_label, units: dict[str, list
                 "by_construction": construction or "",
                 "share_segmentation_differs": M.differ_share(seg_a, seg_b),
             })
-    table = pd.DataFrame(rows)
+    return with_verdicts(pd.DataFrame(rows), differences, config.stats.alpha)
+
+
+def with_verdicts(table: pd.DataFrame, differences: list[np.ndarray], alpha: float,
+                  words: tuple[str, str] = (VERDICT_SHORTER, VERDICT_LONGER)) -> pd.DataFrame:
+    """Holm-adjusted p-values over the table's tested rows, each interval at the level that
+    agrees with its verdict, and the verdicts (``words``: a below / above b)."""
     if table.empty:
         return table
-    alpha = config.stats.alpha
     table["p_holm"] = S.holm(table["p_value"].to_numpy())
     lows, highs, levels, verdicts = [], [], [], []
     for row, d in zip(table.itertuples(index=False), differences):
@@ -241,7 +246,7 @@ def compare(config: ExperimentConfig, grid, raw, by_label, units: dict[str, list
         significant, excludes_zero = row.p_holm < alpha, not low <= 0 <= high
         verdicts.append(VERDICT_DISAGREE if significant != excludes_zero
                         else VERDICT_NS if not significant
-                        else VERDICT_SHORTER if high < 0 else VERDICT_LONGER)
+                        else words[0] if high < 0 else words[1])
     table["ci_level"] = levels
     table["ci_low"], table["ci_high"] = lows, highs
     table["verdict"] = verdicts

@@ -58,13 +58,14 @@ def fitted_tokenizer(unit: Unit, result: UnitResult):
         tok = cls.load(path)
         result.fit_seconds = json.loads(meta_path.read_text())["fit_seconds"]
     else:
-        tok = cls(alphabet=list(unit.fit.alphabet), n_tokens=unit.fit.n_tokens,
+        # equal-size comparisons: fit to the size the classic vocabulary ended with (a universal
+        # fit ends at its n_tokens: its rearrangement trims only a round's overshoot)
+        n_tokens = unit.fit.n_tokens if unit.fit.fit_to is None else min(unit.fit.fit_to, unit.fit.n_tokens)
+        tok = cls(alphabet=list(unit.fit.alphabet), n_tokens=n_tokens,
                   regex_str=unit.fit.regex,
                   break_tokens=list(unit.fit.break_tokens) if unit.fit.break_tokens else None)
         started = time.perf_counter()
         tok.fit(unit.train_docs, n_candidates=unit.fit.n_candidates, quiet=True)
-        if unit.fit.trim_to is not None and unit.fit.trim_to < len(tok.vocabulary):
-            tok.rearrange_tokens(n_tokens=unit.fit.trim_to)  # equal-size comparisons
         result.fit_seconds = time.perf_counter() - started
         path.parent.mkdir(parents=True, exist_ok=True)
         tok.save(path)

@@ -265,6 +265,7 @@ def test_convert_reference_round_trip_is_identical(tmp_path, name, run_index):
     assert json.loads((tmp_path / "ours.json").read_text())["format"] == "ubpe-model"
     run(tmp_path, "convert", "ours.json", "back.json", "--to", "ubpe030", "-q")
     back = json.loads((tmp_path / "back.json").read_text())
+    back.pop("ubpe_model")  # what the reference's fields cannot hold (tests/test_ubpe030_roundtrip.py)
     for field in ("break_tokens", "stop_tokens"):  # sets in the reference: order is arbitrary
         for model in (back, reference):
             if field in model:

@@ -225,7 +225,7 @@ def test_a_bug_in_an_encoder_is_not_a_failed_cell(tiny, monkeypatch):
         runner.run_experiment(config, jobs=2, force=True, progress=False)
 
 
-def test_equal_size_trims_universal_to_the_classic_size(tiny):
+def test_equal_size_fits_universal_to_the_classic_size(tiny):
     config = parse_config({**TINY, "grid": {**TINY["grid"], "equal_size": True}})
     out = _run(config)
     metrics = pd.read_csv(out / "metrics.csv", dtype={"size": str})
@@ -305,3 +305,40 @@ def test_a_dataset_that_is_not_installed_is_skipped_and_named(tiny, monkeypatch)
     assert set(pd.read_csv(out / "metrics.csv")["dataset"]) == {"tiny"}
     assert "wave" in json.loads((out / "run.json").read_text())["missing_datasets"]
     assert "not installed" in (out / "README.md").read_text()
+
+
+def test_downstream_and_beam(monkeypatch, tmp_path):
+    """[downstream]: per encoder, held-out bits under a Kneser-Ney model of its own
+    tokenisation of the training split; the documents' bits add up to the summary."""
+    monkeypatch.setattr(runner, "load_split", fake_load)
+    config = parse_config({**TINY, "downstream": {"sizes": ["+6"], "n_candidates": [2], "order": 2},
+                           "beam": {"size": "+12", "n_candidates": 2, "widths": [1, 3],
+                                    "exact_max_symbols": 12}})
+    out = runner.run_experiment(config, jobs=1, progress=False, results_dir=tmp_path / "results",
+                                cache_dir=tmp_path / "cache")
+    summary = pd.read_csv(out / "downstream.csv", dtype={"size": str})
+    documents = pd.read_csv(out / "downstream_documents.csv")
+    assert set(summary["encoder"]) == {"universal:tfidf", "classic:classic", "classic:tfidf"}
+    assert set(summary["size"]) == {"+6"} and (summary["order"] == 2).all()
+    for row in summary.itertuples():
+        docs = documents[(documents["dataset"] == row.dataset) & (documents["encoder"] == row.encoder)]
+        assert docs["bits"].sum() / docs["n_symbols"].sum() == pytest.approx(row.bits_per_symbol)
+        assert row.bits_per_symbol > 0 and 0 <= row.unseen_share <= 1
+    tiny_docs = documents[documents["dataset"] == "tiny"]
+    assert list(tiny_docs["unit"].unique()) == sorted(set(HELDOUT_UNITS))
+    comparisons = pd.read_csv(out / "downstream_comparisons.csv")
+    assert set(comparisons["n_units"][comparisons["dataset"] == "tiny"]) == {6}
+    report = (out / "README.md").read_text()
+    assert "## Downstream" in report and "## The tf-idf beam" in report
+    assert "### What tf-idf maximises" in report
+    beam = pd.read_csv(out / "beam_summary.csv")
+    assert set(beam["width"]) == {1, 3} and set(beam["dataset"]) == {"tiny", "wave"}
+
+
+def test_downstream_config_checked():
+    with pytest.raises(ConfigError):
+        parse_config({**TINY, "downstream": {"order": 1}})
+    with pytest.raises(ConfigError):
+        parse_config({**TINY, "downstream": {"typo": 1}})
+    with pytest.raises(ConfigError):
+        parse_config({**TINY, "beam": {"widths": [5, 1]}})

@@ -22,6 +22,8 @@ from vocab_corpora import text_lines
 
 spm = pytest.importorskip("sentencepiece")
 
+# user-defined pieces that occur inside words, at word starts and alone
+USER_DEFINED = ["<sep>", "qu", "th", "ing", "▁the", "ent"]
 CONFIGS = {
     "bpe": dict(model_type="bpe", vocab_size=1500),
     "bpe-bytes": dict(model_type="bpe", vocab_size=1500, byte_fallback=True),
@@ -30,6 +32,10 @@ CONFIGS = {
     "unigram": dict(model_type="unigram", vocab_size=1500),
     "unigram-bytes": dict(model_type="unigram", vocab_size=1500, byte_fallback=True,
                           user_defined_symbols=["<sep>", "qu"]),
+    "bpe-user": dict(model_type="bpe", vocab_size=1500, user_defined_symbols=USER_DEFINED),
+    "bpe-user-bytes": dict(model_type="bpe", vocab_size=1500, byte_fallback=True,
+                           user_defined_symbols=USER_DEFINED),
+    "unigram-user": dict(model_type="unigram", vocab_size=1500, user_defined_symbols=USER_DEFINED),
     "unigram-identity": dict(model_type="unigram", vocab_size=1200, normalization_rule_name="identity",
                              add_dummy_prefix=False),
 }
@@ -77,6 +83,58 @@ def test_ids_equal_sentencepiece(config, tmp_path):
     assert not differ, f"{len(differ)}/{len(lines)} lines differ, first: {differ[0]!r}"
     for line in lines[:300]:
         assert tok.decode(tok.encode(line)) == reference.decode(reference.encode(line))
+
+
+@pytest.mark.parametrize("config", ["bpe", "bpe-identity", "unigram-user", "unigram-identity"])
+def test_native_normalizer_and_batches_match(config):
+    """The normalizer in C is the Python one, byte for byte, on real and awkward text (lone
+    surrogates, NUL, every kind of space); ``encode_batch`` on any number of threads is
+    ``encode`` one by one."""
+    tok = spm_io.from_bytes(_model(config))
+    native = tok._pipeline.normalizer
+    lines = _heldout() + ["\ud800 lone \udfff surrogates", "tab\tnew\nline\r\x0b", "\u3000\u00a0 spaces \u2003",
+                          "ﬁ ligature ㍿ ｶﾞ", "x" * 5000 + " " * 100 + "y"]
+    for line in lines:
+        assert native.normalize(line.encode("utf-8", "surrogatepass")).decode("utf-8", "surrogatepass") \
+            == tok.normalizer(line), line
+    one_by_one = [tok.encode(line) for line in lines]
+    assert tok.encode_batch(lines, threads=1) == one_by_one
+    assert tok.encode_batch(lines, threads=3) == one_by_one
+    assert tok.encode_batch([]) == []
+    with pytest.raises(UBPEError):
+        tok.encode_batch(["a", b"b"])
+    with pytest.raises(UBPEError):
+        tok.encode_batch(["a"], threads=0)
+
+
+def _with_unused(data: bytes, fraction: float, seed: int) -> bytes:
+    """The model with a random ``fraction`` of its normal pieces of two characters or more
+    marked UNUSED (as a model editor would mark them)."""
+    from sentencepiece import sentencepiece_model_pb2
+
+    proto = sentencepiece_model_pb2.ModelProto()
+    proto.ParseFromString(data)
+    rng = np.random.default_rng(seed)
+    for piece in proto.pieces:
+        if piece.type == piece.NORMAL and len(piece.piece) >= 2 and rng.random() < fraction:
+            piece.type = piece.UNUSED
+    return proto.SerializeToString()
+
+
+@pytest.mark.parametrize("config, fraction", [("bpe", 0.1), ("bpe-bytes", 0.3), ("bpe-user-bytes", 0.1),
+                                              ("unigram", 0.1), ("unigram-user", 0.3)])
+def test_unused_pieces_as_sentencepiece(config, fraction):
+    """sentencepiece BPE merges into an unused piece and splits it again into the pair that
+    proposed it last (so the merges around it differ from a model without the piece); unigram
+    leaves unused pieces out of the lattice."""
+    data = _with_unused(_model(config), fraction, seed=len(config))
+    tok = spm_io.from_bytes(data)
+    reference = spm.SentencePieceProcessor(model_proto=data)
+    assert np.count_nonzero(tok.token_types == 5) > 10
+    lines = _heldout()
+    differ = [(line, reference.encode(line), tok.encode(line)) for line in lines
+              if reference.encode(line) != tok.encode(line)]
+    assert not differ, f"{len(differ)}/{len(lines)} lines differ, first: {differ[0]!r}"
 
 
 @pytest.mark.parametrize("config", ["bpe", "unigram-bytes"])

@@ -19,10 +19,12 @@ True
 >>> encode(tok, db.from_sequence(docs, npartitions=2)).compute() == [tok.encode(d) for d in docs]
 True
 
-Memory: the client holds the distinct parts of the whole corpus and the (part, document)
-pairs, as a streaming fit does. For text split into words that is a small fraction of the
-corpus; for unsplit sequences (one part per document: DNA, signals) it is the corpus itself.
-A fit of such sequences round by round on the workers is not implemented.
+Memory: for text split into parts, the client holds the distinct parts of the whole corpus
+and the (part, document) pairs, as a streaming fit does - a small fraction of the corpus.
+For unsplit sequences (one part per document: DNA, signals, integers) the distinct parts are
+the corpus itself: with a ``distributed.Client`` active they stay on the workers and the fit
+runs round by round as a map-reduce (:mod:`ubpe.dask_rounds`); the client holds only the
+pair statistics. :data:`FIT_ON_WORKERS` chooses.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ import numpy as np
 
 from .errors import EmptyCorpusError, InvalidParameterError, SymbolTypeError, UBPEError
 from .fit import EMPTY_CORPUS, PartCounts, Split, count_stream
+from .dask_rounds import WorkerParts, tree
 
 #: Partition counts merged per task of the tree reduction.
 SPLIT_EVERY = 8
@@ -45,6 +48,12 @@ SPLIT_EVERY = 8
 PARTITIONS_PER_WORKER = 4
 #: Seconds :func:`cluster` waits for a scheduler to answer.
 CONNECT_TIMEOUT = 10
+#: When a fit runs round by round on the workers (:mod:`ubpe.dask_rounds`) rather than on
+#: the distinct parts gathered by the client: ``"auto"`` - when no document is split into
+#: several parts (unsplit sequences) and a ``distributed.Client`` is active; ``"always"`` -
+#: whenever a Client is active; ``"never"``. The vocabulary is the same either way; byte-level
+#: fits (which reuse pieces) always gather.
+FIT_ON_WORKERS = "auto"
 
 
 def as_bag(collection: Any) -> Any:
@@ -165,10 +174,29 @@ def _combine(results: list[PartCounts | _Failure]) -> PartCounts | _Failure:
     return PartCounts.merge(results)
 
 
-def count_parts(collection: Any, split: Split, *, empty_message: str = EMPTY_CORPUS) -> PartCounts:
+def _active_client() -> Any:
+    try:
+        from distributed import default_client
+    except ImportError:  # pragma: no cover - the extra is missing
+        return None
+    try:
+        return default_client()
+    except ValueError:
+        return None
+
+
+def _summary(result: PartCounts | _Failure) -> tuple[int, int] | _Failure:
+    """A partition's documents and parts (counted with their multiplicities), or its failure."""
+    return result if isinstance(result, _Failure) else (result.n_docs, int(result.weights.sum()))
+
+
+def count_parts(
+    collection: Any, split: Split, *, empty_message: str = EMPTY_CORPUS
+) -> PartCounts | WorkerParts:
     """The distinct parts of a Dask collection of documents, counted on its cluster.
 
-    The same counts, in the same order, as a streaming count of the documents.
+    The same counts, in the same order, as a streaming count of the documents; or, for a fit
+    on the workers (:data:`FIT_ON_WORKERS`), the partitions' counts left on the cluster.
 
     >>> import dask.bag as db
     >>> from ubpe.alphabet import Alphabet
@@ -178,14 +206,33 @@ def count_parts(collection: Any, split: Split, *, empty_message: str = EMPTY_COR
     >>> counts.n_docs, counts.weights.tolist(), counts.docs.tolist()
     (3, [3, 2], [0, 1, 2, 0, 2])
     """
+    if FIT_ON_WORKERS not in ("auto", "always", "never"):
+        raise InvalidParameterError(f"FIT_ON_WORKERS must be auto, always or never, not {FIT_ON_WORKERS!r}")
     bag = as_bag(collection)
     split([], first_doc=0)  # a bad configuration fails here, not once per partition
-    result = bag.reduction(
-        functools.partial(_count_partition, split=split),
-        _combine,
-        split_every=SPLIT_EVERY,
-        name="ubpe-count-parts",
-    ).compute()
+    client = _active_client() if FIT_ON_WORKERS != "never" else None
+    if client is None:
+        result = bag.reduction(
+            functools.partial(_count_partition, split=split),
+            _combine,
+            split_every=SPLIT_EVERY,
+            name="ubpe-count-parts",
+        ).compute()
+    else:
+        import dask
+
+        count = dask.delayed(_count_partition, pure=True)
+        counts = client.compute([count(partition, split) for partition in bag.to_delayed()])
+        summaries = client.gather(client.map(_summary, counts))
+        offset, parts = 0, 0
+        for summary in summaries:
+            if isinstance(summary, _Failure):
+                _Failure(summary.index + offset, summary.doc, summary.error).raise_(split)
+            offset, parts = offset + summary[0], parts + summary[1]
+        if offset and (FIT_ON_WORKERS == "always" or parts <= offset):
+            kept = [c for c, summary in zip(counts, summaries) if summary[0]]
+            return WorkerParts(client, kept, offset)
+        result = tree(client, _combine, counts).result()
     if isinstance(result, _Failure):
         result.raise_(split)
     if result.n_docs == 0:

@@ -168,6 +168,10 @@ def _chunks(docs: Iterator[Any], max_docs: int, max_symbols: int) -> Iterator[li
         yield chunk
 
 
+# pairs merged per round at most: the kernel counts them in 32 bits
+MAX_CANDIDATES = 2**31 - 1
+
+
 def check_n_candidates(n_candidates: object) -> int:
     if isinstance(n_candidates, bool) or not isinstance(n_candidates, int):
         raise InvalidParameterError(
@@ -175,11 +179,13 @@ def check_n_candidates(n_candidates: object) -> int:
         )
     if n_candidates < 1:
         raise InvalidParameterError(f"`n_candidates` must be at least 1, got {n_candidates}")
+    if n_candidates > MAX_CANDIDATES:
+        raise InvalidParameterError(f"`n_candidates` must be at most {MAX_CANDIDATES} (a 32-bit count), got {n_candidates}")
     return n_candidates
 
 
 def fit_vocabulary(
-    parts: SplitBatch | PartCounts,
+    parts: Any,
     *,
     n_base: int,
     n_tokens: int,
@@ -196,6 +202,12 @@ def fit_vocabulary(
     piece reuses that token (byte-level vocabularies).
     """
     check_n_candidates(n_candidates)
+    if not isinstance(parts, (SplitBatch, PartCounts)):  # counted and kept on a Dask cluster
+        if not unique_pieces:
+            return parts.fit(
+                n_base=n_base, n_tokens=n_tokens, n_candidates=n_candidates, quiet=quiet, description=description
+            )
+        parts = parts.gather()
     if isinstance(parts, PartCounts):
         merger = PairMerger(
             parts.tokens, parts.offsets, parts.docs, parts.n_docs, n_base, unique_pieces,

@@ -72,22 +72,44 @@ class PieceTable:
 
     def decode(self, tokens: Iterable[int]) -> Any:
         """The document ``tokens`` stand for: a str for text alphabets, else a list."""
-        if isinstance(tokens, np.ndarray):
-            tokens = tokens.tolist()
-        elif isinstance(tokens, (str, bytes)) or not isinstance(tokens, Iterable):
-            raise SymbolTypeError(f"tokens must be a sequence of ints, not {type(tokens).__name__}")
         entries = self.entries
         size = len(entries)
         pieces = []
-        for token in tokens:
-            if isinstance(token, bool) or not isinstance(token, (int, np.integer)):
-                raise SymbolTypeError(f"token ids must be ints, got {token!r}")
+        for token in checked_ids(tokens):
             if not 0 <= token < size:
                 raise UnknownTokenError(f"token {token} is not in the vocabulary (ids 0..{size - 1})")
             pieces.append(entries[token])
         if self.text:
             return "".join(pieces)
         return [s for piece in pieces for s in piece]
+
+
+def checked_ids(ids: Any) -> list[int]:
+    """``ids`` as a list of Python ints: a sequence (or 1-D array) of ints, never bools,
+    floats, strings or ``None`` (:class:`SymbolTypeError` naming what was given instead).
+    Whether each id exists is the caller's check.
+
+    >>> checked_ids(np.array([3, 1])), checked_ids((2,))
+    ([3, 1], [2])
+    >>> checked_ids([True])
+    Traceback (most recent call last):
+    ...
+    ubpe.errors.SymbolTypeError: token ids must be ints, got True
+    """
+    if isinstance(ids, np.ndarray):
+        if ids.ndim != 1:
+            raise SymbolTypeError(f"token ids must be a 1-D sequence, got an array of shape {ids.shape}")
+        if ids.dtype.kind == "u":
+            ids = ids.astype(object)  # no wrap-around of uint64 values above int64
+        ids = ids.tolist()
+    elif isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
+        raise SymbolTypeError(f"token ids must be a sequence of ints, got {type(ids).__name__}")
+    out = []
+    for token in ids:
+        if isinstance(token, (bool, np.bool_)) or not isinstance(token, (int, np.integer)):
+            raise SymbolTypeError(f"token ids must be ints, got {token!r}")
+        out.append(int(token))
+    return out
 
 
 @dataclass

@@ -37,6 +37,41 @@ from .alphabet import ID_DTYPE, Alphabet, normalize_symbol, short_repr
 from .errors import IgnoredInputWarning, InvalidParameterError, SymbolTypeError, UnknownSymbolError
 
 
+#: GPT-2's split *shape* (contractions, letter runs, digit runs, other symbols, each led by
+#: an optional blank; whitespace) in classes Python's `re` also reads, so ubpe 0.3.0 can run it
+#: too: the experiments' and benchmarks' pattern (``experiments.patterns.WORDS``).
+WORDS = r"""'s|'t|'re|'ve|'m|'ll|'d| ?[^\W\d_]+| ?\d+| ?[^\s\w]+|\s+(?!\S)|\s+"""
+#: ``regex_str`` values the kernel's scanner splits itself (ids of ``_pretokenize.pxd``): the
+#: byte-level presets (``ubpe.bytelevel.PATTERNS``) and WORDS; agreeing with ``regex.findall``.
+_WORDS_PATTERN_ID = 5
+
+
+def native_pattern(regex_str: str | None) -> int | None:
+    r"""The scanner's id for ``regex_str`` if the kernel splits it natively, else None.
+
+    >>> native_pattern(WORDS), native_pattern(r"\w+")
+    (5, None)
+    """
+    if not regex_str:
+        return None
+    if regex_str == WORDS:
+        return _WORDS_PATTERN_ID
+    from .bytelevel.patterns import NATIVE_PATTERNS  # at call time: bytelevel builds on this module
+
+    return NATIVE_PATTERNS.get(regex_str)
+
+
+def split_classes(symbols: Iterable[Any] | None = None) -> np.ndarray:
+    """The scanner's code point class table: for every code point (built once with the
+    `regex` module, ~0.1-0.5 s), or only for the one-character str ``symbols`` (fast)."""
+    from .bytelevel.patterns import classes_of, code_point_classes  # at call time: bytelevel builds on this module
+
+    if symbols is None:
+        return code_point_classes()
+    chars = [s for s in symbols if isinstance(s, str) and len(s) == 1 and not 0xD800 <= ord(s) < 0xE000]
+    return classes_of(np.array([ord(c) for c in chars], dtype=np.uint32))
+
+
 class SplitMode(Flag):
     """Which splitting steps apply (the same values as ubpe 0.3.0's ``SplitMode``).
 
@@ -149,7 +184,13 @@ def normalize_known_words(
     known_words: Any, alphabet: Alphabet
 ) -> dict[Any, int] | None:
     """Known words as ``word -> id`` with ids ``A..A+K-1`` (str words or tuples of symbols)."""
-    if known_words is None or len(known_words) == 0:
+    if known_words is None:
+        return None
+    if not isinstance(known_words, (Mapping, list, tuple, set, frozenset)):
+        raise SymbolTypeError(
+            f"`known_words` must be a dict, list or set, not {type(known_words).__name__}"
+        )
+    if len(known_words) == 0:
         return None
     base = len(alphabet)
     if isinstance(known_words, Mapping):
@@ -171,6 +212,11 @@ def normalize_known_words(
         raise InvalidParameterError("`known_words` must not contain an empty word")
     if len({type(w) for w in words}) > 1:
         raise SymbolTypeError("`known_words` must be all strings or all sequences of symbols")
+    if alphabet.symbol_type is not str and any(isinstance(w, str) for w in words):
+        raise SymbolTypeError(
+            f"`known_words` are str but the alphabet's symbols are {alphabet.symbol_type.__name__}: "
+            "give each word as a list of symbols"
+        )
     return words
 
 
@@ -184,20 +230,20 @@ def _word_key(word: Any) -> str | tuple:
     )
 
 
-def _symbol_set(tokens: Any, alphabet: Alphabet) -> frozenset | None:
+def _symbol_set(tokens: Any, alphabet: Alphabet, what: str = "break/stop tokens") -> frozenset | None:
     """Break / stop tokens: as in the reference, symbols outside the alphabet are ignored (with an
     :class:`~ubpe.errors.IgnoredInputWarning`)."""
     if tokens is None:
         return None
     if not isinstance(tokens, (list, tuple, set, frozenset, str)):
         raise SymbolTypeError(
-            f"break/stop tokens must be a list, set, tuple or str, not {type(tokens).__name__}"
+            f"`{what}` must be a list, set, tuple or str, not {type(tokens).__name__}"
         )
     kept = frozenset(normalize_symbol(t) for t in tokens if t in alphabet)
     ignored = [t for t in tokens if t not in alphabet]
     if ignored:
         warnings.warn(
-            f"{len(ignored)} break/stop tokens are not in the alphabet and are ignored: {ignored[:3]!r}",
+            f"{len(ignored)} {what} are not in the alphabet and are ignored: {ignored[:3]!r}",
             IgnoredInputWarning,
             stacklevel=4,
         )
@@ -223,8 +269,8 @@ class SplitPipeline:
     ):
         self.alphabet = alphabet
         self.known_words = dict(known_words) if known_words else None
-        self.break_tokens = _symbol_set(break_tokens, alphabet)
-        self.stop_tokens = _symbol_set(stop_tokens, alphabet)
+        self.break_tokens = _symbol_set(break_tokens, alphabet, "break_tokens")
+        self.stop_tokens = _symbol_set(stop_tokens, alphabet, "stop_tokens")
         if regex_str is not None and not isinstance(regex_str, str):
             raise SymbolTypeError(f"`regex_str` must be a str, not {type(regex_str).__name__}")
         self.regex_str = regex_str or None
@@ -232,6 +278,15 @@ class SplitPipeline:
             self._regex = regex.compile(self.regex_str) if self.regex_str else None
         except regex.error as exc:
             raise InvalidParameterError(f"`regex_str` is not a valid regex: {exc}") from None
+        if self._regex is not None and alphabet.symbol_type is not str:
+            warnings.warn(
+                f"`regex_str` splits text, but the alphabet's symbols are {alphabet.symbol_type.__name__}: "
+                "it is ignored (as by the reference)",
+                IgnoredInputWarning,
+                stacklevel=3,
+            )
+        self._native = native_pattern(self.regex_str)
+        self._classes: np.ndarray | None = None  # the scanner's table for the alphabet, built when first used
         self._known = _KnownWords(self.known_words) if self.known_words else None
         self._break_ids = self._ids_array(self.break_tokens)
         self._stop_ids = self._ids_array(self.stop_tokens)
@@ -257,6 +312,9 @@ class SplitPipeline:
     def _split(self, docs: Sequence[Any], mode: SplitMode, single: bool, first_doc: int = 0) -> SplitBatch:
         if not isinstance(mode, SplitMode):
             raise SymbolTypeError(f"`split_mode` must be a SplitMode, not {type(mode).__name__}")
+        fast = self._split_text_natively(docs, mode, single, first_doc)
+        if fast is not None:
+            return fast
         raw_ids, doc_starts, text, is_text = self._base_ids(docs, single, first_doc)
         n = len(raw_ids)
         cut = np.zeros(n + 1, dtype=bool)  # cut[p]: a part boundary lies just before position p
@@ -315,8 +373,8 @@ class SplitPipeline:
                 ) from None
         doc_starts = np.cumsum(lengths)
         text = None
-        if len(docs) and is_text.all():
-            text = "".join(docs)
+        if len(docs) and is_text.all() and self.alphabet.symbol_type is str:
+            text = "".join(docs)  # (texts for another alphabet: the error names the first one below)
             ids = self.alphabet.ids_of(text, where="the corpus", allow_unknown=True)
         elif (flat := self._flat_integers(docs)) is not None:
             ids = self.alphabet.ids_of(flat, allow_unknown=True)
@@ -391,6 +449,8 @@ class SplitPipeline:
         piece_starts = np.flatnonzero(starts_mask)
         ends_mask = open_ & (cut[1:] | np.concatenate((~open_[1:], [True])))
         piece_ends = np.flatnonzero(ends_mask) + 1
+        if self._native is not None and text is not None and self._mark_native(text, piece_starts, piece_ends, cut, separator):
+            return
         # Boundaries are collected in compact int64 arrays: there is one per word of text.
         tiling_bounds = array("q")  # every match boundary, in pieces the matches tile
         match_bounds = array("q")  # start, end of each match, in pieces the regex leaves gaps in
@@ -431,6 +491,72 @@ class SplitPipeline:
         separator[gaps] = True
         cut[gaps] = True
         cut[gaps + 1] = True
+
+    def _mark_native(self, text: str, piece_starts, piece_ends, cut, separator) -> bool:
+        """The regex step by the kernel's scanner (without the GIL), for a ``regex_str`` it
+        knows; False (nothing marked) if ``text`` cannot be UTF-8 (lone surrogates)."""
+        found = self._native_bounds(text, piece_starts, piece_ends)
+        if found is None:
+            return False
+        bounds, gaps = found
+        cut[bounds] = True
+        separator[gaps] = True
+        cut[gaps + 1] = True
+        return True
+
+    def _native_bounds(self, text: str, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """The scanner's ``(bounds, gaps)`` (see ``split_ranges``) of the character ranges
+        ``text[starts[k]:ends[k]]``, in characters; None if ``text`` has lone surrogates."""
+        from ubpe_native._pretokenize import split_ranges
+
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:
+            return None
+        raw = np.frombuffer(data, dtype=np.uint8)
+        if self._classes is None:  # the text holds alphabet symbols only (unknown ones raised before)
+            self._classes = split_classes(self.alphabet.symbols)
+        if len(data) == len(text):  # ASCII: byte offsets are character offsets
+            return split_ranges(raw, starts, ends, self._classes, self._native)
+        lead = (raw & 0xC0) != 0x80
+        byte_of_char = np.append(np.flatnonzero(lead), len(data))
+        char_of_byte = np.append(np.cumsum(lead, dtype=np.int64) - 1, len(text))
+        bounds, gaps = split_ranges(raw, byte_of_char[starts], byte_of_char[ends], self._classes, self._native)
+        return char_of_byte[bounds], char_of_byte[gaps]
+
+    def _split_text_natively(self, docs: Sequence[Any], mode: SplitMode, single: bool, first_doc: int) -> SplitBatch | None:
+        """The whole split of str documents in a few array operations when the regex is the
+        only step that applies and the scanner knows it (what ``_split`` would give); None
+        where that does not hold."""
+        if (self._native is None or SplitMode.REGEX not in mode or self._known is not None
+                or self._break_ids is not None or self._stop_ids is not None
+                or not isinstance(docs, (list, tuple)) or not all(type(doc) is str for doc in docs)):
+            return None
+        text = "".join(docs)
+        if len(docs) == 1:
+            doc_starts = np.array([0, len(text)], dtype=np.int64)
+        else:
+            doc_starts = np.fromiter(accumulate(map(len, docs), initial=0), dtype=np.int64, count=len(docs) + 1)
+        ids = self.alphabet.ids_of(text, where="the corpus", allow_unknown=True)
+        if len(ids) and ids.min() < 0:
+            self._raise_on_unknown(docs, ids, doc_starts, np.zeros(len(ids), dtype=bool), single, first_doc)
+        found = self._native_bounds(text, doc_starts[:-1], doc_starts[1:])
+        if found is None:
+            return None
+        bounds, gaps = found
+        part_offsets = np.empty(len(bounds) // 2 + 1, dtype=np.int64)
+        part_offsets[:-1] = bounds[0::2]
+        part_offsets[-1] = len(ids)
+        part_starts = part_offsets[:-1]
+        separator = np.zeros(len(part_starts), dtype=bool)
+        if len(gaps):
+            separator[part_starts.searchsorted(gaps)] = True
+        return SplitBatch(
+            tokens=ids.astype(ID_DTYPE, copy=False),
+            part_offsets=part_offsets,
+            part_is_separator=separator,
+            doc_part_offsets=part_starts.searchsorted(doc_starts, side="left").astype(np.int64, copy=False),
+        )
 
 
 def _coverage(bounds: np.ndarray, n: int) -> np.ndarray:

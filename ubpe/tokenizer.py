@@ -40,6 +40,7 @@ import numpy as np
 
 from .alphabet import Alphabet
 from .encoders import Encoder, Encoding, make_encoder
+from .encoders._base import encode_documents
 from .encoders.ambiguity import Ambiguity, DocumentLattice, Weights
 from .encoders.rerank import document_frequencies
 from .encoders.rerank import rerank as reorder
@@ -51,8 +52,56 @@ from .vocabulary import Vocabulary
 
 DEFAULT_N_TOKENS = 2**10
 UNIVERSAL, CLASSIC = "universal", "classic"
-# encode_batch: documents per task handed to a thread (amortises the pool's overhead)
-BATCH_CHUNK = 64
+# encode_batch: symbols per task handed to a thread (amortises the pool's and the splitter's
+# per-call overhead, yet leaves tasks enough to balance the threads)
+BATCH_CHUNK_SYMBOLS = 32_768
+#: The environment variable that sets the default number of threads (like tiktoken's and
+#: rayon's RAYON_NUM_THREADS): ``encode_batch``'s ``n_threads=None`` means this many.
+THREADS_VARIABLE = "UBPE_NUM_THREADS"
+
+
+def default_threads() -> int:
+    """Threads ``encode_batch`` uses when ``n_threads`` is None: ``UBPE_NUM_THREADS`` if set,
+    else one per core this process may run on.
+
+    >>> import os
+    >>> os.environ["UBPE_NUM_THREADS"] = "3"
+    >>> default_threads()
+    3
+    >>> del os.environ["UBPE_NUM_THREADS"]
+    """
+    value = os.environ.get(THREADS_VARIABLE, "").strip()
+    if value:
+        try:
+            threads = int(value)
+        except ValueError:
+            threads = 0
+        if threads < 1:
+            raise InvalidParameterError(f"{THREADS_VARIABLE} must be an int >= 1, got {value!r}")
+        return threads
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def batch_chunks(docs: Sequence[Any], symbols: int | None = None) -> list[tuple[int, int]]:
+    """``(first, last)`` document ranges of about ``symbols`` (default
+    :data:`BATCH_CHUNK_SYMBOLS`) symbols each; at least one range.
+
+    >>> batch_chunks(["ab", "c", "def"], symbols=3)
+    [(0, 2), (2, 3)]
+    """
+    symbols = symbols or BATCH_CHUNK_SYMBOLS
+    chunks, first, size = [], 0, 0
+    for d, doc in enumerate(docs):
+        size += len(doc) if hasattr(doc, "__len__") else 1
+        if size >= symbols:
+            chunks.append((first, d + 1))
+            first, size = d + 1, 0
+    if first < len(docs) or not chunks:
+        chunks.append((first, len(docs)))
+    return chunks
 
 
 
@@ -184,6 +233,11 @@ class UBPEBase:
             inst._set_vocabulary(vocabulary)
         return inst
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (and deep-copied) without the encoders built so far: they hold compiled
+        kernels, and are rebuilt on first use."""
+        return {**self.__dict__, "_views": {}}
+
     def _setup(self, pipeline: SplitPipeline) -> None:
         self.split_pipeline = pipeline
         self._alphabet = pipeline.alphabet
@@ -300,6 +354,8 @@ class UBPEBase:
         """
         if self._vocabulary is not None:
             raise AlreadyFittedError("the tokenizer can be fitted only once")
+        if not isinstance(rearrange_tokens, (bool, np.bool_)):
+            raise InvalidParameterError(f"`rearrange_tokens` must be True or False, got {rearrange_tokens!r}")
         vocabulary = fit_corpus(
             self.split_pipeline, corpus, n_tokens=self.n_tokens, n_candidates=n_candidates, quiet=quiet,
             split_mode=split_mode, description=f"{type(self).__name__}.fit",
@@ -368,7 +424,7 @@ class UBPEBase:
         Reranked(tokens=[0, 4, 1], score=-3.0, original=0.28768207245178085)
         """
         chosen = self.encoder(encoder, **options)
-        encodings = chosen.encode(self.split_pipeline.split(doc, mode=split_mode).parts(0), top_n)
+        encodings = encode_documents(chosen, self.split_pipeline.split(doc, mode=split_mode), top_n)[0]
         return encodings if rerank is None else reorder(encodings, rerank, vocabulary=self.vocabulary)
 
     def ambiguity(self, doc: Any, *, weights: Weights = None, temperature: float = 1.0,
@@ -404,28 +460,35 @@ class UBPEBase:
         n_threads: int | None = None,
         **options: Any,
     ) -> list[list[Encoding]]:
-        """:meth:`encode` for many documents; the kernels run without the GIL on threads."""
+        """:meth:`encode` for many documents, on ``n_threads`` threads (default:
+        :func:`default_threads`, i.e. ``UBPE_NUM_THREADS`` or one per core). Each thread
+        splits and encodes its own chunks of documents; the scanner and the kernels run
+        without the GIL. The result is the same whatever the number of threads."""
         from concurrent.futures import ThreadPoolExecutor
 
         if isinstance(docs, (str, bytes)):
             raise InvalidParameterError("encode_batch takes a sequence of documents, not one document: "
                                         "use encode(doc) or encode_batch([doc])")
+        if not isinstance(docs, Iterable):
+            raise SymbolTypeError(f"encode_batch takes a sequence of documents, got {type(docs).__name__}")
         check_n_threads(n_threads)
         chosen = self.encoder(encoder, **options)
-        batch = self.split_pipeline.split_batch(list(docs), mode=split_mode)
+        docs = list(docs)
+        pipeline = self.split_pipeline
 
-        def run(first: int) -> list[list[Encoding]]:
-            last = min(first + BATCH_CHUNK, batch.n_docs)
-            return [chosen.encode(batch.parts(d), top_n) for d in range(first, last)]
+        def run(chunk: tuple[int, int]) -> list[list[Encoding]]:
+            first, last = chunk
+            batch = pipeline.split_batch(docs[first:last], mode=split_mode, first_doc=first)
+            return encode_documents(chosen, batch, top_n)
 
-        starts = range(0, batch.n_docs, BATCH_CHUNK)
-        workers = n_threads or min(len(starts), os.cpu_count() or 1) or 1
+        chunks = batch_chunks(docs)
+        workers = min(n_threads or default_threads(), len(chunks))
         if not chosen.deterministic:  # a sampling encoder's stream must not depend on threads
             workers = 1
         if workers == 1:
-            return [e for first in starts for e in run(first)]
+            return [e for chunk in chunks for e in run(chunk)]
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            return [e for chunk in pool.map(run, starts) for e in chunk]
+            return [e for encoded in pool.map(run, chunks) for e in encoded]
 
     def encode_with(self, doc: Any, encoder: str | None = None, top_n: int = 1, **options: Any) -> list[Encoding]:
         """The contract's call: :meth:`encode` with the encoder ``encoder`` (default: own)."""

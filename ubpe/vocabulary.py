@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 
@@ -353,9 +354,11 @@ def _flatten(n_base: int, merges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     outside the vocabulary is a corrupt model.
     """
     n_merged = len(merges)
+    pair_list = merges.tolist()
+    if n_merged and ((merges >= 0) & (merges < n_base + np.arange(n_merged)[:, None])).all():
+        return _flatten_in_order(n_base, pair_list)  # creation order: one pass, no stack
     pieces: list[list[int] | None] = [None] * n_merged
     state = np.zeros(n_merged, dtype=np.int8)  # 0 new, 1 in progress, 2 done
-    pair_list = merges.tolist()
 
     def component_piece(c: int) -> list[int]:
         if 0 <= c < n_base:
@@ -391,3 +394,19 @@ def _flatten(n_base: int, merges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     np.cumsum(lengths, out=offsets[1:])
     symbols = np.fromiter((s for p in pieces for s in p), dtype=ID_DTYPE, count=int(offsets[-1]))  # type: ignore[union-attr]
     return offsets, symbols
+
+
+def _flatten_in_order(n_base: int, pair_list: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_flatten` when every token is built from base ids and earlier tokens only (a
+    fit's creation order): each piece is its two components' pieces, already known.
+
+    >>> [a.tolist() for a in _flatten_in_order(2, [[0, 1], [2, 2]])]
+    [[0, 2, 6], [0, 1, 0, 1, 0, 1]]
+    """
+    pieces: list[list[int]] = []
+    for left, right in pair_list:
+        pieces.append((pieces[left - n_base] if left >= n_base else [left])
+                      + (pieces[right - n_base] if right >= n_base else [right]))
+    offsets = np.zeros(len(pieces) + 1, dtype=np.int64)
+    np.cumsum([len(p) for p in pieces], out=offsets[1:])
+    return offsets, np.array(list(chain.from_iterable(pieces)), dtype=ID_DTYPE).reshape(-1)

@@ -54,19 +54,18 @@ def walk(const int64_t[::1] candidate_offsets not None, const int64_t[::1] token
     with nogil:
         _walk(candidate_offsets, token_offsets, scores, top_n, n_parts, tails, current)
     out_tokens, out_scores = [], []
-    cdef int64_t node, k, j
+    cdef int64_t node, k, j, t
+    cdef vector[id_t] spelled  # one encoding, spelled in C, then one conversion to a list
     for k in range(<Py_ssize_t>current.size()):
         node = current[k]
-        spelled = []
-        if node < 0:
-            out_tokens.append(spelled)
-            out_scores.append(0.0)
-            continue
-        out_scores.append(tails[node].score)
-        while node >= 0:
-            j = tails[node].candidate
-            spelled.extend(tokens[token_offsets[j]:token_offsets[j + 1]])
-            node = tails[node].rest
+        out_scores.append(tails[node].score if node >= 0 else 0.0)
+        spelled.clear()
+        with nogil:
+            while node >= 0:
+                j = tails[node].candidate
+                for t in range(token_offsets[j], token_offsets[j + 1]):
+                    spelled.push_back(tokens[t])
+                node = tails[node].rest
         out_tokens.append(spelled)
     return out_tokens, out_scores
 

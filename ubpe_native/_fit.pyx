@@ -560,3 +560,84 @@ cdef class PairMerger:
                 weights.append(self.part_weight[self.part_of[i]])
         return (np.asarray(out, dtype=np.int32), np.asarray(offsets, dtype=np.int64),
                 np.asarray(weights, dtype=np.int64))
+
+    # -- one partition of a fit on a cluster (ubpe.dask_rounds) -------------------------------
+    # A cluster fit keeps one merger per partition on the workers; the client chooses each
+    # round's merges from the summed statistics, exactly as _round chooses them, and every
+    # partition applies them as _round's step 3 does.
+
+    def pair_counts(self):
+        """``(left, right, occurrences)`` of every pair that occurs, by pair number."""
+        cdef Py_ssize_t n = 0, pair, i = 0
+        for pair in range(<Py_ssize_t>self.pair_left.size()):
+            n += self.occurrences[pair] > 0
+        left = np.empty(n, dtype=np.int32)
+        right = np.empty(n, dtype=np.int32)
+        occurrences = np.empty(n, dtype=np.int64)
+        cdef id_t[::1] left_view = left, right_view = right
+        cdef int64_t[::1] occurrences_view = occurrences
+        for pair in range(<Py_ssize_t>self.pair_left.size()):
+            if self.occurrences[pair] > 0:
+                left_view[i] = self.pair_left[pair]
+                right_view[i] = self.pair_right[pair]
+                occurrences_view[i] = self.occurrences[pair]
+                i += 1
+        return left, right, occurrences
+
+    def documents_of(self, const id_t[::1] left not None, const id_t[::1] right not None):
+        """How many documents hold each pair ``(left[i], right[i])`` (0: the pair does not occur)."""
+        if left.shape[0] != right.shape[0]:
+            raise ValueError("left and right must have the same length")
+        documents = np.zeros(left.shape[0], dtype=np.int64)
+        cdef int64_t[::1] out = documents
+        cdef Py_ssize_t i
+        cdef int64_t number
+        with nogil:
+            for i in range(left.shape[0]):
+                number = self.pair_numbers.get(pack_key(left[i], right[i]), 0)
+                if number > 0 and self.occurrences[number - 1] > 0:
+                    out[i] = self._documents_of(<int32_t>(number - 1))
+        return documents
+
+    def apply_merges(self, const id_t[::1] left not None, const id_t[::1] right not None):
+        """Merge the pairs ``(left[i], right[i])`` in order, each into the next new token, as
+        :meth:`step` merges the pairs it takes (a pair that does not occur still gets its token).
+
+        Returns ``(documents, occurrences, changed_left, changed_right, changes)``: the
+        statistics of each pair just before its merge, and how the occurrences of every pair
+        whose occurrences changed did change."""
+        if self.unique_pieces:
+            raise ValueError("apply_merges does not reuse pieces: build the merger without unique_pieces")
+        if left.shape[0] != right.shape[0]:
+            raise ValueError("left and right must have the same length")
+        cdef Py_ssize_t n = left.shape[0], i
+        for i in range(n):
+            if not (0 <= left[i] < self.next_token + i and 0 <= right[i] < self.next_token + i):
+                raise ValueError(f"merge {i} names an id that does not exist yet")
+        cdef vector[count_t] before = self.occurrences
+        cdef Py_ssize_t first = self.merged_left.size()
+        cdef int32_t pair
+        with nogil:
+            self.round_number += 1
+            self.touched.clear()
+            for i in range(n):
+                pair = self._pair_number(left[i], right[i])
+                self._merge(pair, self._target_of(pair))
+        documents = np.empty(n, dtype=np.int64)
+        occurrences = np.empty(n, dtype=np.int64)
+        for i in range(n):
+            documents[i] = self.merged_documents[first + i]
+            occurrences[i] = self.merged_occurrences[first + i]
+        changed_left, changed_right, changes = [], [], []
+        cdef count_t change
+        for i in range(self.touched.size()):
+            pair = self.touched[i]
+            change = self.occurrences[pair] - (before[pair] if pair < <int32_t>before.size() else 0)
+            if change != 0:
+                changed_left.append(self.pair_left[pair])
+                changed_right.append(self.pair_right[pair])
+                changes.append(change)
+            if self.occurrences[pair] > 0:
+                self._push(pair)  # step() stays valid after merges applied from outside
+        return (documents, occurrences, np.asarray(changed_left, dtype=np.int32),
+                np.asarray(changed_right, dtype=np.int32), np.asarray(changes, dtype=np.int64))

@@ -11,6 +11,7 @@ cdef enum:
     PATTERN_CL100K = 2
     PATTERN_LLAMA3 = 3
     PATTERN_O200K = 4
+    PATTERN_WORDS = 5  # ubpe.splitting.WORDS (not a byte-level preset: it can leave gaps)
 
 cdef check_split_arguments(Py_ssize_t n_classes, int pattern)
 

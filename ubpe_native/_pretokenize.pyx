@@ -21,6 +21,7 @@ data is well-formed UTF-8 first (``check_utf8``): the scanner decodes without bo
 """
 
 from libc.stdint cimport int64_t, uint8_t, uint32_t
+from libc.string cimport memcpy
 from libcpp.vector cimport vector
 
 import numpy as np
@@ -33,6 +34,10 @@ cdef class_t SPACE = 4  # \s
 cdef class_t NEWLINE = 8  # \r or \n
 cdef class_t UPPER = 16  # [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] (o200k)
 cdef class_t LOWER = 32  # [\p{Ll}\p{Lm}\p{Lo}\p{M}] (o200k)
+cdef class_t WORD_LETTER = 64  # [^\W\d_] (words)
+cdef class_t DIGIT = 128  # \d (words)
+cdef class_t WORD = 4096  # \w (words; above the fold index of the high byte)
+cdef uint32_t UNDERSCORE = 0x5F
 # ... and in the high byte which contraction letter it is under (?i): 1..8 = s d m t l v r e
 cdef int FOLD_SHIFT = 8
 cdef int FOLD_S = 1, FOLD_D = 2, FOLD_M = 3, FOLD_T = 4, FOLD_L = 5, FOLD_V = 6, FOLD_R = 7, FOLD_E = 8
@@ -46,7 +51,7 @@ cdef uint8_t CR = 0x0D, LF = 0x0A, SLASH = 0x2F
 cdef check_split_arguments(Py_ssize_t n_classes, int pattern):
     if n_classes != N_CODE_POINTS:
         raise ValueError("classes must hold one entry per code point (0x110000)")
-    if pattern not in (PATTERN_GPT2, PATTERN_CL100K, PATTERN_LLAMA3, PATTERN_O200K):
+    if pattern not in (PATTERN_GPT2, PATTERN_CL100K, PATTERN_LLAMA3, PATTERN_O200K, PATTERN_WORDS):
         raise ValueError(f"unknown native pattern id {pattern}")
 
 
@@ -130,7 +135,7 @@ cdef inline int fold_letter(uint32_t cp, class_t cls, int pattern) noexcept nogi
         if cp == 0x72: return FOLD_R
         if cp == 0x65: return FOLD_E
         return 0
-    return cls >> FOLD_SHIFT
+    return (cls >> FOLD_SHIFT) & 0x0F  # the fold index: bits 8-11
 
 
 cdef inline Py_ssize_t contraction_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t i,
@@ -295,6 +300,40 @@ cdef Py_ssize_t o200k_piece_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t i,
     return whitespace_end(s, n, i, classes, PATTERN_O200K)
 
 
+cdef Py_ssize_t words_piece_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t i,
+                                const class_t* classes) noexcept nogil:
+    """End of the ``words`` piece at byte ``i``:
+    ``'s|'t|'re|'ve|'m|'ll|'d| ?[^\\W\\d_]+| ?\\d+| ?[^\\s\\w]+|\\s+(?!\\S)|\\s+``.
+
+    The contractions are gpt2's (case-sensitive); each run takes one optional leading blank
+    (tried first, then without: a blank is none of the runs' characters); the whitespace
+    alternatives are gpt2's. A character no alternative matches (``_``, the one ``\\w``
+    character that is no letter or digit) is a gap: a one-character piece, which the caller
+    recognises as ``_`` (see ``split_ranges``).
+    """
+    cdef Py_ssize_t w0, w1, j, p, end
+    cdef uint32_t c0, cp
+    cdef class_t k0, kp
+    end = contraction_end(s, n, i, classes, PATTERN_GPT2)
+    if end > i:
+        return end
+    c0 = decode_utf8(s, i, &w0)
+    k0 = classes[c0]
+    j = i + w0
+    p = j if c0 == BLANK and j < n else i
+    cp = decode_utf8(s, p, &w1)
+    kp = classes[cp]
+    if kp & WORD_LETTER:
+        return skip_class(s, n, p, classes, WORD_LETTER, True, n)
+    if kp & DIGIT:
+        return skip_class(s, n, p, classes, DIGIT, True, n)
+    if not kp & (SPACE | WORD):
+        return skip_class(s, n, p, classes, SPACE | WORD, False, n)
+    if k0 & SPACE:
+        return whitespace_end(s, n, i, classes, PATTERN_GPT2)
+    return j  # a gap: no alternative matches here
+
+
 cdef Py_ssize_t piece_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, const class_t* classes,
                           int pattern) noexcept nogil:
     """End (a byte offset) of the piece starting at byte ``i``."""
@@ -303,6 +342,8 @@ cdef Py_ssize_t piece_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, const cl
     cdef class_t k0
     if pattern == PATTERN_O200K:
         return o200k_piece_end(s, n, i, classes)
+    if pattern == PATTERN_WORDS:
+        return words_piece_end(s, n, i, classes)
     c0 = decode_utf8(s, i, &w0)
     k0 = classes[c0]
     j = i + w0
@@ -364,3 +405,57 @@ def split_text(const uint8_t[::1] data not None, const class_t[::1] classes not 
     else:
         bounds.push_back(0)
     return np.asarray(<int64_t[:bounds.size()]>bounds.data()).copy()
+
+
+def split_ranges(const uint8_t[::1] data not None, const int64_t[::1] starts not None,
+                 const int64_t[::1] ends not None, const class_t[::1] classes not None, int pattern):
+    """Split each byte range ``data[starts[k]:ends[k]]`` of UTF-8 ``data`` on its own under a
+    native pattern (the GIL is released while scanning): ``(bounds, gaps)``, every piece's
+    start and end (byte offsets into ``data``, ascending) and the start of every gap piece
+    (``words`` only: an unmatched ``_``). Ranges must be ascending, disjoint and cut ``data``
+    at character boundaries (ValueError otherwise).
+
+    >>> from ubpe.splitting import split_classes
+    >>> data = np.frombuffer(b"a_b cd", np.uint8)
+    >>> bounds, gaps = split_ranges(data, np.array([0, 3]), np.array([3, 6]), split_classes(), 5)
+    >>> bounds.tolist(), gaps.tolist()
+    ([0, 1, 1, 2, 2, 3, 3, 6], [1])
+    """
+    check_split_arguments(classes.shape[0], pattern)
+    check_utf8(data)
+    cdef Py_ssize_t k, n_ranges = starts.shape[0], n = data.shape[0], i, end, previous = 0
+    if ends.shape[0] != n_ranges:
+        raise ValueError("starts and ends must have the same length")
+    for k in range(n_ranges):
+        if starts[k] < previous or ends[k] < starts[k] or ends[k] > n:
+            raise ValueError("ranges must be ascending, disjoint and inside the data")
+        if (starts[k] < n and (data[starts[k]] & 0xC0) == 0x80) or (ends[k] < n and (data[ends[k]] & 0xC0) == 0x80):
+            raise ValueError("ranges must start and end at character boundaries")
+        previous = ends[k]
+    cdef vector[int64_t] bounds, gaps
+    cdef const uint8_t* s
+    with nogil:
+        for k in range(n_ranges):
+            if ends[k] == starts[k]:
+                continue
+            s = &data[starts[k]]
+            n = ends[k] - starts[k]
+            i = 0
+            while i < n:
+                end = piece_end(s, n, i, &classes[0], pattern)
+                bounds.push_back(starts[k] + i)
+                bounds.push_back(starts[k] + end)
+                if pattern == PATTERN_WORDS and end == i + 1 and s[i] == UNDERSCORE:
+                    gaps.push_back(starts[k] + i)
+                i = end
+    return _int64_array(bounds), _int64_array(gaps)
+
+
+cdef object _int64_array(vector[int64_t]& values):
+    """A new int64 array holding ``values`` (copied directly: no intermediate view object)."""
+    out = np.empty(values.size(), dtype=np.int64)
+    cdef int64_t[::1] view
+    if values.size():
+        view = out
+        memcpy(&view[0], values.data(), values.size() * sizeof(int64_t))
+    return out

@@ -36,6 +36,14 @@ cdef float UNK_PENALTY = 10.0
 
 
 
+cdef Py_ssize_t _first_free(vector[int32_t]& free_up, Py_ssize_t j) noexcept nogil:
+    """The first free slot at or after ``j`` (path halving; the last slot stays free)."""
+    while free_up[j] != j:
+        free_up[j] = free_up[free_up[j]]
+        j = free_up[j]
+    return j
+
+
 cdef class UnigramLattice:
     """``UnigramLattice(blob, offsets, ids, scores, user_defined, unk_id, unk_score,
     byte_fallback)``: piece ``k`` is ``blob[offsets[k]:offsets[k+1]]`` with id ``ids[k]``,
@@ -44,15 +52,7 @@ cdef class UnigramLattice:
     Unused pieces are left out by the caller but their text must still be a trie path, so
     pass them with ``ids[k] = -1``."""
 
-    cdef FlatMap children  # node << 8 | byte -> child node (trie of the pieces' bytes)
-    cdef vector[int32_t] node_entry  # node -> piece index, or PREFIX_ONLY
-    cdef vector[id_t] ids
-    cdef vector[float] scores
-    cdef vector[uint8_t] user_defined
-    cdef readonly id_t unk_id
-    cdef readonly float unk_score
-    cdef id_t byte_fallback[256]
-    cdef bint has_byte_fallback
+    # attributes: see _unigram.pxd (other kernels call `_encode` without the GIL)
 
     def __init__(self, const uint8_t[::1] blob not None, const int64_t[::1] offsets not None,
                  const id_t[::1] ids not None, const float[::1] scores not None,
@@ -85,19 +85,95 @@ cdef class UnigramLattice:
             self.ids.assign(&ids[0], &ids[0] + n)
             self.scores.assign(&scores[0], &scores[0] + n)
             self.user_defined.assign(&user_defined[0], &user_defined[0] + n)
-        cdef int64_t node, child
+        self._build_trie(blob, offsets, ids)
+
+    cdef void _build_trie(self, const uint8_t[::1] blob, const int64_t[::1] offsets,
+                          const id_t[::1] ids) except *:
+        """The pieces' bytes as a double-array trie: node ``m``'s child by byte ``b`` is
+        ``base[m] + b`` if that slot's ``check`` is ``m`` (one add and one compare per byte, as
+        sentencepiece's Darts trie). Built from a hashed trie, nodes in creation order (a parent
+        before its children), each node's children at the first base where all their slots
+        are free."""
+        cdef FlatMap children
+        cdef vector[int32_t] entry_of, parent_of, new_index, first_child, child_list
+        cdef vector[uint8_t] byte_of
+        cdef int64_t node, m
         cdef int64_t* slot
-        self.node_entry.push_back(PREFIX_ONLY)  # the root
+        cdef Py_ssize_t k, j, n = ids.shape[0], n_nodes, c, base
+        entry_of.push_back(PREFIX_ONLY)  # the root
+        parent_of.push_back(-1)
+        byte_of.push_back(0)
         for k in range(n):
             node = 0
             for j in range(offsets[k], offsets[k + 1]):
-                slot = self.children.slot((<uint64_t>node << 8) | blob[j])
+                slot = children.slot((<uint64_t>node << 8) | blob[j])
                 if slot[0] == 0:
-                    self.node_entry.push_back(PREFIX_ONLY)
-                    slot[0] = self.node_entry.size() - 1
+                    entry_of.push_back(PREFIX_ONLY)
+                    parent_of.push_back(<int32_t>node)
+                    byte_of.push_back(blob[j])
+                    slot[0] = entry_of.size() - 1
                 node = slot[0]
             if ids[k] >= 0:
-                self.node_entry[node] = <int32_t>k
+                entry_of[node] = <int32_t>k
+        n_nodes = entry_of.size()
+        first_child.assign(n_nodes + 1, 0)  # children grouped by parent (counting sort)
+        for m in range(1, n_nodes):
+            first_child[parent_of[m] + 1] += 1
+        for m in range(n_nodes):
+            first_child[m + 1] += first_child[m]
+        child_list.assign(n_nodes, 0)
+        new_index.assign(n_nodes, 0)
+        for m in range(1, n_nodes):
+            child_list[first_child[parent_of[m]] + new_index[parent_of[m]]] = <int32_t>m
+            new_index[parent_of[m]] += 1
+        # free slots: a union-find over positions, ``free_up[j]`` leads to the first free
+        # slot >= j (an occupied slot points at the next position)
+        cdef vector[int32_t] free_up
+        cdef Py_ssize_t size = n_nodes + 257
+        self.da_base.assign(size, 0)
+        self.da_check.assign(size, -1)
+        self.da_entry.assign(size, PREFIX_ONLY)
+        free_up.resize(size)
+        for j in range(size):
+            free_up[j] = <int32_t>j
+        free_up[0] = 1
+        self.da_entry[0] = entry_of[0]
+        new_index[0] = 0
+        for m in range(n_nodes):
+            if first_child[m] == first_child[m + 1]:
+                continue
+            c = byte_of[child_list[first_child[m]]]  # the smallest child byte
+            j = _first_free(free_up, c + 1)
+            while True:
+                base = j - c
+                for k in range(first_child[m], first_child[m + 1]):
+                    if base + byte_of[child_list[k]] < size and self.da_check[base + byte_of[child_list[k]]] != -1:
+                        break
+                else:
+                    break
+                if j + 1 >= size:
+                    size = self._grow(free_up, size)
+                j = _first_free(free_up, j + 1)
+            if base + 256 >= size:  # room for the children (the last slot stays free)
+                size = self._grow(free_up, size)
+            self.da_base[new_index[m]] = <int32_t>base
+            for k in range(first_child[m], first_child[m + 1]):
+                j = base + byte_of[child_list[k]]
+                self.da_check[j] = new_index[m]
+                self.da_entry[j] = entry_of[child_list[k]]
+                new_index[child_list[k]] = <int32_t>j
+                free_up[j] = <int32_t>(j + 1)
+
+    cdef Py_ssize_t _grow(self, vector[int32_t]& free_up, Py_ssize_t size) except -1:
+        """Doubles the double array (new slots free); returns the new size."""
+        cdef Py_ssize_t k
+        free_up.resize(2 * size)
+        for k in range(size, 2 * size):
+            free_up[k] = <int32_t>k
+        self.da_base.resize(2 * size, 0)
+        self.da_check.resize(2 * size, -1)
+        self.da_entry.resize(2 * size, PREFIX_ONLY)
+        return 2 * size
 
     def encode(self, const uint8_t[::1] data not None):
         """The ids of the best path over ``data`` (normalized UTF-8)."""
@@ -116,7 +192,7 @@ cdef class UnigramLattice:
         cdef Py_ssize_t starts_at = 0, max_frontier = 0, key_pos, i, mblen, length, end
         cdef float till, offset, score, candidate
         cdef bint has_single
-        cdef int64_t node
+        cdef int64_t node, child, n_slots = self.da_check.size()
         cdef int32_t entry
         cdef id_t token
         best_score.resize(size + 1, 0.0)  # (resize raises MemoryError; assign(n, v) aborts)
@@ -136,10 +212,11 @@ cdef class UnigramLattice:
                 mblen = size - starts_at
             node = 0
             for key_pos in range(starts_at, size):
-                node = self.children.get((<uint64_t>node << 8) | data[key_pos], 0)
-                if node == 0:
+                child = self.da_base[node] + data[key_pos]
+                if child >= n_slots or self.da_check[child] != node:
                     break
-                entry = self.node_entry[node]
+                node = child
+                entry = self.da_entry[node]
                 if entry == PREFIX_ONLY:
                     continue
                 end = key_pos + 1

@@ -31,11 +31,11 @@ import regex
 from ubpe_native._merges import PairMerges, pack_units
 from ubpe_native._pretokenize import split_text
 
-from ..errors import ModelFormatError, SymbolTypeError
+from ..errors import ModelFormatError
 from ..vocabulary import ID_DTYPE
 from .hf_pipeline import BYTE_LEVEL_REGEX, AddedTokens, PreTokenizer, chars_bytes, decode_tokens
 from .imported import BYTE_TO_CHAR, CHAR_TO_BYTE, ImportedBPE
-from .imported_base import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED
+from .imported_base import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, check_doc
 from .patterns import CLASS_BITS, NATIVE_PATTERNS, PATTERNS, code_point_classes
 from .spm import CharModel
 
@@ -147,8 +147,7 @@ class HFPipelineMixin:
         self._special_added = {t.id for t in pipeline.added.tokens if t.special}
 
     def _fragments(self, text: str, parse_special: bool) -> list:
-        if not isinstance(text, str):
-            raise SymbolTypeError(f"`doc` must be a str, not {type(text).__name__}")
+        check_doc(text)
         return [part if isinstance(part, int) else _Segment(part[0], part[1] == 0)
                 for part in self.pipeline.added.split(text)]
 

@@ -97,7 +97,7 @@ class ImportedBPE(ImportedTokenizer):
         self._merge_pairs = pairs
         left, right, result = ids_of(firsts), ids_of(seconds), ids_of(self._merged_texts)
         # what llama.cpp writes for a symbol that is no token: its single ASCII bytes' tokens
-        expansions = [[text_to_id[chr(b)] for b in text.encode("utf-8") if b < 0x80 and chr(b) in text_to_id]
+        expansions = [[text_to_id[chr(b)] for b in text.encode("utf-8", "surrogateescape") if b < 0x80 and chr(b) in text_to_id]
                       for text in extra]
         offsets = np.zeros(len(expansions) + 1, dtype=np.int64)
         np.cumsum([len(e) for e in expansions], out=offsets[1:])

@@ -14,8 +14,10 @@ decoding and inspection; :class:`EncoderBridge`: every ubpe encoder run on the s
 from __future__ import annotations
 
 import dataclasses
+import functools
 import heapq
 import os
+import re
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -26,9 +28,39 @@ from ..encoders import TfidfScorer, make_encoder
 from ..encoders.ambiguity import Ambiguity, DocumentLattice
 from ..encoders.rerank import document_frequencies
 from ..errors import InvalidParameterError, ModelFormatError, NotFittedError, SymbolTypeError, UnknownTokenError
-from ..pieces import Inventory
+from ..pieces import Inventory, checked_ids
 from ..vocabulary import ID_DTYPE, Vocabulary
 from .contract import ImportedContract
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _rebuilt(cls: type, args: tuple, options: dict) -> Any:
+    """An imported model built again from its constructor's arguments (unpickling)."""
+    return cls(*args, **options)
+
+
+def check_doc(text: Any) -> str:
+    """``text`` if it is a str that UTF-8 can encode: an imported model's systems
+    (sentencepiece, HF tokenizers, llama.cpp, minbpe) all refuse lone surrogates, so do we
+    (:class:`~ubpe.bytelevel.ByteLevelBPE` replaces them by U+FFFD, as tiktoken does).
+
+    >>> check_doc("a\\udc80")
+    Traceback (most recent call last):
+    ...
+    ubpe.errors.InvalidParameterError: `doc` holds a lone surrogate U+DC80 at index 1, which UTF-8 cannot encode
+    """
+    if not isinstance(text, str):
+        raise SymbolTypeError(f"`doc` must be a str, not {type(text).__name__}")
+    if not text.isascii():
+        found = _SURROGATE.search(text)
+        if found is not None:
+            raise InvalidParameterError(
+                f"`doc` holds a lone surrogate U+{ord(found.group()):04X} at index {found.start()}, "
+                "which UTF-8 cannot encode"
+            )
+    return text
 
 # llama.cpp token types (gguf.TokenType; 0 is "undefined"); sentencepiece's piece types agree
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
@@ -70,6 +102,18 @@ def partition_specials(text: str, specials: Sequence[tuple[str, int, bool, bool]
                 out.append(piece[start:])
         pieces = out
     return pieces
+
+
+def batch_workers(threads: int | None) -> int:
+    """How many threads ``encode_batch(..., threads=threads)`` uses (None: one per core).
+
+    >>> batch_workers(3)
+    3
+    """
+    workers = (os.cpu_count() or 1) if threads is None else threads
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise InvalidParameterError(f"`threads` must be a positive int, got {threads!r}")
+    return workers
 
 
 def combine_kbest(lists: Sequence[Sequence[tuple[list[int], float]]], top_n: int,
@@ -264,6 +308,28 @@ class ImportedTokenizer(ImportedContract, EncoderBridge):
     default_encoder = NATIVE
     symbol_unit = "byte"
 
+    # Pickling (and deepcopy): an imported model holds compiled kernels, which do not pickle;
+    # it is rebuilt from its constructor's arguments (recorded below), which builds them, and
+    # gets back the rest of its state (e.g. the vocabulary with the weights of ``fit_weights``).
+    _KERNELS = ("_kernel", "_encoders", "_init_args")
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is None:
+            return
+
+        @functools.wraps(init)
+        def recording_init(self, *args: Any, **options: Any) -> None:
+            self.__dict__.setdefault("_init_args", (args, options))  # the outermost call's
+            init(self, *args, **options)
+
+        cls.__init__ = recording_init  # type: ignore[method-assign]
+
+    def __reduce__(self) -> tuple:
+        args, options = self.__dict__["_init_args"]
+        state = {k: v for k, v in self.__dict__.items() if k not in self._KERNELS}
+        return (_rebuilt, (type(self), args, options), state)
+
     def _init_common(self, texts: list[str], token_types: np.ndarray | None,
                      specials: dict[str, int | None] | None, flags: dict[str, Any] | None,
                      name: str, where: str) -> None:
@@ -304,9 +370,7 @@ class ImportedTokenizer(ImportedContract, EncoderBridge):
         return False, False
 
     def _fragments(self, text: str, parse_special: bool) -> list[str | int]:
-        if not isinstance(text, str):
-            raise SymbolTypeError(f"`doc` must be a str, not {type(text).__name__}")
-        return partition_specials(text, self._special_table(parse_special))
+        return partition_specials(check_doc(text), self._special_table(parse_special))
 
     def _prepare(self, fragments: list[str | int]) -> list[str | int]:
         return fragments
@@ -333,9 +397,7 @@ class ImportedTokenizer(ImportedContract, EncoderBridge):
         """`encode` of every doc, on ``threads`` threads (default: one per core; the kernels
         release the GIL). Same ids as one by one."""
         docs = list(docs)
-        workers = (os.cpu_count() or 1) if threads is None else threads
-        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-            raise InvalidParameterError(f"`threads` must be a positive int, got {threads!r}")
+        workers = batch_workers(threads)
         if workers == 1 or len(docs) < 2:
             return [self.encode(doc, **options) for doc in docs]
         with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -348,11 +410,10 @@ class ImportedTokenizer(ImportedContract, EncoderBridge):
         return len(self.texts)
 
     def _check_ids(self, ids: Iterable[int]) -> list[int]:
-        out = []
-        for token in ids:
-            if isinstance(token, bool) or not isinstance(token, (int, np.integer)) or not 0 <= token < len(self.texts):
-                raise UnknownTokenError(f"token {token!r} is not in the vocabulary")
-            out.append(int(token))
+        out = checked_ids(ids)
+        for token in out:
+            if not 0 <= token < len(self.texts):
+                raise UnknownTokenError(f"token {token!r} is not in the vocabulary (ids 0..{len(self.texts) - 1})")
         return out
 
     def pieces(self, ids: Iterable[int]) -> list[Any]:

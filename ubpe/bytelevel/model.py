@@ -38,7 +38,7 @@ import regex
 from ..encoders import Encoding, make_encoder
 from ..encoders.ranked import RankedEncoder
 from ..errors import InvalidParameterError, ModelFormatError, NotFittedError, SymbolTypeError, UnknownTokenError
-from ..pieces import Inventory
+from ..pieces import Inventory, checked_ids
 from ..vocabulary import ID_DTYPE, Vocabulary
 from .patterns import (
     DEFAULT_PATTERN,
@@ -140,6 +140,15 @@ class ByteLevelBPE:
         (True, True)
         """
         return type(self).from_mergeable_ranks(self.mergeable_ranks(), pattern=pattern, special_tokens=self.special_tokens)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (and deep-copied) without the compiled merge table, rebuilt on load."""
+        return {**self.__dict__, "_encoder": None}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if self.vocabulary is not None:
+            self._encoder = RankedEncoder(self.vocabulary, priority="rank")
 
     def _install(
         self, vocabulary: Vocabulary, token_ids: np.ndarray, pattern: str, special_tokens: Mapping[str, int]
@@ -301,12 +310,8 @@ class ByteLevelBPE:
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         """The bytes of ``ids`` (special tokens as their UTF-8 text)."""
         self._check_fitted()
-        if isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
-            raise SymbolTypeError(f"decode takes a sequence of token ids, got {type(ids).__name__}")
-        ids = list(ids)
-        for i in ids:  # no bools, no negative indexing: ids are ints that have bytes
-            if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
-                raise SymbolTypeError(f"token ids must be ints, got {i!r}")
+        ids = checked_ids(ids)
+        for i in ids:  # no negative indexing: ids are ints that have bytes
             if i not in self._bytes_of:
                 raise UnknownTokenError(f"token {i!r} is not in the vocabulary (ids 0..{self.n_vocab - 1})")
         return b"".join([self._bytes_of[i] for i in ids])

@@ -44,7 +44,11 @@ class SpecialTokens:
                 raise InvalidParameterError(f"special token {text!r} has an invalid id {token!r}")
             specials[text] = int(token)
         if len(set(specials.values())) != len(specials):
-            raise InvalidParameterError("two special tokens share an id")
+            owners: dict[int, list[str]] = {}
+            for text, token in specials.items():
+                owners.setdefault(token, []).append(text)
+            token, texts = next((t, names) for t, names in owners.items() if len(names) > 1)
+            raise InvalidParameterError(f"two special tokens share an id: {texts[0]!r} and {texts[1]!r} are both {token}")
         self.ids: dict[str, int] = specials
 
     def allowed(self, allowed_special: Literal["all"] | AbstractSet[str]) -> set[str]:

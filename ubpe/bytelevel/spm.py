@@ -17,6 +17,7 @@ token is written as its UTF-8 bytes' ``<0xXX>`` tokens (byte fallback), or the u
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -24,14 +25,18 @@ import numpy as np
 import regex
 
 from ubpe_native._merges import PairMerges, pack_units
+from ubpe_native._spm import SpmBPE, SpmNormalizer, SpmPipeline
 from ubpe_native._unigram import UnigramLattice
 
-from ..errors import ModelFormatError, SymbolTypeError
+from ..errors import ModelFormatError
 from ..vocabulary import ID_DTYPE, Vocabulary
-from .imported_base import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, ImportedTokenizer
+from .imported_base import (BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, ImportedTokenizer, batch_workers,
+                            check_doc)
 from .spm_normalizer import Normalizer
 
 SPACE = "▁"
+# encode_batch gives each thread this many docs at least
+MIN_DOCS_PER_THREAD = 64
 _UNK_SURFACE = " \u2047 "
 # llama.cpp gives Phi-3's special tokens rstrip, except these (llama_vocab::impl::load)
 _PHI3_NAMES = ("phi-3", "phi3")
@@ -100,9 +105,7 @@ class CharModel(ImportedTokenizer):
     def _fragments(self, text: str, parse_special: bool) -> list[str | int]:
         if self.normalizer is None:
             return super()._fragments(text, parse_special)
-        if not isinstance(text, str):
-            raise SymbolTypeError(f"`doc` must be a str, not {type(text).__name__}")
-        normalized = self.normalizer(text)
+        normalized = self.normalizer(check_doc(text))
         if self._user_regex is None:
             return [normalized] if normalized else []
         out: list[str | int] = []
@@ -132,6 +135,48 @@ class CharModel(ImportedTokenizer):
             out.append(text.replace(" ", SPACE))
             previous_special = False
         return out
+
+    def _build_pipeline(self, model: SpmBPE | UnigramLattice) -> SpmPipeline:
+        """The normalizer in C (`ubpe_native._spm.SpmNormalizer`) before ``model``."""
+        norm = self.normalizer
+        user = [(t.encode("utf-8", "surrogatepass"), i) for i, t in enumerate(self.texts)
+                if self.token_types[i] == USER_DEFINED and t]
+        offsets = np.zeros(len(user) + 1, dtype=np.int64)
+        np.cumsum([len(u[0]) for u in user], out=offsets[1:])
+        native = SpmNormalizer(
+            np.asarray(norm._array or [], dtype=np.uint32), norm._replacements, norm.add_dummy_prefix,
+            norm.remove_extra_whitespaces, norm.escape_whitespaces, norm.treat_whitespace_as_suffix,
+            b"".join(u[0] for u in user), offsets, np.asarray([u[1] for u in user], dtype=np.int32))
+        return SpmPipeline(native, model)
+
+    def encode(self, doc: str, *, add_special: bool = False, parse_special: bool = False) -> list[int]:
+        if self.normalizer is None:
+            return super().encode(doc, add_special=add_special, parse_special=parse_special)
+        return self._with_specials(self._pipeline.encode_batch([check_doc(doc)])[0], add_special)
+
+    def encode_batch(self, docs, *, threads: int | None = None, **options: Any) -> list[list[int]]:
+        """`encode` of every doc; a sentencepiece model normalizes and encodes them in C, in
+        ``threads`` runs of consecutive docs (default: one per core)."""
+        if self.normalizer is None or options:
+            return super().encode_batch(docs, threads=threads, **options)
+        docs = list(docs)
+        for doc in docs:
+            check_doc(doc)
+        workers = min(batch_workers(threads), max(1, len(docs) // MIN_DOCS_PER_THREAD))
+        if workers == 1:
+            return self._pipeline.encode_batch(docs)
+        size = -(-len(docs) // workers)
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            parts = pool.map(self._pipeline.encode_batch, [docs[k : k + size] for k in range(0, len(docs), size)])
+            return [ids for part in parts for ids in part]
+
+    def _with_specials(self, ids: list[int], add_special: bool) -> list[int]:
+        """``ids`` with BOS and EOS as `encode` adds them when ``add_special``."""
+        if add_special and self.add_bos and "bos" in self.special_ids:
+            ids.insert(0, self.special_ids["bos"])
+        if add_special and self.add_eos and "eos" in self.special_ids:
+            ids.append(self.special_ids["eos"])
+        return ids
 
     def _collapsed(self, ids: np.ndarray) -> list[int]:
         out = ids.tolist()
@@ -214,7 +259,7 @@ class CharModel(ImportedTokenizer):
             text = self.texts[i]
             if kind == BYTE and len(text) == 6 and text.startswith("<0x"):
                 out.append(bytes([int(text[3:5], 16)]))
-            elif kind in (NORMAL, UNKNOWN):
+            elif kind in (NORMAL, UNKNOWN) or kind == USER_DEFINED and self.normalizer is not None:
                 out.append(text.replace(SPACE, " ").encode("utf-8", "surrogatepass"))
             else:
                 out.append(text.encode("utf-8", "surrogatepass"))
@@ -232,9 +277,9 @@ class SentencePieceBPE(CharModel):
     ``tokens`` are the pieces, ``scores`` their scores (higher merges first), ``token_types``
     llama.cpp's token types (1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte).
     With a ``normalizer`` the model is a sentencepiece ``.model`` BPE: the text is normalized
-    as sentencepiece does, merges only form normal and user-defined pieces, and a run of
-    unknown characters is one unknown id when there are no byte pieces. Unused pieces are
-    left out of the merges (sentencepiece would merge them and split them again).
+    as sentencepiece does and encoded by `ubpe_native._spm.SpmBPE` (sentencepiece's own loop:
+    user-defined pieces never merge, unused pieces merge and are split again, a run of unknown
+    characters is one unknown id when there are no byte pieces).
     """
 
     variant = "gguf:llama"
@@ -246,8 +291,13 @@ class SentencePieceBPE(CharModel):
         self._init_char_model(tokens, scores, token_types, specials, flags, name, variant, where,
                               normalizer)
         self._kernel = self._build_kernel()
+        if normalizer is not None:
+            self._pipeline = self._build_pipeline(self._kernel)
 
-    def _build_kernel(self) -> PairMerges:
+    def _merge_rules(self, mergeable: np.ndarray) -> dict[str, Any]:
+        """Every way to cut a mergeable piece in two known symbols, as a pair rule (rank: the
+        piece's place among the distinct scores, highest first; equal scores share a rank, so
+        the leftmost pair wins the tie); characters that are no token get ids ``n + j``."""
         text_to_id = self._text_to_id
         n = len(self.texts)
         extra: dict[str, int] = {}  # characters that are no token, as merge operands
@@ -258,11 +308,8 @@ class SentencePieceBPE(CharModel):
                 token = extra.setdefault(text, n + len(extra))
             return token
 
-        # higher score first; equal scores share a rank, so the leftmost pair wins the tie
         distinct, rank_of_token = np.unique(-self.scores.astype(np.float64), return_inverse=True)
         left, right, result, rank = [], [], [], []
-        mergeable = (np.ones(n, dtype=bool) if self.normalizer is None
-                      else np.isin(self.token_types, (NORMAL, USER_DEFINED)))
         for token, text in enumerate(self.texts):
             if not mergeable[token]:
                 continue
@@ -284,19 +331,50 @@ class SentencePieceBPE(CharModel):
         np.cumsum([len(e) for e in expansions], out=offsets[1:])
         unk = self.special_ids.get("unk")
         fallback = [self._byte_token(b) for b in range(256)]
-        fallback = [(-1 if unk is None else unk) if t is None else t for t in fallback]
-        i32 = lambda values: np.asarray(values, dtype=np.int32)  # noqa: E731
-        encoded_units = [c.encode("utf-8", "surrogatepass") for c in units]
+        return dict(left=_i32(left), right=_i32(right), result=_i32(result),
+                    rank=np.asarray(rank, dtype=np.int64), units=units,
+                    unit_ids=unit_ids, expand_offsets=offsets,
+                    expand_ids=_i32([t for e in expansions for t in e]),
+                    fallback=[(-1 if unk is None else unk) if t is None else t for t in fallback])
+
+    def _build_kernel(self) -> PairMerges | SpmBPE:
+        if self.normalizer is not None:
+            return self._build_spm_kernel()
+        rules = self._merge_rules(np.ones(len(self.texts), dtype=bool))
+        encoded_units = [c.encode("utf-8", "surrogatepass") for c in rules["units"]]
         keep = [k for k, e in enumerate(encoded_units) if 1 <= len(e) <= 4]
         return PairMerges(
-            n, i32(left), i32(right), i32(result), np.asarray(rank, dtype=np.int64),
-            offsets, i32([t for e in expansions for t in e]),
-            pack_units([encoded_units[k] for k in keep]), i32([unit_ids[k] for k in keep]),
-            i32(fallback), True, b"", np.zeros(1, dtype=np.int64), i32([]))
+            len(self.texts), rules["left"], rules["right"], rules["result"], rules["rank"],
+            rules["expand_offsets"], rules["expand_ids"],
+            pack_units([encoded_units[k] for k in keep]), _i32([rules["unit_ids"][k] for k in keep]),
+            _i32(rules["fallback"]), True, b"", np.zeros(1, dtype=np.int64), _i32([]))
+
+    def _build_spm_kernel(self) -> SpmBPE:
+        """sentencepiece's own loop: unused pieces merge and are split again, user-defined
+        pieces are frozen symbols, without byte pieces a run of unknown symbols is one id."""
+        rules = self._merge_rules(np.isin(self.token_types, (NORMAL, USER_DEFINED, UNUSED)))
+        units = [(c.encode("utf-8", "surrogatepass"), rules["unit_ids"][k], 0)
+                 for k, c in enumerate(rules["units"])]
+        units += [(t.encode("utf-8", "surrogatepass"), i, 1) for i, t in enumerate(self.texts)
+                  if self.token_types[i] == USER_DEFINED and t]
+        offsets = np.zeros(len(units) + 1, dtype=np.int64)
+        np.cumsum([len(u[0]) for u in units], out=offsets[1:])
+        return SpmBPE(
+            len(self.texts), rules["left"], rules["right"], rules["result"], rules["rank"],
+            (self.token_types == UNUSED).astype(np.uint8), b"".join(u[0] for u in units), offsets,
+            _i32([u[1] for u in units]), np.array([u[2] for u in units], dtype=np.uint8),
+            rules["expand_ids"], rules["expand_offsets"], int(self.special_ids["unk"]),
+            _i32(rules["fallback"]), bool(self._collapse_unk))
 
     def _native(self, text: str) -> list[int]:
         data = text.encode("utf-8", "surrogatepass")
+        if self.normalizer is not None:
+            return self._kernel.encode(data).tolist()
         return self._collapsed(self._kernel.encode(data, np.array([0, len(data)], dtype=np.int64)))
+
+
+def _i32(values) -> np.ndarray:
+    return np.asarray(values, dtype=np.int32)
 
 
 # unigram weights: a base symbol that is no piece (only byte tokens spell it)
@@ -331,6 +409,7 @@ class SentencePieceUnigram(CharModel):
             (self.token_types[chosen] == USER_DEFINED).astype(np.uint8),
             int(self.special_ids["unk"]), np.float32(min_score) - np.float32(10.0),
             i32([-1 if t is None else t for t in fallback]))
+        self._pipeline = self._build_pipeline(self._kernel)
 
     def _native(self, text: str) -> list[int]:
         return self._kernel.encode(text.encode("utf-8", "surrogatepass")).tolist()

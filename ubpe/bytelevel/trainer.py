@@ -56,6 +56,9 @@ def fit_bytelevel(
         raise SymbolTypeError("`special_tokens` must be a collection of str, not one str")
     # a set has no order of its own (it would follow PYTHONHASHSEED): its names are sorted
     names = sorted(special_tokens) if isinstance(special_tokens, AbstractSet) else list(special_tokens)
+    bad = [n for n in names if not isinstance(n, str) or not n]
+    if bad:
+        raise InvalidParameterError(f"special tokens must be non-empty str, got {bad[0]!r}")
     if len(set(names)) != len(names):
         twice = sorted(n for n, count in Counter(names).items() if count > 1)
         raise InvalidParameterError(f"special tokens given twice: {twice[:3]} (ids would leave a hole)")

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 
 from ..errors import UBPEError
@@ -48,7 +49,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "top_n", 1) < 1:
         parser.error("--top-n must be at least 1")
     try:
-        return args.handler(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return args.handler(args)
     except BrokenPipeError:
         return _broken_pipe()
     except KeyboardInterrupt:
@@ -59,6 +62,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"{PROG}: error: {_message(exc)}", file=sys.stderr)
         return EXIT_ERROR
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings as one line, like errors: ``ubpe: warning: ...`` (no source file nor line)."""
+    print(f"{PROG}: warning: {' '.join(str(message).split())}", file=sys.stderr)
 
 
 def _message(exc: BaseException) -> str:

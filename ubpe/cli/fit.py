@@ -1,4 +1,10 @@
-"""``ubpe fit``: fit a universal, classic or byte-level model and write it."""
+"""``ubpe fit``: fit a universal, classic or byte-level model and write it.
+
+The inputs are streamed (:class:`~ubpe.cli.stream.DocStream`): a first pass infers the
+alphabet when ``--alphabet`` is not given, a second one fits; memory is bounded by the
+distinct parts (and the pair statistics), not by the corpus. On Dask (``--scheduler``,
+``--workers``) the documents are read into a list and partitioned from there.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,7 @@ import argparse
 import contextlib
 import sys
 import time
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -13,7 +20,8 @@ import numpy as np
 from ..bytelevel import PATTERNS, ByteLevelBPE
 from ..io import save
 from ..tokenizer import CLASSIC, DEFAULT_N_TOKENS, UBPE, UBPEBase, UBPEClassic
-from .inputs import DEFAULT_BYTELEVEL_PATTERN, PROG, CLIError, check_output, parse_ints, read_docs, read_file, unescape
+from .inputs import DEFAULT_BYTELEVEL_PATTERN, PROG, CLIError, check_output, parse_ints, read_file, unescape
+from .stream import DocStream
 
 TIKTOKEN_SUFFIX = ".tiktoken"
 
@@ -25,24 +33,23 @@ def run(args: argparse.Namespace) -> int:
     if args.n_tokens is not None and args.n_tokens < 1:
         raise CLIError(f"--n-tokens must be at least 1, got {args.n_tokens}")
     started = time.perf_counter()
-    docs = read_docs(args.inputs, ints=args.ints, docs_per=args.docs_per, glob=args.glob, quiet=quiet)
-    ints = bool(docs) and not isinstance(docs[0], str)
-    if not ints:
-        docs = [d for d in docs if d]
-    if not docs:
-        raise CLIError("the input holds no documents")
-    regex_str = args.regex if args.regex is not None else (PATTERNS[args.pattern] if args.pattern else None)
-    if ints and args.variant == ByteLevelBPE.variant:
-        raise CLIError("the byte-level variant fits text, not integer sequences")
-    on_dask = args.scheduler is not None or args.workers is not None
-    with contextlib.ExitStack() as stack:
-        corpus = _on_cluster(stack, docs, args) if on_dask else docs
-        model, summary = _fit(args, docs, corpus, ints, regex_str, quiet)
+    with DocStream(args.inputs, ints=args.ints, docs_per=args.docs_per, glob=args.glob, quiet=quiet,
+                   skip_empty=True) as docs:
+        if not docs.any():
+            raise CLIError("the input holds no documents")
+        ints = docs.ints
+        regex_str = args.regex if args.regex is not None else (PATTERNS[args.pattern] if args.pattern else None)
+        if ints and args.variant == ByteLevelBPE.variant:
+            raise CLIError("the byte-level variant fits text, not integer sequences")
+        on_dask = args.scheduler is not None or args.workers is not None
+        with contextlib.ExitStack() as stack:
+            corpus = _on_cluster(stack, list(docs), args) if on_dask else docs
+            model, summary = _fit(args, docs, corpus, ints, regex_str, quiet)
     save(model, args.output, "tiktoken" if args.output.endswith(TIKTOKEN_SUFFIX) else "ubpe")
     if not args.quiet:
         seconds = time.perf_counter() - started
         where = " on Dask" if on_dask else ""
-        print(f"{PROG}: fitted a {args.variant} model on {len(docs)} documents{where}: {summary} "
+        print(f"{PROG}: fitted a {args.variant} model on {docs.n_docs} documents{where}: {summary} "
               f"in {seconds:.2f} s -> {args.output}", file=sys.stderr)
     return 0
 
@@ -62,7 +69,7 @@ def _on_cluster(stack: contextlib.ExitStack, docs: list[Any], args: argparse.Nam
 
 
 def _fit(
-    args: argparse.Namespace, docs: list[Any], corpus: Any, ints: bool, regex_str: str | None, quiet: bool
+    args: argparse.Namespace, docs: Iterable[Any], corpus: Any, ints: bool, regex_str: str | None, quiet: bool
 ) -> tuple[Any, str]:
     """The fitted model and its summary; ``corpus`` is ``docs`` or a Dask bag of them."""
     if args.variant == ByteLevelBPE.variant:
@@ -80,10 +87,11 @@ def _fit(
 
 
 def fit_universal(
-    args: argparse.Namespace, docs: list[Any], ints: bool, regex_str: str | None, quiet: bool,
+    args: argparse.Namespace, docs: Iterable[Any], ints: bool, regex_str: str | None, quiet: bool,
     *, corpus: Any = None,
 ) -> UBPEBase:
-    """A fitted ``UBPE`` or ``UBPEClassic``; the alphabet defaults to every symbol seen.
+    """A fitted ``UBPE`` or ``UBPEClassic``; the alphabet defaults to every symbol seen (a
+    pass over ``docs``, which may be re-iterable stream).
     The fit runs on ``corpus`` (the same documents, e.g. as a Dask bag) when given."""
     if ints and regex_str:
         raise CLIError("a regex splits text; integer sequences take --break-tokens instead")

@@ -260,7 +260,7 @@ def check_output(path: str) -> None:
 
 
 def load_model(path: str, *, variant: str | None = None, pattern: str | None = None) -> Any:
-    """:func:`ubpe.load` with the command line's defaults: a ``.tiktoken`` file (which does
-    not record its pattern) splits text by ``pattern``, default gpt2 (as ``ubpe fit
-    --variant bytelevel``); ``variant`` picks the class of a ubpe 0.3.0 dump."""
-    return load(path, variant=variant, pattern=pattern or DEFAULT_BYTELEVEL_PATTERN)
+    """:func:`ubpe.load`: a ``.tiktoken`` file (which does not record its pattern) splits
+    text by ``pattern``, default the API's (``ubpe.io.tiktoken.DEFAULT_TIKTOKEN_PATTERN``,
+    cl100k); ``variant`` picks the class of a ubpe 0.3.0 dump."""
+    return load(path, variant=variant, pattern=pattern)

@@ -17,8 +17,12 @@ nothing that imports them (so the package ``__init__`` can import everything wit
 
 from __future__ import annotations
 
+import os
+
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import reduce
+from operator import add
 from typing import Any, Protocol
 
 import numpy as np
@@ -32,6 +36,14 @@ Encoding = tuple[list[int], float]
 # top-n search keeps top_n candidates per lattice position: past this it is a mistake, not a
 # request (memory grows as length x top_n)
 MAX_TOP_N = 4096
+
+# The n-best searches (tfidf over each part's lattice; fewest / additive over the whole
+# document) keep top_n alternatives per position: memory ~ NBEST_BYTES_PER_CELL x positions x
+# top_n, time ~ positions x top_n x log(top_n) x the longest token. Checked up front against
+# a budget, NBEST_MEMORY_ENV (bytes) raises it.
+NBEST_BYTES_PER_CELL = 52  # measured: tfidf ~50 bytes per cell (lattice and output), fewest ~27
+NBEST_MEMORY_ENV = "UBPE_NBEST_MEMORY"
+DEFAULT_NBEST_MEMORY = 1 << 30  # 1 GiB
 
 
 class Encoder(Protocol):
@@ -83,6 +95,42 @@ def check_top_n(encoder: Encoder, top_n: Any) -> int:
     return int(top_n)
 
 
+def nbest_memory_budget() -> int:
+    """Bytes an n-best search may take: ``$UBPE_NBEST_MEMORY``, default 1 GiB.
+
+    >>> nbest_memory_budget() == DEFAULT_NBEST_MEMORY or NBEST_MEMORY_ENV in os.environ
+    True
+    """
+    given = os.environ.get(NBEST_MEMORY_ENV)
+    if given is None:
+        return DEFAULT_NBEST_MEMORY
+    if not given.strip().isdigit() or int(given) < 1:
+        raise InvalidParameterError(f"{NBEST_MEMORY_ENV} must be a positive number of bytes, got {given!r}")
+    return int(given)
+
+
+def check_nbest_memory(positions: int, top_n: int) -> None:
+    """Refuse, before allocating, an n-best search over ``positions`` symbols that would need
+    more than :func:`nbest_memory_budget` (naming the budget and how to raise it).
+
+    >>> check_nbest_memory(10_000, 8)
+    >>> check_nbest_memory(10_000, 4096)
+    Traceback (most recent call last):
+    ...
+    ubpe.errors.InvalidParameterError: top_n=4096 over 10000 symbols needs about 2031 MiB for the n-best search, more than the budget of 1024 MiB: lower top_n, split the document into smaller parts, or raise the budget (environment variable UBPE_NBEST_MEMORY, in bytes)
+    """
+    if top_n <= 1:
+        return
+    need = (positions + 1) * top_n * NBEST_BYTES_PER_CELL
+    budget = nbest_memory_budget()
+    if need > budget:
+        raise InvalidParameterError(
+            f"top_n={top_n} over {positions} symbols needs about {need / 2**20:.0f} MiB for the n-best search, "
+            f"more than the budget of {budget / 2**20:.0f} MiB: lower top_n, split the document into smaller "
+            f"parts, or raise the budget (environment variable {NBEST_MEMORY_ENV}, in bytes)"
+        )
+
+
 def flatten_parts(parts: Sequence[Any], n_base: int) -> tuple[np.ndarray, np.ndarray]:
     """Parts back to back: ``(symbols, bounds)``, part ``k`` at ``bounds[k]:bounds[k + 1]``.
 
@@ -110,6 +158,37 @@ def flatten_parts(parts: Sequence[Any], n_base: int) -> tuple[np.ndarray, np.nda
     return symbols.astype(ID_DTYPE, copy=False), bounds
 
 
+def split_by_document(batch: Any, tokens: np.ndarray, token_offsets: np.ndarray, scores: np.ndarray,
+                      candidate_offsets: np.ndarray | None = None) -> list[list[Encoding]]:
+    """Top-1 encodings of every document of a split batch from one kernel call over all its
+    parts: part ``k``'s candidate ``c`` (``candidate_offsets[k]``, default ``c = k``) is
+    ``tokens[token_offsets[c]:token_offsets[c + 1]]`` scored ``scores[c]``; a document's
+    tokens are its parts' back to back, its score their sum left to right (as for one
+    document, :func:`add_left_to_right`).
+
+    >>> from types import SimpleNamespace
+    >>> batch = SimpleNamespace(doc_part_offsets=np.array([0, 2, 2, 3]))
+    >>> split_by_document(batch, np.array([5, 6, 7]), np.array([0, 1, 2, 3]), np.array([0.5, 0.25, 1.0]))
+    [[([5, 6], 0.75)], [([], 0.0)], [([7], 1.0)]]
+    """
+    flat, offsets, score_list = tokens.tolist(), token_offsets.tolist(), scores.tolist()
+    parts = batch.doc_part_offsets.tolist()
+    if candidate_offsets is not None:
+        candidates = candidate_offsets.tolist()
+        parts = [candidates[p] for p in parts]
+    return [[(flat[offsets[first] : offsets[last]], add_left_to_right(score_list[first:last]))]
+            for first, last in zip(parts[:-1], parts[1:])]
+
+
+def encode_documents(encoder: Any, batch: Any, top_n: int = 1) -> list[list[Encoding]]:
+    """Every document of a split batch (:class:`ubpe.splitting.SplitBatch`) by ``encoder``:
+    its own ``encode_split`` (one kernel call for the batch) where it has one, else
+    ``encode`` document by document."""
+    if hasattr(encoder, "encode_split"):
+        return encoder.encode_split(batch, top_n)
+    return [encoder.encode(batch.parts(d), top_n) for d in range(batch.n_docs)]
+
+
 def all_weights(vocabulary: Vocabulary) -> np.ndarray:
     """The weight of every id, 0 for base ids (alphabet symbols and known words).
 
@@ -126,10 +205,7 @@ def add_left_to_right(scores: Sequence[float]) -> float:
     >>> add_left_to_right([0.1, 0.2, 0.3])
     0.6000000000000001
     """
-    total = 0.0
-    for score in scores:
-        total += score
-    return total
+    return reduce(add, scores, 0.0)  # one float addition after the other, in C
 
 
 class TfidfScorer:

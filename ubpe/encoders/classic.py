@@ -12,14 +12,18 @@ one and concatenated, their scores added left to right, as ubpe 0.3.0's ``UBPECl
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ubpe_native._classic import PairTable, encode_words
 
 from ..vocabulary import ID_DTYPE, Vocabulary
-from ._base import Encoding, all_weights, check_top_n, flatten_parts
+from ._base import Encoding, all_weights, check_top_n, flatten_parts, split_by_document
 from .tfidf import concatenate_best
+
+if TYPE_CHECKING:
+    from ..splitting import SplitBatch
 
 
 class ClassicEncoder:
@@ -58,6 +62,12 @@ class ClassicEncoder:
         if len(parts) == 1:
             return [(out.tolist(), float(scores[0]))]
         return concatenate_best(out, offsets, scores)
+
+    def encode_split(self, batch: SplitBatch, top_n: int = 1) -> list[list[Encoding]]:
+        """:meth:`encode` of every document of a split batch, in one kernel call."""
+        check_top_n(self, top_n)
+        out, offsets, scores = encode_words(self._table, self._weights, batch.tokens, batch.part_offsets)
+        return split_by_document(batch, out, offsets, scores)
 
     def _run(self, parts: Sequence[np.ndarray]):
         symbols, bounds = flatten_parts(parts, self.vocabulary.n_base)

@@ -58,7 +58,7 @@ from ubpe_native._radix import RadixTree
 
 from ..errors import InvalidParameterError, SymbolTypeError
 from ..vocabulary import ID_DTYPE, Vocabulary
-from ._base import Encoding, TfidfScorer, check_top_n, flatten_parts
+from ._base import Encoding, TfidfScorer, check_nbest_memory, check_top_n, flatten_parts
 # Fewest tokens is the cheapest path when every token costs this much.
 UNIT_COST = 1.0
 
@@ -118,6 +118,7 @@ class _PathEncoder:
         """``[(tokens, tf-idf score)]`` of the document's parts, best first."""
         top_n = check_top_n(self, top_n)
         symbols, bounds = flatten_parts(parts, self.vocabulary.n_base)
+        check_nbest_memory(len(symbols), top_n)  # the whole document's lattice
         return [
             (tokens.tolist(), self._scorer.score(tokens, bounds))
             for tokens, _ in self._paths(symbols, bounds, top_n)
@@ -128,6 +129,7 @@ class _PathEncoder:
         (the number of tokens, unless the encoder says otherwise)."""
         top_n = check_top_n(self, top_n)
         symbols, bounds = flatten_parts(parts, self.vocabulary.n_base)
+        check_nbest_memory(len(symbols), top_n)
         return [(tokens.tolist(), objective) for tokens, objective in self._paths(symbols, bounds, top_n)]
 
 

@@ -21,6 +21,7 @@ build them from the registry's options.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 from functools import cached_property
 
 import numpy as np
@@ -116,6 +117,17 @@ class RankedEncoder:
         symbols, bounds = flatten_parts(parts, self.vocabulary.n_base)
         tokens = self.encode_flat(symbols, bounds)
         return [(tokens.tolist(), self._scorer.score(tokens, bounds))]
+
+    def encode_split(self, batch: Any, top_n: int = 1) -> list[list[Encoding]]:
+        """:meth:`encode` of every document of a split batch (:class:`ubpe.splitting.SplitBatch`)."""
+        check_top_n(self, top_n)
+        out = []
+        starts, parts = batch.part_offsets, batch.doc_part_offsets.tolist()
+        for first, last in zip(parts[:-1], parts[1:]):
+            bounds = starts[first : last + 1] - starts[first]
+            tokens = self.encode_flat(batch.tokens[starts[first] : starts[last]], bounds)
+            out.append([(tokens.tolist(), self._scorer.score(tokens, bounds))])
+        return out
 
     def encode_flat(
         self, symbols: np.ndarray, bounds: np.ndarray, *, whole_piece_shortcut: bool = False

@@ -36,7 +36,8 @@ from ubpe_native._radix import RadixTree
 
 from ..errors import InvalidParameterError
 from ..vocabulary import Vocabulary
-from ._base import Encoding, add_left_to_right, all_weights, check_top_n, flatten_parts
+from ._base import (Encoding, add_left_to_right, all_weights, check_nbest_memory, check_top_n, flatten_parts,
+                    split_by_document)
 
 
 def concatenate_best(tokens: np.ndarray, token_offsets: np.ndarray, scores: np.ndarray) -> list[Encoding]:
@@ -201,6 +202,35 @@ class TfidfEncoder:
             return candidates[0]
         return best_sums(candidates, top_n)
 
+    def encode_split(self, batch: SplitBatch, top_n: int = 1) -> list[list[Encoding]]:
+        """:meth:`encode` of every document of a split batch; top-1 in one kernel call."""
+        top_n = check_top_n(self, top_n)
+        if top_n != 1 and self.exact:
+            return [self.encode(batch.parts(d), top_n) for d in range(batch.n_docs)]
+        check_nbest_memory(int(np.diff(batch.part_offsets).max(initial=0)), top_n)  # one part's lattice at a time
+        tokens, token_offsets, candidate_offsets, scores = encode_parts(
+            self._tree, self._weights, batch.tokens, batch.part_offsets, top_n, self.exact_max_length)
+        if top_n == 1:
+            return split_by_document(batch, tokens, token_offsets, scores, candidate_offsets)
+        out = []
+        flat, bounds, score_list = tokens.tolist(), token_offsets.tolist(), scores.tolist()
+        candidates = candidate_offsets.tolist()
+        parts = batch.doc_part_offsets.tolist()
+        for first, last in zip(parts[:-1], parts[1:]):
+            if last - first > 1:  # the reference's walk over this document's parts' candidates
+                c0, c1 = candidates[first], candidates[last]
+                t0, t1 = bounds[c0], bounds[c1]
+                spelled, totals = walk(candidate_offsets[first : last + 1] - c0, token_offsets[c0 : c1 + 1] - t0,
+                                       tokens[t0:t1], scores[c0:c1], top_n)
+                out.append(list(zip(spelled, totals)))
+            elif last - first == 1:  # one part: its own candidates
+                out.append([(flat[bounds[c] : bounds[c + 1]], score_list[c])
+                            for c in range(candidates[first], candidates[last])])
+            else:
+                out.append(self.encode([], top_n))
+        return out
+
     def _run(self, parts: Sequence[np.ndarray], top_n: int):
         symbols, bounds = flatten_parts(parts, self.vocabulary.n_base)
+        check_nbest_memory(int(np.diff(bounds).max(initial=0)), top_n)  # one part's lattice at a time
         return encode_parts(self._tree, self._weights, symbols, bounds, top_n, self.exact_max_length)

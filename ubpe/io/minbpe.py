@@ -69,7 +69,9 @@ def parse_minbpe(text: str, where: str = "<minbpe>") -> MinbpeBPE:
 def _integer(field: str, where: str, number: int, what: str) -> int:
     field = field.strip()
     if not (field.isascii() and field.isdigit()) or len(field) > 10:
-        raise ModelFormatError(f"{where}, line {number}: {what} must be a non-negative integer, got {field!r}")
+        raise ModelFormatError(
+            f"{where}, line {number}: {what} must be a non-negative integer of at most 10 digits, got {field[:40]!r}"
+        )
     return int(field)
 
 

@@ -73,7 +73,9 @@ def to_json(tokenizer: Any) -> str:
     writer = BODIES.get(getattr(tokenizer, "variant", None))
     if writer is None:
         raise InvalidParameterError(
-            f"our model format holds {', '.join(BODIES)} tokenizers, not {type(tokenizer).__name__}"
+            f"our model format holds {', '.join(BODIES)} tokenizers, not "
+            + (f"{tokenizer.variant} ones (imported models are read-only)" if getattr(tokenizer, "variant", None)
+               else type(tokenizer).__name__)
         )
     return wrap_body(writer[0](tokenizer))
 
@@ -220,7 +222,9 @@ def _ubpe_from_body(body: dict, what: str) -> Any:
             stop_tokens=_decoded_symbols(body.get("stop_tokens")),
         )
         n_tokens = int(body["n_tokens"])
-    except (KeyError, TypeError, ValueError, OverflowError) as exc:
+    except KeyError as exc:
+        raise ModelFormatError(f"{what} is malformed: it has no `{exc.args[0]}`") from None
+    except (TypeError, ValueError, OverflowError) as exc:
         raise ModelFormatError(f"{what} is malformed: {exc}") from None
     vocabulary = None
     if body.get("vocabulary") is not None:
@@ -290,11 +294,15 @@ def _bytelevel_body(tok: Any) -> dict:
 
 
 def _bytelevel_from_body(body: dict, what: str) -> Any:
-    try:
-        lines = "\n".join(f"{piece} {rank}" for piece, rank in body["mergeable_ranks"])
-        pattern, specials = body["pattern"], body.get("special_tokens") or {}
-    except (KeyError, TypeError, ValueError, OverflowError) as exc:
-        raise ModelFormatError(f"{what} is malformed: {exc}") from None
+    ranks, pattern, specials = body.get("mergeable_ranks"), body.get("pattern"), body.get("special_tokens") or {}
+    if not isinstance(ranks, list) or not all(
+        isinstance(row, list) and len(row) == 2 and isinstance(row[0], str) and isinstance(row[1], int)
+        for row in ranks
+    ):
+        raise ModelFormatError(f"{what} is malformed: `mergeable_ranks` must be an array of [base64, rank] pairs")
+    if not isinstance(pattern, str):
+        raise ModelFormatError(f"{what} is malformed: `pattern` must be a string")
+    lines = "\n".join(f"{piece} {rank}" for piece, rank in ranks)
     if not isinstance(specials, dict):
         raise ModelFormatError(f"{what}: special_tokens must be an object of text -> id")
     return ByteLevelBPE.from_mergeable_ranks(parse_tiktoken(lines, what), pattern=pattern, special_tokens=specials)

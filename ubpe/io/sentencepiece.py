@@ -95,6 +95,9 @@ def from_bytes(data: bytes, *, where: str = "<model>"):
         raise ModelFormatError(f"{where}: sentencepiece model type {type_name!r} is not supported; "
                                f"supported: {', '.join(SUPPORTED_TYPES)}")
     tokens = [p.piece for p in proto.pieces]
+    broken = next((i for i, t in enumerate(tokens) if not isinstance(t, str)), None)
+    if broken is not None:  # protobuf hands over a string field that is not UTF-8 as bytes
+        raise ModelFormatError(f"{where}: piece {broken} is not valid UTF-8: {tokens[broken][:20]!r}")
     scores = np.array([p.score for p in proto.pieces], dtype=np.float32)
     if not np.all(np.isfinite(scores)):
         raise ModelFormatError(f"{where}: a piece score is NaN or infinite")

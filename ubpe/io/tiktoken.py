@@ -1,7 +1,10 @@
 """tiktoken's ``.tiktoken`` files: one ``base64(bytes) rank`` line per mergeable token.
 
 The file holds neither the pre-tokenization pattern nor the special tokens: a reader gets them
-from its caller (``ubpe.load(path, pattern="cl100k", special_tokens={...})``).
+from its caller (``ubpe.load(path, pattern="gpt2", special_tokens={...})``). Without one, a
+``.tiktoken`` file is read with :data:`DEFAULT_TIKTOKEN_PATTERN`, ``cl100k`` (the library's
+default pattern, that of ``cl100k_base.tiktoken``), by the API and the command line alike;
+writing a model whose pattern is another warns, naming the ``pattern=`` to read it back with.
 
 >>> parse_tiktoken("YQ== 0\\nYg== 1\\n")
 {b'a': 0, b'b': 1}
@@ -15,13 +18,17 @@ import base64
 import binascii
 import os
 import re
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..bytelevel import DEFAULT_PATTERN, ByteLevelBPE
-from ..errors import InvalidParameterError, ModelFormatError
+from ..bytelevel import DEFAULT_PATTERN, PATTERNS, ByteLevelBPE
+from ..errors import IgnoredInputWarning, InvalidParameterError, ModelFormatError
 from .files import write_atomically
+
+#: the pattern a ``.tiktoken`` file is read with when none is given (API and CLI)
+DEFAULT_TIKTOKEN_PATTERN = DEFAULT_PATTERN
 
 _LINE = re.compile(rb"[A-Za-z0-9+/]+={0,2} [0-9]+(\r?\n|$)")
 
@@ -35,8 +42,8 @@ def read(
     path: str | os.PathLike, *, pattern: str | None = None, special_tokens: Mapping[str, int] | None = None
 ) -> Any:
     """A :class:`~ubpe.bytelevel.ByteLevelBPE` from a ``.tiktoken`` file (e.g.
-    ``cl100k_base.tiktoken``) with the ``pattern`` (default: the library's, cl100k) and
-    ``special_tokens`` that go with it."""
+    ``cl100k_base.tiktoken``) with the ``pattern`` (default: :data:`DEFAULT_TIKTOKEN_PATTERN`,
+    cl100k) and ``special_tokens`` that go with it."""
     try:
         text = Path(path).read_text(encoding="ascii")
     except UnicodeDecodeError as exc:
@@ -44,7 +51,8 @@ def read(
     if not text.strip():
         raise ModelFormatError(f"{path} is an empty file, not a .tiktoken model")
     return ByteLevelBPE.from_mergeable_ranks(
-        parse_tiktoken(text, str(path)), pattern=pattern or DEFAULT_PATTERN, special_tokens=special_tokens
+        parse_tiktoken(text, str(path)), pattern=pattern or DEFAULT_TIKTOKEN_PATTERN,
+        special_tokens=special_tokens
     )
 
 
@@ -55,6 +63,17 @@ def write(tokenizer: Any, path: str | os.PathLike) -> None:
     if ranks_of is None:
         raise InvalidParameterError(
             f".tiktoken holds byte-level vocabularies; this is a {getattr(tokenizer, 'variant', type(tokenizer).__name__)} model"
+        )
+    pattern = getattr(tokenizer, "pattern", None)
+    if pattern is not None and pattern != PATTERNS[DEFAULT_TIKTOKEN_PATTERN]:
+        preset = next((name for name, text in PATTERNS.items() if text == pattern), None)
+        warnings.warn(
+            f"{path}: a .tiktoken file does not record the pattern; this model's "
+            f"({preset or 'a custom regex'}) is not the {DEFAULT_TIKTOKEN_PATTERN} that readers assume: "
+            f"read it with pattern={preset or '<the regex>'!r} (CLI: ubpe convert {Path(path).name} "
+            f"model.json --pattern {preset or 'REGEX'})",
+            IgnoredInputWarning,
+            stacklevel=3,
         )
     lines = [
         f"{base64.b64encode(piece).decode('ascii')} {rank}\n"

@@ -6,6 +6,14 @@ The fields are ``n_tokens``, ``alphabet`` (symbol -> id), ``known_words`` (id ->
 it (see :func:`infer_symbol_type`). The file does not say whether it holds a universal or a
 classic model: :func:`guess_variant` reads it off the mapper.
 
+What the format cannot hold (the symbol type, the merges and ranks of a universal model, the
+variant) :func:`dumps` carries in one more key, ``"ubpe_model"``: our model body (see
+:mod:`ubpe.io.ours`) with a checksum of the reference's fields. The reference's ``loads``
+reads its fields by name and ignores the key (``tests/golden/ubpe030_extra_key.json``
+records that); our :func:`loads` restores the exact model from it while the checksum matches
+the reference's fields, and otherwise (a file edited by another tool) warns and reads the
+reference's fields only.
+
 >>> from ubpe import UBPE
 >>> tok = UBPE(alphabet="ab", n_tokens=4)
 >>> tok.fit(["abab", "abba"], quiet=True)
@@ -19,18 +27,24 @@ True
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
+import warnings
 from typing import Any
 
 import numpy as np
 
 from ..alphabet import Alphabet
-from ..errors import InvalidParameterError, ModelFormatError
+from ..errors import IgnoredInputWarning, InvalidParameterError, ModelFormatError, UBPEError
 from ..splitting import make_pipeline
 from ..tokenizer import CLASSIC, UNIVERSAL, UBPE, UBPEClassic
 from ..vocabulary import Vocabulary
 from .files import parse_json, read_text, write_atomically
+from .ours import BODIES, checksum
+
+# the key that carries what the reference's fields cannot hold (the reference ignores it)
+EXTRA_KEY = "ubpe_model"
 
 # a reference dump is a JSON object whose first key is one of its fields (the reference writes
 # n_tokens first; other writers may not keep the order)
@@ -84,6 +98,8 @@ def dumps(tok: Any) -> str:
         model["stop_tokens"] = sorted(pipeline.stop_tokens)
     model["mapper"] = tok.tokens_mapper["backward"]
     model["weights"] = tok.tokens_weights
+    fields = json.loads(json.dumps(model))  # as a reader sees them: object keys become str
+    model[EXTRA_KEY] = {"fields_checksum": checksum(fields), "body": BODIES[tok.variant][0](tok)}
     return json.dumps(model)
 
 
@@ -94,13 +110,21 @@ def loads(
     model = parse_json(dump, what)
     if not isinstance(model, dict) or not isinstance(model.get("alphabet"), dict):
         raise ModelFormatError(f"{what} has no `alphabet` object")
+    exact = _from_extra_key(model, what)
+    if exact is not None and variant in (None, exact.variant) and token_type in (None, exact.symbol_type):
+        return exact  # else the caller reads the reference's fields otherwise, as it asked
     for field in ("mapper", "weights"):
         if not isinstance(model.get(field), dict):
             raise ModelFormatError(f"{what} has no `{field}` object")
     for field, kind, name in OPTIONAL:
         if model.get(field) and not isinstance(model[field], kind):
             raise ModelFormatError(f"{what}'s `{field}` must be a JSON {name}, not {type(model[field]).__name__}")
-    variant = variant or guess_variant(model)
+    guessed = guess_variant(model)
+    if variant == UNIVERSAL and guessed == CLASSIC:
+        raise ModelFormatError(
+            f"{what} holds a classic model (its mapper maps tokens to pairs of merged ids), not a universal one"
+        )
+    variant = variant or guessed
     if variant not in (UNIVERSAL, CLASSIC):
         raise InvalidParameterError(f"ubpe 0.3.0 JSON holds a universal or classic model, not a {variant} one")
     if token_type is None:
@@ -128,6 +152,30 @@ def loads(
     return cls.restore(pipeline, n_tokens=len(vocabulary), vocabulary=vocabulary)
 
 
+def _from_extra_key(model: dict, what: str) -> Any:
+    """The exact model that :func:`dumps` carried in ``EXTRA_KEY``, or None (no key, or a
+    key that no longer matches the reference's fields: then a warning says what is lost)."""
+    extra = model.pop(EXTRA_KEY, None)
+    if extra is None:
+        return None
+    fields_match = isinstance(extra, dict) and extra.get("fields_checksum") == checksum(model)
+    body = extra.get("body") if isinstance(extra, dict) else None
+    if fields_match and isinstance(body, dict) and body.get("variant") in (UNIVERSAL, CLASSIC):
+        try:
+            return BODIES[body["variant"]][1](body, what)
+        except UBPEError as exc:
+            reason = str(exc)
+    else:
+        reason = "it does not match the reference's fields (the file was edited by another tool?)"
+    warnings.warn(
+        f"{what}: the `{EXTRA_KEY}` key is ignored: {reason}; the model is read from the ubpe 0.3.0 "
+        "fields only, which do not hold a universal model's merges and ranks nor the symbol type",
+        IgnoredInputWarning,
+        stacklevel=4,
+    )
+    return None
+
+
 def guess_variant(model: dict) -> str:
     """Universal or classic (the reference's JSON does not say): a classic mapper maps tokens
     to pairs that may hold merged ids; a universal one to runs of base ids only."""
@@ -150,6 +198,8 @@ def _vocabulary(mapper: dict, weights: dict, n_base: int, *, classic: bool) -> V
     ids = [token for token, _ in entries]
     if ids != list(range(n_base, n_base + len(ids))):
         raise ModelFormatError(f"the model's tokens must be the ids {n_base}..{n_base + len(ids) - 1}, each once")
+    if not all(math.isfinite(w) for w in weight_of.values()):
+        raise ModelFormatError("the model's weights must be finite numbers (NaN or infinity found)")
     if set(weight_of) != set(ids):
         raise ModelFormatError("the model's weights and mapper name different tokens")
     seqs = [seq for _, seq in entries]

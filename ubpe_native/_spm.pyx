@@ -1,0 +1,592 @@
+# distutils: language = c++
+"""Sentencepiece's BPE inference (``bpe::Model::SampleEncode`` without dropout), step for step.
+
+The normalized text is cut into symbols: at each position the longest user-defined piece that
+starts there (a *frozen* symbol: it never merges), else one UTF-8 character. Of all adjacent
+pairs of unfrozen symbols whose concatenation is a piece (normal, user-defined or unused), the
+one forming the piece of highest score merges first, the leftmost on ties. The rules are
+explicit pairs ``(left, right) -> (rank, result)`` (rank 0 = highest score), as in
+`_merges.PairMerges`. A finished symbol that is an *unused* piece is split again into the two
+symbols whose pair was last proposed for that piece (sentencepiece's ``rev_merge``), and those
+likewise, recursively. A symbol that is no piece (a character no piece spells, or an id
+``>= n_ids``: a character that is only part of pieces) becomes the ids of its bytes
+(``byte_fallback``), or the unknown id, one per run of unknown symbols when ``collapse_unk``.
+
+>>> import numpy as np
+>>> i32 = lambda *v: np.array(v, np.int32)
+>>> # pieces: 0 <unk>, 1 'a', 2 'b', 3 'ab' (unused), 4 'abb'; units 'a' 'b'
+>>> model = SpmBPE(5, i32(1, 3), i32(2, 2), i32(3, 4), np.array([0, 1]),
+...                np.array([0, 0, 0, 1, 0], np.uint8), b"ab", np.array([0, 1, 2]), i32(1, 2),
+...                np.zeros(2, np.uint8), i32(), np.array([0]), 0, np.full(256, -1, np.int32), True)
+>>> model.encode(b"abbab").tolist()  # 'ab' 'b' -> 'abb'; the last 'ab' is unused: 'a' 'b'
+[4, 1, 2]
+"""
+
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.string cimport memchr
+from libcpp.string cimport string
+from libcpp.unordered_map cimport unordered_map
+from libcpp.vector cimport vector
+from cython.operator cimport dereference as deref
+
+import numpy as np
+
+from ubpe_native._chain cimport chain_init, chain_merge
+from ubpe_native._checks cimport check_ids, check_offsets
+from ubpe_native._flat_map cimport FlatMap, pack_key
+from ubpe_native._heap cimport heap_pop, heap_push
+from ubpe_native._typedefs cimport id_t
+from ubpe_native._shared cimport id_array, utf8_length
+from ubpe_native._unigram cimport UnigramLattice
+
+cdef id_t NO_ID = -1
+cdef id_t UNKNOWN_UNIT = -2
+cdef int64_t MAX_RANK = 0x7FFFFFFF
+cdef uint64_t LOW_HALF = 0xFFFFFFFFULL
+cdef int64_t NOT_A_UNIT = -1
+
+
+cdef inline bint lower_key(const uint64_t& a, const uint64_t& b) noexcept nogil:
+    """The heap's order: lowest rank first, then leftmost node."""
+    return a < b
+
+
+cdef class SpmBPE:
+    """``SpmBPE(n_ids, left, right, result, rank, unused, unit_blob, unit_offsets, unit_ids,
+    unit_frozen, expand_ids, expand_offsets, unk_id, byte_fallback, collapse_unk)``:
+
+    * rule ``k`` merges ``left[k] right[k]`` into ``result[k]`` (an id ``< n_ids``) with
+      ``rank[k]`` (the first rule of a pair is kept); ``unused[i]`` marks the unused pieces;
+    * unit ``k`` is the string ``unit_blob[unit_offsets[k]:unit_offsets[k+1]]`` with id
+      ``unit_ids[k]``: a one-character unit when ``unit_frozen[k] == 0``, else a user-defined
+      piece (matched longest first, frozen);
+    * id ``n_ids + j`` (a character that is no piece) is written as
+      ``expand_ids[expand_offsets[j]:expand_offsets[j+1]]``;
+    * ``byte_fallback[b]``: the id of byte ``b`` of an unknown character, -1 everywhere for none.
+    """
+
+    cdef readonly id_t n_ids
+    cdef readonly id_t unk_id
+    cdef readonly bint collapse_unk
+    cdef FlatMap pairs  # pair_key -> (rank << 32 | result) + 1
+    cdef FlatMap trie  # node << 8 | byte -> child node, over the units' bytes
+    cdef vector[int64_t] node_unit  # trie node -> unit index, or NOT_A_UNIT
+    cdef vector[id_t] unit_id
+    cdef vector[uint8_t] unit_frozen
+    cdef vector[uint8_t] unused
+    cdef vector[int64_t] expand_offsets
+    cdef vector[id_t] expand_ids
+    cdef id_t byte_fallback[256]
+    cdef bint has_byte_fallback
+
+    def __init__(self, id_t n_ids, const id_t[::1] left, const id_t[::1] right,
+                 const id_t[::1] result, const int64_t[::1] rank, const uint8_t[::1] unused,
+                 const uint8_t[::1] unit_blob, const int64_t[::1] unit_offsets,
+                 const id_t[::1] unit_ids, const uint8_t[::1] unit_frozen,
+                 const id_t[::1] expand_ids, const int64_t[::1] expand_offsets, id_t unk_id,
+                 const id_t[::1] byte_fallback, bint collapse_unk):
+        cdef Py_ssize_t n_rules = left.shape[0], n_units = unit_ids.shape[0], k, j
+        cdef Py_ssize_t n_extra = expand_offsets.shape[0] - 1
+        if n_ids < 1:
+            raise ValueError("n_ids must be positive")
+        if right.shape[0] != n_rules or result.shape[0] != n_rules or rank.shape[0] != n_rules:
+            raise ValueError("left, right, result and rank disagree in length")
+        if unused.shape[0] != n_ids:
+            raise ValueError("unused needs one flag per id")
+        if unit_offsets.shape[0] != n_units + 1 or unit_frozen.shape[0] != n_units:
+            raise ValueError("unit_offsets, unit_ids and unit_frozen disagree in length")
+        check_offsets(unit_offsets, unit_blob.shape[0], "unit_offsets", 1)
+        check_offsets(expand_offsets, expand_ids.shape[0], "expand_offsets")
+        check_ids(expand_ids, n_ids, "expand_ids")
+        check_ids(unit_ids, n_ids + n_extra, "unit_ids")
+        check_ids(left, n_ids + n_extra, "left")
+        check_ids(right, n_ids + n_extra, "right")
+        check_ids(result, n_ids, "result")
+        if not 0 <= unk_id < n_ids:
+            raise ValueError(f"unk_id must be an id in 0..{n_ids - 1}")
+        if byte_fallback.shape[0] != 256:
+            raise ValueError("byte_fallback must hold 256 ids")
+        for k in range(n_rules):
+            if not 0 <= rank[k] < MAX_RANK:
+                raise ValueError(f"rank {rank[k]} of rule {k} is outside 0..{MAX_RANK - 1}")
+        self.n_ids = n_ids
+        self.unk_id = unk_id
+        self.collapse_unk = collapse_unk
+        self.has_byte_fallback = False
+        for k in range(256):
+            if not -1 <= byte_fallback[k] < n_ids:
+                raise ValueError("byte_fallback ids must be -1 or ids")
+            self.byte_fallback[k] = byte_fallback[k]
+            self.has_byte_fallback |= byte_fallback[k] >= 0
+        self.unused.assign(&unused[0], &unused[0] + n_ids)
+        self.expand_offsets.assign(&expand_offsets[0], &expand_offsets[0] + n_extra + 1)
+        if expand_ids.shape[0]:
+            self.expand_ids.assign(&expand_ids[0], &expand_ids[0] + expand_ids.shape[0])
+        cdef int64_t* slot
+        for k in range(n_rules):
+            slot = self.pairs.slot(pack_key(left[k], right[k]))
+            if slot[0] == 0:
+                slot[0] = ((<int64_t>rank[k] << 32) | result[k]) + 1
+        cdef int64_t node
+        self.node_unit.push_back(NOT_A_UNIT)  # the root
+        for k in range(n_units):
+            if not unit_frozen[k] and unit_offsets[k + 1] - unit_offsets[k] != utf8_length(unit_blob[unit_offsets[k]]):
+                raise ValueError(f"unit {k} is not one UTF-8 character")
+            node = 0
+            for j in range(unit_offsets[k], unit_offsets[k + 1]):
+                slot = self.trie.slot((<uint64_t>node << 8) | unit_blob[j])
+                if slot[0] == 0:
+                    self.node_unit.push_back(NOT_A_UNIT)
+                    slot[0] = self.node_unit.size() - 1
+                node = slot[0]
+            if self.node_unit[node] == NOT_A_UNIT or unit_frozen[k]:
+                self.node_unit[node] = k
+        self.unit_id.assign(&unit_ids[0], &unit_ids[0] + n_units) if n_units else None
+        self.unit_frozen.assign(&unit_frozen[0], &unit_frozen[0] + n_units) if n_units else None
+
+    def encode(self, const uint8_t[::1] data):
+        """The ids of one normalized text (UTF-8 bytes)."""
+        cdef vector[id_t] out
+        if data.shape[0]:
+            with nogil:
+                self.encode_into(&data[0], data.shape[0], out)
+        return id_array(out)
+
+    cdef inline void _push(self, vector[uint64_t]& heap, const vector[id_t]& token_at,
+                           const vector[uint8_t]& frozen, unordered_map[id_t, uint64_t]& rev,
+                           int32_t left, int32_t right) noexcept nogil:
+        cdef id_t a = token_at[left], b = token_at[right], piece
+        if a < 0 or b < 0 or frozen[left] or frozen[right]:
+            return
+        cdef int64_t packed = self.pairs.get(pack_key(a, b), 0)
+        if packed == 0:
+            return
+        piece = <id_t>(<uint64_t>(packed - 1) & LOW_HALF)
+        if self.unused[piece]:  # sentencepiece's rev_merge: the last pair proposed wins
+            rev[piece] = pack_key(a, b)
+        heap_push(heap, (((<uint64_t>(packed - 1) >> 32) << 32) | <uint32_t>left), 4, lower_key)
+
+    cdef void _unknown(self, const uint8_t* data, int64_t start, int64_t end,
+                       vector[id_t]& out) noexcept nogil:
+        cdef int64_t i
+        if self.has_byte_fallback:
+            for i in range(start, end):
+                out.push_back(self.byte_fallback[data[i]] if self.byte_fallback[data[i]] >= 0
+                              else self.unk_id)
+        else:
+            out.push_back(self.unk_id)
+
+    cdef void _emit(self, id_t token, unordered_map[id_t, uint64_t]& rev,
+                    vector[id_t]& stack, vector[id_t]& out) noexcept nogil:
+        """Writes a finished symbol that is a piece or an intermediate id, unused pieces split."""
+        cdef int64_t j
+        stack.clear()
+        stack.push_back(token)
+        while stack.size():
+            token = stack.back()
+            stack.pop_back()
+            if token >= self.n_ids:
+                j = token - self.n_ids
+                out.insert(out.end(), self.expand_ids.begin() + self.expand_offsets[j],
+                           self.expand_ids.begin() + self.expand_offsets[j + 1])
+                continue
+            if self.unused[token]:
+                found = rev.find(token)
+                if found != rev.end():
+                    stack.push_back(<id_t>(deref(found).second & LOW_HALF))
+                    stack.push_back(<id_t>(deref(found).second >> 32))
+                    continue
+            out.push_back(token)
+
+    cdef void encode_into(self, const uint8_t* data, Py_ssize_t size,
+                          vector[id_t]& out) noexcept nogil:
+        """Appends the ids of ``data[:size]`` (normalized UTF-8) to ``out``."""
+        cdef vector[id_t] token_at, stack
+        cdef vector[uint8_t] frozen
+        cdef vector[int32_t] next_node, prev_node
+        cdef vector[int64_t] node_start
+        cdef vector[uint64_t] heap
+        cdef unordered_map[id_t, uint64_t] rev
+        cdef Py_ssize_t pos = 0, n, k, char_length, best_length
+        cdef int64_t node, unit, best_unit
+        cdef int32_t left, right, after
+        cdef int64_t packed
+        cdef uint64_t key
+        cdef id_t token
+        cdef size_t floor = out.size(), kept
+        while pos < size:
+            char_length = utf8_length(data[pos])
+            if char_length > size - pos:
+                char_length = size - pos
+            best_length = char_length
+            best_unit = NOT_A_UNIT
+            node = 0
+            for k in range(pos, size):
+                node = self.trie.get((<uint64_t>node << 8) | data[k], 0)
+                if node == 0:
+                    break
+                unit = self.node_unit[node]
+                if unit == NOT_A_UNIT:
+                    continue
+                if self.unit_frozen[unit] or k + 1 - pos == char_length:
+                    best_unit = unit
+                    best_length = k + 1 - pos
+            if best_unit == NOT_A_UNIT:
+                token_at.push_back(UNKNOWN_UNIT)
+                frozen.push_back(0)
+            else:
+                token_at.push_back(self.unit_id[best_unit])
+                frozen.push_back(self.unit_frozen[best_unit])
+            node_start.push_back(pos)
+            pos += best_length
+        node_start.push_back(size)
+        n = token_at.size()
+        chain_init(next_node, prev_node, n)
+        for k in range(n - 1):
+            self._push(heap, token_at, frozen, rev, <int32_t>k, <int32_t>(k + 1))
+        while heap.size():
+            key = heap_pop(heap, 4, lower_key)
+            left = <int32_t>(key & LOW_HALF)
+            right = next_node[left]
+            if token_at[left] == NO_ID or right < 0:
+                continue
+            packed = self.pairs.get(pack_key(token_at[left], token_at[right]), 0)
+            if packed == 0 or <uint64_t>((packed - 1) >> 32) != (key >> 32):
+                continue  # stale: the pair at this node changed
+            token = <id_t>(<uint64_t>(packed - 1) & LOW_HALF)
+            after = chain_merge(token_at, next_node, prev_node, left, right, token, NO_ID)
+            if prev_node[left] >= 0:
+                self._push(heap, token_at, frozen, rev, prev_node[left], left)
+            if after >= 0:
+                self._push(heap, token_at, frozen, rev, left, after)
+        node = 0 if n else -1
+        while node >= 0:
+            token = token_at[node]
+            if token == UNKNOWN_UNIT:
+                self._unknown(data, node_start[node], node_start[node + 1], out)
+            else:
+                self._emit(token, rev, stack, out)
+            node = next_node[node]
+        if self.collapse_unk:  # one unknown id per run of them
+            kept = floor
+            for k in range(floor, out.size()):
+                if not (out[k] == self.unk_id and kept > floor and out[kept - 1] == self.unk_id):
+                    out[kept] = out[k]
+                    kept += 1
+            out.resize(kept)
+
+
+# -- the normalizer -------------------------------------------------------------------------
+
+cdef const char* REPLACEMENT = b"\xef\xbf\xbd"  # U+FFFD
+cdef const char* ESCAPED_SPACE = b"\xe2\x96\x81"  # U+2581
+cdef const char* PLAIN_SPACE = b" "
+cdef uint32_t DARTS_LABEL = 0x800000FFU
+
+
+cdef inline uint32_t darts_offset(uint32_t unit) noexcept nogil:
+    return (unit >> 10) << ((unit & (1 << 9)) >> 6)
+
+
+cdef inline bint valid_utf8(const uint8_t* s, Py_ssize_t n) noexcept nogil:
+    """Whether ``s[:n]`` is one well-formed UTF-8 character (Python's strict decoder)."""
+    cdef uint8_t lead = s[0]
+    cdef Py_ssize_t k
+    if n == 1:
+        return lead < 0x80
+    if n == 2:
+        if not 0xC2 <= lead <= 0xDF:
+            return False
+    elif n == 3:
+        if not 0xE0 <= lead <= 0xEF or lead == 0xE0 and s[1] < 0xA0 or lead == 0xED and s[1] > 0x9F:
+            return False
+    elif n == 4:
+        if not 0xF0 <= lead <= 0xF4 or lead == 0xF0 and s[1] < 0x90 or lead == 0xF4 and s[1] > 0x8F:
+            return False
+    else:
+        return False
+    for k in range(1, n):
+        if s[k] & 0xC0 != 0x80:
+            return False
+    return True
+
+
+cdef class SpmNormalizer:
+    """``SpmNormalizer(trie_units, replacements, add_dummy_prefix, remove_extra_whitespaces,
+    escape_whitespaces, treat_whitespace_as_suffix, protected_blob, protected_offsets,
+    protected_ids)``: `ubpe.bytelevel.spm_normalizer.Normalizer` in C (that module documents
+    the rules): ``trie_units`` is the charsmap's Darts double array, ``replacements`` its blob
+    of NUL-terminated strings, the protected (user-defined) pieces are copied as they are,
+    longest first. ``protected_ids[k]`` is piece ``k``'s id (the unigram pipeline cuts the
+    normalized text at them).
+
+    >>> import numpy as np
+    >>> norm = SpmNormalizer(np.zeros(0, np.uint32), b"", True, True, True, False, b"", np.array([0]),
+    ...                      np.zeros(0, np.int32))
+    >>> norm.normalize("  Hello   world ".encode()).decode()
+    '▁Hello▁world'
+    """
+
+    cdef vector[uint32_t] units
+    cdef string replacements
+    cdef readonly bint add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces
+    cdef readonly bint treat_whitespace_as_suffix
+    cdef FlatMap protected  # node << 8 | byte -> child node
+    cdef vector[id_t] protected_id  # node -> id of the piece ending there, or -1
+    cdef bint plain[128]  # ASCII bytes no rule and no protected piece starts with (not space)
+
+    def __init__(self, const uint32_t[::1] trie_units, bytes replacements, bint add_dummy_prefix,
+                 bint remove_extra_whitespaces, bint escape_whitespaces,
+                 bint treat_whitespace_as_suffix, const uint8_t[::1] protected_blob,
+                 const int64_t[::1] protected_offsets, const id_t[::1] protected_ids):
+        cdef Py_ssize_t k, j, used
+        cdef int64_t node
+        cdef int64_t* slot
+        cdef const char* piece
+        cdef Py_ssize_t length
+        if protected_offsets.shape[0] != protected_ids.shape[0] + 1:
+            raise ValueError("protected_offsets and protected_ids disagree in length")
+        check_offsets(protected_offsets, protected_blob.shape[0], "protected_offsets", 1)
+        if trie_units.shape[0]:
+            self.units.assign(&trie_units[0], &trie_units[0] + trie_units.shape[0])
+        self.replacements = replacements
+        self.add_dummy_prefix = add_dummy_prefix
+        self.remove_extra_whitespaces = remove_extra_whitespaces
+        self.escape_whitespaces = escape_whitespaces
+        self.treat_whitespace_as_suffix = treat_whitespace_as_suffix
+        self.protected_id.push_back(-1)
+        for k in range(protected_ids.shape[0]):
+            node = 0
+            for j in range(protected_offsets[k], protected_offsets[k + 1]):
+                slot = self.protected.slot((<uint64_t>node << 8) | protected_blob[j])
+                if slot[0] == 0:
+                    self.protected_id.push_back(-1)
+                    slot[0] = self.protected_id.size() - 1
+                node = slot[0]
+            if self.protected_id[node] < 0:
+                self.protected_id[node] = protected_ids[k] if protected_ids[k] >= 0 else 0
+        cdef uint8_t byte
+        for k in range(128):
+            byte = <uint8_t>k
+            self.plain[k] = k > 0x20 and self.protected.get(byte, 0) == 0 \
+                and self._longest_rule(&byte, 1, &used) < 0 and not self._rule_starts_with(byte)
+
+    cdef bint _rule_starts_with(self, uint8_t byte) noexcept nogil:
+        if self.units.size() == 0:
+            return False
+        cdef uint32_t node = darts_offset(self.units[0]) ^ byte
+        return node < self.units.size() and self.units[node] & DARTS_LABEL == byte
+
+    cdef int64_t _longest_rule(self, const uint8_t* data, Py_ssize_t size, Py_ssize_t* used) noexcept nogil:
+        """The value of the longest charsmap rule at ``data`` (-1: none), its length in ``used``
+        (Darts-clone's commonPrefixSearch)."""
+        cdef size_t n_units = self.units.size()
+        cdef uint32_t node, unit
+        cdef int64_t best = -1
+        cdef Py_ssize_t i
+        if n_units == 0:
+            return -1
+        node = darts_offset(self.units[0])
+        for i in range(size):
+            node ^= data[i]
+            if node >= n_units:
+                break
+            unit = self.units[node]
+            if unit & DARTS_LABEL != data[i]:
+                break
+            node ^= darts_offset(unit)
+            if (unit >> 8) & 1:
+                if node >= n_units:
+                    break
+                best = self.units[node] & 0x7FFFFFFF
+                used[0] = i + 1
+        return best
+
+    cdef Py_ssize_t protected_at(self, const uint8_t* data, Py_ssize_t size, id_t* token) noexcept nogil:
+        """Bytes of the longest protected piece at ``data`` (0: none), its id in ``token``."""
+        cdef int64_t node = 0
+        cdef Py_ssize_t i, best = 0
+        if self.protected_id.size() == 1:
+            return 0
+        for i in range(size):
+            node = self.protected.get((<uint64_t>node << 8) | data[i], 0)
+            if node == 0:
+                break
+            if self.protected_id[node] >= 0:
+                best = i + 1
+                token[0] = self.protected_id[node]
+        return best
+
+    cdef Py_ssize_t _prefix(self, const uint8_t* data, Py_ssize_t size, const char** piece,
+                            Py_ssize_t* length) noexcept nogil:
+        """The normalized bytes at ``data`` (``piece``, ``length``); returns the bytes used."""
+        cdef id_t token
+        cdef Py_ssize_t used = self.protected_at(data, size, &token), n
+        cdef int64_t value
+        cdef const void* end
+        if used:
+            piece[0] = <const char*>data
+            length[0] = used
+            return used
+        value = self._longest_rule(data, size, &used)
+        if value >= 0 and <size_t>value < self.replacements.size():
+            piece[0] = self.replacements.data() + value
+            end = memchr(piece[0], 0, self.replacements.size() - value)
+            length[0] = (<const char*>end - piece[0]) if end != NULL else <Py_ssize_t>(self.replacements.size() - value)
+            return used
+        n = utf8_length(data[0])
+        if n > size:
+            n = size
+        if not valid_utf8(data, n):
+            piece[0] = REPLACEMENT
+            length[0] = 3
+            return 1
+        piece[0] = <const char*>data
+        length[0] = n
+        return n
+
+    def normalize(self, const uint8_t[::1] data):
+        """The normalized UTF-8 bytes of ``data``."""
+        cdef string out
+        if data.shape[0]:
+            with nogil:
+                self.normalize_into(&data[0], data.shape[0], out)
+        return bytes(out)
+
+    cdef void normalize_into(self, const uint8_t* data, Py_ssize_t size, string& out) noexcept nogil:
+        """Appends the normalization of ``data[:size]`` to ``out``."""
+        cdef Py_ssize_t pos = 0, used, length, k, start = out.size()
+        cdef const char* piece
+        cdef const char* space = ESCAPED_SPACE if self.escape_whitespaces else PLAIN_SPACE
+        cdef Py_ssize_t space_length = 3 if self.escape_whitespaces else 1
+        cdef bint previous_space
+        cdef uint8_t byte
+        if self.remove_extra_whitespaces:
+            while pos < size:
+                used = self._prefix(data + pos, size - pos, &piece, &length)
+                if not (length == 1 and piece[0] == b" "):
+                    break
+                pos += used
+        if pos >= size:
+            return
+        if not self.treat_whitespace_as_suffix and self.add_dummy_prefix:
+            out.append(space, space_length)
+        previous_space = self.remove_extra_whitespaces
+        while pos < size:
+            byte = data[pos]
+            if byte < 0x80 and self.plain[byte]:
+                out.push_back(<char>byte)
+                pos += 1
+                previous_space = False
+                continue
+            used = self._prefix(data + pos, size - pos, &piece, &length)
+            if previous_space:
+                while length and piece[0] == b" ":
+                    piece += 1
+                    length -= 1
+            if length:
+                for k in range(length):
+                    if piece[k] == b" ":
+                        out.append(space, space_length)
+                    else:
+                        out.push_back(piece[k])
+                previous_space = piece[length - 1] == b" "
+            pos += used
+            if not self.remove_extra_whitespaces:
+                previous_space = False
+        if self.remove_extra_whitespaces:
+            while <Py_ssize_t>out.size() - start >= space_length \
+                    and out.compare(out.size() - space_length, space_length, space, space_length) == 0:
+                out.resize(out.size() - space_length)
+        if self.treat_whitespace_as_suffix and self.add_dummy_prefix:
+            out.append(space, space_length)
+
+
+# -- whole texts, many at once ------------------------------------------------------------------
+
+cdef class SpmPipeline:
+    """``SpmPipeline(normalizer, model)``: normalize and encode texts without the GIL; ``model``
+    is an `SpmBPE` or a `_unigram.UnigramLattice` (whose texts are cut at the protected pieces
+    of the normalizer first, each piece its own id).
+
+    >>> import numpy as np
+    >>> from ubpe_native._unigram import UnigramLattice
+    >>> norm = SpmNormalizer(np.zeros(0, np.uint32), b"", True, True, True, False, b"", np.array([0]),
+    ...                      np.zeros(0, np.int32))
+    >>> lattice = UnigramLattice("▁ab".encode(), np.array([0, 3, 4, 5]), np.array([1, 2, 3], np.int32),
+    ...                          np.array([-1, -1, -1], np.float32), np.zeros(3, np.uint8), 0, -11.0,
+    ...                          np.full(256, -1, np.int32))
+    >>> SpmPipeline(norm, lattice).encode_batch(["ab  ba", "", "a"])
+    [[1, 2, 3, 1, 3, 2], [], [1, 2]]
+    """
+
+    cdef readonly SpmNormalizer normalizer
+    cdef readonly object model
+    cdef SpmBPE bpe
+    cdef UnigramLattice unigram
+
+    def __init__(self, SpmNormalizer normalizer, model):
+        self.normalizer = normalizer
+        self.model = model
+        if isinstance(model, SpmBPE):
+            self.bpe = model
+        elif isinstance(model, UnigramLattice):
+            self.unigram = model
+        else:
+            raise TypeError(f"model must be an SpmBPE or a UnigramLattice, not {type(model).__name__}")
+
+    def encode_batch(self, list docs):
+        """The ids of every text of ``docs`` (a list of str), as lists."""
+        cdef Py_ssize_t n = len(docs), k, j
+        cdef list encoded = [None] * n
+        cdef vector[const uint8_t*] data
+        cdef vector[Py_ssize_t] sizes
+        cdef vector[size_t] bounds
+        cdef vector[id_t] out
+        cdef bytes raw
+        for k in range(n):
+            doc = docs[k]
+            if not isinstance(doc, str):
+                raise TypeError(f"docs[{k}] must be a str, not {type(doc).__name__}")
+            raw = (<str>doc).encode("utf-8", "surrogatepass")
+            encoded[k] = raw
+            data.push_back(<const uint8_t*><const char*>raw)
+            sizes.push_back(len(raw))
+        bounds.push_back(0)
+        with nogil:
+            self._encode_all(data, sizes, out, bounds)
+        return [[out[j] for j in range(bounds[k], bounds[k + 1])] for k in range(n)]
+
+    cdef int _encode_all(self, const vector[const uint8_t*]& data, const vector[Py_ssize_t]& sizes,
+                         vector[id_t]& out, vector[size_t]& bounds) except -1 nogil:
+        cdef string normalized
+        cdef size_t k
+        for k in range(data.size()):
+            normalized.clear()
+            if sizes[k]:
+                self.normalizer.normalize_into(data[k], sizes[k], normalized)
+            if normalized.size():
+                if self.bpe is not None:
+                    self.bpe.encode_into(<const uint8_t*>normalized.data(), normalized.size(), out)
+                else:
+                    self._unigram_into(<const uint8_t*>normalized.data(), normalized.size(), out)
+            bounds.push_back(out.size())
+        return 0
+
+    cdef int _unigram_into(self, const uint8_t* data, Py_ssize_t size, vector[id_t]& out) except -1 nogil:
+        """The lattice over the stretches between protected pieces (`CharModel._fragments`)."""
+        cdef Py_ssize_t pos = 0, start = 0, used
+        cdef id_t token
+        while pos < size:
+            used = self.normalizer.protected_at(data + pos, size - pos, &token)
+            if used == 0:
+                pos += utf8_length(data[pos])
+                continue
+            if pos > start:
+                self.unigram._encode(data + start, pos - start, out)
+            out.push_back(token)
+            pos += used
+            start = pos
+        if size > start:
+            self.unigram._encode(data + start, size - start, out)
+        return 0

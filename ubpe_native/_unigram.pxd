@@ -1,0 +1,22 @@
+# The unigram lattice kernel, declared for the kernels that call it without the GIL (_spm).
+from libc.stdint cimport int32_t, int64_t, uint8_t
+from libcpp.vector cimport vector
+
+from ubpe_native._typedefs cimport id_t
+
+
+cdef class UnigramLattice:
+    # the pieces' bytes as a double-array trie (see _build_trie); entry: piece index or -1
+    cdef vector[int32_t] da_base, da_check, da_entry
+    cdef vector[id_t] ids
+    cdef vector[float] scores
+    cdef vector[uint8_t] user_defined
+    cdef readonly id_t unk_id
+    cdef readonly float unk_score
+    cdef id_t byte_fallback[256]
+    cdef bint has_byte_fallback
+
+    cdef void _build_trie(self, const uint8_t[::1] blob, const int64_t[::1] offsets,
+                          const id_t[::1] ids) except *
+    cdef Py_ssize_t _grow(self, vector[int32_t]& free_up, Py_ssize_t size) except -1
+    cdef int _encode(self, const uint8_t* data, Py_ssize_t size, vector[id_t]& out) except -1 nogil
