@@ -26,6 +26,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memchr
 from libcpp.string cimport string
 from libcpp.unordered_map cimport unordered_map
+from libcpp.utility cimport pair
 from libcpp.vector cimport vector
 from cython.operator cimport dereference as deref
 
@@ -79,12 +80,13 @@ cdef class SpmBPE:
     cdef id_t byte_fallback[256]
     cdef bint has_byte_fallback
 
-    def __init__(self, id_t n_ids, const id_t[::1] left, const id_t[::1] right,
-                 const id_t[::1] result, const int64_t[::1] rank, const uint8_t[::1] unused,
-                 const uint8_t[::1] unit_blob, const int64_t[::1] unit_offsets,
-                 const id_t[::1] unit_ids, const uint8_t[::1] unit_frozen,
-                 const id_t[::1] expand_ids, const int64_t[::1] expand_offsets, id_t unk_id,
-                 const id_t[::1] byte_fallback, bint collapse_unk):
+    def __init__(self, id_t n_ids, const id_t[::1] left not None, const id_t[::1] right not None,
+                 const id_t[::1] result not None, const int64_t[::1] rank not None,
+                 const uint8_t[::1] unused not None, const uint8_t[::1] unit_blob not None,
+                 const int64_t[::1] unit_offsets not None, const id_t[::1] unit_ids not None,
+                 const uint8_t[::1] unit_frozen not None, const id_t[::1] expand_ids not None,
+                 const int64_t[::1] expand_offsets not None, id_t unk_id,
+                 const id_t[::1] byte_fallback not None, bint collapse_unk):
         cdef Py_ssize_t n_rules = left.shape[0], n_units = unit_ids.shape[0], k, j
         cdef Py_ssize_t n_extra = expand_offsets.shape[0] - 1
         if n_ids < 1:
@@ -144,7 +146,7 @@ cdef class SpmBPE:
         self.unit_id.assign(&unit_ids[0], &unit_ids[0] + n_units) if n_units else None
         self.unit_frozen.assign(&unit_frozen[0], &unit_frozen[0] + n_units) if n_units else None
 
-    def encode(self, const uint8_t[::1] data):
+    def encode(self, const uint8_t[::1] data not None):
         """The ids of one normalized text (UTF-8 bytes)."""
         cdef vector[id_t] out
         if data.shape[0]:
@@ -152,22 +154,27 @@ cdef class SpmBPE:
                 self.encode_into(&data[0], data.shape[0], out)
         return id_array(out)
 
-    cdef inline void _push(self, vector[uint64_t]& heap, const vector[id_t]& token_at,
+    cdef inline int _push(self, vector[uint64_t]& heap, const vector[id_t]& token_at,
                            const vector[uint8_t]& frozen, unordered_map[id_t, uint64_t]& rev,
-                           int32_t left, int32_t right) noexcept nogil:
+                           int32_t left, int32_t right) except -1 nogil:
         cdef id_t a = token_at[left], b = token_at[right], piece
         if a < 0 or b < 0 or frozen[left] or frozen[right]:
-            return
+            return 0
         cdef int64_t packed = self.pairs.get(pack_key(a, b), 0)
         if packed == 0:
-            return
+            return 0
         piece = <id_t>(<uint64_t>(packed - 1) & LOW_HALF)
         if self.unused[piece]:  # sentencepiece's rev_merge: the last pair proposed wins
-            rev[piece] = pack_key(a, b)
+            found = rev.find(piece)  # (not rev[piece] =: operator[] is not ``except +``)
+            if found != rev.end():
+                deref(found).second = pack_key(a, b)
+            else:
+                rev.insert(pair[id_t, uint64_t](piece, pack_key(a, b)))
         heap_push(heap, (((<uint64_t>(packed - 1) >> 32) << 32) | <uint32_t>left), 4, lower_key)
+        return 0
 
-    cdef void _unknown(self, const uint8_t* data, int64_t start, int64_t end,
-                       vector[id_t]& out) noexcept nogil:
+    cdef int _unknown(self, const uint8_t* data, int64_t start, int64_t end,
+                       vector[id_t]& out) except -1 nogil:
         cdef int64_t i
         if self.has_byte_fallback:
             for i in range(start, end):
@@ -175,9 +182,10 @@ cdef class SpmBPE:
                               else self.unk_id)
         else:
             out.push_back(self.unk_id)
+        return 0
 
-    cdef void _emit(self, id_t token, unordered_map[id_t, uint64_t]& rev,
-                    vector[id_t]& stack, vector[id_t]& out) noexcept nogil:
+    cdef int _emit(self, id_t token, unordered_map[id_t, uint64_t]& rev,
+                    vector[id_t]& stack, vector[id_t]& out) except -1 nogil:
         """Writes a finished symbol that is a piece or an intermediate id, unused pieces split."""
         cdef int64_t j
         stack.clear()
@@ -197,9 +205,10 @@ cdef class SpmBPE:
                     stack.push_back(<id_t>(deref(found).second >> 32))
                     continue
             out.push_back(token)
+        return 0
 
-    cdef void encode_into(self, const uint8_t* data, Py_ssize_t size,
-                          vector[id_t]& out) noexcept nogil:
+    cdef int encode_into(self, const uint8_t* data, Py_ssize_t size,
+                          vector[id_t]& out) except -1 nogil:
         """Appends the ids of ``data[:size]`` (normalized UTF-8) to ``out``."""
         cdef vector[id_t] token_at, stack
         cdef vector[uint8_t] frozen
@@ -274,6 +283,7 @@ cdef class SpmBPE:
                     out[kept] = out[k]
                     kept += 1
             out.resize(kept)
+        return 0
 
 
 # -- the normalizer -------------------------------------------------------------------------
@@ -335,10 +345,11 @@ cdef class SpmNormalizer:
     cdef vector[id_t] protected_id  # node -> id of the piece ending there, or -1
     cdef bint plain[128]  # ASCII bytes no rule and no protected piece starts with (not space)
 
-    def __init__(self, const uint32_t[::1] trie_units, bytes replacements, bint add_dummy_prefix,
+    def __init__(self, const uint32_t[::1] trie_units not None, bytes replacements not None,
+                 bint add_dummy_prefix,
                  bint remove_extra_whitespaces, bint escape_whitespaces,
-                 bint treat_whitespace_as_suffix, const uint8_t[::1] protected_blob,
-                 const int64_t[::1] protected_offsets, const id_t[::1] protected_ids):
+                 bint treat_whitespace_as_suffix, const uint8_t[::1] protected_blob not None,
+                 const int64_t[::1] protected_offsets not None, const id_t[::1] protected_ids not None):
         cdef Py_ssize_t k, j, used
         cdef int64_t node
         cdef int64_t* slot
@@ -445,7 +456,7 @@ cdef class SpmNormalizer:
         length[0] = n
         return n
 
-    def normalize(self, const uint8_t[::1] data):
+    def normalize(self, const uint8_t[::1] data not None):
         """The normalized UTF-8 bytes of ``data``."""
         cdef string out
         if data.shape[0]:
@@ -453,7 +464,7 @@ cdef class SpmNormalizer:
                 self.normalize_into(&data[0], data.shape[0], out)
         return bytes(out)
 
-    cdef void normalize_into(self, const uint8_t* data, Py_ssize_t size, string& out) noexcept nogil:
+    cdef int normalize_into(self, const uint8_t* data, Py_ssize_t size, string& out) except -1 nogil:
         """Appends the normalization of ``data[:size]`` to ``out``."""
         cdef Py_ssize_t pos = 0, used, length, k, start = out.size()
         cdef const char* piece
@@ -468,7 +479,7 @@ cdef class SpmNormalizer:
                     break
                 pos += used
         if pos >= size:
-            return
+            return 0
         if not self.treat_whitespace_as_suffix and self.add_dummy_prefix:
             out.append(space, space_length)
         previous_space = self.remove_extra_whitespaces
@@ -500,6 +511,7 @@ cdef class SpmNormalizer:
                 out.resize(out.size() - space_length)
         if self.treat_whitespace_as_suffix and self.add_dummy_prefix:
             out.append(space, space_length)
+        return 0
 
 
 # -- whole texts, many at once ------------------------------------------------------------------
@@ -525,7 +537,7 @@ cdef class SpmPipeline:
     cdef SpmBPE bpe
     cdef UnigramLattice unigram
 
-    def __init__(self, SpmNormalizer normalizer, model):
+    def __init__(self, SpmNormalizer normalizer not None, model):
         self.normalizer = normalizer
         self.model = model
         if isinstance(model, SpmBPE):
