@@ -11,9 +11,13 @@ work="$(mktemp -d "${TMPDIR:-/tmp}/ubpe-debug-XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 start=$SECONDS
 
-# the build requirements, as pyproject.toml states them
-"$py" -c 'import sys, tomllib; print("\n".join(tomllib.load(open(sys.argv[1], "rb"))["build-system"]["requires"]))' \
-    "$root/pyproject.toml" | xargs "$py" -m pip install -q
+# the build requirements and the test dependencies, as pyproject.toml states them
+"$py" -c '
+import sys, tomllib
+project = tomllib.load(open(sys.argv[1], "rb"))
+print("\n".join(project["build-system"]["requires"] + project["project"]["dependencies"]
+                + project["project"]["optional-dependencies"]["test"]))
+' "$root/pyproject.toml" | PIP_ROOT_USER_ACTION=ignore xargs "$py" -m pip install -q --disable-pip-version-check
 
 tar -C "$root" --exclude=__pycache__ --exclude='*.so' --exclude='*.cpp' -cf - \
     setup.py pyproject.toml README.md ubpe ubpe_native tests | tar -C "$work" -xf -
@@ -41,11 +45,14 @@ run=(env)
 if [[ "$mode" == asan ]]; then
     run=(env LD_PRELOAD="$libasan" ASAN_OPTIONS="detect_leaks=0:abort_on_error=1")
 fi
-# the copy, not the checkout or an installed ubpe, must be what the tests import
+# the copy, not the checkout or an installed ubpe, must be what the tests import; the checks
+# must be compiled in, and libasan loaded
+grep -q __Pyx_RaiseBufferIndexError "$work/ubpe_native/_ranked.cpp"
 (cd "$work" && "${run[@]}" "$py" -c '
 import sys, ubpe, ubpe_native._ranked as r
 assert r.__file__.startswith(sys.argv[1]) and ubpe.__file__.startswith(sys.argv[1]), (r.__file__, ubpe.__file__)
-' "$work")
+assert sys.argv[2] != "asan" or "libasan" in open("/proc/self/maps").read(), "libasan is not loaded"
+' "$work" "$mode")
 # kernel argument checks, out-of-memory cases (skipped under ASan), and the property tests of
 # every kernel (none needing experiments/ data); the CLI is left out (it would run the
 # installed ubpe, not this build)

@@ -100,6 +100,15 @@ def test_fit_checks_documents_and_ids():
         PairMerger(SYMBOLS, offsets, np.array([0], I32), -1, 2)
 
 
+def test_fit_never_wraps_token_ids():
+    # once: the id after 2**31 - 1 was -2**31, and merges went on with negative tokens
+    merger = PairMerger(np.array([0, 1] * 4, I32), np.array([0, 8], I64), np.zeros(1, I32), 1, 2**31 - 2)
+    assert merger.step(1) == 1 and merger.next_token == 2**31 - 1
+    with pytest.raises(ValueError, match="below 2\\*\\*31 - 1"):
+        merger.step(1)
+    assert merger.next_token == 2**31 - 1
+
+
 def test_tables_check_their_pieces():
     with pytest.raises(ValueError, match="piece_offsets"):
         RadixTree(2, np.array([0, 0, 2]), np.array([0, 1], I32))  # an empty piece

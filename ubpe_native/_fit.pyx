@@ -339,6 +339,9 @@ cdef class PairMerger:
         one: ``next_token`` tells how many ids exist."""
         if n_candidates < 1:
             raise ValueError("n_candidates must be at least 1")
+        if <int64_t>self.next_token + n_candidates > 2 ** 31 - 1:  # ids are int32
+            raise ValueError(f"a round may create {n_candidates} tokens from id {self.next_token} "
+                             "on: ids must stay below 2**31 - 1")
         cdef int created
         with nogil:
             created = self._round(n_candidates)

@@ -26,6 +26,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memchr
 from libcpp.string cimport string
 from libcpp.unordered_map cimport unordered_map
+from libcpp.utility cimport pair
 from libcpp.vector cimport vector
 from cython.operator cimport dereference as deref
 
@@ -80,10 +81,11 @@ cdef class SpmBPE:
     cdef bint has_byte_fallback
 
     def __init__(self, id_t n_ids, const id_t[::1] left not None, const id_t[::1] right not None,
-                 const id_t[::1] result not None, const int64_t[::1] rank not None, const uint8_t[::1] unused not None,
-                 const uint8_t[::1] unit_blob not None, const int64_t[::1] unit_offsets not None,
-                 const id_t[::1] unit_ids not None, const uint8_t[::1] unit_frozen not None,
-                 const id_t[::1] expand_ids not None, const int64_t[::1] expand_offsets not None, id_t unk_id,
+                 const id_t[::1] result not None, const int64_t[::1] rank not None,
+                 const uint8_t[::1] unused not None, const uint8_t[::1] unit_blob not None,
+                 const int64_t[::1] unit_offsets not None, const id_t[::1] unit_ids not None,
+                 const uint8_t[::1] unit_frozen not None, const id_t[::1] expand_ids not None,
+                 const int64_t[::1] expand_offsets not None, id_t unk_id,
                  const id_t[::1] byte_fallback not None, bint collapse_unk):
         cdef Py_ssize_t n_rules = left.shape[0], n_units = unit_ids.shape[0], k, j
         cdef Py_ssize_t n_extra = expand_offsets.shape[0] - 1
@@ -163,7 +165,11 @@ cdef class SpmBPE:
             return 0
         piece = <id_t>(<uint64_t>(packed - 1) & LOW_HALF)
         if self.unused[piece]:  # sentencepiece's rev_merge: the last pair proposed wins
-            rev[piece] = pack_key(a, b)
+            found = rev.find(piece)  # (not rev[piece] =: operator[] is not ``except +``)
+            if found != rev.end():
+                deref(found).second = pack_key(a, b)
+            else:
+                rev.insert(pair[id_t, uint64_t](piece, pack_key(a, b)))
         heap_push(heap, (((<uint64_t>(packed - 1) >> 32) << 32) | <uint32_t>left), 4, lower_key)
         return 0
 
@@ -339,7 +345,8 @@ cdef class SpmNormalizer:
     cdef vector[id_t] protected_id  # node -> id of the piece ending there, or -1
     cdef bint plain[128]  # ASCII bytes no rule and no protected piece starts with (not space)
 
-    def __init__(self, const uint32_t[::1] trie_units not None, bytes replacements not None, bint add_dummy_prefix,
+    def __init__(self, const uint32_t[::1] trie_units not None, bytes replacements not None,
+                 bint add_dummy_prefix,
                  bint remove_extra_whitespaces, bint escape_whitespaces,
                  bint treat_whitespace_as_suffix, const uint8_t[::1] protected_blob not None,
                  const int64_t[::1] protected_offsets not None, const id_t[::1] protected_ids not None):
