@@ -5,7 +5,11 @@
 - `plot_length_differences`: for one comparison ``a`` vs ``b``, the per-document length ratio
   ``n_a / n_b`` as box plots per dataset and vocabulary size, on a log scale (a few documents
   can be 100 times longer with one encoder, e.g. the all-N assembly gaps in DNA, and a
-  linear axis would flatten every box).
+  linear axis would flatten every box);
+- `plot_bits_per_symbol`: the downstream proxy, held-out bits per symbol against tokens per
+  symbol, one panel per dataset, one point per encoder and n_candidates;
+- `plot_beam_sweep`: the tf-idf beam against its width, per dataset: share of inputs improved
+  over width 1, share at the exact optimum and the mean gap to it.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 import pandas as pd  # noqa: E402
+
+from .formatting import _kind_key  # noqa: E402
 
 PANEL_COLUMNS = 5
 PANEL_SIZE = (3.4, 3.0)  # inches per panel
@@ -49,6 +55,17 @@ def _grid(n: int) -> tuple[plt.Figure, list[plt.Axes]]:
     return fig, flat[:n]
 
 
+def _label_panels(axes: list[plt.Axes], xlabel: str, ylabel: str) -> None:
+    """Small ticks and a grid on every panel, y labels on the left column, x on the bottom row."""
+    for ax in axes:
+        ax.tick_params(labelsize=8)
+        ax.grid(True, alpha=0.3)
+    for ax in axes[::PANEL_COLUMNS]:
+        ax.set_ylabel(ylabel, fontsize=9)
+    for ax in axes[-min(PANEL_COLUMNS, len(axes)):]:
+        ax.set_xlabel(xlabel, fontsize=9)
+
+
 def plot_tokens_per_symbol(metrics: pd.DataFrame, path: Path) -> Path:
     """Tokens per symbol against vocabulary size, per dataset (seeded encoders: seed mean)."""
     table = (metrics.groupby(["dataset", "kind", "encoder", "size"], sort=False, as_index=False)
@@ -65,27 +82,29 @@ def plot_tokens_per_symbol(metrics: pd.DataFrame, path: Path) -> Path:
                         markersize=4, linewidth=1.2, **_style(spec, specs))
         ax.set_xscale("log", base=2)
         ax.set_title(f"{dataset} ({part['kind'].iloc[0]})", fontsize=10)
-        ax.tick_params(labelsize=8)
-        ax.grid(True, alpha=0.3)
-    for ax in axes[::PANEL_COLUMNS]:
-        ax.set_ylabel("held-out tokens / symbol", fontsize=9)
-    for ax in axes[-min(PANEL_COLUMNS, len(axes)):]:
-        ax.set_xlabel("vocabulary size (ids)", fontsize=9)
-    handles, labels = axes[0].get_legend_handles_labels() if axes else ([], [])
-    for ax in axes[1:]:
+    _label_panels(axes, "vocabulary size (ids)", "held-out tokens / symbol")
+    _finish(fig, axes, "Held-out tokens per symbol (lower is shorter); solid: universal "
+                        "vocabulary, dashed: classic", path)
+    return path
+
+
+def _finish(fig: plt.Figure, axes: list[plt.Axes], title: str, path: Path,
+            extra: tuple[list, list] = ([], [])) -> None:
+    """One legend below the panels (every label once, then ``extra``), title, save, close."""
+    handles, labels = [], []
+    for ax in axes:
         for h, label in zip(*ax.get_legend_handles_labels()):
             if label not in labels:
                 handles.append(h)
                 labels.append(label)
+    handles, labels = handles + list(extra[0]), labels + list(extra[1])
     fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 6), fontsize=9,
                frameon=False)
-    fig.suptitle("Held-out tokens per symbol (lower is shorter); solid: universal "
-                 "vocabulary, dashed: classic", fontsize=11)
+    fig.suptitle(title, fontsize=11)
     legend_rows = math.ceil(len(labels) / 6)
     fig.tight_layout(rect=(0, 0.04 + 0.035 * legend_rows, 1, 0.96))
     fig.savefig(path, dpi=DPI)
     plt.close(fig)
-    return path
 
 
 def _percent_change(ratio: float, _position: float) -> str:
@@ -137,4 +156,97 @@ def plot_length_differences(documents: pd.DataFrame, a: str, b: str, path: Path)
     fig.tight_layout()
     fig.savefig(path, dpi=DPI)
     plt.close(fig)
+    return path
+
+
+def _panels_by_kind(table: pd.DataFrame, keys: list[str]) -> list[tuple]:
+    """The distinct ``keys`` of ``table`` (first is the dataset), in the report's kind order."""
+    order = table.assign(_k=table["kind"].map(_kind_key)).sort_values("_k", kind="stable")
+    return list(dict.fromkeys(order[keys].itertuples(index=False, name=None)))
+
+
+def plot_bits_per_symbol(downstream: pd.DataFrame, path: Path) -> Path | None:
+    """Held-out bits per symbol against tokens per symbol, one panel per dataset (and size),
+    one point per encoder and n_candidates: colour is the encoder, the marker the vocabulary
+    (circle universal, square classic), the fill n_candidates (hollow: the smallest)."""
+    if downstream.empty:
+        return None
+    table = downstream.assign(size=downstream["size"].astype(str))
+    sizes = list(table["size"].unique())
+    panels = _panels_by_kind(table, ["dataset", "size"])
+    names = list(dict.fromkeys(s.split(":", 1)[1] for s in table["encoder"]))
+    colours = plt.get_cmap("tab10" if len(names) <= 10 else "tab20").colors
+    colour = {name: colours[i % len(colours)] for i, name in enumerate(names)}
+    shape = {"universal": "o", "classic": "s"}
+    n_cands = sorted(table["n_candidates"].unique())
+    fig, axes = _grid(len(panels))
+    for ax, (dataset, size) in zip(axes, panels):
+        part = table[(table["dataset"] == dataset) & (table["size"] == size)]
+        for spec, rows in part.groupby("encoder", sort=False):
+            variant, name = spec.split(":", 1)
+            rows = rows.sort_values("n_candidates")
+            ax.plot(rows["tokens_per_symbol"], rows["bits_per_symbol"], color=colour[name],
+                    linewidth=0.6, alpha=0.5)
+            for row in rows.itertuples():
+                hollow = len(n_cands) > 1 and row.n_candidates == n_cands[0]
+                ax.plot(row.tokens_per_symbol, row.bits_per_symbol, linestyle="none",
+                        marker=shape.get(variant, "^"), markersize=5, color=colour[name],
+                        markerfacecolor="none" if hollow else colour[name])
+        title = dataset if len(sizes) == 1 else f"{dataset} {size}"
+        ax.set_title(f"{title} ({part['kind'].iloc[0]})", fontsize=10)
+    _label_panels(axes, "held-out tokens / symbol", "held-out bits / symbol")
+    handles = [plt.Line2D([], [], color=colour[n], linewidth=3) for n in names]
+    labels = [f"encoder {n}" for n in names]
+    variants = list(dict.fromkeys(s.split(":", 1)[0] for s in table["encoder"]))
+    handles += [plt.Line2D([], [], color="grey", marker=shape.get(v, "^"), linestyle="none")
+                for v in variants]
+    labels += [f"{v} vocabulary" for v in variants]
+    if len(n_cands) > 1:
+        handles += [plt.Line2D([], [], color="grey", marker="o", linestyle="none",
+                               markerfacecolor=face) for face in ("none", "grey")]
+        labels += [f"n_candidates {n_cands[0]}", f"n_candidates {n_cands[-1]}"]
+    _finish(fig, axes, f"Held-out bits per symbol under a Kneser-Ney n-gram model (lower is "
+                       f"better) against tokens per symbol, vocabulary {', '.join(sizes)}", path,
+            (handles, labels))
+    return path
+
+
+def plot_beam_sweep(beam_summary: pd.DataFrame, path: Path) -> Path | None:
+    """Per dataset, against the beam width: the share of inputs whose best tf-idf score beats
+    width 1's, the share at the exact optimum, and the mean gap to it (solid: whole documents,
+    dashed: their first symbols)."""
+    if beam_summary.empty:
+        return None
+    datasets = [d for d, in _panels_by_kind(beam_summary, ["dataset"])]
+    widths = sorted(beam_summary["width"].unique())
+    inputs = list(dict.fromkeys(beam_summary["input"]))
+    panels = (("improved", "inputs improved over width 1 (%)"),
+              ("optimal", "resolved inputs at the exact optimum (%)"),
+              ("mean_gap", "mean gap to the exact optimum (% of score)"))
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.6))
+    colours = plt.get_cmap("tab10" if len(datasets) <= 10 else "tab20").colors
+    for ax, (column, label) in zip(axes, panels):
+        for i, dataset in enumerate(datasets):
+            for j, name in enumerate(inputs):
+                rows = beam_summary[(beam_summary["dataset"] == dataset)
+                                    & (beam_summary["input"] == name)].sort_values("width")
+                rows = rows[rows[column].notna()]
+                if rows.empty:
+                    continue
+                values = rows[column].clip(lower=0) * PERCENT
+                ax.plot(rows["width"], values, color=colours[i % len(colours)],
+                        marker=_MARKERS[i % len(_MARKERS)], markersize=4, linewidth=1.2,
+                        linestyle="-" if j == 0 else "--", label=dataset)
+        ax.set_xscale("log")
+        ax.set_xticks(widths)
+        ax.set_xticklabels([str(w) for w in widths])
+        ax.minorticks_off()
+        ax.set_xlabel("beam width (top_n)", fontsize=9)
+        ax.set_ylabel(label, fontsize=9)
+        ax.tick_params(labelsize=8)
+        ax.grid(True, alpha=0.3)
+    extra = ([plt.Line2D([], [], color="grey", linestyle="-" if j == 0 else "--")
+              for j in range(len(inputs))], [f"input: {name}" for name in inputs])
+    _finish(fig, list(axes), "The tf-idf beam against its width, per dataset (solid: whole documents, "
+                             "dashed: their first symbols; the optimum only where it was resolved)", path, extra)
     return path

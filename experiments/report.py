@@ -19,7 +19,7 @@ import pandas as pd
 from . import plots
 from . import stats as S
 from .answers import _answers, _summary
-from .extras_report import beam_section, downstream_section
+from .extras_report import _read, beam_section, downstream_section
 from .formatting import KIND_ORDER, _estimable, _kind_key, _num, _size_key, _table
 
 __all__ = ["KIND_ORDER", "read_results", "render_report"]
@@ -311,6 +311,16 @@ def _figures(folder: Path, tables: dict[str, Any]) -> list[str]:
     metrics, documents, run = tables["metrics"], tables["documents"], tables["run"]
     path = plots.plot_tokens_per_symbol(metrics, folder / "tokens_per_symbol.png")
     lines += [f"![tokens per symbol]({path.name})", ""]
+    if plots.plot_bits_per_symbol(_read(folder, "downstream"), folder / "bits_per_symbol.png"):
+        lines += ["Downstream proxy: look at whether the shortest encodings (left) are also the "
+                  "lowest (fewest bits per symbol); points low and to the right mean longer "
+                  "tokenisations that model the text better.", "",
+                  "![bits per symbol](bits_per_symbol.png)", ""]
+    if plots.plot_beam_sweep(_read(folder, "beam_summary"), folder / "beam_sweep.png"):
+        lines += ["The tf-idf beam: look at how the share of documents a wider beam improves "
+                  "grows with the width (left) and how far top-1 falls short of the exact "
+                  "optimum where it is known (right).", "",
+                  "![beam sweep](beam_sweep.png)", ""]
     for index, question in enumerate(run["config"]["comparisons"]):
         a, b = question["a"], question["b"]
         name = f"length_diff_{index + 1:02d}_{a.replace(':', '-')}_vs_{b.replace(':', '-')}.png"

@@ -333,6 +333,16 @@ def test_downstream_and_beam(monkeypatch, tmp_path):
     assert "### What tf-idf maximises" in report
     beam = pd.read_csv(out / "beam_summary.csv")
     assert set(beam["width"]) == {1, 3} and set(beam["dataset"]) == {"tiny", "wave"}
+    for name in ("bits_per_symbol.png", "beam_sweep.png"):
+        assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert f"]({name})" in report.split("## Plots", 1)[1]
+
+
+def test_no_downstream_or_beam_draws_no_plot_for_them(tmp_path):
+    from experiments import plots
+    assert plots.plot_bits_per_symbol(pd.DataFrame(), tmp_path / "a.png") is None
+    assert plots.plot_beam_sweep(pd.DataFrame(), tmp_path / "b.png") is None
+    assert not list(tmp_path.iterdir())
 
 
 def test_downstream_config_checked():
