@@ -18,7 +18,7 @@ import functools
 import heapq
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -112,6 +112,26 @@ def partition_specials(text: str, specials: Sequence[tuple[str, int, bool, bool]
                 out.append(piece[start:])
         pieces = out
     return pieces
+
+
+MIN_DOCS_PER_THREAD = 64  # fewer documents per thread cost more in hand-offs than they gain
+
+
+def in_runs(docs: list, workers: int, encode_run: Callable[[list], list]) -> list:
+    """``encode_run(docs)``, done as ``workers`` runs of consecutive documents on as many
+    threads (one run per thread, not one task per document: per-document hand-offs cost more
+    than short documents take), concatenated in order.
+
+    >>> in_runs(list("abcdef"), 2, lambda run: [d.upper() for d in run])
+    ['A', 'B', 'C', 'D', 'E', 'F']
+    """
+    workers = min(workers, max(1, len(docs) // MIN_DOCS_PER_THREAD))
+    if workers == 1:
+        return encode_run(docs)
+    size = -(-len(docs) // workers)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        parts = pool.map(encode_run, [docs[k : k + size] for k in range(0, len(docs), size)])
+        return [ids for part in parts for ids in part]
 
 
 def batch_workers(threads: int | None) -> int:
@@ -407,11 +427,7 @@ class ImportedTokenizer(ImportedContract, EncoderBridge):
         """`encode` of every doc, on ``threads`` threads (default: one per core; the kernels
         release the GIL). Same ids as one by one."""
         docs = list(docs)
-        workers = batch_workers(threads)
-        if workers == 1 or len(docs) < 2:
-            return [self.encode(doc, **options) for doc in docs]
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            return list(pool.map(lambda doc: self.encode(doc, **options), docs))
+        return in_runs(docs, batch_workers(threads), lambda run: [self.encode(doc, **options) for doc in run])
 
     # -- decoding and inspection ---------------------------------------------------------
 

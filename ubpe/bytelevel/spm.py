@@ -17,7 +17,6 @@ token is written as its UTF-8 bytes' ``<0xXX>`` tokens (byte fallback), or the u
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -31,12 +30,11 @@ from ubpe_native._unigram import UnigramLattice
 from ..errors import ModelFormatError
 from ..vocabulary import ID_DTYPE, Vocabulary
 from .imported_base import (BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, ImportedTokenizer, batch_workers,
-                            check_doc)
+                            check_doc, in_runs)
 from .spm_normalizer import Normalizer
 
 SPACE = "▁"
 # encode_batch gives each thread this many docs at least
-MIN_DOCS_PER_THREAD = 64
 _UNK_SURFACE = " \u2047 "
 # llama.cpp gives Phi-3's special tokens rstrip, except these (llama_vocab::impl::load)
 _PHI3_NAMES = ("phi-3", "phi3")
@@ -162,13 +160,7 @@ class CharModel(ImportedTokenizer):
         docs = list(docs)
         for doc in docs:
             check_doc(doc)
-        workers = min(batch_workers(threads), max(1, len(docs) // MIN_DOCS_PER_THREAD))
-        if workers == 1:
-            return self._pipeline.encode_batch(docs)
-        size = -(-len(docs) // workers)
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            parts = pool.map(self._pipeline.encode_batch, [docs[k : k + size] for k in range(0, len(docs), size)])
-            return [ids for part in parts for ids in part]
+        return in_runs(docs, batch_workers(threads), self._pipeline.encode_batch)
 
     def _with_specials(self, ids: list[int], add_special: bool) -> list[int]:
         """``ids`` with BOS and EOS as `encode` adds them when ``add_special``."""
