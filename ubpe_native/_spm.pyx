@@ -12,6 +12,13 @@ likewise, recursively. A symbol that is no piece (a character no piece spells, o
 ``>= n_ids``: a character that is only part of pieces) becomes the ids of its bytes
 (``byte_fallback``), or the unknown id, one per run of unknown symbols when ``collapse_unk``.
 
+(The module is just over 600 lines: it holds sentencepiece's whole per-text path - `SpmBPE`, the
+C port of the normalizer `SpmNormalizer` with its Darts-clone trie walk, and `SpmPipeline`,
+which runs both over a batch without the GIL and so needs their ``cdef`` methods in one
+compilation unit or behind a ``.pxd``. Splitting the normalizer into its own module with a
+``.pxd`` is the next step if it grows; `SpmBPE`'s merge loop still repeats part of
+`_merges.PairMerges`' and should share `_chain.pxd` helpers with it.)
+
 >>> import numpy as np
 >>> i32 = lambda *v: np.array(v, np.int32)
 >>> # pieces: 0 <unk>, 1 'a', 2 'b', 3 'ab' (unused), 4 'abb'; units 'a' 'b'
