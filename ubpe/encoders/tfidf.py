@@ -207,7 +207,8 @@ class TfidfEncoder:
         top_n = check_top_n(self, top_n)
         if top_n != 1 and self.exact:
             return [self.encode(batch.parts(d), top_n) for d in range(batch.n_docs)]
-        check_nbest_memory(int(np.diff(batch.part_offsets).max(initial=0)), top_n)  # one part's lattice at a time
+        if top_n > 1:  # one part's lattice at a time; top-1 needs no n-best room
+            check_nbest_memory(int(np.diff(batch.part_offsets).max(initial=0)), top_n)
         tokens, token_offsets, candidate_offsets, scores = encode_parts(
             self._tree, self._weights, batch.tokens, batch.part_offsets, top_n, self.exact_max_length)
         if top_n == 1:
@@ -232,5 +233,6 @@ class TfidfEncoder:
 
     def _run(self, parts: Sequence[np.ndarray], top_n: int):
         symbols, bounds = flatten_parts(parts, self.vocabulary.n_base)
-        check_nbest_memory(int(np.diff(bounds).max(initial=0)), top_n)  # one part's lattice at a time
+        if top_n > 1:  # one part's lattice at a time; top-1 needs no n-best room
+            check_nbest_memory(int(np.diff(bounds).max(initial=0)), top_n)
         return encode_parts(self._tree, self._weights, symbols, bounds, top_n, self.exact_max_length)
