@@ -1,0 +1,116 @@
+"""A list corpus is split and counted in chunks, on threads (issue 12): the vocabulary must be
+the one of the whole corpus split at once, whatever the chunk size and the number of threads;
+and importing ubpe must stay light."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ubpe.fit as fit_module
+from ubpe import UBPE, UBPEClassic
+from ubpe.alphabet import Alphabet
+from ubpe.errors import UnknownSymbolError
+from ubpe.fit import PartCounts, count_documents, fit_vocabulary
+from ubpe.splitting import WORDS, SplitPipeline
+
+# few symbols and short documents: many pairs tie in occurrences (and in documents)
+texts = st.lists(st.text(alphabet="ab c", max_size=30), min_size=1, max_size=12)
+
+
+def merges(parts, n_base: int, n_tokens: int = 40, n_candidates: int = 3):
+    vocabulary = fit_vocabulary(parts, n_base=n_base, n_tokens=n_tokens, n_candidates=n_candidates, quiet=True)
+    return vocabulary.pieces(), vocabulary.weight_of()
+
+
+@settings(max_examples=150, deadline=None)
+@given(docs=texts, chunk_symbols=st.integers(1, 40), n_threads=st.integers(1, 4))
+def test_chunked_threaded_counts_fit_like_the_whole_split(docs, chunk_symbols, n_threads):
+    pipeline = SplitPipeline(Alphabet.from_spec("ab c"), break_tokens=" ")
+    whole = pipeline.split_batch(docs)  # the corpus split at once, as ubpe 0.3.0 does
+    counts = count_documents(docs, pipeline.split_batch, n_threads=n_threads, chunk_symbols=chunk_symbols)
+    assert counts == PartCounts.of_batch(whole)
+    assert merges(counts, 4) == merges(whole, 4)
+
+
+def test_counts_are_the_same_on_any_number_of_threads():
+    rng = np.random.default_rng(12)
+    docs = ["".join(rng.choice(list("ab c"), size=int(rng.integers(0, 200)))) for _ in range(300)]
+    split = SplitPipeline(Alphabet.from_spec("ab c"), regex_str=WORDS).split_batch
+    one = count_documents(docs, split, n_threads=1, chunk_symbols=256)
+    assert one.n_docs == 300
+    for n_threads in (2, 3, 8, 1000):
+        assert count_documents(docs, split, n_threads=n_threads, chunk_symbols=256) == one
+
+
+@pytest.mark.parametrize("cls", [UBPE, UBPEClassic])
+def test_fit_is_the_same_on_one_and_two_threads(cls, monkeypatch):
+    monkeypatch.setattr(fit_module, "LIST_CHUNK_SYMBOLS", 64)  # many chunks on each thread
+    rng = np.random.default_rng(7)
+    docs = ["".join(rng.choice(list("abcd  "), size=int(rng.integers(1, 120)))) for _ in range(200)]
+    fitted = []
+    for n_threads in (1, 2):
+        tok = cls(alphabet="abcd ", n_tokens=60, regex_str=WORDS)
+        tok.fit(docs, quiet=True, n_threads=n_threads, n_candidates=4)
+        fitted.append((tok.tokens_mapper, tok.tokens_weights))
+    assert fitted[0] == fitted[1]
+
+
+def test_an_unknown_symbol_is_named_in_the_first_bad_document_on_threads(monkeypatch):
+    monkeypatch.setattr(fit_module, "LIST_CHUNK_SYMBOLS", 4)
+    docs = ["abab"] * 10 + ["abxb"] + ["ab"] * 10 + ["yb"]
+    tok = UBPE(alphabet="ab", n_tokens=8)
+    with pytest.raises(UnknownSymbolError, match="document 10"):
+        tok.fit(docs, quiet=True, n_threads=2)
+
+
+def test_n_threads_is_checked():
+    from ubpe.errors import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match="n_threads"):
+        UBPE(alphabet="ab", n_tokens=4).fit(["abab"], quiet=True, n_threads=0)
+
+
+# what `import ubpe` / `from ubpe import UBPE` and a quiet fit must not load: file formats,
+# byte-level models, encoders' kernels, progress bars and what they pull in
+HEAVY = [
+    "asyncio", "ssl", "email", "urllib.request", "csv", "subprocess", "tqdm", "dask", "pandas",
+    "ubpe.io", "ubpe.bytelevel.model", "ubpe.bytelevel.trainer", "ubpe.encoders.tfidf",
+    "ubpe.encoders.ambiguity", "ubpe.dask", "ubpe.cli", "ubpe_native._lattice", "ubpe_native._spm",
+    "ubpe_native._merges", "ubpe_native._classic",
+]
+
+
+@pytest.mark.parametrize("statement", [
+    "import ubpe",
+    "from ubpe import UBPE, UBPEClassic, Vocabulary, Alphabet",
+    "from ubpe import UBPE; UBPE(alphabet='ab', n_tokens=4).fit(['abab', 'abba'], quiet=True, n_threads=1)",
+])
+def test_import_is_light(statement):
+    code = textwrap.dedent(f"""
+        import sys
+        {statement}
+        print(" ".join(m for m in {HEAVY!r} if m in sys.modules))
+    """)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.split() == []
+
+
+def test_lazy_names_resolve():
+    import ubpe
+    import ubpe.bytelevel
+    import ubpe.encoders
+
+    assert set(ubpe.__all__) <= set(dir(ubpe))
+    for name in ubpe.__all__:
+        assert getattr(ubpe, name) is not None
+    for name in ubpe.bytelevel.__all__ + ubpe.encoders.__all__:
+        assert getattr(ubpe.bytelevel, name, None) is not None or getattr(ubpe.encoders, name, None) is not None
+    with pytest.raises(AttributeError):
+        ubpe.NoSuchName  # noqa: B018
