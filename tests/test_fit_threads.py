@@ -18,7 +18,7 @@ from ubpe import UBPE, UBPEClassic
 from ubpe.alphabet import Alphabet
 from ubpe.errors import UnknownSymbolError
 from ubpe.fit import PartCounts, count_documents, fit_vocabulary
-from ubpe.splitting import WORDS, SplitPipeline
+from ubpe.splitting import WORDS, SplitMode, SplitPipeline
 
 # few symbols and short documents: many pairs tie in occurrences (and in documents)
 texts = st.lists(st.text(alphabet="ab c", max_size=30), min_size=1, max_size=12)
@@ -37,6 +37,37 @@ def test_chunked_threaded_counts_fit_like_the_whole_split(docs, chunk_symbols, n
     counts = count_documents(docs, pipeline.split_batch, n_threads=n_threads, chunk_symbols=chunk_symbols)
     assert counts == PartCounts.of_batch(whole)
     assert merges(counts, 4) == merges(whole, 4)
+
+
+NATIVE_ALPHABET = "ab _'s9.,\né字"
+native_texts = st.lists(st.text(alphabet=NATIVE_ALPHABET, max_size=40), min_size=1, max_size=10)
+
+
+@settings(max_examples=200, deadline=None)
+@given(docs=native_texts, chunk_symbols=st.integers(1, 60), n_threads=st.integers(1, 3),
+       pattern=st.sampled_from(["words", "gpt2", "cl100k", "llama3", "o200k"]))
+def test_the_kernels_one_pass_count_is_the_split_s(docs, chunk_symbols, n_threads, pattern):
+    """PartCounter.add_text (scanner + counter in one pass) counts what split_batch cuts."""
+    from ubpe.bytelevel.patterns import PATTERNS
+
+    pipeline = SplitPipeline(Alphabet.from_spec(NATIVE_ALPHABET), regex_str=WORDS if pattern == "words" else PATTERNS[pattern])
+    native = pipeline.native_fit_tables(SplitMode.FULL)
+    assert native is not None
+
+    def unused(*args, **kwargs):
+        raise AssertionError("the kernel counts every chunk itself")
+
+    counts = count_documents(docs, unused, n_threads=n_threads, chunk_symbols=chunk_symbols, native=native)
+    assert counts == PartCounts.of_batch(pipeline.split_batch(docs))
+
+
+def test_the_one_pass_count_leaves_unknown_symbols_and_surrogates_to_the_split():
+    pipeline = SplitPipeline(Alphabet.from_spec("ab \ud800"), regex_str=WORDS)
+    native = pipeline.native_fit_tables(SplitMode.FULL)
+    docs = ["ab ab", "ba \ud800ab", "abab"]  # a lone surrogate: no UTF-8, the split takes it
+    assert count_documents(docs, pipeline.split_batch, native=native) == PartCounts.of_batch(pipeline.split_batch(docs))
+    with pytest.raises(UnknownSymbolError, match="document 1"):
+        count_documents(["ab", "abc"], pipeline.split_batch, native=native)
 
 
 def test_counts_are_the_same_on_any_number_of_threads():

@@ -26,7 +26,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import islice
+from itertools import accumulate, islice
 from typing import Any
 
 import numpy as np
@@ -147,6 +147,7 @@ def corpus_parts(
     chunk_symbols: int | None = None,
     empty_message: str = EMPTY_CORPUS,
     n_threads: int = 1,
+    native: tuple[np.ndarray, int, np.ndarray] | None = None,
 ) -> SplitBatch | PartCounts:
     """What :func:`fit_vocabulary` needs of ``corpus``, cut into parts by ``split``.
 
@@ -164,7 +165,7 @@ def corpus_parts(
     check_corpus(corpus)
     if isinstance(corpus, (Sequence, np.ndarray)):
         docs = as_corpus(corpus, empty_message=empty_message)
-        return count_documents(docs, split, n_threads=n_threads, chunk_symbols=chunk_symbols)
+        return count_documents(docs, split, n_threads=n_threads, chunk_symbols=chunk_symbols, native=native)
     counts = count_stream(corpus, split, chunk_docs=chunk_docs, chunk_symbols=chunk_symbols)
     if counts.n_docs == 0:
         raise EmptyCorpusError(empty_message)
@@ -183,7 +184,12 @@ def count_stream(
 
 
 def count_documents(
-    docs: Sequence[Any], split: Split, *, n_threads: int = 1, chunk_symbols: int | None = None
+    docs: Sequence[Any],
+    split: Split,
+    *,
+    n_threads: int = 1,
+    chunk_symbols: int | None = None,
+    native: tuple[np.ndarray, int, np.ndarray] | None = None,
 ) -> PartCounts:
     """The counts of the list ``docs``: split and counted chunk by chunk (about
     ``chunk_symbols`` symbols each, default :data:`LIST_CHUNK_SYMBOLS`), so memory holds one
@@ -193,6 +199,10 @@ def count_documents(
     each counted on its own thread (the scanner and the counter run without the GIL), and
     the runs' counts are merged in document order: the counts - and so the vocabulary - are
     the same whatever the number of threads. An error names the first bad document.
+
+    ``native`` (:meth:`~ubpe.splitting.SplitPipeline.native_fit_tables`) lets the kernel
+    split and count chunks of str documents in one pass without the GIL, building no
+    arrays (``split`` still handles the chunks it cannot take, and names errors).
 
     >>> from ubpe.alphabet import Alphabet
     >>> from ubpe.splitting import SplitPipeline
@@ -209,7 +219,9 @@ def count_documents(
     def count(run: list[tuple[int, int, int]]) -> PartCounter:
         counter = PartCounter()
         for first, last, _ in run:
-            add_batch(counter, split(docs[first:last], first_doc=first))
+            chunk = docs[first:last]
+            if native is None or not _add_text(counter, chunk, native):
+                add_batch(counter, split(chunk, first_doc=first))
         return counter
 
     if len(runs) == 1:
@@ -219,6 +231,21 @@ def count_documents(
     with ThreadPoolExecutor(max_workers=len(runs)) as pool:
         counters = list(pool.map(count, runs))  # the first run's error, if any, is raised first
     return PartCounts.merge_counters(counters)
+
+
+def _add_text(counter: PartCounter, chunk: Sequence[Any], native: tuple[np.ndarray, int, np.ndarray]) -> bool:
+    """Count ``chunk`` by the kernel's one-pass split (see :func:`count_documents`); False
+    (nothing counted) where it does not apply: a document that is no str, lone surrogates,
+    or a symbol outside the alphabet (which the caller's split then reports)."""
+    if not all(type(doc) is str for doc in chunk):
+        return False
+    try:
+        data = "".join(chunk).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    doc_chars = np.fromiter(accumulate(map(len, chunk), initial=0), dtype=np.int64, count=len(chunk) + 1)
+    classes, pattern, table = native
+    return counter.add_text(np.frombuffer(data, dtype=np.uint8), doc_chars, classes, pattern, table) < 0
 
 
 def _ranges(docs: Sequence[Any], max_symbols: int) -> list[tuple[int, int, int]]:
@@ -386,5 +413,5 @@ def fit_corpus(
     split = functools.partial(pipeline.split_batch, mode=split_mode)
     n_base = len(pipeline.alphabet) + len(pipeline.known_words or {})
     return fit_vocabulary(
-        corpus_parts(corpus, split, n_threads=n_threads), n_base=n_base, n_tokens=n_tokens, n_candidates=n_candidates, quiet=quiet, description=description
+        corpus_parts(corpus, split, n_threads=n_threads, native=pipeline.native_fit_tables(split_mode)), n_base=n_base, n_tokens=n_tokens, n_candidates=n_candidates, quiet=quiet, description=description
     )
