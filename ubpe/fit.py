@@ -84,8 +84,10 @@ class PartCounts:
         return sum(a.nbytes for a in (self.tokens, self.offsets, self.weights, self.doc_offsets, self.docs))
 
     @classmethod
-    def of_counter(cls, counter: PartCounter) -> PartCounts:
-        return cls(*counter.export(), n_docs=int(counter.n_docs))
+    def of_counter(cls, counter: PartCounter, *, release: bool = False) -> PartCounts:
+        """The counts of ``counter`` (with ``release``, freed from it as they are copied)."""
+        n_docs = int(counter.n_docs)
+        return cls(*counter.export(release=release), n_docs=n_docs)
 
     @classmethod
     def of_batch(cls, batch: SplitBatch) -> PartCounts:
@@ -103,14 +105,15 @@ class PartCounts:
 
     @classmethod
     def merge_counters(cls, counters: list[PartCounter]) -> PartCounts:
-        """The counts of consecutive chunks' counters, in document order, as one (each
-        counter is exported and dropped in turn, so only one export is held at a time)."""
-        counter = PartCounter()
+        """The counts of consecutive chunks' counters, in document order, as one: the later
+        counters are added to the first, each exported (and freed) in turn; ``counters`` is
+        emptied."""
+        counter = counters.pop(0)
         while counters:
-            c = cls.of_counter(counters.pop(0))
+            c = cls.of_counter(counters.pop(0), release=True)
             counter.add(c.tokens, c.offsets, c.docs, c.n_docs, c.weights, c.doc_offsets)
             del c
-        return cls.of_counter(counter)
+        return cls.of_counter(counter, release=True)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, PartCounts):
@@ -225,7 +228,7 @@ def count_documents(
         return counter
 
     if len(runs) == 1:
-        return PartCounts.of_counter(count(runs[0]))
+        return PartCounts.of_counter(count(runs[0]), release=True)
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=len(runs)) as pool:

@@ -122,11 +122,10 @@ cdef class PairMerger:
     cdef vector[id_t] pair_left
     cdef vector[id_t] pair_right
     cdef vector[count_t] occurrences
-    cdef vector[count_t] documents  # cached count of documents, valid while known[pair]
-    cdef vector[bint] documents_known
+    cdef vector[count_t] documents  # cached count of documents; -1: to be counted again
     cdef vector[vector[int32_t]] positions
-    cdef vector[int64_t] touched_in_round
-    cdef vector[int64_t] seen_in_round
+    cdef vector[int32_t] touched_in_round  # (rounds create tokens: fewer than 2**31)
+    cdef vector[int32_t] seen_in_round
     cdef vector[int64_t] doc_mark  # per document: the last scan that counted it
     cdef int64_t scan_number
     cdef vector[HeapEntry] heap
@@ -264,8 +263,7 @@ cdef class PairMerger:
             self.pair_left.push_back(left)
             self.pair_right.push_back(right)
             self.occurrences.push_back(0)
-            self.documents.push_back(0)
-            self.documents_known.push_back(False)
+            self.documents.push_back(-1)
             self.positions.push_back(vector[int32_t]())
             self.touched_in_round.push_back(-1)
             self.seen_in_round.push_back(-1)
@@ -276,29 +274,29 @@ cdef class PairMerger:
         return self.occurrences[number - 1] if number > 0 else 0
 
     cdef inline int _touch(self, int32_t pair) except -1 nogil:
-        if self.touched_in_round[pair] != self.round_number:
-            self.touched_in_round[pair] = self.round_number
+        if self.touched_in_round[pair] != <int32_t>self.round_number:
+            self.touched_in_round[pair] = <int32_t>self.round_number
             self.touched.push_back(pair)
         return 0
 
     cdef int _add(self, id_t left, id_t right, int32_t position) except -1 nogil:
         cdef int32_t pair = self._pair_number(left, right)
         self.occurrences[pair] += self.part_weight[self.part_of[position]]
-        self.documents_known[pair] = False
+        self.documents[pair] = -1
         self.positions[pair].push_back(position)
         self._touch(pair)
         return 0
 
     cdef int _remove(self, int32_t pair, count_t weight) except -1 nogil:
         self.occurrences[pair] -= weight
-        self.documents_known[pair] = False
+        self.documents[pair] = -1
         self._touch(pair)
         return 0
 
     cdef count_t _documents_of(self, int32_t pair) noexcept nogil:
         """Documents holding the pair: those of the distinct parts at its valid positions
         (stale positions are dropped from the list on the way)."""
-        if self.documents_known[pair]:
+        if self.documents[pair] >= 0:
             return self.documents[pair]
         cdef vector[int32_t]* where = &self.positions[pair]
         cdef id_t a = self.pair_left[pair], b = self.pair_right[pair]
@@ -325,7 +323,6 @@ cdef class PairMerger:
                     count += 1
         where.resize(kept)
         self.documents[pair] = count
-        self.documents_known[pair] = True
         return count
 
     # -- the candidate heap -------------------------------------------------------------------
@@ -384,13 +381,13 @@ cdef class PairMerger:
         #    yields them by occurrences), so that ties at the boundary are all seen
         while not self.heap.empty():
             entry = self.heap[0]
-            if not self._is_current(entry) or self.seen_in_round[entry.pair] == self.round_number:
+            if not self._is_current(entry) or self.seen_in_round[entry.pair] == <int32_t>self.round_number:
                 self._pop()
                 continue
             if <int>popped.size() >= n_candidates and entry.occurrences < popped.back().occurrences:
                 break
             self._pop()
-            self.seen_in_round[entry.pair] = self.round_number
+            self.seen_in_round[entry.pair] = <int32_t>self.round_number
             candidate.occurrences = entry.occurrences
             candidate.documents = 0
             candidate.left = self.pair_left[entry.pair]

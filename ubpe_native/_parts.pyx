@@ -49,6 +49,7 @@ cdef class PartCounter:
     cdef FlatMap index  # content hash -> part + 1
     # set while an add() runs: an add cut short (MemoryError) leaves the counts incomplete
     cdef bint unfinished
+    cdef bint released  # exported with release=True: the counts are gone
 
     def __init__(self):
         self.starts.push_back(0)
@@ -192,6 +193,8 @@ cdef class PartCounter:
         return 0
 
     cdef int _check_finished(self) except -1:
+        if self.released:
+            raise ValueError("this counter was exported with release=True: its counts are gone")
         if self.unfinished:
             raise MemoryError("an earlier add() ran out of memory: this counter's counts are "
                               "incomplete; start a new PartCounter")
@@ -270,15 +273,38 @@ cdef class PartCounter:
             self.entry_part.push_back(part)
         return 0
 
-    def export(self):
+    def export(self, bint release=False):
         """``(tokens, offsets, weights, doc_offsets, docs)`` of the distinct parts, in order
-        of first occurrence; part ``k``'s documents are ``docs[doc_offsets[k]:doc_offsets[k+1]]``."""
+        of first occurrence; part ``k``'s documents are ``docs[doc_offsets[k]:doc_offsets[k+1]]``.
+
+        With ``release`` the counter frees each of its own arrays once copied (so the counts
+        and the counter are never held whole together) and can no longer be used.
+
+        >>> import numpy as np
+        >>> counter = PartCounter()
+        >>> counter.add(np.array([0, 1], np.int32), np.array([0, 2]), np.array([0], np.int32), 1)
+        >>> counter.export(release=True)[2].tolist()
+        [1]
+        >>> counter.export()
+        Traceback (most recent call last):
+        ...
+        ValueError: this counter was exported with release=True: its counts are gone
+        """
         self._check_finished()
         cdef Py_ssize_t n = self.weights.size(), k, e
         cdef int32_t d
+        if release:
+            self.released = True
+            self.index = FlatMap()
+            _free(self.last_doc)
         tokens = np.asarray(<id_t[:self.symbols.size()]>self.symbols.data()).copy() if self.symbols.size() else np.zeros(0, np.int32)
+        if release:
+            _free_ids(self.symbols)
         offsets = np.asarray(<int64_t[:n + 1]>self.starts.data()).copy()
         weights = np.asarray(<count_t[:n]>self.weights.data()).copy() if n else np.zeros(0, np.int64)
+        if release:
+            _free_int64(self.starts)
+            _free_counts(self.weights)
         doc_offsets = np.zeros(n + 1, dtype=np.int64)
         docs = np.empty(self.entry_part.size(), dtype=np.int32)
         cdef int64_t[::1] doc_offsets_view = doc_offsets
@@ -294,4 +320,27 @@ cdef class PartCounter:
                 for e in range(self.doc_start[d], self.doc_start[d + 1]):
                     docs_view[fill[self.entry_part[e]]] = d
                     fill[self.entry_part[e]] += 1
+        if release:
+            _free(self.entry_part)
         return tokens, offsets, weights, doc_offsets, docs
+
+
+# swapping with an empty vector frees the memory (clear and shrink_to_fit may keep it)
+cdef inline void _free(vector[int32_t]& values) noexcept:
+    cdef vector[int32_t] empty
+    values.swap(empty)
+
+
+cdef inline void _free_ids(vector[id_t]& values) noexcept:
+    cdef vector[id_t] empty
+    values.swap(empty)
+
+
+cdef inline void _free_int64(vector[int64_t]& values) noexcept:
+    cdef vector[int64_t] empty
+    values.swap(empty)
+
+
+cdef inline void _free_counts(vector[count_t]& values) noexcept:
+    cdef vector[count_t] empty
+    values.swap(empty)
