@@ -296,15 +296,19 @@ cdef class PartCounter:
         if release:
             self.released = True
             self.index = FlatMap()
-            _free(self.last_doc)
+            self.last_doc.clear()
+            self.last_doc.shrink_to_fit()  # (libstdc++ frees an emptied vector's memory here)
         tokens = np.asarray(<id_t[:self.symbols.size()]>self.symbols.data()).copy() if self.symbols.size() else np.zeros(0, np.int32)
         if release:
-            _free_ids(self.symbols)
+            self.symbols.clear()
+            self.symbols.shrink_to_fit()
         offsets = np.asarray(<int64_t[:n + 1]>self.starts.data()).copy()
         weights = np.asarray(<count_t[:n]>self.weights.data()).copy() if n else np.zeros(0, np.int64)
         if release:
-            _free_int64(self.starts)
-            _free_counts(self.weights)
+            self.starts.clear()
+            self.starts.shrink_to_fit()
+            self.weights.clear()
+            self.weights.shrink_to_fit()
         doc_offsets = np.zeros(n + 1, dtype=np.int64)
         docs = np.empty(self.entry_part.size(), dtype=np.int32)
         cdef int64_t[::1] doc_offsets_view = doc_offsets
@@ -321,26 +325,7 @@ cdef class PartCounter:
                     docs_view[fill[self.entry_part[e]]] = d
                     fill[self.entry_part[e]] += 1
         if release:
-            _free(self.entry_part)
+            self.entry_part.clear()
+            self.entry_part.shrink_to_fit()
         return tokens, offsets, weights, doc_offsets, docs
 
-
-# swapping with an empty vector frees the memory (clear and shrink_to_fit may keep it)
-cdef inline void _free(vector[int32_t]& values) noexcept:
-    cdef vector[int32_t] empty
-    values.swap(empty)
-
-
-cdef inline void _free_ids(vector[id_t]& values) noexcept:
-    cdef vector[id_t] empty
-    values.swap(empty)
-
-
-cdef inline void _free_int64(vector[int64_t]& values) noexcept:
-    cdef vector[int64_t] empty
-    values.swap(empty)
-
-
-cdef inline void _free_counts(vector[count_t]& values) noexcept:
-    cdef vector[count_t] empty
-    values.swap(empty)
