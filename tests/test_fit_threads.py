@@ -80,9 +80,30 @@ def test_counts_are_the_same_on_any_number_of_threads():
         assert count_documents(docs, split, n_threads=n_threads, chunk_symbols=256) == one
 
 
+def many_small_runs(monkeypatch) -> list[int]:
+    """Small chunks, threads for any corpus size; returns the numbers of runs counted."""
+    monkeypatch.setattr(fit_module, "LIST_CHUNK_SYMBOLS", 64)
+    monkeypatch.setattr(fit_module, "THREAD_SYMBOLS", 1)
+    seen: list[int] = []
+    runs = fit_module._runs
+
+    def spy(chunks, n_runs):
+        seen.append(n_runs)
+        return runs(chunks, n_runs)
+
+    monkeypatch.setattr(fit_module, "_runs", spy)
+    return seen
+
+
+def test_small_corpora_are_counted_on_one_thread():
+    split = SplitPipeline(Alphabet.from_spec("ab "), break_tokens=" ").split_batch
+    assert fit_module.THREAD_SYMBOLS > 1000
+    assert count_documents(["ab ba"] * 100, split, n_threads=4) == count_documents(["ab ba"] * 100, split)
+
+
 @pytest.mark.parametrize("cls", [UBPE, UBPEClassic])
 def test_fit_is_the_same_on_one_and_two_threads(cls, monkeypatch):
-    monkeypatch.setattr(fit_module, "LIST_CHUNK_SYMBOLS", 64)  # many chunks on each thread
+    seen = many_small_runs(monkeypatch)
     rng = np.random.default_rng(7)
     docs = ["".join(rng.choice(list("abcd  "), size=int(rng.integers(1, 120)))) for _ in range(200)]
     fitted = []
@@ -91,14 +112,16 @@ def test_fit_is_the_same_on_one_and_two_threads(cls, monkeypatch):
         tok.fit(docs, quiet=True, n_threads=n_threads, n_candidates=4)
         fitted.append((tok.tokens_mapper, tok.tokens_weights))
     assert fitted[0] == fitted[1]
+    assert seen == [1, 2]
 
 
 def test_an_unknown_symbol_is_named_in_the_first_bad_document_on_threads(monkeypatch):
-    monkeypatch.setattr(fit_module, "LIST_CHUNK_SYMBOLS", 4)
+    seen = many_small_runs(monkeypatch)
     docs = ["abab"] * 10 + ["abxb"] + ["ab"] * 10 + ["yb"]
     tok = UBPE(alphabet="ab", n_tokens=8)
     with pytest.raises(UnknownSymbolError, match="document 10"):
         tok.fit(docs, quiet=True, n_threads=2)
+    assert seen == [2]
 
 
 def test_n_threads_is_checked():

@@ -48,6 +48,8 @@ CHUNK_SYMBOLS = 1 << 21
 #: enough that a chunk's split arrays (~20 bytes per symbol) stay a few MB, large enough that
 #: the per-chunk overhead stays below 1% of the split.
 LIST_CHUNK_SYMBOLS = 1 << 16
+#: Threads count a list only if each gets at least this many symbols.
+THREAD_SYMBOLS = 1 << 20
 EMPTY_CORPUS = "`corpus` is empty: fitting needs at least one document"
 
 
@@ -217,7 +219,11 @@ def count_documents(
     ([3, 4, 1], True)
     """
     chunks = _ranges(docs, chunk_symbols or LIST_CHUNK_SYMBOLS)
-    runs = _runs(chunks, min(max(1, n_threads), len(chunks)))
+    # a thread gets at least THREAD_SYMBOLS symbols: on less, its counter's memory costs more
+    # than its time saves
+    symbols = sum(size for _, _, size in chunks)
+    useful = max(1, symbols // THREAD_SYMBOLS) if chunk_symbols is None else len(chunks)
+    runs = _runs(chunks, min(max(1, n_threads), len(chunks), useful))
 
     def count(run: list[tuple[int, int, int]]) -> PartCounter:
         counter = PartCounter()
