@@ -237,8 +237,12 @@ def count_documents(
         return PartCounts.of_counter(count(runs[0]), release=True)
     from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(max_workers=len(runs)) as pool:
-        counters = list(pool.map(count, runs))  # the first run's error, if any, is raised first
+    # the first run in this thread: its counter, which the others merge into, then lives in
+    # this thread's malloc arena, whose memory the merge rounds reuse once the counts are out
+    with ThreadPoolExecutor(max_workers=len(runs) - 1) as pool:
+        others = [pool.submit(count, run) for run in runs[1:]]
+        counters = [count(runs[0])]  # its error, if any, is raised first
+        counters += [future.result() for future in others]
     return PartCounts.merge_counters(counters)
 
 
