@@ -168,3 +168,36 @@ def test_lazy_names_resolve():
         assert getattr(ubpe.bytelevel, name, None) is not None or getattr(ubpe.encoders, name, None) is not None
     with pytest.raises(AttributeError):
         ubpe.NoSuchName  # noqa: B018
+
+
+@pytest.mark.parametrize("doc_chars, message", [
+    ([1, 3], "start at 0"),
+    ([0, 2, 1], "ascending"),
+    ([0, 2], "end at the 3 characters"),
+    ([0, 4], "end at the 3 characters"),
+])
+def test_add_text_checks_its_documents(doc_chars, message):
+    from ubpe.splitting import split_classes
+    from ubpe_native._parts import PartCounter
+
+    table = np.array([-1] * 97 + [0, 1, -1], np.int32)
+    counter = PartCounter()
+    with pytest.raises(ValueError, match=message):
+        counter.add_text(np.frombuffer(b"aba", np.uint8), np.array(doc_chars), split_classes(), 5, table)
+    assert counter.n_docs == 0
+
+
+def test_add_text_checks_its_tables_and_text():
+    from ubpe.splitting import split_classes
+    from ubpe_native._parts import PartCounter
+
+    table = np.array([-1] * 97 + [0, 1, -1], np.int32)
+    text, chars = np.frombuffer(b"ab", np.uint8), np.array([0, 2])
+    with pytest.raises(ValueError, match="one entry per code point"):
+        PartCounter().add_text(text, chars, np.zeros(10, np.uint16), 5, table)
+    with pytest.raises(ValueError, match="pattern"):
+        PartCounter().add_text(text, chars, split_classes(), 99, table)
+    with pytest.raises(ValueError, match="UTF-8"):
+        PartCounter().add_text(np.frombuffer(b"a\xff", np.uint8), chars, split_classes(), 5, table)
+    with pytest.raises(TypeError):
+        PartCounter().add_text(None, chars, split_classes(), 5, table)

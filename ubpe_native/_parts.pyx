@@ -156,7 +156,7 @@ cdef class PartCounter:
             while d <= n_docs and doc_chars[d] == chars:
                 doc_bytes[d] = i
                 d += 1
-        if d != n_docs + 1:
+        if d != n_docs + 1 or doc_chars[n_docs] != chars:
             raise ValueError(f"doc_chars must end at the {chars} characters of data")
         if unknown >= 0:
             return unknown
