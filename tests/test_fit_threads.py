@@ -61,6 +61,19 @@ def test_the_kernels_one_pass_count_is_the_split_s(docs, chunk_symbols, n_thread
     assert counts == PartCounts.of_batch(pipeline.split_batch(docs))
 
 
+def test_a_stream_is_counted_by_the_kernel_too():
+    from ubpe.fit import count_stream
+
+    pipeline = SplitPipeline(Alphabet.from_spec(NATIVE_ALPHABET), regex_str=WORDS)
+    docs = ["ab ba's 99", "é字 ab_ab", "", "ba ba ab"] * 5
+
+    def unused(*args, **kwargs):
+        raise AssertionError("the kernel counts every chunk itself")
+
+    counts = count_stream(iter(docs), unused, chunk_docs=3, native=pipeline.native_fit_tables(SplitMode.FULL))
+    assert counts == PartCounts.of_batch(pipeline.split_batch(docs))
+
+
 def test_the_one_pass_count_leaves_unknown_symbols_and_surrogates_to_the_split():
     pipeline = SplitPipeline(Alphabet.from_spec("ab \ud800"), regex_str=WORDS)
     native = pipeline.native_fit_tables(SplitMode.FULL)

@@ -171,21 +171,28 @@ def corpus_parts(
     if isinstance(corpus, (Sequence, np.ndarray)):
         docs = as_corpus(corpus, empty_message=empty_message)
         return count_documents(docs, split, n_threads=n_threads, chunk_symbols=chunk_symbols, native=native)
-    counts = count_stream(corpus, split, chunk_docs=chunk_docs, chunk_symbols=chunk_symbols)
+    counts = count_stream(corpus, split, chunk_docs=chunk_docs, chunk_symbols=chunk_symbols, native=native)
     if counts.n_docs == 0:
         raise EmptyCorpusError(empty_message)
     return counts
 
 
 def count_stream(
-    docs: Iterable[Any], split: Split, *, chunk_docs: int | None = None, chunk_symbols: int | None = None
+    docs: Iterable[Any],
+    split: Split,
+    *,
+    chunk_docs: int | None = None,
+    chunk_symbols: int | None = None,
+    native: tuple[np.ndarray, int, np.ndarray] | None = None,
 ) -> PartCounts:
-    """The counts of ``docs``, split chunk by chunk (see :func:`corpus_parts`)."""
+    """The counts of ``docs``, split chunk by chunk (see :func:`corpus_parts`; ``native``:
+    see :func:`count_documents`)."""
     counter = PartCounter()
     chunks = _chunks(iter(docs), chunk_docs or CHUNK_DOCS, chunk_symbols or CHUNK_SYMBOLS)
     for chunk in chunks:
-        add_batch(counter, split(chunk, first_doc=int(counter.n_docs)))
-    return PartCounts.of_counter(counter)
+        if native is None or not _add_text(counter, chunk, native):
+            add_batch(counter, split(chunk, first_doc=int(counter.n_docs)))
+    return PartCounts.of_counter(counter, release=True)
 
 
 def count_documents(
