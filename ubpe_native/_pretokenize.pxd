@@ -1,5 +1,5 @@
 # Pre-tokenization of UTF-8 text by the preset split patterns (see _pretokenize.pyx).
-from libc.stdint cimport int64_t, uint8_t, uint16_t
+from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t
 from libcpp.vector cimport vector
 
 # One entry per code point of the table that ubpe.bytelevel.code_point_classes builds.
@@ -20,3 +20,24 @@ cdef int check_utf8(const uint8_t[::1] data) except -1
 # ``bounds`` must have room for ``n + 1`` offsets (reserve it with the GIL): it is noexcept.
 cdef void split_pieces(const uint8_t* s, Py_ssize_t n, const class_t* classes, int pattern,
                        vector[int64_t]& bounds) noexcept nogil
+
+# End (a byte offset) of the piece of ``s[:n]`` that starts at byte ``i`` (valid UTF-8).
+cdef Py_ssize_t piece_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, const class_t* classes,
+                          int pattern) noexcept nogil
+
+
+cdef inline uint32_t decode_utf8(const uint8_t* s, Py_ssize_t i, Py_ssize_t* width) noexcept nogil:
+    """The code point at byte ``i`` of valid UTF-8 (Python produced it) and its width."""
+    cdef uint8_t b = s[i]
+    if b < 0x80:
+        width[0] = 1
+        return b
+    if b < 0xE0:
+        width[0] = 2
+        return ((b & 0x1F) << 6) | (s[i + 1] & 0x3F)
+    if b < 0xF0:
+        width[0] = 3
+        return ((b & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F)
+    width[0] = 4
+    return (((b & 0x07) << 18) | ((s[i + 1] & 0x3F) << 12) | ((s[i + 2] & 0x3F) << 6)
+            | (s[i + 3] & 0x3F))

@@ -106,23 +106,6 @@ cdef int check_utf8(const uint8_t[::1] data) except -1:
     return 0
 
 
-cdef inline uint32_t decode_utf8(const uint8_t* s, Py_ssize_t i, Py_ssize_t* width) noexcept nogil:
-    """The code point at byte ``i`` of valid UTF-8 (Python produced it) and its width."""
-    cdef uint8_t b = s[i]
-    if b < 0x80:
-        width[0] = 1
-        return b
-    if b < 0xE0:
-        width[0] = 2
-        return ((b & 0x1F) << 6) | (s[i + 1] & 0x3F)
-    if b < 0xF0:
-        width[0] = 3
-        return ((b & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F)
-    width[0] = 4
-    return (((b & 0x07) << 18) | ((s[i + 1] & 0x3F) << 12) | ((s[i + 2] & 0x3F) << 6)
-            | (s[i + 3] & 0x3F))
-
-
 cdef inline int fold_letter(uint32_t cp, class_t cls, int pattern) noexcept nogil:
     """Which contraction letter ``cp`` is: gpt2's contractions are case-sensitive."""
     if pattern == PATTERN_GPT2:
