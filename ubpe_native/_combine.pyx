@@ -250,42 +250,49 @@ cdef int walk_parts(const int64_t* candidate_offsets, const int64_t* part_entry,
                     vector[int64_t]& current) except -1 nogil:
     """The walk over parts ``0..n_parts - 1`` (their candidates: see _combine.pxd); new tails
     are appended to ``tails``, the document's top-n (indices into ``tails``, -1 for the empty
-    tail) left in ``current``.
-    The growing vectors raise MemoryError through ``except -1``."""
+    tail) left in ``current``. The growing vectors raise MemoryError through ``except -1``."""
     cdef vector[int64_t] following
-    cdef Py_ssize_t p
-    cdef int64_t entry, first, n_candidates, ci, ti, j, tail
+    cdef Py_ssize_t p, n_current, n_following, n_tails
+    cdef int64_t entry, first, n_candidates, ci, ti, j, tail, length_j
     cdef double better_tail_score, better_candidate_score
     cdef int64_t better_tail_length, better_candidate_length
-    cdef Tail node
-    current.clear()
-    current.push_back(-1)  # the empty tail ([], 0.0)
+    cdef Tail* node
+    # every part adds at most top_n tails: room for all of them at once
+    n_tails = tails.size()
+    tails.resize(n_tails + n_parts * top_n)
+    following.resize(top_n)
+    current.resize(max(1, top_n))
+    current[0] = -1  # the empty tail ([], 0.0)
+    n_current = 1
     for p in range(n_parts - 1, -1, -1):
         entry = part_entry[p] if part_entry != NULL else p
         first = candidate_offsets[entry]
         n_candidates = candidate_offsets[entry + 1] - first
-        following.clear()
+        n_following = 0
         ci = 0
         ti = 0
-        while ci < n_candidates and ti < <int64_t>current.size() and <int>following.size() < top_n:
+        while ci < n_candidates and ti < n_current and n_following < top_n:
             j = first + ci
             tail = current[ti]
+            length_j = token_offsets[j + 1] - token_offsets[j]
+            node = &tails[n_tails]
             node.candidate = j
             node.rest = tail
             node.score = scores[j] + _score(tails, tail)  # the reference's order: candidate + tail
-            node.length = (token_offsets[j + 1] - token_offsets[j]) + _length(tails, tail)
-            tails.push_back(node)
-            following.push_back(<int64_t>tails.size() - 1)
-            if <int>following.size() == top_n or (ci == n_candidates - 1 and ti == <int64_t>current.size() - 1):
+            node.length = length_j + _length(tails, tail)
+            following[n_following] = n_tails
+            n_tails += 1
+            n_following += 1
+            if n_following == top_n or (ci == n_candidates - 1 and ti == n_current - 1):
                 break
             if ci == n_candidates - 1:
                 ti += 1
-            elif ti == <int64_t>current.size() - 1:
+            elif ti == n_current - 1:
                 ci += 1
             else:
                 # (tail score + candidate score, -length) of advancing the tail vs the candidate
                 better_tail_score = _score(tails, current[ti + 1]) + scores[j]
-                better_tail_length = _length(tails, current[ti + 1]) + (token_offsets[j + 1] - token_offsets[j])
+                better_tail_length = _length(tails, current[ti + 1]) + length_j
                 better_candidate_score = _score(tails, tail) + scores[j + 1]
                 better_candidate_length = _length(tails, tail) + (token_offsets[j + 2] - token_offsets[j + 1])
                 if (better_tail_score > better_candidate_score or
@@ -295,4 +302,7 @@ cdef int walk_parts(const int64_t* candidate_offsets, const int64_t* part_entry,
                 else:
                     ci += 1
         current.swap(following)
+        n_current = n_following
+    current.resize(n_current)
+    tails.resize(n_tails)
     return 0

@@ -461,6 +461,12 @@ cdef Py_ssize_t WORKSPACE_KEEP = 1 << 20
 cdef uint64_t HASH_BASE = 0x9E3779B97F4A7C15ULL
 
 
+cdef struct EntryKey:
+    int64_t offset  # the part's symbols: keys[offset:offset + length]
+    int32_t length  # -1: the entry is not indexed
+    int32_t top_n
+
+
 cdef class _PartCache:
     """The parts one :class:`Lattice` has encoded and the workspace its calls reuse.
 
@@ -472,23 +478,18 @@ cdef class _PartCache:
     thread) at a time; emptied after a call that left it over its limits."""
 
     cdef FlatMap index  # hash of (top_n, symbols) -> entry + 1
-    cdef vector[int64_t] key_offset  # entry e's symbols: keys[key_offset[e]:key_offset[e] + key_length[e]]
-    cdef vector[int32_t] key_length  # -1: the entry is not indexed
-    cdef vector[int32_t] entry_top_n
+    cdef vector[EntryKey] entries
     cdef vector[id_t] keys
     cdef _Workspace work
 
     cdef int clear(self) except -1:
         """Forget every entry and free the memory they held."""
-        cdef vector[int64_t] no_offsets
-        cdef vector[int32_t] no_lengths, no_top_n
+        cdef vector[EntryKey] no_entries
         cdef vector[id_t] no_keys, no_tokens
         cdef vector[int64_t] no_token_offsets, no_candidate_offsets
         cdef vector[double] no_scores
         self.index = FlatMap()
-        self.key_offset.swap(no_offsets)
-        self.key_length.swap(no_lengths)
-        self.entry_top_n.swap(no_top_n)
+        self.entries.swap(no_entries)
         self.keys.swap(no_keys)
         self.work.out_tokens.swap(no_tokens)
         self.work.out_token_offsets.swap(no_token_offsets)
@@ -499,30 +500,34 @@ cdef class _PartCache:
         return 0
 
     cdef bint full(self, Py_ssize_t max_entries, Py_ssize_t max_tokens) noexcept:
-        return (<Py_ssize_t>self.entry_top_n.size() > max_entries
+        return (<Py_ssize_t>self.entries.size() > max_entries
                 or <Py_ssize_t>self.work.out_tokens.size() > max_tokens)
 
     cdef int64_t find(self, uint64_t key, const id_t* part, Py_ssize_t n, Py_ssize_t top_n) noexcept nogil:
         """The entry of the part, -1 if none, -2 if another part has its hash."""
-        cdef int64_t entry = self.index.get(key, 0) - 1, start
+        cdef int64_t entry = self.index.get(key, 0) - 1
         cdef Py_ssize_t i
+        cdef const id_t* stored
         if entry < 0:
             return -1
-        start = self.key_offset[entry]
-        if self.entry_top_n[entry] != top_n or self.key_length[entry] != n:
+        cdef EntryKey* found = &self.entries[entry]
+        if found.top_n != top_n or found.length != n:
             return -2
+        stored = self.keys.data() + found.offset
         for i in range(n):
-            if self.keys[start + i] != part[i]:
+            if stored[i] != part[i]:
                 return -2
         return entry
 
     cdef int added(self, uint64_t key, const id_t* part, Py_ssize_t n, Py_ssize_t top_n,
                    bint indexed) except -1 nogil:
         """Record the entry the workspace has just written (the part ``part[:n]``)."""
-        cdef int64_t entry = self.entry_top_n.size()
-        self.key_offset.push_back(self.keys.size())
-        self.key_length.push_back(<int32_t>n if indexed else -1)
-        self.entry_top_n.push_back(<int32_t>top_n)
+        cdef int64_t entry = self.entries.size()
+        cdef EntryKey record
+        record.offset = self.keys.size()
+        record.length = <int32_t>n if indexed else -1
+        record.top_n = <int32_t>top_n
+        self.entries.push_back(record)
         if indexed:
             self.keys.insert(self.keys.end(), part, part + n)
             self.index.slot(key)[0] = entry + 1
@@ -729,7 +734,7 @@ cdef class Lattice:
                         if entry >= 0:
                             work.part_entry.push_back(entry)
                             continue
-                    work.part_entry.push_back(cache.entry_top_n.size())
+                    work.part_entry.push_back(cache.entries.size())
                     work.encode_part(tree, weight_data, tree.n_base, part, length, top_n,
                                      length <= exact_max_length, match_lengths.data(), match_tokens.data(),
                                      heap.data(), order.data())
