@@ -524,15 +524,19 @@ class SplitPipeline:
         bounds, gaps = split_ranges(raw, byte_of_char[starts], byte_of_char[ends], self._classes, self._native)
         return char_of_byte[bounds], char_of_byte[gaps]
 
-    def _text_splitter(self):
+    def text_splitter(self, mode: SplitMode = SplitMode.FULL):
         """The native splitter of str documents (``_textsplit.TextSplitter``: ids, scanner and
-        offsets in one call without the GIL), when the alphabet has a code point table and the
-        scanner knows the regex; else None. Built once."""
+        offsets in one call without the GIL) when it splits them as this pipeline does in
+        ``mode``: the regex is the only step that applies, the scanner knows it, the alphabet
+        has a code point table. Else None. Built once."""
+        if type(mode) is not SplitMode or SplitMode.REGEX not in mode:
+            return None
         splitter = self.__dict__.get("_splitter", False)
         if splitter is False:
             splitter = None
             table = getattr(self.alphabet, "_table", None)
-            if self._native is not None and table is not None and self.alphabet.symbol_type is str:
+            if (self._native is not None and table is not None and self.alphabet.symbol_type is str
+                    and self._known is None and self._break_ids is None and self._stop_ids is None):
                 from ubpe_native._textsplit import TextSplitter
 
                 if self._classes is None:
@@ -553,7 +557,7 @@ class SplitPipeline:
                 or self._break_ids is not None or self._stop_ids is not None
                 or not isinstance(docs, (list, tuple)) or not all(type(doc) is str for doc in docs)):
             return None
-        splitter = self._text_splitter()
+        splitter = self.text_splitter(mode)
         found = splitter.split(docs) if splitter is not None else None
         if found is not None:  # (None: an unknown symbol or a surrogate, which the code below handles)
             tokens, part_offsets, separator, doc_part_offsets = found

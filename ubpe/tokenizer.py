@@ -423,9 +423,43 @@ class UBPEBase:
         >>> tok.encode("abab", top_n=2, rerank="fewest")[0]
         Reranked(tokens=[0, 4, 1], score=-3.0, original=0.28768207245178085)
         """
+        if type(doc) is str and rerank is None and not options and encoder is None:
+            # the common call: one kernel call splits and encodes (see _text_path)
+            text_path = self._views.get("text")
+            if text_path is None:
+                text_path = self._text_path()
+            if text_path:
+                encodings = text_path(split_mode, (doc,), top_n)
+                if encodings is not None:
+                    return encodings[0]
         chosen = self.encoder(encoder, **options)
         encodings = encode_documents(chosen, self.split_pipeline.split(doc, mode=split_mode), top_n)[0]
         return encodings if rerank is None else reorder(encodings, rerank, vocabulary=self.vocabulary)
+
+    def _text_path(self, encoder: str | None = None, **options: Any) -> Any:
+        """``run(split_mode, docs, top_n)``: the encodings of str documents by the native
+        splitter and the encoder's ``encode_texts`` in one call, or None where the general
+        path must run (it raises the errors); False if this tokenizer has no such path (its
+        splitting is not the scanner's alone, or the encoder has no ``encode_texts``).
+        Built once per encoder."""
+        key = ("text", encoder, tuple(sorted(options.items())))
+        path = self._views.get(key if encoder or options else "text")
+        if path is not None:
+            return path
+        chosen = self.encoder(encoder, **options)
+        pipeline = self.split_pipeline
+        splitter = pipeline.text_splitter()
+        path = False
+        if splitter is not None and hasattr(chosen, "encode_texts"):
+            encode_texts = chosen.encode_texts
+
+            def path(split_mode: SplitMode, docs: Sequence[str], top_n: Any) -> list[list[Encoding]] | None:
+                if split_mode is not SplitMode.FULL and pipeline.text_splitter(split_mode) is None:
+                    return None
+                return encode_texts(splitter, docs, top_n)
+
+        self._views[key if encoder or options else "text"] = path
+        return path
 
     def ambiguity(self, doc: Any, *, weights: Weights = None, temperature: float = 1.0,
                   encoding: Sequence[int] | str | None = "best", split_mode: SplitMode = SplitMode.FULL) -> Ambiguity:
@@ -476,8 +510,17 @@ class UBPEBase:
         docs = list(docs)
         pipeline = self.split_pipeline
 
+        try:
+            text_path = self._text_path(encoder, **options)
+        except TypeError:  # an unhashable option: no cached path
+            text_path = False
+
         def run(chunk: tuple[int, int]) -> list[list[Encoding]]:
             first, last = chunk
+            if text_path:
+                encodings = text_path(split_mode, docs[first:last], top_n)
+                if encodings is not None:
+                    return encodings
             batch = pipeline.split_batch(docs[first:last], mode=split_mode, first_doc=first)
             return encode_documents(chosen, batch, top_n)
 

@@ -54,7 +54,7 @@ keep the same set but not the same order of ties, and outputs would stop matchin
 
 from cpython.pyport cimport PY_SSIZE_T_MAX
 from libc.math cimport log
-from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
 import numpy as np
@@ -65,6 +65,7 @@ from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._radix cimport RadixTree
 from ubpe_native._score cimport add_part_terms, part_score
 from ubpe_native._sums cimport add_term, sum_value
+from ubpe_native._textsplit cimport TextSplitter
 from ubpe_native._typedefs cimport id_t
 
 # parts up to this many symbols get scores bit-identical to the reference (see above)
@@ -481,6 +482,13 @@ cdef class _PartCache:
     cdef vector[EntryKey] entries
     cdef vector[id_t] keys
     cdef _Workspace work
+    # encode_texts' split (scratch, reused from call to call)
+    cdef vector[id_t] symbols
+    cdef vector[int64_t] part_offsets
+    cdef vector[uint8_t] separator
+    cdef vector[int64_t] doc_part_offsets
+    cdef vector[uint8_t] utf8
+    cdef vector[int64_t] bounds
 
     cdef int clear(self) except -1:
         """Forget every entry and free the memory they held."""
@@ -497,6 +505,19 @@ cdef class _PartCache:
         self.work.out_scores.swap(no_scores)
         self.work.out_token_offsets.push_back(0)
         self.work.out_candidate_offsets.push_back(0)
+        return 0
+
+    cdef int free_split(self) except -1:
+        """Free the split's scratch space (after a large call)."""
+        cdef vector[id_t] no_symbols
+        cdef vector[int64_t] no_offsets, no_docs, no_bounds
+        cdef vector[uint8_t] no_separator, no_utf8
+        self.symbols.swap(no_symbols)
+        self.part_offsets.swap(no_offsets)
+        self.doc_part_offsets.swap(no_docs)
+        self.bounds.swap(no_bounds)
+        self.separator.swap(no_separator)
+        self.utf8.swap(no_utf8)
         return 0
 
     cdef bint full(self, Py_ssize_t max_entries, Py_ssize_t max_tokens) noexcept:
@@ -600,11 +621,17 @@ cdef class Lattice:
         """Encode every part ``tokens[offsets[k]:offsets[k + 1]]``: see :func:`encode_parts`."""
         cdef const id_t[::1] token_view = as_array(tokens, np.int32, "tokens")
         cdef const int64_t[::1] offset_view = as_array(offsets, np.int64, "offsets")
-        cdef _PartCache cache = self._run(token_view, offset_view, top_n)
+        check_top_n(top_n)
+        check_offsets(offset_view, token_view.shape[0], "offsets")
+        check_ids(token_view, self.tree.n_base, "parts")
+        cdef _PartCache cache = self._acquire()
         cdef _Workspace work = cache.work
-        cdef Py_ssize_t n_parts = work.part_entry.size(), k, n_tokens = 0, n_candidates = 0
+        cdef Py_ssize_t n_parts, k, n_tokens = 0, n_candidates = 0
         cdef int64_t entry, c, first, last, t = 0, j = 0
         try:
+            self._run(cache, &token_view[0] if token_view.shape[0] else NULL, &offset_view[0],
+                      offset_view.shape[0] - 1, top_n)
+            n_parts = work.part_entry.size()
             for k in range(n_parts):
                 entry = work.part_entry[k]
                 first = work.out_candidate_offsets[entry]
@@ -629,20 +656,51 @@ cdef class Lattice:
         cdef const id_t[::1] token_view = as_array(tokens, np.int32, "tokens")
         cdef const int64_t[::1] offset_view = as_array(part_offsets, np.int64, "part_offsets")
         cdef const int64_t[::1] doc_view = as_array(doc_part_offsets, np.int64, "doc_part_offsets")
-        check_offsets(doc_view, offset_view.shape[0] - 1 if offset_view.shape[0] else 0, "doc_part_offsets")
-        cdef _PartCache cache = self._run(token_view, offset_view, top_n)
-        cdef _Workspace work = cache.work
-        cdef list ids = id_table(self.weights.shape[0])
+        check_top_n(top_n)
+        check_offsets(offset_view, token_view.shape[0], "part_offsets")
+        check_ids(token_view, self.tree.n_base, "parts")
+        check_offsets(doc_view, offset_view.shape[0] - 1, "doc_part_offsets")
+        cdef _PartCache cache = self._acquire()
         try:
-            if top_n == 1:
-                return top1_lists(ids, work.out_tokens.data(), work.out_token_offsets.data(), work.out_scores.data(),
-                                  work.out_candidate_offsets.data(), work.part_entry.data(), &doc_view[0],
-                                  doc_view.shape[0] - 1)
-            return nbest_lists(ids, work.out_tokens.data(), work.out_token_offsets.data(), work.out_scores.data(),
-                               work.out_candidate_offsets.data(), work.part_entry.data(), &doc_view[0],
-                               doc_view.shape[0] - 1, <int>top_n)
+            self._run(cache, &token_view[0] if token_view.shape[0] else NULL, &offset_view[0],
+                      offset_view.shape[0] - 1, top_n)
+            return self._lists(cache, &doc_view[0], doc_view.shape[0] - 1, top_n)
         finally:
             self._release(cache)
+
+    def encode_texts(self, TextSplitter splitter not None, docs, Py_ssize_t top_n=1, Py_ssize_t max_cells=-1):
+        """:meth:`encode_documents` of str documents split by ``splitter`` (no arrays in
+        between: what ``UBPE.encode`` and ``encode_batch`` run for text). None - the caller's
+        general path then raises its error - if a document is no str, has a symbol outside
+        the splitter's alphabet or a lone surrogate, or if ``top_n > 1`` and the longest
+        part's lattice would take more than ``max_cells`` cells (``(length + 1) * top_n``;
+        -1: no limit). ``docs`` is a list or tuple."""
+        check_top_n(top_n)
+        if splitter.max_id >= self.tree.n_base:
+            raise ValueError(f"the splitter gives ids up to {splitter.max_id}, the lattice has {self.tree.n_base} base ids")
+        cdef tuple held = docs if type(docs) is tuple else tuple(docs)
+        cdef _PartCache cache = self._acquire()
+        try:
+            if not splitter.split_into(held, cache.symbols, cache.part_offsets, cache.separator,
+                                       cache.doc_part_offsets, cache.utf8, cache.bounds):
+                return None
+            if top_n > 1 and max_cells >= 0 and (_longest(cache.part_offsets) + 1) * top_n > max_cells:
+                return None
+            self._run(cache, cache.symbols.data(), cache.part_offsets.data(), cache.part_offsets.size() - 1, top_n)
+            return self._lists(cache, cache.doc_part_offsets.data(), cache.doc_part_offsets.size() - 1, top_n)
+        finally:
+            self._release(cache)
+
+    cdef list _lists(self, _PartCache cache, const int64_t* doc_part_offsets, Py_ssize_t n_docs, Py_ssize_t top_n):
+        """The documents' encodings as lists, from the entries of the parts just encoded."""
+        cdef _Workspace work = cache.work
+        cdef list ids = id_table(self.weights.shape[0])
+        if top_n == 1:
+            return top1_lists(ids, work.out_tokens.data(), work.out_token_offsets.data(), work.out_scores.data(),
+                              work.out_candidate_offsets.data(), work.part_entry.data(), doc_part_offsets, n_docs)
+        return nbest_lists(ids, work.out_tokens.data(), work.out_token_offsets.data(), work.out_scores.data(),
+                           work.out_candidate_offsets.data(), work.part_entry.data(), doc_part_offsets, n_docs,
+                           <int>top_n)
 
     cdef _PartCache _acquire(self):
         cdef _PartCache cache
@@ -679,6 +737,8 @@ cdef class Lattice:
             cache.work.trie.swap(no_lengths)
             cache.work.compacted.swap(no_lengths)
             cache.work.renumber.swap(no_lengths)
+        if <Py_ssize_t>cache.utf8.capacity() > 4 * WORKSPACE_KEEP:
+            cache.free_split()
         if not self.cached:
             return 0
         if cache.full(self.max_entries, self.max_tokens):
@@ -686,22 +746,19 @@ cdef class Lattice:
         self.free_caches.append(cache)
         return 0
 
-    cdef _PartCache _run(self, const id_t[::1] token_view, const int64_t[::1] offset_view, Py_ssize_t top_n):
-        """Encode every part (an entry per part in ``work.part_entry``); the caller releases
-        the cache."""
-        cdef Py_ssize_t n_parts, k, longest, length
+    cdef int _run(self, _PartCache cache, const id_t* token_data, const int64_t* offsets, Py_ssize_t n_parts,
+                  Py_ssize_t top_n) except -1:
+        """Encode every part ``token_data[offsets[k]:offsets[k + 1]]`` (checked by the caller:
+        base ids, ascending offsets, top_n >= 1) into the cache (an entry per part in
+        ``work.part_entry``)."""
+        cdef Py_ssize_t k, longest, length
         cdef RadixTree tree = self.tree
-        check_top_n(top_n)
-        check_offsets(offset_view, token_view.shape[0], "offsets")
-        check_ids(token_view, tree.n_base, "parts")
-        n_parts = offset_view.shape[0] - 1
         longest = 0
         for k in range(n_parts):
-            longest = max(longest, offset_view[k + 1] - offset_view[k])
+            longest = max(longest, offsets[k + 1] - offsets[k])
         # the largest allocations, made here with the GIL: MemoryError before any work
         if longest + 1 > PY_SSIZE_T_MAX // top_n // 8:
             raise MemoryError(f"a part of {longest} symbols with top_n={top_n} needs more memory than can be addressed")
-        cdef _PartCache cache = self._acquire()
         cdef _Workspace work = cache.work
         try:
             work.reserve(longest, top_n)
@@ -716,7 +773,6 @@ cdef class Lattice:
         cdef vector[int64_t] order = vector[int64_t](top_n)
         # empty inputs have no element 0 to point at: nothing is read through these then
         cdef const double* weight_data = &self.weights[0] if self.weights.shape[0] else NULL
-        cdef const id_t* token_data = &token_view[0] if token_view.shape[0] else NULL
         cdef const id_t* part
         cdef bint use_cache = self.cached
         cdef Py_ssize_t exact_max_length = self.exact_max_length
@@ -725,8 +781,8 @@ cdef class Lattice:
         try:
             with nogil:
                 for k in range(n_parts):
-                    part = token_data + offset_view[k]
-                    length = offset_view[k + 1] - offset_view[k]
+                    part = token_data + offsets[k]
+                    length = offsets[k + 1] - offsets[k]
                     entry = -2
                     if use_cache and length <= CACHE_MAX_PART:
                         key = part_key(part, length, top_n)
@@ -742,7 +798,14 @@ cdef class Lattice:
         except BaseException:
             cache.clear()  # never reuse a half-built cache
             raise
-        return cache
+        return 0
+
+
+cdef Py_ssize_t _longest(const vector[int64_t]& offsets) noexcept:
+    cdef Py_ssize_t k, longest = 0
+    for k in range(1, <Py_ssize_t>offsets.size()):
+        longest = max(longest, offsets[k] - offsets[k - 1])
+    return longest
 
 
 cdef int _gather(_Workspace work, out_tokens, out_token_offsets, out_candidate_offsets, out_scores) except -1:

@@ -43,22 +43,10 @@ cdef int PATTERN_WORDS = 5
 cdef uint8_t UNDERSCORE = 0x5F
 
 
-cdef struct Text:
-    int kind
-    const void* data
-    Py_ssize_t length
-
-
 cdef class TextSplitter:
     """The tables of one split: ``table[c]`` the alphabet id of code point ``c`` (-1: none;
     code points past the table have none), ``classes`` the scanner's class of every code
     point, ``pattern`` the scanner's pattern id. Reusable, by several threads at once."""
-
-    cdef readonly object table
-    cdef const id_t[::1] table_view
-    cdef const class_t[::1] classes
-    cdef readonly int pattern
-    cdef readonly id_t max_id
 
     def __init__(self, table, classes, int pattern):
         self.table_view = as_array(table, np.int32, "table")
@@ -73,12 +61,14 @@ cdef class TextSplitter:
 
     def split(self, docs):
         """``(ids, part_offsets, part_is_separator, doc_part_offsets)`` of the str documents
-        ``docs`` (a list or tuple), as ``SplitBatch`` holds them; None if a document has a
-        symbol outside the alphabet or a lone surrogate."""
+        ``docs`` (a list or tuple), as ``SplitBatch`` holds them; None if a document is no
+        str, has a symbol outside the alphabet or a lone surrogate."""
         cdef vector[id_t] ids
-        cdef vector[int64_t] part_offsets, doc_part_offsets
-        cdef vector[uint8_t] separator
-        if not self.split_into(docs, ids, part_offsets, separator, doc_part_offsets):
+        cdef vector[int64_t] part_offsets, doc_part_offsets, bounds
+        cdef vector[uint8_t] separator, utf8
+        if not isinstance(docs, (list, tuple)):
+            raise TypeError("docs must be a list or tuple of str")
+        if not self.split_into(tuple(docs), ids, part_offsets, separator, doc_part_offsets, utf8, bounds):
             return None
         out_ids = np.empty(ids.size(), dtype=np.int32)
         out_parts = np.empty(part_offsets.size(), dtype=np.int64)
@@ -99,18 +89,20 @@ cdef class TextSplitter:
             doc_view[k] = doc_part_offsets[k]
         return out_ids, out_parts, out_separator, out_docs
 
-    cdef bint split_into(self, docs, vector[id_t]& ids, vector[int64_t]& part_offsets,
-                         vector[uint8_t]& separator, vector[int64_t]& doc_part_offsets) except -1:
-        """:meth:`split` into vectors (cleared first); False where it returns None. ``docs``
-        must be a list or tuple of str (TypeError otherwise)."""
-        cdef tuple held = tuple(docs)  # the documents stay alive (and this sequence unchanged) without the GIL
+    cdef bint split_into(self, tuple docs, vector[id_t]& ids, vector[int64_t]& part_offsets,
+                         vector[uint8_t]& separator, vector[int64_t]& doc_part_offsets,
+                         vector[uint8_t]& utf8, vector[int64_t]& bounds) except -1:
+        """:meth:`split` into vectors (cleared first; ``utf8`` and ``bounds`` are scratch
+        space); False where it returns None, and for a document that is no str. ``docs`` is
+        a tuple, so that the documents stay alive, in order, without the GIL."""
+        cdef tuple held = docs
         cdef Py_ssize_t n_docs = len(held), d, total = 0
         cdef vector[Text] texts
         cdef Text text
         for d in range(n_docs):
             doc = held[d]
             if not PyUnicode_Check(doc):
-                raise TypeError(f"document {d} is not a str")
+                return False
             text.kind = PyUnicode_KIND(doc)
             text.data = PyUnicode_DATA(doc)
             text.length = PyUnicode_GET_LENGTH(doc)
@@ -125,8 +117,6 @@ cdef class TextSplitter:
         part_offsets.reserve(total + 1)
         separator.reserve(total)
         doc_part_offsets.reserve(n_docs + 1)
-        cdef vector[uint8_t] utf8
-        cdef vector[int64_t] bounds
         cdef Py_ssize_t longest = 0
         for d in range(n_docs):
             longest = max(longest, texts[d].length)

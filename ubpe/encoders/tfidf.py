@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -36,8 +37,8 @@ from ubpe_native._radix import RadixTree
 
 from ..errors import InvalidParameterError
 from ..vocabulary import Vocabulary
-from ._base import (Encoding, add_left_to_right, all_weights, check_nbest_memory, check_top_n, flatten_parts,
-                    split_by_document)
+from ._base import (NBEST_BYTES_PER_CELL, Encoding, add_left_to_right, all_weights, check_nbest_memory, check_top_n,
+                    flatten_parts, nbest_memory_budget)
 
 
 def concatenate_best(tokens: np.ndarray, token_offsets: np.ndarray, scores: np.ndarray) -> list[Encoding]:
@@ -213,6 +214,18 @@ class TfidfEncoder:
         if top_n > 1:  # one part's lattice at a time; top-1 needs no n-best room
             check_nbest_memory(int(np.diff(batch.part_offsets).max(initial=0)), top_n)
         return self._lattice.encode_documents(batch.tokens, batch.part_offsets, batch.doc_part_offsets, top_n)
+
+    def encode_texts(self, splitter: Any, docs: Sequence[str], top_n: int = 1) -> list[list[Encoding]] | None:
+        """:meth:`encode` of str documents split by a native ``splitter``
+        (:meth:`ubpe.splitting.SplitPipeline.text_splitter`) in one kernel call; None where
+        the general path must run instead (a document it cannot split, ``exact=True`` top-n,
+        an n-best search over the memory budget: that path raises the error)."""
+        top_n = check_top_n(self, top_n)
+        if top_n == 1:
+            return self._lattice.encode_texts(splitter, docs, 1)
+        if self.exact:
+            return None
+        return self._lattice.encode_texts(splitter, docs, top_n, nbest_memory_budget() // NBEST_BYTES_PER_CELL)
 
     def _run(self, parts: Sequence[np.ndarray], top_n: int):
         symbols, bounds = flatten_parts(parts, self.vocabulary.n_base)
