@@ -150,73 +150,89 @@ cdef list top1_lists(list ids, const id_t* tokens, const int64_t* token_offsets,
                      const int64_t* candidate_offsets, const int64_t* part_entry, const int64_t* doc_part_offsets,
                      Py_ssize_t n_docs):
     """See :func:`top1_documents` (a part's candidate: its entry's first, see _combine.pxd;
-    ``candidate_offsets`` NULL: candidate ``e`` is entry ``e``'s; arguments unchecked)."""
-    cdef list out = PyList_New(n_docs)
-    cdef list spelled
-    cdef Py_ssize_t d, k, n, i, t
+    ``candidate_offsets`` NULL: candidate ``e`` is entry ``e``'s; arguments unchecked). The
+    documents are spelled into one buffer without the GIL; only the lists are built with it."""
+    cdef vector[id_t] flat
+    cdef vector[int64_t] offsets
+    cdef vector[double] totals
+    cdef Py_ssize_t d, k, total_tokens = 0
     cdef int64_t c
     cdef double total
-    cdef PyObject* item
-    for d in range(n_docs):
-        n = 0
-        total = 0.0
-        for k in range(doc_part_offsets[d], doc_part_offsets[d + 1]):
-            c = _candidate(candidate_offsets, part_entry, k)
-            n += token_offsets[c + 1] - token_offsets[c]
-            total += scores[c]
-        spelled = PyList_New(n)  # empty slots (NULL), each filled once below
-        i = 0
-        for k in range(doc_part_offsets[d], doc_part_offsets[d + 1]):
-            c = _candidate(candidate_offsets, part_entry, k)
-            for t in range(token_offsets[c], token_offsets[c + 1]):
-                item = _list_item(ids, tokens[t])
-                _incref(item)  # PyList_SET_ITEM steals a reference
-                _set_list_item(spelled, i, item)
-                i += 1
-        encodings = [(spelled, total)]
-        _incref(<PyObject*>encodings)
-        _set_list_item(out, d, <PyObject*>encodings)
-    return out
+    with nogil:
+        offsets.push_back(0)
+        for d in range(n_docs):
+            total = 0.0
+            for k in range(doc_part_offsets[d], doc_part_offsets[d + 1]):
+                c = _candidate(candidate_offsets, part_entry, k)
+                flat.insert(flat.end(), tokens + token_offsets[c], tokens + token_offsets[c + 1])
+                total += scores[c]
+            offsets.push_back(flat.size())
+            totals.push_back(total)
+    return _encoding_lists(ids, flat, offsets, totals, NULL, n_docs)
 
 
 cdef list nbest_lists(list ids, const id_t* tokens, const int64_t* token_offsets, const double* scores,
                       const int64_t* candidate_offsets, const int64_t* part_entry, const int64_t* doc_part_offsets,
                       Py_ssize_t n_docs, int top_n):
     """Every document's top-n ``[(tokens, score)]``: a document of several parts by the
-    reference's walk (run for all of them without the GIL first), one part: its own
-    candidates, no part: ``[([], 0.0)]`` (parts' candidates: see _combine.pxd; arguments
-    unchecked)."""
+    reference's walk, one part: its own candidates, no part: ``[([], 0.0)]`` (parts'
+    candidates: see _combine.pxd; arguments unchecked). Walked and spelled into one buffer
+    without the GIL; only the lists are built with it."""
     cdef vector[Tail] tails
-    cdef vector[int64_t] current, heads, head_offsets
-    cdef Py_ssize_t d, c, k, first, last
-    cdef int64_t entry
+    cdef vector[int64_t] current, offsets, doc_encodings
+    cdef vector[id_t] flat
+    cdef vector[double] totals
+    cdef Py_ssize_t d, k, first, last
+    cdef int64_t entry, c, node, j
     with nogil:
-        head_offsets.push_back(0)
+        offsets.push_back(0)
+        doc_encodings.push_back(0)
         for d in range(n_docs):
             first = doc_part_offsets[d]
             last = doc_part_offsets[d + 1]
             if last - first > 1:
+                tails.clear()
                 walk_parts(candidate_offsets, part_entry + first if part_entry != NULL else NULL, token_offsets,
                            scores, top_n, last - first, tails, current)
-                heads.insert(heads.end(), current.begin(), current.end())
-            head_offsets.push_back(heads.size())
-    cdef list out = []
+                for k in range(<Py_ssize_t>current.size()):
+                    node = current[k]
+                    totals.push_back(tails[node].score if node >= 0 else 0.0)
+                    while node >= 0:
+                        j = tails[node].candidate
+                        flat.insert(flat.end(), tokens + token_offsets[j], tokens + token_offsets[j + 1])
+                        node = tails[node].rest
+                    offsets.push_back(flat.size())
+            elif last - first == 1:
+                entry = part_entry[first] if part_entry != NULL else first
+                for c in range(candidate_offsets[entry], candidate_offsets[entry + 1]):
+                    flat.insert(flat.end(), tokens + token_offsets[c], tokens + token_offsets[c + 1])
+                    offsets.push_back(flat.size())
+                    totals.push_back(scores[c])
+            else:
+                offsets.push_back(flat.size())
+                totals.push_back(0.0)
+            doc_encodings.push_back(totals.size())
+    return _encoding_lists(ids, flat, offsets, totals, doc_encodings.data(), n_docs)
+
+
+cdef list _encoding_lists(list ids, const vector[id_t]& flat, const vector[int64_t]& offsets,
+                          const vector[double]& totals, const int64_t* doc_encodings, Py_ssize_t n_docs):
+    """``[[(tokens, score), ...] per document]``: encoding ``e`` is ``flat[offsets[e]:offsets[e + 1]]``
+    scoring ``totals[e]``; document ``d`` has encodings ``doc_encodings[d]:doc_encodings[d + 1]``
+    (NULL: one each)."""
+    cdef list out = PyList_New(n_docs)
     cdef list encodings
+    cdef Py_ssize_t d, e, first, last
     for d in range(n_docs):
-        first = doc_part_offsets[d]
-        last = doc_part_offsets[d + 1]
-        if last - first > 1:
-            encodings = []
-            for k in range(head_offsets[d], head_offsets[d + 1]):
-                encodings.append((_spell(ids, tails, heads[k], tokens, token_offsets),
-                                  tails[heads[k]].score if heads[k] >= 0 else 0.0))
-        elif last - first == 1:
-            entry = part_entry[first] if part_entry != NULL else first
-            encodings = [(_id_list(ids, tokens + token_offsets[c], token_offsets[c + 1] - token_offsets[c]),
-                          scores[c]) for c in range(candidate_offsets[entry], candidate_offsets[entry + 1])]
-        else:
-            encodings = [([], 0.0)]
-        out.append(encodings)
+        first = doc_encodings[d] if doc_encodings != NULL else d
+        last = doc_encodings[d + 1] if doc_encodings != NULL else d + 1
+        encodings = PyList_New(last - first)
+        for e in range(first, last):
+            encoding = (_id_list(ids, flat.data() + offsets[e], offsets[e + 1] - offsets[e]), totals[e])
+            _incref(<PyObject*>encoding)
+            _set_list_item(encodings, e - first, <PyObject*>encoding)
+        _incref(<PyObject*>encodings)
+        _set_list_item(out, d, <PyObject*>encodings)
     return out
 
 

@@ -453,9 +453,10 @@ def encode_parts(RadixTree tree not None, weights, tokens, offsets, Py_ssize_t t
 
 # Parts up to this many symbols are cached (longer ones rarely repeat).
 cdef Py_ssize_t CACHE_MAX_PART = 64
-# A cache starts over (after a call) once it holds this many parts' or tokens' candidates.
+# A cache starts over (after a call) once it holds this many parts' or tokens' candidates:
+# about 10-20 MB per cache (a Lattice has one per thread that encoded at once).
 CACHE_MAX_ENTRIES = 1 << 16
-CACHE_MAX_TOKENS = 1 << 22
+CACHE_MAX_TOKENS = 1 << 21
 # A lattice grown past this many nodes is freed after its call.
 cdef Py_ssize_t WORKSPACE_KEEP = 1 << 20
 # Multiplier of the polynomial hash of a part (odd: a bijection mod 2**64).
