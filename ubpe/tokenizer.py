@@ -178,6 +178,22 @@ class Tokenizer(Protocol, metaclass=_StaticCheck):
     def save(self, path: str | os.PathLike) -> None: ...
 
 
+class _TextPath:
+    """str documents split by the native splitter and encoded by an encoder's
+    ``encode_texts``, in one kernel call: ``run(split_mode, docs, top_n)`` gives their
+    encodings, or None where the general path must run (it raises the errors)."""
+
+    __slots__ = ("pipeline", "splitter", "encode_texts")
+
+    def __init__(self, pipeline: SplitPipeline, splitter: Any, encode_texts: Any):
+        self.pipeline, self.splitter, self.encode_texts = pipeline, splitter, encode_texts
+
+    def __call__(self, split_mode: SplitMode, docs: Sequence[str], top_n: Any) -> list[list[Encoding]] | None:
+        if split_mode is not SplitMode.FULL and self.pipeline.text_splitter(split_mode) is None:
+            return None
+        return self.encode_texts(self.splitter, docs, top_n)
+
+
 class UBPEBase:
     """What both UBPE tokenizers share: configuration, fitting, encoding, decoding.
 
@@ -428,8 +444,8 @@ class UBPEBase:
             text_path = self._views.get("text")
             if text_path is None:
                 text_path = self._text_path()
-            if text_path:
-                encodings = text_path(split_mode, (doc,), top_n)
+            if text_path and split_mode is SplitMode.FULL:
+                encodings = text_path.encode_texts(text_path.splitter, (doc,), top_n)
                 if encodings is not None:
                     return encodings[0]
         chosen = self.encoder(encoder, **options)
@@ -437,27 +453,18 @@ class UBPEBase:
         return encodings if rerank is None else reorder(encodings, rerank, vocabulary=self.vocabulary)
 
     def _text_path(self, encoder: str | None = None, **options: Any) -> Any:
-        """``run(split_mode, docs, top_n)``: the encodings of str documents by the native
-        splitter and the encoder's ``encode_texts`` in one call, or None where the general
-        path must run (it raises the errors); False if this tokenizer has no such path (its
-        splitting is not the scanner's alone, or the encoder has no ``encode_texts``).
-        Built once per encoder."""
+        """The :class:`_TextPath` of the encoder ``encoder`` (built once per encoder), or
+        False if this tokenizer has none (its splitting is not the scanner's alone, or the
+        encoder has no ``encode_texts``)."""
         key = ("text", encoder, tuple(sorted(options.items())))
         path = self._views.get(key if encoder or options else "text")
         if path is not None:
             return path
         chosen = self.encoder(encoder, **options)
-        pipeline = self.split_pipeline
-        splitter = pipeline.text_splitter()
-        path = False
+        splitter = self.split_pipeline.text_splitter()
+        path: Any = False
         if splitter is not None and hasattr(chosen, "encode_texts"):
-            encode_texts = chosen.encode_texts
-
-            def path(split_mode: SplitMode, docs: Sequence[str], top_n: Any) -> list[list[Encoding]] | None:
-                if split_mode is not SplitMode.FULL and pipeline.text_splitter(split_mode) is None:
-                    return None
-                return encode_texts(splitter, docs, top_n)
-
+            path = _TextPath(self.split_pipeline, splitter, chosen.encode_texts)
         self._views[key if encoder or options else "text"] = path
         return path
 

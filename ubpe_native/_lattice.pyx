@@ -182,6 +182,11 @@ cdef class _Workspace:
     cdef vector[double] out_scores
     # the entry (a run of candidates in the outputs) of each part of the call
     cdef vector[int64_t] part_entry
+    # a call's scratch space: prefix matches, the heap of one position, position 0's order
+    cdef vector[int32_t] match_lengths
+    cdef vector[id_t] match_tokens
+    cdef vector[Candidate] heap
+    cdef vector[int64_t] order
 
     # -- persistent counts ----------------------------------------------------------------
 
@@ -768,10 +773,11 @@ cdef class Lattice:
                               f"{(longest + 1) * top_n * 44 / 2**30:.1f} GiB for its lattice") from None
         work.part_entry.clear()
         work.part_entry.reserve(n_parts)
-        cdef vector[int32_t] match_lengths = vector[int32_t](max(1, tree.max_length))
-        cdef vector[id_t] match_tokens = vector[id_t](max(1, tree.max_length))
-        cdef vector[Candidate] heap = vector[Candidate](top_n)
-        cdef vector[int64_t] order = vector[int64_t](top_n)
+        # scratch space kept in the workspace from call to call (resize: MemoryError, with the GIL)
+        work.match_lengths.resize(max(1, tree.max_length))
+        work.match_tokens.resize(max(1, tree.max_length))
+        work.heap.resize(top_n)
+        work.order.resize(top_n)
         # empty inputs have no element 0 to point at: nothing is read through these then
         cdef const double* weight_data = &self.weights[0] if self.weights.shape[0] else NULL
         cdef const id_t* part
@@ -793,8 +799,8 @@ cdef class Lattice:
                             continue
                     work.part_entry.push_back(cache.entries.size())
                     work.encode_part(tree, weight_data, tree.n_base, part, length, top_n,
-                                     length <= exact_max_length, match_lengths.data(), match_tokens.data(),
-                                     heap.data(), order.data())
+                                     length <= exact_max_length, work.match_lengths.data(),
+                                     work.match_tokens.data(), work.heap.data(), work.order.data())
                     cache.added(key, part, length, top_n, entry == -1)
         except BaseException:
             cache.clear()  # never reuse a half-built cache

@@ -220,6 +220,8 @@ class TfidfEncoder:
         (:meth:`ubpe.splitting.SplitPipeline.text_splitter`) in one kernel call; None where
         the general path must run instead (a document it cannot split, ``exact=True`` top-n,
         an n-best search over the memory budget: that path raises the error)."""
+        if type(top_n) is int and top_n == 1:  # the common call, checked at once
+            return self._lattice.encode_texts(splitter, docs, 1)
         top_n = check_top_n(self, top_n)
         if top_n == 1:
             return self._lattice.encode_texts(splitter, docs, 1)
