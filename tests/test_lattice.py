@@ -14,7 +14,7 @@ import reference_encode as ref
 from ubpe.encoders.tfidf import TfidfEncoder, best_sums
 from ubpe.errors import InvalidParameterError
 from ubpe.vocabulary import Vocabulary
-from ubpe_native._lattice import encode_parts
+from ubpe_native._lattice import Lattice, encode_parts
 from ubpe_native._radix import RadixTree
 
 MAX_ALPHABET = 4
@@ -190,3 +190,51 @@ def test_invalid_arguments_raise():
         encode_parts(tree, np.ones(3), np.array([0, 1], np.int32), np.array([0, 2]))  # base ids weigh 0
     with pytest.raises(ValueError):
         encode_parts(tree, np.zeros(3), np.array([0, 1], np.int32), np.array([0, 3]))
+
+
+def _flat(docs):
+    """Documents of parts as (tokens, part_offsets, doc_part_offsets)."""
+    parts = [p for doc in docs for p in doc]
+    tokens = np.array([s for p in parts for s in p], dtype=np.int32)
+    part_offsets = np.cumsum([0] + [len(p) for p in parts]).astype(np.int64)
+    doc_part_offsets = np.cumsum([0] + [len(doc) for doc in docs]).astype(np.int64)
+    return tokens, part_offsets, doc_part_offsets
+
+
+@settings(max_examples=80, deadline=None)
+@given(corpora, st.data(), st.sampled_from([(1 << 16, 1 << 22), (3, 20), (0, 0)]))
+def test_the_part_cache_changes_no_result(corpus, data, limits):
+    """A Lattice's cache of parts (hit often here: documents draw from a few parts; small
+    limits make it start over between calls) gives what no cache and the reference give,
+    call after call, whatever top_n each call asks."""
+    n_base, documents, rearrange, n_candidates = corpus
+    vocab = ref.fitted_vocabulary(documents, n_base, 12, n_candidates, rearrange)
+    tree = RadixTree(vocab.n_base, vocab.piece_offsets, vocab.piece_symbols)
+    weights = np.concatenate([np.zeros(vocab.n_base), vocab.weights])
+    cached = Lattice(tree, weights, _cache_entries=limits[0], _cache_tokens=limits[1])
+    plain = Lattice(tree, weights, cache=False)
+    lookup, reference_weights = ref.universal_tables(vocab)
+    pool = data.draw(st.lists(st.lists(st.integers(0, n_base - 1), min_size=1, max_size=8), min_size=1, max_size=4))
+    for _ in range(3):
+        docs = data.draw(st.lists(st.lists(st.sampled_from(pool), max_size=5), max_size=4))
+        top_n = data.draw(st.integers(1, 4))
+        flat = _flat(docs)
+        got = cached.encode_documents(*flat, top_n=top_n)
+        assert got == plain.encode_documents(*flat, top_n=top_n)
+        assert got == [ref.combine_parts(lambda p: ref.encode_word(lookup, reference_weights, p, top_n), doc, top_n)
+                       for doc in docs]
+        for mine, theirs in zip(cached.encode_parts(flat[0], flat[1], top_n), plain.encode_parts(flat[0], flat[1], top_n)):
+            assert mine.dtype == theirs.dtype and mine.tolist() == theirs.tolist()
+
+
+def test_the_part_cache_starts_over_when_full():
+    vocab = Vocabulary.from_merges(2, [0], [1], documents=[1], n_docs=2)
+    tree = RadixTree(vocab.n_base, vocab.piece_offsets, vocab.piece_symbols)
+    lattice = Lattice(tree, np.array([0.0, 0.0, 0.5]), _cache_entries=2)
+    flat = _flat([[[0, 1], [1, 0], [0, 1]], [[0, 1, 1]]])
+    want = [[([2, 1, 0, 2], 1.0)], [([2, 1], 0.5)]]  # part scores added: 0.5 + 0 + 0.5
+    assert Lattice(tree, np.array([0.0, 0.0, 0.5]), cache=False).encode_documents(*flat) == want
+    for _ in range(2):  # 3 entries: over the limit, emptied after each call
+        assert lattice.encode_documents(*flat) == want
+    lattice.clear_cache()
+    assert lattice.encode_documents(*flat, top_n=2)[1] == [([2, 1], 0.5), ([0, 1, 1], 0.0)]

@@ -543,6 +543,31 @@ class SplitPipeline:
             self._classes = split_classes(self.alphabet.symbols)
         return self._classes, self._native, table
 
+    def text_splitter(self, mode: SplitMode = SplitMode.FULL):
+        """The native splitter of str documents (``_textsplit.TextSplitter``: ids, scanner and
+        offsets in one call without the GIL) when it splits them as this pipeline does in
+        ``mode``: the regex is the only step that applies, the scanner knows it, the alphabet
+        has a code point table. Else None. Built once."""
+        if type(mode) is not SplitMode or SplitMode.REGEX not in mode:
+            return None
+        splitter = self.__dict__.get("_splitter", False)
+        if splitter is False:
+            splitter = None
+            table = getattr(self.alphabet, "_table", None)
+            if (self._native is not None and table is not None and self.alphabet.symbol_type is str
+                    and self._known is None and self._break_ids is None and self._stop_ids is None):
+                from ubpe_native._textsplit import TextSplitter
+
+                if self._classes is None:
+                    self._classes = split_classes(self.alphabet.symbols)
+                splitter = TextSplitter(table, self._classes, self._native)
+            self._splitter = splitter
+        return splitter
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (and deep-copied) without the native splitter, rebuilt on first use."""
+        return {k: v for k, v in self.__dict__.items() if k != "_splitter"}
+
     def _split_text_natively(self, docs: Sequence[Any], mode: SplitMode, single: bool, first_doc: int) -> SplitBatch | None:
         """The whole split of str documents in a few array operations when the regex is the
         only step that applies and the scanner knows it (what ``_split`` would give); None
@@ -551,6 +576,12 @@ class SplitPipeline:
                 or self._break_ids is not None or self._stop_ids is not None
                 or not isinstance(docs, (list, tuple)) or not all(type(doc) is str for doc in docs)):
             return None
+        splitter = self.text_splitter(mode)
+        found = splitter.split(docs) if splitter is not None else None
+        if found is not None:  # (None: an unknown symbol or a surrogate, which the code below handles)
+            tokens, part_offsets, separator, doc_part_offsets = found
+            return SplitBatch(tokens=tokens, part_offsets=part_offsets, part_is_separator=separator,
+                              doc_part_offsets=doc_part_offsets)
         text = "".join(docs)
         if len(docs) == 1:
             doc_starts = np.array([0, len(text)], dtype=np.int64)

@@ -178,6 +178,22 @@ class Tokenizer(Protocol, metaclass=_StaticCheck):
     def save(self, path: str | os.PathLike) -> None: ...
 
 
+class _TextPath:
+    """str documents split by the native splitter and encoded by an encoder's
+    ``encode_texts``, in one kernel call: ``run(split_mode, docs, top_n)`` gives their
+    encodings, or None where the general path must run (it raises the errors)."""
+
+    __slots__ = ("pipeline", "splitter", "encode_texts")
+
+    def __init__(self, pipeline: SplitPipeline, splitter: Any, encode_texts: Any):
+        self.pipeline, self.splitter, self.encode_texts = pipeline, splitter, encode_texts
+
+    def __call__(self, split_mode: SplitMode, docs: Sequence[str], top_n: Any) -> list[list[Encoding]] | None:
+        if split_mode is not SplitMode.FULL and self.pipeline.text_splitter(split_mode) is None:
+            return None
+        return self.encode_texts(self.splitter, docs, top_n)
+
+
 class UBPEBase:
     """What both UBPE tokenizers share: configuration, fitting, encoding, decoding.
 
@@ -427,6 +443,15 @@ class UBPEBase:
         >>> tok.encode("abab", top_n=2, rerank="fewest")[0]
         Reranked(tokens=[0, 4, 1], score=-3.0, original=0.28768207245178085)
         """
+        if type(doc) is str and rerank is None and not options and encoder is None:
+            # the common call: one kernel call splits and encodes (see _text_path)
+            text_path = self._views.get("text")
+            if text_path is None:
+                text_path = self._text_path()
+            if text_path and split_mode is SplitMode.FULL:
+                encodings = text_path.encode_texts(text_path.splitter, (doc,), top_n)
+                if encodings is not None:
+                    return encodings[0]
         chosen = self.encoder(encoder, **options)
         encodings = encode_documents(chosen, self.split_pipeline.split(doc, mode=split_mode), top_n)[0]
         if rerank is None:
@@ -434,6 +459,22 @@ class UBPEBase:
         from .encoders.rerank import rerank as reorder
 
         return reorder(encodings, rerank, vocabulary=self.vocabulary)
+
+    def _text_path(self, encoder: str | None = None, **options: Any) -> Any:
+        """The :class:`_TextPath` of the encoder ``encoder`` (built once per encoder), or
+        False if this tokenizer has none (its splitting is not the scanner's alone, or the
+        encoder has no ``encode_texts``)."""
+        key = ("text", encoder, tuple(sorted(options.items())))
+        path = self._views.get(key if encoder or options else "text")
+        if path is not None:
+            return path
+        chosen = self.encoder(encoder, **options)
+        splitter = self.split_pipeline.text_splitter()
+        path: Any = False
+        if splitter is not None and hasattr(chosen, "encode_texts"):
+            path = _TextPath(self.split_pipeline, splitter, chosen.encode_texts)
+        self._views[key if encoder or options else "text"] = path
+        return path
 
     def ambiguity(self, doc: Any, *, weights: Weights = None, temperature: float = 1.0,
                   encoding: Sequence[int] | str | None = "best", split_mode: SplitMode = SplitMode.FULL) -> Ambiguity:
@@ -488,8 +529,17 @@ class UBPEBase:
         docs = list(docs)
         pipeline = self.split_pipeline
 
+        try:
+            text_path = self._text_path(encoder, **options)
+        except TypeError:  # an unhashable option: no cached path
+            text_path = False
+
         def run(chunk: tuple[int, int]) -> list[list[Encoding]]:
             first, last = chunk
+            if text_path:
+                encodings = text_path(split_mode, docs[first:last], top_n)
+                if encodings is not None:
+                    return encodings
             batch = pipeline.split_batch(docs[first:last], mode=split_mode, first_doc=first)
             return encode_documents(chosen, batch, top_n)
 

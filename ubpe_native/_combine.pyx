@@ -1,5 +1,6 @@
 # distutils: language = c++
-"""Combining the parts' candidate lists into a document's top-n (ubpe 0.3.0's walk).
+"""Combining the parts' candidate lists into a document's top-n (ubpe 0.3.0's walk), and the
+batch's encodings as the Python lists the API returns.
 
 The reference builds a document's ``top_n`` encodings from the last part back: the tails
 start as ``[([], 0.0)]``; for each part it pairs its candidates with the tails, always taking
@@ -10,25 +11,48 @@ Tails are stored once, as a chain (this part's candidate, then the next part's t
 walk costs ``O(parts * top_n)`` and never copies token lists; the chains are spelled out at
 the end.
 
+The lists are built in C from a table of the ids' int objects (``ids[t]`` is ``t``), shared
+rather than created per token: a token costs a reference count, not an allocation, so the
+part of ``encode_batch`` that holds the GIL stays small.
+
 >>> import numpy as np
 >>> # two parts: part 0 has candidates 0 ([5], 1.0) and 1 ([1, 2], 0.5); part 1 has ([3], 0.0)
 >>> walk(np.array([0, 2, 3]), np.array([0, 1, 3, 4]), np.array([5, 1, 2, 3], np.int32),
 ...      np.array([1.0, 0.5, 0.0]), 2)
 ([[5, 3], [1, 2, 3]], [1.0, 0.5])
+>>> # two documents: parts 0 and 1, then none
+>>> top1_documents(np.array([5, 1, 2], np.int32), np.array([0, 1, 3]),
+...                np.array([1.0, 0.5]), np.array([0, 2, 2]))
+[[([5, 1, 2], 1.5)], [([], 0.0)]]
 """
 
+from cpython.list cimport PyList_New
+from cpython.ref cimport PyObject
 from libc.stdint cimport int32_t, int64_t
 from libcpp.vector cimport vector
 
-from ubpe_native._checks cimport check_offsets, check_top_n
+import numpy as np
+
+from ubpe_native._checks cimport as_array, check_ids, check_offsets, check_top_n
 from ubpe_native._typedefs cimport id_t
 
 
-cdef struct Tail:
-    int64_t candidate  # the candidate of this part
-    int64_t rest  # the tail of the next part, -1 for the end
-    double score
-    int64_t length
+cdef extern from "Python.h":
+    PyObject* _list_item "PyList_GET_ITEM"(object, Py_ssize_t) nogil
+    void _set_list_item "PyList_SET_ITEM"(object, Py_ssize_t, PyObject*) nogil
+    void _incref "Py_INCREF"(PyObject*) nogil
+
+# The table of the ids' int objects: ``_ids[t]`` is ``t``. Replaced (never changed in place)
+# by a longer one when a larger id comes, so a reader's reference stays valid.
+cdef list _ids = list(range(1 << 16))
+
+
+cdef list id_table(Py_ssize_t n):
+    """A list whose item ``t`` is the int ``t``, for every ``t < n`` (shared, never mutated)."""
+    global _ids
+    if n > len(_ids):
+        _ids = list(range(max(n, 2 * len(_ids))))
+    return _ids
 
 
 def walk(const int64_t[::1] candidate_offsets not None, const int64_t[::1] token_offsets not None,
@@ -51,23 +75,182 @@ def walk(const int64_t[::1] candidate_offsets not None, const int64_t[::1] token
     cdef vector[Tail] tails
     cdef vector[int64_t] current
     cdef Py_ssize_t n_parts = candidate_offsets.shape[0] - 1
+    cdef const id_t* token_data = &tokens[0] if tokens.shape[0] else NULL
+    cdef const double* score_data = &scores[0] if scores.shape[0] else NULL
     with nogil:
-        _walk(candidate_offsets, token_offsets, scores, top_n, n_parts, tails, current)
+        walk_parts(&candidate_offsets[0], NULL, &token_offsets[0], score_data, top_n, n_parts, tails, current)
+    ids = id_table(_largest(token_data, tokens.shape[0]) + 1)
     out_tokens, out_scores = [], []
-    cdef int64_t node, k, j, t
-    cdef vector[id_t] spelled  # one encoding, spelled in C, then one conversion to a list
+    cdef Py_ssize_t k
     for k in range(<Py_ssize_t>current.size()):
-        node = current[k]
-        out_scores.append(tails[node].score if node >= 0 else 0.0)
-        spelled.clear()
-        with nogil:
-            while node >= 0:
-                j = tails[node].candidate
-                for t in range(token_offsets[j], token_offsets[j + 1]):
-                    spelled.push_back(tokens[t])
-                node = tails[node].rest
-        out_tokens.append(spelled)
+        out_tokens.append(_spell(ids, tails, current[k], token_data, &token_offsets[0]))
+        out_scores.append(tails[current[k]].score if current[k] >= 0 else 0.0)
     return out_tokens, out_scores
+
+
+def top1_documents(tokens, token_offsets, scores, doc_part_offsets, candidate_offsets=None):
+    """Every document's top-1 ``[(tokens, score)]`` from one candidate per part: part ``p``'s
+    is candidate ``candidate_offsets[p]`` (default ``p``), ``tokens[token_offsets[c]:token_offsets[c + 1]]``
+    scoring ``scores[c]``; document ``d`` holds parts ``doc_part_offsets[d]:doc_part_offsets[d + 1]``.
+    Its tokens are its parts' back to back, its score their sum left to right (as the
+    reference adds them)."""
+    cdef const id_t[::1] token_view = as_array(tokens, np.int32, "tokens")
+    cdef const int64_t[::1] offset_view = as_array(token_offsets, np.int64, "token_offsets")
+    cdef const double[::1] score_view = as_array(scores, np.float64, "scores")
+    cdef const int64_t[::1] doc_view = as_array(doc_part_offsets, np.int64, "doc_part_offsets")
+    cdef const int64_t[::1] candidate_view
+    cdef Py_ssize_t n_parts
+    check_offsets(offset_view, token_view.shape[0], "token_offsets")
+    if offset_view.shape[0] != score_view.shape[0] + 1:
+        raise ValueError("token_offsets must have one entry per candidate and one more")
+    cdef const id_t* token_data = &token_view[0] if token_view.shape[0] else NULL
+    check_ids(token_view, 0x7FFFFFFF, "tokens")  # no negative id
+    cdef list ids = id_table(_largest(token_data, token_view.shape[0]) + 1)
+    if candidate_offsets is None:
+        check_offsets(doc_view, score_view.shape[0], "doc_part_offsets")
+        return top1_lists(ids, token_data, &offset_view[0], &score_view[0] if score_view.shape[0] else NULL, NULL,
+                          NULL, &doc_view[0], doc_view.shape[0] - 1)
+    candidate_view = as_array(candidate_offsets, np.int64, "candidate_offsets")
+    check_offsets(candidate_view, score_view.shape[0], "candidate_offsets")
+    n_parts = candidate_view.shape[0] - 1
+    check_offsets(doc_view, n_parts, "doc_part_offsets")
+    return top1_lists(ids, token_data, &offset_view[0], &score_view[0] if score_view.shape[0] else NULL,
+                      &candidate_view[0], NULL, &doc_view[0], doc_view.shape[0] - 1)
+
+
+cdef id_t _largest(const id_t* tokens, Py_ssize_t n) noexcept nogil:
+    cdef id_t largest = -1
+    cdef Py_ssize_t k
+    for k in range(n):
+        if tokens[k] > largest:
+            largest = tokens[k]
+    return largest
+
+
+cdef inline list _id_list(list ids, const id_t* tokens, Py_ssize_t n):
+    """``[ids[t] for t in tokens[:n]]``, built in C (every ``t`` must be below ``len(ids)``)."""
+    cdef list out = PyList_New(n)  # empty slots (NULL), each filled once below
+    cdef PyObject* item
+    cdef Py_ssize_t k
+    for k in range(n):
+        item = _list_item(ids, tokens[k])
+        _incref(item)  # PyList_SET_ITEM steals a reference
+        _set_list_item(out, k, item)
+    return out
+
+
+cdef inline int64_t _candidate(const int64_t* candidate_offsets, const int64_t* part_entry, int64_t part) noexcept nogil:
+    """The first candidate of ``part``."""
+    if part_entry != NULL:
+        part = part_entry[part]
+    return candidate_offsets[part] if candidate_offsets != NULL else part
+
+
+cdef list top1_lists(list ids, const id_t* tokens, const int64_t* token_offsets, const double* scores,
+                     const int64_t* candidate_offsets, const int64_t* part_entry, const int64_t* doc_part_offsets,
+                     Py_ssize_t n_docs):
+    """See :func:`top1_documents` (a part's candidate: its entry's first, see _combine.pxd;
+    ``candidate_offsets`` NULL: candidate ``e`` is entry ``e``'s; arguments unchecked). The
+    documents are spelled into one buffer without the GIL; only the lists are built with it."""
+    cdef vector[id_t] flat
+    cdef vector[int64_t] offsets
+    cdef vector[double] totals
+    cdef Py_ssize_t d, k, total_tokens = 0
+    cdef int64_t c
+    cdef double total
+    with nogil:
+        offsets.push_back(0)
+        for d in range(n_docs):
+            total = 0.0
+            for k in range(doc_part_offsets[d], doc_part_offsets[d + 1]):
+                c = _candidate(candidate_offsets, part_entry, k)
+                flat.insert(flat.end(), tokens + token_offsets[c], tokens + token_offsets[c + 1])
+                total += scores[c]
+            offsets.push_back(flat.size())
+            totals.push_back(total)
+    return _encoding_lists(ids, flat, offsets, totals, NULL, n_docs)
+
+
+cdef list nbest_lists(list ids, const id_t* tokens, const int64_t* token_offsets, const double* scores,
+                      const int64_t* candidate_offsets, const int64_t* part_entry, const int64_t* doc_part_offsets,
+                      Py_ssize_t n_docs, int top_n):
+    """Every document's top-n ``[(tokens, score)]``: a document of several parts by the
+    reference's walk, one part: its own candidates, no part: ``[([], 0.0)]`` (parts'
+    candidates: see _combine.pxd; arguments unchecked). Walked and spelled into one buffer
+    without the GIL; only the lists are built with it."""
+    cdef vector[Tail] tails
+    cdef vector[int64_t] current, offsets, doc_encodings
+    cdef vector[id_t] flat
+    cdef vector[double] totals
+    cdef Py_ssize_t d, k, first, last
+    cdef int64_t entry, c, node, j
+    with nogil:
+        offsets.push_back(0)
+        doc_encodings.push_back(0)
+        for d in range(n_docs):
+            first = doc_part_offsets[d]
+            last = doc_part_offsets[d + 1]
+            if last - first > 1:
+                tails.clear()
+                walk_parts(candidate_offsets, part_entry + first if part_entry != NULL else NULL, token_offsets,
+                           scores, top_n, last - first, tails, current)
+                for k in range(<Py_ssize_t>current.size()):
+                    node = current[k]
+                    totals.push_back(tails[node].score if node >= 0 else 0.0)
+                    while node >= 0:
+                        j = tails[node].candidate
+                        flat.insert(flat.end(), tokens + token_offsets[j], tokens + token_offsets[j + 1])
+                        node = tails[node].rest
+                    offsets.push_back(flat.size())
+            elif last - first == 1:
+                entry = part_entry[first] if part_entry != NULL else first
+                for c in range(candidate_offsets[entry], candidate_offsets[entry + 1]):
+                    flat.insert(flat.end(), tokens + token_offsets[c], tokens + token_offsets[c + 1])
+                    offsets.push_back(flat.size())
+                    totals.push_back(scores[c])
+            else:
+                offsets.push_back(flat.size())
+                totals.push_back(0.0)
+            doc_encodings.push_back(totals.size())
+    return _encoding_lists(ids, flat, offsets, totals, doc_encodings.data(), n_docs)
+
+
+cdef list _encoding_lists(list ids, const vector[id_t]& flat, const vector[int64_t]& offsets,
+                          const vector[double]& totals, const int64_t* doc_encodings, Py_ssize_t n_docs):
+    """``[[(tokens, score), ...] per document]``: encoding ``e`` is ``flat[offsets[e]:offsets[e + 1]]``
+    scoring ``totals[e]``; document ``d`` has encodings ``doc_encodings[d]:doc_encodings[d + 1]``
+    (NULL: one each)."""
+    cdef list out = PyList_New(n_docs)
+    cdef list encodings
+    cdef Py_ssize_t d, e, first, last
+    for d in range(n_docs):
+        first = doc_encodings[d] if doc_encodings != NULL else d
+        last = doc_encodings[d + 1] if doc_encodings != NULL else d + 1
+        encodings = PyList_New(last - first)
+        for e in range(first, last):
+            encoding = (_id_list(ids, flat.data() + offsets[e], offsets[e + 1] - offsets[e]), totals[e])
+            _incref(<PyObject*>encoding)
+            _set_list_item(encodings, e - first, <PyObject*>encoding)
+        _incref(<PyObject*>encodings)
+        _set_list_item(out, d, <PyObject*>encodings)
+    return out
+
+
+cdef list _spell(list ids, vector[Tail]& tails, int64_t node, const id_t* tokens, const int64_t* token_offsets):
+    """The tokens of the chain of tails from ``node``, as a list of ``ids``' ints."""
+    cdef Py_ssize_t n = tails[node].length if node >= 0 else 0, k = 0
+    cdef list out = PyList_New(n)  # empty slots (NULL), each filled once below
+    cdef PyObject* item
+    cdef int64_t j, t
+    while node >= 0:
+        j = tails[node].candidate
+        for t in range(token_offsets[j], token_offsets[j + 1]):
+            item = _list_item(ids, tokens[t])
+            _incref(item)
+            _set_list_item(out, k, item)
+            k += 1
+        node = tails[node].rest
+    return out
 
 
 cdef inline double _score(vector[Tail]& tails, int64_t node) noexcept nogil:
@@ -78,43 +261,54 @@ cdef inline int64_t _length(vector[Tail]& tails, int64_t node) noexcept nogil:
     return tails[node].length if node >= 0 else 0
 
 
-cdef int _walk(const int64_t[::1] candidate_offsets, const int64_t[::1] token_offsets,
-                const double[::1] scores, int top_n, Py_ssize_t n_parts,
-                vector[Tail]& tails, vector[int64_t]& current) except -1 nogil:
-    # the growing vectors raise MemoryError through ``except -1``
+cdef int walk_parts(const int64_t* candidate_offsets, const int64_t* part_entry, const int64_t* token_offsets,
+                    const double* scores, int top_n, Py_ssize_t n_parts, vector[Tail]& tails,
+                    vector[int64_t]& current) except -1 nogil:
+    """The walk over parts ``0..n_parts - 1`` (their candidates: see _combine.pxd); new tails
+    are appended to ``tails``, the document's top-n (indices into ``tails``, -1 for the empty
+    tail) left in ``current``. The growing vectors raise MemoryError through ``except -1``."""
     cdef vector[int64_t] following
-    cdef Py_ssize_t p
-    cdef int64_t first, n_candidates, ci, ti, j, tail
+    cdef Py_ssize_t p, n_current, n_following, n_tails
+    cdef int64_t entry, first, n_candidates, ci, ti, j, tail, length_j
     cdef double better_tail_score, better_candidate_score
     cdef int64_t better_tail_length, better_candidate_length
-    cdef Tail node
-    current.clear()
-    current.push_back(-1)  # the empty tail ([], 0.0)
+    cdef Tail* node
+    # every part adds at most top_n tails: room for all of them at once
+    n_tails = tails.size()
+    tails.resize(n_tails + n_parts * top_n)
+    following.resize(top_n)
+    current.resize(max(1, top_n))
+    current[0] = -1  # the empty tail ([], 0.0)
+    n_current = 1
     for p in range(n_parts - 1, -1, -1):
-        first = candidate_offsets[p]
-        n_candidates = candidate_offsets[p + 1] - first
-        following.clear()
+        entry = part_entry[p] if part_entry != NULL else p
+        first = candidate_offsets[entry]
+        n_candidates = candidate_offsets[entry + 1] - first
+        n_following = 0
         ci = 0
         ti = 0
-        while ci < n_candidates and ti < <int64_t>current.size() and <int>following.size() < top_n:
+        while ci < n_candidates and ti < n_current and n_following < top_n:
             j = first + ci
             tail = current[ti]
+            length_j = token_offsets[j + 1] - token_offsets[j]
+            node = &tails[n_tails]
             node.candidate = j
             node.rest = tail
             node.score = scores[j] + _score(tails, tail)  # the reference's order: candidate + tail
-            node.length = (token_offsets[j + 1] - token_offsets[j]) + _length(tails, tail)
-            tails.push_back(node)
-            following.push_back(<int64_t>tails.size() - 1)
-            if <int>following.size() == top_n or (ci == n_candidates - 1 and ti == <int64_t>current.size() - 1):
+            node.length = length_j + _length(tails, tail)
+            following[n_following] = n_tails
+            n_tails += 1
+            n_following += 1
+            if n_following == top_n or (ci == n_candidates - 1 and ti == n_current - 1):
                 break
             if ci == n_candidates - 1:
                 ti += 1
-            elif ti == <int64_t>current.size() - 1:
+            elif ti == n_current - 1:
                 ci += 1
             else:
                 # (tail score + candidate score, -length) of advancing the tail vs the candidate
                 better_tail_score = _score(tails, current[ti + 1]) + scores[j]
-                better_tail_length = _length(tails, current[ti + 1]) + (token_offsets[j + 1] - token_offsets[j])
+                better_tail_length = _length(tails, current[ti + 1]) + length_j
                 better_candidate_score = _score(tails, tail) + scores[j + 1]
                 better_candidate_length = _length(tails, tail) + (token_offsets[j + 2] - token_offsets[j + 1])
                 if (better_tail_score > better_candidate_score or
@@ -124,4 +318,7 @@ cdef int _walk(const int64_t[::1] candidate_offsets, const int64_t[::1] token_of
                 else:
                     ci += 1
         current.swap(following)
+        n_current = n_following
+    current.resize(n_current)
+    tails.resize(n_tails)
     return 0

@@ -158,28 +158,6 @@ def flatten_parts(parts: Sequence[Any], n_base: int) -> tuple[np.ndarray, np.nda
     return symbols.astype(ID_DTYPE, copy=False), bounds
 
 
-def split_by_document(batch: Any, tokens: np.ndarray, token_offsets: np.ndarray, scores: np.ndarray,
-                      candidate_offsets: np.ndarray | None = None) -> list[list[Encoding]]:
-    """Top-1 encodings of every document of a split batch from one kernel call over all its
-    parts: part ``k``'s candidate ``c`` (``candidate_offsets[k]``, default ``c = k``) is
-    ``tokens[token_offsets[c]:token_offsets[c + 1]]`` scored ``scores[c]``; a document's
-    tokens are its parts' back to back, its score their sum left to right (as for one
-    document, :func:`add_left_to_right`).
-
-    >>> from types import SimpleNamespace
-    >>> batch = SimpleNamespace(doc_part_offsets=np.array([0, 2, 2, 3]))
-    >>> split_by_document(batch, np.array([5, 6, 7]), np.array([0, 1, 2, 3]), np.array([0.5, 0.25, 1.0]))
-    [[([5, 6], 0.75)], [([], 0.0)], [([7], 1.0)]]
-    """
-    flat, offsets, score_list = tokens.tolist(), token_offsets.tolist(), scores.tolist()
-    parts = batch.doc_part_offsets.tolist()
-    if candidate_offsets is not None:
-        candidates = candidate_offsets.tolist()
-        parts = [candidates[p] for p in parts]
-    return [[(flat[offsets[first] : offsets[last]], add_left_to_right(score_list[first:last]))]
-            for first, last in zip(parts[:-1], parts[1:])]
-
-
 def encode_documents(encoder: Any, batch: Any, top_n: int = 1) -> list[list[Encoding]]:
     """Every document of a split batch (:class:`ubpe.splitting.SplitBatch`) by ``encoder``:
     its own ``encode_split`` (one kernel call for the batch) where it has one, else
@@ -221,8 +199,8 @@ class TfidfScorer:
     """
 
     def __init__(self, vocabulary: Vocabulary):
-        self._weights = all_weights(vocabulary)
-        lengths = np.ones(len(vocabulary), dtype=np.int64)
+        self._weights = all_weights(vocabulary)  # 0 for base ids
+        lengths = np.ones(len(vocabulary), dtype=np.int64)  # in symbols
         lengths[vocabulary.n_base :] = np.diff(vocabulary.piece_offsets)
         self._lengths = lengths
 

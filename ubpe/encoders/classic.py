@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ubpe_native._classic import PairTable, encode_words
+from ubpe_native._combine import top1_documents
 
 from ..vocabulary import ID_DTYPE, Vocabulary
-from ._base import Encoding, all_weights, check_top_n, flatten_parts, split_by_document
+from ._base import Encoding, all_weights, check_top_n, flatten_parts
 from .tfidf import concatenate_best
 
 if TYPE_CHECKING:
@@ -67,7 +68,7 @@ class ClassicEncoder:
         """:meth:`encode` of every document of a split batch, in one kernel call."""
         check_top_n(self, top_n)
         out, offsets, scores = encode_words(self._table, self._weights, batch.tokens, batch.part_offsets)
-        return split_by_document(batch, out, offsets, scores)
+        return top1_documents(out, offsets, scores, batch.doc_part_offsets)
 
     def _run(self, parts: Sequence[np.ndarray]):
         symbols, bounds = flatten_parts(parts, self.vocabulary.n_base)

@@ -26,7 +26,9 @@ from functools import cached_property
 
 import numpy as np
 
+from ubpe_native._combine import top1_documents
 from ubpe_native._ranked import MergeTable
+from ubpe_native._score import part_scores
 
 from ..errors import InvalidParameterError, UnknownSymbolError, UnknownTokenError
 from ..vocabulary import ID_DTYPE, Vocabulary
@@ -119,8 +121,18 @@ class RankedEncoder:
         return [(tokens.tolist(), self._scorer.score(tokens, bounds))]
 
     def encode_split(self, batch: Any, top_n: int = 1) -> list[list[Encoding]]:
-        """:meth:`encode` of every document of a split batch (:class:`ubpe.splitting.SplitBatch`)."""
+        """:meth:`encode` of every document of a split batch (:class:`ubpe.splitting.SplitBatch`):
+        one kernel call for all its parts, then the parts' scores and the lists in C."""
         check_top_n(self, top_n)
+        tokens = self.encode_flat(batch.tokens, batch.part_offsets)
+        # each part's tokens: those ending (in symbols) at or before the part's end
+        ends = np.cumsum(self._scorer._lengths.take(tokens))
+        token_offsets = np.searchsorted(ends, batch.part_offsets, side="right")
+        scores = part_scores(self._scorer._weights, tokens, token_offsets)
+        return top1_documents(tokens, token_offsets, scores, batch.doc_part_offsets)
+
+    def _encode_each(self, batch: Any) -> list[list[Encoding]]:
+        """:meth:`encode` of every document of a split batch, one kernel call per document."""
         out = []
         starts, parts = batch.part_offsets, batch.doc_part_offsets.tolist()
         for first, last in zip(parts[:-1], parts[1:]):
@@ -210,6 +222,12 @@ class DropoutEncoder(RankedEncoder):
 
     def _dropout_and_seed(self) -> tuple[float, int]:
         return self.dropout, int(self._rng.integers(0, 2**SEED_BITS, dtype=np.uint64))
+
+    def encode_split(self, batch: Any, top_n: int = 1) -> list[list[Encoding]]:
+        """:meth:`encode` of every document of a split batch, one kernel call (one seed) per
+        document: the random stream is the same as for ``encode`` document by document."""
+        check_top_n(self, top_n)
+        return self._encode_each(batch)
 
 
 def merges_encoder(vocabulary: Vocabulary, *, priority: str = "rank", dropout: float = 0.0,

@@ -27,17 +27,18 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from ubpe_native._combine import walk
-from ubpe_native._lattice import DEFAULT_EXACT_MAX_LENGTH, encode_parts
+from ubpe_native._lattice import DEFAULT_EXACT_MAX_LENGTH, Lattice
 from ubpe_native._radix import RadixTree
 
 from ..errors import InvalidParameterError
 from ..vocabulary import Vocabulary
-from ._base import (Encoding, add_left_to_right, all_weights, check_nbest_memory, check_top_n, flatten_parts,
-                    split_by_document)
+from ._base import (NBEST_BYTES_PER_CELL, Encoding, add_left_to_right, all_weights, check_nbest_memory, check_top_n,
+                    flatten_parts, nbest_memory_budget)
 
 
 def concatenate_best(tokens: np.ndarray, token_offsets: np.ndarray, scores: np.ndarray) -> list[Encoding]:
@@ -174,6 +175,8 @@ class TfidfEncoder:
         self.exact_max_length = int(exact_max_length)
         self._tree = RadixTree(vocabulary.n_base, vocabulary.piece_offsets, vocabulary.piece_symbols)
         self._weights = all_weights(vocabulary)
+        # the kernel, with its cache of the parts seen so far (frequent words cost a copy)
+        self._lattice = Lattice(self._tree, self._weights, self.exact_max_length)
 
     def __repr__(self) -> str:
         return f"TfidfEncoder({self.vocabulary!r}, exact={self.exact!r})"
@@ -203,36 +206,31 @@ class TfidfEncoder:
         return best_sums(candidates, top_n)
 
     def encode_split(self, batch: SplitBatch, top_n: int = 1) -> list[list[Encoding]]:
-        """:meth:`encode` of every document of a split batch; top-1 in one kernel call."""
+        """:meth:`encode` of every document of a split batch, in one kernel call (lattice,
+        combination and the lists; ``exact=True`` top-n: document by document)."""
         top_n = check_top_n(self, top_n)
         if top_n != 1 and self.exact:
             return [self.encode(batch.parts(d), top_n) for d in range(batch.n_docs)]
         if top_n > 1:  # one part's lattice at a time; top-1 needs no n-best room
             check_nbest_memory(int(np.diff(batch.part_offsets).max(initial=0)), top_n)
-        tokens, token_offsets, candidate_offsets, scores = encode_parts(
-            self._tree, self._weights, batch.tokens, batch.part_offsets, top_n, self.exact_max_length)
+        return self._lattice.encode_documents(batch.tokens, batch.part_offsets, batch.doc_part_offsets, top_n)
+
+    def encode_texts(self, splitter: Any, docs: Sequence[str], top_n: int = 1) -> list[list[Encoding]] | None:
+        """:meth:`encode` of str documents split by a native ``splitter``
+        (:meth:`ubpe.splitting.SplitPipeline.text_splitter`) in one kernel call; None where
+        the general path must run instead (a document it cannot split, ``exact=True`` top-n,
+        an n-best search over the memory budget: that path raises the error)."""
+        if type(top_n) is int and top_n == 1:  # the common call, checked at once
+            return self._lattice.encode_texts(splitter, docs, 1)
+        top_n = check_top_n(self, top_n)
         if top_n == 1:
-            return split_by_document(batch, tokens, token_offsets, scores, candidate_offsets)
-        out = []
-        flat, bounds, score_list = tokens.tolist(), token_offsets.tolist(), scores.tolist()
-        candidates = candidate_offsets.tolist()
-        parts = batch.doc_part_offsets.tolist()
-        for first, last in zip(parts[:-1], parts[1:]):
-            if last - first > 1:  # the reference's walk over this document's parts' candidates
-                c0, c1 = candidates[first], candidates[last]
-                t0, t1 = bounds[c0], bounds[c1]
-                spelled, totals = walk(candidate_offsets[first : last + 1] - c0, token_offsets[c0 : c1 + 1] - t0,
-                                       tokens[t0:t1], scores[c0:c1], top_n)
-                out.append(list(zip(spelled, totals)))
-            elif last - first == 1:  # one part: its own candidates
-                out.append([(flat[bounds[c] : bounds[c + 1]], score_list[c])
-                            for c in range(candidates[first], candidates[last])])
-            else:
-                out.append(self.encode([], top_n))
-        return out
+            return self._lattice.encode_texts(splitter, docs, 1)
+        if self.exact:
+            return None
+        return self._lattice.encode_texts(splitter, docs, top_n, nbest_memory_budget() // NBEST_BYTES_PER_CELL)
 
     def _run(self, parts: Sequence[np.ndarray], top_n: int):
         symbols, bounds = flatten_parts(parts, self.vocabulary.n_base)
         if top_n > 1:  # one part's lattice at a time; top-1 needs no n-best room
             check_nbest_memory(int(np.diff(bounds).max(initial=0)), top_n)
-        return encode_parts(self._tree, self._weights, symbols, bounds, top_n, self.exact_max_length)
+        return self._lattice.encode_parts(symbols, bounds, top_n)

@@ -1,0 +1,186 @@
+# distutils: language = c++
+"""Splitting str documents for encoding in one native call: alphabet ids, the preset
+scanner's pieces (``_pretokenize``), part and document offsets.
+
+What :class:`ubpe.splitting.SplitPipeline` computes for str documents when its only step is
+a regex the scanner knows (no known words, break or stop symbols): each character becomes its
+alphabet id, each piece of the scanner a part. The characters are read from the str objects
+directly and the work runs without the GIL. A document holding a symbol outside the
+alphabet, or a lone surrogate, makes the call return None: the caller's Python path then
+raises its error.
+
+>>> import numpy as np
+>>> from ubpe.splitting import WORDS, split_classes
+>>> from ubpe.alphabet import Alphabet
+>>> alphabet = Alphabet.from_spec("ab _")
+>>> splitter = TextSplitter(alphabet._table, split_classes(alphabet.symbols), 5)
+>>> ids, part_offsets, separator, doc_part_offsets = splitter.split(["ab a_b", "", "ba"])
+>>> ids.tolist(), part_offsets.tolist(), separator.tolist(), doc_part_offsets.tolist()
+([0, 1, 2, 0, 3, 1, 1, 0], [0, 2, 4, 5, 6, 8], [False, False, True, False, False], [0, 4, 4, 5])
+>>> splitter.split(["abc"]) is None   # "c" is not in the alphabet
+True
+"""
+
+from cpython.unicode cimport PyUnicode_Check
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
+from libcpp.vector cimport vector
+
+import numpy as np
+
+from ubpe_native._checks cimport as_array
+from ubpe_native._pretokenize cimport class_t, check_split_arguments, split_pieces
+from ubpe_native._typedefs cimport id_t
+
+
+cdef extern from "Python.h":
+    int PyUnicode_KIND(object) nogil
+    void* PyUnicode_DATA(object) nogil
+    Py_ssize_t PyUnicode_GET_LENGTH(object) nogil
+    uint32_t PyUnicode_READ(int kind, void* data, Py_ssize_t index) nogil
+
+# Pattern ids, as in _pretokenize.pxd
+cdef int PATTERN_WORDS = 5
+cdef uint8_t UNDERSCORE = 0x5F
+
+
+cdef class TextSplitter:
+    """The tables of one split: ``table[c]`` the alphabet id of code point ``c`` (-1: none;
+    code points past the table have none), ``classes`` the scanner's class of every code
+    point, ``pattern`` the scanner's pattern id. Reusable, by several threads at once."""
+
+    def __init__(self, table, classes, int pattern):
+        self.table_view = as_array(table, np.int32, "table")
+        self.table = table
+        self.classes = as_array(classes, np.uint16, "classes")
+        check_split_arguments(self.classes.shape[0], pattern)
+        self.pattern = pattern
+        cdef Py_ssize_t k
+        self.max_id = -1
+        for k in range(self.table_view.shape[0]):
+            self.max_id = max(self.max_id, self.table_view[k])
+
+    def split(self, docs):
+        """``(ids, part_offsets, part_is_separator, doc_part_offsets)`` of the str documents
+        ``docs`` (a list or tuple), as ``SplitBatch`` holds them; None if a document is no
+        str, has a symbol outside the alphabet or a lone surrogate."""
+        cdef vector[id_t] ids
+        cdef vector[int64_t] part_offsets, doc_part_offsets, bounds
+        cdef vector[uint8_t] separator, utf8
+        if not isinstance(docs, (list, tuple)):
+            raise TypeError("docs must be a list or tuple of str")
+        if not self.split_into(tuple(docs), ids, part_offsets, separator, doc_part_offsets, utf8, bounds):
+            return None
+        out_ids = np.empty(ids.size(), dtype=np.int32)
+        out_parts = np.empty(part_offsets.size(), dtype=np.int64)
+        out_separator = np.empty(separator.size(), dtype=bool)
+        out_docs = np.empty(doc_part_offsets.size(), dtype=np.int64)
+        cdef id_t[::1] id_view = out_ids
+        cdef int64_t[::1] part_view = out_parts
+        cdef uint8_t[::1] separator_view = out_separator.view(np.uint8)
+        cdef int64_t[::1] doc_view = out_docs
+        cdef Py_ssize_t k
+        for k in range(<Py_ssize_t>ids.size()):
+            id_view[k] = ids[k]
+        for k in range(<Py_ssize_t>part_offsets.size()):
+            part_view[k] = part_offsets[k]
+        for k in range(<Py_ssize_t>separator.size()):
+            separator_view[k] = separator[k]
+        for k in range(<Py_ssize_t>doc_part_offsets.size()):
+            doc_view[k] = doc_part_offsets[k]
+        return out_ids, out_parts, out_separator, out_docs
+
+    cdef bint split_into(self, tuple docs, vector[id_t]& ids, vector[int64_t]& part_offsets,
+                         vector[uint8_t]& separator, vector[int64_t]& doc_part_offsets,
+                         vector[uint8_t]& utf8, vector[int64_t]& bounds) except -1:
+        """:meth:`split` into vectors (cleared first; ``utf8`` and ``bounds`` are scratch
+        space); False where it returns None, and for a document that is no str. ``docs`` is
+        a tuple, so that the documents stay alive, in order, without the GIL."""
+        cdef tuple held = docs
+        cdef Py_ssize_t n_docs = len(held), d, total = 0
+        cdef vector[Text] texts
+        cdef Text text
+        for d in range(n_docs):
+            doc = held[d]
+            if not PyUnicode_Check(doc):
+                return False
+            text.kind = PyUnicode_KIND(doc)
+            text.data = PyUnicode_DATA(doc)
+            text.length = PyUnicode_GET_LENGTH(doc)
+            texts.push_back(text)
+            total += text.length
+        ids.clear()
+        part_offsets.clear()
+        separator.clear()
+        doc_part_offsets.clear()
+        # with the GIL (MemoryError here): nothing below allocates past these
+        ids.reserve(total)
+        part_offsets.reserve(total + 1)
+        separator.reserve(total)
+        doc_part_offsets.reserve(n_docs + 1)
+        cdef Py_ssize_t longest = 0
+        for d in range(n_docs):
+            longest = max(longest, texts[d].length)
+        utf8.reserve(4 * longest)
+        bounds.reserve(4 * longest + 1)
+        cdef bint ok = True
+        with nogil:
+            part_offsets.push_back(0)
+            doc_part_offsets.push_back(0)
+            for d in range(n_docs):
+                if not self._split_text(texts[d], ids, part_offsets, separator, utf8, bounds):
+                    ok = False
+                    break
+                doc_part_offsets.push_back(<int64_t>part_offsets.size() - 1)
+        return ok
+
+    cdef bint _split_text(self, const Text& text, vector[id_t]& ids, vector[int64_t]& part_offsets,
+                          vector[uint8_t]& separator, vector[uint8_t]& utf8, vector[int64_t]& bounds) noexcept nogil:
+        """Append one document's ids and parts (room reserved by the caller); False if it has
+        a symbol outside the alphabet or a lone surrogate."""
+        cdef Py_ssize_t i, b, n_table = self.table_view.shape[0], start = ids.size()
+        cdef Py_ssize_t k, char_at, byte_at
+        cdef uint32_t c
+        cdef id_t symbol
+        cdef bint ascii = True, gap
+        if text.length == 0:
+            return True
+        utf8.clear()
+        for i in range(text.length):
+            c = PyUnicode_READ(text.kind, <void*>text.data, i)
+            symbol = self.table_view[c] if c < <uint32_t>n_table - 1 else -1
+            if symbol < 0 or 0xD800 <= c < 0xE000:
+                ids.resize(start)
+                return False
+            ids.push_back(symbol)
+            if c < 0x80:
+                utf8.push_back(<uint8_t>c)
+            else:
+                ascii = False
+                if c < 0x800:
+                    utf8.push_back(<uint8_t>(0xC0 | (c >> 6)))
+                elif c < 0x10000:
+                    utf8.push_back(<uint8_t>(0xE0 | (c >> 12)))
+                    utf8.push_back(<uint8_t>(0x80 | ((c >> 6) & 0x3F)))
+                else:
+                    utf8.push_back(<uint8_t>(0xF0 | (c >> 18)))
+                    utf8.push_back(<uint8_t>(0x80 | ((c >> 12) & 0x3F)))
+                    utf8.push_back(<uint8_t>(0x80 | ((c >> 6) & 0x3F)))
+                utf8.push_back(<uint8_t>(0x80 | (c & 0x3F)))
+        split_pieces(utf8.data(), utf8.size(), &self.classes[0], self.pattern, bounds)
+        # bounds: 0, then every piece's end, in bytes; parts are in characters
+        char_at = 0
+        byte_at = 0
+        for k in range(1, <Py_ssize_t>bounds.size()):
+            b = bounds[k]
+            gap = self.pattern == PATTERN_WORDS and b == byte_at + 1 and utf8[byte_at] == UNDERSCORE
+            separator.push_back(gap)
+            if ascii:
+                char_at = b
+            else:
+                while byte_at < b:
+                    if (utf8[byte_at] & 0xC0) != 0x80:
+                        char_at += 1
+                    byte_at += 1
+            byte_at = b
+            part_offsets.push_back(start + char_at)
+        return True
