@@ -29,6 +29,7 @@ costs one hash lookup.
 """
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.string cimport memcpy
 from libcpp.mutex cimport mutex
 from libcpp.string cimport string
 from libcpp.unordered_map cimport unordered_map
@@ -39,9 +40,10 @@ from cython.operator cimport dereference as deref
 import numpy as np
 
 from ubpe_native._chain cimport chain_init, chain_merge
-from ubpe_native._checks cimport check_ids, check_offsets
+from ubpe_native._checks cimport as_array, check_ids, check_offsets
 from ubpe_native._flat_map cimport FlatMap, pack_key
 from ubpe_native._heap cimport heap_pop, heap_push
+from ubpe_native._pretokenize cimport class_t, document_flags, document_starts, holds_flagged, split_document
 from ubpe_native._typedefs cimport id_t
 from ubpe_native._shared cimport id_array, utf8_length
 
@@ -58,6 +60,14 @@ cdef Py_ssize_t CACHE_MAX_WORD = 256
 
 cdef enum:
     HEAP_ARITY = 4  # the shared d-ary heap (heap.h), 4-ary as in _ranked
+
+# encode_texts: what became of each document
+cdef enum:
+    DOC_ENCODED = 0
+    DOC_SKIPPED = 1  # the caller asked for it (``skip``)
+    DOC_FLAGGED = 2  # it holds a code point of the ``flagged`` table
+cdef Py_ssize_t N_CODE_POINTS = 0x110000
+cdef uint8_t BLANK = 0x20
 
 
 cdef inline bint lower_key(const uint64_t& a, const uint64_t& b) noexcept nogil:
@@ -193,6 +203,73 @@ cdef class PairMerges:
             with nogil:
                 self._encode_words(&data[0], &bounds[0], n_words, out)
         return id_array(out)
+
+    def encode_texts(self, const uint8_t[::1] data not None, char_lengths,
+                     const class_t[::1] classes not None, int pattern, *, bint single_digits=False,
+                     bint prefix_space=False, flagged=None, skip=None):
+        """Split and encode many documents in one call without the GIL (``encode_batch``).
+
+        ``data``: the documents' UTF-8 bytes back to back, ``char_lengths``: each one's length
+        in code points. Each document is split by a preset ``pattern`` of `_pretokenize` (every
+        number code point cut out on its own with ``single_digits``; a blank put in front of a
+        non-empty one that has none with ``prefix_space``, as HF's ``ByteLevel`` does) and its
+        pieces encoded as by `encode`. A document is left out (no ids; its status says why) if
+        ``skip[d]`` is non-zero, or if it holds a code point ``cp`` with ``flagged[cp]``
+        non-zero (a table of 0x110000 entries): the caller encodes those another way.
+
+        Returns ``(ids, offsets, status)``: document ``d``'s ids are
+        ``ids[offsets[d]:offsets[d + 1]]``; ``status[d]`` is 0 (encoded), 1 (skipped) or 2
+        (flagged).
+        """
+        cdef const int64_t[::1] starts = document_starts(data, char_lengths, classes.shape[0], pattern)
+        cdef Py_ssize_t n_docs = starts.shape[0] - 1
+        cdef const uint8_t[::1] skip_view = document_flags(skip, n_docs, "skip")
+        cdef const uint8_t[::1] flagged_view
+        cdef const uint8_t* flagged_table = NULL
+        if flagged is not None:
+            flagged_view = as_array(flagged, np.uint8, "flagged")
+            if flagged_view.shape[0] != N_CODE_POINTS:
+                raise ValueError("flagged must hold one entry per code point (0x110000)")
+            flagged_table = &flagged_view[0]
+        offsets = np.zeros(n_docs + 1, dtype=np.int64)
+        status = np.zeros(n_docs, dtype=np.uint8)
+        cdef int64_t[::1] offset_view = offsets
+        cdef uint8_t[::1] status_view = status
+        cdef vector[id_t] out
+        if n_docs:
+            with nogil:
+                self._encode_texts(&data[0] if data.shape[0] else NULL, &starts[0], n_docs, &classes[0],
+                                   pattern, single_digits, prefix_space, flagged_table, &skip_view[0],
+                                   out, &offset_view[0], &status_view[0])
+        return id_array(out), offsets, status
+
+    cdef int _encode_texts(self, const uint8_t* data, const int64_t* starts, Py_ssize_t n_docs,
+                           const class_t* classes, int pattern, bint single_digits,
+                           bint prefix_space, const uint8_t* flagged, const uint8_t* skip,
+                           vector[id_t]& out, int64_t* offsets, uint8_t* status) except -1 nogil:
+        # growing containers raise MemoryError (``except -1``)
+        cdef vector[int64_t] bounds, scratch
+        cdef vector[uint8_t] spaced  # a document with the blank put in front
+        cdef Py_ssize_t d, n
+        cdef const uint8_t* s
+        for d in range(n_docs):
+            s = data + starts[d]
+            n = starts[d + 1] - starts[d]
+            if skip[d]:
+                status[d] = DOC_SKIPPED
+            elif flagged != NULL and holds_flagged(s, n, flagged):
+                status[d] = DOC_FLAGGED
+            elif n:
+                if prefix_space and s[0] != BLANK:
+                    spaced.resize(n + 1)
+                    spaced[0] = BLANK
+                    memcpy(&spaced[1], s, n)
+                    s = spaced.data()
+                    n += 1
+                split_document(s, n, classes, pattern, single_digits, bounds, scratch)
+                self._encode_words(s, bounds.data(), <Py_ssize_t>bounds.size() - 1, out)
+            offsets[d + 1] = out.size()
+        return 0
 
     def clear_cache(self):
         """Forget the cached words."""
