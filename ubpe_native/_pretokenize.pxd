@@ -35,6 +35,8 @@ cdef object document_starts(const uint8_t[::1] data, object char_lengths, Py_ssi
 
 cdef object document_flags(object values, Py_ssize_t n_docs, str name)
 
+cdef object flag_table(object values)
+
 cdef bint holds_flagged(const uint8_t* s, Py_ssize_t n, const uint8_t* table) noexcept nogil
 
 cdef int split_document(const uint8_t* s, Py_ssize_t n, const class_t* classes, int pattern,

@@ -20,7 +20,7 @@ data is well-formed UTF-8 first (``check_utf8``): the scanner decodes without bo
 ``DON'T``, `` say``, `` ʰ``, ``AB``, ``!\\n/`` (cl100k: ``DON``, ``'T``, `` say``, `` ʰAB``, ...).
 """
 
-from libc.stdint cimport int64_t, uint8_t, uint32_t
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 from libcpp.vector cimport vector
 
@@ -48,6 +48,7 @@ cdef class_t OTHER_BITS = LETTER | NUMBER | SPACE
 cdef uint32_t APOSTROPHE = 0x27
 cdef uint32_t BLANK = 0x20
 cdef uint8_t CR = 0x0D, LF = 0x0A, SLASH = 0x2F
+cdef uint64_t ASCII_MASK = 0x8080808080808080ULL  # the high bit of 8 bytes
 
 
 cdef check_split_arguments(Py_ssize_t n_classes, int pattern):
@@ -427,14 +428,38 @@ cdef object document_flags(object values, Py_ssize_t n_docs, str name):
 
 
 cdef bint holds_flagged(const uint8_t* s, Py_ssize_t n, const uint8_t* table) noexcept nogil:
-    """Whether valid UTF-8 ``s[:n]`` holds a code point ``cp`` with ``table[cp] != 0`` (a table
-    of 0x110000 entries)."""
+    """Whether valid UTF-8 ``s[:n]`` holds a non-ASCII code point ``cp`` with ``table[cp] != 0``
+    (a table of 0x110000 entries; ASCII is never flagged, see ``flag_table``)."""
     cdef Py_ssize_t i = 0, width
+    cdef uint64_t eight
     while i < n:
+        while i + 8 <= n:  # 8 ASCII bytes at a time
+            memcpy(&eight, s + i, 8)
+            if eight & ASCII_MASK:
+                break
+            i += 8
+        if i == n:
+            break
+        if s[i] < 0x80:
+            i += 1
+            continue
         if table[decode_utf8(s, i, &width)]:
             return True
         i += width
     return False
+
+
+cdef object flag_table(object values):
+    """``values`` as the ``flagged`` table of ``holds_flagged`` (None: no table), checked: one
+    uint8 per code point, none for ASCII."""
+    if values is None:
+        return None
+    table = as_array(values, np.uint8, "flagged")
+    if table.shape[0] != N_CODE_POINTS:
+        raise ValueError("flagged must hold one entry per code point (0x110000)")
+    if table[:0x80].any():
+        raise ValueError("flagged may not flag ASCII code points")
+    return table
 
 
 cdef int split_document(const uint8_t* s, Py_ssize_t n, const class_t* classes, int pattern,

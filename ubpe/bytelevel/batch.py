@@ -4,8 +4,8 @@ Encoding a document one by one costs Python work (checks, UTF-8 encoding, a kern
 ``tolist``) that holds the GIL, so threads that do it per document wait for each other. Here a
 chunk of consecutive documents is joined and encoded to UTF-8 once, the kernel splits and
 merges every document of it without the GIL (``PairMerges.encode_texts``,
-``MergeTable.encode_texts``) and returns flat ids with per-document offsets, which one
-``tolist`` and slices cut into lists. The documents the kernel cannot take (a special token in
+``MergeTable.encode_texts``) and returns flat ids with per-document offsets, which
+``_merges.id_lists`` turns into lists. The documents the kernel cannot take (a special token in
 the text, say) are found per chunk with one regex search (:func:`docs_matching`) and go
 through the model's ``encode``, in order. Chunks are handed to the threads as they free up
 (:func:`run_chunks`), so one long document does not hold up the rest.
@@ -17,12 +17,15 @@ through the model's ``encode``, in order. Chunks are handed to the threads as th
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import regex
 
-__all__ = ["CHUNK_CHARS", "chunk_ranges", "docs_matching", "run_chunks", "split_flat", "text_lengths"]
+from ubpe_native._merges import id_lists
+
+__all__ = ["CHUNK_CHARS", "chunk_ranges", "docs_matching", "encode_chunk", "run_chunks", "text_lengths"]
 
 #: A chunk holds about this many characters (the last document may overshoot): large enough
 #: that the per-call work is nothing beside the kernel's, small enough to keep threads balanced.
@@ -99,12 +102,31 @@ def docs_matching(pattern: regex.Pattern | None, text: str, lengths: np.ndarray)
     return (np.cumsum(marks[:-1]) > 0).astype(np.uint8)
 
 
-def split_flat(ids: np.ndarray, offsets: np.ndarray) -> list[list[int]]:
-    """The flat ``ids`` of a kernel call cut into one list per document.
+#: ``prepare(docs, lengths) -> (text, lengths, skip)``: what a kernel encodes for ``docs``.
+Prepare = Callable[[list, np.ndarray], tuple[str, np.ndarray, Any]]
+#: ``kernel(data, lengths, skip) -> (ids, offsets, redo)``: a kernel call; ``redo`` marks the
+#: documents it left out (None: none).
+Kernel = Callable[[bytes, np.ndarray, Any], tuple[np.ndarray, np.ndarray, Any]]
 
-    >>> split_flat(np.array([7, 8, 9]), np.array([0, 2, 2, 3]))
-    [[7, 8], [], [9]]
+
+def encode_chunk(docs: list, lengths: np.ndarray, prepare: Prepare, kernel: Kernel,
+                 encode_one: Callable[[Any], list[int]]) -> list[list[int]]:
+    """The ids of consecutive documents in one kernel call: ``prepare`` them (join, normalize,
+    find the documents to ``skip``), encode the text to UTF-8, call the ``kernel``, cut its flat
+    ids, and ``encode_one`` the documents it left out. A document that is no str or holds a
+    lone surrogate sends the whole chunk through ``encode_one``, which says what is wrong.
+
+    >>> kernel = lambda data, lengths, skip: (np.frombuffer(data, np.uint8), np.cumsum([0, *lengths]), skip)
+    >>> encode_chunk(["ab", "c"], np.array([2, 1]), lambda d, n: ("".join(d), n, None), kernel, list)
+    [[97, 98], [99]]
     """
-    flat = ids.tolist()
-    cuts = offsets.tolist()
-    return [flat[a:b] for a, b in zip(cuts, cuts[1:])]
+    try:
+        text, lengths, skip = prepare(docs, lengths)
+        data = text.encode("utf-8")
+    except (TypeError, UnicodeEncodeError):
+        return [encode_one(doc) for doc in docs]
+    ids, offsets, redo = kernel(data, lengths, skip)
+    out = id_lists(ids, offsets)
+    for k in [] if redo is None else np.flatnonzero(redo).tolist():
+        out[k] = encode_one(docs[k])
+    return out

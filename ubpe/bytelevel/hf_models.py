@@ -21,6 +21,8 @@ accepted and has no effect); ``decode`` skips special tokens as HF's ``decode`` 
 
 from __future__ import annotations
 
+import functools
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -209,7 +211,7 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
         if self._scanner is None:
             return self._encode_words(self._words(segment))
         text = segment.text
-        return self._scan_encode(text, (len(text),))[0].tolist() if text else []
+        return self._scan_encode(text.encode("utf-8"), (len(text),))[0].tolist() if text else []
 
     def _scan_flagged(self) -> None:
         return None  # HF's regexes and tiktoken's patterns cut alike everywhere
@@ -222,8 +224,11 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
         raw = "".join(docs)
         skip = docs_matching(added._raw[0] if added._raw else None, raw, lengths)
         text = raw
-        if self.pipeline.normalizer:
-            texts = list(map(added.normalizer, docs))
+        steps = self.pipeline.normalizer
+        if steps:  # one Unicode normalization (Qwen2's NFC) is the C function itself
+            one = functools.partial(unicodedata.normalize, steps[0][1]) \
+                if len(steps) == 1 and steps[0][0] == "unicode" else added.normalizer
+            texts = list(map(one, docs))
             text, lengths = "".join(texts), text_lengths(texts)
         inside = docs_matching(added._normalized[0] if added._normalized else None, text, lengths)
         if skip is None or inside is None:

@@ -29,7 +29,7 @@ from ubpe_native._pretokenize import split_text
 from ubpe_native._tables import StringIds
 
 from ..vocabulary import ID_DTYPE, Vocabulary
-from .batch import docs_matching, run_chunks, split_flat, text_lengths
+from .batch import docs_matching, encode_chunk, run_chunks, text_lengths
 from .imported_base import BYTE, CONTROL, NORMAL, UNUSED, ImportedTokenizer, batch_workers
 
 __all__ = ["BYTE_TO_CHAR", "CHAR_TO_BYTE", "ImportedBPE", "Scan", "byte_level_raw", "bytes_to_unicode",
@@ -173,7 +173,7 @@ class ImportedBPE(ImportedTokenizer):
         """llama.cpp's ids of a text without special tokens (split as `_words` says)."""
         if self._scanner is None:
             return self._native_by_regex(text)
-        ids, _, status = self._scan_encode(text, (len(text),))
+        ids, _, status = self._scan_encode(text.encode("utf-8"), (len(text),))
         return self._native_by_regex(text) if status[0] else ids.tolist()
 
     # -- the kernel's scanner, and encode_batch ------------------------------------------------
@@ -183,11 +183,11 @@ class ImportedBPE(ImportedTokenizer):
         ``flagged`` table."""
         return unsafe_code_points().view(np.uint8)
 
-    def _scan_encode(self, text: str, lengths: Any, skip: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
-        """``PairMerges.encode_texts`` of documents back to back in ``text`` (``lengths``: theirs
-        in characters): ``(ids, offsets, status)``."""
+    def _scan_encode(self, data: bytes, lengths: Any, skip: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+        """``PairMerges.encode_texts`` of documents back to back in UTF-8 ``data`` (``lengths``:
+        theirs in characters): ``(ids, offsets, status)``."""
         scan = self._scanner
-        return self._kernel.encode_texts(text.encode("utf-8"), lengths, code_point_classes(), scan.pattern,
+        return self._kernel.encode_texts(data, lengths, code_point_classes(), scan.pattern,
                                          single_digits=scan.single_digits, prefix_space=scan.prefix_space,
                                          flagged=self._scan_flagged(), skip=skip)
 
@@ -212,23 +212,11 @@ class ImportedBPE(ImportedTokenizer):
             return super().encode_batch(docs, threads=workers, **options)
         parse_special = bool(options.get("parse_special", False))
         prefix, suffix = self._special_ends(bool(options.get("add_special", False)))
-        out = run_chunks(docs, lengths, workers, lambda chunk, sizes: self._encode_chunk(chunk, sizes, parse_special))
+        out = run_chunks(docs, lengths, workers, lambda chunk, sizes: encode_chunk(
+            chunk, sizes, lambda d, n: self._batch_input(d, n, parse_special), self._scan_encode,
+            lambda doc: self.encode(doc, parse_special=parse_special)))
         if prefix or suffix:
             out = [[*prefix, *ids, *suffix] for ids in out]
-        return out
-
-    def _encode_chunk(self, docs: list[str], lengths: np.ndarray, parse_special: bool) -> list[list[int]]:
-        """The ids of consecutive documents (without the special tokens ``add_special`` adds),
-        in one kernel call."""
-        try:
-            text, lengths, skip = self._batch_input(docs, lengths, parse_special)
-            text.encode("utf-8")
-        except (TypeError, UnicodeEncodeError):  # a doc that is no str, a lone surrogate: encode says so
-            return [self.encode(doc, parse_special=parse_special) for doc in docs]
-        ids, offsets, status = self._scan_encode(text, lengths, skip)
-        out = split_flat(ids, offsets)
-        for k in np.flatnonzero(status).tolist():
-            out[k] = self.encode(docs[k], parse_special=parse_special)
         return out
 
     def _batch_input(self, docs: list[str], lengths: np.ndarray,
