@@ -90,6 +90,30 @@ expect_memory_error(lambda: table.encode_text(data, classes, NATIVE_PATTERNS[PAT
 """,
         "",
     ),
+    "merges_encode_texts": (  # the cache lock must be free afterwards: the last call would hang
+        MERGES_TABLE + """
+from ubpe.bytelevel import NATIVE_PATTERNS, PATTERNS, code_point_classes
+classes = code_point_classes()
+gpt2 = NATIVE_PATTERNS[PATTERNS["gpt2"]]
+data = b"ab " * 4_000_000
+limit(48)
+expect_memory_error(lambda: table.encode_texts(data, [len(data)], classes, gpt2))
+print("after:", table.encode_texts(b"ab ab", [2, 3], classes, gpt2)[0].tolist())
+""",
+        "after: [2, 2]",
+    ),
+    "ranked_encode_texts": (
+        """
+from ubpe.bytelevel import NATIVE_PATTERNS, PATTERNS, code_point_classes
+from ubpe_native._ranked import MergeTable
+table = MergeTable(256, np.array([0, 2], np.int64), np.array([97, 98], np.int32), np.array([0], np.int64))
+classes = code_point_classes()
+data = b" a" * 4_000_000
+limit(48)
+expect_memory_error(lambda: table.encode_texts(data, [len(data)], classes, NATIVE_PATTERNS[PATTERNS["gpt2"]]))
+""",
+        "",
+    ),
     "split_text": (
         """
 from ubpe.bytelevel import NATIVE_PATTERNS, PATTERNS, code_point_classes

@@ -13,6 +13,10 @@ cdef enum:
     PATTERN_O200K = 4
     PATTERN_WORDS = 5  # ubpe.splitting.WORDS (not a byte-level preset: it can leave gaps)
 
+# Class bits of the table that other kernels read (ubpe.bytelevel.patterns.CLASS_BITS).
+cdef enum:
+    CLASS_NUMBER = 2  # \p{N}
+
 cdef check_split_arguments(Py_ssize_t n_classes, int pattern)
 
 cdef int check_utf8(const uint8_t[::1] data) except -1
@@ -26,8 +30,27 @@ cdef Py_ssize_t piece_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, const cl
                           int pattern) noexcept nogil
 
 
+# Documents back to back (encode_batch kernels): the byte offsets of documents given by their
+# lengths in code points, checked; whether a document holds a code point a table flags; one
+# document's pieces (reserves what it needs: MemoryError through ``except -1``).
+cdef object document_offsets(const uint8_t[::1] data, const int64_t[::1] char_lengths)
+
+cdef object document_starts(const uint8_t[::1] data, object char_lengths, Py_ssize_t n_classes,
+                            int pattern)
+
+cdef object document_flags(object values, Py_ssize_t n_docs, str name)
+
+cdef object flag_table(object values)
+
+cdef bint holds_flagged(const uint8_t* s, Py_ssize_t n, const uint8_t* table) noexcept nogil
+
+cdef int split_document(const uint8_t* s, Py_ssize_t n, const class_t* classes, int pattern,
+                        bint single_digits, vector[int64_t]& bounds,
+                        vector[int64_t]& scratch) except -1 nogil
+
+
 cdef inline uint32_t decode_utf8(const uint8_t* s, Py_ssize_t i, Py_ssize_t* width) noexcept nogil:
-    """The code point at byte ``i`` of valid UTF-8 (Python produced it) and its width."""
+    """The code point at byte ``i`` of valid UTF-8 (checked by ``check_utf8``) and its width."""
     cdef uint8_t b = s[i]
     if b < 0x80:
         width[0] = 1

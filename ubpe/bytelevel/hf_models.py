@@ -21,6 +21,8 @@ accepted and has no effect); ``decode`` skips special tokens as HF's ``decode`` 
 
 from __future__ import annotations
 
+import functools
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,24 +31,23 @@ import numpy as np
 import regex
 
 from ubpe_native._merges import PairMerges, pack_units
-from ubpe_native._pretokenize import split_text
 
 from ..errors import ModelFormatError
 from ..vocabulary import ID_DTYPE
+from .batch import docs_matching, text_lengths
 from .hf_pipeline import BYTE_LEVEL_REGEX, AddedTokens, PreTokenizer, chars_bytes, decode_tokens
-from .imported import BYTE_TO_CHAR, CHAR_TO_BYTE, ImportedBPE, byte_level_raw, whole_words
+from .imported import BYTE_TO_CHAR, CHAR_TO_BYTE, ImportedBPE, Scan, byte_level_raw, whole_words
 from .imported_base import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, check_doc
-from .patterns import CLASS_BITS, NATIVE_PATTERNS, PATTERNS, code_point_classes
+from .patterns import NATIVE_PATTERNS, PATTERNS
 from .spm import CharModel
 
 QWEN2_REGEX = PATTERNS["llama3"].replace(r"\p{N}{1,3}", r"\p{N}")
 # HF regexes that the kernel's scanner splits (it splits as `regex` does with tiktoken's
-# patterns of the same alternatives): ``(scanner, cut every number into single digits)``.
-# Qwen2's regex is Llama 3's with single digits: only its number alternative matches a \p{N}.
-_SCANNED = {BYTE_LEVEL_REGEX: (NATIVE_PATTERNS[PATTERNS["gpt2"]], False),
-            PATTERNS["llama3"]: (NATIVE_PATTERNS[PATTERNS["llama3"]], False),
-            QWEN2_REGEX: (NATIVE_PATTERNS[PATTERNS["llama3"]], True)}
-_NUMBER_BIT = CLASS_BITS[r"\p{N}"]
+# patterns of the same alternatives). Qwen2's regex is Llama 3's with single digits: only its
+# number alternative matches a \p{N}.
+_SCANNED = {BYTE_LEVEL_REGEX: Scan(NATIVE_PATTERNS[PATTERNS["gpt2"]]),
+            PATTERNS["llama3"]: Scan(NATIVE_PATTERNS[PATTERNS["llama3"]]),
+            QWEN2_REGEX: Scan(NATIVE_PATTERNS[PATTERNS["llama3"]], single_digits=True)}
 _I32 = np.int32
 
 
@@ -192,34 +193,50 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
             n, left, right, result, rank, offsets, np.asarray(expansion * missing, _I32),
             pack_units([bytes([b]) for b in range(256)]), np.asarray(units, _I32), np.full(256, -1, _I32),
             False, *whole)
-        self._scanner, self._scan_prefix = self._fast_path(pipeline.pre.steps)
+        self._scanner = self._fast_path(pipeline.pre.steps)
 
     @staticmethod
-    def _fast_path(steps: list[tuple]) -> tuple[tuple[int, bool] | None, bool]:
-        """The kernel scanner's pattern when the pre-tokenizer is one of the usual two:
-        ``ByteLevel(use_regex=true)``, or ``Split(regex, isolated)`` then ``ByteLevel(use_regex=false,
-        add_prefix_space=false)``; and whether a space is prepended."""
+    def _fast_path(steps: list[tuple]) -> Scan | None:
+        """How the kernel's scanner splits when the pre-tokenizer is one of the usual two:
+        ``ByteLevel(use_regex=true)`` (with its ``add_prefix_space``), or ``Split(regex,
+        isolated)`` then ``ByteLevel(use_regex=false, add_prefix_space=false)``."""
         if len(steps) == 1 and steps[0][0] == "byte_level" and steps[0][2]:
-            return _SCANNED[BYTE_LEVEL_REGEX], steps[0][1]
+            return _SCANNED[BYTE_LEVEL_REGEX]._replace(prefix_space=steps[0][1])
         if (len(steps) == 2 and steps[0][0] == "split" and steps[0][2] == "isolated" and not steps[0][3]
                 and steps[1] == ("byte_level", False, False)):
-            return _SCANNED.get(steps[0][1].pattern), False
-        return None, False
+            return _SCANNED.get(steps[0][1].pattern)
+        return None
 
     def _encode_segment(self, segment: _Segment) -> list[int]:
         if self._scanner is None:
             return self._encode_words(self._words(segment))
         text = segment.text
-        if not text:
-            return []
-        if self._scan_prefix and not text.startswith(" "):
-            text = " " + text
-        data = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
-        scanner, single_digits = self._scanner
-        bounds = split_text(data, code_point_classes(), scanner)
-        if single_digits:
-            bounds = _cut_digits(text, bounds)
-        return self._kernel.encode(data, bounds).tolist()
+        return self._scan_encode(text.encode("utf-8"), (len(text),))[0].tolist() if text else []
+
+    def _scan_flagged(self) -> None:
+        return None  # HF's regexes and tiktoken's patterns cut alike everywhere
+
+    def _batch_input(self, docs: list[str], lengths: np.ndarray,
+                     parse_special: bool) -> tuple[str, np.ndarray, np.ndarray | None]:
+        """Documents without added tokens are one segment each, normalized: the kernel
+        encodes those (added tokens are matched in the raw or the normalized text, as HF does)."""
+        added = self.pipeline.added
+        raw = "".join(docs)
+        skip = docs_matching(added._raw[0] if added._raw else None, raw, lengths)
+        text = raw
+        steps = self.pipeline.normalizer
+        if steps:  # one Unicode normalization (Qwen2's NFC) is the C function itself
+            one = functools.partial(unicodedata.normalize, steps[0][1]) \
+                if len(steps) == 1 and steps[0][0] == "unicode" else added.normalizer
+            texts = list(map(one, docs))
+            text, lengths = "".join(texts), text_lengths(texts)
+        inside = docs_matching(added._normalized[0] if added._normalized else None, text, lengths)
+        if skip is None or inside is None:
+            return text, lengths, inside if skip is None else skip
+        return text, lengths, skip | inside
+
+    def _special_ends(self, add_special: bool) -> tuple[list[int], list[int]]:
+        return (list(self.pipeline.prefix), list(self.pipeline.suffix)) if add_special else ([], [])
 
     def _words(self, segment: _Segment) -> list[bytes]:
         pre = self.pipeline.pre
@@ -239,19 +256,6 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
         info = super().describe()
         info.update(self._hf_description(), scanned=self._scanner is not None)
         return info
-
-
-def _cut_digits(text: str, bounds: np.ndarray) -> np.ndarray:
-    """``bounds`` with every number character (``\\p{N}``) cut out as a piece of its own."""
-    if text.isascii() and not any(c.isdigit() for c in text):
-        return bounds
-    points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    numeric = (code_point_classes()[points] & _NUMBER_BIT) != 0
-    if not numeric.any():
-        return bounds
-    widths = 1 + (points >= 0x80).astype(np.int64) + (points >= 0x800) + (points >= 0x10000)
-    ends = np.cumsum(widths)
-    return np.unique(np.concatenate([bounds, ends[numeric] - widths[numeric], ends[numeric]]))
 
 
 class HFCharBPE(HFPipelineMixin, CharModel):
