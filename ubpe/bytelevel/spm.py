@@ -24,7 +24,8 @@ import numpy as np
 import regex
 
 from ubpe_native._merges import PairMerges, pack_units
-from ubpe_native._spm import SpmBPE, SpmNormalizer, SpmPipeline
+from ubpe_native._spm import SpmBPE, SpmNormalizer
+from ubpe_native._spm_pipeline import SpmPipeline
 from ubpe_native._unigram import UnigramLattice
 
 from ..errors import ModelFormatError
@@ -158,9 +159,12 @@ class CharModel(ImportedTokenizer):
         if self.normalizer is None or options:
             return super().encode_batch(docs, threads=threads, **options)
         docs = list(docs)
-        for doc in docs:
-            check_doc(doc)
-        return in_runs(docs, batch_workers(threads), self._pipeline.encode_batch)
+        try:
+            return in_runs(docs, batch_workers(threads), self._pipeline.encode_batch)
+        except (TypeError, UnicodeEncodeError):
+            for doc in docs:  # the kernel refuses what check_doc explains
+                check_doc(doc)
+            raise
 
     def _with_specials(self, ids: list[int], add_special: bool) -> list[int]:
         """``ids`` with BOS and EOS as `encode` adds them when ``add_special``."""
@@ -323,7 +327,7 @@ class SentencePieceBPE(CharModel):
         np.cumsum([len(e) for e in expansions], out=offsets[1:])
         unk = self.special_ids.get("unk")
         fallback = [self._byte_token(b) for b in range(256)]
-        return dict(left=_i32(left), right=_i32(right), result=_i32(result),
+        return dict(left=_i32(left), right=_i32(right), result=_i32(result), extra=extra,
                     rank=np.asarray(rank, dtype=np.int64), units=units,
                     unit_ids=unit_ids, expand_offsets=offsets,
                     expand_ids=_i32([t for e in expansions for t in e]),
@@ -351,12 +355,22 @@ class SentencePieceBPE(CharModel):
                   if self.token_types[i] == USER_DEFINED and t]
         offsets = np.zeros(len(units) + 1, dtype=np.int64)
         np.cumsum([len(u[0]) for u in units], out=offsets[1:])
+        unused = self.token_types == UNUSED
         return SpmBPE(
             len(self.texts), rules["left"], rules["right"], rules["result"], rules["rank"],
-            (self.token_types == UNUSED).astype(np.uint8), b"".join(u[0] for u in units), offsets,
+            unused.astype(np.uint8), b"".join(u[0] for u in units), offsets,
             _i32([u[1] for u in units]), np.array([u[2] for u in units], dtype=np.uint8),
             rules["expand_ids"], rules["expand_offsets"], int(self.special_ids["unk"]),
-            _i32(rules["fallback"]), bool(self._collapse_unk))
+            _i32(rules["fallback"]), bool(self._collapse_unk),
+            not unused[rules["result"]].any() and not self._joins_space(rules))
+
+    def _joins_space(self, rules: dict[str, Any]) -> bool:
+        """Whether a rule joins a symbol to one that starts with ``▁`` (else the words that
+        ``▁`` starts merge apart, and `SpmBPE` may encode and cache them one by one)."""
+        text_of = {i: c for c, i in rules["extra"].items()}
+        n = len(self.texts)
+        return any((self.texts[i] if i < n else text_of[i]).startswith(SPACE)
+                   for i in np.unique(rules["right"]).tolist())
 
     def _native(self, text: str) -> list[int]:
         data = text.encode("utf-8", "surrogatepass")
