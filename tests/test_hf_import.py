@@ -309,7 +309,7 @@ def test_char_models_batches_are_one_by_one(name, heldout, tmp_path_factory):
     ``encode`` one by one, and both are HF's; texts it hands back (added tokens, texts that
     NFKC changes) come out in place; bad input is one clear error."""
     hf, tok, _ = built(name, tmp_path_factory)
-    assert (tok._native_pipeline is not None) == (name in NATIVE_CHAR)
+    assert (tok._pipeline is not None) == (name in NATIVE_CHAR)
     lines = heldout[::3] + EDGES + ["<s>", "x<unk>y </s>", "ﬁne ①", "thee"]
     want = [e.ids for e in hf.encode_batch(lines, add_special_tokens=False)]
     assert [tok.encode(line) for line in lines] == want

@@ -38,9 +38,9 @@ from ..errors import ModelFormatError
 from ..vocabulary import ID_DTYPE
 from .hf_pipeline import BYTE_LEVEL_REGEX, AddedTokens, PreTokenizer, chars_bytes, decode_tokens
 from .imported import BYTE_TO_CHAR, CHAR_TO_BYTE, ImportedBPE, byte_level_raw, whole_words
-from .imported_base import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, batch_workers, check_doc, in_runs
+from .imported_base import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, check_doc
 from .patterns import CLASS_BITS, NATIVE_PATTERNS, PATTERNS, code_point_classes
-from .spm import SPACE, CharModel
+from .spm import SPACE, CharModel, blob_offsets
 
 QWEN2_REGEX = PATTERNS["llama3"].replace(r"\p{N}{1,3}", r"\p{N}")
 # HF regexes that the kernel's scanner splits (it splits as `regex` does with tiktoken's
@@ -244,13 +244,6 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
         return info
 
 
-def _offsets(parts: list[bytes]) -> np.ndarray:
-    """Where each of ``parts`` starts in their concatenation, and the end."""
-    offsets = np.zeros(len(parts) + 1, dtype=np.int64)
-    np.cumsum([len(p) for p in parts], out=offsets[1:])
-    return offsets
-
-
 def _cut_digits(text: str, bounds: np.ndarray) -> np.ndarray:
     """``bounds`` with every number character (``\\p{N}``) cut out as a piece of its own."""
     if text.isascii() and not any(c.isdigit() for c in text):
@@ -318,7 +311,7 @@ class HFCharBPE(HFPipelineMixin, CharModel):
             len(texts), left, right, result, rank, np.array([0, len(expansion)], np.int64),
             np.asarray(expansion, _I32), pack_units([c.encode("utf-8", "surrogatepass") for c in units]),
             np.asarray(list(units.values()), _I32), np.asarray(fallback, _I32), True, *whole)
-        self._native_pipeline = self._build_native_pipeline(left, right, result, rank)
+        self._pipeline = self._build_native_pipeline(left, right, result, rank)
 
     def _build_native_pipeline(self, left: np.ndarray, right: np.ndarray, result: np.ndarray,
                                rank: np.ndarray) -> SpmPipeline | None:
@@ -348,7 +341,7 @@ class HFCharBPE(HFPipelineMixin, CharModel):
         split = metaspace and pre[0][3]
         joins_space = any(self.texts[i].startswith(SPACE) for i in np.unique(right).tolist())
         model = SpmBPE(
-            n, left, right, result, rank, np.zeros(n, np.uint8), b"".join(blob), _offsets(blob),
+            n, left, right, result, rank, np.zeros(n, np.uint8), b"".join(blob), blob_offsets(blob),
             np.asarray([i for _, i in units], _I32), np.zeros(len(units), np.uint8), np.zeros(0, _I32),
             np.zeros(1, np.int64), 0 if self._unk_id is None else self._unk_id,
             np.asarray(self._fallback if self._every_byte else [-1] * 256, _I32),
@@ -359,39 +352,24 @@ class HFCharBPE(HFPipelineMixin, CharModel):
                           | {t.content.encode("utf-8", "surrogatepass") for t in pipeline.added.tokens})
         triggers = [t for t in triggers if t]
         return SpmPipeline(normalizer, model, metaspace and pre[0][2] != "never", b"".join(triggers),
-                           _offsets(triggers))
+                           blob_offsets(triggers))
 
-    def encode(self, doc: str, *, add_special: bool = False, parse_special: bool = False) -> list[int]:
-        """HF's ``Tokenizer.encode(doc, add_special_tokens=add_special).ids``."""
-        if self._native_pipeline is None:
-            return super().encode(doc, add_special=add_special, parse_special=parse_special)
-        ids = self._native_run([doc])[0]
-        return [*self.pipeline.prefix, *ids, *self.pipeline.suffix] if add_special else ids
+    # CharModel's: the C pipeline where there is one, else HFPipelineMixin's via _general_encode
+    encode = CharModel.encode
+    encode_batch = CharModel.encode_batch
 
-    def encode_batch(self, docs, *, threads: int | None = None, **options: Any) -> list[list[int]]:
-        """`encode` of every doc; with the pipeline in C (see `_build_native_pipeline`) in
-        ``threads`` runs of consecutive docs (default: one per core), each one call without the GIL."""
-        if self._native_pipeline is None or options:
-            return super().encode_batch(docs, threads=threads, **options)
-        return in_runs(list(docs), batch_workers(threads), self._native_run)
-
-    def _native_run(self, docs: list) -> list[list[int]]:
-        """The ids of ``docs`` from the C pipeline; a text it leaves (added tokens, a text the
-        unicode normalizer changes, bad input) goes through `HFPipelineMixin.encode`."""
+    def _sendable(self, docs: list) -> list:
+        """Texts that the unicode normalizer changes are left to the general path."""
         forms = self._unicode_forms
-        sent = docs if not forms else [
+        return docs if not forms else [
             d if type(d) is str and (d.isascii() or all(unicodedata.is_normalized(f, d) for f in forms)) else None
             for d in docs]
-        try:
-            out = self._native_pipeline.encode_batch(sent)
-        except (TypeError, UnicodeEncodeError):
-            for doc in docs:  # the kernel refuses what check_doc explains
-                check_doc(doc)
-            raise
-        for k, ids in enumerate(out):
-            if ids is None:
-                out[k] = HFPipelineMixin.encode(self, docs[k])
-        return out
+
+    def _general_encode(self, doc: str, **options: Any) -> list[int]:
+        return HFPipelineMixin.encode(self, doc, add_special=options.get("add_special", False))
+
+    def _with_specials(self, ids: list[int], add_special: bool) -> list[int]:
+        return [*self.pipeline.prefix, *ids, *self.pipeline.suffix] if add_special else ids
 
     def _byte_token(self, byte: int) -> int | None:
         token = self._fallback[byte]

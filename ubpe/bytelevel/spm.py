@@ -69,6 +69,7 @@ class CharModel(ImportedTokenizer):
             unknown = np.flatnonzero(self.token_types == UNKNOWN)
             self.special_ids["unk"] = int(unknown[0]) if len(unknown) else 0
         self.normalizer = normalizer
+        self._pipeline: SpmPipeline | None = None  # the text pipeline in C, where there is one
         self._phi3 = any(key in name.lower() for key in _PHI3_NAMES)
         self._text_to_id = {text: i for i, text in enumerate(self.texts)}
         # sentencepiece without byte fallback writes one unknown id per run of unknown pieces
@@ -149,22 +150,55 @@ class CharModel(ImportedTokenizer):
         return SpmPipeline(native, model)
 
     def encode(self, doc: str, *, add_special: bool = False, parse_special: bool = False) -> list[int]:
-        if self.normalizer is None:
-            return super().encode(doc, add_special=add_special, parse_special=parse_special)
-        return self._with_specials(self._pipeline.encode_batch([check_doc(doc)])[0], add_special)
+        if self._pipeline is None or (parse_special and self.normalizer is None):
+            return self._general_encode(doc, add_special=add_special, parse_special=parse_special)
+        return self._with_specials(self._run([doc])[0], add_special)
 
     def encode_batch(self, docs, *, threads: int | None = None, **options: Any) -> list[list[int]]:
-        """`encode` of every doc; a sentencepiece model normalizes and encodes them in C, in
-        ``threads`` runs of consecutive docs (default: one per core)."""
-        if self.normalizer is None or options:
-            return super().encode_batch(docs, threads=threads, **options)
-        docs = list(docs)
+        """`encode` of every doc; with the text pipeline in C (`ubpe_native._spm_pipeline`)
+        in ``threads`` runs of consecutive docs (default: one per core), each run one call
+        without the GIL."""
+        if self._pipeline is None or options:
+            return ImportedTokenizer.encode_batch(self, docs, threads=threads, **options)
+        return in_runs(list(docs), batch_workers(threads), self._run)
+
+    def _run(self, docs: list) -> list[list[int]]:
+        """The ids of ``docs`` from the C pipeline; a text it hands back (one holding a
+        special token, say) goes through `_general_encode`, in its place."""
         try:
-            return in_runs(docs, batch_workers(threads), self._pipeline.encode_batch)
+            out = self._pipeline.encode_batch(self._sendable(docs))
         except (TypeError, UnicodeEncodeError):
             for doc in docs:  # the kernel refuses what check_doc explains
                 check_doc(doc)
             raise
+        for k, ids in enumerate(out):
+            if ids is None:
+                out[k] = self._general_encode(docs[k])
+        return out
+
+    def _sendable(self, docs: list) -> list:
+        """``docs`` with None for a text the C pipeline must not see."""
+        return docs
+
+    def _general_encode(self, doc: str, **options: Any) -> list[int]:
+        """`encode` without the C pipeline."""
+        return ImportedTokenizer.encode(self, doc, **options)
+
+    def _build_llama_pipeline(self) -> SpmPipeline:
+        """llama.cpp's text handling in C: the dummy prefix and ``▁`` for spaces, then the
+        merges (`SpmBPE` with the rules of the `PairMerges` kernel); a text holding a
+        user-defined token (cut out first, the dummy prefix after it) is handed back."""
+        rules = self._merge_rules(np.ones(len(self.texts), dtype=bool))
+        units = [c.encode("utf-8", "surrogatepass") for c in rules["units"]]
+        model = SpmBPE(
+            len(self.texts), rules["left"], rules["right"], rules["result"], rules["rank"],
+            np.zeros(len(self.texts), np.uint8), b"".join(units), blob_offsets(units), _i32(rules["unit_ids"]),
+            np.zeros(len(units), np.uint8), rules["expand_ids"], rules["expand_offsets"],
+            int(self.special_ids["unk"]), _i32(rules["fallback"]), False, not self._joins_space(rules))
+        normalizer = SpmNormalizer(np.zeros(0, np.uint32), b"", self.add_space_prefix, False, True, False, b"",
+                                   np.zeros(1, np.int64), _i32([]))
+        user = [t.encode("utf-8", "surrogatepass") for t, _, _, _ in self._special_table(False)]
+        return SpmPipeline(normalizer, model, False, b"".join(user), blob_offsets(user))
 
     def _with_specials(self, ids: list[int], add_special: bool) -> list[int]:
         """``ids`` with BOS and EOS as `encode` adds them when ``add_special``."""
@@ -287,8 +321,7 @@ class SentencePieceBPE(CharModel):
         self._init_char_model(tokens, scores, token_types, specials, flags, name, variant, where,
                               normalizer)
         self._kernel = self._build_kernel()
-        if normalizer is not None:
-            self._pipeline = self._build_pipeline(self._kernel)
+        self._pipeline = self._build_llama_pipeline() if normalizer is None else self._build_pipeline(self._kernel)
 
     def _merge_rules(self, mergeable: np.ndarray) -> dict[str, Any]:
         """Every way to cut a mergeable piece in two known symbols, as a pair rule (rank: the
@@ -381,6 +414,18 @@ class SentencePieceBPE(CharModel):
 
 def _i32(values) -> np.ndarray:
     return np.asarray(values, dtype=np.int32)
+
+
+def blob_offsets(parts: list[bytes]) -> np.ndarray:
+    """Where each of ``parts`` starts in their concatenation, and the end (a kernel's
+    ``blob`` / ``offsets`` pair).
+
+    >>> blob_offsets([b"ab", b"", b"c"]).tolist()
+    [0, 2, 2, 3]
+    """
+    offsets = np.zeros(len(parts) + 1, dtype=np.int64)
+    np.cumsum([len(p) for p in parts], out=offsets[1:])
+    return offsets
 
 
 # unigram weights: a base symbol that is no piece (only byte tokens spell it)
