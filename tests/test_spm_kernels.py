@@ -169,3 +169,22 @@ def test_pipeline_prefix_unless_space_and_bad_triggers():
         SpmPipeline(_normalizer(), _bpe(), False, b"ab")
     with pytest.raises(UnicodeEncodeError):
         pipeline.encode_batch(["a\ud800"])
+
+
+def test_pipeline_cuts_triggers_leftmost_longest():
+    """Triggers with an id are cut out leftmost-longest and written as that id, the stretches
+    between encoded apart (a prefix after a cut only with ``prefix_after_cut``); a text holding
+    a hand-back trigger (-1) anywhere, even inside a cut one, is None."""
+    identity = _normalizer(dummy=False, extra=False, escape=False)
+    blob, offsets = b"abbbaxx", np.array([0, 2, 3, 5, 7], I64)  # "ab" "b" "ba" "xx"
+    pipeline = SpmPipeline(identity, _bpe(n_ids=12, unused=np.zeros(12, np.uint8)), False, blob, offsets,
+                           np.array([7, 8, 10, -1], I32))
+    # triggers: "ab" 7, "b" 8, "ba" 10, "xx" hand back
+    assert pipeline.encode_batch(["aab", "bab", "a", "abxx", ""]) == [[1, 7], [10, 8], [1], None, []]
+    prefixed = SpmPipeline(_normalizer(dummy=False, extra=False), _bpe(n_ids=12, unused=np.zeros(12, np.uint8)),
+                           True, b"b", np.array([0, 1], I64), np.array([8], I32), True)
+    plain = SpmPipeline(_normalizer(dummy=False, extra=False), _bpe(n_ids=12, unused=np.zeros(12, np.uint8)), True)
+    assert prefixed.encode_batch(["aba"]) == [plain.encode_batch(["a"])[0] + [8] + plain.encode_batch(["a"])[0]]
+    for ids in (np.array([7, 8], I32), np.array([7, 8, 10, -2], I32), np.array([7, 8, 10, 12], I32)):
+        with pytest.raises(ValueError):
+            SpmPipeline(identity, _bpe(n_ids=12, unused=np.zeros(12, np.uint8)), False, blob, offsets, ids)

@@ -27,6 +27,8 @@ from ubpe_native._typedefs cimport id_t
 from ubpe_native._unigram cimport UnigramLattice
 
 cdef const char* ESCAPED_SPACE = b"\xe2\x96\x81"  # U+2581
+cdef id_t NO_TRIGGER = -2
+cdef id_t HAND_BACK = -1
 
 
 cdef list id_list(const id_t* values, Py_ssize_t n):
@@ -42,11 +44,12 @@ cdef list id_list(const id_t* values, Py_ssize_t n):
 
 cdef class SpmPipeline:
     """``SpmPipeline(normalizer, model, prefix_unless_space=False, trigger_blob=b"",
-    trigger_offsets=[0])``: normalize and encode texts without the GIL; ``model`` is an
+    trigger_offsets=[0], trigger_ids=None, prefix_after_cut=False)``: normalize and encode texts without the GIL; ``model`` is an
     `SpmBPE` or a `_unigram.UnigramLattice` (whose texts are cut at the protected pieces of
     the normalizer first, each piece its own id). ``prefix_unless_space``: ``▁`` goes in front
     of a text that starts with neither a space nor ``▁`` (HF's ``Metaspace``). Trigger ``k``
-    is ``trigger_blob[trigger_offsets[k]:trigger_offsets[k+1]]``.
+    is ``trigger_blob[trigger_offsets[k]:trigger_offsets[k+1]]`` with id ``trigger_ids[k]``
+    (-1, the default: hand the text back; the first of equal triggers counts).
 
     >>> import numpy as np
     >>> from ubpe_native._spm import SpmNormalizer
@@ -67,13 +70,16 @@ cdef class SpmPipeline:
     cdef SpmBPE bpe
     cdef UnigramLattice unigram
     cdef readonly bint prefix_unless_space
+    cdef readonly bint prefix_after_cut
     cdef FlatMap triggers  # node << 8 | byte -> child node
-    cdef vector[uint8_t] trigger_ends  # node -> 1 where a trigger ends
+    cdef vector[id_t] trigger_ends  # node -> id of the trigger ending there, HAND_BACK, or NO_TRIGGER
+    cdef bint has_hand_back
     cdef bint trigger_first[256]  # bytes a trigger starts with
 
     def __init__(self, SpmNormalizer normalizer not None, model, bint prefix_unless_space=False,
                  const uint8_t[::1] trigger_blob not None = b"",
-                 const int64_t[::1] trigger_offsets = None):
+                 const int64_t[::1] trigger_offsets = None, const id_t[::1] trigger_ids = None,
+                 bint prefix_after_cut=False):
         cdef Py_ssize_t k, j
         cdef int64_t node
         cdef int64_t* slot
@@ -88,26 +94,38 @@ cdef class SpmPipeline:
             raise TypeError(f"model must be an SpmBPE or a UnigramLattice, not {type(model).__name__}")
         for k in range(256):
             self.trigger_first[k] = False
-        self.trigger_ends.push_back(0)
+        self.prefix_after_cut = prefix_after_cut
+        self.has_hand_back = False
+        self.trigger_ends.push_back(NO_TRIGGER)
         if trigger_offsets is None:
-            if trigger_blob.shape[0]:
-                raise ValueError("trigger_blob needs trigger_offsets")
+            if trigger_blob.shape[0] or trigger_ids is not None:
+                raise ValueError("trigger_blob and trigger_ids need trigger_offsets")
             return
         check_offsets(trigger_offsets, trigger_blob.shape[0], "trigger_offsets", 1)
+        if trigger_ids is not None:
+            if trigger_ids.shape[0] != trigger_offsets.shape[0] - 1:
+                raise ValueError("trigger_ids needs one id per trigger")
+            for k in range(trigger_ids.shape[0]):
+                if trigger_ids[k] < -1:
+                    raise ValueError(f"trigger_ids may hold ids or -1, not {trigger_ids[k]}")
+                if trigger_ids[k] >= 0 and (self.bpe is None or trigger_ids[k] >= self.bpe.n_ids):
+                    raise ValueError(f"trigger id {trigger_ids[k]} is not an id of the model (an SpmBPE)")
         for k in range(trigger_offsets.shape[0] - 1):
             node = 0
             self.trigger_first[trigger_blob[trigger_offsets[k]]] = True
             for j in range(trigger_offsets[k], trigger_offsets[k + 1]):
                 slot = self.triggers.slot((<uint64_t>node << 8) | trigger_blob[j])
                 if slot[0] == 0:
-                    self.trigger_ends.push_back(0)
+                    self.trigger_ends.push_back(NO_TRIGGER)
                     slot[0] = self.trigger_ends.size() - 1
                 node = slot[0]
-            self.trigger_ends[node] = 1
+            if self.trigger_ends[node] == NO_TRIGGER:
+                self.trigger_ends[node] = HAND_BACK if trigger_ids is None else trigger_ids[k]
+                self.has_hand_back |= self.trigger_ends[node] == HAND_BACK
 
     def encode_batch(self, docs not None):
         """The ids of every text of ``docs`` (a sequence of str or None), as lists; ``None``
-        for a None and for a text that holds a trigger."""
+        for a None and for a text that holds a hand-back trigger."""
         cdef tuple texts = tuple(docs)  # holds the strs (whose UTF-8 we read) while the GIL is out
         cdef Py_ssize_t n = len(texts), k, size
         cdef vector[const uint8_t*] data
@@ -140,54 +158,99 @@ cdef class SpmPipeline:
             PyList_SET_ITEM(result, k, item)
         return result
 
-    cdef bint _triggered(self, const uint8_t* data, Py_ssize_t size) noexcept nogil:
-        """Whether a trigger occurs in ``data[:size]``."""
-        cdef Py_ssize_t pos, k
-        cdef int64_t node
-        if self.trigger_ends.size() == 1:
-            return False
-        for pos in range(size):
-            if not self.trigger_first[data[pos]]:
+    cdef id_t _longest_trigger(self, const uint8_t* data, Py_ssize_t size, Py_ssize_t* length,
+                               bint hand_back) noexcept nogil:
+        """The id of the longest trigger at ``data`` (a cut one, or with ``hand_back`` a hand-back
+        one), its bytes in ``length``; NO_TRIGGER: none."""
+        cdef Py_ssize_t k
+        cdef int64_t node = 0
+        cdef id_t found = NO_TRIGGER, end
+        for k in range(size):
+            node = self.triggers.get((<uint64_t>node << 8) | data[k], 0)
+            if node == 0:
+                break
+            end = self.trigger_ends[node]
+            if end == NO_TRIGGER or (end == HAND_BACK) != hand_back:
                 continue
-            node = 0
-            for k in range(pos, size):
-                node = self.triggers.get((<uint64_t>node << 8) | data[k], 0)
-                if node == 0:
-                    break
-                if self.trigger_ends[node]:
-                    return True
-        return False
+            found = end
+            length[0] = k + 1
+        return found
+
+    cdef int _cuts(self, const uint8_t* data, Py_ssize_t size, vector[int64_t]& cuts) except -1 nogil:
+        """``cuts`` (start, stop, id triples): the cut triggers of ``data[:size]``,
+        leftmost-longest; returns 1 when a hand-back trigger occurs anywhere (cuts then unset)."""
+        cdef Py_ssize_t pos, length = 0
+        cdef id_t token
+        cuts.clear()
+        if self.trigger_ends.size() == 1:
+            return 0
+        if self.has_hand_back:
+            for pos in range(size):
+                if self.trigger_first[data[pos]] and \
+                        self._longest_trigger(data + pos, size - pos, &length, True) != NO_TRIGGER:
+                    return 1
+        pos = 0
+        while pos < size:
+            if self.trigger_first[data[pos]]:
+                token = self._longest_trigger(data + pos, size - pos, &length, False)
+                if token != NO_TRIGGER:
+                    cuts.push_back(pos)
+                    cuts.push_back(pos + length)
+                    cuts.push_back(token)
+                    pos += length
+                    continue
+            pos += 1
+        return 0
 
     cdef int _encode_all(self, const vector[const uint8_t*]& data, const vector[Py_ssize_t]& sizes,
                          vector[uint8_t]& skipped, vector[id_t]& out, vector[size_t]& bounds,
                          BpeScratch scratch) except -1 nogil:
         cdef string normalized
-        cdef size_t k
+        cdef size_t k, c
         cdef const uint8_t* text
-        cdef Py_ssize_t size
+        cdef Py_ssize_t size, start
+        cdef vector[int64_t] cuts
         cdef vector[float] best_score  # the lattice's scratch, reused from text to text
         cdef vector[int64_t] best_start, path
         cdef vector[id_t] best_id
         for k in range(data.size()):
             text = data[k]
             size = sizes[k]
-            normalized.clear()
-            if not skipped[k] and self._triggered(text, size):
+            if not skipped[k] and self._cuts(text, size, cuts):
                 skipped[k] = 1
-            if skipped[k] or size == 0:
+            if skipped[k]:
                 bounds.push_back(out.size())
                 continue
-            if self.prefix_unless_space and text[0] != b" " and not (
-                    size >= 3 and text[0] == 0xE2 and text[1] == 0x96 and text[2] == 0x81):
-                normalized.append(ESCAPED_SPACE, 3)
-            self.normalizer.normalize_into(text, size, normalized)
-            if normalized.size():
-                if self.bpe is not None:
-                    self.bpe.encode_into(<const uint8_t*>normalized.data(), normalized.size(), out, scratch)
-                else:
-                    self._unigram_into(<const uint8_t*>normalized.data(), normalized.size(), out,
-                                       best_score, best_start, best_id, path)
+            start = 0
+            for c in range(0, cuts.size(), 3):
+                self._encode_one(text, start, cuts[c], out, normalized, scratch, best_score, best_start,
+                                 best_id, path)
+                out.push_back(<id_t>cuts[c + 2])
+                start = cuts[c + 1]
+            self._encode_one(text, start, size, out, normalized, scratch, best_score, best_start, best_id, path)
             bounds.push_back(out.size())
+        return 0
+
+    cdef int _encode_one(self, const uint8_t* text, Py_ssize_t start, Py_ssize_t stop, vector[id_t]& out,
+                         string& normalized, BpeScratch scratch, vector[float]& best_score,
+                         vector[int64_t]& best_start, vector[id_t]& best_id,
+                         vector[int64_t]& path) except -1 nogil:
+        """Appends the ids of the stretch ``text[start:stop]``."""
+        cdef const uint8_t* data = text + start
+        cdef Py_ssize_t size = stop - start
+        if size <= 0:
+            return 0
+        normalized.clear()
+        if (self.prefix_unless_space if start == 0 else self.prefix_after_cut) and data[0] != b" " and not (
+                size >= 3 and data[0] == 0xE2 and data[1] == 0x96 and data[2] == 0x81):
+            normalized.append(ESCAPED_SPACE, 3)
+        self.normalizer.normalize_into(data, size, normalized)
+        if normalized.size():
+            if self.bpe is not None:
+                self.bpe.encode_into(<const uint8_t*>normalized.data(), normalized.size(), out, scratch)
+            else:
+                self._unigram_into(<const uint8_t*>normalized.data(), normalized.size(), out,
+                                   best_score, best_start, best_id, path)
         return 0
 
     cdef int _unigram_into(self, const uint8_t* data, Py_ssize_t size, vector[id_t]& out,

@@ -320,7 +320,8 @@ class HFCharBPE(HFPipelineMixin, CharModel):
         is the usual one: unicode normalization (done in Python, for the texts it changes),
         then the legacy ``Prepend("▁") + Replace(" ", "▁")`` or a ``Metaspace("▁")``
         pre-tokenizer, or neither; an unknown token or every byte token; no ``ignore_merges``.
-        A text holding an added token goes the general way. None for any other pipeline."""
+        Normalized added tokens without flags are cut out in C; a text holding another added
+        token goes the general way. None for any other pipeline."""
         pipeline = self.pipeline
         steps = list(pipeline.normalizer)
         self._unicode_forms = []
@@ -348,22 +349,41 @@ class HFCharBPE(HFPipelineMixin, CharModel):
             self.fuse_unk and not self._every_byte, split or not joins_space)
         normalizer = SpmNormalizer(np.zeros(0, np.uint32), b"", legacy, False, legacy or metaspace, False, b"",
                                    np.zeros(1, np.int64), np.zeros(0, _I32))
-        triggers = sorted({pipeline.added.spelling(t).encode("utf-8", "surrogatepass") for t in pipeline.added.tokens}
-                          | {t.content.encode("utf-8", "surrogatepass") for t in pipeline.added.tokens})
-        triggers = [t for t in triggers if t]
-        return SpmPipeline(normalizer, model, metaspace and pre[0][2] != "never", b"".join(triggers),
-                           blob_offsets(triggers))
+        # added tokens: a normalized one without flags is cut out in C (HF matches it in the
+        # normalized text, which a text sent to C is); a text holding any other goes the general way
+        triggers: dict[bytes, int] = {}
+        for token in pipeline.added.tokens:
+            plain = token.normalized and not (token.single_word or token.lstrip or token.rstrip)
+            for text in {token.content, pipeline.added.spelling(token)}:
+                key = text.encode("utf-8", "surrogatepass")
+                want = token.id if plain and text == pipeline.added.spelling(token) else -1
+                triggers[key] = want if triggers.get(key, want) == want else -1
+        triggers.pop(b"", None)
+        scheme = pre[0][2] if metaspace else "never"
+        return SpmPipeline(normalizer, model, scheme != "never", b"".join(triggers), blob_offsets(list(triggers)),
+                           np.asarray(list(triggers.values()), _I32), scheme == "always")
 
     # CharModel's: the C pipeline where there is one, else HFPipelineMixin's via _general_encode
     encode = CharModel.encode
     encode_batch = CharModel.encode_batch
 
     def _sendable(self, docs: list) -> list:
-        """Texts that the unicode normalizer changes are left to the general path."""
+        """The texts after the unicode normalizer (in Python: a text it changes is rare); one
+        holding an added token that is matched before normalization is left to the general path."""
         forms = self._unicode_forms
-        return docs if not forms else [
-            d if type(d) is str and (d.isascii() or all(unicodedata.is_normalized(f, d) for f in forms)) else None
-            for d in docs]
+        if not forms:
+            return docs
+        out = list(docs)
+        for k, doc in enumerate(docs):
+            if type(doc) is not str or doc.isascii() or all(unicodedata.is_normalized(f, doc) for f in forms):
+                continue
+            if self.pipeline.added.raw_match(doc):
+                out[k] = None
+                continue
+            for form in forms:
+                doc = unicodedata.normalize(form, doc)
+            out[k] = doc
+        return out
 
     def _general_encode(self, doc: str, **options: Any) -> list[int]:
         return HFPipelineMixin.encode(self, doc, add_special=options.get("add_special", False))

@@ -184,22 +184,6 @@ class CharModel(ImportedTokenizer):
         """`encode` without the C pipeline."""
         return ImportedTokenizer.encode(self, doc, **options)
 
-    def _build_llama_pipeline(self) -> SpmPipeline:
-        """llama.cpp's text handling in C: the dummy prefix and ``▁`` for spaces, then the
-        merges (`SpmBPE` with the rules of the `PairMerges` kernel); a text holding a
-        user-defined token (cut out first, the dummy prefix after it) is handed back."""
-        rules = self._merge_rules(np.ones(len(self.texts), dtype=bool))
-        units = [c.encode("utf-8", "surrogatepass") for c in rules["units"]]
-        model = SpmBPE(
-            len(self.texts), rules["left"], rules["right"], rules["result"], rules["rank"],
-            np.zeros(len(self.texts), np.uint8), b"".join(units), blob_offsets(units), _i32(rules["unit_ids"]),
-            np.zeros(len(units), np.uint8), rules["expand_ids"], rules["expand_offsets"],
-            int(self.special_ids["unk"]), _i32(rules["fallback"]), False, not self._joins_space(rules))
-        normalizer = SpmNormalizer(np.zeros(0, np.uint32), b"", self.add_space_prefix, False, True, False, b"",
-                                   np.zeros(1, np.int64), _i32([]))
-        user = [t.encode("utf-8", "surrogatepass") for t, _, _, _ in self._special_table(False)]
-        return SpmPipeline(normalizer, model, False, b"".join(user), blob_offsets(user))
-
     def _with_specials(self, ids: list[int], add_special: bool) -> list[int]:
         """``ids`` with BOS and EOS as `encode` adds them when ``add_special``."""
         if add_special and self.add_bos and "bos" in self.special_ids:
@@ -320,8 +304,13 @@ class SentencePieceBPE(CharModel):
                  where: str = "<tokens>", normalizer: Normalizer | None = None):
         self._init_char_model(tokens, scores, token_types, specials, flags, name, variant, where,
                               normalizer)
-        self._kernel = self._build_kernel()
-        self._pipeline = self._build_llama_pipeline() if normalizer is None else self._build_pipeline(self._kernel)
+        if normalizer is None:  # llama.cpp's: the same rules for the general path and the C pipeline
+            rules = self._merge_rules(np.ones(len(self.texts), dtype=bool))
+            self._kernel = self._build_kernel(rules)
+            self._pipeline = self._build_llama_pipeline(rules)
+        else:
+            self._kernel = self._build_kernel()
+            self._pipeline = self._build_pipeline(self._kernel)
 
     def _merge_rules(self, mergeable: np.ndarray) -> dict[str, Any]:
         """Every way to cut a mergeable piece in two known symbols, as a pair rule (rank: the
@@ -366,10 +355,10 @@ class SentencePieceBPE(CharModel):
                     expand_ids=_i32([t for e in expansions for t in e]),
                     fallback=[(-1 if unk is None else unk) if t is None else t for t in fallback])
 
-    def _build_kernel(self) -> PairMerges | SpmBPE:
+    def _build_kernel(self, rules: dict[str, Any] | None = None) -> PairMerges | SpmBPE:
         if self.normalizer is not None:
             return self._build_spm_kernel()
-        rules = self._merge_rules(np.ones(len(self.texts), dtype=bool))
+        rules = rules or self._merge_rules(np.ones(len(self.texts), dtype=bool))
         encoded_units = [c.encode("utf-8", "surrogatepass") for c in rules["units"]]
         keep = [k for k, e in enumerate(encoded_units) if 1 <= len(e) <= 4]
         return PairMerges(
@@ -377,6 +366,21 @@ class SentencePieceBPE(CharModel):
             rules["expand_offsets"], rules["expand_ids"],
             pack_units([encoded_units[k] for k in keep]), _i32([rules["unit_ids"][k] for k in keep]),
             _i32(rules["fallback"]), True, b"", np.zeros(1, dtype=np.int64), _i32([]))
+
+    def _build_llama_pipeline(self, rules: dict[str, Any]) -> SpmPipeline:
+        """llama.cpp's text handling in C: the dummy prefix and ``▁`` for spaces, then the
+        merges (`SpmBPE` with the rules of the `PairMerges` kernel); a text holding a
+        user-defined token (cut out first, the dummy prefix after it) is handed back."""
+        units = [c.encode("utf-8", "surrogatepass") for c in rules["units"]]
+        model = SpmBPE(
+            len(self.texts), rules["left"], rules["right"], rules["result"], rules["rank"],
+            np.zeros(len(self.texts), np.uint8), b"".join(units), blob_offsets(units), _i32(rules["unit_ids"]),
+            np.zeros(len(units), np.uint8), rules["expand_ids"], rules["expand_offsets"],
+            int(self.special_ids["unk"]), _i32(rules["fallback"]), False, not self._joins_space(rules))
+        normalizer = SpmNormalizer(np.zeros(0, np.uint32), b"", self.add_space_prefix, False, True, False, b"",
+                                   np.zeros(1, np.int64), _i32([]))
+        user = [t.encode("utf-8", "surrogatepass") for t, _, _, _ in self._special_table(False)]
+        return SpmPipeline(normalizer, model, False, b"".join(user), blob_offsets(user))
 
     def _build_spm_kernel(self) -> SpmBPE:
         """sentencepiece's own loop: unused pieces merge and are split again, user-defined
