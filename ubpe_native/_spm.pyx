@@ -14,8 +14,8 @@ likewise, recursively. A symbol that is no piece (a character no piece spells, o
 
 Speed: texts are cut into units once (an ASCII byte without a trie walk); with ``split_words``
 the words that ``▁`` starts are merged one by one and cached per `BpeScratch`, which
-`_spm_pipeline.SpmPipeline` keeps for a whole batch; the working vectors are reused from text
-to text. The pipeline that runs `SpmNormalizer` and the models over many texts is in
+`_spm_pipeline.SpmPipeline` keeps from call to call (one per thread that calls it); the working
+vectors are reused from text to text. The pipeline that runs `SpmNormalizer` and the models over many texts is in
 `_spm_pipeline`, behind ``_spm.pxd``. (The module is near 600 lines: `SpmBPE` and the C port of
 the normalizer with its Darts-clone trie walk; the normalizer is the next to move out. The
 merge loop's chain is `_chain.pxd`'s, as in `_merges`.)
@@ -54,7 +54,7 @@ cdef uint64_t LOW_HALF = 0xFFFFFFFFULL
 cdef int64_t NOT_A_UNIT = -1
 cdef int64_t WALK = -2  # ascii_unit: a longer (frozen) unit starts with this byte
 cdef Py_ssize_t CACHE_MAX_WORD = 64  # longer words are merged, not cached
-cdef size_t CACHE_LIMIT = 1 << 16  # cached words per scratch, then the cache starts over
+cdef size_t CACHE_LIMIT = 1 << 15  # cached words per scratch (a few MB), then the cache starts over
 
 
 cdef inline bint lower_key(const uint64_t& a, const uint64_t& b) noexcept nogil:
@@ -82,7 +82,7 @@ cdef class SpmBPE:
     * ``split_words``: a unit starting with ``▁`` starts a word, and words merge apart (HF's
       ``Metaspace(split=True)``; for a model whose rules never join a symbol to one starting
       with ``▁`` and that has no unused pieces, the same ids faster). Words' ids are cached per
-      `BpeScratch` (per batch).
+      `BpeScratch` (the pipeline keeps one per thread that calls it).
     """
 
     def __init__(self, id_t n_ids, const id_t[::1] left not None, const id_t[::1] right not None,

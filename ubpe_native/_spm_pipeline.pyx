@@ -74,6 +74,7 @@ cdef class SpmPipeline:
     cdef FlatMap triggers  # node << 8 | byte -> child node
     cdef vector[id_t] trigger_ends  # node -> id of the trigger ending there, HAND_BACK, or NO_TRIGGER
     cdef bint has_hand_back
+    cdef list scratches  # idle BpeScratch objects: each call takes one (its word cache lives on)
     cdef bint trigger_first[256]  # bytes a trigger starts with
 
     def __init__(self, SpmNormalizer normalizer not None, model, bint prefix_unless_space=False,
@@ -95,6 +96,7 @@ cdef class SpmPipeline:
         for k in range(256):
             self.trigger_first[k] = False
         self.prefix_after_cut = prefix_after_cut
+        self.scratches = []
         self.has_hand_back = False
         self.trigger_ends.push_back(NO_TRIGGER)
         if trigger_offsets is None:
@@ -148,9 +150,13 @@ cdef class SpmPipeline:
             data[k] = <const uint8_t*>utf8
             sizes[k] = size
         bounds.push_back(0)
-        cdef BpeScratch scratch = BpeScratch()
-        with nogil:
-            self._encode_all(data, sizes, skipped, out, bounds, scratch)
+        # list.pop and append are atomic under the GIL: threads never share a scratch
+        cdef BpeScratch scratch = self.scratches.pop() if self.scratches else BpeScratch()
+        try:
+            with nogil:
+                self._encode_all(data, sizes, skipped, out, bounds, scratch)
+        finally:
+            self.scratches.append(scratch)
         cdef list result = PyList_New(n)
         for k in range(n):
             item = None if skipped[k] else id_list(out.data() + bounds[k], bounds[k + 1] - bounds[k])

@@ -35,7 +35,7 @@ from .imported_base import (BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED
 from .spm_normalizer import Normalizer
 
 SPACE = "▁"
-# encode_batch gives each thread this many docs at least
+RUN_CHUNK = 1024  # documents per call of the C pipeline in encode_batch
 _UNK_SURFACE = " \u2047 "
 # llama.cpp gives Phi-3's special tokens rstrip, except these (llama_vocab::impl::load)
 _PHI3_NAMES = ("phi-3", "phi3")
@@ -160,7 +160,14 @@ class CharModel(ImportedTokenizer):
         without the GIL."""
         if self._pipeline is None or options:
             return ImportedTokenizer.encode_batch(self, docs, threads=threads, **options)
-        return in_runs(list(docs), batch_workers(threads), self._run)
+        return in_runs(list(docs), batch_workers(threads), self._run_in_chunks)
+
+    def _run_in_chunks(self, docs: list) -> list[list[int]]:
+        """`_run` over chunks of ``docs``: a thread builds one chunk's lists (holding the GIL)
+        while the others encode theirs, instead of all building at the end."""
+        if len(docs) <= RUN_CHUNK:
+            return self._run(docs)
+        return [ids for k in range(0, len(docs), RUN_CHUNK) for ids in self._run(docs[k : k + RUN_CHUNK])]
 
     def _run(self, docs: list) -> list[list[int]]:
         """The ids of ``docs`` from the C pipeline; a text it hands back (one holding a
