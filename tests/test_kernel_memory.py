@@ -173,6 +173,28 @@ print("after:", lattice.encode(np.frombuffer(b"ab", np.uint8)).tolist())
 """,
         "after: [3, 4]",
     ),
+    "spm_bpe_and_pipeline": (
+        # sentencepiece BPE (whole text, then words apart with the cache) and the batch pipeline
+        """
+from ubpe_native._spm import SpmBPE, SpmNormalizer
+from ubpe_native._spm_pipeline import SpmPipeline
+i32 = lambda *v: np.array(v, np.int32)
+def model(split):
+    return SpmBPE(5, i32(1, 3), i32(2, 2), i32(3, 4), np.array([0, 1]), np.zeros(5, np.uint8), b"ab",
+                  np.array([0, 1, 2]), i32(1, 2), np.zeros(2, np.uint8), i32(), np.array([0]), 0,
+                  np.full(256, -1, np.int32), True, split)
+norm = SpmNormalizer(np.zeros(0, np.uint32), b"", True, True, True, False, b"", np.array([0]), i32())
+whole, split = model(False), SpmPipeline(norm, model(True))
+data = np.frombuffer(b"ab" * 4_000_000, np.uint8)
+texts = [" ".join(["abbab"] * 1_000_000)]
+limit(64)
+expect_memory_error(lambda: whole.encode(data))
+limit(64)
+expect_memory_error(lambda: split.encode_batch(texts))
+print("after:", whole.encode(np.frombuffer(b"abbab", np.uint8)).tolist(), split.encode_batch(["abbab x"]))
+""",
+        "after: [4, 3] [[0, 4, 3, 0]]",
+    ),
     "combine_walk": (
         """
 from ubpe_native._combine import walk
