@@ -278,7 +278,9 @@ def write_report(rows: list[dict], phase_rows: list[dict], library_versions: dic
             "", "## Our fit's phases, 1 and 2 threads (ms)", "",
             "`UBPE` (universal), `UBPE_NUM_THREADS` = 1 and 2, best of the repeats of each phase: `split_count` ="
             " splitting and counting the distinct parts (on the threads), `merge_rounds` = building the pair"
-            " statistics and the merge rounds (one thread), `weights` = rearranging by weight."
+            " statistics and the merge rounds (one thread), `weights` = rearranging by weight. A corpus of fewer"
+            " than 1 M symbols per thread (`ubpe.fit.THREAD_SYMBOLS`; the 1 MB input) is counted on one thread"
+            " either way, so its two rows differ by noise only."
             " `amdahl_bound`: the 1 -> 2 thread ratio if split + count ran exactly twice as fast and the rest"
             " did not change.", "",
             "| " + " | ".join(phase_rows[0]) + " |", "|" + "---|" * len(phase_rows[0]),

@@ -207,8 +207,9 @@ def count_documents(
     ``chunk_symbols`` symbols each, default :data:`LIST_CHUNK_SYMBOLS`), so memory holds one
     chunk's split per thread besides the distinct parts.
 
-    With ``n_threads`` > 1 the documents are cut into that many consecutive runs of chunks,
-    each counted on its own thread (the scanner and the counter run without the GIL), and
+    With ``n_threads`` > 1 the documents are cut into that many consecutive runs of chunks
+    (at most one per :data:`THREAD_SYMBOLS` symbols, unless ``chunk_symbols`` is given), each
+    counted on its own thread (the scanner and the counter run without the GIL), and
     the runs' counts are merged in document order: the counts - and so the vocabulary - are
     the same whatever the number of threads. An error names the first bad document.
 
