@@ -16,7 +16,11 @@ stored. Ids ``>= n_ids`` are *intermediate* symbols (a merge result or a unit th
 they merge like tokens but are written out as their expansion (a list of token ids, maybe
 empty). A unit missing from ``unit_ids`` never merges and is written as the byte-fallback ids
 of its bytes. Results of whole words are cached (``word bytes -> ids``), so a repeated word
-costs one hash lookup.
+costs one hash lookup; threads look up at the same time (a shared lock, taken once per run of
+words) and store alone.
+
+``PairMerges.encode_texts`` splits (the scanner of `_pretokenize`) and encodes many documents in
+one call without the GIL, for ``encode_batch``; ``id_lists`` cuts its flat ids into lists.
 
 >>> import numpy as np
 >>> i32 = lambda *v: np.array(v, np.int32)

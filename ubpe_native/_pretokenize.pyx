@@ -7,8 +7,11 @@ below names the alternative it implements, tried in the pattern's order (leftmos
 the regex engine). Character classes come from a table with one entry per code point that
 the caller builds with the `regex` module, so the scanner agrees with ``regex.findall`` on
 every code point. ``split_pieces`` is the kernel (``_ranked.MergeTable.encode_text`` calls it
-without the GIL); ``split_text`` exposes it to Python. Both ``def`` wrappers check that the
-data is well-formed UTF-8 first (``check_utf8``): the scanner decodes without bounds checks.
+without the GIL); ``split_text`` exposes it to Python. For documents back to back (the
+``encode_texts`` kernels) ``split_document`` splits one of them, optionally cutting numbers
+into single code points, and ``holds_flagged`` finds those that a table of code points sends
+elsewhere. The ``def`` wrappers check that the data is well-formed UTF-8 first
+(``check_utf8``): the scanner decodes without bounds checks.
 
 >>> import numpy as np
 >>> from ubpe.bytelevel import NATIVE_PATTERNS, PATTERNS, code_point_classes
