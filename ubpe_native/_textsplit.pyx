@@ -82,14 +82,15 @@ cdef class TextSplitter:
         cdef uint8_t[::1] separator_view = out_separator.view(np.uint8)
         cdef int64_t[::1] doc_view = out_docs
         cdef Py_ssize_t k
-        for k in range(<Py_ssize_t>ids.size()):
-            id_view[k] = ids[k]
-        for k in range(<Py_ssize_t>part_offsets.size()):
-            part_view[k] = part_offsets[k]
-        for k in range(<Py_ssize_t>separator.size()):
-            separator_view[k] = separator[k]
-        for k in range(<Py_ssize_t>doc_part_offsets.size()):
-            doc_view[k] = doc_part_offsets[k]
+        with nogil:
+            for k in range(<Py_ssize_t>ids.size()):
+                id_view[k] = ids[k]
+            for k in range(<Py_ssize_t>part_offsets.size()):
+                part_view[k] = part_offsets[k]
+            for k in range(<Py_ssize_t>separator.size()):
+                separator_view[k] = separator[k]
+            for k in range(<Py_ssize_t>doc_part_offsets.size()):
+                doc_view[k] = doc_part_offsets[k]
         return out_ids, out_parts, out_separator, out_docs
 
     cdef bint split_into(self, tuple docs, vector[id_t]& ids, vector[int64_t]& part_offsets,
