@@ -9,8 +9,9 @@ and its input read *before* the timer starts; one untimed warm-up fit, then one 
 ``--repeats`` rounds, each running every library once, interleaved, and the best round counts
 (the reference, whose fits take a minute: ``--reference-repeats`` rounds, no warm-up). Each library runs with its
 default threading and with one thread (HF: ``RAYON_NUM_THREADS=1`` and
-``TOKENIZERS_PARALLELISM=false``; sentencepiece ``num_threads=1``; ours ``UBPE_NUM_THREADS=1``:
-our fit runs on one thread either way). The reference runs in a Python >= 3.12 venv with
+``TOKENIZERS_PARALLELISM=false``; sentencepiece ``num_threads=1``; ours ``UBPE_NUM_THREADS=1``;
+our default is one thread per core, which split and count chunks of the corpus, the merge rounds
+running on one). The reference runs in a Python >= 3.12 venv with
 ``ubpe==0.3.0 ubpe-native==0.3.0``; without ``--reference-python`` the script builds one in
 ``benchmarks/.cache/`` from any ``python3.12`` it can find (pyenv included). The reference
 is slow (about two minutes per MB of text), so it runs on 0.1 MB of text and on the ECG.
@@ -20,6 +21,12 @@ record (11-bit samples) for an integer signal, from ``experiments.datasets`` (in
 with ``experiments/install_data.sh``). The report records commit, dirty flag, CPU model and
 load average (``experiments.provenance``); a checkout with uncommitted changes is refused
 unless ``--allow-dirty``. Results go to ``results/benchmarks/fit.{csv,md}``.
+
+A second table times our fit's phases on the text inputs with ``UBPE_NUM_THREADS`` = 1 and 2
+(best of ``--repeats`` after a warm-up, each phase on its own): split + count (threaded), the
+merge rounds (building the pair statistics included; one thread) and the weights / rearranging;
+beside the measured 1 -> 2 thread ratio it gives Amdahl's bound from the one-thread phases
+(only split + count running twice as fast).
 """
 
 from __future__ import annotations
@@ -98,6 +105,33 @@ for run in range(spec["warmup"] + spec["repeats"]):
 peak_kb = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM"))
 print(json.dumps({"seconds": min(times), "peak_mb": peak_kb / 1024, "n_tokens": size}))
 """
+# Our fit's phases, in a fresh process with UBPE_NUM_THREADS set: best of N of each phase.
+PHASE_WORKER = r"""
+import json, sys, time
+spec = json.load(open(sys.argv[1]))
+docs = json.load(open(spec["docs"]))
+from ubpe import UBPE
+from ubpe.fit import count_documents, fit_vocabulary
+from ubpe.splitting import SplitMode
+from ubpe.tokenizer import default_threads
+best = {}
+for run in range(1 + spec["repeats"]):
+    tok = UBPE(alphabet=spec["alphabet"], n_tokens=spec["n_tokens"], regex_str=spec["regex"])
+    pipeline = tok.split_pipeline
+    started = time.perf_counter()
+    counts = count_documents(docs, pipeline.split_batch, n_threads=default_threads(),
+                             native=pipeline.native_fit_tables(SplitMode.FULL))
+    counted = time.perf_counter()
+    vocabulary = fit_vocabulary(counts, n_base=len(spec["alphabet"]), n_tokens=spec["n_tokens"], quiet=True)
+    merged = time.perf_counter()
+    vocabulary.rearranged(spec["n_tokens"], classic=False)
+    done = time.perf_counter()
+    times = {"split_count": counted - started, "merge_rounds": merged - counted, "weights": done - merged}
+    times["total"] = sum(times.values())
+    if run:  # the first run warms up
+        best = {k: min(v, best.get(k, v)) for k, v in times.items()}
+print(json.dumps(best))
+"""
 ONE_THREAD = {"RAYON_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false", "UBPE_NUM_THREADS": "1"}
 
 
@@ -135,7 +169,8 @@ def main() -> None:
     reference = None if args.no_reference else reference_python(args.reference_python)
     has_tokenizers = importable("tokenizers")
     has_sentencepiece = importable("sentencepiece")
-    rows = []
+    rows: list[dict] = []
+    phase_rows: list[dict] = []
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         sizes = sorted(set(args.sizes_mb) | (set(args.reference_sizes_mb) if reference else set()))
@@ -190,10 +225,40 @@ def main() -> None:
                            their_time_over_ours=ratio, rounds=result["rounds"])
                 rows.append(row)
                 print("  ".join(str(v) for v in row.values()), flush=True)
-    write_report(rows, versions(reference), args, state, load_before)
+            if regex is not None and size in args.sizes_mb:
+                phase_rows += phases(base, label, args.repeats, workdir)
+    write_report(rows, phase_rows, versions(reference), args, state, load_before)
 
 
-def write_report(rows: list[dict], library_versions: dict[str, str], args, state, load_before) -> None:
+def phases(base: dict, label: str, repeats: int, workdir: Path) -> list[dict]:
+    """Our fit's phases with 1 and 2 threads, the measured ratio and Amdahl's bound."""
+    spec_path = workdir / "phases.json"
+    spec_path.write_text(json.dumps(dict(base, repeats=repeats)))
+    measured = {}
+    for threads in ("1", "2"):
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        env.update(PYTHONPATH=str(ROOT), UBPE_NUM_THREADS=threads)
+        result = subprocess.run([sys.executable, "-c", PHASE_WORKER, str(spec_path)], capture_output=True,
+                                text=True, env=env, cwd=workdir)
+        if result.returncode != 0:
+            raise RuntimeError(f"phases failed:\n{result.stderr[-2000:]}")
+        measured[threads] = json.loads(result.stdout.strip().splitlines()[-1])
+    one, two = measured["1"], measured["2"]
+    # Amdahl: only split + count runs on both threads
+    bound = one["total"] / (one["total"] - one["split_count"] / 2)
+    rows = []
+    for threads, times in measured.items():
+        row = dict(input=label, threads=threads, **{k: round(v * 1000, 1) for k, v in times.items()},
+                   split_count_share=f"{times['split_count'] / times['total']:.0%}")
+        row["speedup_1_to_2"] = f"{one['total'] / two['total']:.2f}" if threads == "2" else ""
+        row["amdahl_bound"] = f"{bound:.2f}" if threads == "2" else ""
+        rows.append(row)
+        print("  ".join(str(v) for v in row.values()), flush=True)
+    return rows
+
+
+def write_report(rows: list[dict], phase_rows: list[dict], library_versions: dict[str, str], args, state,
+                 load_before) -> None:
     notes = [
         "Text is split with the `words` regex (experiments/patterns.py) by us and HF; sentencepiece BPE splits on"
         " whitespace its own way. The ECG is one integer symbol per sample, unsplit (ours and the reference only).",
@@ -204,10 +269,21 @@ def write_report(rows: list[dict], library_versions: dict[str, str], args, state
         " sentencepiece: our `UBPE`): above 1 means ours is faster. `peak_mb`: the largest peak resident memory of"
         " its fitting processes (data, warm-up and timed fit included). `threads`: default = each library's own; 1 = `RAYON_NUM_THREADS=1`"
         " + `TOKENIZERS_PARALLELISM=false` (HF), `num_threads=1` (sentencepiece), `UBPE_NUM_THREADS=1` (ours:"
-        " our fit is single-threaded either way).",
+        " one thread; our default: one per core splitting and counting chunks, the merge rounds on one).",
     ]
     command = f"python benchmarks/bench_fit.py --n-tokens {args.n_tokens}" + (" --no-reference" if args.no_reference else "")
     text = markdown_report("Fit benchmark", command, notes, rows, library_versions, state, load_before)
+    if phase_rows:
+        text += "\n".join([
+            "", "## Our fit's phases, 1 and 2 threads (ms)", "",
+            "`UBPE` (universal), `UBPE_NUM_THREADS` = 1 and 2, best of the repeats of each phase: `split_count` ="
+            " splitting and counting the distinct parts (on the threads), `merge_rounds` = building the pair"
+            " statistics and the merge rounds (one thread), `weights` = rearranging by weight."
+            " `amdahl_bound`: the 1 -> 2 thread ratio if split + count ran exactly twice as fast and the rest"
+            " did not change.", "",
+            "| " + " | ".join(phase_rows[0]) + " |", "|" + "---|" * len(phase_rows[0]),
+            *("| " + " | ".join(str(v) for v in row.values()) + " |" for row in phase_rows),
+        ]) + "\n"
     write_results(args.out, "fit", rows, text)
 
 

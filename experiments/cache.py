@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.machinery
 import io
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -48,26 +48,48 @@ def digest(payload: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:_KEY_HEX_DIGITS]
 
 
+_CODE_SUFFIXES = (".py", ".pyx", ".pxd", ".h", *importlib.machinery.EXTENSION_SUFFIXES)
+
+
+def tree_fingerprint(roots: list[Path]) -> str:
+    """A hash of every source and compiled-extension file under ``roots`` (by path relative to
+    its root, in sorted order; ``__pycache__`` and other files left out).
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     _ = (Path(d) / "a.py").write_text("x = 1")
+    ...     before = tree_fingerprint([Path(d)])
+    ...     _ = (Path(d) / "notes.txt").write_text("ignored")
+    ...     same = tree_fingerprint([Path(d)]) == before
+    ...     _ = (Path(d) / "a.py").write_text("x = 2")
+    ...     same, tree_fingerprint([Path(d)]) == before
+    (True, False)
+    """
+    h = hashlib.sha256()
+    for root in roots:
+        files = sorted(path for path in root.rglob("*")
+                       if path.is_file() and path.name.endswith(_CODE_SUFFIXES) and "__pycache__" not in path.parts)
+        for path in files:
+            h.update(f"{root.name}/{path.relative_to(root).as_posix()}".encode() + b"\0")
+            h.update(hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()[:_KEY_HEX_DIGITS]
+
+
 @functools.lru_cache(maxsize=1)
 def code_fingerprint() -> str:
-    """A hash of the ubpe modules that fit and encode (sources, and compiled kernels' bytes).
+    """A hash of the ubpe code that fits and encodes: every module of the ``ubpe`` and
+    ``ubpe_native`` packages on disk (sources, and the compiled kernels' bytes) and the version.
 
     Part of every cache key, so a change to ubpe's code (or a rebuilt kernel) recomputes the
-    cells, while edits to modules the runner does not load do not. Computed once in the main
-    process and carried in the fit specs, so workers never recompute it.
+    cells. It covers the packages' files, not the modules imported so far, so it does not
+    depend on what happened to be imported first (lazy imports included). Computed once in the
+    main process and carried in the fit specs, so workers never recompute it.
     """
     import ubpe
-    import ubpe.encoders  # noqa: F401  (loads every registered encoder's modules)
+    import ubpe_native
 
-    h = hashlib.sha256()
-    for name in sorted(sys.modules):
-        if name.split(".")[0] not in ("ubpe", "ubpe_native"):
-            continue
-        path = getattr(sys.modules[name], "__file__", None)
-        if path and Path(path).is_file():
-            h.update(name.encode() + b"\0" + Path(path).read_bytes())
-    h.update(ubpe.__version__.encode())
-    return h.hexdigest()[:_KEY_HEX_DIGITS]
+    roots = [Path(package.__file__).resolve().parent for package in (ubpe, ubpe_native)]
+    return digest([tree_fingerprint(roots), ubpe.__version__])
 
 
 def model_path(cache_dir: Path, fit: Any) -> Path:

@@ -200,3 +200,24 @@ def test_encode_batch_on_threads_equals_one_by_one(name):
     assert tok.encode_batch(lines, threads=4) == [tok.encode(line) for line in lines]
     with pytest.raises(UBPEError):
         tok.encode_batch(lines, threads=0)
+
+
+@pytest.mark.parametrize("name", LLAMA_VOCABS)
+def test_llama_type_c_pipeline_is_the_general_path(name):
+    """llama-type vocabularies encode in C (`SentencePieceBPE._build_llama_pipeline`): the ids
+    of the general path (special tokens cut out in Python, `PairMerges`), one by one and in
+    batches on any number of threads, with user-defined tokens and ``parse_special``."""
+    from ubpe.bytelevel.imported_base import ImportedTokenizer
+
+    tok = _load(name)
+    assert tok._pipeline is not None
+    lines = [text for text, _ in gguf_io.read_vocab_tests(vocab_path(name))]
+    lines += text_lines(limit=300) + text_lines("udhr", limit=300) + [
+        "", " ", "<s>x</s> <unk>", "<|endoftext|> a<|user|>\n b", "  two  spaces ", "▁x"]
+    want = [ImportedTokenizer.encode(tok, line) for line in lines]
+    assert [tok.encode(line) for line in lines] == want
+    assert tok.encode_batch(lines, threads=1) == want
+    assert tok.encode_batch(lines * 2, threads=3) == want * 2
+    for line in lines[-4:]:
+        assert tok.encode(line, parse_special=True, add_special=True) == \
+            ImportedTokenizer.encode(tok, line, parse_special=True, add_special=True)

@@ -297,3 +297,50 @@ def test_other_models_saved_by_tokenizers_are_one_clear_line(model, name, tmp_pa
     result = subprocess.run([sys.executable, "-m", "ubpe", "encode", str(path), "--text", "ab"],
                             capture_output=True, text=True, env=env, timeout=120)
     assert result.returncode != 0 and result.stderr.count("\n") == 1 and name in result.stderr, result.stderr
+
+
+# models whose whole pipeline runs in C (`HFCharBPE._build_native_pipeline`), and one that does not
+NATIVE_CHAR = ("llama2", "llama2-metaspace", "trained-metaspace", "trained-metaspace-nofuse", "trained-byte-fallback")
+
+
+@pytest.mark.parametrize("name", [*NATIVE_CHAR, "trained-byte-fallback-partial"])
+def test_char_models_batches_are_one_by_one(name, heldout, tmp_path_factory):
+    """The C pipeline of character BPE models: ``encode_batch`` on any number of threads is
+    ``encode`` one by one, and both are HF's; texts it hands back (added tokens, texts that
+    NFKC changes) come out in place; bad input is one clear error."""
+    hf, tok, _ = built(name, tmp_path_factory)
+    assert (tok._pipeline is not None) == (name in NATIVE_CHAR)
+    lines = heldout[::3] + EDGES + ["<s>", "x<unk>y </s>", "ﬁne ①", "thee"]
+    want = [e.ids for e in hf.encode_batch(lines, add_special_tokens=False)]
+    assert [tok.encode(line) for line in lines] == want
+    assert tok.encode_batch(lines, threads=1) == want
+    assert tok.encode_batch(lines * 2, threads=3) == want * 2
+    assert [tok.encode(line, add_special=True) for line in lines[:50]] == [e.ids for e in hf.encode_batch(lines[:50])]
+    with pytest.raises(UBPEError, match="lone surrogate"):
+        tok.encode_batch(["a", "b\ud800"])
+    with pytest.raises(UBPEError):
+        tok.encode_batch(["a", None])
+
+
+@pytest.mark.parametrize("name", NATIVE_CHAR)
+def test_char_models_c_pipeline_is_the_python_one(name, tmp_path_factory):
+    """On texts made of pieces that stress it (spaces and ``▁`` at either end, unknown and
+    multi-byte characters, NFKC-changing ones, added tokens), the C pipeline gives the ids of
+    the general Python pipeline, alone and in one batch."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from ubpe.bytelevel.hf_models import HFPipelineMixin
+
+    _, tok, _ = built(name, tmp_path_factory)
+    parts = st.sampled_from([" ", "  ", "▁", "a", "the", "thee", "<s>", "<unk>", "é", "e\u0301", "ﬁ", "Ω",
+                             "\u4e2d", "🦙", "\n", "x y", "ing"])
+
+    @settings(max_examples=150, deadline=None)
+    @given(st.lists(st.lists(parts, max_size=10).map("".join), min_size=1, max_size=6))
+    def check(texts):
+        want = [HFPipelineMixin.encode(tok, text) for text in texts]
+        assert [tok.encode(text) for text in texts] == want
+        assert tok.encode_batch(texts, threads=1) == want
+
+    check()

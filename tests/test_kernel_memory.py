@@ -90,6 +90,30 @@ expect_memory_error(lambda: table.encode_text(data, classes, NATIVE_PATTERNS[PAT
 """,
         "",
     ),
+    "merges_encode_texts": (  # the cache lock must be free afterwards: the last call would hang
+        MERGES_TABLE + """
+from ubpe.bytelevel import NATIVE_PATTERNS, PATTERNS, code_point_classes
+classes = code_point_classes()
+gpt2 = NATIVE_PATTERNS[PATTERNS["gpt2"]]
+data = b"ab " * 4_000_000
+limit(48)
+expect_memory_error(lambda: table.encode_texts(data, [len(data)], classes, gpt2))
+print("after:", table.encode_texts(b"ab ab", [2, 3], classes, gpt2)[0].tolist())
+""",
+        "after: [2, 2]",
+    ),
+    "ranked_encode_texts": (
+        """
+from ubpe.bytelevel import NATIVE_PATTERNS, PATTERNS, code_point_classes
+from ubpe_native._ranked import MergeTable
+table = MergeTable(256, np.array([0, 2], np.int64), np.array([97, 98], np.int32), np.array([0], np.int64))
+classes = code_point_classes()
+data = b" a" * 4_000_000
+limit(48)
+expect_memory_error(lambda: table.encode_texts(data, [len(data)], classes, NATIVE_PATTERNS[PATTERNS["gpt2"]]))
+""",
+        "",
+    ),
     "split_text": (
         """
 from ubpe.bytelevel import NATIVE_PATTERNS, PATTERNS, code_point_classes
@@ -148,6 +172,28 @@ expect_memory_error(lambda: lattice.encode(data))
 print("after:", lattice.encode(np.frombuffer(b"ab", np.uint8)).tolist())
 """,
         "after: [3, 4]",
+    ),
+    "spm_bpe_and_pipeline": (
+        # sentencepiece BPE (whole text, then words apart with the cache) and the batch pipeline
+        """
+from ubpe_native._spm import SpmBPE, SpmNormalizer
+from ubpe_native._spm_pipeline import SpmPipeline
+i32 = lambda *v: np.array(v, np.int32)
+def model(split):
+    return SpmBPE(5, i32(1, 3), i32(2, 2), i32(3, 4), np.array([0, 1]), np.zeros(5, np.uint8), b"ab",
+                  np.array([0, 1, 2]), i32(1, 2), np.zeros(2, np.uint8), i32(), np.array([0]), 0,
+                  np.full(256, -1, np.int32), True, split)
+norm = SpmNormalizer(np.zeros(0, np.uint32), b"", True, True, True, False, b"", np.array([0]), i32())
+whole, split = model(False), SpmPipeline(norm, model(True))
+data = np.frombuffer(b"ab" * 4_000_000, np.uint8)
+texts = [" ".join(["abbab"] * 1_000_000)]
+limit(64)
+expect_memory_error(lambda: whole.encode(data))
+limit(64)
+expect_memory_error(lambda: split.encode_batch(texts))
+print("after:", whole.encode(np.frombuffer(b"abbab", np.uint8)).tolist(), split.encode_batch(["abbab x"]))
+""",
+        "after: [4, 3] [[0, 4, 3, 0]]",
     ),
     "combine_walk": (
         """

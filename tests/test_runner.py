@@ -284,6 +284,20 @@ def test_config_docstring_examples():
         assert doctest.testmod(module).failed == 0, module.__name__
 
 
+def test_code_fingerprint_does_not_depend_on_what_was_imported_first():
+    import subprocess
+    import sys
+
+    def fingerprint(first_imports: str) -> str:
+        code = f"{first_imports}\nfrom experiments.cache import code_fingerprint\nprint(code_fingerprint())"
+        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              check=True).stdout.strip()
+
+    bare = fingerprint("")
+    assert len(bare) == 20
+    assert fingerprint("import ubpe.io, ubpe.encoders, ubpe.cli.parser, ubpe.bytelevel.spm") == bare
+
+
 def test_no_comparisons_and_a_single_encoder(tiny):
     config = parse_config({**TINY, "comparisons": [],
                            "encoders": {"run": ["universal:tfidf"]}})

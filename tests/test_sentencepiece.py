@@ -112,6 +112,28 @@ def test_native_normalizer_and_batches_match(config):
         tok.encode_batch(["a"], threads=0)
 
 
+@pytest.mark.parametrize("config", ["bpe", "bpe-bytes", "bpe-user-bytes", "bpe-identity"])
+def test_bpe_words_merge_apart_as_the_whole_text(config, monkeypatch):
+    """A sentencepiece BPE model whose rules never join a symbol to one starting with ``▁``
+    is encoded word by word (``split_words``, cached per batch): the same ids as merging the
+    whole text at once, one by one and in batches; a model with unused pieces is not split
+    (sentencepiece's ``rev_merge`` spans the whole text)."""
+    from ubpe.bytelevel.spm import SentencePieceBPE
+
+    split = spm_io.from_bytes(_model(config))
+    assert split._kernel.split_words
+    monkeypatch.setattr(SentencePieceBPE, "_joins_space", lambda self, rules: True)
+    whole = spm_io.from_bytes(_model(config))
+    assert not whole._kernel.split_words
+    lines = _heldout() + [" ".join(_heldout()[:200])]
+    want = [whole.encode(line) for line in lines]
+    assert [split.encode(line) for line in lines] == want
+    assert split.encode_batch(lines, threads=1) == want
+    assert split.encode_batch(lines * 2, threads=2) == want * 2
+    monkeypatch.undo()
+    assert not spm_io.from_bytes(_with_unused(_model(config), 0.1, seed=1))._kernel.split_words
+
+
 def _with_unused(data: bytes, fraction: float, seed: int) -> bytes:
     """The model with a random ``fraction`` of its normal pieces of two characters or more
     marked UNUSED (as a model editor would mark them)."""

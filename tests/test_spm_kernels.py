@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ubpe_native._spm import SpmBPE, SpmNormalizer, SpmPipeline
+from ubpe_native._spm import SpmBPE, SpmNormalizer
+from ubpe_native._spm_pipeline import SpmPipeline
 from ubpe_native._tables import StringIds, length_prefixed
 
 I32, I64 = np.int32, np.int64
@@ -118,3 +119,72 @@ def test_length_prefixed_reads_and_refuses_bad_arrays():
         length_prefixed(np.frombuffer(data, np.uint8), 2, 4, 1)
     with pytest.raises(ValueError):
         length_prefixed(np.frombuffer(data, np.uint8), -1, 1, 100)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 30), st.integers(0, 30)), max_size=12),
+       st.lists(st.text(alphabet="ab▁c", max_size=12), min_size=1, max_size=8), st.booleans())
+def test_words_merge_apart_as_the_whole_text(picks, texts, fallback):
+    """Rules that never join a symbol to one starting with ``▁``: ``split_words`` (words
+    merged apart, cached) gives the ids of merging the whole text; the pipeline's batch is the
+    texts one by one, a trigger or a None gives None in its place."""
+    spelled = ["<unk>", "a", "b", "▁"]
+    left, right, result = [], [], []
+    for i, j in picks:
+        a, b = spelled[i % len(spelled)], spelled[j % len(spelled)]
+        if b.startswith("▁") or a == "<unk>" or b == "<unk>":
+            continue
+        if a + b not in spelled:
+            spelled.append(a + b)
+        left.append(spelled.index(a))
+        right.append(spelled.index(b))
+        result.append(spelled.index(a + b))
+    n = len(spelled)
+    units = "ab▁".encode()
+    byte_fallback = np.full(256, 1 if fallback else -1, I32)
+
+    def model(split):
+        return SpmBPE(n, np.array(left, I32), np.array(right, I32), np.array(result, I32),
+                      np.arange(len(left), dtype=I64), np.zeros(n, np.uint8), units, np.array([0, 1, 2, 5], I64),
+                      np.array([1, 2, 3], I32), np.zeros(3, np.uint8), np.array([], I32), np.array([0], I64),
+                      0, byte_fallback, not fallback, split)
+
+    whole, split = model(False), model(True)
+    for text in texts:
+        data = np.frombuffer(text.encode(), np.uint8)
+        assert split.encode(data).tolist() == whole.encode(data).tolist()
+    identity = _normalizer(dummy=False, extra=False, escape=False)
+    pipeline = SpmPipeline(identity, split, False, b"cc", np.array([0, 2], I64))
+    want = [None if "cc" in t else whole.encode(np.frombuffer(t.encode(), np.uint8)).tolist() for t in texts]
+    assert pipeline.encode_batch(texts + [None]) == want + [None]
+    assert [pipeline.encode_batch([t])[0] for t in texts] == want
+
+
+def test_pipeline_prefix_unless_space_and_bad_triggers():
+    pipeline = SpmPipeline(_normalizer(dummy=False, extra=False), _bpe(), True)
+    assert pipeline.encode_batch(["ab", " ab", "▁ab", ""]) == [pipeline.encode_batch(["▁ab"])[0]] * 3 + [[]]
+    with pytest.raises(ValueError):
+        SpmPipeline(_normalizer(), _bpe(), False, b"ab", np.array([0, 3], I64))
+    with pytest.raises(ValueError):
+        SpmPipeline(_normalizer(), _bpe(), False, b"ab")
+    with pytest.raises(UnicodeEncodeError):
+        pipeline.encode_batch(["a\ud800"])
+
+
+def test_pipeline_cuts_triggers_leftmost_longest():
+    """Triggers with an id are cut out leftmost-longest and written as that id, the stretches
+    between encoded apart (a prefix after a cut only with ``prefix_after_cut``); a text holding
+    a hand-back trigger (-1) anywhere, even inside a cut one, is None."""
+    identity = _normalizer(dummy=False, extra=False, escape=False)
+    blob, offsets = b"abbbaxx", np.array([0, 2, 3, 5, 7], I64)  # "ab" "b" "ba" "xx"
+    pipeline = SpmPipeline(identity, _bpe(n_ids=12, unused=np.zeros(12, np.uint8)), False, blob, offsets,
+                           np.array([7, 8, 10, -1], I32))
+    # triggers: "ab" 7, "b" 8, "ba" 10, "xx" hand back
+    assert pipeline.encode_batch(["aab", "bab", "a", "abxx", ""]) == [[1, 7], [10, 8], [1], None, []]
+    prefixed = SpmPipeline(_normalizer(dummy=False, extra=False), _bpe(n_ids=12, unused=np.zeros(12, np.uint8)),
+                           True, b"b", np.array([0, 1], I64), np.array([8], I32), True)
+    plain = SpmPipeline(_normalizer(dummy=False, extra=False), _bpe(n_ids=12, unused=np.zeros(12, np.uint8)), True)
+    assert prefixed.encode_batch(["aba"]) == [plain.encode_batch(["a"])[0] + [8] + plain.encode_batch(["a"])[0]]
+    for ids in (np.array([7, 8], I32), np.array([7, 8, 10, -2], I32), np.array([7, 8, 10, 12], I32)):
+        with pytest.raises(ValueError):
+            SpmPipeline(identity, _bpe(n_ids=12, unused=np.zeros(12, np.uint8)), False, blob, offsets, ids)

@@ -5,12 +5,18 @@
 >>> tok.fit(["abab", "abba"], quiet=True)
 >>> len(tok.vocabulary)
 4
+
+Importing the package is light: the public names below are loaded when first used
+(:pep:`562`), so ``from ubpe import UBPE`` loads the fitting and splitting modules and their
+kernels, not the file formats, byte-level models or encoders it does not use.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ._lazy import lazy_attributes
 from ._version import __version__
-from .alphabet import Alphabet
-from .bytelevel import ByteLevelBPE
-from .encoders import available_encoders, make_encoder
 from .errors import (
     AlreadyFittedError,
     DisallowedSpecialTokenError,
@@ -23,10 +29,35 @@ from .errors import (
     UnknownSymbolError,
     UnknownTokenError,
 )
-from .splitting import SplitMode, SplitPipeline
-from .io import load, save
-from .tokenizer import UBPE, Tokenizer, UBPEClassic
-from .vocabulary import Vocabulary
+
+if TYPE_CHECKING:  # what the names below resolve to, for type checkers and IDEs
+    from .alphabet import Alphabet
+    from .bytelevel import ByteLevelBPE
+    from .encoders import available_encoders, make_encoder
+    from .io import load, save
+    from .splitting import SplitMode, SplitPipeline
+    from .tokenizer import UBPE, Tokenizer, UBPEClassic
+    from .vocabulary import Vocabulary
+
+#: public name -> the module (relative to this package) that defines it, imported when first used
+_LAZY = {
+    "Alphabet": ".alphabet",
+    "ByteLevelBPE": ".bytelevel",
+    "available_encoders": ".encoders",
+    "make_encoder": ".encoders",
+    "load": ".io",
+    "save": ".io",
+    "SplitMode": ".splitting",
+    "SplitPipeline": ".splitting",
+    "UBPE": ".tokenizer",
+    "Tokenizer": ".tokenizer",
+    "UBPEClassic": ".tokenizer",
+    "Vocabulary": ".vocabulary",
+}
+
+
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY, globals())
+
 
 __all__ = [
     "UBPE",

@@ -190,6 +190,16 @@ class Alphabet:
         """The reference's representation: symbol -> id."""
         return dict(self._index)
 
+    @property
+    def char_table(self) -> np.ndarray | None:
+        """For an alphabet of str symbols: the int32 array code point -> id (-1 where no
+        symbol; code points past its end have none either), if it is small enough; else None.
+
+        >>> Alphabet.from_spec("ab").char_table[97:].tolist()
+        [0, 1, -1]
+        """
+        return self._table if self.symbol_type is str else None
+
     def _build_table(self) -> None:
         """A dense value -> id array for single characters or integers, when it is small."""
         if self.symbol_type is str:

@@ -26,11 +26,10 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import islice
+from itertools import accumulate, islice
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from ubpe_native._fit import PairMerger
 from ubpe_native._parts import PartCounter
@@ -45,6 +44,12 @@ Split = Callable[..., SplitBatch]
 #: Streaming: a chunk ends after this many documents or symbols, whichever comes first.
 CHUNK_DOCS = 4096
 CHUNK_SYMBOLS = 1 << 21
+#: A list of documents is split and counted in chunks of about this many symbols: small
+#: enough that a chunk's split arrays (~20 bytes per symbol) stay a few MB, large enough that
+#: the per-chunk overhead stays below 1% of the split.
+LIST_CHUNK_SYMBOLS = 1 << 16
+#: Threads count a list only if each gets at least this many symbols.
+THREAD_SYMBOLS = 1 << 20
 EMPTY_CORPUS = "`corpus` is empty: fitting needs at least one document"
 
 
@@ -81,8 +86,10 @@ class PartCounts:
         return sum(a.nbytes for a in (self.tokens, self.offsets, self.weights, self.doc_offsets, self.docs))
 
     @classmethod
-    def of_counter(cls, counter: PartCounter) -> PartCounts:
-        return cls(*counter.export(), n_docs=int(counter.n_docs))
+    def of_counter(cls, counter: PartCounter, *, release: bool = False) -> PartCounts:
+        """The counts of ``counter`` (with ``release``, freed from it as they are copied)."""
+        n_docs = int(counter.n_docs)
+        return cls(*counter.export(release=release), n_docs=n_docs)
 
     @classmethod
     def of_batch(cls, batch: SplitBatch) -> PartCounts:
@@ -97,6 +104,28 @@ class PartCounts:
         for c in counts:
             counter.add(c.tokens, c.offsets, c.docs, c.n_docs, c.weights, c.doc_offsets)
         return cls.of_counter(counter)
+
+    @classmethod
+    def merge_counters(cls, counters: list[PartCounter]) -> PartCounts:
+        """The counts of consecutive chunks' counters, in document order, as one: the later
+        counters are added to the first, each exported (and freed) in turn; ``counters`` is
+        emptied."""
+        counter = counters.pop(0)
+        while counters:
+            c = cls.of_counter(counters.pop(0), release=True)
+            counter.add(c.tokens, c.offsets, c.docs, c.n_docs, c.weights, c.doc_offsets)
+            del c
+        return cls.of_counter(counter, release=True)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PartCounts):
+            return NotImplemented
+        return self.n_docs == other.n_docs and all(
+            np.array_equal(getattr(self, name), getattr(other, name))
+            for name in ("tokens", "offsets", "weights", "doc_offsets", "docs")
+        )
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 def add_batch(counter: PartCounter, batch: SplitBatch) -> None:
@@ -122,14 +151,17 @@ def corpus_parts(
     chunk_docs: int | None = None,
     chunk_symbols: int | None = None,
     empty_message: str = EMPTY_CORPUS,
+    n_threads: int = 1,
+    native: tuple[np.ndarray, int, np.ndarray] | None = None,
 ) -> SplitBatch | PartCounts:
     """What :func:`fit_vocabulary` needs of ``corpus``, cut into parts by ``split``.
 
-    A list, tuple or array of documents is split at once (as ubpe 0.3.0 does); a Dask
-    collection is counted on its cluster (:mod:`ubpe.dask`); any other iterable - a
-    generator over files - is split in chunks of ``chunk_docs`` documents or
-    ``chunk_symbols`` symbols (default :data:`CHUNK_DOCS`, :data:`CHUNK_SYMBOLS`) and
-    counted, so only one chunk is ever held.
+    A list, tuple or array of documents is split and counted in chunks of about
+    :data:`LIST_CHUNK_SYMBOLS` symbols, on ``n_threads`` threads (:func:`count_documents`),
+    so that no array over the whole corpus is ever built; a Dask collection is counted on
+    its cluster (:mod:`ubpe.dask`); any other iterable - a generator over files - is split
+    in chunks of ``chunk_docs`` documents or ``chunk_symbols`` symbols (default
+    :data:`CHUNK_DOCS`, :data:`CHUNK_SYMBOLS`) and counted, so only one chunk is ever held.
     """
     if hasattr(corpus, "__dask_graph__"):
         from .dask import count_parts
@@ -137,22 +169,135 @@ def corpus_parts(
         return count_parts(corpus, split, empty_message=empty_message)
     check_corpus(corpus)
     if isinstance(corpus, (Sequence, np.ndarray)):
-        return split(as_corpus(corpus, empty_message=empty_message), first_doc=0)
-    counts = count_stream(corpus, split, chunk_docs=chunk_docs, chunk_symbols=chunk_symbols)
+        docs = as_corpus(corpus, empty_message=empty_message)
+        return count_documents(docs, split, n_threads=n_threads, chunk_symbols=chunk_symbols, native=native)
+    counts = count_stream(corpus, split, chunk_docs=chunk_docs, chunk_symbols=chunk_symbols, native=native)
     if counts.n_docs == 0:
         raise EmptyCorpusError(empty_message)
     return counts
 
 
 def count_stream(
-    docs: Iterable[Any], split: Split, *, chunk_docs: int | None = None, chunk_symbols: int | None = None
+    docs: Iterable[Any],
+    split: Split,
+    *,
+    chunk_docs: int | None = None,
+    chunk_symbols: int | None = None,
+    native: tuple[np.ndarray, int, np.ndarray] | None = None,
 ) -> PartCounts:
-    """The counts of ``docs``, split chunk by chunk (see :func:`corpus_parts`)."""
+    """The counts of ``docs``, split chunk by chunk (see :func:`corpus_parts`; ``native``:
+    see :func:`count_documents`)."""
     counter = PartCounter()
     chunks = _chunks(iter(docs), chunk_docs or CHUNK_DOCS, chunk_symbols or CHUNK_SYMBOLS)
     for chunk in chunks:
-        add_batch(counter, split(chunk, first_doc=int(counter.n_docs)))
-    return PartCounts.of_counter(counter)
+        if native is None or not _add_text(counter, chunk, native):
+            add_batch(counter, split(chunk, first_doc=int(counter.n_docs)))
+    return PartCounts.of_counter(counter, release=True)
+
+
+def count_documents(
+    docs: Sequence[Any],
+    split: Split,
+    *,
+    n_threads: int = 1,
+    chunk_symbols: int | None = None,
+    native: tuple[np.ndarray, int, np.ndarray] | None = None,
+) -> PartCounts:
+    """The counts of the list ``docs``: split and counted chunk by chunk (about
+    ``chunk_symbols`` symbols each, default :data:`LIST_CHUNK_SYMBOLS`), so memory holds one
+    chunk's split per thread besides the distinct parts.
+
+    With ``n_threads`` > 1 the documents are cut into that many consecutive runs of chunks,
+    each counted on its own thread (the scanner and the counter run without the GIL), and
+    the runs' counts are merged in document order: the counts - and so the vocabulary - are
+    the same whatever the number of threads. An error names the first bad document.
+
+    ``native`` (:meth:`~ubpe.splitting.SplitPipeline.native_fit_tables`) lets the kernel
+    split and count chunks of str documents in one pass without the GIL, building no
+    arrays (``split`` still handles the chunks it cannot take, and names errors).
+
+    >>> from ubpe.alphabet import Alphabet
+    >>> from ubpe.splitting import SplitPipeline
+    >>> split = SplitPipeline(Alphabet.from_spec("ab "), break_tokens=" ").split_batch
+    >>> docs = ["ab ab ba", "ab ba", "aab", "ba ba"]
+    >>> one = count_documents(docs, split, chunk_symbols=4)
+    >>> two = count_documents(docs, split, n_threads=2, chunk_symbols=4)
+    >>> one.weights.tolist(), one == two
+    ([3, 4, 1], True)
+    """
+    chunks = _ranges(docs, chunk_symbols or LIST_CHUNK_SYMBOLS)
+    # a thread gets at least THREAD_SYMBOLS symbols: on less, its counter's memory costs more
+    # than its time saves
+    symbols = sum(size for _, _, size in chunks)
+    useful = max(1, symbols // THREAD_SYMBOLS) if chunk_symbols is None else len(chunks)
+    runs = _runs(chunks, min(max(1, n_threads), len(chunks), useful))
+
+    def count(run: list[tuple[int, int, int]]) -> PartCounter:
+        counter = PartCounter()
+        for first, last, _ in run:
+            chunk = docs[first:last]
+            if native is None or not _add_text(counter, chunk, native):
+                add_batch(counter, split(chunk, first_doc=first))
+        return counter
+
+    if len(runs) == 1:
+        return PartCounts.of_counter(count(runs[0]), release=True)
+    from concurrent.futures import ThreadPoolExecutor
+
+    # the first run in this thread: its counter, which the others merge into, then lives in
+    # this thread's malloc arena, whose memory the merge rounds reuse once the counts are out
+    with ThreadPoolExecutor(max_workers=len(runs) - 1) as pool:
+        others = [pool.submit(count, run) for run in runs[1:]]
+        counters = [count(runs[0])]  # its error, if any, is raised first
+        counters += [future.result() for future in others]
+    return PartCounts.merge_counters(counters)
+
+
+def _add_text(counter: PartCounter, chunk: Sequence[Any], native: tuple[np.ndarray, int, np.ndarray]) -> bool:
+    """Count ``chunk`` by the kernel's one-pass split (see :func:`count_documents`); False
+    (nothing counted) where it does not apply: a document that is no str, lone surrogates,
+    or a symbol outside the alphabet (which the caller's split then reports)."""
+    if not all(type(doc) is str for doc in chunk):
+        return False
+    try:
+        data = "".join(chunk).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    doc_chars = np.fromiter(accumulate(map(len, chunk), initial=0), dtype=np.int64, count=len(chunk) + 1)
+    classes, pattern, table = native
+    return counter.add_text(np.frombuffer(data, dtype=np.uint8), doc_chars, classes, pattern, table) < 0
+
+
+def _ranges(docs: Sequence[Any], max_symbols: int) -> list[tuple[int, int, int]]:
+    """``(first, last, symbols)`` of consecutive runs of documents of about ``max_symbols``
+    symbols (a longer document is a chunk of its own); at least one."""
+    chunks, first, size = [], 0, 0
+    for d, doc in enumerate(docs):
+        size += len(doc) if hasattr(doc, "__len__") else 1
+        if size >= max_symbols:
+            chunks.append((first, d + 1, size))
+            first, size = d + 1, 0
+    if first < len(docs) or not chunks:
+        chunks.append((first, len(docs), size))
+    return chunks
+
+
+def _runs(chunks: list[tuple[int, int, int]], n_runs: int) -> list[list[tuple[int, int, int]]]:
+    """``chunks`` cut into ``n_runs`` consecutive runs of about equal symbols (none empty).
+
+    >>> [len(run) for run in _runs([(0, 1, 5), (1, 2, 5), (2, 3, 5), (3, 4, 5)], 2)]
+    [2, 2]
+    """
+    total = sum(size for _, _, size in chunks)
+    runs: list[list[tuple[int, int, int]]] = [[]]
+    seen = 0
+    for k, chunk in enumerate(chunks):
+        left = len(chunks) - k  # chunks left, this one included: every later run gets one
+        if runs[-1] and len(runs) < n_runs and (seen >= total * len(runs) / n_runs or left <= n_runs - len(runs)):
+            runs.append([])
+        runs[-1].append(chunk)
+        seen += chunk[2]
+    return runs
 
 
 def _chunks(docs: Iterator[Any], max_docs: int, max_symbols: int) -> Iterator[list[Any]]:
@@ -216,17 +361,38 @@ def fit_vocabulary(
     else:
         tokens, offsets, doc_of_part = parts.fit_parts()
         merger = PairMerger(tokens, offsets, doc_of_part, parts.n_docs, n_base, unique_pieces)
+        del tokens, offsets, doc_of_part
+    n_docs = parts.n_docs
+    del parts  # the merger holds what it needs: free the split before the merge loop
     largest = n_base - 1
-    with tqdm(
-        total=max(0, n_tokens - largest), desc=description, unit="token", disable=quiet, leave=False
-    ) as progress:
+    with _progress(max(0, n_tokens - largest), description, quiet) as progress:
         while largest < n_tokens:
             if merger.step(n_candidates) == 0:
                 break
             progress.update(merger.next_token - 1 - largest)
             largest = merger.next_token - 1
     left, right, documents, _ = merger.merges()
-    return Vocabulary.from_merges(n_base, left, right, documents=documents, n_docs=parts.n_docs)
+    return Vocabulary.from_merges(n_base, left, right, documents=documents, n_docs=n_docs)
+
+
+class _NoProgress:
+    def __enter__(self) -> _NoProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def update(self, n: int) -> None:
+        return None
+
+
+def _progress(total: int, description: str, quiet: bool) -> Any:
+    """A progress bar on stderr (tqdm, imported only when one shows), or nothing when ``quiet``."""
+    if quiet:
+        return _NoProgress()
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=description, unit="token", leave=False)
 
 
 def as_corpus(corpus: Any, *, empty_message: str = EMPTY_CORPUS) -> list[Any]:
@@ -251,10 +417,12 @@ def fit_corpus(
     quiet: bool = False,
     split_mode: SplitMode = SplitMode.FULL,
     description: str = "fit",
+    n_threads: int = 1,
 ) -> Vocabulary:
     """``corpus`` split by ``pipeline`` and fitted: the vocabulary in creation order, as
     ubpe 0.3.0 fits it before rearranging. ``corpus`` is a list of documents, any other
-    iterable (streamed) or a Dask collection (see :func:`corpus_parts`).
+    iterable (streamed) or a Dask collection (see :func:`corpus_parts`); a list is split
+    and counted on ``n_threads`` threads (the same vocabulary for any number).
 
     >>> from ubpe.alphabet import Alphabet
     >>> from ubpe.splitting import make_pipeline
@@ -265,5 +433,5 @@ def fit_corpus(
     split = functools.partial(pipeline.split_batch, mode=split_mode)
     n_base = len(pipeline.alphabet) + len(pipeline.known_words or {})
     return fit_vocabulary(
-        corpus_parts(corpus, split), n_base=n_base, n_tokens=n_tokens, n_candidates=n_candidates, quiet=quiet, description=description
+        corpus_parts(corpus, split, n_threads=n_threads, native=pipeline.native_fit_tables(split_mode)), n_base=n_base, n_tokens=n_tokens, n_candidates=n_candidates, quiet=quiet, description=description
     )

@@ -524,6 +524,25 @@ class SplitPipeline:
         bounds, gaps = split_ranges(raw, byte_of_char[starts], byte_of_char[ends], self._classes, self._native)
         return char_of_byte[bounds], char_of_byte[gaps]
 
+    def native_fit_tables(self, mode: SplitMode) -> tuple[np.ndarray, int, np.ndarray] | None:
+        """``(classes, pattern, table)`` with which ``PartCounter.add_text`` counts str
+        documents as a fit under ``mode`` sees them - the scanner's class table, its pattern
+        id, code point -> id - when only the native regex step applies; else None.
+
+        >>> SplitPipeline(Alphabet.from_spec("ab "), regex_str=WORDS).native_fit_tables(SplitMode.FULL)[1]
+        5
+        >>> SplitPipeline(Alphabet.from_spec("ab "), break_tokens=" ").native_fit_tables(SplitMode.FULL) is None
+        True
+        """
+        table = self.alphabet.char_table
+        if (self._native is None or SplitMode.REGEX not in mode or self._known is not None
+                or self._break_ids is not None or self._stop_ids is not None
+                or table is None):
+            return None
+        if self._classes is None:
+            self._classes = split_classes(self.alphabet.symbols)
+        return self._classes, self._native, table
+
     def text_splitter(self, mode: SplitMode = SplitMode.FULL):
         """The native splitter of str documents (``_textsplit.TextSplitter``: ids, scanner and
         offsets in one call without the GIL) when it splits them as this pipeline does in

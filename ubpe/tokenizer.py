@@ -34,21 +34,21 @@ import inspect
 import os
 import warnings
 from collections.abc import Iterable, Sequence
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
 from .alphabet import Alphabet
 from .encoders import Encoder, Encoding, make_encoder
 from .encoders._base import encode_documents
-from .encoders.ambiguity import Ambiguity, DocumentLattice, Weights
-from .encoders.rerank import document_frequencies
-from .encoders.rerank import rerank as reorder
 from .errors import AlreadyFittedError, InvalidParameterError, NotFittedError, SymbolTypeError, VocabularySizeWarning
 from .fit import fit_corpus
 from .pieces import Inventory, PieceTable
 from .splitting import SplitMode, SplitPipeline, make_pipeline
 from .vocabulary import Vocabulary
+
+if TYPE_CHECKING:  # the ambiguity and rerank modules are imported by the methods that use them
+    from .encoders.ambiguity import Ambiguity, Weights
 
 DEFAULT_N_TOKENS = 2**10
 UNIVERSAL, CLASSIC = "universal", "classic"
@@ -357,6 +357,7 @@ class UBPEBase:
         rearrange_tokens: bool = True,
         quiet: bool = False,
         split_mode: SplitMode = SplitMode.FULL,
+        n_threads: int | None = None,
     ) -> None:
         """Fit the vocabulary on ``corpus`` (a list of documents), as ubpe 0.3.0 does.
 
@@ -366,15 +367,18 @@ class UBPEBase:
 
         Each round takes up to ``n_candidates`` of the most frequent pairs that can be merged
         together; with ``rearrange_tokens`` the result is sorted by weight and trimmed to
-        ``n_tokens``. A progress bar shows on stderr unless ``quiet``.
+        ``n_tokens``. A progress bar shows on stderr unless ``quiet``. A list is split and
+        counted on ``n_threads`` threads (default :func:`default_threads`); the merge rounds
+        run on one. The vocabulary is the same whatever the number of threads.
         """
+        check_n_threads(n_threads)
         if self._vocabulary is not None:
             raise AlreadyFittedError("the tokenizer can be fitted only once")
         if not isinstance(rearrange_tokens, (bool, np.bool_)):
             raise InvalidParameterError(f"`rearrange_tokens` must be True or False, got {rearrange_tokens!r}")
         vocabulary = fit_corpus(
             self.split_pipeline, corpus, n_tokens=self.n_tokens, n_candidates=n_candidates, quiet=quiet,
-            split_mode=split_mode, description=f"{type(self).__name__}.fit",
+            split_mode=split_mode, description=f"{type(self).__name__}.fit", n_threads=n_threads or default_threads(),
         )
         if rearrange_tokens and vocabulary.n_merged:
             vocabulary = vocabulary.rearranged(self.n_tokens, classic=self.variant == CLASSIC)
@@ -450,7 +454,11 @@ class UBPEBase:
                     return encodings[0]
         chosen = self.encoder(encoder, **options)
         encodings = encode_documents(chosen, self.split_pipeline.split(doc, mode=split_mode), top_n)[0]
-        return encodings if rerank is None else reorder(encodings, rerank, vocabulary=self.vocabulary)
+        if rerank is None:
+            return encodings
+        from .encoders.rerank import rerank as reorder
+
+        return reorder(encodings, rerank, vocabulary=self.vocabulary)
 
     def _text_path(self, encoder: str | None = None, **options: Any) -> Any:
         """The :class:`_TextPath` of the encoder ``encoder`` (built once per encoder), or
@@ -483,12 +491,16 @@ class UBPEBase:
         """
         if isinstance(encoding, str) and encoding == "best":
             encoding = self.encode(doc, split_mode=split_mode)[0][0]
+        from .encoders.ambiguity import DocumentLattice
+
         parts = self.split_pipeline.split(doc, mode=split_mode).parts(0)
         return DocumentLattice(self.vocabulary, parts, weights, temperature).ambiguity(encoding)
 
     def token_frequencies(self) -> np.ndarray:
         """Per id, the smoothed share of training documents holding it (from the idf weights;
         base ids: 1): what ``rerank="mean_frequency"`` averages."""
+        from .encoders.rerank import document_frequencies
+
         return document_frequencies(self.vocabulary)
 
     def encode_batch(

@@ -122,14 +122,14 @@ cdef class PairMerger:
     cdef vector[id_t] pair_left
     cdef vector[id_t] pair_right
     cdef vector[count_t] occurrences
-    cdef vector[count_t] documents  # cached count of documents, valid while known[pair]
-    cdef vector[bint] documents_known
+    cdef vector[count_t] documents  # cached count of documents; -1: to be counted again
     cdef vector[vector[int32_t]] positions
-    cdef vector[int64_t] touched_in_round
-    cdef vector[int64_t] seen_in_round
+    cdef vector[int32_t] touched_in_round  # (rounds create tokens: fewer than 2**31)
+    cdef vector[int32_t] seen_in_round
     cdef vector[int64_t] doc_mark  # per document: the last scan that counted it
     cdef int64_t scan_number
     cdef vector[HeapEntry] heap
+    cdef Py_ssize_t heap_limit  # past this size the heap drops its stale entries (_compact)
     cdef vector[int32_t] touched
     cdef int64_t round_number
     # the result, in creation order
@@ -202,6 +202,15 @@ cdef class PairMerger:
         cdef vector[int64_t] part_start, part_end  # where each distinct part is in ``tokens``
         cdef const id_t* data = &tokens[0] if tokens.shape[0] else NULL
         cdef int64_t* slot
+        if counted:  # distinct parts already: every vector's final size is known
+            self.symbol.reserve(tokens.shape[0])
+            self.prev.reserve(tokens.shape[0])
+            self.next.reserve(tokens.shape[0])
+            self.part_of.reserve(tokens.shape[0])
+            self.part_weight.reserve(offsets.shape[0] - 1)
+            self.part_docs.reserve(offsets.shape[0] - 1)
+            self.part_mark.reserve(offsets.shape[0] - 1)
+            self.part_lengths.reserve(offsets.shape[0] - 1)
         for k in range(offsets.shape[0] - 1):
             length = offsets[k + 1] - offsets[k]
             slot = run_slot(distinct, data + offsets[k], length, data, part_start.data(),
@@ -214,6 +223,8 @@ cdef class PairMerger:
             else:
                 part = <int32_t>(slot[0] - 1)
             self.part_weight[part] += weights[k] if counted else 1
+            if counted and self.part_docs[part].empty():
+                self.part_docs[part].reserve(doc_offsets[k + 1] - doc_offsets[k])
             for j in range(doc_offsets[k] if counted else k, doc_offsets[k + 1] if counted else k + 1):
                 if self.part_docs[part].empty() or self.part_docs[part].back() != doc_of_part[j]:
                     self.part_docs[part].push_back(doc_of_part[j])
@@ -222,6 +233,7 @@ cdef class PairMerger:
                 self._add(self.symbol[i], self.symbol[i + 1], i)
         for pair in range(<int32_t>self.pair_left.size()):
             self._push(pair)
+        self.heap_limit = max(2 * <Py_ssize_t>self.heap.size(), 4096)
         self.touched.clear()
         return 0
 
@@ -251,8 +263,7 @@ cdef class PairMerger:
             self.pair_left.push_back(left)
             self.pair_right.push_back(right)
             self.occurrences.push_back(0)
-            self.documents.push_back(0)
-            self.documents_known.push_back(False)
+            self.documents.push_back(-1)
             self.positions.push_back(vector[int32_t]())
             self.touched_in_round.push_back(-1)
             self.seen_in_round.push_back(-1)
@@ -263,29 +274,29 @@ cdef class PairMerger:
         return self.occurrences[number - 1] if number > 0 else 0
 
     cdef inline int _touch(self, int32_t pair) except -1 nogil:
-        if self.touched_in_round[pair] != self.round_number:
-            self.touched_in_round[pair] = self.round_number
+        if self.touched_in_round[pair] != <int32_t>self.round_number:
+            self.touched_in_round[pair] = <int32_t>self.round_number
             self.touched.push_back(pair)
         return 0
 
     cdef int _add(self, id_t left, id_t right, int32_t position) except -1 nogil:
         cdef int32_t pair = self._pair_number(left, right)
         self.occurrences[pair] += self.part_weight[self.part_of[position]]
-        self.documents_known[pair] = False
+        self.documents[pair] = -1
         self.positions[pair].push_back(position)
         self._touch(pair)
         return 0
 
     cdef int _remove(self, int32_t pair, count_t weight) except -1 nogil:
         self.occurrences[pair] -= weight
-        self.documents_known[pair] = False
+        self.documents[pair] = -1
         self._touch(pair)
         return 0
 
     cdef count_t _documents_of(self, int32_t pair) noexcept nogil:
         """Documents holding the pair: those of the distinct parts at its valid positions
         (stale positions are dropped from the list on the way)."""
-        if self.documents_known[pair]:
+        if self.documents[pair] >= 0:
             return self.documents[pair]
         cdef vector[int32_t]* where = &self.positions[pair]
         cdef id_t a = self.pair_left[pair], b = self.pair_right[pair]
@@ -312,7 +323,6 @@ cdef class PairMerger:
                     count += 1
         where.resize(kept)
         self.documents[pair] = count
-        self.documents_known[pair] = True
         return count
 
     # -- the candidate heap -------------------------------------------------------------------
@@ -331,6 +341,11 @@ cdef class PairMerger:
         return entry.occurrences > 0 and entry.occurrences == self.occurrences[entry.pair]
 
     # -- one round ----------------------------------------------------------------------------
+
+    @property
+    def n_pairs(self):
+        """Distinct pairs seen so far (occurring or not)."""
+        return <Py_ssize_t>self.pair_left.size()
 
     def step(self, int n_candidates):
         """Run one round; returns how many pairs it merged (0: no pair is left).
@@ -366,13 +381,13 @@ cdef class PairMerger:
         #    yields them by occurrences), so that ties at the boundary are all seen
         while not self.heap.empty():
             entry = self.heap[0]
-            if not self._is_current(entry) or self.seen_in_round[entry.pair] == self.round_number:
+            if not self._is_current(entry) or self.seen_in_round[entry.pair] == <int32_t>self.round_number:
                 self._pop()
                 continue
             if <int>popped.size() >= n_candidates and entry.occurrences < popped.back().occurrences:
                 break
             self._pop()
-            self.seen_in_round[entry.pair] = self.round_number
+            self.seen_in_round[entry.pair] = <int32_t>self.round_number
             candidate.occurrences = entry.occurrences
             candidate.documents = 0
             candidate.left = self.pair_left[entry.pair]
@@ -434,11 +449,32 @@ cdef class PairMerger:
         for i in range(taken.size()):
             self._merge(taken[i], self._target_of(taken[i]))
 
-        # 4. every pair whose statistics changed goes back to the heap
+        # 4. every pair whose statistics changed goes back to the heap; a pair left with no
+        #    occurrence has only stale positions: free them
         for i in range(self.touched.size()):
             if self.occurrences[self.touched[i]] > 0:
                 self._push(self.touched[i])
+            else:
+                self._forget_positions(self.touched[i])
+        if <Py_ssize_t>self.heap.size() > self.heap_limit:
+            self._compact()
         return <int>taken.size()
+
+    cdef int _compact(self) except -1 nogil:
+        """Rebuild the heap with one entry per pair that occurs: stale entries (every round
+        pushes the pairs it touched again) would otherwise make it grow with the merges, not
+        with the pairs. Candidates are chosen by their keys alone, never by the heap's layout,
+        so the fit is unchanged."""
+        cdef vector[HeapEntry] fresh
+        cdef int32_t pair
+        self.heap.swap(fresh)  # frees the old entries' memory when ``fresh`` goes
+        fresh.clear()
+        fresh.shrink_to_fit()
+        for pair in range(<int32_t>self.occurrences.size()):
+            if self.occurrences[pair] > 0:
+                self._push(pair)
+        self.heap_limit = max(2 * <Py_ssize_t>self.heap.size(), 4096)
+        return 0
 
     cdef id_t _target_of(self, int32_t pair) except -1 nogil:
         """The token ``pair`` becomes: a new one, or with unique pieces maybe an old one."""
@@ -524,9 +560,12 @@ cdef class PairMerger:
             if after >= 0:
                 self._add(token, self.symbol[after], p)
         # no occurrence of the pair can form again: its positions are no longer needed
-        self.positions[pair].clear()
-        self.positions[pair].shrink_to_fit()
+        self._forget_positions(pair)
         return 0
+
+    cdef inline void _forget_positions(self, int32_t pair) noexcept nogil:
+        cdef vector[int32_t] empty
+        self.positions[pair].swap(empty)  # (shrink_to_fit may keep the memory)
 
     # -- results ------------------------------------------------------------------------------
 

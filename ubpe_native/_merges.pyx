@@ -29,19 +29,25 @@ costs one hash lookup.
 """
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libcpp.mutex cimport mutex
+from libc.string cimport memcpy
+from libcpp.shared_mutex cimport shared_mutex
 from libcpp.string cimport string
 from libcpp.unordered_map cimport unordered_map
 from libcpp.utility cimport pair
 from libcpp.vector cimport vector
 from cython.operator cimport dereference as deref
+from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.long cimport PyLong_FromLong
+from cpython.ref cimport Py_INCREF
 
 import numpy as np
 
 from ubpe_native._chain cimport chain_init, chain_merge
-from ubpe_native._checks cimport check_ids, check_offsets
+from ubpe_native._checks cimport as_array, check_ids, check_offsets
 from ubpe_native._flat_map cimport FlatMap, pack_key
 from ubpe_native._heap cimport heap_pop, heap_push
+from ubpe_native._pretokenize cimport (class_t, document_flags, document_starts, flag_table, holds_flagged,
+                                       split_document)
 from ubpe_native._typedefs cimport id_t
 from ubpe_native._shared cimport id_array, utf8_length
 
@@ -54,10 +60,29 @@ cdef uint64_t LOW_HALF = 0xFFFFFFFFULL
 cdef size_t CACHE_LIMIT = 1 << 18
 # Longer words (a whole sentencepiece-style text, say) are not cached.
 cdef Py_ssize_t CACHE_MAX_WORD = 256
+# Cache look-ups share the lock for this many words at most, then let a writer in.
+cdef Py_ssize_t SHARED_RUN = 256
+
+
+cdef struct Scratch:
+    # working space of the merge loop, shared by the words of one call
+    vector[id_t] token_at
+    vector[int32_t] next_node
+    vector[int32_t] prev_node
+    vector[int64_t] node_start
+    vector[uint64_t] heap
+    vector[id_t] word_out
 
 
 cdef enum:
     HEAP_ARITY = 4  # the shared d-ary heap (heap.h), 4-ary as in _ranked
+
+# encode_texts: what became of each document
+cdef enum:
+    DOC_ENCODED = 0
+    DOC_SKIPPED = 1  # the caller asked for it (``skip``)
+    DOC_FLAGGED = 2  # it holds a code point of the ``flagged`` table
+cdef uint8_t BLANK = 0x20
 
 
 cdef inline bint lower_key(const uint64_t& a, const uint64_t& b) noexcept nogil:
@@ -72,6 +97,31 @@ cdef inline uint64_t unit_key(const uint8_t* s, Py_ssize_t n) noexcept nogil:
     for k in range(n):
         key |= <uint64_t>s[k] << (8 * k)
     return key
+
+
+def id_lists(ids, offsets):
+    """The flat ``ids`` of a batch call as one list per document (document ``d``'s are
+    ``ids[offsets[d]:offsets[d + 1]]``), built at once: what ``tolist`` and slices give.
+
+    >>> id_lists(np.array([7, 8, 9], np.int32), np.array([0, 2, 2, 3]))
+    [[7, 8], [], [9]]
+    """
+    cdef const id_t[::1] flat = as_array(ids, np.int32, "ids")
+    cdef const int64_t[::1] cuts = as_array(offsets, np.int64, "offsets")
+    check_offsets(cuts, flat.shape[0], "offsets")
+    cdef Py_ssize_t n_docs = cuts.shape[0] - 1, d, k
+    cdef int64_t start
+    out = PyList_New(n_docs)
+    for d in range(n_docs):
+        start = cuts[d]
+        doc = PyList_New(cuts[d + 1] - start)
+        for k in range(cuts[d + 1] - start):
+            item = PyLong_FromLong(flat[start + k])
+            Py_INCREF(item)  # SET_ITEM takes the reference that ``item`` gives back
+            PyList_SET_ITEM(doc, k, item)
+        Py_INCREF(doc)
+        PyList_SET_ITEM(out, d, doc)
+    return out
 
 
 def pack_units(units):
@@ -114,7 +164,9 @@ cdef class PairMerges:
     cdef id_t byte_fallback[256]
     cdef unordered_map[string, id_t] whole
     cdef unordered_map[string, vector[id_t]] cache
-    cdef mutex cache_lock  # encode may run in several threads at once (it releases the GIL)
+    # encode may run in several threads at once (it releases the GIL): look-ups share the lock,
+    # inserts take it alone
+    cdef shared_mutex cache_lock
 
     def __init__(self, id_t n_ids, const id_t[::1] left not None, const id_t[::1] right not None,
                  const id_t[::1] result not None, const int64_t[::1] rank not None,
@@ -194,6 +246,73 @@ cdef class PairMerges:
                 self._encode_words(&data[0], &bounds[0], n_words, out)
         return id_array(out)
 
+    def encode_texts(self, const uint8_t[::1] data not None, char_lengths,
+                     const class_t[::1] classes not None, int pattern, *, bint single_digits=False,
+                     bint prefix_space=False, flagged=None, skip=None):
+        """Split and encode many documents in one call without the GIL (``encode_batch``).
+
+        ``data``: the documents' UTF-8 bytes back to back, ``char_lengths``: each one's length
+        in code points. Each document is split by a preset ``pattern`` of `_pretokenize` (every
+        number code point cut out on its own with ``single_digits``; a blank put in front of a
+        non-empty one that has none with ``prefix_space``, as HF's ``ByteLevel`` does) and its
+        pieces encoded as by `encode`. A document is left out (no ids; its status says why) if
+        ``skip[d]`` is non-zero, or if it holds a code point ``cp`` with ``flagged[cp]``
+        non-zero (a table of 0x110000 entries that flags no ASCII code point): the caller
+        encodes those another way.
+
+        Returns ``(ids, offsets, status)``: document ``d``'s ids are
+        ``ids[offsets[d]:offsets[d + 1]]``; ``status[d]`` is 0 (encoded), 1 (skipped) or 2
+        (flagged).
+        """
+        cdef const int64_t[::1] starts = document_starts(data, char_lengths, classes.shape[0], pattern)
+        cdef Py_ssize_t n_docs = starts.shape[0] - 1
+        cdef const uint8_t[::1] skip_view = document_flags(skip, n_docs, "skip")
+        flagged = flag_table(flagged)
+        cdef const uint8_t[::1] flagged_view
+        cdef const uint8_t* flagged_table = NULL
+        if flagged is not None:
+            flagged_view = flagged
+            flagged_table = &flagged_view[0]
+        offsets = np.zeros(n_docs + 1, dtype=np.int64)
+        status = np.zeros(n_docs, dtype=np.uint8)
+        cdef int64_t[::1] offset_view = offsets
+        cdef uint8_t[::1] status_view = status
+        cdef vector[id_t] out
+        if n_docs:
+            with nogil:
+                self._encode_texts(&data[0] if data.shape[0] else NULL, &starts[0], n_docs, &classes[0],
+                                   pattern, single_digits, prefix_space, flagged_table, &skip_view[0],
+                                   out, &offset_view[0], &status_view[0])
+        return id_array(out), offsets, status
+
+    cdef int _encode_texts(self, const uint8_t* data, const int64_t* starts, Py_ssize_t n_docs,
+                           const class_t* classes, int pattern, bint single_digits,
+                           bint prefix_space, const uint8_t* flagged, const uint8_t* skip,
+                           vector[id_t]& out, int64_t* offsets, uint8_t* status) except -1 nogil:
+        # growing containers raise MemoryError (``except -1``)
+        cdef vector[int64_t] bounds, scratch
+        cdef vector[uint8_t] spaced  # a document with the blank put in front
+        cdef Py_ssize_t d, n
+        cdef const uint8_t* s
+        for d in range(n_docs):
+            s = data + starts[d]
+            n = starts[d + 1] - starts[d]
+            if skip[d]:
+                status[d] = DOC_SKIPPED
+            elif flagged != NULL and holds_flagged(s, n, flagged):
+                status[d] = DOC_FLAGGED
+            elif n:
+                if prefix_space and s[0] != BLANK:
+                    spaced.resize(n + 1)
+                    spaced[0] = BLANK
+                    memcpy(&spaced[1], s, n)
+                    s = spaced.data()
+                    n += 1
+                split_document(s, n, classes, pattern, single_digits, bounds, scratch)
+                self._encode_words(s, bounds.data(), <Py_ssize_t>bounds.size() - 1, out)
+            offsets[d + 1] = out.size()
+        return 0
+
     def clear_cache(self):
         """Forget the cached words."""
         with nogil:
@@ -207,45 +326,58 @@ cdef class PairMerges:
 
     cdef int _encode_words(self, const uint8_t* data, const int64_t* bounds, Py_ssize_t n_words,
                            vector[id_t]& out) except -1 nogil:
-        # growing containers raise MemoryError (``except -1``); the cache lock is released first
-        cdef vector[id_t] token_at
-        cdef vector[int32_t] next_node, prev_node
-        cdef vector[int64_t] node_start
-        cdef vector[uint64_t] heap
-        cdef vector[id_t] word_out
-        cdef Py_ssize_t w, length
-        cdef bint cached
+        """Append the ids of every word to ``out``, through the cache of whole words. A run of
+        look-ups takes the lock once (shared: other threads look up at the same time); a word
+        not in the cache is merged without it, then stored under the lock alone. Growing
+        containers raise MemoryError (``except -1``), the lock released first."""
+        cdef Scratch scratch
+        cdef Py_ssize_t w, length, run = 0
+        cdef bint shared = False
         cdef string key
-        for w in range(n_words):
-            length = bounds[w + 1] - bounds[w]
-            if length == 0:
-                continue
-            if length > CACHE_MAX_WORD:
-                self._merge_word(data + bounds[w], length, out, token_at, next_node, prev_node,
-                                 node_start, heap)
-                continue
-            key.assign(<const char*>data + bounds[w], length)
-            self.cache_lock.lock()
-            try:
+        try:
+            for w in range(n_words):
+                length = bounds[w + 1] - bounds[w]
+                if length == 0:
+                    continue
+                if length > CACHE_MAX_WORD:
+                    if shared:
+                        self.cache_lock.unlock_shared()
+                        shared = False
+                    self._merge_word(data + bounds[w], length, out, scratch)
+                    continue
+                key.assign(<const char*>data + bounds[w], length)
+                if not shared:
+                    self.cache_lock.lock_shared()
+                    shared = True
+                    run = 0
                 found = self.cache.find(key)
-                cached = found != self.cache.end()
-                if cached:
+                if found != self.cache.end():
                     out.insert(out.end(), deref(found).second.begin(), deref(found).second.end())
-            finally:
-                self.cache_lock.unlock()
-            if cached:
-                continue
-            word_out.clear()
-            self._merge_word(data + bounds[w], length, word_out, token_at, next_node, prev_node,
-                             node_start, heap)
-            out.insert(out.end(), word_out.begin(), word_out.end())
-            self.cache_lock.lock()
-            try:
-                if self.cache.size() >= CACHE_LIMIT:
-                    self.cache.clear()
-                self.cache.insert(pair[string, vector[id_t]](key, word_out))
-            finally:
-                self.cache_lock.unlock()
+                    run += 1
+                    if run == SHARED_RUN:
+                        self.cache_lock.unlock_shared()
+                        shared = False
+                    continue
+                self.cache_lock.unlock_shared()
+                shared = False
+                scratch.word_out.clear()
+                self._merge_word(data + bounds[w], length, scratch.word_out, scratch)
+                out.insert(out.end(), scratch.word_out.begin(), scratch.word_out.end())
+                self._store(key, scratch.word_out)
+        finally:
+            if shared:
+                self.cache_lock.unlock_shared()
+        return 0
+
+    cdef int _store(self, const string& key, const vector[id_t]& ids) except -1 nogil:
+        """Cache a word's ids (the lock taken alone)."""
+        self.cache_lock.lock()
+        try:
+            if self.cache.size() >= CACHE_LIMIT:
+                self.cache.clear()
+            self.cache.insert(pair[string, vector[id_t]](key, ids))
+        finally:
+            self.cache_lock.unlock()
         return 0
 
     cdef inline int _push(self, vector[uint64_t]& heap, const vector[id_t]& token_at,
@@ -260,6 +392,11 @@ cdef class PairMerges:
         return 0
 
     cdef int _merge_word(self, const uint8_t* word, Py_ssize_t length, vector[id_t]& out,
+                         Scratch& scratch) except -1 nogil:
+        return self._merge_nodes(word, length, out, scratch.token_at, scratch.next_node,
+                                 scratch.prev_node, scratch.node_start, scratch.heap)
+
+    cdef int _merge_nodes(self, const uint8_t* word, Py_ssize_t length, vector[id_t]& out,
                           vector[id_t]& token_at, vector[int32_t]& next_node,
                           vector[int32_t]& prev_node, vector[int64_t]& node_start,
                           vector[uint64_t]& heap) except -1 nogil:

@@ -22,7 +22,7 @@ documents already counted).
 (3, 2)
 """
 
-from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
 import numpy as np
@@ -30,6 +30,7 @@ import numpy as np
 from ubpe_native._checks cimport check_offsets
 from ubpe_native._distinct cimport run_slot
 from ubpe_native._flat_map cimport FlatMap
+from ubpe_native._pretokenize cimport check_split_arguments, check_utf8, class_t, decode_utf8, piece_end
 from ubpe_native._typedefs cimport count_t, id_t
 
 
@@ -48,6 +49,7 @@ cdef class PartCounter:
     cdef FlatMap index  # content hash -> part + 1
     # set while an add() runs: an add cut short (MemoryError) leaves the counts incomplete
     cdef bint unfinished
+    cdef bint released  # exported with release=True: the counts are gone
 
     def __init__(self):
         self.starts.push_back(0)
@@ -102,7 +104,97 @@ cdef class PartCounter:
                 self._add_parts(tokens, offsets, docs, n_docs)
         self.unfinished = False
 
+    def add_text(self, const uint8_t[::1] data not None, const int64_t[::1] doc_chars not None,
+                 const class_t[::1] classes not None, int pattern, const id_t[::1] table not None):
+        """Count the documents of UTF-8 ``data`` as a fit sees them, split by a native pattern
+        (``_pretokenize``) without the GIL: every piece of two characters or more is a part,
+        the ids of its characters ``table[code point]``. Document ``d`` is the characters
+        ``doc_chars[d]:doc_chars[d + 1]`` of ``data``.
+
+        Returns -1, or (nothing counted) the index in ``data``'s characters of the first
+        character whose id is unknown (beyond ``table`` or negative there).
+
+        >>> import numpy as np
+        >>> from ubpe.splitting import split_classes
+        >>> counter = PartCounter()
+        >>> table = np.array([-1] * 97 + [0, 1, -1], np.int32)   # a -> 0, b -> 1
+        >>> chars = np.array([0, 2, 5, 7])                     # "ab", "bab", "ab"
+        >>> counter.add_text(np.frombuffer(b"abbabab", np.uint8), chars, split_classes(), 5, table)
+        -1
+        >>> tokens, offsets, weights, _, _ = counter.export()
+        >>> tokens.tolist(), offsets.tolist(), weights.tolist(), counter.n_docs
+        ([0, 1, 1, 0, 1], [0, 2, 5], [2, 1], 3)
+        >>> counter.add_text(np.frombuffer(b"abc", np.uint8), np.array([0, 3]), split_classes(), 5, table)
+        2
+        """
+        check_split_arguments(classes.shape[0], pattern)
+        check_utf8(data)
+        cdef Py_ssize_t n_docs = doc_chars.shape[0] - 1, d, i = 0, chars = 0, width, unknown = -1
+        cdef Py_ssize_t n = data.shape[0], n_table = table.shape[0]
+        cdef uint32_t cp
+        cdef vector[int64_t] doc_bytes
+        if n_docs < 0 or doc_chars[0] != 0:
+            raise ValueError("doc_chars must start at 0")
+        for d in range(n_docs):
+            if doc_chars[d + 1] < doc_chars[d]:
+                raise ValueError("doc_chars must be ascending")
+        if self.n_docs + n_docs >= 2 ** 31:
+            raise ValueError("n_docs must be in 0..2**31 - 1 documents in all")
+        self._check_finished()
+        doc_bytes.resize(n_docs + 1)
+        with nogil:  # documents' byte offsets, and every character known
+            d = 0
+            while i < n:
+                while d <= n_docs and doc_chars[d] == chars:
+                    doc_bytes[d] = i
+                    d += 1
+                cp = decode_utf8(&data[0], i, &width)
+                if unknown < 0 and (cp >= <uint32_t>n_table or table[cp] < 0):
+                    unknown = chars
+                i += width
+                chars += 1
+            while d <= n_docs and doc_chars[d] == chars:
+                doc_bytes[d] = i
+                d += 1
+        if d != n_docs + 1 or doc_chars[n_docs] != chars:
+            raise ValueError(f"doc_chars must end at the {chars} characters of data")
+        if unknown >= 0:
+            return unknown
+        self.unfinished = True
+        with nogil:
+            self._add_text(&data[0] if n else NULL, doc_bytes, &classes[0], pattern, &table[0])
+        self.unfinished = False
+        return -1
+
+    cdef int _add_text(self, const uint8_t* data, vector[int64_t]& doc_bytes, const class_t* classes,
+                       int pattern, const id_t* table) except -1 nogil:
+        cdef Py_ssize_t d, i, j, end, n, width
+        cdef const uint8_t* s
+        cdef vector[id_t] run
+        cdef int32_t part, doc
+        for d in range(<Py_ssize_t>doc_bytes.size() - 1):
+            doc = <int32_t>self.doc_start.size() - 1
+            s = data + doc_bytes[d]
+            n = doc_bytes[d + 1] - doc_bytes[d]
+            i = 0
+            while i < n:
+                end = piece_end(s, n, i, classes, pattern)
+                run.clear()
+                j = i
+                while j < end:
+                    run.push_back(table[decode_utf8(s, j, &width)])
+                    j += width
+                if run.size() >= 2:  # one-character pieces hold no pair (and gaps are one)
+                    part = self._find_run(run.data(), run.size())
+                    self.weights[part] += 1
+                    self._add_entry(part, doc)
+                i = end
+            self.doc_start.push_back(self.entry_part.size())
+        return 0
+
     cdef int _check_finished(self) except -1:
+        if self.released:
+            raise ValueError("this counter was exported with release=True: its counts are gone")
         if self.unfinished:
             raise MemoryError("an earlier add() ran out of memory: this counter's counts are "
                               "incomplete; start a new PartCounter")
@@ -158,7 +250,10 @@ cdef class PartCounter:
 
     cdef int32_t _find(self, const id_t[::1] tokens, Py_ssize_t start, Py_ssize_t length) except -1 nogil:
         """The distinct part equal to ``tokens[start:start + length]`` (created if new)."""
-        cdef const id_t* run = &tokens[0] + start if tokens.shape[0] else NULL
+        return self._find_run(&tokens[0] + start if tokens.shape[0] else NULL, length)
+
+    cdef int32_t _find_run(self, const id_t* run, Py_ssize_t length) except -1 nogil:
+        """The distinct part equal to ``run[:length]`` (created if new)."""
         cdef int64_t* slot = run_slot(self.index, run, length, self.symbols.data(),
                                       self.starts.data(), self.starts.data() + 1)
         cdef int32_t part
@@ -178,15 +273,42 @@ cdef class PartCounter:
             self.entry_part.push_back(part)
         return 0
 
-    def export(self):
+    def export(self, bint release=False):
         """``(tokens, offsets, weights, doc_offsets, docs)`` of the distinct parts, in order
-        of first occurrence; part ``k``'s documents are ``docs[doc_offsets[k]:doc_offsets[k+1]]``."""
+        of first occurrence; part ``k``'s documents are ``docs[doc_offsets[k]:doc_offsets[k+1]]``.
+
+        With ``release`` the counter frees each of its own arrays once copied (so the counts
+        and the counter are never held whole together) and can no longer be used.
+
+        >>> import numpy as np
+        >>> counter = PartCounter()
+        >>> counter.add(np.array([0, 1], np.int32), np.array([0, 2]), np.array([0], np.int32), 1)
+        >>> counter.export(release=True)[2].tolist()
+        [1]
+        >>> counter.export()
+        Traceback (most recent call last):
+        ...
+        ValueError: this counter was exported with release=True: its counts are gone
+        """
         self._check_finished()
         cdef Py_ssize_t n = self.weights.size(), k, e
         cdef int32_t d
+        if release:
+            self.released = True
+            self.index = FlatMap()
+            self.last_doc.clear()
+            self.last_doc.shrink_to_fit()  # (libstdc++ frees an emptied vector's memory here)
         tokens = np.asarray(<id_t[:self.symbols.size()]>self.symbols.data()).copy() if self.symbols.size() else np.zeros(0, np.int32)
+        if release:
+            self.symbols.clear()
+            self.symbols.shrink_to_fit()
         offsets = np.asarray(<int64_t[:n + 1]>self.starts.data()).copy()
         weights = np.asarray(<count_t[:n]>self.weights.data()).copy() if n else np.zeros(0, np.int64)
+        if release:
+            self.starts.clear()
+            self.starts.shrink_to_fit()
+            self.weights.clear()
+            self.weights.shrink_to_fit()
         doc_offsets = np.zeros(n + 1, dtype=np.int64)
         docs = np.empty(self.entry_part.size(), dtype=np.int32)
         cdef int64_t[::1] doc_offsets_view = doc_offsets
@@ -202,4 +324,8 @@ cdef class PartCounter:
                 for e in range(self.doc_start[d], self.doc_start[d + 1]):
                     docs_view[fill[self.entry_part[e]]] = d
                     fill[self.entry_part[e]] += 1
+        if release:
+            self.entry_part.clear()
+            self.entry_part.shrink_to_fit()
         return tokens, offsets, weights, doc_offsets, docs
+

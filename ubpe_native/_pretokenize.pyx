@@ -20,16 +20,18 @@ data is well-formed UTF-8 first (``check_utf8``): the scanner decodes without bo
 ``DON'T``, `` say``, `` ʰ``, ``AB``, ``!\\n/`` (cl100k: ``DON``, ``'T``, `` say``, `` ʰAB``, ...).
 """
 
-from libc.stdint cimport int64_t, uint8_t, uint32_t
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 from libcpp.vector cimport vector
 
 import numpy as np
 
+from ubpe_native._checks cimport as_array
+
 cdef Py_ssize_t N_CODE_POINTS = 0x110000
 # class bits of a code point (low byte) ...
 cdef class_t LETTER = 1  # \p{L}
-cdef class_t NUMBER = 2  # \p{N}
+cdef class_t NUMBER = CLASS_NUMBER  # \p{N}
 cdef class_t SPACE = 4  # \s
 cdef class_t NEWLINE = 8  # \r or \n
 cdef class_t UPPER = 16  # [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] (o200k)
@@ -46,6 +48,7 @@ cdef class_t OTHER_BITS = LETTER | NUMBER | SPACE
 cdef uint32_t APOSTROPHE = 0x27
 cdef uint32_t BLANK = 0x20
 cdef uint8_t CR = 0x0D, LF = 0x0A, SLASH = 0x2F
+cdef uint64_t ASCII_MASK = 0x8080808080808080ULL  # the high bit of 8 bytes
 
 
 cdef check_split_arguments(Py_ssize_t n_classes, int pattern):
@@ -104,23 +107,6 @@ cdef int check_utf8(const uint8_t[::1] data) except -1:
     if at >= 0:
         raise ValueError(f"data is not valid UTF-8 (malformed sequence at byte {at})")
     return 0
-
-
-cdef inline uint32_t decode_utf8(const uint8_t* s, Py_ssize_t i, Py_ssize_t* width) noexcept nogil:
-    """The code point at byte ``i`` of valid UTF-8 (Python produced it) and its width."""
-    cdef uint8_t b = s[i]
-    if b < 0x80:
-        width[0] = 1
-        return b
-    if b < 0xE0:
-        width[0] = 2
-        return ((b & 0x1F) << 6) | (s[i + 1] & 0x3F)
-    if b < 0xF0:
-        width[0] = 3
-        return ((b & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F)
-    width[0] = 4
-    return (((b & 0x07) << 18) | ((s[i + 1] & 0x3F) << 12) | ((s[i + 2] & 0x3F) << 6)
-            | (s[i + 3] & 0x3F))
 
 
 cdef inline int fold_letter(uint32_t cp, class_t cls, int pattern) noexcept nogil:
@@ -390,6 +376,119 @@ cdef void split_pieces(const uint8_t* s, Py_ssize_t n, const class_t* classes, i
     while i < n:
         i = piece_end(s, n, i, classes, pattern)
         bounds.push_back(i)
+
+
+cdef object document_offsets(const uint8_t[::1] data, const int64_t[::1] char_lengths):
+    """Byte offsets (one per document, and the end) of documents back to back in UTF-8 ``data``
+    (checked by the caller) whose lengths in code points are ``char_lengths`` (what Python's
+    ``len`` gives): ValueError unless those are >= 0 and add up to the code points of ``data``."""
+    cdef Py_ssize_t n_docs = char_lengths.shape[0], n = data.shape[0], k, i = 0
+    cdef int64_t count
+    cdef bint fits = True
+    for k in range(n_docs):
+        if char_lengths[k] < 0:
+            raise ValueError(f"char_lengths holds a negative length at {k}")
+    offsets = np.empty(n_docs + 1, dtype=np.int64)
+    cdef int64_t[::1] out = offsets
+    with nogil:
+        out[0] = 0
+        for k in range(n_docs):
+            count = char_lengths[k]
+            while count > 0 and i < n:
+                i += 1
+                while i < n and (data[i] & 0xC0) == 0x80:  # continuation bytes
+                    i += 1
+                count -= 1
+            if count:
+                fits = False
+                break
+            out[k + 1] = i
+    if not fits or i != n:
+        raise ValueError("char_lengths must add up to the number of code points of data")
+    return offsets
+
+
+cdef object document_starts(const uint8_t[::1] data, object char_lengths, Py_ssize_t n_classes,
+                            int pattern):
+    """The checks of a ``def`` that splits documents back to back in ``data`` (``char_lengths``:
+    theirs in code points, any integer array-like) by ``pattern``; their byte offsets."""
+    check_split_arguments(n_classes, pattern)
+    check_utf8(data)
+    return document_offsets(data, as_array(char_lengths, np.int64, "char_lengths"))
+
+
+cdef object document_flags(object values, Py_ssize_t n_docs, str name):
+    """``values`` (one per document, e.g. ``skip``; None: all 0) as a uint8 array, checked."""
+    if values is None:
+        return np.zeros(n_docs, dtype=np.uint8)
+    flags = as_array(values, np.uint8, name)
+    if flags.shape[0] != n_docs:
+        raise ValueError(f"{name} must hold one entry per document ({n_docs}), not {flags.shape[0]}")
+    return flags
+
+
+cdef bint holds_flagged(const uint8_t* s, Py_ssize_t n, const uint8_t* table) noexcept nogil:
+    """Whether valid UTF-8 ``s[:n]`` holds a non-ASCII code point ``cp`` with ``table[cp] != 0``
+    (a table of 0x110000 entries; ASCII is never flagged, see ``flag_table``)."""
+    cdef Py_ssize_t i = 0, width
+    cdef uint64_t eight
+    while i < n:
+        while i + 8 <= n:  # 8 ASCII bytes at a time
+            memcpy(&eight, s + i, 8)
+            if eight & ASCII_MASK:
+                break
+            i += 8
+        if i == n:
+            break
+        if s[i] < 0x80:
+            i += 1
+            continue
+        if table[decode_utf8(s, i, &width)]:
+            return True
+        i += width
+    return False
+
+
+cdef object flag_table(object values):
+    """``values`` as the ``flagged`` table of ``holds_flagged`` (None: no table), checked: one
+    uint8 per code point, none for ASCII."""
+    if values is None:
+        return None
+    table = as_array(values, np.uint8, "flagged")
+    if table.shape[0] != N_CODE_POINTS:
+        raise ValueError("flagged must hold one entry per code point (0x110000)")
+    if table[:0x80].any():
+        raise ValueError("flagged may not flag ASCII code points")
+    return table
+
+
+cdef int split_document(const uint8_t* s, Py_ssize_t n, const class_t* classes, int pattern,
+                        bint single_digits, vector[int64_t]& bounds,
+                        vector[int64_t]& scratch) except -1 nogil:
+    """The pieces of valid UTF-8 ``s[:n]`` into ``bounds`` (0, then every piece's end), as
+    ``split_pieces``; with ``single_digits`` every number code point (``\\p{N}``) is also cut
+    out as a piece of its own (Qwen2's ``\\p{N}`` where Llama 3's pattern has ``\\p{N}{1,3}``).
+    ``scratch`` is working space. Growing either raises MemoryError (``except -1``)."""
+    cdef Py_ssize_t k, i, end, width
+    bounds.reserve(n + 1)  # split_pieces is noexcept: it must find the room it needs
+    split_pieces(s, n, classes, pattern, bounds)
+    if not single_digits:
+        return 0
+    scratch.clear()
+    scratch.push_back(0)
+    for k in range(<Py_ssize_t>bounds.size() - 1):
+        i = bounds[k]
+        end = bounds[k + 1]
+        while i < end:
+            if classes[decode_utf8(s, i, &width)] & CLASS_NUMBER:
+                if i > scratch.back():
+                    scratch.push_back(i)
+                scratch.push_back(i + width)
+            i += width
+        if end > scratch.back():
+            scratch.push_back(end)
+    bounds.swap(scratch)
+    return 0
 
 
 def split_text(const uint8_t[::1] data not None, const class_t[::1] classes not None, int pattern):

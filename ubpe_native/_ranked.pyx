@@ -35,7 +35,8 @@ from ubpe_native._chain cimport chain_init, chain_merge
 from ubpe_native._checks cimport check_ids, check_offsets
 from ubpe_native._flat_map cimport FlatMap, pack_key
 from ubpe_native._heap cimport heap_pop, heap_push
-from ubpe_native._pretokenize cimport check_split_arguments, check_utf8, class_t, split_pieces
+from ubpe_native._pretokenize cimport (check_split_arguments, check_utf8, class_t, document_flags,
+                                       document_starts, split_document, split_pieces)
 from ubpe_native._typedefs cimport id_t
 
 # Multiplier of the polynomial hash of id runs (odd, so multiplication is a bijection mod 2**64).
@@ -413,3 +414,50 @@ cdef class MergeTable:
             return run[0] if 0 <= run[0] < self.n_base else NO_TOKEN
         cdef id_t token = self._find(&run[0], run.shape[0])
         return self._representative(token) if token != NO_TOKEN else NO_TOKEN
+
+    # -- many documents at once (encode_batch) ------------------------------------------------
+
+    def encode_texts(self, const uint8_t[::1] data not None, char_lengths,
+                     const class_t[::1] classes not None, int pattern, skip=None):
+        """`encode_text` of many documents in one call without the GIL: ``data`` holds their
+        UTF-8 bytes back to back, ``char_lengths`` each one's length in code points. A document
+        with ``skip[d]`` non-zero is left out (no tokens: the caller encodes it another way).
+        Returns ``(tokens, offsets)``: document ``d``'s tokens are
+        ``tokens[offsets[d]:offsets[d + 1]]``."""
+        if self.n_base < N_BYTE_VALUES:
+            raise ValueError("byte-level encoding needs a vocabulary over the 256 byte values")
+        cdef const int64_t[::1] starts = document_starts(data, char_lengths, classes.shape[0], pattern)
+        cdef Py_ssize_t n_docs = starts.shape[0] - 1, n = data.shape[0], i
+        cdef const uint8_t[::1] skip_view = document_flags(skip, n_docs, "skip")
+        out = np.empty(n, dtype=np.int32)  # a token per byte at most
+        offsets = np.zeros(n_docs + 1, dtype=np.int64)
+        cdef id_t[::1] tokens = out
+        cdef int64_t[::1] offset_view = offsets
+        cdef vector[id_t] symbols
+        cdef Py_ssize_t n_out = 0
+        if n == 0:
+            return out, offsets
+        symbols.resize(n)  # with the GIL: MemoryError
+        with nogil:
+            for i in range(n):
+                symbols[i] = data[i]
+            n_out = self._encode_documents(&data[0], symbols.data(), &starts[0], n_docs, &classes[0],
+                                           pattern, &skip_view[0], &tokens[0], &offset_view[0])
+        return out[:n_out], offsets
+
+    cdef Py_ssize_t _encode_documents(self, const uint8_t* data, const id_t* symbols,
+                                      const int64_t* starts, Py_ssize_t n_docs, const class_t* classes,
+                                      int pattern, const uint8_t* skip, id_t* tokens,
+                                      int64_t* offsets) except -1 nogil:
+        """Split and encode every document of ``encode_texts`` (``symbols``: ``data`` as ids);
+        how many tokens it wrote."""
+        cdef vector[int64_t] bounds, scratch
+        cdef Py_ssize_t d, n, n_out = 0
+        for d in range(n_docs):
+            n = starts[d + 1] - starts[d]
+            if n and not skip[d]:
+                split_document(data + starts[d], n, classes, pattern, False, bounds, scratch)
+                n_out += self._encode_words(symbols + starts[d], bounds.data(), <Py_ssize_t>bounds.size() - 1,
+                                            tokens + n_out, True, 0.0, 0)
+            offsets[d + 1] = n_out
+        return n_out

@@ -12,12 +12,13 @@ likewise, recursively. A symbol that is no piece (a character no piece spells, o
 ``>= n_ids``: a character that is only part of pieces) becomes the ids of its bytes
 (``byte_fallback``), or the unknown id, one per run of unknown symbols when ``collapse_unk``.
 
-(The module is just over 600 lines: it holds sentencepiece's whole per-text path - `SpmBPE`, the
-C port of the normalizer `SpmNormalizer` with its Darts-clone trie walk, and `SpmPipeline`,
-which runs both over a batch without the GIL and so needs their ``cdef`` methods in one
-compilation unit or behind a ``.pxd``. Splitting the normalizer into its own module with a
-``.pxd`` is the next step if it grows; `SpmBPE`'s merge loop still repeats part of
-`_merges.PairMerges`' and should share `_chain.pxd` helpers with it.)
+Speed: texts are cut into units once (an ASCII byte without a trie walk); with ``split_words``
+the words that ``▁`` starts are merged one by one and cached per `BpeScratch`, which
+`_spm_pipeline.SpmPipeline` keeps from call to call (one per thread that calls it); the working
+vectors are reused from text to text. The pipeline that runs `SpmNormalizer` and the models over many texts is in
+`_spm_pipeline`, behind ``_spm.pxd``. (The module is near 600 lines: `SpmBPE` and the C port of
+the normalizer with its Darts-clone trie walk; the normalizer is the next to move out. The
+merge loop's chain is `_chain.pxd`'s, as in `_merges`.)
 
 >>> import numpy as np
 >>> i32 = lambda *v: np.array(v, np.int32)
@@ -45,13 +46,15 @@ from ubpe_native._flat_map cimport FlatMap, pack_key
 from ubpe_native._heap cimport heap_pop, heap_push
 from ubpe_native._typedefs cimport id_t
 from ubpe_native._shared cimport id_array, utf8_length
-from ubpe_native._unigram cimport UnigramLattice
 
 cdef id_t NO_ID = -1
 cdef id_t UNKNOWN_UNIT = -2
 cdef int64_t MAX_RANK = 0x7FFFFFFF
 cdef uint64_t LOW_HALF = 0xFFFFFFFFULL
 cdef int64_t NOT_A_UNIT = -1
+cdef int64_t WALK = -2  # ascii_unit: a longer (frozen) unit starts with this byte
+cdef Py_ssize_t CACHE_MAX_WORD = 64  # longer words are merged, not cached
+cdef size_t CACHE_LIMIT = 1 << 15  # cached words per scratch (a few MB), then the cache starts over
 
 
 cdef inline bint lower_key(const uint64_t& a, const uint64_t& b) noexcept nogil:
@@ -59,9 +62,14 @@ cdef inline bint lower_key(const uint64_t& a, const uint64_t& b) noexcept nogil:
     return a < b
 
 
+cdef class BpeScratch:
+    """Working memory of `SpmBPE.encode_into`, reused from text to text (one per thread)."""
+
+
 cdef class SpmBPE:
     """``SpmBPE(n_ids, left, right, result, rank, unused, unit_blob, unit_offsets, unit_ids,
-    unit_frozen, expand_ids, expand_offsets, unk_id, byte_fallback, collapse_unk)``:
+    unit_frozen, expand_ids, expand_offsets, unk_id, byte_fallback, collapse_unk,
+    split_words=False)``:
 
     * rule ``k`` merges ``left[k] right[k]`` into ``result[k]`` (an id ``< n_ids``) with
       ``rank[k]`` (the first rule of a pair is kept); ``unused[i]`` marks the unused pieces;
@@ -70,22 +78,12 @@ cdef class SpmBPE:
       piece (matched longest first, frozen);
     * id ``n_ids + j`` (a character that is no piece) is written as
       ``expand_ids[expand_offsets[j]:expand_offsets[j+1]]``;
-    * ``byte_fallback[b]``: the id of byte ``b`` of an unknown character, -1 everywhere for none.
+    * ``byte_fallback[b]``: the id of byte ``b`` of an unknown character, -1 everywhere for none;
+    * ``split_words``: a unit starting with ``▁`` starts a word, and words merge apart (HF's
+      ``Metaspace(split=True)``; for a model whose rules never join a symbol to one starting
+      with ``▁`` and that has no unused pieces, the same ids faster). Words' ids are cached per
+      `BpeScratch` (the pipeline keeps one per thread that calls it).
     """
-
-    cdef readonly id_t n_ids
-    cdef readonly id_t unk_id
-    cdef readonly bint collapse_unk
-    cdef FlatMap pairs  # pair_key -> (rank << 32 | result) + 1
-    cdef FlatMap trie  # node << 8 | byte -> child node, over the units' bytes
-    cdef vector[int64_t] node_unit  # trie node -> unit index, or NOT_A_UNIT
-    cdef vector[id_t] unit_id
-    cdef vector[uint8_t] unit_frozen
-    cdef vector[uint8_t] unused
-    cdef vector[int64_t] expand_offsets
-    cdef vector[id_t] expand_ids
-    cdef id_t byte_fallback[256]
-    cdef bint has_byte_fallback
 
     def __init__(self, id_t n_ids, const id_t[::1] left not None, const id_t[::1] right not None,
                  const id_t[::1] result not None, const int64_t[::1] rank not None,
@@ -93,7 +91,7 @@ cdef class SpmBPE:
                  const int64_t[::1] unit_offsets not None, const id_t[::1] unit_ids not None,
                  const uint8_t[::1] unit_frozen not None, const id_t[::1] expand_ids not None,
                  const int64_t[::1] expand_offsets not None, id_t unk_id,
-                 const id_t[::1] byte_fallback not None, bint collapse_unk):
+                 const id_t[::1] byte_fallback not None, bint collapse_unk, bint split_words=False):
         cdef Py_ssize_t n_rules = left.shape[0], n_units = unit_ids.shape[0], k, j
         cdef Py_ssize_t n_extra = expand_offsets.shape[0] - 1
         if n_ids < 1:
@@ -121,6 +119,7 @@ cdef class SpmBPE:
         self.n_ids = n_ids
         self.unk_id = unk_id
         self.collapse_unk = collapse_unk
+        self.split_words = split_words
         self.has_byte_fallback = False
         for k in range(256):
             if not -1 <= byte_fallback[k] < n_ids:
@@ -128,6 +127,9 @@ cdef class SpmBPE:
             self.byte_fallback[k] = byte_fallback[k]
             self.has_byte_fallback |= byte_fallback[k] >= 0
         self.unused.assign(&unused[0], &unused[0] + n_ids)
+        self.has_unused = False
+        for k in range(n_ids):
+            self.has_unused |= unused[k] != 0
         self.expand_offsets.assign(&expand_offsets[0], &expand_offsets[0] + n_extra + 1)
         if expand_ids.shape[0]:
             self.expand_ids.assign(&expand_ids[0], &expand_ids[0] + expand_ids.shape[0])
@@ -152,32 +154,37 @@ cdef class SpmBPE:
                 self.node_unit[node] = k
         self.unit_id.assign(&unit_ids[0], &unit_ids[0] + n_units) if n_units else None
         self.unit_frozen.assign(&unit_frozen[0], &unit_frozen[0] + n_units) if n_units else None
+        for k in range(128):  # an ASCII byte no longer unit starts with needs no trie walk
+            node = self.trie.get(<uint64_t>k, 0)
+            self.ascii_unit[k] = NOT_A_UNIT if node == 0 else self.node_unit[node]
+        for k in range(n_units):
+            if unit_offsets[k + 1] - unit_offsets[k] > 1 and unit_blob[unit_offsets[k]] < 0x80:
+                self.ascii_unit[unit_blob[unit_offsets[k]]] = WALK
 
     def encode(self, const uint8_t[::1] data not None):
         """The ids of one normalized text (UTF-8 bytes)."""
         cdef vector[id_t] out
+        cdef BpeScratch scratch = BpeScratch()
         if data.shape[0]:
             with nogil:
-                self.encode_into(&data[0], data.shape[0], out)
+                self.encode_into(&data[0], data.shape[0], out, scratch)
         return id_array(out)
 
-    cdef inline int _push(self, vector[uint64_t]& heap, const vector[id_t]& token_at,
-                           const vector[uint8_t]& frozen, unordered_map[id_t, uint64_t]& rev,
-                           int32_t left, int32_t right) except -1 nogil:
-        cdef id_t a = token_at[left], b = token_at[right], piece
-        if a < 0 or b < 0 or frozen[left] or frozen[right]:
+    cdef int _push(self, BpeScratch s, int32_t left, int32_t right) except -1 nogil:
+        cdef id_t a = s.word_token[left], b = s.word_token[right], piece
+        if a < 0 or b < 0 or s.word_frozen[left] or s.word_frozen[right]:
             return 0
         cdef int64_t packed = self.pairs.get(pack_key(a, b), 0)
         if packed == 0:
             return 0
         piece = <id_t>(<uint64_t>(packed - 1) & LOW_HALF)
-        if self.unused[piece]:  # sentencepiece's rev_merge: the last pair proposed wins
-            found = rev.find(piece)  # (not rev[piece] =: operator[] is not ``except +``)
-            if found != rev.end():
+        if self.has_unused and self.unused[piece]:  # sentencepiece's rev_merge: the last pair proposed wins
+            found = s.rev.find(piece)  # (not rev[piece] =: operator[] is not ``except +``)
+            if found != s.rev.end():
                 deref(found).second = pack_key(a, b)
             else:
-                rev.insert(pair[id_t, uint64_t](piece, pack_key(a, b)))
-        heap_push(heap, (((<uint64_t>(packed - 1) >> 32) << 32) | <uint32_t>left), 4, lower_key)
+                s.rev.insert(pair[id_t, uint64_t](piece, pack_key(a, b)))
+        heap_push(s.heap, (((<uint64_t>(packed - 1) >> 32) << 32) | <uint32_t>left), 4, lower_key)
         return 0
 
     cdef int _unknown(self, const uint8_t* data, int64_t start, int64_t end,
@@ -191,98 +198,146 @@ cdef class SpmBPE:
             out.push_back(self.unk_id)
         return 0
 
-    cdef int _emit(self, id_t token, unordered_map[id_t, uint64_t]& rev,
-                    vector[id_t]& stack, vector[id_t]& out) except -1 nogil:
+    cdef int _emit(self, id_t token, BpeScratch s, vector[id_t]& out) except -1 nogil:
         """Writes a finished symbol that is a piece or an intermediate id, unused pieces split."""
         cdef int64_t j
-        stack.clear()
-        stack.push_back(token)
-        while stack.size():
-            token = stack.back()
-            stack.pop_back()
+        if token < self.n_ids and not self.unused[token]:
+            out.push_back(token)
+            return 0
+        s.stack.clear()
+        s.stack.push_back(token)
+        while s.stack.size():
+            token = s.stack.back()
+            s.stack.pop_back()
             if token >= self.n_ids:
                 j = token - self.n_ids
                 out.insert(out.end(), self.expand_ids.begin() + self.expand_offsets[j],
                            self.expand_ids.begin() + self.expand_offsets[j + 1])
                 continue
             if self.unused[token]:
-                found = rev.find(token)
-                if found != rev.end():
-                    stack.push_back(<id_t>(deref(found).second & LOW_HALF))
-                    stack.push_back(<id_t>(deref(found).second >> 32))
+                found = s.rev.find(token)
+                if found != s.rev.end():
+                    s.stack.push_back(<id_t>(deref(found).second & LOW_HALF))
+                    s.stack.push_back(<id_t>(deref(found).second >> 32))
                     continue
             out.push_back(token)
         return 0
 
-    cdef int encode_into(self, const uint8_t* data, Py_ssize_t size,
-                          vector[id_t]& out) except -1 nogil:
-        """Appends the ids of ``data[:size]`` (normalized UTF-8) to ``out``."""
-        cdef vector[id_t] token_at, stack
-        cdef vector[uint8_t] frozen
-        cdef vector[int32_t] next_node, prev_node
-        cdef vector[int64_t] node_start
-        cdef vector[uint64_t] heap
-        cdef unordered_map[id_t, uint64_t] rev
-        cdef Py_ssize_t pos = 0, n, k, char_length, best_length
+    cdef Py_ssize_t _units(self, const uint8_t* data, Py_ssize_t size, BpeScratch s) except -1 nogil:
+        """Cuts ``data[:size]`` into units (``s.token_at``, ``s.frozen``, ``s.node_start``) and
+        words (``s.word_start``, unit indices); returns the number of units."""
+        cdef Py_ssize_t pos = 0, k, char_length, best_length
         cdef int64_t node, unit, best_unit
-        cdef int32_t left, right, after
+        cdef uint8_t byte
+        s.token_at.clear()
+        s.frozen.clear()
+        s.node_start.clear()
+        s.word_start.clear()
+        while pos < size:
+            byte = data[pos]
+            if self.split_words and byte == 0xE2 and pos + 2 < size and data[pos + 1] == 0x96 \
+                    and data[pos + 2] == 0x81 and s.token_at.size():
+                s.word_start.push_back(s.token_at.size())
+            if byte < 0x80 and self.ascii_unit[byte] != WALK:
+                best_unit = self.ascii_unit[byte]
+                best_length = 1
+            else:
+                char_length = utf8_length(byte)
+                if char_length > size - pos:
+                    char_length = size - pos
+                best_length = char_length
+                best_unit = NOT_A_UNIT
+                node = 0
+                for k in range(pos, size):
+                    node = self.trie.get((<uint64_t>node << 8) | data[k], 0)
+                    if node == 0:
+                        break
+                    unit = self.node_unit[node]
+                    if unit == NOT_A_UNIT:
+                        continue
+                    if self.unit_frozen[unit] or k + 1 - pos == char_length:
+                        best_unit = unit
+                        best_length = k + 1 - pos
+            if best_unit == NOT_A_UNIT:
+                s.token_at.push_back(UNKNOWN_UNIT)
+                s.frozen.push_back(0)
+            else:
+                s.token_at.push_back(self.unit_id[best_unit])
+                s.frozen.push_back(self.unit_frozen[best_unit])
+            s.node_start.push_back(pos)
+            pos += best_length
+        s.node_start.push_back(size)
+        return s.token_at.size()
+
+    cdef int _merge_word(self, const uint8_t* data, Py_ssize_t first, Py_ssize_t stop, BpeScratch s,
+                         vector[id_t]& out) except -1 nogil:
+        """Merges units ``first..stop-1`` (of `_units`) and writes their ids."""
+        cdef Py_ssize_t n = stop - first, k
+        cdef int32_t left, right, after, node
         cdef int64_t packed
         cdef uint64_t key
         cdef id_t token
-        cdef size_t floor = out.size(), kept
-        while pos < size:
-            char_length = utf8_length(data[pos])
-            if char_length > size - pos:
-                char_length = size - pos
-            best_length = char_length
-            best_unit = NOT_A_UNIT
-            node = 0
-            for k in range(pos, size):
-                node = self.trie.get((<uint64_t>node << 8) | data[k], 0)
-                if node == 0:
-                    break
-                unit = self.node_unit[node]
-                if unit == NOT_A_UNIT:
-                    continue
-                if self.unit_frozen[unit] or k + 1 - pos == char_length:
-                    best_unit = unit
-                    best_length = k + 1 - pos
-            if best_unit == NOT_A_UNIT:
-                token_at.push_back(UNKNOWN_UNIT)
-                frozen.push_back(0)
-            else:
-                token_at.push_back(self.unit_id[best_unit])
-                frozen.push_back(self.unit_frozen[best_unit])
-            node_start.push_back(pos)
-            pos += best_length
-        node_start.push_back(size)
-        n = token_at.size()
-        chain_init(next_node, prev_node, n)
+        s.word_token.assign(s.token_at.begin() + first, s.token_at.begin() + stop)
+        s.word_frozen.assign(s.frozen.begin() + first, s.frozen.begin() + stop)
+        chain_init(s.next_node, s.prev_node, n)
+        s.heap.clear()
         for k in range(n - 1):
-            self._push(heap, token_at, frozen, rev, <int32_t>k, <int32_t>(k + 1))
-        while heap.size():
-            key = heap_pop(heap, 4, lower_key)
+            self._push(s, <int32_t>k, <int32_t>(k + 1))
+        while s.heap.size():
+            key = heap_pop(s.heap, 4, lower_key)
             left = <int32_t>(key & LOW_HALF)
-            right = next_node[left]
-            if token_at[left] == NO_ID or right < 0:
+            right = s.next_node[left]
+            if s.word_token[left] == NO_ID or right < 0:
                 continue
-            packed = self.pairs.get(pack_key(token_at[left], token_at[right]), 0)
+            packed = self.pairs.get(pack_key(s.word_token[left], s.word_token[right]), 0)
             if packed == 0 or <uint64_t>((packed - 1) >> 32) != (key >> 32):
                 continue  # stale: the pair at this node changed
             token = <id_t>(<uint64_t>(packed - 1) & LOW_HALF)
-            after = chain_merge(token_at, next_node, prev_node, left, right, token, NO_ID)
-            if prev_node[left] >= 0:
-                self._push(heap, token_at, frozen, rev, prev_node[left], left)
+            after = chain_merge(s.word_token, s.next_node, s.prev_node, left, right, token, NO_ID)
+            if s.prev_node[left] >= 0:
+                self._push(s, s.prev_node[left], left)
             if after >= 0:
-                self._push(heap, token_at, frozen, rev, left, after)
+                self._push(s, left, after)
         node = 0 if n else -1
         while node >= 0:
-            token = token_at[node]
+            token = s.word_token[node]
             if token == UNKNOWN_UNIT:
-                self._unknown(data, node_start[node], node_start[node + 1], out)
+                self._unknown(data, s.node_start[first + node], s.node_start[first + node + 1], out)
             else:
-                self._emit(token, rev, stack, out)
-            node = next_node[node]
+                self._emit(token, s, out)
+            node = s.next_node[node]
+        return 0
+
+    cdef int encode_into(self, const uint8_t* data, Py_ssize_t size, vector[id_t]& out,
+                         BpeScratch s) except -1 nogil:
+        """Appends the ids of ``data[:size]`` (normalized UTF-8) to ``out``."""
+        cdef Py_ssize_t n = self._units(data, size, s), w, first, stop, length
+        cdef size_t floor = out.size(), kept, k
+        s.rev.clear()
+        if not self.split_words:
+            self._merge_word(data, 0, n, s, out)
+        else:
+            s.word_start.push_back(n)
+            first = 0
+            for w in range(<Py_ssize_t>s.word_start.size()):
+                stop = s.word_start[w]
+                length = s.node_start[stop] - s.node_start[first]
+                if stop - first == 1 or length > CACHE_MAX_WORD:
+                    self._merge_word(data, first, stop, s, out)
+                    first = stop
+                    continue
+                s.key.assign(<const char*>data + s.node_start[first], length)
+                found = s.cache.find(s.key)
+                if found != s.cache.end():
+                    out.insert(out.end(), deref(found).second.begin(), deref(found).second.end())
+                else:
+                    s.word_out.clear()
+                    self._merge_word(data, first, stop, s, s.word_out)
+                    out.insert(out.end(), s.word_out.begin(), s.word_out.end())
+                    if s.cache.size() >= CACHE_LIMIT:
+                        s.cache.clear()
+                    s.cache.insert(pair[string, vector[id_t]](s.key, s.word_out))
+                first = stop
         if self.collapse_unk:  # one unknown id per run of them
             kept = floor
             for k in range(floor, out.size()):
@@ -343,14 +398,6 @@ cdef class SpmNormalizer:
     >>> norm.normalize("  Hello   world ".encode()).decode()
     '▁Hello▁world'
     """
-
-    cdef vector[uint32_t] units
-    cdef string replacements
-    cdef readonly bint add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces
-    cdef readonly bint treat_whitespace_as_suffix
-    cdef FlatMap protected  # node << 8 | byte -> child node
-    cdef vector[id_t] protected_id  # node -> id of the piece ending there, or -1
-    cdef bint plain[128]  # ASCII bytes no rule and no protected piece starts with (not space)
 
     def __init__(self, const uint32_t[::1] trie_units not None, bytes replacements not None,
                  bint add_dummy_prefix,
@@ -518,100 +565,4 @@ cdef class SpmNormalizer:
                 out.resize(out.size() - space_length)
         if self.treat_whitespace_as_suffix and self.add_dummy_prefix:
             out.append(space, space_length)
-        return 0
-
-
-# -- whole texts, many at once ------------------------------------------------------------------
-
-cdef class SpmPipeline:
-    """``SpmPipeline(normalizer, model)``: normalize and encode texts without the GIL; ``model``
-    is an `SpmBPE` or a `_unigram.UnigramLattice` (whose texts are cut at the protected pieces
-    of the normalizer first, each piece its own id).
-
-    >>> import numpy as np
-    >>> from ubpe_native._unigram import UnigramLattice
-    >>> norm = SpmNormalizer(np.zeros(0, np.uint32), b"", True, True, True, False, b"", np.array([0]),
-    ...                      np.zeros(0, np.int32))
-    >>> lattice = UnigramLattice("▁ab".encode(), np.array([0, 3, 4, 5]), np.array([1, 2, 3], np.int32),
-    ...                          np.array([-1, -1, -1], np.float32), np.zeros(3, np.uint8), 0, -11.0,
-    ...                          np.full(256, -1, np.int32))
-    >>> SpmPipeline(norm, lattice).encode_batch(["ab  ba", "", "a"])
-    [[1, 2, 3, 1, 3, 2], [], [1, 2]]
-    """
-
-    cdef readonly SpmNormalizer normalizer
-    cdef readonly object model
-    cdef SpmBPE bpe
-    cdef UnigramLattice unigram
-
-    def __init__(self, SpmNormalizer normalizer not None, model):
-        self.normalizer = normalizer
-        self.model = model
-        if isinstance(model, SpmBPE):
-            self.bpe = model
-        elif isinstance(model, UnigramLattice):
-            self.unigram = model
-        else:
-            raise TypeError(f"model must be an SpmBPE or a UnigramLattice, not {type(model).__name__}")
-
-    def encode_batch(self, list docs not None):
-        """The ids of every text of ``docs`` (a list of str), as lists."""
-        cdef Py_ssize_t n = len(docs), k, j
-        cdef list encoded = [None] * n
-        cdef vector[const uint8_t*] data
-        cdef vector[Py_ssize_t] sizes
-        cdef vector[size_t] bounds
-        cdef vector[id_t] out
-        cdef bytes raw
-        for k in range(n):
-            doc = docs[k]
-            if not isinstance(doc, str):
-                raise TypeError(f"docs[{k}] must be a str, not {type(doc).__name__}")
-            raw = (<str>doc).encode("utf-8", "surrogatepass")
-            encoded[k] = raw
-            data.push_back(<const uint8_t*><const char*>raw)
-            sizes.push_back(len(raw))
-        bounds.push_back(0)
-        with nogil:
-            self._encode_all(data, sizes, out, bounds)
-        return [[out[j] for j in range(bounds[k], bounds[k + 1])] for k in range(n)]
-
-    cdef int _encode_all(self, const vector[const uint8_t*]& data, const vector[Py_ssize_t]& sizes,
-                         vector[id_t]& out, vector[size_t]& bounds) except -1 nogil:
-        cdef string normalized
-        cdef size_t k
-        cdef vector[float] best_score  # the lattice's scratch, reused from text to text
-        cdef vector[int64_t] best_start, path
-        cdef vector[id_t] best_id
-        for k in range(data.size()):
-            normalized.clear()
-            if sizes[k]:
-                self.normalizer.normalize_into(data[k], sizes[k], normalized)
-            if normalized.size():
-                if self.bpe is not None:
-                    self.bpe.encode_into(<const uint8_t*>normalized.data(), normalized.size(), out)
-                else:
-                    self._unigram_into(<const uint8_t*>normalized.data(), normalized.size(), out,
-                                       best_score, best_start, best_id, path)
-            bounds.push_back(out.size())
-        return 0
-
-    cdef int _unigram_into(self, const uint8_t* data, Py_ssize_t size, vector[id_t]& out,
-                           vector[float]& best_score, vector[int64_t]& best_start,
-                           vector[id_t]& best_id, vector[int64_t]& path) except -1 nogil:
-        """The lattice over the stretches between protected pieces (`CharModel._fragments`)."""
-        cdef Py_ssize_t pos = 0, start = 0, used
-        cdef id_t token
-        while pos < size:
-            used = self.normalizer.protected_at(data + pos, size - pos, &token)
-            if used == 0:
-                pos += utf8_length(data[pos])
-                continue
-            if pos > start:
-                self.unigram._encode_with(data + start, pos - start, out, best_score, best_start, best_id, path)
-            out.push_back(token)
-            pos += used
-            start = pos
-        if size > start:
-            self.unigram._encode_with(data + start, size - start, out, best_score, best_start, best_id, path)
         return 0

@@ -21,6 +21,8 @@ accepted and has no effect); ``decode`` skips special tokens as HF's ``decode`` 
 
 from __future__ import annotations
 
+import functools
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,24 +31,25 @@ import numpy as np
 import regex
 
 from ubpe_native._merges import PairMerges, pack_units
-from ubpe_native._pretokenize import split_text
+from ubpe_native._spm import SpmBPE, SpmNormalizer
+from ubpe_native._spm_pipeline import SpmPipeline
 
 from ..errors import ModelFormatError
 from ..vocabulary import ID_DTYPE
+from .batch import docs_matching, text_lengths
 from .hf_pipeline import BYTE_LEVEL_REGEX, AddedTokens, PreTokenizer, chars_bytes, decode_tokens
-from .imported import BYTE_TO_CHAR, CHAR_TO_BYTE, ImportedBPE, byte_level_raw, whole_words
+from .imported import BYTE_TO_CHAR, ImportedBPE, Scan, byte_level_raw, whole_words
 from .imported_base import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, check_doc
-from .patterns import CLASS_BITS, NATIVE_PATTERNS, PATTERNS, code_point_classes
-from .spm import CharModel
+from .patterns import NATIVE_PATTERNS, PATTERNS
+from .spm import SPACE, CharModel, blob_offsets
 
 QWEN2_REGEX = PATTERNS["llama3"].replace(r"\p{N}{1,3}", r"\p{N}")
 # HF regexes that the kernel's scanner splits (it splits as `regex` does with tiktoken's
-# patterns of the same alternatives): ``(scanner, cut every number into single digits)``.
-# Qwen2's regex is Llama 3's with single digits: only its number alternative matches a \p{N}.
-_SCANNED = {BYTE_LEVEL_REGEX: (NATIVE_PATTERNS[PATTERNS["gpt2"]], False),
-            PATTERNS["llama3"]: (NATIVE_PATTERNS[PATTERNS["llama3"]], False),
-            QWEN2_REGEX: (NATIVE_PATTERNS[PATTERNS["llama3"]], True)}
-_NUMBER_BIT = CLASS_BITS[r"\p{N}"]
+# patterns of the same alternatives). Qwen2's regex is Llama 3's with single digits: only its
+# number alternative matches a \p{N}.
+_SCANNED = {BYTE_LEVEL_REGEX: Scan(NATIVE_PATTERNS[PATTERNS["gpt2"]]),
+            PATTERNS["llama3"]: Scan(NATIVE_PATTERNS[PATTERNS["llama3"]]),
+            QWEN2_REGEX: Scan(NATIVE_PATTERNS[PATTERNS["llama3"]], single_digits=True)}
 _I32 = np.int32
 
 
@@ -192,34 +195,50 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
             n, left, right, result, rank, offsets, np.asarray(expansion * missing, _I32),
             pack_units([bytes([b]) for b in range(256)]), np.asarray(units, _I32), np.full(256, -1, _I32),
             False, *whole)
-        self._scanner, self._scan_prefix = self._fast_path(pipeline.pre.steps)
+        self._scanner = self._fast_path(pipeline.pre.steps)
 
     @staticmethod
-    def _fast_path(steps: list[tuple]) -> tuple[tuple[int, bool] | None, bool]:
-        """The kernel scanner's pattern when the pre-tokenizer is one of the usual two:
-        ``ByteLevel(use_regex=true)``, or ``Split(regex, isolated)`` then ``ByteLevel(use_regex=false,
-        add_prefix_space=false)``; and whether a space is prepended."""
+    def _fast_path(steps: list[tuple]) -> Scan | None:
+        """How the kernel's scanner splits when the pre-tokenizer is one of the usual two:
+        ``ByteLevel(use_regex=true)`` (with its ``add_prefix_space``), or ``Split(regex,
+        isolated)`` then ``ByteLevel(use_regex=false, add_prefix_space=false)``."""
         if len(steps) == 1 and steps[0][0] == "byte_level" and steps[0][2]:
-            return _SCANNED[BYTE_LEVEL_REGEX], steps[0][1]
+            return _SCANNED[BYTE_LEVEL_REGEX]._replace(prefix_space=steps[0][1])
         if (len(steps) == 2 and steps[0][0] == "split" and steps[0][2] == "isolated" and not steps[0][3]
                 and steps[1] == ("byte_level", False, False)):
-            return _SCANNED.get(steps[0][1].pattern), False
-        return None, False
+            return _SCANNED.get(steps[0][1].pattern)
+        return None
 
     def _encode_segment(self, segment: _Segment) -> list[int]:
         if self._scanner is None:
             return self._encode_words(self._words(segment))
         text = segment.text
-        if not text:
-            return []
-        if self._scan_prefix and not text.startswith(" "):
-            text = " " + text
-        data = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
-        scanner, single_digits = self._scanner
-        bounds = split_text(data, code_point_classes(), scanner)
-        if single_digits:
-            bounds = _cut_digits(text, bounds)
-        return self._kernel.encode(data, bounds).tolist()
+        return self._scan_encode(text.encode("utf-8"), (len(text),))[0].tolist() if text else []
+
+    def _scan_flagged(self) -> None:
+        return None  # HF's regexes and tiktoken's patterns cut alike everywhere
+
+    def _batch_input(self, docs: list[str], lengths: np.ndarray,
+                     parse_special: bool) -> tuple[str, np.ndarray, np.ndarray | None]:
+        """Documents without added tokens are one segment each, normalized: the kernel
+        encodes those (added tokens are matched in the raw or the normalized text, as HF does)."""
+        added = self.pipeline.added
+        raw = "".join(docs)
+        skip = docs_matching(added._raw[0] if added._raw else None, raw, lengths)
+        text = raw
+        steps = self.pipeline.normalizer
+        if steps:  # one Unicode normalization (Qwen2's NFC) is the C function itself
+            one = functools.partial(unicodedata.normalize, steps[0][1]) \
+                if len(steps) == 1 and steps[0][0] == "unicode" else added.normalizer
+            texts = list(map(one, docs))
+            text, lengths = "".join(texts), text_lengths(texts)
+        inside = docs_matching(added._normalized[0] if added._normalized else None, text, lengths)
+        if skip is None or inside is None:
+            return text, lengths, inside if skip is None else skip
+        return text, lengths, skip | inside
+
+    def _special_ends(self, add_special: bool) -> tuple[list[int], list[int]]:
+        return (list(self.pipeline.prefix), list(self.pipeline.suffix)) if add_special else ([], [])
 
     def _words(self, segment: _Segment) -> list[bytes]:
         pre = self.pipeline.pre
@@ -239,19 +258,6 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
         info = super().describe()
         info.update(self._hf_description(), scanned=self._scanner is not None)
         return info
-
-
-def _cut_digits(text: str, bounds: np.ndarray) -> np.ndarray:
-    """``bounds`` with every number character (``\\p{N}``) cut out as a piece of its own."""
-    if text.isascii() and not any(c.isdigit() for c in text):
-        return bounds
-    points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    numeric = (code_point_classes()[points] & _NUMBER_BIT) != 0
-    if not numeric.any():
-        return bounds
-    widths = 1 + (points >= 0x80).astype(np.int64) + (points >= 0x800) + (points >= 0x10000)
-    ends = np.cumsum(widths)
-    return np.unique(np.concatenate([bounds, ends[numeric] - widths[numeric], ends[numeric]]))
 
 
 class HFCharBPE(HFPipelineMixin, CharModel):
@@ -308,6 +314,85 @@ class HFCharBPE(HFPipelineMixin, CharModel):
             len(texts), left, right, result, rank, np.array([0, len(expansion)], np.int64),
             np.asarray(expansion, _I32), pack_units([c.encode("utf-8", "surrogatepass") for c in units]),
             np.asarray(list(units.values()), _I32), np.asarray(fallback, _I32), True, *whole)
+        self._pipeline = self._build_native_pipeline(left, right, result, rank)
+
+    def _build_native_pipeline(self, left: np.ndarray, right: np.ndarray, result: np.ndarray,
+                               rank: np.ndarray) -> SpmPipeline | None:
+        """The whole HF pipeline in C (`ubpe_native._spm_pipeline.SpmPipeline` over
+        `ubpe_native._spm.SpmBPE`, whose loop is HF's ``merge_word`` with pair ranks) when it
+        is the usual one: unicode normalization (done in Python, for the texts it changes),
+        then the legacy ``Prepend("▁") + Replace(" ", "▁")`` or a ``Metaspace("▁")``
+        pre-tokenizer, or neither; an unknown token or every byte token; no ``ignore_merges``.
+        Normalized added tokens without flags are cut out in C; a text holding another added
+        token goes the general way. None for any other pipeline."""
+        pipeline = self.pipeline
+        steps = list(pipeline.normalizer)
+        self._unicode_forms = []
+        while steps and steps[0][0] == "unicode":
+            self._unicode_forms.append(steps.pop(0)[1])
+        legacy = len(steps) == 2 and steps[0] == ("prepend", SPACE) and steps[1][0] == "replace" \
+            and steps[1][1].pattern in (" ", regex.escape(" ")) and steps[1][2] == SPACE
+        pre = pipeline.pre.steps
+        metaspace = len(pre) == 1 and pre[0][0] == "metaspace" and pre[0][1] == SPACE
+        if (steps and not legacy) or (pre and not metaspace) or (legacy and metaspace) or self.ignore_merges \
+                or not (self._every_byte or (self._unknown is not None and self._unk_id is not None)) \
+                or SPACE not in self._text_to_id \
+                or (legacy and any(t.normalized for t in pipeline.added.tokens)):
+            return None
+        n = len(self.texts)
+        units = [(t, i) for t, i in self._text_to_id.items() if len(t) == 1 and self.token_types[i] != CONTROL]
+        blob = [t.encode("utf-8", "surrogatepass") for t, _ in units]
+        split = metaspace and pre[0][3]
+        joins_space = any(self.texts[i].startswith(SPACE) for i in np.unique(right).tolist())
+        model = SpmBPE(
+            n, left, right, result, rank, np.zeros(n, np.uint8), b"".join(blob), blob_offsets(blob),
+            np.asarray([i for _, i in units], _I32), np.zeros(len(units), np.uint8), np.zeros(0, _I32),
+            np.zeros(1, np.int64), 0 if self._unk_id is None else self._unk_id,
+            np.asarray(self._fallback if self._every_byte else [-1] * 256, _I32),
+            self.fuse_unk and not self._every_byte, split or not joins_space)
+        normalizer = SpmNormalizer(np.zeros(0, np.uint32), b"", legacy, False, legacy or metaspace, False, b"",
+                                   np.zeros(1, np.int64), np.zeros(0, _I32))
+        # added tokens: a normalized one without flags is cut out in C (HF matches it in the
+        # normalized text, which a text sent to C is); a text holding any other goes the general way
+        triggers: dict[bytes, int] = {}
+        for token in pipeline.added.tokens:
+            plain = token.normalized and not (token.single_word or token.lstrip or token.rstrip)
+            for text in {token.content, pipeline.added.spelling(token)}:
+                key = text.encode("utf-8", "surrogatepass")
+                want = token.id if plain and text == pipeline.added.spelling(token) else -1
+                triggers[key] = want if triggers.get(key, want) == want else -1
+        triggers.pop(b"", None)
+        scheme = pre[0][2] if metaspace else "never"
+        return SpmPipeline(normalizer, model, scheme != "never", b"".join(triggers), blob_offsets(list(triggers)),
+                           np.asarray(list(triggers.values()), _I32), scheme == "always")
+
+    # CharModel's: the C pipeline where there is one, else HFPipelineMixin's via _general_encode
+    encode = CharModel.encode
+    encode_batch = CharModel.encode_batch
+
+    def _sendable(self, docs: list) -> list:
+        """The texts after the unicode normalizer (in Python: a text it changes is rare); one
+        holding an added token that is matched before normalization is left to the general path."""
+        forms = self._unicode_forms
+        if not forms:
+            return docs
+        out = list(docs)
+        for k, doc in enumerate(docs):
+            if type(doc) is not str or doc.isascii() or all(unicodedata.is_normalized(f, doc) for f in forms):
+                continue
+            if self.pipeline.added.raw_match(doc):
+                out[k] = None
+                continue
+            for form in forms:
+                doc = unicodedata.normalize(form, doc)
+            out[k] = doc
+        return out
+
+    def _general_encode(self, doc: str, **options: Any) -> list[int]:
+        return HFPipelineMixin.encode(self, doc, add_special=options.get("add_special", False))
+
+    def _with_specials(self, ids: list[int], add_special: bool) -> list[int]:
+        return [*self.pipeline.prefix, *ids, *self.pipeline.suffix] if add_special else ids
 
     def _byte_token(self, byte: int) -> int | None:
         token = self._fallback[byte]

@@ -251,6 +251,14 @@ class AddedTokens:
         """
         return self.normalizer(token.content) if token.normalized else token.content
 
+    def raw_match(self, text: str) -> bool:
+        """Whether an added token matched in the raw text (``normalized=False``) occurs in ``text``.
+
+        >>> AddedTokens([AddedToken("<s>", 1)], str.upper).raw_match("a<s>")
+        True
+        """
+        return self._raw is not None and self._raw[0].search(text) is not None
+
     @staticmethod
     def _matcher(tokens: list[AddedToken], spell: Callable[[str], str]):
         table: dict[str, AddedToken] = {}

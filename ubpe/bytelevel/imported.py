@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import regex
@@ -29,16 +29,33 @@ from ubpe_native._pretokenize import split_text
 from ubpe_native._tables import StringIds
 
 from ..vocabulary import ID_DTYPE, Vocabulary
-from .imported_base import BYTE, CONTROL, NORMAL, UNUSED, ImportedTokenizer
+from .batch import docs_matching, encode_chunk, run_chunks, text_lengths
+from .imported_base import BYTE, CONTROL, NORMAL, UNUSED, ImportedTokenizer, batch_workers
 
-__all__ = ["BYTE_TO_CHAR", "CHAR_TO_BYTE", "ImportedBPE", "byte_level_raw", "bytes_to_unicode",
-           "split_merge_lines", "split_merges", "whole_words",
+__all__ = ["BYTE_TO_CHAR", "CHAR_TO_BYTE", "ImportedBPE", "Scan", "byte_level_raw", "bytes_to_unicode",
+           "cut_digits", "split_merge_lines", "split_merges", "whole_words",
            "BYTE", "CONTROL", "NORMAL", "UNUSED"]  # the token types, for the models built on this one
-from .patterns import NATIVE_PATTERNS, PATTERNS, code_point_classes
-from .pretokenizers import Pretokenizer, resolve_pre, scanner_unsafe
+from .patterns import CLASS_BITS, NATIVE_PATTERNS, PATTERNS, code_point_classes
+from .pretokenizers import Pretokenizer, resolve_pre, scanner_unsafe, unsafe_code_points
+from .specials import special_regex
+
+
+class Scan(NamedTuple):
+    """How the kernel's scanner splits a model's text: by a preset ``pattern`` of
+    `ubpe_native._pretokenize`, with every number code point cut out on its own
+    (``single_digits``: Qwen2's ``\\p{N}`` where Llama 3's pattern has ``\\p{N}{1,3}``, the
+    one alternative that matches a number), after a blank put in front of a text that has none
+    (``prefix_space``: HF's ``ByteLevel(add_prefix_space=true)``)."""
+
+    pattern: int
+    single_digits: bool = False
+    prefix_space: bool = False
+
 
 # Pre-tokenizer types that the kernel's scanner splits as llama.cpp does (see _words)
-_SCANNED = {"gpt2": NATIVE_PATTERNS[PATTERNS["gpt2"]], "llama3": NATIVE_PATTERNS[PATTERNS["llama3"]]}
+_SCANNED = {"gpt2": Scan(NATIVE_PATTERNS[PATTERNS["gpt2"]]), "llama3": Scan(NATIVE_PATTERNS[PATTERNS["llama3"]]),
+            "qwen2": Scan(NATIVE_PATTERNS[PATTERNS["llama3"]], single_digits=True)}
+_NUMBER_BIT = CLASS_BITS[r"\p{N}"]
 
 
 def bytes_to_unicode() -> dict[int, str]:
@@ -134,14 +151,16 @@ class ImportedBPE(ImportedTokenizer):
     def _words(self, text: str) -> tuple[bytes, np.ndarray]:
         """The pre-tokens of a text without special tokens: its UTF-8 bytes and their bounds.
 
-        For the GPT-2 and Llama 3 pre-tokenizers the kernel's scanner (written for tiktoken's
-        patterns of the same names) splits the text: they cut alike except on unassigned code
-        points and on ``'ſ`` (see `pretokenizers.scanner_unsafe`), and texts holding those take
-        the regex path.
+        For the GPT-2, Llama 3 and Qwen2 pre-tokenizers the kernel's scanner (written for
+        tiktoken's patterns of the first two) splits the text: they cut alike except on
+        unassigned code points and on ``'ſ`` (see `pretokenizers.scanner_unsafe`), and texts
+        holding those take the regex path.
         """
-        if self._scanner is not None and not scanner_unsafe(text):
+        scan = self._scanner
+        if scan is not None and not scanner_unsafe(text):
             data = text.encode("utf-8")
-            return data, split_text(np.frombuffer(data, dtype=np.uint8), code_point_classes(), self._scanner)
+            bounds = split_text(np.frombuffer(data, dtype=np.uint8), code_point_classes(), scan.pattern)
+            return data, cut_digits(text, bounds) if scan.single_digits else bounds
         return self._words_by_regex(text)
 
     def _words_by_regex(self, text: str) -> tuple[bytes, np.ndarray]:
@@ -151,9 +170,71 @@ class ImportedBPE(ImportedTokenizer):
         return b"".join(words), bounds
 
     def _native(self, text: str) -> list[int]:
-        """llama.cpp's ids of a text without special tokens."""
-        data, bounds = self._words(text)
-        return self._kernel.encode(data, bounds).tolist()
+        """llama.cpp's ids of a text without special tokens (split as `_words` says)."""
+        if self._scanner is None:
+            return self._native_by_regex(text)
+        ids, _, status = self._scan_encode(text.encode("utf-8"), (len(text),))
+        return self._native_by_regex(text) if status[0] else ids.tolist()
+
+    # -- the kernel's scanner, and encode_batch ------------------------------------------------
+
+    def _scan_flagged(self) -> np.ndarray | None:
+        """Code points that send a text to the regex path (see `_words`), as the kernel's
+        ``flagged`` table."""
+        return unsafe_code_points().view(np.uint8)
+
+    def _scan_encode(self, data: bytes, lengths: Any, skip: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+        """``PairMerges.encode_texts`` of documents back to back in UTF-8 ``data`` (``lengths``:
+        theirs in characters): ``(ids, offsets, status)``."""
+        scan = self._scanner
+        return self._kernel.encode_texts(data, lengths, code_point_classes(), scan.pattern,
+                                         single_digits=scan.single_digits, prefix_space=scan.prefix_space,
+                                         flagged=self._scan_flagged(), skip=skip)
+
+    def encode_batch(self, docs: Iterable[str], *, threads: int | None = None, **options: Any) -> list[list[int]]:
+        """`encode` of every doc, on ``threads`` threads (default: ``UBPE_NUM_THREADS``, else
+        one per core). When the kernel's scanner splits this model's text, each chunk of
+        documents is split and merged in one kernel call without the GIL
+        (:mod:`ubpe.bytelevel.batch`); documents holding special tokens or code points the
+        scanner leaves alone go through `encode`. Same ids as one by one.
+
+        >>> tok = ImportedBPE(["a", "b", "ab", "Ġ", "Ġab"], ["a b", "Ġ ab"], pre="gpt-2")
+        >>> tok.encode_batch(["ab ab b", "", "ba"])
+        [[2, 4, 3, 1], [], [1, 0]]
+        """
+        docs = list(docs)
+        workers = batch_workers(threads)
+        try:
+            lengths = text_lengths(docs)
+        except TypeError:  # a doc that is no str: encode says so
+            lengths = None
+        if self._scanner is None or lengths is None or not set(options) <= {"add_special", "parse_special"}:
+            return super().encode_batch(docs, threads=workers, **options)
+        parse_special = bool(options.get("parse_special", False))
+        prefix, suffix = self._special_ends(bool(options.get("add_special", False)))
+        out = run_chunks(docs, lengths, workers, lambda chunk, sizes: encode_chunk(
+            chunk, sizes, lambda d, n: self._batch_input(d, n, parse_special), self._scan_encode,
+            lambda doc: self.encode(doc, parse_special=parse_special)))
+        if prefix or suffix:
+            out = [[*prefix, *ids, *suffix] for ids in out]
+        return out
+
+    def _batch_input(self, docs: list[str], lengths: np.ndarray,
+                     parse_special: bool) -> tuple[str, np.ndarray, np.ndarray | None]:
+        """``(text, lengths, skip)``: what the kernel encodes for ``docs`` (back to back), the
+        lengths of its documents, and which ones it must leave to `encode` (they hold special
+        tokens)."""
+        text = "".join(docs)
+        table = self._special_table(parse_special)
+        pattern = special_regex(frozenset(entry[0] for entry in table)) if table else None
+        return text, lengths, docs_matching(pattern, text, lengths)
+
+    def _special_ends(self, add_special: bool) -> tuple[list[int], list[int]]:
+        """The ids `encode` puts before and after a text's with ``add_special``."""
+        if not add_special:
+            return [], []
+        return ([self.special_ids["bos"]] if self.add_bos and "bos" in self.special_ids else [],
+                [self.special_ids["eos"]] if self.add_eos and "eos" in self.special_ids else [])
 
     def _native_by_regex(self, text: str) -> list[int]:
         data, bounds = self._words_by_regex(text)
@@ -242,6 +323,24 @@ def byte_level_raw(texts: list[str]) -> list[bytes | None]:
     bad = np.concatenate([[0], np.cumsum(values < 0)]).tolist()
     blob = values.astype(np.uint8).tobytes()
     return [blob[s:e] if bad[e] == bad[s] else None for s, e in zip(starts, ends)]
+
+
+def cut_digits(text: str, bounds: np.ndarray) -> np.ndarray:
+    """``bounds`` (byte offsets of ``text``'s pieces) with every number character
+    (``\\p{N}``) cut out as a piece of its own (`Scan.single_digits`).
+
+    >>> cut_digits("ab 123", np.array([0, 2, 3, 6])).tolist()
+    [0, 2, 3, 4, 5, 6]
+    """
+    if text.isascii() and not any(c.isdigit() for c in text):
+        return bounds
+    points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    numeric = (code_point_classes()[points] & _NUMBER_BIT) != 0
+    if not numeric.any():
+        return bounds
+    widths = 1 + (points >= 0x80).astype(np.int64) + (points >= 0x800) + (points >= 0x10000)
+    ends = np.cumsum(widths)
+    return np.unique(np.concatenate([bounds, ends[numeric] - widths[numeric], ends[numeric]]))
 
 
 def whole_words(words: list[tuple[bytes | None, int]]) -> tuple[bytes, np.ndarray, np.ndarray]:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import heapq
-import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -29,6 +28,7 @@ from ..encoders.ambiguity import Ambiguity, DocumentLattice
 from ..encoders.rerank import document_frequencies
 from ..errors import InvalidParameterError, ModelFormatError, NotFittedError, SymbolTypeError, UnknownTokenError
 from ..pieces import Inventory, checked_ids
+from ..tokenizer import default_threads
 from ..vocabulary import ID_DTYPE, Vocabulary
 from .contract import ImportedContract
 
@@ -135,12 +135,13 @@ def in_runs(docs: list, workers: int, encode_run: Callable[[list], list]) -> lis
 
 
 def batch_workers(threads: int | None) -> int:
-    """How many threads ``encode_batch(..., threads=threads)`` uses (None: one per core).
+    """How many threads ``encode_batch(..., threads=threads)`` uses (None: as many as
+    :func:`ubpe.tokenizer.default_threads` says: ``UBPE_NUM_THREADS``, else one per core).
 
     >>> batch_workers(3)
     3
     """
-    workers = (os.cpu_count() or 1) if threads is None else threads
+    workers = default_threads() if threads is None else threads
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise InvalidParameterError(f"`threads` must be a positive int, got {threads!r}")
     return workers

@@ -37,7 +37,7 @@ import regex
 
 from ..encoders import Encoding, make_encoder
 from ..encoders.ranked import RankedEncoder
-from ..errors import InvalidParameterError, ModelFormatError, NotFittedError, SymbolTypeError, UnknownTokenError
+from ..errors import InvalidParameterError, NotFittedError, SymbolTypeError, UnknownTokenError
 from ..pieces import Inventory, checked_ids
 from ..vocabulary import ID_DTYPE, Vocabulary
 from .patterns import (
@@ -48,9 +48,11 @@ from .patterns import (
     resolve_pattern,
     without_surrogates,
 )
+from .batch import docs_matching, encode_chunk, run_chunks, text_lengths
+from .imported_base import batch_workers
 from .pretokenize import pretokenize
-from .specials import MAX_RANK, SpecialTokens
-from .trainer import N_BYTES, fit_bytelevel
+from .specials import SpecialTokens, special_regex
+from .trainer import N_BYTES, fit_bytelevel, ranks_vocabulary
 
 
 class ByteLevelBPE:
@@ -228,6 +230,58 @@ class ByteLevelBPE:
             return self._encode_segments(text, allowed)
         except UnicodeEncodeError:  # lone surrogates, as tiktoken: replaced
             return self._encode_segments(without_surrogates(text), allowed)
+
+    def encode_batch(
+        self,
+        text: Sequence[str],
+        *,
+        threads: int | None = None,
+        num_threads: int | None = None,
+        allowed_special: Literal["all"] | AbstractSet[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> list[list[int]]:
+        """:meth:`encode` of every text (tiktoken's ``encode_batch``), on ``threads`` threads
+        (``num_threads``, tiktoken's name, also works; default: ``UBPE_NUM_THREADS``, else one
+        per core). With a preset pattern each chunk of texts is split and merged in one kernel
+        call without the GIL (:mod:`ubpe.bytelevel.batch`); texts holding special tokens or lone
+        surrogates go through :meth:`encode`. Same ids as one by one.
+
+        >>> tok = ByteLevelBPE().fit(["ab ab ab"], n_tokens=258, pattern="gpt2", quiet=True)
+        >>> tok.encode_batch(["ab ab", "", "b"]) == [tok.encode(t) for t in ["ab ab", "", "b"]]
+        True
+        """
+        encoder = self._check_fitted()
+        allowed = self._specials.allowed(allowed_special)
+        watched = allowed | self._specials.disallowed(allowed, disallowed_special)
+        specials = special_regex(frozenset(watched)) if watched else None
+        native = NATIVE_PATTERNS.get(self.pattern)
+        docs = list(text)
+
+        def one(doc: str) -> list[int]:
+            return self.encode(doc, allowed_special=allowed_special, disallowed_special=disallowed_special)
+
+        def prepare(chunk: list[str], lengths: np.ndarray) -> tuple[str, np.ndarray, np.ndarray | None]:
+            joined = "".join(chunk)
+            return joined, lengths, docs_matching(specials, joined, lengths)
+
+        def kernel(data: bytes, lengths: np.ndarray, skip: np.ndarray | None) -> tuple:
+            tokens, offsets = encoder._table.encode_texts(data, lengths, code_point_classes(), native, skip)
+            return self._ids(tokens), offsets, skip
+
+        workers = batch_workers(threads if threads is not None else num_threads)
+        try:
+            lengths = text_lengths(docs)
+        except TypeError:  # a text that is no str: encode says so
+            return [one(doc) for doc in docs]
+        if native is None:  # the regex engine splits: per text
+            return run_chunks(docs, lengths, workers, lambda chunk, _: list(map(one, chunk)))
+        return run_chunks(docs, lengths, workers, lambda chunk, sizes: encode_chunk(chunk, sizes, prepare, kernel, one))
+
+    def encode_ordinary_batch(self, text: Sequence[str], *, threads: int | None = None,
+                              num_threads: int | None = None) -> list[list[int]]:
+        """:meth:`encode_ordinary` of every text (tiktoken's ``encode_ordinary_batch``), as
+        :meth:`encode_batch` runs it."""
+        return self.encode_batch(text, threads=threads, num_threads=num_threads, disallowed_special=())
 
     def _encode_segments(self, text: str, allowed: set[str]) -> list[int]:
         if not allowed:
@@ -422,44 +476,3 @@ class ByteLevelBPE:
             return "ByteLevelBPE(unfitted)"
         return f"ByteLevelBPE(n_vocab={self.n_vocab}, special_tokens={len(self.special_tokens)})"
 
-
-def ranks_vocabulary(mergeable_ranks: Mapping[bytes, int]) -> tuple[Vocabulary, np.ndarray]:
-    """The vocabulary of tiktoken's ``mergeable_ranks`` (byte ``b`` at id ``b``, merged
-    tokens in rank order) and the rank of every vocabulary id.
-
-    >>> ranks = {bytes([b]): 255 - b for b in range(256)} | {b"ab": 300}
-    >>> vocabulary, token_ids = ranks_vocabulary(ranks)
-    >>> vocabulary.pieces(), token_ids[[0, 97, 256]].tolist()
-    ({256: (97, 98)}, [255, 158, 300])
-    """
-    byte_ranks = np.full(N_BYTES, -1, dtype=np.int64)
-    merged: list[tuple[int, bytes]] = []
-    seen_ranks: set[int] = set()
-    for piece, rank in mergeable_ranks.items():
-        if not isinstance(piece, bytes) or not piece:
-            raise ModelFormatError(f"a mergeable token must be non-empty bytes, got {piece!r}")
-        if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or not 0 <= rank <= MAX_RANK:
-            raise ModelFormatError(f"token {piece!r} has an invalid rank {rank!r}")
-        if rank in seen_ranks:
-            raise ModelFormatError(f"rank {rank} is given to two tokens")
-        seen_ranks.add(int(rank))
-        if len(piece) == 1:
-            byte_ranks[piece[0]] = rank
-        else:
-            merged.append((int(rank), piece))
-    missing = np.flatnonzero(byte_ranks < 0)
-    if len(missing):
-        raise ModelFormatError(
-            f"{len(missing)} single bytes have no rank (e.g. {bytes([missing[0]])!r}); "
-            "byte-level BPE needs all 256"
-        )
-    merged.sort()
-    pieces = [list(piece) for _, piece in merged]
-    vocabulary = Vocabulary.from_pieces(
-        N_BYTES,
-        pieces,
-        np.zeros(len(pieces)),
-        ranks=np.arange(len(pieces), dtype=np.int64),  # rank order is creation order
-    )
-    token_ids = np.concatenate([byte_ranks, np.array([r for r, _ in merged], dtype=np.int64)])
-    return vocabulary, token_ids

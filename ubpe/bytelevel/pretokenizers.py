@@ -216,7 +216,7 @@ class Pretokenizer:
 
 
 @functools.lru_cache(maxsize=1)
-def _unsafe_code_points() -> np.ndarray:
+def unsafe_code_points() -> np.ndarray:
     """Code points where tiktoken-pattern scanners and llama.cpp's scanners may cut apart:
     unassigned ones (llama.cpp's scanners match them by no rule) and ``ſ`` (``(?i:'s)``
     matches ``'ſ``, llama.cpp's lower-casing compare does not)."""
@@ -231,11 +231,11 @@ def _unsafe_code_points() -> np.ndarray:
 
 
 def scanner_unsafe(text: str) -> bool:
-    """Whether ``text`` holds a code point of `_unsafe_code_points` (never for ASCII)."""
+    """Whether ``text`` holds a code point of `unsafe_code_points` (never for ASCII)."""
     if text.isascii():
         return False
     code_points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    return bool(_unsafe_code_points()[code_points].any())
+    return bool(unsafe_code_points()[code_points].any())
 
 
 def resolve_pre(pre: str) -> tuple[str, bool]:

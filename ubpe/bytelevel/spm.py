@@ -24,7 +24,8 @@ import numpy as np
 import regex
 
 from ubpe_native._merges import PairMerges, pack_units
-from ubpe_native._spm import SpmBPE, SpmNormalizer, SpmPipeline
+from ubpe_native._spm import SpmBPE, SpmNormalizer
+from ubpe_native._spm_pipeline import SpmPipeline
 from ubpe_native._unigram import UnigramLattice
 
 from ..errors import ModelFormatError
@@ -34,7 +35,7 @@ from .imported_base import (BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED
 from .spm_normalizer import Normalizer
 
 SPACE = "▁"
-# encode_batch gives each thread this many docs at least
+RUN_CHUNK = 1024  # documents per call of the C pipeline in encode_batch
 _UNK_SURFACE = " \u2047 "
 # llama.cpp gives Phi-3's special tokens rstrip, except these (llama_vocab::impl::load)
 _PHI3_NAMES = ("phi-3", "phi3")
@@ -68,6 +69,7 @@ class CharModel(ImportedTokenizer):
             unknown = np.flatnonzero(self.token_types == UNKNOWN)
             self.special_ids["unk"] = int(unknown[0]) if len(unknown) else 0
         self.normalizer = normalizer
+        self._pipeline: SpmPipeline | None = None  # the text pipeline in C, where there is one
         self._phi3 = any(key in name.lower() for key in _PHI3_NAMES)
         self._text_to_id = {text: i for i, text in enumerate(self.texts)}
         # sentencepiece without byte fallback writes one unknown id per run of unknown pieces
@@ -148,19 +150,46 @@ class CharModel(ImportedTokenizer):
         return SpmPipeline(native, model)
 
     def encode(self, doc: str, *, add_special: bool = False, parse_special: bool = False) -> list[int]:
-        if self.normalizer is None:
-            return super().encode(doc, add_special=add_special, parse_special=parse_special)
-        return self._with_specials(self._pipeline.encode_batch([check_doc(doc)])[0], add_special)
+        if self._pipeline is None or (parse_special and self.normalizer is None):
+            return self._general_encode(doc, add_special=add_special, parse_special=parse_special)
+        return self._with_specials(self._run([doc])[0], add_special)
 
     def encode_batch(self, docs, *, threads: int | None = None, **options: Any) -> list[list[int]]:
-        """`encode` of every doc; a sentencepiece model normalizes and encodes them in C, in
-        ``threads`` runs of consecutive docs (default: one per core)."""
-        if self.normalizer is None or options:
-            return super().encode_batch(docs, threads=threads, **options)
-        docs = list(docs)
-        for doc in docs:
-            check_doc(doc)
-        return in_runs(docs, batch_workers(threads), self._pipeline.encode_batch)
+        """`encode` of every doc; with the text pipeline in C (`ubpe_native._spm_pipeline`)
+        in ``threads`` runs of consecutive docs (default: one per core), each run one call
+        without the GIL."""
+        if self._pipeline is None or options:
+            return ImportedTokenizer.encode_batch(self, docs, threads=threads, **options)
+        return in_runs(list(docs), batch_workers(threads), self._run_in_chunks)
+
+    def _run_in_chunks(self, docs: list) -> list[list[int]]:
+        """`_run` over chunks of ``docs``: a thread builds one chunk's lists (holding the GIL)
+        while the others encode theirs, instead of all building at the end."""
+        if len(docs) <= RUN_CHUNK:
+            return self._run(docs)
+        return [ids for k in range(0, len(docs), RUN_CHUNK) for ids in self._run(docs[k : k + RUN_CHUNK])]
+
+    def _run(self, docs: list) -> list[list[int]]:
+        """The ids of ``docs`` from the C pipeline; a text it hands back (one holding a
+        special token, say) goes through `_general_encode`, in its place."""
+        try:
+            out = self._pipeline.encode_batch(self._sendable(docs))
+        except (TypeError, UnicodeEncodeError):
+            for doc in docs:  # the kernel refuses what check_doc explains
+                check_doc(doc)
+            raise
+        for k, ids in enumerate(out):
+            if ids is None:
+                out[k] = self._general_encode(docs[k])
+        return out
+
+    def _sendable(self, docs: list) -> list:
+        """``docs`` with None for a text the C pipeline must not see."""
+        return docs
+
+    def _general_encode(self, doc: str, **options: Any) -> list[int]:
+        """`encode` without the C pipeline."""
+        return ImportedTokenizer.encode(self, doc, **options)
 
     def _with_specials(self, ids: list[int], add_special: bool) -> list[int]:
         """``ids`` with BOS and EOS as `encode` adds them when ``add_special``."""
@@ -282,8 +311,12 @@ class SentencePieceBPE(CharModel):
                  where: str = "<tokens>", normalizer: Normalizer | None = None):
         self._init_char_model(tokens, scores, token_types, specials, flags, name, variant, where,
                               normalizer)
-        self._kernel = self._build_kernel()
-        if normalizer is not None:
+        if normalizer is None:  # llama.cpp's: the same rules for the general path and the C pipeline
+            rules = self._merge_rules(np.ones(len(self.texts), dtype=bool))
+            self._kernel = self._build_kernel(rules)
+            self._pipeline = self._build_llama_pipeline(rules)
+        else:
+            self._kernel = self._build_kernel()
             self._pipeline = self._build_pipeline(self._kernel)
 
     def _merge_rules(self, mergeable: np.ndarray) -> dict[str, Any]:
@@ -323,16 +356,16 @@ class SentencePieceBPE(CharModel):
         np.cumsum([len(e) for e in expansions], out=offsets[1:])
         unk = self.special_ids.get("unk")
         fallback = [self._byte_token(b) for b in range(256)]
-        return dict(left=_i32(left), right=_i32(right), result=_i32(result),
+        return dict(left=_i32(left), right=_i32(right), result=_i32(result), extra=extra,
                     rank=np.asarray(rank, dtype=np.int64), units=units,
                     unit_ids=unit_ids, expand_offsets=offsets,
                     expand_ids=_i32([t for e in expansions for t in e]),
                     fallback=[(-1 if unk is None else unk) if t is None else t for t in fallback])
 
-    def _build_kernel(self) -> PairMerges | SpmBPE:
+    def _build_kernel(self, rules: dict[str, Any] | None = None) -> PairMerges | SpmBPE:
         if self.normalizer is not None:
             return self._build_spm_kernel()
-        rules = self._merge_rules(np.ones(len(self.texts), dtype=bool))
+        rules = rules or self._merge_rules(np.ones(len(self.texts), dtype=bool))
         encoded_units = [c.encode("utf-8", "surrogatepass") for c in rules["units"]]
         keep = [k for k, e in enumerate(encoded_units) if 1 <= len(e) <= 4]
         return PairMerges(
@@ -340,6 +373,21 @@ class SentencePieceBPE(CharModel):
             rules["expand_offsets"], rules["expand_ids"],
             pack_units([encoded_units[k] for k in keep]), _i32([rules["unit_ids"][k] for k in keep]),
             _i32(rules["fallback"]), True, b"", np.zeros(1, dtype=np.int64), _i32([]))
+
+    def _build_llama_pipeline(self, rules: dict[str, Any]) -> SpmPipeline:
+        """llama.cpp's text handling in C: the dummy prefix and ``▁`` for spaces, then the
+        merges (`SpmBPE` with the rules of the `PairMerges` kernel); a text holding a
+        user-defined token (cut out first, the dummy prefix after it) is handed back."""
+        units = [c.encode("utf-8", "surrogatepass") for c in rules["units"]]
+        model = SpmBPE(
+            len(self.texts), rules["left"], rules["right"], rules["result"], rules["rank"],
+            np.zeros(len(self.texts), np.uint8), b"".join(units), blob_offsets(units), _i32(rules["unit_ids"]),
+            np.zeros(len(units), np.uint8), rules["expand_ids"], rules["expand_offsets"],
+            int(self.special_ids["unk"]), _i32(rules["fallback"]), False, not self._joins_space(rules))
+        normalizer = SpmNormalizer(np.zeros(0, np.uint32), b"", self.add_space_prefix, False, True, False, b"",
+                                   np.zeros(1, np.int64), _i32([]))
+        user = [t.encode("utf-8", "surrogatepass") for t, _, _, _ in self._special_table(False)]
+        return SpmPipeline(normalizer, model, False, b"".join(user), blob_offsets(user))
 
     def _build_spm_kernel(self) -> SpmBPE:
         """sentencepiece's own loop: unused pieces merge and are split again, user-defined
@@ -351,12 +399,22 @@ class SentencePieceBPE(CharModel):
                   if self.token_types[i] == USER_DEFINED and t]
         offsets = np.zeros(len(units) + 1, dtype=np.int64)
         np.cumsum([len(u[0]) for u in units], out=offsets[1:])
+        unused = self.token_types == UNUSED
         return SpmBPE(
             len(self.texts), rules["left"], rules["right"], rules["result"], rules["rank"],
-            (self.token_types == UNUSED).astype(np.uint8), b"".join(u[0] for u in units), offsets,
+            unused.astype(np.uint8), b"".join(u[0] for u in units), offsets,
             _i32([u[1] for u in units]), np.array([u[2] for u in units], dtype=np.uint8),
             rules["expand_ids"], rules["expand_offsets"], int(self.special_ids["unk"]),
-            _i32(rules["fallback"]), bool(self._collapse_unk))
+            _i32(rules["fallback"]), bool(self._collapse_unk),
+            not unused[rules["result"]].any() and not self._joins_space(rules))
+
+    def _joins_space(self, rules: dict[str, Any]) -> bool:
+        """Whether a rule joins a symbol to one that starts with ``▁`` (else the words that
+        ``▁`` starts merge apart, and `SpmBPE` may encode and cache them one by one)."""
+        text_of = {i: c for c, i in rules["extra"].items()}
+        n = len(self.texts)
+        return any((self.texts[i] if i < n else text_of[i]).startswith(SPACE)
+                   for i in np.unique(rules["right"]).tolist())
 
     def _native(self, text: str) -> list[int]:
         data = text.encode("utf-8", "surrogatepass")
@@ -367,6 +425,18 @@ class SentencePieceBPE(CharModel):
 
 def _i32(values) -> np.ndarray:
     return np.asarray(values, dtype=np.int32)
+
+
+def blob_offsets(parts: list[bytes]) -> np.ndarray:
+    """Where each of ``parts`` starts in their concatenation, and the end (a kernel's
+    ``blob`` / ``offsets`` pair).
+
+    >>> blob_offsets([b"ab", b"", b"c"]).tolist()
+    [0, 2, 2, 3]
+    """
+    offsets = np.zeros(len(parts) + 1, dtype=np.int64)
+    np.cumsum([len(p) for p in parts], out=offsets[1:])
+    return offsets
 
 
 # unigram weights: a base symbol that is no piece (only byte tokens spell it)

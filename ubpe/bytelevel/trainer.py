@@ -23,7 +23,7 @@ from collections.abc import Set as AbstractSet
 import numpy as np
 import regex
 
-from ..errors import InvalidParameterError, SymbolTypeError
+from ..errors import InvalidParameterError, ModelFormatError, SymbolTypeError
 from ..fit import corpus_parts, fit_vocabulary
 from ..splitting import SplitBatch
 from ..vocabulary import ID_DTYPE, Vocabulary
@@ -143,3 +143,45 @@ def first_tokens(vocabulary: Vocabulary, n_merged: int) -> Vocabulary:
         vocabulary.weights[:n],
         vocabulary.ranks[:n],
     )
+
+
+def ranks_vocabulary(mergeable_ranks: Mapping[bytes, int]) -> tuple[Vocabulary, np.ndarray]:
+    """The vocabulary of tiktoken's ``mergeable_ranks`` (byte ``b`` at id ``b``, merged
+    tokens in rank order) and the rank of every vocabulary id.
+
+    >>> ranks = {bytes([b]): 255 - b for b in range(256)} | {b"ab": 300}
+    >>> vocabulary, token_ids = ranks_vocabulary(ranks)
+    >>> vocabulary.pieces(), token_ids[[0, 97, 256]].tolist()
+    ({256: (97, 98)}, [255, 158, 300])
+    """
+    byte_ranks = np.full(N_BYTES, -1, dtype=np.int64)
+    merged: list[tuple[int, bytes]] = []
+    seen_ranks: set[int] = set()
+    for piece, rank in mergeable_ranks.items():
+        if not isinstance(piece, bytes) or not piece:
+            raise ModelFormatError(f"a mergeable token must be non-empty bytes, got {piece!r}")
+        if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or not 0 <= rank <= MAX_RANK:
+            raise ModelFormatError(f"token {piece!r} has an invalid rank {rank!r}")
+        if rank in seen_ranks:
+            raise ModelFormatError(f"rank {rank} is given to two tokens")
+        seen_ranks.add(int(rank))
+        if len(piece) == 1:
+            byte_ranks[piece[0]] = rank
+        else:
+            merged.append((int(rank), piece))
+    missing = np.flatnonzero(byte_ranks < 0)
+    if len(missing):
+        raise ModelFormatError(
+            f"{len(missing)} single bytes have no rank (e.g. {bytes([missing[0]])!r}); "
+            "byte-level BPE needs all 256"
+        )
+    merged.sort()
+    pieces = [list(piece) for _, piece in merged]
+    vocabulary = Vocabulary.from_pieces(
+        N_BYTES,
+        pieces,
+        np.zeros(len(pieces)),
+        ranks=np.arange(len(pieces), dtype=np.int64),  # rank order is creation order
+    )
+    token_ids = np.concatenate([byte_ranks, np.array([r for r, _ in merged], dtype=np.int64)])
+    return vocabulary, token_ids

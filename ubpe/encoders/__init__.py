@@ -32,24 +32,43 @@ True
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np  # noqa: F401  (the examples below use it)
 
+from .._lazy import lazy_attributes
 from ..errors import InvalidParameterError
 from ..vocabulary import Vocabulary
 from ._base import MAX_TOP_N, Encoder, EncoderInfo, Encoding, TfidfScorer, check_top_n, flatten_parts
-from .classic import ClassicEncoder
-from .paths import (
-    AdditiveEncoder,
-    FewestTokensEncoder,
-    LongestPrefixEncoder,
-    LongestSuffixEncoder,
-    LongestTokenEncoder,
-)
-from .ranked import DropoutEncoder, RankedEncoder, dropout_encoder, merges_encoder
-from .sample import SampleEncoder
-from .tfidf import TfidfEncoder
+
+if TYPE_CHECKING:
+    from .classic import ClassicEncoder
+    from .paths import (
+        AdditiveEncoder,
+        FewestTokensEncoder,
+        LongestPrefixEncoder,
+        LongestSuffixEncoder,
+        LongestTokenEncoder,
+    )
+    from .ranked import DropoutEncoder, RankedEncoder
+    from .sample import SampleEncoder
+    from .tfidf import TfidfEncoder
+
+# the encoders' modules (and their kernels) are imported when an encoder is first asked for
+_LAZY = {
+    "ClassicEncoder": ".classic",
+    "AdditiveEncoder": ".paths",
+    "FewestTokensEncoder": ".paths",
+    "LongestPrefixEncoder": ".paths",
+    "LongestSuffixEncoder": ".paths",
+    "LongestTokenEncoder": ".paths",
+    "DropoutEncoder": ".ranked",
+    "RankedEncoder": ".ranked",
+    "SampleEncoder": ".sample",
+    "TfidfEncoder": ".tfidf",
+}
+_lazy_getattr, __dir__ = lazy_attributes(__name__, _LAZY, globals())
+
 
 __all__ = [
     "MAX_TOP_N", "AdditiveEncoder", "ClassicEncoder", "DropoutEncoder", "Encoder", "EncoderInfo",
@@ -58,72 +77,100 @@ __all__ = [
     "available_encoders", "check_top_n", "encoder_info", "flatten_parts", "make_encoder", "register",
 ]
 
-ENCODERS = (
-    EncoderInfo(
-        "tfidf", TfidfEncoder, True,
-        "the highest tf-idf score of the token sequence, per part (beam of top_n tails)",
-        "UBPE (Kuznetsov, UBPE tokenizers, 2024): the universal encoder",
-    ),
-    EncoderInfo(
-        "classic", ClassicEncoder, False,
-        "greedy batched pair substitution in idf (vocabulary id) order",
-        "UBPE classic encoder (ubpe 0.3.0 UBPEClassic)",
-    ),
-    EncoderInfo(
-        "ranked", merges_encoder, False,
-        "standard BPE inference: the adjacent pair forming the earliest-created token merges first",
-        "Sennrich et al. 2016; as tiktoken, llama.cpp and sentencepiece run it",
-    ),
-    EncoderInfo(
-        "dropout", dropout_encoder, False,
-        "ranked merging with each candidate merge skipped with probability p (sampling)",
-        "BPE-dropout, Provilkov et al. 2020",
-    ),
-    EncoderInfo(
-        "fewest", FewestTokensEncoder, True,
-        "the fewest tokens (shortest path through the lattice); ties: longest tokens first",
-        "PathPiece, Schmidt et al. 2024 (least tokens); Uzan et al. 2024",
-    ),
-    EncoderInfo(
-        "additive", AdditiveEncoder, True,
-        "the highest sum of user-given per-token scores (weights= or score=); exact n-best",
-        "Viterbi segmentation as in unigram LM (Kudo 2018), with any additive score",
-    ),
-    EncoderInfo(
-        "longest_prefix", LongestPrefixEncoder, False,
-        "greedy longest token from the left",
-        "WordPiece inference (Wu et al. 2016); Uzan et al. 2024",
-    ),
-    EncoderInfo(
-        "longest_suffix", LongestSuffixEncoder, False,
-        "greedy longest token from the right",
-        "Uzan et al. 2024 (longest suffix)",
-    ),
-    EncoderInfo(
-        "longest_token", LongestTokenEncoder, False,
-        "the longest token anywhere, then recursively left and right of it (leftmost on ties)",
-        "FLOTA, Hofmann et al. 2022; Uzan et al. 2024",
-    ),
-    EncoderInfo(
-        "sample", SampleEncoder, True,
-        "draws segmentations with probability ∝ exp(sum of token weights / temperature); seeded",
-        "subword regularization, Kudo 2018 (sentencepiece nbest_size / alpha), on any vocabulary",
-    ),
-)
+def _builtin_encoders() -> tuple[EncoderInfo, ...]:
+    """The built-in encoders' registry entries (importing their modules)."""
+    from .classic import ClassicEncoder
+    from .paths import (
+        AdditiveEncoder,
+        FewestTokensEncoder,
+        LongestPrefixEncoder,
+        LongestSuffixEncoder,
+        LongestTokenEncoder,
+    )
+    from .ranked import dropout_encoder, merges_encoder
+    from .sample import SampleEncoder
+    from .tfidf import TfidfEncoder
 
-_REGISTRY: dict[str, EncoderInfo] = {info.name: info for info in ENCODERS}
+    return (
+        EncoderInfo(
+            "tfidf", TfidfEncoder, True,
+            "the highest tf-idf score of the token sequence, per part (beam of top_n tails)",
+            "UBPE (Kuznetsov, UBPE tokenizers, 2024): the universal encoder",
+        ),
+        EncoderInfo(
+            "classic", ClassicEncoder, False,
+            "greedy batched pair substitution in idf (vocabulary id) order",
+            "UBPE classic encoder (ubpe 0.3.0 UBPEClassic)",
+        ),
+        EncoderInfo(
+            "ranked", merges_encoder, False,
+            "standard BPE inference: the adjacent pair forming the earliest-created token merges first",
+            "Sennrich et al. 2016; as tiktoken, llama.cpp and sentencepiece run it",
+        ),
+        EncoderInfo(
+            "dropout", dropout_encoder, False,
+            "ranked merging with each candidate merge skipped with probability p (sampling)",
+            "BPE-dropout, Provilkov et al. 2020",
+        ),
+        EncoderInfo(
+            "fewest", FewestTokensEncoder, True,
+            "the fewest tokens (shortest path through the lattice); ties: longest tokens first",
+            "PathPiece, Schmidt et al. 2024 (least tokens); Uzan et al. 2024",
+        ),
+        EncoderInfo(
+            "additive", AdditiveEncoder, True,
+            "the highest sum of user-given per-token scores (weights= or score=); exact n-best",
+            "Viterbi segmentation as in unigram LM (Kudo 2018), with any additive score",
+        ),
+        EncoderInfo(
+            "longest_prefix", LongestPrefixEncoder, False,
+            "greedy longest token from the left",
+            "WordPiece inference (Wu et al. 2016); Uzan et al. 2024",
+        ),
+        EncoderInfo(
+            "longest_suffix", LongestSuffixEncoder, False,
+            "greedy longest token from the right",
+            "Uzan et al. 2024 (longest suffix)",
+        ),
+        EncoderInfo(
+            "longest_token", LongestTokenEncoder, False,
+            "the longest token anywhere, then recursively left and right of it (leftmost on ties)",
+            "FLOTA, Hofmann et al. 2022; Uzan et al. 2024",
+        ),
+        EncoderInfo(
+            "sample", SampleEncoder, True,
+            "draws segmentations with probability ∝ exp(sum of token weights / temperature); seeded",
+            "subword regularization, Kudo 2018 (sentencepiece nbest_size / alpha), on any vocabulary",
+        ),
+    )
+
+
+_REGISTRY: dict[str, EncoderInfo] = {}  # the built-ins, then those registered; filled on first use
+
+
+def _registry() -> dict[str, EncoderInfo]:
+    if not _REGISTRY:
+        _REGISTRY.update((info.name, info) for info in _builtin_encoders())
+    return _REGISTRY
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ENCODERS":  # the built-in registry entries
+        return _builtin_encoders()
+    return _lazy_getattr(name)
 
 
 def register(info: EncoderInfo) -> None:
     """Add an encoder of your own to the registry (a later registration under a name
     replaces it).
 
+    >>> from ubpe.encoders import RankedEncoder
     >>> register(EncoderInfo("mine", RankedEncoder, False, "ranked, renamed", "a doctest"))
     >>> "mine" in available_encoders()
     True
-    >>> _ = _REGISTRY.pop("mine")
+    >>> _ = _registry().pop("mine")
     """
-    _REGISTRY[info.name] = info
+    _registry()[info.name] = info
 
 
 def available_encoders() -> list[str]:
@@ -132,7 +179,7 @@ def available_encoders() -> list[str]:
     >>> "tfidf" in available_encoders() and "fewest" in available_encoders()
     True
     """
-    return list(_REGISTRY)
+    return list(_registry())
 
 
 def encoder_info(name: str) -> EncoderInfo:
@@ -142,7 +189,7 @@ def encoder_info(name: str) -> EncoderInfo:
     True
     """
     try:
-        return _REGISTRY[name]
+        return _registry()[name]
     except KeyError:
         raise InvalidParameterError(
             f"unknown encoder {name!r}; available: {', '.join(available_encoders())}"

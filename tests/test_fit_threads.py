@@ -1,0 +1,216 @@
+"""A list corpus is split and counted in chunks, on threads (issue 12): the vocabulary must be
+the one of the whole corpus split at once, whatever the chunk size and the number of threads;
+and importing ubpe must stay light."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ubpe.fit as fit_module
+from ubpe import UBPE, UBPEClassic
+from ubpe.alphabet import Alphabet
+from ubpe.errors import UnknownSymbolError
+from ubpe.fit import PartCounts, count_documents, fit_vocabulary
+from ubpe.splitting import WORDS, SplitMode, SplitPipeline
+
+# few symbols and short documents: many pairs tie in occurrences (and in documents)
+texts = st.lists(st.text(alphabet="ab c", max_size=30), min_size=1, max_size=12)
+
+
+def merges(parts, n_base: int, n_tokens: int = 40, n_candidates: int = 3):
+    vocabulary = fit_vocabulary(parts, n_base=n_base, n_tokens=n_tokens, n_candidates=n_candidates, quiet=True)
+    return vocabulary.pieces(), vocabulary.weight_of()
+
+
+@settings(max_examples=150, deadline=None)
+@given(docs=texts, chunk_symbols=st.integers(1, 40), n_threads=st.integers(1, 4))
+def test_chunked_threaded_counts_fit_like_the_whole_split(docs, chunk_symbols, n_threads):
+    pipeline = SplitPipeline(Alphabet.from_spec("ab c"), break_tokens=" ")
+    whole = pipeline.split_batch(docs)  # the corpus split at once, as ubpe 0.3.0 does
+    counts = count_documents(docs, pipeline.split_batch, n_threads=n_threads, chunk_symbols=chunk_symbols)
+    assert counts == PartCounts.of_batch(whole)
+    assert merges(counts, 4) == merges(whole, 4)
+
+
+NATIVE_ALPHABET = "ab _'s9.,\né字"
+native_texts = st.lists(st.text(alphabet=NATIVE_ALPHABET, max_size=40), min_size=1, max_size=10)
+
+
+@settings(max_examples=200, deadline=None)
+@given(docs=native_texts, chunk_symbols=st.integers(1, 60), n_threads=st.integers(1, 3),
+       pattern=st.sampled_from(["words", "gpt2", "cl100k", "llama3", "o200k"]))
+def test_the_kernels_one_pass_count_is_the_split_s(docs, chunk_symbols, n_threads, pattern):
+    """PartCounter.add_text (scanner + counter in one pass) counts what split_batch cuts."""
+    from ubpe.bytelevel.patterns import PATTERNS
+
+    pipeline = SplitPipeline(Alphabet.from_spec(NATIVE_ALPHABET), regex_str=WORDS if pattern == "words" else PATTERNS[pattern])
+    native = pipeline.native_fit_tables(SplitMode.FULL)
+    assert native is not None
+
+    def unused(*args, **kwargs):
+        raise AssertionError("the kernel counts every chunk itself")
+
+    counts = count_documents(docs, unused, n_threads=n_threads, chunk_symbols=chunk_symbols, native=native)
+    assert counts == PartCounts.of_batch(pipeline.split_batch(docs))
+
+
+def test_a_stream_is_counted_by_the_kernel_too():
+    from ubpe.fit import count_stream
+
+    pipeline = SplitPipeline(Alphabet.from_spec(NATIVE_ALPHABET), regex_str=WORDS)
+    docs = ["ab ba's 99", "é字 ab_ab", "", "ba ba ab"] * 5
+
+    def unused(*args, **kwargs):
+        raise AssertionError("the kernel counts every chunk itself")
+
+    counts = count_stream(iter(docs), unused, chunk_docs=3, native=pipeline.native_fit_tables(SplitMode.FULL))
+    assert counts == PartCounts.of_batch(pipeline.split_batch(docs))
+
+
+def test_the_one_pass_count_leaves_unknown_symbols_and_surrogates_to_the_split():
+    pipeline = SplitPipeline(Alphabet.from_spec("ab \ud800"), regex_str=WORDS)
+    native = pipeline.native_fit_tables(SplitMode.FULL)
+    docs = ["ab ab", "ba \ud800ab", "abab"]  # a lone surrogate: no UTF-8, the split takes it
+    assert count_documents(docs, pipeline.split_batch, native=native) == PartCounts.of_batch(pipeline.split_batch(docs))
+    with pytest.raises(UnknownSymbolError, match="document 1"):
+        count_documents(["ab", "abc"], pipeline.split_batch, native=native)
+
+
+def test_counts_are_the_same_on_any_number_of_threads():
+    rng = np.random.default_rng(12)
+    docs = ["".join(rng.choice(list("ab c"), size=int(rng.integers(0, 200)))) for _ in range(300)]
+    split = SplitPipeline(Alphabet.from_spec("ab c"), regex_str=WORDS).split_batch
+    one = count_documents(docs, split, n_threads=1, chunk_symbols=256)
+    assert one.n_docs == 300
+    for n_threads in (2, 3, 8, 1000):
+        assert count_documents(docs, split, n_threads=n_threads, chunk_symbols=256) == one
+
+
+def many_small_runs(monkeypatch) -> list[int]:
+    """Small chunks, threads for any corpus size; returns the numbers of runs counted."""
+    monkeypatch.setattr(fit_module, "LIST_CHUNK_SYMBOLS", 64)
+    monkeypatch.setattr(fit_module, "THREAD_SYMBOLS", 1)
+    seen: list[int] = []
+    runs = fit_module._runs
+
+    def spy(chunks, n_runs):
+        seen.append(n_runs)
+        return runs(chunks, n_runs)
+
+    monkeypatch.setattr(fit_module, "_runs", spy)
+    return seen
+
+
+def test_small_corpora_are_counted_on_one_thread():
+    split = SplitPipeline(Alphabet.from_spec("ab "), break_tokens=" ").split_batch
+    assert fit_module.THREAD_SYMBOLS > 1000
+    assert count_documents(["ab ba"] * 100, split, n_threads=4) == count_documents(["ab ba"] * 100, split)
+
+
+@pytest.mark.parametrize("cls", [UBPE, UBPEClassic])
+def test_fit_is_the_same_on_one_and_two_threads(cls, monkeypatch):
+    seen = many_small_runs(monkeypatch)
+    rng = np.random.default_rng(7)
+    docs = ["".join(rng.choice(list("abcd  "), size=int(rng.integers(1, 120)))) for _ in range(200)]
+    fitted = []
+    for n_threads in (1, 2):
+        tok = cls(alphabet="abcd ", n_tokens=60, regex_str=WORDS)
+        tok.fit(docs, quiet=True, n_threads=n_threads, n_candidates=4)
+        fitted.append((tok.tokens_mapper, tok.tokens_weights))
+    assert fitted[0] == fitted[1]
+    assert seen == [1, 2]
+
+
+def test_an_unknown_symbol_is_named_in_the_first_bad_document_on_threads(monkeypatch):
+    seen = many_small_runs(monkeypatch)
+    docs = ["abab"] * 10 + ["abxb"] + ["ab"] * 10 + ["yb"]
+    tok = UBPE(alphabet="ab", n_tokens=8)
+    with pytest.raises(UnknownSymbolError, match="document 10"):
+        tok.fit(docs, quiet=True, n_threads=2)
+    assert seen == [2]
+
+
+def test_n_threads_is_checked():
+    from ubpe.errors import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match="n_threads"):
+        UBPE(alphabet="ab", n_tokens=4).fit(["abab"], quiet=True, n_threads=0)
+
+
+# what `import ubpe` / `from ubpe import UBPE` and a quiet fit must not load: file formats,
+# byte-level models, encoders' kernels, progress bars and what they pull in
+HEAVY = [
+    "asyncio", "ssl", "email", "urllib.request", "csv", "subprocess", "concurrent.futures", "tqdm", "dask", "pandas",
+    "ubpe.io", "ubpe.bytelevel.model", "ubpe.bytelevel.trainer", "ubpe.encoders.tfidf",
+    "ubpe.encoders.ambiguity", "ubpe.dask", "ubpe.cli", "ubpe_native._lattice", "ubpe_native._spm",
+    "ubpe_native._merges", "ubpe_native._classic",
+]
+
+
+@pytest.mark.parametrize("statement", [
+    "import ubpe",
+    "from ubpe import UBPE, UBPEClassic, Vocabulary, Alphabet",
+    "from ubpe import UBPE; UBPE(alphabet='ab', n_tokens=4).fit(['abab', 'abba'], quiet=True, n_threads=1)",
+])
+def test_import_is_light(statement):
+    code = textwrap.dedent(f"""
+        import sys
+        {statement}
+        print(" ".join(m for m in {HEAVY!r} if m in sys.modules))
+    """)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.split() == []
+
+
+def test_lazy_names_resolve():
+    import ubpe
+    import ubpe.bytelevel
+    import ubpe.encoders
+
+    assert set(ubpe.__all__) <= set(dir(ubpe))
+    for name in ubpe.__all__:
+        assert getattr(ubpe, name) is not None
+    for name in ubpe.bytelevel.__all__ + ubpe.encoders.__all__:
+        assert getattr(ubpe.bytelevel, name, None) is not None or getattr(ubpe.encoders, name, None) is not None
+    with pytest.raises(AttributeError):
+        ubpe.NoSuchName  # noqa: B018
+
+
+@pytest.mark.parametrize("doc_chars, message", [
+    ([1, 3], "start at 0"),
+    ([0, 2, 1], "ascending"),
+    ([0, 2], "end at the 3 characters"),
+    ([0, 4], "end at the 3 characters"),
+])
+def test_add_text_checks_its_documents(doc_chars, message):
+    from ubpe.splitting import split_classes
+    from ubpe_native._parts import PartCounter
+
+    table = np.array([-1] * 97 + [0, 1, -1], np.int32)
+    counter = PartCounter()
+    with pytest.raises(ValueError, match=message):
+        counter.add_text(np.frombuffer(b"aba", np.uint8), np.array(doc_chars), split_classes(), 5, table)
+    assert counter.n_docs == 0
+
+
+def test_add_text_checks_its_tables_and_text():
+    from ubpe.splitting import split_classes
+    from ubpe_native._parts import PartCounter
+
+    table = np.array([-1] * 97 + [0, 1, -1], np.int32)
+    text, chars = np.frombuffer(b"ab", np.uint8), np.array([0, 2])
+    with pytest.raises(ValueError, match="one entry per code point"):
+        PartCounter().add_text(text, chars, np.zeros(10, np.uint16), 5, table)
+    with pytest.raises(ValueError, match="pattern"):
+        PartCounter().add_text(text, chars, split_classes(), 99, table)
+    with pytest.raises(ValueError, match="UTF-8"):
+        PartCounter().add_text(np.frombuffer(b"a\xff", np.uint8), chars, split_classes(), 5, table)
+    with pytest.raises(TypeError):
+        PartCounter().add_text(None, chars, split_classes(), 5, table)

@@ -1,0 +1,68 @@
+# Sentencepiece's BPE model and normalizer, declared for the pipeline that runs them over many
+# texts without the GIL (_spm_pipeline).
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libcpp.string cimport string
+from libcpp.unordered_map cimport unordered_map
+from libcpp.vector cimport vector
+
+from ubpe_native._flat_map cimport FlatMap
+from ubpe_native._typedefs cimport id_t
+
+
+cdef class BpeScratch:
+    # what `SpmBPE.encode_into` needs from text to text: allocated once per batch, not per text
+    cdef vector[id_t] token_at, word_token, stack
+    cdef vector[uint8_t] frozen, word_frozen
+    cdef vector[int32_t] next_node, prev_node
+    cdef vector[int64_t] node_start
+    cdef vector[Py_ssize_t] word_start
+    cdef vector[uint64_t] heap
+    cdef vector[id_t] word_out
+    cdef unordered_map[id_t, uint64_t] rev
+    cdef unordered_map[string, vector[id_t]] cache  # word bytes -> ids (with split_words)
+    cdef string key
+
+
+cdef class SpmBPE:
+    cdef readonly id_t n_ids
+    cdef readonly id_t unk_id
+    cdef readonly bint collapse_unk
+    cdef readonly bint split_words
+    cdef FlatMap pairs  # pair_key -> (rank << 32 | result) + 1
+    cdef FlatMap trie  # node << 8 | byte -> child node, over the units' bytes
+    cdef vector[int64_t] node_unit  # trie node -> unit index, or NOT_A_UNIT
+    cdef int64_t ascii_unit[128]  # an ASCII byte's unit without a trie walk, or NOT_A_UNIT / WALK
+    cdef vector[id_t] unit_id
+    cdef vector[uint8_t] unit_frozen
+    cdef vector[uint8_t] unused
+    cdef bint has_unused
+    cdef vector[int64_t] expand_offsets
+    cdef vector[id_t] expand_ids
+    cdef id_t byte_fallback[256]
+    cdef bint has_byte_fallback
+
+    cdef int _push(self, BpeScratch s, int32_t left, int32_t right) except -1 nogil
+    cdef int _unknown(self, const uint8_t* data, int64_t start, int64_t end, vector[id_t]& out) except -1 nogil
+    cdef int _emit(self, id_t token, BpeScratch s, vector[id_t]& out) except -1 nogil
+    cdef Py_ssize_t _units(self, const uint8_t* data, Py_ssize_t size, BpeScratch s) except -1 nogil
+    cdef int _merge_word(self, const uint8_t* data, Py_ssize_t first, Py_ssize_t stop, BpeScratch s,
+                         vector[id_t]& out) except -1 nogil
+    cdef int encode_into(self, const uint8_t* data, Py_ssize_t size, vector[id_t]& out,
+                         BpeScratch s) except -1 nogil
+
+
+cdef class SpmNormalizer:
+    cdef vector[uint32_t] units
+    cdef string replacements
+    cdef readonly bint add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces
+    cdef readonly bint treat_whitespace_as_suffix
+    cdef FlatMap protected  # node << 8 | byte -> child node
+    cdef vector[id_t] protected_id  # node -> id of the piece ending there, or -1
+    cdef bint plain[128]  # ASCII bytes no rule and no protected piece starts with (not space)
+
+    cdef bint _rule_starts_with(self, uint8_t byte) noexcept nogil
+    cdef int64_t _longest_rule(self, const uint8_t* data, Py_ssize_t size, Py_ssize_t* used) noexcept nogil
+    cdef Py_ssize_t protected_at(self, const uint8_t* data, Py_ssize_t size, id_t* token) noexcept nogil
+    cdef Py_ssize_t _prefix(self, const uint8_t* data, Py_ssize_t size, const char** piece,
+                            Py_ssize_t* length) noexcept nogil
+    cdef int normalize_into(self, const uint8_t* data, Py_ssize_t size, string& out) except -1 nogil
