@@ -69,3 +69,27 @@ def test_lone_surrogates_take_the_general_path() -> None:
     tok.fit(["ab ab a\ud800b"], quiet=True)
     assert tok.encode("ab a\ud800") == tok.encode("ab a\ud800", encoder="tfidf")
     assert tok.decode(tok.encode("ab a\ud800")[0][0]) == "ab a\ud800"
+
+
+def test_kernel_text_call_checks_its_arguments_and_agrees_with_the_split(tok: UBPE) -> None:
+    import numpy as np
+
+    from ubpe_native._lattice import Lattice
+    from ubpe_native._radix import RadixTree
+    from ubpe_native._textsplit import TextSplitter
+
+    lattice = tok.encoder()._lattice
+    splitter = tok.split_pipeline.text_splitter()
+    docs = ["ab cd_ab", "", "'sé \U0001f600"]
+    ids, part_offsets, _, doc_part_offsets = splitter.split(docs)
+    assert lattice.encode_texts(splitter, docs) == lattice.encode_documents(ids, part_offsets, doc_part_offsets)
+    assert lattice.encode_texts(splitter, ["ab", 3]) is None  # no str: the general path raises
+    assert lattice.encode_texts(splitter, ["a#"]) is None  # unknown symbol: likewise
+    assert lattice.encode_texts(splitter, ["ab cd"], 4, max_cells=1) is None  # over the n-best budget
+    with pytest.raises(ValueError, match="top_n"):
+        lattice.encode_texts(splitter, ["ab"], 0)
+    small = Lattice(RadixTree(2, np.array([0]), np.zeros(0, np.int32)), np.zeros(2))
+    with pytest.raises(ValueError, match="base ids"):  # the splitter's ids are beyond this lattice's
+        small.encode_texts(splitter, ["ab"])
+    with pytest.raises(ValueError, match="empty"):
+        TextSplitter(np.zeros(0, np.int32), tok.split_pipeline._classes, splitter.pattern)

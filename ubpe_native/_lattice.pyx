@@ -42,6 +42,12 @@ The heap here is not ``_heap.pxd``'s: it must replay CPython's ``heapq`` operati
 leaf), because equal candidates are ordered by where ``heapq`` leaves them; a generic heap would
 keep the same set but not the same order of ties, and outputs would stop matching ubpe 0.3.0.
 
+:class:`Lattice` runs the kernel over many parts with a cache of the parts it has encoded
+(see its docstring). The module is over 500 lines because the cache's entries *are* the
+workspace's outputs (a hit points at an earlier part's candidates, nothing is copied), so
+``Lattice``, its ``_PartCache`` and ``_Workspace`` share their fields; a ``_lattice.pxd``
+declaring ``_Workspace`` would let the cache and ``Lattice`` move to a module of their own.
+
 >>> import numpy as np
 >>> from ubpe_native._radix import RadixTree
 >>> tree = RadixTree(2, np.array([0, 2]), np.array([0, 1], np.int32))  # token 2 = [0 1]

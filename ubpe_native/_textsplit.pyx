@@ -33,6 +33,7 @@ from ubpe_native._typedefs cimport id_t
 
 
 cdef extern from "Python.h":
+    int PyUnicode_READY(object) except? -1
     int PyUnicode_KIND(object) nogil
     void* PyUnicode_DATA(object) nogil
     Py_ssize_t PyUnicode_GET_LENGTH(object) nogil
@@ -50,6 +51,8 @@ cdef class TextSplitter:
 
     def __init__(self, table, classes, int pattern):
         self.table_view = as_array(table, np.int32, "table")
+        if self.table_view.shape[0] == 0:
+            raise ValueError("table must not be empty")
         self.table = table
         self.classes = as_array(classes, np.uint16, "classes")
         check_split_arguments(self.classes.shape[0], pattern)
@@ -79,14 +82,15 @@ cdef class TextSplitter:
         cdef uint8_t[::1] separator_view = out_separator.view(np.uint8)
         cdef int64_t[::1] doc_view = out_docs
         cdef Py_ssize_t k
-        for k in range(<Py_ssize_t>ids.size()):
-            id_view[k] = ids[k]
-        for k in range(<Py_ssize_t>part_offsets.size()):
-            part_view[k] = part_offsets[k]
-        for k in range(<Py_ssize_t>separator.size()):
-            separator_view[k] = separator[k]
-        for k in range(<Py_ssize_t>doc_part_offsets.size()):
-            doc_view[k] = doc_part_offsets[k]
+        with nogil:
+            for k in range(<Py_ssize_t>ids.size()):
+                id_view[k] = ids[k]
+            for k in range(<Py_ssize_t>part_offsets.size()):
+                part_view[k] = part_offsets[k]
+            for k in range(<Py_ssize_t>separator.size()):
+                separator_view[k] = separator[k]
+            for k in range(<Py_ssize_t>doc_part_offsets.size()):
+                doc_view[k] = doc_part_offsets[k]
         return out_ids, out_parts, out_separator, out_docs
 
     cdef bint split_into(self, tuple docs, vector[id_t]& ids, vector[int64_t]& part_offsets,
@@ -103,6 +107,7 @@ cdef class TextSplitter:
             doc = held[d]
             if not PyUnicode_Check(doc):
                 return False
+            PyUnicode_READY(doc)  # the canonical representation read below (a no-op since Python 3.12)
             text.kind = PyUnicode_KIND(doc)
             text.data = PyUnicode_DATA(doc)
             text.length = PyUnicode_GET_LENGTH(doc)
