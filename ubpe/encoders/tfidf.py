@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -39,6 +39,9 @@ from ..errors import InvalidParameterError
 from ..vocabulary import Vocabulary
 from ._base import (NBEST_BYTES_PER_CELL, Encoding, add_left_to_right, all_weights, check_nbest_memory, check_top_n,
                     flatten_parts, nbest_memory_budget)
+
+if TYPE_CHECKING:
+    from ..splitting import SplitBatch
 
 
 def concatenate_best(tokens: np.ndarray, token_offsets: np.ndarray, scores: np.ndarray) -> list[Encoding]:
