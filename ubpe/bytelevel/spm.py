@@ -158,9 +158,11 @@ class CharModel(ImportedTokenizer):
         """`encode` of every doc; with the text pipeline in C (`ubpe_native._spm_pipeline`)
         in ``threads`` runs of consecutive docs (default: one per core), each run one call
         without the GIL."""
+        add_special = bool(options.pop("add_special", False))
         if self._pipeline is None or options:
-            return ImportedTokenizer.encode_batch(self, docs, threads=threads, **options)
-        return in_runs(list(docs), batch_workers(threads), self._run_in_chunks)
+            return ImportedTokenizer.encode_batch(self, docs, threads=threads, add_special=add_special, **options)
+        out = in_runs(list(docs), batch_workers(threads), self._run_in_chunks)
+        return [self._with_specials(ids, True) for ids in out] if add_special else out
 
     def _run_in_chunks(self, docs: list) -> list[list[int]]:
         """`_run` over chunks of ``docs``: a thread builds one chunk's lists (holding the GIL)
