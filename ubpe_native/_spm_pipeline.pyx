@@ -268,6 +268,8 @@ cdef class SpmPipeline:
         """The lattice over the stretches between protected pieces (`CharModel._fragments`)."""
         cdef Py_ssize_t pos = 0, start = 0, used
         cdef id_t token
+        if self.normalizer.protected_id.size() == 1:  # no protected pieces
+            return self.unigram._encode_with(data, size, out, best_score, best_start, best_id, path)
         while pos < size:
             used = self.normalizer.protected_at(data + pos, size - pos, &token)
             if used == 0:
