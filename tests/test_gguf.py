@@ -221,3 +221,5 @@ def test_llama_type_c_pipeline_is_the_general_path(name):
     for line in lines[-4:]:
         assert tok.encode(line, parse_special=True, add_special=True) == \
             ImportedTokenizer.encode(tok, line, parse_special=True, add_special=True)
+    assert tok.encode_batch(lines[:40], add_special=True) == \
+        [ImportedTokenizer.encode(tok, line, add_special=True) for line in lines[:40]]

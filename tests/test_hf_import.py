@@ -316,6 +316,7 @@ def test_char_models_batches_are_one_by_one(name, heldout, tmp_path_factory):
     assert tok.encode_batch(lines, threads=1) == want
     assert tok.encode_batch(lines * 2, threads=3) == want * 2
     assert [tok.encode(line, add_special=True) for line in lines[:50]] == [e.ids for e in hf.encode_batch(lines[:50])]
+    assert tok.encode_batch(lines[:50], add_special=True) == [e.ids for e in hf.encode_batch(lines[:50])]
     with pytest.raises(UBPEError, match="lone surrogate"):
         tok.encode_batch(["a", "b\ud800"])
     with pytest.raises(UBPEError):

@@ -134,6 +134,25 @@ def test_bpe_words_merge_apart_as_the_whole_text(config, monkeypatch):
     assert not spm_io.from_bytes(_with_unused(_model(config), 0.1, seed=1))._kernel.split_words
 
 
+@pytest.mark.parametrize("config", ["bpe", "bpe-identity", "unigram-user", "unigram-identity"])
+def test_native_normalizer_on_runs_of_spaces(config):
+    """The C normalizer's fast step for a plain space (no rule, no protected piece starts with
+    one) is the general step: any mix of spaces, other whitespace and text, either setting of
+    remove_extra_whitespaces, as the Python normalizer writes it."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    tok = spm_io.from_bytes(_model(config))
+    native = tok._pipeline.normalizer
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.text(alphabet=" \t\n\u3000\u00a0▁aé<sep>qu", max_size=24))
+    def check(text):
+        assert native.normalize(text.encode()).decode() == tok.normalizer(text)
+
+    check()
+
+
 def _with_unused(data: bytes, fraction: float, seed: int) -> bytes:
     """The model with a random ``fraction`` of its normal pieces of two characters or more
     marked UNUSED (as a model editor would mark them)."""

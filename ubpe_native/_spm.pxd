@@ -59,6 +59,7 @@ cdef class SpmNormalizer:
     cdef FlatMap protected  # node << 8 | byte -> child node
     cdef vector[id_t] protected_id  # node -> id of the piece ending there, or -1
     cdef bint plain[128]  # ASCII bytes no rule and no protected piece starts with (not space)
+    cdef bint plain_space  # no rule and no protected piece starts with a space
 
     cdef bint _rule_starts_with(self, uint8_t byte) noexcept nogil
     cdef int64_t _longest_rule(self, const uint8_t* data, Py_ssize_t size, Py_ssize_t* used) noexcept nogil

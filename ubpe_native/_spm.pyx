@@ -435,6 +435,9 @@ cdef class SpmNormalizer:
             byte = <uint8_t>k
             self.plain[k] = k > 0x20 and self.protected.get(byte, 0) == 0 \
                 and self._longest_rule(&byte, 1, &used) < 0 and not self._rule_starts_with(byte)
+        byte = 0x20
+        self.plain_space = self.protected.get(byte, 0) == 0 and self._longest_rule(&byte, 1, &used) < 0 \
+            and not self._rule_starts_with(byte)
 
     cdef bint _rule_starts_with(self, uint8_t byte) noexcept nogil:
         if self.units.size() == 0:
@@ -543,6 +546,12 @@ cdef class SpmNormalizer:
                 out.push_back(<char>byte)
                 pos += 1
                 previous_space = False
+                continue
+            if byte == 0x20 and self.plain_space:  # what the general step below does with a space
+                if not previous_space:
+                    out.append(space, space_length)
+                previous_space = self.remove_extra_whitespaces
+                pos += 1
                 continue
             used = self._prefix(data + pos, size - pos, &piece, &length)
             if previous_space:

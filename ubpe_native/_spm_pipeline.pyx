@@ -31,12 +31,13 @@ cdef id_t NO_TRIGGER = -2
 cdef id_t HAND_BACK = -1
 
 
-cdef list id_list(const id_t* values, Py_ssize_t n):
-    """``values[:n]`` as a new list of ints."""
+cdef list id_list(const id_t* values, Py_ssize_t n, list ints):
+    """``values[:n]`` as a new list of ints, taken from ``ints`` (``ints[i] == i``, made once:
+    no int object is allocated per id) where it reaches."""
     cdef list result = PyList_New(n)
-    cdef Py_ssize_t j
+    cdef Py_ssize_t j, n_ints = len(ints)
     for j in range(n):
-        item = PyLong_FromLong(values[j])
+        item = ints[values[j]] if 0 <= values[j] < n_ints else PyLong_FromLong(values[j])
         Py_INCREF(item)  # PyList_SET_ITEM steals the reference the local variable gives back
         PyList_SET_ITEM(result, j, item)
     return result
@@ -75,6 +76,7 @@ cdef class SpmPipeline:
     cdef vector[id_t] trigger_ends  # node -> id of the trigger ending there, HAND_BACK, or NO_TRIGGER
     cdef bint has_hand_back
     cdef list scratches  # idle BpeScratch objects: each call takes one (its word cache lives on)
+    cdef list ints  # ints[i] is i, for the model's ids
     cdef bint trigger_first[256]  # bytes a trigger starts with
 
     def __init__(self, SpmNormalizer normalizer not None, model, bint prefix_unless_space=False,
@@ -97,6 +99,7 @@ cdef class SpmPipeline:
             self.trigger_first[k] = False
         self.prefix_after_cut = prefix_after_cut
         self.scratches = []
+        self.ints = list(range(self.bpe.n_ids if self.bpe is not None else self.unigram.n_ids))
         self.has_hand_back = False
         self.trigger_ends.push_back(NO_TRIGGER)
         if trigger_offsets is None:
@@ -159,7 +162,7 @@ cdef class SpmPipeline:
             self.scratches.append(scratch)
         cdef list result = PyList_New(n)
         for k in range(n):
-            item = None if skipped[k] else id_list(out.data() + bounds[k], bounds[k + 1] - bounds[k])
+            item = None if skipped[k] else id_list(out.data() + bounds[k], bounds[k + 1] - bounds[k], self.ints)
             Py_INCREF(item)
             PyList_SET_ITEM(result, k, item)
         return result
@@ -265,6 +268,8 @@ cdef class SpmPipeline:
         """The lattice over the stretches between protected pieces (`CharModel._fragments`)."""
         cdef Py_ssize_t pos = 0, start = 0, used
         cdef id_t token
+        if self.normalizer.protected_id.size() == 1:  # no protected pieces
+            return self.unigram._encode_with(data, size, out, best_score, best_start, best_id, path)
         while pos < size:
             used = self.normalizer.protected_at(data + pos, size - pos, &token)
             if used == 0:

@@ -12,6 +12,7 @@ cdef class UnigramLattice:
     cdef vector[float] scores
     cdef vector[uint8_t] user_defined
     cdef readonly id_t unk_id
+    cdef readonly id_t n_ids  # 1 + the largest id it can write
     cdef readonly float unk_score
     cdef id_t byte_fallback[256]
     cdef bint has_byte_fallback

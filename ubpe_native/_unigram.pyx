@@ -81,6 +81,11 @@ cdef class UnigramLattice:
                 self.has_byte_fallback = True
         self.unk_id = unk_id
         self.unk_score = unk_score
+        self.n_ids = unk_id + 1
+        for k in range(n):
+            self.n_ids = max(self.n_ids, ids[k] + 1)
+        for k in range(256):
+            self.n_ids = max(self.n_ids, byte_fallback[k] + 1)
         if n:
             self.ids.assign(&ids[0], &ids[0] + n)
             self.scores.assign(&scores[0], &scores[0] + n)

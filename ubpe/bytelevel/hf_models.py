@@ -6,7 +6,9 @@ on ties) - the pair-ranked loop of `ubpe_native._merges.PairMerges` that llama.c
 use too. So :class:`HFByteLevelBPE` is :class:`~ubpe.bytelevel.imported.ImportedBPE` and
 :class:`HFCharBPE` a :class:`~ubpe.bytelevel.spm.CharModel` with HF's text pipeline
 (:mod:`ubpe.bytelevel.hf_pipeline`) in front: added tokens, normalizer, pre-tokenizer; HF's
-decoder behind; the post-processor's tokens with ``add_special=True``. Added tokens are always
+decoder behind; the post-processor's tokens with ``add_special=True``. A character model with
+the usual pipeline (Llama 2's, ``Metaspace``) runs it all in C
+(`HFCharBPE._build_native_pipeline`). Added tokens are always
 cut out of the text, special or not, as ``Tokenizer.encode`` does (``parse_special`` is
 accepted and has no effect); ``decode`` skips special tokens as HF's ``decode`` does by default.
 

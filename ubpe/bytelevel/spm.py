@@ -6,6 +6,12 @@ adjacent pairs whose concatenation is a token, the one forming the token of high
 merges first, the leftmost on ties (llama.cpp's ``llm_tokenizer_spm``). A character that is no
 token is written as its UTF-8 bytes' ``<0xXX>`` tokens (byte fallback), or the unknown token.
 
+Speed: ``encode`` and ``encode_batch`` run the whole text pipeline in C
+(`ubpe_native._spm_pipeline.SpmPipeline`: normalizer, dummy prefix, merges or Viterbi), a batch
+in runs of consecutive documents, one per thread, each a few calls without the GIL; a text the
+pipeline cannot take alone (a llama.cpp text holding a user-defined token, ``parse_special``)
+goes the general way (`CharModel._general_encode`) in its place.
+
 >>> tok = SentencePieceBPE(["<unk>", "▁", "a", "b", "▁a", "ab", "▁ab", "<0x63>"],
 ...                        np.array([0, -1, -1, -1, -2, -3, -4, 0], np.float32),
 ...                        token_types=np.array([2, 1, 1, 1, 1, 1, 1, 6]))
@@ -158,9 +164,11 @@ class CharModel(ImportedTokenizer):
         """`encode` of every doc; with the text pipeline in C (`ubpe_native._spm_pipeline`)
         in ``threads`` runs of consecutive docs (default: one per core), each run one call
         without the GIL."""
+        add_special = bool(options.pop("add_special", False))
         if self._pipeline is None or options:
-            return ImportedTokenizer.encode_batch(self, docs, threads=threads, **options)
-        return in_runs(list(docs), batch_workers(threads), self._run_in_chunks)
+            return ImportedTokenizer.encode_batch(self, docs, threads=threads, add_special=add_special, **options)
+        out = in_runs(list(docs), batch_workers(threads), self._run_in_chunks)
+        return [self._with_specials(ids, True) for ids in out] if add_special else out
 
     def _run_in_chunks(self, docs: list) -> list[list[int]]:
         """`_run` over chunks of ``docs``: a thread builds one chunk's lists (holding the GIL)
@@ -365,7 +373,8 @@ class SentencePieceBPE(CharModel):
     def _build_kernel(self, rules: dict[str, Any] | None = None) -> PairMerges | SpmBPE:
         if self.normalizer is not None:
             return self._build_spm_kernel()
-        rules = rules or self._merge_rules(np.ones(len(self.texts), dtype=bool))
+        if rules is None:
+            rules = self._merge_rules(np.ones(len(self.texts), dtype=bool))
         encoded_units = [c.encode("utf-8", "surrogatepass") for c in rules["units"]]
         keep = [k for k, e in enumerate(encoded_units) if 1 <= len(e) <= 4]
         return PairMerges(
