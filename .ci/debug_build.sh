@@ -19,8 +19,11 @@ print("\n".join(project["build-system"]["requires"] + project["project"]["depend
                 + project["project"]["optional-dependencies"]["test"]))
 ' "$root/pyproject.toml" | PIP_ROOT_USER_ACTION=ignore xargs "$py" -m pip install -q --disable-pip-version-check
 
-tar -C "$root" --exclude=__pycache__ --exclude='*.so' --exclude='*.cpp' -cf - \
-    setup.py pyproject.toml README.md ubpe ubpe_native tests | tar -C "$work" -xf -
+tar -C "$root" --exclude=__pycache__ --exclude='*.so' --exclude='*.cpp' --exclude=.cache -cf - \
+    setup.py pyproject.toml README.md ubpe ubpe_native tests experiments | tar -C "$work" -xf -
+# the installed data stay where experiments/install_data.sh put them (tests that need them skip
+# when they are not there)
+export UBPE_DATA_CACHE="${UBPE_DATA_CACHE:-$root/experiments/.cache}"
 
 # AddressSanitizer if the compiler can link it (the Python interpreter is not instrumented,
 # so libasan is preloaded; leak detection would report the interpreter's own allocations)
@@ -54,12 +57,14 @@ assert r.__file__.startswith(sys.argv[1]) and ubpe.__file__.startswith(sys.argv[
 assert sys.argv[2] != "asan" or "libasan" in open("/proc/self/maps").read(), "libasan is not loaded"
 ' "$work" "$mode")
 # kernel argument checks, out-of-memory cases (skipped under ASan), and the property tests of
-# every kernel (none needing experiments/ data); the CLI is left out (it would run the
+# every kernel, the batch paths on llama.cpp's vocabularies; the CLI is left out (it would run the
 # installed ubpe, not this build)
 (cd "$work" && "${run[@]}" "$py" -m pytest -q -p no:cacheprovider \
     tests/test_kernel_checks.py tests/test_kernel_memory.py tests/test_merges_kernel.py \
     tests/test_radix.py tests/test_ranked.py tests/test_classic_encoder.py tests/test_combine.py \
     tests/test_lattice.py tests/test_paths.py tests/test_scores.py tests/test_fit_properties.py \
     tests/test_splitting.py tests/test_bytelevel.py tests/test_encode_api.py \
-    tests/test_hardening.py -k "not out_of_memory and not cli" "$@")
+    tests/test_hardening.py tests/test_text_path.py tests/test_fit_threads.py \
+    tests/test_spm_kernels.py tests/test_native_split.py tests/test_batch_encode.py \
+    -k "not out_of_memory and not cli" "$@")
 echo "debug lane done in $((SECONDS - start)) s"
