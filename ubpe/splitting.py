@@ -13,6 +13,11 @@ symbols) are dropped; while encoding they stay as one-symbol parts. Unlike the r
 characters that the regex does not match are kept (each as a one-symbol separator part), so
 no data is ever lost and ``decode(encode(x)) == x`` holds for every regex.
 
+The module is over 500 lines because it is the one home of the split stage: the four steps
+above, each on numpy arrays, plus the native paths that do the same split in a kernel call
+(``text_splitter`` for encoding, ``native_fit_tables`` for fitting, ``_split_text_natively``).
+What would split it: those native paths into a module of their own beside this one.
+
 >>> from ubpe.alphabet import Alphabet
 >>> pipeline = SplitPipeline(Alphabet.from_spec("ab ."), break_tokens=" ")
 >>> batch = pipeline.split_batch(["ab a.b"], mode=SplitMode.FULL)

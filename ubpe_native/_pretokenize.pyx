@@ -13,6 +13,11 @@ into single code points, and ``holds_flagged`` finds those that a table of code 
 elsewhere. The ``def`` wrappers check that the data is well-formed UTF-8 first
 (``check_utf8``): the scanner decodes without bounds checks.
 
+The module is over 500 lines because the five scanners (one per preset, plus ``words``) share
+their inline helpers and class bits, and the document helpers sit beside the scanner they
+drive. What would split it: the document helpers (``document_offsets`` ... ``split_document``)
+into a module of their own with its own ``.pxd``, cimported by ``_merges`` and ``_ranked``.
+
 >>> import numpy as np
 >>> from ubpe.bytelevel import NATIVE_PATTERNS, PATTERNS, code_point_classes
 >>> data = "DON'T say ʰAB!\\n/".encode()
