@@ -519,15 +519,26 @@ class SplitPipeline:
         except UnicodeEncodeError:
             return None
         raw = np.frombuffer(data, dtype=np.uint8)
-        if self._classes is None:  # the text holds alphabet symbols only (unknown ones raised before)
-            self._classes = split_classes(self.alphabet.symbols)
+        classes = self._scanner_classes()  # the text holds alphabet symbols only (unknown ones raised before)
         if len(data) == len(text):  # ASCII: byte offsets are character offsets
-            return split_ranges(raw, starts, ends, self._classes, self._native)
+            return split_ranges(raw, starts, ends, classes, self._native)
         lead = (raw & 0xC0) != 0x80
         byte_of_char = np.append(np.flatnonzero(lead), len(data))
         char_of_byte = np.append(np.cumsum(lead, dtype=np.int64) - 1, len(text))
-        bounds, gaps = split_ranges(raw, byte_of_char[starts], byte_of_char[ends], self._classes, self._native)
+        bounds, gaps = split_ranges(raw, byte_of_char[starts], byte_of_char[ends], classes, self._native)
         return char_of_byte[bounds], char_of_byte[gaps]
+
+    def _regex_alone(self, mode: SplitMode) -> bool:
+        """Whether the native scanner's regex is the only step that applies in ``mode`` (no
+        known words, break or stop symbols): then the native paths below split as ``_split``."""
+        return (self._native is not None and SplitMode.REGEX in mode and self._known is None
+                and self._break_ids is None and self._stop_ids is None)
+
+    def _scanner_classes(self) -> np.ndarray:
+        """The scanner's class table for this alphabet (built once)."""
+        if self._classes is None:
+            self._classes = split_classes(self.alphabet.symbols)
+        return self._classes
 
     def native_fit_tables(self, mode: SplitMode) -> tuple[np.ndarray, int, np.ndarray] | None:
         """``(classes, pattern, table)`` with which ``PartCounter.add_text`` counts str
@@ -540,32 +551,25 @@ class SplitPipeline:
         True
         """
         table = self.alphabet.char_table
-        if (self._native is None or SplitMode.REGEX not in mode or self._known is not None
-                or self._break_ids is not None or self._stop_ids is not None
-                or table is None):
+        if table is None or not self._regex_alone(mode):
             return None
-        if self._classes is None:
-            self._classes = split_classes(self.alphabet.symbols)
-        return self._classes, self._native, table
+        return self._scanner_classes(), self._native, table
 
     def text_splitter(self, mode: SplitMode = SplitMode.FULL):
         """The native splitter of str documents (``_textsplit.TextSplitter``: ids, scanner and
         offsets in one call without the GIL) when it splits them as this pipeline does in
         ``mode``: the regex is the only step that applies, the scanner knows it, the alphabet
         has a code point table. Else None. Built once."""
-        if type(mode) is not SplitMode or SplitMode.REGEX not in mode:
+        if type(mode) is not SplitMode or not self._regex_alone(mode):
             return None
         splitter = self.__dict__.get("_splitter", False)
         if splitter is False:
             splitter = None
-            table = getattr(self.alphabet, "_table", None)
-            if (self._native is not None and table is not None and self.alphabet.symbol_type is str
-                    and self._known is None and self._break_ids is None and self._stop_ids is None):
+            table = self.alphabet.char_table
+            if table is not None:
                 from ubpe_native._textsplit import TextSplitter
 
-                if self._classes is None:
-                    self._classes = split_classes(self.alphabet.symbols)
-                splitter = TextSplitter(table, self._classes, self._native)
+                splitter = TextSplitter(table, self._scanner_classes(), self._native)
             self._splitter = splitter
         return splitter
 
@@ -577,9 +581,8 @@ class SplitPipeline:
         """The whole split of str documents in a few array operations when the regex is the
         only step that applies and the scanner knows it (what ``_split`` would give); None
         where that does not hold."""
-        if (self._native is None or SplitMode.REGEX not in mode or self._known is not None
-                or self._break_ids is not None or self._stop_ids is not None
-                or not isinstance(docs, (list, tuple)) or not all(type(doc) is str for doc in docs)):
+        if (not self._regex_alone(mode) or not isinstance(docs, (list, tuple))
+                or not all(type(doc) is str for doc in docs)):
             return None
         splitter = self.text_splitter(mode)
         found = splitter.split(docs) if splitter is not None else None

@@ -136,15 +136,19 @@ class HFPipelineMixin:
 
     def encode(self, doc: str, *, add_special: bool = False, parse_special: bool = False) -> list[int]:
         """HF's ``Tokenizer.encode(doc, add_special_tokens=add_special).ids``."""
-        ids: list[int] = list(self.pipeline.prefix) if add_special else []
+        prefix, suffix = self._special_ends(add_special)
+        ids: list[int] = list(prefix)
         for fragment in self._fragments(doc, True):
             if isinstance(fragment, int):
                 ids.append(fragment)
             else:
                 ids.extend(self._encode_segment(fragment))
-        if add_special:
-            ids.extend(self.pipeline.suffix)
+        ids.extend(suffix)
         return ids
+
+    def _special_ends(self, add_special: bool) -> tuple[list[int], list[int]]:
+        """The ids HF's post-processor puts before and after a text's with ``add_special``."""
+        return (list(self.pipeline.prefix), list(self.pipeline.suffix)) if add_special else ([], [])
 
     def _native(self, text: str) -> list[int]:
         return self._encode_segment(_Segment(text, True))
@@ -238,9 +242,6 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
         if skip is None or inside is None:
             return text, lengths, inside if skip is None else skip
         return text, lengths, skip | inside
-
-    def _special_ends(self, add_special: bool) -> tuple[list[int], list[int]]:
-        return (list(self.pipeline.prefix), list(self.pipeline.suffix)) if add_special else ([], [])
 
     def _words(self, segment: _Segment) -> list[bytes]:
         pre = self.pipeline.pre
@@ -392,9 +393,6 @@ class HFCharBPE(HFPipelineMixin, CharModel):
 
     def _general_encode(self, doc: str, **options: Any) -> list[int]:
         return HFPipelineMixin.encode(self, doc, add_special=options.get("add_special", False))
-
-    def _with_specials(self, ids: list[int], add_special: bool) -> list[int]:
-        return [*self.pipeline.prefix, *ids, *self.pipeline.suffix] if add_special else ids
 
     def _byte_token(self, byte: int) -> int | None:
         token = self._fallback[byte]

@@ -229,12 +229,6 @@ class ImportedBPE(ImportedTokenizer):
         pattern = special_regex(frozenset(entry[0] for entry in table)) if table else None
         return text, lengths, docs_matching(pattern, text, lengths)
 
-    def _special_ends(self, add_special: bool) -> tuple[list[int], list[int]]:
-        """The ids `encode` puts before and after a text's with ``add_special``."""
-        if not add_special:
-            return [], []
-        return ([self.special_ids["bos"]] if self.add_bos and "bos" in self.special_ids else [],
-                [self.special_ids["eos"]] if self.add_eos and "eos" in self.special_ids else [])
 
     def _native_by_regex(self, text: str) -> list[int]:
         data, bounds = self._words_by_regex(text)

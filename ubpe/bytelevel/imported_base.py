@@ -411,17 +411,22 @@ class ImportedTokenizer(ImportedContract, EncoderBridge):
     def encode(self, doc: str, *, add_special: bool = False, parse_special: bool = False) -> list[int]:
         """The model's own ids for ``doc`` (llama.cpp's ``tokenize``): without BOS/EOS unless
         ``add_special``; control tokens in the text are plain text unless ``parse_special``."""
-        ids: list[int] = []
-        if add_special and self.add_bos and "bos" in self.special_ids:
-            ids.append(self.special_ids["bos"])
+        prefix, suffix = self._special_ends(add_special)
+        ids: list[int] = list(prefix)
         for fragment in self._prepare(self._fragments(doc, parse_special)):
             if isinstance(fragment, int):
                 ids.append(fragment)
             else:
                 ids.extend(self._native(fragment))
-        if add_special and self.add_eos and "eos" in self.special_ids:
-            ids.append(self.special_ids["eos"])
+        ids.extend(suffix)
         return ids
+
+    def _special_ends(self, add_special: bool) -> tuple[list[int], list[int]]:
+        """The ids `encode` puts before and after a text's with ``add_special`` (BOS, EOS)."""
+        if not add_special:
+            return [], []
+        return ([self.special_ids["bos"]] if self.add_bos and "bos" in self.special_ids else [],
+                [self.special_ids["eos"]] if self.add_eos and "eos" in self.special_ids else [])
 
     def encode_batch(self, docs: Iterable[str], *, threads: int | None = None,
                      **options: Any) -> list[list[int]]:

@@ -201,10 +201,10 @@ class CharModel(ImportedTokenizer):
 
     def _with_specials(self, ids: list[int], add_special: bool) -> list[int]:
         """``ids`` with BOS and EOS as `encode` adds them when ``add_special``."""
-        if add_special and self.add_bos and "bos" in self.special_ids:
-            ids.insert(0, self.special_ids["bos"])
-        if add_special and self.add_eos and "eos" in self.special_ids:
-            ids.append(self.special_ids["eos"])
+        prefix, suffix = self._special_ends(add_special)
+        if prefix:
+            ids[:0] = prefix
+        ids.extend(suffix)
         return ids
 
     def _collapsed(self, ids: np.ndarray) -> list[int]:
