@@ -226,7 +226,7 @@ def count_documents(
     >>> one.weights.tolist(), one == two
     ([3, 4, 1], True)
     """
-    chunks = _ranges(docs, chunk_symbols or LIST_CHUNK_SYMBOLS)
+    chunks = document_ranges(docs, chunk_symbols or LIST_CHUNK_SYMBOLS)
     # a thread gets at least THREAD_SYMBOLS symbols: on less, its counter's memory costs more
     # than its time saves
     symbols = sum(size for _, _, size in chunks)
@@ -269,9 +269,13 @@ def _add_text(counter: PartCounter, chunk: Sequence[Any], native: tuple[np.ndarr
     return counter.add_text(np.frombuffer(data, dtype=np.uint8), doc_chars, classes, pattern, table) < 0
 
 
-def _ranges(docs: Sequence[Any], max_symbols: int) -> list[tuple[int, int, int]]:
+def document_ranges(docs: Sequence[Any], max_symbols: int) -> list[tuple[int, int, int]]:
     """``(first, last, symbols)`` of consecutive runs of documents of about ``max_symbols``
-    symbols (a longer document is a chunk of its own); at least one."""
+    symbols (a run ends with the document that reaches them); at least one.
+
+    >>> document_ranges(["ab", "c", "def"], 3)
+    [(0, 2, 3), (2, 3, 3)]
+    """
     chunks, first, size = [], 0, 0
     for d, doc in enumerate(docs):
         size += len(doc) if hasattr(doc, "__len__") else 1

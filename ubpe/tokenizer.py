@@ -42,7 +42,7 @@ from .alphabet import Alphabet
 from .encoders import Encoder, Encoding, make_encoder
 from .encoders._base import encode_documents
 from .errors import AlreadyFittedError, InvalidParameterError, NotFittedError, SymbolTypeError, VocabularySizeWarning
-from .fit import fit_corpus
+from .fit import document_ranges, fit_corpus
 from .pieces import Inventory, PieceTable
 from .splitting import SplitMode, SplitPipeline, make_pipeline
 from .vocabulary import Vocabulary
@@ -92,16 +92,7 @@ def batch_chunks(docs: Sequence[Any], symbols: int | None = None) -> list[tuple[
     >>> batch_chunks(["ab", "c", "def"], symbols=3)
     [(0, 2), (2, 3)]
     """
-    symbols = symbols or BATCH_CHUNK_SYMBOLS
-    chunks, first, size = [], 0, 0
-    for d, doc in enumerate(docs):
-        size += len(doc) if hasattr(doc, "__len__") else 1
-        if size >= symbols:
-            chunks.append((first, d + 1))
-            first, size = d + 1, 0
-    if first < len(docs) or not chunks:
-        chunks.append((first, len(docs)))
-    return chunks
+    return [(first, last) for first, last, _ in document_ranges(docs, symbols or BATCH_CHUNK_SYMBOLS)]
 
 
 
@@ -445,9 +436,7 @@ class UBPEBase:
         """
         if type(doc) is str and rerank is None and not options and encoder is None:
             # the common call: one kernel call splits and encodes (see _text_path)
-            text_path = self._views.get("text")
-            if text_path is None:
-                text_path = self._text_path()
+            text_path = self._text_path()
             if text_path and split_mode is SplitMode.FULL:
                 encodings = text_path.encode_texts(text_path.splitter, (doc,), top_n)
                 if encodings is not None:
@@ -464,8 +453,8 @@ class UBPEBase:
         """The :class:`_TextPath` of the encoder ``encoder`` (built once per encoder), or
         False if this tokenizer has none (its splitting is not the scanner's alone, or the
         encoder has no ``encode_texts``)."""
-        key = ("text", encoder, tuple(sorted(options.items())))
-        path = self._views.get(key if encoder or options else "text")
+        slot = ("text", encoder, tuple(sorted(options.items()))) if encoder or options else "text"
+        path = self._views.get(slot)
         if path is not None:
             return path
         chosen = self.encoder(encoder, **options)
@@ -473,7 +462,7 @@ class UBPEBase:
         path: Any = False
         if splitter is not None and hasattr(chosen, "encode_texts"):
             path = _TextPath(self.split_pipeline, splitter, chosen.encode_texts)
-        self._views[key if encoder or options else "text"] = path
+        self._views[slot] = path
         return path
 
     def ambiguity(self, doc: Any, *, weights: Weights = None, temperature: float = 1.0,
