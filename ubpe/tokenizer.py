@@ -45,6 +45,7 @@ from .errors import AlreadyFittedError, InvalidParameterError, NotFittedError, S
 from .fit import document_ranges, fit_corpus
 from .pieces import Inventory, PieceTable
 from .splitting import SplitMode, SplitPipeline, make_pipeline
+from .threads import check_n_threads, default_threads, run_in_order
 from .vocabulary import Vocabulary
 
 if TYPE_CHECKING:  # the ambiguity and rerank modules are imported by the methods that use them
@@ -55,34 +56,6 @@ UNIVERSAL, CLASSIC = "universal", "classic"
 # encode_batch: symbols per task handed to a thread (amortises the pool's and the splitter's
 # per-call overhead, yet leaves tasks enough to balance the threads)
 BATCH_CHUNK_SYMBOLS = 32_768
-#: The environment variable that sets the default number of threads (like tiktoken's and
-#: rayon's RAYON_NUM_THREADS): ``encode_batch``'s ``n_threads=None`` means this many.
-THREADS_VARIABLE = "UBPE_NUM_THREADS"
-
-
-def default_threads() -> int:
-    """Threads ``encode_batch`` uses when ``n_threads`` is None: ``UBPE_NUM_THREADS`` if set,
-    else one per core this process may run on.
-
-    >>> import os
-    >>> os.environ["UBPE_NUM_THREADS"] = "3"
-    >>> default_threads()
-    3
-    >>> del os.environ["UBPE_NUM_THREADS"]
-    """
-    value = os.environ.get(THREADS_VARIABLE, "").strip()
-    if value:
-        try:
-            threads = int(value)
-        except ValueError:
-            threads = 0
-        if threads < 1:
-            raise InvalidParameterError(f"{THREADS_VARIABLE} must be an int >= 1, got {value!r}")
-        return threads
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def batch_chunks(docs: Sequence[Any], symbols: int | None = None) -> list[tuple[int, int]]:
@@ -94,20 +67,6 @@ def batch_chunks(docs: Sequence[Any], symbols: int | None = None) -> list[tuple[
     """
     return [(first, last) for first, last, _ in document_ranges(docs, symbols or BATCH_CHUNK_SYMBOLS)]
 
-
-
-def check_n_threads(n_threads: Any) -> None:
-    """``n_threads`` is None (as many as useful) or an int >= 1.
-
-    >>> check_n_threads(0)
-    Traceback (most recent call last):
-    ...
-    ubpe.errors.InvalidParameterError: n_threads must be None or an int >= 1, got 0
-    """
-    if n_threads is None:
-        return
-    if isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer)) or n_threads < 1:
-        raise InvalidParameterError(f"n_threads must be None or an int >= 1, got {n_threads!r}")
 
 class _StaticCheck(type(Protocol)):  # type: ignore[misc]
     """``isinstance(x, Tokenizer)`` looks the members up statically (as Python 3.12 does), so
@@ -506,8 +465,6 @@ class UBPEBase:
         :func:`default_threads`, i.e. ``UBPE_NUM_THREADS`` or one per core). Each thread
         splits and encodes its own chunks of documents; the scanner and the kernels run
         without the GIL. The result is the same whatever the number of threads."""
-        from concurrent.futures import ThreadPoolExecutor
-
         if isinstance(docs, (str, bytes)):
             raise InvalidParameterError("encode_batch takes a sequence of documents, not one document: "
                                         "use encode(doc) or encode_batch([doc])")
@@ -532,14 +489,10 @@ class UBPEBase:
             batch = pipeline.split_batch(docs[first:last], mode=split_mode, first_doc=first)
             return encode_documents(chosen, batch, top_n)
 
-        chunks = batch_chunks(docs)
-        workers = min(n_threads or default_threads(), len(chunks))
+        workers = n_threads or default_threads()
         if not chosen.deterministic:  # a sampling encoder's stream must not depend on threads
             workers = 1
-        if workers == 1:
-            return [e for chunk in chunks for e in run(chunk)]
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            return [e for encoded in pool.map(run, chunks) for e in encoded]
+        return [e for encoded in run_in_order(run, batch_chunks(docs), workers) for e in encoded]
 
     def encode_with(self, doc: Any, encoder: str | None = None, top_n: int = 1, **options: Any) -> list[Encoding]:
         """The contract's call: :meth:`encode` with the encoder ``encoder`` (default: own)."""

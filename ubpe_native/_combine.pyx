@@ -182,8 +182,9 @@ cdef list nbest_lists(list ids, const id_t* tokens, const int64_t* token_offsets
     cdef vector[int64_t] current, offsets, doc_encodings
     cdef vector[id_t] flat
     cdef vector[double] totals
-    cdef Py_ssize_t d, k, first, last
-    cdef int64_t entry, c, node, j
+    cdef Py_ssize_t d, k, first, last, size
+    cdef int64_t entry, c, node, j, t
+    cdef id_t* out
     with nogil:
         offsets.push_back(0)
         doc_encodings.push_back(0)
@@ -194,14 +195,21 @@ cdef list nbest_lists(list ids, const id_t* tokens, const int64_t* token_offsets
                 tails.clear()
                 walk_parts(candidate_offsets, part_entry + first if part_entry != NULL else NULL, token_offsets,
                            scores, top_n, last - first, tails, current)
+                size = flat.size()
+                for k in range(<Py_ssize_t>current.size()):
+                    size += _length(tails, current[k])
+                flat.resize(size)  # the encodings' tokens are written straight into their place
+                out = flat.data() + offsets.back()
                 for k in range(<Py_ssize_t>current.size()):
                     node = current[k]
-                    totals.push_back(tails[node].score if node >= 0 else 0.0)
+                    totals.push_back(_score(tails, node))
                     while node >= 0:
                         j = tails[node].candidate
-                        flat.insert(flat.end(), tokens + token_offsets[j], tokens + token_offsets[j + 1])
+                        for t in range(token_offsets[j], token_offsets[j + 1]):
+                            out[0] = tokens[t]
+                            out += 1
                         node = tails[node].rest
-                    offsets.push_back(flat.size())
+                    offsets.push_back(out - flat.data())
             elif last - first == 1:
                 entry = part_entry[first] if part_entry != NULL else first
                 for c in range(candidate_offsets[entry], candidate_offsets[entry + 1]):

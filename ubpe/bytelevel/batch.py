@@ -8,7 +8,8 @@ merges every document of it without the GIL (``PairMerges.encode_texts``,
 ``_merges.id_lists`` turns into lists. The documents the kernel cannot take (a special token in
 the text, say) are found per chunk with one regex search (:func:`docs_matching`) and go
 through the model's ``encode``, in order. Chunks are handed to the threads as they free up
-(:func:`run_chunks`), so one long document does not hold up the rest.
+(:func:`run_chunks`, by :func:`ubpe.threads.run_in_order`), so one long document does not hold
+up the rest.
 
 >>> run_chunks(["ab", "c", "", "def"], np.array([2, 1, 0, 3]), 1, lambda docs, lengths: [d.upper() for d in docs])
 ['AB', 'C', '', 'DEF']
@@ -18,12 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import regex
 
 from ubpe_native._merges import id_lists
+
+from ..threads import run_in_order
 
 __all__ = ["CHUNK_CHARS", "chunk_ranges", "docs_matching", "encode_chunk", "run_chunks", "text_lengths"]
 
@@ -67,11 +69,8 @@ def run_chunks(docs: list, lengths: np.ndarray, workers: int,
     :func:`chunk_ranges`) on ``workers`` threads, concatenated in order; an exception is
     that of the first chunk (in document order) that raised one."""
     ranges = chunk_ranges(lengths, workers) if len(docs) else []
-    if workers == 1 or len(ranges) <= 1:
-        return [ids for a, b in ranges for ids in encode_chunk(docs[a:b], lengths[a:b])]
-    with ThreadPoolExecutor(max_workers=min(workers, len(ranges))) as pool:
-        parts = pool.map(lambda r: encode_chunk(docs[r[0] : r[1]], lengths[r[0] : r[1]]), ranges)
-        return [ids for part in parts for ids in part]
+    parts = run_in_order(lambda r: encode_chunk(docs[r[0] : r[1]], lengths[r[0] : r[1]]), ranges, workers)
+    return [ids for part in parts for ids in part]
 
 
 def docs_matching(pattern: regex.Pattern | None, text: str, lengths: np.ndarray) -> np.ndarray | None:

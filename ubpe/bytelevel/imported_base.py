@@ -18,7 +18,6 @@ import functools
 import heapq
 import re
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -30,6 +29,7 @@ from ..errors import InvalidParameterError, ModelFormatError, NotFittedError, Sy
 from ..pieces import Inventory, checked_ids
 from ..tokenizer import default_threads
 from ..vocabulary import ID_DTYPE, Vocabulary
+from .batch import run_chunks
 from .contract import ImportedContract
 
 
@@ -114,24 +114,17 @@ def partition_specials(text: str, specials: Sequence[tuple[str, int, bool, bool]
     return pieces
 
 
-MIN_DOCS_PER_THREAD = 64  # fewer documents per thread cost more in hand-offs than they gain
+def in_chunks(docs: list, workers: int, encode_chunk: Callable[[list], list]) -> list:
+    """``encode_chunk(docs)`` over chunks of consecutive documents on ``workers`` threads
+    (:func:`.batch.run_chunks`: chunks of about the same characters, handed out in order),
+    concatenated in order. A document that is no str counts as one character: ``encode_chunk``
+    says what is wrong with it.
 
-
-def in_runs(docs: list, workers: int, encode_run: Callable[[list], list]) -> list:
-    """``encode_run(docs)``, done as ``workers`` runs of consecutive documents on as many
-    threads (one run per thread, not one task per document: per-document hand-offs cost more
-    than short documents take), concatenated in order.
-
-    >>> in_runs(list("abcdef"), 2, lambda run: [d.upper() for d in run])
+    >>> in_chunks(list("abcdef"), 2, lambda chunk: [d.upper() for d in chunk])
     ['A', 'B', 'C', 'D', 'E', 'F']
     """
-    workers = min(workers, max(1, len(docs) // MIN_DOCS_PER_THREAD))
-    if workers == 1:
-        return encode_run(docs)
-    size = -(-len(docs) // workers)
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        parts = pool.map(encode_run, [docs[k : k + size] for k in range(0, len(docs), size)])
-        return [ids for part in parts for ids in part]
+    lengths = np.fromiter((len(d) if isinstance(d, str) else 1 for d in docs), dtype=np.int64, count=len(docs))
+    return run_chunks(docs, lengths, workers, lambda chunk, _: encode_chunk(chunk))
 
 
 def batch_workers(threads: int | None) -> int:
@@ -433,7 +426,7 @@ class ImportedTokenizer(ImportedContract, EncoderBridge):
         """`encode` of every doc, on ``threads`` threads (default: one per core; the kernels
         release the GIL). Same ids as one by one."""
         docs = list(docs)
-        return in_runs(docs, batch_workers(threads), lambda run: [self.encode(doc, **options) for doc in run])
+        return in_chunks(docs, batch_workers(threads), lambda chunk: [self.encode(doc, **options) for doc in chunk])
 
     # -- decoding and inspection ---------------------------------------------------------
 

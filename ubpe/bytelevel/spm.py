@@ -37,11 +37,10 @@ from ubpe_native._unigram import UnigramLattice
 from ..errors import ModelFormatError
 from ..vocabulary import ID_DTYPE, Vocabulary
 from .imported_base import (BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, ImportedTokenizer, batch_workers,
-                            check_doc, in_runs)
+                            check_doc, in_chunks)
 from .spm_normalizer import Normalizer
 
 SPACE = "▁"
-RUN_CHUNK = 1024  # documents per call of the C pipeline in encode_batch
 _UNK_SURFACE = " \u2047 "
 # llama.cpp gives Phi-3's special tokens rstrip, except these (llama_vocab::impl::load)
 _PHI3_NAMES = ("phi-3", "phi3")
@@ -167,15 +166,8 @@ class CharModel(ImportedTokenizer):
         add_special = bool(options.pop("add_special", False))
         if self._pipeline is None or options:
             return ImportedTokenizer.encode_batch(self, docs, threads=threads, add_special=add_special, **options)
-        out = in_runs(list(docs), batch_workers(threads), self._run_in_chunks)
+        out = in_chunks(list(docs), batch_workers(threads), self._run)
         return [self._with_specials(ids, True) for ids in out] if add_special else out
-
-    def _run_in_chunks(self, docs: list) -> list[list[int]]:
-        """`_run` over chunks of ``docs``: a thread builds one chunk's lists (holding the GIL)
-        while the others encode theirs, instead of all building at the end."""
-        if len(docs) <= RUN_CHUNK:
-            return self._run(docs)
-        return [ids for k in range(0, len(docs), RUN_CHUNK) for ids in self._run(docs[k : k + RUN_CHUNK])]
 
     def _run(self, docs: list) -> list[list[int]]:
         """The ids of ``docs`` from the C pipeline; a text it hands back (one holding a

@@ -1,0 +1,165 @@
+"""Threads for the batch calls: how many (``UBPE_NUM_THREADS``), and one scheduler for all.
+
+Every ``encode_batch`` cuts its documents into chunks whose kernels run without the GIL, and
+:func:`run_in_order` spreads the chunks over threads. How it does so decides how well a batch
+scales, because building the result lists holds the GIL. Chunks are handed out in order from
+one counter: a thread that finishes takes the next one, so one long chunk does not hold up the
+rest. The calling thread works too, beside ``workers - 1`` threads of a pool that lives for
+the process. Two alternatives were measured and rejected. A pool made per call pays thread
+starts on every call. A caller that only waits wakes for every finished chunk and takes the
+GIL from the workers, a third runnable thread on two cores. On the encode benchmark's 1 MB
+(324 documents, 29 chunks, tf-idf top-1, 2 cores), the two took 8.8-9.1 ms per call and this
+scheduler 7.4 ms, against 13.6 ms on one thread.
+
+Results land in their chunk's slot, so the output is the same as on one thread whatever the
+timing. A failing chunk stops the hand-out of later chunks. The error raised is that of the
+first failing chunk in order: every earlier chunk was already handed out, and each is waited
+for.
+
+>>> run_in_order(str.upper, ["a", "b", "c"], workers=2)
+['A', 'B', 'C']
+>>> run_in_order(lambda x: 1 // x, [1, 0, 2], workers=2)
+Traceback (most recent call last):
+...
+ZeroDivisionError: integer division or modulo by zero
+"""
+
+from __future__ import annotations
+
+import itertools
+import numbers
+import os
+import threading
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from .errors import InvalidParameterError
+
+if TYPE_CHECKING:  # concurrent.futures is imported when a batch first runs on threads
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+__all__ = ["THREADS_VARIABLE", "check_n_threads", "default_threads", "run_in_order"]
+
+#: The environment variable that sets the default number of threads (like tiktoken's and
+#: rayon's RAYON_NUM_THREADS): ``encode_batch``'s ``n_threads=None`` means this many.
+THREADS_VARIABLE = "UBPE_NUM_THREADS"
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def default_threads() -> int:
+    """Threads ``encode_batch`` uses when ``n_threads`` is None: ``UBPE_NUM_THREADS`` if set,
+    else one per core this process may run on.
+
+    >>> import os
+    >>> os.environ["UBPE_NUM_THREADS"] = "3"
+    >>> default_threads()
+    3
+    >>> del os.environ["UBPE_NUM_THREADS"]
+    """
+    value = os.environ.get(THREADS_VARIABLE, "").strip()
+    if value:
+        try:
+            threads = int(value)
+        except ValueError:
+            threads = 0
+        if threads < 1:
+            raise InvalidParameterError(f"{THREADS_VARIABLE} must be an int >= 1, got {value!r}")
+        return threads
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def check_n_threads(n_threads: Any) -> None:
+    """``n_threads`` is None (as many as useful) or an int >= 1 (numpy's ints too).
+
+    >>> check_n_threads(0)
+    Traceback (most recent call last):
+    ...
+    ubpe.errors.InvalidParameterError: n_threads must be None or an int >= 1, got 0
+    """
+    if n_threads is None:
+        return
+    if isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral) or n_threads < 1:
+        raise InvalidParameterError(f"n_threads must be None or an int >= 1, got {n_threads!r}")
+
+
+class _Pool:
+    """The process's worker threads, made on first use, grown on demand, and forgotten in a
+    forked child (whose copy has no threads behind it)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.executor: ThreadPoolExecutor | None = None
+        self.size = 0
+
+    def start(self, task: Callable[[], None], copies: int) -> list[Future]:
+        """``copies`` runs of ``task`` submitted to the pool (grown to at least that many
+        threads); fewer, maybe none, once the interpreter is shutting down."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        with self.lock:
+            if self.executor is None or self.size < copies:
+                old = self.executor
+                self.executor = ThreadPoolExecutor(max_workers=copies, thread_name_prefix="ubpe")
+                self.size = copies
+                if old is not None:
+                    old.shutdown(wait=False)  # its threads end once their tasks are done
+            started = []
+            for _ in range(copies):
+                try:
+                    started.append(self.executor.submit(task))
+                except RuntimeError:  # no new threads at interpreter exit: the caller does it all
+                    break
+            return started
+
+    def forget(self) -> None:
+        self.lock = threading.Lock()
+        self.executor, self.size = None, 0
+
+
+_POOL = _Pool()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_POOL.forget)
+
+
+def run_in_order(function: Callable[[T], R], items: Sequence[T], workers: int) -> list[R]:
+    """``[function(item) for item in items]`` on ``workers`` threads, the caller one of them
+    (see the module's docstring); ``function`` should release the GIL for its heavy part.
+
+    Calls may nest and may come from many threads at once: a pool task that has not started
+    when the caller has run out of items is cancelled, never waited for.
+
+    >>> run_in_order(len, ["ab", "", "xyz"], workers=4)
+    [2, 0, 3]
+    """
+    n = len(items)
+    workers = min(workers, n)
+    if workers <= 1:
+        return [function(item) for item in items]
+    out: list[Any] = [None] * n
+    errors: dict[int, BaseException] = {}
+    next_index = itertools.count().__next__  # atomic: a C call under the GIL
+
+    def work() -> None:
+        while not errors:
+            k = next_index()
+            if k >= n:
+                return
+            try:
+                out[k] = function(items[k])
+            except BaseException as error:  # noqa: BLE001 - re-raised below, in order
+                errors[k] = error
+                return
+
+    helpers = _POOL.start(work, workers - 1)
+    work()
+    for helper in helpers:
+        if not helper.cancel():
+            helper.result()  # started: it ends with the item it holds
+    if errors:
+        raise errors[min(errors)]
+    return out
