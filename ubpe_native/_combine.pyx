@@ -155,18 +155,26 @@ cdef list top1_lists(list ids, const id_t* tokens, const int64_t* token_offsets,
     cdef vector[id_t] flat
     cdef vector[int64_t] offsets
     cdef vector[double] totals
-    cdef Py_ssize_t d, k, total_tokens = 0
-    cdef int64_t c
+    cdef Py_ssize_t d, k, size = 0
+    cdef int64_t c, t
     cdef double total
+    cdef id_t* out
     with nogil:
+        for k in range(doc_part_offsets[n_docs] - doc_part_offsets[0]):  # the tokens, to size ``flat`` once
+            c = _candidate(candidate_offsets, part_entry, doc_part_offsets[0] + k)
+            size += token_offsets[c + 1] - token_offsets[c]
+        flat.resize(size)
+        out = flat.data()
         offsets.push_back(0)
         for d in range(n_docs):
             total = 0.0
             for k in range(doc_part_offsets[d], doc_part_offsets[d + 1]):
                 c = _candidate(candidate_offsets, part_entry, k)
-                flat.insert(flat.end(), tokens + token_offsets[c], tokens + token_offsets[c + 1])
+                for t in range(token_offsets[c], token_offsets[c + 1]):
+                    out[0] = tokens[t]
+                    out += 1
                 total += scores[c]
-            offsets.push_back(flat.size())
+            offsets.push_back(out - flat.data())
             totals.push_back(total)
     return _encoding_lists(ids, flat, offsets, totals, NULL, n_docs)
 
