@@ -18,7 +18,8 @@ Each library runs with its default threading and with one thread: ours ``n_threa
 HF ``TOKENIZERS_PARALLELISM=false`` (its ``encode_batch`` then runs on the calling thread),
 sentencepiece ``num_threads=1``. Ratios compare rows of the same run. Every time is the best
 of ``--repeats`` rounds after one untimed warm-up call, the calls interleaved (one of each per
-round, so that the rows compared see the same machine load); imports and model building are
+round, in a new seeded order each round, so that the rows compared see the same machine load
+and no row always follows the same one); imports and model building are
 outside the timers. A control row (sha256, which releases the GIL, on 2 threads vs 1) shows
 how parallel the machine was during the run. The report records commit, dirty flag, CPU model and load average (via
 ``experiments.provenance``); a checkout with uncommitted changes is refused unless
@@ -132,7 +133,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--reference-python", default=os.environ.get("UBPE_REFERENCE_PYTHON"))
     parser.add_argument("--no-reference", action="store_true")
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--out", type=Path, default=RESULTS)
     add_provenance_arguments(parser)
     args = parser.parse_args()
@@ -253,16 +254,22 @@ def control(measure) -> None:
 
 def interleaved(functions: list, repeats: int) -> list[float]:
     """Each function's best time over ``repeats`` rounds, one call of every function per round
-    (after one untimed warm-up call of each)."""
+    (after one untimed warm-up call of each), in a new order each round (seeded): in a fixed
+    order a row always follows the same row, and a row after one that streams through the
+    caches (the sha256 control reads 64 MB) would always start with them cold."""
+    import random
     import time
 
     for function in functions:
         function()
     best = [float("inf")] * len(functions)
+    order = list(range(len(functions)))
+    shuffle = random.Random(12).shuffle
     for _ in range(repeats):
-        for k, function in enumerate(functions):
+        shuffle(order)
+        for k in order:
             started = time.perf_counter()
-            function()
+            functions[k]()
             best[k] = min(best[k], time.perf_counter() - started)
     return best
 
@@ -303,7 +310,7 @@ def write_report(rows, goal_lines, library_versions, args, state, load_before) -
         f"Models: {N_TOKENS} ids each, fitted by each library on 1 MB of KJV + Shakespeare (training split); "
         f"held-out: {HELD_OUT_CHARS:,} characters of their held-out splits (characters outside the training "
         "alphabet dropped). Ours and HF split with the `words` regex; sentencepiece splits its own way.",
-        f"Every time: best of {args.repeats} interleaved rounds after a warm-up. `threads`: default = each library's own "
+        f"Every time: best of {args.repeats} interleaved rounds (a new seeded order each round) after a warm-up. `threads`: default = each library's own "
         f"(ours: one per core, `UBPE_NUM_THREADS`), 1 = ours `n_threads=1`, HF `TOKENIZERS_PARALLELISM=false`, "
         "sentencepiece `num_threads=1`. Different algorithms give different tokens: compare tokens_per_char too.",
         "",
