@@ -80,3 +80,25 @@ def test_imported_models_keep_the_contract_and_the_cli_takes_them(name, capsys):
     assert "gguf" in capsys.readouterr().out
     assert main(["view", path, "--no-color", "--text", "Hello world"]) == 0
     assert capsys.readouterr().out.strip().replace("|", "") == "Hello world"
+
+
+def test_loading_one_format_imports_no_other_formats_reader(tmp_path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "model.json"
+    code = (
+        "import sys, ubpe\n"
+        "tok = ubpe.UBPE(alphabet='ab', n_tokens=4)\n"
+        "tok.fit(['abab', 'abba'], quiet=True)\n"
+        f"tok.save({str(path)!r})\n"
+        f"assert ubpe.load({str(path)!r}).tokens_mapper == tok.tokens_mapper\n"
+        "print(' '.join(m for m in sys.modules if m.startswith(('ubpe.io.', 'ubpe.bytelevel.'))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    loaded = set(done.stdout.split())
+    assert {"ubpe.io.heads", "ubpe.io.ours"} <= loaded
+    for other in ("gguf", "sentencepiece", "hf_import", "minbpe", "ubpe030"):
+        assert f"ubpe.io.{other}" not in loaded
+    assert "ubpe.bytelevel.hf_models" not in loaded

@@ -6,7 +6,8 @@ and a writer (``None``: read only). :func:`load` finds the format by content (or
 ``format=``) and returns a tokenizer of the right family (:class:`~ubpe.tokenizer.Tokenizer`);
 :func:`save` writes one in any format that can hold it. One module per format:
 ``ours`` (our versioned envelope), ``ubpe030`` (the reference's JSON), ``tiktoken``, ``hf``
-(``tokenizer.json``); ``files`` has the shared helpers (atomic writes, reading).
+(``tokenizer.json``); ``files`` has the shared helpers (atomic writes, reading), ``heads`` the
+detectors. A format's module is imported when a file of that format is first read or written.
 
 >>> import os, tempfile
 >>> from ubpe import UBPEClassic
@@ -23,12 +24,13 @@ True
 
 from __future__ import annotations
 
+import importlib
 import os
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..errors import InvalidParameterError, ModelFormatError
-from . import gguf, hf, hf_import, minbpe, ours, sentencepiece, tiktoken, ubpe030
+from . import heads
 from .files import read_head
 
 
@@ -36,16 +38,38 @@ from .files import read_head
 class Format:
     """One row of ``FORMATS``: how to recognise, read and write one file format.
 
+    ``detect`` looks at a file's first bytes (:mod:`ubpe.io.heads`, imported with this
+    package); the reader and writer are named, ``"module:function"`` under ``ubpe.io``
+    (``None``: the format cannot be read / written), and their module is imported on first
+    use of ``read`` / ``write``, so that loading one format imports no other format's readers.
     ``hints`` are the :func:`load` keywords the reader takes (things the file does not
     record, such as a ``.tiktoken`` file's pattern); other formats ignore them.
+
+    >>> FORMATS["tiktoken"].write.__module__
+    'ubpe.io.tiktoken'
     """
 
     name: str
     title: str
     detect: Callable[[bytes], bool]
-    read: Callable[..., Any] | None
-    write: Callable[[Any, str | os.PathLike], None] | None
+    reader: str | None
+    writer: str | None
     hints: tuple[str, ...] = ()
+
+    @property
+    def read(self) -> Callable[..., Any] | None:
+        return _function(self.reader)
+
+    @property
+    def write(self) -> Callable[[Any, str | os.PathLike], None] | None:
+        return _function(self.writer)
+
+
+def _function(where: str | None) -> Any:
+    if where is None:
+        return None
+    module, name = where.split(":")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
 
 
 # Detection tries the rows in this order; the first whose detector accepts the head wins:
@@ -53,15 +77,15 @@ class Format:
 FORMATS: dict[str, Format] = {
     row.name: row
     for row in (
-        Format("gguf", "llama.cpp GGUF vocabulary", gguf.detect, gguf.read, None),
-        Format("sentencepiece", "sentencepiece .model", sentencepiece.detect, sentencepiece.read, None),
-        Format("ubpe", "ubpe model format", ours.detect, ours.read, ours.write),
-        Format("ubpe030", "ubpe 0.3.0 JSON", ubpe030.detect, ubpe030.read, ubpe030.write,
+        Format("gguf", "llama.cpp GGUF vocabulary", heads.gguf, "gguf:read", None),
+        Format("sentencepiece", "sentencepiece .model", heads.sentencepiece, "sentencepiece:read", None),
+        Format("ubpe", "ubpe model format", heads.ours, "ours:read", "ours:write"),
+        Format("ubpe030", "ubpe 0.3.0 JSON", heads.ubpe030, "ubpe030:read", "ubpe030:write",
                hints=("variant", "token_type")),
-        Format("minbpe", "minbpe .model", minbpe.detect, minbpe.read, minbpe.write),
-        Format("tiktoken", ".tiktoken", tiktoken.detect, tiktoken.read, tiktoken.write,
+        Format("minbpe", "minbpe .model", heads.minbpe, "minbpe:read", "minbpe:write"),
+        Format("tiktoken", ".tiktoken", heads.tiktoken, "tiktoken:read", "tiktoken:write",
                hints=("pattern", "special_tokens")),
-        Format("hf", "HF tokenizer.json", hf.detect, hf_import.read, hf.save_tokenizer_json),
+        Format("hf", "HF tokenizer.json", heads.hf, "hf_import:read", "hf:save_tokenizer_json"),
     )
 }
 
@@ -72,7 +96,7 @@ def supported(action: str = "read") -> list[str]:
     >>> supported("read"), supported("write")
     (['gguf', 'sentencepiece', 'ubpe', 'ubpe030', 'minbpe', 'tiktoken', 'hf'], ['ubpe', 'ubpe030', 'minbpe', 'tiktoken', 'hf'])
     """
-    return [row.name for row in FORMATS.values() if (row.read if action == "read" else row.write) is not None]
+    return [row.name for row in FORMATS.values() if (row.reader if action == "read" else row.writer) is not None]
 
 
 def format_of(name: str) -> Format:

@@ -32,8 +32,11 @@ import numpy as np
 
 from ..errors import InvalidParameterError, ModelFormatError
 from .files import gc_paused
+from . import heads
 
-MAGIC = b"GGUF"
+detect = heads.gguf  # recognises the format's files (see heads)
+
+MAGIC = heads.GGUF_MAGIC
 SUPPORTED_VERSIONS = (2, 3)
 SUPPORTED_MODELS = ("gpt2", "llama")
 # Largest key or string we accept (a chat template is a few kB; tokens are short).
@@ -50,11 +53,6 @@ def _gguf():
         raise InvalidParameterError(
             "reading GGUF files needs the `gguf` package: pip install 'ubpe[vocab]'") from None
     return gguf
-
-
-def detect(head: bytes) -> bool:
-    """Whether a file starting with ``head`` is a GGUF file (its magic)."""
-    return head[:4] == MAGIC
 
 
 class _Cursor:

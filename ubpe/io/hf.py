@@ -29,16 +29,16 @@ from __future__ import annotations
 import functools
 import json
 import os
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from ..errors import InvalidParameterError, NotFittedError
 from .files import write_atomically
+from . import heads
+
+detect = heads.hf  # recognises the format's files (see heads)
 
 N_BYTES = 256
-# keys only HF's tokenizer.json has at its top level
-_HF_KEYS = re.compile(rb'"(added_tokens|pre_tokenizer|post_processor|truncation)"\s*:')
 
 
 @functools.lru_cache(maxsize=1)
@@ -151,15 +151,6 @@ def tokenizer_json(tokenizer: Any) -> dict[str, Any]:
             "merges": [[left, right] for left, right, _ in merges_from_ranks(ranks)],
         },
     }
-
-
-def detect(head: bytes) -> bool:
-    """Whether ``head`` starts an HF ``tokenizer.json`` (a JSON object with HF's top-level keys).
-
-    >>> detect(b'{"version": "1.0", "truncation": null, "padding": null, "added_tokens": []}')
-    True
-    """
-    return head.lstrip()[:1] == b"{" and _HF_KEYS.search(head) is not None
 
 
 def save_tokenizer_json(tokenizer: Any, path: str | os.PathLike) -> None:

@@ -22,13 +22,11 @@ from typing import Any
 from ..bytelevel.minbpe import MAX_TOKENS, MinbpeBPE, check_writable
 from ..errors import ModelFormatError
 from .files import read_text, write_atomically
+from . import heads
 
-VERSION = "minbpe v1"
+detect = heads.minbpe  # recognises the format's files (see heads)
 
-
-def detect(head: bytes) -> bool:
-    """Whether ``head`` starts with minbpe's version line."""
-    return head.split(b"\n", 1)[0].rstrip(b"\r") == VERSION.encode()
+VERSION = heads.MINBPE_VERSION
 
 
 def read(path: str | os.PathLike) -> MinbpeBPE:

@@ -29,7 +29,6 @@ import hashlib
 import json
 import math
 import os
-import re
 from typing import Any, Callable
 
 import numpy as np
@@ -41,17 +40,14 @@ from ..splitting import make_pipeline
 from ..tokenizer import CLASSIC, UNIVERSAL, UBPE, UBPEClassic
 from ..vocabulary import Vocabulary
 from .files import parse_json, read_text, unencodable, write_atomically
+from . import heads
 from .tiktoken import parse_tiktoken
 
-FORMAT_NAME = "ubpe-model"
+detect = heads.ours  # recognises the format's files (see heads)
+
+FORMAT_NAME = heads.OURS_FORMAT_NAME
 FORMAT_VERSION = 1
 BYTELEVEL = "bytelevel"
-_MARK = re.compile(rb'"format"\s*:\s*"' + FORMAT_NAME.encode() + rb'"')
-
-
-def detect(head: bytes) -> bool:
-    """Whether ``head`` (a file's first bytes) starts one of our model files."""
-    return head.lstrip()[:1] == b"{" and _MARK.search(head) is not None
 
 
 def read(path: str | os.PathLike) -> Any:

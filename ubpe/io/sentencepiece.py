@@ -18,11 +18,11 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InvalidParameterError, ModelFormatError
+from . import heads
+
+detect = heads.sentencepiece  # recognises the format's files (see heads)
 
 SUPPORTED_TYPES = ("unigram", "bpe")
-# ModelProto field 1 (pieces), wire type 2 -> tag byte 0x0A; its SentencePiece field 1 too
-_PIECES_TAG = 0x0A
-_MAX_VARINT_BYTES = 10
 
 
 def _pb2():
@@ -33,35 +33,6 @@ def _pb2():
             "reading sentencepiece models needs the `sentencepiece` and `protobuf` packages: "
             "pip install 'ubpe[vocab]'") from None
     return sentencepiece_model_pb2
-
-
-def _varint(head: bytes, pos: int) -> tuple[int, int] | None:
-    value = shift = 0
-    for k in range(pos, min(len(head), pos + _MAX_VARINT_BYTES)):
-        value |= (head[k] & 0x7F) << shift
-        shift += 7
-        if not head[k] & 0x80:
-            return value, k + 1
-    return None
-
-
-def detect(head: bytes) -> bool:
-    """Whether ``head`` starts like a sentencepiece ModelProto: a ``pieces`` entry whose first
-    field is the piece string, of a length that fits in the entry, in UTF-8."""
-    if len(head) < 4 or head[0] != _PIECES_TAG:
-        return False
-    outer = _varint(head, 1)
-    if outer is None or outer[1] >= len(head) or head[outer[1]] != _PIECES_TAG:
-        return False
-    inner = _varint(head, outer[1] + 1)
-    if inner is None or inner[0] == 0 or inner[1] + inner[0] > outer[1] + outer[0]:
-        return False
-    piece = head[inner[1] : inner[1] + inner[0]]
-    try:
-        piece.decode("utf-8")
-    except UnicodeDecodeError:
-        return len(piece) < inner[0] and len(head) == inner[1] + len(piece)  # cut by the head
-    return True
 
 
 def read(path: str | os.PathLike):

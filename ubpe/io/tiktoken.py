@@ -17,7 +17,6 @@ from __future__ import annotations
 import base64
 import binascii
 import os
-import re
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
@@ -26,16 +25,13 @@ from typing import Any
 from ..bytelevel import DEFAULT_PATTERN, PATTERNS, ByteLevelBPE
 from ..errors import IgnoredInputWarning, InvalidParameterError, ModelFormatError
 from .files import write_atomically
+from . import heads
+
+detect = heads.tiktoken  # recognises the format's files (see heads)
 
 #: the pattern a ``.tiktoken`` file is read with when none is given (API and CLI)
 DEFAULT_TIKTOKEN_PATTERN = DEFAULT_PATTERN
 
-_LINE = re.compile(rb"[A-Za-z0-9+/]+={0,2} [0-9]+(\r?\n|$)")
-
-
-def detect(head: bytes) -> bool:
-    """Whether ``head`` starts with a ``.tiktoken`` line."""
-    return _LINE.match(head.lstrip(b"\r\n")) is not None
 
 
 def read(

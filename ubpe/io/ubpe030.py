@@ -29,7 +29,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 import warnings
 from typing import Any
 
@@ -41,27 +40,18 @@ from ..splitting import make_pipeline
 from ..tokenizer import CLASSIC, UNIVERSAL, UBPE, UBPEClassic
 from ..vocabulary import Vocabulary
 from .files import parse_json, read_text, write_atomically
+from . import heads
 from .ours import BODIES, checksum
+
+detect = heads.ubpe030  # recognises the format's files (see heads)
 
 # the key that carries what the reference's fields cannot hold (the reference ignores it)
 EXTRA_KEY = "ubpe_model"
 
-# a reference dump is a JSON object whose first key is one of its fields (the reference writes
-# n_tokens first; other writers may not keep the order)
-FIELDS = ("n_tokens", "alphabet", "known_words", "break_tokens", "regex_str", "stop_tokens", "mapper", "weights")
+FIELDS = heads.UBPE030_FIELDS
 # optional fields: (name, type, JSON name); a falsy value means "none"
 OPTIONAL = (("known_words", dict, "object"), ("break_tokens", list, "array"), ("stop_tokens", list, "array"),
             ("regex_str", str, "string"))
-_START = re.compile(rb'\s*\{\s*"(' + "|".join(FIELDS).encode() + rb')"\s*:')
-
-
-def detect(head: bytes) -> bool:
-    """Whether ``head`` starts a ubpe 0.3.0 JSON dump.
-
-    >>> detect(b'{"n_tokens": 9, "alphabet": {"a": 0}'), detect(b'{"format": "ubpe-model"')
-    (True, False)
-    """
-    return _START.match(head) is not None
 
 
 def read(path: str | os.PathLike, *, variant: str | None = None, token_type: type | None = None) -> Any:
