@@ -41,6 +41,8 @@ cdef extern from "Python.h":
     PyObject* _list_item "PyList_GET_ITEM"(object, Py_ssize_t) nogil
     void _set_list_item "PyList_SET_ITEM"(object, Py_ssize_t, PyObject*) nogil
     void _incref "Py_INCREF"(PyObject*) nogil
+    ctypedef struct PyListObject:
+        PyObject** ob_item
 
 # The table of the ids' int objects: ``_ids[t]`` is ``t``. Replaced (never changed in place)
 # by a longer one when a larger id comes, so a reader's reference stays valid.
@@ -130,12 +132,16 @@ cdef id_t _largest(const id_t* tokens, Py_ssize_t n) noexcept nogil:
 cdef inline list _id_list(list ids, const id_t* tokens, Py_ssize_t n):
     """``[ids[t] for t in tokens[:n]]``, built in C (every ``t`` must be below ``len(ids)``)."""
     cdef list out = PyList_New(n)  # empty slots (NULL), each filled once below
+    # both item arrays read once: through the lists, every reference count written would
+    # make the compiler read them again
+    cdef PyObject** slots = (<PyListObject*>out).ob_item
+    cdef PyObject** table = (<PyListObject*>ids).ob_item
     cdef PyObject* item
     cdef Py_ssize_t k
     for k in range(n):
-        item = _list_item(ids, tokens[k])
-        _incref(item)  # PyList_SET_ITEM steals a reference
-        _set_list_item(out, k, item)
+        item = table[tokens[k]]
+        _incref(item)  # the slot takes a reference
+        slots[k] = item
     return out
 
 
