@@ -258,3 +258,14 @@ def test_kernel_status_says_which_documents_it_left_out():
     assert status.tolist() == [0, 2, 1, 0, 0]
     lists = id_lists(ids, offsets)
     assert lists[0] == tok.encode("ab") and lists[1] == lists[2] == lists[3] == [] and lists[4] == tok.encode("ef")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 2**31 - 1) | st.integers(0, 70_000), max_size=20), max_size=8))
+def test_id_lists_are_what_tolist_gives(docs):
+    # ids below the shared table (2**16) take its ints, larger ones new ints: same values
+    flat = np.array([t for doc in docs for t in doc], dtype=np.int32)
+    offsets = np.cumsum([0] + [len(doc) for doc in docs]).astype(np.int64)
+    lists = id_lists(flat, offsets)
+    assert lists == docs
+    assert all(type(t) is int for doc in lists for t in doc)

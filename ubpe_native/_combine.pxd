@@ -1,5 +1,6 @@
 # What other kernels use of _combine: the reference's walk over parts and the builders of a
-# batch's encodings as Python lists (``_lattice.Lattice`` runs them straight after its parts).
+# batch's encodings as Python lists (``_lattice.Lattice`` runs them straight after its parts;
+# ``_merges`` and ``_spm_pipeline`` build their id lists with ``id_list``).
 from libc.stdint cimport int64_t
 from libcpp.vector cimport vector
 
@@ -30,3 +31,6 @@ cdef list nbest_lists(list ids, const id_t* tokens, const int64_t* token_offsets
 
 # A list whose item t is the int t for every t < n (shared by all lists built here).
 cdef list id_table(Py_ssize_t n)
+
+# tokens[:n] as a new list of ints, those below len(ids) taken from ids = id_table(...).
+cdef list id_list(list ids, const id_t* tokens, Py_ssize_t n)

@@ -41,6 +41,7 @@ cdef extern from "Python.h":
     PyObject* _list_item "PyList_GET_ITEM"(object, Py_ssize_t) nogil
     void _set_list_item "PyList_SET_ITEM"(object, Py_ssize_t, PyObject*) nogil
     void _incref "Py_INCREF"(PyObject*) nogil
+    PyObject* _new_int "PyLong_FromLong"(long)  # a new reference, NULL on failure
     ctypedef struct PyListObject:
         PyObject** ob_item
 
@@ -129,18 +130,27 @@ cdef id_t _largest(const id_t* tokens, Py_ssize_t n) noexcept nogil:
     return largest
 
 
-cdef inline list _id_list(list ids, const id_t* tokens, Py_ssize_t n):
-    """``[ids[t] for t in tokens[:n]]``, built in C (every ``t`` must be below ``len(ids)``)."""
+cdef list id_list(list ids, const id_t* tokens, Py_ssize_t n):
+    """``[t for t in tokens[:n]]`` as a new list, built in C: an id below ``len(ids)`` takes
+    the int ``ids[t]`` (``ids[t] == t``, see :func:`id_table`; a reference count, not an
+    allocation), a larger one a new int."""
     cdef list out = PyList_New(n)  # empty slots (NULL), each filled once below
     # both item arrays read once: through the lists, every reference count written would
     # make the compiler read them again
     cdef PyObject** slots = (<PyListObject*>out).ob_item
     cdef PyObject** table = (<PyListObject*>ids).ob_item
+    cdef Py_ssize_t k, n_table = len(ids)
     cdef PyObject* item
-    cdef Py_ssize_t k
+    cdef id_t t
     for k in range(n):
-        item = table[tokens[k]]
-        _incref(item)  # the slot takes a reference
+        t = tokens[k]
+        if 0 <= t < n_table:
+            item = table[t]
+            _incref(item)  # the slot takes a reference
+        else:
+            item = _new_int(t)
+            if item == NULL:  # out of memory: the slots filled so far are freed with ``out``
+                raise MemoryError()
         slots[k] = item
     return out
 
@@ -250,7 +260,7 @@ cdef list _encoding_lists(list ids, const vector[id_t]& flat, const vector[int64
         last = doc_encodings[d + 1] if doc_encodings != NULL else d + 1
         encodings = PyList_New(last - first)
         for e in range(first, last):
-            encoding = (_id_list(ids, flat.data() + offsets[e], offsets[e + 1] - offsets[e]), totals[e])
+            encoding = (id_list(ids, flat.data() + offsets[e], offsets[e + 1] - offsets[e]), totals[e])
             _incref(<PyObject*>encoding)
             _set_list_item(encodings, e - first, <PyObject*>encoding)
         _incref(<PyObject*>encodings)

@@ -41,12 +41,12 @@ from libcpp.utility cimport pair
 from libcpp.vector cimport vector
 from cython.operator cimport dereference as deref
 from cpython.list cimport PyList_New, PyList_SET_ITEM
-from cpython.long cimport PyLong_FromLong
 from cpython.ref cimport Py_INCREF
 
 import numpy as np
 
 from ubpe_native._chain cimport chain_init, chain_merge
+from ubpe_native._combine cimport id_list, id_table
 from ubpe_native._checks cimport as_array, check_ids, check_offsets
 from ubpe_native._flat_map cimport FlatMap, pack_key
 from ubpe_native._heap cimport heap_pop, heap_push
@@ -66,6 +66,9 @@ cdef size_t CACHE_LIMIT = 1 << 18
 cdef Py_ssize_t CACHE_MAX_WORD = 256
 # Cache look-ups share the lock for this many words at most, then let a writer in.
 cdef Py_ssize_t SHARED_RUN = 256
+# id lists take the int objects of ids below this from one table shared by the kernels
+# (_combine.id_table: 65,536 ints, ~2 MB, made once); a larger id gets a new int.
+cdef Py_ssize_t ID_TABLE = 1 << 16
 
 
 cdef struct Scratch:
@@ -113,17 +116,13 @@ def id_lists(ids, offsets):
     cdef const id_t[::1] flat = as_array(ids, np.int32, "ids")
     cdef const int64_t[::1] cuts = as_array(offsets, np.int64, "offsets")
     check_offsets(cuts, flat.shape[0], "offsets")
-    cdef Py_ssize_t n_docs = cuts.shape[0] - 1, d, k
-    cdef int64_t start
+    cdef Py_ssize_t n_docs = cuts.shape[0] - 1, d
+    cdef list ints = id_table(ID_TABLE)
+    cdef const id_t* data = &flat[0] if flat.shape[0] else NULL
     out = PyList_New(n_docs)
     for d in range(n_docs):
-        start = cuts[d]
-        doc = PyList_New(cuts[d + 1] - start)
-        for k in range(cuts[d + 1] - start):
-            item = PyLong_FromLong(flat[start + k])
-            Py_INCREF(item)  # SET_ITEM takes the reference that ``item`` gives back
-            PyList_SET_ITEM(doc, k, item)
-        Py_INCREF(doc)
+        doc = id_list(ints, data + cuts[d], cuts[d + 1] - cuts[d])
+        Py_INCREF(doc)  # SET_ITEM takes the reference that ``doc`` gives back
         PyList_SET_ITEM(out, d, doc)
     return out
 

@@ -12,7 +12,6 @@ slower, general path.
 """
 
 from cpython.list cimport PyList_New, PyList_SET_ITEM
-from cpython.long cimport PyLong_FromLong
 from cpython.ref cimport Py_INCREF
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from libc.stdint cimport int64_t, uint8_t, uint64_t
@@ -20,6 +19,7 @@ from libcpp.string cimport string
 from libcpp.vector cimport vector
 
 from ubpe_native._checks cimport check_offsets
+from ubpe_native._combine cimport id_list, id_table
 from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._shared cimport utf8_length
 from ubpe_native._spm cimport BpeScratch, SpmBPE, SpmNormalizer
@@ -29,18 +29,8 @@ from ubpe_native._unigram cimport UnigramLattice
 cdef const char* ESCAPED_SPACE = b"\xe2\x96\x81"  # U+2581
 cdef id_t NO_TRIGGER = -2
 cdef id_t HAND_BACK = -1
-
-
-cdef list id_list(const id_t* values, Py_ssize_t n, list ints):
-    """``values[:n]`` as a new list of ints, taken from ``ints`` (``ints[i] == i``, made once:
-    no int object is allocated per id) where it reaches."""
-    cdef list result = PyList_New(n)
-    cdef Py_ssize_t j, n_ints = len(ints)
-    for j in range(n):
-        item = ints[values[j]] if 0 <= values[j] < n_ints else PyLong_FromLong(values[j])
-        Py_INCREF(item)  # PyList_SET_ITEM steals the reference the local variable gives back
-        PyList_SET_ITEM(result, j, item)
-    return result
+# the ids below this take shared int objects in the lists (the rest: new ints)
+cdef Py_ssize_t ID_TABLE = 1 << 16
 
 
 cdef class SpmPipeline:
@@ -76,7 +66,7 @@ cdef class SpmPipeline:
     cdef vector[id_t] trigger_ends  # node -> id of the trigger ending there, HAND_BACK, or NO_TRIGGER
     cdef bint has_hand_back
     cdef list scratches  # idle BpeScratch objects: each call takes one (its word cache lives on)
-    cdef list ints  # ints[i] is i, for the model's ids
+    cdef list ints  # ints[i] is i (_combine.id_table), for the ids below ID_TABLE
     cdef bint trigger_first[256]  # bytes a trigger starts with
 
     def __init__(self, SpmNormalizer normalizer not None, model, bint prefix_unless_space=False,
@@ -99,7 +89,7 @@ cdef class SpmPipeline:
             self.trigger_first[k] = False
         self.prefix_after_cut = prefix_after_cut
         self.scratches = []
-        self.ints = list(range(self.bpe.n_ids if self.bpe is not None else self.unigram.n_ids))
+        self.ints = id_table(min(self.bpe.n_ids if self.bpe is not None else self.unigram.n_ids, ID_TABLE))
         self.has_hand_back = False
         self.trigger_ends.push_back(NO_TRIGGER)
         if trigger_offsets is None:
@@ -162,7 +152,7 @@ cdef class SpmPipeline:
             self.scratches.append(scratch)
         cdef list result = PyList_New(n)
         for k in range(n):
-            item = None if skipped[k] else id_list(out.data() + bounds[k], bounds[k + 1] - bounds[k], self.ints)
+            item = None if skipped[k] else id_list(self.ints, out.data() + bounds[k], bounds[k + 1] - bounds[k])
             Py_INCREF(item)
             PyList_SET_ITEM(result, k, item)
         return result
