@@ -230,7 +230,7 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
         encodes those (added tokens are matched in the raw or the normalized text, as HF does)."""
         added = self.pipeline.added
         raw = "".join(docs)
-        skip = docs_matching(added._raw[0] if added._raw else None, raw, lengths)
+        skip = docs_matching(added.raw_pattern, raw, lengths)
         text = raw
         steps = self.pipeline.normalizer
         if steps:  # one Unicode normalization (Qwen2's NFC) is the C function itself
@@ -238,7 +238,7 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
                 if len(steps) == 1 and steps[0][0] == "unicode" else added.normalizer
             texts = list(map(one, docs))
             text, lengths = "".join(texts), text_lengths(texts)
-        inside = docs_matching(added._normalized[0] if added._normalized else None, text, lengths)
+        inside = docs_matching(added.normalized_pattern, text, lengths)
         if skip is None or inside is None:
             return text, lengths, inside if skip is None else skip
         return text, lengths, skip | inside

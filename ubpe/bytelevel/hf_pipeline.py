@@ -259,6 +259,16 @@ class AddedTokens:
         """
         return self._raw is not None and self._raw[0].search(text) is not None
 
+    @property
+    def raw_pattern(self) -> regex.Pattern | None:
+        """The pattern that finds the added tokens matched in the raw text (None: there are none)."""
+        return self._raw[0] if self._raw else None
+
+    @property
+    def normalized_pattern(self) -> regex.Pattern | None:
+        """The pattern that finds the added tokens matched in the normalized text (None: there are none)."""
+        return self._normalized[0] if self._normalized else None
+
     @staticmethod
     def _matcher(tokens: list[AddedToken], spell: Callable[[str], str]):
         table: dict[str, AddedToken] = {}

@@ -171,6 +171,17 @@ class RankedEncoder:
         except ValueError as exc:
             raise InvalidParameterError(str(exc)) from None
 
+    def encode_texts(self, data: bytes, lengths: np.ndarray, classes: np.ndarray, pattern: int,
+                     skip: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`encode_text` of many documents (UTF-8 ``data``, their ``lengths`` in
+        characters) in one kernel call without the GIL: ``(tokens, offsets)``, document
+        ``d``'s tokens being ``tokens[offsets[d]:offsets[d + 1]]``; those marked in ``skip``
+        are left out (no tokens)."""
+        try:
+            return self._table.encode_texts(data, lengths, classes, pattern, skip)
+        except ValueError as exc:
+            raise InvalidParameterError(str(exc)) from None
+
     def decode(self, tokens: Sequence[int] | np.ndarray) -> np.ndarray:
         """Base ids of ``tokens``, concatenated (the inverse of encoding)."""
         return self._pieces.decode(tokens)
