@@ -36,8 +36,8 @@ cdef Py_ssize_t ID_TABLE = 1 << 16
 cdef class SpmPipeline:
     """``SpmPipeline(normalizer, model, prefix_unless_space=False, trigger_blob=b"",
     trigger_offsets=[0], trigger_ids=None, prefix_after_cut=False)``: normalize and encode texts without the GIL; ``model`` is an
-    `SpmBPE` or a `_unigram.UnigramLattice` (whose texts are cut at the protected pieces of
-    the normalizer first, each piece its own id). ``prefix_unless_space``: ``▁`` goes in front
+    `SpmBPE` or a `_unigram.UnigramLattice` (which scores the normalizer's protected,
+    user-defined pieces in its lattice, as sentencepiece does). ``prefix_unless_space``: ``▁`` goes in front
     of a text that starts with neither a space nor ``▁`` (HF's ``Metaspace``). Trigger ``k``
     is ``trigger_blob[trigger_offsets[k]:trigger_offsets[k+1]]`` with id ``trigger_ids[k]``
     (-1, the default: hand the text back; the first of equal triggers counts).
@@ -255,21 +255,7 @@ cdef class SpmPipeline:
     cdef int _unigram_into(self, const uint8_t* data, Py_ssize_t size, vector[id_t]& out,
                            vector[float]& best_score, vector[int64_t]& best_start,
                            vector[id_t]& best_id, vector[int64_t]& path) except -1 nogil:
-        """The lattice over the stretches between protected pieces (`CharModel._fragments`)."""
-        cdef Py_ssize_t pos = 0, start = 0, used
-        cdef id_t token
-        if self.normalizer.protected_id.size() == 1:  # no protected pieces
-            return self.unigram._encode_with(data, size, out, best_score, best_start, best_id, path)
-        while pos < size:
-            used = self.normalizer.protected_at(data + pos, size - pos, &token)
-            if used == 0:
-                pos += utf8_length(data[pos])
-                continue
-            if pos > start:
-                self.unigram._encode_with(data + start, pos - start, out, best_score, best_start, best_id, path)
-            out.push_back(token)
-            pos += used
-            start = pos
-        if size > start:
-            self.unigram._encode_with(data + start, size - start, out, best_score, best_start, best_id, path)
-        return 0
+        """The lattice over the whole normalized text: sentencepiece's unigram model scores its
+        user-defined pieces in the lattice (``SentencePieceUnigram._fragments``), it does not
+        cut them out."""
+        return self.unigram._encode_with(data, size, out, best_score, best_start, best_id, path)

@@ -477,6 +477,15 @@ class SentencePieceUnigram(CharModel):
     def _native(self, text: str) -> list[int]:
         return self._kernel.encode(text.encode("utf-8", "surrogatepass")).tolist()
 
+    def _fragments(self, text: str, parse_special: bool) -> list[str | int]:
+        """sentencepiece's unigram model keeps its user-defined pieces in the lattice, each
+        scoring ``0.1 * (bytes - 1)``: the normalized text is one fragment (the normalizer
+        leaves those pieces as they are). Its BPE model, and llama.cpp, cut them out first."""
+        if self.normalizer is None:
+            return super()._fragments(text, parse_special)
+        normalized = self.normalizer(check_doc(text))
+        return [normalized] if normalized else []
+
     def unigram_weights(self) -> np.ndarray:
         """One weight per id of :attr:`vocabulary`: its piece's log-probability (a base symbol
         spelt only by byte tokens: ``UNSPELT_WEIGHT``). With them ``additive`` is this model's
