@@ -200,9 +200,11 @@ def test_ubpe_encoders_are_lossless_on_spm_models(config, encoder):
         assert lengths <= native_lengths
 
 
-def test_additive_with_unigram_scores_matches_viterbi():
-    """A unigram model is the additive encoder with the pieces' log-probabilities."""
-    tok = spm_io.from_bytes(_model("unigram"))
+@pytest.mark.parametrize("config", ["unigram", "unigram-user-inside"])
+def test_additive_with_unigram_scores_matches_viterbi(config):
+    """A unigram model is the additive encoder with the pieces' log-probabilities (and the
+    user-defined pieces' lattice scores)."""
+    tok = spm_io.from_bytes(_model(config))
     weights = tok.unigram_weights()
     same = total = 0
     for line in text_lines(limit=300):

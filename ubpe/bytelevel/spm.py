@@ -487,13 +487,17 @@ class SentencePieceUnigram(CharModel):
         return [normalized] if normalized else []
 
     def unigram_weights(self) -> np.ndarray:
-        """One weight per id of :attr:`vocabulary`: its piece's log-probability (a base symbol
-        spelt only by byte tokens: ``UNSPELT_WEIGHT``). With them ``additive`` is this model's
+        """One weight per id of :attr:`vocabulary`: its piece's log-probability (a user-defined
+        piece: its lattice score ``0.1 * (bytes - 1)``; a base symbol spelt only by byte tokens:
+        ``UNSPELT_WEIGHT``). With them ``additive`` is this model's
         Viterbi, ``sample`` its subword regularization, and ``ambiguity`` (their default here)
         its distribution over segmentations."""
         _, vocab_to_model, base_expansion = self._vocabulary_parts()
-        base = [self.scores[e[0]] if len(e) == 1 else UNSPELT_WEIGHT for e in base_expansion]
-        return np.concatenate([np.asarray(base, dtype=np.float64), self.scores[vocab_to_model]])
+        scores = self.scores.astype(np.float64)
+        for i in np.flatnonzero(self.token_types == USER_DEFINED).tolist():  # their lattice score
+            scores[i] = np.float32(0.1 * (len(self.texts[i].encode("utf-8", "surrogatepass")) - 1))
+        base = [scores[e[0]] if len(e) == 1 else UNSPELT_WEIGHT for e in base_expansion]
+        return np.concatenate([np.asarray(base, dtype=np.float64), scores[vocab_to_model]])
 
     def _default_weights(self) -> np.ndarray:
         return self.unigram_weights()
