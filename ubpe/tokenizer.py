@@ -36,18 +36,17 @@ import warnings
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
-import numpy as np
+from ubpe_native._numpy import np, numpy_types
 
 from .alphabet import Alphabet
-from .encoders import Encoder, Encoding, make_encoder
-from .encoders._base import encode_documents
 from .errors import AlreadyFittedError, InvalidParameterError, NotFittedError, SymbolTypeError, VocabularySizeWarning
 from .fit import document_ranges, fit_corpus
 from .pieces import Inventory, PieceTable
 from .splitting import SplitMode, SplitPipeline, make_pipeline
 from .vocabulary import Vocabulary
 
-if TYPE_CHECKING:  # the ambiguity and rerank modules are imported by the methods that use them
+if TYPE_CHECKING:  # the encoders (and their kernels) are imported by the methods that use them
+    from .encoders import Encoder, Encoding
     from .encoders.ambiguity import Ambiguity, Weights
 
 DEFAULT_N_TOKENS = 2**10
@@ -106,7 +105,7 @@ def check_n_threads(n_threads: Any) -> None:
     """
     if n_threads is None:
         return
-    if isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer)) or n_threads < 1:
+    if isinstance(n_threads, bool) or not isinstance(n_threads, (int, *numpy_types("integer"))) or n_threads < 1:
         raise InvalidParameterError(f"n_threads must be None or an int >= 1, got {n_threads!r}")
 
 class _StaticCheck(type(Protocol)):  # type: ignore[misc]
@@ -253,7 +252,7 @@ class UBPEBase:
         self._views: dict[Any, Any] = {}
 
     def _check_n_tokens(self, n_tokens: Any) -> int:
-        if isinstance(n_tokens, bool) or not isinstance(n_tokens, (int, np.integer)):
+        if isinstance(n_tokens, bool) or not isinstance(n_tokens, (int, *numpy_types("integer"))):
             raise InvalidParameterError(f"`n_tokens` must be an int, not {type(n_tokens).__name__}")
         n_tokens = int(n_tokens)
         if n_tokens <= self.n_base:
@@ -365,7 +364,7 @@ class UBPEBase:
         check_n_threads(n_threads)
         if self._vocabulary is not None:
             raise AlreadyFittedError("the tokenizer can be fitted only once")
-        if not isinstance(rearrange_tokens, (bool, np.bool_)):
+        if not isinstance(rearrange_tokens, (bool, *numpy_types("bool_"))):
             raise InvalidParameterError(f"`rearrange_tokens` must be True or False, got {rearrange_tokens!r}")
         vocabulary = fit_corpus(
             self.split_pipeline, corpus, n_tokens=self.n_tokens, n_candidates=n_candidates, quiet=quiet,
@@ -387,7 +386,7 @@ class UBPEBase:
         vocabulary = self.vocabulary
         if n_tokens is None:
             n_tokens = self.n_tokens
-        elif isinstance(n_tokens, bool) or not isinstance(n_tokens, (int, np.integer)) or n_tokens < 1:
+        elif isinstance(n_tokens, bool) or not isinstance(n_tokens, (int, *numpy_types("integer"))) or n_tokens < 1:
             raise InvalidParameterError(f"`n_tokens` must be a positive int, got {n_tokens!r}")
         elif n_tokens <= self.n_base:
             raise InvalidParameterError(
@@ -401,6 +400,8 @@ class UBPEBase:
         """The encoder ``name`` (default: this tokenizer's own) on the fitted vocabulary.
 
         Encoders are built once per name and options and then reused."""
+        from .encoders import make_encoder
+
         name = name or self.default_encoder
         try:
             key = ("encoder", name, tuple(sorted(options.items())))
@@ -441,6 +442,8 @@ class UBPEBase:
                 encodings = text_path.encode_texts(text_path.splitter, (doc,), top_n)
                 if encodings is not None:
                     return encodings[0]
+        from .encoders._base import encode_documents
+
         chosen = self.encoder(encoder, **options)
         encodings = encode_documents(chosen, self.split_pipeline.split(doc, mode=split_mode), top_n)[0]
         if rerank is None:
@@ -514,6 +517,8 @@ class UBPEBase:
         if not isinstance(docs, Iterable):
             raise SymbolTypeError(f"encode_batch takes a sequence of documents, got {type(docs).__name__}")
         check_n_threads(n_threads)
+        from .encoders._base import encode_documents
+
         chosen = self.encoder(encoder, **options)
         docs = list(docs)
         pipeline = self.split_pipeline
@@ -608,7 +613,7 @@ class UBPEBase:
 
     def covers(self, doc: Any) -> bool:
         """Whether every symbol of ``doc`` is in the alphabet."""
-        symbols = doc.tolist() if isinstance(doc, np.ndarray) else doc
+        symbols = doc.tolist() if isinstance(doc, numpy_types("ndarray")) else doc
         alphabet = self._alphabet
         return all(s in alphabet for s in symbols)
 

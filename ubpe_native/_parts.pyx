@@ -25,8 +25,7 @@ documents already counted).
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
-import numpy as np
-
+from ubpe_native._buffers cimport copy_array, new_array
 from ubpe_native._checks cimport check_offsets
 from ubpe_native._distinct cimport run_slot
 from ubpe_native._flat_map cimport FlatMap
@@ -275,7 +274,8 @@ cdef class PartCounter:
 
     def export(self, bint release=False):
         """``(tokens, offsets, weights, doc_offsets, docs)`` of the distinct parts, in order
-        of first occurrence; part ``k``'s documents are ``docs[doc_offsets[k]:doc_offsets[k+1]]``.
+        of first occurrence; part ``k``'s documents are ``docs[doc_offsets[k]:doc_offsets[k+1]]``
+        (``array.array``: int32, int64, int64, int64, int32).
 
         With ``release`` the counter frees each of its own arrays once copied (so the counts
         and the counter are never held whole together) and can no longer be used.
@@ -298,19 +298,19 @@ cdef class PartCounter:
             self.index = FlatMap()
             self.last_doc.clear()
             self.last_doc.shrink_to_fit()  # (libstdc++ frees an emptied vector's memory here)
-        tokens = np.asarray(<id_t[:self.symbols.size()]>self.symbols.data()).copy() if self.symbols.size() else np.zeros(0, np.int32)
+        tokens = copy_array("i", self.symbols.data(), self.symbols.size())
         if release:
             self.symbols.clear()
             self.symbols.shrink_to_fit()
-        offsets = np.asarray(<int64_t[:n + 1]>self.starts.data()).copy()
-        weights = np.asarray(<count_t[:n]>self.weights.data()).copy() if n else np.zeros(0, np.int64)
+        offsets = copy_array("q", self.starts.data(), n + 1)
+        weights = copy_array("q", self.weights.data(), n)
         if release:
             self.starts.clear()
             self.starts.shrink_to_fit()
             self.weights.clear()
             self.weights.shrink_to_fit()
-        doc_offsets = np.zeros(n + 1, dtype=np.int64)
-        docs = np.empty(self.entry_part.size(), dtype=np.int32)
+        doc_offsets = new_array("q", n + 1, True)
+        docs = new_array("i", self.entry_part.size())
         cdef int64_t[::1] doc_offsets_view = doc_offsets
         cdef int32_t[::1] docs_view = docs
         cdef vector[int64_t] fill

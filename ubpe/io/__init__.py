@@ -6,7 +6,9 @@ and a writer (``None``: read only). :func:`load` finds the format by content (or
 ``format=``) and returns a tokenizer of the right family (:class:`~ubpe.tokenizer.Tokenizer`);
 :func:`save` writes one in any format that can hold it. One module per format:
 ``ours`` (our versioned envelope), ``ubpe030`` (the reference's JSON), ``tiktoken``, ``hf``
-(``tokenizer.json``); ``files`` has the shared helpers (atomic writes, reading).
+(``tokenizer.json``); ``files`` has the shared helpers (atomic writes, reading). A format's
+module is imported when one of its functions is first called (so saving a fitted model
+loads ``ours`` alone, and no numpy).
 
 >>> import os, tempfile
 >>> from ubpe import UBPEClassic
@@ -23,12 +25,12 @@ True
 
 from __future__ import annotations
 
+import importlib
 import os
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..errors import InvalidParameterError, ModelFormatError
-from . import gguf, hf, hf_import, minbpe, ours, sentencepiece, tiktoken, ubpe030
 from .files import read_head
 
 
@@ -48,20 +50,41 @@ class Format:
     hints: tuple[str, ...] = ()
 
 
+def _entry(module: str, name: str) -> Callable[..., Any]:
+    """``ubpe.io.<module>.<name>``, its module imported when first called."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(f".{module}", __name__), name)(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = f"``ubpe.io.{module}.{name}`` (its module imported when first called)."
+    return call
+
+
+def _row(name: str, title: str, module: str, read: str | None, write: str | None, *,
+         read_module: str | None = None, hints: tuple[str, ...] = ()) -> Format:
+    """The ``FORMATS`` row of the format whose detector is ``module.detect``, whose reader is
+    ``read`` (in ``read_module``, default ``module``) and whose writer ``write`` (None: none)."""
+    return Format(
+        name, title, _entry(module, "detect"),
+        _entry(read_module or module, read) if read else None,
+        _entry(module, write) if write else None,
+        hints,
+    )
+
+
 # Detection tries the rows in this order; the first whose detector accepts the head wins:
 # binary formats with a magic or a protobuf tag first, then the JSON and text formats.
 FORMATS: dict[str, Format] = {
     row.name: row
     for row in (
-        Format("gguf", "llama.cpp GGUF vocabulary", gguf.detect, gguf.read, None),
-        Format("sentencepiece", "sentencepiece .model", sentencepiece.detect, sentencepiece.read, None),
-        Format("ubpe", "ubpe model format", ours.detect, ours.read, ours.write),
-        Format("ubpe030", "ubpe 0.3.0 JSON", ubpe030.detect, ubpe030.read, ubpe030.write,
-               hints=("variant", "token_type")),
-        Format("minbpe", "minbpe .model", minbpe.detect, minbpe.read, minbpe.write),
-        Format("tiktoken", ".tiktoken", tiktoken.detect, tiktoken.read, tiktoken.write,
-               hints=("pattern", "special_tokens")),
-        Format("hf", "HF tokenizer.json", hf.detect, hf_import.read, hf.save_tokenizer_json),
+        _row("gguf", "llama.cpp GGUF vocabulary", "gguf", "read", None),
+        _row("sentencepiece", "sentencepiece .model", "sentencepiece", "read", None),
+        _row("ubpe", "ubpe model format", "ours", "read", "write"),
+        _row("ubpe030", "ubpe 0.3.0 JSON", "ubpe030", "read", "write", hints=("variant", "token_type")),
+        _row("minbpe", "minbpe .model", "minbpe", "read", "write"),
+        _row("tiktoken", ".tiktoken", "tiktoken", "read", "write", hints=("pattern", "special_tokens")),
+        _row("hf", "HF tokenizer.json", "hf", "read", "save_tokenizer_json", read_module="hf_import"),
     )
 }
 
@@ -149,6 +172,16 @@ def save(tokenizer: Any, path: str | os.PathLike, format: str = "ubpe") -> None:
     if row.write is None:
         raise InvalidParameterError(f"ubpe reads {row.title} files but does not write them")
     row.write(tokenizer, path)
+
+
+#: the format modules, imported when first named (``ubpe.io.gguf``) or used
+_MODULES = ("files", "gguf", "hf", "hf_import", "minbpe", "ours", "sentencepiece", "tiktoken", "ubpe030")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MODULES:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["FORMATS", "Format", "detect", "format_of", "load", "save", "supported"]

@@ -33,7 +33,7 @@ import re
 import warnings
 from typing import Any
 
-import numpy as np
+from ubpe_native._numpy import np
 
 from ..alphabet import Alphabet
 from ..errors import IgnoredInputWarning, InvalidParameterError, ModelFormatError, UBPEError
