@@ -203,6 +203,17 @@ class Alphabet:
         """
         return self._table if self.symbol_type is str else None
 
+    @property
+    def int_table(self) -> tuple[array, int] | None:
+        """For an alphabet of int symbols: ``(table, low)``, the int32 ``array.array`` with the
+        id of symbol ``v`` at ``v - low`` (-1 where no symbol, and at the end), if it is small
+        enough; else None.
+
+        >>> Alphabet.from_spec([5, 7]).int_table
+        (array('i', [0, -1, 1, -1]), 5)
+        """
+        return (self._table, self._table_offset) if self.symbol_type is int and self._table is not None else None
+
     def _build_table(self) -> None:
         """A dense value -> id array for single characters or integers, when it is small."""
         if self.symbol_type is str:

@@ -27,7 +27,7 @@ import functools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from array import array
 from dataclasses import dataclass
-from itertools import accumulate, islice
+from itertools import accumulate, chain, islice
 from typing import Any
 
 from ubpe_native._fit import PairMerger
@@ -164,7 +164,7 @@ def corpus_parts(
     chunk_symbols: int | None = None,
     empty_message: str = EMPTY_CORPUS,
     n_threads: int = 1,
-    native: tuple[np.ndarray, int, np.ndarray] | None = None,
+    native: tuple[Any, int, array, int] | None = None,
 ) -> SplitBatch | PartCounts:
     """What :func:`fit_vocabulary` needs of ``corpus``, cut into parts by ``split``.
 
@@ -195,14 +195,14 @@ def count_stream(
     *,
     chunk_docs: int | None = None,
     chunk_symbols: int | None = None,
-    native: tuple[np.ndarray, int, np.ndarray] | None = None,
+    native: tuple[Any, int, array, int] | None = None,
 ) -> PartCounts:
     """The counts of ``docs``, split chunk by chunk (see :func:`corpus_parts`; ``native``:
     see :func:`count_documents`)."""
     counter = PartCounter()
     chunks = _chunks(iter(docs), chunk_docs or CHUNK_DOCS, chunk_symbols or CHUNK_SYMBOLS)
     for chunk in chunks:
-        if native is None or not _add_text(counter, chunk, native):
+        if native is None or not _add_native(counter, chunk, native):
             add_batch(counter, split(chunk, first_doc=int(counter.n_docs)))
     return PartCounts.of_counter(counter, release=True)
 
@@ -213,7 +213,7 @@ def count_documents(
     *,
     n_threads: int = 1,
     chunk_symbols: int | None = None,
-    native: tuple[np.ndarray, int, np.ndarray] | None = None,
+    native: tuple[Any, int, array, int] | None = None,
 ) -> PartCounts:
     """The counts of the list ``docs``: split and counted chunk by chunk (about
     ``chunk_symbols`` symbols each, default :data:`LIST_CHUNK_SYMBOLS`), so memory holds one
@@ -249,7 +249,7 @@ def count_documents(
         counter = PartCounter()
         for first, last, _ in run:
             chunk = docs[first:last]
-            if native is None or not _add_text(counter, chunk, native):
+            if native is None or not _add_native(counter, chunk, native):
                 add_batch(counter, split(chunk, first_doc=first))
         return counter
 
@@ -266,10 +266,21 @@ def count_documents(
     return PartCounts.merge_counters(counters)
 
 
-def _add_text(counter: PartCounter, chunk: Sequence[Any], native: tuple[np.ndarray, int, np.ndarray]) -> bool:
+def _add_native(counter: PartCounter, chunk: Sequence[Any], native: tuple[Any, int, array, int]) -> bool:
     """Count ``chunk`` by the kernel's one-pass split (see :func:`count_documents`); False
-    (nothing counted) where it does not apply: a document that is no str, lone surrogates,
-    or a symbol outside the alphabet (which the caller's split then reports)."""
+    (nothing counted) where it does not apply: str documents for an alphabet of ints or the
+    reverse, lone surrogates, a symbol that is no plain int, or a symbol outside the alphabet
+    (which the caller's split then reports)."""
+    classes, pattern, table, low = native
+    if classes is None:  # an alphabet of ints; documents of plain ints (no bools, no numpy)
+        if not all(type(doc) in (list, tuple) and set(map(type, doc)) <= {int} for doc in chunk):
+            return False
+        try:
+            values = array("q", chain.from_iterable(chunk))
+        except OverflowError:
+            return False
+        doc_offsets = array("q", accumulate(map(len, chunk), initial=0))
+        return counter.add_values(values, doc_offsets, table, low) < 0
     if not all(type(doc) is str for doc in chunk):
         return False
     try:
@@ -277,7 +288,6 @@ def _add_text(counter: PartCounter, chunk: Sequence[Any], native: tuple[np.ndarr
     except UnicodeEncodeError:
         return False
     doc_chars = array("q", accumulate(map(len, chunk), initial=0))
-    classes, pattern, table = native
     return counter.add_text(data, doc_chars, classes, pattern, table) < 0
 
 

@@ -541,20 +541,37 @@ class SplitPipeline:
             self._classes = split_classes(self.alphabet.symbols)
         return self._classes
 
-    def native_fit_tables(self, mode: SplitMode) -> tuple[np.ndarray, int, np.ndarray] | None:
-        """``(classes, pattern, table)`` with which ``PartCounter.add_text`` counts str
-        documents as a fit under ``mode`` sees them - the scanner's class table, its pattern
-        id, code point -> id - when only the native regex step applies; else None.
+    def native_fit_tables(self, mode: SplitMode) -> tuple[Any, int, array, int] | None:
+        """``(classes, pattern, table, low)`` with which the kernel counts documents as a fit
+        under ``mode`` sees them, when only the native regex step applies or no step does;
+        else None. For str documents (``PartCounter.add_text``): the scanner's class table, its
+        pattern id (``WHOLE_DOCUMENTS``: no split), code point -> id, 0; for int documents
+        (``PartCounter.add_values``, which splits nothing): None, ``WHOLE_DOCUMENTS``, the
+        ids of values from ``low`` on, ``low``.
 
         >>> SplitPipeline(Alphabet.from_spec("ab "), regex_str=WORDS).native_fit_tables(SplitMode.FULL)[1]
         5
         >>> SplitPipeline(Alphabet.from_spec("ab "), break_tokens=" ").native_fit_tables(SplitMode.FULL) is None
         True
+        >>> SplitPipeline(Alphabet.from_spec([3, 4])).native_fit_tables(SplitMode.FULL)
+        (None, -1, array('i', [0, 1, -1]), 3)
         """
+        from ubpe_native._parts import WHOLE_DOCUMENTS
+
+        if not isinstance(mode, SplitMode):
+            return None  # (the split names the error)
+        unsplit = self._known is None and self._break_ids is None and self._stop_ids is None
+        if self.alphabet.symbol_type is int:  # (a regex splits text only)
+            ints = self.alphabet.int_table
+            return (None, WHOLE_DOCUMENTS, *ints) if ints is not None and unsplit else None
         table = self.alphabet.char_table
-        if table is None or not self._regex_alone(mode):
+        if table is None:
             return None
-        return self._scanner_classes(), self._native, table
+        if self._regex_alone(mode):
+            return self._scanner_classes(), self._native, table, 0
+        if unsplit and self._regex is None:
+            return array("H"), WHOLE_DOCUMENTS, table, 0
+        return None
 
     def text_splitter(self, mode: SplitMode = SplitMode.FULL):
         """The native splitter of str documents (``_textsplit.TextSplitter``: ids, scanner and

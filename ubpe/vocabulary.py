@@ -244,31 +244,24 @@ class Vocabulary:
         n_keep = max(0, n_merged - len(deleted_walk))
         survivors = [t for t in reversed(order) if not deleted[t]][:n_keep]
 
-        new_id = [NO_TOKEN] * n_merged
+        # old id -> new id: base ids keep theirs, and so does NO_TOKEN (-1, the last entry); a
+        # dropped token has none - or, classic, keeps its old one, as the reference maps
+        # components with ``transformer.get(token, token)``
+        renumbered = list(range(n_base + n_merged)) if classic else list(range(n_base)) + [NO_TOKEN] * n_merged
+        renumbered.append(NO_TOKEN)
         for i, t in enumerate(survivors):
-            new_id[t] = n_base + i
-        ranks = self._ranks.tolist()
+            renumbered[n_base + t] = n_base + i
+        flat, ranks = self._merges.tolist(), self._ranks.tolist()
+        left, right = flat[0::2], flat[1::2]
+        merges = [(renumbered[left[t]], renumbered[right[t]]) for t in survivors]
         new_weights = array("d", [weights[t] for t in survivors])
         new_ranks = array("q", [ranks[t] for t in survivors])
-
-        def renumbered(c: int) -> int:
-            # The reference maps components with ``transformer.get(token, token)``: in the
-            # classic view a component that lost its id keeps the old one.
-            if not n_base <= c < n_base + n_merged:
-                return c
-            new = new_id[c - n_base]
-            return c if classic and new == NO_TOKEN else new
-
-        pairs = self._pairs()
-        merges = [(renumbered(pairs[t][0]), renumbered(pairs[t][1])) for t in survivors]
         if classic:
             return Vocabulary._of_pairs(n_base, merges, new_weights, new_ranks)
-        offsets, symbols = self._piece_offsets, self._piece_symbols
-        pieces_offsets, pieces = array("q", [0]), array("i")
-        for t in survivors:
-            pieces.extend(symbols[offsets[t] : offsets[t + 1]])
-            pieces_offsets.append(len(pieces))
-        return Vocabulary(n_base, merges, pieces_offsets, pieces, new_weights, new_ranks)
+        bounds, symbols = self._piece_offsets.tolist(), self._piece_symbols.tolist()
+        pieces = array("i", chain.from_iterable(symbols[bounds[t] : bounds[t + 1]] for t in survivors))
+        offsets = array("q", accumulate((bounds[t + 1] - bounds[t] for t in survivors), initial=0))
+        return Vocabulary(n_base, merges, offsets, pieces, new_weights, new_ranks)
 
     def _classic_deletions(self, order: list[int], quantity: int) -> list[int]:
         """Token indices the reference's classic trimming deletes, repeats included."""
@@ -383,9 +376,10 @@ def _flatten(n_base: int, pair_list: Sequence[Sequence[int]]) -> tuple[array, ar
     >>> [a.tolist() for a in _flatten(2, [(3, 1), (0, 1)])]
     [[0, 3, 5], [0, 1, 1, 0, 1]]
     """
+    in_order = _flatten_in_order(n_base, pair_list)  # creation order: one pass, no stack
+    if in_order is not None:
+        return in_order
     n_merged = len(pair_list)
-    if all(0 <= c < n_base + t for t, pair in enumerate(pair_list) for c in pair):
-        return _flatten_in_order(n_base, pair_list)  # creation order: one pass, no stack
     pieces: list[list[int] | None] = [None] * n_merged
     state = bytearray(n_merged)  # 0 new, 1 in progress, 2 done
 
@@ -421,15 +415,21 @@ def _flatten(n_base: int, pair_list: Sequence[Sequence[int]]) -> tuple[array, ar
     return _offsets_and_symbols(pieces)  # type: ignore[arg-type]
 
 
-def _flatten_in_order(n_base: int, pair_list: Sequence[Sequence[int]]) -> tuple[array, array]:
+def _flatten_in_order(n_base: int, pair_list: Sequence[Sequence[int]]) -> tuple[array, array] | None:
     """:func:`_flatten` when every token is built from base ids and earlier tokens only (a
-    fit's creation order): each piece is its two components' pieces, already known.
+    fit's creation order): each piece is its two components' pieces, already known. None
+    when a token is not.
 
     >>> [a.tolist() for a in _flatten_in_order(2, [[0, 1], [2, 2]])]
     [[0, 2, 6], [0, 1, 0, 1, 0, 1]]
+    >>> _flatten_in_order(2, [[0, 3], [0, 1]]) is None
+    True
     """
     pieces: list[list[int]] = []
     for left, right in pair_list:
+        limit = n_base + len(pieces)
+        if not (0 <= left < limit and 0 <= right < limit):
+            return None
         pieces.append((pieces[left - n_base] if left >= n_base else [left])
                       + (pieces[right - n_base] if right >= n_base else [right]))
     return _offsets_and_symbols(pieces)
