@@ -251,17 +251,21 @@ class Vocabulary:
         renumbered.append(NO_TOKEN)
         for i, t in enumerate(survivors):
             renumbered[n_base + t] = n_base + i
-        flat, ranks = self._merges.tolist(), self._ranks.tolist()
-        left, right = flat[0::2], flat[1::2]
-        merges = [(renumbered[left[t]], renumbered[right[t]]) for t in survivors]
-        new_weights = array("d", [weights[t] for t in survivors])
-        new_ranks = array("q", [ranks[t] for t in survivors])
+        # (maps of bound methods over the survivors: C loops, no Python frame per token)
+        flat = self._merges.tolist()
+        merges = [0] * (2 * len(survivors))
+        merges[0::2] = map(renumbered.__getitem__, map(flat[0::2].__getitem__, survivors))
+        merges[1::2] = map(renumbered.__getitem__, map(flat[1::2].__getitem__, survivors))
+        new_weights = array("d", map(weights.__getitem__, survivors))
+        new_ranks = array("q", map(self._ranks.tolist().__getitem__, survivors))
         if classic:
-            return Vocabulary._of_pairs(n_base, merges, new_weights, new_ranks)
-        bounds, symbols = self._piece_offsets.tolist(), self._piece_symbols.tolist()
-        pieces = array("i", chain.from_iterable(symbols[bounds[t] : bounds[t + 1]] for t in survivors))
-        offsets = array("q", accumulate((bounds[t + 1] - bounds[t] for t in survivors), initial=0))
-        return Vocabulary(n_base, merges, offsets, pieces, new_weights, new_ranks)
+            return Vocabulary._of_pairs(n_base, list(zip(merges[0::2], merges[1::2])), new_weights, new_ranks)
+        bounds, raw, size = self._piece_offsets.tolist(), self._piece_symbols.tobytes(), self._piece_symbols.itemsize
+        starts = list(map(bounds.__getitem__, survivors))
+        ends = list(map(bounds.__getitem__, map((1).__add__, survivors)))
+        pieces = array("i", b"".join([raw[size * start : size * end] for start, end in zip(starts, ends)]))
+        offsets = array("q", accumulate(map(int.__sub__, ends, starts), initial=0))
+        return Vocabulary(n_base, array("i", merges), offsets, pieces, new_weights, new_ranks)
 
     def _classic_deletions(self, order: list[int], quantity: int) -> list[int]:
         """Token indices the reference's classic trimming deletes, repeats included."""
