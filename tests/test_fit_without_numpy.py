@@ -139,3 +139,28 @@ def test_what_the_kernel_does_not_take_goes_to_the_split():
         count_documents(["ab", "abc"], text.split_batch, native=text.native_fit_tables(SplitMode.FULL))
     assert SplitPipeline(Alphabet.from_spec([0, 1]), break_tokens=[1]).native_fit_tables(SplitMode.FULL) is None
     assert SplitPipeline(Alphabet.from_spec("ab"), stop_tokens="b").native_fit_tables(SplitMode.FULL) is None
+
+
+def test_the_new_kernel_entries_check_their_arguments():
+    from array import array
+
+    from ubpe_native._parts import PartCounter
+    from ubpe_native._pretokenize import or_classes
+
+    counter = PartCounter()
+    table = array("i", [0, 1, -1])
+    with pytest.raises(ValueError, match="doc_offsets"):
+        counter.add_values(array("q", [0, 1]), array("q", [0, 3]), table, 0)
+    with pytest.raises(ValueError, match="doc_offsets"):
+        counter.add_values(array("q", [0, 1]), array("q", [1, 2]), table, 0)
+    assert counter.add_values(array("q", [2**62, 0]), array("q", [0, 2]), table, -(2**62)) == 0  # no overflow
+    assert counter.add_values(array("q", [-(2**63), 0]), array("q", [0, 2]), table, 0) == 0
+    assert counter.n_docs == 0  # nothing counted on an unknown value
+    with pytest.raises(ValueError, match="classes must hold"):  # (needed by any pattern but WHOLE_DOCUMENTS)
+        counter.add_text(b"ab", array("q", [0, 2]), array("H"), 99, table)
+    classes = array("H", [0] * 4)
+    with pytest.raises(ValueError, match="start..stop"):
+        or_classes(classes, array("I", [1, 2]), 1, 3, 1)
+    with pytest.raises(ValueError, match="past the table"):
+        or_classes(classes, array("I", [1, 9]), 0, 2, 1)
+    assert classes.tolist() == [0, 0, 0, 0]  # checked before any entry is written
