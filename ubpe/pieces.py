@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ubpe_native._numpy import np, numpy_types
+from ubpe_native._numpy import np, numpy_types  # noqa: F401  (np: the examples use it)
 
 from .alphabet import Alphabet
 from .errors import SymbolTypeError, UnknownTokenError
