@@ -145,9 +145,10 @@ def test_n_threads_is_checked():
 
 
 # what `import ubpe` / `from ubpe import UBPE` and a quiet fit must not load: file formats,
-# byte-level models, encoders' kernels, progress bars and what they pull in
+# byte-level models, encoders' kernels, progress bars and what they pull in, and numpy (see
+# tests/test_fit_without_numpy.py)
 HEAVY = [
-    "asyncio", "ssl", "email", "urllib.request", "csv", "subprocess", "concurrent.futures", "tqdm", "dask", "pandas",
+    "numpy", "asyncio", "ssl", "email", "urllib.request", "csv", "subprocess", "concurrent.futures", "tqdm", "dask", "pandas",
     "ubpe.io", "ubpe.bytelevel.model", "ubpe.bytelevel.trainer", "ubpe.encoders.tfidf",
     "ubpe.encoders.ambiguity", "ubpe.dask", "ubpe.cli", "ubpe_native._lattice", "ubpe_native._spm",
     "ubpe_native._merges", "ubpe_native._classic",

@@ -1,5 +1,6 @@
 """Lazy attributes of a package (:pep:`562`): a public name is imported from its module when
-first used, so importing the package loads no more than the caller needs.
+first used, so importing the package loads no more than the caller needs; and lazy numpy
+views of dataclass fields kept as ``array.array`` (:class:`BufferField`).
 
 >>> getattr_, dir_ = lazy_attributes("ubpe", {"Vocabulary": ".vocabulary"}, {})
 >>> getattr_("Vocabulary").__name__, "Vocabulary" in dir_()
@@ -13,8 +14,12 @@ AttributeError: module 'ubpe' has no attribute 'nothing'
 from __future__ import annotations
 
 import importlib
+from array import array
 from collections.abc import Callable, Mapping
+from itertools import chain
 from typing import Any
+
+from ubpe_native._numpy import numpy_types
 
 
 def lazy_attributes(
@@ -36,3 +41,65 @@ def lazy_attributes(
         return sorted(set(namespace) | set(modules))
 
     return __getattr__, __dir__
+
+
+#: numpy's dtype of each ``array.array`` typecode a :class:`BufferField` uses
+DTYPES = {"i": "int32", "q": "int64", "d": "float64"}
+
+
+class BufferField:
+    """A field of a (frozen) dataclass kept as an ``array.array`` of ``typecode`` - built,
+    compared and walked without numpy (see :mod:`ubpe_native._numpy`) - and read as a numpy
+    array (of ``columns`` columns, if given) made when first read and sharing its memory.
+
+    Setting it takes an ``array.array`` of the typecode as it is, a numpy array (converted
+    like ``astype``) or a sequence (of rows, with ``columns``). The stored buffer is the
+    instance's ``_<name>``; :func:`drop_views` leaves only buffers (for pickling).
+
+    >>> from array import array
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class Pairs:
+    ...     rows: object = BufferField("i", columns=2)
+    >>> pairs = Pairs([(1, 2), (3, 4)])
+    >>> pairs._rows, pairs.rows.shape
+    (array('i', [1, 2, 3, 4]), (2, 2))
+    """
+
+    def __init__(self, typecode: str, *, columns: int = 0):
+        self.typecode, self.columns = typecode, columns
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name, self.slot, self.view = name, "_" + name, "_" + name + "_view"
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:  # no class-level value: the dataclass field has no default
+            raise AttributeError(self.name)
+        state = obj.__dict__
+        view = state.get(self.view)
+        if view is None:
+            from ubpe_native._numpy import np
+
+            view = np.frombuffer(state[self.slot], dtype=DTYPES[self.typecode])
+            view = view.reshape(-1, self.columns) if self.columns else view
+            state[self.view] = view
+        return view
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj.__dict__[self.slot] = as_buffer(value, self.typecode, self.columns)
+        obj.__dict__.pop(self.view, None)
+
+
+def as_buffer(values: Any, typecode: str, columns: int = 0) -> array:
+    """``values`` (an ``array.array``, a numpy array, a sequence - of rows with ``columns``)
+    as a flat ``array.array`` of ``typecode``; one of that typecode is returned as it is."""
+    if isinstance(values, array) and values.typecode == typecode:
+        return values
+    if isinstance(values, numpy_types("ndarray")):
+        return array(typecode, values.astype(DTYPES[typecode], copy=False).tobytes())
+    return array(typecode, chain.from_iterable(values) if columns else values)
+
+
+def drop_views(state: dict[str, Any]) -> dict[str, Any]:
+    """``state`` (an instance's ``__dict__``) without the numpy views of its buffer fields."""
+    return {k: v for k, v in state.items() if not k.endswith("_view")}

@@ -11,14 +11,15 @@
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-import numpy as np
+from ubpe_native._numpy import np, numpy_types
 
 from .errors import InvalidParameterError, SymbolTypeError, UnknownSymbolError
 
-ID_DTYPE = np.int32
+ID_DTYPE = "int32"  # numpy's dtype of ids (a name: numpy is imported when first used)
 # A dense lookup table (value -> id) is used for code points / integer symbols when its span
 # is at most this many entries (4 bytes each); wider, sparse alphabets use a binary search.
 MAX_DENSE_TABLE = 1 << 22
@@ -35,7 +36,7 @@ MAX_TABLE_MAGNITUDE = 1 << 62
 
 def normalize_symbol(symbol: Any) -> Any:
     """Turn numpy scalars into the equivalent Python objects (``np.int64(3) -> 3``)."""
-    if isinstance(symbol, np.generic):
+    if isinstance(symbol, numpy_types("generic")):
         return symbol.item()
     return symbol
 
@@ -92,7 +93,8 @@ class Alphabet:
     __slots__ = ("symbols", "symbol_type", "_index", "_table", "_table_offset")
 
     def __init__(self, symbols: Sequence[Any]):
-        symbols = tuple(normalize_symbol(s) for s in symbols)
+        generic = numpy_types("generic")  # (numpy scalars exist only once numpy is imported)
+        symbols = tuple(s.item() if isinstance(s, generic) else s for s in symbols)
         if len(symbols) == 0:
             raise InvalidParameterError("`alphabet` must be non-empty")
         if len(symbols) > MAX_ALPHABET_SIZE:
@@ -114,7 +116,7 @@ class Alphabet:
         self.symbols: tuple[Any, ...] = symbols
         self.symbol_type: type = types.pop()
         self._index = index
-        self._table: np.ndarray | None = None
+        self._table: array | None = None
         self._table_offset = 0
         self._build_table()
 
@@ -124,7 +126,7 @@ class Alphabet:
             return spec
         if isinstance(spec, bool):
             raise SymbolTypeError("`alphabet` must be a dict, list, set, str or int, not bool")
-        if isinstance(spec, (int, np.integer)):
+        if isinstance(spec, (int, *numpy_types("integer"))):
             size = int(spec)
             if not 1 <= size <= MAX_ALPHABET_SIZE:
                 raise InvalidParameterError(
@@ -137,7 +139,7 @@ class Alphabet:
             return cls(_sorted_deterministically(spec))
         if isinstance(spec, str):
             return cls(list(dict.fromkeys(spec)))
-        if isinstance(spec, (list, tuple, np.ndarray, range)):
+        if isinstance(spec, (list, tuple, range, *numpy_types("ndarray"))):
             try:
                 return cls(list(dict.fromkeys(normalize_symbol(s) for s in spec)))
             except TypeError as exc:
@@ -149,7 +151,8 @@ class Alphabet:
     @classmethod
     def _from_mapping(cls, mapping: Mapping[Any, Any]) -> Alphabet:
         ids = list(mapping.values())
-        if not all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in ids):
+        integer = (int, *numpy_types("integer"))
+        if not all(isinstance(i, integer) and not isinstance(i, bool) for i in ids):
             raise InvalidParameterError("values in `alphabet` must be integer ids")
         if sorted(int(i) for i in ids) != list(range(len(ids))):
             raise InvalidParameterError(
@@ -191,14 +194,25 @@ class Alphabet:
         return dict(self._index)
 
     @property
-    def char_table(self) -> np.ndarray | None:
-        """For an alphabet of str symbols: the int32 array code point -> id (-1 where no
+    def char_table(self) -> array | None:
+        """For an alphabet of str symbols: the int32 ``array.array`` code point -> id (-1 where no
         symbol; code points past its end have none either), if it is small enough; else None.
 
         >>> Alphabet.from_spec("ab").char_table[97:].tolist()
         [0, 1, -1]
         """
         return self._table if self.symbol_type is str else None
+
+    @property
+    def int_table(self) -> tuple[array, int] | None:
+        """For an alphabet of int symbols: ``(table, low)``, the int32 ``array.array`` with the
+        id of symbol ``v`` at ``v - low`` (-1 where no symbol, and at the end), if it is small
+        enough; else None.
+
+        >>> Alphabet.from_spec([5, 7]).int_table
+        (array('i', [0, -1, 1, -1]), 5)
+        """
+        return (self._table, self._table_offset) if self.symbol_type is int and self._table is not None else None
 
     def _build_table(self) -> None:
         """A dense value -> id array for single characters or integers, when it is small."""
@@ -219,8 +233,9 @@ class Alphabet:
         if high - low + 1 > MAX_DENSE_TABLE:
             return
         # one entry more than needed: a -1 at the end, where out-of-range values are clipped to
-        table = np.full(high - low + 2, -1, dtype=ID_DTYPE)
-        table[np.asarray(keys, dtype=np.int64) - low] = values
+        table = array("i", [-1]) * (high - low + 2)
+        for key, value in zip(keys, values):
+            table[key - low] = value
         self._table, self._table_offset = table, low
 
     # -- documents -> ids -------------------------------------------------------------------
@@ -302,7 +317,7 @@ class Alphabet:
         if len(shifted) and shifted.min() < 0:  # below the table: unknown, like the sentinel
             shifted = np.where(shifted < 0, len(self._table) - 1, shifted)
         # values past the table clip to its last entry, the -1 sentinel
-        return np.take(self._table, shifted, mode="clip")
+        return np.take(np.frombuffer(self._table, dtype=ID_DTYPE), shifted, mode="clip")
 
     def _lookup_generic(self, symbols: Iterable[Any], where: str = "the document") -> np.ndarray:
         """Ids by dict lookup; -1 for unknown symbols. A symbol of another type than the

@@ -25,15 +25,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from array import array
 from dataclasses import dataclass
-from itertools import accumulate, islice
+from itertools import accumulate, chain, islice
 from typing import Any
 
-import numpy as np
-
 from ubpe_native._fit import PairMerger
+from ubpe_native._numpy import np, numpy_types
 from ubpe_native._parts import PartCounter
 
+from ._lazy import BufferField, drop_views
 from .errors import EmptyCorpusError, InvalidParameterError, SymbolTypeError
 from .splitting import SplitBatch, SplitMode, SplitPipeline
 from .vocabulary import Vocabulary
@@ -57,7 +58,8 @@ EMPTY_CORPUS = "`corpus` is empty: fitting needs at least one document"
 class PartCounts:
     """The distinct parts of a corpus in order of first occurrence: part ``k`` is
     ``tokens[offsets[k]:offsets[k+1]]``, occurs ``weights[k]`` times, in the documents
-    ``docs[doc_offsets[k]:doc_offsets[k+1]]`` (ascending) of ``n_docs``.
+    ``docs[doc_offsets[k]:doc_offsets[k+1]]`` (ascending) of ``n_docs``. The arrays are
+    kept as ``array.array`` (a fit needs no numpy) and read as numpy arrays.
 
     Counts of consecutive chunks of a corpus merge into the counts of the whole:
 
@@ -69,21 +71,29 @@ class PartCounts:
     (2, [4], [0, 1])
     """
 
-    tokens: np.ndarray
-    offsets: np.ndarray
-    weights: np.ndarray
-    doc_offsets: np.ndarray
-    docs: np.ndarray
+    tokens: np.ndarray = BufferField("i")
+    offsets: np.ndarray = BufferField("q")
+    weights: np.ndarray = BufferField("q")
+    doc_offsets: np.ndarray = BufferField("q")
+    docs: np.ndarray = BufferField("i")
     n_docs: int
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (and copied) as its buffers, without the numpy views made of them."""
+        return drop_views(self.__dict__)
 
     @property
     def n_parts(self) -> int:
-        return len(self.weights)
+        return len(self._weights)
+
+    def buffers(self) -> tuple[array, array, array, array, array]:
+        """``(tokens, offsets, weights, doc_offsets, docs)`` as they are kept (``array.array``)."""
+        return self._tokens, self._offsets, self._weights, self._doc_offsets, self._docs
 
     @property
     def nbytes(self) -> int:
         """Bytes held by the arrays."""
-        return sum(a.nbytes for a in (self.tokens, self.offsets, self.weights, self.doc_offsets, self.docs))
+        return sum(a.itemsize * len(a) for a in self.buffers())
 
     @classmethod
     def of_counter(cls, counter: PartCounter, *, release: bool = False) -> PartCounts:
@@ -102,8 +112,13 @@ class PartCounts:
         """The counts of consecutive chunks, in document order, as one."""
         counter = PartCounter()
         for c in counts:
-            counter.add(c.tokens, c.offsets, c.docs, c.n_docs, c.weights, c.doc_offsets)
+            c.add_to(counter)
         return cls.of_counter(counter)
+
+    def add_to(self, counter: PartCounter) -> None:
+        """Add these counts to ``counter`` (as the documents after those it counted)."""
+        tokens, offsets, weights, doc_offsets, docs = self.buffers()
+        counter.add(tokens, offsets, docs, self.n_docs, weights, doc_offsets)
 
     @classmethod
     def merge_counters(cls, counters: list[PartCounter]) -> PartCounts:
@@ -113,17 +128,14 @@ class PartCounts:
         counter = counters.pop(0)
         while counters:
             c = cls.of_counter(counters.pop(0), release=True)
-            counter.add(c.tokens, c.offsets, c.docs, c.n_docs, c.weights, c.doc_offsets)
+            c.add_to(counter)
             del c
         return cls.of_counter(counter, release=True)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, PartCounts):
             return NotImplemented
-        return self.n_docs == other.n_docs and all(
-            np.array_equal(getattr(self, name), getattr(other, name))
-            for name in ("tokens", "offsets", "weights", "doc_offsets", "docs")
-        )
+        return self.n_docs == other.n_docs and self.buffers() == other.buffers()
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -138,7 +150,7 @@ def check_corpus(corpus: Any) -> None:
     """Reject what is no collection of documents (a str, one 1-D array, a number...)."""
     if isinstance(corpus, (str, bytes)):
         raise SymbolTypeError("`corpus` must be a list of documents, not a single str/bytes")
-    if isinstance(corpus, np.ndarray) and corpus.ndim == 1 and corpus.dtype != object:
+    if isinstance(corpus, numpy_types("ndarray")) and corpus.ndim == 1 and corpus.dtype != object:
         raise SymbolTypeError("`corpus` must be a list of documents, not one 1-D array")
     if not isinstance(corpus, Iterable):
         raise SymbolTypeError(f"`corpus` must be a list of documents, not {type(corpus).__name__}")
@@ -152,7 +164,7 @@ def corpus_parts(
     chunk_symbols: int | None = None,
     empty_message: str = EMPTY_CORPUS,
     n_threads: int = 1,
-    native: tuple[np.ndarray, int, np.ndarray] | None = None,
+    native: tuple[Any, int, array, int] | None = None,
 ) -> SplitBatch | PartCounts:
     """What :func:`fit_vocabulary` needs of ``corpus``, cut into parts by ``split``.
 
@@ -168,7 +180,7 @@ def corpus_parts(
 
         return count_parts(corpus, split, empty_message=empty_message)
     check_corpus(corpus)
-    if isinstance(corpus, (Sequence, np.ndarray)):
+    if isinstance(corpus, (Sequence, *numpy_types("ndarray"))):
         docs = as_corpus(corpus, empty_message=empty_message)
         return count_documents(docs, split, n_threads=n_threads, chunk_symbols=chunk_symbols, native=native)
     counts = count_stream(corpus, split, chunk_docs=chunk_docs, chunk_symbols=chunk_symbols, native=native)
@@ -183,14 +195,14 @@ def count_stream(
     *,
     chunk_docs: int | None = None,
     chunk_symbols: int | None = None,
-    native: tuple[np.ndarray, int, np.ndarray] | None = None,
+    native: tuple[Any, int, array, int] | None = None,
 ) -> PartCounts:
     """The counts of ``docs``, split chunk by chunk (see :func:`corpus_parts`; ``native``:
     see :func:`count_documents`)."""
     counter = PartCounter()
     chunks = _chunks(iter(docs), chunk_docs or CHUNK_DOCS, chunk_symbols or CHUNK_SYMBOLS)
     for chunk in chunks:
-        if native is None or not _add_text(counter, chunk, native):
+        if native is None or not _add_native(counter, chunk, native):
             add_batch(counter, split(chunk, first_doc=int(counter.n_docs)))
     return PartCounts.of_counter(counter, release=True)
 
@@ -201,7 +213,7 @@ def count_documents(
     *,
     n_threads: int = 1,
     chunk_symbols: int | None = None,
-    native: tuple[np.ndarray, int, np.ndarray] | None = None,
+    native: tuple[Any, int, array, int] | None = None,
 ) -> PartCounts:
     """The counts of the list ``docs``: split and counted chunk by chunk (about
     ``chunk_symbols`` symbols each, default :data:`LIST_CHUNK_SYMBOLS`), so memory holds one
@@ -237,7 +249,7 @@ def count_documents(
         counter = PartCounter()
         for first, last, _ in run:
             chunk = docs[first:last]
-            if native is None or not _add_text(counter, chunk, native):
+            if native is None or not _add_native(counter, chunk, native):
                 add_batch(counter, split(chunk, first_doc=first))
         return counter
 
@@ -254,19 +266,29 @@ def count_documents(
     return PartCounts.merge_counters(counters)
 
 
-def _add_text(counter: PartCounter, chunk: Sequence[Any], native: tuple[np.ndarray, int, np.ndarray]) -> bool:
+def _add_native(counter: PartCounter, chunk: Sequence[Any], native: tuple[Any, int, array, int]) -> bool:
     """Count ``chunk`` by the kernel's one-pass split (see :func:`count_documents`); False
-    (nothing counted) where it does not apply: a document that is no str, lone surrogates,
-    or a symbol outside the alphabet (which the caller's split then reports)."""
+    (nothing counted) where it does not apply: str documents for an alphabet of ints or the
+    reverse, lone surrogates, a symbol that is no plain int, or a symbol outside the alphabet
+    (which the caller's split then reports)."""
+    classes, pattern, table, low = native
+    if classes is None:  # an alphabet of ints; documents of plain ints (no bools, no numpy)
+        if not all(type(doc) in (list, tuple) and set(map(type, doc)) <= {int} for doc in chunk):
+            return False
+        try:
+            values = array("q", chain.from_iterable(chunk))
+        except OverflowError:
+            return False
+        doc_offsets = array("q", accumulate(map(len, chunk), initial=0))
+        return counter.add_values(values, doc_offsets, table, low) < 0
     if not all(type(doc) is str for doc in chunk):
         return False
     try:
         data = "".join(chunk).encode("utf-8")
     except UnicodeEncodeError:
         return False
-    doc_chars = np.fromiter(accumulate(map(len, chunk), initial=0), dtype=np.int64, count=len(chunk) + 1)
-    classes, pattern, table = native
-    return counter.add_text(np.frombuffer(data, dtype=np.uint8), doc_chars, classes, pattern, table) < 0
+    doc_chars = array("q", accumulate(map(len, chunk), initial=0))
+    return counter.add_text(data, doc_chars, classes, pattern, table) < 0
 
 
 def document_ranges(docs: Sequence[Any], max_symbols: int) -> list[tuple[int, int, int]]:
@@ -359,10 +381,9 @@ def fit_vocabulary(
             )
         parts = parts.gather()
     if isinstance(parts, PartCounts):
-        merger = PairMerger(
-            parts.tokens, parts.offsets, parts.docs, parts.n_docs, n_base, unique_pieces,
-            parts.weights, parts.doc_offsets,
-        )
+        tokens, offsets, weights, doc_offsets, docs = parts.buffers()
+        merger = PairMerger(tokens, offsets, docs, parts.n_docs, n_base, unique_pieces, weights, doc_offsets)
+        del tokens, offsets, weights, doc_offsets, docs
     else:
         tokens, offsets, doc_of_part = parts.fit_parts()
         merger = PairMerger(tokens, offsets, doc_of_part, parts.n_docs, n_base, unique_pieces)

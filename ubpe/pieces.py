@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
+from ubpe_native._numpy import np, numpy_types  # noqa: F401  (np: the examples use it)
 
 from .alphabet import Alphabet
 from .errors import SymbolTypeError, UnknownTokenError
@@ -96,7 +96,7 @@ def checked_ids(ids: Any) -> list[int]:
     ...
     ubpe.errors.SymbolTypeError: token ids must be ints, got True
     """
-    if isinstance(ids, np.ndarray):
+    if isinstance(ids, numpy_types("ndarray")):
         if ids.ndim != 1:
             raise SymbolTypeError(f"token ids must be a 1-D sequence, got an array of shape {ids.shape}")
         if ids.dtype.kind == "u":
@@ -106,7 +106,7 @@ def checked_ids(ids: Any) -> list[int]:
         raise SymbolTypeError(f"token ids must be a sequence of ints, got {type(ids).__name__}")
     out = []
     for token in ids:
-        if isinstance(token, (bool, np.bool_)) or not isinstance(token, (int, np.integer)):
+        if isinstance(token, (bool, *numpy_types("bool_"))) or not isinstance(token, (int, *numpy_types("integer"))):
             raise SymbolTypeError(f"token ids must be ints, got {token!r}")
         out.append(int(token))
     return out

@@ -35,8 +35,9 @@ from itertools import accumulate
 import warnings
 from typing import Any
 
-import numpy as np
 import regex
+
+from ubpe_native._numpy import np, numpy_types
 
 from .alphabet import ID_DTYPE, Alphabet, normalize_symbol, short_repr
 from .errors import IgnoredInputWarning, InvalidParameterError, SymbolTypeError, UnknownSymbolError
@@ -66,7 +67,7 @@ def native_pattern(regex_str: str | None) -> int | None:
     return NATIVE_PATTERNS.get(regex_str)
 
 
-def split_classes(symbols: Iterable[Any] | None = None) -> np.ndarray:
+def split_classes(symbols: Iterable[Any] | None = None) -> Any:
     """The scanner's code point class table: for every code point (built once with the
     `regex` module, ~0.1-0.5 s), or only for the one-character str ``symbols`` (fast)."""
     from .bytelevel.patterns import classes_of, code_point_classes  # at call time: bytelevel builds on this module
@@ -74,7 +75,7 @@ def split_classes(symbols: Iterable[Any] | None = None) -> np.ndarray:
     if symbols is None:
         return code_point_classes()
     chars = [s for s in symbols if isinstance(s, str) and len(s) == 1 and not 0xD800 <= ord(s) < 0xE000]
-    return classes_of(np.array([ord(c) for c in chars], dtype=np.uint32))
+    return classes_of(array("I", [ord(c) for c in chars]))
 
 
 class SplitMode(Flag):
@@ -228,7 +229,7 @@ def normalize_known_words(
 def _word_key(word: Any) -> str | tuple:
     if isinstance(word, str):
         return word
-    if isinstance(word, (list, tuple, np.ndarray)):
+    if isinstance(word, (list, tuple, *numpy_types("ndarray"))):
         return tuple(normalize_symbol(s) for s in word)
     raise SymbolTypeError(
         f"a known word must be a str or a list/tuple of symbols, not {type(word).__name__}"
@@ -291,7 +292,7 @@ class SplitPipeline:
                 stacklevel=3,
             )
         self._native = native_pattern(self.regex_str)
-        self._classes: np.ndarray | None = None  # the scanner's table for the alphabet, built when first used
+        self._classes: memoryview | None = None  # the scanner's table for the alphabet, built when first used
         self._known = _KnownWords(self.known_words) if self.known_words else None
         self._break_ids = self._ids_array(self.break_tokens)
         self._stop_ids = self._ids_array(self.stop_tokens)
@@ -363,7 +364,7 @@ class SplitPipeline:
 
     def _base_ids(self, docs: Sequence[Any], single: bool, first_doc: int = 0):
         """Alphabet ids of all documents back to back (-1 for symbols outside the alphabet)."""
-        if isinstance(docs, (str, bytes)) or not isinstance(docs, Sequence) and not isinstance(docs, np.ndarray):
+        if isinstance(docs, (str, bytes)) or not isinstance(docs, (Sequence, *numpy_types("ndarray"))):
             raise SymbolTypeError(f"expected a list of documents, got {type(docs).__name__}")
         lengths = np.zeros(len(docs) + 1, dtype=np.int64)
         is_text = np.zeros(len(docs), dtype=bool)
@@ -540,20 +541,37 @@ class SplitPipeline:
             self._classes = split_classes(self.alphabet.symbols)
         return self._classes
 
-    def native_fit_tables(self, mode: SplitMode) -> tuple[np.ndarray, int, np.ndarray] | None:
-        """``(classes, pattern, table)`` with which ``PartCounter.add_text`` counts str
-        documents as a fit under ``mode`` sees them - the scanner's class table, its pattern
-        id, code point -> id - when only the native regex step applies; else None.
+    def native_fit_tables(self, mode: SplitMode) -> tuple[Any, int, array, int] | None:
+        """``(classes, pattern, table, low)`` with which the kernel counts documents as a fit
+        under ``mode`` sees them, when only the native regex step applies or no step does;
+        else None. For str documents (``PartCounter.add_text``): the scanner's class table, its
+        pattern id (``WHOLE_DOCUMENTS``: no split), code point -> id, 0; for int documents
+        (``PartCounter.add_values``, which splits nothing): None, ``WHOLE_DOCUMENTS``, the
+        ids of values from ``low`` on, ``low``.
 
         >>> SplitPipeline(Alphabet.from_spec("ab "), regex_str=WORDS).native_fit_tables(SplitMode.FULL)[1]
         5
         >>> SplitPipeline(Alphabet.from_spec("ab "), break_tokens=" ").native_fit_tables(SplitMode.FULL) is None
         True
+        >>> SplitPipeline(Alphabet.from_spec([3, 4])).native_fit_tables(SplitMode.FULL)
+        (None, -1, array('i', [0, 1, -1]), 3)
         """
+        from ubpe_native._parts import WHOLE_DOCUMENTS
+
+        if not isinstance(mode, SplitMode):
+            return None  # (the split names the error)
+        unsplit = self._known is None and self._break_ids is None and self._stop_ids is None
+        if self.alphabet.symbol_type is int:  # (a regex splits text only)
+            ints = self.alphabet.int_table
+            return (None, WHOLE_DOCUMENTS, *ints) if ints is not None and unsplit else None
         table = self.alphabet.char_table
-        if table is None or not self._regex_alone(mode):
+        if table is None:
             return None
-        return self._scanner_classes(), self._native, table
+        if self._regex_alone(mode):
+            return self._scanner_classes(), self._native, table, 0
+        if unsplit and self._regex is None:
+            return array("H"), WHOLE_DOCUMENTS, table, 0
+        return None
 
     def text_splitter(self, mode: SplitMode = SplitMode.FULL):
         """The native splitter of str documents (``_textsplit.TextSplitter``: ids, scanner and
@@ -574,8 +592,11 @@ class SplitPipeline:
         return splitter
 
     def __getstate__(self) -> dict[str, Any]:
-        """Pickled (and deep-copied) without the native splitter, rebuilt on first use."""
-        return {k: v for k, v in self.__dict__.items() if k != "_splitter"}
+        """Pickled (and deep-copied) without the native splitter and the scanner's class table,
+        rebuilt on first use."""
+        state = {k: v for k, v in self.__dict__.items() if k != "_splitter"}
+        state["_classes"] = None
+        return state
 
     def _split_text_natively(self, docs: Sequence[Any], mode: SplitMode, single: bool, first_doc: int) -> SplitBatch | None:
         """The whole split of str documents in a few array operations when the regex is the

@@ -36,11 +36,9 @@ import warnings
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
-import numpy as np
+from ubpe_native._numpy import np, numpy_types
 
 from .alphabet import Alphabet
-from .encoders import Encoder, Encoding, make_encoder
-from .encoders._base import encode_documents
 from .errors import AlreadyFittedError, InvalidParameterError, NotFittedError, SymbolTypeError, VocabularySizeWarning
 from .fit import document_ranges, fit_corpus
 from .pieces import Inventory, PieceTable
@@ -48,7 +46,8 @@ from .splitting import SplitMode, SplitPipeline, make_pipeline
 from .threads import check_n_threads, default_threads, run_in_order
 from .vocabulary import Vocabulary
 
-if TYPE_CHECKING:  # the ambiguity and rerank modules are imported by the methods that use them
+if TYPE_CHECKING:  # the encoders (and their kernels) are imported by the methods that use them
+    from .encoders import Encoder, Encoding
     from .encoders.ambiguity import Ambiguity, Weights
 
 DEFAULT_N_TOKENS = 2**10
@@ -212,7 +211,7 @@ class UBPEBase:
         self._views: dict[Any, Any] = {}
 
     def _check_n_tokens(self, n_tokens: Any) -> int:
-        if isinstance(n_tokens, bool) or not isinstance(n_tokens, (int, np.integer)):
+        if isinstance(n_tokens, bool) or not isinstance(n_tokens, (int, *numpy_types("integer"))):
             raise InvalidParameterError(f"`n_tokens` must be an int, not {type(n_tokens).__name__}")
         n_tokens = int(n_tokens)
         if n_tokens <= self.n_base:
@@ -324,7 +323,7 @@ class UBPEBase:
         check_n_threads(n_threads)
         if self._vocabulary is not None:
             raise AlreadyFittedError("the tokenizer can be fitted only once")
-        if not isinstance(rearrange_tokens, (bool, np.bool_)):
+        if not isinstance(rearrange_tokens, (bool, *numpy_types("bool_"))):
             raise InvalidParameterError(f"`rearrange_tokens` must be True or False, got {rearrange_tokens!r}")
         vocabulary = fit_corpus(
             self.split_pipeline, corpus, n_tokens=self.n_tokens, n_candidates=n_candidates, quiet=quiet,
@@ -346,7 +345,7 @@ class UBPEBase:
         vocabulary = self.vocabulary
         if n_tokens is None:
             n_tokens = self.n_tokens
-        elif isinstance(n_tokens, bool) or not isinstance(n_tokens, (int, np.integer)) or n_tokens < 1:
+        elif isinstance(n_tokens, bool) or not isinstance(n_tokens, (int, *numpy_types("integer"))) or n_tokens < 1:
             raise InvalidParameterError(f"`n_tokens` must be a positive int, got {n_tokens!r}")
         elif n_tokens <= self.n_base:
             raise InvalidParameterError(
@@ -360,6 +359,8 @@ class UBPEBase:
         """The encoder ``name`` (default: this tokenizer's own) on the fitted vocabulary.
 
         Encoders are built once per name and options and then reused."""
+        from .encoders import make_encoder
+
         name = name or self.default_encoder
         try:
             key = ("encoder", name, tuple(sorted(options.items())))
@@ -400,6 +401,8 @@ class UBPEBase:
                 encodings = text_path.encode_texts(text_path.splitter, (doc,), top_n)
                 if encodings is not None:
                     return encodings[0]
+        from .encoders._base import encode_documents
+
         chosen = self.encoder(encoder, **options)
         encodings = encode_documents(chosen, self.split_pipeline.split(doc, mode=split_mode), top_n)[0]
         if rerank is None:
@@ -471,6 +474,8 @@ class UBPEBase:
         if not isinstance(docs, Iterable):
             raise SymbolTypeError(f"encode_batch takes a sequence of documents, got {type(docs).__name__}")
         check_n_threads(n_threads)
+        from .encoders._base import encode_documents
+
         chosen = self.encoder(encoder, **options)
         docs = list(docs)
         pipeline = self.split_pipeline
@@ -561,7 +566,7 @@ class UBPEBase:
 
     def covers(self, doc: Any) -> bool:
         """Whether every symbol of ``doc`` is in the alphabet."""
-        symbols = doc.tolist() if isinstance(doc, np.ndarray) else doc
+        symbols = doc.tolist() if isinstance(doc, numpy_types("ndarray")) else doc
         alphabet = self._alphabet
         return all(s in alphabet for s in symbols)
 

@@ -10,6 +10,10 @@ Ids ``0..n_base-1`` are the base ids (alphabet symbols, then known words). Token
   kept when rearrangement renumbers the ids; -1 when unknown (a model loaded from ubpe 0.3.0
   JSON does not record it).
 
+The arrays are kept as ``array.array`` (:class:`~ubpe._lazy.BufferField`): a fit builds,
+rearranges and saves a vocabulary without importing numpy; reading a field (``merges``...)
+gives it as a numpy array, made on first read.
+
 >>> v = Vocabulary.from_merges(2, [0, 2], [1, 0], documents=[1, 1], n_docs=1)
 >>> v.piece(3).tolist(), v.merges.tolist()
 ([0, 1, 0], [[0, 1], [2, 0]])
@@ -18,15 +22,19 @@ Ids ``0..n_base-1`` are the base ids (alphabet symbols, then known words). Token
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import chain
+from itertools import accumulate, chain
+from typing import Any
 
-import numpy as np
+from ubpe_native._numpy import np
 
+from ._lazy import BufferField, drop_views
 from .errors import ModelFormatError, UnknownTokenError
 
-ID_DTYPE = np.int32
+#: numpy's dtype of ids (a name: numpy is imported when first used)
+ID_DTYPE = "int32"
 NO_TOKEN = -1
 
 
@@ -47,11 +55,15 @@ class Vocabulary:
     """
 
     n_base: int
-    merges: np.ndarray  # (T, 2) int32, NO_TOKEN where a component is not in the vocabulary
-    piece_offsets: np.ndarray  # (T + 1,) int64
-    piece_symbols: np.ndarray  # int32 base ids of all pieces back to back
-    weights: np.ndarray  # (T,) float64
-    ranks: np.ndarray  # (T,) int64
+    merges: np.ndarray = BufferField("i", columns=2)  # (T, 2) int32, NO_TOKEN where a component is not in the vocabulary
+    piece_offsets: np.ndarray = BufferField("q")  # (T + 1,) int64
+    piece_symbols: np.ndarray = BufferField("i")  # int32 base ids of all pieces back to back
+    weights: np.ndarray = BufferField("d")  # (T,) float64
+    ranks: np.ndarray = BufferField("q")  # (T,) int64
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (and copied) as its buffers, without the numpy views made of them."""
+        return drop_views(self.__dict__)
 
     # -- construction --------------------------------------------------------------------
 
@@ -66,12 +78,11 @@ class Vocabulary:
         n_docs: int,
     ) -> Vocabulary:
         """A vocabulary in creation order: token ``n_base + t`` merges ``left[t], right[t]``."""
-        merges = np.column_stack(
-            [np.asarray(left, dtype=ID_DTYPE), np.asarray(right, dtype=ID_DTYPE)]
-        ).reshape(-1, 2)
-        weights = np.array([idf_weight(n_docs, int(d)) for d in documents], dtype=np.float64)
-        offsets, symbols = _flatten(n_base, merges)
-        return cls(n_base, merges, offsets, symbols, weights, np.arange(len(merges), dtype=np.int64))
+        pairs = list(zip(_as_list(left), _as_list(right)))
+        weights = array("d", [idf_weight(n_docs, int(d)) for d in _as_list(documents)])
+        if len(pairs) != len(weights):
+            raise ValueError(f"{len(pairs)} merges but {len(weights)} document counts")
+        return cls._of_pairs(n_base, pairs, weights, array("q", range(len(pairs))))
 
     @classmethod
     def from_pieces(
@@ -110,28 +121,26 @@ class Vocabulary:
         ranks: Sequence[int] | None = None,
     ) -> Vocabulary:
         """A vocabulary from the recursive mapping alone (pieces are expanded from it)."""
-        merges = _id_array(merges, "a merge").reshape(-1, 2)
-        offsets, symbols = _flatten(n_base, merges)
-        return cls._assemble(n_base, merges, offsets, symbols, weights, ranks)
+        return cls._of_pairs(n_base, _id_array(merges, "a merge").reshape(-1, 2).tolist(), weights, ranks)
+
+    @classmethod
+    def _of_pairs(cls, n_base: int, pairs: list, weights: Any, ranks: Any) -> Vocabulary:
+        """The vocabulary of checked ``(left, right)`` pairs, pieces expanded from them."""
+        offsets, symbols = _flatten(n_base, pairs)
+        return cls._assemble(n_base, pairs, offsets, symbols, weights, ranks)
 
     @classmethod
     def _assemble(cls, n_base, merges, offsets, symbols, weights, ranks) -> Vocabulary:
         """The vocabulary of checked arrays; unknown ``ranks`` (None) are -1."""
-        return cls(
-            n_base,
-            merges,
-            offsets,
-            symbols,
-            np.asarray(weights, dtype=np.float64),
-            np.full(len(merges), -1, dtype=np.int64) if ranks is None else np.asarray(ranks, dtype=np.int64),
-        )
+        ranks = array("q", [-1]) * len(merges) if ranks is None else ranks
+        return cls(n_base, merges, offsets, symbols, weights, ranks)
 
     # -- access -----------------------------------------------------------------------------
 
     @property
     def n_merged(self) -> int:
         """How many tokens fitting added on top of the base ids."""
-        return len(self.weights)
+        return len(self._weights)
 
     def __len__(self) -> int:
         return self.n_base + self.n_merged
@@ -151,15 +160,20 @@ class Vocabulary:
 
     def pieces(self) -> dict[int, tuple[int, ...]]:
         """``token -> piece`` for every merged token (the reference's universal mapper)."""
-        bounds = self.piece_offsets.tolist()
-        flat = self.piece_symbols.tolist()
+        bounds = self._piece_offsets.tolist()
+        flat = self._piece_symbols.tolist()
         return {
             self.n_base + t: tuple(flat[bounds[t] : bounds[t + 1]]) for t in range(self.n_merged)
         }
 
     def pairs(self) -> dict[int, tuple[int, int]]:
         """``token -> (left, right)`` (the reference's classic mapper)."""
-        return {self.n_base + t: (int(l), int(r)) for t, (l, r) in enumerate(self.merges.tolist())}
+        return {self.n_base + t: pair for t, pair in enumerate(self._pairs())}
+
+    def _pairs(self) -> list[tuple[int, int]]:
+        """``(left, right)`` of every merged token, as Python ints."""
+        flat = self._merges.tolist()
+        return list(zip(flat[0::2], flat[1::2]))
 
     def recorded_merges(self, to_id: np.ndarray | None = None) -> dict[int, tuple[int, int]]:
         """``token -> (left, right)`` of every merge recorded (-1 marks none), through
@@ -169,7 +183,7 @@ class Vocabulary:
         {2: (0, 1)}
         """
         out = {}
-        for t, (left, right) in enumerate(self.merges.tolist()):
+        for t, (left, right) in enumerate(self._pairs()):
             if left >= 0 and right >= 0:
                 token = self.n_base + t
                 if to_id is None:
@@ -178,19 +192,26 @@ class Vocabulary:
                     out[int(to_id[token])] = (int(to_id[left]), int(to_id[right]))
         return out
 
+    def as_lists(self) -> tuple[list[list[int]], list[list[int]], list[float], list[int]]:
+        """``(merges, pieces, weights, ranks)`` of the merged tokens as Python lists (what a
+        model file holds; no numpy is imported).
+
+        >>> Vocabulary.from_merges(2, [0, 2], [1, 0], documents=[1, 1], n_docs=1).as_lists()
+        ([[0, 1], [2, 0]], [[0, 1], [0, 1, 0]], [0.0, 0.0], [0, 1])
+        """
+        bounds, flat = self._piece_offsets.tolist(), self._piece_symbols.tolist()
+        pieces = [flat[bounds[t] : bounds[t + 1]] for t in range(self.n_merged)]
+        return [list(pair) for pair in self._pairs()], pieces, self._weights.tolist(), self._ranks.tolist()
+
     def weight_of(self) -> dict[int, float]:
-        return {self.n_base + t: w for t, w in enumerate(self.weights.tolist())}
+        return {self.n_base + t: w for t, w in enumerate(self._weights.tolist())}
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Vocabulary):
             return NotImplemented
-        return (
-            self.n_base == other.n_base
-            and np.array_equal(self.merges, other.merges)
-            and np.array_equal(self.piece_offsets, other.piece_offsets)
-            and np.array_equal(self.piece_symbols, other.piece_symbols)
-            and np.array_equal(self.weights, other.weights)
-            and np.array_equal(self.ranks, other.ranks)
+        return self.n_base == other.n_base and all(
+            getattr(self, name) == getattr(other, name)
+            for name in ("_merges", "_piece_offsets", "_piece_symbols", "_weights", "_ranks")
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -209,63 +230,60 @@ class Vocabulary:
         (a depth-first walk that may visit a token twice; when it does, the reference keeps
         as many fewer tokens, and so do we).
         """
-        n_merged = self.n_merged
-        quantity = n_merged - n_tokens + self.n_base
-        order = np.argsort(self.weights, kind="stable")
+        n_base, n_merged = self.n_base, self.n_merged
+        quantity = n_merged - n_tokens + n_base
+        weights = self._weights.tolist()
+        order = sorted(range(n_merged), key=weights.__getitem__)  # ascending; ties in id order
         if classic:
             deleted_walk = self._classic_deletions(order, quantity)
         else:
             deleted_walk = order[: max(0, min(quantity, n_merged))]
-        deleted = np.zeros(n_merged, dtype=bool)
-        deleted[deleted_walk] = True
+        deleted = bytearray(n_merged)
+        for t in deleted_walk:
+            deleted[t] = 1
         n_keep = max(0, n_merged - len(deleted_walk))
-        descending = order[::-1]
-        survivors = descending[~deleted[descending]][:n_keep]
+        survivors = [t for t in reversed(order) if not deleted[t]][:n_keep]
 
-        new_id = np.full(n_merged, NO_TOKEN, dtype=np.int64)
-        new_id[survivors] = self.n_base + np.arange(len(survivors))
-        weights = self.weights[survivors]
-        ranks = self.ranks[survivors]
-        old_merges = self.merges[survivors].astype(np.int64)
-        artificial = (old_merges >= self.n_base) & (old_merges < self.n_base + n_merged)
-        mapped = np.where(artificial, new_id[np.clip(old_merges - self.n_base, 0, None)], old_merges)
+        # old id -> new id: base ids keep theirs, and so does NO_TOKEN (-1, the last entry); a
+        # dropped token has none - or, classic, keeps its old one, as the reference maps
+        # components with ``transformer.get(token, token)``
+        renumbered = list(range(n_base + n_merged)) if classic else list(range(n_base)) + [NO_TOKEN] * n_merged
+        renumbered.append(NO_TOKEN)
+        for i, t in enumerate(survivors):
+            renumbered[n_base + t] = n_base + i
+        # (maps of bound methods over the survivors: C loops, no Python frame per token)
+        flat = self._merges.tolist()
+        merges = [0] * (2 * len(survivors))
+        merges[0::2] = map(renumbered.__getitem__, map(flat[0::2].__getitem__, survivors))
+        merges[1::2] = map(renumbered.__getitem__, map(flat[1::2].__getitem__, survivors))
+        new_weights = array("d", map(weights.__getitem__, survivors))
+        new_ranks = array("q", map(self._ranks.tolist().__getitem__, survivors))
         if classic:
-            # The reference maps components with ``transformer.get(token, token)``: a component
-            # that lost its id keeps the old one.
-            merges = np.where(artificial & (mapped == NO_TOKEN), old_merges, mapped)
-            return Vocabulary.from_pairs(self.n_base, merges, weights, ranks=ranks)
-        merges = np.where(old_merges < 0, NO_TOKEN, mapped)
-        pieces_offsets = np.zeros(len(survivors) + 1, dtype=np.int64)
-        lengths = (self.piece_offsets[1:] - self.piece_offsets[:-1])[survivors]
-        np.cumsum(lengths, out=pieces_offsets[1:])
-        gather = np.repeat(self.piece_offsets[survivors] - pieces_offsets[:-1], lengths) + np.arange(
-            pieces_offsets[-1]
-        )
-        return Vocabulary(
-            self.n_base,
-            merges.astype(ID_DTYPE),
-            pieces_offsets,
-            self.piece_symbols[gather],
-            weights,
-            ranks,
-        )
+            return Vocabulary._of_pairs(n_base, list(zip(merges[0::2], merges[1::2])), new_weights, new_ranks)
+        bounds, raw, size = self._piece_offsets.tolist(), self._piece_symbols.tobytes(), self._piece_symbols.itemsize
+        starts = list(map(bounds.__getitem__, survivors))
+        ends = list(map(bounds.__getitem__, map((1).__add__, survivors)))
+        pieces = array("i", b"".join([raw[size * start : size * end] for start, end in zip(starts, ends)]))
+        offsets = array("q", accumulate(map(int.__sub__, ends, starts), initial=0))
+        return Vocabulary(n_base, array("i", merges), offsets, pieces, new_weights, new_ranks)
 
-    def _classic_deletions(self, order: np.ndarray, quantity: int) -> list[int]:
+    def _classic_deletions(self, order: list[int], quantity: int) -> list[int]:
         """Token indices the reference's classic trimming deletes, repeats included."""
         n_merged = self.n_merged
-        position = np.empty(n_merged, dtype=np.int64)
-        position[order] = np.arange(n_merged)
+        position = [0] * n_merged
+        for i, t in enumerate(order):
+            position[t] = i
         # parents[j]: positions (in weight order) of the tokens whose pair holds token order[j]
         parents: list[list[int]] = [[] for _ in range(n_merged)]
-        for t, (left, right) in enumerate(self.merges.tolist()):
+        for t, (left, right) in enumerate(self._pairs()):
             for component in {left, right}:
                 c = component - self.n_base
                 if 0 <= c < n_merged:
-                    parents[position[c]].append(int(position[t]))
+                    parents[position[c]].append(position[t])
         for p in parents:
             p.sort()
         walk: list[int] = []
-        in_walk = np.zeros(n_merged, dtype=bool)
+        in_walk = bytearray(n_merged)
         for i in range(n_merged):
             if in_walk[i]:
                 continue
@@ -275,9 +293,14 @@ class Vocabulary:
             while stack:
                 j = stack.pop()
                 walk.append(j)
-                in_walk[j] = True
+                in_walk[j] = 1
                 stack.extend(k for k in parents[j] if not in_walk[k])
-        return order[np.asarray(walk, dtype=np.int64)].tolist() if walk else []
+        return [order[j] for j in walk]
+
+
+def _as_list(values: Any) -> list:
+    """``values`` (an array of either kind, or any sequence) as a list of Python numbers."""
+    return values.tolist() if hasattr(values, "tolist") else list(values)
 
 
 def _id_array(values, what: str, count: int = -1) -> np.ndarray:
@@ -346,19 +369,23 @@ def _check_merges_build_pieces(
         )
 
 
-def _flatten(n_base: int, merges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Pieces of every token from the pair mapping, components expanded recursively.
+def _flatten(n_base: int, pair_list: Sequence[Sequence[int]]) -> tuple[array, array]:
+    """Pieces of every token from the pair mapping, components expanded recursively:
+    ``(offsets, symbols)`` (int64, int32 ``array.array``).
 
     Components may come after the tokens they build (after rearrangement ids follow weight,
     not creation), so tokens are expanded depth first with memoisation; a cycle or an id
     outside the vocabulary is a corrupt model.
+
+    >>> [a.tolist() for a in _flatten(2, [(3, 1), (0, 1)])]
+    [[0, 3, 5], [0, 1, 1, 0, 1]]
     """
-    n_merged = len(merges)
-    pair_list = merges.tolist()
-    if n_merged and ((merges >= 0) & (merges < n_base + np.arange(n_merged)[:, None])).all():
-        return _flatten_in_order(n_base, pair_list)  # creation order: one pass, no stack
+    in_order = _flatten_in_order(n_base, pair_list)  # creation order: one pass, no stack
+    if in_order is not None:
+        return in_order
+    n_merged = len(pair_list)
     pieces: list[list[int] | None] = [None] * n_merged
-    state = np.zeros(n_merged, dtype=np.int8)  # 0 new, 1 in progress, 2 done
+    state = bytearray(n_merged)  # 0 new, 1 in progress, 2 done
 
     def component_piece(c: int) -> list[int]:
         if 0 <= c < n_base:
@@ -389,24 +416,31 @@ def _flatten(n_base: int, merges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
                     left, right = pair_list[t]
                     pieces[t] = component_piece(left) + component_piece(right)
                     state[t] = 2
-    lengths = np.fromiter((len(p) for p in pieces), dtype=np.int64, count=n_merged)  # type: ignore[arg-type]
-    offsets = np.zeros(n_merged + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    symbols = np.fromiter((s for p in pieces for s in p), dtype=ID_DTYPE, count=int(offsets[-1]))  # type: ignore[union-attr]
-    return offsets, symbols
+    return _offsets_and_symbols(pieces)  # type: ignore[arg-type]
 
 
-def _flatten_in_order(n_base: int, pair_list: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+def _flatten_in_order(n_base: int, pair_list: Sequence[Sequence[int]]) -> tuple[array, array] | None:
     """:func:`_flatten` when every token is built from base ids and earlier tokens only (a
-    fit's creation order): each piece is its two components' pieces, already known.
+    fit's creation order): each piece is its two components' pieces, already known. None
+    when a token is not.
 
     >>> [a.tolist() for a in _flatten_in_order(2, [[0, 1], [2, 2]])]
     [[0, 2, 6], [0, 1, 0, 1, 0, 1]]
+    >>> _flatten_in_order(2, [[0, 3], [0, 1]]) is None
+    True
     """
     pieces: list[list[int]] = []
     for left, right in pair_list:
+        limit = n_base + len(pieces)
+        if not (0 <= left < limit and 0 <= right < limit):
+            return None
         pieces.append((pieces[left - n_base] if left >= n_base else [left])
                       + (pieces[right - n_base] if right >= n_base else [right]))
-    offsets = np.zeros(len(pieces) + 1, dtype=np.int64)
-    np.cumsum([len(p) for p in pieces], out=offsets[1:])
-    return offsets, np.array(list(chain.from_iterable(pieces)), dtype=ID_DTYPE).reshape(-1)
+    return _offsets_and_symbols(pieces)
+
+
+def _offsets_and_symbols(pieces: list[list[int]]) -> tuple[array, array]:
+    """The pieces back to back: ``(offsets, symbols)`` (int64, int32 ``array.array``)."""
+    offsets = array("q", [0])
+    offsets.extend(accumulate(map(len, pieces)))
+    return offsets, array("i", chain.from_iterable(pieces))

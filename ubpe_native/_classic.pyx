@@ -31,7 +31,7 @@ from libc.stdint cimport int32_t, int64_t
 from libcpp.algorithm cimport sort, unique
 from libcpp.vector cimport vector
 
-import numpy as np
+from ubpe_native._numpy import np
 
 from ubpe_native._checks cimport as_array, check_ids, check_offsets, check_per_token
 from ubpe_native._flat_map cimport FlatMap, pack_key

@@ -31,7 +31,7 @@ from cpython.ref cimport PyObject
 from libc.stdint cimport int32_t, int64_t
 from libcpp.vector cimport vector
 
-import numpy as np
+from ubpe_native._numpy import np
 
 from ubpe_native._checks cimport as_array, check_ids, check_offsets, check_top_n
 from ubpe_native._typedefs cimport id_t

@@ -45,8 +45,9 @@ from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libcpp.algorithm cimport sort
 from libcpp.vector cimport vector
 
-import numpy as np
+from ubpe_native._numpy import np
 
+from ubpe_native._buffers cimport new_array
 from ubpe_native._checks cimport check_ids, check_offsets
 from ubpe_native._distinct cimport run_hash, run_slot
 from ubpe_native._flat_map cimport FlatMap, pack_key
@@ -570,12 +571,13 @@ cdef class PairMerger:
     # -- results ------------------------------------------------------------------------------
 
     def merges(self):
-        """``(left, right, documents, occurrences)`` of every token created, in order."""
+        """``(left, right, documents, occurrences)`` of every token created, in order
+        (``array.array``: int32, int32, int64, int64)."""
         cdef Py_ssize_t n = self.merged_left.size()
-        left = np.empty(n, dtype=np.int32)
-        right = np.empty(n, dtype=np.int32)
-        documents = np.empty(n, dtype=np.int64)
-        occurrences = np.empty(n, dtype=np.int64)
+        left = new_array("i", n)
+        right = new_array("i", n)
+        documents = new_array("q", n)
+        occurrences = new_array("q", n)
         cdef id_t[::1] left_view = left, right_view = right
         cdef int64_t[::1] documents_view = documents, occurrences_view = occurrences
         cdef Py_ssize_t i

@@ -63,7 +63,7 @@ from libc.math cimport log
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
-import numpy as np
+from ubpe_native._numpy import np
 
 from ubpe_native._checks cimport as_array, check_ids, check_offsets, check_per_token, check_top_n
 from ubpe_native._combine cimport id_table, nbest_lists, top1_lists

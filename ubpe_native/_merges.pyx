@@ -43,7 +43,7 @@ from cython.operator cimport dereference as deref
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.ref cimport Py_INCREF
 
-import numpy as np
+from ubpe_native._numpy import np
 
 from ubpe_native._chain cimport chain_init, chain_merge
 from ubpe_native._combine cimport id_list, id_table

@@ -25,13 +25,16 @@ documents already counted).
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
-import numpy as np
-
+from ubpe_native._buffers cimport copy_array, new_array
 from ubpe_native._checks cimport check_offsets
 from ubpe_native._distinct cimport run_slot
 from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._pretokenize cimport check_split_arguments, check_utf8, class_t, decode_utf8, piece_end
 from ubpe_native._typedefs cimport count_t, id_t
+
+#: :meth:`PartCounter.add_text`'s pattern id for text nothing splits: each document is a part
+WHOLE_DOCUMENTS = -1
+cdef int WHOLE = -1
 
 
 cdef class PartCounter:
@@ -126,8 +129,17 @@ cdef class PartCounter:
         ([0, 1, 1, 0, 1], [0, 2, 5], [2, 1], 3)
         >>> counter.add_text(np.frombuffer(b"abc", np.uint8), np.array([0, 3]), split_classes(), 5, table)
         2
+
+        With the pattern :data:`WHOLE_DOCUMENTS` (``classes`` may then be empty) every
+        document of two characters or more is one part:
+
+        >>> counter.add_text(b"abba", np.array([0, 4]), np.zeros(0, np.uint16), WHOLE_DOCUMENTS, table)
+        -1
+        >>> counter.export()[0].tolist()[-4:]
+        [0, 1, 1, 0]
         """
-        check_split_arguments(classes.shape[0], pattern)
+        if pattern != WHOLE:
+            check_split_arguments(classes.shape[0], pattern)
         check_utf8(data)
         cdef Py_ssize_t n_docs = doc_chars.shape[0] - 1, d, i = 0, chars = 0, width, unknown = -1
         cdef Py_ssize_t n = data.shape[0], n_table = table.shape[0]
@@ -162,7 +174,56 @@ cdef class PartCounter:
             return unknown
         self.unfinished = True
         with nogil:
-            self._add_text(&data[0] if n else NULL, doc_bytes, &classes[0], pattern, &table[0])
+            self._add_text(&data[0] if n else NULL, doc_bytes, &classes[0] if classes.shape[0] else NULL,
+                           pattern, &table[0])
+        self.unfinished = False
+        return -1
+
+    def add_values(self, const int64_t[::1] values not None, const int64_t[::1] doc_offsets not None,
+                   const id_t[::1] table not None, int64_t low):
+        """Count documents of integer symbols that nothing splits, as a fit sees them: every
+        document of two symbols or more is one part, the id of a value ``table[value - low]``.
+        Document ``d`` is ``values[doc_offsets[d]:doc_offsets[d + 1]]``.
+
+        Returns -1, or (nothing counted) the index in ``values`` of the first value whose id
+        is unknown (outside ``table`` or negative there).
+
+        >>> from array import array
+        >>> counter = PartCounter()
+        >>> table = array("i", [0, 1, -1])                  # 5 -> 0, 6 -> 1
+        >>> counter.add_values(array("q", [5, 6, 5, 6, 6]), array("q", [0, 2, 4, 5]), table, 5)
+        -1
+        >>> counter.export()[2].tolist(), counter.n_docs    # (0, 1) twice; a lone 6 is no part
+        ([2], 3)
+        >>> counter.add_values(array("q", [5, 7]), array("q", [0, 2]), table, 5)
+        1
+        """
+        check_offsets(doc_offsets, values.shape[0], "doc_offsets")
+        cdef Py_ssize_t n_docs = doc_offsets.shape[0] - 1, n = values.shape[0], k, unknown = -1
+        cdef uint64_t n_table = table.shape[0], at
+        cdef vector[id_t] ids
+        if self.n_docs + n_docs >= 2 ** 31:
+            raise ValueError("n_docs must be in 0..2**31 - 1 documents in all")
+        if self.starts.back() + n >= 2 ** 31 - 1:
+            raise ValueError("too many distinct symbols: at most 2**31 - 2 per fit")
+        self._check_finished()
+        ids.resize(n)
+        with nogil:
+            for k in range(n):
+                at = <uint64_t>values[k] - <uint64_t>low  # (the distance, when values[k] >= low)
+                if values[k] < low or at >= n_table or table[at] < 0:
+                    unknown = k
+                    break
+                ids[k] = table[at]
+        if unknown >= 0:
+            return unknown
+        self.unfinished = True
+        with nogil:
+            for k in range(n_docs):
+                if doc_offsets[k + 1] - doc_offsets[k] >= 2:  # one symbol holds no pair
+                    self._add_entry(self._count_run(ids.data() + doc_offsets[k], doc_offsets[k + 1] - doc_offsets[k]),
+                                    <int32_t>self.doc_start.size() - 1)
+                self.doc_start.push_back(self.entry_part.size())
         self.unfinished = False
         return -1
 
@@ -171,23 +232,21 @@ cdef class PartCounter:
         cdef Py_ssize_t d, i, j, end, n, width
         cdef const uint8_t* s
         cdef vector[id_t] run
-        cdef int32_t part, doc
+        cdef int32_t doc
         for d in range(<Py_ssize_t>doc_bytes.size() - 1):
             doc = <int32_t>self.doc_start.size() - 1
             s = data + doc_bytes[d]
             n = doc_bytes[d + 1] - doc_bytes[d]
             i = 0
             while i < n:
-                end = piece_end(s, n, i, classes, pattern)
+                end = n if pattern == WHOLE else piece_end(s, n, i, classes, pattern)
                 run.clear()
                 j = i
                 while j < end:
                     run.push_back(table[decode_utf8(s, j, &width)])
                     j += width
                 if run.size() >= 2:  # one-character pieces hold no pair (and gaps are one)
-                    part = self._find_run(run.data(), run.size())
-                    self.weights[part] += 1
-                    self._add_entry(part, doc)
+                    self._add_entry(self._count_run(run.data(), run.size()), doc)
                 i = end
             self.doc_start.push_back(self.entry_part.size())
         return 0
@@ -252,6 +311,12 @@ cdef class PartCounter:
         """The distinct part equal to ``tokens[start:start + length]`` (created if new)."""
         return self._find_run(&tokens[0] + start if tokens.shape[0] else NULL, length)
 
+    cdef int32_t _count_run(self, const id_t* run, Py_ssize_t length) except -1 nogil:
+        """One more occurrence of the part ``run[:length]``: its distinct part."""
+        cdef int32_t part = self._find_run(run, length)
+        self.weights[part] += 1
+        return part
+
     cdef int32_t _find_run(self, const id_t* run, Py_ssize_t length) except -1 nogil:
         """The distinct part equal to ``run[:length]`` (created if new)."""
         cdef int64_t* slot = run_slot(self.index, run, length, self.symbols.data(),
@@ -275,7 +340,8 @@ cdef class PartCounter:
 
     def export(self, bint release=False):
         """``(tokens, offsets, weights, doc_offsets, docs)`` of the distinct parts, in order
-        of first occurrence; part ``k``'s documents are ``docs[doc_offsets[k]:doc_offsets[k+1]]``.
+        of first occurrence; part ``k``'s documents are ``docs[doc_offsets[k]:doc_offsets[k+1]]``
+        (``array.array``: int32, int64, int64, int64, int32).
 
         With ``release`` the counter frees each of its own arrays once copied (so the counts
         and the counter are never held whole together) and can no longer be used.
@@ -298,19 +364,19 @@ cdef class PartCounter:
             self.index = FlatMap()
             self.last_doc.clear()
             self.last_doc.shrink_to_fit()  # (libstdc++ frees an emptied vector's memory here)
-        tokens = np.asarray(<id_t[:self.symbols.size()]>self.symbols.data()).copy() if self.symbols.size() else np.zeros(0, np.int32)
+        tokens = copy_array("i", self.symbols.data(), self.symbols.size())
         if release:
             self.symbols.clear()
             self.symbols.shrink_to_fit()
-        offsets = np.asarray(<int64_t[:n + 1]>self.starts.data()).copy()
-        weights = np.asarray(<count_t[:n]>self.weights.data()).copy() if n else np.zeros(0, np.int64)
+        offsets = copy_array("q", self.starts.data(), n + 1)
+        weights = copy_array("q", self.weights.data(), n)
         if release:
             self.starts.clear()
             self.starts.shrink_to_fit()
             self.weights.clear()
             self.weights.shrink_to_fit()
-        doc_offsets = np.zeros(n + 1, dtype=np.int64)
-        docs = np.empty(self.entry_part.size(), dtype=np.int32)
+        doc_offsets = new_array("q", n + 1, True)
+        docs = new_array("i", self.entry_part.size())
         cdef int64_t[::1] doc_offsets_view = doc_offsets
         cdef int32_t[::1] docs_view = docs
         cdef vector[int64_t] fill

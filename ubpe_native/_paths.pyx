@@ -52,7 +52,7 @@ unit costs are exact integers in a double. Memory: ``k`` tails per position, 24 
 from libc.stdint cimport int32_t, int64_t
 from libcpp.vector cimport vector
 
-import numpy as np
+from ubpe_native._numpy import np
 
 from ubpe_native._checks cimport as_array, check_ids, check_offsets, check_per_token, check_top_n
 from ubpe_native._heap cimport heap_sift_down, heap_sift_up

@@ -32,7 +32,7 @@ from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 from libcpp.vector cimport vector
 
-import numpy as np
+from ubpe_native._numpy import np
 
 from ubpe_native._checks cimport as_array
 
@@ -497,6 +497,28 @@ cdef int split_document(const uint8_t* s, Py_ssize_t n, const class_t* classes, 
             scratch.push_back(end)
     bounds.swap(scratch)
     return 0
+
+
+def or_classes(class_t[::1] classes not None, const uint32_t[::1] code_points not None,
+               Py_ssize_t start, Py_ssize_t stop, class_t bits):
+    """``classes[code_points[k]] |= bits`` for ``k`` in ``start..stop - 1``: a run of code
+    points the `regex` module found in a class (``ubpe.bytelevel.patterns.classes_of``, which
+    builds the scanner's table without numpy).
+
+    >>> from array import array
+    >>> classes = array("H", [0, 1, 0, 0])
+    >>> or_classes(classes, array("I", [3, 1, 2]), 0, 2, 4)
+    >>> classes.tolist()
+    [0, 5, 0, 4]
+    """
+    cdef Py_ssize_t k
+    if not 0 <= start <= stop <= code_points.shape[0]:
+        raise ValueError(f"start..stop must lie in 0..{code_points.shape[0]}, not {start}..{stop}")
+    for k in range(start, stop):
+        if code_points[k] >= <uint32_t>classes.shape[0]:
+            raise ValueError(f"code point {code_points[k]} is past the table ({classes.shape[0]} entries)")
+    for k in range(start, stop):
+        classes[code_points[k]] |= bits
 
 
 def split_text(const uint8_t[::1] data not None, const class_t[::1] classes not None, int pattern):

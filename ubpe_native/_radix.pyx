@@ -20,7 +20,7 @@ rest of the part: ``prefix_matches`` walks down once and reports them shortest f
 
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 
-import numpy as np
+from ubpe_native._numpy import np
 
 from ubpe_native._checks cimport as_array, check_ids, check_offsets
 from ubpe_native._flat_map cimport pack_key

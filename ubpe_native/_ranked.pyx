@@ -29,7 +29,7 @@ patterns' scanner (``_pretokenize``) and merges every piece, in one call without
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
-import numpy as np
+from ubpe_native._numpy import np
 
 from ubpe_native._chain cimport chain_init, chain_merge
 from ubpe_native._checks cimport check_ids, check_offsets

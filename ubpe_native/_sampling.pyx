@@ -28,7 +28,7 @@ from libc.math cimport exp, log, isfinite, INFINITY
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libcpp.vector cimport vector
 
-import numpy as np
+from ubpe_native._numpy import np
 
 from ubpe_native._checks cimport as_array, check_parts as _check_parts
 from ubpe_native._radix cimport RadixTree

@@ -22,7 +22,7 @@ from ``_score.pxd``; :class:`ubpe.encoders.TfidfScorer` calls :func:`score_token
 from libc.stdint cimport int32_t, int64_t
 from libcpp.vector cimport vector
 
-import numpy as np
+from ubpe_native._numpy import np
 
 from ubpe_native._checks cimport as_array, check_ids, check_offsets
 from ubpe_native._score cimport part_score

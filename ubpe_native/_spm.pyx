@@ -38,7 +38,7 @@ from libcpp.utility cimport pair
 from libcpp.vector cimport vector
 from cython.operator cimport dereference as deref
 
-import numpy as np
+from ubpe_native._numpy import np
 
 from ubpe_native._chain cimport chain_init, chain_merge
 from ubpe_native._checks cimport check_ids, check_offsets

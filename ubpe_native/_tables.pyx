@@ -25,7 +25,7 @@ from libc.stdint cimport int64_t, uint8_t, uint64_t
 from libc.string cimport memcmp
 from libcpp.vector cimport vector
 
-import numpy as np
+from ubpe_native._numpy import np
 
 from ubpe_native._checks cimport check_offsets
 from ubpe_native._flat_map cimport FlatMap

@@ -25,7 +25,7 @@ from cpython.unicode cimport PyUnicode_Check
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 from libcpp.vector cimport vector
 
-import numpy as np
+from ubpe_native._numpy import np
 
 from ubpe_native._checks cimport as_array
 from ubpe_native._pretokenize cimport class_t, check_split_arguments, split_pieces

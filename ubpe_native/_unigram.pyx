@@ -22,7 +22,7 @@ Unknown pieces become their bytes' ``<0xXX>`` ids (byte fallback) or one unknown
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libcpp.vector cimport vector
 
-import numpy as np
+from ubpe_native._numpy import np
 
 from ubpe_native._checks cimport check_offsets
 from ubpe_native._flat_map cimport FlatMap

@@ -11,9 +11,15 @@ True
 from __future__ import annotations
 
 import functools
+import mmap
+import sys
+from array import array
+from typing import Any
 
-import numpy as np
 import regex
+
+from ubpe_native._numpy import np, numpy_types
+from ubpe_native._pretokenize import or_classes
 
 from ..errors import InvalidParameterError, SymbolTypeError
 
@@ -64,7 +70,7 @@ FOLD_SHIFT = 8
 CONTRACTION_LETTERS = "sdmtlvre"  # fold index 1..8 in this order
 
 # UTF-8 length of a code point: one byte below 0x80, two below 0x800, three below 0x10000
-UTF8_WIDTH_STEPS = np.array([0x80, 0x800, 0x10000], dtype=np.uint32)
+UTF8_WIDTH_STEPS = (0x80, 0x800, 0x10000)
 
 
 # a bare name such as "gpt5" or "cl100k_base": taken for a preset name, never for a regex
@@ -100,26 +106,33 @@ def code_point_classes() -> np.ndarray:
     "upper" and "lower" letter classes); high byte: which of ``s d m t l v r e`` the code
     point is under case-insensitive matching (``ſ`` is an ``s``). Built once, ~0.1-0.5 s.
     """
-    return classes_of(np.concatenate(  # every code point but the surrogates, which str cannot hold
-        [np.arange(SURROGATES.start, dtype=np.uint32), np.arange(SURROGATES.stop, N_CODE_POINTS, dtype=np.uint32)]
-    ))
+    every = array("I", range(SURROGATES.start))  # every code point but the surrogates, which str cannot hold
+    every.extend(range(SURROGATES.stop, N_CODE_POINTS))
+    return np.frombuffer(classes_of(every), dtype=np.uint16)
 
 
-def classes_of(code_points: np.ndarray) -> np.ndarray:
+def classes_of(code_points: Any) -> memoryview:
     r"""The table of :func:`code_point_classes` with only the entries of ``code_points`` (no
-    surrogates) filled in, the rest 0: enough for text made of those characters, and much
-    faster to build for a small alphabet.
+    surrogates; a uint32 ``array.array``, or any sequence of ints) filled in, the rest 0:
+    enough for text made of those characters, and much faster to build for a small alphabet.
 
-    >>> table = classes_of(np.array([ord("a"), ord("1")], dtype=np.uint32))
-    >>> int(table[ord("a")]) & CLASS_BITS[r"\p{L}"], int(table[ord("b")])
+    A uint16 ``memoryview`` built without numpy (so that a fit needs none) over anonymous
+    memory, whose pages cost no memory until written: a small alphabet's table takes a few KB
+    of its 2.2 MB.
+
+    >>> table = classes_of([ord("a"), ord("1")])
+    >>> table[ord("a")] & CLASS_BITS[r"\p{L}"], table[ord("b")]
     (1, 0)
     """
-    code_points = np.asarray(code_points, dtype=np.uint32)
-    every_char = code_points.astype("<u4").tobytes().decode("utf-32-le")
-    classes = np.zeros(N_CODE_POINTS, dtype=np.uint16)
+    if isinstance(code_points, numpy_types("ndarray")):
+        code_points = array("I", code_points.astype(np.uint32).tobytes())
+    elif not (isinstance(code_points, array) and code_points.typecode == "I"):
+        code_points = array("I", code_points)
+    every_char = code_points.tobytes().decode("utf-32-le" if sys.byteorder == "little" else "utf-32-be")
+    classes = memoryview(mmap.mmap(-1, 2 * N_CODE_POINTS)).cast("H")  # zero pages until written
     for expression, bit in CLASS_BITS.items():
         for run in regex.finditer(f"{expression}+", every_char):
-            classes[code_points[run.start() : run.end()]] |= bit
+            or_classes(classes, code_points, run.start(), run.end(), bit)
     for index, letter in enumerate(CONTRACTION_LETTERS, start=1):
         for found in regex.finditer(f"(?i:{letter})", every_char):
             classes[code_points[found.start()]] |= index << FOLD_SHIFT

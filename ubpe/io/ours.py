@@ -31,17 +31,15 @@ import math
 import os
 from typing import Any, Callable
 
-import numpy as np
+from ubpe_native._numpy import np
 
 from ..alphabet import Alphabet
-from ..bytelevel import ByteLevelBPE
 from ..errors import InvalidParameterError, ModelFormatError
 from ..splitting import make_pipeline
 from ..tokenizer import CLASSIC, UNIVERSAL, UBPE, UBPEClassic
 from ..vocabulary import Vocabulary
 from .files import parse_json, read_text, unencodable, write_atomically
 from . import heads
-from .tiktoken import parse_tiktoken
 
 detect = heads.ours  # recognises the format's files (see heads)
 
@@ -232,15 +230,8 @@ def _ubpe_from_body(body: dict, what: str) -> Any:
 
 
 def vocabulary_to_json(vocab: Vocabulary) -> dict:
-    bounds = vocab.piece_offsets.tolist()
-    flat = vocab.piece_symbols.tolist()
-    return {
-        "n_base": vocab.n_base,
-        "merges": vocab.merges.tolist(),
-        "pieces": [flat[bounds[t] : bounds[t + 1]] for t in range(vocab.n_merged)],
-        "weights": [float(w) for w in vocab.weights.tolist()],
-        "ranks": vocab.ranks.tolist(),
-    }
+    merges, pieces, weights, ranks = vocab.as_lists()
+    return {"n_base": vocab.n_base, "merges": merges, "pieces": pieces, "weights": weights, "ranks": ranks}
 
 
 def vocabulary_from_json(data: Any) -> Vocabulary:
@@ -301,6 +292,9 @@ def _bytelevel_from_body(body: dict, what: str) -> Any:
     lines = "\n".join(f"{piece} {rank}" for piece, rank in ranks)
     if not isinstance(specials, dict):
         raise ModelFormatError(f"{what}: special_tokens must be an object of text -> id")
+    from ..bytelevel import ByteLevelBPE  # (a fitted UBPE is saved without the byte-level modules)
+    from .tiktoken import parse_tiktoken
+
     return ByteLevelBPE.from_mergeable_ranks(parse_tiktoken(lines, what), pattern=pattern, special_tokens=specials)
 
 

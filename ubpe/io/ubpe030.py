@@ -32,7 +32,7 @@ import os
 import warnings
 from typing import Any
 
-import numpy as np
+from ubpe_native._numpy import np
 
 from ..alphabet import Alphabet
 from ..errors import IgnoredInputWarning, InvalidParameterError, ModelFormatError, UBPEError
