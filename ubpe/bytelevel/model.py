@@ -265,7 +265,7 @@ class ByteLevelBPE:
             return joined, lengths, docs_matching(specials, joined, lengths)
 
         def kernel(data: bytes, lengths: np.ndarray, skip: np.ndarray | None) -> tuple:
-            tokens, offsets = encoder.encode_texts(data, lengths, code_point_classes(), native, skip)
+            tokens, offsets = encoder.encode_text_batch(data, lengths, code_point_classes(), native, skip)
             return self._ids(tokens), offsets, skip
 
         workers = batch_workers(threads if threads is not None else num_threads)

@@ -171,8 +171,8 @@ class RankedEncoder:
         except ValueError as exc:
             raise InvalidParameterError(str(exc)) from None
 
-    def encode_texts(self, data: bytes, lengths: np.ndarray, classes: np.ndarray, pattern: int,
-                     skip: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def encode_text_batch(self, data: bytes, lengths: np.ndarray, classes: np.ndarray, pattern: int,
+                          skip: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`encode_text` of many documents (UTF-8 ``data``, their ``lengths`` in
         characters) in one kernel call without the GIL: ``(tokens, offsets)``, document
         ``d``'s tokens being ``tokens[offsets[d]:offsets[d + 1]]``; those marked in ``skip``
