@@ -4,6 +4,7 @@ and importing ubpe must stay light."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -214,3 +215,97 @@ def test_add_text_checks_its_tables_and_text():
         PartCounter().add_text(np.frombuffer(b"a\xff", np.uint8), chars, split_classes(), 5, table)
     with pytest.raises(TypeError):
         PartCounter().add_text(None, chars, split_classes(), 5, table)
+
+
+# -- the merge rounds on threads (issue 12): documents of a round's pairs counted on workers ----
+
+@pytest.fixture
+def threaded_rounds(monkeypatch):
+    """Every round with two or more pairs to count goes to the workers (THREAD_POSITIONS = 0);
+    returns the mergers built, to check that their workers did run."""
+    built = []
+
+    class Spy(fit_module.PairMerger):
+        def __init__(self, *args):
+            super().__init__(*args)
+            built.append(self)
+
+    monkeypatch.setattr(fit_module, "THREAD_POSITIONS", 0)
+    monkeypatch.setattr(fit_module, "PairMerger", Spy)
+    return built
+
+
+def fitted_vocabulary(parts, n_base, n_threads, **options):
+    vocabulary = fit_vocabulary(parts, n_base=n_base, quiet=True, n_threads=n_threads, **options)
+    return vocabulary.merges.tolist(), vocabulary.pieces(), vocabulary.weight_of()
+
+
+@settings(max_examples=120, deadline=None)
+@given(docs=texts, n_candidates=st.integers(1, 8), unique=st.booleans(), n_tokens=st.integers(5, 60))
+def test_threaded_rounds_merge_as_one_thread(docs, n_candidates, unique, n_tokens):
+    """Few symbols, short documents: many candidates tie in occurrences, so documents are
+    counted in most rounds; the merges, ids and weights are those of one thread."""
+    fit_module.THREAD_POSITIONS = 0
+    try:
+        pipeline = SplitPipeline(Alphabet.from_spec("ab c"), break_tokens=" ")
+        counts = PartCounts.of_batch(pipeline.split_batch(docs))
+        options = dict(n_tokens=n_tokens, n_candidates=n_candidates, unique_pieces=unique)
+        one = fitted_vocabulary(counts, 4, 1, **options)
+        for n_threads in (2, 3):
+            assert fitted_vocabulary(counts, 4, n_threads, **options) == one
+    finally:
+        fit_module.THREAD_POSITIONS = THREAD_POSITIONS
+
+
+THREAD_POSITIONS = fit_module.THREAD_POSITIONS
+
+
+@pytest.mark.parametrize("cls", [UBPE, UBPEClassic])
+@pytest.mark.parametrize("integers", [False, True])
+def test_threaded_rounds_fit_as_one_thread(cls, integers, threaded_rounds):
+    """Text and integer corpora with frequent pairs in many documents (rounds with large
+    scans, documents by bit set and by marks) give the same model on 1, 2 and 3 threads."""
+    rng = np.random.default_rng(3)
+    words = ["".join(rng.choice(list("abcdef"), size=int(rng.integers(1, 7)))) for _ in range(60)]
+    docs = [" ".join(rng.choice(words, size=int(rng.integers(1, 40)))) for _ in range(300)]
+    if integers:  # unsplit integer symbols
+        docs = [[ord(c) - 32 for c in doc] for doc in docs]
+        options = dict(alphabet=sorted({s for doc in docs for s in doc}))
+    else:
+        options = dict(alphabet="abcdef ", regex_str=WORDS)
+    fitted = []
+    for n_threads in (1, 2, 3):
+        tok = cls(n_tokens=120, **options)
+        tok.fit(docs, quiet=True, n_threads=n_threads, n_candidates=8)
+        fitted.append((tok.tokens_mapper, tok.tokens_weights))
+    assert fitted[1] == fitted[0] and fitted[2] == fitted[0]
+    assert [merger.parallel_sections > 0 for merger in threaded_rounds] == [False, True, True]
+
+
+def test_golden_fits_on_threads(threaded_rounds):
+    """ubpe 0.3.0's fits (the golden fixtures) with every round's documents on workers."""
+    from test_fit_golden import CLASSES, assert_same_model, fixture_of, reference_dump, runs, settings_of
+
+    for param in runs():
+        path, index = param.values
+        fixture = fixture_of(path)
+        run = fixture["runs"][index]
+        for n_threads in (2, 3):
+            tok = CLASSES[run["variant"]](**settings_of(fixture))
+            tok.fit(fixture["corpus"], n_candidates=run["n_candidates"], rearrange_tokens=run["rearrange"],
+                    quiet=True, n_threads=n_threads)
+            assert_same_model(json.loads(tok.dumps()), json.loads(reference_dump(fixture, run["dump"])))
+    assert any(merger.parallel_sections > 0 for merger in threaded_rounds)
+
+
+def test_use_threads_is_checked_and_reversible():
+    from ubpe_native._fit import PairMerger
+
+    merger = PairMerger(np.array([0, 1, 0, 1], np.int32), np.array([0, 4]), np.array([0], np.int32), 1, 2)
+    with pytest.raises(ValueError, match="n_threads"):
+        merger.use_threads(0)
+    with pytest.raises(ValueError, match="min_positions"):
+        merger.use_threads(2, -1)
+    assert merger.use_threads(4, 0) == 4
+    assert merger.use_threads(1) == 1  # the workers are stopped
+    assert merger.step(5) == 1 and merger.parallel_sections == 0
