@@ -221,8 +221,9 @@ def test_add_text_checks_its_tables_and_text():
 
 @pytest.fixture
 def threaded_rounds(monkeypatch):
-    """Every round with two or more pairs to count goes to the workers (THREAD_POSITIONS = 0);
-    returns the mergers built, to check that their workers did run."""
+    """Every round with two or more pairs to count goes to the workers (THREAD_POSITIONS = 0),
+    which count them all (the calling thread only waits); returns the mergers built, to check
+    that the workers did count."""
     built = []
 
     class Spy(fit_module.PairMerger):
@@ -230,34 +231,46 @@ def threaded_rounds(monkeypatch):
             super().__init__(*args)
             built.append(self)
 
+        def use_threads(self, n_threads, min_positions):
+            return super().use_threads(n_threads, min_positions, True)
+
     monkeypatch.setattr(fit_module, "THREAD_POSITIONS", 0)
     monkeypatch.setattr(fit_module, "PairMerger", Spy)
     return built
 
 
-def fitted_vocabulary(parts, n_base, n_threads, **options):
-    vocabulary = fit_vocabulary(parts, n_base=n_base, quiet=True, n_threads=n_threads, **options)
-    return vocabulary.merges.tolist(), vocabulary.pieces(), vocabulary.weight_of()
+def merged(counts, n_threads, n_tokens, n_candidates, unique):
+    from ubpe_native._fit import PairMerger
+
+    merger = PairMerger(counts.tokens, counts.offsets, counts.docs, counts.n_docs, 4, unique, counts.weights,
+                        counts.doc_offsets)
+    if n_threads > 1:
+        assert merger.use_threads(n_threads, 0, True) == n_threads
+    while merger.next_token <= n_tokens and merger.step(n_candidates):
+        pass
+    return [a.tolist() for a in merger.merges()], merger.next_token, merger.worker_pairs
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(docs=texts, n_candidates=st.integers(1, 8), unique=st.booleans(), n_tokens=st.integers(5, 60))
 def test_threaded_rounds_merge_as_one_thread(docs, n_candidates, unique, n_tokens):
     """Few symbols, short documents: many candidates tie in occurrences, so documents are
-    counted in most rounds; the merges, ids and weights are those of one thread."""
-    fit_module.THREAD_POSITIONS = 0
-    try:
-        pipeline = SplitPipeline(Alphabet.from_spec("ab c"), break_tokens=" ")
-        counts = PartCounts.of_batch(pipeline.split_batch(docs))
-        options = dict(n_tokens=n_tokens, n_candidates=n_candidates, unique_pieces=unique)
-        one = fitted_vocabulary(counts, 4, 1, **options)
-        for n_threads in (2, 3):
-            assert fitted_vocabulary(counts, 4, n_threads, **options) == one
-    finally:
-        fit_module.THREAD_POSITIONS = THREAD_POSITIONS
+    counted in most rounds (by the workers alone here); the merges, ids, documents and
+    occurrences are those of one thread, with and without unique pieces."""
+    pipeline = SplitPipeline(Alphabet.from_spec("ab c"), break_tokens=" ")
+    counts = PartCounts.of_batch(pipeline.split_batch(docs))
+    one = merged(counts, 1, n_tokens, n_candidates, unique)
+    for n_threads in (2, 3):
+        assert merged(counts, n_threads, n_tokens, n_candidates, unique)[:2] == one[:2]
 
 
-THREAD_POSITIONS = fit_module.THREAD_POSITIONS
+def test_threaded_rounds_on_tied_candidates_use_the_workers():
+    docs = ["ab ba ca", "ac bc", "cab abc", "ba cc"] * 3
+    counts = PartCounts.of_batch(SplitPipeline(Alphabet.from_spec("ab c"), break_tokens=" ").split_batch(docs))
+    for unique in (False, True):
+        one = merged(counts, 1, 40, 4, unique)
+        two = merged(counts, 2, 40, 4, unique)
+        assert two[:2] == one[:2] and two[2] > 0
 
 
 @pytest.mark.parametrize("cls", [UBPE, UBPEClassic])
@@ -279,7 +292,7 @@ def test_threaded_rounds_fit_as_one_thread(cls, integers, threaded_rounds):
         tok.fit(docs, quiet=True, n_threads=n_threads, n_candidates=8)
         fitted.append((tok.tokens_mapper, tok.tokens_weights))
     assert fitted[1] == fitted[0] and fitted[2] == fitted[0]
-    assert [merger.parallel_sections > 0 for merger in threaded_rounds] == [False, True, True]
+    assert [merger.worker_pairs > 0 for merger in threaded_rounds] == [False, True, True]
 
 
 def test_golden_fits_on_threads(threaded_rounds):
@@ -295,7 +308,7 @@ def test_golden_fits_on_threads(threaded_rounds):
             tok.fit(fixture["corpus"], n_candidates=run["n_candidates"], rearrange_tokens=run["rearrange"],
                     quiet=True, n_threads=n_threads)
             assert_same_model(json.loads(tok.dumps()), json.loads(reference_dump(fixture, run["dump"])))
-    assert any(merger.parallel_sections > 0 for merger in threaded_rounds)
+    assert any(merger.worker_pairs > 0 for merger in threaded_rounds)
 
 
 def test_use_threads_is_checked_and_reversible():

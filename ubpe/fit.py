@@ -52,7 +52,7 @@ LIST_CHUNK_SYMBOLS = 1 << 16
 THREAD_SYMBOLS = 1 << 20
 #: A merge round counts the documents of its pairs on threads only if it scans at least this
 #: many positions (below, waking the workers costs more than it saves).
-THREAD_POSITIONS = 1 << 14
+THREAD_POSITIONS = 1 << 12
 EMPTY_CORPUS = "`corpus` is empty: fitting needs at least one document"
 
 

@@ -75,7 +75,8 @@ cdef extern from "worker_pool.h" namespace "ubpe" nogil:
     cdef cppclass WorkerPool:
         WorkerPool(int n_threads) except +
         int size()
-        void run(void (*task)(void*, int) noexcept nogil, void* context)
+        Py_ssize_t claim()
+        void run(void (*task)(void*, int) noexcept nogil, void* context, bint workers_only)
 
 
 ctypedef cpp_pair[int64_t, Py_ssize_t] pair_size
@@ -193,26 +194,28 @@ cdef count_t scan_documents(DocumentScan* view, int32_t pair, int64_t* part_mark
 
 
 cdef struct DocumentsJob:
-    # the pairs whose documents a round needs, counted on a pool's workers: pairs[i] by the
-    # worker worker_of[i], with that worker's marks
+    # the pairs whose documents a round needs, counted on a pool's workers (each claims the
+    # next pair and counts it with its own marks)
     DocumentScan view
+    WorkerPool* pool
     int32_t* pairs
-    int32_t* worker_of
     Py_ssize_t n
     vector[int64_t]* part_marks
     vector[int64_t]* doc_marks
     vector[uint64_t]* doc_bits
     int64_t* scans
+    int64_t* items  # pairs counted, per worker
 
 
 cdef void documents_task(void* context, int worker) noexcept nogil:
     cdef DocumentsJob* job = <DocumentsJob*>context
-    cdef Py_ssize_t i
-    for i in range(job.n):
-        if job.worker_of[i] == worker:
-            job.scans[worker] += 1
-            scan_documents(&job.view, job.pairs[i], job.part_marks[worker].data(),
-                           job.doc_marks[worker].data(), job.doc_bits[worker].data(), job.scans[worker])
+    cdef Py_ssize_t i = job.pool.claim()
+    while i < job.n:
+        job.items[worker] += 1
+        job.scans[worker] += 1
+        scan_documents(&job.view, job.pairs[i], job.part_marks[worker].data(),
+                       job.doc_marks[worker].data(), job.doc_bits[worker].data(), job.scans[worker])
+        i = job.pool.claim()
 
 
 cdef class PairMerger:
@@ -279,7 +282,9 @@ cdef class PairMerger:
     cdef vector[vector[uint64_t]] doc_bits_of
     cdef vector[int64_t] scans
     cdef Py_ssize_t thread_positions
+    cdef bint workers_only  # (tests) the calling thread leaves every pair to the workers
     cdef readonly int64_t parallel_sections  # how many times the workers ran (tests)
+    cdef readonly int64_t worker_pairs  # how many pairs the workers other than this thread counted
 
     def __init__(self, const id_t[::1] tokens not None, const int64_t[::1] offsets not None,
                  const int32_t[::1] doc_of_part not None, int32_t n_docs, id_t next_token,
@@ -479,13 +484,13 @@ cdef class PairMerger:
     cdef int _count_documents(self, const vector[int32_t]& pairs) except -1 nogil:
         """Count (and cache) the documents of ``pairs``: on the pool's workers when they need
         at least ``thread_positions`` positions in all, else here. Each pair's count depends
-        on the pair alone, so it is the same whichever worker counts it."""
-        cdef vector[int32_t] needed, worker_of
-        cdef vector[int64_t] load
+        on the pair alone, so it is the same whichever worker counts it, and this thread
+        counts whatever no worker has claimed (see worker_pool.h)."""
+        cdef vector[int32_t] needed, ordered
+        cdef vector[int64_t] items
         cdef vector[pair_size] order
         cdef pair_size item
         cdef Py_ssize_t i, total = 0
-        cdef int w, best
         cdef DocumentsJob job
         for i in range(pairs.size()):
             if self.documents[pairs[i]] < 0:
@@ -495,35 +500,32 @@ cdef class PairMerger:
             for i in range(needed.size()):
                 self._documents_of(needed[i])
             return 0
-        # the largest first, each to the least loaded worker (ties: the lowest)
+        # the largest first (the workers claim them in this order)
         for i in range(needed.size()):
             item.first = -<int64_t>self.positions[needed[i]].size()
             item.second = i
             order.push_back(item)
         sort(order.begin(), order.end())
-        load.resize(self.pool.size(), 0)
-        worker_of.resize(needed.size(), 0)
         for i in range(order.size()):
-            best = 0
-            for w in range(1, <int>load.size()):
-                if load[w] < load[best]:
-                    best = w
-            worker_of[order[i].second] = best
-            load[best] -= order[i].first
+            ordered.push_back(needed[order[i].second])
         self.scans[0] = self.scan_number
         job.view = self._scan_view()
-        job.pairs = needed.data()
-        job.worker_of = worker_of.data()
-        job.n = needed.size()
+        job.pool = self.pool
+        job.pairs = ordered.data()
+        job.n = ordered.size()
         job.part_marks = self.part_marks.data()
         job.doc_marks = self.doc_marks.data()
         job.doc_bits = self.doc_bits_of.data()
         job.scans = self.scans.data()
+        items.resize(self.pool.size(), 0)
+        job.items = items.data()
         self.part_marks[0].swap(self.part_mark)  # worker 0 is this thread, with its own marks
         self.doc_marks[0].swap(self.doc_mark)
         self.doc_bits_of[0].swap(self.doc_bits)
-        self.pool.run(documents_task, &job)
+        self.pool.run(documents_task, &job, self.workers_only)
         self.parallel_sections += 1
+        for i in range(1, <Py_ssize_t>items.size()):
+            self.worker_pairs += items[i]
         self.part_marks[0].swap(self.part_mark)
         self.doc_marks[0].swap(self.doc_mark)
         self.doc_bits_of[0].swap(self.doc_bits)
@@ -547,10 +549,11 @@ cdef class PairMerger:
 
     # -- threads ------------------------------------------------------------------------------
 
-    def use_threads(self, int n_threads, Py_ssize_t min_positions=0):
+    def use_threads(self, int n_threads, Py_ssize_t min_positions=0, bint workers_only=False):
         """Count documents in later rounds on ``n_threads`` threads (1: on the calling one)
         when a round needs at least ``min_positions`` positions scanned; returns the threads
         in use (1 if no thread could be started). The merges are the same on any number.
+        ``workers_only`` (tests): the calling thread waits while the others count.
 
         >>> import numpy as np
         >>> merger = PairMerger(np.array([0, 1, 0, 1], np.int32), np.array([0, 4]), np.array([0], np.int32), 1, 2)
@@ -576,6 +579,7 @@ cdef class PairMerger:
             self.doc_marks[w].resize(self.n_docs, -1)
             self.doc_bits_of[w].resize(self.doc_bits.size(), 0)
         self.thread_positions = min_positions
+        self.workers_only = workers_only
         try:
             self.pool = new WorkerPool(n_threads)
         except RuntimeError:  # no thread could be started: the calling thread counts alone

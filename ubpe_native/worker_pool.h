@@ -2,15 +2,19 @@
 // sections (the fit's merge rounds: a section lasts tens of microseconds to milliseconds, so
 // starting threads per section would cost more than it saves).
 //
-// `run(task, context)` calls `task(context, w)` once on every worker w = 0 .. size() - 1 - the
-// caller is worker 0 - and returns when all calls have returned. A task must not throw and
-// must decide by `w` alone what it does (the pool only provides the threads), so that what
-// it computes does not depend on which thread runs when. Between sections a worker spins a
-// little (a round's serial part is short), then sleeps on a condition variable.
+// `run(task, context)` calls `task(context, 0)` on the calling thread and `task(context, w)` on
+// every worker w = 1 .. size() - 1 that wakes up while the section is open; it returns once the
+// caller's call has returned and no worker is inside the section. A task claims its items with
+// `claim()` (0, 1, 2, ... for the section; past the last it returns to the caller), so all
+// items are done by whichever threads are there: a worker that a busy machine does not
+// schedule in time costs nothing but the items the caller does instead. A task must not throw,
+// and what it computes for an item must not depend on which worker does it (each has its own
+// scratch, by `w`). Between sections a worker spins a little, then sleeps.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <mutex>
 #include <thread>
@@ -46,25 +50,44 @@ class WorkerPool {
 
   int size() const { return size_; }
 
-  void run(Task task, void* context) {
+  // The next item of the running section.
+  std::ptrdiff_t claim() { return next_.fetch_add(1); }
+
+  // `workers_only` (tests): the caller does no item but waits for a worker to do them all.
+  void run(Task task, void* context, bool workers_only = false) {
+    next_.store(0);
     if (threads_.empty()) {
       task(context, 0);
       return;
     }
     task_ = task;
     context_ = context;
-    pending_.store(static_cast<int>(threads_.size()), std::memory_order_relaxed);
-    {
+    finished_.store(0);
+    open_.store(true);
+    generation_.fetch_add(1);
+    if (sleepers_.load() > 0) {
       std::lock_guard<std::mutex> lock(mutex_);
-      generation_.fetch_add(1, std::memory_order_release);
+      wake_.notify_all();
     }
-    wake_.notify_all();
-    task(context, 0);
-    for (long spin = 0; pending_.load(std::memory_order_acquire) != 0; ++spin) {
+    if (!workers_only) {
+      task(context, 0);
+    } else {
+      for (long spin = 0; finished_.load() == 0; ++spin) {  // a worker has claimed every item
+        if (spin < kSpins) {
+          UBPE_CPU_RELAX();
+        } else {
+          std::this_thread::yield();
+        }
+      }
+    }
+    // close the section, then wait for the workers inside it (one that enters later sees it
+    // closed and leaves the task alone)
+    open_.store(false);
+    for (long spin = 0; active_.load() != 0; ++spin) {
       if (spin < kSpins) {
         UBPE_CPU_RELAX();
       } else {
-        std::this_thread::yield();  // the others may be waiting for a core
+        std::this_thread::yield();
       }
     }
   }
@@ -75,41 +98,56 @@ class WorkerPool {
   void loop(int worker) {
     uint64_t seen = 0;
     for (;;) {
-      uint64_t now = generation_.load(std::memory_order_acquire);
+      uint64_t now = generation_.load();
       for (long spin = 0; now == seen && spin < kSpins; ++spin) {
         UBPE_CPU_RELAX();
-        now = generation_.load(std::memory_order_acquire);
+        now = generation_.load();
       }
       if (now == seen) {
-        std::unique_lock<std::mutex> lock(mutex_);
-        wake_.wait(lock, [&] { return generation_.load(std::memory_order_acquire) != seen; });
-        now = generation_.load(std::memory_order_acquire);
+        sleepers_.fetch_add(1);
+        {
+          std::unique_lock<std::mutex> lock(mutex_);
+          wake_.wait(lock, [&] { return generation_.load() != seen; });
+        }
+        sleepers_.fetch_sub(1);
+        now = generation_.load();
       }
       seen = now;
-      if (stopping_.load(std::memory_order_acquire)) return;
-      task_(context_, worker);
-      pending_.fetch_sub(1, std::memory_order_acq_rel);
+      if (stopping_.load()) return;
+      active_.fetch_add(1);
+      if (open_.load()) {
+        task_(context_, worker);  // (task_ and context_ are the open section's)
+        finished_.fetch_add(1);
+      }
+      active_.fetch_sub(1);
     }
   }
 
   void stop() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      stopping_.store(true, std::memory_order_release);
-      generation_.fetch_add(1, std::memory_order_release);
+      stopping_.store(true);
+      generation_.fetch_add(1);
+      wake_.notify_all();
     }
-    wake_.notify_all();
     for (std::thread& thread : threads_) thread.join();
     threads_.clear();
   }
 
+  // every atomic is sequentially consistent: a worker's `active_` increment and the caller's
+  // closing store are ordered, so either the caller waits for the worker or the worker sees
+  // the section closed
   int size_;
   std::vector<std::thread> threads_;
   std::mutex mutex_;
   std::condition_variable wake_;
   std::atomic<uint64_t> generation_{0};
-  std::atomic<int> pending_{0};
+  std::atomic<int> sleepers_{0};
+  std::atomic<int> active_{0};
+  std::atomic<int> finished_{0};
+  std::atomic<bool> open_{false};
   std::atomic<bool> stopping_{false};
+  std::atomic<std::ptrdiff_t> next_{0};
   Task task_ = nullptr;
   void* context_ = nullptr;
 };
