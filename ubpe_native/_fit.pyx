@@ -125,7 +125,8 @@ cdef struct DocumentScan:
     id_t* symbol
     int32_t* next
     int32_t* part_of
-    vector[int32_t]* part_docs
+    int64_t* doc_start  # the documents of part k: doc_list[doc_start[k]:doc_start[k + 1]]
+    int32_t* doc_list
     vector[int32_t]* positions
     id_t* pair_left
     id_t* pair_right
@@ -149,7 +150,6 @@ cdef count_t scan_documents(DocumentScan* view, int32_t pair, int64_t* part_mark
     are OR-ed a word at a time, the others' set one by one, then counted); a rarer pair marks
     each document (as many steps as documents listed, but no pass over all documents)."""
     cdef vector[int32_t]* where = &view.positions[pair]
-    cdef vector[int32_t]* docs
     cdef id_t a = view.pair_left[pair], b = view.pair_right[pair]
     cdef Py_ssize_t k, j, kept = 0
     cdef int32_t p, q, part, d
@@ -169,19 +169,18 @@ cdef count_t scan_documents(DocumentScan* view, int32_t pair, int64_t* part_mark
         if count == view.n_docs or part_mark[part] == scan:
             continue  # (every document holds the pair: only the positions are checked on)
         part_mark[part] = scan
-        docs = &view.part_docs[part]
         if by_bits:
             if view.dense_of[part] >= 0:
                 row = view.dense_bits + <Py_ssize_t>view.dense_of[part] * view.n_words
                 for j in range(view.n_words):
                     bits[j] |= row[j]
             else:
-                for j in range(docs.size()):
-                    d = docs[0][j]
+                for j in range(view.doc_start[part], view.doc_start[part + 1]):
+                    d = view.doc_list[j]
                     bits[d >> 6] |= (<uint64_t>1) << (d & 63)
             continue
-        for j in range(docs.size()):
-            d = docs[0][j]
+        for j in range(view.doc_start[part], view.doc_start[part + 1]):
+            d = view.doc_list[j]
             if doc_mark[d] != scan:
                 doc_mark[d] = scan
                 count += 1
@@ -235,13 +234,14 @@ cdef class PairMerger:
 
     # the distinct parts: node i holds symbol[i]; prev/next link nodes of one part (-1 at its
     # ends); part_of[i] is the node's distinct part, which occurs part_weight times in all,
-    # in the documents part_docs
+    # in the documents doc_list[doc_start[part]:doc_start[part + 1]] (ascending)
     cdef vector[id_t] symbol
     cdef vector[int32_t] prev
     cdef vector[int32_t] next
     cdef vector[int32_t] part_of
     cdef vector[count_t] part_weight
-    cdef vector[vector[int32_t]] part_docs
+    cdef vector[int64_t] doc_start
+    cdef vector[int32_t] doc_list
     cdef vector[int64_t] part_mark  # per distinct part: the last scan that counted it
     cdef vector[int64_t] part_lengths  # at build time
     # pair statistics, indexed by pair number
@@ -343,13 +343,15 @@ cdef class PairMerger:
         cdef vector[int64_t] part_start, part_end  # where each distinct part is in ``tokens``
         cdef const id_t* data = &tokens[0] if tokens.shape[0] else NULL
         cdef int64_t* slot
+        cdef vector[int32_t] part_at, last_doc  # each input part's distinct part; its last document
+        cdef vector[int64_t] listed  # documents listed per distinct part
+        part_at.reserve(offsets.shape[0] - 1)
         if counted:  # distinct parts already: every vector's final size is known
             self.symbol.reserve(tokens.shape[0])
             self.prev.reserve(tokens.shape[0])
             self.next.reserve(tokens.shape[0])
             self.part_of.reserve(tokens.shape[0])
             self.part_weight.reserve(offsets.shape[0] - 1)
-            self.part_docs.reserve(offsets.shape[0] - 1)
             self.part_mark.reserve(offsets.shape[0] - 1)
             self.part_lengths.reserve(offsets.shape[0] - 1)
         for k in range(offsets.shape[0] - 1):
@@ -361,14 +363,31 @@ cdef class PairMerger:
                 part_start.push_back(offsets[k])
                 part_end.push_back(offsets[k + 1])
                 slot[0] = part + 1
+                last_doc.push_back(-1)
+                listed.push_back(0)
             else:
                 part = <int32_t>(slot[0] - 1)
             self.part_weight[part] += weights[k] if counted else 1
-            if counted and self.part_docs[part].empty():
-                self.part_docs[part].reserve(doc_offsets[k + 1] - doc_offsets[k])
+            part_at.push_back(part)
             for j in range(doc_offsets[k] if counted else k, doc_offsets[k + 1] if counted else k + 1):
-                if self.part_docs[part].empty() or self.part_docs[part].back() != doc_of_part[j]:
-                    self.part_docs[part].push_back(doc_of_part[j])
+                if last_doc[part] != doc_of_part[j]:
+                    last_doc[part] = doc_of_part[j]
+                    listed[part] += 1
+        # the documents of each distinct part, in one array (a second pass: a part that is
+        # repeated gets documents from each of its copies)
+        self.doc_start.resize(listed.size() + 1, 0)
+        for part in range(<int32_t>listed.size()):
+            self.doc_start[part + 1] = self.doc_start[part] + listed[part]
+            listed[part] = self.doc_start[part]  # from here: where the part's next document goes
+            last_doc[part] = -1
+        self.doc_list.resize(self.doc_start.back(), 0)
+        for k in range(offsets.shape[0] - 1):
+            part = part_at[k]
+            for j in range(doc_offsets[k] if counted else k, doc_offsets[k + 1] if counted else k + 1):
+                if last_doc[part] != doc_of_part[j]:
+                    last_doc[part] = doc_of_part[j]
+                    self.doc_list[listed[part]] = doc_of_part[j]
+                    listed[part] += 1
         self._dense_rows()
         for i in range(self.symbol.size()):
             if self.next[i] >= 0:
@@ -383,20 +402,21 @@ cdef class PairMerger:
         """A bit set of the documents of every part listed in at least two words' worth of
         them (so the rows take at most the lists' memory)."""
         cdef Py_ssize_t n_words = (self.n_docs + 63) // 64, part, j, rows = 0
+        cdef Py_ssize_t n_parts = self.part_weight.size()
         cdef int32_t d
         cdef uint64_t* row
         self.doc_bits.resize(n_words, 0)
-        self.dense_of.resize(self.part_docs.size(), -1)
-        for part in range(<Py_ssize_t>self.part_docs.size()):
-            if <Py_ssize_t>self.part_docs[part].size() >= 2 * n_words:
+        self.dense_of.resize(n_parts, -1)
+        for part in range(n_parts):
+            if self.doc_start[part + 1] - self.doc_start[part] >= 2 * n_words:
                 self.dense_of[part] = <int32_t>rows
                 rows += 1
         self.dense_bits.resize(rows * n_words, 0)
-        for part in range(<Py_ssize_t>self.part_docs.size()):
+        for part in range(n_parts):
             if self.dense_of[part] >= 0:
                 row = self.dense_bits.data() + <Py_ssize_t>self.dense_of[part] * n_words
-                for j in range(self.part_docs[part].size()):
-                    d = self.part_docs[part][j]
+                for j in range(self.doc_start[part], self.doc_start[part + 1]):
+                    d = self.doc_list[j]
                     row[d >> 6] |= (<uint64_t>1) << (d & 63)
         return 0
 
@@ -409,7 +429,6 @@ cdef class PairMerger:
             self.next.push_back(first + i + 1 if i + 1 < length else -1)
             self.part_of.push_back(part)
         self.part_weight.push_back(0)
-        self.part_docs.push_back(vector[int32_t]())
         self.part_mark.push_back(-1)
         self.part_lengths.push_back(length)
         return part
@@ -470,7 +489,8 @@ cdef class PairMerger:
         view.symbol = self.symbol.data()
         view.next = self.next.data()
         view.part_of = self.part_of.data()
-        view.part_docs = self.part_docs.data()
+        view.doc_start = self.doc_start.data()
+        view.doc_list = self.doc_list.data()
         view.positions = self.positions.data()
         view.pair_left = self.pair_left.data()
         view.pair_right = self.pair_right.data()
