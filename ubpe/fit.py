@@ -365,15 +365,17 @@ def fit_vocabulary(
             )
         parts = parts.gather()
     if isinstance(parts, PartCounts):
+        symbols = len(parts.tokens)
         merger = PairMerger(
             parts.tokens, parts.offsets, parts.docs, parts.n_docs, n_base, unique_pieces,
             parts.weights, parts.doc_offsets,
         )
     else:
         tokens, offsets, doc_of_part = parts.fit_parts()
+        symbols = len(tokens)
         merger = PairMerger(tokens, offsets, doc_of_part, parts.n_docs, n_base, unique_pieces)
         del tokens, offsets, doc_of_part
-    if n_threads > 1:
+    if n_threads > 1 and symbols >= THREAD_POSITIONS:  # (no round of a smaller corpus gets to the threads)
         merger.use_threads(n_threads, THREAD_POSITIONS)
     n_docs = parts.n_docs
     del parts  # the merger holds what it needs: free the split before the merge loop
