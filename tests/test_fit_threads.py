@@ -5,9 +5,11 @@ and importing ubpe must stay light."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -322,3 +324,37 @@ def test_use_threads_is_checked_and_reversible():
     assert merger.use_threads(4, 0) == 4
     assert merger.use_threads(1) == 1  # the workers are stopped
     assert merger.step(5) == 1 and merger.parallel_sections == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
+def test_a_forked_child_merges_without_the_parents_workers():
+    """A child forked while a merger has workers does every item itself, and frees the merger."""
+    docs = ["ab ba ca", "ac bc", "cab abc", "ba cc"] * 3
+    counts = PartCounts.of_batch(SplitPipeline(Alphabet.from_spec("ab c"), break_tokens=" ").split_batch(docs))
+    expected = merged(counts, 1, 40, 4, False)[:2]
+    from ubpe_native._fit import PairMerger
+
+    merger = PairMerger(counts.tokens, counts.offsets, counts.docs, counts.n_docs, 4, False, counts.weights,
+                        counts.doc_offsets)
+    merger.use_threads(2, 0, True)  # (workers_only: in the child the caller must not wait for them)
+    pid = os.fork()
+    if pid == 0:  # the child: merge, compare, free, and leave without pytest's teardown
+        ok = False
+        try:
+            while merger.next_token <= 40 and merger.step(4):
+                pass
+            ok = [a.tolist() for a in merger.merges()] == expected[0] and merger.worker_pairs == 0
+            del merger
+        finally:
+            os._exit(0 if ok else 1)
+    for _ in range(600):
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked child hung")
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    del merger  # the parent's workers stop as usual

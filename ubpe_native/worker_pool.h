@@ -10,15 +10,28 @@
 // schedule in time costs nothing but the items the caller does instead. A task must not throw,
 // and what it computes for an item must not depend on which worker does it (each has its own
 // scratch, by `w`). Between sections a worker spins a little, then sleeps.
+//
+// In a child forked while a pool exists the workers do not exist: `run` does every item on the
+// calling thread, and the pool's end leaves the threads' handles alone.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
+
+#ifdef _WIN32
+#include <process.h>
+#define UBPE_PROCESS_ID() _getpid()
+#else
+#include <unistd.h>
+#define UBPE_PROCESS_ID() getpid()
+#endif
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -34,7 +47,7 @@ class WorkerPool {
   typedef void (*Task)(void* context, int worker);
 
   // Starts n_threads - 1 threads (none for n_threads <= 1); std::system_error if it cannot.
-  explicit WorkerPool(int n_threads) : size_(n_threads < 1 ? 1 : n_threads) {
+  explicit WorkerPool(int n_threads) : size_(n_threads < 1 ? 1 : n_threads), owner_(UBPE_PROCESS_ID()) {
     try {
       for (int w = 1; w < size_; ++w) threads_.emplace_back(&WorkerPool::loop, this, w);
     } catch (...) {
@@ -56,7 +69,7 @@ class WorkerPool {
   // `workers_only` (tests): the caller does no item but waits for a worker to do them all.
   void run(Task task, void* context, bool workers_only = false) {
     next_.store(0);
-    if (threads_.empty()) {
+    if (threads_.empty() || UBPE_PROCESS_ID() != owner_) {
       task(context, 0);
       return;
     }
@@ -66,8 +79,8 @@ class WorkerPool {
     open_.store(true);
     generation_.fetch_add(1);
     if (sleepers_.load() > 0) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      wake_.notify_all();
+      std::lock_guard<std::mutex> lock(sync_->mutex);
+      sync_->wake.notify_all();
     }
     if (!workers_only) {
       task(context, 0);
@@ -106,8 +119,8 @@ class WorkerPool {
       if (now == seen) {
         sleepers_.fetch_add(1);
         {
-          std::unique_lock<std::mutex> lock(mutex_);
-          wake_.wait(lock, [&] { return generation_.load() != seen; });
+          std::unique_lock<std::mutex> lock(sync_->mutex);
+          sync_->wake.wait(lock, [&] { return generation_.load() != seen; });
         }
         sleepers_.fetch_sub(1);
         now = generation_.load();
@@ -124,11 +137,19 @@ class WorkerPool {
   }
 
   void stop() {
+    if (UBPE_PROCESS_ID() != owner_) {
+      // a forked child: the threads are the parent's; joining or destroying their handles,
+      // or the condition variable they may wait on, would fail or block, so all are left
+      new std::vector<std::thread>(std::move(threads_));
+      threads_.clear();
+      sync_.release();
+      return;
+    }
     {
-      std::lock_guard<std::mutex> lock(mutex_);
+      std::lock_guard<std::mutex> lock(sync_->mutex);
       stopping_.store(true);
       generation_.fetch_add(1);
-      wake_.notify_all();
+      sync_->wake.notify_all();
     }
     for (std::thread& thread : threads_) thread.join();
     threads_.clear();
@@ -138,9 +159,13 @@ class WorkerPool {
   // closing store are ordered, so either the caller waits for the worker or the worker sees
   // the section closed
   int size_;
+  long owner_;
   std::vector<std::thread> threads_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
+  struct Sync {
+    std::mutex mutex;
+    std::condition_variable wake;
+  };
+  std::unique_ptr<Sync> sync_{new Sync()};
   std::atomic<uint64_t> generation_{0};
   std::atomic<int> sleepers_{0};
   std::atomic<int> active_{0};
