@@ -313,6 +313,15 @@ def test_golden_fits_on_threads(threaded_rounds):
     assert any(merger.worker_pairs > 0 for merger in threaded_rounds)
 
 
+@pytest.mark.parametrize("n_threads", [0, -1, 1.5, True, "2"])
+def test_fit_vocabulary_checks_n_threads(n_threads):
+    from ubpe.errors import InvalidParameterError
+
+    counts = PartCounts.of_batch(SplitPipeline(Alphabet.from_spec("ab "), break_tokens=" ").split_batch(["ab ab"]))
+    with pytest.raises(InvalidParameterError, match="n_threads"):
+        fit_vocabulary(counts, n_base=3, n_tokens=5, quiet=True, n_threads=n_threads)
+
+
 def test_use_threads_is_checked_and_reversible():
     from ubpe_native._fit import PairMerger
 

@@ -358,6 +358,8 @@ def fit_vocabulary(
     the vocabulary is the same on any number.
     """
     check_n_candidates(n_candidates)
+    if isinstance(n_threads, bool) or not isinstance(n_threads, int) or n_threads < 1:
+        raise InvalidParameterError(f"`n_threads` must be an int >= 1, got {n_threads!r}")
     if not isinstance(parts, (SplitBatch, PartCounts)):  # counted and kept on a Dask cluster
         if not unique_pieces:
             return parts.fit(
