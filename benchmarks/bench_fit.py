@@ -10,8 +10,8 @@ and its input read *before* the timer starts; one untimed warm-up fit, then one 
 (the reference, whose fits take a minute: ``--reference-repeats`` rounds, no warm-up). Each library runs with its
 default threading and with one thread (HF: ``RAYON_NUM_THREADS=1`` and
 ``TOKENIZERS_PARALLELISM=false``; sentencepiece ``num_threads=1``; ours ``UBPE_NUM_THREADS=1``;
-our default is one thread per core, which split and count chunks of the corpus, the merge rounds
-running on one). The reference runs in a Python >= 3.12 venv with
+our default is one thread per core, which split and count chunks of the corpus; in the merge
+rounds they count the documents of large rounds' pairs, the rest running on one). The reference runs in a Python >= 3.12 venv with
 ``ubpe==0.3.0 ubpe-native==0.3.0``; without ``--reference-python`` the script builds one in
 ``benchmarks/.cache/`` from any ``python3.12`` it can find (pyenv included). The reference
 is slow (about two minutes per MB of text), so it runs on 0.1 MB of text and on the ECG.
@@ -24,7 +24,7 @@ unless ``--allow-dirty``. Results go to ``results/benchmarks/fit.{csv,md}``.
 
 A second table times our fit's phases on the text inputs with ``UBPE_NUM_THREADS`` = 1 and 2
 (best of ``--repeats`` after a warm-up, each phase on its own): split + count (threaded), the
-merge rounds (building the pair statistics included; one thread) and the weights / rearranging;
+merge rounds (building the pair statistics included; mostly one thread) and the weights / rearranging;
 beside the measured 1 -> 2 thread ratio it gives Amdahl's bound from the one-thread phases
 (only split + count running twice as fast).
 """
@@ -122,7 +122,8 @@ for run in range(1 + spec["repeats"]):
     counts = count_documents(docs, pipeline.split_batch, n_threads=default_threads(),
                              native=pipeline.native_fit_tables(SplitMode.FULL))
     counted = time.perf_counter()
-    vocabulary = fit_vocabulary(counts, n_base=len(spec["alphabet"]), n_tokens=spec["n_tokens"], quiet=True)
+    vocabulary = fit_vocabulary(counts, n_base=len(spec["alphabet"]), n_tokens=spec["n_tokens"], quiet=True,
+                                n_threads=default_threads())
     merged = time.perf_counter()
     vocabulary.rearranged(spec["n_tokens"], classic=False)
     done = time.perf_counter()
@@ -269,7 +270,8 @@ def write_report(rows: list[dict], phase_rows: list[dict], library_versions: dic
         " sentencepiece: our `UBPE`): above 1 means ours is faster. `peak_mb`: the largest peak resident memory of"
         " its fitting processes (data, warm-up and timed fit included). `threads`: default = each library's own; 1 = `RAYON_NUM_THREADS=1`"
         " + `TOKENIZERS_PARALLELISM=false` (HF), `num_threads=1` (sentencepiece), `UBPE_NUM_THREADS=1` (ours:"
-        " one thread; our default: one per core splitting and counting chunks, the merge rounds on one).",
+        " one thread; our default: one per core splitting and counting chunks and counting large merge rounds'"
+        " documents, the rest of the merge rounds on one).",
     ]
     command = f"python benchmarks/bench_fit.py --n-tokens {args.n_tokens}" + (" --no-reference" if args.no_reference else "")
     text = markdown_report("Fit benchmark", command, notes, rows, library_versions, state, load_before)
@@ -278,9 +280,10 @@ def write_report(rows: list[dict], phase_rows: list[dict], library_versions: dic
             "", "## Our fit's phases, 1 and 2 threads (ms)", "",
             "`UBPE` (universal), `UBPE_NUM_THREADS` = 1 and 2, best of the repeats of each phase: `split_count` ="
             " splitting and counting the distinct parts (on the threads), `merge_rounds` = building the pair"
-            " statistics and the merge rounds (one thread), `weights` = rearranging by weight. A corpus of fewer"
+            " statistics and the merge rounds (one thread, but for the documents of rounds scanning at least"
+            " `ubpe.fit.THREAD_POSITIONS` positions), `weights` = rearranging by weight. A corpus of fewer"
             " than 1 M symbols per thread (`ubpe.fit.THREAD_SYMBOLS`; the 1 MB input) is counted on one thread"
-            " either way, so its two rows differ by noise only."
+            " either way."
             " `amdahl_bound`: the 1 -> 2 thread ratio if split + count ran exactly twice as fast and the rest"
             " did not change.", "",
             "| " + " | ".join(phase_rows[0]) + " |", "|" + "---|" * len(phase_rows[0]),

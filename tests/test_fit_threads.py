@@ -4,9 +4,12 @@ and importing ubpe must stay light."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -215,3 +218,153 @@ def test_add_text_checks_its_tables_and_text():
         PartCounter().add_text(np.frombuffer(b"a\xff", np.uint8), chars, split_classes(), 5, table)
     with pytest.raises(TypeError):
         PartCounter().add_text(None, chars, split_classes(), 5, table)
+
+
+# -- the merge rounds on threads (issue 12): documents of a round's pairs counted on workers ----
+
+@pytest.fixture
+def threaded_rounds(monkeypatch):
+    """Every round with two or more pairs to count goes to the workers (THREAD_POSITIONS = 0),
+    which count them all (the calling thread only waits); returns the mergers built, to check
+    that the workers did count."""
+    built = []
+
+    class Spy(fit_module.PairMerger):
+        def __init__(self, *args):
+            super().__init__(*args)
+            built.append(self)
+
+        def use_threads(self, n_threads, min_positions):
+            return super().use_threads(n_threads, min_positions, True)
+
+    monkeypatch.setattr(fit_module, "THREAD_POSITIONS", 0)
+    monkeypatch.setattr(fit_module, "PairMerger", Spy)
+    return built
+
+
+def merged(counts, n_threads, n_tokens, n_candidates, unique):
+    from ubpe_native._fit import PairMerger
+
+    merger = PairMerger(counts.tokens, counts.offsets, counts.docs, counts.n_docs, 4, unique, counts.weights,
+                        counts.doc_offsets)
+    if n_threads > 1:
+        assert merger.use_threads(n_threads, 0, True) == n_threads
+    while merger.next_token <= n_tokens and merger.step(n_candidates):
+        pass
+    return [a.tolist() for a in merger.merges()], merger.next_token, merger.worker_pairs
+
+
+@settings(max_examples=150, deadline=None)
+@given(docs=texts, n_candidates=st.integers(1, 8), unique=st.booleans(), n_tokens=st.integers(5, 60))
+def test_threaded_rounds_merge_as_one_thread(docs, n_candidates, unique, n_tokens):
+    """Few symbols, short documents: many candidates tie in occurrences, so documents are
+    counted in most rounds (by the workers alone here); the merges, ids, documents and
+    occurrences are those of one thread, with and without unique pieces."""
+    pipeline = SplitPipeline(Alphabet.from_spec("ab c"), break_tokens=" ")
+    counts = PartCounts.of_batch(pipeline.split_batch(docs))
+    one = merged(counts, 1, n_tokens, n_candidates, unique)
+    for n_threads in (2, 3):
+        assert merged(counts, n_threads, n_tokens, n_candidates, unique)[:2] == one[:2]
+
+
+def test_threaded_rounds_on_tied_candidates_use_the_workers():
+    docs = ["ab ba ca", "ac bc", "cab abc", "ba cc"] * 3
+    counts = PartCounts.of_batch(SplitPipeline(Alphabet.from_spec("ab c"), break_tokens=" ").split_batch(docs))
+    for unique in (False, True):
+        one = merged(counts, 1, 40, 4, unique)
+        two = merged(counts, 2, 40, 4, unique)
+        assert two[:2] == one[:2] and two[2] > 0
+
+
+@pytest.mark.parametrize("cls", [UBPE, UBPEClassic])
+@pytest.mark.parametrize("integers", [False, True])
+def test_threaded_rounds_fit_as_one_thread(cls, integers, threaded_rounds):
+    """Text and integer corpora with frequent pairs in many documents (rounds with large
+    scans, documents by bit set and by marks) give the same model on 1, 2 and 3 threads."""
+    rng = np.random.default_rng(3)
+    words = ["".join(rng.choice(list("abcdef"), size=int(rng.integers(1, 7)))) for _ in range(60)]
+    docs = [" ".join(rng.choice(words, size=int(rng.integers(1, 40)))) for _ in range(300)]
+    if integers:  # unsplit integer symbols
+        docs = [[ord(c) - 32 for c in doc] for doc in docs]
+        options = dict(alphabet=sorted({s for doc in docs for s in doc}))
+    else:
+        options = dict(alphabet="abcdef ", regex_str=WORDS)
+    fitted = []
+    for n_threads in (1, 2, 3):
+        tok = cls(n_tokens=120, **options)
+        tok.fit(docs, quiet=True, n_threads=n_threads, n_candidates=8)
+        fitted.append((tok.tokens_mapper, tok.tokens_weights))
+    assert fitted[1] == fitted[0] and fitted[2] == fitted[0]
+    assert [merger.worker_pairs > 0 for merger in threaded_rounds] == [False, True, True]
+
+
+def test_golden_fits_on_threads(threaded_rounds):
+    """ubpe 0.3.0's fits (the golden fixtures) with every round's documents on workers."""
+    from test_fit_golden import CLASSES, assert_same_model, fixture_of, reference_dump, runs, settings_of
+
+    for param in runs():
+        path, index = param.values
+        fixture = fixture_of(path)
+        run = fixture["runs"][index]
+        for n_threads in (2, 3):
+            tok = CLASSES[run["variant"]](**settings_of(fixture))
+            tok.fit(fixture["corpus"], n_candidates=run["n_candidates"], rearrange_tokens=run["rearrange"],
+                    quiet=True, n_threads=n_threads)
+            assert_same_model(json.loads(tok.dumps()), json.loads(reference_dump(fixture, run["dump"])))
+    assert any(merger.worker_pairs > 0 for merger in threaded_rounds)
+
+
+@pytest.mark.parametrize("n_threads", [0, -1, 1.5, True, "2"])
+def test_fit_vocabulary_checks_n_threads(n_threads):
+    from ubpe.errors import InvalidParameterError
+
+    counts = PartCounts.of_batch(SplitPipeline(Alphabet.from_spec("ab "), break_tokens=" ").split_batch(["ab ab"]))
+    with pytest.raises(InvalidParameterError, match="n_threads"):
+        fit_vocabulary(counts, n_base=3, n_tokens=5, quiet=True, n_threads=n_threads)
+
+
+def test_use_threads_is_checked_and_reversible():
+    from ubpe_native._fit import PairMerger
+
+    merger = PairMerger(np.array([0, 1, 0, 1], np.int32), np.array([0, 4]), np.array([0], np.int32), 1, 2)
+    with pytest.raises(ValueError, match="n_threads"):
+        merger.use_threads(0)
+    with pytest.raises(ValueError, match="min_positions"):
+        merger.use_threads(2, -1)
+    assert merger.use_threads(4, 0) == 4
+    assert merger.use_threads(1) == 1  # the workers are stopped
+    assert merger.step(5) == 1 and merger.parallel_sections == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
+def test_a_forked_child_merges_without_the_parents_workers():
+    """A child forked while a merger has workers does every item itself, and frees the merger."""
+    docs = ["ab ba ca", "ac bc", "cab abc", "ba cc"] * 3
+    counts = PartCounts.of_batch(SplitPipeline(Alphabet.from_spec("ab c"), break_tokens=" ").split_batch(docs))
+    expected = merged(counts, 1, 40, 4, False)[:2]
+    from ubpe_native._fit import PairMerger
+
+    merger = PairMerger(counts.tokens, counts.offsets, counts.docs, counts.n_docs, 4, False, counts.weights,
+                        counts.doc_offsets)
+    merger.use_threads(2, 0, True)  # (workers_only: in the child the caller must not wait for them)
+    pid = os.fork()
+    if pid == 0:  # the child: merge, compare, free, and leave without pytest's teardown
+        ok = False
+        try:
+            while merger.next_token <= 40 and merger.step(4):
+                pass
+            ok = [a.tolist() for a in merger.merges()] == expected[0] and merger.worker_pairs == 0
+            del merger
+        finally:
+            os._exit(0 if ok else 1)
+    for _ in range(600):
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked child hung")
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    del merger  # the parent's workers stop as usual

@@ -51,6 +51,9 @@ CHUNK_SYMBOLS = 1 << 21
 LIST_CHUNK_SYMBOLS = 1 << 16
 #: Threads count a list only if each gets at least this many symbols.
 THREAD_SYMBOLS = 1 << 20
+#: A merge round counts the documents of its pairs on threads only if it scans at least this
+#: many positions (below, waking the workers costs more than it saves).
+THREAD_POSITIONS = 1 << 12
 EMPTY_CORPUS = "`corpus` is empty: fitting needs at least one document"
 
 
@@ -365,15 +368,20 @@ def fit_vocabulary(
     quiet: bool = False,
     description: str = "fit",
     unique_pieces: bool = False,
+    n_threads: int = 1,
 ) -> Vocabulary:
     """Merge pairs until the largest id reaches ``n_tokens`` (or no pair is left).
 
     As in ubpe 0.3.0 the loop runs while the largest id is below ``n_tokens``, and a round
     may create several tokens, so the result can hold a few more than ``n_tokens`` ids;
     rearrangement trims it. With ``unique_pieces`` a merge that rebuilds an existing token's
-    piece reuses that token (byte-level vocabularies).
+    piece reuses that token (byte-level vocabularies). ``n_threads`` > 1 lets rounds that
+    scan many positions (:data:`THREAD_POSITIONS`) count documents on that many threads:
+    the vocabulary is the same on any number.
     """
     check_n_candidates(n_candidates)
+    if isinstance(n_threads, bool) or not isinstance(n_threads, int) or n_threads < 1:
+        raise InvalidParameterError(f"`n_threads` must be an int >= 1, got {n_threads!r}")
     if not isinstance(parts, (SplitBatch, PartCounts)):  # counted and kept on a Dask cluster
         if not unique_pieces:
             return parts.fit(
@@ -382,12 +390,16 @@ def fit_vocabulary(
         parts = parts.gather()
     if isinstance(parts, PartCounts):
         tokens, offsets, weights, doc_offsets, docs = parts.buffers()
+        symbols = len(tokens)
         merger = PairMerger(tokens, offsets, docs, parts.n_docs, n_base, unique_pieces, weights, doc_offsets)
         del tokens, offsets, weights, doc_offsets, docs
     else:
         tokens, offsets, doc_of_part = parts.fit_parts()
+        symbols = len(tokens)
         merger = PairMerger(tokens, offsets, doc_of_part, parts.n_docs, n_base, unique_pieces)
         del tokens, offsets, doc_of_part
+    if n_threads > 1 and symbols >= THREAD_POSITIONS:  # (no round of a smaller corpus gets to the threads)
+        merger.use_threads(n_threads, THREAD_POSITIONS)
     n_docs = parts.n_docs
     del parts  # the merger holds what it needs: free the split before the merge loop
     largest = n_base - 1
@@ -459,5 +471,6 @@ def fit_corpus(
     split = functools.partial(pipeline.split_batch, mode=split_mode)
     n_base = len(pipeline.alphabet) + len(pipeline.known_words or {})
     return fit_vocabulary(
-        corpus_parts(corpus, split, n_threads=n_threads, native=pipeline.native_fit_tables(split_mode)), n_base=n_base, n_tokens=n_tokens, n_candidates=n_candidates, quiet=quiet, description=description
+        corpus_parts(corpus, split, n_threads=n_threads, native=pipeline.native_fit_tables(split_mode)), n_base=n_base, n_tokens=n_tokens, n_candidates=n_candidates, quiet=quiet, description=description,
+        n_threads=n_threads,
     )

@@ -318,7 +318,8 @@ class UBPEBase:
         together; with ``rearrange_tokens`` the result is sorted by weight and trimmed to
         ``n_tokens``. A progress bar shows on stderr unless ``quiet``. A list is split and
         counted on ``n_threads`` threads (default :func:`default_threads`); the merge rounds
-        run on one. The vocabulary is the same whatever the number of threads.
+        run on one, which the others help count documents in large rounds. The vocabulary is
+        the same whatever the number of threads.
         """
         check_n_threads(n_threads)
         if self._vocabulary is not None:

@@ -42,7 +42,9 @@ the same merge code, so they stay inside the class.)
 """
 
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.string cimport memset
 from libcpp.algorithm cimport sort
+from libcpp.utility cimport pair as cpp_pair
 from libcpp.vector cimport vector
 
 from ubpe_native._numpy import np
@@ -53,6 +55,32 @@ from ubpe_native._distinct cimport run_hash, run_slot
 from ubpe_native._flat_map cimport FlatMap, pack_key
 from ubpe_native._heap cimport heap_pop, heap_push
 from ubpe_native._typedefs cimport count_t, id_t
+
+
+cdef extern from *:
+    """
+    static inline int ubpe_popcount64(uint64_t x) {
+    #if defined(__GNUC__) || defined(__clang__)
+      return __builtin_popcountll(x);
+    #else
+      int n = 0;
+      for (; x; x &= x - 1) ++n;
+      return n;
+    #endif
+    }
+    """
+    int popcount64 "ubpe_popcount64"(uint64_t x) noexcept nogil
+
+
+cdef extern from "worker_pool.h" namespace "ubpe" nogil:
+    cdef cppclass WorkerPool:
+        WorkerPool(int n_threads) except +
+        int size()
+        Py_ssize_t claim()
+        void run(void (*task)(void*, int) noexcept nogil, void* context, bint workers_only)
+
+
+ctypedef cpp_pair[int64_t, Py_ssize_t] pair_size
 
 
 cdef struct HeapEntry:
@@ -92,6 +120,104 @@ cdef inline bint ranks_before(const Candidate& a, const Candidate& b) noexcept n
 
 
 
+cdef struct DocumentScan:
+    # what counting a pair's documents reads (and the pair's positions and cached count, which
+    # it writes): pointers into a merger's vectors, none of which grows while a scan runs
+    id_t* symbol
+    int32_t* next
+    int32_t* part_of
+    int64_t* doc_start  # the documents of part k: doc_list[doc_start[k]:doc_start[k + 1]]
+    int32_t* doc_list
+    vector[int32_t]* positions
+    id_t* pair_left
+    id_t* pair_right
+    count_t* documents
+    count_t n_docs
+    # parts held by many documents also have them as a bit set: dense_of[part] is its row in
+    # dense_bits (n_words words a row), or -1
+    int32_t* dense_of
+    uint64_t* dense_bits
+    Py_ssize_t n_words
+
+
+cdef count_t scan_documents(DocumentScan* view, int32_t pair, int64_t* part_mark, int64_t* doc_mark,
+                            uint64_t* bits, int64_t scan) noexcept nogil:
+    """Documents holding the pair: those of the distinct parts at its valid positions (stale
+    positions are dropped from the list on the way). ``part_mark``, ``doc_mark`` and ``bits``
+    (a bit per document) are the scanning thread's own scratch, none of whose marks equals
+    the new ``scan`` number yet.
+
+    A pair with at least a word of bits per position goes by bit set (a dense part's documents
+    are OR-ed a word at a time, the others' set one by one, then counted); a rarer pair marks
+    each document (as many steps as documents listed, but no pass over all documents)."""
+    cdef vector[int32_t]* where = &view.positions[pair]
+    cdef id_t a = view.pair_left[pair], b = view.pair_right[pair]
+    cdef Py_ssize_t k, j, kept = 0
+    cdef int32_t p, q, part, d
+    cdef count_t count = 0
+    cdef bint by_bits = <Py_ssize_t>where.size() >= view.n_words
+    cdef uint64_t* row
+    if by_bits:
+        memset(bits, 0, view.n_words * sizeof(uint64_t))
+    for k in range(where.size()):
+        p = where[0][k]
+        q = view.next[p]
+        if view.symbol[p] != a or q < 0 or view.symbol[q] != b:
+            continue
+        where[0][kept] = p
+        kept += 1
+        part = view.part_of[p]
+        if count == view.n_docs or part_mark[part] == scan:
+            continue  # (every document holds the pair: only the positions are checked on)
+        part_mark[part] = scan
+        if by_bits:
+            if view.dense_of[part] >= 0:
+                row = view.dense_bits + <Py_ssize_t>view.dense_of[part] * view.n_words
+                for j in range(view.n_words):
+                    bits[j] |= row[j]
+            else:
+                for j in range(view.doc_start[part], view.doc_start[part + 1]):
+                    d = view.doc_list[j]
+                    bits[d >> 6] |= (<uint64_t>1) << (d & 63)
+            continue
+        for j in range(view.doc_start[part], view.doc_start[part + 1]):
+            d = view.doc_list[j]
+            if doc_mark[d] != scan:
+                doc_mark[d] = scan
+                count += 1
+    if by_bits:
+        for j in range(view.n_words):
+            count += popcount64(bits[j])
+    where.resize(kept)  # (smaller: never allocates)
+    view.documents[pair] = count
+    return count
+
+
+cdef struct DocumentsJob:
+    # the pairs whose documents a round needs, counted on a pool's workers (each claims the
+    # next pair and counts it with its own marks)
+    DocumentScan view
+    WorkerPool* pool
+    int32_t* pairs
+    Py_ssize_t n
+    vector[int64_t]* part_marks
+    vector[int64_t]* doc_marks
+    vector[uint64_t]* doc_bits
+    int64_t* scans
+    int64_t* items  # pairs counted, per worker
+
+
+cdef void documents_task(void* context, int worker) noexcept nogil:
+    cdef DocumentsJob* job = <DocumentsJob*>context
+    cdef Py_ssize_t i = job.pool.claim()
+    while i < job.n:
+        job.items[worker] += 1
+        job.scans[worker] += 1
+        scan_documents(&job.view, job.pairs[i], job.part_marks[worker].data(),
+                       job.doc_marks[worker].data(), job.doc_bits[worker].data(), job.scans[worker])
+        i = job.pool.claim()
+
+
 cdef class PairMerger:
     """Fit state: the corpus as linked lists plus the pair statistics.
 
@@ -109,13 +235,14 @@ cdef class PairMerger:
 
     # the distinct parts: node i holds symbol[i]; prev/next link nodes of one part (-1 at its
     # ends); part_of[i] is the node's distinct part, which occurs part_weight times in all,
-    # in the documents part_docs
+    # in the documents doc_list[doc_start[part]:doc_start[part + 1]] (ascending)
     cdef vector[id_t] symbol
     cdef vector[int32_t] prev
     cdef vector[int32_t] next
     cdef vector[int32_t] part_of
     cdef vector[count_t] part_weight
-    cdef vector[vector[int32_t]] part_docs
+    cdef vector[int64_t] doc_start
+    cdef vector[int32_t] doc_list
     cdef vector[int64_t] part_mark  # per distinct part: the last scan that counted it
     cdef vector[int64_t] part_lengths  # at build time
     # pair statistics, indexed by pair number
@@ -129,6 +256,9 @@ cdef class PairMerger:
     cdef vector[int32_t] seen_in_round
     cdef vector[int64_t] doc_mark  # per document: the last scan that counted it
     cdef int64_t scan_number
+    cdef vector[uint64_t] doc_bits  # a bit per document (scans of frequent pairs)
+    cdef vector[int32_t] dense_of  # per part: its row of dense_bits, or -1 (see DocumentScan)
+    cdef vector[uint64_t] dense_bits
     cdef vector[HeapEntry] heap
     cdef Py_ssize_t heap_limit  # past this size the heap drops its stale entries (_compact)
     cdef vector[int32_t] touched
@@ -145,6 +275,17 @@ cdef class PairMerger:
     cdef FlatMap piece_tokens
     cdef readonly id_t next_token
     cdef readonly int32_t n_docs
+    # threads (use_threads): the pool, each worker's marks (worker 0's are part_mark and
+    # doc_mark), and the work a round must have before it goes to the workers
+    cdef WorkerPool* pool
+    cdef vector[vector[int64_t]] part_marks
+    cdef vector[vector[int64_t]] doc_marks
+    cdef vector[vector[uint64_t]] doc_bits_of
+    cdef vector[int64_t] scans
+    cdef Py_ssize_t thread_positions
+    cdef bint workers_only  # (tests) the calling thread leaves every pair to the workers
+    cdef readonly int64_t parallel_sections  # how many times the workers ran (tests)
+    cdef readonly int64_t worker_pairs  # how many pairs the workers other than this thread counted
 
     def __init__(self, const id_t[::1] tokens not None, const int64_t[::1] offsets not None,
                  const int32_t[::1] doc_of_part not None, int32_t n_docs, id_t next_token,
@@ -203,13 +344,15 @@ cdef class PairMerger:
         cdef vector[int64_t] part_start, part_end  # where each distinct part is in ``tokens``
         cdef const id_t* data = &tokens[0] if tokens.shape[0] else NULL
         cdef int64_t* slot
+        cdef vector[int32_t] part_at, last_doc  # each input part's distinct part; its last document
+        cdef vector[int64_t] listed  # documents listed per distinct part
+        part_at.reserve(offsets.shape[0] - 1)
         if counted:  # distinct parts already: every vector's final size is known
             self.symbol.reserve(tokens.shape[0])
             self.prev.reserve(tokens.shape[0])
             self.next.reserve(tokens.shape[0])
             self.part_of.reserve(tokens.shape[0])
             self.part_weight.reserve(offsets.shape[0] - 1)
-            self.part_docs.reserve(offsets.shape[0] - 1)
             self.part_mark.reserve(offsets.shape[0] - 1)
             self.part_lengths.reserve(offsets.shape[0] - 1)
         for k in range(offsets.shape[0] - 1):
@@ -221,14 +364,32 @@ cdef class PairMerger:
                 part_start.push_back(offsets[k])
                 part_end.push_back(offsets[k + 1])
                 slot[0] = part + 1
+                last_doc.push_back(-1)
+                listed.push_back(0)
             else:
                 part = <int32_t>(slot[0] - 1)
             self.part_weight[part] += weights[k] if counted else 1
-            if counted and self.part_docs[part].empty():
-                self.part_docs[part].reserve(doc_offsets[k + 1] - doc_offsets[k])
+            part_at.push_back(part)
             for j in range(doc_offsets[k] if counted else k, doc_offsets[k + 1] if counted else k + 1):
-                if self.part_docs[part].empty() or self.part_docs[part].back() != doc_of_part[j]:
-                    self.part_docs[part].push_back(doc_of_part[j])
+                if last_doc[part] != doc_of_part[j]:
+                    last_doc[part] = doc_of_part[j]
+                    listed[part] += 1
+        # the documents of each distinct part, in one array (a second pass: a part that is
+        # repeated gets documents from each of its copies)
+        self.doc_start.resize(listed.size() + 1, 0)
+        for part in range(<int32_t>listed.size()):
+            self.doc_start[part + 1] = self.doc_start[part] + listed[part]
+            listed[part] = self.doc_start[part]  # from here: where the part's next document goes
+            last_doc[part] = -1
+        self.doc_list.resize(self.doc_start.back(), 0)
+        for k in range(offsets.shape[0] - 1):
+            part = part_at[k]
+            for j in range(doc_offsets[k] if counted else k, doc_offsets[k + 1] if counted else k + 1):
+                if last_doc[part] != doc_of_part[j]:
+                    last_doc[part] = doc_of_part[j]
+                    self.doc_list[listed[part]] = doc_of_part[j]
+                    listed[part] += 1
+        self._dense_rows()
         for i in range(self.symbol.size()):
             if self.next[i] >= 0:
                 self._add(self.symbol[i], self.symbol[i + 1], i)
@@ -236,6 +397,28 @@ cdef class PairMerger:
             self._push(pair)
         self.heap_limit = max(2 * <Py_ssize_t>self.heap.size(), 4096)
         self.touched.clear()
+        return 0
+
+    cdef int _dense_rows(self) except -1 nogil:
+        """A bit set of the documents of every part listed in at least two words' worth of
+        them (so the rows take at most the lists' memory)."""
+        cdef Py_ssize_t n_words = (self.n_docs + 63) // 64, part, j, rows = 0
+        cdef Py_ssize_t n_parts = self.part_weight.size()
+        cdef int32_t d
+        cdef uint64_t* row
+        self.doc_bits.resize(n_words, 0)
+        self.dense_of.resize(n_parts, -1)
+        for part in range(n_parts):
+            if self.doc_start[part + 1] - self.doc_start[part] >= 2 * n_words:
+                self.dense_of[part] = <int32_t>rows
+                rows += 1
+        self.dense_bits.resize(rows * n_words, 0)
+        for part in range(n_parts):
+            if self.dense_of[part] >= 0:
+                row = self.dense_bits.data() + <Py_ssize_t>self.dense_of[part] * n_words
+                for j in range(self.doc_start[part], self.doc_start[part + 1]):
+                    d = self.doc_list[j]
+                    row[d >> 6] |= (<uint64_t>1) << (d & 63)
         return 0
 
     cdef int32_t _new_part(self, const id_t[::1] tokens, Py_ssize_t start, Py_ssize_t length) except -1 nogil:
@@ -247,7 +430,6 @@ cdef class PairMerger:
             self.next.push_back(first + i + 1 if i + 1 < length else -1)
             self.part_of.push_back(part)
         self.part_weight.push_back(0)
-        self.part_docs.push_back(vector[int32_t]())
         self.part_mark.push_back(-1)
         self.part_lengths.push_back(length)
         return part
@@ -295,36 +477,81 @@ cdef class PairMerger:
         return 0
 
     cdef count_t _documents_of(self, int32_t pair) noexcept nogil:
-        """Documents holding the pair: those of the distinct parts at its valid positions
-        (stale positions are dropped from the list on the way)."""
+        """Documents holding the pair (cached until the pair changes), see scan_documents."""
         if self.documents[pair] >= 0:
             return self.documents[pair]
-        cdef vector[int32_t]* where = &self.positions[pair]
-        cdef id_t a = self.pair_left[pair], b = self.pair_right[pair]
-        cdef Py_ssize_t k, kept = 0
-        cdef int32_t p, q, part, d
-        cdef count_t count = 0
-        cdef Py_ssize_t j
+        cdef DocumentScan view = self._scan_view()
         self.scan_number += 1
-        for k in range(where.size()):
-            p = where[0][k]
-            q = self.next[p]
-            if self.symbol[p] != a or q < 0 or self.symbol[q] != b:
-                continue
-            where[0][kept] = p
-            kept += 1
-            part = self.part_of[p]
-            if self.part_mark[part] == self.scan_number:
-                continue
-            self.part_mark[part] = self.scan_number
-            for j in range(self.part_docs[part].size()):
-                d = self.part_docs[part][j]
-                if self.doc_mark[d] != self.scan_number:
-                    self.doc_mark[d] = self.scan_number
-                    count += 1
-        where.resize(kept)
-        self.documents[pair] = count
-        return count
+        return scan_documents(&view, pair, self.part_mark.data(), self.doc_mark.data(), self.doc_bits.data(),
+                              self.scan_number)
+
+    cdef DocumentScan _scan_view(self) noexcept nogil:
+        cdef DocumentScan view
+        view.symbol = self.symbol.data()
+        view.next = self.next.data()
+        view.part_of = self.part_of.data()
+        view.doc_start = self.doc_start.data()
+        view.doc_list = self.doc_list.data()
+        view.positions = self.positions.data()
+        view.pair_left = self.pair_left.data()
+        view.pair_right = self.pair_right.data()
+        view.documents = self.documents.data()
+        view.n_docs = self.n_docs
+        view.dense_of = self.dense_of.data()
+        view.dense_bits = self.dense_bits.data()
+        view.n_words = self.doc_bits.size()
+        return view
+
+    cdef int _count_documents(self, const vector[int32_t]& pairs) except -1 nogil:
+        """Count (and cache) the documents of ``pairs``: on the pool's workers when they need
+        at least ``thread_positions`` positions in all, else here. Each pair's count depends
+        on the pair alone, so it is the same whichever worker counts it, and this thread
+        counts whatever no worker has claimed (see worker_pool.h)."""
+        cdef vector[int32_t] needed, ordered
+        cdef vector[int64_t] items
+        cdef vector[pair_size] order
+        cdef pair_size item
+        cdef Py_ssize_t i, total = 0
+        cdef DocumentsJob job
+        for i in range(pairs.size()):
+            if self.documents[pairs[i]] < 0:
+                needed.push_back(pairs[i])
+                total += self.positions[pairs[i]].size()
+        if self.pool == NULL or needed.size() < 2 or total < self.thread_positions:
+            for i in range(needed.size()):
+                self._documents_of(needed[i])
+            return 0
+        # the largest first (the workers claim them in this order)
+        for i in range(needed.size()):
+            item.first = -<int64_t>self.positions[needed[i]].size()
+            item.second = i
+            order.push_back(item)
+        sort(order.begin(), order.end())
+        for i in range(order.size()):
+            ordered.push_back(needed[order[i].second])
+        self.scans[0] = self.scan_number
+        job.view = self._scan_view()
+        job.pool = self.pool
+        job.pairs = ordered.data()
+        job.n = ordered.size()
+        job.part_marks = self.part_marks.data()
+        job.doc_marks = self.doc_marks.data()
+        job.doc_bits = self.doc_bits_of.data()
+        job.scans = self.scans.data()
+        items.resize(self.pool.size(), 0)
+        job.items = items.data()
+        self.part_marks[0].swap(self.part_mark)  # worker 0 is this thread, with its own marks
+        self.doc_marks[0].swap(self.doc_mark)
+        self.doc_bits_of[0].swap(self.doc_bits)
+        self.pool.run(documents_task, &job, self.workers_only)
+        self.parallel_sections += 1
+        for i in range(1, <Py_ssize_t>items.size()):
+            self.worker_pairs += items[i]
+        self.part_marks[0].swap(self.part_mark)
+        self.doc_marks[0].swap(self.doc_mark)
+        self.doc_bits_of[0].swap(self.doc_bits)
+        self.scan_number = self.scans[0]
+        return 0
 
     # -- the candidate heap -------------------------------------------------------------------
 
@@ -340,6 +567,48 @@ cdef class PairMerger:
 
     cdef bint _is_current(self, const HeapEntry& entry) noexcept nogil:
         return entry.occurrences > 0 and entry.occurrences == self.occurrences[entry.pair]
+
+    # -- threads ------------------------------------------------------------------------------
+
+    def use_threads(self, int n_threads, Py_ssize_t min_positions=0, bint workers_only=False):
+        """Count documents in later rounds on ``n_threads`` threads (1: on the calling one)
+        when a round needs at least ``min_positions`` positions scanned; returns the threads
+        in use (1 if no thread could be started). The merges are the same on any number.
+        ``workers_only`` (tests): the calling thread waits while the others count.
+
+        >>> import numpy as np
+        >>> merger = PairMerger(np.array([0, 1, 0, 1], np.int32), np.array([0, 4]), np.array([0], np.int32), 1, 2)
+        >>> merger.use_threads(2)
+        2
+        """
+        if n_threads < 1 or min_positions < 0:
+            raise ValueError("n_threads must be at least 1 and min_positions non-negative")
+        cdef int w
+        del self.pool
+        self.pool = NULL
+        self.part_marks.clear()
+        self.doc_marks.clear()
+        self.doc_bits_of.clear()
+        if n_threads == 1:
+            return 1
+        self.part_marks.resize(n_threads)
+        self.doc_marks.resize(n_threads)
+        self.doc_bits_of.resize(n_threads)
+        self.scans.assign(n_threads, 0)
+        for w in range(1, n_threads):
+            self.part_marks[w].resize(self.part_weight.size(), -1)
+            self.doc_marks[w].resize(self.n_docs, -1)
+            self.doc_bits_of[w].resize(self.doc_bits.size(), 0)
+        self.thread_positions = min_positions
+        self.workers_only = workers_only
+        try:
+            self.pool = new WorkerPool(n_threads)
+        except RuntimeError:  # no thread could be started: the calling thread counts alone
+            return 1
+        return n_threads
+
+    def __dealloc__(self):
+        del self.pool
 
     # -- one round ----------------------------------------------------------------------------
 
@@ -397,7 +666,14 @@ cdef class PairMerger:
             popped.push_back(candidate)
         if popped.empty():
             return 0
-        # documents matter only between pairs with equal occurrences
+        # documents matter only between pairs with equal occurrences (popped in descending
+        # order): all of them counted first, together, then each group is sorted
+        for i in range(popped.size()):
+            if ((i > 0 and popped[i - 1].occurrences == popped[i].occurrences)
+                    or (i + 1 < <Py_ssize_t>popped.size() and popped[i + 1].occurrences == popped[i].occurrences)):
+                candidates.push_back(popped[i].pair)
+        self._count_documents(candidates)
+        candidates.clear()
         i = 0
         while i < <Py_ssize_t>popped.size():
             group_end = i + 1
@@ -405,7 +681,7 @@ cdef class PairMerger:
                 group_end += 1
             if group_end - i > 1:
                 for j in range(i, group_end):
-                    popped[j].documents = self._documents_of(popped[j].pair)
+                    popped[j].documents = self._documents_of(popped[j].pair)  # (counted above)
                 sort(popped.begin() + i, popped.begin() + group_end, ranks_before)
             i = group_end
         for i in range(popped.size()):
@@ -446,7 +722,10 @@ cdef class PairMerger:
             else:
                 self._push(pair)
 
-        # 3. new tokens, in batch order, with the statistics seen at selection
+        # 3. new tokens, in batch order, with the statistics seen at selection (the batch's
+        #    documents counted first, together: a merge changes no other taken pair's statistics,
+        #    and where it does - a reused piece - the pair's count is dropped and counted again)
+        self._count_documents(taken)
         for i in range(taken.size()):
             self._merge(taken[i], self._target_of(taken[i]))
 
