@@ -282,8 +282,8 @@ def write_report(rows: list[dict], phase_rows: list[dict], library_versions: dic
             " splitting and counting the distinct parts (on the threads), `merge_rounds` = building the pair"
             " statistics and the merge rounds (one thread, but for the documents of rounds scanning at least"
             " `ubpe.fit.THREAD_POSITIONS` positions), `weights` = rearranging by weight. A corpus of fewer"
-            " than 1 M symbols per thread (`ubpe.fit.THREAD_SYMBOLS`; the 1 MB input) is counted on one thread"
-            " either way."
+            " than 1 M symbols per thread (`ubpe.fit.THREAD_SYMBOLS`; the 1 MB input) is counted and merged on"
+            " one thread either way."
             " `amdahl_bound`: the 1 -> 2 thread ratio if split + count ran exactly twice as fast and the rest"
             " did not change.", "",
             "| " + " | ".join(phase_rows[0]) + " |", "|" + "---|" * len(phase_rows[0]),

@@ -238,6 +238,7 @@ def threaded_rounds(monkeypatch):
             return super().use_threads(n_threads, min_positions, True)
 
     monkeypatch.setattr(fit_module, "THREAD_POSITIONS", 0)
+    monkeypatch.setattr(fit_module, "THREAD_SYMBOLS", 1)
     monkeypatch.setattr(fit_module, "PairMerger", Spy)
     return built
 
