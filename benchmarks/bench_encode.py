@@ -42,6 +42,7 @@ from common import (
     add_provenance_arguments,
     best_time,
     importable,
+    interleaved,
     markdown_report,
     provenance,
     reference_python,
@@ -250,28 +251,6 @@ def control(measure) -> None:
     for threads, run in (("default", two_threads), ("1", lambda: [hashlib.sha256(b).digest() for b in blocks])):
         measure(run, "control", "sha256 (GIL released), 2 threads vs 1", threads, 0, sum(map(len, blocks)),
                 note="bytes, not chars: the machine's parallelism")
-
-
-def interleaved(functions: list, repeats: int) -> list[float]:
-    """Each function's best time over ``repeats`` rounds, one call of every function per round
-    (after one untimed warm-up call of each), in a new order each round (seeded): in a fixed
-    order a row always follows the same row, and a row after one that streams through the
-    caches (the sha256 control reads 64 MB) would always start with them cold."""
-    import random
-    import time
-
-    for function in functions:
-        function()
-    best = [float("inf")] * len(functions)
-    order = list(range(len(functions)))
-    shuffle = random.Random(12).shuffle
-    for _ in range(repeats):
-        shuffle(order)
-        for k in order:
-            started = time.perf_counter()
-            functions[k]()
-            best[k] = min(best[k], time.perf_counter() - started)
-    return best
 
 
 def ratios(speed: dict[tuple[str, str], float]) -> list[str]:

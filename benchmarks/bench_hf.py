@@ -7,7 +7,8 @@ Llama 2 vocabularies assembled as the published ``tokenizer.json`` files are, an
 Metaspace BPE trained with ``tokenizers``. For each: the time to load the file (ubpe.load,
 ``Tokenizer.from_file``), and encoding throughput on the same real text - every script of the
 UDHR, the KJV, Shakespeare and Python's standard library, held-out lines - as MB of UTF-8 per
-second, the best of ``--repeats`` runs: ubpe's and HF's ``encode`` per line (one thread), and
+second, the best of ``--repeats`` interleaved rounds (``common.interleaved``): ubpe's and HF's
+``encode`` per line (one thread), and
 both ``encode_batch`` (all threads: ubpe one per core, HF its rayon pool). Ids are checked
 to be identical first. Results go to ``results/benchmarks/hf.md``.
 """
@@ -21,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import ROOT, best_time, provenance
+from common import ROOT, best_time, interleaved, provenance
 
 sys.path.insert(0, str(ROOT / "tests"))
 
@@ -66,10 +67,11 @@ def main() -> None:
                 raise SystemExit(f"{style}: ids differ from tokenizers")
             our_load = min(our_load, best_time(lambda: ubpe.load(path), args.repeats))
             hf_load = min(hf_load, best_time(lambda: tokenizers.Tokenizer.from_file(str(path)), args.repeats))
-            ours_s = best_time(lambda: [ours.encode(line) for line in lines], args.repeats)
-            hf_s = best_time(lambda: [hf.encode(line, add_special_tokens=False) for line in lines], args.repeats)
-            ours_batch_s = best_time(lambda: ours.encode_batch(lines), args.repeats)
-            batch_s = best_time(lambda: hf.encode_batch(lines, add_special_tokens=False), args.repeats)
+            ours_s, hf_s, ours_batch_s, batch_s = interleaved([
+                lambda: [ours.encode(line) for line in lines],
+                lambda: [hf.encode(line, add_special_tokens=False) for line in lines],
+                lambda: ours.encode_batch(lines), lambda: hf.encode_batch(lines, add_special_tokens=False)],
+                args.repeats)
             rows.append((style, our_load, hf_load, mb / ours_s, mb / hf_s, mb / ours_batch_s, mb / batch_s))
             print(f"{style}: load {our_load:.2f} s / {hf_load:.2f} s, MB/s {mb / ours_s:.2f} / {mb / hf_s:.2f}, "
                   f"batch {mb / ours_batch_s:.2f} / {mb / batch_s:.2f}", flush=True)
@@ -82,7 +84,7 @@ def main() -> None:
     versions = ", ".join(f"{k} {v}" for k, v in provenance.package_versions(("ubpe", "tokenizers", "numpy")).items())
     text = (f"# HF tokenizer.json: ubpe vs tokenizers {tokenizers.__version__}\n\n"
             f"{len(lines)} lines, {mb:.2f} MB of real text (UDHR every script, KJV, Shakespeare, stdlib); "
-            f"best of {args.repeats} after a warm-up; ids identical (per line and in batches).\n"
+            f"best of {args.repeats} interleaved rounds after a warm-up; ids identical (per line and in batches).\n"
             f"Commit {provenance.git('rev-parse', '--short', 'HEAD') or 'unknown'}; {host['cpu']}, "
             f"{host['cores_available']} of {host['cores']} cores; {versions}; load average "
             f"{load_start:.1f} at the start, {os.getloadavg()[0]:.1f} at the end (a shared machine: "

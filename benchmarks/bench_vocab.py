@@ -15,7 +15,8 @@ the llama-cpp-python sdist, and the prose datasets) and the ``[vocab]`` and ``[b
   sides and each at its default threading (ids checked equal);
 * ubpe's other encoders on the GPT-2 vocabulary.
 
-Every number is the best of ``--repeats`` runs. Results go to ``results/benchmarks/vocab.md``.
+Every number is the best of ``--repeats`` runs; the rows compared run interleaved (one call of
+each per round, a new seeded order each round: ``common.interleaved``). Results go to ``results/benchmarks/vocab.md``.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import platform
 import sys
 import time
 
-from common import best_time, provenance, text_corpus
+from common import best_time, interleaved, provenance, text_corpus
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "results" / "benchmarks"
@@ -68,13 +69,12 @@ def _bytelevel_rows(models, text: str, repeats: int) -> list[str]:
             tok._kernel.clear_cache()
             tok.encode(text)
 
-        ours_cold = size / best_time(cold, repeats)
-        ours_warm = size / best_time(lambda: tok.encode(text), repeats)
-        theirs = size / best_time(lambda: enc.encode_ordinary(text), repeats)
         docs = text.split("\n\n")
         threads = os.cpu_count() or 1
-        ours_all = size / best_time(lambda: tok.encode_batch(docs, threads=threads), repeats)
-        theirs_all = size / best_time(lambda: enc.encode_ordinary_batch(docs, num_threads=threads), repeats)
+        ours_cold, ours_warm, theirs, ours_all, theirs_all = (size / t for t in interleaved([
+            cold, lambda: tok.encode(text), lambda: enc.encode_ordinary(text),
+            lambda: tok.encode_batch(docs, threads=threads),
+            lambda: enc.encode_ordinary_batch(docs, num_threads=threads)], repeats))
         rows.append(f"| {name} | {ours_cold:.1f} | {ours_warm:.1f} | {theirs:.1f} | "
                     f"{ours_cold / theirs:.2f}x | {ours_all:.1f} | {theirs_all:.1f} | "
                     f"{ours_all / theirs_all:.2f}x | {same} |")
@@ -102,11 +102,10 @@ def _spm_rows(train: list[str], lines: list[str], repeats: int) -> list[str]:
         same = sum(a == b for a, b in zip(got, want))
         if ours.encode_batch(lines) != got or [ours.encode(line) for line in lines[:2000]] != got[:2000]:
             raise SystemExit(f"{kind}: encode_batch on all threads or encode per line gives other ids")
-        ours_one = size / best_time(lambda: ours.encode_batch(lines, threads=1), repeats)
-        theirs_one = size / best_time(lambda: theirs.encode(lines, num_threads=1), repeats)
-        ours_all = size / best_time(lambda: ours.encode_batch(lines), repeats)
-        theirs_all = size / best_time(lambda: theirs.encode(lines), repeats)
-        ours_lines = size / best_time(lambda: [ours.encode(line) for line in lines], repeats)
+        ours_one, theirs_one, ours_all, theirs_all, ours_lines = (size / t for t in interleaved([
+            lambda: ours.encode_batch(lines, threads=1), lambda: theirs.encode(lines, num_threads=1),
+            lambda: ours.encode_batch(lines), lambda: theirs.encode(lines),
+            lambda: [ours.encode(line) for line in lines]], repeats))
         rows.append(f"| {kind} | {ours_one:.2f} | {theirs_one:.2f} | {ours_one / theirs_one:.2f}x | "
                     f"{ours_all:.2f} | {theirs_all:.2f} | {ours_all / theirs_all:.2f}x | {ours_lines:.2f} | "
                     f"{same}/{len(lines)} |")
@@ -151,7 +150,7 @@ def main() -> None:
         f"commit {provenance.git('rev-parse', '--short', 'HEAD') or 'unknown'}; {host['cpu']}, "
         f"{host['cores_available']} of {host['cores']} cores; Python {platform.python_version()}; "
         + ", ".join(f"{k} {v}" for k, v in provenance.package_versions(PEERS).items())
-        + f". One thread unless told, best of the repeats after a warm-up; load average at the start "
+        + f". One thread unless told, best of the repeats after a warm-up, the compared calls interleaved; load average at the start "
         f"{load_start:.1f} (other processes share the machine: compare the ratios of one run, not "
         "absolute numbers). llama.cpp itself is not installed: its byte-level and SPM algorithms are "
         "compared through tiktoken (same ranks) and sentencepiece (same model).",

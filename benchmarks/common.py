@@ -119,6 +119,27 @@ def best_time(function, repeats: int = 3, warmup: int = 1) -> float:
     return min(times)
 
 
+def interleaved(functions: list, repeats: int) -> list[float]:
+    """Each function's best time over ``repeats`` rounds, one call of every function per round
+    (after one untimed warm-up call of each), in a new order each round (seeded): rows that
+    are compared see the same machine load, and no row always follows the same one (a row
+    after one that streams through the caches would always start with them cold)."""
+    import random
+
+    for function in functions:
+        function()
+    best = [float("inf")] * len(functions)
+    order = list(range(len(functions)))
+    shuffle = random.Random(12).shuffle
+    for _ in range(repeats):
+        shuffle(order)
+        for k in order:
+            started = time.perf_counter()
+            functions[k]()
+            best[k] = min(best[k], time.perf_counter() - started)
+    return best
+
+
 def add_provenance_arguments(parser) -> None:
     """``--allow-dirty``: run on a checkout with uncommitted changes (the report says so)."""
     parser.add_argument("--allow-dirty", action="store_true",
