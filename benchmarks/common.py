@@ -123,7 +123,11 @@ def interleaved(functions: list, repeats: int) -> list[float]:
     """Each function's best time over ``repeats`` rounds, one call of every function per round
     (after one untimed warm-up call of each), in a new order each round (seeded): rows that
     are compared see the same machine load, and no row always follows the same one (a row
-    after one that streams through the caches would always start with them cold)."""
+    after one that streams through the caches would always start with them cold). Before
+    each timed call the garbage collector runs (untimed): a call then pays for the collections
+    its own objects cause, not for the garbage the previous call left (the results of
+    ``encode_batch`` of 57 k lines moved a call's time by 50% from one round to the next)."""
+    import gc
     import random
 
     for function in functions:
@@ -134,6 +138,7 @@ def interleaved(functions: list, repeats: int) -> list[float]:
     for _ in range(repeats):
         shuffle(order)
         for k in order:
+            gc.collect()
             started = time.perf_counter()
             functions[k]()
             best[k] = min(best[k], time.perf_counter() - started)
