@@ -31,7 +31,9 @@ corpus.
 (The module is over 500 lines: it is one structure, ``PairMerger``, whose merge loop and
 statistics keep each other's invariants; its heap, keys and checks are the shared ones. The
 last ~80 lines let a cluster fit drive one merger per partition - ``ubpe.dask_rounds`` - with
-the same merge code, so they stay inside the class.)
+the same merge code, and the documents of big rounds are counted on worker threads
+(``use_threads``, ``worker_pool.h``) over the same per-part lists, so they stay inside the
+class too.)
 
 >>> import numpy as np
 >>> merger = PairMerger(np.array([0, 1, 0, 1], np.int32), np.array([0, 4]), np.array([0], np.int32), 1, 2)

@@ -248,14 +248,8 @@ cdef class SpmPipeline:
             if self.bpe is not None:
                 self.bpe.encode_into(<const uint8_t*>normalized.data(), normalized.size(), out, scratch)
             else:
-                self._unigram_into(<const uint8_t*>normalized.data(), normalized.size(), out,
-                                   best_score, best_start, best_id, path)
+                # the whole text: the lattice scores the user-defined pieces, as sentencepiece does
+                self.unigram._encode_with(<const uint8_t*>normalized.data(), normalized.size(), out,
+                                          best_score, best_start, best_id, path)
         return 0
 
-    cdef int _unigram_into(self, const uint8_t* data, Py_ssize_t size, vector[id_t]& out,
-                           vector[float]& best_score, vector[int64_t]& best_start,
-                           vector[id_t]& best_id, vector[int64_t]& path) except -1 nogil:
-        """The lattice over the whole normalized text: sentencepiece's unigram model scores its
-        user-defined pieces in the lattice (``SentencePieceUnigram._fragments``), it does not
-        cut them out."""
-        return self.unigram._encode_with(data, size, out, best_score, best_start, best_id, path)

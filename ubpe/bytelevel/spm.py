@@ -23,7 +23,7 @@ goes the general way (`CharModel._general_encode`) in its place.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -53,6 +53,9 @@ class CharModel(ImportedTokenizer):
     sentencepiece's (its `Normalizer`, user-defined pieces kept whole)."""
 
     symbol_unit = "char"
+    #: sentencepiece cuts a text at its user-defined pieces before encoding (BPE: they never
+    #: merge); its unigram model instead scores them in the lattice (``0.1 * (bytes - 1)``).
+    _cuts_user_defined: ClassVar[bool] = True
 
     def _init_char_model(self, tokens: list[str], scores: np.ndarray | None,
                          token_types: np.ndarray | None, specials: dict[str, int | None] | None,
@@ -79,7 +82,8 @@ class CharModel(ImportedTokenizer):
         self._text_to_id = {text: i for i, text in enumerate(self.texts)}
         # sentencepiece without byte fallback writes one unknown id per run of unknown pieces
         self._collapse_unk = normalizer is not None and not np.any(self.token_types == BYTE)
-        if normalizer is not None:
+        self._user_regex = None
+        if normalizer is not None and self._cuts_user_defined:
             user = [t for i, t in enumerate(self.texts) if self.token_types[i] == USER_DEFINED and t]
             self._user_regex = regex.compile("|".join(regex.escape(t) for t in sorted(user, key=len, reverse=True))) \
                 if user else None
@@ -450,6 +454,7 @@ class SentencePieceUnigram(CharModel):
     scores as weights is the same objective in ubpe's path kernel."""
 
     variant = "spm:unigram"
+    _cuts_user_defined = False
 
     def __init__(self, tokens: list[str], scores: np.ndarray, *, token_types: np.ndarray,
                  specials: dict[str, int | None] | None = None, flags: dict[str, Any] | None = None,
@@ -476,15 +481,6 @@ class SentencePieceUnigram(CharModel):
 
     def _native(self, text: str) -> list[int]:
         return self._kernel.encode(text.encode("utf-8", "surrogatepass")).tolist()
-
-    def _fragments(self, text: str, parse_special: bool) -> list[str | int]:
-        """sentencepiece's unigram model keeps its user-defined pieces in the lattice, each
-        scoring ``0.1 * (bytes - 1)``: the normalized text is one fragment (the normalizer
-        leaves those pieces as they are). Its BPE model, and llama.cpp, cut them out first."""
-        if self.normalizer is None:
-            return super()._fragments(text, parse_special)
-        normalized = self.normalizer(check_doc(text))
-        return [normalized] if normalized else []
 
     def unigram_weights(self) -> np.ndarray:
         """One weight per id of :attr:`vocabulary`: its piece's log-probability (a user-defined
