@@ -66,5 +66,6 @@ assert sys.argv[2] != "asan" or "libasan" in open("/proc/self/maps").read(), "li
     tests/test_splitting.py tests/test_bytelevel.py tests/test_encode_api.py \
     tests/test_hardening.py tests/test_text_path.py tests/test_fit_threads.py \
     tests/test_spm_kernels.py tests/test_native_split.py tests/test_batch_encode.py tests/test_fit_without_numpy.py \
+    tests/test_encoded_batch.py \
     -k "not out_of_memory and not cli" "$@")
 echo "debug lane done in $((SECONDS - start)) s"

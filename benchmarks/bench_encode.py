@@ -180,9 +180,20 @@ def main() -> None:
         if outputs["default"] != outputs["1"]:
             raise SystemExit(f"{call}: the 1-thread and default-thread outputs differ")
 
+    def ours_arrays(tok, call, **options):
+        """``encode_batch_to_numpy``: the same encodings as ``encode_batch``, in arrays."""
+        for threads, n_threads in (("default", None), ("1", 1)):
+            batch = tok.encode_batch_to_numpy(held, n_threads=n_threads, **options)
+            if batch.tolist() != tok.encode_batch(held, n_threads=1, **options):
+                raise SystemExit(f"{call}: the arrays and encode_batch's lists differ")
+            measure(lambda n_threads=n_threads: tok.encode_batch_to_numpy(held, n_threads=n_threads, **options),
+                    "ubpe (ours)", call, threads, len(batch.best()[0]), note="arrays, no list per document")
+
     control(measure)
     ours(universal, "tfidf top-1 encode_batch")
     ours(universal, "tfidf top-5 encode_batch", top_n=5)
+    ours_arrays(universal, "tfidf top-1 encode_batch_to_numpy")
+    ours_arrays(universal, "tfidf top-5 encode_batch_to_numpy", top_n=5)
     ours(classic, "classic encode_batch")
     ours(classic, "ranked encode_batch", encoder="ranked")
     if [universal.encode(d) for d in short] != universal.encode_batch(short, n_threads=1):
@@ -273,10 +284,13 @@ def ratios(speed: dict[tuple[str, str], float]) -> list[str]:
               ("BPE encode(list)", threads), 1.0)
         ratio(f"top-5 / top-1, {threads} threads", ("tfidf top-5 encode_batch", threads),
               ("tfidf top-1 encode_batch", threads), 0.4)
+        ratio(f"top-5 / top-1, arrays (encode_batch_to_numpy), {threads} threads",
+              ("tfidf top-5 encode_batch_to_numpy", threads), ("tfidf top-1 encode_batch_to_numpy", threads), 0.4)
     call = f"tfidf top-1 encode_batch, {SHORT_DOC_CHARS}-char docs"
     ratio(f"encode_batch / per-document encode per character ({SHORT_DOC_CHARS}-char docs; time ratio)",
           (call, "1"), (f"tfidf top-1 encode, {SHORT_DOC_CHARS}-char docs", "1"), 1.5, higher=False)
-    for call in ("tfidf top-1 encode_batch", "classic encode_batch", "ranked encode_batch",
+    for call in ("tfidf top-1 encode_batch", "tfidf top-5 encode_batch", "tfidf top-1 encode_batch_to_numpy",
+                 "tfidf top-5 encode_batch_to_numpy", "classic encode_batch", "ranked encode_batch",
                  "BPE encode_batch", "BPE encode(list)"):
         ratio(f"{call} default threads / 1 thread", (call, "default"), (call, "1"), 1.7)
     ratio("control: the machine's own 2-thread / 1-thread speed-up (sha256)",
@@ -292,6 +306,10 @@ def write_report(rows, goal_lines, library_versions, args, state, load_before) -
         f"Every time: best of {args.repeats} interleaved rounds (a new seeded order each round) after a warm-up. `threads`: default = each library's own "
         f"(ours: one per core, `UBPE_NUM_THREADS`), 1 = ours `n_threads=1`, HF `TOKENIZERS_PARALLELISM=false`, "
         "sentencepiece `num_threads=1`. Different algorithms give different tokens: compare tokens_per_char too.",
+        "Outputs: our `encode_batch` returns ubpe 0.3.0's lists (a list per encoding, an int per token, built "
+        "holding the GIL); `encode_batch_to_numpy` the same encodings in four arrays (checked equal); HF's "
+        "`encode_batch` returns `Encoding` objects, whose id lists are built when read (not timed); "
+        "sentencepiece's `encode` returns lists.",
         "",
         "Goals (issue 12), from this run:",
         "",

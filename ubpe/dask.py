@@ -307,12 +307,20 @@ def _write_partition(docs: Iterable[Any], model: _Model, path: str, column: str,
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from .tokenizer import UBPEBase
+
     tok = model.get()
-    encoded = [np.asarray(best_ids(tok, doc, options), dtype=np.int32) for doc in docs]
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int32)
-    np.cumsum([len(e) for e in encoded], out=offsets[1:])
-    values = np.concatenate(encoded) if encoded else np.zeros(0, dtype=np.int32)
-    ids = pa.ListArray.from_arrays(pa.array(offsets), pa.array(values))
+    if isinstance(tok, UBPEBase) and "rerank" not in options:  # the batch's arrays, no list per document
+        values, offsets = tok.encode_batch_to_numpy(list(docs), n_threads=1, **options).best()
+    else:
+        encoded = [np.asarray(best_ids(tok, doc, options), dtype=np.int32) for doc in docs]
+        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum([len(e) for e in encoded], out=offsets[1:])
+        values = np.concatenate(encoded) if encoded else np.zeros(0, dtype=np.int32)
+    if offsets[-1] > np.iinfo(np.int32).max:  # a list<int32> column's offsets are 32-bit
+        raise InvalidParameterError(f"a partition of {offsets[-1]} tokens is too large for one Parquet file: "
+                                    "repartition the collection into smaller partitions")
+    ids = pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), pa.array(values))
     temporary = f"{path}.{os.getpid()}.tmp"
     pq.write_table(pa.table({column: ids}), temporary)
     os.replace(temporary, path)  # a retried or crashed task never leaves half a file

@@ -12,9 +12,12 @@ GIL from the workers, a third runnable thread on two cores. On the encode benchm
 scheduler 7.4 ms, against 13.6 ms on one thread.
 
 Results land in their chunk's slot, so the output is the same as on one thread whatever the
-timing. A failing chunk stops the hand-out of later chunks. The error raised is that of the
-first failing chunk in order: every earlier chunk was already handed out, and each is waited
-for.
+timing. :func:`concat_in_order` is the form every ``encode_batch`` uses: a chunk is a range of
+documents, and the thread that encoded it writes its encodings straight into their places in
+the one result list (a flattening pass after the threads, serial, cost 0.5 ms of a 10 ms
+two-thread batch). A failing chunk stops the hand-out of later chunks. The error raised is
+that of the first failing chunk in order: every earlier chunk was already handed out, and
+each is waited for.
 
 >>> run_in_order(str.upper, ["a", "b", "c"], workers=2)
 ['A', 'B', 'C']
@@ -38,7 +41,8 @@ from .errors import InvalidParameterError
 if TYPE_CHECKING:  # concurrent.futures is imported when a batch first runs on threads
     from concurrent.futures import Future, ThreadPoolExecutor
 
-__all__ = ["THREADS_VARIABLE", "check_n_threads", "default_threads", "run_in_order"]
+__all__ = ["THREADS_VARIABLE", "check_n_threads", "concat_in_order", "default_threads",
+           "run_in_order"]
 
 #: The environment variable that sets the default number of threads (like tiktoken's and
 #: rayon's RAYON_NUM_THREADS): ``encode_batch``'s ``n_threads=None`` means this many.
@@ -162,4 +166,28 @@ def run_in_order(function: Callable[[T], R], items: Sequence[T], workers: int) -
             helper.result()  # started: it ends with the item it holds
     if errors:
         raise errors[min(errors)]
+    return out
+
+
+def concat_in_order(function: Callable[[tuple[int, int]], Sequence[R]], ranges: Sequence[tuple[int, int]],
+                    workers: int) -> list[R]:
+    """The concatenation of ``function((first, last))`` over ``ranges`` - consecutive ranges
+    of items from 0 - on ``workers`` threads (:func:`run_in_order`). ``function`` returns the
+    ``last - first`` results of its range, which the thread that computed them copies into
+    their places.
+
+    >>> concat_in_order(lambda r: [k * k for k in range(*r)], [(0, 2), (2, 3), (3, 5)], workers=2)
+    [0, 1, 4, 9, 16]
+    """
+    n = ranges[-1][1] if ranges else 0
+    out: list[Any] = [None] * n
+
+    def place(bounds: tuple[int, int]) -> None:
+        first, last = bounds
+        results = function(bounds)
+        if len(results) != last - first:  # (a slice assignment would resize the list)
+            raise RuntimeError(f"a chunk of {last - first} items gave {len(results)} results")
+        out[first:last] = results
+
+    run_in_order(place, ranges, workers)
     return out

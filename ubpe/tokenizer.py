@@ -43,11 +43,12 @@ from .errors import AlreadyFittedError, InvalidParameterError, NotFittedError, S
 from .fit import document_ranges, fit_corpus
 from .pieces import Inventory, PieceTable
 from .splitting import SplitMode, SplitPipeline, make_pipeline
-from .threads import check_n_threads, default_threads, run_in_order
+from .threads import check_n_threads, concat_in_order, default_threads, run_in_order
 from .vocabulary import Vocabulary
 
 if TYPE_CHECKING:  # the encoders (and their kernels) are imported by the methods that use them
     from .encoders import Encoder, Encoding
+    from .encoders.batch import EncodedBatch
     from .encoders.ambiguity import Ambiguity, Weights
 
 DEFAULT_N_TOKENS = 2**10
@@ -130,16 +131,21 @@ class Tokenizer(Protocol, metaclass=_StaticCheck):
 class _TextPath:
     """str documents split by the native splitter and encoded by an encoder's
     ``encode_texts``, in one kernel call: ``run(split_mode, docs, top_n)`` gives their
-    encodings, or None where the general path must run (it raises the errors)."""
+    encodings (``arrays``: by ``encode_texts_arrays``, as an
+    :class:`~ubpe.encoders.batch.EncodedBatch`), or None where the general path must run (it
+    raises the errors)."""
 
-    __slots__ = ("pipeline", "splitter", "encode_texts")
+    __slots__ = ("pipeline", "splitter", "encode_texts", "encode_texts_arrays")
 
-    def __init__(self, pipeline: SplitPipeline, splitter: Any, encode_texts: Any):
+    def __init__(self, pipeline: SplitPipeline, splitter: Any, encode_texts: Any, encode_texts_arrays: Any = None):
         self.pipeline, self.splitter, self.encode_texts = pipeline, splitter, encode_texts
+        self.encode_texts_arrays = encode_texts_arrays
 
-    def __call__(self, split_mode: SplitMode, docs: Sequence[str], top_n: Any) -> list[list[Encoding]] | None:
+    def __call__(self, split_mode: SplitMode, docs: Sequence[str], top_n: Any, arrays: bool = False) -> Any:
         if split_mode is not SplitMode.FULL and self.pipeline.text_splitter(split_mode) is None:
             return None
+        if arrays:
+            return None if self.encode_texts_arrays is None else self.encode_texts_arrays(self.splitter, docs, top_n)
         return self.encode_texts(self.splitter, docs, top_n)
 
 
@@ -424,7 +430,8 @@ class UBPEBase:
         splitter = self.split_pipeline.text_splitter()
         path: Any = False
         if splitter is not None and hasattr(chosen, "encode_texts"):
-            path = _TextPath(self.split_pipeline, splitter, chosen.encode_texts)
+            path = _TextPath(self.split_pipeline, splitter, chosen.encode_texts,
+                             getattr(chosen, "encode_texts_arrays", None))
         self._views[slot] = path
         return path
 
@@ -468,14 +475,49 @@ class UBPEBase:
         """:meth:`encode` for many documents, on ``n_threads`` threads (default:
         :func:`default_threads`, i.e. ``UBPE_NUM_THREADS`` or one per core). Each thread
         splits and encodes its own chunks of documents; the scanner and the kernels run
-        without the GIL. The result is the same whatever the number of threads."""
+        without the GIL. The result is the same whatever the number of threads.
+
+        The lists are built with the GIL held, which limits how far threads help (top-n
+        builds ``top_n`` lists per document): :meth:`encode_batch_to_numpy` gives the same
+        encodings as arrays, built without it."""
+        return self._batch(docs, split_mode, top_n, encoder, n_threads, options, arrays=False)
+
+    def encode_batch_to_numpy(
+        self,
+        docs: Sequence[Any],
+        *,
+        split_mode: SplitMode = SplitMode.FULL,
+        top_n: int = 1,
+        encoder: str | None = None,
+        n_threads: int | None = None,
+        **options: Any,
+    ) -> EncodedBatch:
+        """:meth:`encode_batch` as an :class:`~ubpe.encoders.batch.EncodedBatch`: the same
+        encodings in four flat arrays, which the kernels fill without the GIL (tf-idf,
+        classic and ranked; other encoders' lists are copied into them). ``.tolist()``
+        gives exactly what ``encode_batch`` returns; ``.best()`` each document's best
+        encoding as ``(ids, offsets)``.
+
+        >>> tok = UBPE(alphabet="ab", n_tokens=5)
+        >>> tok.fit(["abab", "abba", "baab"], quiet=True)
+        >>> batch = tok.encode_batch_to_numpy(["abab", "ba"])
+        >>> batch.tolist() == tok.encode_batch(["abab", "ba"])
+        True
+        >>> ids, offsets = batch.best()
+        >>> ids.tolist(), offsets.tolist()
+        ([0, 4, 1, 4], [0, 3, 4])
+        """
+        return self._batch(docs, split_mode, top_n, encoder, n_threads, options, arrays=True)
+
+    def _batch(self, docs: Sequence[Any], split_mode: SplitMode, top_n: int, encoder: str | None,
+               n_threads: int | None, options: dict[str, Any], arrays: bool) -> Any:
         if isinstance(docs, (str, bytes)):
             raise InvalidParameterError("encode_batch takes a sequence of documents, not one document: "
                                         "use encode(doc) or encode_batch([doc])")
         if not isinstance(docs, Iterable):
             raise SymbolTypeError(f"encode_batch takes a sequence of documents, got {type(docs).__name__}")
         check_n_threads(n_threads)
-        from .encoders._base import encode_documents
+        from .encoders._base import encode_document_arrays, encode_documents
 
         chosen = self.encoder(encoder, **options)
         docs = list(docs)
@@ -486,19 +528,25 @@ class UBPEBase:
         except TypeError:  # an unhashable option: no cached path
             text_path = False
 
-        def run(chunk: tuple[int, int]) -> list[list[Encoding]]:
+        def run(chunk: tuple[int, int]) -> Any:
             first, last = chunk
             if text_path:
-                encodings = text_path(split_mode, docs[first:last], top_n)
+                encodings = text_path(split_mode, docs[first:last], top_n, arrays)
                 if encodings is not None:
                     return encodings
             batch = pipeline.split_batch(docs[first:last], mode=split_mode, first_doc=first)
+            if arrays:
+                return encode_document_arrays(chosen, batch, top_n)
             return encode_documents(chosen, batch, top_n)
 
         workers = n_threads or default_threads()
         if not chosen.deterministic:  # a sampling encoder's stream must not depend on threads
             workers = 1
-        return [e for encoded in run_in_order(run, batch_chunks(docs), workers) for e in encoded]
+        if arrays:
+            from .encoders.batch import EncodedBatch
+
+            return EncodedBatch.concatenate(run_in_order(run, batch_chunks(docs), workers))
+        return concat_in_order(run, batch_chunks(docs), workers)
 
     def encode_with(self, doc: Any, encoder: str | None = None, top_n: int = 1, **options: Any) -> list[Encoding]:
         """The contract's call: :meth:`encode` with the encoder ``encoder`` (default: own)."""

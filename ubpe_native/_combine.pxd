@@ -1,6 +1,6 @@
 # What other kernels use of _combine: the reference's walk over parts and the builders of a
-# batch's encodings as Python lists (``_lattice.Lattice`` runs them straight after its parts;
-# ``_merges`` and ``_spm_pipeline`` build their id lists with ``id_list``).
+# batch's encodings as Python lists or flat arrays (``_lattice.Lattice`` runs them straight
+# after its parts; ``_merges`` and ``_spm_pipeline`` build their id lists with ``id_list``).
 from libc.stdint cimport int64_t
 from libcpp.vector cimport vector
 
@@ -28,6 +28,15 @@ cdef list top1_lists(list ids, const id_t* tokens, const int64_t* token_offsets,
 cdef list nbest_lists(list ids, const id_t* tokens, const int64_t* token_offsets, const double* scores,
                       const int64_t* candidate_offsets, const int64_t* part_entry, const int64_t* doc_part_offsets,
                       Py_ssize_t n_docs, int top_n)
+
+# The same encodings as (ids, token_offsets, scores, doc_offsets) arrays: no list is built.
+cdef tuple top1_arrays(const id_t* tokens, const int64_t* token_offsets, const double* scores,
+                       const int64_t* candidate_offsets, const int64_t* part_entry, const int64_t* doc_part_offsets,
+                       Py_ssize_t n_docs)
+
+cdef tuple nbest_arrays(const id_t* tokens, const int64_t* token_offsets, const double* scores,
+                        const int64_t* candidate_offsets, const int64_t* part_entry, const int64_t* doc_part_offsets,
+                        Py_ssize_t n_docs, int top_n)
 
 # A list whose item t is the int t for every t < n (shared by all lists built here).
 cdef list id_table(Py_ssize_t n)

@@ -1,6 +1,7 @@
 # distutils: language = c++
 """Combining the parts' candidate lists into a document's top-n (ubpe 0.3.0's walk), and the
-batch's encodings as the Python lists the API returns.
+batch's encodings as the Python lists the API returns (or as four flat arrays, which
+``encode_batch_to_numpy`` returns).
 
 The reference builds a document's ``top_n`` encodings from the last part back: the tails
 start as ``[([], 0.0)]``; for each part it pairs its candidates with the tails, always taking
@@ -24,11 +25,15 @@ part of ``encode_batch`` that holds the GIL stays small.
 >>> top1_documents(np.array([5, 1, 2], np.int32), np.array([0, 1, 3]),
 ...                np.array([1.0, 0.5]), np.array([0, 2, 2]))
 [[([5, 1, 2], 1.5)], [([], 0.0)]]
+>>> [a.tolist() for a in top1_documents(np.array([5, 1, 2], np.int32), np.array([0, 1, 3]),
+...                                     np.array([1.0, 0.5]), np.array([0, 2, 2]), arrays=True)]
+[[5, 1, 2], [0, 3, 3], [1.5, 0.0], [0, 1, 2]]
 """
 
 from cpython.list cimport PyList_New
 from cpython.ref cimport PyObject
 from libc.stdint cimport int32_t, int64_t
+from libc.string cimport memcpy
 from libcpp.vector cimport vector
 
 from ubpe_native._numpy import np
@@ -91,34 +96,37 @@ def walk(const int64_t[::1] candidate_offsets not None, const int64_t[::1] token
     return out_tokens, out_scores
 
 
-def top1_documents(tokens, token_offsets, scores, doc_part_offsets, candidate_offsets=None):
+def top1_documents(tokens, token_offsets, scores, doc_part_offsets, candidate_offsets=None, bint arrays=False):
     """Every document's top-1 ``[(tokens, score)]`` from one candidate per part: part ``p``'s
     is candidate ``candidate_offsets[p]`` (default ``p``), ``tokens[token_offsets[c]:token_offsets[c + 1]]``
     scoring ``scores[c]``; document ``d`` holds parts ``doc_part_offsets[d]:doc_part_offsets[d + 1]``.
     Its tokens are its parts' back to back, its score their sum left to right (as the
-    reference adds them)."""
+    reference adds them). ``arrays=True``: the same as ``(ids, token_offsets, scores,
+    doc_offsets)`` arrays (``ubpe.encoders.EncodedBatch``), no list built."""
     cdef const id_t[::1] token_view = as_array(tokens, np.int32, "tokens")
     cdef const int64_t[::1] offset_view = as_array(token_offsets, np.int64, "token_offsets")
     cdef const double[::1] score_view = as_array(scores, np.float64, "scores")
     cdef const int64_t[::1] doc_view = as_array(doc_part_offsets, np.int64, "doc_part_offsets")
     cdef const int64_t[::1] candidate_view
-    cdef Py_ssize_t n_parts
+    cdef const int64_t* candidates = NULL
     check_offsets(offset_view, token_view.shape[0], "token_offsets")
     if offset_view.shape[0] != score_view.shape[0] + 1:
         raise ValueError("token_offsets must have one entry per candidate and one more")
     cdef const id_t* token_data = &token_view[0] if token_view.shape[0] else NULL
     check_ids(token_view, 0x7FFFFFFF, "tokens")  # no negative id
-    cdef list ids = id_table(_largest(token_data, token_view.shape[0]) + 1)
     if candidate_offsets is None:
         check_offsets(doc_view, score_view.shape[0], "doc_part_offsets")
-        return top1_lists(ids, token_data, &offset_view[0], &score_view[0] if score_view.shape[0] else NULL, NULL,
-                          NULL, &doc_view[0], doc_view.shape[0] - 1)
-    candidate_view = as_array(candidate_offsets, np.int64, "candidate_offsets")
-    check_offsets(candidate_view, score_view.shape[0], "candidate_offsets")
-    n_parts = candidate_view.shape[0] - 1
-    check_offsets(doc_view, n_parts, "doc_part_offsets")
-    return top1_lists(ids, token_data, &offset_view[0], &score_view[0] if score_view.shape[0] else NULL,
-                      &candidate_view[0], NULL, &doc_view[0], doc_view.shape[0] - 1)
+    else:
+        candidate_view = as_array(candidate_offsets, np.int64, "candidate_offsets")
+        check_offsets(candidate_view, score_view.shape[0], "candidate_offsets")
+        check_offsets(doc_view, candidate_view.shape[0] - 1, "doc_part_offsets")
+        candidates = &candidate_view[0]
+    cdef const double* score_data = &score_view[0] if score_view.shape[0] else NULL
+    if arrays:
+        return top1_arrays(token_data, &offset_view[0], score_data, candidates, NULL, &doc_view[0],
+                           doc_view.shape[0] - 1)
+    return top1_lists(id_table(_largest(token_data, token_view.shape[0]) + 1), token_data, &offset_view[0],
+                      score_data, candidates, NULL, &doc_view[0], doc_view.shape[0] - 1)
 
 
 cdef id_t _largest(const id_t* tokens, Py_ssize_t n) noexcept nogil:
@@ -162,37 +170,112 @@ cdef inline int64_t _candidate(const int64_t* candidate_offsets, const int64_t* 
     return candidate_offsets[part] if candidate_offsets != NULL else part
 
 
+cdef struct Spelled:
+    # a batch's encodings back to back: encoding e is flat[offsets[e]:offsets[e + 1]] scoring
+    # totals[e]; document d has encodings doc_encodings[d]:doc_encodings[d + 1] (top-1: one each,
+    # doc_encodings left empty)
+    vector[id_t] flat
+    vector[int64_t] offsets
+    vector[double] totals
+    vector[int64_t] doc_encodings
+
+
+cdef int _spell_top1(const id_t* tokens, const int64_t* token_offsets, const double* scores,
+                     const int64_t* candidate_offsets, const int64_t* part_entry, const int64_t* doc_part_offsets,
+                     Py_ssize_t n_docs, Spelled& spelled) except -1 nogil:
+    """Every document's best encoding into ``spelled`` (see :func:`top1_lists`)."""
+    cdef Py_ssize_t d, k, size = 0
+    cdef int64_t c, t
+    cdef double total
+    cdef id_t* out
+    for k in range(doc_part_offsets[n_docs] - doc_part_offsets[0]):  # the tokens, to size ``flat`` once
+        c = _candidate(candidate_offsets, part_entry, doc_part_offsets[0] + k)
+        size += token_offsets[c + 1] - token_offsets[c]
+    spelled.flat.resize(size)
+    spelled.offsets.reserve(n_docs + 1)
+    spelled.totals.reserve(n_docs)
+    out = spelled.flat.data()
+    spelled.offsets.push_back(0)
+    for d in range(n_docs):
+        total = 0.0
+        for k in range(doc_part_offsets[d], doc_part_offsets[d + 1]):
+            c = _candidate(candidate_offsets, part_entry, k)
+            for t in range(token_offsets[c], token_offsets[c + 1]):
+                out[0] = tokens[t]
+                out += 1
+            total += scores[c]
+        spelled.offsets.push_back(out - spelled.flat.data())
+        spelled.totals.push_back(total)
+    return 0
+
+
 cdef list top1_lists(list ids, const id_t* tokens, const int64_t* token_offsets, const double* scores,
                      const int64_t* candidate_offsets, const int64_t* part_entry, const int64_t* doc_part_offsets,
                      Py_ssize_t n_docs):
     """See :func:`top1_documents` (a part's candidate: its entry's first, see _combine.pxd;
     ``candidate_offsets`` NULL: candidate ``e`` is entry ``e``'s; arguments unchecked). The
     documents are spelled into one buffer without the GIL; only the lists are built with it."""
-    cdef vector[id_t] flat
-    cdef vector[int64_t] offsets
-    cdef vector[double] totals
-    cdef Py_ssize_t d, k, size = 0
-    cdef int64_t c, t
-    cdef double total
-    cdef id_t* out
+    cdef Spelled spelled
     with nogil:
-        for k in range(doc_part_offsets[n_docs] - doc_part_offsets[0]):  # the tokens, to size ``flat`` once
-            c = _candidate(candidate_offsets, part_entry, doc_part_offsets[0] + k)
-            size += token_offsets[c + 1] - token_offsets[c]
-        flat.resize(size)
-        out = flat.data()
-        offsets.push_back(0)
-        for d in range(n_docs):
-            total = 0.0
-            for k in range(doc_part_offsets[d], doc_part_offsets[d + 1]):
-                c = _candidate(candidate_offsets, part_entry, k)
-                for t in range(token_offsets[c], token_offsets[c + 1]):
-                    out[0] = tokens[t]
-                    out += 1
-                total += scores[c]
-            offsets.push_back(out - flat.data())
-            totals.push_back(total)
-    return _encoding_lists(ids, flat, offsets, totals, NULL, n_docs)
+        _spell_top1(tokens, token_offsets, scores, candidate_offsets, part_entry, doc_part_offsets, n_docs, spelled)
+    return _encoding_lists(ids, spelled.flat, spelled.offsets, spelled.totals, NULL, n_docs)
+
+
+cdef tuple top1_arrays(const id_t* tokens, const int64_t* token_offsets, const double* scores,
+                       const int64_t* candidate_offsets, const int64_t* part_entry, const int64_t* doc_part_offsets,
+                       Py_ssize_t n_docs):
+    """:func:`top1_lists` as the four arrays of ``ubpe.encoders.EncodedBatch`` (no list)."""
+    cdef Spelled spelled
+    with nogil:
+        _spell_top1(tokens, token_offsets, scores, candidate_offsets, part_entry, doc_part_offsets, n_docs, spelled)
+    return _encoding_arrays(spelled, n_docs)
+
+
+cdef int _spell_nbest(const id_t* tokens, const int64_t* token_offsets, const double* scores,
+                      const int64_t* candidate_offsets, const int64_t* part_entry, const int64_t* doc_part_offsets,
+                      Py_ssize_t n_docs, int top_n, Spelled& spelled) except -1 nogil:
+    """Every document's top-n encodings into ``spelled`` (see :func:`nbest_lists`)."""
+    cdef vector[Tail] tails
+    cdef vector[int64_t] current
+    cdef Py_ssize_t d, k, first, last, size
+    cdef int64_t entry, c, node, j, t
+    cdef id_t* out
+    spelled.offsets.push_back(0)
+    spelled.doc_encodings.reserve(n_docs + 1)
+    spelled.doc_encodings.push_back(0)
+    for d in range(n_docs):
+        first = doc_part_offsets[d]
+        last = doc_part_offsets[d + 1]
+        if last - first > 1:
+            tails.clear()
+            walk_parts(candidate_offsets, part_entry + first if part_entry != NULL else NULL, token_offsets,
+                       scores, top_n, last - first, tails, current)
+            size = spelled.flat.size()
+            for k in range(<Py_ssize_t>current.size()):
+                size += _length(tails, current[k])
+            spelled.flat.resize(size)  # the encodings' tokens are written straight into their place
+            out = spelled.flat.data() + spelled.offsets.back()
+            for k in range(<Py_ssize_t>current.size()):
+                node = current[k]
+                spelled.totals.push_back(_score(tails, node))
+                while node >= 0:
+                    j = tails[node].candidate
+                    for t in range(token_offsets[j], token_offsets[j + 1]):
+                        out[0] = tokens[t]
+                        out += 1
+                    node = tails[node].rest
+                spelled.offsets.push_back(out - spelled.flat.data())
+        elif last - first == 1:
+            entry = part_entry[first] if part_entry != NULL else first
+            for c in range(candidate_offsets[entry], candidate_offsets[entry + 1]):
+                spelled.flat.insert(spelled.flat.end(), tokens + token_offsets[c], tokens + token_offsets[c + 1])
+                spelled.offsets.push_back(spelled.flat.size())
+                spelled.totals.push_back(scores[c])
+        else:
+            spelled.offsets.push_back(spelled.flat.size())
+            spelled.totals.push_back(0.0)
+        spelled.doc_encodings.push_back(spelled.totals.size())
+    return 0
 
 
 cdef list nbest_lists(list ids, const id_t* tokens, const int64_t* token_offsets, const double* scores,
@@ -202,49 +285,49 @@ cdef list nbest_lists(list ids, const id_t* tokens, const int64_t* token_offsets
     reference's walk, one part: its own candidates, no part: ``[([], 0.0)]`` (parts'
     candidates: see _combine.pxd; arguments unchecked). Walked and spelled into one buffer
     without the GIL; only the lists are built with it."""
-    cdef vector[Tail] tails
-    cdef vector[int64_t] current, offsets, doc_encodings
-    cdef vector[id_t] flat
-    cdef vector[double] totals
-    cdef Py_ssize_t d, k, first, last, size
-    cdef int64_t entry, c, node, j, t
-    cdef id_t* out
+    cdef Spelled spelled
     with nogil:
-        offsets.push_back(0)
-        doc_encodings.push_back(0)
-        for d in range(n_docs):
-            first = doc_part_offsets[d]
-            last = doc_part_offsets[d + 1]
-            if last - first > 1:
-                tails.clear()
-                walk_parts(candidate_offsets, part_entry + first if part_entry != NULL else NULL, token_offsets,
-                           scores, top_n, last - first, tails, current)
-                size = flat.size()
-                for k in range(<Py_ssize_t>current.size()):
-                    size += _length(tails, current[k])
-                flat.resize(size)  # the encodings' tokens are written straight into their place
-                out = flat.data() + offsets.back()
-                for k in range(<Py_ssize_t>current.size()):
-                    node = current[k]
-                    totals.push_back(_score(tails, node))
-                    while node >= 0:
-                        j = tails[node].candidate
-                        for t in range(token_offsets[j], token_offsets[j + 1]):
-                            out[0] = tokens[t]
-                            out += 1
-                        node = tails[node].rest
-                    offsets.push_back(out - flat.data())
-            elif last - first == 1:
-                entry = part_entry[first] if part_entry != NULL else first
-                for c in range(candidate_offsets[entry], candidate_offsets[entry + 1]):
-                    flat.insert(flat.end(), tokens + token_offsets[c], tokens + token_offsets[c + 1])
-                    offsets.push_back(flat.size())
-                    totals.push_back(scores[c])
-            else:
-                offsets.push_back(flat.size())
-                totals.push_back(0.0)
-            doc_encodings.push_back(totals.size())
-    return _encoding_lists(ids, flat, offsets, totals, doc_encodings.data(), n_docs)
+        _spell_nbest(tokens, token_offsets, scores, candidate_offsets, part_entry, doc_part_offsets, n_docs, top_n,
+                     spelled)
+    return _encoding_lists(ids, spelled.flat, spelled.offsets, spelled.totals, spelled.doc_encodings.data(), n_docs)
+
+
+cdef tuple nbest_arrays(const id_t* tokens, const int64_t* token_offsets, const double* scores,
+                        const int64_t* candidate_offsets, const int64_t* part_entry, const int64_t* doc_part_offsets,
+                        Py_ssize_t n_docs, int top_n):
+    """:func:`nbest_lists` as the four arrays of ``ubpe.encoders.EncodedBatch`` (no list)."""
+    cdef Spelled spelled
+    with nogil:
+        _spell_nbest(tokens, token_offsets, scores, candidate_offsets, part_entry, doc_part_offsets, n_docs, top_n,
+                     spelled)
+    return _encoding_arrays(spelled, n_docs)
+
+
+cdef tuple _encoding_arrays(Spelled& spelled, Py_ssize_t n_docs):
+    """``(ids, token_offsets, scores, doc_offsets)`` (int32, int64, float64, int64 arrays)
+    from ``spelled``; top-1 (no ``doc_encodings``): document ``d`` has encoding ``d``."""
+    ids = np.empty(spelled.flat.size(), dtype=np.int32)
+    token_offsets = np.empty(spelled.offsets.size(), dtype=np.int64)
+    scores = np.empty(spelled.totals.size(), dtype=np.float64)
+    cdef id_t[::1] id_view = ids
+    cdef int64_t[::1] offset_view = token_offsets
+    cdef double[::1] score_view = scores
+    cdef int64_t[::1] doc_view
+    if spelled.doc_encodings.empty():
+        doc_offsets = np.arange(n_docs + 1, dtype=np.int64)
+    else:
+        doc_offsets = np.empty(spelled.doc_encodings.size(), dtype=np.int64)
+        doc_view = doc_offsets
+        if doc_view.shape[0]:
+            memcpy(&doc_view[0], spelled.doc_encodings.data(), doc_view.shape[0] * sizeof(int64_t))
+    with nogil:
+        if id_view.shape[0]:
+            memcpy(&id_view[0], spelled.flat.data(), id_view.shape[0] * sizeof(id_t))
+        if offset_view.shape[0]:
+            memcpy(&offset_view[0], spelled.offsets.data(), offset_view.shape[0] * sizeof(int64_t))
+        if score_view.shape[0]:
+            memcpy(&score_view[0], spelled.totals.data(), score_view.shape[0] * sizeof(double))
+    return ids, token_offsets, scores, doc_offsets
 
 
 cdef list _encoding_lists(list ids, const vector[id_t]& flat, const vector[int64_t]& offsets,

@@ -66,7 +66,7 @@ from libcpp.vector cimport vector
 from ubpe_native._numpy import np
 
 from ubpe_native._checks cimport as_array, check_ids, check_offsets, check_per_token, check_top_n
-from ubpe_native._combine cimport id_table, nbest_lists, top1_lists
+from ubpe_native._combine cimport id_table, nbest_arrays, nbest_lists, top1_arrays, top1_lists
 from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._radix cimport RadixTree
 from ubpe_native._score cimport add_part_terms, part_score
@@ -659,12 +659,14 @@ cdef class Lattice:
             self._release(cache)
         return out_tokens, out_token_offsets, out_candidate_offsets, out_scores
 
-    def encode_documents(self, tokens, part_offsets, doc_part_offsets, Py_ssize_t top_n=1):
+    def encode_documents(self, tokens, part_offsets, doc_part_offsets, Py_ssize_t top_n=1, bint arrays=False):
         """Every document's ``top_n`` encodings ``[(tokens, score)]``, best first, as lists:
         document ``d`` holds parts ``doc_part_offsets[d]:doc_part_offsets[d + 1]``, part ``k``
         is ``tokens[part_offsets[k]:part_offsets[k + 1]]``. Top-1: the parts' best encodings
         back to back, scores added left to right; top-n: the reference's walk over the parts'
-        candidates (``_combine``); one part: its own candidates."""
+        candidates (``_combine``); one part: its own candidates. ``arrays=True``: the same
+        encodings as the arrays ``(ids, token_offsets, scores, doc_offsets)`` of
+        ``ubpe.encoders.EncodedBatch``, no list built."""
         cdef const id_t[::1] token_view = as_array(tokens, np.int32, "tokens")
         cdef const int64_t[::1] offset_view = as_array(part_offsets, np.int64, "part_offsets")
         cdef const int64_t[::1] doc_view = as_array(doc_part_offsets, np.int64, "doc_part_offsets")
@@ -676,17 +678,18 @@ cdef class Lattice:
         try:
             self._run(cache, &token_view[0] if token_view.shape[0] else NULL, &offset_view[0],
                       offset_view.shape[0] - 1, top_n)
-            return self._lists(cache, &doc_view[0], doc_view.shape[0] - 1, top_n)
+            return self._lists(cache, &doc_view[0], doc_view.shape[0] - 1, top_n, arrays)
         finally:
             self._release(cache)
 
-    def encode_texts(self, TextSplitter splitter not None, docs, Py_ssize_t top_n=1, Py_ssize_t max_cells=-1):
+    def encode_texts(self, TextSplitter splitter not None, docs, Py_ssize_t top_n=1, Py_ssize_t max_cells=-1,
+                     bint arrays=False):
         """:meth:`encode_documents` of str documents split by ``splitter`` (no arrays in
         between: what ``UBPE.encode`` and ``encode_batch`` run for text). None - the caller's
         general path then raises its error - if a document is no str, has a symbol outside
         the splitter's alphabet or a lone surrogate, or if ``top_n > 1`` and the longest
         part's lattice would take more than ``max_cells`` cells (``(length + 1) * top_n``;
-        -1: no limit). ``docs`` is a list or tuple."""
+        -1: no limit). ``docs`` is a list or tuple. ``arrays``: see :meth:`encode_documents`."""
         check_top_n(top_n)
         if splitter.max_id >= self.tree.n_base:
             raise ValueError(f"the splitter gives ids up to {splitter.max_id}, the lattice has {self.tree.n_base} base ids")
@@ -699,13 +702,23 @@ cdef class Lattice:
             if top_n > 1 and max_cells >= 0 and (_longest(cache.part_offsets) + 1) * top_n > max_cells:
                 return None
             self._run(cache, cache.symbols.data(), cache.part_offsets.data(), cache.part_offsets.size() - 1, top_n)
-            return self._lists(cache, cache.doc_part_offsets.data(), cache.doc_part_offsets.size() - 1, top_n)
+            return self._lists(cache, cache.doc_part_offsets.data(), cache.doc_part_offsets.size() - 1, top_n,
+                               arrays)
         finally:
             self._release(cache)
 
-    cdef list _lists(self, _PartCache cache, const int64_t* doc_part_offsets, Py_ssize_t n_docs, Py_ssize_t top_n):
-        """The documents' encodings as lists, from the entries of the parts just encoded."""
+    cdef object _lists(self, _PartCache cache, const int64_t* doc_part_offsets, Py_ssize_t n_docs, Py_ssize_t top_n,
+                       bint arrays):
+        """The documents' encodings as lists (``arrays``: as arrays), from the entries of the
+        parts just encoded."""
         cdef _Workspace work = cache.work
+        if arrays and top_n == 1:
+            return top1_arrays(work.out_tokens.data(), work.out_token_offsets.data(), work.out_scores.data(),
+                               work.out_candidate_offsets.data(), work.part_entry.data(), doc_part_offsets, n_docs)
+        if arrays:
+            return nbest_arrays(work.out_tokens.data(), work.out_token_offsets.data(), work.out_scores.data(),
+                                work.out_candidate_offsets.data(), work.part_entry.data(), doc_part_offsets, n_docs,
+                                <int>top_n)
         cdef list ids = id_table(self.weights.shape[0])
         if top_n == 1:
             return top1_lists(ids, work.out_tokens.data(), work.out_token_offsets.data(), work.out_scores.data(),

@@ -8,7 +8,7 @@ merges every document of it without the GIL (``PairMerges.encode_texts``,
 ``_merges.id_lists`` turns into lists. The documents the kernel cannot take (a special token in
 the text, say) are found per chunk with one regex search (:func:`docs_matching`) and go
 through the model's ``encode``, in order. Chunks are handed to the threads as they free up
-(:func:`run_chunks`, by :func:`ubpe.threads.run_in_order`), so one long document does not hold
+(:func:`run_chunks`, by :func:`ubpe.threads.concat_in_order`), so one long document does not hold
 up the rest.
 
 >>> run_chunks(["ab", "c", "", "def"], np.array([2, 1, 0, 3]), 1, lambda docs, lengths: [d.upper() for d in docs])
@@ -25,7 +25,7 @@ import regex
 
 from ubpe_native._merges import id_lists
 
-from ..threads import run_in_order
+from ..threads import concat_in_order
 
 __all__ = ["CHUNK_CHARS", "chunk_ranges", "docs_matching", "encode_chunk", "run_chunks", "text_lengths"]
 
@@ -69,8 +69,7 @@ def run_chunks(docs: list, lengths: np.ndarray, workers: int,
     :func:`chunk_ranges`) on ``workers`` threads, concatenated in order; an exception is
     that of the first chunk (in document order) that raised one."""
     ranges = chunk_ranges(lengths, workers) if len(docs) else []
-    parts = run_in_order(lambda r: encode_chunk(docs[r[0] : r[1]], lengths[r[0] : r[1]]), ranges, workers)
-    return [ids for part in parts for ids in part]
+    return concat_in_order(lambda r: encode_chunk(docs[r[0] : r[1]], lengths[r[0] : r[1]]), ranges, workers)
 
 
 def docs_matching(pattern: regex.Pattern | None, text: str, lengths: np.ndarray) -> np.ndarray | None:

@@ -20,7 +20,9 @@ static table below):
   ``"longest_suffix"``, ``"longest_token"``;
 * ``sample`` - segmentations drawn ``∝ exp(score / temperature)`` (``"sample"``), on the
   lattice of ``ambiguity`` (counts, entropy, probabilities of segmentations); ``rerank``
-  (re-ordering top-n lists) and ``exact_tfidf`` (the exact tf-idf top-n) are not encoders.
+  (re-ordering top-n lists) and ``exact_tfidf`` (the exact tf-idf top-n) are not encoders;
+* ``batch`` - :class:`EncodedBatch`, a batch's encodings as four flat arrays
+  (``encode_batch_to_numpy``).
 
 >>> from ubpe.vocabulary import Vocabulary
 >>> vocab = Vocabulary.from_merges(2, [0], [1], documents=[1], n_docs=2)   # token 2 = [0 1]
@@ -42,6 +44,7 @@ from ..vocabulary import Vocabulary
 from ._base import MAX_TOP_N, Encoder, EncoderInfo, Encoding, TfidfScorer, check_top_n, flatten_parts
 
 if TYPE_CHECKING:
+    from .batch import EncodedBatch
     from .classic import ClassicEncoder
     from .paths import (
         AdditiveEncoder,
@@ -63,6 +66,7 @@ _LAZY = {
     "LongestSuffixEncoder": ".paths",
     "LongestTokenEncoder": ".paths",
     "DropoutEncoder": ".ranked",
+    "EncodedBatch": ".batch",
     "RankedEncoder": ".ranked",
     "SampleEncoder": ".sample",
     "TfidfEncoder": ".tfidf",
@@ -71,7 +75,7 @@ _lazy_getattr, __dir__ = lazy_attributes(__name__, _LAZY, globals())
 
 
 __all__ = [
-    "MAX_TOP_N", "AdditiveEncoder", "ClassicEncoder", "DropoutEncoder", "Encoder", "EncoderInfo",
+    "MAX_TOP_N", "AdditiveEncoder", "ClassicEncoder", "DropoutEncoder", "EncodedBatch", "Encoder", "EncoderInfo",
     "Encoding", "FewestTokensEncoder", "LongestPrefixEncoder", "LongestSuffixEncoder",
     "LongestTokenEncoder", "RankedEncoder", "SampleEncoder", "TfidfEncoder", "TfidfScorer",
     "available_encoders", "check_top_n", "encoder_info", "flatten_parts", "make_encoder", "register",
@@ -79,6 +83,7 @@ __all__ = [
 
 def _builtin_encoders() -> tuple[EncoderInfo, ...]:
     """The built-in encoders' registry entries (importing their modules)."""
+    from .batch import EncodedBatch
     from .classic import ClassicEncoder
     from .paths import (
         AdditiveEncoder,

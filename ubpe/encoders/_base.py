@@ -167,6 +167,17 @@ def encode_documents(encoder: Any, batch: Any, top_n: int = 1) -> list[list[Enco
     return [encoder.encode(batch.parts(d), top_n) for d in range(batch.n_docs)]
 
 
+def encode_document_arrays(encoder: Any, batch: Any, top_n: int = 1) -> Any:
+    """:func:`encode_documents` as an :class:`~ubpe.encoders.batch.EncodedBatch`: the
+    encoder's ``encode_split_arrays`` where it has one (the kernels fill the arrays, no list
+    is built), else its lists, copied."""
+    if hasattr(encoder, "encode_split_arrays"):
+        return encoder.encode_split_arrays(batch, top_n)
+    from .batch import EncodedBatch
+
+    return EncodedBatch.from_lists(encode_documents(encoder, batch, top_n))
+
+
 def all_weights(vocabulary: Vocabulary) -> np.ndarray:
     """The weight of every id, 0 for base ids (alphabet symbols and known words).
 

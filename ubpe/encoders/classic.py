@@ -21,6 +21,7 @@ from ubpe_native._combine import top1_documents
 
 from ..vocabulary import ID_DTYPE, Vocabulary
 from ._base import Encoding, all_weights, check_top_n, flatten_parts
+from .batch import EncodedBatch
 from .tfidf import concatenate_best
 
 if TYPE_CHECKING:
@@ -69,6 +70,12 @@ class ClassicEncoder:
         check_top_n(self, top_n)
         out, offsets, scores = encode_words(self._table, self._weights, batch.tokens, batch.part_offsets)
         return top1_documents(out, offsets, scores, batch.doc_part_offsets)
+
+    def encode_split_arrays(self, batch: SplitBatch, top_n: int = 1) -> EncodedBatch:
+        """:meth:`encode_split` as an :class:`~ubpe.encoders.batch.EncodedBatch` (no list built)."""
+        check_top_n(self, top_n)
+        out, offsets, scores = encode_words(self._table, self._weights, batch.tokens, batch.part_offsets)
+        return EncodedBatch.from_arrays(top1_documents(out, offsets, scores, batch.doc_part_offsets, arrays=True))
 
     def _run(self, parts: Sequence[np.ndarray]):
         symbols, bounds = flatten_parts(parts, self.vocabulary.n_base)

@@ -33,6 +33,7 @@ from ubpe_native._score import part_scores
 from ..errors import InvalidParameterError, UnknownSymbolError, UnknownTokenError
 from ..vocabulary import ID_DTYPE, Vocabulary
 from ._base import Encoding, TfidfScorer, check_top_n, flatten_parts
+from .batch import EncodedBatch
 
 PRIORITIES = ("rank", "id")
 UNKNOWN_RANK = -1
@@ -123,13 +124,20 @@ class RankedEncoder:
     def encode_split(self, batch: Any, top_n: int = 1) -> list[list[Encoding]]:
         """:meth:`encode` of every document of a split batch (:class:`ubpe.splitting.SplitBatch`):
         one kernel call for all its parts, then the parts' scores and the lists in C."""
+        return self._split(batch, top_n, False)
+
+    def encode_split_arrays(self, batch: Any, top_n: int = 1) -> EncodedBatch:
+        """:meth:`encode_split` as an :class:`~ubpe.encoders.batch.EncodedBatch` (no list built)."""
+        return EncodedBatch.from_arrays(self._split(batch, top_n, True))
+
+    def _split(self, batch: Any, top_n: int, arrays: bool) -> Any:
         check_top_n(self, top_n)
         tokens = self.encode_flat(batch.tokens, batch.part_offsets)
         # each part's tokens: those ending (in symbols) at or before the part's end
         ends = np.cumsum(self._scorer._lengths.take(tokens))
         token_offsets = np.searchsorted(ends, batch.part_offsets, side="right")
         scores = part_scores(self._scorer._weights, tokens, token_offsets)
-        return top1_documents(tokens, token_offsets, scores, batch.doc_part_offsets)
+        return top1_documents(tokens, token_offsets, scores, batch.doc_part_offsets, arrays=arrays)
 
     def _encode_each(self, batch: Any) -> list[list[Encoding]]:
         """:meth:`encode` of every document of a split batch, one kernel call per document."""
@@ -239,6 +247,10 @@ class DropoutEncoder(RankedEncoder):
         document: the random stream is the same as for ``encode`` document by document."""
         check_top_n(self, top_n)
         return self._encode_each(batch)
+
+    def encode_split_arrays(self, batch: Any, top_n: int = 1) -> EncodedBatch:
+        """:meth:`encode_split` (document by document, for the random stream) as arrays."""
+        return EncodedBatch.from_lists(self.encode_split(batch, top_n))
 
 
 def merges_encoder(vocabulary: Vocabulary, *, priority: str = "rank", dropout: float = 0.0,

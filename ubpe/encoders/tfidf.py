@@ -39,6 +39,7 @@ from ..errors import InvalidParameterError
 from ..vocabulary import Vocabulary
 from ._base import (NBEST_BYTES_PER_CELL, Encoding, add_left_to_right, all_weights, check_nbest_memory, check_top_n,
                     flatten_parts, nbest_memory_budget)
+from .batch import EncodedBatch
 
 if TYPE_CHECKING:
     from ..splitting import SplitBatch
@@ -211,12 +212,21 @@ class TfidfEncoder:
     def encode_split(self, batch: SplitBatch, top_n: int = 1) -> list[list[Encoding]]:
         """:meth:`encode` of every document of a split batch, in one kernel call (lattice,
         combination and the lists; ``exact=True`` top-n: document by document)."""
+        return self._split(batch, top_n, False)
+
+    def encode_split_arrays(self, batch: SplitBatch, top_n: int = 1) -> EncodedBatch:
+        """:meth:`encode_split` as an :class:`~ubpe.encoders.batch.EncodedBatch` (no list built)."""
+        return self._split(batch, top_n, True)
+
+    def _split(self, batch: SplitBatch, top_n: int, arrays: bool) -> Any:
         top_n = check_top_n(self, top_n)
         if top_n != 1 and self.exact:
-            return [self.encode(batch.parts(d), top_n) for d in range(batch.n_docs)]
+            encodings = [self.encode(batch.parts(d), top_n) for d in range(batch.n_docs)]
+            return EncodedBatch.from_lists(encodings) if arrays else encodings
         if top_n > 1:  # one part's lattice at a time; top-1 needs no n-best room
             check_nbest_memory(int(np.diff(batch.part_offsets).max(initial=0)), top_n)
-        return self._lattice.encode_documents(batch.tokens, batch.part_offsets, batch.doc_part_offsets, top_n)
+        out = self._lattice.encode_documents(batch.tokens, batch.part_offsets, batch.doc_part_offsets, top_n, arrays)
+        return EncodedBatch.from_arrays(out) if arrays else out
 
     def encode_texts(self, splitter: Any, docs: Sequence[str], top_n: int = 1) -> list[list[Encoding]] | None:
         """:meth:`encode` of str documents split by a native ``splitter``
@@ -225,12 +235,21 @@ class TfidfEncoder:
         an n-best search over the memory budget: that path raises the error)."""
         if type(top_n) is int and top_n == 1:  # the common call, checked at once
             return self._lattice.encode_texts(splitter, docs, 1)
+        return self._texts(splitter, docs, top_n, False)
+
+    def encode_texts_arrays(self, splitter: Any, docs: Sequence[str], top_n: int = 1) -> EncodedBatch | None:
+        """:meth:`encode_texts` as an :class:`~ubpe.encoders.batch.EncodedBatch` (no list built)."""
+        out = self._texts(splitter, docs, top_n, True)
+        return None if out is None else EncodedBatch.from_arrays(out)
+
+    def _texts(self, splitter: Any, docs: Sequence[str], top_n: int, arrays: bool) -> Any:
         top_n = check_top_n(self, top_n)
         if top_n == 1:
-            return self._lattice.encode_texts(splitter, docs, 1)
+            return self._lattice.encode_texts(splitter, docs, 1, arrays=arrays)
         if self.exact:
             return None
-        return self._lattice.encode_texts(splitter, docs, top_n, nbest_memory_budget() // NBEST_BYTES_PER_CELL)
+        return self._lattice.encode_texts(splitter, docs, top_n, nbest_memory_budget() // NBEST_BYTES_PER_CELL,
+                                          arrays=arrays)
 
     def _run(self, parts: Sequence[np.ndarray], top_n: int):
         symbols, bounds = flatten_parts(parts, self.vocabulary.n_base)
