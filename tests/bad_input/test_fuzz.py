@@ -13,7 +13,8 @@ is the full run. Targets:
   HF ``tokenizer.json``) and random bytes behind each binary or text format's first bytes
   (GGUF magic, a protobuf tag, ``.tiktoken`` lines, minbpe's version line);
 - random documents through every encoder of the fitted families (universal text and ints,
-  classic) and through every loader family's ``encode`` / ``encode_with`` and ``decode``.
+  classic), also in batches as arrays (``encode_batch_to_numpy``), and through every loader
+  family's ``encode`` / ``encode_with`` and ``decode``.
 """
 
 from __future__ import annotations
@@ -234,6 +235,32 @@ def test_random_text_documents_every_encoder(m, family):
         for tokens, score in encodings:
             assert tok.decode(tokens) == doc
             assert np.isfinite(score)
+
+    run()
+
+
+@pytest.mark.parametrize("family", ["u", "c"])
+def test_random_batches_as_arrays_every_encoder(m, family):
+    """``encode_batch_to_numpy``: a clear error, or ``encode_batch``'s encodings, lossless."""
+    tok = getattr(m, family)
+
+    @FUZZ
+    @given(docs=st.lists(TEXT, max_size=6), name=st.sampled_from(available_encoders()), top_n=st.integers(1, 3),
+           threads=st.integers(1, 3))
+    def run(docs, name, top_n, threads):
+        top_n = top_n if _nbest(name) else 1
+        options = OPTIONS.get(name, {})
+        try:
+            batch = tok.encode_batch_to_numpy(docs, encoder=name, top_n=top_n, n_threads=threads, **options)
+        except UnknownSymbolError:
+            assert not all(tok.covers(doc) for doc in docs)
+            return
+        assert len(batch) == len(docs)
+        if tok.encoder(name, **options).deterministic:
+            assert batch.tolist() == tok.encode_batch(docs, encoder=name, top_n=top_n, **options)
+        for doc, encodings in zip(docs, batch):
+            assert 1 <= len(encodings) <= top_n
+            assert all(tok.decode(tokens) == doc for tokens, _ in encodings)
 
     run()
 
