@@ -278,6 +278,8 @@ def ratios(speed: dict[tuple[str, str], float]) -> list[str]:
     for threads in ("default", "1"):
         ratio(f"tf-idf top-1 / HF encode_batch, {threads} threads", ("tfidf top-1 encode_batch", threads),
               ("BPE encode_batch", threads), 1.0)
+        ratio(f"tf-idf top-1 arrays (encode_batch_to_numpy) / HF encode_batch, {threads} threads",
+              ("tfidf top-1 encode_batch_to_numpy", threads), ("BPE encode_batch", threads), 1.0)
         ratio(f"classic / sentencepiece encode(list), {threads} threads", ("classic encode_batch", threads),
               ("BPE encode(list)", threads), 1.0)
         ratio(f"ranked / sentencepiece encode(list), {threads} threads", ("ranked encode_batch", threads),
