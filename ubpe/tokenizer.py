@@ -48,8 +48,8 @@ from .vocabulary import Vocabulary
 
 if TYPE_CHECKING:  # the encoders (and their kernels) are imported by the methods that use them
     from .encoders import Encoder, Encoding
-    from .encoders.batch import EncodedBatch
     from .encoders.ambiguity import Ambiguity, Weights
+    from .encoders.batch import EncodedBatch
 
 DEFAULT_N_TOKENS = 2**10
 UNIVERSAL, CLASSIC = "universal", "classic"
@@ -511,11 +511,12 @@ class UBPEBase:
 
     def _batch(self, docs: Sequence[Any], split_mode: SplitMode, top_n: int, encoder: str | None,
                n_threads: int | None, options: dict[str, Any], arrays: bool) -> Any:
+        call = "encode_batch_to_numpy" if arrays else "encode_batch"
         if isinstance(docs, (str, bytes)):
-            raise InvalidParameterError("encode_batch takes a sequence of documents, not one document: "
-                                        "use encode(doc) or encode_batch([doc])")
+            raise InvalidParameterError(f"{call} takes a sequence of documents, not one document: "
+                                        f"use encode(doc) or {call}([doc])")
         if not isinstance(docs, Iterable):
-            raise SymbolTypeError(f"encode_batch takes a sequence of documents, got {type(docs).__name__}")
+            raise SymbolTypeError(f"{call} takes a sequence of documents, got {type(docs).__name__}")
         check_n_threads(n_threads)
         from .encoders._base import encode_document_arrays, encode_documents
 
