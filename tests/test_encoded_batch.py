@@ -155,8 +155,18 @@ def test_reading_a_batch():
         batch[-4]
     with pytest.raises(InvalidParameterError):
         batch[True]
-    with pytest.raises(InvalidParameterError):
-        batch[0:1]
+    with pytest.raises(InvalidParameterError, match="step 1"):
+        batch[::2]
+    with pytest.raises(InvalidParameterError, match="document number or a slice"):
+        batch[1.0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.lists(st.integers(0, 9), max_size=4), st.floats(-2, 2)), max_size=3),
+                max_size=6), st.integers(-8, 8), st.integers(-8, 8))
+def test_slices_are_batches_of_their_documents(encodings, start, stop):
+    batch = EncodedBatch.from_lists(encodings)
+    assert batch[start:stop].tolist() == [list(e) for e in encodings[start:stop]]
 
 
 def test_batches_concatenate_compare_and_pickle():

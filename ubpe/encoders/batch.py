@@ -116,10 +116,19 @@ class EncodedBatch:
         """How many encodings each document has (int64)."""
         return np.diff(self.doc_offsets)
 
-    def __getitem__(self, d: int) -> list[Encoding]:
-        """Document ``d``'s encodings ``[(tokens, score), ...]``, best first (as lists)."""
+    def __getitem__(self, d: int | slice) -> Any:
+        """Document ``d``'s encodings ``[(tokens, score), ...]``, best first (as lists); a
+        slice of consecutive documents (step 1) is a batch of its own.
+
+        >>> batch = EncodedBatch.from_lists([[([1], 0.5)], [([2, 3], 0.25)], [([], 0.0)]])
+        >>> batch[1:].tolist()
+        [[([2, 3], 0.25)], [([], 0.0)]]
+        """
+        if isinstance(d, slice):
+            return self._documents(d)
         if isinstance(d, bool) or not isinstance(d, (int, np.integer)):
-            raise InvalidParameterError(f"an EncodedBatch is indexed by a document number, not {type(d).__name__}")
+            raise InvalidParameterError(f"an EncodedBatch is indexed by a document number or a slice, "
+                                        f"not {type(d).__name__}")
         n = len(self)
         if not -n <= d < n:
             raise IndexError(f"document {d} of a batch of {n}")
@@ -130,6 +139,16 @@ class EncodedBatch:
         start = bounds[0]
         return [(ids[a - start : b - start], score) for a, b, score in
                 zip(bounds, bounds[1:], self.scores[first:last].tolist())]
+
+    def _documents(self, span: slice) -> EncodedBatch:
+        first, last, step = span.indices(len(self))
+        if step != 1:
+            raise InvalidParameterError("an EncodedBatch slice takes consecutive documents (step 1)")
+        last = max(first, last)
+        e0, e1 = int(self.doc_offsets[first]), int(self.doc_offsets[last])
+        t0, t1 = int(self.token_offsets[e0]), int(self.token_offsets[e1])
+        return EncodedBatch(self.ids[t0:t1], self.token_offsets[e0 : e1 + 1] - t0, self.scores[e0:e1],
+                            self.doc_offsets[first : last + 1] - e0)
 
     def __iter__(self) -> Iterator[list[Encoding]]:
         return iter(self.tolist())
