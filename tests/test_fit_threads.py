@@ -96,6 +96,99 @@ def test_counts_are_the_same_on_any_number_of_threads():
         assert count_documents(docs, split, n_threads=n_threads, chunk_symbols=256) == one
 
 
+@settings(max_examples=100, deadline=None)
+@given(docs=texts, cuts=st.lists(st.integers(0, 12), max_size=4))
+def test_counters_of_consecutive_runs_absorbed_in_order_count_the_whole(docs, cuts):
+    """PartCounter.absorb: the counters of consecutive runs of documents (empty runs too),
+    each absorbing the next, count what one counter of all the documents counts."""
+    from ubpe.fit import add_batch
+    from ubpe_native._parts import PartCounter
+
+    split = SplitPipeline(Alphabet.from_spec("ab c"), break_tokens=" ").split_batch
+    bounds = [0, *sorted(min(cut, len(docs)) for cut in cuts), len(docs)]
+    counters = []
+    for first, last in zip(bounds, bounds[1:]):
+        counters.append(PartCounter())
+        add_batch(counters[-1], split(docs[first:last], first_doc=first))
+    assert PartCounts.merge_counters(counters) == PartCounts.of_batch(split(docs))
+    assert counters == []
+
+
+def test_absorb_frees_the_absorbed_counter_and_checks_its_arguments():
+    from ubpe_native._parts import PartCounter
+
+    first, second = PartCounter(), PartCounter()
+    second.add(np.array([0, 1], np.int32), np.array([0, 2]), np.array([0], np.int32), 1)
+    with pytest.raises(ValueError, match="itself"):
+        first.absorb(first)
+    with pytest.raises(TypeError):
+        first.absorb(None)
+    first.absorb(second)
+    assert (first.n_docs, first.n_parts, second.n_docs, second.n_parts) == (1, 1, 0, 0)
+    for use in (second.export, lambda: PartCounter().absorb(second), lambda: second.absorb(PartCounter())):
+        with pytest.raises(ValueError, match="absorbed"):
+            use()
+
+
+def stalled_first_chunk(pipeline: SplitPipeline, n_docs: int):
+    """A split whose first chunk (the calling thread's) waits until another thread splits a
+    later document of the first half: one that has taken over the back of the first run."""
+    import threading
+
+    caller, taken_over = threading.current_thread(), threading.Event()
+
+    def split(chunk, first_doc):
+        if first_doc == 0:
+            taken_over.wait(timeout=10)
+        elif first_doc < n_docs // 2 and threading.current_thread() is not caller:
+            taken_over.set()
+        return pipeline.split_batch(chunk, first_doc=first_doc)
+
+    return split
+
+
+def test_a_thread_that_runs_out_takes_over_the_back_of_another_run(monkeypatch):
+    """Two runs of ten one-document chunks; the first chunk stalls until the other thread,
+    done with the second run, has taken over the back half of the first: more counters than
+    threads, the same counts as on one thread."""
+    merged = []
+    merge = PartCounts.merge_counters.__func__
+    monkeypatch.setattr(PartCounts, "merge_counters", classmethod(
+        lambda cls, counters: merged.append(len(counters)) or merge(cls, counters)))
+    pipeline = SplitPipeline(Alphabet.from_spec("ab c"), regex_str=WORDS)
+    docs = [f"{'ab' * k} c{'ba' * (20 - k)} {'abc'[k % 3] * 3}" for k in range(20)]
+    split = stalled_first_chunk(pipeline, len(docs))
+    counts = count_documents(docs, split, n_threads=2, chunk_symbols=len(docs[0]))
+    assert counts == count_documents(docs, pipeline.split_batch, chunk_symbols=len(docs[0]))
+    assert merged[0] > 2
+
+
+def test_the_first_bad_document_is_named_whoever_counts_it():
+    """A bad document at the end of the second run, and one in the back of the first, which
+    the thread that failed on the former takes over (and may hand on): the error names the
+    earlier."""
+    pipeline = SplitPipeline(Alphabet.from_spec("ab c"), regex_str=WORDS)
+    docs = ["ab ba"] * 20
+    docs[8], docs[19] = "ab xa", "yb ba"  # (one document a chunk, as the others)
+    split = stalled_first_chunk(pipeline, len(docs))
+    with pytest.raises(UnknownSymbolError, match="document 8"):
+        count_documents(docs, split, n_threads=2, chunk_symbols=len(docs[0]))
+
+
+def test_an_interrupt_goes_before_the_errors_of_the_chunks():
+    pipeline = SplitPipeline(Alphabet.from_spec("ab c"), regex_str=WORDS)
+    docs = ["ab ba"] * 20
+    docs[12] = "ab xa"  # in the other thread's run
+
+    def split(chunk, first_doc):
+        if first_doc == 0:  # the calling thread's first chunk, whatever the other has done
+            raise KeyboardInterrupt
+        return pipeline.split_batch(chunk, first_doc=first_doc)
+
+    with pytest.raises(KeyboardInterrupt):
+        count_documents(docs, split, n_threads=2, chunk_symbols=len(docs[0]))
+
+
 def many_small_runs(monkeypatch) -> list[int]:
     """Small chunks, threads for any corpus size; returns the numbers of runs counted."""
     monkeypatch.setattr(fit_module, "LIST_CHUNK_SYMBOLS", 64)

@@ -33,7 +33,8 @@ import itertools
 import numbers
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .errors import InvalidParameterError
@@ -41,7 +42,7 @@ from .errors import InvalidParameterError
 if TYPE_CHECKING:  # concurrent.futures is imported when a batch first runs on threads
     from concurrent.futures import Future, ThreadPoolExecutor
 
-__all__ = ["THREADS_VARIABLE", "check_n_threads", "concat_in_order", "default_threads",
+__all__ = ["THREADS_VARIABLE", "check_n_threads", "concat_in_order", "default_threads", "pool_helpers",
            "run_in_order"]
 
 #: The environment variable that sets the default number of threads (like tiktoken's and
@@ -130,6 +131,28 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_POOL.forget)
 
 
+@contextmanager
+def pool_helpers(task: Callable[[], None], copies: int) -> Iterator[None]:
+    """``copies`` runs of ``task`` on the process's pool while the block runs (the caller
+    works in the block). On leaving it, a run that has not started is cancelled, never waited
+    for (so calls may nest), and a started one is waited for: ``task`` should end once the
+    work it shares with the block is done, and keep its errors for the caller to raise.
+
+    >>> done = []
+    >>> with pool_helpers(lambda: done.append("pool"), 1):
+    ...     done.append("caller")
+    >>> sorted(done) in (["caller"], ["caller", "pool"])
+    True
+    """
+    helpers = _POOL.start(task, copies)
+    try:
+        yield
+    finally:
+        for helper in helpers:
+            if not helper.cancel():
+                helper.result()  # started: it ends with the work it holds
+
+
 def run_in_order(function: Callable[[T], R], items: Sequence[T], workers: int) -> list[R]:
     """``[function(item) for item in items]`` on ``workers`` threads, the caller one of them
     (see the module's docstring); ``function`` should release the GIL for its heavy part.
@@ -159,11 +182,8 @@ def run_in_order(function: Callable[[T], R], items: Sequence[T], workers: int) -
                 errors[k] = error
                 return
 
-    helpers = _POOL.start(work, workers - 1)
-    work()
-    for helper in helpers:
-        if not helper.cancel():
-            helper.result()  # started: it ends with the item it holds
+    with pool_helpers(work, workers - 1):
+        work()
     if errors:
         raise errors[min(errors)]
     return out

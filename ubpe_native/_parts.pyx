@@ -52,7 +52,7 @@ cdef class PartCounter:
     cdef FlatMap index  # content hash -> part + 1
     # set while an add() runs: an add cut short (MemoryError) leaves the counts incomplete
     cdef bint unfinished
-    cdef bint released  # exported with release=True: the counts are gone
+    cdef bint released  # absorbed, or exported with release=True: the counts are gone
 
     def __init__(self):
         self.starts.push_back(0)
@@ -253,7 +253,7 @@ cdef class PartCounter:
 
     cdef int _check_finished(self) except -1:
         if self.released:
-            raise ValueError("this counter was exported with release=True: its counts are gone")
+            raise ValueError("this counter was absorbed or exported with release=True: its counts are gone")
         if self.unfinished:
             raise MemoryError("an earlier add() ran out of memory: this counter's counts are "
                               "incomplete; start a new PartCounter")
@@ -307,6 +307,82 @@ cdef class PartCounter:
             self.doc_start.push_back(self.entry_part.size())
         return 0
 
+    def absorb(self, PartCounter other not None):
+        """Add the counts of ``other``, which counted the documents after this counter's,
+        without the GIL and without exporting them, and free ``other`` (it can no longer be
+        used). Counters of consecutive runs of documents, counted apart, absorbed in order,
+        count what one counter of all the documents counts:
+
+        >>> import numpy as np
+        >>> first, second = PartCounter(), PartCounter()
+        >>> first.add(np.array([0, 1, 1, 0], np.int32), np.array([0, 2, 4]), np.array([0, 1], np.int32), 2)
+        >>> second.add(np.array([1, 1, 0, 1], np.int32), np.array([0, 2, 4]), np.array([0, 0], np.int32), 1)
+        >>> first.absorb(second)
+        >>> whole = PartCounter()
+        >>> whole.add(np.array([0, 1, 1, 0, 1, 1, 0, 1], np.int32), np.array([0, 2, 4, 6, 8]),
+        ...           np.array([0, 1, 2, 2], np.int32), 3)
+        >>> first.export() == whole.export(), first.n_docs
+        (True, 3)
+        >>> second.export()
+        Traceback (most recent call last):
+        ...
+        ValueError: this counter was absorbed or exported with release=True: its counts are gone
+        """
+        if other is self:
+            raise ValueError("a counter cannot absorb itself")
+        self._check_finished()
+        other._check_finished()
+        if self.n_docs + other.n_docs >= 2 ** 31:
+            raise ValueError("n_docs must be in 0..2**31 - 1 documents in all")
+        if self.starts.back() + other.starts.back() >= 2 ** 31 - 1:
+            raise ValueError("too many distinct symbols: at most 2**31 - 2 per fit")
+        self.unfinished = True
+        other.released = True
+        other.index = FlatMap()  # (other's lookups are over: its memory goes first)
+        other.last_doc.clear()
+        other.last_doc.shrink_to_fit()
+        with nogil:
+            self._absorb(other)
+        other.starts.push_back(0)  # (what is left says: no parts, no documents)
+        other.doc_start.push_back(0)
+        self.unfinished = False
+
+    cdef int _absorb(self, PartCounter other) except -1 nogil:
+        """:meth:`absorb`'s body. ``other``'s documents come after all of this counter's, so
+        its (part, document) pairs are already distinct and in document order here too: they
+        are appended with their parts renumbered, with no regrouping. ``other``'s arrays are
+        freed as soon as they are read, so the two counters are never held whole together."""
+        cdef Py_ssize_t k, n = other.weights.size(), n_entries = other.entry_part.size()
+        cdef int64_t shift = self.entry_part.size()
+        cdef vector[int32_t] parts  # this counter's part of each of other's parts
+        parts.resize(n)
+        # room for other's parts, were they all new: no reallocation among the insertions
+        # (at 5 MB, 23 K parts absorbed: 1.5 -> 1.2 ms)
+        self.symbols.reserve(self.symbols.size() + other.symbols.size())
+        self.starts.reserve(self.starts.size() + n)
+        self.weights.reserve(self.weights.size() + n)
+        self.last_doc.reserve(self.last_doc.size() + n)
+        for k in range(n):
+            parts[k] = self._find_run(other.symbols.data() + other.starts[k], other.starts[k + 1] - other.starts[k])
+            self.weights[parts[k]] += other.weights[k]
+        other.symbols.clear()
+        other.symbols.shrink_to_fit()
+        other.starts.clear()
+        other.starts.shrink_to_fit()
+        other.weights.clear()
+        other.weights.shrink_to_fit()
+        self.entry_part.reserve(self.entry_part.size() + n_entries)
+        for k in range(n_entries):
+            self.entry_part.push_back(parts[other.entry_part[k]])
+        other.entry_part.clear()
+        other.entry_part.shrink_to_fit()
+        self.doc_start.reserve(self.doc_start.size() + other.doc_start.size() - 1)
+        for k in range(1, <Py_ssize_t>other.doc_start.size()):
+            self.doc_start.push_back(shift + other.doc_start[k])
+        other.doc_start.clear()
+        other.doc_start.shrink_to_fit()
+        return 0
+
     cdef int32_t _find(self, const id_t[::1] tokens, Py_ssize_t start, Py_ssize_t length) except -1 nogil:
         """The distinct part equal to ``tokens[start:start + length]`` (created if new)."""
         return self._find_run(&tokens[0] + start if tokens.shape[0] else NULL, length)
@@ -354,7 +430,7 @@ cdef class PartCounter:
         >>> counter.export()
         Traceback (most recent call last):
         ...
-        ValueError: this counter was exported with release=True: its counts are gone
+        ValueError: this counter was absorbed or exported with release=True: its counts are gone
         """
         self._check_finished()
         cdef Py_ssize_t n = self.weights.size(), k, e
