@@ -183,9 +183,10 @@ def main() -> None:
 
     def ours_arrays(tok, call, **options):
         """``encode_batch_to_numpy``: the same encodings as ``encode_batch``, in arrays."""
+        lists = tok.encode_batch(held, n_threads=1, **options)
         for threads, n_threads in (("default", None), ("1", 1)):
             batch = tok.encode_batch_to_numpy(held, n_threads=n_threads, **options)
-            if batch.tolist() != tok.encode_batch(held, n_threads=1, **options):
+            if batch.tolist() != lists:
                 raise SystemExit(f"{call}: the arrays and encode_batch's lists differ")
             measure(lambda n_threads=n_threads: tok.encode_batch_to_numpy(held, n_threads=n_threads, **options),
                     "ubpe (ours)", call, threads, len(batch.best()[0]), note="arrays, no list per document")

@@ -309,17 +309,14 @@ cdef tuple _encoding_arrays(Spelled& spelled, Py_ssize_t n_docs):
     ids = np.empty(spelled.flat.size(), dtype=np.int32)
     token_offsets = np.empty(spelled.offsets.size(), dtype=np.int64)
     scores = np.empty(spelled.totals.size(), dtype=np.float64)
-    cdef id_t[::1] id_view = ids
-    cdef int64_t[::1] offset_view = token_offsets
-    cdef double[::1] score_view = scores
-    cdef int64_t[::1] doc_view
     if spelled.doc_encodings.empty():
         doc_offsets = np.arange(n_docs + 1, dtype=np.int64)
     else:
         doc_offsets = np.empty(spelled.doc_encodings.size(), dtype=np.int64)
-        doc_view = doc_offsets
-        if doc_view.shape[0]:
-            memcpy(&doc_view[0], spelled.doc_encodings.data(), doc_view.shape[0] * sizeof(int64_t))
+    cdef id_t[::1] id_view = ids
+    cdef int64_t[::1] offset_view = token_offsets
+    cdef double[::1] score_view = scores
+    cdef int64_t[::1] doc_view = doc_offsets
     with nogil:
         if id_view.shape[0]:
             memcpy(&id_view[0], spelled.flat.data(), id_view.shape[0] * sizeof(id_t))
@@ -327,6 +324,8 @@ cdef tuple _encoding_arrays(Spelled& spelled, Py_ssize_t n_docs):
             memcpy(&offset_view[0], spelled.offsets.data(), offset_view.shape[0] * sizeof(int64_t))
         if score_view.shape[0]:
             memcpy(&score_view[0], spelled.totals.data(), score_view.shape[0] * sizeof(double))
+        if not spelled.doc_encodings.empty():
+            memcpy(&doc_view[0], spelled.doc_encodings.data(), doc_view.shape[0] * sizeof(int64_t))
     return ids, token_offsets, scores, doc_offsets
 
 

@@ -12,7 +12,7 @@ one and concatenated, their scores added left to right, as ubpe 0.3.0's ``UBPECl
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -67,15 +67,16 @@ class ClassicEncoder:
 
     def encode_split(self, batch: SplitBatch, top_n: int = 1) -> list[list[Encoding]]:
         """:meth:`encode` of every document of a split batch, in one kernel call."""
-        check_top_n(self, top_n)
-        out, offsets, scores = encode_words(self._table, self._weights, batch.tokens, batch.part_offsets)
-        return top1_documents(out, offsets, scores, batch.doc_part_offsets)
+        return self._split(batch, top_n, False)
 
     def encode_split_arrays(self, batch: SplitBatch, top_n: int = 1) -> EncodedBatch:
         """:meth:`encode_split` as an :class:`~ubpe.encoders.batch.EncodedBatch` (no list built)."""
+        return EncodedBatch.from_arrays(self._split(batch, top_n, True))
+
+    def _split(self, batch: SplitBatch, top_n: int, arrays: bool) -> Any:
         check_top_n(self, top_n)
         out, offsets, scores = encode_words(self._table, self._weights, batch.tokens, batch.part_offsets)
-        return EncodedBatch.from_arrays(top1_documents(out, offsets, scores, batch.doc_part_offsets, arrays=True))
+        return top1_documents(out, offsets, scores, batch.doc_part_offsets, arrays=arrays)
 
     def _run(self, parts: Sequence[np.ndarray]):
         symbols, bounds = flatten_parts(parts, self.vocabulary.n_base)
