@@ -56,16 +56,12 @@ import sys, ubpe, ubpe_native._ranked as r
 assert r.__file__.startswith(sys.argv[1]) and ubpe.__file__.startswith(sys.argv[1]), (r.__file__, ubpe.__file__)
 assert sys.argv[2] != "asan" or "libasan" in open("/proc/self/maps").read(), "libasan is not loaded"
 ' "$work" "$mode")
-# kernel argument checks, out-of-memory cases (skipped under ASan), and the property tests of
-# every kernel, the batch paths on llama.cpp's vocabularies; the CLI is left out (it would run the
+# the kernel layer (tests/kernels: argument checks, out-of-memory cases skipped under ASan, the
+# property tests of every kernel) and the spec tests that drive the kernels hardest (splitting,
+# byte-level and batch paths on llama.cpp's vocabularies, hardening); the CLI is left out (it would run the
 # installed ubpe, not this build)
-(cd "$work" && "${run[@]}" "$py" -m pytest -q -p no:cacheprovider \
-    tests/test_kernel_checks.py tests/test_kernel_memory.py tests/test_merges_kernel.py \
-    tests/test_radix.py tests/test_ranked.py tests/test_classic_encoder.py tests/test_combine.py \
-    tests/test_lattice.py tests/test_paths.py tests/test_scores.py tests/test_fit_properties.py \
-    tests/test_splitting.py tests/test_bytelevel.py tests/test_encode_api.py \
-    tests/test_hardening.py tests/test_text_path.py tests/test_fit_threads.py \
-    tests/test_spm_kernels.py tests/test_native_split.py tests/test_batch_encode.py tests/test_fit_without_numpy.py \
-    tests/test_encoded_batch.py \
+(cd "$work" && "${run[@]}" "$py" -m pytest -q -p no:cacheprovider --durations=10 \
+    tests/kernels tests/spec/test_splitting.py tests/spec/test_bytelevel.py tests/spec/test_encode_api.py \
+    tests/spec/test_hardening.py tests/spec/test_batch_encode.py \
     -k "not out_of_memory and not cli" "$@")
 echo "debug lane done in $((SECONDS - start)) s"

@@ -31,7 +31,8 @@ import tiktoken
 from common import best_time, provenance
 
 from ubpe import __version__ as ubpe_version
-from ubpe.bytelevel import PATTERNS, ByteLevelBPE
+from ubpe.text.patterns import PATTERNS
+from ubpe.models.bytelevel import ByteLevelBPE
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "results" / "benchmarks"

@@ -113,7 +113,7 @@ docs = json.load(open(spec["docs"]))
 from ubpe import UBPE
 from ubpe.fit import count_documents, fit_vocabulary
 from ubpe.splitting import SplitMode
-from ubpe.tokenizer import default_threads
+from ubpe.models.ubpe import default_threads
 best = {}
 for run in range(1 + spec["repeats"]):
     tok = UBPE(alphabet=spec["alphabet"], n_tokens=spec["n_tokens"], regex_str=spec["regex"])

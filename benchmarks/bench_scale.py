@@ -10,7 +10,7 @@ count too; "above baseline" subtracts the process after its imports). Modes:
 - ``dask-N``: ``tok.fit(dask.bag.read_text(file, blocksize=...))`` on a ``LocalCluster`` of N
   worker processes (one thread each); the client process holds the scheduler; for text it
   runs the merge loop on the gathered distinct parts, for the unsplit integer documents the
-  partitions stay on the workers and the fit runs round by round (``ubpe.dask_rounds``: the
+  partitions stay on the workers and the fit runs round by round (``ubpe.distributed.rounds``: the
   client holds only the summed pair statistics); workers' peaks come from ``client.run``;
 - ``cli``: ``ubpe fit FILE`` as a subprocess (``--regex`` / ``--ints``, the same number of
   tokens, the alphabet inferred by a first streaming pass over the file): its peak RSS and

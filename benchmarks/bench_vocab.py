@@ -54,7 +54,7 @@ def _load_rows(models, repeats: int) -> list[str]:
 def _bytelevel_rows(models, text: str, repeats: int) -> list[str]:
     import tiktoken
 
-    from ubpe.bytelevel.patterns import PATTERNS
+    from ubpe.text.patterns import PATTERNS
     from ubpe.io import gguf
 
     size = len(text.encode("utf-8")) / MB

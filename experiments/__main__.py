@@ -27,7 +27,7 @@ import sys
 import time
 from pathlib import Path
 
-from .config import ConfigError, load_config
+from experiments.config import ConfigError, load_config
 
 
 def _run(argv: list[str]) -> int:
@@ -54,7 +54,7 @@ def _run(argv: list[str]) -> int:
         parser.error(str(exc))
     from ubpe.errors import InvalidParameterError
 
-    from .runner import FailedCellsError, run_experiment
+    from experiments.runner import FailedCellsError, run_experiment
 
     started = time.perf_counter()
     try:
@@ -77,8 +77,8 @@ def _report(argv: list[str]) -> int:
     parser.add_argument("--results", type=Path, default=None,
                         help="folder holding <experiment>/ (default: results/)")
     args = parser.parse_args(argv)
-    from .report import render_report
-    from .runner import RESULTS_DIR
+    from experiments.report import render_report
+    from experiments.runner import RESULTS_DIR
 
     folder = Path(args.experiment)
     if not (folder / "metrics.csv").exists():
@@ -95,15 +95,15 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] == "report":
         return _report(argv[1:])
     if argv and argv[0] == "llm":
-        from .llm import main as llm_main
+        from experiments.llm import main as llm_main
 
         return llm_main(argv[1:])
     if argv and argv[0] == "variance":
-        from .variance import main as variance
+        from experiments.variance import main as variance
 
         return variance(argv[1:])
     if argv and argv[0] == "alternatives":
-        from .alternatives import main as alternatives
+        from experiments.alternatives import main as alternatives
 
         return alternatives(argv[1:])
     return _run(argv)

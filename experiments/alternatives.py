@@ -47,7 +47,7 @@ from ubpe.encoders.ambiguity import DocumentLattice, idf_scores, weighted_paths
 from ubpe.encoders.exact_tfidf import ExactTfidf, SearchLimitError
 from ubpe.encoders.sample import SampleEncoder
 
-from .config import load_config, n_tokens_for
+from experiments.config import load_config, n_tokens_for
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "results" / "alternatives"
@@ -237,7 +237,7 @@ def sampling_rows(name, kind, tok, split, documents, weights, lengths) -> list[d
 
 
 def run_dataset(ds) -> dict[str, Any]:
-    from .datasets import load
+    from experiments.datasets import load
 
     started = time.perf_counter()
     train = load(ds.registry_name, "train", max_symbols=ds.max_symbols, **ds.load_options)
@@ -322,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
         frame.to_csv(out / f"{name}.csv", index=False, float_format="%.6g")
     info = run_info(started, results)
     (out / "run.json").write_text(json.dumps(info, indent=1) + "\n")
-    from .alternatives_report import render
+    from experiments.alternatives_report import render
 
     render(out, tables, info)
     print(f"wrote {out} in {info['seconds']} s")

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from .formatting import (
+from experiments.formatting import (
     _interval,
     _kind_key,
     _p,

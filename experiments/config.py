@@ -75,7 +75,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .patterns import PRESETS
+from experiments.patterns import PRESETS
 
 #: Folder of the named configs (``python -m experiments large`` reads ``large.toml`` here).
 CONFIG_DIR = Path(__file__).resolve().parent / "configs"

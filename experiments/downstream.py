@@ -34,13 +34,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import stats as S
-from .cache import digest
-from .config import DownstreamConfig
-from .grid import CellSpec, FitSpec
-from .ngram import KneserNeyLM
-from .tables import with_verdicts
-from .units import Unit, UnitResult, fitted_tokenizer
+from experiments import stats as S
+from experiments.cache import digest
+from experiments.config import DownstreamConfig
+from experiments.grid import CellSpec, FitSpec
+from experiments.ngram import KneserNeyLM
+from experiments.tables import with_verdicts
+from experiments.units import Unit, UnitResult, fitted_tokenizer
 
 FEWER_BITS, MORE_BITS = "a fewer bits", "a more bits"
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from .formatting import _kind_key, _num, _p, _pct, _ratio_pct, _table
+from experiments.formatting import _kind_key, _num, _p, _pct, _ratio_pct, _table
 
 _READ = {"dtype": {"size": str, "encoder": str, "a": str, "b": str}}
 
@@ -47,7 +47,7 @@ def downstream_section(folder: Path, run: dict[str, Any]) -> list[str]:
              f"by that encoder (top-1; a seeded encoder with its first seed) and an interpolated "
              f"Kneser-Ney model of order {order} (one discount D = {discount} at every order; "
              "`experiments/ngram.py`, checked against NLTK's `KneserNeyInterpolated` in "
-             "`tests/test_ngram.py`) is trained on those tokens; each held-out document, encoded "
+             "`tests/experiments/test_ngram.py`) is trained on those tokens; each held-out document, encoded "
              "the same way, costs -log2 p of its tokens and of its end. **bits/symbol** = held-out "
              "bits / held-out symbols, comparable across tokenisations of the same text (lower "
              "is better: the model predicts the text better). Ids the training tokenisation never "

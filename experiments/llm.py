@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .metrics import renyi_efficiency
+from experiments.metrics import renyi_efficiency
 
 RESULTS = Path(__file__).resolve().parent.parent / "results" / "llm"
 LLAMA_CPP_PACKAGE = "llama-cpp-python"
@@ -92,7 +92,7 @@ def words_differing(spans: Sequence[tuple[int, int]], a: np.ndarray, b: np.ndarr
 
 def models_dir() -> Path:
     """llama.cpp's ``models`` folder in the extracted llama-cpp-python sdist."""
-    from .datasets.sources import extracted_dir
+    from experiments.datasets.sources import extracted_dir
 
     found = sorted(extracted_dir(LLAMA_CPP_PACKAGE).glob(MODELS_GLOB))
     if not found:
@@ -216,7 +216,7 @@ def run(vocabs: dict[str, str] = VOCABS, datasets: Sequence[str] = tuple(DATASET
     loader (whole documents); ``max_docs`` then keeps the first documents of each split - for
     a quick run or a test.
     """
-    from .datasets import load
+    from experiments.datasets import load
 
     splits = {}
     for name in datasets:
@@ -269,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
         wanted = args.vocabs.split(",")
         by_file = {v: k for k, v in VOCABS.items()}
         vocabs = {by_file.get(w, w): w for w in wanted}
-    from .llm_report import write_results
+    from experiments.llm_report import write_results
 
     started = time.perf_counter()
     summary, per_doc, info = run(vocabs, max_docs=args.max_docs, heldout_chars=args.heldout_chars,

@@ -22,7 +22,7 @@ two changes, so that every probability is positive and every distribution sums t
   count does) its distribution sums to more than 1. Here it is the number of words with a
   continuation count, ``|{w : N1+(. h w) > 0}|`` (Chen & Goodman's definition).
 
-``tests/test_ngram.py`` checks every probability against NLTK's own ``KneserNeyInterpolated``
+``tests/experiments/test_ngram.py`` checks every probability against NLTK's own ``KneserNeyInterpolated``
 with those two lines changed.
 
 Documents are padded as NLTK pads them for training with left context: ``order - 1``

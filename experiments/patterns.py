@@ -4,7 +4,7 @@ r"""The experiments' one pre-tokenisation pattern for text: ``words``.
 non-space symbols, each optionally led by one space; whitespace on its own - written with
 classes Python's `re` understands (``[^\W\d_]`` for "letters", ``\d`` for digits), so the
 reference ubpe 0.3.0 (which compiles patterns with `re`) can run it too. It is *not*
-tiktoken's ``gpt2`` pattern (the ``gpt2`` preset of ``ubpe.bytelevel``, with ``\p{L}`` and
+tiktoken's ``gpt2`` pattern (the ``gpt2`` preset of ``ubpe.text.patterns``, with ``\p{L}`` and
 ``\p{N}``), hence its own name:
 
 - ubpe compiles it with the `regex` module, whose ``\w`` includes combining marks, so a

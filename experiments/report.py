@@ -16,11 +16,11 @@ from typing import Any
 
 import pandas as pd
 
-from . import plots
-from . import stats as S
-from .answers import _answers, _summary
-from .extras_report import _read, beam_section, downstream_section
-from .formatting import KIND_ORDER, _estimable, _kind_key, _num, _size_key, _table
+from experiments import plots
+from experiments import stats as S
+from experiments.answers import _answers, _summary
+from experiments.extras_report import _read, beam_section, downstream_section
+from experiments.formatting import KIND_ORDER, _estimable, _kind_key, _num, _size_key, _table
 
 __all__ = ["KIND_ORDER", "read_results", "render_report"]
 

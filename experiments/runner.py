@@ -35,12 +35,12 @@ from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-from . import provenance
-from .cache import CACHE_DIR, cell_path, json_default
-from .config import REGEX_PRESETS, ExperimentConfig
-from .grid import LoadedDataset, plan, takes_seed
-from .tables import collect, numbers_only, write_csv
-from .units import Unit, UnitResult, final_size, run_unit
+from experiments import provenance
+from experiments.cache import CACHE_DIR, cell_path, json_default
+from experiments.config import REGEX_PRESETS, ExperimentConfig
+from experiments.grid import LoadedDataset, plan, takes_seed
+from experiments.tables import collect, numbers_only, write_csv
+from experiments.units import Unit, UnitResult, final_size, run_unit
 
 REPO_ROOT = provenance.REPO_ROOT
 #: ``results/<experiment>/`` goes here.
@@ -69,7 +69,7 @@ def _cell_name(failure: dict[str, Any]) -> str:
 
 def load_split(name: str, split: str, *, max_symbols: int | None, options: dict[str, Any]):
     """One split of a dataset (tests replace this with a tiny in-memory dataset)."""
-    from .datasets import load
+    from experiments.datasets import load
 
     return load(name, split, max_symbols=max_symbols, **options)
 
@@ -80,7 +80,7 @@ def _load_datasets(config: ExperimentConfig) -> tuple[list[LoadedDataset], dict[
     A dataset whose source is not installed is skipped and named in the report rather than
     stopping the run; ``experiments/install_data.sh`` installs every source.
     """
-    from .datasets import DataNotInstalledError
+    from experiments.datasets import DataNotInstalledError
 
     loaded, missing = [], {}
     for ds in config.datasets:
@@ -111,7 +111,7 @@ def _run_units(units: list[Unit], jobs: int, bar, scheduler: str | None = None) 
     # the longest fits (most symbols, then most tokens) first, so none starts last
     units = sorted(units, key=lambda u: (-sum(len(d) for d in u.train_docs), -u.fit.n_tokens))
     if scheduler is not None:
-        from ubpe.dask import cluster
+        from ubpe.distributed.dask import cluster
 
         with cluster(scheduler) as client:
             pool = client.get_executor(pure=False)  # a concurrent.futures executor
@@ -201,7 +201,7 @@ def run_experiment(config: ExperimentConfig, *, jobs: int | None = None, force: 
     info["run"]["analysis_seconds"] = extra_seconds
     (out / "run.json").write_text(json.dumps(info, indent=2, default=json_default) + "\n")
     if render:
-        from .report import render_report
+        from experiments.report import render_report
 
         render_report(out)
     allowed = {str(e) for e in config.allow_failures}
@@ -217,8 +217,8 @@ def _extras(config: ExperimentConfig, grid, cache_dir: Path, jobs: int, out: Pat
     `experiments.beam`) - written beside the tables; their wall-clock seconds."""
     seconds: dict[str, float] = {}
     if config.downstream is not None:
-        from .downstream import run_downstream
-        from .tables import units_of
+        from experiments.downstream import run_downstream
+        from experiments.tables import units_of
 
         started = time.perf_counter()
         units = {fit.dataset: units_of(data.heldout) for fit, _, data in grid}
@@ -226,7 +226,7 @@ def _extras(config: ExperimentConfig, grid, cache_dir: Path, jobs: int, out: Pat
             write_csv(table, out / f"{name}.csv")
         seconds["downstream"] = round(time.perf_counter() - started, 1)
     if config.beam is not None:
-        from .beam import run_beam
+        from experiments.beam import run_beam
 
         started = time.perf_counter()
         found = run_beam(config, grid, cache_dir, jobs)

@@ -16,11 +16,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import metrics as M
-from . import stats as S
-from .cache import cell_path, json_default, load_raw, model_path
-from .config import ExperimentConfig
-from .grid import CellSpec, Grid
+from experiments import metrics as M
+from experiments import stats as S
+from experiments.cache import cell_path, json_default, load_raw, model_path
+from experiments.config import ExperimentConfig
+from experiments.grid import CellSpec, Grid
 
 #: Columns that measure time: they differ between runs and are left out of reproducibility
 #: checks (`numbers_only`).

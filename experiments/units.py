@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from . import metrics as M
-from .cache import cell_path, model_path, save_raw, write_atomically
-from .grid import VARIANT_CLASSES, CellSpec, FitSpec, supports_nbest
+from experiments import metrics as M
+from experiments.cache import cell_path, model_path, save_raw, write_atomically
+from experiments.grid import VARIANT_CLASSES, CellSpec, FitSpec, supports_nbest
 
 
 class CellCrashed(RuntimeError):

@@ -35,11 +35,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import provenance
-from .config import load_config, n_tokens_for
-from .downstream import measure
-from .formatting import _num, _table
-from .tables import units_of, write_csv
+from experiments import provenance
+from experiments.config import load_config, n_tokens_for
+from experiments.downstream import measure
+from experiments.formatting import _num, _table
+from experiments.tables import units_of, write_csv
 
 RESULTS = provenance.REPO_ROOT / "results" / "variance"
 DATASETS = ("kjv", "shakespeare", "stdlib", "dna", "protein", "chorales", "ecg")
@@ -89,7 +89,7 @@ def _fit_pair(ds, alphabet, docs: list[Any]):
 
 def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
     """One fit pair and every encoder's measures (runs in a worker)."""
-    from .datasets import load
+    from experiments.datasets import load
 
     config = load_config("default")
     ds = {d.name: d for d in config.datasets}[task["dataset"]]

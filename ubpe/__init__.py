@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from . import _hooks
 from ._lazy import lazy_attributes
 from ._version import __version__
 from .errors import (
@@ -32,31 +33,54 @@ from .errors import (
 
 if TYPE_CHECKING:  # what the names below resolve to, for type checkers and IDEs
     from .alphabet import Alphabet
-    from .bytelevel import ByteLevelBPE
+    from .models.bytelevel import ByteLevelBPE
     from .encoders import available_encoders, make_encoder
     from .io import load, save
     from .splitting import SplitMode, SplitPipeline
-    from .tokenizer import UBPE, Tokenizer, UBPEClassic
+    from .models.base import Tokenizer
+    from .models.ubpe import UBPE, UBPEClassic
     from .vocabulary import Vocabulary
 
 #: public name -> the module (relative to this package) that defines it, imported when first used
 _LAZY = {
     "Alphabet": ".alphabet",
-    "ByteLevelBPE": ".bytelevel",
+    "ByteLevelBPE": ".models.bytelevel",
     "available_encoders": ".encoders",
     "make_encoder": ".encoders",
     "load": ".io",
     "save": ".io",
     "SplitMode": ".splitting",
     "SplitPipeline": ".splitting",
-    "UBPE": ".tokenizer",
-    "Tokenizer": ".tokenizer",
-    "UBPEClassic": ".tokenizer",
+    "UBPE": ".models.ubpe",
+    "Tokenizer": ".models.base",
+    "UBPEClassic": ".models.ubpe",
     "Vocabulary": ".vocabulary",
 }
 
 
 __getattr__, __dir__ = lazy_attributes(__name__, _LAZY, globals())
+
+
+# The package root wires the two calls that go up the layers (see ubpe._hooks): the models'
+# file methods reach ubpe.io, and the fit hands a Dask collection to ubpe.distributed.
+def _file_formats():
+    from . import io
+
+    return io
+
+
+def _is_dask_collection(corpus) -> bool:
+    return hasattr(corpus, "__dask_graph__")
+
+
+def _count_on_cluster(corpus, split, *, empty_message: str):
+    from .distributed.dask import count_parts
+
+    return count_parts(corpus, split, empty_message=empty_message)
+
+
+_hooks.set_file_formats(_file_formats)
+_hooks.register_counter(_is_dask_collection, _count_on_cluster)
 
 
 __all__ = [

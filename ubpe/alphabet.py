@@ -15,11 +15,10 @@ from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ubpe_native._numpy import np, numpy_types
+from ubpe_native._numpy import ID_DTYPE, np, numpy_types
 
 from .errors import InvalidParameterError, SymbolTypeError, UnknownSymbolError
 
-ID_DTYPE = "int32"  # numpy's dtype of ids (a name: numpy is imported when first used)
 # A dense lookup table (value -> id) is used for code points / integer symbols when its span
 # is at most this many entries (4 bytes each); wider, sparse alphabets use a binary search.
 MAX_DENSE_TABLE = 1 << 22

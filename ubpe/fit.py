@@ -34,6 +34,7 @@ from ubpe_native._fit import PairMerger
 from ubpe_native._numpy import np, numpy_types
 from ubpe_native._parts import PartCounter
 
+from ._hooks import scale_out_counter
 from ._lazy import BufferField, drop_views
 from .errors import EmptyCorpusError, InvalidParameterError, SymbolTypeError
 from .splitting import SplitBatch, SplitMode, SplitPipeline
@@ -172,14 +173,13 @@ def corpus_parts(
     A list, tuple or array of documents is split and counted in chunks of about
     :data:`LIST_CHUNK_SYMBOLS` symbols, on ``n_threads`` threads (:func:`count_documents`),
     so that no array over the whole corpus is ever built; a Dask collection is counted on
-    its cluster (:mod:`ubpe.dask`); any other iterable - a generator over files - is split
+    its cluster (:mod:`ubpe.distributed.dask`, through :func:`ubpe._hooks.scale_out_counter`); any other iterable - a generator over files - is split
     in chunks of ``chunk_docs`` documents or ``chunk_symbols`` symbols (default
     :data:`CHUNK_DOCS`, :data:`CHUNK_SYMBOLS`) and counted, so only one chunk is ever held.
     """
-    if hasattr(corpus, "__dask_graph__"):
-        from .dask import count_parts
-
-        return count_parts(corpus, split, empty_message=empty_message)
+    scale_out = scale_out_counter(corpus)
+    if scale_out is not None:
+        return scale_out(corpus, split, empty_message=empty_message)
     check_corpus(corpus)
     if isinstance(corpus, (Sequence, *numpy_types("ndarray"))):
         docs = as_corpus(corpus, empty_message=empty_message)

@@ -48,7 +48,7 @@ from .errors import IgnoredInputWarning, InvalidParameterError, SymbolTypeError,
 #: too: the experiments' and benchmarks' pattern (``experiments.patterns.WORDS``).
 WORDS = r"""'s|'t|'re|'ve|'m|'ll|'d| ?[^\W\d_]+| ?\d+| ?[^\s\w]+|\s+(?!\S)|\s+"""
 #: ``regex_str`` values the kernel's scanner splits itself (ids of ``_pretokenize.pxd``): the
-#: byte-level presets (``ubpe.bytelevel.PATTERNS``) and WORDS; agreeing with ``regex.findall``.
+#: byte-level presets (``ubpe.text.patterns.PATTERNS``) and WORDS; agreeing with ``regex.findall``.
 _WORDS_PATTERN_ID = 5
 
 
@@ -62,7 +62,7 @@ def native_pattern(regex_str: str | None) -> int | None:
         return None
     if regex_str == WORDS:
         return _WORDS_PATTERN_ID
-    from .bytelevel.patterns import NATIVE_PATTERNS  # at call time: bytelevel builds on this module
+    from .text.patterns import NATIVE_PATTERNS  # when first needed: the tables cost ~0.1 s
 
     return NATIVE_PATTERNS.get(regex_str)
 
@@ -70,7 +70,7 @@ def native_pattern(regex_str: str | None) -> int | None:
 def split_classes(symbols: Iterable[Any] | None = None) -> Any:
     """The scanner's code point class table: for every code point (built once with the
     `regex` module, ~0.1-0.5 s), or only for the one-character str ``symbols`` (fast)."""
-    from .bytelevel.patterns import classes_of, code_point_classes  # at call time: bytelevel builds on this module
+    from .text.patterns import classes_of, code_point_classes  # when first needed: the tables cost ~0.1 s
 
     if symbols is None:
         return code_point_classes()

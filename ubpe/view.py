@@ -236,7 +236,7 @@ def render_html(
 
 def token_pieces(tokenizer: Any, tokens: Sequence[int]) -> list[Any]:
     """What each token stands for: str (text models), bytes (byte-level), or a list
-    (``tokenizer.pieces(tokens)``, the :class:`~ubpe.tokenizer.Tokenizer` contract).
+    (``tokenizer.pieces(tokens)``, the :class:`~ubpe.models.ubpe.Tokenizer` contract).
 
     >>> from ubpe import UBPE
     >>> tok = UBPE(alphabet="ab", n_tokens=4)

@@ -28,13 +28,12 @@ from dataclasses import dataclass
 from itertools import accumulate, chain
 from typing import Any
 
-from ubpe_native._numpy import np
+from ubpe_native._numpy import ID_DTYPE, np
 
 from ._lazy import BufferField, drop_views
 from .errors import ModelFormatError, UnknownTokenError
 
 #: numpy's dtype of ids (a name: numpy is imported when first used)
-ID_DTYPE = "int32"
 NO_TOKEN = -1
 
 

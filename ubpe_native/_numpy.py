@@ -22,6 +22,9 @@ import importlib
 import sys
 from typing import Any
 
+#: numpy's name of the kernels' id type (``_typedefs.pxd``'s ``id_t``): every array of ids has it
+ID_DTYPE = "int32"
+
 
 class _LazyModule:
     """A module imported on the first attribute look-up; names are then cached here."""

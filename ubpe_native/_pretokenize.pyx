@@ -1,5 +1,5 @@
 # distutils: language = c++
-"""Pre-tokenization of UTF-8 text by the preset split patterns of ``ubpe.bytelevel``.
+"""Pre-tokenization of UTF-8 text by the preset split patterns of ``ubpe.text.patterns``.
 
 tiktoken splits text with a backtracking regex before merging. For the presets (gpt2,
 cl100k, o200k, llama3) the split is written out here as a scanner over code points; each rule
@@ -19,7 +19,7 @@ drive. What would split it: the document helpers (``document_offsets`` ... ``spl
 into a module of their own with its own ``.pxd``, cimported by ``_merges`` and ``_ranked``.
 
 >>> import numpy as np
->>> from ubpe.bytelevel import NATIVE_PATTERNS, PATTERNS, code_point_classes
+>>> from ubpe.text.patterns import NATIVE_PATTERNS, PATTERNS, code_point_classes
 >>> data = "DON'T say ʰAB!\\n/".encode()
 >>> o200k = NATIVE_PATTERNS[PATTERNS["o200k"]]
 >>> split_text(np.frombuffer(data, np.uint8), code_point_classes(), o200k).tolist()
@@ -502,7 +502,7 @@ cdef int split_document(const uint8_t* s, Py_ssize_t n, const class_t* classes, 
 def or_classes(class_t[::1] classes not None, const uint32_t[::1] code_points not None,
                Py_ssize_t start, Py_ssize_t stop, class_t bits):
     """``classes[code_points[k]] |= bits`` for ``k`` in ``start..stop - 1``: a run of code
-    points the `regex` module found in a class (``ubpe.bytelevel.patterns.classes_of``, which
+    points the `regex` module found in a class (``ubpe.text.patterns.classes_of``, which
     builds the scanner's table without numpy).
 
     >>> from array import array

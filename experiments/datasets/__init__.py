@@ -10,7 +10,7 @@ Sources are pinned (`sources`) and installed by ``experiments/install_data.sh``;
 cap and checksum rules are in `_base`, the quantizers in `quantize`.
 """
 
-from ._base import (
+from experiments.datasets._base import (
     CACHE_ENV,
     DEFAULT_MAX_SYMBOLS,
     HELDOUT_FRACTION,
@@ -22,7 +22,7 @@ from ._base import (
     content_checksum,
     data_cache_dir,
 )
-from .quantize import (
+from experiments.datasets.quantize import (
     MuLawQuantizer,
     QuantileQuantizer,
     Quantizer,
@@ -30,7 +30,7 @@ from .quantize import (
     UniformQuantizer,
     make_quantizer,
 )
-from .registry import DEFAULT_QUANTIZER, REGISTRY, DatasetSpec, clear_cache, get_spec, list_datasets, load
+from experiments.datasets.registry import DEFAULT_QUANTIZER, REGISTRY, DatasetSpec, clear_cache, get_spec, list_datasets, load
 
 __all__ = [
     "load",

@@ -19,8 +19,8 @@ import re
 import zipfile
 from collections.abc import Iterator
 
-from ._corpus import RawCorpus
-from .sources import archive_path
+from experiments.datasets._corpus import RawCorpus
+from experiments.datasets.sources import archive_path
 
 #: Genomes in the pyrodigal wheel: a complete Streptococcus genome and a contig set.
 DNA_FILES: tuple[str, ...] = (

@@ -24,8 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from ._base import DataNotInstalledError, data_cache_dir
-from .sources import (
+from experiments.datasets._base import DataNotInstalledError, data_cache_dir
+from experiments.datasets.sources import (
     ARCHIVES,
     DEBIAN_PACKAGES,
     EXTRACTED_MARKER,

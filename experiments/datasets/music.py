@@ -24,8 +24,8 @@ from xml.etree import ElementTree
 
 import numpy as np
 
-from ._corpus import RawCorpus
-from .sources import archive_path
+from experiments.datasets._corpus import RawCorpus
+from experiments.datasets.sources import archive_path
 
 CHORALE_FOLDER = "music21/corpus/bach/"
 VOICES: tuple[str, ...] = ("soprano", "alto", "tenor", "bass")

@@ -16,8 +16,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from . import bio, music, signals, text
-from ._base import (
+from experiments.datasets import bio, music, signals, text
+from experiments.datasets._base import (
     DEFAULT_MAX_SYMBOLS,
     KINDS,
     SPLITS,
@@ -28,9 +28,9 @@ from ._base import (
     content_checksum,
     is_heldout,
 )
-from ._corpus import RawCorpus
-from .quantize import Quantizer, make_quantizer
-from .sources import ARCHIVES
+from experiments.datasets._corpus import RawCorpus
+from experiments.datasets.quantize import Quantizer, make_quantizer
+from experiments.datasets.sources import ARCHIVES
 
 #: Quantizer of the signal and time-series datasets unless `load` is given another.
 DEFAULT_QUANTIZER = "uniform:64"

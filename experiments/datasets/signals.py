@@ -27,9 +27,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._base import is_heldout, tail_heldout
-from ._corpus import RawCorpus
-from .sources import archive_path
+from experiments.datasets._base import is_heldout, tail_heldout
+from experiments.datasets._corpus import RawCorpus
+from experiments.datasets.sources import archive_path
 
 #: One second of the MIT-BIH record 208 excerpt in scipy (360 Hz).
 ECG_WINDOW = 360

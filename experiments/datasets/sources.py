@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ._base import DataNotInstalledError, data_cache_dir
+from experiments.datasets._base import DataNotInstalledError, data_cache_dir
 
 INSTALL_HINT = "run experiments/install_data.sh"
 EXTRACTED_MARKER = ".extracted"

@@ -11,9 +11,9 @@ from html.parser import HTMLParser
 from importlib import resources
 from pathlib import Path
 
-from ._base import DataNotInstalledError
-from ._corpus import RawCorpus
-from .sources import archive_path, debian_file, debian_version
+from experiments.datasets._base import DataNotInstalledError
+from experiments.datasets._corpus import RawCorpus
+from experiments.datasets.sources import archive_path, debian_file, debian_version
 
 # --- King James Bible (Debian bible-kjv / bible-kjv-text) -------------------------------------
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import ubpe
-from ubpe.bytelevel import ByteLevelBPE
+from ubpe.models.bytelevel import ByteLevelBPE
 from ubpe.io import save
 
 TEXTS = ["the cat sat on the mat", "the dog sat on the log", "a cat and a dog met on the mat"] * 4

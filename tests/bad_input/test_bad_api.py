@@ -17,7 +17,7 @@ import pytest
 
 import ubpe
 from ubpe import UBPE, UBPEClassic
-from ubpe.bytelevel import ByteLevelBPE
+from ubpe.models.bytelevel import ByteLevelBPE
 from ubpe.errors import (
     AlreadyFittedError,
     DisallowedSpecialTokenError,

@@ -8,7 +8,7 @@ Run from the repository root with our Python, naming the reference's interpreter
 
 For each model of ``MODELS`` it writes our dump (with the key) and, from the reference: its
 ``dumps()`` after ``loads`` of the dump with the key and without it, and its encodings of
-``DOCS`` both ways. ``tests/test_ubpe030_roundtrip.py`` checks the two agree and that our
+``DOCS`` both ways. ``tests/spec/test_ubpe030_roundtrip.py`` checks the two agree and that our
 dumps still carry the same reference fields.
 """
 

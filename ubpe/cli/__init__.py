@@ -15,7 +15,7 @@ Run ``ubpe --help`` (or ``python -m ubpe --help``) and ``ubpe COMMAND --help``::
 One module per command (``fit``, ``encode``, ``decode``, ``view``, ``inspect``, ``compare``,
 ``convert``), each with a ``run(args)``; ``inputs`` reads documents, ids and options;
 ``parser`` builds the argument parser. Models are read and written by :mod:`ubpe.io` (any
-format it knows) and used through the :class:`~ubpe.tokenizer.Tokenizer` contract. Errors
+format it knows) and used through the :class:`~ubpe.models.ubpe.Tokenizer` contract. Errors
 in the input are one line on stderr (``ubpe: error: ...``) with exit code 1; usage errors
 exit with 2 (argparse); a bug (any other exception) shows its traceback.
 """

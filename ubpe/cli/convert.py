@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..bytelevel import PATTERNS
+from ..text.patterns import PATTERNS
 from ..io import FORMATS, detect, save
 from .inputs import PROG, check_output, load_model
 

@@ -56,7 +56,7 @@ def rerank_results(model: Any, results: list[list[Encoding]],
     (ubpe models; imported ones after ``fit_weights``)."""
     frequencies = None
     if key == "mean_frequency":
-        if not callable(getattr(model, "token_frequencies", None)):
+        if not model.has_token_frequencies:
             raise CLIError(f"--rerank mean_frequency needs token frequencies, "
                            f"which {model.variant} models do not have")
         try:

@@ -17,9 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from ..bytelevel import PATTERNS, ByteLevelBPE
+from ..text.patterns import PATTERNS
+from ..models.bytelevel import ByteLevelBPE
 from ..io import save
-from ..tokenizer import CLASSIC, DEFAULT_N_TOKENS, UBPE, UBPEBase, UBPEClassic
+from ..models.ubpe import CLASSIC, DEFAULT_N_TOKENS, UBPE, UBPEBase, UBPEClassic
 from .inputs import DEFAULT_BYTELEVEL_PATTERN, PROG, CLIError, check_output, parse_ints, read_file, unescape
 from .stream import DocStream
 
@@ -60,7 +61,7 @@ def _on_cluster(stack: contextlib.ExitStack, docs: list[Any], args: argparse.Nam
     if args.workers is not None and args.workers < 1:
         raise CLIError("--workers must be at least 1")
     try:
-        from ..dask import cluster, partitioned
+        from ..distributed.dask import cluster, partitioned
 
         client = stack.enter_context(cluster(args.scheduler, workers=args.workers))
     except ImportError:

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import UBPEError
 from ..io import load
-from ..io.files import parse_json
+from ..files import parse_json
 
 PROG = "ubpe"
 DOCS_PER = ("line", "file", "paragraph")

@@ -157,7 +157,7 @@ def ambiguity_report(model: Any, args: argparse.Namespace) -> dict[str, Any]:
     """How ambiguous the documents of some files are (``ubpe.encoders.ambiguity``): the
     segmentations and their entropy per symbol, how likely the model's own encoding is. Needs
     the model's ``ambiguity`` (ubpe and imported models)."""
-    if not callable(getattr(model, "ambiguity", None)):
+    if not model.has_ambiguity:
         raise CLIError(f"--ambiguity needs segmentation lattices, which {model.variant} models do not have")
     docs = read_docs(args.ambiguity, ints=model.symbol_type is int, docs_per=args.docs_per, glob=args.glob)
     rows = []

@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 
 from .._version import __version__
-from ..bytelevel import PATTERNS, ByteLevelBPE, resolve_pattern
+from ..text.patterns import PATTERNS, resolve_pattern
+from ..models.bytelevel import ByteLevelBPE
 from ..encoders import available_encoders
 from ..errors import InvalidParameterError
 from ..io import supported
-from ..tokenizer import CLASSIC, DEFAULT_N_TOKENS, UNIVERSAL
+from ..models.ubpe import CLASSIC, DEFAULT_N_TOKENS, UNIVERSAL
 from . import compare as compare_cmd
 from . import convert as convert_cmd
 from . import decode as decode_cmd

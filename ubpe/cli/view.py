@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..io.files import write_atomically
+from ..files import write_atomically
 from ..view import render, render_alternatives, render_html, use_color
 from .inputs import PROG, check_output, load_model, parse_options, read_model_docs
 

@@ -7,8 +7,8 @@ The score reported is always the tf-idf score of ubpe (sum over distinct tokens 
 (:func:`ubpe_native._score.score_tokens`), so encodings from different encoders compare: equal
 tokens get bit-identical scores.
 
-Layout of the package (nothing here imports back from the package; the registry is one
-static table below):
+Layout of the package (nothing here imports back from the package; each encoder module
+declares its registry entries in ``ENCODERS``, and :data:`ENCODER_MODULES` lists the modules):
 
 * ``_base`` - the :class:`Encoder` protocol, :class:`EncoderInfo`, :func:`check_top_n`,
   :func:`flatten_parts` (the one checked flattening every encoder runs) and
@@ -21,8 +21,8 @@ static table below):
 * ``sample`` - segmentations drawn ``∝ exp(score / temperature)`` (``"sample"``), on the
   lattice of ``ambiguity`` (counts, entropy, probabilities of segmentations); ``rerank``
   (re-ordering top-n lists) and ``exact_tfidf`` (the exact tf-idf top-n) are not encoders;
-* ``batch`` - :class:`EncodedBatch`, a batch's encodings as four flat arrays
-  (``encode_batch_to_numpy``).
+* ``encoding`` - :data:`Encoding` and :class:`EncodedBatch`, a batch's encodings as four flat
+  arrays (``encode_batch_to_numpy``).
 
 >>> from ubpe.vocabulary import Vocabulary
 >>> vocab = Vocabulary.from_merges(2, [0], [1], documents=[1], n_docs=2)   # token 2 = [0 1]
@@ -34,6 +34,7 @@ True
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 import numpy as np  # noqa: F401  (the examples below use it)
@@ -44,7 +45,7 @@ from ..vocabulary import Vocabulary
 from ._base import MAX_TOP_N, Encoder, EncoderInfo, Encoding, TfidfScorer, check_top_n, flatten_parts
 
 if TYPE_CHECKING:
-    from .batch import EncodedBatch
+    from .encoding import EncodedBatch
     from .classic import ClassicEncoder
     from .paths import (
         AdditiveEncoder,
@@ -66,7 +67,7 @@ _LAZY = {
     "LongestSuffixEncoder": ".paths",
     "LongestTokenEncoder": ".paths",
     "DropoutEncoder": ".ranked",
-    "EncodedBatch": ".batch",
+    "EncodedBatch": ".encoding",
     "RankedEncoder": ".ranked",
     "SampleEncoder": ".sample",
     "TfidfEncoder": ".tfidf",
@@ -81,73 +82,15 @@ __all__ = [
     "available_encoders", "check_top_n", "encoder_info", "flatten_parts", "make_encoder", "register",
 ]
 
+#: The encoder modules, in registry order; each declares its entries in ``ENCODERS``. Adding an
+#: encoder is one module (a class and its ``EncoderInfo``) plus its name here.
+ENCODER_MODULES = ("tfidf", "classic", "ranked", "paths", "sample")
+
+
 def _builtin_encoders() -> tuple[EncoderInfo, ...]:
     """The built-in encoders' registry entries (importing their modules)."""
-    from .batch import EncodedBatch
-    from .classic import ClassicEncoder
-    from .paths import (
-        AdditiveEncoder,
-        FewestTokensEncoder,
-        LongestPrefixEncoder,
-        LongestSuffixEncoder,
-        LongestTokenEncoder,
-    )
-    from .ranked import dropout_encoder, merges_encoder
-    from .sample import SampleEncoder
-    from .tfidf import TfidfEncoder
-
-    return (
-        EncoderInfo(
-            "tfidf", TfidfEncoder, True,
-            "the highest tf-idf score of the token sequence, per part (beam of top_n tails)",
-            "UBPE (Kuznetsov, UBPE tokenizers, 2024): the universal encoder",
-        ),
-        EncoderInfo(
-            "classic", ClassicEncoder, False,
-            "greedy batched pair substitution in idf (vocabulary id) order",
-            "UBPE classic encoder (ubpe 0.3.0 UBPEClassic)",
-        ),
-        EncoderInfo(
-            "ranked", merges_encoder, False,
-            "standard BPE inference: the adjacent pair forming the earliest-created token merges first",
-            "Sennrich et al. 2016; as tiktoken, llama.cpp and sentencepiece run it",
-        ),
-        EncoderInfo(
-            "dropout", dropout_encoder, False,
-            "ranked merging with each candidate merge skipped with probability p (sampling)",
-            "BPE-dropout, Provilkov et al. 2020",
-        ),
-        EncoderInfo(
-            "fewest", FewestTokensEncoder, True,
-            "the fewest tokens (shortest path through the lattice); ties: longest tokens first",
-            "PathPiece, Schmidt et al. 2024 (least tokens); Uzan et al. 2024",
-        ),
-        EncoderInfo(
-            "additive", AdditiveEncoder, True,
-            "the highest sum of user-given per-token scores (weights= or score=); exact n-best",
-            "Viterbi segmentation as in unigram LM (Kudo 2018), with any additive score",
-        ),
-        EncoderInfo(
-            "longest_prefix", LongestPrefixEncoder, False,
-            "greedy longest token from the left",
-            "WordPiece inference (Wu et al. 2016); Uzan et al. 2024",
-        ),
-        EncoderInfo(
-            "longest_suffix", LongestSuffixEncoder, False,
-            "greedy longest token from the right",
-            "Uzan et al. 2024 (longest suffix)",
-        ),
-        EncoderInfo(
-            "longest_token", LongestTokenEncoder, False,
-            "the longest token anywhere, then recursively left and right of it (leftmost on ties)",
-            "FLOTA, Hofmann et al. 2022; Uzan et al. 2024",
-        ),
-        EncoderInfo(
-            "sample", SampleEncoder, True,
-            "draws segmentations with probability ∝ exp(sum of token weights / temperature); seeded",
-            "subword regularization, Kudo 2018 (sentencepiece nbest_size / alpha), on any vocabulary",
-        ),
-    )
+    return tuple(info for module in ENCODER_MODULES
+                 for info in importlib.import_module(f"{__name__}.{module}").ENCODERS)
 
 
 _REGISTRY: dict[str, EncoderInfo] = {}  # the built-ins, then those registered; filled on first use

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import reduce
 from operator import add
-from typing import Any, Protocol
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -31,8 +31,8 @@ from ubpe_native._score import score_tokens
 
 from ..errors import InvalidParameterError, SymbolTypeError, UnknownSymbolError
 from ..vocabulary import ID_DTYPE, Vocabulary
+from .encoding import EncodedBatch, Encoding
 
-Encoding = tuple[list[int], float]
 # top-n search keeps top_n candidates per lattice position: past this it is a mistake, not a
 # request (memory grows as length x top_n)
 MAX_TOP_N = 4096
@@ -46,14 +46,36 @@ NBEST_MEMORY_ENV = "UBPE_NBEST_MEMORY"
 DEFAULT_NBEST_MEMORY = 1 << 30  # 1 GiB
 
 
-class Encoder(Protocol):
-    """What every encoder offers; ``supports_nbest`` says whether ``top_n > 1`` works."""
+class Encoder:
+    """The base of every encoder: ``encode(parts, top_n)`` gives ``[(tokens, score)]``, best first.
+
+    An encoder declares what it is (``name``; ``supports_nbest``: whether ``top_n > 1`` works;
+    ``deterministic``: False for the sampling ones) and which fast paths it has, so that callers
+    never probe for methods:
+
+    * ``splits_batches``: ``encode_split`` / ``encode_split_arrays`` take a whole
+      :class:`~ubpe.splitting.SplitBatch` in one kernel call (otherwise the base encodes it
+      document by document);
+    * ``encodes_texts``: ``encode_texts`` / ``encode_texts_arrays`` take str documents and the
+      native splitter, and split and encode them in one kernel call.
+    """
 
     name: str
     supports_nbest: bool
-    deterministic: bool
+    deterministic: bool = True
+    splits_batches: ClassVar[bool] = False
+    encodes_texts: ClassVar[bool] = False
 
-    def encode(self, parts: Sequence[np.ndarray], top_n: int = 1) -> list[Encoding]: ...
+    def encode(self, parts: Sequence[np.ndarray], top_n: int = 1) -> list[Encoding]:
+        raise NotImplementedError
+
+    def encode_split(self, batch: Any, top_n: int = 1) -> list[list[Encoding]]:
+        """Every document of a split batch, best first per document."""
+        return [self.encode(batch.parts(d), top_n) for d in range(batch.n_docs)]
+
+    def encode_split_arrays(self, batch: Any, top_n: int = 1) -> EncodedBatch:
+        """:meth:`encode_split` as an :class:`~ubpe.encoders.encoding.EncodedBatch`."""
+        return EncodedBatch.from_lists(self.encode_split(batch, top_n))
 
 
 @dataclass(frozen=True)
@@ -160,21 +182,18 @@ def flatten_parts(parts: Sequence[Any], n_base: int) -> tuple[np.ndarray, np.nda
 
 def encode_documents(encoder: Any, batch: Any, top_n: int = 1) -> list[list[Encoding]]:
     """Every document of a split batch (:class:`ubpe.splitting.SplitBatch`) by ``encoder``:
-    its own ``encode_split`` (one kernel call for the batch) where it has one, else
-    ``encode`` document by document."""
-    if hasattr(encoder, "encode_split"):
+    its ``encode_split`` (one kernel call for the batch where it ``splits_batches``); an
+    encoder of the user's own that is no :class:`Encoder` encodes document by document."""
+    if isinstance(encoder, Encoder):
         return encoder.encode_split(batch, top_n)
     return [encoder.encode(batch.parts(d), top_n) for d in range(batch.n_docs)]
 
 
 def encode_document_arrays(encoder: Any, batch: Any, top_n: int = 1) -> Any:
-    """:func:`encode_documents` as an :class:`~ubpe.encoders.batch.EncodedBatch`: the
-    encoder's ``encode_split_arrays`` where it has one (the kernels fill the arrays, no list
-    is built), else its lists, copied."""
-    if hasattr(encoder, "encode_split_arrays"):
+    """:func:`encode_documents` as an :class:`~ubpe.encoders.encoding.EncodedBatch` (the
+    kernels fill the arrays where the encoder ``splits_batches``; other lists are copied)."""
+    if isinstance(encoder, Encoder):
         return encoder.encode_split_arrays(batch, top_n)
-    from .batch import EncodedBatch
-
     return EncodedBatch.from_lists(encode_documents(encoder, batch, top_n))
 
 

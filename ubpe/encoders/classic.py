@@ -20,15 +20,15 @@ from ubpe_native._classic import PairTable, encode_words
 from ubpe_native._combine import top1_documents
 
 from ..vocabulary import ID_DTYPE, Vocabulary
-from ._base import Encoding, all_weights, check_top_n, flatten_parts
-from .batch import EncodedBatch
+from ._base import Encoder, EncoderInfo, Encoding, all_weights, check_top_n, flatten_parts
+from .encoding import EncodedBatch
 from .tfidf import concatenate_best
 
 if TYPE_CHECKING:
     from ..splitting import SplitBatch
 
 
-class ClassicEncoder:
+class ClassicEncoder(Encoder):
     """ubpe 0.3.0's ``UBPEClassic`` encoder: batched pair merges in token id order (top-1).
 
     On a vocabulary where some tokens have no pair (a universal vocabulary trimmed by
@@ -38,6 +38,7 @@ class ClassicEncoder:
     name = "classic"
     supports_nbest = False
     deterministic = True
+    splits_batches = True
 
     def __init__(self, vocabulary: Vocabulary):
         self.vocabulary = vocabulary
@@ -70,7 +71,7 @@ class ClassicEncoder:
         return self._split(batch, top_n, False)
 
     def encode_split_arrays(self, batch: SplitBatch, top_n: int = 1) -> EncodedBatch:
-        """:meth:`encode_split` as an :class:`~ubpe.encoders.batch.EncodedBatch` (no list built)."""
+        """:meth:`encode_split` as an :class:`~ubpe.encoders.encoding.EncodedBatch` (no list built)."""
         return EncodedBatch.from_arrays(self._split(batch, top_n, True))
 
     def _split(self, batch: SplitBatch, top_n: int, arrays: bool) -> Any:
@@ -81,3 +82,13 @@ class ClassicEncoder:
     def _run(self, parts: Sequence[np.ndarray]):
         symbols, bounds = flatten_parts(parts, self.vocabulary.n_base)
         return encode_words(self._table, self._weights, symbols, bounds)
+
+
+#: this module's entries of the encoder registry (:func:`ubpe.encoders.available_encoders`)
+ENCODERS = (
+    EncoderInfo(
+        "classic", ClassicEncoder, False,
+        "greedy batched pair substitution in idf (vocabulary id) order",
+        "UBPE classic encoder (ubpe 0.3.0 UBPEClassic)",
+    ),
+)

@@ -58,7 +58,7 @@ from ubpe_native._radix import RadixTree
 
 from ..errors import InvalidParameterError, SymbolTypeError
 from ..vocabulary import ID_DTYPE, Vocabulary
-from ._base import Encoding, TfidfScorer, check_nbest_memory, check_top_n, flatten_parts
+from ._base import Encoder, EncoderInfo, Encoding, TfidfScorer, check_nbest_memory, check_top_n, flatten_parts
 # Fewest tokens is the cheapest path when every token costs this much.
 UNIT_COST = 1.0
 
@@ -96,7 +96,7 @@ def _lookup(
     return RadixTree(vocabulary.n_base, offsets, symbols, tokens)
 
 
-class _PathEncoder:
+class _PathEncoder(Encoder):
     """What the path encoders share: checking the parts, reporting tf-idf scores."""
 
     name = "path"
@@ -248,3 +248,33 @@ class LongestTokenEncoder(_GreedyEncoder):
 
     name = "longest_token"
     _kernel = staticmethod(longest_token)
+
+
+#: this module's entries of the encoder registry (:func:`ubpe.encoders.available_encoders`)
+ENCODERS = (
+    EncoderInfo(
+        "fewest", FewestTokensEncoder, True,
+        "the fewest tokens (shortest path through the lattice); ties: longest tokens first",
+        "PathPiece, Schmidt et al. 2024 (least tokens); Uzan et al. 2024",
+    ),
+    EncoderInfo(
+        "additive", AdditiveEncoder, True,
+        "the highest sum of user-given per-token scores (weights= or score=); exact n-best",
+        "Viterbi segmentation as in unigram LM (Kudo 2018), with any additive score",
+    ),
+    EncoderInfo(
+        "longest_prefix", LongestPrefixEncoder, False,
+        "greedy longest token from the left",
+        "WordPiece inference (Wu et al. 2016); Uzan et al. 2024",
+    ),
+    EncoderInfo(
+        "longest_suffix", LongestSuffixEncoder, False,
+        "greedy longest token from the right",
+        "Uzan et al. 2024 (longest suffix)",
+    ),
+    EncoderInfo(
+        "longest_token", LongestTokenEncoder, False,
+        "the longest token anywhere, then recursively left and right of it (leftmost on ties)",
+        "FLOTA, Hofmann et al. 2022; Uzan et al. 2024",
+    ),
+)

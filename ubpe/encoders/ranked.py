@@ -32,8 +32,8 @@ from ubpe_native._score import part_scores
 
 from ..errors import InvalidParameterError, UnknownSymbolError, UnknownTokenError
 from ..vocabulary import ID_DTYPE, Vocabulary
-from ._base import Encoding, TfidfScorer, check_top_n, flatten_parts
-from .batch import EncodedBatch
+from ._base import Encoder, EncoderInfo, Encoding, TfidfScorer, check_top_n, flatten_parts
+from .encoding import EncodedBatch
 
 PRIORITIES = ("rank", "id")
 UNKNOWN_RANK = -1
@@ -65,7 +65,7 @@ def _priorities(vocabulary: Vocabulary, priority: str) -> tuple[np.ndarray, str]
     return np.arange(vocabulary.n_merged, dtype=np.int64), "id" if priority == "id" else priority
 
 
-class RankedEncoder:
+class RankedEncoder(Encoder):
     """Standard BPE inference over a vocabulary's pieces (O(n log n) per word, GIL released).
 
     ``priority="rank"`` merges in training order (the vocabulary's ``ranks``, falling back to
@@ -76,6 +76,7 @@ class RankedEncoder:
     name = "ranked"
     supports_nbest = False
     deterministic = True
+    splits_batches = True
 
     def __init__(self, vocabulary: Vocabulary, *, priority: str = "rank"):
         priorities, self.priority = _priorities(vocabulary, priority)
@@ -127,7 +128,7 @@ class RankedEncoder:
         return self._split(batch, top_n, False)
 
     def encode_split_arrays(self, batch: Any, top_n: int = 1) -> EncodedBatch:
-        """:meth:`encode_split` as an :class:`~ubpe.encoders.batch.EncodedBatch` (no list built)."""
+        """:meth:`encode_split` as an :class:`~ubpe.encoders.encoding.EncodedBatch` (no list built)."""
         return EncodedBatch.from_arrays(self._split(batch, top_n, True))
 
     def _split(self, batch: Any, top_n: int, arrays: bool) -> Any:
@@ -172,7 +173,7 @@ class RankedEncoder:
 
     def encode_text(self, data: bytes, classes: np.ndarray, pattern: int) -> np.ndarray:
         """Tokens of UTF-8 ``data`` split by a preset pattern of the kernel's scanner (see
-        :mod:`ubpe.bytelevel`), whole-piece shortcut first. Needs base ids = byte values and
+        :mod:`ubpe.models.bytelevel`), whole-piece shortcut first. Needs base ids = byte values and
         well-formed UTF-8 (InvalidParameterError otherwise)."""
         try:
             return self._table.encode_text(data, classes, pattern)
@@ -311,3 +312,18 @@ class PieceTable:
         # one range per token, gathered at once
         positions = np.repeat(starts - out_offsets[:-1], lengths) + np.arange(out_offsets[-1])
         return self.symbols[positions]
+
+
+#: this module's entries of the encoder registry (:func:`ubpe.encoders.available_encoders`)
+ENCODERS = (
+    EncoderInfo(
+        "ranked", merges_encoder, False,
+        "standard BPE inference: the adjacent pair forming the earliest-created token merges first",
+        "Sennrich et al. 2016; as tiktoken, llama.cpp and sentencepiece run it",
+    ),
+    EncoderInfo(
+        "dropout", dropout_encoder, False,
+        "ranked merging with each candidate merge skipped with probability p (sampling)",
+        "BPE-dropout, Provilkov et al. 2020",
+    ),
+)

@@ -32,6 +32,7 @@ import numpy as np
 
 from ..errors import InvalidParameterError
 from ..vocabulary import Vocabulary
+from ._base import EncoderInfo
 from .ambiguity import DocumentLattice, Weights, check_temperature, weighted_paths
 from .paths import _PathEncoder
 
@@ -88,3 +89,12 @@ class SampleEncoder(_PathEncoder):
         probabilities /= probabilities.sum()
         return [candidates[i] for i in self._rng.choice(len(candidates), size=top_n, p=probabilities)]
 
+
+#: this module's entries of the encoder registry (:func:`ubpe.encoders.available_encoders`)
+ENCODERS = (
+    EncoderInfo(
+        "sample", SampleEncoder, True,
+        "draws segmentations with probability ∝ exp(sum of token weights / temperature); seeded",
+        "subword regularization, Kudo 2018 (sentencepiece nbest_size / alpha), on any vocabulary",
+    ),
+)

@@ -37,9 +37,9 @@ from ubpe_native._radix import RadixTree
 
 from ..errors import InvalidParameterError
 from ..vocabulary import Vocabulary
-from ._base import (NBEST_BYTES_PER_CELL, Encoding, add_left_to_right, all_weights, check_nbest_memory, check_top_n,
-                    flatten_parts, nbest_memory_budget)
-from .batch import EncodedBatch
+from ._base import (NBEST_BYTES_PER_CELL, Encoder, EncoderInfo, Encoding, add_left_to_right, all_weights,
+                    check_nbest_memory, check_top_n, flatten_parts, nbest_memory_budget)
+from .encoding import EncodedBatch
 
 if TYPE_CHECKING:
     from ..splitting import SplitBatch
@@ -154,7 +154,7 @@ def best_sums(part_candidates: Sequence[list[Encoding]], top_n: int) -> list[Enc
     return [t.materialize() if t is not None else ([], 0.0) for t in tails]
 
 
-class TfidfEncoder:
+class TfidfEncoder(Encoder):
     """ubpe 0.3.0's ``UBPE`` encoder: top-n paths through each part's lattice of pieces.
 
     ``exact=True`` combines the parts of a document by an exact k-best over the sum of part
@@ -167,6 +167,8 @@ class TfidfEncoder:
     name = "tfidf"
     supports_nbest = True
     deterministic = True
+    splits_batches = True
+    encodes_texts = True
 
     def __init__(self, vocabulary: Vocabulary, *, exact: bool = False,
                  exact_max_length: int = DEFAULT_EXACT_MAX_LENGTH):
@@ -215,7 +217,7 @@ class TfidfEncoder:
         return self._split(batch, top_n, False)
 
     def encode_split_arrays(self, batch: SplitBatch, top_n: int = 1) -> EncodedBatch:
-        """:meth:`encode_split` as an :class:`~ubpe.encoders.batch.EncodedBatch` (no list built)."""
+        """:meth:`encode_split` as an :class:`~ubpe.encoders.encoding.EncodedBatch` (no list built)."""
         return self._split(batch, top_n, True)
 
     def _split(self, batch: SplitBatch, top_n: int, arrays: bool) -> Any:
@@ -238,7 +240,7 @@ class TfidfEncoder:
         return self._texts(splitter, docs, top_n, False)
 
     def encode_texts_arrays(self, splitter: Any, docs: Sequence[str], top_n: int = 1) -> EncodedBatch | None:
-        """:meth:`encode_texts` as an :class:`~ubpe.encoders.batch.EncodedBatch` (no list built)."""
+        """:meth:`encode_texts` as an :class:`~ubpe.encoders.encoding.EncodedBatch` (no list built)."""
         out = self._texts(splitter, docs, top_n, True)
         return None if out is None else EncodedBatch.from_arrays(out)
 
@@ -256,3 +258,13 @@ class TfidfEncoder:
         if top_n > 1:  # one part's lattice at a time; top-1 needs no n-best room
             check_nbest_memory(int(np.diff(bounds).max(initial=0)), top_n)
         return self._lattice.encode_parts(symbols, bounds, top_n)
+
+
+#: this module's entries of the encoder registry (:func:`ubpe.encoders.available_encoders`)
+ENCODERS = (
+    EncoderInfo(
+        "tfidf", TfidfEncoder, True,
+        "the highest tf-idf score of the token sequence, per part (beam of top_n tails)",
+        "UBPE (Kuznetsov, UBPE tokenizers, 2024): the universal encoder",
+    ),
+)

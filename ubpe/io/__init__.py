@@ -1,13 +1,18 @@
 """Model files: format detection and every reader and writer, behind :func:`load` and :func:`save`.
 
-``FORMATS`` is the one table of the formats ubpe knows: a name, a title, a detector that
-looks at a file's first bytes, a reader (``None``: ubpe writes the format but cannot read it)
-and a writer (``None``: read only). :func:`load` finds the format by content (or takes
-``format=``) and returns a tokenizer of the right family (:class:`~ubpe.tokenizer.Tokenizer`);
-:func:`save` writes one in any format that can hold it. One module per format:
-``ours`` (our versioned envelope), ``ubpe030`` (the reference's JSON), ``tiktoken``, ``hf``
-(``tokenizer.json``); ``files`` has the shared helpers (atomic writes, reading), ``heads`` the
-detectors. A format's module is imported when a file of that format is first read or written.
+Formats only: each format is one module that declares its detector (a look at a file's first
+bytes), its reader and its writer in a ``FORMAT`` (:class:`~ubpe.io.format.Format`), and
+:data:`FORMAT_MODULES` lists them in detection order; ``FORMATS`` is the table built from the
+declarations. :func:`load` finds the format by content (or takes ``format=``) and returns a
+tokenizer of the right family (a :class:`~ubpe.models.base.Tokenizer`); :func:`save` writes one
+in any format that can hold it. The modules: ``gguf``, ``sentencepiece``, ``ours`` (our
+versioned envelope), ``ubpe030`` (the reference's JSON), ``minbpe``, ``tiktoken``, ``hf``
+(``tokenizer.json``; its reader is ``hf_import``). Readers import the model family they
+build when they run; the shared file helpers (atomic writes, bounded reads) are
+:mod:`ubpe.files`.
+
+Adding a format is one module (``FORMAT = Format(name, title, detect, read, write)``) and its
+name in :data:`FORMAT_MODULES`.
 
 >>> import os, tempfile
 >>> from ubpe import UBPEClassic
@@ -26,67 +31,26 @@ from __future__ import annotations
 
 import importlib
 import os
-from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import InvalidParameterError, ModelFormatError
-from . import heads
-from .files import read_head
+from ..files import read_head
+from .format import Format
 
 
-@dataclass(frozen=True)
-class Format:
-    """One row of ``FORMATS``: how to recognise, read and write one file format.
-
-    ``detect`` looks at a file's first bytes (:mod:`ubpe.io.heads`, imported with this
-    package); the reader and writer are named, ``"module:function"`` under ``ubpe.io``
-    (``None``: the format cannot be read / written), and their module is imported on first
-    use of ``read`` / ``write``, so that loading one format imports no other format's readers.
-    ``hints`` are the :func:`load` keywords the reader takes (things the file does not
-    record, such as a ``.tiktoken`` file's pattern); other formats ignore them.
-
-    >>> FORMATS["tiktoken"].write.__module__
-    'ubpe.io.tiktoken'
-    """
-
-    name: str
-    title: str
-    detect: Callable[[bytes], bool]
-    reader: str | None
-    writer: str | None
-    hints: tuple[str, ...] = ()
-
-    @property
-    def read(self) -> Callable[..., Any] | None:
-        return _function(self.reader)
-
-    @property
-    def write(self) -> Callable[[Any, str | os.PathLike], None] | None:
-        return _function(self.writer)
+#: The format modules, in detection order (the first whose detector accepts a file's head
+#: wins: binary formats with a magic or a protobuf tag first, then the JSON and text formats).
+#: A format is one module declaring ``FORMAT`` (see :mod:`ubpe.io.format`) plus its name here.
+FORMAT_MODULES = ("gguf", "sentencepiece", "ours", "ubpe030", "minbpe", "tiktoken", "hf")
 
 
-def _function(where: str | None) -> Any:
-    if where is None:
-        return None
-    module, name = where.split(":")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+def format_module(module: str) -> Any:
+    """The module of one format (``"ours"``, ``"ubpe030"``, ...)."""
+    return importlib.import_module(f"{__name__}.{module}")
 
 
-# Detection tries the rows in this order; the first whose detector accepts the head wins:
-# binary formats with a magic or a protobuf tag first, then the JSON and text formats.
 FORMATS: dict[str, Format] = {
-    row.name: row
-    for row in (
-        Format("gguf", "llama.cpp GGUF vocabulary", heads.gguf, "gguf:read", None),
-        Format("sentencepiece", "sentencepiece .model", heads.sentencepiece, "sentencepiece:read", None),
-        Format("ubpe", "ubpe model format", heads.ours, "ours:read", "ours:write"),
-        Format("ubpe030", "ubpe 0.3.0 JSON", heads.ubpe030, "ubpe030:read", "ubpe030:write",
-               hints=("variant", "token_type")),
-        Format("minbpe", "minbpe .model", heads.minbpe, "minbpe:read", "minbpe:write"),
-        Format("tiktoken", ".tiktoken", heads.tiktoken, "tiktoken:read", "tiktoken:write",
-               hints=("pattern", "special_tokens")),
-        Format("hf", "HF tokenizer.json", heads.hf, "hf_import:read", "hf:save_tokenizer_json"),
-    )
+    declared.name: declared for declared in (format_module(module).FORMAT for module in FORMAT_MODULES)
 }
 
 
@@ -96,7 +60,7 @@ def supported(action: str = "read") -> list[str]:
     >>> supported("read"), supported("write")
     (['gguf', 'sentencepiece', 'ubpe', 'ubpe030', 'minbpe', 'tiktoken', 'hf'], ['ubpe', 'ubpe030', 'minbpe', 'tiktoken', 'hf'])
     """
-    return [row.name for row in FORMATS.values() if (row.reader if action == "read" else row.writer) is not None]
+    return [row.name for row in FORMATS.values() if (row.read if action == "read" else row.write) is not None]
 
 
 def format_of(name: str) -> Format:

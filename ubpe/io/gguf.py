@@ -9,9 +9,9 @@ against the file size, so a truncated or corrupt file is one clear `ModelFormatE
 
 The tokenizer type (``tokenizer.ggml.model``) picks the model:
 
-* ``gpt2`` -> :class:`ubpe.bytelevel.imported.ImportedBPE` (byte-level BPE with the
+* ``gpt2`` -> :class:`ubpe.models.ranked_bpe.ImportedBPE` (byte-level BPE with the
   pre-tokenizer named by ``tokenizer.ggml.pre``, as llama.cpp applies it);
-* ``llama`` -> :class:`ubpe.bytelevel.spm.SentencePieceBPE` (score-ordered merges, ``▁``,
+* ``llama`` -> :class:`ubpe.models.sentencepiece.SentencePieceBPE` (score-ordered merges, ``▁``,
   dummy prefix, byte fallback).
 
 Others (bert, t5, ...) raise `ModelFormatError` naming the type and the supported ones.
@@ -31,12 +31,11 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidParameterError, ModelFormatError
-from .files import gc_paused
-from . import heads
+from ..files import gc_paused
+from .format import Format
 
-detect = heads.gguf  # recognises the format's files (see heads)
-
-MAGIC = heads.GGUF_MAGIC
+#: A GGUF file's first four bytes.
+MAGIC = b"GGUF"
 SUPPORTED_VERSIONS = (2, 3)
 SUPPORTED_MODELS = ("gpt2", "llama")
 # Largest key or string we accept (a chat template is a few kB; tokens are short).
@@ -205,7 +204,7 @@ def from_metadata(metadata: dict[str, Any], *, where: str = "<gguf>"):
         ("add_bos", keys.ADD_BOS), ("add_eos", keys.ADD_EOS), ("add_space_prefix", keys.ADD_PREFIX))}
     name = str(metadata.get("general.name", ""))
     if model == "gpt2":
-        from ..bytelevel.imported import ImportedBPE
+        from ..models.ranked_bpe import ImportedBPE
 
         merges = metadata.get(keys.MERGES)
         if not isinstance(merges, list):
@@ -214,7 +213,7 @@ def from_metadata(metadata: dict[str, Any], *, where: str = "<gguf>"):
                            token_types=token_types, specials=specials, flags=flags, name=name,
                            where=where)
     if model == "llama":
-        from ..bytelevel.spm import SentencePieceBPE
+        from ..models.sentencepiece import SentencePieceBPE
 
         return SentencePieceBPE(tokens, scores, token_types=token_types, specials=specials,
                                 flags=flags, name=name, variant="gguf:llama", where=where)
@@ -255,3 +254,15 @@ def read_vocab_tests(path: str | os.PathLike) -> list[tuple[str, list[int]]]:
     if len(inputs) != len(lines):
         raise ModelFormatError(f"{base}: {len(inputs)} inputs but {len(lines)} expected outputs")
     return [(text, [int(t) for t in line.split()]) for text, line in zip(inputs, lines)]
+
+
+def detect(head: bytes) -> bool:
+    """Whether a file starting with ``head`` is a GGUF file (its magic).
+
+    >>> detect(b"GGUF\\x03\\x00"), detect(b"GGML")
+    (True, False)
+    """
+    return head[:4] == MAGIC
+
+
+FORMAT = Format("gguf", "llama.cpp GGUF vocabulary", detect, read, None)

@@ -1,11 +1,11 @@
 """Hugging Face's ``tokenizer.json``: detection and the export of byte-level vocabularies.
 
-A :class:`~ubpe.bytelevel.ByteLevelBPE` is tiktoken's model: text is cut by a regex, each piece
+A :class:`~ubpe.models.bytelevel.ByteLevelBPE` is tiktoken's model: text is cut by a regex, each piece
 becomes UTF-8 bytes, and the adjacent pair whose concatenation has the lowest rank merges
 first. HF ``tokenizers`` runs the same loop with two differences that the export bridges:
 
 * its vocabulary holds *strings*, so every byte is written as a printable character by
-  GPT-2's ``bytes_to_unicode`` table (``" "`` -> ``"Ġ"``), which its ``ByteLevel``
+  GPT-2's byte table (:mod:`ubpe.text.byte_chars`) (``" "`` -> ``"Ġ"``), which its ``ByteLevel``
   pre-tokenizer and decoder apply and undo;
 * it merges only pairs listed in ``merges``, by their place in that list, while tiktoken
   merges any two adjacent pieces whose concatenation is a token. So each token gets one merge
@@ -17,8 +17,6 @@ Pre-tokenization is a ``Split`` with the same regex (HF runs it in Oniguruma, we
 ``regex``: pick a pattern both read the same way - the ``gpt2`` preset does) followed by
 ``ByteLevel(use_regex=False)``.
 
->>> bytes_to_unicode()[ord(" ")], bytes_to_unicode()[ord("a")], bytes_to_unicode()[0]
-('Ġ', 'a', 'Ā')
 >>> ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256, b"bc": 257, b"abc": 258}
 >>> merges_from_ranks(ranks)          # "abc" can be made from ab+c and from a+bc
 [('a', 'b', 256), ('b', 'c', 257), ('a', 'bc', 258), ('ab', 'c', 258)]
@@ -26,50 +24,23 @@ Pre-tokenization is a ``Split`` with the same regex (HF runs it in Oniguruma, we
 
 from __future__ import annotations
 
-import functools
 import json
 import os
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from ..errors import InvalidParameterError, NotFittedError
-from .files import write_atomically
-from . import heads
+from ..files import write_atomically
+from ..text.byte_chars import byte_string
+from .format import Format
 
-detect = heads.hf  # recognises the format's files (see heads)
+# keys only HF's tokenizer.json has at its top level
+_HF_KEYS = re.compile(rb'"(added_tokens|pre_tokenizer|post_processor|truncation)"\s*:')
 
 N_BYTES = 256
 
 
-@functools.lru_cache(maxsize=1)
-def bytes_to_unicode() -> dict[int, str]:
-    """GPT-2's reversible byte -> printable character table.
-
-    Printable Latin-1 bytes stand for themselves; the other 68 (controls, space, soft hyphen...)
-    take the characters from U+0100 on, in byte order.
-    """
-    printable = (
-        list(range(ord("!"), ord("~") + 1))
-        + list(range(ord("¡"), ord("¬") + 1))
-        + list(range(ord("®"), ord("ÿ") + 1))
-    )
-    table = {b: chr(b) for b in printable}
-    shifted = 0
-    for b in range(N_BYTES):
-        if b not in table:
-            table[b] = chr(N_BYTES + shifted)
-            shifted += 1
-    return table
-
-
-def byte_string(piece: bytes) -> str:
-    """A token's bytes as HF's byte-level vocabulary spells them.
-
-    >>> byte_string(" the".encode()), byte_string("é".encode())
-    ('Ġthe', 'Ã©')
-    """
-    table = bytes_to_unicode()
-    return "".join(table[b] for b in piece)
 
 
 def merges_from_ranks(mergeable_ranks: Mapping[bytes, int]) -> list[tuple[str, str, int]]:
@@ -91,7 +62,7 @@ def merges_from_ranks(mergeable_ranks: Mapping[bytes, int]) -> list[tuple[str, s
 
 
 def tokenizer_json(tokenizer: Any) -> dict[str, Any]:
-    """The ``tokenizer.json`` document of a fitted :class:`~ubpe.bytelevel.ByteLevelBPE`.
+    """The ``tokenizer.json`` document of a fitted :class:`~ubpe.models.bytelevel.ByteLevelBPE`.
 
     Ids are the tokenizer's own (its tiktoken ranks); special tokens become HF added tokens.
 
@@ -159,3 +130,22 @@ def save_tokenizer_json(tokenizer: Any, path: str | os.PathLike) -> None:
     The file loads with ``tokenizers.Tokenizer.from_file(path)``.
     """
     write_atomically(path, json.dumps(tokenizer_json(tokenizer), ensure_ascii=False, indent=1))
+
+
+def detect(head: bytes) -> bool:
+    """Whether ``head`` starts an HF ``tokenizer.json`` (a JSON object with HF's top-level keys).
+
+    >>> detect(b'{"version": "1.0", "truncation": null}'), detect(b'{"a": 1}')
+    (True, False)
+    """
+    return head.lstrip()[:1] == b"{" and _HF_KEYS.search(head) is not None
+
+
+def read(path: str | os.PathLike) -> Any:
+    """The tokenizer of an HF ``tokenizer.json`` (:func:`ubpe.io.hf_import.read`)."""
+    from .hf_import import read as read_tokenizer_json
+
+    return read_tokenizer_json(path)
+
+
+FORMAT = Format("hf", "HF tokenizer.json", detect, read, save_tokenizer_json)

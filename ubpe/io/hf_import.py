@@ -1,8 +1,8 @@
 """Read HF ``tokenizer.json`` files with a BPE model (``ubpe.load`` on them lands here).
 
-The components are turned into :mod:`ubpe.bytelevel.hf_pipeline` steps and the model into
-:class:`~ubpe.bytelevel.hf_models.HFByteLevelBPE` (when the pre-tokenizer holds ``ByteLevel``)
-or :class:`~ubpe.bytelevel.hf_models.HFCharBPE`. What is read:
+The components are turned into :mod:`ubpe.text.hf_pipeline` steps and the model into
+:class:`~ubpe.models.hf.HFByteLevelBPE` (when the pre-tokenizer holds ``ByteLevel``)
+or :class:`~ubpe.models.hf.HFCharBPE`. What is read:
 
 * ``model``: ``BPE`` (``vocab``, ``merges`` as ``"a b"`` or ``["a", "b"]``, ``unk_token``,
   ``fuse_unk``, ``byte_fallback``, ``ignore_merges``; ``dropout`` is ignored: ubpe's native
@@ -43,11 +43,11 @@ from typing import Any
 
 import regex
 
-from ..bytelevel.hf_models import HFByteLevelBPE, HFCharBPE, HFPipeline
-from ..bytelevel.hf_pipeline import BEHAVIORS, AddedToken, AddedTokens, PreTokenizer, normalize
+from ..models.hf import HFByteLevelBPE, HFCharBPE, HFPipeline
+from ..text.hf_pipeline import BEHAVIORS, AddedToken, AddedTokens, PreTokenizer, normalize
 from ..errors import ModelFormatError
-from ..bytelevel.imported import split_merge_lines
-from .files import gc_paused, parse_json, read_text
+from ..models.ranked_bpe import split_merge_lines
+from ..files import gc_paused, parse_json, read_text
 
 NORMALIZERS = ("Sequence", "NFC", "NFD", "NFKC", "NFKD", "Lowercase", "Prepend", "Replace", "Strip")
 PRE_TOKENIZERS = ("Sequence", "ByteLevel", "Split", "Metaspace", "Digits", "Punctuation", "Whitespace",

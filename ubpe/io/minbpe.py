@@ -2,8 +2,8 @@
 
 Line 1 ``minbpe v1``; line 2 the split pattern; line 3 the number of special tokens, then one
 ``<token> <id>`` line each; then one ``<left> <right>`` line per merge, the i-th creating id
-``256 + i``. Read into :class:`~ubpe.bytelevel.minbpe.MinbpeBPE`; written from it or from a
-fitted :class:`~ubpe.bytelevel.ByteLevelBPE`. (The ``.vocab`` file beside it is for people;
+``256 + i``. Read into :class:`~ubpe.models.minbpe.MinbpeBPE`; written from it or from a
+fitted :class:`~ubpe.models.bytelevel.ByteLevelBPE`. (The ``.vocab`` file beside it is for people;
 the GPT-4 variant's byte permutation is never saved by minbpe, so it cannot be read.)
 
 >>> detect(b"minbpe v1\\n"), detect(b"minbpe v2\\n")
@@ -17,16 +17,17 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..bytelevel.minbpe import MAX_TOKENS, MinbpeBPE, check_writable
 from ..errors import ModelFormatError
-from .files import read_text, write_atomically
-from . import heads
+from ..files import read_text, write_atomically
+from .format import Format
 
-detect = heads.minbpe  # recognises the format's files (see heads)
+if TYPE_CHECKING:
+    from ..models.minbpe import MinbpeBPE
 
-VERSION = heads.MINBPE_VERSION
+#: minbpe's first line
+VERSION = "minbpe v1"
 
 
 def read(path: str | os.PathLike) -> MinbpeBPE:
@@ -36,6 +37,8 @@ def read(path: str | os.PathLike) -> MinbpeBPE:
 
 def parse_minbpe(text: str, where: str = "<minbpe>") -> MinbpeBPE:
     """The tokenizer of a minbpe ``.model`` file's text; every line checked."""
+    from ..models.minbpe import MAX_TOKENS, MinbpeBPE
+
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -75,6 +78,8 @@ def _integer(field: str, where: str, number: int, what: str) -> int:
 
 def write(tokenizer: Any, path: str | os.PathLike) -> None:
     """Write ``tokenizer`` as a minbpe ``.model`` file (atomically)."""
+    from ..models.minbpe import check_writable
+
     merges, pattern, specials = check_writable(tokenizer)
     if "\n" in pattern or "\r" in pattern:
         raise ModelFormatError("minbpe keeps the pattern on one line; this pattern holds a line break")
@@ -85,3 +90,11 @@ def write(tokenizer: Any, path: str | os.PathLike) -> None:
     lines += [f"{text} {token}" for text, token in specials.items()]
     lines += [f"{a} {b}" for a, b in merges]
     write_atomically(Path(path), "\n".join(lines) + "\n")
+
+
+def detect(head: bytes) -> bool:
+    """Whether ``head`` starts with minbpe's version line."""
+    return head.split(b"\n", 1)[0].rstrip(b"\r") == VERSION.encode()
+
+
+FORMAT = Format("minbpe", "minbpe .model", detect, read, write)

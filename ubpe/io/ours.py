@@ -29,6 +29,7 @@ import hashlib
 import json
 import math
 import os
+import re
 from typing import Any, Callable
 
 from ubpe_native._numpy import np
@@ -36,14 +37,14 @@ from ubpe_native._numpy import np
 from ..alphabet import Alphabet
 from ..errors import InvalidParameterError, ModelFormatError
 from ..splitting import make_pipeline
-from ..tokenizer import CLASSIC, UNIVERSAL, UBPE, UBPEClassic
+from ..models.ubpe import CLASSIC, UNIVERSAL, UBPE, UBPEClassic
 from ..vocabulary import Vocabulary
-from .files import parse_json, read_text, unencodable, write_atomically
-from . import heads
+from ..files import parse_json, read_text, unencodable, write_atomically
+from .format import Format
 
-detect = heads.ours  # recognises the format's files (see heads)
-
-FORMAT_NAME = heads.OURS_FORMAT_NAME
+#: The ``format`` field of our model files.
+FORMAT_NAME = "ubpe-model"
+_FORMAT_FIELD = re.compile(rb'"format"\s*:\s*"' + FORMAT_NAME.encode() + rb'"')
 FORMAT_VERSION = 1
 BYTELEVEL = "bytelevel"
 
@@ -292,7 +293,7 @@ def _bytelevel_from_body(body: dict, what: str) -> Any:
     lines = "\n".join(f"{piece} {rank}" for piece, rank in ranks)
     if not isinstance(specials, dict):
         raise ModelFormatError(f"{what}: special_tokens must be an object of text -> id")
-    from ..bytelevel import ByteLevelBPE  # (a fitted UBPE is saved without the byte-level modules)
+    from ..models.bytelevel import ByteLevelBPE  # (a fitted UBPE is saved without the byte-level modules)
     from .tiktoken import parse_tiktoken
 
     return ByteLevelBPE.from_mergeable_ranks(parse_tiktoken(lines, what), pattern=pattern, special_tokens=specials)
@@ -304,3 +305,11 @@ BODIES: dict[str, tuple[Callable[[Any], dict], Callable[[dict, str], Any]]] = {
     CLASSIC: (_ubpe_body, _ubpe_from_body),
     BYTELEVEL: (_bytelevel_body, _bytelevel_from_body),
 }
+
+
+def detect(head: bytes) -> bool:
+    """Whether ``head`` (a file's first bytes) starts one of our model files."""
+    return head.lstrip()[:1] == b"{" and _FORMAT_FIELD.search(head) is not None
+
+
+FORMAT = Format("ubpe", "ubpe model format", detect, read, write)

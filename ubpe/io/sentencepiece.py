@@ -1,8 +1,8 @@
 """sentencepiece ``.model`` files: the ModelProto, read with sentencepiece's own protobuf schema.
 
-A BPE model becomes a :class:`ubpe.bytelevel.spm.SentencePieceBPE` (``spm:bpe``), a unigram
-model a :class:`ubpe.bytelevel.spm.SentencePieceUnigram` (``spm:unigram``); both normalize text
-with the model's own rules (:class:`ubpe.bytelevel.spm_normalizer.Normalizer`) and give
+A BPE model becomes a :class:`ubpe.models.sentencepiece.SentencePieceBPE` (``spm:bpe``), a unigram
+model a :class:`ubpe.models.sentencepiece.SentencePieceUnigram` (``spm:unigram``); both normalize text
+with the model's own rules (:class:`ubpe.text.normalizers.Normalizer`) and give
 sentencepiece's ids. Word and char models, and protobufs that are no ModelProto, raise
 `ModelFormatError`.
 
@@ -18,9 +18,11 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InvalidParameterError, ModelFormatError
-from . import heads
+from .format import Format
 
-detect = heads.sentencepiece  # recognises the format's files (see heads)
+# ModelProto field 1 (pieces), wire type 2 -> tag byte 0x0A; its SentencePiece field 1 too
+_PIECES_TAG = 0x0A
+_MAX_VARINT_BYTES = 10
 
 SUPPORTED_TYPES = ("unigram", "bpe")
 
@@ -48,8 +50,8 @@ def from_bytes(data: bytes, *, where: str = "<model>"):
     """The tokenizer of a serialized ModelProto."""
     from google.protobuf.message import DecodeError
 
-    from ..bytelevel.spm import SentencePieceBPE, SentencePieceUnigram
-    from ..bytelevel.spm_normalizer import Normalizer
+    from ..models.sentencepiece import SentencePieceBPE, SentencePieceUnigram
+    from ..text.normalizers import Normalizer
 
     pb2 = _pb2()
     proto = pb2.ModelProto()
@@ -96,3 +98,39 @@ def from_bytes(data: bytes, *, where: str = "<model>"):
                                 normalizer=normalizer)
     return SentencePieceUnigram(tokens, scores, token_types=token_types, specials=specials,
                                 flags=flags, name=name, where=where, normalizer=normalizer)
+
+
+def _varint(head: bytes, pos: int) -> tuple[int, int] | None:
+    value = shift = 0
+    for k in range(pos, min(len(head), pos + _MAX_VARINT_BYTES)):
+        value |= (head[k] & 0x7F) << shift
+        shift += 7
+        if not head[k] & 0x80:
+            return value, k + 1
+    return None
+
+
+def detect(head: bytes) -> bool:
+    """Whether ``head`` starts like a sentencepiece ModelProto: a ``pieces`` entry whose first
+    field is the piece string, of a length that fits in the entry, in UTF-8.
+
+    >>> detect(b"\\n\\x0c\\n\\x05<unk>"), detect(b"\\n\\x0c\\n\\x00")
+    (True, False)
+    """
+    if len(head) < 4 or head[0] != _PIECES_TAG:
+        return False
+    outer = _varint(head, 1)
+    if outer is None or outer[1] >= len(head) or head[outer[1]] != _PIECES_TAG:
+        return False
+    inner = _varint(head, outer[1] + 1)
+    if inner is None or inner[0] == 0 or inner[1] + inner[0] > outer[1] + outer[0]:
+        return False
+    piece = head[inner[1] : inner[1] + inner[0]]
+    try:
+        piece.decode("utf-8")
+    except UnicodeDecodeError:
+        return len(piece) < inner[0] and len(head) == inner[1] + len(piece)  # cut by the head
+    return True
+
+
+FORMAT = Format("sentencepiece", "sentencepiece .model", detect, read, None)

@@ -17,17 +17,18 @@ from __future__ import annotations
 import base64
 import binascii
 import os
+import re
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..bytelevel import DEFAULT_PATTERN, PATTERNS, ByteLevelBPE
+from ..text.patterns import DEFAULT_PATTERN, PATTERNS
 from ..errors import IgnoredInputWarning, InvalidParameterError, ModelFormatError
-from .files import write_atomically
-from . import heads
+from ..files import write_atomically
+from .format import Format
 
-detect = heads.tiktoken  # recognises the format's files (see heads)
+_LINE = re.compile(rb"[A-Za-z0-9+/]+={0,2} [0-9]+(\r?\n|$)")
 
 #: the pattern a ``.tiktoken`` file is read with when none is given (API and CLI)
 DEFAULT_TIKTOKEN_PATTERN = DEFAULT_PATTERN
@@ -37,7 +38,7 @@ DEFAULT_TIKTOKEN_PATTERN = DEFAULT_PATTERN
 def read(
     path: str | os.PathLike, *, pattern: str | None = None, special_tokens: Mapping[str, int] | None = None
 ) -> Any:
-    """A :class:`~ubpe.bytelevel.ByteLevelBPE` from a ``.tiktoken`` file (e.g.
+    """A :class:`~ubpe.models.bytelevel.ByteLevelBPE` from a ``.tiktoken`` file (e.g.
     ``cl100k_base.tiktoken``) with the ``pattern`` (default: :data:`DEFAULT_TIKTOKEN_PATTERN`,
     cl100k) and ``special_tokens`` that go with it."""
     try:
@@ -46,6 +47,8 @@ def read(
         raise ModelFormatError(f"{path} is not a .tiktoken file (not ASCII): {exc}") from None
     if not text.strip():
         raise ModelFormatError(f"{path} is an empty file, not a .tiktoken model")
+    from ..models.bytelevel import ByteLevelBPE
+
     return ByteLevelBPE.from_mergeable_ranks(
         parse_tiktoken(text, str(path)), pattern=pattern or DEFAULT_TIKTOKEN_PATTERN,
         special_tokens=special_tokens
@@ -98,3 +101,11 @@ def parse_tiktoken(text: str, where: str = "<string>") -> dict[bytes, int]:
             raise ModelFormatError(f"{where}:{number}: token {piece!r} appears twice")
         ranks[piece] = int(rank)
     return ranks
+
+
+def detect(head: bytes) -> bool:
+    """Whether ``head`` starts with a ``.tiktoken`` line."""
+    return _LINE.match(head.lstrip(b"\r\n")) is not None
+
+
+FORMAT = Format("tiktoken", ".tiktoken", detect, read, write, hints=("pattern", "special_tokens"))

@@ -27,6 +27,7 @@ True
 from __future__ import annotations
 
 import json
+import re
 import math
 import os
 import warnings
@@ -37,18 +38,20 @@ from ubpe_native._numpy import np
 from ..alphabet import Alphabet
 from ..errors import IgnoredInputWarning, InvalidParameterError, ModelFormatError, UBPEError
 from ..splitting import make_pipeline
-from ..tokenizer import CLASSIC, UNIVERSAL, UBPE, UBPEClassic
+from ..models.ubpe import CLASSIC, UNIVERSAL, UBPE, UBPEClassic
 from ..vocabulary import Vocabulary
-from .files import parse_json, read_text, write_atomically
-from . import heads
+from ..files import parse_json, read_text, write_atomically
+from .format import Format
 from .ours import BODIES, checksum
 
-detect = heads.ubpe030  # recognises the format's files (see heads)
 
 # the key that carries what the reference's fields cannot hold (the reference ignores it)
 EXTRA_KEY = "ubpe_model"
 
-FIELDS = heads.UBPE030_FIELDS
+#: The fields of a ubpe 0.3.0 dump; its JSON object starts with one of them (the reference
+#: writes n_tokens first; other writers may not keep the order).
+FIELDS = ("n_tokens", "alphabet", "known_words", "break_tokens", "regex_str", "stop_tokens", "mapper", "weights")
+_FIRST_FIELD = re.compile(rb'\s*\{\s*"(' + "|".join(FIELDS).encode() + rb')"\s*:')
 # optional fields: (name, type, JSON name); a falsy value means "none"
 OPTIONAL = (("known_words", dict, "object"), ("break_tokens", list, "array"), ("stop_tokens", list, "array"),
             ("regex_str", str, "string"))
@@ -246,3 +249,15 @@ def _is_canonical_int(text: str) -> bool:
         return str(int(text)) == text
     except ValueError:
         return False
+
+
+def detect(head: bytes) -> bool:
+    """Whether ``head`` starts a ubpe 0.3.0 JSON dump.
+
+    >>> detect(b'{"n_tokens": 9, "alphabet": {"a": 0}'), detect(b'{"format": "ubpe-model"')
+    (True, False)
+    """
+    return _FIRST_FIELD.match(head) is not None
+
+
+FORMAT = Format("ubpe030", "ubpe 0.3.0 JSON", detect, read, write, hints=("variant", "token_type"))

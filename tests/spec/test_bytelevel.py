@@ -1,0 +1,373 @@
+"""ByteLevelBPE against the real tiktoken package on the same vocabulary."""
+
+from __future__ import annotations
+
+import base64
+import pathlib
+import sysconfig
+
+import numpy as np
+import pydoc_data.topics
+import pytest
+import regex
+import tiktoken
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ubpe.text.patterns import NATIVE_PATTERNS, PATTERNS, code_point_classes, without_surrogates
+from ubpe.models.bytelevel import ByteLevelBPE
+from ubpe.errors import DisallowedSpecialTokenError
+from ubpe.errors import (
+    InvalidParameterError,
+    ModelFormatError,
+    NotFittedError,
+    UnknownTokenError,
+)
+from ubpe_native._pretokenize import split_text
+
+FIT_CHARS = 1_100_000  # the acceptance asks for >= 1 MB of real text
+N_TOKENS = 4096
+SPECIALS = ["<|endoftext|>", "<|fim_prefix|>", "<|fim|>"]
+
+HELD_OUT = [
+    "ǅemal ǈudevit ʰaspirated ʼokina ǅ'S mʼ 々々 Ünïcödé\u0301s Á\u0301BC\u0301d I'M YOU'Re X'lL",
+    "The quick brown fox jumps over the lazy dog. It's 5 o'clock; we'll see, they'd said.",
+    "THE QUICK BROWN FOX'S TAIL — IT'S, WE'LL, I'D, YOU'RE, THEY'VE, I'M.",
+    "Съешь же ещё этих мягких французских булок, да выпей чаю. Москва — столица России.",
+    "東京は日本の首都です。我们在北京学习中文。한국어 텍스트도 있습니다.",
+    "Emoji: 🎉🙂👍🏽 family 👨‍👩‍👧‍👦 flags 🇫🇷🇯🇵 keycap 1️⃣",
+    "def fib(n: int) -> int:\n    if n < 2:\n        return n\n    return fib(n - 1) + fib(n - 2)\n",
+    "for (int i = 0; i < n; ++i) { total += a[i] * b[i]; }  // dot product\r\n",
+    "Digits: 0 12 345 6789 1234567890 3.14159265 1e-10 ١٢٣ ४५६ ½ Ⅻ",
+    "   leading spaces\n\n\n\ttabs\t\there   \n  \r\n\r\n trailing   ",
+    "Ελληνικά κείμενα, עברית, العربية, हिन्दी, ไทย, Tiếng Việt có dấu.",
+    "x" * 3000 + " " + "ab" * 1500 + "\n" * 50 + "0" * 200,
+    "",
+    " ",
+    "'s 'S 'll 'LL 'Ve ſ 'ſ ' '' '''",
+    "see http://a.b/c?d=1//e ;/\n/x !!\r\n/\r/ a/ /b",
+]
+
+
+def real_text(min_chars: int) -> list[str]:
+    """Python's own documentation topics, then stdlib sources, in a fixed order."""
+    texts = list(pydoc_data.topics.topics.values())
+    total = sum(map(len, texts))
+    for path in sorted(pathlib.Path(sysconfig.get_paths()["stdlib"]).glob("*.py")):
+        if total >= min_chars:
+            break
+        text = path.read_text(encoding="utf-8", errors="replace")
+        texts.append(text)
+        total += len(text)
+    return texts
+
+
+def tiktoken_of(tok: ByteLevelBPE) -> tiktoken.Encoding:
+    return tiktoken.Encoding(
+        name="ubpe-test",
+        pat_str=tok.pattern,
+        mergeable_ranks=tok.mergeable_ranks(),
+        special_tokens=tok.special_tokens,
+    )
+
+
+@pytest.fixture(scope="module")
+def corpus() -> list[str]:
+    texts = real_text(FIT_CHARS)
+    assert sum(len(t.encode()) for t in texts) >= 1_000_000
+    return texts
+
+
+@pytest.fixture(scope="module")
+def fitted(corpus) -> ByteLevelBPE:
+    return ByteLevelBPE().fit(
+        corpus, n_tokens=N_TOKENS, pattern="cl100k", special_tokens=SPECIALS, quiet=True
+    )
+
+
+@pytest.fixture(scope="module")
+def reference(fitted) -> tiktoken.Encoding:
+    return tiktoken_of(fitted)
+
+
+# -- the fitted vocabulary ---------------------------------------------------------------------
+
+
+def test_fit_gives_tiktokens_model(fitted):
+    vocabulary = fitted.vocabulary
+    assert len(vocabulary) == N_TOKENS and vocabulary.n_base == 256
+    assert vocabulary.ranks.tolist() == list(range(N_TOKENS - 256))
+    pieces = [bytes(p) for p in vocabulary.pieces().values()]
+    assert len(set(pieces)) == len(pieces)  # a token is its byte string
+    ranks = fitted.mergeable_ranks()
+    assert sorted(ranks.values()) == list(range(N_TOKENS))
+    assert fitted.special_tokens == {s: N_TOKENS + i for i, s in enumerate(SPECIALS)}
+    assert fitted.n_vocab == N_TOKENS + len(SPECIALS)
+    assert fitted.pattern == PATTERNS["cl100k"]
+
+
+# -- identical ids to tiktoken --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", HELD_OUT)
+def test_same_ids_as_tiktoken_on_held_out_text(fitted, reference, text):
+    ids = fitted.encode(text)
+    assert ids == reference.encode(text)
+    assert ids == fitted.encode_ordinary(text) == reference.encode_ordinary(text)
+    assert fitted.decode(ids) == text
+
+
+def test_same_ids_as_tiktoken_on_a_long_document(fitted, reference, corpus):
+    text = "\n".join(HELD_OUT) * 20 + corpus[0]
+    assert fitted.encode_ordinary(text) == reference.encode_ordinary(text)
+
+
+def test_special_tokens_follow_tiktoken(fitted, reference):
+    text = "Hello<|endoftext|>world <|fim|>x<|fim_prefix|>"
+    for allowed in ["all", {"<|endoftext|>", "<|fim|>", "<|fim_prefix|>"}]:
+        assert fitted.encode(text, allowed_special=allowed) == reference.encode(text, allowed_special=allowed)
+    everything_as_text = fitted.encode(text, disallowed_special=())
+    assert everything_as_text == reference.encode(text, disallowed_special=())
+    assert everything_as_text == fitted.encode_ordinary(text)
+    assert fitted.decode(fitted.encode(text, allowed_special="all")) == text
+    partly = dict(allowed_special={"<|endoftext|>"}, disallowed_special=())
+    assert fitted.encode(text, **partly) == reference.encode(text, **partly)
+    with pytest.raises(DisallowedSpecialTokenError):
+        fitted.encode(text)
+    with pytest.raises(ValueError):  # what tiktoken raises, and a base of ours
+        fitted.encode(text, allowed_special={"<|endoftext|>"})
+    with pytest.raises(ValueError):
+        reference.encode(text, allowed_special={"<|endoftext|>"})
+    with pytest.raises(InvalidParameterError):
+        fitted.encode(text, allowed_special={"<|nope|>"})
+
+
+@pytest.mark.parametrize("preset", ["gpt2", "o200k", "llama3"])
+def test_other_presets_match_tiktoken(corpus, preset):
+    tok = ByteLevelBPE().fit(corpus[:200], n_tokens=700, pattern=preset, quiet=True)
+    reference = tiktoken_of(tok)
+    for text in HELD_OUT:
+        assert tok.encode(text) == reference.encode(text)
+
+
+def test_regex_path_equals_native_scanner(fitted, reference):
+    # the same pattern in a group is no preset string, so it goes through the regex engine
+    wrapped = ByteLevelBPE.from_mergeable_ranks(
+        fitted.mergeable_ranks(), pattern=f"(?:{fitted.pattern})"
+    )
+    assert NATIVE_PATTERNS.get(wrapped.pattern) is None
+    for text in HELD_OUT:
+        assert wrapped.encode_ordinary(text) == fitted.encode_ordinary(text)
+
+
+def test_long_runs(fitted, reference):
+    text = "a" * 10_000
+    assert fitted.encode(text) == reference.encode(text)
+    assert fitted.decode(fitted.encode("a" * 100_000)) == "a" * 100_000
+    no_spaces = "".join(HELD_OUT).replace(" ", "").replace("\n", "") * 30
+    assert fitted.decode(fitted.encode(no_spaces)) == no_spaces
+
+
+# -- the scanner against the regex engine ----------------------------------------------------------
+
+TRICKY = (
+    "aZſsSdDmMtTlLvVrReE'' \t\n\r\x0b\x0c\x1c\x85\xa0\u2028\u3000\u200b"
+    "09١٢½Ⅻ.,;!?-_/\\\"#(){}*é\u0301中文🎉👍🏽ÅK"
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=TRICKY, max_size=60), st.sampled_from(sorted(NATIVE_PATTERNS)))
+def test_scanner_splits_like_regex(text, pattern):
+    data = text.encode("utf-8")
+    bounds = split_text(np.frombuffer(data, np.uint8), code_point_classes(), NATIVE_PATTERNS[pattern])
+    pieces = [data[a:b].decode("utf-8") for a, b in zip(bounds[:-1], bounds[1:])]
+    assert pieces == regex.findall(pattern, text)
+
+
+# o200k's letter classes overlap ([\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]* then [\p{Ll}\p{Lm}\p{Lo}\p{M}]+):
+# Lu, Lt, Ll, Lm and Lo letters of several scripts, combining marks (Mn, Mc, Me), digits of
+# several scripts, contractions in mixed case, and what ` ?[^\s\p{L}\p{N}]+[\r\n/]*` ends on.
+O200K_ATOMS = list(
+    "aAzZsSſdDmMtTlLvVrReEßÉéΣσςДдǅǈᾈʰʼˆ々ー中カ한ª"  # letters: Lu Ll Lt Lm Lo
+    "\u0301\u0308\u0903\u20dd"  # marks: Mn Mn Mc Me
+    "09١٢४½Ⅻ²"  # digits and other numbers
+    ".,;!?-_#(){}*\"\\/'"  # punctuation, the slash and the apostrophe
+    " \t\n\r\x0b\x0c\x85\xa0\u2028\u3000\u200b🎉👍🏽"
+) + ["'s", "'S", "'t", "'T", "'re", "'RE", "'rE", "'ve", "'Ve", "'m", "'M", "'ll", "'Ll", "'LL",
+     "'d", "'D", "'ſ", "Hello", "HELLO", "ǅemal", "DŽ", "ʰA", "Aʰ", "AB\u0301", "a/\n/", " !/\r\n"]
+o200k_texts = st.lists(st.sampled_from(O200K_ATOMS), max_size=25).map("".join)
+
+
+def o200k_pieces(text: str) -> list[str]:
+    data = text.encode("utf-8")
+    bounds = split_text(np.frombuffer(data, np.uint8), code_point_classes(), NATIVE_PATTERNS[PATTERNS["o200k"]])
+    return [data[a:b].decode("utf-8") for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(o200k_texts)
+def test_o200k_scanner_splits_like_regex(text):
+    assert o200k_pieces(text) == regex.findall(PATTERNS["o200k"], text)
+
+
+@pytest.mark.parametrize(
+    "text, pieces",
+    [
+        ("ʰAB", ["ʰ", "AB"]),  # the star gives back the run up to its last caseless letter
+        ("ABʰC.", ["ABʰ", "C", "."]),
+        ("ABCdef", ["ABCdef"]),
+        ("\u0301ABC", ["\u0301", "ABC"]),  # without the prefix a mark still starts a word
+        (" \u0301ABC", [" \u0301", "ABC"]),
+        ("YOU'Re I'lL", ["YOU'Re", " I'lL"]),
+        ("ǅemal", ["ǅemal"]),
+        ("1234567", ["123", "456", "7"]),
+        ("a !/\n/b", ["a", " !/\n/", "b"]),
+        ("a  \n\n  b", ["a", "  \n\n", " ", " b"]),
+    ],
+)
+def test_o200k_scanner_on_worked_examples(text, pieces):
+    assert regex.findall(PATTERNS["o200k"], text) == pieces
+    assert o200k_pieces(text) == pieces
+
+
+@pytest.fixture(scope="module")
+def fitted_o200k(corpus) -> ByteLevelBPE:
+    return ByteLevelBPE().fit(corpus, n_tokens=N_TOKENS, pattern="o200k", quiet=True)
+
+
+@pytest.fixture(scope="module")
+def reference_o200k(fitted_o200k) -> tiktoken.Encoding:
+    return tiktoken_of(fitted_o200k)
+
+
+@pytest.mark.parametrize("text", HELD_OUT)
+def test_o200k_same_ids_as_tiktoken_on_held_out_text(fitted_o200k, reference_o200k, text):
+    assert NATIVE_PATTERNS.get(fitted_o200k.pattern) is not None
+    ids = fitted_o200k.encode_ordinary(text)
+    assert ids == reference_o200k.encode_ordinary(text)
+    assert fitted_o200k.decode(ids) == text
+
+
+def test_o200k_same_ids_as_tiktoken_on_a_long_document(fitted_o200k, reference_o200k, corpus):
+    text = "\n".join(HELD_OUT) * 20 + corpus[0]
+    assert fitted_o200k.encode_ordinary(text) == reference_o200k.encode_ordinary(text)
+
+
+def test_o200k_regex_path_equals_native_scanner(fitted_o200k):
+    wrapped = ByteLevelBPE.from_mergeable_ranks(
+        fitted_o200k.mergeable_ranks(), pattern=f"(?:{fitted_o200k.pattern})"
+    )
+    assert NATIVE_PATTERNS.get(wrapped.pattern) is None
+    for text in HELD_OUT:
+        assert wrapped.encode_ordinary(text) == fitted_o200k.encode_ordinary(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(o200k_texts)
+def test_o200k_matches_tiktoken_on_tricky_text(fitted_o200k, reference_o200k, text):
+    assert fitted_o200k.encode_ordinary(text) == reference_o200k.encode_ordinary(text)
+
+
+# -- round trips -----------------------------------------------------------------------------------
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=TRICKY, max_size=80))
+def test_matches_tiktoken_on_tricky_text(fitted, reference, text):
+    assert fitted.encode_ordinary(text) == reference.encode_ordinary(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_round_trip_on_arbitrary_unicode(fitted, text):
+    assert fitted.decode(fitted.encode_ordinary(text)) == text
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.one_of(st.text(alphabet=TRICKY, max_size=5), st.sampled_from(["\ud800", "\udfff", "\ud83d\ude00"]))))
+def test_lone_surrogates_are_replaced_like_tiktoken(fitted, reference, chunks):
+    text = "".join(chunks)
+    ids = fitted.encode(text)
+    assert ids == reference.encode(text)
+    assert fitted.decode(ids) == without_surrogates(text)
+
+
+def test_decode_replaces_broken_utf8(fitted):
+    euro = "€".encode()  # three bytes, three byte tokens
+    ids = list(euro[:2])
+    assert fitted.decode_bytes(ids) == euro[:2]
+    assert fitted.decode(ids) == "\ufffd"
+    with pytest.raises(UnicodeDecodeError):
+        fitted.decode(ids, errors="strict")
+    with pytest.raises(UnknownTokenError):
+        fitted.decode([fitted.n_vocab])
+
+
+# -- .tiktoken files ----------------------------------------------------------------------------------
+
+
+def test_tiktoken_file_round_trip(fitted, tmp_path):
+    path = tmp_path / "fitted.tiktoken"
+    fitted.save_tiktoken(path)
+    loaded = ByteLevelBPE.load_tiktoken(path, pattern="cl100k", special_tokens=fitted.special_tokens)
+    assert loaded.mergeable_ranks() == fitted.mergeable_ranks()
+    assert loaded.vocabulary.pieces() == fitted.vocabulary.pieces()
+    for text in HELD_OUT:
+        assert loaded.encode(text) == fitted.encode(text)
+    assert path.read_text().splitlines()[0] == "AA== 0"  # base64 of b"\x00", rank 0
+    loaded.save_tiktoken(tmp_path / "again.tiktoken")
+    assert (tmp_path / "again.tiktoken").read_bytes() == path.read_bytes()
+
+
+def test_loaded_ranks_need_not_start_with_bytes(fitted, tmp_path):
+    # Like cl100k_base: single bytes ranked in another order, and ranks with gaps.
+    rng = np.random.default_rng(0)
+    byte_ranks = rng.permutation(256) * 3
+    ranks = {}
+    for piece, rank in fitted.mergeable_ranks().items():
+        ranks[piece] = int(byte_ranks[piece[0]]) if len(piece) == 1 else 1000 + 2 * rank
+    path = tmp_path / "shuffled.tiktoken"
+    path.write_text("".join(f"{base64.b64encode(p).decode()} {r}\n" for p, r in ranks.items()))
+    loaded = ByteLevelBPE.load_tiktoken(path, pattern="cl100k")
+    reference = tiktoken.Encoding("shuffled", pat_str=PATTERNS["cl100k"], mergeable_ranks=ranks, special_tokens={})
+    assert loaded.mergeable_ranks() == ranks
+    for text in HELD_OUT:
+        ids = loaded.encode(text)
+        assert ids == reference.encode(text)
+        assert loaded.decode(ids) == text
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "AA== 0\nAQ==\n",  # no rank
+        "AA== 0 1\n",  # three fields
+        "A!== 0\n",  # not base64
+        "AA== -1\n",  # negative rank
+        "AA== x\n",  # not a number
+        "AA== 0\nAA== 1\n",  # a token twice
+        "AA== 0\nAQ== 0\n",  # a rank twice
+        "AA== 0\n",  # 255 bytes missing
+    ],
+)
+def test_malformed_tiktoken_files_raise(tmp_path, content):
+    path = tmp_path / "bad.tiktoken"
+    path.write_text(content)
+    with pytest.raises(ModelFormatError):
+        ByteLevelBPE.load_tiktoken(path)
+
+
+# -- misuse ---------------------------------------------------------------------------------------
+
+
+def test_unfitted_and_bad_parameters():
+    with pytest.raises(NotFittedError):
+        ByteLevelBPE().encode("x")
+    with pytest.raises(InvalidParameterError):
+        ByteLevelBPE().fit(["abc"], n_tokens=100, quiet=True)
+    with pytest.raises(InvalidParameterError):
+        ByteLevelBPE().fit(["abc"], n_tokens=300, pattern="(", quiet=True)
+    tiny = ByteLevelBPE().fit(["abab abab"], n_tokens=300, pattern=r"\S+|\s+", quiet=True)
+    assert len(tiny.vocabulary) < 300  # stops when no pair is left
+    assert tiny.decode(tiny.encode("abab ab")) == "abab ab"

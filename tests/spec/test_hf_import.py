@@ -1,0 +1,347 @@
+"""HF ``tokenizer.json`` files: read by ``ubpe.load`` and tokenized id for id as HF
+``tokenizers`` does (it is the oracle), on real vocabularies assembled as the published files
+are and on BPE models trained with ``tokenizers`` (see ``hf_builders``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+tokenizers = pytest.importorskip("tokenizers")
+
+import ubpe  # noqa: E402
+from ubpe.text.patterns import PATTERNS  # noqa: E402
+from ubpe.models.hf import HFByteLevelBPE, HFCharBPE  # noqa: E402
+from ubpe.errors import ModelFormatError, UBPEError, UnknownTokenError  # noqa: E402
+from ubpe.io import detect  # noqa: E402
+from ubpe.io.gguf import read_vocab_tests  # noqa: E402
+from ubpe.io.hf_import import from_json  # noqa: E402
+
+from hf_builders import BUILDERS  # noqa: E402
+from vocab_corpora import text_lines, vocab_path  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+BYTE_LEVEL = ("gpt2", "roberta", "llama3", "qwen2", "falcon", "starcoder", "deepseek-coder", "trained-bytelevel")
+EDGES = [
+    "", " ", "  \r\n  end   ", "\n\n\t x", "'ſ 'S 'Ll \u0378x \ufdd0 a\U0010ffff  \n\n\t x",
+    "<s>hi</s> <s> x", "a<|endoftext|>b <|endoftext|>", "x <mask> y<mask>  <mask>",
+    "hello world hello world[word] a[word]b @@ x@@y  @@  z", "<|begin_of_text|>hi<|im_start|>user\n",
+    "thee and thee, thou", "Ünïcödé ﬁ ① ２ 𝔘𝔫𝔦 ÅÅ", "tab\tand\u00a0nbsp\u3000ideographic",
+]
+_BUILT: dict[str, tuple] = {}
+
+
+def built(name: str, tmp_path_factory) -> tuple:
+    """``(HF tokenizer read from the saved file, ubpe's tokenizer of that file, the path)``."""
+    if name not in _BUILT:
+        path = tmp_path_factory.mktemp("hf") / f"{name}.json"
+        BUILDERS[name]().save(str(path))
+        _BUILT[name] = (tokenizers.Tokenizer.from_file(str(path)), ubpe.load(path), path)
+    return _BUILT[name]
+
+
+@pytest.fixture(scope="module")
+def heldout() -> list[str]:
+    """Real text of every script, prose and code, and llama.cpp's tokenizer test inputs."""
+    from experiments.datasets import load
+
+    lines = [line for split in ("train", "heldout") for doc in load("udhr", split).docs
+             for line in str(doc).split("\n") if line.strip()]
+    lines += text_lines("kjv", limit=600) + text_lines("shakespeare", limit=800) + text_lines("stdlib", limit=1200)
+    for name in ("gpt-2", "llama-bpe", "qwen2", "llama-spm"):
+        lines += [text for text, _ in read_vocab_tests(vocab_path(name))]
+    return lines + EDGES
+
+
+@pytest.mark.parametrize("name", sorted(BUILDERS))
+def test_ids_equal_tokenizers(name, heldout, tmp_path_factory):
+    hf, tok, path = built(name, tmp_path_factory)
+    assert detect(path) == "hf"
+    assert isinstance(tok, HFByteLevelBPE if name in BYTE_LEVEL else HFCharBPE)
+    assert len(heldout) > 4000
+    want = [e.ids for e in hf.encode_batch(heldout, add_special_tokens=False)]
+    differ = [(text, ids) for text, ids in zip(heldout, want) if tok.encode(text) != ids]
+    assert not differ, f"{len(differ)}/{len(heldout)} texts differ, first: {differ[0]!r}"
+
+
+@pytest.mark.parametrize("name", sorted(BUILDERS))
+def test_decode_and_special_tokens_equal_tokenizers(name, heldout, tmp_path_factory):
+    hf, tok, _ = built(name, tmp_path_factory)
+    sample = heldout[::7] + EDGES
+    for text in sample:
+        with_specials = hf.encode(text).ids
+        assert tok.encode(text, add_special=True) == with_specials, repr(text)
+        assert tok.decode(with_specials) == hf.decode(with_specials), repr(text)
+        assert tok.decode(with_specials, skip_special=False) == hf.decode(with_specials, skip_special_tokens=False)
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama3", "qwen2", "trained-bytelevel"])
+def test_scanner_path_equals_pre_tokenizer_path(name, heldout, tmp_path_factory):
+    """The kernel's scanner (fast path) cuts as the HF pre-tokenizer steps do, on every script."""
+    from ubpe.models.hf import _Segment
+
+    _, tok, _ = built(name, tmp_path_factory)
+    assert tok.describe()["scanned"]
+    for text in heldout:
+        segment = _Segment(text, True)
+        assert tok._encode_segment(segment) == tok._encode_words(tok._words(segment)), repr(text)
+
+
+def test_merges_as_strings_read_alike(heldout, tmp_path_factory, tmp_path):
+    """Older files write merges as "a b" strings, newer ones as [a, b] lists."""
+    hf, tok, path = built("gpt2", tmp_path_factory)
+    doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    assert isinstance(doc["model"]["merges"][0], list)
+    doc["model"]["merges"] = [" ".join(pair) for pair in doc["model"]["merges"]]
+    old = tmp_path / "tokenizer.json"
+    old.write_text(json.dumps(doc), encoding="utf-8")
+    legacy = ubpe.load(old)
+    assert all(legacy.encode(text) == tok.encode(text) for text in heldout[::5])
+
+
+@pytest.mark.parametrize("name", ["gpt2", "qwen2", "llama2", "trained-metaspace"])
+@pytest.mark.parametrize("encoder", ["fewest", "longest_prefix", "tfidf", "ranked"])
+def test_every_encoder_runs_on_imported_vocabularies(name, encoder, heldout, tmp_path_factory):
+    _, tok, _ = built(name, tmp_path_factory)
+    for text in heldout[:: 40]:
+        [(ids, score)] = tok.encode_with(text, encoder)
+        native = tok.encode(text)
+        if "<unk>" not in {tok.texts[i] for i in native}:
+            assert tok.decode(ids) == tok.decode(native), repr(text)
+        if encoder == "fewest":
+            assert len(ids) <= len(native)
+        assert np.isfinite(score)
+
+
+def test_top_n_and_fitted_weights(heldout, tmp_path_factory):
+    _, tok, _ = built("llama3", tmp_path_factory)
+    found = tok.encode_with("Hello world, hello there", "tfidf", top_n=3)
+    assert len({tuple(ids) for ids, _ in found}) == 3
+    assert all(tok.decode(ids) == "Hello world, hello there" for ids, _ in found)
+    _, fitted, path = built("trained-bytelevel", tmp_path_factory)
+    fitted = ubpe.load(path).fit_weights(heldout[:200])
+    (ids, score), = fitted.encode_with(heldout[0])
+    assert ids == fitted.encode(heldout[0]) and score > 0
+
+
+def test_description_and_contract(tmp_path_factory):
+    _, tok, _ = built("llama3", tmp_path_factory)
+    info = tok.describe()
+    assert info["variant"] == "hf:bytelevel" and info["n_vocab"] == 128256 and info["ignore_merges"]
+    assert info["post_processor"] == {"prefix": [128000], "suffix": []}
+    assert tok.id_to_piece(tok.encode(" world")[0]) == "Ġworld"
+    assert tok.pieces(tok.encode(" world")) == [b" world"]
+    _, spm, _ = built("llama2", tmp_path_factory)
+    assert spm.describe()["byte_fallback"] and spm.pieces(spm.encode("hi")) == [" hi"]
+    with pytest.raises(UnknownTokenError):
+        tok.decode([10**6])
+    with pytest.raises(UBPEError):
+        tok.encode(b"bytes")
+
+
+def _minimal(**changes) -> str:
+    doc = {"version": "1.0", "added_tokens": [], "normalizer": None, "post_processor": None,
+           "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "use_regex": True},
+           "decoder": {"type": "ByteLevel"},
+           "model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]}}
+    doc.update(changes)
+    return json.dumps(doc)
+
+
+@pytest.mark.parametrize("changes, words", [
+    ({"model": {"type": "WordLevel", "vocab": {"a": 0}, "unk_token": "a"}}, ["model type 'WordLevel'", "BPE"]),
+    ({"model": {"type": "WordPiece", "vocab": {"a": 0}}}, ["WordPiece"]),
+    ({"model": {"type": "Unigram", "vocab": [["a", 0.0]]}}, ["Unigram"]),
+    ({"normalizer": {"type": "Precompiled", "precompiled_charsmap": ""}}, ["normalizer 'Precompiled'", "NFC"]),
+    ({"normalizer": {"type": "BertNormalizer"}}, ["BertNormalizer"]),
+    ({"pre_tokenizer": {"type": "BertPreTokenizer"}}, ["pre_tokenizer 'BertPreTokenizer'", "Metaspace"]),
+    ({"decoder": {"type": "WordPiece"}}, ["decoder 'WordPiece'", "ByteFallback"]),
+    ({"post_processor": {"type": "Foo"}}, ["post_processor 'Foo'", "TemplateProcessing"]),
+    ({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [], "continuing_subword_prefix": "##"}},
+     ["continuing_subword_prefix"]),
+    ({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": ["a b"]}}, ["'ab'", "not in the vocabulary"]),
+    ({"model": {"type": "BPE", "vocab": {"a": -1}, "merges": []}}, ["vocab"]),
+    ({"model": {"type": "BPE", "vocab": {"a": 2**31 - 2}, "merges": []}}, ["id 2147483646", "supported"]),
+    ({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a"]}}, ["merge 'a'"]),
+    ({"pre_tokenizer": {"type": "Split", "pattern": {"Regex": "("}, "behavior": "Isolated"}}, ["regex"]),
+    ({"pre_tokenizer": {"type": "Split", "pattern": {"Regex": "a"}, "behavior": "Sideways"}}, ["Sideways"]),
+    ({"added_tokens": [{"content": "x"}]}, ["added token"]),
+])
+def test_unsupported_or_bad_components_are_one_clear_error(changes, words):
+    with pytest.raises(ModelFormatError) as caught:
+        from_json(_minimal(**changes))
+    message = str(caught.value)
+    assert "\n" not in message and all(word in message for word in words), message
+
+
+def test_not_json_and_not_a_tokenizer(tmp_path):
+    path = tmp_path / "tokenizer.json"
+    path.write_text('{"added_tokens": [', encoding="utf-8")
+    with pytest.raises(ModelFormatError, match="not valid JSON"):
+        ubpe.load(path)
+    with pytest.raises(ModelFormatError, match="no `model`"):
+        from_json('{"added_tokens": []}')
+
+
+def test_cli_encodes_and_inspects_a_tokenizer_json(tmp_path_factory):
+    hf, _, path = built("gpt2", tmp_path_factory)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": ""}
+    text = "Hello world, héllo!"
+    result = subprocess.run([sys.executable, "-m", "ubpe", "encode", str(path), "--text", text],
+                            capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert [int(t) for t in result.stdout.split()] == hf.encode(text, add_special_tokens=False).ids
+    result = subprocess.run([sys.executable, "-m", "ubpe", "inspect", str(path)],
+                            capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 0 and "hf:bytelevel" in result.stdout, result.stderr
+
+
+def _pre(*steps):
+    return {"type": "Sequence", "pretokenizers": list(steps)}
+
+
+def _split(pattern, behavior, invert=False, kind="Regex"):
+    return {"type": "Split", "pattern": {kind: pattern}, "behavior": behavior, "invert": invert}
+
+
+def _byte_level(prefix=False, regex=True):
+    return {"type": "ByteLevel", "add_prefix_space": prefix, "trim_offsets": True, "use_regex": regex}
+
+
+def _added(content, id, special=False, **flags):
+    return {"id": id, "content": content, "single_word": False, "lstrip": False, "rstrip": False,
+            "normalized": False, "special": special, **flags}
+
+
+_METASPACE = {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first", "split": True}
+# (base file, changes to its document): every component option against tokenizers
+VARIANTS = {
+    "split-merged-previous": ("trained-bytelevel", {"pre_tokenizer": _pre(
+        _split(" ", "MergedWithPrevious", kind="String"), _byte_level(prefix=True, regex=False))}),
+    "split-merged-next": ("trained-bytelevel", {"pre_tokenizer": _pre(
+        _split(r"\p{P}", "MergedWithNext"), _byte_level())}),
+    "split-inverted-contiguous": ("trained-bytelevel", {"pre_tokenizer": _pre(
+        _split(r"\s+", "Contiguous", invert=True), _byte_level(regex=False))}),
+    # tiktoken's patterns: possessive quantifiers, and `{1,3}+`, which Oniguruma reads as a repeat
+    "split-cl100k": ("trained-bytelevel", {"pre_tokenizer": _pre(_split(PATTERNS["cl100k"], "Isolated"),
+                                                                  _byte_level(regex=False))}),
+    "split-o200k": ("trained-bytelevel", {"pre_tokenizer": _pre(_split(PATTERNS["o200k"], "Isolated"),
+                                                                 _byte_level(regex=False))}),
+    "split-removed": ("trained-bytelevel", {"pre_tokenizer": _pre(_split(r"[aeiou]", "Removed"), _byte_level())}),
+    "digits-punctuation": ("trained-bytelevel", {"pre_tokenizer": _pre(
+        {"type": "Digits", "individual_digits": False}, {"type": "Punctuation", "behavior": "Isolated"},
+        _byte_level(prefix=True))}),
+    "split-after-byte-level": ("trained-bytelevel", {"pre_tokenizer": _pre(
+        _byte_level(), {"type": "Digits", "individual_digits": True})}),
+    "normalizers": ("trained-bytelevel", {"normalizer": {"type": "Sequence", "normalizers": [
+        {"type": "NFKD"}, {"type": "Lowercase"},
+        {"type": "Replace", "pattern": {"Regex": r"\d+"}, "content": "0"},
+        {"type": "Strip", "strip_left": True, "strip_right": False}]}}),
+    "added-tokens-renumbered": ("trained-bytelevel", {"added_tokens": [
+        _added("<|endoftext|>", 0, True), _added("ĠThe", 17), _added("zz", 9000, normalized=True),
+        _added("[w]", 5, single_word=True), _added("@@", 1, True, lstrip=True, rstrip=True),
+        _added(" hello", 3, normalized=False)]}),
+    "metaspace-first": ("trained-metaspace", {"pre_tokenizer": _METASPACE, "added_tokens": [
+        _added("<unk>", 0, True), _added("<s>", 1, True), _added("</s>", 5000, True)]}),
+    "metaspace-never-no-decoder": ("trained-metaspace", {
+        "pre_tokenizer": {**_METASPACE, "prepend_scheme": "never"}, "decoder": None}),
+    "metaspace-old-format": ("trained-metaspace", {"pre_tokenizer": {
+        "type": "Metaspace", "replacement": "▁", "add_prefix_space": True},
+        "decoder": {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "never", "split": True}}),
+    "char-ignore-merges": ("trained-metaspace", {"model": "ignore_merges"}),
+    "prepend-normalized-added": ("trained-byte-fallback", {"added_tokens": [
+        _added("<unk>", 0, True), _added("the", 1, normalized=True), _added(" and", 2, normalized=True),
+        _added("thee", 3, normalized=False, rstrip=True)]}),
+}
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_component_options_equal_tokenizers(variant, heldout, tmp_path_factory):
+    base, changes = VARIANTS[variant]
+    _, _, path = built(base, tmp_path_factory)
+    doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    for key, value in changes.items():
+        if key == "model":
+            doc["model"][value] = True
+        else:
+            doc[key] = value
+    text = json.dumps(doc)
+    hf, tok = tokenizers.Tokenizer.from_str(text), from_json(text)
+    sample = heldout[::4] + EDGES + ["x [w] y[w] [w]", "a @@ b  @@  c", "zz hello world 123 4567"]
+    want = [e.ids for e in hf.encode_batch(sample, add_special_tokens=False)]
+    differ = [(line, ids, tok.encode(line)) for line, ids in zip(sample, want) if tok.encode(line) != ids]
+    assert not differ, f"{len(differ)}/{len(sample)} differ, first: {differ[0]!r}"
+    for ids in want[::10]:
+        assert tok.decode(ids) == hf.decode(ids)
+
+
+@pytest.mark.parametrize("model, name", [
+    (lambda: tokenizers.models.WordPiece({"[UNK]": 0, "a": 1, "##b": 2}, unk_token="[UNK]"), "WordPiece"),
+    (lambda: tokenizers.models.Unigram([("<unk>", 0.0), ("a", -1.0), ("b", -2.0)], 0), "Unigram"),
+    (lambda: tokenizers.models.WordLevel({"a": 0, "[UNK]": 1}, unk_token="[UNK]"), "WordLevel"),
+])
+def test_other_models_saved_by_tokenizers_are_one_clear_line(model, name, tmp_path):
+    path = tmp_path / "tokenizer.json"
+    tokenizers.Tokenizer(model()).save(str(path))
+    assert detect(path) == "hf"
+    with pytest.raises(ModelFormatError, match=f"model type '{name}' is not supported; ubpe reads BPE"):
+        ubpe.load(path)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": ""}
+    env.pop("UBPE_TRACEBACK", None)
+    result = subprocess.run([sys.executable, "-m", "ubpe", "encode", str(path), "--text", "ab"],
+                            capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode != 0 and result.stderr.count("\n") == 1 and name in result.stderr, result.stderr
+
+
+# models whose whole pipeline runs in C (`HFCharBPE._build_native_pipeline`), and one that does not
+NATIVE_CHAR = ("llama2", "llama2-metaspace", "trained-metaspace", "trained-metaspace-nofuse", "trained-byte-fallback")
+
+
+@pytest.mark.parametrize("name", [*NATIVE_CHAR, "trained-byte-fallback-partial"])
+def test_char_models_batches_are_one_by_one(name, heldout, tmp_path_factory):
+    """The C pipeline of character BPE models: ``encode_batch`` on any number of threads is
+    ``encode`` one by one, and both are HF's; texts it hands back (added tokens, texts that
+    NFKC changes) come out in place; bad input is one clear error."""
+    hf, tok, _ = built(name, tmp_path_factory)
+    assert (tok._pipeline is not None) == (name in NATIVE_CHAR)
+    lines = heldout[::3] + EDGES + ["<s>", "x<unk>y </s>", "ﬁne ①", "thee"]
+    want = [e.ids for e in hf.encode_batch(lines, add_special_tokens=False)]
+    assert [tok.encode(line) for line in lines] == want
+    assert tok.encode_batch(lines, threads=1) == want
+    assert tok.encode_batch(lines * 2, threads=3) == want * 2
+    assert [tok.encode(line, add_special=True) for line in lines[:50]] == [e.ids for e in hf.encode_batch(lines[:50])]
+    assert tok.encode_batch(lines[:50], add_special=True) == [e.ids for e in hf.encode_batch(lines[:50])]
+    with pytest.raises(UBPEError, match="lone surrogate"):
+        tok.encode_batch(["a", "b\ud800"])
+    with pytest.raises(UBPEError):
+        tok.encode_batch(["a", None])
+
+
+@pytest.mark.parametrize("name", NATIVE_CHAR)
+def test_char_models_c_pipeline_is_the_python_one(name, tmp_path_factory):
+    """On texts made of pieces that stress it (spaces and ``▁`` at either end, unknown and
+    multi-byte characters, NFKC-changing ones, added tokens), the C pipeline gives the ids of
+    the general Python pipeline, alone and in one batch."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from ubpe.models.hf import HFPipelineMixin
+
+    _, tok, _ = built(name, tmp_path_factory)
+    parts = st.sampled_from([" ", "  ", "▁", "a", "the", "thee", "<s>", "<unk>", "é", "e\u0301", "ﬁ", "Ω",
+                             "\u4e2d", "🦙", "\n", "x y", "ing"])
+
+    @settings(max_examples=150, deadline=None)
+    @given(st.lists(st.lists(parts, max_size=10).map("".join), min_size=1, max_size=6))
+    def check(texts):
+        want = [HFPipelineMixin.encode(tok, text) for text in texts]
+        assert [tok.encode(text) for text in texts] == want
+        assert tok.encode_batch(texts, threads=1) == want
+
+    check()

@@ -1,0 +1,107 @@
+"""``ubpe.load`` finds every format by its content, whatever the file is called."""
+
+from __future__ import annotations
+
+import io
+import shutil
+
+import pytest
+import sentencepiece as spm
+
+import ubpe
+from ubpe.errors import ModelFormatError
+from ubpe.io import detect, supported
+
+from vocab_corpora import text_lines, vocab_path
+
+
+@pytest.mark.parametrize("name, variant", [("gpt-2", "gguf:gpt2"), ("llama-spm", "gguf:llama")])
+def test_gguf_is_detected_under_any_name(name, variant, tmp_path):
+    renamed = tmp_path / "vocabulary.bin"
+    shutil.copyfile(vocab_path(name), renamed)
+    assert detect(renamed) == "gguf"
+    tok = ubpe.load(renamed)
+    assert tok.variant == variant
+    line = text_lines(limit=1)[0]
+    assert tok.decode(tok.encode(line)).strip() == line.strip()
+
+
+def test_sentencepiece_is_detected_under_any_name(tmp_path):
+    out = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(text_lines(limit=2000)), model_writer=out,
+                                   model_type="bpe", vocab_size=400, minloglevel=2, num_threads=1)
+    path = tmp_path / "tokenizer.dat"
+    path.write_bytes(out.getvalue())
+    assert detect(path) == "sentencepiece"
+    tok = ubpe.load(path)
+    reference = spm.SentencePieceProcessor(model_proto=out.getvalue())
+    for line in text_lines(limit=50):
+        assert tok.encode(line) == reference.encode(line)
+
+
+def test_format_overrides_detection_and_unknown_formats_name_the_known(tmp_path):
+    path = tmp_path / "v.gguf"
+    shutil.copyfile(vocab_path("gpt-2"), path)
+    with pytest.raises(ModelFormatError):
+        ubpe.load(path, format="sentencepiece")
+    with pytest.raises(ModelFormatError, match="gguf"):
+        ubpe.load(path, format="nonsense")
+    junk = tmp_path / "junk"
+    junk.write_bytes(b"\x00\x01 nothing we know")
+    with pytest.raises(ModelFormatError, match="sentencepiece"):
+        ubpe.load(junk)
+    assert {"gguf", "sentencepiece", "ubpe", "ubpe030", "tiktoken"} <= set(supported("read"))
+
+
+@pytest.mark.parametrize("name", ["llama-bpe", "phi-3"])
+def test_imported_models_keep_the_contract_and_the_cli_takes_them(name, capsys):
+    from ubpe import Tokenizer
+    from ubpe.cli import main
+
+    path = str(vocab_path(name))
+    tok = ubpe.load(path)
+    assert isinstance(tok, Tokenizer)
+    doc = "Hello world, it's a test"
+    (ids, score), = tok.encode_with(doc)
+    assert ids == tok.encode(doc) and isinstance(score, float)
+    units = tok.pieces(ids)
+    joined = b"".join(units).decode() if tok.symbol_unit == "byte" else "".join(units)
+    assert joined.strip() == doc
+    assert tok.piece_to_id(tok.id_to_piece(ids[1])) == ids[1]
+    inventory = tok.inventory()
+    assert inventory.ids == list(range(tok.n_vocab)) and len(inventory.pieces) == tok.n_vocab
+
+    assert main(["encode", path, "--text", doc]) == 0
+    assert capsys.readouterr().out.split() == [str(i) for i in ids]
+    assert main(["compare", path, "--text", doc, "--encoders", "native,fewest"]) == 0
+    rows = capsys.readouterr().out.splitlines()
+    assert rows[2].split()[:2] == ["native", str(len(ids))] and rows[3].startswith("fewest")
+    assert main(["inspect", path, "--top", "2"]) == 0
+    assert "gguf" in capsys.readouterr().out
+    assert main(["view", path, "--no-color", "--text", "Hello world"]) == 0
+    assert capsys.readouterr().out.strip().replace("|", "") == "Hello world"
+
+
+def test_loading_one_format_imports_no_other_family(tmp_path):
+    """Recognising a file imports the format modules' detectors, never a model family another
+    format's reader would build (the byte-level, sentencepiece, HF and minbpe models and their
+    kernels)."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "model.json"
+    code = (
+        "import sys, ubpe\n"
+        "tok = ubpe.UBPE(alphabet='ab', n_tokens=4)\n"
+        "tok.fit(['abab', 'abba'], quiet=True)\n"
+        f"tok.save({str(path)!r})\n"
+        f"assert ubpe.load({str(path)!r}).tokens_mapper == tok.tokens_mapper\n"
+        "print(' '.join(m for m in sys.modules if m.startswith(('ubpe.io.', 'ubpe.models.', 'ubpe_native.'))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    loaded = set(done.stdout.split())
+    assert {"ubpe.io.ours", "ubpe.io.gguf", "ubpe.models.ubpe"} <= loaded
+    for other in ("models.bytelevel", "models.ranked_bpe", "models.sentencepiece", "models.hf", "models.minbpe",
+                  "io.hf_import", "ubpe_native._merges", "ubpe_native._spm"):
+        assert f"ubpe.{other}" not in loaded and other not in loaded

@@ -1,0 +1,134 @@
+"""The README's examples run, so they cannot rot: every ``python`` block, the command-line
+quick start (``ubpe`` is ``python -m ubpe``), the ``console`` transcripts (output compared
+line for line) and the encoder table (against the registry). All in ``tmp_path``."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ubpe.encoders import available_encoders, encoder_info
+from ubpe.io import FORMATS
+
+ROOT = Path(__file__).resolve().parents[2]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.DOTALL | re.MULTILINE)
+SETUP_COMMANDS = [
+    'bash experiments/install_data.sh && pip install -e ".[experiments]" && python -m experiments',
+    'bash experiments/install_data.sh && pip install -e ".[test]" && python -m pytest',
+]
+
+
+def blocks(language: str, section: str | None = None) -> list[str]:
+    text = README
+    if section is not None:
+        start = README.index(f"## {section}\n")
+        end = README.find("\n## ", start + 1)
+        text = README[start : end if end >= 0 else None]
+    return [body for lang, body in FENCE.findall(text) if lang == language]
+
+
+def shell_env() -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env.pop("UBPE_TRACEBACK", None)
+    env["NO_COLOR"] = ""
+    return env
+
+
+def run_shell(script: str, cwd: Path) -> subprocess.CompletedProcess:
+    """``script`` in bash with ``ubpe`` meaning this checkout's ``python -m ubpe``."""
+    prelude = f'set -euo pipefail\nubpe() {{ "{sys.executable}" -m ubpe "$@"; }}\n'
+    return subprocess.run(
+        ["bash", "-c", prelude + script], cwd=cwd, capture_output=True, text=True, env=shell_env(), timeout=300
+    )
+
+
+@pytest.mark.parametrize("index", range(len(blocks("python"))))
+def test_python_blocks_run(index, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        exec(compile(blocks("python")[index], f"README.md python block {index}", "exec"), {})
+
+
+def test_python_quick_start_prints_what_the_readme_shows(tmp_path, monkeypatch):
+    (code,) = blocks("python", "Python quick start")
+    (shown,) = blocks("text", "Python quick start")
+    assert 5 <= len(code.strip().splitlines()) <= 14  # a quick start, not a tutorial
+    monkeypatch.chdir(tmp_path)
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        exec(compile(code, "README.md Python quick start", "exec"), {})
+    assert output.getvalue() == shown
+
+
+@pytest.fixture(scope="module")
+def quick_start_dir(tmp_path_factory) -> Path:
+    """The directory in which the command-line quick start ran."""
+    path = tmp_path_factory.mktemp("readme")
+    (script,) = blocks("bash", "Command-line quick start")
+    result = run_shell(script, path)
+    assert result.returncode == 0, result.stderr
+    return path
+
+
+def test_cli_quick_start_runs(quick_start_dir):
+    for produced in ("model.json", "corpus.html", "reference.json"):
+        assert (quick_start_dir / produced).stat().st_size > 0
+
+
+def test_console_transcripts_match(quick_start_dir):
+    transcripts = blocks("console", "Command-line quick start")
+    assert transcripts
+    for transcript in transcripts:
+        commands = re.split(r"^\$ ", transcript, flags=re.MULTILINE)[1:]
+        for command in commands:
+            line, _, expected = command.partition("\n")
+            result = run_shell(line, quick_start_dir)
+            assert result.returncode == 0, result.stderr
+            assert result.stdout.rstrip("\n") == expected.rstrip("\n"), line
+
+
+def test_encoder_table_matches_the_registry():
+    start = README.index("| encoder | picks | top-n | source |")
+    rows = [line for line in README[start:].splitlines()[2:] if line.startswith("| `")]
+    table = {}
+    for row in rows:
+        name, picks, top_n, source = [cell.strip() for cell in row.strip("|").split("|")]
+        table[name.strip("`")] = (picks, top_n == "yes", source)
+    expected = {}
+    for name in available_encoders():
+        info = encoder_info(name)
+        expected[name] = (info.optimises, info.supports_nbest, info.source)
+    assert table == expected
+
+
+def test_format_table_matches_the_registry():
+    start = README.index("| format | file | read | write |")
+    lines = README[start:].splitlines()
+    rows = lines[2:next(i for i, line in enumerate(lines) if not line.startswith("|"))]
+    table = [tuple(cell.strip() for cell in row.strip("|").split("|")) for row in rows]
+    expected = [(f"`{row.name}`", row.title, "yes" if row.read else "no", "yes" if row.write else "no")
+                for row in FORMATS.values()]
+    assert table == expected
+
+
+def test_setup_commands_are_unchanged():
+    (main_job,) = blocks("bash", "The two commands")[:1]
+    assert [b.strip() for b in blocks("bash", "The two commands")] == SETUP_COMMANDS
+    assert main_job.strip() == SETUP_COMMANDS[0]
+
+
+def test_results_links_point_into_results():
+    links = re.findall(r"\]\((results/[^)]+)\)", README)
+    assert "results/default/README.md" in links
+    for link in links:
+        if link.startswith("results/benchmarks/"):
+            assert (ROOT / link).exists(), link

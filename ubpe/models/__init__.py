@@ -1,0 +1,54 @@
+"""Tokenizer families: one module per model, each behind the same tokenizer contract.
+
+* ``base`` - :class:`Tokenizer`, the one base of every family: the contract implemented once
+  over a few hooks, with declared capabilities;
+* ``ubpe`` - our own vocabulary fitted on any sequence: :class:`UBPE` (universal, flattened
+  pieces, tf-idf top-n) and :class:`UBPEClassic` (ubpe 0.3.0's recursive merges);
+* ``bytelevel`` - byte-level BPE fitted by ubpe and read from ``.tiktoken`` files
+  (:class:`ByteLevelBPE`, token for token tiktoken's), with its trainer in
+  ``bytelevel_trainer``;
+* ``imported`` - the base of every model read from another system's file
+  (:class:`ImportedTokenizer`; ``contract`` is its share of the contract);
+* ``ranked_bpe`` - BPE with explicit merge ranks over bytes (GGUF ``gpt2``, HF byte-level,
+  minbpe: :class:`ImportedBPE`); ``minbpe`` is minbpe's flavour of it;
+* ``sentencepiece`` - sentencepiece BPE and unigram (``.model`` files and GGUF ``llama``);
+* ``hf`` - Hugging Face ``tokenizer.json`` BPE models (byte-level and character-level);
+* ``chunks`` - how a batch of documents is cut into chunks for the kernels.
+
+The text steps in front of a model (normalizers, pre-tokenizers, special tokens) are in
+:mod:`ubpe.text`; the file formats that build these models are in :mod:`ubpe.io`.
+
+>>> from ubpe.models import UBPE
+>>> UBPE(alphabet="ab", n_tokens=3).variant
+'universal'
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from .bytelevel import ByteLevelBPE
+    from .imported import ImportedTokenizer
+    from .ranked_bpe import ImportedBPE
+    from .sentencepiece import SentencePieceBPE, SentencePieceUnigram
+    from .base import Tokenizer
+    from .ubpe import UBPE, UBPEBase, UBPEClassic
+
+_LAZY = {
+    "UBPE": ".ubpe",
+    "UBPEBase": ".ubpe",
+    "UBPEClassic": ".ubpe",
+    "Tokenizer": ".base",
+    "ByteLevelBPE": ".bytelevel",
+    "ImportedTokenizer": ".imported",
+    "ImportedBPE": ".ranked_bpe",
+    "SentencePieceBPE": ".sentencepiece",
+    "SentencePieceUnigram": ".sentencepiece",
+}
+
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY, globals())
+
+__all__ = list(_LAZY)

@@ -1,0 +1,194 @@
+"""The one tokenizer base: the contract every family meets, implemented once over a few hooks.
+
+Every tokenizer - our own (:class:`~ubpe.models.ubpe.UBPE`, ``UBPEClassic``), byte-level BPE
+(:class:`~ubpe.models.bytelevel.ByteLevelBPE`) and every model read from another system's file
+(:class:`~ubpe.models.imported.ImportedTokenizer`) - is a :class:`Tokenizer`, so the command
+line and the views need no type switches. A family declares what it is and what it can do:
+
+* ``variant`` names the family (``"universal"``, ``"classic"``, ``"bytelevel"``, ``"spm:bpe"``...),
+  ``default_encoder`` its own encoder, ``symbol_unit`` what a document is counted in
+  (``"symbol"``, ``"byte"``, ``"char"``), ``symbol_type`` a document's symbol type;
+* capabilities, instead of callers probing for methods: ``can_save`` (our model format
+  holds it), ``has_ambiguity`` (:meth:`ambiguity`), ``has_token_frequencies``
+  (:meth:`token_frequencies`, for ``rerank="mean_frequency"``);
+
+and fills in the hooks: ``vocabulary`` and ``n_vocab``; ``encode`` (the family's own call);
+``_own_encodings`` (its default encoder, for :meth:`encode_with`) and ``_encodings_by`` (any
+ubpe encoder on its vocabulary); ``decode_bytes`` or ``decode``; ``pieces``, ``piece_to_id``,
+``describe`` and ``inventory``. The base gives the rest once: :meth:`encoder` (built once per
+name and options; a seeded one anew each call, so that the seed repeats), :meth:`encode_with`,
+:meth:`encode_batch_with`, :meth:`decode`, :meth:`decode_batch`, :meth:`n_symbols`,
+:meth:`covers`, and the file methods (``save``, ``load``, ``to_json``, ``from_json``), which
+reach :mod:`ubpe.io` through :func:`ubpe._hooks.file_formats` (the formats sit above the models).
+
+>>> from ubpe import UBPE, ByteLevelBPE
+>>> issubclass(UBPE, Tokenizer) and issubclass(ByteLevelBPE, Tokenizer)
+True
+>>> UBPE.has_ambiguity, ByteLevelBPE.has_ambiguity, ByteLevelBPE.symbol_unit
+(True, False, 'byte')
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from .._hooks import file_formats
+from ..errors import InvalidParameterError, NotFittedError
+
+if TYPE_CHECKING:
+    from ..encoders import Encoder, Encoding
+    from ..pieces import Inventory
+    from ..vocabulary import Vocabulary
+
+
+class Tokenizer:
+    """The base of every tokenizer family (see the module docstring for the hooks)."""
+
+    variant: ClassVar[str]
+    default_encoder: ClassVar[str]
+    symbol_unit: ClassVar[str] = "symbol"
+    symbol_type: Any = str
+    can_save: ClassVar[bool] = True
+    has_ambiguity: ClassVar[bool] = False
+    has_token_frequencies: ClassVar[bool] = False
+
+    #: the ubpe vocabulary that ubpe's encoders run on (an attribute or a property; None
+    #: before a fit)
+    vocabulary: Vocabulary | None
+
+    # -- hooks ----------------------------------------------------------------------------
+
+    @property
+    def n_vocab(self) -> int:
+        raise NotImplementedError
+
+    def encode(self, doc: Any, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError
+
+    def _own_encodings(self, doc: Any, top_n: int, options: dict[str, Any]) -> list[Encoding]:
+        """``doc``'s encodings by the family's own encoder (``encode_with``'s default)."""
+        return self._encodings_by(self.encoder(self.default_encoder, **options), doc, top_n)
+
+    def _encodings_by(self, encoder: Encoder, doc: Any, top_n: int) -> list[Encoding]:
+        """``doc``'s ``top_n`` encodings by a ubpe ``encoder`` on :attr:`vocabulary`, in this
+        family's ids."""
+        raise NotImplementedError
+
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        raise NotImplementedError
+
+    def pieces(self, ids: Sequence[int]) -> list[Any]:
+        raise NotImplementedError
+
+    def piece_to_id(self, piece: Any) -> int:
+        raise NotImplementedError
+
+    def describe(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def inventory(self) -> Inventory:
+        raise NotImplementedError
+
+    # -- encoding -------------------------------------------------------------------------
+
+    def encoder(self, name: str | None = None, **options: Any) -> Encoder:
+        """The encoder ``name`` (default: this tokenizer's own) on :attr:`vocabulary`.
+
+        Encoders are built once per name and options and then reused; one with a ``seed``
+        is built anew for each call, so that a seeded call gives the same result every time
+        (a reused one would go on from where its random stream stopped)."""
+        from ..encoders import make_encoder
+
+        name = name or self.default_encoder
+        vocabulary = self.vocabulary
+        if vocabulary is None:
+            raise NotFittedError("the tokenizer has no vocabulary yet: fit or load one first")
+        key = (name, tuple(sorted(options.items())))
+        try:
+            hash(key)
+        except TypeError:  # an unhashable option (an array of weights): build, don't cache
+            return make_encoder(name, vocabulary, **options)
+        if options.get("seed") is not None:
+            return make_encoder(name, vocabulary, **options)
+        cache = self.__dict__.setdefault("_encoders", {})
+        if key not in cache:
+            cache[key] = make_encoder(name, vocabulary, **options)
+        return cache[key]
+
+    def _forget_encoders(self) -> None:
+        """Drop the encoders built so far (the vocabulary or its weights changed)."""
+        self.__dict__.pop("_encoders", None)
+
+    def encode_with(self, doc: Any, encoder: str | None = None, top_n: int = 1, **options: Any) -> list[Encoding]:
+        """``top_n`` encodings of ``doc`` as ``[(ids, score)]``, best first, by the encoder
+        ``encoder`` (default: the family's own); ``options`` go to the encoder."""
+        name = encoder or self.default_encoder
+        if name == self.default_encoder:
+            return self._own_encodings(doc, top_n, options)
+        return self._encodings_by(self.encoder(name, **options), doc, top_n)
+
+    def encode_batch_with(
+        self, docs: Iterable[Any], encoder: str | None = None, top_n: int = 1, **options: Any
+    ) -> list[list[Encoding]]:
+        """:meth:`encode_with` for every document of ``docs``."""
+        return [self.encode_with(doc, encoder, top_n, **options) for doc in docs]
+
+    # -- decoding -------------------------------------------------------------------------
+
+    def decode(self, ids: Iterable[int], errors: str = "replace") -> Any:
+        """The text of ``ids``; bytes that are not valid UTF-8 follow ``errors``."""
+        return self.decode_bytes(ids).decode("utf-8", errors=errors)
+
+    def decode_batch(self, batch: Iterable[Iterable[int]]) -> list[Any]:
+        """:meth:`decode` of every id list in ``batch``."""
+        return [self.decode(ids) for ids in batch]
+
+    # -- documents ------------------------------------------------------------------------
+
+    def n_symbols(self, doc: Any) -> int:
+        """How many ``symbol_unit``s ``doc`` has (UTF-8 bytes for byte-level families)."""
+        if self.symbol_unit == "byte":
+            return len(doc.encode("utf-8", errors="surrogatepass"))
+        return len(doc)
+
+    def covers(self, doc: Any) -> bool:
+        """Whether every symbol of ``doc`` has an id (always, where unknown text becomes
+        bytes or the unknown token)."""
+        return True
+
+    # -- model files (our format; other formats: ubpe.save / ubpe.load) --------------------
+
+    def _check_savable(self) -> None:
+        if not self.can_save:
+            raise InvalidParameterError(f"a {self.variant} tokenizer is read-only: it cannot be saved "
+                                        "in ubpe's format (keep the source file)")
+
+    def to_json(self) -> str:
+        """The tokenizer in our versioned, checksummed format (what :meth:`save` writes)."""
+        self._check_savable()
+        return file_formats().format_module("ours").to_json(self)
+
+    @classmethod
+    def from_json(cls, text: str, *, what: str = "the model") -> Tokenizer:
+        """A tokenizer from :meth:`to_json`'s text (it must hold this class's variant)."""
+        return file_formats().format_module("ours").from_json(text, what=what, variant=cls.variant)
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the tokenizer to ``path`` atomically, in our format (a crash leaves the old
+        file or the new)."""
+        self._check_savable()
+        file_formats().save(self, path)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> Tokenizer:
+        """A tokenizer of this family from a file (our format, or another this family reads)."""
+        return file_formats().load(path, variant=cls.variant)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (and deep-copied) without the encoders built so far: they hold compiled
+        kernels, and are built again on first use."""
+        state = dict(self.__dict__)
+        state.pop("_encoders", None)
+        return state

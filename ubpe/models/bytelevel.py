@@ -1,0 +1,430 @@
+"""Byte-level BPE on text, token for token identical to tiktoken on the same vocabulary.
+
+Text is cut into pieces by a regex (the *pattern*), each piece becomes its UTF-8 bytes, and
+the bytes are merged by :mod:`ubpe.encoders.ranked` - standard BPE inference, lowest rank first. Ids
+0..255 of the vocabulary are the single bytes; a token is its byte string, so pieces are
+unique, and its id is its rank (its place in training order). That is exactly tiktoken's
+model, so a fitted tokenizer can be handed to tiktoken and a ``.tiktoken`` file read here:
+
+>>> tok = ByteLevelBPE().fit(["hello hello world", "hello there"], n_tokens=262, quiet=True)
+>>> tok.decode(tok.encode("hello world"))
+'hello world'
+>>> import tiktoken
+>>> enc = tiktoken.Encoding("demo", pat_str=tok.pattern,
+...                         mergeable_ranks=tok.mergeable_ranks(), special_tokens={})
+>>> enc.encode("hello there") == tok.encode("hello there")
+True
+
+Ids returned by :meth:`ByteLevelBPE.encode` are tiktoken ranks. For a fitted tokenizer they
+equal the ids of :attr:`ByteLevelBPE.vocabulary`; a loaded ``.tiktoken`` file may rank single
+bytes anywhere (cl100k_base ranks ``b"!"`` first), so its vocabulary keeps byte ``b`` at id
+``b`` and :attr:`ByteLevelBPE.token_ids` maps vocabulary ids to ranks.
+
+Fitting is in :mod:`~ubpe.models.bytelevel_trainer`, the special-token policy in
+:mod:`~ubpe.text.specials`, the file formats in :mod:`ubpe.io`. The class implements
+the :class:`~ubpe.models.ubpe.Tokenizer` contract: any of ubpe's encoders runs on its
+pre-tokenized pieces (``encode_with(text, encoder="fewest")``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import AbstractSet, Any, Literal
+
+import numpy as np
+import regex
+
+from ..encoders import Encoding
+from ..encoders.ranked import RankedEncoder
+from ..errors import InvalidParameterError, NotFittedError, SymbolTypeError, UnknownTokenError
+from ..pieces import Inventory, checked_ids
+from ..vocabulary import ID_DTYPE, Vocabulary
+from ..text.patterns import (
+    DEFAULT_PATTERN,
+    NATIVE_PATTERNS,
+    PATTERNS,
+    code_point_classes,
+    resolve_pattern,
+    without_surrogates,
+)
+from .chunks import docs_matching, encode_chunk, run_chunks, text_lengths
+from .imported import batch_workers
+from ..text.scanner import pretokenize
+from ..text.specials import SpecialTokens, special_regex
+from .._hooks import file_formats
+from .base import Tokenizer
+from .bytelevel_trainer import N_BYTES, fit_bytelevel, ranks_vocabulary
+
+
+class ByteLevelBPE(Tokenizer):
+    """A byte-level BPE text tokenizer (tiktoken's model) fitted with ubpe's fit kernel.
+
+    Build one with :meth:`fit`, :meth:`from_mergeable_ranks` or ``ubpe.load`` (our files
+    and ``.tiktoken`` files). Over 250 lines because it is two public surfaces on one model:
+    tiktoken's (``encode``, ``encode_ordinary``, ``decode_bytes``, ``mergeable_ranks``...) and
+    ubpe's :class:`~ubpe.models.ubpe.Tokenizer` contract.
+
+    >>> tok = ByteLevelBPE().fit(["hello hello hello"], n_tokens=260, quiet=True)
+    >>> ids = tok.encode("hello")
+    >>> tok.decode(ids), len(ids) < len("hello")
+    ('hello', True)
+    >>> tok.pieces(ids), tok.n_symbols("hé")
+    ([b'h', b'ello'], 3)
+    """
+
+    variant = "bytelevel"
+    default_encoder = "ranked"
+    symbol_unit = "byte"
+    symbol_type = str
+
+    def __init__(self) -> None:
+        self.vocabulary: Vocabulary | None = None
+        self.pattern: str = PATTERNS[DEFAULT_PATTERN]
+        self._specials = SpecialTokens()
+        # vocabulary id -> tiktoken rank (the id encode returns), and its inverse
+        self.token_ids: np.ndarray = np.arange(N_BYTES, dtype=np.int64)
+        self._encoder: RankedEncoder | None = None
+        self._regex = regex.compile(self.pattern)
+        self._bytes_of: dict[int, bytes] = {}
+        self._rank_of: dict[bytes, int] = {}
+
+    # -- construction ----------------------------------------------------------------------
+
+    def fit(
+        self,
+        texts: Iterable[str],
+        *,
+        n_tokens: int,
+        n_candidates: int = 50,
+        pattern: str = DEFAULT_PATTERN,
+        special_tokens: Iterable[str] | Mapping[str, int] = (),
+        quiet: bool = False,
+    ) -> ByteLevelBPE:
+        """Learn ``n_tokens`` mergeable tokens (the 256 bytes included) from ``texts``.
+
+        ``texts`` may be any iterable (streamed in chunks) or a Dask bag (see
+        :mod:`ubpe.distributed.dask`). Each text is a document; its pre-tokenized pieces are the parts that pairs never
+        cross. Special tokens are cut out of the texts before fitting and get ids after the
+        mergeable tokens (in the order given) unless a mapping fixes their ids. Token ids are
+        the creation order, cut at ``n_tokens`` (fitting may overshoot within its last round);
+        no idf rearrangement happens. Returns ``self``.
+        """
+        vocabulary, specials = fit_bytelevel(
+            texts, n_tokens=n_tokens, n_candidates=n_candidates, pattern=pattern,
+            special_tokens=special_tokens, quiet=quiet,
+        )
+        self._install(vocabulary, np.arange(len(vocabulary), dtype=np.int64), resolve_pattern(pattern), specials)
+        return self
+
+    @classmethod
+    def from_mergeable_ranks(
+        cls,
+        mergeable_ranks: Mapping[bytes, int],
+        *,
+        pattern: str = DEFAULT_PATTERN,
+        special_tokens: Mapping[str, int] | None = None,
+    ) -> ByteLevelBPE:
+        """A tokenizer from tiktoken's ``mergeable_ranks`` (``bytes -> rank``).
+
+        Every single byte must have a rank. Merge priority is the rank; ranks need not be
+        contiguous nor start at 0, and they are the ids that ``encode`` returns.
+        """
+        vocabulary, token_ids = ranks_vocabulary(mergeable_ranks)
+        tok = cls()
+        tok._install(vocabulary, token_ids, resolve_pattern(pattern), dict(special_tokens or {}))
+        return tok
+
+    def with_pattern(self, pattern: str) -> ByteLevelBPE:
+        """The same tokens and special tokens, pre-tokenized by ``pattern`` (a preset or regex).
+
+        >>> tok = ByteLevelBPE().fit(["ab ab"], n_tokens=257, pattern="gpt2", quiet=True)
+        >>> other = tok.with_pattern("cl100k")
+        >>> other.mergeable_ranks() == tok.mergeable_ranks(), other.pattern == PATTERNS["cl100k"]
+        (True, True)
+        """
+        return type(self).from_mergeable_ranks(self.mergeable_ranks(), pattern=pattern, special_tokens=self.special_tokens)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (and deep-copied) without the compiled merge table, rebuilt on load."""
+        return {**super().__getstate__(), "_encoder": None}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if self.vocabulary is not None:
+            self._encoder = RankedEncoder(self.vocabulary, priority="rank")
+
+    def _install(
+        self, vocabulary: Vocabulary, token_ids: np.ndarray, pattern: str, special_tokens: Mapping[str, int]
+    ) -> None:
+        specials = SpecialTokens(special_tokens)
+        clash = set(specials.ids.values()) & set(token_ids.tolist())
+        if clash:
+            raise InvalidParameterError(f"special token ids {sorted(clash)[:5]} are mergeable tokens")
+        self.vocabulary = vocabulary
+        self.token_ids = np.asarray(token_ids, dtype=np.int64)
+        self.pattern = pattern
+        self._regex = regex.compile(pattern)
+        self._specials = specials
+        self._encoder = RankedEncoder(vocabulary, priority="rank")
+        self._identity_ids = bool(np.array_equal(self.token_ids, np.arange(len(vocabulary))))
+        # rank -> bytes for decoding, sparse: ids may be as large as MAX_RANK in a small file
+        bytes_of: dict[int, bytes] = {}
+        pieces = vocabulary.pieces()
+        for token, rank in enumerate(self.token_ids.tolist()):
+            bytes_of[rank] = bytes([token]) if token < N_BYTES else bytes(pieces[token])
+        self._rank_of = {piece: rank for rank, piece in bytes_of.items()}
+        for text, token in specials.ids.items():
+            bytes_of[token] = text.encode("utf-8")
+        self._bytes_of = bytes_of
+
+    # -- properties ------------------------------------------------------------------------
+
+    @property
+    def special_tokens(self) -> dict[str, int]:
+        """``text -> id`` of the special tokens."""
+        return self._specials.ids
+
+    @property
+    def n_vocab(self) -> int:
+        """One more than the largest id (tiktoken's ``n_vocab``)."""
+        largest = max(int(self.token_ids.max()), max(self.special_tokens.values(), default=0))
+        return largest + 1
+
+    @property
+    def special_tokens_set(self) -> set[str]:
+        return set(self.special_tokens)
+
+    def _check_fitted(self) -> RankedEncoder:
+        if self._encoder is None:
+            raise NotFittedError("the tokenizer has no vocabulary yet: fit or load one first")
+        return self._encoder
+
+    def mergeable_ranks(self) -> dict[bytes, int]:
+        """``bytes -> rank`` of every mergeable token, as ``tiktoken.Encoding`` takes it."""
+        self._check_fitted()
+        return {self._bytes_of[rank]: rank for rank in self.token_ids.tolist()}  # type: ignore[misc]
+
+    # -- encoding --------------------------------------------------------------------------
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Ids of ``text`` with special tokens treated as plain text."""
+        return self.encode(text, disallowed_special=())
+
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: Literal["all"] | AbstractSet[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> list[int]:
+        """Ids of ``text`` (tiktoken's ``Encoding.encode``).
+
+        Special tokens in ``allowed_special`` become their ids; by default (``"all"``) any
+        other special token in the text raises :class:`DisallowedSpecialTokenError`; those
+        in neither set are encoded as plain text. Among allowed specials that start at the
+        same place the longest wins.
+        """
+        self._check_text(text)
+        allowed = self._specials.allowed(allowed_special)
+        self._specials.check(text, self._specials.disallowed(allowed, disallowed_special))
+        try:
+            return self._encode_segments(text, allowed)
+        except UnicodeEncodeError:  # lone surrogates, as tiktoken: replaced
+            return self._encode_segments(without_surrogates(text), allowed)
+
+    def encode_batch(
+        self,
+        text: Sequence[str],
+        *,
+        threads: int | None = None,
+        num_threads: int | None = None,
+        allowed_special: Literal["all"] | AbstractSet[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> list[list[int]]:
+        """:meth:`encode` of every text (tiktoken's ``encode_batch``), on ``threads`` threads
+        (``num_threads``, tiktoken's name, also works; default: ``UBPE_NUM_THREADS``, else one
+        per core). With a preset pattern each chunk of texts is split and merged in one kernel
+        call without the GIL (:mod:`ubpe.models.chunks`); texts holding special tokens or lone
+        surrogates go through :meth:`encode`. Same ids as one by one.
+
+        >>> tok = ByteLevelBPE().fit(["ab ab ab"], n_tokens=258, pattern="gpt2", quiet=True)
+        >>> tok.encode_batch(["ab ab", "", "b"]) == [tok.encode(t) for t in ["ab ab", "", "b"]]
+        True
+        """
+        encoder = self._check_fitted()
+        allowed = self._specials.allowed(allowed_special)
+        watched = allowed | self._specials.disallowed(allowed, disallowed_special)
+        specials = special_regex(frozenset(watched)) if watched else None
+        native = NATIVE_PATTERNS.get(self.pattern)
+        docs = list(text)
+
+        def one(doc: str) -> list[int]:
+            return self.encode(doc, allowed_special=allowed_special, disallowed_special=disallowed_special)
+
+        def prepare(chunk: list[str], lengths: np.ndarray) -> tuple[str, np.ndarray, np.ndarray | None]:
+            joined = "".join(chunk)
+            return joined, lengths, docs_matching(specials, joined, lengths)
+
+        def kernel(data: bytes, lengths: np.ndarray, skip: np.ndarray | None) -> tuple:
+            tokens, offsets = encoder.encode_text_batch(data, lengths, code_point_classes(), native, skip)
+            return self._ids(tokens), offsets, skip
+
+        workers = batch_workers(threads if threads is not None else num_threads)
+        try:
+            lengths = text_lengths(docs)
+        except TypeError:  # a text that is no str: encode says so
+            return [one(doc) for doc in docs]
+        if native is None:  # the regex engine splits: per text
+            return run_chunks(docs, lengths, workers, lambda chunk, _: list(map(one, chunk)))
+        return run_chunks(docs, lengths, workers, lambda chunk, sizes: encode_chunk(chunk, sizes, prepare, kernel, one))
+
+    def encode_ordinary_batch(self, text: Sequence[str], *, threads: int | None = None,
+                              num_threads: int | None = None) -> list[list[int]]:
+        """:meth:`encode_ordinary` of every text (tiktoken's ``encode_ordinary_batch``), as
+        :meth:`encode_batch` runs it."""
+        return self.encode_batch(text, threads=threads, num_threads=num_threads, disallowed_special=())
+
+    def _encode_segments(self, text: str, allowed: set[str]) -> list[int]:
+        if not allowed:
+            return self._ids(self._encode_chunk(text)).tolist()
+        ids: list[int] = []
+        for piece, special in self._specials.segments(text, allowed):
+            if special:
+                ids.append(self.special_tokens[piece])
+            else:
+                ids.extend(self._ids(self._encode_chunk(piece)).tolist())
+        return ids
+
+    def _check_text(self, text: Any) -> None:
+        self._check_fitted()
+        if not isinstance(text, str):
+            raise SymbolTypeError(f"`text` must be a str, not {type(text).__name__}")
+
+    def _ids(self, tokens: np.ndarray) -> np.ndarray:
+        return tokens if self._identity_ids else self.token_ids[tokens]
+
+    def _encode_chunk(self, text: str) -> np.ndarray:
+        """Vocabulary ids of text without special tokens, in one kernel call (the gpt2,
+        cl100k, llama3 and o200k presets skip the regex engine: the kernel splits the UTF-8
+        bytes itself)."""
+        if not text:
+            return np.empty(0, dtype=ID_DTYPE)
+        native = NATIVE_PATTERNS.get(self.pattern)
+        if native is not None:
+            return self._encoder.encode_text(text.encode("utf-8"), code_point_classes(), native)  # type: ignore[union-attr]
+        symbols, bounds = pretokenize(text, self.pattern)
+        return self._encoder.encode_flat(symbols, bounds, whole_piece_shortcut=True)  # type: ignore[union-attr]
+
+    def pretokenize(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        """The UTF-8 bytes of ``text`` (as ids) and the byte offsets of its pattern pieces
+        (see :func:`~ubpe.text.scanner.pretokenize`); lone surrogates are replaced
+        as in :meth:`encode`.
+
+        >>> tok = ByteLevelBPE().fit(["ab ab"], n_tokens=257, pattern="gpt2", quiet=True)
+        >>> symbols, bounds = tok.pretokenize("ab cd")
+        >>> bytes(symbols.tolist()), bounds.tolist()
+        (b'ab cd', [0, 2, 5])
+        """
+        self._check_text(text)
+        try:
+            return pretokenize(text, self.pattern)
+        except UnicodeEncodeError:
+            return pretokenize(without_surrogates(text), self.pattern)
+
+    def _own_encodings(self, doc: str, top_n: int, options: dict[str, Any]) -> list[Encoding]:
+        """The contract's default (``ranked``, no options): :meth:`encode` with every special
+        token allowed, score 0. With options, ``ranked`` runs as any other encoder: on the
+        text's pre-tokenized pieces over the byte-level vocabulary (special tokens are plain
+        text there; scores are 0 for vocabularies without weights).
+
+        >>> tok = ByteLevelBPE().fit(["ab ab ab"], n_tokens=258, pattern="gpt2", quiet=True)
+        >>> tok.encode_with("ab ab"), tok.encode_with("ab ab", encoder="longest_prefix")
+        ([([256, 257], 0.0)], [([256, 257], 0.0)])
+        """
+        if options:
+            return super()._own_encodings(doc, top_n, options)
+        if top_n != 1:
+            raise InvalidParameterError("the byte-level encoder gives one encoding: top_n must be 1")
+        return [(self.encode(doc, allowed_special="all"), 0.0)]
+
+    def _encodings_by(self, encoder: Any, doc: str, top_n: int) -> list[Encoding]:
+        symbols, bounds = self.pretokenize(doc)
+        parts = [symbols[a:b] for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
+        return [(self.token_ids[tokens].tolist(), score) for tokens, score in encoder.encode(parts, top_n)]
+
+    # -- decoding and lookups --------------------------------------------------------------
+
+    def decode_bytes(self, ids: Sequence[int]) -> bytes:
+        """The bytes of ``ids`` (special tokens as their UTF-8 text)."""
+        self._check_fitted()
+        ids = checked_ids(ids)
+        for i in ids:  # no negative indexing: ids are ints that have bytes
+            if i not in self._bytes_of:
+                raise UnknownTokenError(f"token {i!r} is not in the vocabulary (ids 0..{self.n_vocab - 1})")
+        return b"".join([self._bytes_of[i] for i in ids])
+
+    def pieces(self, ids: Sequence[int]) -> list[bytes]:
+        """The bytes of every id (special tokens as their UTF-8 text)."""
+        return [self.decode_bytes([int(t)]) for t in ids]
+
+    def piece_to_id(self, piece: str | bytes) -> int:
+        """The id of a token by its bytes (a str is UTF-8 encoded): a mergeable token's rank,
+        else a special token's id. Raises :class:`UnknownTokenError` if none has them."""
+        self._check_fitted()
+        data = piece.encode("utf-8") if isinstance(piece, str) else piece
+        if data in self._rank_of:
+            return self._rank_of[data]
+        for text, token in sorted(self.special_tokens.items(), key=lambda item: item[1]):
+            if text.encode("utf-8") == data:
+                return token
+        raise UnknownTokenError(f"no token stands for {piece!r}")
+
+    def describe(self) -> dict[str, Any]:
+        """Sizes, pattern and special tokens, one line each (what ``ubpe inspect`` prints)."""
+        self._check_fitted()
+        return {
+            "vocabulary": f"{self.n_vocab} ids: 256 bytes + {self.vocabulary.n_merged} merged tokens "  # type: ignore[union-attr]
+                          f"+ {len(self.special_tokens)} special",
+            "pattern": self.pattern,
+            "special tokens": ", ".join(sorted(self.special_tokens)) or "none",
+        }
+
+    def inventory(self) -> Inventory:
+        """Every rank and special id with its bytes and recorded merge, in rank ids."""
+        ranks = self.mergeable_ranks()
+        ids = sorted(ranks.values()) + sorted(self.special_tokens.values())
+        pieces = {rank: piece for piece, rank in ranks.items()}
+        pieces.update({t: text.encode("utf-8") for text, t in self.special_tokens.items()})
+        vocab = self.vocabulary
+        return Inventory(
+            ids, pieces,
+            merges=vocab.recorded_merges(self.token_ids),  # type: ignore[union-attr]
+            base={int(self.token_ids[b]) for b in range(N_BYTES)},
+            lengths={t: len(pieces[t]) for t in ids},
+        )
+
+    # -- files (see ubpe.io) ---------------------------------------------------------------
+
+    def save_tiktoken(self, path: str | os.PathLike) -> None:
+        """Write the mergeable tokens as a ``.tiktoken`` file: ``base64(bytes) rank`` per
+        line, by rank. The pattern and the special tokens are not part of the format."""
+        file_formats().save(self, path, format="tiktoken")
+
+    @classmethod
+    def load_tiktoken(
+        cls,
+        path: str | os.PathLike,
+        *,
+        pattern: str = DEFAULT_PATTERN,
+        special_tokens: Mapping[str, int] | None = None,
+    ) -> ByteLevelBPE:
+        """Read a ``.tiktoken`` file (e.g. ``cl100k_base.tiktoken``) with the pattern and
+        special tokens that go with it (the file holds neither)."""
+        return file_formats().load(path, format="tiktoken", pattern=pattern, special_tokens=special_tokens)
+
+    def __repr__(self) -> str:
+        if self.vocabulary is None:
+            return "ByteLevelBPE(unfitted)"
+        return f"ByteLevelBPE(n_vocab={self.n_vocab}, special_tokens={len(self.special_tokens)})"
+

@@ -1,0 +1,187 @@
+"""Fitting byte-level BPE: pre-tokenized UTF-8 pieces through ubpe's fit kernel.
+
+Each text is one document; its pattern pieces (as UTF-8 bytes) are the parts that pairs never
+cross, and special tokens are cut out first. Token ids are the creation order, cut at
+``n_tokens`` (the fit may overshoot within its last round); no idf rearrangement happens, so
+ids are tiktoken ranks.
+
+>>> vocabulary, specials = fit_bytelevel(["hello hello"], n_tokens=258, pattern="gpt2",
+...                                      special_tokens=["<|end|>"], quiet=True)
+>>> len(vocabulary), specials
+(258, {'<|end|>': 258})
+>>> bytes(vocabulary.piece(256).tolist())
+b'lo'
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
+
+import numpy as np
+import regex
+
+from ..errors import InvalidParameterError, ModelFormatError, SymbolTypeError
+from ..fit import corpus_parts, fit_vocabulary
+from ..splitting import SplitBatch
+from ..vocabulary import ID_DTYPE, Vocabulary
+from ..text.patterns import resolve_pattern, without_surrogates
+from ..text.scanner import native_bounds
+from ..text.specials import MAX_RANK, special_regex
+
+N_BYTES = 256
+
+
+def fit_bytelevel(
+    texts: Iterable[str],
+    *,
+    n_tokens: int,
+    n_candidates: int = 50,
+    pattern: str,
+    special_tokens: Iterable[str] | Mapping[str, int] = (),
+    quiet: bool = False,
+) -> tuple[Vocabulary, dict[str, int]]:
+    """The vocabulary (``n_tokens`` ids, the 256 bytes included) and the special tokens'
+    ids: after the mergeable tokens in the order given, unless a mapping fixes them."""
+    if isinstance(n_tokens, bool) or not isinstance(n_tokens, int):
+        raise InvalidParameterError(f"`n_tokens` must be an int, not {type(n_tokens).__name__}")
+    if not N_BYTES <= n_tokens <= MAX_RANK:
+        raise InvalidParameterError(f"`n_tokens` must be in {N_BYTES}..{MAX_RANK}, got {n_tokens}")
+    if isinstance(texts, str):
+        raise SymbolTypeError("`texts` must be an iterable of str, not one str")
+    pat_str = resolve_pattern(pattern)
+    if isinstance(special_tokens, str):
+        raise SymbolTypeError("`special_tokens` must be a collection of str, not one str")
+    # a set has no order of its own (it would follow PYTHONHASHSEED): its names are sorted
+    names = sorted(special_tokens) if isinstance(special_tokens, AbstractSet) else list(special_tokens)
+    bad = [n for n in names if not isinstance(n, str) or not n]
+    if bad:
+        raise InvalidParameterError(f"special tokens must be non-empty str, got {bad[0]!r}")
+    if len(set(names)) != len(names):
+        twice = sorted(n for n, count in Counter(names).items() if count > 1)
+        raise InvalidParameterError(f"special tokens given twice: {twice[:3]} (ids would leave a hole)")
+    cut_specials = special_regex(frozenset(names)) if names else None
+    split = functools.partial(split_texts, pattern=pat_str, cut_specials=cut_specials)
+    fitted = fit_vocabulary(
+        corpus_parts(texts, split, empty_message="fit needs at least one text"),
+        n_base=N_BYTES,
+        n_tokens=n_tokens - 1,  # the fit loop stops once the largest id reaches this
+        n_candidates=n_candidates,
+        quiet=quiet,
+        description="fit byte-level",
+        unique_pieces=True,
+    )
+    vocabulary = first_tokens(fitted, n_tokens - N_BYTES)
+    if isinstance(special_tokens, Mapping):
+        specials = dict(special_tokens)
+    else:  # ids right after the mergeable tokens
+        specials = {name: len(vocabulary) + i for i, name in enumerate(names)}
+    return vocabulary, specials
+
+
+def split_texts(
+    texts: list[str], first_doc: int = 0, *, pattern: str, cut_specials: regex.Pattern | None
+) -> SplitBatch:
+    """:func:`split_corpus` after checking that every text is a str (``texts`` may be one
+    chunk of a streamed corpus, ``first_doc`` its first document's index)."""
+    for text in texts:
+        if not isinstance(text, str):
+            raise SymbolTypeError(f"every text must be a str, got {type(text).__name__}")
+    return split_corpus(texts, pattern, cut_specials)
+
+
+def split_corpus(texts: list[str], pattern: str, cut_specials: regex.Pattern | None) -> SplitBatch:
+    """Every text's pre-tokenized pieces as the parts of one document, in UTF-8 bytes; special
+    tokens are cut out first. Presets are split by the kernel's scanner (as in
+    :mod:`~ubpe.text.scanner`), other patterns by ``regex.findall``; all bytes are
+    joined once at the end, which keeps many short texts cheap."""
+    chunks: list[bytes] = []
+    piece_lengths: list[int] = []
+    pieces_per_doc = np.zeros(len(texts) + 1, dtype=np.int64)
+    splitter = regex.compile(pattern)
+    for d, text in enumerate(texts):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = without_surrogates(text)
+        count = 0
+        for segment in cut_specials.split(text) if cut_specials is not None else [text]:
+            data = segment.encode("utf-8")
+            bounds = native_bounds(data, pattern)
+            if bounds is not None:
+                chunks.append(data)
+                lengths = np.diff(bounds).tolist()
+            else:
+                encoded = [piece.encode("utf-8") for piece in splitter.findall(segment)]
+                chunks.extend(encoded)
+                lengths = list(map(len, encoded))
+            piece_lengths.extend(lengths)
+            count += len(lengths)
+        pieces_per_doc[d + 1] = count
+    part_offsets = np.zeros(len(piece_lengths) + 1, dtype=np.int64)
+    np.cumsum(piece_lengths, out=part_offsets[1:])
+    return SplitBatch(
+        tokens=np.frombuffer(b"".join(chunks), dtype=np.uint8).astype(ID_DTYPE),
+        part_offsets=part_offsets,
+        part_is_separator=np.zeros(len(piece_lengths), dtype=bool),
+        doc_part_offsets=np.cumsum(pieces_per_doc),
+    )
+
+
+def first_tokens(vocabulary: Vocabulary, n_merged: int) -> Vocabulary:
+    """The first ``n_merged`` tokens in creation order (later ones are built only from
+    earlier ones, so the cut is a vocabulary of its own)."""
+    n = min(n_merged, vocabulary.n_merged)
+    end = int(vocabulary.piece_offsets[n])
+    return Vocabulary(
+        vocabulary.n_base,
+        vocabulary.merges[:n],
+        vocabulary.piece_offsets[: n + 1],
+        vocabulary.piece_symbols[:end],
+        vocabulary.weights[:n],
+        vocabulary.ranks[:n],
+    )
+
+
+def ranks_vocabulary(mergeable_ranks: Mapping[bytes, int]) -> tuple[Vocabulary, np.ndarray]:
+    """The vocabulary of tiktoken's ``mergeable_ranks`` (byte ``b`` at id ``b``, merged
+    tokens in rank order) and the rank of every vocabulary id.
+
+    >>> ranks = {bytes([b]): 255 - b for b in range(256)} | {b"ab": 300}
+    >>> vocabulary, token_ids = ranks_vocabulary(ranks)
+    >>> vocabulary.pieces(), token_ids[[0, 97, 256]].tolist()
+    ({256: (97, 98)}, [255, 158, 300])
+    """
+    byte_ranks = np.full(N_BYTES, -1, dtype=np.int64)
+    merged: list[tuple[int, bytes]] = []
+    seen_ranks: set[int] = set()
+    for piece, rank in mergeable_ranks.items():
+        if not isinstance(piece, bytes) or not piece:
+            raise ModelFormatError(f"a mergeable token must be non-empty bytes, got {piece!r}")
+        if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or not 0 <= rank <= MAX_RANK:
+            raise ModelFormatError(f"token {piece!r} has an invalid rank {rank!r}")
+        if rank in seen_ranks:
+            raise ModelFormatError(f"rank {rank} is given to two tokens")
+        seen_ranks.add(int(rank))
+        if len(piece) == 1:
+            byte_ranks[piece[0]] = rank
+        else:
+            merged.append((int(rank), piece))
+    missing = np.flatnonzero(byte_ranks < 0)
+    if len(missing):
+        raise ModelFormatError(
+            f"{len(missing)} single bytes have no rank (e.g. {bytes([missing[0]])!r}); "
+            "byte-level BPE needs all 256"
+        )
+    merged.sort()
+    pieces = [list(piece) for _, piece in merged]
+    vocabulary = Vocabulary.from_pieces(
+        N_BYTES,
+        pieces,
+        np.zeros(len(pieces)),
+        ranks=np.arange(len(pieces), dtype=np.int64),  # rank order is creation order
+    )
+    token_ids = np.concatenate([byte_ranks, np.array([r for r, _ in merged], dtype=np.int64)])
+    return vocabulary, token_ids

@@ -1,0 +1,463 @@
+"""HF ``tokenizers`` BPE models, id for id: byte-level (GPT-2, RoBERTa, Llama 3, Qwen2) and
+character-level with ``▁`` and byte fallback (Llama 2, Mistral).
+
+HF's BPE merges explicit pairs of tokens by their place in ``merges`` (lowest first, leftmost
+on ties) - the pair-ranked loop of `ubpe_native._merges.PairMerges` that llama.cpp's models
+use too. So :class:`HFByteLevelBPE` is :class:`~ubpe.models.ranked_bpe.ImportedBPE` and
+:class:`HFCharBPE` a :class:`~ubpe.models.sentencepiece.CharModel` with HF's text pipeline
+(:mod:`ubpe.text.hf_pipeline`) in front: added tokens, normalizer, pre-tokenizer; HF's
+decoder behind; the post-processor's tokens with ``add_special=True``. A character model with
+the usual pipeline (Llama 2's, ``Metaspace``) runs it all in C
+(`HFCharBPE._build_native_pipeline`). Added tokens are always
+cut out of the text, special or not, as ``Tokenizer.encode`` does (``parse_special`` is
+accepted and has no effect); ``decode`` skips special tokens as HF's ``decode`` does by default.
+
+>>> from ubpe.text.hf_pipeline import AddedTokens, PreTokenizer
+>>> vocab = {"a": 0, "b": 1, "Ġ": 2, "ab": 3, "Ġab": 4}
+>>> pipe = HFPipeline(AddedTokens([], lambda t: t), [], PreTokenizer([("byte_level", False, True)]),
+...                   [("byte_level",)])
+>>> tok = HFByteLevelBPE(vocab, [("a", "b"), ("Ġ", "ab")], pipe)
+>>> tok.encode("ab ab b"), tok.decode([3, 4])
+([3, 4, 2, 1], 'ab ab')
+"""
+
+from __future__ import annotations
+
+import functools
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import regex
+
+from ubpe_native._merges import PairMerges, pack_units
+from ubpe_native._spm import SpmBPE, SpmNormalizer
+from ubpe_native._spm_pipeline import SpmPipeline
+
+from ..errors import ModelFormatError
+from ..vocabulary import ID_DTYPE
+from .chunks import docs_matching, text_lengths
+from ..text.hf_pipeline import BYTE_LEVEL_REGEX, AddedTokens, PreTokenizer, chars_bytes, decode_tokens
+from .ranked_bpe import BYTE_TO_CHAR, ImportedBPE, Scan, byte_level_raw, whole_words
+from .imported import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, check_doc
+from ..text.patterns import NATIVE_PATTERNS, PATTERNS
+from .sentencepiece import SPACE, CharModel, blob_offsets
+
+QWEN2_REGEX = PATTERNS["llama3"].replace(r"\p{N}{1,3}", r"\p{N}")
+# HF regexes that the kernel's scanner splits (it splits as `regex` does with tiktoken's
+# patterns of the same alternatives). Qwen2's regex is Llama 3's with single digits: only its
+# number alternative matches a \p{N}.
+_SCANNED = {BYTE_LEVEL_REGEX: Scan(NATIVE_PATTERNS[PATTERNS["gpt2"]]),
+            PATTERNS["llama3"]: Scan(NATIVE_PATTERNS[PATTERNS["llama3"]]),
+            QWEN2_REGEX: Scan(NATIVE_PATTERNS[PATTERNS["llama3"]], single_digits=True)}
+_I32 = np.int32
+
+
+@dataclass
+class HFPipeline:
+    """What surrounds an HF model: added tokens, normalizer steps, pre-tokenizer, decoder
+    steps (``None``: no decoder) and the post-processor's tokens around one sequence."""
+
+    added: AddedTokens
+    normalizer: list[tuple]
+    pre: PreTokenizer
+    decoder: list[tuple] | None
+    prefix: list[int] = field(default_factory=list)
+    suffix: list[int] = field(default_factory=list)
+
+
+class _Segment:
+    """A normalized stretch of text between added tokens; ``first``: it starts the text."""
+
+    __slots__ = ("text", "first")
+
+    def __init__(self, text: str, first: bool):
+        self.text = text
+        self.first = first
+
+
+def _texts_and_types(vocab: dict[str, int], pipeline: HFPipeline, unk: str | None,
+                     byte_fallback: bool) -> tuple[list[str], np.ndarray]:
+    added = pipeline.added.tokens
+    n = 1 + max([*vocab.values(), *(t.id for t in added), -1])
+    texts = [""] * n
+    types = np.full(n, UNUSED, dtype=np.int32)
+    for text, i in vocab.items():
+        texts[i] = text
+        types[i] = BYTE if byte_fallback and len(text) == 6 and text.startswith("<0x") and text.endswith(">") \
+            else NORMAL
+    if unk is not None and unk in vocab:
+        types[vocab[unk]] = UNKNOWN
+    for token in added:
+        texts[token.id] = pipeline.added.spelling(token)
+        types[token.id] = CONTROL if token.special else USER_DEFINED
+    return texts, types
+
+
+def _merge_rules(vocab: dict[str, int], merges: Sequence[tuple[str, str]], where: str):
+    """``(left, right, result, rank, merged texts, left texts, right texts)``; of two rules for one pair the last is
+    kept (HF builds a map from the list); every operand and result must be a token (as HF
+    requires)."""
+    last = dict(zip(merges, range(len(merges))))
+    firsts, seconds = (list(column) for column in zip(*last)) if last else ([], [])
+    merged = list(map(str.__add__, firsts, seconds))
+    columns = []
+    for texts in (firsts, seconds, merged):
+        ids = list(map(vocab.get, texts))
+        if None in ids:
+            k = ids.index(None)
+            raise ModelFormatError(f"{where}: merge {firsts[k]!r} {seconds[k]!r} uses {texts[k]!r}, "
+                                   "which is not in the vocabulary")
+        columns.append(np.asarray(ids, _I32))
+    return (*columns, np.fromiter(last.values(), np.int64, len(last)), merged, firsts, seconds)
+
+
+_NO_WHOLE = (b"", np.zeros(1, np.int64), np.zeros(0, _I32))
+
+
+class HFPipelineMixin:
+    """The HF text pipeline around a model's ``_encode_segment`` (see the module docstring)."""
+
+    pipeline: HFPipeline
+
+    def _setup_pipeline(self, pipeline: HFPipeline) -> None:
+        self.pipeline = pipeline
+        self._special_added = {t.id for t in pipeline.added.tokens if t.special}
+
+    def _fragments(self, text: str, parse_special: bool) -> list:
+        check_doc(text)
+        return [part if isinstance(part, int) else _Segment(part[0], part[1] == 0)
+                for part in self.pipeline.added.split(text)]
+
+    def _prepare(self, fragments: list) -> list:
+        return fragments
+
+    def encode(self, doc: str, *, add_special: bool = False, parse_special: bool = False) -> list[int]:
+        """HF's ``Tokenizer.encode(doc, add_special_tokens=add_special).ids``."""
+        prefix, suffix = self._special_ends(add_special)
+        ids: list[int] = list(prefix)
+        for fragment in self._fragments(doc, True):
+            if isinstance(fragment, int):
+                ids.append(fragment)
+            else:
+                ids.extend(self._encode_segment(fragment))
+        ids.extend(suffix)
+        return ids
+
+    def _special_ends(self, add_special: bool) -> tuple[list[int], list[int]]:
+        """The ids HF's post-processor puts before and after a text's with ``add_special``."""
+        return (list(self.pipeline.prefix), list(self.pipeline.suffix)) if add_special else ([], [])
+
+    def _native(self, text: str) -> list[int]:
+        return self._encode_segment(_Segment(text, True))
+
+    def decode(self, ids, errors: str = "replace", *, skip_special: bool = True) -> str:
+        """HF's ``Tokenizer.decode(ids, skip_special_tokens=skip_special)``."""
+        ids = self._check_ids(ids)  # type: ignore[attr-defined]
+        tokens = [self.texts[i] for i in ids  # type: ignore[attr-defined]
+                  if not (skip_special and i in self._special_added)]
+        return decode_tokens(self.pipeline.decoder, tokens)
+
+    def _hf_description(self) -> dict[str, Any]:
+        return {"normalizer": [step[0] for step in self.pipeline.normalizer],
+                "pre_tokenizer": [step[0] for step in self.pipeline.pre.steps],
+                "decoder": None if self.pipeline.decoder is None else [s[0] for s in self.pipeline.decoder],
+                "added_tokens": len(self.pipeline.added.tokens),
+                "post_processor": {"prefix": list(self.pipeline.prefix), "suffix": list(self.pipeline.suffix)}}
+
+
+class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
+    """An HF byte-level BPE ``tokenizer.json`` (its pre-tokenizer holds ``ByteLevel``)."""
+
+    variant = "hf:bytelevel"
+
+    def __init__(self, vocab: dict[str, int], merges: Sequence[tuple[str, str]], pipeline: HFPipeline, *,
+                 unk: str | None = None, ignore_merges: bool = False, name: str = "",
+                 where: str = "<tokenizer.json>"):
+        texts, types = _texts_and_types(vocab, pipeline, unk, False)
+        self._init_common(texts, types, {"unk": vocab.get(unk) if unk else None}, None, name, where)
+        self._setup_pipeline(pipeline)
+        self.pre = "hf"
+        self.pretokenizer = pipeline.pre
+        self.ignore_merges = ignore_merges
+        self.n_merges = len(merges)
+        self._raw = byte_level_raw(self.texts)
+        left, right, result, rank, merged, firsts, seconds = _merge_rules(vocab, merges, where)
+        self._merge_columns = (firsts, seconds, merged)
+        n = len(texts)
+        unk_id = vocab.get(unk) if unk else None
+        units, missing = [], 0
+        for b in range(256):  # a byte that is no token: the unknown token, or nothing
+            token = vocab.get(BYTE_TO_CHAR[b])
+            if token is None:
+                token, missing = n + missing, missing + 1
+            units.append(token)
+        expansion = [] if unk_id is None else [unk_id]
+        offsets = np.arange(missing + 1, dtype=np.int64) * len(expansion)
+        whole = whole_words([(self._raw[i], i) for i in vocab.values()]) if ignore_merges else _NO_WHOLE
+        self._kernel = PairMerges(
+            n, left, right, result, rank, offsets, np.asarray(expansion * missing, _I32),
+            pack_units([bytes([b]) for b in range(256)]), np.asarray(units, _I32), np.full(256, -1, _I32),
+            False, *whole)
+        self._scanner = self._fast_path(pipeline.pre.steps)
+
+    @staticmethod
+    def _fast_path(steps: list[tuple]) -> Scan | None:
+        """How the kernel's scanner splits when the pre-tokenizer is one of the usual two:
+        ``ByteLevel(use_regex=true)`` (with its ``add_prefix_space``), or ``Split(regex,
+        isolated)`` then ``ByteLevel(use_regex=false, add_prefix_space=false)``."""
+        if len(steps) == 1 and steps[0][0] == "byte_level" and steps[0][2]:
+            return _SCANNED[BYTE_LEVEL_REGEX]._replace(prefix_space=steps[0][1])
+        if (len(steps) == 2 and steps[0][0] == "split" and steps[0][2] == "isolated" and not steps[0][3]
+                and steps[1] == ("byte_level", False, False)):
+            return _SCANNED.get(steps[0][1].pattern)
+        return None
+
+    def _encode_segment(self, segment: _Segment) -> list[int]:
+        if self._scanner is None:
+            return self._encode_words(self._words(segment))
+        text = segment.text
+        return self._scan_encode(text.encode("utf-8"), (len(text),))[0].tolist() if text else []
+
+    def _scan_flagged(self) -> None:
+        return None  # HF's regexes and tiktoken's patterns cut alike everywhere
+
+    def _batch_input(self, docs: list[str], lengths: np.ndarray,
+                     parse_special: bool) -> tuple[str, np.ndarray, np.ndarray | None]:
+        """Documents without added tokens are one segment each, normalized: the kernel
+        encodes those (added tokens are matched in the raw or the normalized text, as HF does)."""
+        added = self.pipeline.added
+        raw = "".join(docs)
+        skip = docs_matching(added.raw_pattern, raw, lengths)
+        text = raw
+        steps = self.pipeline.normalizer
+        if steps:  # one Unicode normalization (Qwen2's NFC) is the C function itself
+            one = functools.partial(unicodedata.normalize, steps[0][1]) \
+                if len(steps) == 1 and steps[0][0] == "unicode" else added.normalizer
+            texts = list(map(one, docs))
+            text, lengths = "".join(texts), text_lengths(texts)
+        inside = docs_matching(added.normalized_pattern, text, lengths)
+        if skip is None or inside is None:
+            return text, lengths, inside if skip is None else skip
+        return text, lengths, skip | inside
+
+    def _words(self, segment: _Segment) -> list[bytes]:
+        pre = self.pipeline.pre
+        if pre.steps[-1][0] == "byte_level":  # spelled as text: their UTF-8 bytes are the units
+            return [w.encode("utf-8", "surrogatepass") for w in pre.words(segment.text, segment.first, False)]
+        return [chars_bytes(w) for w in pre.words(segment.text, segment.first)]
+
+    def _encode_words(self, words: list[bytes]) -> list[int]:
+        bounds = np.zeros(len(words) + 1, dtype=np.int64)
+        np.cumsum([len(w) for w in words], out=bounds[1:])
+        return self._kernel.encode(np.frombuffer(b"".join(words), dtype=np.uint8), bounds).tolist()
+
+    def _parts(self, segment: _Segment) -> list[np.ndarray]:
+        return [np.frombuffer(w, dtype=np.uint8).astype(ID_DTYPE) for w in self._words(segment)]
+
+    def describe(self) -> dict[str, Any]:
+        info = super().describe()
+        info.update(self._hf_description(), scanned=self._scanner is not None)
+        return info
+
+
+class HFCharBPE(HFPipelineMixin, CharModel):
+    """An HF BPE ``tokenizer.json`` over characters (no ``ByteLevel``): ``▁`` for spaces from
+    ``Metaspace`` or the normalizer, ``byte_fallback`` to ``<0xXX>`` tokens, else the unknown
+    token for a character that is no token (one per run with ``fuse_unk``; it merges with
+    nothing), or, without an unknown token, nothing at all (its neighbours may then merge) -
+    as HF's ``BPE::merge_word``."""
+
+    variant = "hf:bpe"
+
+    def __init__(self, vocab: dict[str, int], merges: Sequence[tuple[str, str]], pipeline: HFPipeline, *,
+                 unk: str | None = None, fuse_unk: bool = False, byte_fallback: bool = False,
+                 ignore_merges: bool = False, name: str = "", where: str = "<tokenizer.json>"):
+        texts, types = _texts_and_types(vocab, pipeline, unk, byte_fallback)
+        self.byte_fallback = byte_fallback
+        left, right, result, rank, *_ = _merge_rules(vocab, merges, where)
+        # ubpe's own encoders order pieces by score: a token's score is minus its first rank
+        scores = np.zeros(len(texts), dtype=np.float32)
+        first = np.full(len(texts), np.iinfo(np.int64).max, dtype=np.int64)
+        np.minimum.at(first, result, rank)
+        made = first < np.iinfo(np.int64).max
+        scores[made] = -1.0 - first[made].astype(np.float32)
+        unk_id = vocab.get(unk) if unk else None
+        self._init_char_model(texts, scores, types, {"unk": unk_id}, {"add_bos": False, "add_space_prefix": False},
+                              name, None, where, None)
+        if unk_id is None:
+            self.special_ids.pop("unk", None)
+        self._setup_pipeline(pipeline)
+        self.ignore_merges = ignore_merges
+        self.n_merges = len(merges)
+        self.fuse_unk = fuse_unk
+        self._unk_id = unk_id
+        singles = {text: i for text, i in vocab.items() if len(text) == 1}
+        fallback = [vocab.get(f"<0x{b:02X}>", -1) if byte_fallback else -1 for b in range(256)]
+        self._known = set(singles)
+        self._every_byte = byte_fallback and min(fallback) >= 0
+        self._fallback = fallback
+        units = {c: i for c, i in singles.items() if 1 <= len(c.encode("utf-8", "surrogatepass")) <= 4}
+        # Without byte fallback a character that is no token becomes the unknown token (one per
+        # run with fuse_unk), which merges with nothing: it is written as a sentinel character,
+        # a unit of its own whose id expands to the unknown token.
+        self._unknown = None
+        if max(fallback) < 0:
+            self._sentinel = next(c for c in map(chr, range(0x10FFFF, 0, -1)) if c not in units)
+            known = "".join(regex.escape(c) for c in sorted(units))
+            self._unknown = regex.compile(f"[^{known}]+" if fuse_unk or unk_id is None else f"[^{known}]") \
+                if known else regex.compile("(?s:.)+" if fuse_unk or unk_id is None else "(?s:.)")
+            units[self._sentinel] = len(texts)
+        expansion = [] if unk_id is None else [unk_id]
+        whole = (whole_words([(t.encode("utf-8", "surrogatepass"), i) for t, i in vocab.items()])
+                 if ignore_merges else _NO_WHOLE)
+        self._kernel = PairMerges(
+            len(texts), left, right, result, rank, np.array([0, len(expansion)], np.int64),
+            np.asarray(expansion, _I32), pack_units([c.encode("utf-8", "surrogatepass") for c in units]),
+            np.asarray(list(units.values()), _I32), np.asarray(fallback, _I32), True, *whole)
+        self._pipeline = self._build_native_pipeline(left, right, result, rank)
+
+    def _build_native_pipeline(self, left: np.ndarray, right: np.ndarray, result: np.ndarray,
+                               rank: np.ndarray) -> SpmPipeline | None:
+        """The whole HF pipeline in C (`ubpe_native._spm_pipeline.SpmPipeline` over
+        `ubpe_native._spm.SpmBPE`, whose loop is HF's ``merge_word`` with pair ranks) when it
+        is the usual one: unicode normalization (done in Python, for the texts it changes),
+        then the legacy ``Prepend("▁") + Replace(" ", "▁")`` or a ``Metaspace("▁")``
+        pre-tokenizer, or neither; an unknown token or every byte token; no ``ignore_merges``.
+        Normalized added tokens without flags are cut out in C; a text holding another added
+        token goes the general way. None for any other pipeline."""
+        pipeline = self.pipeline
+        steps = list(pipeline.normalizer)
+        self._unicode_forms = []
+        while steps and steps[0][0] == "unicode":
+            self._unicode_forms.append(steps.pop(0)[1])
+        legacy = len(steps) == 2 and steps[0] == ("prepend", SPACE) and steps[1][0] == "replace" \
+            and steps[1][1].pattern in (" ", regex.escape(" ")) and steps[1][2] == SPACE
+        pre = pipeline.pre.steps
+        metaspace = len(pre) == 1 and pre[0][0] == "metaspace" and pre[0][1] == SPACE
+        if (steps and not legacy) or (pre and not metaspace) or (legacy and metaspace) or self.ignore_merges \
+                or not (self._every_byte or (self._unknown is not None and self._unk_id is not None)) \
+                or SPACE not in self._text_to_id \
+                or (legacy and any(t.normalized for t in pipeline.added.tokens)):
+            return None
+        n = len(self.texts)
+        units = [(t, i) for t, i in self._text_to_id.items() if len(t) == 1 and self.token_types[i] != CONTROL]
+        blob = [t.encode("utf-8", "surrogatepass") for t, _ in units]
+        split = metaspace and pre[0][3]
+        joins_space = any(self.texts[i].startswith(SPACE) for i in np.unique(right).tolist())
+        model = SpmBPE(
+            n, left, right, result, rank, np.zeros(n, np.uint8), b"".join(blob), blob_offsets(blob),
+            np.asarray([i for _, i in units], _I32), np.zeros(len(units), np.uint8), np.zeros(0, _I32),
+            np.zeros(1, np.int64), 0 if self._unk_id is None else self._unk_id,
+            np.asarray(self._fallback if self._every_byte else [-1] * 256, _I32),
+            self.fuse_unk and not self._every_byte, split or not joins_space)
+        normalizer = SpmNormalizer(np.zeros(0, np.uint32), b"", legacy, False, legacy or metaspace, False, b"",
+                                   np.zeros(1, np.int64), np.zeros(0, _I32))
+        # added tokens: a normalized one without flags is cut out in C (HF matches it in the
+        # normalized text, which a text sent to C is); a text holding any other goes the general way
+        triggers: dict[bytes, int] = {}
+        for token in pipeline.added.tokens:
+            plain = token.normalized and not (token.single_word or token.lstrip or token.rstrip)
+            for text in {token.content, pipeline.added.spelling(token)}:
+                key = text.encode("utf-8", "surrogatepass")
+                want = token.id if plain and text == pipeline.added.spelling(token) else -1
+                triggers[key] = want if triggers.get(key, want) == want else -1
+        triggers.pop(b"", None)
+        scheme = pre[0][2] if metaspace else "never"
+        return SpmPipeline(normalizer, model, scheme != "never", b"".join(triggers), blob_offsets(list(triggers)),
+                           np.asarray(list(triggers.values()), _I32), scheme == "always")
+
+    # CharModel's: the C pipeline where there is one, else HFPipelineMixin's via _general_encode
+    encode = CharModel.encode
+    encode_batch = CharModel.encode_batch
+
+    def _sendable(self, docs: list) -> list:
+        """The texts after the unicode normalizer (in Python: a text it changes is rare); one
+        holding an added token that is matched before normalization is left to the general path."""
+        forms = self._unicode_forms
+        if not forms:
+            return docs
+        out = list(docs)
+        for k, doc in enumerate(docs):
+            if type(doc) is not str or doc.isascii() or all(unicodedata.is_normalized(f, doc) for f in forms):
+                continue
+            if self.pipeline.added.raw_match(doc):
+                out[k] = None
+                continue
+            for form in forms:
+                doc = unicodedata.normalize(form, doc)
+            out[k] = doc
+        return out
+
+    def _general_encode(self, doc: str, **options: Any) -> list[int]:
+        return HFPipelineMixin.encode(self, doc, add_special=options.get("add_special", False))
+
+    def _byte_token(self, byte: int) -> int | None:
+        token = self._fallback[byte]
+        return None if token < 0 else token
+
+    def _is_known(self, char: str) -> bool:
+        return char in self._known or (self.byte_fallback and all(
+            self._fallback[b] >= 0 for b in char.encode("utf-8", "surrogatepass")))
+
+    def _words(self, segment: _Segment) -> list[str]:
+        return self.pipeline.pre.words(segment.text, segment.first)
+
+    def _encode_segment(self, segment: _Segment) -> list[int]:
+        words = self._words(segment)
+        if self._every_byte:
+            return self._encode_known(words)
+        if self._unknown is not None:
+            sentinel = "" if self._unk_id is None else self._sentinel  # HF drops unknowns without <unk>
+            return self._encode_known([self._unknown.sub(sentinel, w) for w in words])
+        return self._encode_partial_fallback(words)
+
+    def _encode_partial_fallback(self, words: list[str]) -> list[int]:
+        """Byte fallback without every ``<0xXX>`` token, symbol by symbol as HF's
+        ``BPE::merge_word``: a character that is a token joins the run that merges; one whose
+        bytes are all tokens becomes them at once; any other is the unknown token, written
+        when the next token character comes (so after the bytes of characters between: HF's
+        order) or at the end of the word. Unknown and byte tokens merge with nothing."""
+        out: list[int] = []
+        for word in words:
+            run: list[str] = []
+            pending = False
+            for char in word:
+                if char in self._known:
+                    if pending:
+                        out.append(self._unk_id)
+                        pending = False
+                    run.append(char)
+                    continue
+                if self._unk_id is None and not self._is_known(char):
+                    continue  # dropped: its neighbours meet
+                out.extend(self._encode_known(["".join(run)]))
+                run = []
+                if self._is_known(char):
+                    out.extend(self._fallback[b] for b in char.encode("utf-8", "surrogatepass"))
+                elif pending and not self.fuse_unk:
+                    out.append(self._unk_id)
+                else:
+                    pending = True
+            out.extend(self._encode_known(["".join(run)]))
+            if pending:
+                out.append(self._unk_id)
+        return out
+
+    def _encode_known(self, words: list[str]) -> list[int]:
+        encoded = [w.encode("utf-8", "surrogatepass") for w in words]
+        bounds = np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum([len(w) for w in encoded], out=bounds[1:])
+        return self._kernel.encode(np.frombuffer(b"".join(encoded), dtype=np.uint8), bounds).tolist()
+
+    def _parts(self, segment: _Segment) -> list[np.ndarray]:
+        return [part for word in self._words(segment) for part in CharModel._parts(self, word)]
+
+    def describe(self) -> dict[str, Any]:
+        info = super().describe()
+        info.update(self._hf_description(), byte_fallback=self.byte_fallback, fuse_unk=self.fuse_unk,
+                    ignore_merges=self.ignore_merges, n_merges=self.n_merges)
+        info.pop("add_space_prefix", None)
+        return info

@@ -1,0 +1,475 @@
+"""What every tokenizer imported from another system shares.
+
+:class:`ImportedTokenizer`: special tokens cut out of the text first (as llama.cpp's
+``tokenizer_st_partition`` does), the *native* encoder (the model's own algorithm, exactly),
+decoding and inspection; :class:`EncoderBridge`: every ubpe encoder run on the same vocabulary
+(:meth:`EncoderBridge.encode_with`), and idf weights fitted on a corpus. The models are in
+:mod:`ubpe.models.ranked_bpe` (byte-level BPE) and :mod:`ubpe.models.sentencepiece`
+(sentencepiece-style).
+
+>>> combine_kbest([[([1], -1.0), ([2, 3], -2.0)], [([4], 0.0)]], 2, [[], [9], []])
+[([1, 9, 4], -1.0), ([2, 3, 9, 4], -2.0)]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import heapq
+import re
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..encoders import TfidfScorer
+from ..encoders.ambiguity import Ambiguity, DocumentLattice
+from ..encoders.rerank import document_frequencies
+from ..errors import InvalidParameterError, ModelFormatError, NotFittedError, SymbolTypeError, UnknownTokenError
+from ..pieces import Inventory, checked_ids
+from ..threads import default_threads
+from ..vocabulary import ID_DTYPE, Vocabulary
+from .chunks import run_chunks
+from .base import Tokenizer
+from .contract import ImportedContract
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _holds_kernel(value: Any, depth: int = 2) -> bool:
+    """Whether ``value`` is (or, a level or two down, holds) a compiled kernel object, which
+    the constructor builds again and pickle cannot copy."""
+    if type(value).__module__.startswith("ubpe_native"):
+        return True
+    if depth and hasattr(value, "__dict__") and not isinstance(value, type):
+        return any(_holds_kernel(v, depth - 1) for v in vars(value).values())
+    return False
+
+
+def _rebuilt(cls: type, args: tuple, options: dict) -> Any:
+    """An imported model built again from its constructor's arguments (unpickling)."""
+    return cls(*args, **options)
+
+
+def check_doc(text: Any) -> str:
+    """``text`` if it is a str that UTF-8 can encode: an imported model's systems
+    (sentencepiece, HF tokenizers, llama.cpp, minbpe) all refuse lone surrogates, so do we
+    (:class:`~ubpe.models.bytelevel.ByteLevelBPE` replaces them by U+FFFD, as tiktoken does).
+
+    >>> check_doc("a\\udc80")
+    Traceback (most recent call last):
+    ...
+    ubpe.errors.InvalidParameterError: `doc` holds a lone surrogate U+DC80 at index 1, which UTF-8 cannot encode
+    """
+    if not isinstance(text, str):
+        raise SymbolTypeError(f"`doc` must be a str, not {type(text).__name__}")
+    if not text.isascii():
+        found = _SURROGATE.search(text)
+        if found is not None:
+            raise InvalidParameterError(
+                f"`doc` holds a lone surrogate U+{ord(found.group()):04X} at index {found.start()}, "
+                "which UTF-8 cannot encode"
+            )
+    return text
+
+# llama.cpp token types (gguf.TokenType; 0 is "undefined"); sentencepiece's piece types agree
+NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
+NATIVE = "native"
+_ASCII_SPACES = " \t\n\v\f\r"
+
+def partition_specials(text: str, specials: Sequence[tuple[str, int, bool, bool]]) -> list[str | int]:
+    """Cut ``text`` at special tokens: ``[fragment or token id]`` (llama.cpp's
+    ``tokenizer_st_partition``). ``specials`` are ``(text, id, lstrip, rstrip)``, longest first;
+    each one is searched in the fragments the earlier ones left. ``lstrip`` / ``rstrip`` remove
+    ASCII whitespace before / after the token.
+
+    >>> partition_specials("a<s> b", [("<s>", 1, False, True)])
+    ['a', 1, 'b']
+    """
+    pieces: list[str | int] = [text] if text else []
+    for special, token, lstrip, rstrip in specials:
+        out: list[str | int] = []
+        for piece in pieces:
+            if isinstance(piece, int) or special not in piece:
+                out.append(piece)
+                continue
+            start = 0
+            while True:
+                found = piece.find(special, start)
+                if found < 0:
+                    break
+                left = piece[start:found]
+                if lstrip:
+                    left = left.rstrip(_ASCII_SPACES)
+                if left:
+                    out.append(left)
+                out.append(token)
+                start = found + len(special)
+                if rstrip:
+                    while start < len(piece) and piece[start] in _ASCII_SPACES:
+                        start += 1
+            if start < len(piece):
+                out.append(piece[start:])
+        pieces = out
+    return pieces
+
+
+def in_chunks(docs: list, workers: int, encode_chunk: Callable[[list], list]) -> list:
+    """``encode_chunk(docs)`` over chunks of consecutive documents on ``workers`` threads
+    (:func:`.batch.run_chunks`: chunks of about the same characters, handed out in order),
+    concatenated in order. A document that is no str counts as one character: ``encode_chunk``
+    says what is wrong with it.
+
+    >>> in_chunks(list("abcdef"), 2, lambda chunk: [d.upper() for d in chunk])
+    ['A', 'B', 'C', 'D', 'E', 'F']
+    """
+    lengths = np.fromiter((len(d) if isinstance(d, str) else 1 for d in docs), dtype=np.int64, count=len(docs))
+    return run_chunks(docs, lengths, workers, lambda chunk, _: encode_chunk(chunk))
+
+
+def batch_workers(threads: int | None) -> int:
+    """How many threads ``encode_batch(..., threads=threads)`` uses (None: as many as
+    :func:`ubpe.threads.default_threads` says: ``UBPE_NUM_THREADS``, else one per core).
+
+    >>> batch_workers(3)
+    3
+    """
+    workers = default_threads() if threads is None else threads
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise InvalidParameterError(f"`threads` must be a positive int, got {threads!r}")
+    return workers
+
+
+def combine_kbest(lists: Sequence[Sequence[tuple[list[int], float]]], top_n: int,
+                  joints: Sequence[list[int]]) -> list[tuple[list[int], float]]:
+    """The ``top_n`` best concatenations of one alternative per list (scores add), with
+    ``joints[k]`` (e.g. a special token) placed before the alternative of list ``k``."""
+    if not lists:
+        return [([t for joint in joints for t in joint], 0.0)]
+    best: list[tuple[list[int], float]] = []
+    start = tuple(0 for _ in lists)
+    heap = [(-sum(alts[0][1] for alts in lists), start)]
+    seen = {start}
+    while heap and len(best) < top_n:
+        negative, choice = heapq.heappop(heap)
+        ids = [t for k, c in enumerate(choice) for t in (*joints[k], *lists[k][c][0])]
+        ids.extend(t for joint in joints[len(lists):] for t in joint)
+        best.append((ids, -negative))
+        for k, c in enumerate(choice):
+            if c + 1 < len(lists[k]):
+                nxt = choice[:k] + (c + 1,) + choice[k + 1 :]
+                if nxt not in seen:
+                    seen.add(nxt)
+                    score = -negative - lists[k][c][1] + lists[k][c + 1][1]
+                    heapq.heappush(heap, (-score, nxt))
+    return best
+
+
+class EncoderBridge:
+    """ubpe's encoders on an imported vocabulary. The host class provides ``_fragments``,
+    ``_prepare``, ``_parts`` (a text's pre-tokens as base-id arrays), ``_build_vocabulary``
+    (the ubpe `Vocabulary`, vocabulary id -> model id, base id -> model ids) and ``encode``."""
+
+    _vocab: tuple[Vocabulary, np.ndarray, list[list[int]]] | None
+    _id_table: np.ndarray | None
+    default_encoder = NATIVE
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        """The ubpe vocabulary that ubpe's encoders run on (built on first use)."""
+        return self._vocabulary_parts()[0]
+
+    def _vocabulary_parts(self) -> tuple[Vocabulary, np.ndarray, list[list[int]]]:
+        if self._vocab is None:
+            self._vocab = self._build_vocabulary()
+        return self._vocab
+
+    def encode_with(self, doc: str, encoder: str | None = None, top_n: int = 1,
+                    **options: Any) -> list[tuple[list[int], float]]:
+        """``top_n`` encodings of ``doc`` by ``encoder`` as ``[(ids, score)]``, best first.
+
+        ``"native"`` (the default) is the model's own algorithm (one encoding); any other name
+        is a ubpe encoder (``fewest``, ``longest_prefix``, ``tfidf``, ``additive``, ``dropout``
+        ...) run on :attr:`vocabulary`, per pre-token, with the special tokens in place
+        (``parse_special``: control tokens too). The score is ubpe's tf-idf score (0 until
+        weights are fitted, see :meth:`fit_weights`).
+        """
+        parse_special = options.pop("parse_special", False)
+        fragments = self._prepare(self._fragments(doc, parse_special))
+        if (encoder or self.default_encoder) == NATIVE:
+            return self._own_encodings(doc, top_n, options)
+        return self._fragment_encodings(self.encoder(encoder, **options), fragments, top_n)
+
+    def _own_encodings(self, doc: str, top_n: int, options: dict[str, Any]) -> list[tuple[list[int], float]]:
+        if top_n != 1:
+            raise InvalidParameterError("the native encoder gives one encoding: top_n must be 1")
+        if options:
+            raise InvalidParameterError(f"the native encoder takes no options, got {sorted(options)}")
+        ids = self.encode(doc)
+        return [(ids, self._score(ids))]
+
+    def _encodings_by(self, encoder: Any, doc: str, top_n: int) -> list[tuple[list[int], float]]:
+        return self._fragment_encodings(encoder, self._prepare(self._fragments(doc, False)), top_n)
+
+    def _fragment_encodings(self, coder: Any, fragments: list[str | int], top_n: int) -> list[tuple[list[int], float]]:
+        """The ``top_n`` best encodings of the text fragments by ``coder``, the special
+        tokens between them in place."""
+        lists, joints, pending = [], [], []
+        for fragment in fragments:
+            if isinstance(fragment, int):
+                pending.append(fragment)
+                continue
+            parts = self._parts(fragment)
+            found = coder.encode(parts, top_n) if parts else [([], 0.0)]
+            lists.append([(self._to_model_ids(tokens), score) for tokens, score in found])
+            joints.append(pending)
+            pending = []
+        joints.append(pending)
+        return combine_kbest(lists, top_n, joints)
+
+    def _to_model_ids(self, tokens: Sequence[int]) -> list[int]:
+        vocabulary, vocab_to_model, base_expansion = self._vocabulary_parts()
+        if self._id_table is None:
+            single = [e[0] if len(e) == 1 else -1 for e in base_expansion]
+            self._id_table = np.concatenate([np.asarray(single, dtype=np.int64), vocab_to_model])
+        mapped = self._id_table[np.asarray(tokens, dtype=np.int64)]
+        if len(mapped) == 0 or mapped.min() >= 0:
+            return mapped.tolist()
+        n_base = vocabulary.n_base
+        out: list[int] = []
+        for token in tokens:
+            if token < n_base:
+                out.extend(base_expansion[token])
+            else:
+                out.append(int(vocab_to_model[token - n_base]))
+        return out
+
+    def _score(self, ids: list[int]) -> float:
+        """ubpe's tf-idf score of a native encoding: 0 unless weights were fitted."""
+        vocabulary = self.vocabulary
+        if not np.any(vocabulary.weights):
+            return 0.0
+        model_to_vocab = self._model_to_vocab()
+        tokens = np.array([model_to_vocab.get(i, -1) for i in ids], dtype=ID_DTYPE)
+        tokens = tokens[tokens >= 0]
+        scorer = TfidfScorer(vocabulary)
+        return scorer.score(tokens, np.array([0, int(scorer._lengths[tokens].sum())]))
+
+    def _model_to_vocab(self) -> dict[int, int]:
+        vocabulary, vocab_to_model, base_expansion = self._vocabulary_parts()
+        table = {int(m): vocabulary.n_base + t for t, m in enumerate(vocab_to_model.tolist())}
+        for base, expansion in enumerate(base_expansion):
+            if len(expansion) == 1:
+                table.setdefault(expansion[0], base)
+        return table
+
+    def _vocabulary_ids(self, ids: Sequence[int]) -> list[int] | None:
+        """Model ids as vocabulary ids, or ``None`` if one has no vocabulary id (e.g. unknown)."""
+        table = self._model_to_vocab()
+        mapped = [table.get(i) for i in ids]
+        return None if None in mapped else mapped
+
+    def ambiguity(self, doc: str, *, weights: Any = None, temperature: float = 1.0,
+                  encoding: Sequence[int] | str | None = "best") -> Ambiguity:
+        """How ambiguous ``doc`` is on :attr:`vocabulary` (see :class:`ubpe.encoders.ambiguity.Ambiguity`):
+        segmentations of its pre-tokens, special tokens fixed; ``weights`` one per vocabulary id
+        (default: unigram models' log-probabilities, else the idf weights, all 0 - uniform -
+        until :meth:`fit_weights`). ``encoding``:
+        model ids, ``"best"`` for the native encoding, ``None``; its probability is ``None``
+        if it holds an id outside the vocabulary (an unknown token)."""
+        weights = self._default_weights() if weights is None else weights
+        fragments = self._prepare(self._fragments(doc, False))
+        parts = [part for fragment in fragments if isinstance(fragment, str) for part in self._parts(fragment)]
+        if isinstance(encoding, str) and encoding == "best":
+            encoding = self.encode(doc)
+        if encoding is not None:
+            fixed = {fragment for fragment in fragments if isinstance(fragment, int)}
+            encoding = self._vocabulary_ids([i for i in encoding if i not in fixed])
+        return DocumentLattice(self.vocabulary, parts, weights, temperature).ambiguity(encoding)
+
+    def _default_weights(self) -> np.ndarray | None:
+        return None
+
+    def token_frequencies(self) -> np.ndarray:
+        """Per model id, the smoothed share of documents holding it, from the weights of
+        :meth:`fit_weights` (ids outside the vocabulary: 1), for ``mean_frequency`` reranking."""
+        vocabulary = self.vocabulary
+        if not np.any(vocabulary.weights):
+            raise NotFittedError("no token frequencies before fit_weights(corpus)")
+        out = np.ones(self.n_vocab)
+        vocab_frequencies = document_frequencies(vocabulary)
+        for model_id, vocab_id in self._model_to_vocab().items():
+            out[model_id] = vocab_frequencies[vocab_id]
+        return out
+
+    def fit_weights(self, corpus: Iterable[str]) -> ImportedTokenizer:
+        """Give the vocabulary ubpe's idf weights: the document frequency of every token in
+        the native encodings of ``corpus`` (one document per text). Returns ``self``."""
+        docs = list(corpus)
+        vocabulary, vocab_to_model, base_expansion = self._vocabulary_parts()
+        position = {int(m): t for t, m in enumerate(vocab_to_model.tolist())}
+        counts = np.zeros(vocabulary.n_merged, dtype=np.int64)
+        for doc in docs:
+            seen = {position[i] for i in self.encode(doc) if i in position}
+            counts[list(seen)] += 1
+        weights = np.log((1 + len(docs)) / (1 + counts))
+        fitted = Vocabulary(vocabulary.n_base, vocabulary.merges, vocabulary.piece_offsets,
+                            vocabulary.piece_symbols, weights, vocabulary.ranks)
+        self._vocab = (fitted, vocab_to_model, base_expansion)
+        self._forget_encoders()
+        return self
+
+
+class ImportedTokenizer(ImportedContract, EncoderBridge, Tokenizer):
+    """What every imported model shares (see the module docstring). Subclasses define
+    ``_native(text)``, ``_parts(text)``, ``_build_vocabulary()`` and ``_prepare(fragments)``."""
+
+    variant = "imported"
+    default_encoder = NATIVE
+    symbol_unit = "byte"
+    can_save = False  # read-only: the source file is the model
+    has_ambiguity = True
+    has_token_frequencies = True
+
+    # Pickling (and deepcopy): an imported model holds compiled kernels, which do not pickle;
+    # it is rebuilt from its constructor's arguments (recorded below), which builds them, and
+    # gets back the rest of its state (e.g. the vocabulary with the weights of ``fit_weights``).
+    _KERNELS = ("_kernel", "_pipeline", "_encoders", "_init_args")
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is None:
+            return
+
+        @functools.wraps(init)
+        def recording_init(self, *args: Any, **options: Any) -> None:
+            self.__dict__.setdefault("_init_args", (args, options))  # the outermost call's
+            init(self, *args, **options)
+
+        cls.__init__ = recording_init  # type: ignore[method-assign]
+
+    def __reduce__(self) -> tuple:
+        args, options = self.__dict__["_init_args"]
+        state = {k: v for k, v in self.__dict__.items() if k not in self._KERNELS and not _holds_kernel(v)}
+        return (_rebuilt, (type(self), args, options), state)
+
+    def _init_common(self, texts: list[str], token_types: np.ndarray | None,
+                     specials: dict[str, int | None] | None, flags: dict[str, Any] | None,
+                     name: str, where: str) -> None:
+        self.name = name
+        self.where = where
+        self.texts = texts
+        n = len(texts)
+        if token_types is None:
+            token_types = np.full(n, NORMAL, dtype=np.int32)
+        self.token_types = np.asarray(token_types, dtype=np.int32)
+        if len(self.token_types) != n:
+            raise ModelFormatError(f"{where}: {len(self.token_types)} token types for {n} tokens")
+        self.special_ids = {k: v for k, v in (specials or {}).items() if v is not None}
+        flags = flags or {}
+        self.add_bos = bool(flags.get("add_bos") or False)
+        self.add_eos = bool(flags.get("add_eos") or False)
+        self._special_tables: dict[bool, list[tuple[str, int, bool, bool]]] = {}
+        self._vocab: tuple[Vocabulary, np.ndarray, list[list[int]]] | None = None
+        self._id_table: np.ndarray | None = None  # vocabulary id -> model id, -1: expand
+
+    # -- the special tokens ------------------------------------------------------------------
+
+    def _special_table(self, parse_special: bool) -> list[tuple[str, int, bool, bool]]:
+        """Tokens cut out before encoding: user-defined ones always, control and unknown ones
+        with ``parse_special`` (llama.cpp's cache_special_tokens), longest (in bytes) first."""
+        cached = self._special_tables.get(parse_special)
+        if cached is not None:
+            return cached
+        kinds = (USER_DEFINED, CONTROL, UNKNOWN) if parse_special else (USER_DEFINED,)
+        ids = np.flatnonzero(np.isin(self.token_types, kinds)).tolist()
+        table = [(self.texts[i], i, *self._strip_flags(i)) for i in ids if self.texts[i]]
+        table.sort(key=lambda entry: -len(entry[0].encode("utf-8")))
+        self._special_tables[parse_special] = table
+        return table
+
+    def _strip_flags(self, token: int) -> tuple[bool, bool]:
+        return False, False
+
+    def _fragments(self, text: str, parse_special: bool) -> list[str | int]:
+        return partition_specials(check_doc(text), self._special_table(parse_special))
+
+    def _prepare(self, fragments: list[str | int]) -> list[str | int]:
+        return fragments
+
+    # -- encoding ----------------------------------------------------------------------------
+
+    def encode(self, doc: str, *, add_special: bool = False, parse_special: bool = False) -> list[int]:
+        """The model's own ids for ``doc`` (llama.cpp's ``tokenize``): without BOS/EOS unless
+        ``add_special``; control tokens in the text are plain text unless ``parse_special``."""
+        prefix, suffix = self._special_ends(add_special)
+        ids: list[int] = list(prefix)
+        for fragment in self._prepare(self._fragments(doc, parse_special)):
+            if isinstance(fragment, int):
+                ids.append(fragment)
+            else:
+                ids.extend(self._native(fragment))
+        ids.extend(suffix)
+        return ids
+
+    def _special_ends(self, add_special: bool) -> tuple[list[int], list[int]]:
+        """The ids `encode` puts before and after a text's with ``add_special`` (BOS, EOS)."""
+        if not add_special:
+            return [], []
+        return ([self.special_ids["bos"]] if self.add_bos and "bos" in self.special_ids else [],
+                [self.special_ids["eos"]] if self.add_eos and "eos" in self.special_ids else [])
+
+    def encode_batch(self, docs: Iterable[str], *, threads: int | None = None,
+                     **options: Any) -> list[list[int]]:
+        """`encode` of every doc, on ``threads`` threads (default: one per core; the kernels
+        release the GIL). Same ids as one by one."""
+        docs = list(docs)
+        return in_chunks(docs, batch_workers(threads), lambda chunk: [self.encode(doc, **options) for doc in chunk])
+
+    # -- decoding and inspection ---------------------------------------------------------
+
+    @property
+    def n_vocab(self) -> int:
+        return len(self.texts)
+
+    def _check_ids(self, ids: Iterable[int]) -> list[int]:
+        out = checked_ids(ids)
+        for token in out:
+            if not 0 <= token < len(self.texts):
+                raise UnknownTokenError(f"token {token!r} is not in the vocabulary (ids 0..{len(self.texts) - 1})")
+        return out
+
+    def pieces(self, ids: Iterable[int]) -> list[Any]:
+        """What every id stands for, in ``symbol_unit`` (see :mod:`ubpe.models.contract`)."""
+        return self.unit_pieces(ids)
+
+    def id_to_piece(self, token: int) -> str:
+        """The model's own string of ``token`` (``Ġworld``, ``▁the``, ``<0x0A>``)."""
+        return self.texts[self._check_ids([token])[0]]
+
+    def inventory(self) -> Inventory:
+        """The contract's inventory, with the merges the model records (``inspect --tree``)."""
+        return dataclasses.replace(super().inventory(), merges=self._recorded_merges())
+
+    def _recorded_merges(self) -> dict[int, tuple[int, int]]:
+        return {}
+
+    def describe(self) -> dict[str, Any]:
+        counts = np.bincount(self.token_types, minlength=BYTE + 1)
+        return {
+            "variant": self.variant,
+            "name": self.name,
+            "n_vocab": self.n_vocab,
+            "symbol_unit": self.symbol_unit,
+            "default_encoder": self.default_encoder,
+            "token_types": {kind: int(counts[value]) for kind, value in (
+                ("normal", NORMAL), ("unknown", UNKNOWN), ("control", CONTROL),
+                ("user_defined", USER_DEFINED), ("unused", UNUSED), ("byte", BYTE)) if counts[value]},
+            "special_ids": dict(self.special_ids),
+            "add_bos": self.add_bos,
+            "add_eos": self.add_eos,
+        }
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.variant}, n_vocab={self.n_vocab}, name={self.name!r})"

@@ -1,0 +1,421 @@
+"""llama.cpp's byte-level BPE (GGUF ``gpt2``), id for id.
+
+:class:`ImportedBPE` is llama.cpp's ``gpt2`` model (what every imported model shares is in
+:mod:`ubpe.models.imported`):
+the text is cut by the pre-tokenizer that ``tokenizer.ggml.pre`` names
+(:mod:`ubpe.text.pretokenizers`), each piece's bytes are merged by the merges list's
+ranks (`ubpe_native._merges`), and tokens are GPT-2's byte-to-unicode strings.
+
+>>> tok = ImportedBPE(["a", "b", "ab", "Ġ", "Ġab"], ["a b", "Ġ ab"], pre="gpt-2")
+>>> tok.encode("ab ab b")
+[2, 4, 3, 1]
+>>> tok.decode([2, 4]), tok.pieces([4]), tok.id_to_piece(4)
+('ab ab', [b' ab'], 'Ġab')
+>>> tok.encode_with("ab ab", "fewest")
+[([2, 4], 0.0)]
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+from typing import Any, NamedTuple
+
+import numpy as np
+import regex
+
+from ubpe_native._merges import PairMerges, pack_units
+from ubpe_native._pretokenize import split_text
+from ubpe_native._tables import StringIds
+
+from ..vocabulary import ID_DTYPE, Vocabulary
+from .chunks import docs_matching, encode_chunk, run_chunks, text_lengths
+from .imported import BYTE, CONTROL, NORMAL, UNUSED, ImportedTokenizer, batch_workers
+
+__all__ = ["BYTE_TO_CHAR", "CHAR_TO_BYTE", "ImportedBPE", "Scan", "byte_level_raw",
+           "cut_digits", "split_merge_lines", "split_merges", "whole_words",
+           "BYTE", "CONTROL", "NORMAL", "UNUSED"]  # the token types, for the models built on this one
+from ..text.patterns import CLASS_BITS, NATIVE_PATTERNS, PATTERNS, code_point_classes
+from ..text.pretokenizers import Pretokenizer, resolve_pre, scanner_unsafe, unsafe_code_points
+from ..text.byte_chars import BYTE_TO_CHAR, CHAR_TO_BYTE
+from ..text.specials import special_regex
+
+
+class Scan(NamedTuple):
+    """How the kernel's scanner splits a model's text: by a preset ``pattern`` of
+    `ubpe_native._pretokenize`, with every number code point cut out on its own
+    (``single_digits``: Qwen2's ``\\p{N}`` where Llama 3's pattern has ``\\p{N}{1,3}``, the
+    one alternative that matches a number), after a blank put in front of a text that has none
+    (``prefix_space``: HF's ``ByteLevel(add_prefix_space=true)``)."""
+
+    pattern: int
+    single_digits: bool = False
+    prefix_space: bool = False
+
+
+# Pre-tokenizer types that the kernel's scanner splits as llama.cpp does (see _words)
+_SCANNED = {"gpt2": Scan(NATIVE_PATTERNS[PATTERNS["gpt2"]]), "llama3": Scan(NATIVE_PATTERNS[PATTERNS["llama3"]]),
+            "qwen2": Scan(NATIVE_PATTERNS[PATTERNS["llama3"]], single_digits=True)}
+_NUMBER_BIT = CLASS_BITS[r"\p{N}"]
+
+
+
+
+class ImportedBPE(ImportedTokenizer):
+    """llama.cpp's byte-level BPE (GGUF ``tokenizer.ggml.model == "gpt2"``), id for id.
+
+    ``tokens`` are GPT-2 byte-to-unicode strings, ``merges`` the ``"left right"`` lines in rank
+    order, ``pre`` the ``tokenizer.ggml.pre`` value.
+    """
+
+    variant = "gguf:gpt2"
+    symbol_unit = "byte"
+
+    def __init__(self, tokens: list[str], merges: list[str], *, pre: str = "default",
+                 token_types: np.ndarray | None = None, specials: dict[str, int | None] | None = None,
+                 flags: dict[str, Any] | None = None, name: str = "", where: str = "<tokens>"):
+        self._init_common(list(tokens), token_types, specials, flags, name, where)
+        pre_type, self.ignore_merges = resolve_pre(pre)
+        self.pre = pre
+        self.pretokenizer = Pretokenizer.for_type(pre_type)
+        self._scanner = _SCANNED.get(pre_type)
+        self.n_merges = len(merges)
+        self._raw: list[bytes | None] = byte_level_raw(self.texts)
+        self._kernel = self._build_kernel(merges)
+
+    def _build_kernel(self, merges: list[str]) -> PairMerges:
+        n = len(self.texts)
+        extra: dict[str, int] = {}  # merge operands and results that are no token
+        text_ids: dict[str, int] = {}
+
+        def text_to_id() -> dict[str, int]:  # built only if the C lookup is not enough
+            if not text_ids:
+                text_ids.update(zip(self.texts, range(n)))
+            return text_ids
+
+        def ids_of(texts: list[str]) -> list[int]:
+            found = list(map(text_to_id().get, texts))
+            if None in found:
+                for k, token in enumerate(found):
+                    if token is None:
+                        found[k] = extra.setdefault(texts[k], n + len(extra))
+            return found
+
+        self._merge_lines = merges
+        table, columns = _merge_ids(self.texts, merges)
+        if columns is None:
+            firsts, seconds, merged = self._merge_texts()
+            left, right, result = ids_of(firsts), ids_of(seconds), ids_of(merged)
+        else:  # the same ids, found in C; operands that are no token get theirs in line order
+            left, right, result = columns
+            missing = np.flatnonzero((left < 0) | (right < 0) | (result < 0)).tolist()
+            if missing:
+                firsts, seconds, merged = self._merge_texts()
+                for column, texts in ((left, firsts), (right, seconds), (result, merged)):
+                    for k in missing:
+                        if column[k] < 0:
+                            column[k] = ids_of([texts[k]])[0]
+        if columns is None:
+            units = ids_of([BYTE_TO_CHAR[b] for b in range(256)])
+        else:
+            units = [table.find(BYTE_TO_CHAR[b].encode("utf-8")) for b in range(256)]
+            absent = [b for b in range(256) if units[b] < 0]
+            for b, token in zip(absent, ids_of([BYTE_TO_CHAR[b] for b in absent]) if absent else []):
+                units[b] = token
+        # what llama.cpp writes for a symbol that is no token: its single ASCII bytes' tokens
+        expansions = [[text_to_id()[chr(b)] for b in text.encode("utf-8", "surrogateescape") if b < 0x80 and chr(b) in text_to_id()]
+                      for text in extra]
+        offsets = np.zeros(len(expansions) + 1, dtype=np.int64)
+        np.cumsum([len(e) for e in expansions], out=offsets[1:])
+        whole = whole_words(list(zip(self._raw, range(n))) if self.ignore_merges else [])
+        i32 = lambda values: np.asarray(values, dtype=np.int32)  # noqa: E731
+        return PairMerges(
+            n, i32(left), i32(right), i32(result), np.arange(len(left), dtype=np.int64),
+            offsets, i32([t for e in expansions for t in e]),
+            pack_units([bytes([b]) for b in range(256)]), i32(units), np.full(256, -1, np.int32),
+            False, *whole)
+
+    def _words(self, text: str) -> tuple[bytes, np.ndarray]:
+        """The pre-tokens of a text without special tokens: its UTF-8 bytes and their bounds.
+
+        For the GPT-2, Llama 3 and Qwen2 pre-tokenizers the kernel's scanner (written for
+        tiktoken's patterns of the first two) splits the text: they cut alike except on
+        unassigned code points and on ``'ſ`` (see `pretokenizers.scanner_unsafe`), and texts
+        holding those take the regex path.
+        """
+        scan = self._scanner
+        if scan is not None and not scanner_unsafe(text):
+            data = text.encode("utf-8")
+            bounds = split_text(np.frombuffer(data, dtype=np.uint8), code_point_classes(), scan.pattern)
+            return data, cut_digits(text, bounds) if scan.single_digits else bounds
+        return self._words_by_regex(text)
+
+    def _words_by_regex(self, text: str) -> tuple[bytes, np.ndarray]:
+        words = [w.encode("utf-8", "surrogatepass") for w in self.pretokenizer.split(text)]
+        bounds = np.zeros(len(words) + 1, dtype=np.int64)
+        np.cumsum([len(w) for w in words], out=bounds[1:])
+        return b"".join(words), bounds
+
+    def _native(self, text: str) -> list[int]:
+        """llama.cpp's ids of a text without special tokens (split as `_words` says)."""
+        if self._scanner is None:
+            return self._native_by_regex(text)
+        ids, _, status = self._scan_encode(text.encode("utf-8"), (len(text),))
+        return self._native_by_regex(text) if status[0] else ids.tolist()
+
+    # -- the kernel's scanner, and encode_batch ------------------------------------------------
+
+    def _scan_flagged(self) -> np.ndarray | None:
+        """Code points that send a text to the regex path (see `_words`), as the kernel's
+        ``flagged`` table."""
+        return unsafe_code_points().view(np.uint8)
+
+    def _scan_encode(self, data: bytes, lengths: Any, skip: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+        """``PairMerges.encode_texts`` of documents back to back in UTF-8 ``data`` (``lengths``:
+        theirs in characters): ``(ids, offsets, status)``."""
+        scan = self._scanner
+        return self._kernel.encode_texts(data, lengths, code_point_classes(), scan.pattern,
+                                         single_digits=scan.single_digits, prefix_space=scan.prefix_space,
+                                         flagged=self._scan_flagged(), skip=skip)
+
+    def encode_batch(self, docs: Iterable[str], *, threads: int | None = None, **options: Any) -> list[list[int]]:
+        """`encode` of every doc, on ``threads`` threads (default: ``UBPE_NUM_THREADS``, else
+        one per core). When the kernel's scanner splits this model's text, each chunk of
+        documents is split and merged in one kernel call without the GIL
+        (:mod:`ubpe.models.chunks`); documents holding special tokens or code points the
+        scanner leaves alone go through `encode`. Same ids as one by one.
+
+        >>> tok = ImportedBPE(["a", "b", "ab", "Ġ", "Ġab"], ["a b", "Ġ ab"], pre="gpt-2")
+        >>> tok.encode_batch(["ab ab b", "", "ba"])
+        [[2, 4, 3, 1], [], [1, 0]]
+        """
+        docs = list(docs)
+        workers = batch_workers(threads)
+        try:
+            lengths = text_lengths(docs)
+        except TypeError:  # a doc that is no str: encode says so
+            lengths = None
+        if self._scanner is None or lengths is None or not set(options) <= {"add_special", "parse_special"}:
+            return super().encode_batch(docs, threads=workers, **options)
+        parse_special = bool(options.get("parse_special", False))
+        prefix, suffix = self._special_ends(bool(options.get("add_special", False)))
+        out = run_chunks(docs, lengths, workers, lambda chunk, sizes: encode_chunk(
+            chunk, sizes, lambda d, n: self._batch_input(d, n, parse_special), self._scan_encode,
+            lambda doc: self.encode(doc, parse_special=parse_special)))
+        if prefix or suffix:
+            out = [[*prefix, *ids, *suffix] for ids in out]
+        return out
+
+    def _batch_input(self, docs: list[str], lengths: np.ndarray,
+                     parse_special: bool) -> tuple[str, np.ndarray, np.ndarray | None]:
+        """``(text, lengths, skip)``: what the kernel encodes for ``docs`` (back to back), the
+        lengths of its documents, and which ones it must leave to `encode` (they hold special
+        tokens)."""
+        text = "".join(docs)
+        table = self._special_table(parse_special)
+        pattern = special_regex(frozenset(entry[0] for entry in table)) if table else None
+        return text, lengths, docs_matching(pattern, text, lengths)
+
+
+    def _native_by_regex(self, text: str) -> list[int]:
+        data, bounds = self._words_by_regex(text)
+        return self._kernel.encode(data, bounds).tolist()
+
+    def _parts(self, text: str) -> list[np.ndarray]:
+        data, bounds = self._words(text)
+        if not data:
+            return []
+        symbols = np.frombuffer(data, dtype=np.uint8).astype(ID_DTYPE)
+        cuts = bounds.tolist()
+        return [symbols[a:b] for a, b in zip(cuts, cuts[1:])]
+
+    def _build_vocabulary(self) -> tuple[Vocabulary, np.ndarray, list[list[int]]]:
+        rank_of: dict[bytes, int] = {}
+        for rank, created in enumerate(self._merge_texts()[2]):  # a token's rank: its first merge
+            raw = _unmapped(created)
+            if raw is not None:
+                rank_of.setdefault(raw, rank)
+        base_expansion: list[list[int]] = [[] for _ in range(256)]
+        pieces, model_ids, ranks = [], [], []
+        for i, raw in enumerate(self._raw):
+            if raw is None or self.token_types[i] != NORMAL:
+                continue
+            if len(raw) == 1:
+                base_expansion[raw[0]] = [i]
+            else:
+                pieces.append(list(raw))
+                model_ids.append(i)
+                ranks.append(rank_of.get(raw, len(rank_of) + len(ranks)))
+        order = np.argsort(np.asarray(ranks, dtype=np.int64), kind="stable")
+        vocabulary = Vocabulary.from_pieces(256, [pieces[k] for k in order], np.zeros(len(pieces)),
+                                            ranks=np.arange(len(pieces), dtype=np.int64))
+        return vocabulary, np.asarray(model_ids, dtype=np.int64)[order], base_expansion
+
+    def _merge_texts(self) -> tuple[list[str], list[str], list[str]]:
+        """``(lefts, rights, merged)`` of the merge rules, in rule order (cut when first asked)."""
+        if getattr(self, "_merge_columns", None) is None:
+            self._merge_columns = split_merges(self._merge_lines)
+        return self._merge_columns
+
+    def _recorded_merges(self) -> dict[int, tuple[int, int]]:
+        """token -> (left, right) of the first merge line that creates it."""
+        text_ids = self._text_index()
+        merges: dict[int, tuple[int, int]] = {}
+        for first, second, merged in zip(*self._merge_texts()):
+            token, left, right = text_ids.get(merged), text_ids.get(first), text_ids.get(second)
+            if token is not None and left is not None and right is not None:
+                merges.setdefault(token, (left, right))
+        return merges
+
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        out = []
+        for i in self._check_ids(ids):
+            raw = self._raw[i]
+            out.append(raw if raw is not None and self.token_types[i] in (NORMAL, BYTE)
+                       else self.texts[i].encode("utf-8", "surrogatepass"))
+        return b"".join(out)
+
+    def describe(self) -> dict[str, Any]:
+        info = super().describe()
+        info.update(pre=self.pre, pretokenizer=self.pretokenizer.name, n_merges=self.n_merges,
+                    ignore_merges=self.ignore_merges)
+        return info
+
+
+_TO_LATIN1 = str.maketrans({c: chr(b) for c, b in CHAR_TO_BYTE.items()})
+_NOT_MAPPED = regex.compile("[^" + "".join(regex.escape(c) for c in CHAR_TO_BYTE) + "]")
+
+
+def byte_level_raw(texts: list[str]) -> list[bytes | None]:
+    """The bytes every GPT-2-alphabet string stands for, or None for one that is not such a
+    string (`_unmapped` of each, at once).
+
+    >>> byte_level_raw(["Ġa", "<一>", "ĠĠ"])
+    [b' a', None, b'  ']
+    """
+    joined = "\0".join(texts)  # NUL is not in the alphabet: it only separates
+    codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    table = np.full(0x300, -1, dtype=np.int16)
+    for char, byte in CHAR_TO_BYTE.items():
+        table[ord(char)] = byte
+    values = np.where(codes < 0x300, table[np.minimum(codes, 0x2FF)], -1)
+    ends = np.flatnonzero(codes == 0).tolist() + [len(codes)]
+    starts = [0] + [e + 1 for e in ends[:-1]]
+    bad = np.concatenate([[0], np.cumsum(values < 0)]).tolist()
+    blob = values.astype(np.uint8).tobytes()
+    return [blob[s:e] if bad[e] == bad[s] else None for s, e in zip(starts, ends)]
+
+
+def cut_digits(text: str, bounds: np.ndarray) -> np.ndarray:
+    """``bounds`` (byte offsets of ``text``'s pieces) with every number character
+    (``\\p{N}``) cut out as a piece of its own (`Scan.single_digits`).
+
+    >>> cut_digits("ab 123", np.array([0, 2, 3, 6])).tolist()
+    [0, 2, 3, 4, 5, 6]
+    """
+    if text.isascii() and not any(c.isdigit() for c in text):
+        return bounds
+    points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    numeric = (code_point_classes()[points] & _NUMBER_BIT) != 0
+    if not numeric.any():
+        return bounds
+    widths = 1 + (points >= 0x80).astype(np.int64) + (points >= 0x800) + (points >= 0x10000)
+    ends = np.cumsum(widths)
+    return np.unique(np.concatenate([bounds, ends[numeric] - widths[numeric], ends[numeric]]))
+
+
+def whole_words(words: list[tuple[bytes | None, int]]) -> tuple[bytes, np.ndarray, np.ndarray]:
+    """``(blob, offsets, ids)`` of the (bytes, id) words that have bytes, as `PairMerges`
+    takes words that become one token (llama.cpp's ``ignore_merges``)."""
+    words = [(raw, i) for raw, i in words if raw]
+    offsets = np.zeros(len(words) + 1, dtype=np.int64)
+    np.cumsum([len(raw) for raw, _ in words], out=offsets[1:])
+    return b"".join(raw for raw, _ in words), offsets, np.asarray([i for _, i in words], np.int32)
+
+
+_ONE_SPACE_LINES = regex.compile(" [^\n]* ")  # a line with two spaces
+
+
+def split_merge_lines(lines: list) -> list[tuple[str, str]] | None:
+    """The ``(left, right)`` pairs of ``"left right"`` lines that all hold one space each (as
+    HF splits them), cut at once on the joined lines, or of ``[left, right]`` lists; None when
+    some line is neither (the caller then checks them one by one).
+
+    >>> split_merge_lines(["Ġ t", " x"]), split_merge_lines(["a b c"]), split_merge_lines([["a", "b"]])
+    ([('Ġ', 't'), ('', 'x')], None, [('a', 'b')])
+    >>> split_merge_lines([["a", "b", "c"]]), split_merge_lines([["a", 1]])
+    (None, None)
+    """
+    if lines and isinstance(lines[0], list):  # [["a", "b"], ...] as tokenizers >= 0.20 writes
+        pairs = list(map(tuple, lines)) if all(map(list.__instancecheck__, lines)) else []
+        try:
+            "".join(itertools.chain.from_iterable(pairs))
+        except TypeError:
+            return None
+        return pairs if pairs and set(map(len, pairs)) == {2} else None
+    try:
+        joined = "\n".join(lines)
+    except TypeError:
+        return None
+    if not lines or not _one_space_each(joined, len(lines)):
+        return None
+    parts = joined.replace("\n", " ").split(" ")
+    return list(zip(parts[0::2], parts[1::2]))
+
+
+def _merge_ids(texts: list[str], merges: list[str]) -> tuple[StringIds | None, tuple | None]:
+    """The texts' table (`ubpe_native._tables.StringIds`) and the ids of every merge line's
+    left, right and merged text (-1: no token), looked up in C; ``(None, None)`` when the lines
+    are not all ``"left right"`` with one space (then `split_merges` and dicts do it)."""
+    joined = "\n".join(merges)
+    if not merges or not _one_space_each(joined, len(merges)) or joined.startswith(" ") or "\n " in joined:
+        return None, None
+    blob = "\0".join(texts).encode("utf-8", "surrogatepass")
+    nuls = np.flatnonzero(np.frombuffer(blob, dtype=np.uint8) == 0)
+    if len(nuls) == len(texts) - 1:  # cut at the separators (no token holds a NUL)
+        offsets = np.concatenate([[0], nuls + 1, [len(blob) + 1]]).astype(np.int64)
+        starts, blob = offsets[:-1] - np.arange(len(texts)), blob.replace(b"\0", b"")
+        offsets = np.append(starts, len(blob)).astype(np.int64)
+    else:
+        encoded = [t.encode("utf-8", "surrogatepass") for t in texts]
+        blob, offsets = b"".join(encoded), np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum(list(map(len, encoded)), out=offsets[1:])
+    try:
+        table = StringIds(blob, offsets)
+    except ValueError:  # two tokens share a hash
+        return None, None
+    data = joined.encode("utf-8", "surrogatepass")
+    codes = np.frombuffer(data, dtype=np.uint8)
+    newlines = np.flatnonzero(codes == 0x0A)
+    return table, table.pair_ids(data, np.concatenate([[0], newlines + 1]), np.flatnonzero(codes == 0x20),
+                                 np.concatenate([newlines, [len(data)]]))
+
+
+def _one_space_each(joined: str, n_lines: int) -> bool:
+    """Whether ``n_lines`` lines joined by newlines hold one space each."""
+    return joined.count("\n") == n_lines - 1 and joined.count(" ") == n_lines \
+        and not _ONE_SPACE_LINES.search(joined)
+
+
+def split_merges(merges: list[str]) -> tuple[list[str], list[str], list[str]]:
+    """``(lefts, rights, merged)`` of ``"left right"`` merge lines: cut at the first space after
+    the first character; lines without one are left out. When every line has exactly one space,
+    not in front, the cuts are made at once on the joined lines.
+
+    >>> split_merges(["Ġ t", "a b", "  x"])
+    (['Ġ', 'a', ' '], ['t', 'b', 'x'], ['Ġt', 'ab', ' x'])
+    """
+    joined = "\n".join(merges)
+    if merges and _one_space_each(joined, len(merges)) and not joined.startswith(" ") and "\n " not in joined:
+        parts = joined.replace("\n", " ").split(" ")
+        return parts[0::2], parts[1::2], joined.replace(" ", "").split("\n")
+    cuts = [line.find(" ", 1) for line in merges]
+    pairs = [(line[:cut], line[cut + 1 :]) for line, cut in zip(merges, cuts) if cut > 0]
+    return [a for a, _ in pairs], [b for _, b in pairs], [a + b for a, b in pairs]
+
+
+def _unmapped(text: str) -> bytes | None:
+    """The bytes a GPT-2 byte-to-unicode string stands for, or None if it is not one."""
+    if _NOT_MAPPED.search(text):
+        return None
+    return text.translate(_TO_LATIN1).encode("latin-1")

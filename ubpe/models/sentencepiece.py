@@ -1,0 +1,499 @@
+"""Sentencepiece-style string models: BPE by piece scores (llama.cpp's ``llama`` GGUF type).
+
+Text becomes one string: a space in front (the *dummy prefix*, at the start and after every
+special token), every space replaced by ``▁``. Its characters are the starting symbols; of all
+adjacent pairs whose concatenation is a token, the one forming the token of highest score
+merges first, the leftmost on ties (llama.cpp's ``llm_tokenizer_spm``). A character that is no
+token is written as its UTF-8 bytes' ``<0xXX>`` tokens (byte fallback), or the unknown token.
+
+Speed: ``encode`` and ``encode_batch`` run the whole text pipeline in C
+(`ubpe_native._spm_pipeline.SpmPipeline`: normalizer, dummy prefix, merges or Viterbi), a batch
+in runs of consecutive documents, one per thread, each a few calls without the GIL; a text the
+pipeline cannot take alone (a llama.cpp text holding a user-defined token, ``parse_special``)
+goes the general way (`CharModel._general_encode`) in its place.
+
+>>> tok = SentencePieceBPE(["<unk>", "▁", "a", "b", "▁a", "ab", "▁ab", "<0x63>"],
+...                        np.array([0, -1, -1, -1, -2, -3, -4, 0], np.float32),
+...                        token_types=np.array([2, 1, 1, 1, 1, 1, 1, 6]))
+>>> tok.encode("ab c")
+[6, 1, 7]
+>>> tok.decode([6, 1, 7])
+' ab c'
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+import regex
+
+from ubpe_native._merges import PairMerges, pack_units
+from ubpe_native._spm import SpmBPE, SpmNormalizer
+from ubpe_native._spm_pipeline import SpmPipeline
+from ubpe_native._unigram import UnigramLattice
+
+from ..errors import ModelFormatError
+from ..vocabulary import ID_DTYPE, Vocabulary
+from .imported import (BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, ImportedTokenizer, batch_workers,
+                            check_doc, in_chunks)
+from ..text.normalizers import Normalizer
+
+SPACE = "▁"
+_UNK_SURFACE = " \u2047 "
+# llama.cpp gives Phi-3's special tokens rstrip, except these (llama_vocab::impl::load)
+_PHI3_NAMES = ("phi-3", "phi3")
+_PHI3_NO_RSTRIP = ("<unk>", "<s>", "<|endoftext|>")
+
+
+class CharModel(ImportedTokenizer):
+    """What the sentencepiece-style models share: pieces over characters with ``▁``, byte
+    fallback, and either llama.cpp's text handling (dummy prefix after special tokens) or
+    sentencepiece's (its `Normalizer`, user-defined pieces kept whole)."""
+
+    symbol_unit = "char"
+    #: sentencepiece cuts a text at its user-defined pieces before encoding (BPE: they never
+    #: merge); its unigram model instead scores them in the lattice (``0.1 * (bytes - 1)``).
+    _cuts_user_defined: ClassVar[bool] = True
+
+    def _init_char_model(self, tokens: list[str], scores: np.ndarray | None,
+                         token_types: np.ndarray | None, specials: dict[str, int | None] | None,
+                         flags: dict[str, Any] | None, name: str, variant: str | None, where: str,
+                         normalizer: Normalizer | None) -> None:
+        self._init_common(list(tokens), token_types, specials, flags, name, where)
+        if variant:
+            self.variant = variant
+        n = len(self.texts)
+        self.scores = np.zeros(n, dtype=np.float32) if scores is None else np.asarray(scores, np.float32)
+        if len(self.scores) != n:
+            raise ModelFormatError(f"{where}: {len(self.scores)} scores for {n} tokens")
+        flags = flags or {}
+        # llama.cpp: add_space_prefix defaults to true for the llama type; add_bos too
+        self.add_space_prefix = True if flags.get("add_space_prefix") is None else bool(flags["add_space_prefix"])
+        if flags.get("add_bos") is None and normalizer is None:
+            self.add_bos = True
+        if "unk" not in self.special_ids:
+            unknown = np.flatnonzero(self.token_types == UNKNOWN)
+            self.special_ids["unk"] = int(unknown[0]) if len(unknown) else 0
+        self.normalizer = normalizer
+        self._pipeline: SpmPipeline | None = None  # the text pipeline in C, where there is one
+        self._phi3 = any(key in name.lower() for key in _PHI3_NAMES)
+        self._text_to_id = {text: i for i, text in enumerate(self.texts)}
+        # sentencepiece without byte fallback writes one unknown id per run of unknown pieces
+        self._collapse_unk = normalizer is not None and not np.any(self.token_types == BYTE)
+        self._user_regex = None
+        if normalizer is not None and self._cuts_user_defined:
+            user = [t for i, t in enumerate(self.texts) if self.token_types[i] == USER_DEFINED and t]
+            self._user_regex = regex.compile("|".join(regex.escape(t) for t in sorted(user, key=len, reverse=True))) \
+                if user else None
+
+    def _byte_token(self, byte: int) -> int | None:
+        token = self._text_to_id.get(f"<0x{byte:02X}>")
+        if token is None and byte < 0x80 and self.normalizer is None:  # llama.cpp's second try
+            token = self._text_to_id.get(chr(byte))
+        return token
+
+    def _byte_fallback(self, char: str) -> list[int]:
+        out = []
+        for byte in char.encode("utf-8", "surrogatepass"):
+            token = self._byte_token(byte)
+            if token is None:
+                token = self.special_ids.get("unk")
+            if token is not None:
+                out.append(token)
+        return out
+
+    # -- encoding ----------------------------------------------------------------------------
+
+    def _strip_flags(self, token: int) -> tuple[bool, bool]:
+        if self._phi3:
+            return False, self.texts[token] not in _PHI3_NO_RSTRIP
+        return False, False
+
+    def _fragments(self, text: str, parse_special: bool) -> list[str | int]:
+        if self.normalizer is None:
+            return super()._fragments(text, parse_special)
+        normalized = self.normalizer(check_doc(text))
+        if self._user_regex is None:
+            return [normalized] if normalized else []
+        out: list[str | int] = []
+        start = 0
+        for found in self._user_regex.finditer(normalized):
+            if found.start() > start:
+                out.append(normalized[start : found.start()])
+            out.append(self._text_to_id[found.group()])
+            start = found.end()
+        if start < len(normalized):
+            out.append(normalized[start:])
+        return out
+
+    def _prepare(self, fragments: list[str | int]) -> list[str | int]:
+        """llama.cpp: the dummy prefix (at the start and after a special token) and ``▁`` for
+        spaces; sentencepiece's normalizer did both already."""
+        if self.normalizer is not None:
+            return fragments
+        out: list[str | int] = []
+        previous_special = True
+        for fragment in fragments:
+            if isinstance(fragment, int):
+                out.append(fragment)
+                previous_special = True
+                continue
+            text = (" " + fragment) if self.add_space_prefix and previous_special else fragment
+            out.append(text.replace(" ", SPACE))
+            previous_special = False
+        return out
+
+    def _build_pipeline(self, model: SpmBPE | UnigramLattice) -> SpmPipeline:
+        """The normalizer in C (`ubpe_native._spm.SpmNormalizer`) before ``model``."""
+        norm = self.normalizer
+        user = [(t.encode("utf-8", "surrogatepass"), i) for i, t in enumerate(self.texts)
+                if self.token_types[i] == USER_DEFINED and t]
+        offsets = np.zeros(len(user) + 1, dtype=np.int64)
+        np.cumsum([len(u[0]) for u in user], out=offsets[1:])
+        native = SpmNormalizer(
+            np.asarray(norm._array or [], dtype=np.uint32), norm._replacements, norm.add_dummy_prefix,
+            norm.remove_extra_whitespaces, norm.escape_whitespaces, norm.treat_whitespace_as_suffix,
+            b"".join(u[0] for u in user), offsets, np.asarray([u[1] for u in user], dtype=np.int32))
+        return SpmPipeline(native, model)
+
+    def encode(self, doc: str, *, add_special: bool = False, parse_special: bool = False) -> list[int]:
+        if self._pipeline is None or (parse_special and self.normalizer is None):
+            return self._general_encode(doc, add_special=add_special, parse_special=parse_special)
+        return self._with_specials(self._run([doc])[0], add_special)
+
+    def encode_batch(self, docs, *, threads: int | None = None, **options: Any) -> list[list[int]]:
+        """`encode` of every doc; with the text pipeline in C (`ubpe_native._spm_pipeline`)
+        in ``threads`` runs of consecutive docs (default: one per core), each run one call
+        without the GIL."""
+        add_special = bool(options.pop("add_special", False))
+        if self._pipeline is None or options:
+            return ImportedTokenizer.encode_batch(self, docs, threads=threads, add_special=add_special, **options)
+        out = in_chunks(list(docs), batch_workers(threads), self._run)
+        return [self._with_specials(ids, True) for ids in out] if add_special else out
+
+    def _run(self, docs: list) -> list[list[int]]:
+        """The ids of ``docs`` from the C pipeline; a text it hands back (one holding a
+        special token, say) goes through `_general_encode`, in its place."""
+        try:
+            out = self._pipeline.encode_batch(self._sendable(docs))
+        except (TypeError, UnicodeEncodeError):
+            for doc in docs:  # the kernel refuses what check_doc explains
+                check_doc(doc)
+            raise
+        for k, ids in enumerate(out):
+            if ids is None:
+                out[k] = self._general_encode(docs[k])
+        return out
+
+    def _sendable(self, docs: list) -> list:
+        """``docs`` with None for a text the C pipeline must not see."""
+        return docs
+
+    def _general_encode(self, doc: str, **options: Any) -> list[int]:
+        """`encode` without the C pipeline."""
+        return ImportedTokenizer.encode(self, doc, **options)
+
+    def _with_specials(self, ids: list[int], add_special: bool) -> list[int]:
+        """``ids`` with BOS and EOS as `encode` adds them when ``add_special``."""
+        prefix, suffix = self._special_ends(add_special)
+        if prefix:
+            ids[:0] = prefix
+        ids.extend(suffix)
+        return ids
+
+    def _collapsed(self, ids: np.ndarray) -> list[int]:
+        out = ids.tolist()
+        unk = self.special_ids["unk"]
+        if self._collapse_unk and unk in out:
+            out = [t for k, t in enumerate(out) if t != unk or k == 0 or out[k - 1] != unk]
+        return out
+
+    def _parts(self, text: str) -> list[np.ndarray]:
+        vocabulary, _, _ = self._vocabulary_parts()
+        symbols: list[int] = []
+        for char in text:
+            base = self._base_of.get(char)
+            if base is not None:
+                symbols.append(base)
+            else:  # byte fallback: the byte tokens' base ids
+                symbols.extend(self._base_of_token[t] for t in self._byte_fallback(char)
+                               if t in self._base_of_token)
+        return [np.asarray(symbols, dtype=ID_DTYPE)] if symbols else []
+
+    def _build_vocabulary(self) -> tuple[Vocabulary, np.ndarray, list[list[int]]]:
+        """Base symbols: every character of a normal piece, then every byte token; pieces: the
+        normal tokens of two characters or more, over those characters."""
+        normal = [i for i in range(len(self.texts))
+                  if self.token_types[i] in (NORMAL, USER_DEFINED) and self.texts[i]]
+        chars = sorted({c for i in normal for c in self.texts[i]})
+        self._base_of = {c: k for k, c in enumerate(chars)}
+        base_expansion = [[self._text_to_id[c]] if c in self._text_to_id else self._byte_fallback(c)
+                          for c in chars]
+        byte_tokens = [i for i in range(len(self.texts)) if self.token_types[i] == BYTE]
+        self._base_of_token = {t: len(chars) + k for k, t in enumerate(byte_tokens)}
+        for t in byte_tokens:
+            base_expansion.append([t])
+        for c in chars:  # a one-character piece is its base symbol
+            token = self._text_to_id.get(c)
+            if token is not None:
+                self._base_of_token.setdefault(token, self._base_of[c])
+        pieces, model_ids = [], []
+        for i in normal:
+            if len(self.texts[i]) >= 2:
+                pieces.append([self._base_of[c] for c in self.texts[i]])
+                model_ids.append(i)
+        order = np.argsort(-self.scores[model_ids], kind="stable")
+        vocabulary = Vocabulary.from_pieces(
+            len(base_expansion), [pieces[k] for k in order], np.zeros(len(pieces)),
+            ranks=np.arange(len(pieces), dtype=np.int64))
+        return vocabulary, np.asarray(model_ids, dtype=np.int64)[order], base_expansion
+
+    # -- decoding ---------------------------------------------------------------------------
+
+    def covers(self, doc: str) -> bool:
+        """Whether every character is a piece's or has byte pieces (no unknown token needed)."""
+        self._vocabulary_parts()
+        return all(c in self._base_of or all(t in self._base_of_token for t in self._byte_fallback(c))
+                   for fragment in self._prepare(self._fragments(doc, False)) if isinstance(fragment, str)
+                   for c in fragment)
+
+    def decode(self, ids, errors: str = "replace") -> str:
+        """The text of ``ids``; for sentencepiece models as ``SentencePieceProcessor.decode``
+        writes it: control tokens dropped, ``" ⁇ "`` for the unknown token, the dummy prefix
+        removed."""
+        if self.normalizer is None:
+            return super().decode(ids, errors)
+        ids = self._check_ids(ids)
+        unk = self.special_ids.get("unk")
+        kept = [i for i in ids if self.token_types[i] not in (CONTROL, UNUSED)]
+        chunks: list[bytes] = []
+        for i in kept:
+            chunks.append(_UNK_SURFACE.encode("utf-8") if i == unk else self.decode_bytes([i]))
+        text = b"".join(chunks).decode("utf-8", errors=errors)
+        if kept and self.normalizer.add_dummy_prefix and not self.normalizer.treat_whitespace_as_suffix \
+                and kept[0] != unk and text.startswith(" "):
+            text = text[1:]
+        return text
+
+    def decode_bytes(self, ids) -> bytes:
+        out = []
+        for i in self._check_ids(ids):
+            kind = self.token_types[i]
+            text = self.texts[i]
+            if kind == BYTE and len(text) == 6 and text.startswith("<0x"):
+                out.append(bytes([int(text[3:5], 16)]))
+            elif kind in (NORMAL, UNKNOWN) or kind == USER_DEFINED and self.normalizer is not None:
+                out.append(text.replace(SPACE, " ").encode("utf-8", "surrogatepass"))
+            else:
+                out.append(text.encode("utf-8", "surrogatepass"))
+        return b"".join(out)
+
+    def describe(self) -> dict[str, Any]:
+        info = super().describe()
+        info.update(add_space_prefix=self.add_space_prefix)
+        return info
+
+
+class SentencePieceBPE(CharModel):
+    """Score-ordered BPE over characters with ``▁`` and byte fallback (see the module docstring).
+
+    ``tokens`` are the pieces, ``scores`` their scores (higher merges first), ``token_types``
+    llama.cpp's token types (1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte).
+    With a ``normalizer`` the model is a sentencepiece ``.model`` BPE: the text is normalized
+    as sentencepiece does and encoded by `ubpe_native._spm.SpmBPE` (sentencepiece's own loop:
+    user-defined pieces never merge, unused pieces merge and are split again, a run of unknown
+    characters is one unknown id when there are no byte pieces).
+    """
+
+    variant = "gguf:llama"
+
+    def __init__(self, tokens: list[str], scores: np.ndarray | None, *,
+                 token_types: np.ndarray | None = None, specials: dict[str, int | None] | None = None,
+                 flags: dict[str, Any] | None = None, name: str = "", variant: str | None = None,
+                 where: str = "<tokens>", normalizer: Normalizer | None = None):
+        self._init_char_model(tokens, scores, token_types, specials, flags, name, variant, where,
+                              normalizer)
+        if normalizer is None:  # llama.cpp's: the same rules for the general path and the C pipeline
+            rules = self._merge_rules(np.ones(len(self.texts), dtype=bool))
+            self._kernel = self._build_kernel(rules)
+            self._pipeline = self._build_llama_pipeline(rules)
+        else:
+            self._kernel = self._build_kernel()
+            self._pipeline = self._build_pipeline(self._kernel)
+
+    def _merge_rules(self, mergeable: np.ndarray) -> dict[str, Any]:
+        """Every way to cut a mergeable piece in two known symbols, as a pair rule (rank: the
+        piece's place among the distinct scores, highest first; equal scores share a rank, so
+        the leftmost pair wins the tie); characters that are no token get ids ``n + j``."""
+        text_to_id = self._text_to_id
+        n = len(self.texts)
+        extra: dict[str, int] = {}  # characters that are no token, as merge operands
+
+        def symbol(text: str) -> int | None:
+            token = text_to_id.get(text)
+            if token is None and len(text) == 1:
+                token = extra.setdefault(text, n + len(extra))
+            return token
+
+        distinct, rank_of_token = np.unique(-self.scores.astype(np.float64), return_inverse=True)
+        left, right, result, rank = [], [], [], []
+        for token, text in enumerate(self.texts):
+            if not mergeable[token]:
+                continue
+            for cut in range(1, len(text)):
+                a = symbol(text[:cut])
+                if a is None:
+                    continue
+                b = symbol(text[cut:])
+                if b is None:
+                    continue
+                left.append(a)
+                right.append(b)
+                result.append(token)
+                rank.append(int(rank_of_token[token]))
+        units = sorted({c for text in self.texts for c in text} | set(extra))
+        unit_ids = [symbol(c) for c in units]
+        expansions = [self._byte_fallback(c) for c in extra]
+        offsets = np.zeros(len(expansions) + 1, dtype=np.int64)
+        np.cumsum([len(e) for e in expansions], out=offsets[1:])
+        unk = self.special_ids.get("unk")
+        fallback = [self._byte_token(b) for b in range(256)]
+        return dict(left=_i32(left), right=_i32(right), result=_i32(result), extra=extra,
+                    rank=np.asarray(rank, dtype=np.int64), units=units,
+                    unit_ids=unit_ids, expand_offsets=offsets,
+                    expand_ids=_i32([t for e in expansions for t in e]),
+                    fallback=[(-1 if unk is None else unk) if t is None else t for t in fallback])
+
+    def _build_kernel(self, rules: dict[str, Any] | None = None) -> PairMerges | SpmBPE:
+        if self.normalizer is not None:
+            return self._build_spm_kernel()
+        if rules is None:
+            rules = self._merge_rules(np.ones(len(self.texts), dtype=bool))
+        encoded_units = [c.encode("utf-8", "surrogatepass") for c in rules["units"]]
+        keep = [k for k, e in enumerate(encoded_units) if 1 <= len(e) <= 4]
+        return PairMerges(
+            len(self.texts), rules["left"], rules["right"], rules["result"], rules["rank"],
+            rules["expand_offsets"], rules["expand_ids"],
+            pack_units([encoded_units[k] for k in keep]), _i32([rules["unit_ids"][k] for k in keep]),
+            _i32(rules["fallback"]), True, b"", np.zeros(1, dtype=np.int64), _i32([]))
+
+    def _build_llama_pipeline(self, rules: dict[str, Any]) -> SpmPipeline:
+        """llama.cpp's text handling in C: the dummy prefix and ``▁`` for spaces, then the
+        merges (`SpmBPE` with the rules of the `PairMerges` kernel); a text holding a
+        user-defined token (cut out first, the dummy prefix after it) is handed back."""
+        units = [c.encode("utf-8", "surrogatepass") for c in rules["units"]]
+        model = SpmBPE(
+            len(self.texts), rules["left"], rules["right"], rules["result"], rules["rank"],
+            np.zeros(len(self.texts), np.uint8), b"".join(units), blob_offsets(units), _i32(rules["unit_ids"]),
+            np.zeros(len(units), np.uint8), rules["expand_ids"], rules["expand_offsets"],
+            int(self.special_ids["unk"]), _i32(rules["fallback"]), False, not self._joins_space(rules))
+        normalizer = SpmNormalizer(np.zeros(0, np.uint32), b"", self.add_space_prefix, False, True, False, b"",
+                                   np.zeros(1, np.int64), _i32([]))
+        user = [t.encode("utf-8", "surrogatepass") for t, _, _, _ in self._special_table(False)]
+        return SpmPipeline(normalizer, model, False, b"".join(user), blob_offsets(user))
+
+    def _build_spm_kernel(self) -> SpmBPE:
+        """sentencepiece's own loop: unused pieces merge and are split again, user-defined
+        pieces are frozen symbols, without byte pieces a run of unknown symbols is one id."""
+        rules = self._merge_rules(np.isin(self.token_types, (NORMAL, USER_DEFINED, UNUSED)))
+        units = [(c.encode("utf-8", "surrogatepass"), rules["unit_ids"][k], 0)
+                 for k, c in enumerate(rules["units"])]
+        units += [(t.encode("utf-8", "surrogatepass"), i, 1) for i, t in enumerate(self.texts)
+                  if self.token_types[i] == USER_DEFINED and t]
+        offsets = np.zeros(len(units) + 1, dtype=np.int64)
+        np.cumsum([len(u[0]) for u in units], out=offsets[1:])
+        unused = self.token_types == UNUSED
+        return SpmBPE(
+            len(self.texts), rules["left"], rules["right"], rules["result"], rules["rank"],
+            unused.astype(np.uint8), b"".join(u[0] for u in units), offsets,
+            _i32([u[1] for u in units]), np.array([u[2] for u in units], dtype=np.uint8),
+            rules["expand_ids"], rules["expand_offsets"], int(self.special_ids["unk"]),
+            _i32(rules["fallback"]), bool(self._collapse_unk),
+            not unused[rules["result"]].any() and not self._joins_space(rules))
+
+    def _joins_space(self, rules: dict[str, Any]) -> bool:
+        """Whether a rule joins a symbol to one that starts with ``▁`` (else the words that
+        ``▁`` starts merge apart, and `SpmBPE` may encode and cache them one by one)."""
+        text_of = {i: c for c, i in rules["extra"].items()}
+        n = len(self.texts)
+        return any((self.texts[i] if i < n else text_of[i]).startswith(SPACE)
+                   for i in np.unique(rules["right"]).tolist())
+
+    def _native(self, text: str) -> list[int]:
+        data = text.encode("utf-8", "surrogatepass")
+        if self.normalizer is not None:
+            return self._kernel.encode(data).tolist()
+        return self._collapsed(self._kernel.encode(data, np.array([0, len(data)], dtype=np.int64)))
+
+
+def _i32(values) -> np.ndarray:
+    return np.asarray(values, dtype=np.int32)
+
+
+def blob_offsets(parts: list[bytes]) -> np.ndarray:
+    """Where each of ``parts`` starts in their concatenation, and the end (a kernel's
+    ``blob`` / ``offsets`` pair).
+
+    >>> blob_offsets([b"ab", b"", b"c"]).tolist()
+    [0, 2, 2, 3]
+    """
+    offsets = np.zeros(len(parts) + 1, dtype=np.int64)
+    np.cumsum([len(p) for p in parts], out=offsets[1:])
+    return offsets
+
+
+# unigram weights: a base symbol that is no piece (only byte tokens spell it)
+UNSPELT_WEIGHT = -1e6
+
+
+class SentencePieceUnigram(CharModel):
+    """A sentencepiece unigram model: the Viterbi best path over piece scores (log-probabilities),
+    computed exactly as sentencepiece does (`ubpe_native._unigram`). ``additive`` with the
+    scores as weights is the same objective in ubpe's path kernel."""
+
+    variant = "spm:unigram"
+    _cuts_user_defined = False
+
+    def __init__(self, tokens: list[str], scores: np.ndarray, *, token_types: np.ndarray,
+                 specials: dict[str, int | None] | None = None, flags: dict[str, Any] | None = None,
+                 name: str = "", where: str = "<tokens>", normalizer: Normalizer):
+        self._init_char_model(tokens, scores, token_types, specials, flags, name, None, where,
+                              normalizer)
+        in_trie = np.isin(self.token_types, (NORMAL, USER_DEFINED, UNUSED))
+        chosen = [i for i in np.flatnonzero(in_trie).tolist() if self.texts[i]]
+        encoded = [self.texts[i].encode("utf-8", "surrogatepass") for i in chosen]
+        offsets = np.zeros(len(chosen) + 1, dtype=np.int64)
+        np.cumsum([len(e) for e in encoded], out=offsets[1:])
+        normal = self.token_types == NORMAL
+        min_score = float(self.scores[normal].min()) if normal.any() else 0.0
+        fallback = [self._byte_token(b) for b in range(256)]
+        i32 = lambda values: np.asarray(values, dtype=np.int32)  # noqa: E731
+        self._kernel = UnigramLattice(
+            b"".join(encoded), offsets,
+            i32([i if self.token_types[i] != UNUSED else -1 for i in chosen]),
+            self.scores[chosen].astype(np.float32),
+            (self.token_types[chosen] == USER_DEFINED).astype(np.uint8),
+            int(self.special_ids["unk"]), np.float32(min_score) - np.float32(10.0),
+            i32([-1 if t is None else t for t in fallback]))
+        self._pipeline = self._build_pipeline(self._kernel)
+
+    def _native(self, text: str) -> list[int]:
+        return self._kernel.encode(text.encode("utf-8", "surrogatepass")).tolist()
+
+    def unigram_weights(self) -> np.ndarray:
+        """One weight per id of :attr:`vocabulary`: its piece's log-probability (a user-defined
+        piece: its lattice score ``0.1 * (bytes - 1)``; a base symbol spelt only by byte tokens:
+        ``UNSPELT_WEIGHT``). With them ``additive`` is this model's
+        Viterbi, ``sample`` its subword regularization, and ``ambiguity`` (their default here)
+        its distribution over segmentations."""
+        _, vocab_to_model, base_expansion = self._vocabulary_parts()
+        scores = self.scores.astype(np.float64)
+        for i in np.flatnonzero(self.token_types == USER_DEFINED).tolist():  # their lattice score
+            scores[i] = np.float32(0.1 * (len(self.texts[i].encode("utf-8", "surrogatepass")) - 1))
+        base = [scores[e[0]] if len(e) == 1 else UNSPELT_WEIGHT for e in base_expansion]
+        return np.concatenate([np.asarray(base, dtype=np.float64), scores[vocab_to_model]])
+
+    def _default_weights(self) -> np.ndarray:
+        return self.unigram_weights()

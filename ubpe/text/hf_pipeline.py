@@ -1,0 +1,378 @@
+"""The text pipeline of an HF ``tokenizer.json``, as HF ``tokenizers`` runs it around its model.
+
+``Tokenizer.encode`` (``tokenizers``' ``tokenizer/mod.rs``) cuts the added tokens out of the
+text (:class:`AddedTokens`), normalizes every other segment (:func:`normalize`), cuts each one
+into words with the pre-tokenizer (:class:`PreTokenizer`), and hands every word to the model;
+``Tokenizer.decode`` turns ids back into token strings and runs the decoder
+(:func:`decode_tokens`). Each component here is one of HF's, with HF's rules:
+
+* a ``Split`` keeps, removes or merges the pattern's matches with their neighbours
+  (``SplitDelimiterBehavior``); ``ByteLevel`` adds a space in front of a word that has none
+  (``add_prefix_space``), cuts with GPT-2's regex (``use_regex``) and spells every byte as
+  GPT-2's printable character; ``Metaspace`` writes spaces as ``▁`` and prepends one to every
+  segment (``always``) or to the one at the start of the text (``first``);
+* an added token matches leftmost-longest; ``lstrip`` / ``rstrip`` take the whitespace beside it,
+  ``single_word`` keeps it only between non-word characters; ``normalized`` tokens are
+  matched in the normalized text (their content normalized too), the others in the raw text.
+
+>>> pre = PreTokenizer([("split", regex.compile(r"\\s+"), "removed", False)])
+>>> pre.words("a b  c", True)
+['a', 'b', 'c']
+>>> decode_tokens([("replace", regex.compile("▁"), " "), ("byte_fallback",), ("fuse",), ("strip", " ", 1, 0)],
+...               ["▁hi", "<0xC3>", "<0xA9>", "▁x"])
+'hié x'
+"""
+
+from __future__ import annotations
+
+import functools
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import regex
+
+from .byte_chars import BYTE_TO_CHAR, CHAR_TO_BYTE, byte_chars, chars_bytes
+
+#: GPT-2's regex as HF's ``ByteLevel`` pre-tokenizer writes it (``pre_tokenizers/byte_level.rs``)
+BYTE_LEVEL_REGEX = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+BEHAVIORS = ("removed", "isolated", "merged_with_previous", "merged_with_next", "contiguous")
+_BYTES_TO_CHARS = "".join(BYTE_TO_CHAR[b] for b in range(256))
+_LEADING_SPACE = regex.compile(r"^\s+")
+_TRAILING_SPACE = regex.compile(r"\s+$")
+_WORD_CHAR = regex.compile(r"\w")
+
+
+
+
+# -- normalizers ------------------------------------------------------------------------------
+
+#: A normalizer step: ``("unicode", form)``, ``("lowercase",)``, ``("prepend", text)``,
+#: ``("replace", compiled pattern, content)``, ``("strip", left, right)``.
+Normalizer = Sequence[tuple]
+
+
+def normalize(steps: Normalizer, text: str) -> str:
+    """``text`` after every normalizer step, in order.
+
+    >>> normalize([("prepend", "▁"), ("replace", regex.compile(" "), "▁")], "a b")
+    '▁a▁b'
+    """
+    for step in steps:
+        kind = step[0]
+        if kind == "unicode":
+            if not unicodedata.is_normalized(step[1], text):
+                text = unicodedata.normalize(step[1], text)
+        elif kind == "lowercase":
+            text = text.lower()
+        elif kind == "prepend":
+            text = step[1] + text if text else text
+        elif kind == "replace":
+            text = step[1].sub(lambda _: step[2], text)
+        elif kind == "strip":
+            if step[1]:
+                text = _LEADING_SPACE.sub("", text)
+            if step[2]:
+                text = _TRAILING_SPACE.sub("", text)
+    return text
+
+
+# -- pre-tokenizers ---------------------------------------------------------------------------
+
+
+def split_spans(pattern: regex.Pattern, text: str, behavior: str, invert: bool) -> list[str]:
+    """HF's ``NormalizedString::split``: the pieces of ``text`` cut at ``pattern``'s matches,
+    which are dropped, kept alone, or joined to a neighbour as ``behavior`` says; empty
+    pieces dropped.
+
+    >>> split_spans(regex.compile("-"), "a-b--c", "merged_with_previous", False)
+    ['a-', 'b-', '-', 'c']
+    >>> split_spans(regex.compile("▁"), "▁a▁▁b", "merged_with_next", False)
+    ['▁a', '▁', '▁b']
+    """
+    spans: list[tuple[int, int, bool]] = []
+    previous = 0
+    for found in pattern.finditer(text):
+        start, end = found.span()
+        if start > previous:
+            spans.append((previous, start, invert))
+        spans.append((start, end, not invert))
+        previous = end
+    if previous < len(text):
+        spans.append((previous, len(text), invert))
+    kept: list[list[int]] = []
+    if behavior == "removed":
+        kept = [[s, e] for s, e, match in spans if not match]
+    elif behavior == "isolated":
+        kept = [[s, e] for s, e, _ in spans]
+    elif behavior == "contiguous":
+        last = None
+        for s, e, match in spans:
+            if kept and match == last:
+                kept[-1][1] = e
+            else:
+                kept.append([s, e])
+            last = match
+    elif behavior == "merged_with_previous":
+        last = False
+        for s, e, match in spans:
+            if kept and match and not last:
+                kept[-1][1] = e
+            else:
+                kept.append([s, e])
+            last = match
+    else:  # merged_with_next
+        last = False
+        for s, e, match in reversed(spans):
+            if kept and match and not last:
+                kept[-1][0] = s
+            else:
+                kept.append([s, e])
+            last = match
+        kept.reverse()
+    return [text[s:e] for s, e in kept if e > s]
+
+
+class PreTokenizer:
+    """HF's pre-tokenizers as a list of steps, each applied to every word the previous left:
+
+    * ``("split", compiled pattern, behavior, invert)`` (``Split``, ``Digits``, ``Punctuation``,
+      ``Whitespace``, ``WhitespaceSplit`` are all this);
+    * ``("byte_level", add_prefix_space, use_regex)``;
+    * ``("metaspace", replacement, prepend_scheme, split)``.
+
+    A word carries whether it starts the text (``first``), which ``Metaspace``'s ``first``
+    scheme needs. With a ``byte_level`` step the words come out in GPT-2's alphabet.
+    """
+
+    name = "hf"
+
+    def __init__(self, steps: Sequence[tuple]):
+        self.steps = list(steps)
+        self.byte_level = any(step[0] == "byte_level" for step in self.steps)
+        self._byte_level_regex = regex.compile(BYTE_LEVEL_REGEX)
+
+    def words(self, text: str, first: bool, spell: bool = True) -> list[str]:
+        """The words of one normalized segment; ``first``: the segment starts the text.
+        ``spell=False``: a final ``ByteLevel`` step leaves the words as text (not in GPT-2's
+        alphabet), for a model that takes their UTF-8 bytes."""
+        words: list[tuple[str, bool]] = [(text, first)] if text else []
+        last = len(self.steps) - 1
+        for k, step in enumerate(self.steps):
+            out: list[tuple[str, bool]] = []
+            for word, at_start in words:
+                pieces = self._apply(step, word, at_start, spell or k < last)
+                out.extend((piece, at_start and j == 0) for j, piece in enumerate(pieces))
+            words = out
+        return [word for word, _ in words]
+
+    def _apply(self, step: tuple, word: str, at_start: bool, spell: bool) -> list[str]:
+        kind = step[0]
+        if kind == "split":
+            return split_spans(step[1], word, step[2], step[3])
+        if kind == "byte_level":
+            if step[1] and not word.startswith(" "):
+                word = " " + word
+            pieces = split_spans(self._byte_level_regex, word, "isolated", False) if step[2] else [word]
+            return [byte_chars(piece) for piece in pieces] if spell else pieces
+        # metaspace
+        replacement, scheme, split = step[1], step[2], step[3]
+        word = word.replace(" ", replacement)
+        if not word.startswith(replacement) and (scheme == "always" or (scheme == "first" and at_start)):
+            word = replacement + word
+        if split:  # split_spans(replacement, merged_with_next), in one regex
+            return _metaspace_words(replacement).findall(word)
+        return [word] if word else []
+
+
+@functools.lru_cache(maxsize=None)
+def _metaspace_words(replacement: str) -> regex.Pattern:
+    """``Metaspace``'s split: each replacement character starts a word.
+
+    >>> _metaspace_words("▁").findall("a▁b▁▁c▁")
+    ['a', '▁b', '▁', '▁c', '▁']
+    >>> split_spans(regex.compile("▁"), "a▁b▁▁c▁", "merged_with_next", False)
+    ['a', '▁b', '▁', '▁c', '▁']
+    """
+    r = regex.escape(replacement)
+    return regex.compile(f"{r}[^{r}]*|[^{r}]+")
+
+
+# -- added tokens -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AddedToken:
+    """One entry of ``added_tokens``."""
+
+    content: str
+    id: int
+    special: bool = False
+    single_word: bool = False
+    lstrip: bool = False
+    rstrip: bool = False
+    normalized: bool = False
+
+
+class AddedTokens:
+    """HF's ``AddedVocabulary``: cut the added tokens out of a text (see the module docstring).
+
+    >>> added = AddedTokens([AddedToken("<s>", 1, special=True, rstrip=True)], lambda t: t)
+    >>> added.split("a <s>  b")
+    [('a ', 0), 1, ('b', 7)]
+    """
+
+    def __init__(self, tokens: Sequence[AddedToken], normalizer: Callable[[str], str]):
+        self.tokens = list(tokens)
+        self.normalizer = normalizer
+        self._raw = self._matcher([t for t in self.tokens if not t.normalized], lambda t: t)
+        self._normalized = self._matcher([t for t in self.tokens if t.normalized], normalizer)
+
+    def spelling(self, token: AddedToken) -> str:
+        """How HF spells an added token (``id_to_token``, ``decode``): a ``normalized`` one
+        by its normalized content.
+
+        >>> AddedTokens([], lambda t: t.upper()).spelling(AddedToken("ab", 5, normalized=True))
+        'AB'
+        """
+        return self.normalizer(token.content) if token.normalized else token.content
+
+    def raw_match(self, text: str) -> bool:
+        """Whether an added token matched in the raw text (``normalized=False``) occurs in ``text``.
+
+        >>> AddedTokens([AddedToken("<s>", 1)], str.upper).raw_match("a<s>")
+        True
+        """
+        return self._raw is not None and self._raw[0].search(text) is not None
+
+    @property
+    def raw_pattern(self) -> regex.Pattern | None:
+        """The pattern that finds the added tokens matched in the raw text (None: there are none)."""
+        return self._raw[0] if self._raw else None
+
+    @property
+    def normalized_pattern(self) -> regex.Pattern | None:
+        """The pattern that finds the added tokens matched in the normalized text (None: there are none)."""
+        return self._normalized[0] if self._normalized else None
+
+    @staticmethod
+    def _matcher(tokens: list[AddedToken], spell: Callable[[str], str]):
+        table: dict[str, AddedToken] = {}
+        for token in tokens:
+            text = spell(token.content)
+            if text:
+                table.setdefault(text, token)
+        if not table:
+            return None
+        # an alternation longest first matches leftmost-longest, as HF's aho-corasick does
+        pattern = regex.compile("|".join(regex.escape(t) for t in sorted(table, key=len, reverse=True)))
+        return pattern, table
+
+    def split(self, text: str) -> list[tuple[str, int] | int]:
+        """``[(normalized segment, its offset in the text) or token id]``; segments are
+        normalized, tokens are ids."""
+        out: list[tuple[str, int] | int] = []
+        for part in self._cut(text, self._raw, 0):
+            if isinstance(part, int):
+                out.append(part)
+                continue
+            segment, offset = part
+            normalized = self.normalizer(segment)
+            out.extend(self._cut(normalized, self._normalized, offset))
+        return out
+
+    def _cut(self, text: str, matcher, offset: int) -> list[tuple[str, int] | int]:
+        if not text:
+            return []
+        if matcher is None:
+            return [(text, offset)]
+        pattern, table = matcher
+        out: list[tuple[str, int] | int] = []
+        done = 0
+        for found in pattern.finditer(text):
+            start, stop = found.span()
+            token = table[found.group()]
+            if token.single_word and (
+                    (start > 0 and _WORD_CHAR.match(text[start - 1]))
+                    or (stop < len(text) and _WORD_CHAR.match(text[stop]))):
+                continue
+            if start < done:  # inside the whitespace a previous token's rstrip took
+                continue
+            if token.lstrip:
+                start = max(done, start - (len(text[:start]) - len(_TRAILING_SPACE.sub("", text[:start]))))
+            if token.rstrip:
+                rest = text[stop:]
+                stop += len(rest) - len(_LEADING_SPACE.sub("", rest))
+            if start > done:
+                out.append((text[done:start], offset + done))
+            out.append(token.id)
+            done = stop
+        if done < len(text):
+            out.append((text[done:], offset + done))
+        return out
+
+
+# -- decoders ---------------------------------------------------------------------------------
+
+
+def _byte_fallback(tokens: list[str]) -> list[str]:
+    out: list[str] = []
+    pending = bytearray()
+
+    def flush() -> None:
+        if pending:
+            try:
+                out.append(pending.decode("utf-8"))
+            except UnicodeDecodeError:
+                out.extend("\ufffd" for _ in pending)
+            pending.clear()
+
+    for token in tokens:
+        if len(token) == 6 and token.startswith("<0x") and token.endswith(">"):
+            try:
+                pending.append(int(token[3:5], 16))
+                continue
+            except ValueError:
+                pass
+        flush()
+        out.append(token)
+    flush()
+    return out
+
+
+def _strip(token: str, content: str, start: int, stop: int) -> str:
+    begin, end = 0, len(token)
+    while begin < min(start, len(token)) and token[begin] == content:
+        begin += 1
+    for _ in range(stop):
+        if end > begin and token[end - 1] == content:
+            end -= 1
+        else:
+            break
+    return token[begin:end]
+
+
+def decode_tokens(steps: Sequence[tuple] | None, tokens: list[str]) -> str:
+    """HF's ``Decoder::decode`` of token strings, and the join ``Tokenizer.decode`` makes
+    (``" "`` without a decoder). Steps: ``("byte_level",)``, ``("replace", pattern, content)``,
+    ``("byte_fallback",)``, ``("fuse",)``, ``("strip", content, start, stop)``,
+    ``("metaspace", replacement, prepend)``."""
+    if steps is None:
+        return " ".join(tokens)
+    for step in steps:
+        kind = step[0]
+        if kind == "byte_level":
+            raw = b"".join(chars_bytes(t) if all(c in CHAR_TO_BYTE for c in t) else t.encode("utf-8", "surrogatepass")
+                           for t in tokens)
+            tokens = [raw.decode("utf-8", "replace")]
+        elif kind == "replace":
+            tokens = [step[1].sub(lambda _: step[2], t) for t in tokens]
+        elif kind == "byte_fallback":
+            tokens = _byte_fallback(tokens)
+        elif kind == "fuse":
+            tokens = ["".join(tokens)]
+        elif kind == "strip":
+            tokens = [_strip(t, step[1], step[2], step[3]) for t in tokens]
+        elif kind == "metaspace":
+            tokens = [t.replace(step[1], "" if i == 0 and step[2] else " ") for i, t in enumerate(tokens)]
+    return "".join(tokens)

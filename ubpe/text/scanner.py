@@ -1,0 +1,68 @@
+"""Pre-tokenization of text for byte-level models: UTF-8 bytes and the byte bounds of the
+pattern's pieces.
+
+The presets of ``NATIVE_PATTERNS`` (gpt2, cl100k, llama3, o200k) are split by the kernel's
+scanner (``ubpe_native._pretokenize``), which agrees with ``regex.findall`` exactly; other
+patterns by the ``regex`` engine, whose pieces tile the text, so their byte bounds follow from
+their lengths in characters. A pattern that leaves characters unmatched drops them, as
+tiktoken does.
+
+>>> from ubpe.text.patterns import PATTERNS
+>>> symbols, bounds = pretokenize("hi there", PATTERNS["gpt2"])
+>>> bytes(symbols.tolist()), bounds.tolist()
+(b'hi there', [0, 2, 8])
+>>> pretokenize("hé!", r"\\w+")[1].tolist()                    # "!" is dropped
+[0, 3]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import regex
+
+from ubpe_native._pretokenize import split_text
+from ubpe_native._numpy import ID_DTYPE
+
+from .patterns import NATIVE_PATTERNS, UTF8_WIDTH_STEPS, code_point_classes
+
+__all__ = ["native_bounds", "pretokenize"]
+
+
+def native_bounds(data: bytes, pattern: str) -> np.ndarray | None:
+    """Byte offsets of the pieces of UTF-8 ``data`` by the kernel's scanner, or ``None`` when
+    ``pattern`` is not one of the presets it knows.
+
+    >>> from ubpe.text.patterns import PATTERNS
+    >>> native_bounds("hi there".encode(), PATTERNS["cl100k"]).tolist(), native_bounds(b"x", "x+")
+    ([0, 2, 8], None)
+    """
+    native = NATIVE_PATTERNS.get(pattern)
+    if native is None:
+        return None
+    return split_text(np.frombuffer(data, dtype=np.uint8), code_point_classes(), native)
+
+
+def pretokenize(text: str, pattern: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(symbols, bounds)``: the UTF-8 bytes of ``text``'s pieces under ``pattern`` (a
+    pat_str) as ids, piece ``k`` at ``bounds[k]:bounds[k+1]``. Raises ``UnicodeEncodeError``
+    on lone surrogates (callers replace them first, see ``without_surrogates``)."""
+    data = text.encode("utf-8")
+    bounds = native_bounds(data, pattern)
+    if bounds is not None:
+        return np.frombuffer(data, dtype=np.uint8).astype(ID_DTYPE), bounds
+    pieces = regex.findall(pattern, text)
+    char_lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
+    bounds = np.zeros(len(pieces) + 1, dtype=np.int64)
+    if int(char_lengths.sum()) == len(text):
+        np.cumsum(char_lengths, out=bounds[1:])
+        if len(data) != len(text):  # not ASCII: character offsets -> byte offsets
+            code_points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+            widths = 1 + np.searchsorted(UTF8_WIDTH_STEPS, code_points, side="right")
+            byte_offsets = np.zeros(len(text) + 1, dtype=np.int64)
+            np.cumsum(widths, out=byte_offsets[1:])
+            bounds = byte_offsets[bounds]
+    else:
+        encoded = [piece.encode("utf-8") for piece in pieces]
+        data = b"".join(encoded)
+        np.cumsum([len(e) for e in encoded], out=bounds[1:])
+    return np.frombuffer(data, dtype=np.uint8).astype(ID_DTYPE), bounds
