@@ -25,7 +25,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("errors", "_version", "_lazy", "_hooks", "threads", "files"),  # no stage: shared by all
     ("text",),  # normalizers, pre-tokenizers, special tokens, byte tables
     ("alphabet", "vocabulary"),  # symbols <-> base ids; the fitted vocabulary
-    ("splitting", "pieces"),  # our split pipeline (on text's patterns); id <-> piece tables
+    ("known_words", "splitting", "pieces"),  # our split pipeline (on text's patterns); id <-> piece tables
     ("fit",),  # corpus -> Vocabulary (scale-out through a hook)
     ("encoders",),  # parts -> encodings, one module per encoder
     ("models",),  # the tokenizer families

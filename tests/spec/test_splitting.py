@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import reference_impl as ref
 from ubpe import UBPE, Alphabet, SplitMode, SplitPipeline
-from ubpe.splitting import normalize_known_words
+from ubpe.known_words import normalize_known_words
 
 ALPHABET = "abc .,\n"
 KNOWN = ["ab", "abc", "c c"]
