@@ -117,7 +117,7 @@ def partition_specials(text: str, specials: Sequence[tuple[str, int, bool, bool]
 
 def in_chunks(docs: list, workers: int, encode_chunk: Callable[[list], list]) -> list:
     """``encode_chunk(docs)`` over chunks of consecutive documents on ``workers`` threads
-    (:func:`.batch.run_chunks`: chunks of about the same characters, handed out in order),
+    (:func:`.chunks.run_chunks`: chunks of about the same characters, handed out in order),
     concatenated in order. A document that is no str counts as one character: ``encode_chunk``
     says what is wrong with it.
 

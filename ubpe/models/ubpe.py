@@ -7,11 +7,8 @@ vocabularies; on top, ``vocabulary`` (both views of every token plus creation ra
 ``describe``...; ``save``/``load`` in our versioned format) and the alternatives
 (``ambiguity``, ``rerank=``).
 
-The module is longer than ~500 lines for one reason: the reference's public surface is one
-class (``UBPEBase`` with two subclasses), and every method it has must live on it for drop-in
-compatibility. Each method is a thin call into the module that does the work (``fit``,
-``encoders``, ``pieces``, ``io``), so splitting the file would only scatter one class's
-signatures.
+The reference's attributes and its JSON methods are a thin layer of their own
+(:mod:`ubpe.models.compat`); the contract's plumbing is :class:`~ubpe.models.base.Tokenizer`'s.
 
 >>> tok = UBPE(alphabet="ab", n_tokens=4)
 >>> tok.fit(["abab", "abba"], quiet=True)
@@ -38,8 +35,8 @@ from ..pieces import Inventory, PieceTable
 from ..splitting import SplitMode, SplitPipeline, make_pipeline
 from ..threads import check_n_threads, concat_in_order, default_threads, run_in_order
 from ..vocabulary import Vocabulary
-from .._hooks import file_formats
 from .base import Tokenizer
+from .compat import Ubpe030Surface
 
 if TYPE_CHECKING:  # the encoders (and their kernels) are imported by the methods that use them
     from ..encoders import Encoder, Encoding
@@ -84,16 +81,19 @@ class _TextPath:
         return self.encode_texts(self.splitter, docs, top_n)
 
 
-class UBPEBase(Tokenizer):
+class UBPEBase(Ubpe030Surface, Tokenizer):
     """What both UBPE tokenizers share: configuration, fitting, encoding, decoding.
 
     The configuration is a :class:`~ubpe.splitting.SplitPipeline` (alphabet, known words,
     break tokens, regex, stop tokens) plus ``n_tokens``; the decode table is a
     :class:`~ubpe.pieces.PieceTable`; model files are read and written by :mod:`ubpe.io`, which
-    builds instances through :meth:`restore`. The class is longer than 250 lines because it is
-    ubpe 0.3.0's whole public surface (constructor, ten attributes, ``fit``, ``encode``,
-    ``decode``, ``dumps``/``loads``) plus the :class:`Tokenizer` contract, kept on one class for
-    drop-in compatibility; every method delegates its work to one of those modules.
+    builds instances through :meth:`restore`; the reference's attributes and JSON methods are
+    :class:`~ubpe.models.compat.Ubpe030Surface`'s, the contract's shared plumbing
+    :class:`~ubpe.models.base.Tokenizer`'s. The class is over 300 lines because its public
+    methods are the reference's signatures (``fit``, ``encode`` with ``split_mode``/``top_n``,
+    ``encode_batch``, ``decode``...) plus ours (``encode_batch_to_numpy``, ``ambiguity``,
+    ``rerank=``), each a few lines over the module that does the work (``fit``, ``encoders``,
+    ``pieces``, ``threads``).
     """
 
     variant: ClassVar[str]
@@ -172,36 +172,6 @@ class UBPEBase(Tokenizer):
         return len(self._alphabet) + (len(self._known_words) if self._known_words else 0)
 
     @property
-    def alphabet(self) -> dict[Any, int]:
-        return self._alphabet.as_dict()
-
-    @property
-    def inverse_alphabet(self) -> dict[int, Any]:
-        return dict(enumerate(self._alphabet.symbols))
-
-    @property
-    def known_words(self) -> dict[Any, int] | None:
-        return dict(self._known_words) if self._known_words else None
-
-    @property
-    def inverse_known_words(self) -> dict[int, Any] | None:
-        return {i: w for w, i in self._known_words.items()} if self._known_words else None
-
-    @property
-    def break_tokens(self) -> set[Any] | None:
-        tokens = self.split_pipeline.break_tokens
-        return set(tokens) if tokens else None
-
-    @property
-    def stop_tokens(self) -> set[Any] | None:
-        tokens = self.split_pipeline.stop_tokens
-        return set(tokens) if tokens else None
-
-    @property
-    def regex_str(self) -> str | None:
-        return self.split_pipeline.regex_str
-
-    @property
     def vocabulary(self) -> Vocabulary:
         """The fitted vocabulary (raises :class:`NotFittedError` before ``fit``)."""
         if self._vocabulary is None:
@@ -211,28 +181,6 @@ class UBPEBase(Tokenizer):
     @property
     def is_fitted(self) -> bool:
         return self._vocabulary is not None
-
-    def _mapping(self) -> dict[int, tuple[int, ...]]:
-        raise NotImplementedError
-
-    @property
-    def tokens_mapper(self) -> dict[str, dict]:
-        """``{"backward": token -> tuple, "forward": tuple -> token}`` as in the reference."""
-        if self._vocabulary is None:
-            return {"backward": {}, "forward": {}}
-        if "mapper" not in self._views:
-            backward = self._mapping()
-            self._views["mapper"] = {
-                "backward": backward,
-                "forward": {seq: token for token, seq in backward.items()},
-            }
-        return self._views["mapper"]
-
-    @property
-    def tokens_weights(self) -> dict[int, float]:
-        if self._vocabulary is None:
-            return {}
-        return self._vocabulary.weight_of()
 
     def _set_vocabulary(self, vocabulary: Vocabulary) -> None:
         self._vocabulary = vocabulary
@@ -558,17 +506,6 @@ class UBPEBase(Tokenizer):
     def inventory(self) -> Inventory:
         """Every id with its piece, idf weight and recorded merge (see :class:`Inventory`)."""
         return self._table().inventory(self.vocabulary)
-
-    # -- model files (see ubpe.io) ----------------------------------------------------------
-
-    def dumps(self) -> str:
-        """The model as ubpe 0.3.0's JSON (loadable by the reference's ``loads``)."""
-        return file_formats().format_module("ubpe030").dumps(self)
-
-    @classmethod
-    def loads(cls, dump: str, token_type: type | None = None):
-        """A tokenizer from ubpe 0.3.0's JSON; ``token_type`` is inferred when not given."""
-        return file_formats().format_module("ubpe030").loads(dump, variant=cls.variant, token_type=token_type)
 
     def __repr__(self) -> str:
         state = f"{self.n_tokens} tokens" if self.is_fitted else f"not fitted, n_tokens={self.n_tokens}"
