@@ -28,7 +28,7 @@ import struct
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from ubpe_native._numpy import np
 
 from ..errors import InvalidParameterError, ModelFormatError
 from ..files import gc_paused

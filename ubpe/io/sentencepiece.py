@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import numpy as np
+from ubpe_native._numpy import np
 
 from ..errors import InvalidParameterError, ModelFormatError
 from .format import Format
