@@ -104,6 +104,10 @@ class Alphabet:
         if len(types) > 1:
             names = ", ".join(sorted(t.__name__ for t in types))
             raise SymbolTypeError(f"alphabet symbols must all have one type, got: {names}")
+        for symbol in symbols:
+            if isinstance(symbol, (float, complex)) and symbol != symbol:
+                raise SymbolTypeError("NaN cannot be an alphabet symbol: it is not equal to itself, "
+                                      "so no symbol of a document could ever be it")
         index: dict[Any, int] = {}
         for i, symbol in enumerate(symbols):
             try:
@@ -118,6 +122,14 @@ class Alphabet:
         self._table: array | None = None
         self._table_offset = 0
         self._build_table()
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        """Pickled as its symbols (every pickle protocol; the lookup tables are built again)."""
+        return (self.symbols,)
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        (symbols,) = state
+        type(self).__init__(self, symbols)
 
     @classmethod
     def from_spec(cls, spec: Any) -> Alphabet:
@@ -141,6 +153,8 @@ class Alphabet:
         if isinstance(spec, (list, tuple, range, *numpy_types("ndarray"))):
             try:
                 return cls(list(dict.fromkeys(normalize_symbol(s) for s in spec)))
+            except SymbolTypeError:
+                raise
             except TypeError as exc:
                 raise SymbolTypeError(f"alphabet symbols must be hashable: {exc}") from None
         raise SymbolTypeError(

@@ -48,9 +48,24 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def check_path(path: Any, what: str = "path") -> str | bytes | os.PathLike:
+    """``path`` if it names a file (a str, bytes or :class:`os.PathLike`); anything else is an
+    :class:`InvalidParameterError`. ``open`` takes an int as a file descriptor (and closing it
+    would close, say, stdout for ``True``): a model path never is one.
+
+    >>> check_path(True)
+    Traceback (most recent call last):
+    ...
+    ubpe.errors.InvalidParameterError: `path` must be a file path (str or os.PathLike), not bool
+    """
+    if isinstance(path, (str, bytes, os.PathLike)):
+        return path
+    raise InvalidParameterError(f"`{what}` must be a file path (str or os.PathLike), not {type(path).__name__}")
+
+
 def read_head(path: str | os.PathLike, size: int = HEAD_SIZE) -> bytes:
     """The first ``size`` bytes of the file at ``path``."""
-    with open(path, "rb") as handle:
+    with open(check_path(path), "rb") as handle:
         return handle.read(size)
 
 
@@ -61,6 +76,7 @@ def write_atomically(path: str | os.PathLike, text: str) -> None:
     ``0o666`` minus the umask (like ``open``); a replaced file keeps its mode. Text that UTF-8
     cannot hold (a lone surrogate) is refused before anything is written.
     """
+    check_path(path)
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError as exc:
@@ -109,7 +125,7 @@ def _create_temporary(target: Path) -> tuple[int, str]:
 def read_text(path: str | os.PathLike, what: str = "a ubpe model") -> str:
     """The UTF-8 text of the file at ``path`` (:class:`ModelFormatError` if it is not UTF-8)."""
     try:
-        return Path(path).read_text(encoding="utf-8")
+        return Path(check_path(path)).read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise ModelFormatError(f"{path} is not {what} (not UTF-8 text): {exc}") from None
 

@@ -81,6 +81,10 @@ ALPHABETS = [
     Bad("None alone", lambda m: UBPE(alphabet=None, n_tokens=10), SymbolTypeError, "`alphabet` must be given"),
     Bad("2-D array", lambda m: _u(alphabet=np.zeros((2, 2), int)), SymbolTypeError, "alphabet"),
     Bad("an object", lambda m: _u(alphabet=object()), SymbolTypeError, "alphabet"),
+    Bad("NaN symbol", lambda m: _u(alphabet=[float("nan"), 1.0]), SymbolTypeError, "NaN cannot be an alphabet symbol"),
+    Bad("NaN in a set", lambda m: _u(alphabet={float("nan")}), SymbolTypeError, "NaN cannot be an alphabet symbol"),
+    Bad("mixed str and NaN", lambda m: _u(alphabet=["a", float("nan")]),
+        SymbolTypeError, "alphabet symbols must all have one type, got: float, str"),
 ]
 
 SETTINGS = [
@@ -306,6 +310,13 @@ SAVES = [
     Bad("read-only format save", lambda m: ubpe.save(m.u, "/tmp/x.gguf", format="gguf"), InvalidParameterError, "does not write"),
     Bad("tuple alphabet as ubpe030", lambda m: ubpe.save(_tuples(), "/tmp/x.json", format="ubpe030"), ModelFormatError, "tuple"),
     Bad("lone surrogate save", lambda m: _surrogate().save("/tmp/ubpe-bad-surrogate.json"), InvalidParameterError, "lone surrogate"),
+    # an int is no file descriptor here: reading or writing fd 1 (True) would close stdout
+    Bad("load an int", lambda m: ubpe.load(123), InvalidParameterError, "`path` must be a file path"),
+    Bad("load True", lambda m: ubpe.load(True), InvalidParameterError, "not bool"),
+    Bad("load None", lambda m: ubpe.load(None), InvalidParameterError, "not NoneType"),
+    Bad("save to an int", lambda m: ubpe.save(m.u, 1), InvalidParameterError, "`path` must be a file path"),
+    Bad("method save to True", lambda m: m.u.save(True), InvalidParameterError, "not bool"),
+    Bad("class load of a float", lambda m: UBPE.load(1.5), InvalidParameterError, "not float"),
 ]
 
 

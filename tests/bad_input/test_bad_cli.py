@@ -65,6 +65,8 @@ USAGE_ERRORS = [
 
 PATHS = [
     BadRun("fit missing input", ["fit", "nope.txt", "-o", "o.json"], INPUT, "no such file or directory: nope.txt"),
+    BadRun("fit /dev/zero", ["fit", "/dev/zero", "-o", "o.json"], INPUT, "/dev/zero is a device, not a file of documents"),
+    BadRun("encode /dev/zero", ["encode", "universal.json", "/dev/zero"], INPUT, "is a device, not a file of documents"),
     BadRun("fit empty folder", ["fit", "empty", "-o", "o.json"], INPUT, "no files matching '*' in directory empty"),
     BadRun("fit glob matches nothing", ["fit", "texts", "--glob", "*.md", "-o", "o.json"], INPUT, "no files matching '*.md'"),
     BadRun("fit -o a folder", ["fit", "c.txt", "-o", "texts"], INPUT, "cannot write texts: it is a directory"),
@@ -119,6 +121,14 @@ DOCUMENTS = [
     BadRun("encode ints on a text model", ["encode", "universal.json", "--ints", "--text", "1 2"], INPUT, "not in the alphabet"),
     BadRun("encode text on an int model", ["encode", "ints.json", "--text", "abc"], INPUT, "expected integers"),
     BadRun("encode int outside the alphabet", ["encode", "ints.json", "--text", "1 99"], INPUT, "99"),
+    BadRun("fit --ints past int64", ["fit", "--ints", "huge.txt", "-o", "o.json"], INPUT,
+           "huge.txt:1: 18446744073709551615 is outside the 64-bit integers a symbol can be"),
+    BadRun("encode --ints past int64", ["encode", "ints.json", "--text", "1 18446744073709551615"], INPUT,
+           "--text: 18446744073709551615 is outside the 64-bit integers"),
+    BadRun("compare --encoders ''", ["compare", "universal.json", "--text", "the", "--encoders", ""], INPUT,
+           "--encoders needs at least one encoder name"),
+    BadRun("compare --encoders ' , '", ["compare", "universal.json", "--text", "the", "--encoders", " , "], INPUT,
+           "--encoders needs at least one encoder name"),
     BadRun("compare two documents", ["compare", "universal.json", "--text", "the", "--text", "cat"], INPUT, "compare takes one document, got 2"),
     BadRun("compare symbol outside", ["compare", "universal.json", "--text", "zebra"], INPUT, "'z'"),
     BadRun("view symbol outside", ["view", "universal.json", "--text", "zebra"], INPUT, "'z'"),
@@ -186,6 +196,7 @@ def workdir(m, tmp_path, monkeypatch):
     (tmp_path / "z.txt").write_text("zebra\n")
     (tmp_path / "ints.txt").write_text("1 2 3 1 2\n3 1 2\n")
     (tmp_path / "neg.txt").write_text("1 -1 2\n")
+    (tmp_path / "huge.txt").write_text("1 18446744073709551615 2\n")
     (tmp_path / "bad.txt").write_bytes(b"ab\xff cd\n")
     (tmp_path / "blank.txt").write_text("")
     (tmp_path / "texts").mkdir()
@@ -230,3 +241,48 @@ def test_warnings_are_one_line_like_errors(workdir, capsys):
     warned = [line for line in lines if "warning" in line]
     assert warned == [line for line in warned if line.startswith("ubpe: warning: n_tokens=1000 was asked for")]
     assert len(warned) == 1 and not any(".py:" in line for line in lines)
+
+
+@pytest.mark.parametrize("error", [ZeroDivisionError("division by zero"), RecursionError("too deep"),
+                                   KeyError("lost"), MemoryError()])
+def test_a_bug_is_one_line_asking_for_a_report(workdir, monkeypatch, capsys, error):
+    """Issue 28, point 5: an exception that is not an input error (a bug in ubpe) prints one
+    line and exit status 70 (out of memory: an input error, status 1); ``--debug`` shows the
+    traceback instead."""
+    import ubpe.cli.decode as decode_command
+
+    def broken(args):
+        raise error
+
+    monkeypatch.setattr(decode_command, "run", broken)
+    monkeypatch.delenv("UBPE_TRACEBACK", raising=False)
+    status = main(["decode", str(workdir / "model.json"), "--ids", "1"])
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    if isinstance(error, MemoryError):
+        assert (status, err) == (1, "ubpe: error: out of memory\n")
+    else:
+        assert status == 70
+        assert err.startswith(f"ubpe: internal error: {type(error).__name__}: ") and "please report it" in err
+    with pytest.raises(type(error)):
+        main(["--debug", "decode", str(workdir / "model.json"), "--ids", "1"])
+
+
+def test_pipes_and_process_substitution_work(workdir, capsys):
+    """Issue 28, point 5: a FIFO (what ``<(...)`` gives) is read as a file of documents and as
+    a model (copied first: readers open a model path twice), not "no such file"."""
+    import os
+    import threading
+
+    def feed(path, data):
+        with open(path, "wb") as fifo:
+            fifo.write(data)
+
+    for name, data in (("docs.fifo", b"the cat\n"), ("model.fifo", (workdir / "universal.json").read_bytes())):
+        os.mkfifo(workdir / name)
+        threading.Thread(target=feed, args=(workdir / name, data), daemon=True).start()
+    assert main(["encode", "model.fifo", "docs.fifo"]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    assert main(["encode", "universal.json", "--text", "the cat"]) == 0
+    assert capsys.readouterr().out == out

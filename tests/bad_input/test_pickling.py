@@ -1,7 +1,8 @@
 """Every tokenizer family pickles and deep-copies after it has encoded (issue 13, item 11):
 once the compiled kernels built on first use (radix trees, merge tables) made ``pickle`` and
-``deepcopy`` fail with "self.children cannot be converted to a Python object". The copy must
-encode exactly as the original, with every deterministic encoder, scores included."""
+``deepcopy`` fail with "self.children cannot be converted to a Python object"; and on every
+pickle protocol (issue 28, point 8: protocols 0 and 1 failed on the alphabet's slots). The copy
+must encode exactly as the original, with every deterministic encoder, scores included."""
 
 from __future__ import annotations
 
@@ -36,7 +37,18 @@ def _encodings(tok, doc):
             for name in available_encoders() if _deterministic(name)}
 
 
-@pytest.mark.parametrize("how", ["pickle", "deepcopy"])
+HOWS = ["pickle", "deepcopy", *(f"pickle protocol {p}" for p in range(pickle.HIGHEST_PROTOCOL))]
+
+
+def _copy(tok, how):
+    if how == "deepcopy":
+        return copy.deepcopy(tok)
+    if how == "pickle":
+        return pickle.loads(pickle.dumps(tok))
+    return pickle.loads(pickle.dumps(tok, protocol=int(how.rsplit(" ", 1)[1])))
+
+
+@pytest.mark.parametrize("how", HOWS)
 @pytest.mark.parametrize("family", FAMILIES)
 def test_copies_after_encoding_encode_the_same(families, family, how):
     tok = families[family]
@@ -45,7 +57,7 @@ def test_copies_after_encoding_encode_the_same(families, family, how):
         tok.encode_with(doc, name, **OPTIONS.get(name, {}))
     if hasattr(tok, "fit_weights"):  # state that changed after loading travels too
         tok.fit_weights(["the cat sat", "a dog met the cat", "the log"])
-    copied = pickle.loads(pickle.dumps(tok)) if how == "pickle" else copy.deepcopy(tok)
+    copied = _copy(tok, how)
     assert type(copied) is type(tok)
     assert _encodings(copied, doc) == _encodings(tok, doc)
     assert copied.encode(doc) == tok.encode(doc)

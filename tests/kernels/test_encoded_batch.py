@@ -203,6 +203,23 @@ def test_bad_arrays_are_refused(arrays, match):
         EncodedBatch(*arrays)
 
 
+def test_the_batch_keeps_copies_of_the_callers_arrays():
+    """Issue 28, point 8: an edit to the arrays handed to the constructor after it checked
+    them does not reach the batch (it would bypass the checks)."""
+    ids, token_offsets = np.array([1, 2], np.int32), np.array([0, 2])
+    batch = EncodedBatch(ids, token_offsets, np.array([0.5]), np.array([0, 1]))
+    ids[0], token_offsets[1] = -7, 99
+    assert batch.tolist() == [[([1, 2], 0.5)]]
+
+
+@pytest.mark.parametrize("lists", [
+    [[([1, 2**40], 0.0)]], [[([1], "x")]], [[(["a"], 0.0)]], [[([1], 0.0, 3)]], [5], [[5]],
+])
+def test_bad_lists_are_a_clear_error(lists):
+    with pytest.raises(InvalidParameterError, match=r"from_lists takes \[\[\(tokens, score\)"):
+        EncodedBatch.from_lists(lists)
+
+
 # -- the kernels' arrays against their lists --------------------------------------------------------
 
 

@@ -386,8 +386,9 @@ def test_fit_output_folder_must_exist(tmp_path):
 
 
 @pytest.mark.parametrize("bug", [KeyError("x"), TypeError("y"), AttributeError("z")])
-def test_an_internal_bug_is_not_reported_as_bad_input(monkeypatch, bug):
-    """``main`` turns only ubpe's errors and OSError into one-line exit-1 errors."""
+def test_an_internal_bug_is_not_reported_as_bad_input(monkeypatch, capsys, bug):
+    """``main`` turns only ubpe's errors and OSError into exit-1 input errors; a bug exits 70
+    with one line asking for a report (issue 28), and ``--debug`` raises it."""
     import ubpe.cli.decode as decode_command
     from ubpe.cli import main
 
@@ -395,8 +396,11 @@ def test_an_internal_bug_is_not_reported_as_bad_input(monkeypatch, bug):
         raise bug
 
     monkeypatch.setattr(decode_command, "run", broken)
+    monkeypatch.delenv("UBPE_TRACEBACK", raising=False)
+    assert main(["decode", "model.json", "--ids", "1"]) == 70
+    assert "internal error" in capsys.readouterr().err
     with pytest.raises(type(bug)):
-        main(["decode", "model.json", "--ids", "1"])
+        main(["--debug", "decode", "model.json", "--ids", "1"])
 
 
 def test_bad_input_in_process_exits_1(tmp_path, capsys):

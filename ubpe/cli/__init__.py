@@ -15,9 +15,11 @@ Run ``ubpe --help`` (or ``python -m ubpe --help``) and ``ubpe COMMAND --help``::
 One module per command (``fit``, ``encode``, ``decode``, ``view``, ``inspect``, ``compare``,
 ``convert``), each with a ``run(args)``; ``inputs`` reads documents, ids and options;
 ``parser`` builds the argument parser. Models are read and written by :mod:`ubpe.io` (any
-format it knows) and used through the :class:`~ubpe.models.ubpe.Tokenizer` contract. Errors
+format it knows) and used through the :class:`~ubpe.models.base.Tokenizer` contract. Errors
 in the input are one line on stderr (``ubpe: error: ...``) with exit code 1; usage errors
-exit with 2 (argparse); a bug (any other exception) shows its traceback.
+exit with 2 (argparse); a bug in ubpe (any other exception) is one line too, asking for a
+report, with exit code 70 (``EX_SOFTWARE``). ``--debug`` (or ``UBPE_TRACEBACK=1``) shows the
+traceback instead.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from .inputs import PROG
 from .parser import build_parser
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+EXIT_BUG = 70  # sysexits' EX_SOFTWARE: an internal error
 EXIT_INTERRUPTED = 130
 # set this environment variable to see tracebacks instead of one-line errors
 TRACEBACK_ENV = "UBPE_TRACEBACK"
@@ -58,10 +61,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except (UBPEError, OSError) as exc:
-        if os.environ.get(TRACEBACK_ENV):  # for debugging: the full traceback
+        if args.debug or os.environ.get(TRACEBACK_ENV):  # for debugging: the full traceback
             raise
         print(f"{PROG}: error: {_message(exc)}", file=sys.stderr)
         return EXIT_ERROR
+    except MemoryError:
+        if args.debug or os.environ.get(TRACEBACK_ENV):
+            raise
+        print(f"{PROG}: error: out of memory", file=sys.stderr)
+        return EXIT_ERROR
+    except Exception as exc:  # a bug in ubpe: one line and a request, the traceback on demand
+        if args.debug or os.environ.get(TRACEBACK_ENV):
+            raise
+        print(f"{PROG}: internal error: {type(exc).__name__}: {_message(exc)} - this is a bug in ubpe, "
+              f"please report it (run again with --debug for the traceback)", file=sys.stderr)
+        return EXIT_BUG
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:

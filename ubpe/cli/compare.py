@@ -27,7 +27,12 @@ def run(args: argparse.Namespace) -> int:
     if len(docs) != 1:
         raise CLIError(f"compare takes one document, got {len(docs)}")
     doc = docs[0]
-    names = args.encoders.split(",") if args.encoders else default_encoders(model)
+    if args.encoders is None:
+        names = default_encoders(model)
+    else:
+        names = [name.strip() for name in args.encoders.split(",") if name.strip()]
+        if not names:
+            raise CLIError("--encoders needs at least one encoder name (e.g. --encoders tfidf,fewest)")
     options = parse_options(args.option)
     registered = [n for n in names if n != model.default_encoder or n in available_encoders()]
     for key in options:

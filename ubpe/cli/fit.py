@@ -21,7 +21,7 @@ from ..text.patterns import PATTERNS
 from ..models.bytelevel import ByteLevelBPE
 from ..io import save
 from ..models.ubpe import CLASSIC, DEFAULT_N_TOKENS, UBPE, UBPEBase, UBPEClassic
-from .inputs import DEFAULT_BYTELEVEL_PATTERN, PROG, CLIError, check_output, parse_ints, read_file, unescape
+from .inputs import DEFAULT_BYTELEVEL_PATTERN, PROG, CLIError, check_output, parse_symbols, read_file, unescape
 from .stream import DocStream
 
 TIKTOKEN_SUFFIX = ".tiktoken"
@@ -131,7 +131,7 @@ def fit_universal(
 def _symbols(spec: str | None, ints: bool) -> list[Any] | None:
     if spec is None:
         return None
-    return parse_ints(spec, "separator ids") if ints else list(unescape(spec))
+    return parse_symbols(spec, "separator ids") if ints else list(unescape(spec))
 
 
 def _known_words(path: str | None, ints: bool) -> list[Any] | None:
@@ -139,5 +139,5 @@ def _known_words(path: str | None, ints: bool) -> list[Any] | None:
         return None
     lines = [line for line in read_file(path).split("\n") if line.strip()]
     if ints:
-        return [tuple(parse_ints(line, path)) for line in lines]
+        return [tuple(parse_symbols(line, path)) for line in lines]
     return [line.rstrip("\r") for line in lines]

@@ -10,7 +10,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
+import stat
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -27,6 +30,10 @@ DOCS_PER = ("line", "file", "paragraph")
 PROGRESS_MIN_FILES = 20
 # byte-level pre-tokenization when none is given: a preset HF's Oniguruma reads as we do
 DEFAULT_BYTELEVEL_PATTERN = "gpt2"
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+#: a model read from a pipe is copied to a temporary file first (readers open a path twice:
+#: to detect the format, then to read); past this size it is refused
+MAX_PIPED_MODEL_BYTES = 1 << 32
 ESCAPES = {"\\n": "\n", "\\t": "\t", "\\r": "\r", "\\s": " ", "\\\\": "\\"}
 
 
@@ -69,11 +76,20 @@ def input_files(inputs: Sequence[str], glob: str) -> list[str]:
             if not found:
                 raise CLIError(f"no files matching {glob!r} in directory {name}")
             files.extend(str(p) for p in found)
-        elif path.is_file():
+        elif path.is_file() or _is_pipe(name):  # a pipe, a FIFO, a process substitution <(...)
             files.append(name)
+        elif path.exists():
+            raise CLIError(f"{name} is a device, not a file of documents (use - to read stdin)")
         else:
             raise CLIError(f"no such file or directory: {name}")
     return files
+
+
+def _is_pipe(name: str) -> bool:
+    try:
+        return stat.S_ISFIFO(os.stat(name).st_mode)
+    except OSError:
+        return False
 
 
 def read_file(name: str) -> str:
@@ -119,13 +135,31 @@ def parse_ints(line: str, where: str = "input") -> list[int]:
     stripped = line.strip()
     try:
         if stripped.startswith("["):
-            values = json.loads(stripped)
-            if not isinstance(values, list):
+            parsed = json.loads(stripped)
+            if not isinstance(parsed, list):
                 raise ValueError
-            return [as_int(v) for v in values]
-        return [int(v) for v in stripped.replace(",", " ").split()]
+            values = [as_int(v) for v in parsed]
+        else:
+            values = [int(v) for v in stripped.replace(",", " ").split()]
     except (ValueError, TypeError, json.JSONDecodeError):
         raise CLIError(f"{where}: expected integers, got {stripped[:60]!r}") from None
+    return values
+
+
+def parse_symbols(line: str, where: str = "input") -> list[int]:
+    """:func:`parse_ints` for a document of integer symbols, which must be 64-bit integers
+    (an alphabet of them is a numpy int64 table).
+
+    >>> parse_symbols(str(2**64 - 1), "x")
+    Traceback (most recent call last):
+    ...
+    ubpe.cli.inputs.CLIError: x: 18446744073709551615 is outside the 64-bit integers a symbol can be
+    """
+    values = parse_ints(line, where)
+    for value in values:
+        if not INT64_MIN <= value <= INT64_MAX:
+            raise CLIError(f"{where}: {value} is outside the 64-bit integers a symbol can be")
+    return values
 
 
 def as_int(value: Any) -> int:
@@ -164,7 +198,7 @@ def read_docs(
 ) -> list[Any]:
     """Documents from ``texts`` and files: str documents, or int sequences (``ints``, or
     any ``.npy`` file: a 1-D array is one document, each row of a 2-D array is one)."""
-    docs: list[Any] = [parse_ints(t, "--text") for t in texts] if ints else list(texts)
+    docs: list[Any] = [parse_symbols(t, "--text") for t in texts] if ints else list(texts)
     names = list(inputs)
     if not names and not texts:
         if sys.stdin.isatty():
@@ -178,7 +212,7 @@ def read_docs(
             docs.extend(_npy_docs(name))
         elif ints:
             lines = read_file(name).split("\n")
-            docs.extend(parse_ints(line, f"{name}:{n}") for n, line in enumerate(lines, 1) if line.strip())
+            docs.extend(parse_symbols(line, f"{name}:{n}") for n, line in enumerate(lines, 1) if line.strip())
         else:
             docs.extend(split_docs(read_file(name), docs_per))
     return docs
@@ -262,5 +296,17 @@ def check_output(path: str) -> None:
 def load_model(path: str, *, variant: str | None = None, pattern: str | None = None) -> Any:
     """:func:`ubpe.load`: a ``.tiktoken`` file (which does not record its pattern) splits
     text by ``pattern``, default the API's (``ubpe.io.tiktoken.DEFAULT_TIKTOKEN_PATTERN``,
-    cl100k); ``variant`` picks the class of a ubpe 0.3.0 dump."""
-    return load(path, variant=variant, pattern=pattern)
+    cl100k); ``variant`` picks the class of a ubpe 0.3.0 dump. A model read from a pipe (``<(...)``,
+    a FIFO) is copied to a temporary file first: readers open the path more than once."""
+    if not _is_pipe(path):
+        return load(path, variant=variant, pattern=pattern)
+    with tempfile.TemporaryDirectory(prefix="ubpe-model-") as folder:
+        copy = os.path.join(folder, "model")
+        with open(path, "rb") as source, open(copy, "wb") as target:
+            shutil.copyfileobj(source, target)
+            if target.tell() > MAX_PIPED_MODEL_BYTES:
+                raise CLIError(f"{path}: a piped model over {MAX_PIPED_MODEL_BYTES} bytes is refused")
+        try:
+            return load(copy, variant=variant, pattern=pattern)
+        except UBPEError as exc:  # name the pipe, not the copy
+            raise type(exc)(str(exc).replace(copy, path)) from None

@@ -64,6 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Universal Byte-Pair Encoding: fit, encode, inspect and compare tokenizers.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--debug", action="store_true",
+                        help="show the traceback of an error instead of one line (for bug reports)")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     fit = commands.add_parser("fit", help="fit a model on text or integer sequences",

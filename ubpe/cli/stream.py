@@ -27,7 +27,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from .inputs import CLIError, _npy_docs, _progress, input_files, parse_ints, split_docs
+from .inputs import CLIError, _npy_docs, _progress, input_files, parse_symbols, split_docs
 
 STDIN = "-"
 
@@ -130,7 +130,7 @@ class DocStream:
         elif self.ints:
             for n, line in enumerate(_lines(path, where), 1):
                 if line.strip():
-                    yield parse_ints(line, f"{name}:{n}")
+                    yield parse_symbols(line, f"{name}:{n}")
         elif self.docs_per == "line":
             yield from _lines(path, where)
         else:

@@ -61,6 +61,24 @@ class EncodedBatch:
     doc_offsets: np.ndarray
 
     def __post_init__(self) -> None:
+        # the caller keeps its arrays: the batch holds copies, so later edits cannot bypass the
+        # checks (the kernels' and the batch's own constructors hand over fresh arrays: _owned)
+        self._check()
+        for name in _DTYPES:
+            object.__setattr__(self, name, getattr(self, name).copy())
+
+    @classmethod
+    def _owned(cls, ids: np.ndarray, token_offsets: np.ndarray, scores: np.ndarray,
+               doc_offsets: np.ndarray) -> EncodedBatch:
+        """A batch of arrays nobody else holds (fresh from a kernel or built here): checked,
+        not copied."""
+        batch = object.__new__(cls)
+        for name, value in zip(_DTYPES, (ids, token_offsets, scores, doc_offsets)):
+            object.__setattr__(batch, name, value)
+        batch._check()
+        return batch
+
+    def _check(self) -> None:
         for name, dtype in _DTYPES.items():
             value = getattr(self, name)
             if not isinstance(value, np.ndarray) or value.dtype != dtype or value.ndim != 1:
@@ -72,21 +90,28 @@ class EncodedBatch:
 
     @classmethod
     def from_arrays(cls, arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]) -> EncodedBatch:
-        """From a kernel's ``(ids, token_offsets, scores, doc_offsets)``."""
-        return cls(*arrays)
+        """From a kernel's ``(ids, token_offsets, scores, doc_offsets)`` (fresh arrays)."""
+        return cls._owned(*arrays)
 
     @classmethod
     def from_lists(cls, encodings: Sequence[Sequence[Encoding]]) -> EncodedBatch:
-        """From ``encode_batch``'s lists (``[[(tokens, score), ...] per document]``)."""
-        flat = [encoding for document in encodings for encoding in document]
-        lengths = np.fromiter((len(tokens) for tokens, _ in flat), dtype=np.int64, count=len(flat))
-        ids = np.fromiter((t for tokens, _ in flat for t in tokens), dtype=np.int32, count=int(lengths.sum()))
-        return cls(
-            ids,
-            _offsets(lengths),
-            np.fromiter((score for _, score in flat), dtype=np.float64, count=len(flat)),
-            _offsets(np.fromiter(map(len, encodings), dtype=np.int64, count=len(encodings))),
-        )
+        """From ``encode_batch``'s lists (``[[(tokens, score), ...] per document]``).
+
+        >>> EncodedBatch.from_lists([[([1, 2**40], 0.0)]])
+        Traceback (most recent call last):
+        ...
+        ubpe.errors.InvalidParameterError: from_lists takes [[(tokens, score), ...] per document], tokens int32 ids and scores floats: Python integer 1099511627776 out of bounds for int32
+        """
+        try:
+            flat = [(tokens, score) for document in encodings for tokens, score in document]
+            lengths = np.fromiter((len(tokens) for tokens, _ in flat), dtype=np.int64, count=len(flat))
+            ids = np.fromiter((t for tokens, _ in flat for t in tokens), dtype=np.int32, count=int(lengths.sum()))
+            scores = np.fromiter((score for _, score in flat), dtype=np.float64, count=len(flat))
+            doc_offsets = _offsets(np.fromiter(map(len, encodings), dtype=np.int64, count=len(encodings)))
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise InvalidParameterError("from_lists takes [[(tokens, score), ...] per document], tokens int32 ids "
+                                        f"and scores floats: {exc}") from None
+        return cls._owned(ids, _offsets(lengths), scores, doc_offsets)
 
     @classmethod
     def concatenate(cls, batches: Sequence[EncodedBatch]) -> EncodedBatch:
@@ -102,7 +127,7 @@ class EncodedBatch:
             return cls.from_lists([])
         token_starts = np.cumsum([0] + [len(b.ids) for b in batches[:-1]])
         encoding_starts = np.cumsum([0] + [len(b.scores) for b in batches[:-1]])
-        return cls(
+        return cls._owned(
             np.concatenate([b.ids for b in batches]),
             np.concatenate([[0]] + [b.token_offsets[1:] + start for b, start in zip(batches, token_starts)]),
             np.concatenate([b.scores for b in batches]),
@@ -149,8 +174,8 @@ class EncodedBatch:
         last = max(first, last)
         e0, e1 = int(self.doc_offsets[first]), int(self.doc_offsets[last])
         t0, t1 = int(self.token_offsets[e0]), int(self.token_offsets[e1])
-        return EncodedBatch(self.ids[t0:t1], self.token_offsets[e0 : e1 + 1] - t0, self.scores[e0:e1],
-                            self.doc_offsets[first : last + 1] - e0)
+        return EncodedBatch._owned(self.ids[t0:t1], self.token_offsets[e0 : e1 + 1] - t0, self.scores[e0:e1],
+                                   self.doc_offsets[first : last + 1] - e0)
 
     def __iter__(self) -> Iterator[list[Encoding]]:
         return iter(self.tolist())

@@ -34,7 +34,7 @@ import os
 from typing import Any
 
 from ..errors import InvalidParameterError, ModelFormatError
-from ..files import read_head
+from ..files import check_path, read_head
 from .format import Format
 
 
@@ -116,6 +116,7 @@ def load(
     ...
     ubpe.errors.ModelFormatError: ... holds a universal model, not a classic one
     """
+    check_path(path)
     row = format_of(format) if format is not None else format_of(detect(path))
     if row.read is None:
         raise ModelFormatError(
@@ -133,6 +134,7 @@ def save(tokenizer: Any, path: str | os.PathLike, format: str = "ubpe") -> None:
     """Write ``tokenizer`` to ``path`` in ``format`` (default: ours), atomically.
 
     A format that cannot hold the tokenizer raises :class:`InvalidParameterError`."""
+    check_path(path)
     row = format_of(format)
     if row.write is None:
         raise InvalidParameterError(f"ubpe reads {row.title} files but does not write them")
