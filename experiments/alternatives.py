@@ -32,6 +32,7 @@ import math
 import platform
 import sys
 import time
+import warnings
 from concurrent.futures import ProcessPoolExecutor
 from itertools import combinations
 from pathlib import Path
@@ -45,6 +46,7 @@ from ubpe import UBPE
 from ubpe.encoders import make_encoder
 from ubpe.encoders.ambiguity import DocumentLattice, idf_scores, weighted_paths
 from ubpe.encoders.exact_tfidf import ExactTfidf, SearchLimitError
+from ubpe.errors import VocabularySizeWarning
 from ubpe.encoders.sample import SampleEncoder
 
 from experiments.config import load_config, n_tokens_for
@@ -89,7 +91,9 @@ def fitted(name: str, train, heldout, ds) -> UBPE:
         return UBPE.load(path)
     tok = UBPE(alphabet=alphabet, n_tokens=n_tokens, regex_str=ds.regex_pattern,
                break_tokens=list(ds.break_tokens) if ds.break_tokens else None)
-    tok.fit(list(train.docs), quiet=True)
+    with warnings.catch_warnings():  # a fit that ends smaller: its size is in run.json's datasets
+        warnings.simplefilter("ignore", VocabularySizeWarning)
+        tok.fit(list(train.docs), quiet=True)
     CACHE.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tok.save(tmp)
@@ -309,12 +313,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
     parser.add_argument("--results", type=Path, default=RESULTS, help="output folder")
     parser.add_argument("--datasets", default=None, help="comma-separated subset of the default config's")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     config = load_config("default")
     chosen = [ds for ds in config.datasets if args.datasets is None or ds.name in args.datasets.split(",")]
+    from tqdm import tqdm
+
+    # a dataset takes minutes: one step of the bar per dataset done, in the config's order
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        results = list(pool.map(run_dataset, chosen))
+        results = list(tqdm(pool.map(run_dataset, chosen), total=len(chosen), desc="alternatives: datasets",
+                            unit="dataset", file=sys.stderr, disable=args.no_progress))
     tables = make_tables(results)
     out = args.results
     out.mkdir(parents=True, exist_ok=True)

@@ -190,6 +190,10 @@ def run_experiment(config: ExperimentConfig, *, jobs: int | None = None, force: 
         results.update(more)
         computed, cached_cells = computed + more_computed, cached_cells + more_cached
 
+    short = sum(1 for result in results.values() if result.short_fit)
+    if short:  # one line for the run, not a warning per fit
+        print(f"{short} of {len(results)} fits computed now ended with fewer ids than asked (the corpus "
+              "held no more merges); their sizes are metrics.csv's vocab_size", file=sys.stderr)
     tables = collect(config, grid, cache_dir, results)
     out.mkdir(parents=True, exist_ok=True)
     for name in ("datasets", "documents", "metrics", "comparisons"):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,7 @@ import numpy as np
 from experiments import metrics as M
 from experiments.cache import cell_path, model_path, save_raw, write_atomically
 from experiments.grid import VARIANT_CLASSES, CellSpec, FitSpec, supports_nbest
+from ubpe.errors import VocabularySizeWarning
 
 
 class CellCrashed(RuntimeError):
@@ -45,6 +47,7 @@ class UnitResult:
     vocab_size: int | None = None
     fit_seconds: float | None = None
     errors: dict[str, str] = field(default_factory=dict)  # cell key (or "fit") -> message
+    short_fit: bool = False  # the fit ended with fewer ids than asked (its size is vocab_size)
 
 
 def fitted_tokenizer(unit: Unit, result: UnitResult):
@@ -65,8 +68,14 @@ def fitted_tokenizer(unit: Unit, result: UnitResult):
                   regex_str=unit.fit.regex,
                   break_tokens=list(unit.fit.break_tokens) if unit.fit.break_tokens else None)
         started = time.perf_counter()
-        tok.fit(unit.train_docs, n_candidates=unit.fit.n_candidates, quiet=True)
+        with warnings.catch_warnings(record=True) as caught:  # summarised once per run, by the runner
+            warnings.simplefilter("always", VocabularySizeWarning)
+            tok.fit(unit.train_docs, n_candidates=unit.fit.n_candidates, quiet=True)
         result.fit_seconds = time.perf_counter() - started
+        result.short_fit = any(issubclass(w.category, VocabularySizeWarning) for w in caught)
+        for other in caught:  # anything else is shown as it would have been
+            if not issubclass(other.category, VocabularySizeWarning):
+                warnings.warn_explicit(other.message, other.category, other.filename, other.lineno)
         path.parent.mkdir(parents=True, exist_ok=True)
         tok.save(path)
         write_atomically(meta_path, json.dumps({"fit_seconds": result.fit_seconds,
