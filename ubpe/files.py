@@ -27,6 +27,9 @@ from .errors import InvalidParameterError, ModelFormatError
 
 # how many bytes format detection reads
 HEAD_SIZE = 1 << 16
+#: how deep a part of a model file that a reader walks recursively may nest (a tokenizer.json
+#: normalizer or pre-tokenizer: a few levels of ``Sequence``)
+MAX_JSON_DEPTH = 64
 
 
 @contextlib.contextmanager
@@ -131,8 +134,38 @@ def read_text(path: str | os.PathLike, what: str = "a ubpe model") -> str:
 
 
 def parse_json(text: str, what: str) -> Any:
-    """``text`` as JSON (:class:`ModelFormatError` naming ``what`` if it is not)."""
+    """``text`` as JSON (:class:`ModelFormatError` naming ``what`` if it is not, or if it nests
+    deeper than the decoder's own limit, about a thousand levels).
+
+    >>> parse_json("[" * 5000 + "]" * 5000, "x.json")
+    Traceback (most recent call last):
+    ...
+    ubpe.errors.ModelFormatError: x.json nests arrays and objects too deep to be a model file
+    """
     try:
         return json.loads(text)
     except (json.JSONDecodeError, TypeError) as exc:
         raise ModelFormatError(f"{what} is not valid JSON (corrupt or truncated?): {exc}") from None
+    except RecursionError:
+        raise ModelFormatError(f"{what} nests arrays and objects too deep to be a model file") from None
+
+
+def check_depth(value: Any, what: str, limit: int = MAX_JSON_DEPTH) -> Any:
+    """``value`` (parsed JSON) if its arrays and objects nest at most ``limit`` deep, for a
+    reader that walks it recursively (iterative: no recursion here).
+
+    >>> check_depth([[[1]]], "x", limit=2)
+    Traceback (most recent call last):
+    ...
+    ubpe.errors.ModelFormatError: x nests arrays and objects deeper than 2 levels
+    """
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        for child in children:
+            if isinstance(child, (dict, list)):
+                if depth >= limit:
+                    raise ModelFormatError(f"{what} nests arrays and objects deeper than {limit} levels")
+                stack.append((child, depth + 1))
+    return value

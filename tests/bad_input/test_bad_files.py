@@ -202,3 +202,25 @@ def test_bad_model_file_is_a_clear_error(m, tmp_path, row):
     with pytest.raises(row.error) as caught:
         ubpe.load(path, format=row.format)
     assert row.fragment in str(caught.value), f"{type(caught.value).__name__}: {caught.value}"
+
+
+DEEP = 100_000  # far past the JSON decoder's recursion limit
+
+
+@pytest.mark.parametrize("text, message", [
+    ('{"format": "ubpe-model", "body": ' + "[" * DEEP + "]" * DEEP + "}", "too deep to be a model file"),
+    ('{"n_tokens": 5, "alphabet": ' + "[" * DEEP + "]" * DEEP + "}", "too deep to be a model file"),
+    ('{"version": "1.0", "truncation": null, "model": {}, "pre_tokenizer": ' + "[" * DEEP + "]" * DEEP + "}",
+     "too deep to be a model file"),
+    ('{"version": "1.0", "truncation": null, "model": {"type": "BPE"}, "normalizer": '
+     + '{"type": "Sequence", "normalizers": [' * 200 + '{"type": "NFC"}' + "]}" * 200 + "}",
+     "normalizer nests arrays and objects deeper than 64 levels"),
+], ids=["ours", "ubpe030", "tokenizer.json", "tokenizer.json walked part"])
+def test_deep_nesting_is_a_clear_error(tmp_path, text, message):
+    """Issue 28, point 4: JSON nested thousands deep raised RecursionError from the decoder,
+    and a reader that walks a part recursively must see a bounded depth."""
+    path = tmp_path / "model.json"
+    path.write_text(text)
+    with pytest.raises(ModelFormatError, match=message) as caught:
+        ubpe.load(path)
+    assert str(path) in str(caught.value)

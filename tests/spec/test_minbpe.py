@@ -127,3 +127,25 @@ def test_only_creation_ordered_bytelevel_models_are_writable(tmp_path):
     universal.fit(["abab"], quiet=True)
     with pytest.raises(InvalidParameterError, match="byte-level"):
         ubpe.io.save(universal, tmp_path / "y.model", format="minbpe")
+
+
+def test_an_empty_pattern_line_is_basic_tokenizers_no_split(tmp_path):
+    """Issue 28, point 1: minbpe's ``BasicTokenizer`` writes an empty pattern line and encodes
+    the whole text as one piece; ubpe read such a file as "split by the empty regex" and
+    encoded every text to ``[]``. The peer's ``RegexTokenizer`` with a pattern that matches a
+    whole text is ``BasicTokenizer``'s algorithm: the ids must be its."""
+    whole = r"(?s).+"
+    peer = RegexTokenizer(whole)
+    peer.train("\n".join(text_lines(limit=300)), 256 + 120, backend="c")
+    peer.merges = dict(sorted(peer.merges.items(), key=lambda item: item[1]))
+    peer.save(str(tmp_path / "basic"))
+    model = tmp_path / "basic.model"
+    lines = model.read_text().split("\n")
+    assert lines[1] == whole
+    lines[1] = ""  # what BasicTokenizer.save writes
+    model.write_text("\n".join(lines))
+    tok = ubpe.load(model)
+    texts = text_lines("kjv", limit=60) + ["héllo wörld 🦙", "  two  spaces\n\nand lines\r\n", "x"]
+    assert [tok.encode(t) for t in texts] == [peer.encode_ordinary(t) for t in texts]
+    assert all(tok.decode(tok.encode(t)) == t for t in texts)
+    assert tok.encode("") == []

@@ -47,7 +47,7 @@ from ..models.hf import HFByteLevelBPE, HFCharBPE, HFPipeline
 from ..text.hf_pipeline import BEHAVIORS, AddedToken, AddedTokens, PreTokenizer, normalize
 from ..errors import ModelFormatError
 from ..models.ranked_bpe import split_merge_lines
-from ..files import gc_paused, parse_json, read_text
+from ..files import check_depth, gc_paused, parse_json, read_text
 
 NORMALIZERS = ("Sequence", "NFC", "NFD", "NFKC", "NFKD", "Lowercase", "Prepend", "Replace", "Strip")
 PRE_TOKENIZERS = ("Sequence", "ByteLevel", "Split", "Metaspace", "Digits", "Punctuation", "Whitespace",
@@ -59,6 +59,8 @@ _MAX_ID = (1 << 31) - 2
 #: The most ids a vocabulary may span (a file naming id 2**31 - 2 must not make us allocate
 #: two billion entries); real vocabularies hold up to a few hundred thousand.
 MAX_TOKENS = 1 << 24
+#: the components the reader walks recursively, checked for depth first
+WALKED_COMPONENTS = ("normalizer", "pre_tokenizer", "post_processor", "decoder")
 
 
 def read(path: str | os.PathLike) -> HFByteLevelBPE | HFCharBPE:
@@ -72,6 +74,8 @@ def from_json(text: str, where: str = "<tokenizer.json>") -> HFByteLevelBPE | HF
     doc = parse_json(text, where)
     if not isinstance(doc, dict) or not isinstance(doc.get("model"), dict):
         raise ModelFormatError(f"{where}: not an HF tokenizer.json (no `model` object)")
+    for component in WALKED_COMPONENTS:  # the reader recurses into these (Sequence in Sequence...)
+        check_depth(doc.get(component), f"{where}: {component}")
     return _Reader(where).tokenizer(doc)
 
 

@@ -83,12 +83,21 @@ class MinbpeBPE(ImportedBPE):
 
 class _FindAll:
     """minbpe's split, in the shape of a llama.cpp pre-tokenizer: ``regex.findall`` (text
-    between matches is dropped)."""
+    between matches is dropped). An empty pattern is ``BasicTokenizer``'s (it writes one): no
+    split, the whole text is one piece.
+
+    >>> _FindAll(regex.compile("")).split("hi there"), _FindAll(regex.compile(r"\\w+")).split("hi there")
+    (['hi there'], ['hi', 'there'])
+    """
 
     name = "minbpe"
 
     def __init__(self, compiled: regex.Pattern):
-        self.split = compiled.findall
+        self.split = compiled.findall if compiled.pattern else _whole_text
+
+
+def _whole_text(text: str) -> list[str]:
+    return [text] if text else []
 
 
 def check_writable(tokenizer) -> tuple[list[tuple[int, int]], str, dict[str, int]]:
