@@ -173,3 +173,21 @@ def test_part_counts_travel_as_numpy(client):
     counts = count_parts(bag(docs, 3), tok.split_pipeline.split_batch)
     assert counts.n_docs == len(docs)
     assert all(isinstance(a, np.ndarray) for a in (counts.tokens, counts.weights, counts.docs))
+
+
+def test_encode_errors_name_the_partition(client, tmp_path):
+    """Issue 28, point 8: an error of a partition's encoding says which partition (its document
+    numbers count from the partition's start, which is all a task knows)."""
+    tok = UBPE(alphabet="ab", n_tokens=5)
+    tok.fit(["abab", "abba", "baab"], quiet=True)
+    docs = ["ab", "ba", "ab", "bb", "abc", "ab"]  # 'c' is in the third partition of three
+    for compute in (lambda: encode(tok, bag(docs, 3)).compute(),
+                    lambda: encode_to_parquet(tok, bag(docs, 3), tmp_path)):
+        with pytest.raises(UnknownSymbolError, match=r"^partition 2 \(documents numbered from its start\): .*'c'"):
+            compute()
+    import dask.dataframe as dd
+    import pandas as pd
+
+    series = dd.from_pandas(pd.DataFrame({"text": docs}), npartitions=3)["text"]
+    with pytest.raises(UnknownSymbolError, match=r"^partition 2 "):
+        encode(tok, series).compute()

@@ -260,14 +260,25 @@ def _rebuilt(cls: type, text: str) -> Any:
     return cls.from_json(text)
 
 
-def _encode_partition(docs: Iterable[Any], model: _Model, options: dict[str, Any]) -> list[Any]:
+def _encode_partition(docs: Iterable[Any], model: _Model, options: dict[str, Any], partition: int) -> list[Any]:
     from ..models.ubpe import UBPEBase
 
     docs = list(docs)
     tok = model.get()
-    if isinstance(tok, UBPEBase):  # one thread per task: Dask already runs tasks in parallel
-        return tok.encode_batch(docs, n_threads=1, **options)
-    return [tok.encode(doc, **options) for doc in docs]
+    with _in_partition(partition):
+        if isinstance(tok, UBPEBase):  # one thread per task: Dask already runs tasks in parallel
+            return tok.encode_batch(docs, n_threads=1, **options)
+        return [tok.encode(doc, **options) for doc in docs]
+
+
+@contextlib.contextmanager
+def _in_partition(partition: int) -> Iterator[None]:
+    """An error names the partition: its document numbers count from the partition's start."""
+    try:
+        yield
+    except UBPEError as error:
+        error.args = (f"partition {partition} (documents numbered from its start): {error}", *error.args[1:])
+        raise
 
 
 def encode(tok: Any, collection: Any, **options: Any) -> Any:
@@ -286,11 +297,19 @@ def encode(tok: Any, collection: Any, **options: Any) -> Any:
 
         model = _Model(tok)
 
-        def encode_series(series: pd.Series) -> pd.Series:
-            return pd.Series(_encode_partition(series.tolist(), model, options), index=series.index, dtype=object)
+        def encode_series(series: pd.Series, partition_info: dict | None = None) -> pd.Series:
+            number = partition_info["number"] if partition_info else 0
+            return pd.Series(_encode_partition(series.tolist(), model, options, number), index=series.index,
+                             dtype=object)
 
         return collection.map_partitions(encode_series, meta=(collection.name, object))
-    return as_bag(collection).map_partitions(_encode_partition, _Model(tok), options)
+    import dask
+    import dask.bag as db
+
+    model = _Model(tok)
+    encode_one = dask.delayed(_encode_partition, pure=True)
+    return db.from_delayed([encode_one(part, model, options, number)
+                            for number, part in enumerate(as_bag(collection).to_delayed())])
 
 
 def best_ids(tok: Any, doc: Any, options: dict[str, Any]) -> list[int]:
@@ -303,20 +322,22 @@ def best_ids(tok: Any, doc: Any, options: dict[str, Any]) -> list[int]:
     return tok.encode(doc, **options)
 
 
-def _write_partition(docs: Iterable[Any], model: _Model, path: str, column: str, options: dict) -> str:
+def _write_partition(docs: Iterable[Any], model: _Model, path: str, column: str, options: dict,
+                     partition: int) -> str:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from ..models.ubpe import UBPEBase
 
     tok = model.get()
-    if isinstance(tok, UBPEBase) and "rerank" not in options:  # the batch's arrays, no list per document
-        values, offsets = tok.encode_batch_to_numpy(list(docs), n_threads=1, **options).best()
-    else:
-        encoded = [np.asarray(best_ids(tok, doc, options), dtype=np.int32) for doc in docs]
-        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-        np.cumsum([len(e) for e in encoded], out=offsets[1:])
-        values = np.concatenate(encoded) if encoded else np.zeros(0, dtype=np.int32)
+    with _in_partition(partition):
+        if isinstance(tok, UBPEBase) and "rerank" not in options:  # the batch's arrays, no list per document
+            values, offsets = tok.encode_batch_to_numpy(list(docs), n_threads=1, **options).best()
+        else:
+            encoded = [np.asarray(best_ids(tok, doc, options), dtype=np.int32) for doc in docs]
+            offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+            np.cumsum([len(e) for e in encoded], out=offsets[1:])
+            values = np.concatenate(encoded) if encoded else np.zeros(0, dtype=np.int32)
     if offsets[-1] > np.iinfo(np.int32).max:  # a list<int32> column's offsets are 32-bit
         raise InvalidParameterError(f"a partition of {offsets[-1]} tokens is too large for one Parquet file: "
                                     "repartition the collection into smaller partitions")
@@ -354,7 +375,7 @@ def encode_to_parquet(
     write = dask.delayed(_write_partition, pure=True)
     model = _Model(tok)
     tasks = [
-        write(partition, model, os.path.join(directory, f"part.{i:05d}.parquet"), column, options)
+        write(partition, model, os.path.join(directory, f"part.{i:05d}.parquet"), column, options, i)
         for i, partition in enumerate(partitions)
     ]
     return list(dask.compute(*tasks))
