@@ -13,6 +13,7 @@ sentencepiece's ids. Word and char models, and protobufs that are no ModelProto,
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from ubpe_native._numpy import np
@@ -35,6 +36,61 @@ def _pb2():
             "reading sentencepiece models needs the `sentencepiece` and `protobuf` packages: "
             "pip install 'ubpe[vocab]'") from None
     return sentencepiece_model_pb2
+
+
+# sentencepiece's piece types
+NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
+_BYTE_PIECE = re.compile(r"<0x([0-9A-F]{2})>")
+N_BYTES = 256
+#: sentencepiece refuses a piece of this many UTF-8 bytes or more (``kMaxPieceSize``)
+MAX_PIECE_BYTES = 8000
+
+
+def check_pieces(pieces: list[str], types: list[int], byte_fallback: bool, where: str, *,
+                 one_table: bool = False) -> None:
+    """Refuse what sentencepiece's ``ModelInterface::InitializePieces`` refuses, with its
+    reasons: a piece of :data:`MAX_PIECE_BYTES` or more, empty, or holding a NUL; a piece
+    defined twice (``one_table``, BPE: among all pieces; else normal, user-defined and unused
+    pieces share one table and the other types another); an unknown piece defined twice or not
+    at all; a byte piece without ``byte_fallback`` or that is no ``<0xXX>``; ``byte_fallback``
+    without all 256 byte pieces (text would be lost).
+
+    >>> check_pieces(["<unk>", "a", "a"], [UNKNOWN, NORMAL, NORMAL], False, "m.model")
+    Traceback (most recent call last):
+    ...
+    ubpe.errors.ModelFormatError: m.model: piece 2 ('a') is already defined (piece 1)
+    """
+    seen: tuple[dict[str, int], dict[str, int]] = ({}, {})
+    unknown = None
+    bytes_found: set[int] = set()
+    for i, piece in enumerate(pieces):
+        if len(piece.encode("utf-8")) >= MAX_PIECE_BYTES:
+            raise ModelFormatError(f"{where}: piece {i} is too long ({MAX_PIECE_BYTES} bytes or more)")
+    for i, (piece, kind) in enumerate(zip(pieces, types)):
+        if not piece:
+            raise ModelFormatError(f"{where}: piece {i} is empty (a piece must not be empty)")
+        if "\0" in piece:
+            raise ModelFormatError(f"{where}: piece {i} holds a NUL character")
+        table = seen[0] if one_table or kind in (NORMAL, USER_DEFINED, UNUSED) else seen[1]
+        if piece in table:
+            raise ModelFormatError(f"{where}: piece {i} ({piece[:40]!r}) is already defined (piece {table[piece]})")
+        table[piece] = i
+        if kind == UNKNOWN:
+            if unknown is not None:
+                raise ModelFormatError(f"{where}: the unknown piece is defined twice (pieces {unknown} and {i})")
+            unknown = i
+        elif kind == BYTE:
+            if not byte_fallback:
+                raise ModelFormatError(f"{where}: byte piece {piece[:40]!r} is found although byte_fallback is false")
+            matched = _BYTE_PIECE.fullmatch(piece)
+            if matched is None:
+                raise ModelFormatError(f"{where}: byte piece {piece[:40]!r} is not of the form <0xXX>")
+            bytes_found.add(int(matched.group(1), 16))
+    if unknown is None:
+        raise ModelFormatError(f"{where}: no piece is the unknown piece (sentencepiece needs one)")
+    if byte_fallback and len(bytes_found) != N_BYTES:
+        raise ModelFormatError(f"{where}: byte_fallback is true but {N_BYTES - len(bytes_found)} of the 256 byte "
+                               "pieces are missing (text that needs them would be lost)")
 
 
 def read(path: str | os.PathLike):
@@ -71,6 +127,9 @@ def from_bytes(data: bytes, *, where: str = "<model>"):
     broken = next((i for i, t in enumerate(tokens) if not isinstance(t, str)), None)
     if broken is not None:  # protobuf hands over a string field that is not UTF-8 as bytes
         raise ModelFormatError(f"{where}: piece {broken} is not valid UTF-8: {tokens[broken][:20]!r}")
+    # BPE models keep all pieces in one table (sentencepiece's InitializePieces(false))
+    check_pieces(tokens, [p.type for p in proto.pieces], proto.trainer_spec.byte_fallback, where,
+                 one_table=type_name == "bpe")
     scores = np.array([p.score for p in proto.pieces], dtype=np.float32)
     if not np.all(np.isfinite(scores)):
         raise ModelFormatError(f"{where}: a piece score is NaN or infinite")
