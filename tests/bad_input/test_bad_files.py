@@ -202,6 +202,8 @@ def test_bad_model_file_is_a_clear_error(m, tmp_path, row):
     with pytest.raises(row.error) as caught:
         ubpe.load(path, format=row.format)
     assert row.fragment in str(caught.value), f"{type(caught.value).__name__}: {caught.value}"
+    if row.format is None or row.format in ubpe.io.FORMATS:  # (an unknown format= is the call's error)
+        assert str(path) in str(caught.value), "every reader error names the file (issue 28, point 4)"
 
 
 DEEP = 100_000  # far past the JSON decoder's recursion limit

@@ -33,7 +33,7 @@ import importlib
 import os
 from typing import Any
 
-from ..errors import InvalidParameterError, ModelFormatError
+from ..errors import InvalidParameterError, ModelFormatError, UBPEError
 from ..files import check_path, read_head
 from .format import Format
 
@@ -124,7 +124,13 @@ def load(
             f"(it reads: {', '.join(supported('read'))})"
         )
     given = {"variant": variant, "pattern": pattern, "special_tokens": special_tokens, "token_type": token_type}
-    tokenizer = row.read(path, **{k: v for k, v in given.items() if k in row.hints and v is not None})
+    try:
+        tokenizer = row.read(path, **{k: v for k, v in given.items() if k in row.hints and v is not None})
+    except UBPEError as error:  # every reader error names the file, whichever reader raised it
+        where = os.fsdecode(path)
+        if where not in str(error):
+            error.args = (f"{where}: {error}", *error.args[1:])
+        raise
     if variant is not None and tokenizer.variant != variant:
         raise ModelFormatError(f"{path} holds a {tokenizer.variant} model, not a {variant} one")
     return tokenizer
