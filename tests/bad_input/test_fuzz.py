@@ -8,7 +8,10 @@ tries each target briefly); the CI lane runs them with a larger, bounded budget
 is the full run. Targets:
 
 - model files of every format, mutated (truncation, bit flips, inserted, deleted and
-  overwritten bytes), loaded with and without ``format=``;
+  overwritten bytes, NUL bytes, huge counts, JSON nested thousands deep, duplicated JSON keys),
+  loaded with and without ``format=``, each case under a time bound (:data:`CASE_SECONDS`) and
+  the whole lane under a memory bound (:data:`LANE_MEMORY`) - a hang or a runaway allocation
+  fails the case instead of stalling CI;
 - random JSON in each JSON format's shape (our envelope with a valid checksum, ubpe 0.3.0,
   HF ``tokenizer.json``) and random bytes behind each binary or text format's first bytes
   (GGUF magic, a protobuf tag, ``.tiktoken`` lines, minbpe's version line);
@@ -20,8 +23,10 @@ is the full run. Targets:
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
+import signal
 import struct
 import tempfile
 import warnings
@@ -50,10 +55,56 @@ def scratch():
         yield Path(folder)
 
 
+#: a case that takes longer than this fails (a reader super-linear in a field's size, a hang)
+CASE_SECONDS = 20
+#: the address space the lane's process may take (a reader allocating what a size field claims)
+LANE_MEMORY = 8 << 30
+
+
+class CaseTooSlow(Exception):
+    """A fuzz case ran past :data:`CASE_SECONDS`."""
+
+
+@contextlib.contextmanager
+def _bounded(what: str):
+    """Run one case under the time bound (SIGALRM: the main thread only, where pytest runs)."""
+    def expire(signum, frame):
+        raise CaseTooSlow(f"{what} took more than {CASE_SECONDS} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(CASE_SECONDS)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def lane_memory_bound():
+    """The lane's address space bounded (Linux), so that an allocation of what a corrupt size
+    field claims fails fast instead of swapping; restored after the module."""
+    try:
+        import resource
+    except ImportError:
+        yield
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    under_asan = "libasan" in open("/proc/self/maps").read() if os.path.exists("/proc/self/maps") else False
+    if under_asan or (soft != resource.RLIM_INFINITY and soft <= LANE_MEMORY):
+        yield
+        return
+    resource.setrlimit(resource.RLIMIT_AS, (LANE_MEMORY, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
 def _load_or_clear_error(path: Path, format: str | None):
     """The tokenizer in ``path``, or None after a clear error; anything else fails."""
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _bounded(f"loading {path.name} (format={format})"):
             warnings.simplefilter("ignore")
             return ubpe.load(path, format=format)
     except UBPEError:
@@ -82,6 +133,11 @@ MUTATION = st.one_of(
     st.tuples(st.just("insert"), st.floats(0, 1), st.binary(min_size=1, max_size=16)),
     st.tuples(st.just("delete"), st.floats(0, 1), st.integers(1, 64)),
     st.tuples(st.just("overwrite"), st.floats(0, 1), st.binary(min_size=1, max_size=16)),
+    st.tuples(st.just("nul"), st.floats(0, 1)),
+    st.tuples(st.just("huge count"), st.floats(0, 1), st.sampled_from([b"\xff" * 8, b"\xff\xff\xff\x7f",
+                                                                         b"\x00\x00\x00\x80", b"99999999999999999999"])),
+    st.tuples(st.just("nest"), st.floats(0, 1), st.integers(1, 5000)),
+    st.tuples(st.just("duplicate key"), st.floats(0, 1)),
 )
 
 
@@ -98,6 +154,19 @@ def _mutate(data: bytes, mutation: tuple) -> bytes:
         return data[:where] + data[where + mutation[2]:]
     if kind == "overwrite":
         return data[:where] + mutation[2] + data[where + len(mutation[2]):]
+    if kind == "nul":
+        return data[:where] + b"\x00" + data[where:]
+    if kind == "huge count":
+        return data[:where] + mutation[2] + data[where + len(mutation[2]):]
+    if kind == "nest":  # an array nested deep, in place of whatever JSON value starts here
+        return data[:where] + b"[" * mutation[2] + b"1" + b"]" * mutation[2] + data[where:]
+    if kind == "duplicate key":  # a JSON object's key said again (JSON readers keep the last one)
+        start = data.find(b'"', where)
+        end = data.find(b'":', start + 1) if start >= 0 else -1
+        if end < 0:
+            return data
+        brace = data.find(b"{")
+        return data[:brace + 1] + data[start:end + 2] + b' null, ' + data[brace + 1:] if brace >= 0 else data
     return data
 
 
@@ -115,7 +184,8 @@ def test_mutated_model_files(m, scratch, kind):
         path.write_bytes(data)
         tok = _load_or_clear_error(path, READ_AS.get(kind, kind) if explicit else None)
         if tok is not None:
-            _use(tok)
+            with _bounded(f"using a mutated {kind} model"):
+                _use(tok)
 
     run()
 
