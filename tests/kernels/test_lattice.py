@@ -18,7 +18,9 @@ from ubpe_native._lattice import Lattice, encode_parts
 from ubpe_native._radix import RadixTree
 
 MAX_ALPHABET = 4
-TOLERANCE = 1e-9
+# scores from the incremental sums (no exact sum) may be a few ulps off; observed: within 2 ulps
+# (relative 4e-16) over repeated hypothesis runs, so the bound is 4 ulps, not the 1e-9 it was
+TOLERANCE = 8e-16
 
 # (n_base, documents, rearrangement): corpora with few symbols, so that tokens repeat and
 # many weights coincide - the cases where ties decide
