@@ -162,9 +162,10 @@ cdef inline int merge_word(FlatMap& rules, MergeWord& word, Py_ssize_t n,
     the chain from node 0 (``word.next_node``; nothing when ``n == 0``).
 
     A merge changes only the two pairs around it, so the loop is O(n log n). Heap entries are
-    invalidated lazily: an entry is current iff both nodes still hold the tokens it was pushed
-    with (a node's pair only grows in span, so a stale pair never comes back as the same
-    tokens with another rule).
+    invalidated lazily: an entry is taken only if both nodes still hold the tokens it was
+    pushed with. Such an entry is the current pair's, or one pushed for the very same tokens
+    (same rule, same key), so taking it is taking the current one. (Over pieces, as in
+    `_ranked`, the pair at a node only grows in span, so its tokens never come back at all.)
 
     BPE-dropout (Provilkov et al. 2020, as YouTokenToMe implements it): at every step each
     current candidate is dropped with probability ``hooks.dropout`` (coins flipped lazily, best

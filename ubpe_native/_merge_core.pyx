@@ -40,7 +40,7 @@ from libcpp.vector cimport vector
 from ubpe_native._numpy import np
 
 from ubpe_native._chain cimport check_chain_length
-from ubpe_native._checks cimport check_ids
+from ubpe_native._checks cimport as_array, check_ids
 from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._typedefs cimport id_t
 
@@ -208,12 +208,12 @@ def _py_merge_word(const id_t[::1] left not None, const id_t[::1] right not None
     hooks.dropout = dropout
     hooks.rng = &rng
     if frozen is not None:
-        frozen_view = np.ascontiguousarray(frozen, dtype=np.uint8)
+        frozen_view = as_array(frozen, np.uint8, "frozen")
         if frozen_view.shape[0] != n:
             raise ValueError("frozen needs one flag per node")
         word.frozen.assign(&frozen_view[0], &frozen_view[0] + n) if n else None
     if unused is not None:
-        unused_view = np.ascontiguousarray(unused, dtype=np.uint8)
+        unused_view = as_array(unused, np.uint8, "unused")
         if unused_view.shape[0] < limit:
             raise ValueError(f"unused needs a flag per id up to {limit - 1}")
         hooks.unused = &unused_view[0] if unused_view.shape[0] else NULL
