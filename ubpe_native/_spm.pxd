@@ -6,7 +6,7 @@ from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 
 from ubpe_native._flat_map cimport FlatMap
-from ubpe_native._merge_core cimport MergeScratch
+from ubpe_native._merge_core cimport MergeScratch, ScratchPool
 from ubpe_native._typedefs cimport id_t
 
 
@@ -37,6 +37,7 @@ cdef class SpmBPE:
     cdef vector[id_t] expand_ids
     cdef id_t byte_fallback[256]
     cdef bint has_byte_fallback
+    cdef ScratchPool scratches  # for `encode`: a scratch per call, kept (its word cache too) from call to call
 
     cdef int _unknown(self, const uint8_t* data, int64_t start, int64_t end, vector[id_t]& out) except -1 nogil
     cdef int _emit(self, id_t token, BpeScratch s, vector[id_t]& out) except -1 nogil

@@ -19,8 +19,8 @@ self-referencing rule does) are refused at construction.
 
 Speed: texts are cut into units once (an ASCII byte without a trie walk); with ``split_words``
 the words that ``▁`` starts are merged one by one and cached per `BpeScratch`, which
-`_spm_pipeline.SpmPipeline` keeps from call to call (one per thread that calls it, from a
-`_merge_core.ScratchPool`); the working vectors are reused from text to text. The pipeline that
+`SpmBPE.encode` and `_spm_pipeline.SpmPipeline` keep from call to call (one per thread that
+calls them, from a `_merge_core.ScratchPool`); the working vectors are reused from text to text. The pipeline that
 runs `SpmNormalizer` and the models over many texts is in `_spm_pipeline`, behind ``_spm.pxd``.
 (The module holds `SpmBPE` and the C port of the normalizer with its Darts-clone trie walk;
 the normalizer is the next to move out.)
@@ -47,7 +47,7 @@ from ubpe_native._numpy import np
 
 from ubpe_native._checks cimport check_ids, check_offsets
 from ubpe_native._flat_map cimport FlatMap
-from ubpe_native._merge_core cimport (MAX_RANK, MergeHooks, cache_find, cache_store, merge_word,
+from ubpe_native._merge_core cimport (MAX_RANK, MergeHooks, ScratchPool, cache_find, cache_store, merge_word,
                                       refuse_unused_cycles, rule_add)
 from ubpe_native._typedefs cimport id_t
 from ubpe_native._shared cimport id_array, utf8_length
@@ -81,8 +81,12 @@ cdef class SpmBPE:
     * ``split_words``: a unit starting with ``▁`` starts a word, and words merge apart (HF's
       ``Metaspace(split=True)``; for a model whose rules never join a symbol to one starting
       with ``▁`` and that has no unused pieces, the same ids faster). Words' ids are cached per
-      `BpeScratch` (the pipeline keeps one per thread that calls it).
+      `BpeScratch` (`encode` and the pipeline keep one per thread that calls them).
     """
+
+    def __cinit__(self, *args, **kwargs):
+        # here, not in __init__: even an object __init__ never ran on has its pool
+        self.scratches = ScratchPool(BpeScratch)
 
     def __init__(self, id_t n_ids, const id_t[::1] left not None, const id_t[::1] right not None,
                  const id_t[::1] result not None, const int64_t[::1] rank not None,
@@ -168,10 +172,14 @@ cdef class SpmBPE:
     def encode(self, const uint8_t[::1] data not None):
         """The ids of one normalized text (UTF-8 bytes)."""
         cdef vector[id_t] out
-        cdef BpeScratch scratch = BpeScratch()
+        cdef BpeScratch scratch
         if data.shape[0]:
-            with nogil:
-                self.encode_into(&data[0], data.shape[0], out, scratch)
+            scratch = <BpeScratch>self.scratches.take()  # under the GIL: this call's alone
+            try:
+                with nogil:
+                    self.encode_into(&data[0], data.shape[0], out, scratch)
+            finally:
+                self.scratches.give(scratch)
         return id_array(out)
 
     cdef int _unknown(self, const uint8_t* data, int64_t start, int64_t end,
