@@ -13,6 +13,15 @@ pairs ``j > i`` in order for as long as ``j < min(stop[taken])``; the present pa
 of a heap keyed by priority. The word is a linked list; each pair keeps the positions where
 it was formed, validated when used, so a step costs time in the merges it makes.
 
+This is not `_merge_core`'s loop, and cannot be expressed by it: the core merges one pair at
+a time, and a pair a merge forms goes first if its rank is lower; here a step takes a *set*
+of pairs at once and replaces only the occurrences present when it starts. ``0 1 2 3`` with
+the pairs ``(0 1) -> 4``, ``(4 2) -> 5``, ``(2 3) -> 6`` in that order: a classic step takes
+``(0 1)`` and ``(2 3)`` together, ``4 6``; the core merges ``(0 1)``, then the pair that formed,
+``(4 2)``, before ``(2 3)``: ``5 3``. What classic shares with the core is below the loop: the
+rule table (`_merge_core`: pair -> (priority, token)), the chain of nodes and its merge
+(``_chain.pxd``, with the length guard of its int32 node indices) and the heap (``heap.h``).
+
 Scores are ``sum((1 + ln(count)) * weight)`` over the final word's distinct tokens, with
 CPython 3.12's compensated ``sum``, as ``_score`` computes every encoder's score: in the order
 of first occurrence from the right. (The reference's classic encoder sums its
@@ -33,9 +42,11 @@ from libcpp.vector cimport vector
 
 from ubpe_native._numpy import np
 
+from ubpe_native._chain cimport chain_init, chain_merge
 from ubpe_native._checks cimport as_array, check_ids, check_offsets, check_per_token
-from ubpe_native._flat_map cimport FlatMap, pack_key
+from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._heap cimport heap_pop, heap_push
+from ubpe_native._merge_core cimport MAX_RANK, rule_of, rule_put, rule_rank
 from ubpe_native._score cimport part_score
 from ubpe_native._typedefs cimport id_t
 
@@ -62,7 +73,7 @@ cdef class PairTable:
     cdef vector[id_t] right
     cdef vector[id_t] token
     cdef vector[int32_t] stop      # the first later pair sharing a token with pair k
-    cdef FlatMap priority          # (left, right) -> k + 1
+    cdef FlatMap priority          # the rule table (`_merge_core`): (left, right) -> (k, token)
     cdef readonly id_t max_token
 
     def __init__(self, left, right, tokens):
@@ -75,19 +86,23 @@ cdef class PairTable:
         if n and min(np.min(left_view), np.min(right_view), np.min(token_view)) < 0:
             raise ValueError("classic encoding needs both components of every token "
                              "(this vocabulary only knows some tokens' pieces)")
+        if n >= MAX_RANK:
+            raise ValueError("too many pairs: priorities are 31-bit")
         self.max_token = max(np.max(left_view), np.max(right_view), np.max(token_view)) if n else -1
-        cdef int64_t* slot
+        cdef int64_t rule, place
         cdef vector[int32_t] next_with
         with nogil:
             for k in range(n):
-                slot = self.priority.slot(pack_key(left_view[k], right_view[k]))
-                if slot[0] == 0:
-                    slot[0] = <int64_t>self.left.size() + 1
+                rule = rule_of(self.priority, left_view[k], right_view[k])
+                if rule == 0:
+                    place = self.left.size()
                     self.left.push_back(left_view[k])
                     self.right.push_back(right_view[k])
                     self.token.push_back(token_view[k])
                 else:
-                    self.token[slot[0] - 1] = token_view[k]
+                    place = rule_rank(rule)
+                    self.token[place] = token_view[k]
+                rule_put(self.priority, left_view[k], right_view[k], place, token_view[k])
             # from the end, next_with[x] is the first pair after k holding token x
             # resize, not assign(n, value): only resize is declared ``except +`` (MemoryError)
             next_with.resize(self.max_token + 1, <int32_t>self.left.size())
@@ -105,7 +120,8 @@ cdef class PairTable:
         return np.asarray([self.stop[k] for k in range(self.stop.size())], dtype=np.int32)
 
     cdef inline int32_t priority_of(self, id_t left, id_t right) noexcept nogil:
-        return <int32_t>self.priority.get(pack_key(left, right), 0) - 1
+        cdef int64_t rule = rule_of(self.priority, left, right)
+        return <int32_t>rule_rank(rule) if rule else -1
 
 
 cdef class _Word:
@@ -182,16 +198,11 @@ cdef class _Word:
         cdef Py_ssize_t i, t, e
         cdef int32_t k, stop, position, following, before, after, entry
         cdef id_t a, b
-        self.symbol.resize(n)
-        self.prev.resize(n)
-        self.next.resize(n)
+        self.symbol.assign(word, word + n)
+        chain_init(self.next, self.prev, n)  # ValueError for 2**31 units or more
         self.entry_position.clear()
         self.entry_next.clear()
         self.touched.clear()
-        for i in range(n):
-            self.symbol[i] = word[i]
-            self.prev[i] = <int32_t>i - 1
-            self.next[i] = <int32_t>i + 1 if i + 1 < n else -1
         for i in range(n - 1):
             self.formed(table, <int32_t>i)
 
@@ -246,11 +257,7 @@ cdef class _Word:
                         self.broken(table, before)
                     self.broken(table, position)
                     self.broken(table, following)
-                    self.symbol[position] = table.token[k]
-                    self.symbol[following] = NONE
-                    self.next[position] = after
-                    if after >= 0:
-                        self.prev[after] = position
+                    chain_merge(self.symbol, self.next, self.prev, position, following, table.token[k], NONE)
                     if before >= 0:
                         self.formed(table, before)
                     self.formed(table, position)

@@ -9,15 +9,14 @@ one of lowest rank merges first, the leftmost on ties (llama.cpp's ``llm_bigram_
 `_ranked.MergeTable`, a rule is a pair, not a piece: ``a bc`` and ``ab c`` may have different
 ranks or no rule at all, exactly as a merges list says.
 
-The word is a doubly linked list of nodes; the candidate merges sit in a min-heap of packed
-``rank << 32 | left node`` keys. An entry is current iff the pair now at its left node has that
-rank (a rank belongs to one pair, or to pairs whose merge is equally valid), so nothing else is
-stored. Ids ``>= n_ids`` are *intermediate* symbols (a merge result or a unit that is no token):
-they merge like tokens but are written out as their expansion (a list of token ids, maybe
-empty). A unit missing from ``unit_ids`` never merges and is written as the byte-fallback ids
-of its bytes. Results of whole words are cached (``word bytes -> ids``), so a repeated word
-costs one hash lookup; threads look up at the same time (a shared lock, taken once per run of
-words) and store alone.
+The merge loop and the rule table are `_merge_core`'s; this module adds the unit cutter in
+front and the writing out behind. Ids ``>= n_ids`` are *intermediate* symbols (a merge result
+or a unit that is no token): they merge like tokens but are written out as their expansion (a
+list of token ids, maybe empty). A unit missing from ``unit_ids`` never merges and is written
+as the byte-fallback ids of its bytes. Results of whole words are cached (``word bytes ->
+ids``), so a repeated word costs one hash lookup: the cache is `_merge_core`'s, one per
+scratch, and a call takes an idle scratch from the table's pool (no lock: threads never share
+a scratch).
 
 ``PairMerges.encode_texts`` splits (the scanner of `_pretokenize`) and encodes many documents in
 one call without the GIL, for ``encode_batch``; ``id_lists`` cuts its flat ids into lists.
@@ -34,7 +33,6 @@ one call without the GIL, for ``encode_batch``; ``id_lists`` cuts its flat ids i
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
-from libcpp.shared_mutex cimport shared_mutex
 from libcpp.string cimport string
 from libcpp.unordered_map cimport unordered_map
 from libcpp.utility cimport pair
@@ -45,44 +43,27 @@ from cpython.ref cimport Py_INCREF
 
 from ubpe_native._numpy import np
 
-from ubpe_native._chain cimport chain_init, chain_merge
 from ubpe_native._combine cimport id_list, id_table
 from ubpe_native._checks cimport as_array, check_ids, check_offsets
-from ubpe_native._flat_map cimport FlatMap, pack_key
-from ubpe_native._heap cimport heap_pop, heap_push
+from ubpe_native._flat_map cimport FlatMap
+from ubpe_native._merge_core cimport (MAX_RANK, MergeHooks, MergeScratch, MergeWord, ScratchPool, cache_find,
+                                      cache_store, merge_word, rule_add)
 from ubpe_native._pretokenize cimport (class_t, document_flags, document_starts, flag_table, holds_flagged,
                                        split_document)
 from ubpe_native._typedefs cimport id_t
 from ubpe_native._shared cimport id_array, utf8_length
 
-cdef id_t NO_ID = -1
+# a unit that is no token (never merges; written as byte fallback)
 cdef id_t UNKNOWN_UNIT = -2
-cdef int64_t MAX_RANK = 0x7FFFFFFF
-cdef uint64_t LOW_HALF = 0xFFFFFFFFULL
 # FlatMap reserves the all-ones key for empty slots; unit keys never reach it (see unit_key).
-# Whole-word results are cached up to this many words, then the cache starts over.
+# Whole-word results are cached up to this many words per scratch, then the cache starts over.
 cdef size_t CACHE_LIMIT = 1 << 18
 # Longer words (a whole sentencepiece-style text, say) are not cached.
 cdef Py_ssize_t CACHE_MAX_WORD = 256
-# Cache look-ups share the lock for this many words at most, then let a writer in.
-cdef Py_ssize_t SHARED_RUN = 256
 # id lists take the int objects of ids below this from one table shared by the kernels
 # (_combine.id_table: 65,536 ints, ~2 MB, made once); a larger id gets a new int.
 cdef Py_ssize_t ID_TABLE = 1 << 16
 
-
-cdef struct Scratch:
-    # working space of the merge loop, shared by the words of one call
-    vector[id_t] token_at
-    vector[int32_t] next_node
-    vector[int32_t] prev_node
-    vector[int64_t] node_start
-    vector[uint64_t] heap
-    vector[id_t] word_out
-
-
-cdef enum:
-    HEAP_ARITY = 4  # the shared d-ary heap (heap.h), 4-ary as in _ranked
 
 # encode_texts: what became of each document
 cdef enum:
@@ -90,11 +71,6 @@ cdef enum:
     DOC_SKIPPED = 1  # the caller asked for it (``skip``)
     DOC_FLAGGED = 2  # it holds a code point of the ``flagged`` table
 cdef uint8_t BLANK = 0x20
-
-
-cdef inline bint lower_key(const uint64_t& a, const uint64_t& b) noexcept nogil:
-    """The heap's order: lowest rank first, then leftmost node (keys are unique per node)."""
-    return a < b
 
 
 cdef inline uint64_t unit_key(const uint8_t* s, Py_ssize_t n) noexcept nogil:
@@ -166,10 +142,13 @@ cdef class PairMerges:
     cdef vector[id_t] expand_ids
     cdef id_t byte_fallback[256]
     cdef unordered_map[string, id_t] whole
-    cdef unordered_map[string, vector[id_t]] cache
-    # encode may run in several threads at once (it releases the GIL): look-ups share the lock,
-    # inserts take it alone
-    cdef shared_mutex cache_lock
+    # encode may run in several threads at once (it releases the GIL): each call takes an idle
+    # scratch (and its word cache) from here
+    cdef ScratchPool scratches
+
+    def __cinit__(self, *args, **kwargs):
+        # here, not in __init__: even an object __init__ never ran on has its pool
+        self.scratches = ScratchPool()
 
     def __init__(self, id_t n_ids, const id_t[::1] left not None, const id_t[::1] right not None,
                  const id_t[::1] result not None, const int64_t[::1] rank not None,
@@ -217,9 +196,7 @@ cdef class PairMerges:
         self.n_ids = n_ids
         self.utf8_units = utf8_units
         for k in range(n_rules):
-            slot = self.pairs.slot(pack_key(left[k], right[k]))
-            if slot[0] == 0:
-                slot[0] = ((rank[k] << 32) | result[k]) + 1
+            rule_add(self.pairs, left[k], right[k], rank[k], result[k])
         for k in range(unit_keys.shape[0]):
             self.units.slot(unit_keys[k])[0] = unit_id_values[k] + 1
         self.expand_offsets.assign(&expand_offsets[0], &expand_offsets[0] + n_extra + 1)
@@ -244,9 +221,14 @@ cdef class PairMerges:
         if n_words and (bounds[0] < 0 or bounds[n_words] > data.shape[0]):
             raise ValueError("bounds reach outside data")
         cdef vector[id_t] out
+        cdef MergeScratch scratch
         if n_words > 0 and data.shape[0] > 0:
-            with nogil:
-                self._encode_words(&data[0], &bounds[0], n_words, out)
+            scratch = self.scratches.take()
+            try:
+                with nogil:
+                    self._encode_words(&data[0], &bounds[0], n_words, out, scratch)
+            finally:
+                self.scratches.give(scratch)
         return id_array(out)
 
     def encode_texts(self, const uint8_t[::1] data not None, char_lengths,
@@ -281,19 +263,25 @@ cdef class PairMerges:
         cdef int64_t[::1] offset_view = offsets
         cdef uint8_t[::1] status_view = status
         cdef vector[id_t] out
+        cdef MergeScratch scratch
         if n_docs:
-            with nogil:
-                self._encode_texts(&data[0] if data.shape[0] else NULL, &starts[0], n_docs, &classes[0],
-                                   pattern, single_digits, prefix_space, flagged_table, &skip_view[0],
-                                   out, &offset_view[0], &status_view[0])
+            scratch = self.scratches.take()
+            try:
+                with nogil:
+                    self._encode_texts(&data[0] if data.shape[0] else NULL, &starts[0], n_docs, &classes[0],
+                                       pattern, single_digits, prefix_space, flagged_table, &skip_view[0],
+                                       out, &offset_view[0], &status_view[0], scratch)
+            finally:
+                self.scratches.give(scratch)
         return id_array(out), offsets, status
 
     cdef int _encode_texts(self, const uint8_t* data, const int64_t* starts, Py_ssize_t n_docs,
                            const class_t* classes, int pattern, bint single_digits,
                            bint prefix_space, const uint8_t* flagged, const uint8_t* skip,
-                           vector[id_t]& out, int64_t* offsets, uint8_t* status) except -1 nogil:
+                           vector[id_t]& out, int64_t* offsets, uint8_t* status,
+                           MergeScratch scratch) except -1 nogil:
         # growing containers raise MemoryError (``except -1``)
-        cdef vector[int64_t] bounds, scratch
+        cdef vector[int64_t] bounds, split_scratch
         cdef vector[uint8_t] spaced  # a document with the blank put in front
         cdef Py_ssize_t d, n
         cdef const uint8_t* s
@@ -311,143 +299,74 @@ cdef class PairMerges:
                     memcpy(&spaced[1], s, n)
                     s = spaced.data()
                     n += 1
-                split_document(s, n, classes, pattern, single_digits, bounds, scratch)
-                self._encode_words(s, bounds.data(), <Py_ssize_t>bounds.size() - 1, out)
+                split_document(s, n, classes, pattern, single_digits, bounds, split_scratch)
+                self._encode_words(s, bounds.data(), <Py_ssize_t>bounds.size() - 1, out, scratch)
             offsets[d + 1] = out.size()
         return 0
 
     def clear_cache(self):
         """Forget the cached words."""
-        with nogil:
-            self.cache_lock.lock()
-            self.cache.clear()
-            self.cache_lock.unlock()
+        self.scratches.clear()
 
     def cache_size(self):
-        """How many words are cached."""
-        return self.cache.size()
+        """How many words are cached (by the scratches no call is using: a scratch in use is
+        not read, another thread may be writing it)."""
+        return self.scratches.cached_words()
 
     cdef int _encode_words(self, const uint8_t* data, const int64_t* bounds, Py_ssize_t n_words,
-                           vector[id_t]& out) except -1 nogil:
-        """Append the ids of every word to ``out``, through the cache of whole words. A run of
-        look-ups takes the lock once (shared: other threads look up at the same time); a word
-        not in the cache is merged without it, then stored under the lock alone. Growing
-        containers raise MemoryError (``except -1``), the lock released first."""
-        cdef Scratch scratch
-        cdef Py_ssize_t w, length, run = 0
-        cdef bint shared = False
-        cdef string key
-        try:
-            for w in range(n_words):
-                length = bounds[w + 1] - bounds[w]
-                if length == 0:
-                    continue
-                if length > CACHE_MAX_WORD:
-                    if shared:
-                        self.cache_lock.unlock_shared()
-                        shared = False
-                    self._merge_word(data + bounds[w], length, out, scratch)
-                    continue
-                key.assign(<const char*>data + bounds[w], length)
-                if not shared:
-                    self.cache_lock.lock_shared()
-                    shared = True
-                    run = 0
-                found = self.cache.find(key)
-                if found != self.cache.end():
-                    out.insert(out.end(), deref(found).second.begin(), deref(found).second.end())
-                    run += 1
-                    if run == SHARED_RUN:
-                        self.cache_lock.unlock_shared()
-                        shared = False
-                    continue
-                self.cache_lock.unlock_shared()
-                shared = False
+                           vector[id_t]& out, MergeScratch scratch) except -1 nogil:
+        """Append the ids of every word to ``out``, through the scratch's cache of whole words
+        (the scratch is this call's alone: no lock). Growing containers raise MemoryError
+        (``except -1``)."""
+        cdef Py_ssize_t w, length
+        cdef const uint8_t* word
+        for w in range(n_words):
+            length = bounds[w + 1] - bounds[w]
+            word = data + bounds[w]
+            if length == 0:
+                continue
+            if length > CACHE_MAX_WORD:
+                self._merge_word(word, length, out, scratch)
+            elif not cache_find(scratch.cache, word, length, out):
                 scratch.word_out.clear()
-                self._merge_word(data + bounds[w], length, scratch.word_out, scratch)
+                self._merge_word(word, length, scratch.word_out, scratch)
                 out.insert(out.end(), scratch.word_out.begin(), scratch.word_out.end())
-                self._store(key, scratch.word_out)
-        finally:
-            if shared:
-                self.cache_lock.unlock_shared()
-        return 0
-
-    cdef int _store(self, const string& key, const vector[id_t]& ids) except -1 nogil:
-        """Cache a word's ids (the lock taken alone)."""
-        self.cache_lock.lock()
-        try:
-            if self.cache.size() >= CACHE_LIMIT:
-                self.cache.clear()
-            self.cache.insert(pair[string, vector[id_t]](key, ids))
-        finally:
-            self.cache_lock.unlock()
-        return 0
-
-    cdef inline int _push(self, vector[uint64_t]& heap, const vector[id_t]& token_at,
-                          int32_t left, int32_t right) except -1 nogil:
-        cdef id_t a = token_at[left], b = token_at[right]
-        if a < 0 or b < 0:
-            return 0
-        cdef int64_t packed = self.pairs.get(pack_key(a, b), 0)
-        if packed == 0:
-            return 0
-        heap_push(heap, (((<uint64_t>(packed - 1) >> 32) << 32) | <uint32_t>left), HEAP_ARITY, lower_key)
+                cache_store(scratch.cache, scratch.word_out, CACHE_LIMIT)
         return 0
 
     cdef int _merge_word(self, const uint8_t* word, Py_ssize_t length, vector[id_t]& out,
-                         Scratch& scratch) except -1 nogil:
-        return self._merge_nodes(word, length, out, scratch.token_at, scratch.next_node,
-                                 scratch.prev_node, scratch.node_start, scratch.heap)
-
-    cdef int _merge_nodes(self, const uint8_t* word, Py_ssize_t length, vector[id_t]& out,
-                          vector[id_t]& token_at, vector[int32_t]& next_node,
-                          vector[int32_t]& prev_node, vector[int64_t]& node_start,
-                          vector[uint64_t]& heap) except -1 nogil:
+                         MergeScratch scratch) except -1 nogil:
+        """Cut ``word`` into units, merge them (`_merge_core.merge_word`) and append the ids."""
         cdef Py_ssize_t pos = 0, n, i
-        cdef int32_t left, right, after, node
-        cdef int64_t packed
-        cdef uint64_t key
+        cdef int32_t node
         cdef id_t token
+        cdef MergeHooks hooks  # none: the plain loop
+        cdef MergeWord* nodes = &scratch.word
+        hooks.frozen = False
+        hooks.unused = NULL
+        hooks.dropout = 0.0
+        hooks.rng = NULL
         whole = self.whole.find(string(<const char*>word, length))
         if whole != self.whole.end():
             out.push_back(deref(whole).second)
             return 0
-        token_at.clear()
-        node_start.clear()
+        nodes.token_at.clear()
+        scratch.node_start.clear()
         while pos < length:
             n = utf8_length(word[pos]) if self.utf8_units else 1
             if n > length - pos:
                 n = length - pos
             token = <id_t>(self.units.get(unit_key(word + pos, n), 0) - 1)
-            token_at.push_back(token if token >= 0 else UNKNOWN_UNIT)
-            node_start.push_back(pos)
+            nodes.token_at.push_back(token if token >= 0 else UNKNOWN_UNIT)
+            scratch.node_start.push_back(pos)
             pos += n
-        node_start.push_back(length)
-        n = token_at.size()
-        chain_init(next_node, prev_node, n)
-        heap.clear()
-        for i in range(n - 1):
-            self._push(heap, token_at, <int32_t>i, <int32_t>(i + 1))
-        while heap.size():
-            key = heap_pop(heap, HEAP_ARITY, lower_key)
-            left = <int32_t>(key & LOW_HALF)
-            right = next_node[left]
-            if token_at[left] == NO_ID or right < 0:
-                continue
-            packed = self.pairs.get(pack_key(token_at[left], token_at[right]), 0)
-            if packed == 0 or <uint64_t>((packed - 1) >> 32) != (key >> 32):
-                continue  # stale: the pair at this node changed
-            token = <id_t>(<uint64_t>(packed - 1) & LOW_HALF)
-            after = chain_merge(token_at, next_node, prev_node, left, right, token, NO_ID)
-            if prev_node[left] >= 0:
-                self._push(heap, token_at, prev_node[left], left)
-            if after >= 0:
-                self._push(heap, token_at, left, after)
+        scratch.node_start.push_back(length)
+        merge_word(self.pairs, nodes[0], nodes.token_at.size(), hooks)
         node = 0
         while node >= 0:
-            token = token_at[node]
+            token = nodes.token_at[node]
             if token == UNKNOWN_UNIT:
-                for i in range(node_start[node], node_start[node + 1]):
+                for i in range(scratch.node_start[node], scratch.node_start[node + 1]):
                     if self.byte_fallback[word[i]] >= 0:
                         out.push_back(self.byte_fallback[word[i]])
             elif token >= self.n_ids:
@@ -456,5 +375,5 @@ cdef class PairMerges:
                            self.expand_ids.begin() + self.expand_offsets[i + 1])
             else:
                 out.push_back(token)
-            node = next_node[node]
+            node = nodes.next_node[node]
         return 0

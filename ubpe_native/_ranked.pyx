@@ -5,11 +5,10 @@ A word starts as its base ids. Two adjacent tokens may merge when the concatenat
 pieces is itself a token's piece; of all such adjacent pairs the one forming the token of
 lowest *priority* (its creation rank, or its id) merges first, the leftmost on ties. This is
 tiktoken's rule (``_educational.bpe_encode``, Rust ``byte_pair_merge``), which rescans the word
-after every merge, O(n * m). Here the word is a doubly linked list of nodes and the candidate
-pairs sit in a min-heap keyed by ``(priority, left node)``: a merge changes only the two pairs
-around it, so the loop is O(n log n). Heap entries are invalidated lazily: an entry is current
-only if both nodes still hold the tokens it was pushed with (tokens only grow, so a node never
-returns to an old token).
+after every merge, O(n * m). Here it is the shared merge loop of `_merge_core` (a chain of
+nodes, the candidate pairs in a min-heap keyed by ``(priority, left node)``, O(n log n)) over
+a rule table with one rule per split of every piece into two tokens; BPE-dropout is the loop's
+dropout hook.
 
 >>> import numpy as np
 >>> # token 2 = (0, 1) with priority 1, token 3 = (0, 0) with priority 0
@@ -31,10 +30,9 @@ from libcpp.vector cimport vector
 
 from ubpe_native._numpy import np
 
-from ubpe_native._chain cimport chain_init, chain_merge
 from ubpe_native._checks cimport check_ids, check_offsets
-from ubpe_native._flat_map cimport FlatMap, pack_key
-from ubpe_native._heap cimport heap_pop, heap_push
+from ubpe_native._flat_map cimport FlatMap
+from ubpe_native._merge_core cimport MAX_RANK, MergeHooks, MergeWord, merge_word, rule_add
 from ubpe_native._pretokenize cimport (check_split_arguments, check_utf8, class_t, document_flags,
                                        document_starts, split_document, split_pieces)
 from ubpe_native._typedefs cimport id_t
@@ -43,25 +41,11 @@ from ubpe_native._typedefs cimport id_t
 cdef uint64_t HASH_BASE = 0x9E3779B97F4A7C15ULL
 # FlatMap reserves the all-ones key for empty slots.
 cdef uint64_t RESERVED_KEY = 0xFFFFFFFFFFFFFFFFULL
-# Priorities are packed into the high half of a 64-bit heap key and of a pair-table value.
-cdef int64_t MAX_PRIORITY = 0x7FFFFFFF
+# Priorities are the ranks of the rule table (`_merge_core`): 31 bits.
+cdef int64_t MAX_PRIORITY = MAX_RANK
 cdef id_t NO_TOKEN = -1
-cdef uint64_t LOW_HALF = 0xFFFFFFFFULL
-# 53 random bits -> a double in [0, 1).
-cdef double UNIT_SCALE = 1.0 / 9007199254740992.0
-# A 4-ary heap: half the depth of a binary one, and the four children share a cache line or two.
-cdef enum:
-    HEAP_ARITY = 4
 # byte-level text: the base ids are the byte values
 cdef int N_BYTE_VALUES = 256
-
-
-cdef struct HeapEntry:
-    uint64_t key  # priority << 32 | left node: lowest priority first, then leftmost
-    id_t left_token
-    id_t right_token
-    id_t token  # what the pair becomes
-
 
 
 cdef inline uint64_t hash_step(uint64_t h, id_t symbol) noexcept nogil:
@@ -73,23 +57,6 @@ cdef inline uint64_t usable_key(uint64_t h) noexcept nogil:
     return h - 1 if h == RESERVED_KEY else h
 
 
-cdef inline uint64_t splitmix64(uint64_t* state) noexcept nogil:
-    state[0] += 0x9E3779B97F4A7C15ULL
-    cdef uint64_t z = state[0]
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL
-    return z ^ (z >> 31)
-
-
-cdef inline double uniform(uint64_t* state) noexcept nogil:
-    return <double>(splitmix64(state) >> 11) * UNIT_SCALE
-
-
-cdef inline bint lower_key(const HeapEntry& a, const HeapEntry& b) noexcept nogil:
-    """The heap's order: lowest priority first, then leftmost (keys are unique per node)."""
-    return a.key < b.key
-
-
 cdef class MergeTable:
     """The merge rules of a vocabulary, ready for rank-ordered encoding.
 
@@ -98,8 +65,9 @@ cdef class MergeTable:
     merges before any token of larger ``priorities[t]``. Where several tokens share a piece,
     the one of lowest priority (then lowest id) represents it.
 
-    * ``pairs``: ``(left << 32 | right) -> priority << 32 | token`` for every split of every
-      piece into two pieces that are both tokens (base ids are one-symbol pieces);
+    * ``pairs``: the rule table (`_merge_core`): ``(left, right) -> (priority, token)`` for
+      every split of every piece into two pieces that are both tokens (base ids are
+      one-symbol pieces);
     * ``piece_heads`` / ``piece_chain``: piece hash -> token, collisions chained and resolved
       by comparing symbols, for the whole-piece shortcut.
     """
@@ -147,7 +115,6 @@ cdef class MergeTable:
         cdef uint64_t h
         cdef id_t token, left, right, other
         cdef int64_t* slot
-        cdef int64_t packed, current
         self.offsets.assign(&piece_offsets[0], &piece_offsets[0] + n + 1)
         if piece_symbols.shape[0]:
             self.symbols.assign(&piece_symbols[0], &piece_symbols[0] + piece_symbols.shape[0])
@@ -190,7 +157,6 @@ cdef class MergeTable:
                 prefix[k + 1] = hash_step(prefix[k], self.symbols[start + k])
             while <Py_ssize_t>power.size() <= length:
                 power.push_back(power.back() * HASH_BASE)
-            packed = (self.priority[t] << 32) | (self.n_base + t)
             for k in range(1, length):
                 left = self._token_of_run(start, k, prefix[k])
                 if left == NO_TOKEN:
@@ -200,7 +166,7 @@ cdef class MergeTable:
                 if right == NO_TOKEN:
                     continue
                 # a pair splits one piece only, since its concatenation *is* the piece
-                self.pairs.slot(pack_key(left, right))[0] = packed + 1
+                rule_add(self.pairs, left, right, self.priority[t], <id_t>(self.n_base + t))
         return 0
 
     cdef uint64_t _hash_of(self, Py_ssize_t t) noexcept nogil:
@@ -283,15 +249,16 @@ cdef class MergeTable:
                                   Py_ssize_t n_words, id_t* tokens, bint whole_piece_shortcut,
                                   double dropout, uint64_t seed) except -1 nogil:
         # scratch space shared by all words of the call; growing it may raise MemoryError
-        cdef vector[id_t] token_at  # the token each node holds, NO_TOKEN once merged away
-        cdef vector[int32_t] next_node
-        cdef vector[int32_t] prev_node
-        cdef vector[HeapEntry] heap
-        cdef vector[HeapEntry] skipped
+        cdef MergeWord word
+        cdef MergeHooks hooks
         cdef uint64_t rng = seed
         cdef Py_ssize_t n_out = 0, w, length, i
         cdef int64_t start
         cdef id_t whole
+        hooks.frozen = False
+        hooks.unused = NULL
+        hooks.dropout = dropout
+        hooks.rng = &rng
         for w in range(n_words):
             start = bounds[w]
             length = bounds[w + 1] - start
@@ -307,72 +274,24 @@ cdef class MergeTable:
                     tokens[n_out] = self._representative(whole)
                     n_out += 1
                     continue
-            n_out += self._merge_word(&symbols[start], length, &tokens[n_out], token_at,
-                                      next_node, prev_node, heap, skipped, dropout, &rng)
+            n_out += self._merge_word(&symbols[start], length, &tokens[n_out], word, hooks)
         return n_out
 
     cdef inline id_t _representative(self, id_t token) noexcept nogil:
         return self.n_base + self.canonical[token - self.n_base]
 
-    cdef inline int _push_pair(self, vector[HeapEntry]& heap, const vector[id_t]& token_at,
-                               int32_t left, int32_t right) except -1 nogil:
-        cdef HeapEntry entry
-        cdef int64_t packed = self.pairs.get(pack_key(token_at[left], token_at[right]), 0)
-        if packed == 0:
-            return 0
-        packed -= 1
-        entry.key = (<uint64_t>(packed >> 32) << 32) | <uint32_t>left
-        entry.left_token = token_at[left]
-        entry.right_token = token_at[right]
-        entry.token = <id_t>(<uint64_t>packed & LOW_HALF)
-        heap_push(heap, entry, HEAP_ARITY, lower_key)
-        return 0
-
-    cdef Py_ssize_t _merge_word(self, const id_t* word, Py_ssize_t length, id_t* out,
-                                vector[id_t]& token_at, vector[int32_t]& next_node,
-                                vector[int32_t]& prev_node, vector[HeapEntry]& heap,
-                                vector[HeapEntry]& skipped, double dropout,
-                                uint64_t* rng) except -1 nogil:
-        """Merge one word into ``out``; returns how many tokens it wrote.
-
-        BPE-dropout follows Provilkov et al. (2020) as YouTokenToMe implements it: at every
-        merge step each current candidate is dropped with probability ``dropout`` (the coins
-        are flipped lazily, best candidate first, so the first survivor is the best surviving
-        merge), dropped candidates come back after the next merge, and the word is done when
-        a step drops them all. With ``dropout == 0`` no coin is flipped at all.
-        """
-        cdef Py_ssize_t i, n_written = 0
-        cdef int32_t left, right, after
-        cdef HeapEntry entry
-        token_at.assign(word, word + length)
-        chain_init(next_node, prev_node, length)
-        heap.clear()
-        skipped.clear()
-        for i in range(length - 1):
-            self._push_pair(heap, token_at, <int32_t>i, <int32_t>(i + 1))
-        while heap.size():
-            entry = heap_pop(heap, HEAP_ARITY, lower_key)
-            left = <int32_t>(entry.key & LOW_HALF)
-            right = next_node[left]
-            # stale: the left node merged (its token grew or it was merged away) or the right one did
-            if token_at[left] != entry.left_token or right < 0 or token_at[right] != entry.right_token:
-                continue
-            if dropout > 0.0 and uniform(rng) < dropout:
-                skipped.push_back(entry)
-                continue
-            after = chain_merge(token_at, next_node, prev_node, left, right, entry.token, NO_TOKEN)
-            if prev_node[left] >= 0:
-                self._push_pair(heap, token_at, prev_node[left], left)
-            if after >= 0:
-                self._push_pair(heap, token_at, left, after)
-            for i in range(<Py_ssize_t>skipped.size()):
-                heap_push[HeapEntry](heap, skipped[i], HEAP_ARITY, lower_key)
-            skipped.clear()
-        left = 0
-        while left >= 0:
-            out[n_written] = token_at[left]
+    cdef Py_ssize_t _merge_word(self, const id_t* symbols, Py_ssize_t length, id_t* out,
+                                MergeWord& word, const MergeHooks& hooks) except -1 nogil:
+        """Merge one word into ``out`` (`_merge_core.merge_word`, BPE-dropout as its hook
+        describes); returns how many tokens it wrote."""
+        cdef Py_ssize_t n_written = 0
+        cdef int32_t node = 0
+        word.token_at.assign(symbols, symbols + length)
+        merge_word(self.pairs, word, length, hooks)
+        while node >= 0:
+            out[n_written] = word.token_at[node]
             n_written += 1
-            left = next_node[left]
+            node = word.next_node[node]
         return n_written
 
     def encode_text(self, const uint8_t[::1] data not None, const class_t[::1] classes not None, int pattern):

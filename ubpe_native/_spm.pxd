@@ -6,21 +6,17 @@ from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 
 from ubpe_native._flat_map cimport FlatMap
+from ubpe_native._merge_core cimport MergeScratch, ScratchPool
 from ubpe_native._typedefs cimport id_t
 
 
-cdef class BpeScratch:
-    # what `SpmBPE.encode_into` needs from text to text: allocated once per batch, not per text
-    cdef vector[id_t] token_at, word_token, stack
-    cdef vector[uint8_t] frozen, word_frozen
-    cdef vector[int32_t] next_node, prev_node
-    cdef vector[int64_t] node_start
+cdef class BpeScratch(MergeScratch):
+    # what `SpmBPE.encode_into` needs from text to text beside the merge core's scratch (the
+    # word being merged, the unit cutter's node starts, the word cache with split_words):
+    # allocated once per batch, not per text
+    cdef vector[id_t] text_token, stack  # the text's units; _emit's pieces to split
+    cdef vector[uint8_t] text_frozen
     cdef vector[Py_ssize_t] word_start
-    cdef vector[uint64_t] heap
-    cdef vector[id_t] word_out
-    cdef unordered_map[id_t, uint64_t] rev
-    cdef unordered_map[string, vector[id_t]] cache  # word bytes -> ids (with split_words)
-    cdef string key
 
 
 cdef class SpmBPE:
@@ -34,14 +30,15 @@ cdef class SpmBPE:
     cdef int64_t ascii_unit[128]  # an ASCII byte's unit without a trie walk, or NOT_A_UNIT / WALK
     cdef vector[id_t] unit_id
     cdef vector[uint8_t] unit_frozen
+    cdef bint has_frozen
     cdef vector[uint8_t] unused
     cdef bint has_unused
     cdef vector[int64_t] expand_offsets
     cdef vector[id_t] expand_ids
     cdef id_t byte_fallback[256]
     cdef bint has_byte_fallback
+    cdef ScratchPool scratches  # for `encode`: a scratch per call, kept (its word cache too) from call to call
 
-    cdef int _push(self, BpeScratch s, int32_t left, int32_t right) except -1 nogil
     cdef int _unknown(self, const uint8_t* data, int64_t start, int64_t end, vector[id_t]& out) except -1 nogil
     cdef int _emit(self, id_t token, BpeScratch s, vector[id_t]& out) except -1 nogil
     cdef Py_ssize_t _units(self, const uint8_t* data, Py_ssize_t size, BpeScratch s) except -1 nogil

@@ -12,13 +12,18 @@ likewise, recursively. A symbol that is no piece (a character no piece spells, o
 ``>= n_ids``: a character that is only part of pieces) becomes the ids of its bytes
 (``byte_fallback``), or the unknown id, one per run of unknown symbols when ``collapse_unk``.
 
+The merge loop, its rule table and the word cache are `_merge_core`'s: user-defined symbols
+are its *frozen* hook, the ``rev_merge`` records its *unused* hook. Rules that would make the
+re-splitting of unused pieces loop forever (an unused piece reached again from itself, as a
+self-referencing rule does) are refused at construction.
+
 Speed: texts are cut into units once (an ASCII byte without a trie walk); with ``split_words``
 the words that ``▁`` starts are merged one by one and cached per `BpeScratch`, which
-`_spm_pipeline.SpmPipeline` keeps from call to call (one per thread that calls it); the working
-vectors are reused from text to text. The pipeline that runs `SpmNormalizer` and the models over many texts is in
-`_spm_pipeline`, behind ``_spm.pxd``. (The module is near 600 lines: `SpmBPE` and the C port of
-the normalizer with its Darts-clone trie walk; the normalizer is the next to move out. The
-merge loop's chain is `_chain.pxd`'s, as in `_merges`.)
+`SpmBPE.encode` and `_spm_pipeline.SpmPipeline` keep from call to call (one per thread that
+calls them, from a `_merge_core.ScratchPool`); the working vectors are reused from text to text. The pipeline that
+runs `SpmNormalizer` and the models over many texts is in `_spm_pipeline`, behind ``_spm.pxd``.
+(The module holds `SpmBPE` and the C port of the normalizer with its Darts-clone trie walk;
+the normalizer is the next to move out.)
 
 >>> import numpy as np
 >>> i32 = lambda *v: np.array(v, np.int32)
@@ -40,16 +45,15 @@ from cython.operator cimport dereference as deref
 
 from ubpe_native._numpy import np
 
-from ubpe_native._chain cimport chain_init, chain_merge
 from ubpe_native._checks cimport check_ids, check_offsets
-from ubpe_native._flat_map cimport FlatMap, pack_key
-from ubpe_native._heap cimport heap_pop, heap_push
+from ubpe_native._flat_map cimport FlatMap
+from ubpe_native._merge_core cimport (MAX_RANK, MergeHooks, ScratchPool, cache_find, cache_store, merge_word,
+                                      refuse_unused_cycles, rule_add)
 from ubpe_native._typedefs cimport id_t
 from ubpe_native._shared cimport id_array, utf8_length
 
-cdef id_t NO_ID = -1
+# a character no unit spells (never merges; written as byte fallback or the unknown id)
 cdef id_t UNKNOWN_UNIT = -2
-cdef int64_t MAX_RANK = 0x7FFFFFFF
 cdef uint64_t LOW_HALF = 0xFFFFFFFFULL
 cdef int64_t NOT_A_UNIT = -1
 cdef int64_t WALK = -2  # ascii_unit: a longer (frozen) unit starts with this byte
@@ -57,12 +61,7 @@ cdef Py_ssize_t CACHE_MAX_WORD = 64  # longer words are merged, not cached
 cdef size_t CACHE_LIMIT = 1 << 15  # cached words per scratch (a few MB), then the cache starts over
 
 
-cdef inline bint lower_key(const uint64_t& a, const uint64_t& b) noexcept nogil:
-    """The heap's order: lowest rank first, then leftmost node."""
-    return a < b
-
-
-cdef class BpeScratch:
+cdef class BpeScratch(MergeScratch):
     """Working memory of `SpmBPE.encode_into`, reused from text to text (one per thread)."""
 
 
@@ -82,8 +81,12 @@ cdef class SpmBPE:
     * ``split_words``: a unit starting with ``▁`` starts a word, and words merge apart (HF's
       ``Metaspace(split=True)``; for a model whose rules never join a symbol to one starting
       with ``▁`` and that has no unused pieces, the same ids faster). Words' ids are cached per
-      `BpeScratch` (the pipeline keeps one per thread that calls it).
+      `BpeScratch` (`encode` and the pipeline keep one per thread that calls them).
     """
+
+    def __cinit__(self, *args, **kwargs):
+        # here, not in __init__: even an object __init__ never ran on has its pool
+        self.scratches = ScratchPool(BpeScratch)
 
     def __init__(self, id_t n_ids, const id_t[::1] left not None, const id_t[::1] right not None,
                  const id_t[::1] result not None, const int64_t[::1] rank not None,
@@ -134,10 +137,12 @@ cdef class SpmBPE:
         if expand_ids.shape[0]:
             self.expand_ids.assign(&expand_ids[0], &expand_ids[0] + expand_ids.shape[0])
         cdef int64_t* slot
+        cdef vector[uint8_t] kept  # rule k is its pair's rule (not a later duplicate)
+        kept.resize(n_rules)
         for k in range(n_rules):
-            slot = self.pairs.slot(pack_key(left[k], right[k]))
-            if slot[0] == 0:
-                slot[0] = ((<int64_t>rank[k] << 32) | result[k]) + 1
+            kept[k] = rule_add(self.pairs, left[k], right[k], rank[k], result[k])
+        if self.has_unused:
+            refuse_unused_cycles(n_ids, &unused[0], left, right, result, kept)
         cdef int64_t node
         self.node_unit.push_back(NOT_A_UNIT)  # the root
         for k in range(n_units):
@@ -154,6 +159,9 @@ cdef class SpmBPE:
                 self.node_unit[node] = k
         self.unit_id.assign(&unit_ids[0], &unit_ids[0] + n_units) if n_units else None
         self.unit_frozen.assign(&unit_frozen[0], &unit_frozen[0] + n_units) if n_units else None
+        self.has_frozen = False
+        for k in range(n_units):
+            self.has_frozen |= unit_frozen[k] != 0
         for k in range(128):  # an ASCII byte no longer unit starts with needs no trie walk
             node = self.trie.get(<uint64_t>k, 0)
             self.ascii_unit[k] = NOT_A_UNIT if node == 0 else self.node_unit[node]
@@ -164,28 +172,15 @@ cdef class SpmBPE:
     def encode(self, const uint8_t[::1] data not None):
         """The ids of one normalized text (UTF-8 bytes)."""
         cdef vector[id_t] out
-        cdef BpeScratch scratch = BpeScratch()
+        cdef BpeScratch scratch
         if data.shape[0]:
-            with nogil:
-                self.encode_into(&data[0], data.shape[0], out, scratch)
+            scratch = <BpeScratch>self.scratches.take()  # under the GIL: this call's alone
+            try:
+                with nogil:
+                    self.encode_into(&data[0], data.shape[0], out, scratch)
+            finally:
+                self.scratches.give(scratch)
         return id_array(out)
-
-    cdef int _push(self, BpeScratch s, int32_t left, int32_t right) except -1 nogil:
-        cdef id_t a = s.word_token[left], b = s.word_token[right], piece
-        if a < 0 or b < 0 or s.word_frozen[left] or s.word_frozen[right]:
-            return 0
-        cdef int64_t packed = self.pairs.get(pack_key(a, b), 0)
-        if packed == 0:
-            return 0
-        piece = <id_t>(<uint64_t>(packed - 1) & LOW_HALF)
-        if self.has_unused and self.unused[piece]:  # sentencepiece's rev_merge: the last pair proposed wins
-            found = s.rev.find(piece)  # (not rev[piece] =: operator[] is not ``except +``)
-            if found != s.rev.end():
-                deref(found).second = pack_key(a, b)
-            else:
-                s.rev.insert(pair[id_t, uint64_t](piece, pack_key(a, b)))
-        heap_push(s.heap, (((<uint64_t>(packed - 1) >> 32) << 32) | <uint32_t>left), 4, lower_key)
-        return 0
 
     cdef int _unknown(self, const uint8_t* data, int64_t start, int64_t end,
                        vector[id_t]& out) except -1 nogil:
@@ -215,8 +210,8 @@ cdef class SpmBPE:
                            self.expand_ids.begin() + self.expand_offsets[j + 1])
                 continue
             if self.unused[token]:
-                found = s.rev.find(token)
-                if found != s.rev.end():
+                found = s.word.proposed.find(token)
+                if found != s.word.proposed.end():
                     s.stack.push_back(<id_t>(deref(found).second & LOW_HALF))
                     s.stack.push_back(<id_t>(deref(found).second >> 32))
                     continue
@@ -229,15 +224,15 @@ cdef class SpmBPE:
         cdef Py_ssize_t pos = 0, k, char_length, best_length
         cdef int64_t node, unit, best_unit
         cdef uint8_t byte
-        s.token_at.clear()
-        s.frozen.clear()
+        s.text_token.clear()
+        s.text_frozen.clear()
         s.node_start.clear()
         s.word_start.clear()
         while pos < size:
             byte = data[pos]
             if self.split_words and byte == 0xE2 and pos + 2 < size and data[pos + 1] == 0x96 \
-                    and data[pos + 2] == 0x81 and s.token_at.size():
-                s.word_start.push_back(s.token_at.size())
+                    and data[pos + 2] == 0x81 and s.text_token.size():
+                s.word_start.push_back(s.text_token.size())
             if byte < 0x80 and self.ascii_unit[byte] != WALK:
                 best_unit = self.ascii_unit[byte]
                 best_length = 1
@@ -259,53 +254,39 @@ cdef class SpmBPE:
                         best_unit = unit
                         best_length = k + 1 - pos
             if best_unit == NOT_A_UNIT:
-                s.token_at.push_back(UNKNOWN_UNIT)
-                s.frozen.push_back(0)
+                s.text_token.push_back(UNKNOWN_UNIT)
+                s.text_frozen.push_back(0)
             else:
-                s.token_at.push_back(self.unit_id[best_unit])
-                s.frozen.push_back(self.unit_frozen[best_unit])
+                s.text_token.push_back(self.unit_id[best_unit])
+                s.text_frozen.push_back(self.unit_frozen[best_unit])
             s.node_start.push_back(pos)
             pos += best_length
         s.node_start.push_back(size)
-        return s.token_at.size()
+        return s.text_token.size()
 
     cdef int _merge_word(self, const uint8_t* data, Py_ssize_t first, Py_ssize_t stop, BpeScratch s,
                          vector[id_t]& out) except -1 nogil:
         """Merges units ``first..stop-1`` (of `_units`) and writes their ids."""
-        cdef Py_ssize_t n = stop - first, k
-        cdef int32_t left, right, after, node
-        cdef int64_t packed
-        cdef uint64_t key
+        cdef Py_ssize_t n = stop - first
+        cdef int32_t node
         cdef id_t token
-        s.word_token.assign(s.token_at.begin() + first, s.token_at.begin() + stop)
-        s.word_frozen.assign(s.frozen.begin() + first, s.frozen.begin() + stop)
-        chain_init(s.next_node, s.prev_node, n)
-        s.heap.clear()
-        for k in range(n - 1):
-            self._push(s, <int32_t>k, <int32_t>(k + 1))
-        while s.heap.size():
-            key = heap_pop(s.heap, 4, lower_key)
-            left = <int32_t>(key & LOW_HALF)
-            right = s.next_node[left]
-            if s.word_token[left] == NO_ID or right < 0:
-                continue
-            packed = self.pairs.get(pack_key(s.word_token[left], s.word_token[right]), 0)
-            if packed == 0 or <uint64_t>((packed - 1) >> 32) != (key >> 32):
-                continue  # stale: the pair at this node changed
-            token = <id_t>(<uint64_t>(packed - 1) & LOW_HALF)
-            after = chain_merge(s.word_token, s.next_node, s.prev_node, left, right, token, NO_ID)
-            if s.prev_node[left] >= 0:
-                self._push(s, s.prev_node[left], left)
-            if after >= 0:
-                self._push(s, left, after)
+        cdef MergeHooks hooks
+        hooks.frozen = self.has_frozen  # user-defined symbols never merge
+        hooks.unused = self.unused.data() if self.has_unused else NULL  # rev_merge
+        hooks.dropout = 0.0
+        hooks.rng = NULL
+        s.word.token_at.assign(s.text_token.begin() + first, s.text_token.begin() + stop)
+        if self.has_frozen:
+            s.word.frozen.assign(s.text_frozen.begin() + first, s.text_frozen.begin() + stop)
+        merge_word(self.pairs, s.word, n, hooks)
         node = 0 if n else -1
         while node >= 0:
-            token = s.word_token[node]
+            token = s.word.token_at[node]
             if token == UNKNOWN_UNIT:
                 self._unknown(data, s.node_start[first + node], s.node_start[first + node + 1], out)
             else:
                 self._emit(token, s, out)
-            node = s.next_node[node]
+            node = s.word.next_node[node]
         return 0
 
     cdef int encode_into(self, const uint8_t* data, Py_ssize_t size, vector[id_t]& out,
@@ -313,7 +294,7 @@ cdef class SpmBPE:
         """Appends the ids of ``data[:size]`` (normalized UTF-8) to ``out``."""
         cdef Py_ssize_t n = self._units(data, size, s), w, first, stop, length
         cdef size_t floor = out.size(), kept, k
-        s.rev.clear()
+        s.word.proposed.clear()
         if not self.split_words:
             self._merge_word(data, 0, n, s, out)
         else:
@@ -326,17 +307,11 @@ cdef class SpmBPE:
                     self._merge_word(data, first, stop, s, out)
                     first = stop
                     continue
-                s.key.assign(<const char*>data + s.node_start[first], length)
-                found = s.cache.find(s.key)
-                if found != s.cache.end():
-                    out.insert(out.end(), deref(found).second.begin(), deref(found).second.end())
-                else:
+                if not cache_find(s.cache, data + s.node_start[first], length, out):
                     s.word_out.clear()
                     self._merge_word(data, first, stop, s, s.word_out)
                     out.insert(out.end(), s.word_out.begin(), s.word_out.end())
-                    if s.cache.size() >= CACHE_LIMIT:
-                        s.cache.clear()
-                    s.cache.insert(pair[string, vector[id_t]](s.key, s.word_out))
+                    cache_store(s.cache, s.word_out, CACHE_LIMIT)
                 first = stop
         if self.collapse_unk:  # one unknown id per run of them
             kept = floor

@@ -21,6 +21,7 @@ from libcpp.vector cimport vector
 from ubpe_native._checks cimport check_offsets
 from ubpe_native._combine cimport id_list, id_table
 from ubpe_native._flat_map cimport FlatMap
+from ubpe_native._merge_core cimport ScratchPool
 from ubpe_native._shared cimport utf8_length
 from ubpe_native._spm cimport BpeScratch, SpmBPE, SpmNormalizer
 from ubpe_native._typedefs cimport id_t
@@ -65,9 +66,13 @@ cdef class SpmPipeline:
     cdef FlatMap triggers  # node << 8 | byte -> child node
     cdef vector[id_t] trigger_ends  # node -> id of the trigger ending there, HAND_BACK, or NO_TRIGGER
     cdef bint has_hand_back
-    cdef list scratches  # idle BpeScratch objects: each call takes one (its word cache lives on)
+    cdef ScratchPool scratches  # idle BpeScratch objects: each call takes one (its word cache lives on)
     cdef list ints  # ints[i] is i (_combine.id_table), for the ids below ID_TABLE
     cdef bint trigger_first[256]  # bytes a trigger starts with
+
+    def __cinit__(self, *args, **kwargs):
+        # here, not in __init__: even an object __init__ never ran on has its pool
+        self.scratches = ScratchPool(BpeScratch)
 
     def __init__(self, SpmNormalizer normalizer not None, model, bint prefix_unless_space=False,
                  const uint8_t[::1] trigger_blob not None = b"",
@@ -88,7 +93,6 @@ cdef class SpmPipeline:
         for k in range(256):
             self.trigger_first[k] = False
         self.prefix_after_cut = prefix_after_cut
-        self.scratches = []
         self.ints = id_table(min(self.bpe.n_ids if self.bpe is not None else self.unigram.n_ids, ID_TABLE))
         self.has_hand_back = False
         self.trigger_ends.push_back(NO_TRIGGER)
@@ -143,13 +147,13 @@ cdef class SpmPipeline:
             data[k] = <const uint8_t*>utf8
             sizes[k] = size
         bounds.push_back(0)
-        # list.pop and append are atomic under the GIL: threads never share a scratch
-        cdef BpeScratch scratch = self.scratches.pop() if self.scratches else BpeScratch()
+        # taken and given back under the GIL: threads never share a scratch
+        cdef BpeScratch scratch = <BpeScratch>self.scratches.take()
         try:
             with nogil:
                 self._encode_all(data, sizes, skipped, out, bounds, scratch)
         finally:
-            self.scratches.append(scratch)
+            self.scratches.give(scratch)
         cdef list result = PyList_New(n)
         for k in range(n):
             item = None if skipped[k] else id_list(self.ints, out.data() + bounds[k], bounds[k + 1] - bounds[k])
