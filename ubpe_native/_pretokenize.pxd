@@ -2,10 +2,10 @@
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t
 from libcpp.vector cimport vector
 
-# One entry per code point of the table that ubpe.bytelevel.code_point_classes builds.
+# One entry per code point of the table that ubpe.text.patterns.code_point_classes builds.
 ctypedef uint16_t class_t
 
-# Pattern ids, as in ubpe.bytelevel.NATIVE_PATTERNS.
+# Pattern ids, as in ubpe.text.patterns.NATIVE_PATTERNS.
 cdef enum:
     PATTERN_GPT2 = 1
     PATTERN_CL100K = 2
@@ -13,7 +13,7 @@ cdef enum:
     PATTERN_O200K = 4
     PATTERN_WORDS = 5  # ubpe.splitting.WORDS (not a byte-level preset: it can leave gaps)
 
-# Class bits of the table that other kernels read (ubpe.bytelevel.patterns.CLASS_BITS).
+# Class bits of the table that other kernels read (ubpe.text.patterns.CLASS_BITS).
 cdef enum:
     CLASS_NUMBER = 2  # \p{N}
 

@@ -361,7 +361,7 @@ cdef inline bint valid_utf8(const uint8_t* s, Py_ssize_t n) noexcept nogil:
 cdef class SpmNormalizer:
     """``SpmNormalizer(trie_units, replacements, add_dummy_prefix, remove_extra_whitespaces,
     escape_whitespaces, treat_whitespace_as_suffix, protected_blob, protected_offsets,
-    protected_ids)``: `ubpe.bytelevel.spm_normalizer.Normalizer` in C (that module documents
+    protected_ids)``: `ubpe.text.normalizers.Normalizer` in C (that module documents
     the rules): ``trie_units`` is the charsmap's Darts double array, ``replacements`` its blob
     of NUL-terminated strings, the protected (user-defined) pieces are copied as they are,
     longest first. ``protected_ids[k]`` is piece ``k``'s id (the unigram pipeline cuts the
