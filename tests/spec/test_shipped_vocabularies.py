@@ -21,6 +21,7 @@ scripts, Python source, random code points of every plane, whitespace runs and e
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
 import tarfile
 import warnings
@@ -31,13 +32,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import ubpe
+from ubpe.cli import main
+from ubpe.errors import IgnoredInputWarning, ModelFormatError
 from ubpe.io import gguf as gguf_io
+from ubpe.io import tiktoken as tiktoken_io
 from ubpe.models.imported import USER_DEFINED
+from ubpe.text.patterns import PATTERNS
 from ubpe.text.pretokenizers import (_CLASS_ASCII, _CLASS_CHAR, ADDS_BOS, PRE_TYPES, REGEXES, Pretokenizer,
                                      _collapse_regex, _end_anchors, _regex_atoms, resolve_pre)
 
 from vocab_corpora import (GPT2_VOCABS, LLAMA_CPP_PACKAGE, LLAMA_VOCABS, MISTRAL_PACKAGE, UNTESTED_GPT2_VOCABS,
-                           UNTESTED_LLAMA_VOCABS, shipped_files, varied_texts, vocab_path)
+                           UNTESTED_LLAMA_VOCABS, WHISPER_FILES, shipped_files, varied_texts, vocab_path,
+                           whisper_file)
 
 MIN_TEXTS = 1000
 
@@ -301,3 +307,115 @@ def test_bos_rules(pre, keys, first):
     tok = gguf_io.from_metadata(_metadata(pre, **keys))
     ids = tok.encode("!", add_special=True)
     assert ids == ([first] if first is not None else []) + tok.encode("!")
+
+
+# -- 4. whisper's .tiktoken files, the empty token included ---------------------------------------
+
+# whisper/tokenizer.py's get_encoding: GPT-2's pattern, special tokens after the ranks
+WHISPER_PAT_STR = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+WHISPER_SPECIALS = ("<|endoftext|>", "<|startoftranscript|>", "<|en|>", "<|transcribe|>", "<|notimestamps|>")
+
+
+@pytest.mark.parametrize("name", WHISPER_FILES)
+def test_whisper_files_parse_as_tiktokens_loader_reads_them(name, monkeypatch):
+    tiktoken = pytest.importorskip("tiktoken")
+    import tiktoken.load
+
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")  # read the file, cache nothing
+    path = whisper_file(name)
+    expected = tiktoken.load.load_tiktoken_bpe(str(path))
+    assert tiktoken_io.parse_tiktoken(path.read_text(encoding="ascii")) == expected
+    if name == "multilingual.tiktoken":
+        assert expected[b""] == 50256
+
+
+@pytest.mark.parametrize("name", WHISPER_FILES)
+def test_whisper_ids_equal_tiktokens(name, monkeypatch):
+    """As whisper builds its tokenizer: the file's ranks, GPT-2's pattern, special tokens after
+    the ranks; ``ubpe.load`` without ``pattern=`` (the file is published: no warning)."""
+    tiktoken = pytest.importorskip("tiktoken")
+    import tiktoken.load
+
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")
+    path = whisper_file(name)
+    ranks = tiktoken.load.load_tiktoken_bpe(str(path))
+    specials = {text: len(ranks) + k for k, text in enumerate(WHISPER_SPECIALS)}
+    reference = tiktoken.Encoding(name, pat_str=WHISPER_PAT_STR, mergeable_ranks=ranks, special_tokens=specials)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tok = ubpe.load(path, special_tokens=specials)
+    texts = [*_texts(), "<|endoftext|> x<|en|><|transcribe|>"]
+    differ = [t for t in texts if tok.encode(t, allowed_special="all") != reference.encode(t, allowed_special="all")]
+    assert not differ, f"{len(differ)}/{len(texts)} differ, first: {differ[0]!r}"
+    for text in texts[:300]:
+        ids = reference.encode(text, allowed_special="all")
+        assert tok.decode(ids) == reference.decode(ids)
+    assert tok.n_vocab == reference.n_vocab
+
+
+@pytest.mark.parametrize("line", ["Y!Q== 1", "A= 1", "YQ 1", "= x"])
+def test_only_the_empty_token_is_let_through(line):
+    """tiktoken's loader reads ``Y!Q==`` as ``b"a"`` (it drops what is no base64); that stays
+    refused here: padding alone is the one field strict base64 refuses that is read."""
+    with pytest.raises(ModelFormatError):
+        tiktoken_io.parse_tiktoken(f"YQ== 0\n{line}\n")
+
+
+# -- 5. the pattern of a .tiktoken file read without pattern= --------------------------------------
+
+@functools.lru_cache(maxsize=1)
+def _tiktoken_published() -> dict[str, tuple[str, str]]:
+    """tiktoken's published encodings: name -> (expected SHA-256 of the file, pat_str), from
+    ``tiktoken_ext.openai_public`` with its loader stubbed (nothing is downloaded)."""
+    pytest.importorskip("tiktoken")
+    import tiktoken_ext.openai_public as public
+
+    out = {}
+    for name in ("r50k_base", "p50k_base", "cl100k_base", "o200k_base"):
+        seen: dict[str, str] = {}
+        original = public.load_tiktoken_bpe
+        public.load_tiktoken_bpe = lambda path, expected_hash=None: seen.update(hash=expected_hash) or {}
+        try:
+            constructor = public.ENCODING_CONSTRUCTORS[name]()
+        finally:
+            public.load_tiktoken_bpe = original
+        out[name] = (seen["hash"], constructor["pat_str"])
+    return out
+
+
+def test_pinned_files_are_tiktokens_own():
+    published = _tiktoken_published()
+    for name, (digest, pat_str) in published.items():
+        assert PATTERNS[tiktoken_io.PINNED_FILES[digest]] == pat_str, name
+    assert hashlib.sha256(whisper_file("gpt2.tiktoken").read_bytes()).hexdigest() == published["r50k_base"][0]
+    multilingual = hashlib.sha256(whisper_file("multilingual.tiktoken").read_bytes()).hexdigest()
+    assert tiktoken_io.PINNED_FILES[multilingual] == "gpt2"
+
+
+def _unpublished(tmp_path):
+    """whisper's GPT-2 ranks without their last line: a file no one published."""
+    lines = whisper_file("gpt2.tiktoken").read_text(encoding="ascii").splitlines()
+    path = tmp_path / "ranks.tiktoken"
+    path.write_text("\n".join(lines[:-1]) + "\n", encoding="ascii")
+    return path
+
+
+def test_an_unpublished_file_warns_naming_the_default(tmp_path):
+    path = _unpublished(tmp_path)
+    with pytest.warns(IgnoredInputWarning, match=r"default 'cl100k'.*pattern='gpt2'.*--pattern gpt2"):
+        tok = ubpe.load(path)
+    assert tok.pattern == PATTERNS["cl100k"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert ubpe.load(path, pattern="gpt2").pattern == PATTERNS["gpt2"]
+        assert ubpe.load(whisper_file("gpt2.tiktoken")).pattern == PATTERNS["gpt2"]
+
+
+def test_the_command_line_says_it_in_one_line(tmp_path, capsys):
+    path = _unpublished(tmp_path)
+    assert main(["encode", str(path), "--text", "it's 2024"]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("ubpe: warning: ") and "'cl100k'" in err[0] and "--pattern" in err[0]
+    assert main(["convert", str(path), str(tmp_path / "m.json"), "--pattern", "gpt2", "-q"]) == 0
+    assert main(["encode", str(whisper_file("gpt2.tiktoken")), "--text", "it's 2024"]) == 0
+    assert capsys.readouterr().err == ""
