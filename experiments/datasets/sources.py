@@ -106,6 +106,22 @@ ARCHIVES: dict[str, Archive] = {a.package: a for a in (
     Archive("llama-cpp-python", "0.3.36", "pypi", "llama_cpp_python-0.3.36.tar.gz",
             "832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e",
             "MIT", "sdist", extract=("*/vendor/llama.cpp/models/ggml-vocab-*",)),
+    # whisper's two .tiktoken files (gpt2.tiktoken is tiktoken's r50k_base; multilingual.tiktoken
+    # holds the empty token); the sdist is the only file on PyPI
+    Archive("openai-whisper", "20250625", "pypi", "openai_whisper-20250625.tar.gz",
+            "37a91a3921809d9f44748ffc73c0a55c9f366c85a3ef5c2ae0cc09540432eb96",
+            "MIT", "sdist", extract=("*/whisper/assets/gpt2.tiktoken",
+                                     "*/whisper/assets/multilingual.tiktoken")),
+    # Mistral's tekken JSON files and sentencepiece models (mistral_common/data/)
+    Archive("mistral-common", "1.13.1", "pypi", "mistral_common-1.13.1.tar.gz",
+            "ad8d5b7e866e907925e31274c314fdaa7f7c45a0a43e7d2f543fd7fe65ddcea9",
+            "Apache-2.0", "sdist", extract=("*/src/mistral_common/data/tekken_240718.json",
+                                            "*/src/mistral_common/data/tekken_240911.json",
+                                            "*/src/mistral_common/data/*.model.v*")),
+    # CLIP's merges (open_clip's SimpleTokenizer reads them)
+    Archive("open-clip-torch", "3.3.0", "pypi", "open_clip_torch-3.3.0.tar.gz",
+            "904b1a9f909df8281bb3de60ab95491cd2994a509177ea4f9d6292a84fe24d6d",
+            "MIT", "sdist", extract=("*/src/open_clip/bpe_simple_vocab_16e6.txt.gz",)),
 )}
 
 #: Debian packages the loaders read (installed with apt, files found with ``dpkg -L``).

@@ -14,6 +14,12 @@ The tokenizer type (``tokenizer.ggml.model``) picks the model:
 * ``llama`` -> :class:`ubpe.models.sentencepiece.SentencePieceBPE` (score-ordered merges, ``▁``,
   dummy prefix, byte fallback).
 
+What ``encode(..., add_special=True)`` adds follows llama.cpp's reading of the file: the
+``add_bos_token`` / ``add_eos_token`` keys where present, else llama.cpp's defaults (``llama``:
+a BOS; ``gpt2``: a BOS for the Llama 3 pre-tokenizers, `ubpe.text.pretokenizers.ADDS_BOS`,
+nothing for the others), with llama.cpp's default special ids (`DEFAULT_SPECIAL_IDS`) where
+the file names none.
+
 Others (bert, t5, ...) raise `ModelFormatError` naming the type and the supported ones.
 
 >>> detect(b"GGUF\\x03\\x00\\x00\\x00"), detect(b"{}")
@@ -40,6 +46,9 @@ SUPPORTED_VERSIONS = (2, 3)
 SUPPORTED_MODELS = ("gpt2", "llama")
 # Largest key or string we accept (a chat template is a few kB; tokens are short).
 MAX_STRING_BYTES = 1 << 24
+#: llama.cpp's special token ids for a tokenizer type whose file names none (llama_vocab::impl::load);
+#: an id the file gives, if it is a token, wins.
+DEFAULT_SPECIAL_IDS: dict[str, dict[str, int]] = {"gpt2": {"bos": 11, "eos": 11}, "llama": {"bos": 1, "eos": 2, "unk": 0}}
 # Largest array we accept (vocabularies hold up to a few hundred thousand entries).
 MAX_ARRAY_LENGTH = 1 << 26
 MAX_KV_COUNT = 1 << 20
@@ -200,18 +209,24 @@ def from_metadata(metadata: dict[str, Any], *, where: str = "<gguf>"):
     scores = _array(metadata, keys.SCORES, n, where)
     specials = {name: _token_id(metadata, key, n, where) for name, key in (
         ("bos", keys.BOS_ID), ("eos", keys.EOS_ID), ("unk", keys.UNK_ID), ("pad", keys.PAD_ID))}
+    for special, token in DEFAULT_SPECIAL_IDS.get(model, {}).items():  # llama.cpp's, where the file has none
+        if specials[special] is None and token < n:
+            specials[special] = token
     flags = {name: metadata.get(key) for name, key in (
         ("add_bos", keys.ADD_BOS), ("add_eos", keys.ADD_EOS), ("add_space_prefix", keys.ADD_PREFIX))}
     name = str(metadata.get("general.name", ""))
     if model == "gpt2":
         from ..models.ranked_bpe import ImportedBPE
+        from ..text.pretokenizers import ADDS_BOS
 
         merges = metadata.get(keys.MERGES)
         if not isinstance(merges, list):
             raise ModelFormatError(f"{where}: a gpt2 tokenizer needs {keys.MERGES} (an array of strings)")
-        return ImportedBPE(tokens, merges, pre=str(metadata.get(keys.PRE, "default")),
-                           token_types=token_types, specials=specials, flags=flags, name=name,
-                           where=where)
+        pre = str(metadata.get(keys.PRE, "default"))
+        if flags["add_bos"] is None:  # llama.cpp's default for the pre-tokenizer (Llama 3: a BOS)
+            flags["add_bos"] = pre in ADDS_BOS
+        return ImportedBPE(tokens, merges, pre=pre, token_types=token_types, specials=specials,
+                           flags=flags, name=name, where=where)
     if model == "llama":
         from ..models.sentencepiece import SentencePieceBPE
 

@@ -1,13 +1,38 @@
 """tiktoken's ``.tiktoken`` files: one ``base64(bytes) rank`` line per mergeable token.
 
 The file holds neither the pre-tokenization pattern nor the special tokens: a reader gets them
-from its caller (``ubpe.load(path, pattern="gpt2", special_tokens={...})``). Without one, a
-``.tiktoken`` file is read with :data:`DEFAULT_TIKTOKEN_PATTERN`, ``cl100k`` (the library's
-default pattern, that of ``cl100k_base.tiktoken``), by the API and the command line alike;
-writing a model whose pattern is another warns, naming the ``pattern=`` to read it back with.
+from its caller (``ubpe.load(path, pattern="gpt2", special_tokens={...})``; on the command
+line ``ubpe convert FILE model.json --pattern gpt2``). Without one:
 
->>> parse_tiktoken("YQ== 0\\nYg== 1\\n")
-{b'a': 0, b'b': 1}
+* a file that tiktoken itself publishes (or whisper ships) is recognised by its SHA-256 and read
+  with the pattern of its encoding (`PINNED_FILES`): ``r50k_base`` / ``p50k_base`` (and whisper's
+  ``gpt2.tiktoken``, the same bytes) and whisper's ``multilingual.tiktoken`` with ``gpt2``,
+  ``cl100k_base`` with ``cl100k``, ``o200k_base`` with ``o200k`` -- what
+  ``tiktoken.get_encoding(name)`` pairs with the same file;
+* any other file is read with :data:`DEFAULT_TIKTOKEN_PATTERN` (``cl100k``, the library's
+  default, by the API and the command line alike) and an `IgnoredInputWarning` that names it
+  and how to name another (one ``ubpe: warning:`` line on the command line).
+
+Why a warning naming the default, not an error, nor silence: tiktoken never guesses a pattern
+(``tiktoken.Encoding`` requires ``pat_str``; ``get_encoding`` binds each published file to its
+own), so a guess must never be silent -- whisper's GPT-2 ranks read with cl100k give other
+ids than tiktoken's on 164 of the 1,112 varied texts of ``tests/vocab_corpora.py`` (592 of
+1,485 in issue 26). But the files tiktoken users hold are the published ones,
+which need no guess here (their hashes say which), and the files ubpe writes are cl100k unless
+their writer was warned (`write` names the ``pattern=`` to read them back with), so an error
+would only break reading those back (and the API and CLI default that issue 13 settled).
+
+tiktoken's loader decodes the token field without validating it, so a field of padding alone
+(``=``, whisper's ``multilingual.tiktoken`` line 50,257) is the empty token ``b""``; that is
+the only field strict base64 refuses that is read here. The empty token can never be produced
+by BPE (tiktoken's neither), so the model is built from the other tokens: the ids of every
+text are tiktoken's. (Its rank is then no id of the model: ``decode`` of it raises where
+tiktoken writes nothing, and ``n_vocab`` is one less when it is the last rank and there are no
+special tokens; keeping it would take an empty mergeable token in
+:class:`~ubpe.models.bytelevel.ByteLevelBPE`.)
+
+>>> parse_tiktoken("YQ== 0\\nYg== 1\\n= 2\\n")
+{b'a': 0, b'b': 1, b'': 2}
 >>> detect(b"IQ== 0\\nIg== 1\\n"), detect(b'{"a": 1}')
 (True, False)
 """
@@ -16,6 +41,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import os
 import re
 import warnings
@@ -29,30 +55,62 @@ from ..files import write_atomically
 from .format import Format
 
 _LINE = re.compile(rb"[A-Za-z0-9+/]+={0,2} [0-9]+(\r?\n|$)")
+_PADDING = "="
 
-#: the pattern a ``.tiktoken`` file is read with when none is given (API and CLI)
+#: the pattern a ``.tiktoken`` file is read with when none is given and it is not pinned (API and CLI)
 DEFAULT_TIKTOKEN_PATTERN = DEFAULT_PATTERN
 
+#: SHA-256 of a published ``.tiktoken`` file -> the pattern preset of its encoding: the
+#: ``expected_hash`` of tiktoken's ``tiktoken_ext/openai_public.py`` (0.14.0) with its
+#: ``pat_str``, and whisper's ``multilingual.tiktoken`` (openai-whisper 20250625), which
+#: ``whisper/tokenizer.py`` reads with GPT-2's pattern (``gpt2.tiktoken`` is r50k_base's bytes).
+PINNED_FILES: dict[str, str] = {
+    "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930": "gpt2",  # r50k_base
+    "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069": "gpt2",  # p50k_base
+    "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7": "cl100k",  # cl100k_base
+    "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d": "o200k",  # o200k_base
+    "b34b360dbb493e781e479794586d661700670d65564001f23024971d1f2fa126": "gpt2",  # whisper multilingual
+}
 
 
 def read(
     path: str | os.PathLike, *, pattern: str | None = None, special_tokens: Mapping[str, int] | None = None
 ) -> Any:
     """A :class:`~ubpe.models.bytelevel.ByteLevelBPE` from a ``.tiktoken`` file (e.g.
-    ``cl100k_base.tiktoken``) with the ``pattern`` (default: :data:`DEFAULT_TIKTOKEN_PATTERN`,
-    cl100k) and ``special_tokens`` that go with it."""
+    ``cl100k_base.tiktoken``) with the ``pattern`` and ``special_tokens`` that go with it
+    (without ``pattern``: see the module docstring)."""
     try:
-        text = Path(path).read_text(encoding="ascii")
+        data = Path(path).read_bytes()
+        text = data.decode("ascii")
     except UnicodeDecodeError as exc:
         raise ModelFormatError(f"{path} is not a .tiktoken file (not ASCII): {exc}") from None
     if not text.strip():
         raise ModelFormatError(f"{path} is an empty file, not a .tiktoken model")
+    if pattern is None:
+        pattern = pattern_of(data, path)
     from ..models.bytelevel import ByteLevelBPE
 
-    return ByteLevelBPE.from_mergeable_ranks(
-        parse_tiktoken(text, str(path)), pattern=pattern or DEFAULT_TIKTOKEN_PATTERN,
-        special_tokens=special_tokens
+    ranks = parse_tiktoken(text, str(path))
+    ranks.pop(b"", None)  # the empty token: never made by BPE (see the module docstring)
+    return ByteLevelBPE.from_mergeable_ranks(ranks, pattern=pattern, special_tokens=special_tokens)
+
+
+def pattern_of(data: bytes, path: str | os.PathLike = "<bytes>") -> str:
+    """The pattern preset a ``.tiktoken`` file's bytes are read with when the caller names
+    none: its encoding's if the file is pinned (`PINNED_FILES`), else
+    :data:`DEFAULT_TIKTOKEN_PATTERN` with an `IgnoredInputWarning` saying so."""
+    pinned = PINNED_FILES.get(hashlib.sha256(data).hexdigest())
+    if pinned is not None:
+        return pinned
+    warnings.warn(
+        f"{path}: a .tiktoken file does not record its pattern and this is no published file: read "
+        f"with the default {DEFAULT_TIKTOKEN_PATTERN!r}; if it was made with another, name it: "
+        f"pattern='gpt2' (CLI: ubpe convert {Path(path).name} model.json --pattern gpt2), or o200k, "
+        f"llama3, a regex",
+        IgnoredInputWarning,
+        stacklevel=4,
     )
+    return DEFAULT_TIKTOKEN_PATTERN
 
 
 def write(tokenizer: Any, path: str | os.PathLike) -> None:
@@ -91,10 +149,13 @@ def parse_tiktoken(text: str, where: str = "<string>") -> dict[bytes, int]:
         if len(fields) != 2:
             raise ModelFormatError(f"{where}:{number}: expected 'base64 rank', got {line[:80]!r}")
         encoded, rank = fields
-        try:
-            piece = base64.b64decode(encoded, validate=True)
-        except (binascii.Error, ValueError):
-            raise ModelFormatError(f"{where}:{number}: {encoded[:40]!r} is not base64") from None
+        if not encoded.strip(_PADDING):  # tiktoken's loader reads padding alone as b"" (see EMPTY_TOKEN)
+            piece = b""
+        else:
+            try:
+                piece = base64.b64decode(encoded, validate=True)
+            except (binascii.Error, ValueError):
+                raise ModelFormatError(f"{where}:{number}: {encoded[:40]!r} is not base64") from None
         if not rank.isdigit():
             raise ModelFormatError(f"{where}:{number}: rank {rank[:20]!r} is not a non-negative integer")
         if piece in ranks:

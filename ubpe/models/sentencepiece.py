@@ -18,7 +18,7 @@ goes the general way (`CharModel._general_encode`) in its place.
 >>> tok.encode("ab c")
 [6, 1, 7]
 >>> tok.decode([6, 1, 7])
-' ab c'
+'ab c'
 """
 
 from __future__ import annotations
@@ -259,23 +259,33 @@ class CharModel(ImportedTokenizer):
                    for fragment in self._prepare(self._fragments(doc, False)) if isinstance(fragment, str)
                    for c in fragment)
 
-    def decode(self, ids, errors: str = "replace") -> str:
-        """The text of ``ids``; for sentencepiece models as ``SentencePieceProcessor.decode``
-        writes it: control tokens dropped, ``" ⁇ "`` for the unknown token, the dummy prefix
-        removed."""
+    def _adds_dummy_prefix(self) -> bool:
+        """Whether `encode` puts a space in front of the text (the *dummy prefix*), which
+        `decode` then takes away: llama.cpp's ``add_space_prefix`` (its detokenizer's
+        ``remove_space``), sentencepiece's ``add_dummy_prefix`` (unless whitespace is a suffix)."""
         if self.normalizer is None:
-            return super().decode(ids, errors)
+            return self.add_space_prefix
+        return self.normalizer.add_dummy_prefix and not self.normalizer.treat_whitespace_as_suffix
+
+    def decode(self, ids, errors: str = "replace") -> str:
+        """The text of ``ids`` without the dummy prefix: when the model adds one
+        (`_adds_dummy_prefix`), one space is removed from the start of the first piece written,
+        unless that piece is the unknown token -- the one rule of llama.cpp's detokenizer and
+        sentencepiece's decoder, so that ``decode(encode(text)) == text``. What is written:
+        for llama.cpp models every token's text (control tokens too, as
+        ``llama_detokenize(..., unparse_special=true)``); for sentencepiece models what
+        ``SentencePieceProcessor.decode`` writes (control tokens dropped, ``" ⁇ "`` for the
+        unknown token)."""
         ids = self._check_ids(ids)
         unk = self.special_ids.get("unk")
-        kept = [i for i in ids if self.token_types[i] not in (CONTROL, UNUSED)]
-        chunks: list[bytes] = []
-        for i in kept:
-            chunks.append(_UNK_SURFACE.encode("utf-8") if i == unk else self.decode_bytes([i]))
-        text = b"".join(chunks).decode("utf-8", errors=errors)
-        if kept and self.normalizer.add_dummy_prefix and not self.normalizer.treat_whitespace_as_suffix \
-                and kept[0] != unk and text.startswith(" "):
-            text = text[1:]
-        return text
+        if self.normalizer is None:
+            written, data = ids, self.decode_bytes(ids)
+        else:
+            written = [i for i in ids if self.token_types[i] not in (CONTROL, UNUSED)]
+            data = b"".join(_UNK_SURFACE.encode("utf-8") if i == unk else self.decode_bytes([i]) for i in written)
+        if written and written[0] != unk and self._adds_dummy_prefix() and data.startswith(b" "):
+            data = data[1:]
+        return data.decode("utf-8", errors=errors)
 
     def decode_bytes(self, ids) -> bytes:
         out = []

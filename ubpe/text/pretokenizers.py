@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -60,11 +60,13 @@ REGEXES: dict[str, tuple[str, ...]] = {
     "qwen2": (_QWEN2,),
     "qwen35": (_QWEN35,),
 }
+# llama.cpp's LLAMA_VOCAB_PRE_TYPE_LLAMA3 names (llama_vocab::impl::load)
+_LLAMA3_NAMES = ("llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2",
+                 "jina-v5-nano")
 # tokenizer.ggml.pre -> (pre-tokenizer type, llama.cpp's ignore_merges)
 PRE_TYPES: dict[str, tuple[str, bool]] = {
     "default": ("default", False),
-    **{name: ("llama3", True) for name in ("llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1",
-                                           "pixtral", "midm-2.0", "lfm2", "jina-v5-nano")},
+    **{name: ("llama3", True) for name in _LLAMA3_NAMES},
     "dbrx": ("llama3", False),
     "smaug-bpe": ("llama3", False),
     "deepseek-llm": ("deepseek-llm", False),
@@ -81,6 +83,11 @@ PRE_TYPES: dict[str, tuple[str, bool]] = {
                                            "stablelm2", "hunyuan", "solar-open")},
     "qwen35": ("qwen35", False),
 }
+#: ``tokenizer.ggml.pre`` values for which llama.cpp sets ``add_bos = true`` (llama_vocab::impl::load:
+#: the Llama 3 names; also ``tekken`` and ``chameleon``, pre-tokenizers ubpe does not read); a
+#: file's ``tokenizer.ggml.add_bos_token`` key, where present, decides instead. Every other
+#: ``gpt2``-type vocabulary adds no BOS unless its file says so.
+ADDS_BOS: frozenset[str] = frozenset(_LLAMA3_NAMES)
 
 # llama.cpp's hand-written scanners, as regex patterns: the same alternatives, a class that
 # excludes unassigned code points wherever the scanner requires a known category, and a final
@@ -129,28 +136,74 @@ def _widen_text(text: str) -> str:
     return "".join(_SPACE_CHAR if c >= "\x80" and ord(c) in _WHITESPACE else c for c in text)
 
 
-def _collapse_regex(expression: str) -> str:
-    """llama.cpp's collapsed regex: ``\\p{X}`` -> its class character and ASCII members."""
-    out: list[str] = []
+def _regex_atoms(expression: str) -> Iterator[tuple[str, bool]]:
+    """The atoms of a regex in order, each with whether it stands inside a character class:
+    an escape (``\\$``, ``\\\\``, ``\\p{L}`` whole), a class's opening ``[`` or ``[^`` (with
+    a ``]`` right after it, which Python reads as a member), its closing ``]``, or one
+    character. They concatenate to ``expression``.
+
+    >>> list(_regex_atoms(r"a[\\$]$"))
+    [('a', False), ('[', True), ('\\\\$', True), (']', True), ('$', False)]
+    """
     inside = False
     i = 0
     while i < len(expression):
         c = expression[i]
-        if c == "[" and (i == 0 or expression[i - 1] != "\\"):
+        if c == "\\":
+            found = _PROPERTY.match(expression, i)
+            end = found.end() if found else min(i + 2, len(expression))
+            yield expression[i:end], inside
+            i = end
+        elif c == "[" and not inside:
+            end = i + 1
+            if expression.startswith("^", end):
+                end += 1
+            if expression.startswith("]", end):  # a first "]" is a member, not the end
+                end += 1
             inside = True
-        elif c == "]" and inside and expression[i - 1] != "\\":
+            yield expression[i:end], True
+            i = end
+        elif c == "]" and inside:
+            yield c, True
             inside = False
-        found = _PROPERTY.match(expression, i)
-        if found:
+            i += 1
+        else:
+            yield c, inside
+            i += 1
+
+
+def _end_anchors(atoms: Iterable[tuple[str, bool]]) -> str:
+    """The atoms joined, each end anchor ``$`` (unescaped, outside a class) as ``\\Z``:
+    ECMAScript's ``$`` (llama.cpp's ``std::regex``) is the end of the input, where Python's
+    would also match before a final newline. An escaped ``\\$`` or a ``$`` in a class is a
+    dollar sign and stays one.
+
+    >>> _end_anchors(_regex_atoms(r"\\s+$|[\\$$]+\\$"))
+    '\\\\s+\\\\Z|[\\\\$$]+\\\\$'
+    """
+    return "".join(r"\Z" if atom == "$" and not inside else atom for atom, inside in atoms)
+
+
+def _collapse_regex(expression: str) -> str:
+    """llama.cpp's collapsed regex: ``\\p{X}`` -> its class character and ASCII members
+    (bare, inside a class; as a class of their own outside one); end anchors as in
+    `_end_anchors`; every other atom, escapes and classes included, unchanged.
+
+    >>> _collapse_regex(r"[\\p{N}\\$]+|\\p{N}$") == "[\\xd10-9\\\\$]+|[\\xd10-9]\\\\Z"
+    True
+    """
+
+    def collapsed(atoms: Iterable[tuple[str, bool]]) -> Iterator[tuple[str, bool]]:
+        for atom, inside in atoms:
+            found = _PROPERTY.fullmatch(atom)
+            if found is None:
+                yield atom, inside
+                continue
             cls = found.group(1)[0]
             members = _CLASS_CHAR[cls] + _CLASS_ASCII[cls]
-            out.append(members if inside else f"[{members}]")
-            i = found.end()
-            continue
-        out.append(c)
-        i += 1
-    # ECMAScript's $ is the end of the input; Python's would also match before a final newline
-    return "".join(out).replace("$", r"\Z")
+            yield (members if inside else f"[{members}]"), True  # a class: no anchor in it
+
+    return _end_anchors(collapsed(_regex_atoms(expression)))
 
 
 @dataclass(frozen=True)
@@ -183,7 +236,7 @@ def _make_pass(expression: str) -> _Pass:
             raise ModelFormatError("a regex mixes Unicode classes and non-ASCII characters "
                                    "(llama.cpp does not support it either)")
         return _Pass(re.compile(_collapse_regex(expression), re.ASCII), _collapse_text)
-    return _Pass(re.compile(expression.replace("$", r"\Z"), re.ASCII), _widen_text)
+    return _Pass(re.compile(_end_anchors(_regex_atoms(expression)), re.ASCII), _widen_text)
 
 
 class Pretokenizer:
