@@ -416,11 +416,13 @@ class ByteLevelBPE(Tokenizer):
         cls,
         path: str | os.PathLike,
         *,
-        pattern: str = DEFAULT_PATTERN,
+        pattern: str | None = None,
         special_tokens: Mapping[str, int] | None = None,
     ) -> ByteLevelBPE:
         """Read a ``.tiktoken`` file (e.g. ``cl100k_base.tiktoken``) with the pattern and
-        special tokens that go with it (the file holds neither)."""
+        special tokens that go with it (the file holds neither). Without ``pattern``, a
+        published file takes its encoding's pattern and any other cl100k, with a warning
+        (see :mod:`ubpe.io.tiktoken`)."""
         return file_formats().load(path, format="tiktoken", pattern=pattern, special_tokens=special_tokens)
 
     def __repr__(self) -> str:
