@@ -68,3 +68,69 @@ cdef inline object as_array(values, object dtype, str name):
         elif array.dtype.kind not in "iuf":
             raise TypeError(f"{name} must hold numbers, not {array.dtype}")
     return numpy.ascontiguousarray(array, dtype=dtype)
+
+
+# -- Sizes, lengths and busy objects (issue 28: every def entry checked the same way) ---------
+
+cdef extern from *:
+    """
+    /* No buffer a kernel sizes from its arguments may exceed 1 TiB: a larger request comes
+       from a hostile or corrupt size (a top_n of 2**40, a thread count of 2**31) and is refused
+       before anything is allocated. It is also the most AddressSanitizer's allocator serves,
+       so the debug lane sees a MemoryError, not an abort. */
+    static const long long UBPE_MAX_BUFFER_BYTES = 1LL << 40;
+    """
+    const long long MAX_BUFFER_BYTES "UBPE_MAX_BUFFER_BYTES"
+
+
+cdef inline int check_buffer(Py_ssize_t rows, Py_ssize_t per_row, Py_ssize_t item_bytes,
+                             str what) except -1:
+    """A buffer of ``rows * per_row`` items of ``item_bytes`` bytes (``what`` names it) is
+    refused before it is allocated when it would pass ``MAX_BUFFER_BYTES`` (MemoryError; the
+    product is never formed, so it cannot overflow): ``check_buffer(n + 1, top_n, 8, "...")``."""
+    if rows < 0 or per_row < 0:
+        raise ValueError(f"{what} cannot have a negative size ({rows} x {per_row})")
+    if rows and per_row and per_row > MAX_BUFFER_BYTES // item_bytes // rows:
+        raise MemoryError(f"{what} would need {rows} x {per_row} items of {item_bytes} bytes: "
+                          f"more than the {MAX_BUFFER_BYTES >> 30} GiB a kernel may allocate")
+    return 0
+
+
+cdef inline int check_length(Py_ssize_t length, Py_ssize_t expected, str name, str per) except -1:
+    """``name`` must have ``expected`` entries; ``per`` says what they stand for
+    (``check_length(len(scores), n_candidates, "scores", "one per candidate")``)."""
+    if length != expected:
+        raise ValueError(f"{name} must have {expected} entries ({per}), not {length}")
+    return 0
+
+
+cdef inline int claim(bint* busy, object owner) except -1:
+    """Take a stateful kernel object's busy flag (``&self.busy``) before the call's first
+    ``nogil`` block. The test and the set run with the GIL held, so no other thread can come
+    between them; a second call on the object while the first runs without the GIL - from
+    another thread - raises ``ubpe_native.BusyError`` instead of sharing the object's vectors.
+    The caller gives the flag back (``self.busy = False``) in a ``finally``."""
+    if busy[0]:
+        from ubpe_native._errors import BusyError
+        raise BusyError(f"this {type(owner).__name__} is in use by another call (another thread?): "
+                        "one object serves one call at a time; use one per thread")
+    busy[0] = True
+    return 0
+
+
+cdef inline int check_none_empty(const int64_t[::1] offsets, str what) except -1:
+    """Every run ``offsets[p]:offsets[p + 1]`` (already checked by :func:`check_offsets`) holds
+    at least one item: a kernel that takes each part's first ``what`` reads it unchecked."""
+    cdef Py_ssize_t p
+    for p in range(offsets.shape[0] - 1):
+        if offsets[p + 1] <= offsets[p]:
+            raise ValueError(f"part {p} has no {what}")
+    return 0
+
+
+cdef inline int check_range(int64_t value, int64_t low, int64_t high, str name) except -1:
+    """``low <= value <= high`` (``check_range(top_n, 1, INT32_MAX, "top_n")`` where a kernel
+    hands ``top_n`` on as a C int)."""
+    if not low <= value <= high:
+        raise ValueError(f"{name} must be in {low}..{high}, not {value}")
+    return 0

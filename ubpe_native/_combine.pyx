@@ -38,7 +38,8 @@ from libcpp.vector cimport vector
 
 from ubpe_native._numpy import np
 
-from ubpe_native._checks cimport as_array, check_ids, check_offsets, check_top_n
+from ubpe_native._checks cimport (as_array, check_ids, check_length, check_none_empty, check_offsets,
+                                  check_top_n)
 from ubpe_native._typedefs cimport id_t
 
 
@@ -53,6 +54,11 @@ cdef extern from "Python.h":
 # The table of the ids' int objects: ``_ids[t]`` is ``t``. Replaced (never changed in place)
 # by a longer one when a larger id comes, so a reader's reference stays valid.
 cdef list _ids = list(range(1 << 16))
+# Ids are int32 and never negative: every id is below this.
+cdef int64_t ID_LIMIT = 0x7FFFFFFF
+# The largest table the ``def`` entries here ask for (2M ints, about 70 MB): a larger id in
+# their arguments gets a new int (``id_list``) instead of growing the shared table to it.
+cdef Py_ssize_t ID_TABLE_LIMIT = 1 << 21
 
 
 cdef list id_table(Py_ssize_t n):
@@ -73,13 +79,10 @@ def walk(const int64_t[::1] candidate_offsets not None, const int64_t[::1] token
     """
     check_top_n(top_n)
     check_offsets(candidate_offsets, scores.shape[0], "candidate_offsets")
+    check_none_empty(candidate_offsets, "candidate")  # the walk starts from each part's first
     check_offsets(token_offsets, tokens.shape[0], "token_offsets")
-    if token_offsets.shape[0] != scores.shape[0] + 1:
-        raise ValueError("token_offsets must have one entry per candidate and one more")
-    cdef Py_ssize_t p
-    for p in range(candidate_offsets.shape[0] - 1):
-        if candidate_offsets[p + 1] == candidate_offsets[p]:
-            raise ValueError(f"part {p} has no candidate")
+    check_length(token_offsets.shape[0], scores.shape[0] + 1, "token_offsets", "one per candidate, plus one")
+    check_ids(tokens, ID_LIMIT, "tokens")  # the lists are built from the ids: none negative
     cdef vector[Tail] tails
     cdef vector[int64_t] current
     cdef Py_ssize_t n_parts = candidate_offsets.shape[0] - 1
@@ -87,7 +90,7 @@ def walk(const int64_t[::1] candidate_offsets not None, const int64_t[::1] token
     cdef const double* score_data = &scores[0] if scores.shape[0] else NULL
     with nogil:
         walk_parts(&candidate_offsets[0], NULL, &token_offsets[0], score_data, top_n, n_parts, tails, current)
-    ids = id_table(_largest(token_data, tokens.shape[0]) + 1)
+    ids = id_table(min(_largest(token_data, tokens.shape[0]) + 1, ID_TABLE_LIMIT))
     out_tokens, out_scores = [], []
     cdef Py_ssize_t k
     for k in range(<Py_ssize_t>current.size()):
@@ -110,23 +113,26 @@ def top1_documents(tokens, token_offsets, scores, doc_part_offsets, candidate_of
     cdef const int64_t[::1] candidate_view
     cdef const int64_t* candidates = NULL
     check_offsets(offset_view, token_view.shape[0], "token_offsets")
-    if offset_view.shape[0] != score_view.shape[0] + 1:
-        raise ValueError("token_offsets must have one entry per candidate and one more")
+    check_length(offset_view.shape[0], score_view.shape[0] + 1, "token_offsets", "one per candidate, plus one")
     cdef const id_t* token_data = &token_view[0] if token_view.shape[0] else NULL
-    check_ids(token_view, 0x7FFFFFFF, "tokens")  # no negative id
+    check_ids(token_view, ID_LIMIT, "tokens")  # no negative id
     if candidate_offsets is None:
         check_offsets(doc_view, score_view.shape[0], "doc_part_offsets")
     else:
         candidate_view = as_array(candidate_offsets, np.int64, "candidate_offsets")
         check_offsets(candidate_view, score_view.shape[0], "candidate_offsets")
+        # a part's candidate is its first: a part with none would read the next part's, and
+        # the last part's would be read past the end
+        check_none_empty(candidate_view, "candidate")
         check_offsets(doc_view, candidate_view.shape[0] - 1, "doc_part_offsets")
         candidates = &candidate_view[0]
     cdef const double* score_data = &score_view[0] if score_view.shape[0] else NULL
     if arrays:
         return top1_arrays(token_data, &offset_view[0], score_data, candidates, NULL, &doc_view[0],
                            doc_view.shape[0] - 1)
-    return top1_lists(id_table(_largest(token_data, token_view.shape[0]) + 1), token_data, &offset_view[0],
-                      score_data, candidates, NULL, &doc_view[0], doc_view.shape[0] - 1)
+    ids = id_table(min(_largest(token_data, token_view.shape[0]) + 1, ID_TABLE_LIMIT))
+    return top1_lists(ids, token_data, &offset_view[0], score_data, candidates, NULL, &doc_view[0],
+                      doc_view.shape[0] - 1)
 
 
 cdef id_t _largest(const id_t* tokens, Py_ssize_t n) noexcept nogil:
@@ -351,20 +357,17 @@ cdef list _encoding_lists(list ids, const vector[id_t]& flat, const vector[int64
 
 
 cdef list _spell(list ids, vector[Tail]& tails, int64_t node, const id_t* tokens, const int64_t* token_offsets):
-    """The tokens of the chain of tails from ``node``, as a list of ``ids``' ints."""
-    cdef Py_ssize_t n = tails[node].length if node >= 0 else 0, k = 0
-    cdef list out = PyList_New(n)  # empty slots (NULL), each filled once below
-    cdef PyObject* item
-    cdef int64_t j, t
+    """The tokens of the chain of tails from ``node``, as a list (:func:`id_list`: an id past
+    ``ids`` gets a new int, so the caller's table may be shorter than the largest id)."""
+    cdef vector[id_t] spelled
+    cdef int64_t j
+    if node >= 0:
+        spelled.reserve(tails[node].length)
     while node >= 0:
         j = tails[node].candidate
-        for t in range(token_offsets[j], token_offsets[j + 1]):
-            item = _list_item(ids, tokens[t])
-            _incref(item)
-            _set_list_item(out, k, item)
-            k += 1
+        spelled.insert(spelled.end(), tokens + token_offsets[j], tokens + token_offsets[j + 1])
         node = tails[node].rest
-    return out
+    return id_list(ids, spelled.data(), spelled.size())
 
 
 cdef inline double _score(vector[Tail]& tails, int64_t node) noexcept nogil:
@@ -387,11 +390,19 @@ cdef int walk_parts(const int64_t* candidate_offsets, const int64_t* part_entry,
     cdef double better_tail_score, better_candidate_score
     cdef int64_t better_tail_length, better_candidate_length
     cdef Tail* node
-    # every part adds at most top_n tails: room for all of them at once
+    # Room for every tail at once. A part keeps at most top_n tails, and at most its candidates
+    # plus the tails after it, less one (each pairing advances one of the two lists): counted
+    # from the end, so a top_n far above the paths there are allocates nothing more.
+    cdef Py_ssize_t room = 0, widest = 1, bound = 1
+    for p in range(n_parts - 1, -1, -1):
+        entry = part_entry[p] if part_entry != NULL else p
+        bound = min(<Py_ssize_t>top_n, max(0, candidate_offsets[entry + 1] - candidate_offsets[entry] + bound - 1))
+        room += bound
+        widest = max(widest, bound)
     n_tails = tails.size()
-    tails.resize(n_tails + n_parts * top_n)
-    following.resize(top_n)
-    current.resize(max(1, top_n))
+    tails.resize(n_tails + room)
+    following.resize(widest)
+    current.resize(widest)
     current[0] = -1  # the empty tail ([], 0.0)
     n_current = 1
     for p in range(n_parts - 1, -1, -1):

@@ -52,7 +52,7 @@ from libcpp.vector cimport vector
 from ubpe_native._numpy import np
 
 from ubpe_native._buffers cimport new_array
-from ubpe_native._checks cimport check_ids, check_offsets
+from ubpe_native._checks cimport check_ids, check_offsets, claim
 from ubpe_native._distinct cimport run_hash, run_slot
 from ubpe_native._flat_map cimport FlatMap, pack_key
 from ubpe_native._heap cimport heap_pop, heap_push
@@ -101,6 +101,10 @@ cdef struct Candidate:
 # the candidate heap is binary, a max-heap by occurrences
 cdef enum:
     HEAP_ARITY = 2
+
+# use_threads refuses more threads than this: each takes marks of the corpus's size, and a
+# count of 2**31 would be a request for terabytes, not a machine
+MAX_THREADS = 1024
 
 
 cdef inline bint heap_above(const HeapEntry& a, const HeapEntry& b) noexcept nogil:
@@ -288,47 +292,59 @@ cdef class PairMerger:
     cdef bint workers_only  # (tests) the calling thread leaves every pair to the workers
     cdef readonly int64_t parallel_sections  # how many times the workers ran (tests)
     cdef readonly int64_t worker_pairs  # how many pairs the workers other than this thread counted
+    # set (with the GIL) while a call runs: a call from another thread meanwhile - a step, or
+    # use_threads deleting the pool a step is using - raises BusyError (_checks.claim)
+    cdef bint busy
+    cdef bint built  # __init__ ran: a second __init__ would append a corpus to this one
 
     def __init__(self, const id_t[::1] tokens not None, const int64_t[::1] offsets not None,
                  const int32_t[::1] doc_of_part not None, int32_t n_docs, id_t next_token,
                  bint unique_pieces=False, const count_t[::1] weights=None,
                  const int64_t[::1] doc_offsets=None):
-        check_offsets(offsets, tokens.shape[0], "offsets")
-        cdef Py_ssize_t n_parts = offsets.shape[0] - 1, k, j
-        if (weights is None) != (doc_offsets is None):
-            raise ValueError("weights and doc_offsets go together")
-        if weights is None and doc_of_part.shape[0] != n_parts:
-            raise ValueError("doc_of_part must have one entry per part")
-        if weights is not None:
-            if weights.shape[0] != n_parts:
-                raise ValueError("weights must have one entry per part")
-            # every counted part is in at least one document
-            check_offsets(doc_offsets, doc_of_part.shape[0], "doc_offsets", 1)
-            if doc_offsets.shape[0] != n_parts + 1:
-                raise ValueError("doc_offsets must have one entry per part, plus one")
-        if n_docs < 0 or next_token < 0:
-            raise ValueError("n_docs and next_token must be non-negative")
-        for k in range(doc_of_part.shape[0]):
-            if not 0 <= doc_of_part[k] < n_docs:
-                raise ValueError(f"doc_of_part may hold documents 0..{n_docs - 1} only")
-        for k in range(n_parts if weights is not None else 0):
-            if weights[k] < 1:
-                raise ValueError("a counted part needs a positive weight")
-            for j in range(doc_offsets[k] + 1, doc_offsets[k + 1]):
-                if doc_of_part[j] <= doc_of_part[j - 1]:
-                    raise ValueError("the documents of a counted part must be ascending")
-        check_ids(tokens, next_token, "tokens")
-        if tokens.shape[0] >= 2 ** 31 - 1:
-            raise ValueError("the corpus is too large: at most 2**31 - 2 symbols per fit")
-        self.n_docs = n_docs
-        self.next_token = next_token
-        self.first_token = next_token
-        self.unique_pieces = unique_pieces
-        self.round_number = 0
-        self.scan_number = 0
-        self.doc_mark.resize(n_docs, -1)  # resize raises MemoryError; assign(n, v) would abort
-        with nogil:
-            self._build(tokens, offsets, doc_of_part, weights, doc_offsets, weights is not None)
+        cdef Py_ssize_t n_parts, k, j
+        claim(&self.busy, self)
+        try:
+            if self.built:
+                raise ValueError("a PairMerger is built once: make a new one")
+            check_offsets(offsets, tokens.shape[0], "offsets")
+            n_parts = offsets.shape[0] - 1
+            if (weights is None) != (doc_offsets is None):
+                raise ValueError("weights and doc_offsets go together")
+            if weights is None and doc_of_part.shape[0] != n_parts:
+                raise ValueError("doc_of_part must have one entry per part")
+            if weights is not None:
+                if weights.shape[0] != n_parts:
+                    raise ValueError("weights must have one entry per part")
+                # every counted part is in at least one document
+                check_offsets(doc_offsets, doc_of_part.shape[0], "doc_offsets", 1)
+                if doc_offsets.shape[0] != n_parts + 1:
+                    raise ValueError("doc_offsets must have one entry per part, plus one")
+            if n_docs < 0 or next_token < 0:
+                raise ValueError("n_docs and next_token must be non-negative")
+            for k in range(doc_of_part.shape[0]):
+                if not 0 <= doc_of_part[k] < n_docs:
+                    raise ValueError(f"doc_of_part may hold documents 0..{n_docs - 1} only")
+            for k in range(n_parts if weights is not None else 0):
+                if weights[k] < 1:
+                    raise ValueError("a counted part needs a positive weight")
+                for j in range(doc_offsets[k] + 1, doc_offsets[k + 1]):
+                    if doc_of_part[j] <= doc_of_part[j - 1]:
+                        raise ValueError("the documents of a counted part must be ascending")
+            check_ids(tokens, next_token, "tokens")
+            if tokens.shape[0] >= 2 ** 31 - 1:
+                raise ValueError("the corpus is too large: at most 2**31 - 2 symbols per fit")
+            self.n_docs = n_docs
+            self.next_token = next_token
+            self.first_token = next_token
+            self.unique_pieces = unique_pieces
+            self.round_number = 0
+            self.scan_number = 0
+            self.doc_mark.resize(n_docs, -1)  # resize raises MemoryError; assign(n, v) would abort
+            self.built = True
+            with nogil:
+                self._build(tokens, offsets, doc_of_part, weights, doc_offsets, weights is not None)
+        finally:
+            self.busy = False
 
     cdef int _build(self, const id_t[::1] tokens, const int64_t[::1] offsets,
                     const int32_t[::1] doc_of_part, const count_t[::1] weights,
@@ -583,31 +599,36 @@ cdef class PairMerger:
         >>> merger.use_threads(2)
         2
         """
-        if n_threads < 1 or min_positions < 0:
-            raise ValueError("n_threads must be at least 1 and min_positions non-negative")
         cdef int w
-        del self.pool
-        self.pool = NULL
-        self.part_marks.clear()
-        self.doc_marks.clear()
-        self.doc_bits_of.clear()
-        if n_threads == 1:
-            return 1
-        self.part_marks.resize(n_threads)
-        self.doc_marks.resize(n_threads)
-        self.doc_bits_of.resize(n_threads)
-        self.scans.assign(n_threads, 0)
-        for w in range(1, n_threads):
-            self.part_marks[w].resize(self.part_weight.size(), -1)
-            self.doc_marks[w].resize(self.n_docs, -1)
-            self.doc_bits_of[w].resize(self.doc_bits.size(), 0)
-        self.thread_positions = min_positions
-        self.workers_only = workers_only
+        claim(&self.busy, self)
         try:
-            self.pool = new WorkerPool(n_threads)
-        except RuntimeError:  # no thread could be started: the calling thread counts alone
-            return 1
-        return n_threads
+            if not 1 <= n_threads <= MAX_THREADS or min_positions < 0:
+                raise ValueError(f"n_threads must be in 1..{MAX_THREADS} and min_positions non-negative")
+            del self.pool
+            self.pool = NULL
+            self.part_marks.clear()
+            self.doc_marks.clear()
+            self.doc_bits_of.clear()
+            if n_threads == 1:
+                return 1
+            self.part_marks.resize(n_threads)
+            self.doc_marks.resize(n_threads)
+            self.doc_bits_of.resize(n_threads)
+            self.scans.clear()  # then resize: assign(n, v) is not ``except +`` (it would abort)
+            self.scans.resize(n_threads, 0)
+            for w in range(1, n_threads):
+                self.part_marks[w].resize(self.part_weight.size(), -1)
+                self.doc_marks[w].resize(self.n_docs, -1)
+                self.doc_bits_of[w].resize(self.doc_bits.size(), 0)
+            self.thread_positions = min_positions
+            self.workers_only = workers_only
+            try:
+                self.pool = new WorkerPool(n_threads)
+            except RuntimeError:  # no thread could be started: the calling thread counts alone
+                return 1
+            return n_threads
+        finally:
+            self.busy = False
 
     def __dealloc__(self):
         del self.pool
@@ -624,15 +645,19 @@ cdef class PairMerger:
 
         Each merged pair creates a token, except with ``unique_pieces`` where it may reuse
         one: ``next_token`` tells how many ids exist."""
-        if n_candidates < 1:
-            raise ValueError("n_candidates must be at least 1")
-        if <int64_t>self.next_token + n_candidates > 2 ** 31 - 1:  # ids are int32
-            raise ValueError(f"a round may create {n_candidates} tokens from id {self.next_token} "
-                             "on: ids must stay below 2**31 - 1")
         cdef int created
-        with nogil:
-            created = self._round(n_candidates)
-        return created
+        claim(&self.busy, self)
+        try:
+            if n_candidates < 1:
+                raise ValueError("n_candidates must be at least 1")
+            if <int64_t>self.next_token + n_candidates > 2 ** 31 - 1:  # ids are int32
+                raise ValueError(f"a round may create {n_candidates} tokens from id {self.next_token} "
+                                 "on: ids must stay below 2**31 - 1")
+            with nogil:
+                created = self._round(n_candidates)
+            return created
+        finally:
+            self.busy = False
 
     cdef int _round(self, int n_candidates) except -1 nogil:
         cdef vector[Candidate] popped
@@ -854,36 +879,50 @@ cdef class PairMerger:
     def merges(self):
         """``(left, right, documents, occurrences)`` of every token created, in order
         (``array.array``: int32, int32, int64, int64)."""
-        cdef Py_ssize_t n = self.merged_left.size()
-        left = new_array("i", n)
-        right = new_array("i", n)
-        documents = new_array("q", n)
-        occurrences = new_array("q", n)
-        cdef id_t[::1] left_view = left, right_view = right
-        cdef int64_t[::1] documents_view = documents, occurrences_view = occurrences
+        cdef Py_ssize_t n
+        cdef id_t[::1] left_view, right_view
+        cdef int64_t[::1] documents_view, occurrences_view
         cdef Py_ssize_t i
-        for i in range(n):
-            left_view[i] = self.merged_left[i]
-            right_view[i] = self.merged_right[i]
-            documents_view[i] = self.merged_documents[i]
-            occurrences_view[i] = self.merged_occurrences[i]
-        return left, right, documents, occurrences
+        claim(&self.busy, self)
+        try:
+            n = self.merged_left.size()
+            left = new_array("i", n)
+            right = new_array("i", n)
+            documents = new_array("q", n)
+            occurrences = new_array("q", n)
+            left_view = left
+            right_view = right
+            documents_view = documents
+            occurrences_view = occurrences
+            for i in range(n):
+                left_view[i] = self.merged_left[i]
+                right_view[i] = self.merged_right[i]
+                documents_view[i] = self.merged_documents[i]
+                occurrences_view[i] = self.merged_occurrences[i]
+            return left, right, documents, occurrences
+        finally:
+            self.busy = False
 
     def current_tokens(self):
         """The distinct parts as they are now: ``(tokens, offsets, multiplicities)`` (tests)."""
-        out, offsets, weights = [], [0], []
-        cdef Py_ssize_t i, n = self.symbol.size()
+        cdef Py_ssize_t i, n
         cdef int32_t p
-        for i in range(n):
-            if self.symbol[i] >= 0 and self.prev[i] < 0:
-                p = i
-                while p >= 0:
-                    out.append(self.symbol[p])
-                    p = self.next[p]
-                offsets.append(len(out))
-                weights.append(self.part_weight[self.part_of[i]])
-        return (np.asarray(out, dtype=np.int32), np.asarray(offsets, dtype=np.int64),
-                np.asarray(weights, dtype=np.int64))
+        claim(&self.busy, self)
+        try:
+            out, offsets, weights = [], [0], []
+            n = self.symbol.size()
+            for i in range(n):
+                if self.symbol[i] >= 0 and self.prev[i] < 0:
+                    p = i
+                    while p >= 0:
+                        out.append(self.symbol[p])
+                        p = self.next[p]
+                    offsets.append(len(out))
+                    weights.append(self.part_weight[self.part_of[i]])
+            return (np.asarray(out, dtype=np.int32), np.asarray(offsets, dtype=np.int64),
+                    np.asarray(weights, dtype=np.int64))
+        finally:
+            self.busy = False
 
     # -- one partition of a fit on a cluster (ubpe.dask_rounds) -------------------------------
     # A cluster fit keeps one merger per partition on the workers; the client chooses each
@@ -892,36 +931,50 @@ cdef class PairMerger:
 
     def pair_counts(self):
         """``(left, right, occurrences)`` of every pair that occurs, by pair number."""
-        cdef Py_ssize_t n = 0, pair, i = 0
-        for pair in range(<Py_ssize_t>self.pair_left.size()):
-            n += self.occurrences[pair] > 0
-        left = np.empty(n, dtype=np.int32)
-        right = np.empty(n, dtype=np.int32)
-        occurrences = np.empty(n, dtype=np.int64)
-        cdef id_t[::1] left_view = left, right_view = right
-        cdef int64_t[::1] occurrences_view = occurrences
-        for pair in range(<Py_ssize_t>self.pair_left.size()):
-            if self.occurrences[pair] > 0:
-                left_view[i] = self.pair_left[pair]
-                right_view[i] = self.pair_right[pair]
-                occurrences_view[i] = self.occurrences[pair]
-                i += 1
-        return left, right, occurrences
+        cdef Py_ssize_t n, pair, i
+        cdef id_t[::1] left_view, right_view
+        cdef int64_t[::1] occurrences_view
+        claim(&self.busy, self)
+        try:
+            n = 0
+            i = 0
+            for pair in range(<Py_ssize_t>self.pair_left.size()):
+                n += self.occurrences[pair] > 0
+            left = np.empty(n, dtype=np.int32)
+            right = np.empty(n, dtype=np.int32)
+            occurrences = np.empty(n, dtype=np.int64)
+            left_view = left
+            right_view = right
+            occurrences_view = occurrences
+            for pair in range(<Py_ssize_t>self.pair_left.size()):
+                if self.occurrences[pair] > 0:
+                    left_view[i] = self.pair_left[pair]
+                    right_view[i] = self.pair_right[pair]
+                    occurrences_view[i] = self.occurrences[pair]
+                    i += 1
+            return left, right, occurrences
+        finally:
+            self.busy = False
 
     def documents_of(self, const id_t[::1] left not None, const id_t[::1] right not None):
         """How many documents hold each pair ``(left[i], right[i])`` (0: the pair does not occur)."""
-        if left.shape[0] != right.shape[0]:
-            raise ValueError("left and right must have the same length")
-        documents = np.zeros(left.shape[0], dtype=np.int64)
-        cdef int64_t[::1] out = documents
+        cdef int64_t[::1] out
         cdef Py_ssize_t i
         cdef int64_t number
-        with nogil:
-            for i in range(left.shape[0]):
-                number = self.pair_numbers.get(pack_key(left[i], right[i]), 0)
-                if number > 0 and self.occurrences[number - 1] > 0:
-                    out[i] = self._documents_of(<int32_t>(number - 1))
-        return documents
+        claim(&self.busy, self)
+        try:
+            if left.shape[0] != right.shape[0]:
+                raise ValueError("left and right must have the same length")
+            documents = np.zeros(left.shape[0], dtype=np.int64)
+            out = documents
+            with nogil:
+                for i in range(left.shape[0]):
+                    number = self.pair_numbers.get(pack_key(left[i], right[i]), 0)
+                    if number > 0 and self.occurrences[number - 1] > 0:
+                        out[i] = self._documents_of(<int32_t>(number - 1))
+            return documents
+        finally:
+            self.busy = False
 
     def apply_merges(self, const id_t[::1] left not None, const id_t[::1] right not None):
         """Merge the pairs ``(left[i], right[i])`` in order, each into the next new token, as
@@ -930,38 +983,48 @@ cdef class PairMerger:
         Returns ``(documents, occurrences, changed_left, changed_right, changes)``: the
         statistics of each pair just before its merge, and how the occurrences of every pair
         whose occurrences changed did change."""
-        if self.unique_pieces:
-            raise ValueError("apply_merges does not reuse pieces: build the merger without unique_pieces")
-        if left.shape[0] != right.shape[0]:
-            raise ValueError("left and right must have the same length")
-        cdef Py_ssize_t n = left.shape[0], i
-        for i in range(n):
-            if not (0 <= left[i] < self.next_token + i and 0 <= right[i] < self.next_token + i):
-                raise ValueError(f"merge {i} names an id that does not exist yet")
-        cdef vector[count_t] before = self.occurrences
-        cdef Py_ssize_t first = self.merged_left.size()
+        cdef Py_ssize_t n, i
+        cdef vector[count_t] before
+        cdef Py_ssize_t first
         cdef int32_t pair
-        with nogil:
-            self.round_number += 1
-            self.touched.clear()
-            for i in range(n):
-                pair = self._pair_number(left[i], right[i])
-                self._merge(pair, self._target_of(pair))
-        documents = np.empty(n, dtype=np.int64)
-        occurrences = np.empty(n, dtype=np.int64)
-        for i in range(n):
-            documents[i] = self.merged_documents[first + i]
-            occurrences[i] = self.merged_occurrences[first + i]
-        changed_left, changed_right, changes = [], [], []
         cdef count_t change
-        for i in range(self.touched.size()):
-            pair = self.touched[i]
-            change = self.occurrences[pair] - (before[pair] if pair < <int32_t>before.size() else 0)
-            if change != 0:
-                changed_left.append(self.pair_left[pair])
-                changed_right.append(self.pair_right[pair])
-                changes.append(change)
-            if self.occurrences[pair] > 0:
-                self._push(pair)  # step() stays valid after merges applied from outside
-        return (documents, occurrences, np.asarray(changed_left, dtype=np.int32),
-                np.asarray(changed_right, dtype=np.int32), np.asarray(changes, dtype=np.int64))
+        claim(&self.busy, self)
+        try:
+            if self.unique_pieces:
+                raise ValueError("apply_merges does not reuse pieces: build the merger without unique_pieces")
+            if left.shape[0] != right.shape[0]:
+                raise ValueError("left and right must have the same length")
+            n = left.shape[0]
+            if <int64_t>self.next_token + n > 2 ** 31 - 1:  # ids are int32, as in step
+                raise ValueError(f"{n} merges would create tokens from id {self.next_token} on: "
+                                 "ids must stay below 2**31 - 1")
+            for i in range(n):
+                if not (0 <= left[i] < self.next_token + i and 0 <= right[i] < self.next_token + i):
+                    raise ValueError(f"merge {i} names an id that does not exist yet")
+            before.assign(self.occurrences.begin(), self.occurrences.end())  # (a copy that raises MemoryError)
+            first = self.merged_left.size()
+            with nogil:
+                self.round_number += 1
+                self.touched.clear()
+                for i in range(n):
+                    pair = self._pair_number(left[i], right[i])
+                    self._merge(pair, self._target_of(pair))
+            documents = np.empty(n, dtype=np.int64)
+            occurrences = np.empty(n, dtype=np.int64)
+            for i in range(n):
+                documents[i] = self.merged_documents[first + i]
+                occurrences[i] = self.merged_occurrences[first + i]
+            changed_left, changed_right, changes = [], [], []
+            for i in range(self.touched.size()):
+                pair = self.touched[i]
+                change = self.occurrences[pair] - (before[pair] if pair < <int32_t>before.size() else 0)
+                if change != 0:
+                    changed_left.append(self.pair_left[pair])
+                    changed_right.append(self.pair_right[pair])
+                    changes.append(change)
+                if self.occurrences[pair] > 0:
+                    self._push(pair)  # step() stays valid after merges applied from outside
+            return (documents, occurrences, np.asarray(changed_left, dtype=np.int32),
+                    np.asarray(changed_right, dtype=np.int32), np.asarray(changes, dtype=np.int64))
+        finally:
+            self.busy = False

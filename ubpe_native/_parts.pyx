@@ -26,7 +26,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
 from ubpe_native._buffers cimport copy_array, new_array
-from ubpe_native._checks cimport check_offsets
+from ubpe_native._checks cimport check_offsets, claim
 from ubpe_native._distinct cimport run_slot
 from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._pretokenize cimport check_split_arguments, check_utf8, class_t, decode_utf8, piece_end
@@ -53,8 +53,12 @@ cdef class PartCounter:
     # set while an add() runs: an add cut short (MemoryError) leaves the counts incomplete
     cdef bint unfinished
     cdef bint released  # absorbed, or exported with release=True: the counts are gone
+    # set (with the GIL) while a call runs: a call from another thread meanwhile raises
+    # BusyError instead of growing the same vectors (_checks.claim)
+    cdef bint busy
 
-    def __init__(self):
+    def __cinit__(self):
+        # (__cinit__, not __init__: it runs once, so calling __init__ again cannot corrupt the counts)
         self.starts.push_back(0)
         self.doc_start.push_back(0)
 
@@ -76,36 +80,42 @@ cdef class PartCounter:
         another counter), ``weights[k]`` times in the documents
         ``docs[doc_offsets[k]:doc_offsets[k+1]]``.
         """
-        cdef Py_ssize_t n_parts = offsets.shape[0] - 1
+        cdef Py_ssize_t n_parts
         cdef Py_ssize_t k
-        cdef bint counted = weights is not None
-        check_offsets(offsets, tokens.shape[0], "offsets")
-        if (weights is None) != (doc_offsets is None):
-            raise ValueError("weights and doc_offsets go together")
-        if n_docs < 0 or self.n_docs + n_docs >= 2 ** 31:
-            raise ValueError("n_docs must be in 0..2**31 - 1 documents in all")
-        if counted:
-            if weights.shape[0] != n_parts or doc_offsets.shape[0] != n_parts + 1:
-                raise ValueError("weights and doc_offsets must have one entry per part (plus one)")
-            check_offsets(doc_offsets, docs.shape[0], "doc_offsets")
-            for k in range(n_parts):
-                if weights[k] < 1:
-                    raise ValueError("weights must be positive")
-        elif docs.shape[0] != n_parts:
-            raise ValueError("docs must have one entry per part")
-        for k in range(docs.shape[0]):
-            if not 0 <= docs[k] < n_docs or (not counted and k > 0 and docs[k] < docs[k - 1]):
-                raise ValueError(f"document {docs[k]} is outside 0..{n_docs - 1} or out of order")
-        if self.starts.back() + tokens.shape[0] >= 2 ** 31 - 1:
-            raise ValueError("too many distinct symbols: at most 2**31 - 2 per fit")
-        self._check_finished()
-        self.unfinished = True
-        with nogil:
+        cdef bint counted
+        claim(&self.busy, self)
+        try:
+            n_parts = offsets.shape[0] - 1
+            counted = weights is not None
+            check_offsets(offsets, tokens.shape[0], "offsets")
+            if (weights is None) != (doc_offsets is None):
+                raise ValueError("weights and doc_offsets go together")
+            if n_docs < 0 or self.n_docs + n_docs >= 2 ** 31:
+                raise ValueError("n_docs must be in 0..2**31 - 1 documents in all")
             if counted:
-                self._add_counted(tokens, offsets, docs, n_docs, weights, doc_offsets)
-            else:
-                self._add_parts(tokens, offsets, docs, n_docs)
-        self.unfinished = False
+                if weights.shape[0] != n_parts or doc_offsets.shape[0] != n_parts + 1:
+                    raise ValueError("weights and doc_offsets must have one entry per part (plus one)")
+                check_offsets(doc_offsets, docs.shape[0], "doc_offsets")
+                for k in range(n_parts):
+                    if weights[k] < 1:
+                        raise ValueError("weights must be positive")
+            elif docs.shape[0] != n_parts:
+                raise ValueError("docs must have one entry per part")
+            for k in range(docs.shape[0]):
+                if not 0 <= docs[k] < n_docs or (not counted and k > 0 and docs[k] < docs[k - 1]):
+                    raise ValueError(f"document {docs[k]} is outside 0..{n_docs - 1} or out of order")
+            if self.starts.back() + tokens.shape[0] >= 2 ** 31 - 1:
+                raise ValueError("too many distinct symbols: at most 2**31 - 2 per fit")
+            self._check_finished()
+            self.unfinished = True
+            with nogil:
+                if counted:
+                    self._add_counted(tokens, offsets, docs, n_docs, weights, doc_offsets)
+                else:
+                    self._add_parts(tokens, offsets, docs, n_docs)
+            self.unfinished = False
+        finally:
+            self.busy = False
 
     def add_text(self, const uint8_t[::1] data not None, const int64_t[::1] doc_chars not None,
                  const class_t[::1] classes not None, int pattern, const id_t[::1] table not None):
@@ -138,46 +148,56 @@ cdef class PartCounter:
         >>> counter.export()[0].tolist()[-4:]
         [0, 1, 1, 0]
         """
-        if pattern != WHOLE:
-            check_split_arguments(classes.shape[0], pattern)
-        check_utf8(data)
-        cdef Py_ssize_t n_docs = doc_chars.shape[0] - 1, d, i = 0, chars = 0, width, unknown = -1
-        cdef Py_ssize_t n = data.shape[0], n_table = table.shape[0]
+        cdef Py_ssize_t n_docs, d, i, chars, width, unknown
+        cdef Py_ssize_t n, n_table
         cdef uint32_t cp
         cdef vector[int64_t] doc_bytes
-        if n_docs < 0 or doc_chars[0] != 0:
-            raise ValueError("doc_chars must start at 0")
-        for d in range(n_docs):
-            if doc_chars[d + 1] < doc_chars[d]:
-                raise ValueError("doc_chars must be ascending")
-        if self.n_docs + n_docs >= 2 ** 31:
-            raise ValueError("n_docs must be in 0..2**31 - 1 documents in all")
-        self._check_finished()
-        doc_bytes.resize(n_docs + 1)
-        with nogil:  # documents' byte offsets, and every character known
-            d = 0
-            while i < n:
+        claim(&self.busy, self)
+        try:
+            if pattern != WHOLE:
+                check_split_arguments(classes.shape[0], pattern)
+            check_utf8(data)
+            n_docs = doc_chars.shape[0] - 1
+            i = 0
+            chars = 0
+            unknown = -1
+            n = data.shape[0]
+            n_table = table.shape[0]
+            if n_docs < 0 or doc_chars[0] != 0:
+                raise ValueError("doc_chars must start at 0")
+            for d in range(n_docs):
+                if doc_chars[d + 1] < doc_chars[d]:
+                    raise ValueError("doc_chars must be ascending")
+            if self.n_docs + n_docs >= 2 ** 31:
+                raise ValueError("n_docs must be in 0..2**31 - 1 documents in all")
+            self._check_finished()
+            doc_bytes.resize(n_docs + 1)
+            with nogil:  # documents' byte offsets, and every character known
+                d = 0
+                while i < n:
+                    while d <= n_docs and doc_chars[d] == chars:
+                        doc_bytes[d] = i
+                        d += 1
+                    cp = decode_utf8(&data[0], i, &width)
+                    if unknown < 0 and (cp >= <uint32_t>n_table or table[cp] < 0):
+                        unknown = chars
+                    i += width
+                    chars += 1
                 while d <= n_docs and doc_chars[d] == chars:
                     doc_bytes[d] = i
                     d += 1
-                cp = decode_utf8(&data[0], i, &width)
-                if unknown < 0 and (cp >= <uint32_t>n_table or table[cp] < 0):
-                    unknown = chars
-                i += width
-                chars += 1
-            while d <= n_docs and doc_chars[d] == chars:
-                doc_bytes[d] = i
-                d += 1
-        if d != n_docs + 1 or doc_chars[n_docs] != chars:
-            raise ValueError(f"doc_chars must end at the {chars} characters of data")
-        if unknown >= 0:
-            return unknown
-        self.unfinished = True
-        with nogil:
-            self._add_text(&data[0] if n else NULL, doc_bytes, &classes[0] if classes.shape[0] else NULL,
-                           pattern, &table[0])
-        self.unfinished = False
-        return -1
+            if d != n_docs + 1 or doc_chars[n_docs] != chars:
+                raise ValueError(f"doc_chars must end at the {chars} characters of data")
+            if unknown >= 0:
+                return unknown
+            self.unfinished = True
+            with nogil:
+                self._add_text(&data[0] if n else NULL, doc_bytes, &classes[0] if classes.shape[0] else NULL,
+                               pattern, &table[0])
+            self.unfinished = False
+            return -1
+        finally:
+            self.busy = False
 
     def add_values(self, const int64_t[::1] values not None, const int64_t[::1] doc_offsets not None,
                    const id_t[::1] table not None, int64_t low):
@@ -198,34 +218,42 @@ cdef class PartCounter:
         >>> counter.add_values(array("q", [5, 7]), array("q", [0, 2]), table, 5)
         1
         """
-        check_offsets(doc_offsets, values.shape[0], "doc_offsets")
-        cdef Py_ssize_t n_docs = doc_offsets.shape[0] - 1, n = values.shape[0], k, unknown = -1
-        cdef uint64_t n_table = table.shape[0], at
+        cdef Py_ssize_t n_docs, n, k, unknown
+        cdef uint64_t n_table, at
         cdef vector[id_t] ids
-        if self.n_docs + n_docs >= 2 ** 31:
-            raise ValueError("n_docs must be in 0..2**31 - 1 documents in all")
-        if self.starts.back() + n >= 2 ** 31 - 1:
-            raise ValueError("too many distinct symbols: at most 2**31 - 2 per fit")
-        self._check_finished()
-        ids.resize(n)
-        with nogil:
-            for k in range(n):
-                at = <uint64_t>values[k] - <uint64_t>low  # (the distance, when values[k] >= low)
-                if values[k] < low or at >= n_table or table[at] < 0:
-                    unknown = k
-                    break
-                ids[k] = table[at]
-        if unknown >= 0:
-            return unknown
-        self.unfinished = True
-        with nogil:
-            for k in range(n_docs):
-                if doc_offsets[k + 1] - doc_offsets[k] >= 2:  # one symbol holds no pair
-                    self._add_entry(self._count_run(ids.data() + doc_offsets[k], doc_offsets[k + 1] - doc_offsets[k]),
-                                    <int32_t>self.doc_start.size() - 1)
-                self.doc_start.push_back(self.entry_part.size())
-        self.unfinished = False
-        return -1
+        claim(&self.busy, self)
+        try:
+            check_offsets(doc_offsets, values.shape[0], "doc_offsets")
+            n_docs = doc_offsets.shape[0] - 1
+            n = values.shape[0]
+            unknown = -1
+            n_table = table.shape[0]
+            if self.n_docs + n_docs >= 2 ** 31:
+                raise ValueError("n_docs must be in 0..2**31 - 1 documents in all")
+            if self.starts.back() + n >= 2 ** 31 - 1:
+                raise ValueError("too many distinct symbols: at most 2**31 - 2 per fit")
+            self._check_finished()
+            ids.resize(n)
+            with nogil:
+                for k in range(n):
+                    at = <uint64_t>values[k] - <uint64_t>low  # (the distance, when values[k] >= low)
+                    if values[k] < low or at >= n_table or table[at] < 0:
+                        unknown = k
+                        break
+                    ids[k] = table[at]
+            if unknown >= 0:
+                return unknown
+            self.unfinished = True
+            with nogil:
+                for k in range(n_docs):
+                    if doc_offsets[k + 1] - doc_offsets[k] >= 2:  # one symbol holds no pair
+                        self._add_entry(self._count_run(ids.data() + doc_offsets[k], doc_offsets[k + 1] - doc_offsets[k]),
+                                        <int32_t>self.doc_start.size() - 1)
+                    self.doc_start.push_back(self.entry_part.size())
+            self.unfinished = False
+            return -1
+        finally:
+            self.busy = False
 
     cdef int _add_text(self, const uint8_t* data, vector[int64_t]& doc_bytes, const class_t* classes,
                        int pattern, const id_t* table) except -1 nogil:
@@ -330,22 +358,30 @@ cdef class PartCounter:
         """
         if other is self:
             raise ValueError("a counter cannot absorb itself")
-        self._check_finished()
-        other._check_finished()
-        if self.n_docs + other.n_docs >= 2 ** 31:
-            raise ValueError("n_docs must be in 0..2**31 - 1 documents in all")
-        if self.starts.back() + other.starts.back() >= 2 ** 31 - 1:
-            raise ValueError("too many distinct symbols: at most 2**31 - 2 per fit")
-        self.unfinished = True
-        other.released = True
-        other.index = FlatMap()  # (other's lookups are over: its memory goes first)
-        other.last_doc.clear()
-        other.last_doc.shrink_to_fit()
-        with nogil:
-            self._absorb(other)
-        other.starts.push_back(0)  # (what is left says: no parts, no documents)
-        other.doc_start.push_back(0)
-        self.unfinished = False
+        claim(&self.busy, self)
+        try:
+            claim(&other.busy, other)  # both are read or written without the GIL below
+            try:
+                self._check_finished()
+                other._check_finished()
+                if self.n_docs + other.n_docs >= 2 ** 31:
+                    raise ValueError("n_docs must be in 0..2**31 - 1 documents in all")
+                if self.starts.back() + other.starts.back() >= 2 ** 31 - 1:
+                    raise ValueError("too many distinct symbols: at most 2**31 - 2 per fit")
+                self.unfinished = True
+                other.released = True
+                other.index = FlatMap()  # (other's lookups are over: its memory goes first)
+                other.last_doc.clear()
+                other.last_doc.shrink_to_fit()
+                with nogil:
+                    self._absorb(other)
+                other.starts.push_back(0)  # (what is left says: no parts, no documents)
+                other.doc_start.push_back(0)
+                self.unfinished = False
+            finally:
+                other.busy = False
+        finally:
+            self.busy = False
 
     cdef int _absorb(self, PartCounter other) except -1 nogil:
         """:meth:`absorb`'s body. ``other``'s documents come after all of this counter's, so
@@ -432,42 +468,49 @@ cdef class PartCounter:
         ...
         ValueError: this counter was absorbed or exported with release=True: its counts are gone
         """
-        self._check_finished()
-        cdef Py_ssize_t n = self.weights.size(), k, e
+        cdef Py_ssize_t n, k, e
         cdef int32_t d
-        if release:
-            self.released = True
-            self.index = FlatMap()
-            self.last_doc.clear()
-            self.last_doc.shrink_to_fit()  # (libstdc++ frees an emptied vector's memory here)
-        tokens = copy_array("i", self.symbols.data(), self.symbols.size())
-        if release:
-            self.symbols.clear()
-            self.symbols.shrink_to_fit()
-        offsets = copy_array("q", self.starts.data(), n + 1)
-        weights = copy_array("q", self.weights.data(), n)
-        if release:
-            self.starts.clear()
-            self.starts.shrink_to_fit()
-            self.weights.clear()
-            self.weights.shrink_to_fit()
-        doc_offsets = new_array("q", n + 1, True)
-        docs = new_array("i", self.entry_part.size())
-        cdef int64_t[::1] doc_offsets_view = doc_offsets
-        cdef int32_t[::1] docs_view = docs
+        cdef int64_t[::1] doc_offsets_view
+        cdef int32_t[::1] docs_view
         cdef vector[int64_t] fill
-        with nogil:  # a counting sort of the pairs by part; documents stay ascending
-            for e in range(<Py_ssize_t>self.entry_part.size()):
-                doc_offsets_view[self.entry_part[e] + 1] += 1
-            for k in range(n):
-                doc_offsets_view[k + 1] += doc_offsets_view[k]
-            fill.assign(&doc_offsets_view[0], &doc_offsets_view[0] + n)
-            for d in range(<int32_t>self.doc_start.size() - 1):
-                for e in range(self.doc_start[d], self.doc_start[d + 1]):
-                    docs_view[fill[self.entry_part[e]]] = d
-                    fill[self.entry_part[e]] += 1
-        if release:
-            self.entry_part.clear()
-            self.entry_part.shrink_to_fit()
-        return tokens, offsets, weights, doc_offsets, docs
+        claim(&self.busy, self)
+        try:
+            self._check_finished()
+            n = self.weights.size()
+            if release:
+                self.released = True
+                self.index = FlatMap()
+                self.last_doc.clear()
+                self.last_doc.shrink_to_fit()  # (libstdc++ frees an emptied vector's memory here)
+            tokens = copy_array("i", self.symbols.data(), self.symbols.size())
+            if release:
+                self.symbols.clear()
+                self.symbols.shrink_to_fit()
+            offsets = copy_array("q", self.starts.data(), n + 1)
+            weights = copy_array("q", self.weights.data(), n)
+            if release:
+                self.starts.clear()
+                self.starts.shrink_to_fit()
+                self.weights.clear()
+                self.weights.shrink_to_fit()
+            doc_offsets = new_array("q", n + 1, True)
+            docs = new_array("i", self.entry_part.size())
+            doc_offsets_view = doc_offsets
+            docs_view = docs
+            with nogil:  # a counting sort of the pairs by part; documents stay ascending
+                for e in range(<Py_ssize_t>self.entry_part.size()):
+                    doc_offsets_view[self.entry_part[e] + 1] += 1
+                for k in range(n):
+                    doc_offsets_view[k + 1] += doc_offsets_view[k]
+                fill.assign(&doc_offsets_view[0], &doc_offsets_view[0] + n)
+                for d in range(<int32_t>self.doc_start.size() - 1):
+                    for e in range(self.doc_start[d], self.doc_start[d + 1]):
+                        docs_view[fill[self.entry_part[e]]] = d
+                        fill[self.entry_part[e]] += 1
+            if release:
+                self.entry_part.clear()
+                self.entry_part.shrink_to_fit()
+            return tokens, offsets, weights, doc_offsets, docs
+        finally:
+            self.busy = False
 

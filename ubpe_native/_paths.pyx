@@ -54,7 +54,7 @@ from libcpp.vector cimport vector
 
 from ubpe_native._numpy import np
 
-from ubpe_native._checks cimport as_array, check_ids, check_offsets, check_per_token, check_top_n
+from ubpe_native._checks cimport as_array, check_buffer, check_ids, check_offsets, check_per_token, check_top_n
 from ubpe_native._heap cimport heap_sift_down, heap_sift_up
 from ubpe_native._radix cimport RadixTree
 from ubpe_native._typedefs cimport id_t
@@ -175,7 +175,9 @@ def kbest_paths(RadixTree tree not None, costs, symbols, bounds, Py_ssize_t top_
     cdef Py_ssize_t n = symbol_view.shape[0], n_parts = bound_view.shape[0] - 1
     cdef _Lattice lattice = _Lattice()
     lattice.k = top_n
-    # allocated here, with the GIL, so that running out of memory raises MemoryError
+    # allocated here, with the GIL, so that running out of memory raises MemoryError; a
+    # top_n that no memory holds is refused first ((n + 1) * top_n could wrap to a small size)
+    check_buffer(n + 1, top_n, sizeof(Tail), "the k-best lattice")
     lattice.tails.resize((n + 1) * top_n)
     lattice.kept.resize(n + 1)
     lattice.heap.resize(max(1, tree.max_length))

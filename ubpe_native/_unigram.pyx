@@ -24,7 +24,7 @@ from libcpp.vector cimport vector
 
 from ubpe_native._numpy import np
 
-from ubpe_native._checks cimport check_offsets
+from ubpe_native._checks cimport check_offsets, check_range
 from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._typedefs cimport id_t
 from ubpe_native._shared cimport id_array, utf8_length
@@ -32,6 +32,8 @@ from ubpe_native._shared cimport id_array, utf8_length
 cdef int32_t PREFIX_ONLY = -1
 cdef float RESET_THRESHOLD = 100000.0
 cdef float UNK_PENALTY = 10.0
+# the largest id a lattice may write: n_ids, one more, must still be an int32
+cdef int64_t ID_MAX = 0x7FFFFFFE
 
 
 
@@ -66,16 +68,19 @@ cdef class UnigramLattice:
         for k in range(n):
             if ids[k] < -1:
                 raise ValueError(f"piece {k} has a negative id")
+            check_range(ids[k], -1, ID_MAX, "piece ids")  # (n_ids = 1 + the largest must not wrap)
             if not np.isfinite(scores[k]):
                 raise ValueError(f"piece {k} has a score that is not finite")
         if unk_id < 0:
             raise ValueError("unk_id must be an id")
+        check_range(unk_id, 0, ID_MAX, "unk_id")
         if byte_fallback.shape[0] != 256:
             raise ValueError("byte_fallback must hold 256 ids")
         self.has_byte_fallback = False
         for k in range(256):
             if byte_fallback[k] < -1:
                 raise ValueError("byte_fallback ids must be >= -1")
+            check_range(byte_fallback[k], -1, ID_MAX, "byte_fallback ids")
             self.byte_fallback[k] = byte_fallback[k]
             if byte_fallback[k] >= 0:
                 self.has_byte_fallback = True
@@ -121,13 +126,15 @@ cdef class UnigramLattice:
             if ids[k] >= 0:
                 entry_of[node] = <int32_t>k
         n_nodes = entry_of.size()
-        first_child.assign(n_nodes + 1, 0)  # children grouped by parent (counting sort)
+        # Here and below: clear() then resize(n, v), never assign(n, v), which is not
+        # ``except +`` - out of memory it would abort the process instead of raising MemoryError
+        first_child.resize(n_nodes + 1, 0)  # children grouped by parent (counting sort)
         for m in range(1, n_nodes):
             first_child[parent_of[m] + 1] += 1
         for m in range(n_nodes):
             first_child[m + 1] += first_child[m]
-        child_list.assign(n_nodes, 0)
-        new_index.assign(n_nodes, 0)
+        child_list.resize(n_nodes, 0)
+        new_index.resize(n_nodes, 0)
         for m in range(1, n_nodes):
             child_list[first_child[parent_of[m]] + new_index[parent_of[m]]] = <int32_t>m
             new_index[parent_of[m]] += 1
@@ -135,9 +142,12 @@ cdef class UnigramLattice:
         # slot >= j (an occupied slot points at the next position)
         cdef vector[int32_t] free_up
         cdef Py_ssize_t size = n_nodes + 257
-        self.da_base.assign(size, 0)
-        self.da_check.assign(size, -1)
-        self.da_entry.assign(size, PREFIX_ONLY)
+        self.da_base.clear()
+        self.da_base.resize(size, 0)
+        self.da_check.clear()
+        self.da_check.resize(size, -1)
+        self.da_entry.clear()
+        self.da_entry.resize(size, PREFIX_ONLY)
         free_up.resize(size)
         for j in range(size):
             free_up[j] = <int32_t>j

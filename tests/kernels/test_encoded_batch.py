@@ -22,7 +22,7 @@ from ubpe.encoders.encoding import EncodedBatch
 from ubpe.errors import InvalidParameterError, SymbolTypeError, UnknownSymbolError
 from ubpe.splitting import WORDS, SplitMode
 from ubpe_native._combine import top1_documents
-from ubpe_native._lattice import Lattice
+from ubpe_native._lattice_cache import Lattice
 from ubpe_native._radix import RadixTree
 
 CHARS = "ab cd_\t\n'sé\u0928\u094d\U0001f600Z9!"

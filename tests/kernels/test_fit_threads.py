@@ -246,8 +246,8 @@ def test_n_threads_is_checked():
 HEAVY = [
     "numpy", "asyncio", "ssl", "email", "urllib.request", "csv", "subprocess", "concurrent.futures", "tqdm", "dask", "pandas",
     "ubpe.io", "ubpe.models.bytelevel", "ubpe.models.bytelevel_trainer", "ubpe.encoders.tfidf",
-    "ubpe.encoders.ambiguity", "ubpe.distributed.dask", "ubpe.cli", "ubpe_native._lattice", "ubpe_native._spm",
-    "ubpe_native._merges", "ubpe_native._classic",
+    "ubpe.encoders.ambiguity", "ubpe.distributed.dask", "ubpe.cli", "ubpe_native._lattice", "ubpe_native._lattice_cache",
+    "ubpe_native._spm", "ubpe_native._merges", "ubpe_native._classic",
 ]
 
 

@@ -9,7 +9,7 @@ import pytest
 from ubpe_native._classic import PairTable, encode_words
 from ubpe_native._combine import walk
 from ubpe_native._fit import PairMerger
-from ubpe_native._lattice import encode_parts
+from ubpe_native._lattice_cache import encode_parts
 from ubpe_native._parts import PartCounter
 from ubpe_native._paths import kbest_paths, longest_prefix, longest_token
 from ubpe_native._radix import RadixTree

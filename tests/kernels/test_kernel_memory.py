@@ -173,6 +173,21 @@ print("after:", lattice.encode(np.frombuffer(b"ab", np.uint8)).tolist())
 """,
         "after: [3, 4]",
     ),
+    "unigram_build": (
+        # the double-array trie of a million 8-byte pieces (its vectors: clear + resize, never
+        # assign(n, value), which would abort)
+        """
+from ubpe_native._unigram import UnigramLattice
+n = 1_000_000
+pieces = np.random.default_rng(0).integers(97, 123, (n, 8)).astype(np.uint8).tobytes()
+args = (pieces, np.arange(0, 8 * n + 1, 8), np.arange(1, n + 1, dtype=np.int32), np.full(n, -1.0, np.float32),
+        np.zeros(n, np.uint8), 0, -11.0, np.full(256, -1, np.int32))
+limit(200)
+expect_memory_error(lambda: UnigramLattice(*args))
+print("after:", UnigramLattice(*args).encode(np.frombuffer(pieces[:8], np.uint8)).tolist())
+""",
+        "after: [1]",
+    ),
     "spm_bpe_and_pipeline": (
         # sentencepiece BPE (whole text, then words apart with the cache) and the batch pipeline
         """

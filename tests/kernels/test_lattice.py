@@ -14,7 +14,7 @@ import reference_encode as ref
 from ubpe.encoders.tfidf import TfidfEncoder, best_sums
 from ubpe.errors import InvalidParameterError
 from ubpe.vocabulary import Vocabulary
-from ubpe_native._lattice import Lattice, encode_parts
+from ubpe_native._lattice_cache import Lattice, encode_parts
 from ubpe_native._radix import RadixTree
 
 MAX_ALPHABET = 4

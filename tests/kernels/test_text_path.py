@@ -74,7 +74,7 @@ def test_lone_surrogates_take_the_general_path() -> None:
 def test_kernel_text_call_checks_its_arguments_and_agrees_with_the_split(tok: UBPE) -> None:
     import numpy as np
 
-    from ubpe_native._lattice import Lattice
+    from ubpe_native._lattice_cache import Lattice
     from ubpe_native._radix import RadixTree
     from ubpe_native._textsplit import TextSplitter
 

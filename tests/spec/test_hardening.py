@@ -79,7 +79,7 @@ def test_ids_beyond_int32_are_unknown_symbols_not_wrapped(small_vocabulary, name
 MEMORY_LIMITED = {
     "lattice": (
         """
-from ubpe_native._lattice import encode_parts
+from ubpe_native._lattice_cache import encode_parts
 from ubpe_native._radix import RadixTree
 tree = RadixTree(2, np.array([0, 2]), np.array([0, 1], np.int32))
 symbols = np.zeros(200_000, np.int32)

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ubpe_native._combine import walk
-from ubpe_native._lattice import DEFAULT_EXACT_MAX_LENGTH, Lattice
+from ubpe_native._lattice_cache import DEFAULT_EXACT_MAX_LENGTH, Lattice
 from ubpe_native._radix import RadixTree
 
 from ..errors import InvalidParameterError
