@@ -21,7 +21,9 @@ import pytest
 
 import ubpe
 
-ROOT = Path(__file__).resolve().parent.parent
+#: the checkout: the folder above this file that holds pyproject.toml (wherever under tests/ it sits)
+ROOT = next((folder for folder in Path(__file__).resolve().parents if (folder / "pyproject.toml").is_file()),
+            Path(__file__).resolve().parent.parent)
 NATIVE = ROOT / "ubpe_native"
 #: where meson-python installs ``pure: false`` packages (the wheel's root)
 PLATLIB = "{py_platlib}"
