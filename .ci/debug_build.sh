@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # CI lane (issue 13): the kernels built for debugging - Cython's bounds and initialization
-# checks on, and AddressSanitizer when the compiler has it - in a copy of the sources (the
-# in-place build the main tests use is left alone), then the kernel checks and property
-# tests run against that copy. Needs a C++ compiler; Cython comes from the build requirements.
+# checks on (meson option `checks`), and AddressSanitizer when the compiler has it (meson's
+# `b_sanitize=address`) - in a copy of the sources (the checkout's own build is left alone),
+# then the kernel checks and property tests run against that copy. Needs a C++ compiler; meson,
+# ninja and Cython come from the build requirements.
 #   .ci/debug_build.sh [pytest args...]     UBPE_DEBUG_BUILD=1 forces checks without ASan
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -20,7 +21,9 @@ print("\n".join(project["build-system"]["requires"] + project["project"]["depend
 ' "$root/pyproject.toml" | PIP_ROOT_USER_ACTION=ignore xargs "$py" -m pip install -q --disable-pip-version-check
 
 tar -C "$root" --exclude=__pycache__ --exclude='*.so' --exclude='*.cpp' --exclude=.cache -cf - \
-    setup.py pyproject.toml README.md ubpe ubpe_native tests experiments | tar -C "$work" -xf -
+    meson.build meson.options pyproject.toml README.md ubpe ubpe_native tests experiments | tar -C "$work" -xf -
+# meson and ninja as the build requirements installed them beside this interpreter
+PATH="$("$py" -c 'import sysconfig; print(sysconfig.get_path("scripts"))'):$PATH"
 # the installed data stay where experiments/install_data.sh put them (tests that need them skip
 # when they are not there)
 export UBPE_DATA_CACHE="${UBPE_DATA_CACHE:-$root/experiments/.cache}"
@@ -38,11 +41,26 @@ if [[ -z "$mode" ]]; then
     fi
 fi
 echo "debug build: UBPE_DEBUG_BUILD=$mode in $work"
-if ! (cd "$work" && UBPE_DEBUG_BUILD="$mode" "$py" setup.py -q build_ext --inplace -j 2 >"$work/build.log" 2>&1); then
+options=(-Dchecks=true -Doptimization=1 -Ddebug=true)
+if [[ "$mode" == asan ]]; then
+    options+=(-Db_sanitize=address)  # with -fno-omit-frame-pointer
+fi
+if ! (cd "$work" && meson setup build "${options[@]}" && meson compile -C build) >"$work/build.log" 2>&1; then
     grep -v "performance hint" "$work/build.log" >&2
     exit 1
 fi
+# the kernels beside their sources, where the tests of the copy import them
+cp "$work"/build/ubpe_native/_*.so "$work/ubpe_native/"
 echo "built in $((SECONDS - start)) s"
+
+# An editable install of the checkout (meson-python's) puts an import hook before sys.path that
+# would serve the checkout's own build here. The tests run in a venv that sees this environment's
+# packages through plain path lines of a .pth (the environment's own .pth files, that hook's
+# among them, are then not run).
+"$py" -m venv --without-pip "$work/venv"
+"$py" -c 'import site; print("\n".join(site.getsitepackages() + [site.getusersitepackages()]))' \
+    >"$("$work/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/environment.pth"
+py="$work/venv/bin/python"
 
 run=(env)
 if [[ "$mode" == asan ]]; then
@@ -50,7 +68,7 @@ if [[ "$mode" == asan ]]; then
 fi
 # the copy, not the checkout or an installed ubpe, must be what the tests import; the checks
 # must be compiled in, and libasan loaded
-grep -q __Pyx_RaiseBufferIndexError "$work/ubpe_native/_ranked.cpp"
+grep -q __Pyx_RaiseBufferIndexError "$work"/build/ubpe_native/_ranked.*.so.p/_ranked.pyx.cpp
 (cd "$work" && "${run[@]}" "$py" -c '
 import sys, ubpe, ubpe_native._ranked as r
 assert r.__file__.startswith(sys.argv[1]) and ubpe.__file__.startswith(sys.argv[1]), (r.__file__, ubpe.__file__)
