@@ -163,6 +163,12 @@ def _symbol_set(tokens: Any, alphabet: Alphabet, what: str = "break/stop tokens"
 class SplitPipeline:
     r"""Cuts documents into parts (see the module docstring for the order of the steps).
 
+    Over 300 lines because each step marks cuts on one shared set of arrays (``cut``,
+    ``separator``, ``inside_known``) that the next step reads, so the steps are methods of
+    one object rather than functions passing five arrays around; the native paths (the
+    scanner for the regex step, ``text_splitter`` for encoding, ``native_fit_tables`` for the
+    fit) must give exactly the arrays those methods give, and are kept beside them.
+
     >>> pipeline = SplitPipeline(Alphabet.from_spec("ab c"), regex_str=r"\w+")
     >>> [p.tolist() for p in pipeline.split("ab c").parts(0)]
     [[0, 1], [2], [3]]

@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.DOTALL | re.MULTILINE)
 SETUP_COMMANDS = [
-    'bash experiments/install_data.sh && pip install -e ".[experiments]" && python -m experiments',
-    'bash experiments/install_data.sh && pip install -e ".[test]" && python -m pytest',
+    'bash experiments/install_data.sh && pip install -r requirements-build.txt && pip install --no-build-isolation -e ".[experiments]" && python -m experiments',
+    'bash experiments/install_data.sh && pip install -r requirements-build.txt && pip install --no-build-isolation -e ".[test]" && python -m pytest',
 ]
 
 
