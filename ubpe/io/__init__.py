@@ -41,7 +41,7 @@ from .format import Format
 #: The format modules, in detection order (the first whose detector accepts a file's head
 #: wins: binary formats with a magic or a protobuf tag first, then the JSON and text formats).
 #: A format is one module declaring ``FORMAT`` (see :mod:`ubpe.io.format`) plus its name here.
-FORMAT_MODULES = ("gguf", "sentencepiece", "ours", "ubpe030", "minbpe", "tiktoken", "hf")
+FORMAT_MODULES = ("gguf", "sentencepiece", "ours", "ubpe030", "minbpe", "tiktoken", "tekken", "hf")
 
 
 def format_module(module: str) -> Any:
@@ -58,7 +58,7 @@ def supported(action: str = "read") -> list[str]:
     """Names of the formats ubpe can ``"read"`` or ``"write"``.
 
     >>> supported("read"), supported("write")
-    (['gguf', 'sentencepiece', 'ubpe', 'ubpe030', 'minbpe', 'tiktoken', 'hf'], ['ubpe', 'ubpe030', 'minbpe', 'tiktoken', 'hf'])
+    (['gguf', 'sentencepiece', 'ubpe', 'ubpe030', 'minbpe', 'tiktoken', 'tekken', 'hf'], ['ubpe', 'ubpe030', 'minbpe', 'tiktoken', 'hf'])
     """
     return [row.name for row in FORMATS.values() if (row.read if action == "read" else row.write) is not None]
 

@@ -12,6 +12,7 @@
 * ``ranked_bpe`` - BPE with explicit merge ranks over bytes (GGUF ``gpt2``, HF byte-level,
   minbpe: :class:`ImportedBPE`); ``minbpe`` is minbpe's flavour of it;
 * ``sentencepiece`` - sentencepiece BPE and unigram (``.model`` files and GGUF ``llama``);
+* ``tekken`` - Mistral's tekken files: byte-level BPE behind a block of special tokens;
 * ``hf`` - Hugging Face ``tokenizer.json`` BPE models (byte-level and character-level);
 * ``chunks`` - how a batch of documents is cut into chunks for the kernels.
 
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from .imported import ImportedTokenizer
     from .ranked_bpe import ImportedBPE
     from .sentencepiece import SentencePieceBPE, SentencePieceUnigram
+    from .tekken import TekkenBPE
     from .base import Tokenizer
     from .ubpe import UBPE, UBPEBase, UBPEClassic
 
@@ -47,6 +49,7 @@ _LAZY = {
     "ImportedBPE": ".ranked_bpe",
     "SentencePieceBPE": ".sentencepiece",
     "SentencePieceUnigram": ".sentencepiece",
+    "TekkenBPE": ".tekken",
 }
 
 __getattr__, __dir__ = lazy_attributes(__name__, _LAZY, globals())
