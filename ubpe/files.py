@@ -137,7 +137,7 @@ def parse_json(text: str, what: str) -> Any:
     """``text`` as JSON (:class:`ModelFormatError` naming ``what`` if it is not, or if it nests
     deeper than the decoder's own limit, about a thousand levels).
 
-    >>> parse_json("[" * 5000 + "]" * 5000, "x.json")
+    >>> parse_json("[" * 100_000 + "]" * 100_000, "x.json")
     Traceback (most recent call last):
     ...
     ubpe.errors.ModelFormatError: x.json nests arrays and objects too deep to be a model file

@@ -6,7 +6,8 @@ bytes), its reader and its writer in a ``FORMAT`` (:class:`~ubpe.io.format.Forma
 declarations. :func:`load` finds the format by content (or takes ``format=``) and returns a
 tokenizer of the right family (a :class:`~ubpe.models.base.Tokenizer`); :func:`save` writes one
 in any format that can hold it. The modules: ``gguf``, ``sentencepiece``, ``ours`` (our
-versioned envelope), ``ubpe030`` (the reference's JSON), ``minbpe``, ``tiktoken``, ``hf``
+versioned envelope), ``ubpe030`` (the reference's JSON), ``minbpe``, ``tiktoken``, ``tekken``
+(Mistral's JSON), ``hf``
 (``tokenizer.json``; its reader is ``hf_import``). Readers import the model family they
 build when they run; the shared file helpers (atomic writes, bounded reads) are
 :mod:`ubpe.files`.
