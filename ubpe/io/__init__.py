@@ -58,8 +58,8 @@ FORMATS: dict[str, Format] = {
 def supported(action: str = "read") -> list[str]:
     """Names of the formats ubpe can ``"read"`` or ``"write"``.
 
-    >>> supported("read"), supported("write")
-    (['gguf', 'sentencepiece', 'ubpe', 'ubpe030', 'minbpe', 'tiktoken', 'tekken', 'hf'], ['ubpe', 'ubpe030', 'minbpe', 'tiktoken', 'hf'])
+    >>> supported("read")[:3], "gguf" in supported("write"), "ubpe" in supported("write")
+    (['gguf', 'sentencepiece', 'ubpe'], False, True)
     """
     return [row.name for row in FORMATS.values() if (row.read if action == "read" else row.write) is not None]
 
