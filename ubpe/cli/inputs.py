@@ -295,8 +295,8 @@ def check_output(path: str) -> None:
 
 def load_model(path: str, *, variant: str | None = None, pattern: str | None = None) -> Any:
     """:func:`ubpe.load`: a ``.tiktoken`` file (which does not record its pattern) splits
-    text by ``pattern``, default the API's (``ubpe.io.tiktoken.DEFAULT_TIKTOKEN_PATTERN``,
-    cl100k); ``variant`` picks the class of a ubpe 0.3.0 dump. A model read from a pipe (``<(...)``,
+    text by ``pattern``, by default as the API does (a published file's own pattern, any other
+    file ``ubpe.io.tiktoken.DEFAULT_TIKTOKEN_PATTERN``, cl100k, with a warning); ``variant`` picks the class of a ubpe 0.3.0 dump. A model read from a pipe (``<(...)``,
     a FIFO) is copied to a temporary file first: readers open the path more than once."""
     if not _is_pipe(path):
         return load(path, variant=variant, pattern=pattern)

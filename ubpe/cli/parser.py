@@ -173,7 +173,8 @@ def build_parser() -> argparse.ArgumentParser:
     convert.add_argument("--variant", choices=(UNIVERSAL, CLASSIC),
                          help="for ubpe 0.3.0 JSON input (default: guessed from the mapper)")
     convert.add_argument("--pattern", type=_pattern_arg,
-                         help="pre-tokenization of a .tiktoken input (default: cl100k, as ubpe.load), "
+                         help="pre-tokenization of a .tiktoken input (default, as ubpe.load: a published file's own, "
+                              "else cl100k with a warning), "
                               "or for the HF export: a preset "
                               f"({', '.join(sorted(PATTERNS))}) or a regex")
     convert.add_argument("-q", "--quiet", action="store_true")
