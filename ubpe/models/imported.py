@@ -196,9 +196,9 @@ class EncoderBridge:
         weights are fitted, see :meth:`fit_weights`).
         """
         parse_special = options.pop("parse_special", False)
-        fragments = self._prepare(self._fragments(doc, parse_special))
-        if (encoder or self.default_encoder) == NATIVE:
+        if (encoder or self.default_encoder) == NATIVE:  # (encode cuts the text itself)
             return self._own_encodings(doc, top_n, options)
+        fragments = self._prepare(self._fragments(doc, parse_special))
         return self._fragment_encodings(self.encoder(encoder, **options), fragments, top_n)
 
     def _own_encodings(self, doc: str, top_n: int, options: dict[str, Any]) -> list[tuple[list[int], float]]:
