@@ -44,6 +44,13 @@ cdef inline bint rule_add(FlatMap& rules, id_t left, id_t right, int64_t rank,
     return True
 
 
+cdef int check_rules(const id_t[::1] left, const id_t[::1] right, const id_t[::1] result,
+                     const int64_t[::1] rank, id_t parts_limit, id_t result_limit) except -1
+# ValueError unless the four rule arrays have one length, every part is an id below
+# ``parts_limit``, every result below ``result_limit`` and every rank in 0..MAX_RANK - 1 (the
+# one check of every family's rules, at its ``def`` boundary).
+
+
 cdef inline int rule_put(FlatMap& rules, id_t left, id_t right, int64_t rank,
                          id_t result) except -1 nogil:
     """Set the rule of the pair ``left right``, replacing any it had."""

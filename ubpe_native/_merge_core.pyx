@@ -105,6 +105,20 @@ cdef class ScratchPool:
 
 
 # refuse_unused_cycles: a piece not yet reached, on the path being walked, or done
+cdef int check_rules(const id_t[::1] left, const id_t[::1] right, const id_t[::1] result,
+                     const int64_t[::1] rank, id_t parts_limit, id_t result_limit) except -1:
+    cdef Py_ssize_t n_rules = left.shape[0], k
+    if right.shape[0] != n_rules or result.shape[0] != n_rules or rank.shape[0] != n_rules:
+        raise ValueError("left, right, result and rank must have one length")
+    check_ids(left, parts_limit, "left")
+    check_ids(right, parts_limit, "right")
+    check_ids(result, result_limit, "result")
+    for k in range(n_rules):
+        if not 0 <= rank[k] < MAX_RANK:
+            raise ValueError(f"rank {rank[k]} of rule {k} is outside 0..{MAX_RANK - 1}")
+    return 0
+
+
 cdef enum:
     UNSEEN = 0
     ON_PATH = 1
@@ -192,14 +206,8 @@ def _py_merge_word(const id_t[::1] left not None, const id_t[::1] right not None
     cdef const uint8_t[::1] frozen_view
     cdef const uint8_t[::1] unused_view
     cdef uint64_t rng = seed
-    if right.shape[0] != n_rules or rank.shape[0] != n_rules or result.shape[0] != n_rules:
-        raise ValueError("left, right, rank and result must have one length")
-    check_ids(left, MAX_RANK, "left")
-    check_ids(right, MAX_RANK, "right")
-    check_ids(result, MAX_RANK, "result")
+    check_rules(left, right, result, rank, MAX_RANK, MAX_RANK)
     for k in range(n_rules):
-        if not 0 <= rank[k] <= MAX_RANK:
-            raise ValueError(f"rank of rule {k} is outside 0..2**31-1")
         limit = max(limit, result[k] + 1)
     if not 0.0 <= dropout <= 1.0:
         raise ValueError("dropout must be in [0, 1]")

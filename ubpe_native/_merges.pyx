@@ -47,7 +47,7 @@ from ubpe_native._combine cimport id_list, id_table
 from ubpe_native._checks cimport as_array, check_ids, check_offsets
 from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._merge_core cimport (MAX_RANK, MergeHooks, MergeScratch, MergeWord, ScratchPool, cache_find,
-                                      cache_store, merge_word, rule_add)
+                                      cache_store, check_rules, merge_word, rule_add)
 from ubpe_native._pretokenize cimport (class_t, document_flags, document_starts, flag_table, holds_flagged,
                                        split_document)
 from ubpe_native._typedefs cimport id_t
@@ -165,14 +165,7 @@ cdef class PairMerges:
         if <int64_t>n_ids + n_extra >= MAX_RANK:
             raise ValueError("too many ids for 31 bits")
         id_limit = n_ids + <id_t>n_extra
-        if right.shape[0] != n_rules or result.shape[0] != n_rules or rank.shape[0] != n_rules:
-            raise ValueError("left, right, result and rank must have one length")
-        check_ids(left, id_limit, "left")
-        check_ids(right, id_limit, "right")
-        check_ids(result, id_limit, "result")
-        for k in range(n_rules):
-            if not 0 <= rank[k] <= MAX_RANK:
-                raise ValueError(f"rank of rule {k} is outside 0..2**31-1")
+        check_rules(left, right, result, rank, id_limit, id_limit)
         check_offsets(expand_offsets, expand_ids.shape[0], "expand_offsets")
         check_ids(expand_ids, n_ids, "expand_ids")
         if unit_keys.shape[0] != unit_id_values.shape[0]:

@@ -47,8 +47,8 @@ from ubpe_native._numpy import np
 
 from ubpe_native._checks cimport check_ids, check_offsets
 from ubpe_native._flat_map cimport FlatMap
-from ubpe_native._merge_core cimport (MAX_RANK, MergeHooks, ScratchPool, cache_find, cache_store, merge_word,
-                                      refuse_unused_cycles, rule_add)
+from ubpe_native._merge_core cimport (MAX_RANK, MergeHooks, ScratchPool, cache_find, cache_store, check_rules,
+                                      merge_word, refuse_unused_cycles, rule_add)
 from ubpe_native._typedefs cimport id_t
 from ubpe_native._shared cimport id_array, utf8_length
 
@@ -99,8 +99,6 @@ cdef class SpmBPE:
         cdef Py_ssize_t n_extra = expand_offsets.shape[0] - 1
         if n_ids < 1:
             raise ValueError("n_ids must be positive")
-        if right.shape[0] != n_rules or result.shape[0] != n_rules or rank.shape[0] != n_rules:
-            raise ValueError("left, right, result and rank disagree in length")
         if unused.shape[0] != n_ids:
             raise ValueError("unused needs one flag per id")
         if unit_offsets.shape[0] != n_units + 1 or unit_frozen.shape[0] != n_units:
@@ -109,16 +107,11 @@ cdef class SpmBPE:
         check_offsets(expand_offsets, expand_ids.shape[0], "expand_offsets")
         check_ids(expand_ids, n_ids, "expand_ids")
         check_ids(unit_ids, n_ids + n_extra, "unit_ids")
-        check_ids(left, n_ids + n_extra, "left")
-        check_ids(right, n_ids + n_extra, "right")
-        check_ids(result, n_ids, "result")
+        check_rules(left, right, result, rank, n_ids + n_extra, n_ids)
         if not 0 <= unk_id < n_ids:
             raise ValueError(f"unk_id must be an id in 0..{n_ids - 1}")
         if byte_fallback.shape[0] != 256:
             raise ValueError("byte_fallback must hold 256 ids")
-        for k in range(n_rules):
-            if not 0 <= rank[k] < MAX_RANK:
-                raise ValueError(f"rank {rank[k]} of rule {k} is outside 0..{MAX_RANK - 1}")
         self.n_ids = n_ids
         self.unk_id = unk_id
         self.collapse_unk = collapse_unk

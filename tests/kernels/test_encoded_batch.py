@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import ubpe.models.ubpe as tokenizer_module
+from ubpe.models import split_batch
 from ubpe import UBPE, UBPEClassic
 from ubpe.encoders.encoding import EncodedBatch
 from ubpe.errors import InvalidParameterError, SymbolTypeError, UnknownSymbolError
@@ -68,7 +68,7 @@ def assert_same(tok, docs, monkeypatch, **options) -> None:
     want = tok.encode_batch(docs, **options)
     for threads in (1, 3):
         with monkeypatch.context() as patch:
-            patch.setattr(tokenizer_module, "BATCH_CHUNK_SYMBOLS", 7)  # many chunks on the threads
+            patch.setattr(split_batch, "BATCH_CHUNK_SYMBOLS", 7)  # many chunks on the threads
             batch = tok.encode_batch_to_numpy(docs, n_threads=threads, **options)
         assert batch.tolist() == want
         assert len(batch) == len(docs) and [batch[d] for d in range(len(batch))] == want

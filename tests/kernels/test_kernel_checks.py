@@ -216,3 +216,28 @@ def test_none_is_refused_by_the_byte_kernels():
     for call in calls:
         with pytest.raises(TypeError):
             call()
+
+
+def test_kernels_reject_inconsistent_counts():
+    tokens, offsets = np.array([0, 1, 1, 0], np.int32), np.array([0, 2, 4])
+    counter = PartCounter()
+    for args in (
+        (tokens, offsets, np.array([1, 0], np.int32), 2),  # documents out of order
+        (tokens, offsets, np.array([0, 2], np.int32), 2),  # a document past n_docs
+        (tokens, offsets, np.array([0], np.int32), 1),  # one document for two parts
+        (tokens, np.array([0, 2, 5]), np.array([0, 0], np.int32), 1),  # offsets past the tokens
+        (tokens, offsets, np.array([0, 0], np.int32), 1, np.array([1, 1])),  # weights alone
+        (tokens, offsets, np.array([0, 0], np.int32), 1, np.array([1, 0]), np.array([0, 1, 2])),
+    ):
+        with pytest.raises(ValueError):
+            counter.add(*args)
+    assert counter.n_docs == 0 and counter.n_parts == 0
+    docs = np.array([0, 0], np.int32)
+    with pytest.raises(ValueError):
+        PairMerger(tokens, offsets, docs, 1, 2, False, np.array([1, 1]))
+    with pytest.raises(ValueError):
+        PairMerger(tokens, offsets, docs, 1, 2, False, np.array([1, 1]), np.array([0, 1, 3]))
+    with pytest.raises(ValueError):
+        PairMerger(tokens, offsets, np.array([0, 3], np.int32), 2, 2)
+    with pytest.raises(ValueError):  # documents of a counted part out of order
+        PairMerger(tokens, offsets, np.array([1, 0, 0], np.int32), 2, 2, False, np.array([2, 1]), np.array([0, 2, 3]))

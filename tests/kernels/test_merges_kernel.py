@@ -34,7 +34,7 @@ def test_a_good_kernel_merges_by_rank():
     [
         (dict(left=i32([97, 999])), "left may hold ids"),
         (dict(result=i32([256, -3])), "result may hold ids"),
-        (dict(rank=i64([0, -1])), "rank of rule 1"),
+        (dict(rank=i64([0, -1])), "rank -1 of rule 1"),
         (dict(right=i32([98])), "one length"),
         (dict(expand_offsets=i64([0, 2]), expand_ids=i32([1])), "expand_offsets must start at 0 and end at 1"),
         (dict(whole_blob=np.frombuffer(b"ab", np.uint8), whole_offsets=i64([0, 3]), whole_ids=i32([256])),

@@ -99,12 +99,12 @@ def test_split_ranges_rejects_bad_ranges() -> None:
 
 
 def test_encode_batch_same_whatever_the_threads(monkeypatch) -> None:
-    import ubpe.models.ubpe
+    import ubpe.models.split_batch
     from ubpe import UBPEClassic
 
     docs = [f"They'll pay {n} dollars_{n % 7}, won't they?  Yes. " * (n % 5) for n in range(300)]
     alphabet = sorted(set("".join(docs)))
-    monkeypatch.setattr(ubpe.models.ubpe, "BATCH_CHUNK_SYMBOLS", 500)  # many chunks, so threads share them
+    monkeypatch.setattr(ubpe.models.split_batch, "BATCH_CHUNK_SYMBOLS", 500)  # many chunks, so threads share them
     for cls, options in ((UBPE, {}), (UBPE, {"top_n": 3}), (UBPEClassic, {}), (UBPEClassic, {"encoder": "ranked"})):
         tok = cls(alphabet=alphabet, n_tokens=120, regex_str=WORDS)
         tok.fit(docs, quiet=True)

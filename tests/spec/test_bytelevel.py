@@ -9,12 +9,11 @@ import sysconfig
 import numpy as np
 import pydoc_data.topics
 import pytest
-import regex
 import tiktoken
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ubpe.text.patterns import NATIVE_PATTERNS, PATTERNS, code_point_classes, without_surrogates
+from ubpe.text.patterns import NATIVE_PATTERNS, PATTERNS, without_surrogates
 from ubpe.models.bytelevel import ByteLevelBPE
 from ubpe.errors import DisallowedSpecialTokenError
 from ubpe.errors import (
@@ -23,7 +22,7 @@ from ubpe.errors import (
     NotFittedError,
     UnknownTokenError,
 )
-from ubpe_native._pretokenize import split_text
+from tricky_text import TRICKY, o200k_texts
 
 FIT_CHARS = 1_100_000  # the acceptance asks for >= 1 MB of real text
 N_TOKENS = 4096
@@ -166,69 +165,6 @@ def test_long_runs(fitted, reference):
     assert fitted.decode(fitted.encode("a" * 100_000)) == "a" * 100_000
     no_spaces = "".join(HELD_OUT).replace(" ", "").replace("\n", "") * 30
     assert fitted.decode(fitted.encode(no_spaces)) == no_spaces
-
-
-# -- the scanner against the regex engine ----------------------------------------------------------
-
-TRICKY = (
-    "aZſsSdDmMtTlLvVrReE'' \t\n\r\x0b\x0c\x1c\x85\xa0\u2028\u3000\u200b"
-    "09١٢½Ⅻ.,;!?-_/\\\"#(){}*é\u0301中文🎉👍🏽ÅK"
-)
-
-
-@settings(max_examples=400, deadline=None)
-@given(st.text(alphabet=TRICKY, max_size=60), st.sampled_from(sorted(NATIVE_PATTERNS)))
-def test_scanner_splits_like_regex(text, pattern):
-    data = text.encode("utf-8")
-    bounds = split_text(np.frombuffer(data, np.uint8), code_point_classes(), NATIVE_PATTERNS[pattern])
-    pieces = [data[a:b].decode("utf-8") for a, b in zip(bounds[:-1], bounds[1:])]
-    assert pieces == regex.findall(pattern, text)
-
-
-# o200k's letter classes overlap ([\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]* then [\p{Ll}\p{Lm}\p{Lo}\p{M}]+):
-# Lu, Lt, Ll, Lm and Lo letters of several scripts, combining marks (Mn, Mc, Me), digits of
-# several scripts, contractions in mixed case, and what ` ?[^\s\p{L}\p{N}]+[\r\n/]*` ends on.
-O200K_ATOMS = list(
-    "aAzZsSſdDmMtTlLvVrReEßÉéΣσςДдǅǈᾈʰʼˆ々ー中カ한ª"  # letters: Lu Ll Lt Lm Lo
-    "\u0301\u0308\u0903\u20dd"  # marks: Mn Mn Mc Me
-    "09١٢४½Ⅻ²"  # digits and other numbers
-    ".,;!?-_#(){}*\"\\/'"  # punctuation, the slash and the apostrophe
-    " \t\n\r\x0b\x0c\x85\xa0\u2028\u3000\u200b🎉👍🏽"
-) + ["'s", "'S", "'t", "'T", "'re", "'RE", "'rE", "'ve", "'Ve", "'m", "'M", "'ll", "'Ll", "'LL",
-     "'d", "'D", "'ſ", "Hello", "HELLO", "ǅemal", "DŽ", "ʰA", "Aʰ", "AB\u0301", "a/\n/", " !/\r\n"]
-o200k_texts = st.lists(st.sampled_from(O200K_ATOMS), max_size=25).map("".join)
-
-
-def o200k_pieces(text: str) -> list[str]:
-    data = text.encode("utf-8")
-    bounds = split_text(np.frombuffer(data, np.uint8), code_point_classes(), NATIVE_PATTERNS[PATTERNS["o200k"]])
-    return [data[a:b].decode("utf-8") for a, b in zip(bounds[:-1], bounds[1:])]
-
-
-@settings(max_examples=1500, deadline=None)
-@given(o200k_texts)
-def test_o200k_scanner_splits_like_regex(text):
-    assert o200k_pieces(text) == regex.findall(PATTERNS["o200k"], text)
-
-
-@pytest.mark.parametrize(
-    "text, pieces",
-    [
-        ("ʰAB", ["ʰ", "AB"]),  # the star gives back the run up to its last caseless letter
-        ("ABʰC.", ["ABʰ", "C", "."]),
-        ("ABCdef", ["ABCdef"]),
-        ("\u0301ABC", ["\u0301", "ABC"]),  # without the prefix a mark still starts a word
-        (" \u0301ABC", [" \u0301", "ABC"]),
-        ("YOU'Re I'lL", ["YOU'Re", " I'lL"]),
-        ("ǅemal", ["ǅemal"]),
-        ("1234567", ["123", "456", "7"]),
-        ("a !/\n/b", ["a", " !/\n/", "b"]),
-        ("a  \n\n  b", ["a", "  \n\n", " ", " b"]),
-    ],
-)
-def test_o200k_scanner_on_worked_examples(text, pieces):
-    assert regex.findall(PATTERNS["o200k"], text) == pieces
-    assert o200k_pieces(text) == pieces
 
 
 @pytest.fixture(scope="module")

@@ -81,18 +81,6 @@ def test_decode_and_special_tokens_equal_tokenizers(name, heldout, tmp_path_fact
         assert tok.decode(with_specials, skip_special=False) == hf.decode(with_specials, skip_special_tokens=False)
 
 
-@pytest.mark.parametrize("name", ["gpt2", "llama3", "qwen2", "trained-bytelevel"])
-def test_scanner_path_equals_pre_tokenizer_path(name, heldout, tmp_path_factory):
-    """The kernel's scanner (fast path) cuts as the HF pre-tokenizer steps do, on every script."""
-    from ubpe.models.hf import _Segment
-
-    _, tok, _ = built(name, tmp_path_factory)
-    assert tok.describe()["scanned"]
-    for text in heldout:
-        segment = _Segment(text, True)
-        assert tok._encode_segment(segment) == tok._encode_words(tok._words(segment)), repr(text)
-
-
 def test_merges_as_strings_read_alike(heldout, tmp_path_factory, tmp_path):
     """Older files write merges as "a b" strings, newer ones as [a, b] lists."""
     hf, tok, path = built("gpt2", tmp_path_factory)

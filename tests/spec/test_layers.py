@@ -164,6 +164,35 @@ def test_no_import_cycle_between_modules():
     assert module_cycles(import_graph()) == []
 
 
+def private_imports(source: str) -> list[str]:
+    """The private names a test file imports: the kernels (``ubpe_native``), or a module or name
+    of ``ubpe`` whose dotted path has a part starting with ``_`` (dunders aside). The test layers
+    (issue 23): the specification tests use the public API only; the kernels' entry points are
+    tested in ``tests/kernels``."""
+
+    def private(name: str) -> bool:
+        root, *parts = name.split(".")
+        return root == "ubpe_native" or (
+            root == "ubpe" and any(p.startswith("_") and not p.endswith("__") for p in parts)
+        )
+
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names if private(alias.name)}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if private(node.module):
+                found.add(node.module)
+            else:
+                found |= {f"{node.module}.{a.name}" for a in node.names if private(f"{node.module}.{a.name}")}
+    return sorted(found)
+
+
+def test_the_specification_tests_import_no_private_module():
+    found = {path.name: private_imports(path.read_text()) for path in sorted(Path(__file__).parent.glob("*.py"))}
+    assert {name: modules for name, modules in found.items() if modules} == {}
+
+
 def test_the_checks_can_fail():
     """The checks see a deferred import, an upward edge and a cycle in a made-up graph."""
     graph = {"fit": {"models.ubpe"}, "models.ubpe": {"fit"}, "text.patterns": set()}
@@ -172,6 +201,9 @@ def test_the_checks_can_fail():
     source = "def f():\n    from ..models.ubpe import UBPE\n"
     node = next(n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.ImportFrom))
     assert _resolve("encoders.tfidf", False, node) == ["models.ubpe"]
+    source = ("import ubpe_native._fit\nfrom ubpe.encoders._base import Encoder\nfrom ubpe import _hooks, __version__\n"
+              "from ubpe.io import gguf\nimport ubpe.text.patterns\n")
+    assert private_imports(source) == ["ubpe._hooks", "ubpe.encoders._base", "ubpe_native._fit"]
 
 
 if __name__ == "__main__":

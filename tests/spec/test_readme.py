@@ -22,7 +22,7 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.DOTALL | re.MULTILINE)
 SETUP_COMMANDS = [
     'bash experiments/install_data.sh && pip install -r requirements-build.txt && pip install --no-build-isolation -e ".[experiments]" && python -m experiments',
-    'bash experiments/install_data.sh && pip install -r requirements-build.txt && pip install --no-build-isolation -e ".[test]" && python -m pytest',
+    'bash experiments/install_data.sh && pip install -r requirements-build.txt && pip install --no-build-isolation -e ".[test]" && python -m pytest tests/spec tests/units tests/test_build.py',
 ]
 
 
@@ -124,6 +124,14 @@ def test_setup_commands_are_unchanged():
     (main_job,) = blocks("bash", "The two commands")[:1]
     assert [b.strip() for b in blocks("bash", "The two commands")] == SETUP_COMMANDS
     assert main_job.strip() == SETUP_COMMANDS[0]
+
+
+def test_ci_runs_the_readme_test_command_then_every_other_layer():
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").replace("python3 -m", "python -m").replace("python -m pip", "pip")
+    assert SETUP_COMMANDS[1] in ci
+    layers = {path.name for path in (ROOT / "tests").iterdir() if path.is_dir() and any(path.glob("test_*.py"))}
+    named = set(re.findall(r"tests/(\w+)", ci))
+    assert layers <= named, f"layers that .ci/run does not run: {sorted(layers - named)}"
 
 
 def test_results_links_point_into_results():

@@ -14,7 +14,8 @@
 * ``sentencepiece`` - sentencepiece BPE and unigram (``.model`` files and GGUF ``llama``);
 * ``tekken`` - Mistral's tekken files: byte-level BPE behind a block of special tokens;
 * ``hf`` - Hugging Face ``tokenizer.json`` BPE models (byte-level and character-level);
-* ``chunks`` - how a batch of documents is cut into chunks for the kernels.
+* ``chunks`` - how a batch of documents is cut into chunks for the byte-level kernels;
+* ``split_batch`` - a batch through a UBPE tokenizer's split pipeline and one encoder, on threads.
 
 The text steps in front of a model (normalizers, pre-tokenizers, special tokens) are in
 :mod:`ubpe.text`; the file formats that build these models are in :mod:`ubpe.io`.

@@ -30,11 +30,12 @@ from ubpe_native._numpy import np, numpy_types
 
 from ..alphabet import Alphabet
 from ..errors import AlreadyFittedError, InvalidParameterError, NotFittedError, SymbolTypeError, VocabularySizeWarning
-from ..fit import document_ranges, fit_corpus
+from ..fit import fit_corpus
 from ..pieces import Inventory, PieceTable
 from ..splitting import SplitMode, SplitPipeline, make_pipeline
-from ..threads import check_n_threads, concat_in_order, default_threads, run_in_order
+from ..threads import check_n_threads, default_threads
 from ..vocabulary import Vocabulary
+from . import split_batch
 from .base import Tokenizer
 from .compat import Ubpe030Surface
 
@@ -45,42 +46,6 @@ if TYPE_CHECKING:  # the encoders (and their kernels) are imported by the method
 
 DEFAULT_N_TOKENS = 2**10
 UNIVERSAL, CLASSIC = "universal", "classic"
-# encode_batch: symbols per task handed to a thread (amortises the pool's and the splitter's
-# per-call overhead, yet leaves tasks enough to balance the threads)
-BATCH_CHUNK_SYMBOLS = 32_768
-
-
-def batch_chunks(docs: Sequence[Any], symbols: int | None = None) -> list[tuple[int, int]]:
-    """``(first, last)`` document ranges of about ``symbols`` (default
-    :data:`BATCH_CHUNK_SYMBOLS`) symbols each; at least one range.
-
-    >>> batch_chunks(["ab", "c", "def"], symbols=3)
-    [(0, 2), (2, 3)]
-    """
-    return [(first, last) for first, last, _ in document_ranges(docs, symbols or BATCH_CHUNK_SYMBOLS)]
-
-
-class _TextPath:
-    """str documents split by the native splitter and encoded by an encoder's
-    ``encode_texts``, in one kernel call: ``run(split_mode, docs, top_n)`` gives their
-    encodings (``arrays``: by ``encode_texts_arrays``, as an
-    :class:`~ubpe.encoders.encoding.EncodedBatch`), or None where the general path must run (it
-    raises the errors)."""
-
-    __slots__ = ("pipeline", "splitter", "encode_texts", "encode_texts_arrays")
-
-    def __init__(self, pipeline: SplitPipeline, splitter: Any, encode_texts: Any, encode_texts_arrays: Any = None):
-        self.pipeline, self.splitter, self.encode_texts = pipeline, splitter, encode_texts
-        self.encode_texts_arrays = encode_texts_arrays
-
-    def __call__(self, split_mode: SplitMode, docs: Sequence[str], top_n: Any, arrays: bool = False) -> Any:
-        if split_mode is not SplitMode.FULL and self.pipeline.text_splitter(split_mode) is None:
-            return None
-        if arrays:
-            return None if self.encode_texts_arrays is None else self.encode_texts_arrays(self.splitter, docs, top_n)
-        return self.encode_texts(self.splitter, docs, top_n)
-
-
 class UBPEBase(Ubpe030Surface, Tokenizer):
     """What both UBPE tokenizers share: configuration, fitting, encoding, decoding.
 
@@ -93,7 +58,7 @@ class UBPEBase(Ubpe030Surface, Tokenizer):
     methods are the reference's signatures (``fit``, ``encode`` with ``split_mode``/``top_n``,
     ``encode_batch``, ``decode``...) plus ours (``encode_batch_to_numpy``, ``ambiguity``,
     ``rerank=``), each a few lines over the module that does the work (``fit``, ``encoders``,
-    ``pieces``, ``threads``).
+    ``pieces``, :mod:`~ubpe.models.split_batch` for the batches on threads).
     """
 
     variant: ClassVar[str]
@@ -289,22 +254,12 @@ class UBPEBase(Ubpe030Surface, Tokenizer):
         return reorder(encodings, rerank, vocabulary=self.vocabulary)
 
     def _text_path(self, encoder: str | None = None, **options: Any) -> Any:
-        """The :class:`_TextPath` of the encoder ``encoder`` (built once per encoder), or
-        False if this tokenizer has none (its splitting is not the scanner's alone, or the
-        encoder does not declare ``encodes_texts``)."""
+        """The :class:`~ubpe.models.split_batch.TextPath` of the encoder ``encoder`` (built once
+        per encoder), or False if this tokenizer has none."""
         slot = ("text", encoder, tuple(sorted(options.items()))) if encoder or options else "text"
-        path = self._views.get(slot)
-        if path is not None:
-            return path
-        from ..encoders._base import Encoder
-
-        chosen = self.encoder(encoder, **options)
-        splitter = self.split_pipeline.text_splitter()
-        path: Any = False
-        if splitter is not None and isinstance(chosen, Encoder) and chosen.encodes_texts:
-            path = _TextPath(self.split_pipeline, splitter, chosen.encode_texts, chosen.encode_texts_arrays)
-        self._views[slot] = path
-        return path
+        if slot not in self._views:
+            self._views[slot] = split_batch.text_path(self.split_pipeline, self.encoder(encoder, **options))
+        return self._views[slot]
 
     def ambiguity(self, doc: Any, *, weights: Weights = None, temperature: float = 1.0,
                   encoding: Sequence[int] | str | None = "best", split_mode: SplitMode = SplitMode.FULL) -> Ambiguity:
@@ -382,43 +337,14 @@ class UBPEBase(Ubpe030Surface, Tokenizer):
 
     def _batch(self, docs: Sequence[Any], split_mode: SplitMode, top_n: int, encoder: str | None,
                n_threads: int | None, options: dict[str, Any], arrays: bool) -> Any:
-        call = "encode_batch_to_numpy" if arrays else "encode_batch"
-        if isinstance(docs, (str, bytes)):
-            raise InvalidParameterError(f"{call} takes a sequence of documents, not one document: "
-                                        f"use encode(doc) or {call}([doc])")
-        if not isinstance(docs, Iterable):
-            raise SymbolTypeError(f"{call} takes a sequence of documents, got {type(docs).__name__}")
-        check_n_threads(n_threads)
-        from ..encoders._base import encode_document_arrays, encode_documents
-
+        docs = split_batch.check_documents(docs, n_threads, arrays)
         chosen = self.encoder(encoder, **options)
-        docs = list(docs)
-        pipeline = self.split_pipeline
-
         try:
-            text_path = self._text_path(encoder, **options)
+            path = self._text_path(encoder, **options)
         except TypeError:  # an unhashable option: no cached path
-            text_path = False
-
-        def run(chunk: tuple[int, int]) -> Any:
-            first, last = chunk
-            if text_path:
-                encodings = text_path(split_mode, docs[first:last], top_n, arrays)
-                if encodings is not None:
-                    return encodings
-            batch = pipeline.split_batch(docs[first:last], mode=split_mode, first_doc=first)
-            if arrays:
-                return encode_document_arrays(chosen, batch, top_n)
-            return encode_documents(chosen, batch, top_n)
-
-        workers = n_threads or default_threads()
-        if not chosen.deterministic:  # a sampling encoder's stream must not depend on threads
-            workers = 1
-        if arrays:
-            from ..encoders.encoding import EncodedBatch
-
-            return EncodedBatch.concatenate(run_in_order(run, batch_chunks(docs), workers))
-        return concat_in_order(run, batch_chunks(docs), workers)
+            path = False
+        return split_batch.encode_batch(self.split_pipeline, chosen, path, docs, split_mode=split_mode, top_n=top_n,
+                                        n_threads=n_threads, arrays=arrays)
 
     def encode_with(self, doc: Any, encoder: str | None = None, top_n: int = 1, **options: Any) -> list[Encoding]:
         """The contract's call: :meth:`encode` with the encoder ``encoder`` (default: own)."""
