@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import ubpe
+from ubpe.encoders import available_encoders
 from ubpe.errors import ModelFormatError
 from ubpe.io import detect
 from ubpe.io import gguf as gguf_io
@@ -33,7 +34,8 @@ from ubpe.text.pretokenizers import bert_words  # noqa: E402
 
 VARIANTS = {"uncased": {}, "cased": {"lowercase": False}, "lowercase-accents-kept": {"strip_accents": False},
             "cased-accents-stripped": {"lowercase": False, "strip_accents": True}}
-ENCODERS = ["fewest", "longest_prefix", "tfidf", "ranked"]
+ENCODERS = available_encoders()
+OPTIONS = {"additive": {"score": float}}  # score = the token id: any additive score will do
 _CACHE: dict[str, object] = {}
 
 
@@ -111,18 +113,23 @@ def test_tables_are_tokenizers_on_every_code_point():
     assert bert_words(every) == words
 
 
-@pytest.mark.parametrize("encoder", ENCODERS)
-def test_every_encoder_runs_on_the_hf_model(encoder):
-    _, tok = _pair("uncased")
-    unk = tok.piece_to_id("[UNK]")
-    for text in text_lines(limit=40):
-        [(ids, score)] = tok.encode_with(text, encoder)
+def _check_every_encoder(tok, encoder: str, texts: list[str]) -> None:
+    """``encoder`` runs on every text; where the native encoding has no unknown token, its
+    encoding decodes to the same text (a WordPiece segmentation of the same words)."""
+    unk = tok.special_ids["unk"]
+    for text in texts:
+        [(ids, score)] = tok.encode_with(text, encoder, **OPTIONS.get(encoder, {}))
         native = tok.encode(text)
         if unk not in native:
-            assert tok.decode(ids) == tok.decode(native), repr(text)
+            assert tok.decode(ids) == tok.decode(native), (encoder, text[:80])
         if encoder == "fewest":
             assert len(ids) <= len(native)
         assert np.isfinite(score)
+
+
+@pytest.mark.parametrize("encoder", ENCODERS)
+def test_every_encoder_runs_on_the_hf_model(encoder, texts):
+    _check_every_encoder(_pair("uncased")[1], encoder, texts[::25])
 
 
 def test_description_contract_and_pickle():
@@ -132,7 +139,7 @@ def test_description_contract_and_pickle():
     assert info["max_input_chars_per_word"] == 100 and info["post_processor"] == {"prefix": [101], "suffix": [102]}
     ids = tok.encode("Playing unaffable")
     assert [tok.id_to_piece(i) for i in ids][:2] == ["playing", "una"] and tok.id_to_piece(ids[2]).startswith("##")
-    assert tok.pieces(ids[1:3])[1] == tok.id_to_piece(ids[2])[2:]
+    assert tok.pieces(ids[:3]) == [" playing", " una", tok.id_to_piece(ids[2])[2:]]
     copy = pickle.loads(pickle.dumps(tok))
     assert copy.encode("Playing unaffable") == ids
 
@@ -210,10 +217,26 @@ def test_llama_cpp_and_hf_differ_only_where_llama_cpp_normalizes_otherwise(texts
 
 
 @pytest.mark.parametrize("encoder", ENCODERS)
-def test_every_encoder_runs_on_the_gguf_model(encoder):
-    tok = _gguf()
-    for text in text_lines(limit=40):
-        [(ids, score)] = tok.encode_with(text, encoder)
-        if tok.special_ids["unk"] not in tok.encode(text):
-            assert tok.decode(ids) == tok.decode(tok.encode(text)), repr(text)
-        assert np.isfinite(score)
+def test_every_encoder_runs_on_the_gguf_model(encoder, texts):
+    _check_every_encoder(_gguf(), encoder, texts[::25])
+
+
+def test_the_cli_takes_both(tmp_path, capsys):
+    from ubpe.cli import main
+
+    reference, _ = _pair("uncased")
+    json_path = tmp_path / "tokenizer.json"
+    reference.save(str(json_path))
+    doc = "Hello world, it's a test"
+    for path in (str(vocab_path("bert-bge")), str(json_path)):
+        tok = ubpe.load(path)
+        ids = tok.encode(doc)
+        assert main(["encode", path, "--text", doc]) == 0
+        assert capsys.readouterr().out.split() == [str(i) for i in ids]
+        assert main(["compare", path, "--text", doc, "--encoders", "native,fewest"]) == 0
+        rows = capsys.readouterr().out.splitlines()
+        assert rows[2].split()[:2] == ["native", str(len(ids))] and rows[3].startswith("fewest")
+        assert main(["inspect", path, "--top", "2"]) == 0
+        assert "wordpiece" in capsys.readouterr().out.lower() or tok.variant == "gguf:bert"
+        assert main(["view", path, "--no-color", "--text", "Hello world"]) == 0
+        assert capsys.readouterr().out.strip().replace("|", "") == "hello world"

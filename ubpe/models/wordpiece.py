@@ -321,10 +321,20 @@ class HFWordPiece(HFPipelineMixin, WordPiece):
         return HFPipelineMixin.decode(self, ids, errors, skip_special=skip_special)
 
     def unit_pieces(self, ids) -> list[Any]:
-        """What every id stands for: its text, without the continuation prefix."""
+        """What every id stands for, as llama.cpp's spelling says it: a continuation its text
+        without the prefix (``##ing`` -> ``ing``), a word-initial token its text after a space
+        (``play`` -> `` play``), a special token its text."""
         prefix = self.prefix
-        return [t[len(prefix):] if prefix and t.startswith(prefix) and self.token_types[i] == NORMAL else t
-                for i, t in ((i, self.texts[i]) for i in self._check_ids(ids))]
+        out = []
+        for i in self._check_ids(ids):
+            text = self.texts[i]
+            if self.token_types[i] != NORMAL:
+                out.append(text)
+            elif prefix and text.startswith(prefix):
+                out.append(text[len(prefix):])
+            else:
+                out.append(" " + text)
+        return out
 
     def describe(self) -> dict[str, Any]:
         info = super().describe()
