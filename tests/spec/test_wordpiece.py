@@ -1,5 +1,6 @@
 """WordPiece (BERT), issue 26 point 6: HF ``tokenizers`` is the reference for ``tokenizer.json``
-WordPiece files, llama.cpp's own tests for the GGUF ``bert`` type.
+WordPiece files, llama.cpp for the GGUF ``bert`` type: its own tests (``.inp`` / ``.out``) and
+its own WPM tokenizer compiled from the pinned sdist (`llama_wpm`).
 
 The tokenizer.json files are built with ``tokenizers`` (``BertWordPieceTokenizer``) on BERT's
 vocabulary as llama.cpp's ``ggml-vocab-bert-bge.gguf`` holds it (`hf_builders.bert`): uncased
@@ -21,6 +22,7 @@ from ubpe.encoders import available_encoders
 from ubpe.errors import ModelFormatError
 from ubpe.io import detect
 from ubpe.io import gguf as gguf_io
+from experiments.datasets._base import DataNotInstalledError
 
 from vocab_corpora import text_lines, varied_texts, vocab_path
 
@@ -188,6 +190,68 @@ def test_a_gguf_bert_vocabulary_without_an_unknown_token_is_refused():
 
 
 # -- llama.cpp ----------------------------------------------------------------------------------
+
+WPM_OPTIONS = [(True, True), (False, False), (True, False), (False, True)]  # (lowercase, strip_accents)
+
+
+@pytest.fixture(scope="module")
+def wpm(tmp_path_factory):
+    """llama.cpp's WPM tokenizer, compiled from its sources (skips without a compiler)."""
+    import llama_wpm
+
+    binary = llama_wpm.build(tmp_path_factory.mktemp("llama_wpm"))
+    return lambda texts, lowercase=True, strip_accents=True: llama_wpm.tokenize(
+        binary, _gguf().texts, texts, _gguf().special_ids["unk"], lowercase, strip_accents)
+
+
+def _wpm_model(lowercase: bool, strip_accents: bool):
+    from ubpe.models.wordpiece import WordPiece
+
+    tok = _gguf()
+    return WordPiece(tok.texts, token_types=tok.token_types, specials=tok.special_ids, lowercase=lowercase,
+                     strip_accents=strip_accents, where="bert-bge")
+
+
+def test_the_compiled_reference_is_llama_cpps(wpm):
+    cases = gguf_io.read_vocab_tests(vocab_path("bert-bge"))
+    assert wpm([text for text, _ in cases]) == [ids for _, ids in cases]
+
+
+@pytest.mark.parametrize("lowercase, strip_accents", WPM_OPTIONS)
+def test_ids_equal_llama_cpps_on_every_text(lowercase, strip_accents, wpm, texts):
+    tok = _wpm_model(lowercase, strip_accents)
+    reference = wpm(texts, lowercase, strip_accents)
+    differ = [text for text, ids in zip(texts, reference) if tok.encode(text) != ids]
+    assert not differ, f"{len(differ)} of {len(texts)} texts differ, first: {differ[0]!r}"
+
+
+@pytest.mark.parametrize("lowercase, strip_accents", WPM_OPTIONS[:1])
+def test_ids_equal_llama_cpps_on_every_code_point(lowercase, strip_accents, wpm):
+    """Every code point between letters and alone (``aXb X``), a thousand to a text: llama.cpp's
+    tables (`ubpe.text.wpm_tables`) are read as it reads them."""
+    units = [f"a{chr(cp)}b {chr(cp)}A" for cp in range(0x110000) if not 0xD800 <= cp < 0xE000]
+    texts = [" ".join(units[k : k + 1000]) for k in range(0, len(units), 1000)]
+    tok = _wpm_model(lowercase, strip_accents)
+    reference = wpm(texts, lowercase, strip_accents)
+    differ = [text for text, ids in zip(texts, reference) if tok.encode(text) != ids]
+    assert not differ, f"{len(differ)} of {len(texts)} texts differ, first at U+{ord(differ[0][1]):04X}"
+
+
+def test_the_wpm_tables_are_the_sdists():
+    """`ubpe.text.wpm_tables` is what ``tests/golden/make_wpm_tables.py`` writes from the sdist."""
+    import importlib.util
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "golden" / "make_wpm_tables.py"
+    spec = importlib.util.spec_from_file_location("make_wpm_tables", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    try:
+        written = module.render(module.tables())
+    except DataNotInstalledError as exc:
+        pytest.skip(str(exc))
+    committed = Path(__file__).resolve().parents[2] / "ubpe" / "text" / "wpm_tables.py"
+    assert written == committed.read_text(encoding="utf-8")
 
 
 def test_llama_cpp_expected_ids():

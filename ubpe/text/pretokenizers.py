@@ -324,35 +324,46 @@ def bert_words(text: str) -> list[str]:
     return _bert_words_regex().findall(text)
 
 
+#: the ASCII symbols (``\\p{S}``), which llama.cpp's WPM cuts as punctuation
+ASCII_SYMBOLS = "$+<=>^`|~"
+
+
 @functools.lru_cache(maxsize=None)
 def _wpm_regexes() -> tuple[regex.Pattern, regex.Pattern, regex.Pattern]:
+    from . import wpm_tables as tables
     from .normalizers import CJK_RANGES, WHITESPACE, char_class
 
     space = regex.escape(WHITESPACE)
     # llama.cpp's flags: whitespace first, then NUL, U+FFFD and \p{C} are dropped
-    dropped = regex.compile(f"[\\x00\\ufffd\\p{{Cc}}\\p{{Cf}}\\p{{Co}}\\p{{Cs}}--[{space}]]+", regex.V1)
-    alone = f"\\p{{P}}[\\x21-\\x7e&&\\p{{S}}][{char_class(CJK_RANGES)}]"
+    dropped = regex.compile(f"[[\\x00\\ufffd{char_class(tables.CONTROL)}]--[{space}]]+", regex.V1)
+    alone = f"{char_class(tables.PUNCTUATION)}{regex.escape(ASCII_SYMBOLS)}{char_class(CJK_RANGES)}"
     words = regex.compile(f"[{alone}]|[^{alone}{space}]+", regex.V1)
-    return dropped, words, regex.compile(r"\p{M}+")
+    return dropped, words, regex.compile(f"[{char_class(tables.MARKS)}]+")
 
 
 @functools.lru_cache(maxsize=4096)
 def _first_of_nfd(char: str) -> str:
-    return unicodedata.normalize("NFD", char)[0]
+    from .wpm_tables import NFD_FIRST
+
+    return NFD_FIRST.get(ord(char)) or unicodedata.normalize("NFD", char)[0]
 
 
 @functools.lru_cache(maxsize=4096)
 def _simple_lower(char: str) -> str:
-    lower = char.lower()
-    return lower if len(lower) == 1 else lower[0]  # U+0130: UnicodeData's simple mapping, 'i'
+    from .wpm_tables import LOWERCASE
+
+    # UnicodeData's simple mapping: str.lower's full one but for U+0130 ('i' + a mark), and
+    # where Python's tables and llama.cpp's differ
+    return LOWERCASE.get(ord(char)) or char.lower()[0]
 
 
 def wpm_words(text: str, lowercase: bool = True, strip_accents: bool = True) -> list[str]:
     """llama.cpp's WPM (BERT) preprocessing (``llm_tokenizer_wpm_session::preprocess``), which
-    normalizes and cuts in one pass, code point by code point: with ``strip_accents`` every
-    code point becomes the first of its NFD and marks (``\\p{M}``) are dropped; whitespace ends a
-    word; NUL, U+FFFD and ``\\p{C}`` are dropped; punctuation, ASCII symbols and CJK ideographs
-    are words of their own; ``lowercase`` lowercases by Unicode's simple mapping.
+    normalizes and cuts in one pass, code point by code point, by llama.cpp's own Unicode
+    tables (:mod:`ubpe.text.wpm_tables`): with ``strip_accents`` every code point becomes the
+    first of its NFD and marks (``\\p{M}``) are dropped; whitespace ends a word; NUL, U+FFFD
+    and ``\\p{C}`` are dropped; punctuation, ASCII symbols and CJK ideographs are words of
+    their own; ``lowercase`` lowercases by Unicode's simple mapping.
 
     >>> wpm_words("Héllo,  WORLD!\\x00 $5 中文")
     ['hello', ',', 'world', '!', '$', '5', '中', '文']
