@@ -16,6 +16,8 @@ import pickle
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import ubpe
 from ubpe.encoders import available_encoders
@@ -129,6 +131,19 @@ def _check_every_encoder(tok, encoder: str, texts: list[str]) -> None:
         assert np.isfinite(score)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.characters(max_codepoint=0x7F), max_size=40))
+def test_the_ascii_paths_cut_as_the_tables_do(text):
+    """ASCII text skips the big Unicode classes (a fast path): the same words."""
+    from ubpe.text import pretokenizers
+
+    assert bert_words(text) == pretokenizers._bert_words_regex().findall(text)
+    dropped, words, _ = pretokenizers._wpm_regexes()
+    for lowercase in (True, False):
+        general = [w.lower() if lowercase else w for w in words.findall(dropped.sub("", text))]
+        assert pretokenizers.wpm_words(text, lowercase, True) == general
+
+
 @pytest.mark.parametrize("encoder", ENCODERS)
 def test_every_encoder_runs_on_the_hf_model(encoder, texts):
     _check_every_encoder(_pair("uncased")[1], encoder, texts[::25])
@@ -144,6 +159,15 @@ def test_description_contract_and_pickle():
     assert tok.pieces(ids[:3]) == [" playing", " una", tok.id_to_piece(ids[2])[2:]]
     copy = pickle.loads(pickle.dumps(tok))
     assert copy.encode("Playing unaffable") == ids
+
+
+def test_read_only_as_the_other_imported_families(tmp_path):
+    from ubpe.errors import InvalidParameterError
+
+    for tok in (_pair("uncased")[1], _gguf()):
+        assert not tok.can_save
+        with pytest.raises(InvalidParameterError, match="read-only"):
+            ubpe.save(tok, tmp_path / "model.json")
 
 
 def test_load_detects_the_file(tmp_path):

@@ -321,7 +321,14 @@ def bert_words(text: str) -> list[str]:
     >>> bert_words("Hello,  world! $5")
     ['Hello', ',', 'world', '!', '$', '5']
     """
+    if text.isascii():  # ASCII punctuation and whitespace are the tables' (a test checks)
+        return _ASCII_BERT_WORDS.findall(text)
     return _bert_words_regex().findall(text)
+
+
+_ASCII_PUNCTUATION = r"!-/:-@\[-`{-~"
+_ASCII_BERT_WORDS = re.compile(f"[{_ASCII_PUNCTUATION}]|[^{_ASCII_PUNCTUATION}\t\n\x0b\x0c\r ]+")
+_ASCII_CONTROL = re.compile("[\\x00-\\x08\\x0e-\\x1f\\x7f]+")  # llama.cpp drops these control characters
 
 
 #: the ASCII symbols (``\\p{S}``), which llama.cpp's WPM cuts as punctuation
@@ -368,8 +375,11 @@ def wpm_words(text: str, lowercase: bool = True, strip_accents: bool = True) -> 
     >>> wpm_words("Héllo,  WORLD!\\x00 $5 中文")
     ['hello', ',', 'world', '!', '$', '5', '中', '文']
     """
+    if text.isascii():  # ASCII's control characters, punctuation and symbols are the tables' (a test checks)
+        out = _ASCII_BERT_WORDS.findall(_ASCII_CONTROL.sub("", text))
+        return [w.lower() for w in out] if lowercase else out
     dropped, words, marks = _wpm_regexes()
-    if strip_accents and not text.isascii():
+    if strip_accents:
         text = marks.sub("", "".join(c if c < "\x80" else _first_of_nfd(c) for c in text))
     text = dropped.sub("", text)
     out = words.findall(text)
