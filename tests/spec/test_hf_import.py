@@ -346,3 +346,12 @@ def test_char_models_c_pipeline_is_the_python_one(name, tmp_path_factory):
         assert tok.encode_batch(texts, threads=1) == want
 
     check()
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama2"])
+def test_ambiguity_of_hf_models(name, tmp_path_factory):
+    """``ambiguity`` sees the text of an HF model (its normalized segments, not str fragments):
+    the native encoding is one of its segmentations (with uniform weights, as likely as any)."""
+    _, tok, _ = built(name, tmp_path_factory)
+    found = tok.ambiguity("Hello world, it's a test")
+    assert found.n_segmentations > 1 and found.encoding_probability == pytest.approx(found.best_probability)

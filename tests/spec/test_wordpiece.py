@@ -161,6 +161,18 @@ def test_description_contract_and_pickle():
     assert copy.encode("Playing unaffable") == ids
 
 
+def test_ambiguity_weights_and_top_n_on_both(texts):
+    lines = text_lines(limit=200)
+    for tok in (_pair("uncased")[1], _gguf()):
+        found = tok.ambiguity("Hello world, playing unaffable games")
+        assert found.n_segmentations > 1 and found.encoding_probability == pytest.approx(found.best_probability)
+        fitted = pickle.loads(pickle.dumps(tok)).fit_weights(lines)
+        [(ids, score)] = fitted.encode_with(lines[0])
+        assert ids == tok.encode(lines[0]) and score > 0
+        best = fitted.encode_with("playing unaffable games", "tfidf", top_n=3)
+        assert len({tuple(ids) for ids, _ in best}) == 3
+
+
 def test_read_only_as_the_other_imported_families(tmp_path):
     from ubpe.errors import InvalidParameterError
 
