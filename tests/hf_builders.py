@@ -237,3 +237,22 @@ BUILDERS = {
     "trained-byte-fallback": trained_byte_fallback,
     "trained-byte-fallback-partial": lambda: trained_byte_fallback(every_byte=False),
 }
+
+
+def bert_vocab() -> dict[str, int]:
+    """BERT's ``vocab.txt`` (bge's, uncased) back from llama.cpp's bert-bge GGUF, which spells a
+    word-initial token ``▁play`` and a continuation ``ing`` (``##ing`` in BERT's file); the
+    bracketed tokens (``[CLS]``, ``[unused0]``) are as BERT's."""
+    tokens, _, _, _ = _gguf("bert-bge")
+    return {(t[1:] if t.startswith("▁") else t if t.startswith("[") and t.endswith("]") else "##" + t): i
+            for i, t in enumerate(tokens)}
+
+
+def bert(lowercase: bool = True, strip_accents: bool | None = None) -> Tokenizer:
+    """BERT's tokenizer.json as ``BertWordPieceTokenizer`` writes it on bge's vocabulary:
+    BertNormalizer, BertPreTokenizer, WordPiece(##), [CLS] $A [SEP], the WordPiece decoder;
+    ``lowercase`` / ``strip_accents`` for the cased and accent-keeping variants."""
+    from tokenizers.implementations import BertWordPieceTokenizer
+
+    built = BertWordPieceTokenizer(bert_vocab(), lowercase=lowercase, strip_accents=strip_accents)
+    return Tokenizer.from_str(built.to_str())

@@ -177,7 +177,7 @@ GGUF = [
     BadFile("version 99", "gguf", lambda d: d[:4] + struct.pack("<I", 99) + d[8:], None, ModelFormatError, "version"),
     BadFile("kv count 2**40", "gguf", lambda d: d[:16] + struct.pack("<Q", 1 << 40) + d[24:], None, ModelFormatError, "corrupt"),
     BadFile("magic with format=gguf on JSON", "ubpe", lambda d: d, "gguf", ModelFormatError, "GGUF"),
-    BadFile("tokenizer model bert", "gguf", lambda d: d.replace(b"gpt2", b"bert", 1), None, ModelFormatError, "'bert' is not supported"),
+    BadFile("tokenizer model rwkv", "gguf", lambda d: d.replace(b"gpt2", b"rwkv", 1), None, ModelFormatError, "'rwkv' is not supported"),
     BadFile("unknown pre-tokenizer", "gguf", lambda d: d.replace(b"gpt-2", b"gpt-9", 1), None, ModelFormatError, "pre-tokenizer 'gpt-9'"),
 ]
 

@@ -16,7 +16,8 @@ from bad_models import spm_model_bytes
 from ubpe.encoders import available_encoders
 
 OPTIONS = {"additive": {"score": float}}
-FAMILIES = ["u", "i", "c", "b", "h", "mb", "g", "s", "unigram"]
+FAMILIES = ["u", "i", "c", "b", "h", "mb", "g", "s", "unigram", "gguf-bert", "hf-wordpiece"]
+_LOADED = {"gguf-bert", "hf-wordpiece"}  # the WordPiece models: read from llama.cpp's bert-bge
 
 
 def _deterministic(name: str) -> bool:
@@ -27,9 +28,20 @@ def _deterministic(name: str) -> bool:
 def families(m, tmp_path_factory):
     path = tmp_path_factory.mktemp("unigram") / "unigram.model"
     path.write_bytes(spm_model_bytes("unigram"))
-    found = {name: getattr(m, name) for name in FAMILIES if name != "unigram"}
+    found = {name: getattr(m, name) for name in FAMILIES if name != "unigram" and name not in _LOADED}
     found["unigram"] = ubpe.load(path)
     return found
+
+
+def _wordpiece(family: str):
+    from ubpe.io import hf_import
+    from vocab_corpora import vocab_path
+
+    if family == "gguf-bert":
+        return ubpe.load(vocab_path("bert-bge"))
+    import hf_builders
+
+    return hf_import.from_json(hf_builders.bert().to_str())
 
 
 def _encodings(tok, doc):
@@ -51,7 +63,7 @@ def _copy(tok, how):
 @pytest.mark.parametrize("how", HOWS)
 @pytest.mark.parametrize("family", FAMILIES)
 def test_copies_after_encoding_encode_the_same(families, family, how):
-    tok = families[family]
+    tok = _wordpiece(family) if family in _LOADED else families[family]
     doc = [1, 2, 3, 1, 2, 0] if family == "i" else "the cat sat on the mat"
     for name in available_encoders():  # builds every kernel
         tok.encode_with(doc, name, **OPTIONS.get(name, {}))

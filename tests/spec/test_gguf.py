@@ -118,8 +118,9 @@ def test_corrupt_lengths_are_rejected(tmp_path):
 
 
 def test_unsupported_model_type_names_the_supported_ones():
-    with pytest.raises(ModelFormatError, match=r"'bert' is not supported; supported: gpt2, llama"):
-        gguf_io.read(vocab_path("bert-bge"))
+    metadata = {"tokenizer.ggml.model": "rwkv", "tokenizer.ggml.tokens": ["a", "b"]}
+    with pytest.raises(ModelFormatError, match=r"v.gguf: GGUF tokenizer model 'rwkv' is not supported; supported: gpt2, llama"):
+        gguf_io.from_metadata(metadata, where="v.gguf")
 
 
 def test_unknown_pre_tokenizer_is_named(tmp_path):

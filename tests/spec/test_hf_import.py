@@ -147,9 +147,11 @@ def _minimal(**changes) -> str:
     ({"model": {"type": "WordPiece", "vocab": {"a": 0}}}, ["WordPiece"]),
     ({"model": {"type": "Unigram", "vocab": [["a", 0.0]]}}, ["Unigram"]),
     ({"normalizer": {"type": "Precompiled", "precompiled_charsmap": ""}}, ["normalizer 'Precompiled'", "NFC"]),
-    ({"normalizer": {"type": "BertNormalizer"}}, ["BertNormalizer"]),
-    ({"pre_tokenizer": {"type": "BertPreTokenizer"}}, ["pre_tokenizer 'BertPreTokenizer'", "Metaspace"]),
-    ({"decoder": {"type": "WordPiece"}}, ["decoder 'WordPiece'", "ByteFallback"]),
+    ({"model": {"type": "WordPiece", "vocab": {"a": 0, "[UNK]": 1}}, "decoder": {"type": "CTC"}},
+     ["decoder 'CTC'", "WordPiece"]),
+    ({"normalizer": {"type": "Nmt"}}, ["normalizer 'Nmt'", "BertNormalizer"]),
+    ({"pre_tokenizer": {"type": "UnicodeScripts"}}, ["pre_tokenizer 'UnicodeScripts'", "BertPreTokenizer"]),
+    ({"decoder": {"type": "CTC"}}, ["decoder 'CTC'", "ByteFallback"]),
     ({"post_processor": {"type": "Foo"}}, ["post_processor 'Foo'", "TemplateProcessing"]),
     ({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [], "continuing_subword_prefix": "##"}},
      ["continuing_subword_prefix"]),
@@ -270,7 +272,6 @@ def test_component_options_equal_tokenizers(variant, heldout, tmp_path_factory):
 
 
 @pytest.mark.parametrize("model, name", [
-    (lambda: tokenizers.models.WordPiece({"[UNK]": 0, "a": 1, "##b": 2}, unk_token="[UNK]"), "WordPiece"),
     (lambda: tokenizers.models.Unigram([("<unk>", 0.0), ("a", -1.0), ("b", -2.0)], 0), "Unigram"),
     (lambda: tokenizers.models.WordLevel({"a": 0, "[UNK]": 1}, unk_token="[UNK]"), "WordLevel"),
 ])
@@ -333,3 +334,12 @@ def test_char_models_c_pipeline_is_the_python_one(name, tmp_path_factory):
         assert tok.encode_batch(texts, threads=1) == want
 
     check()
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama2"])
+def test_ambiguity_of_hf_models(name, tmp_path_factory):
+    """``ambiguity`` sees the text of an HF model (its normalized segments, not str fragments):
+    the native encoding is one of its segmentations (with uniform weights, as likely as any)."""
+    _, tok, _ = built(name, tmp_path_factory)
+    found = tok.ambiguity("Hello world, it's a test")
+    assert found.n_segmentations > 1 and found.encoding_probability == pytest.approx(found.best_probability)

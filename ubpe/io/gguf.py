@@ -12,7 +12,9 @@ The tokenizer type (``tokenizer.ggml.model``) picks the model:
 * ``gpt2`` -> :class:`ubpe.models.ranked_bpe.ImportedBPE` (byte-level BPE with the
   pre-tokenizer named by ``tokenizer.ggml.pre``, as llama.cpp applies it);
 * ``llama`` -> :class:`ubpe.models.sentencepiece.SentencePieceBPE` (score-ordered merges, ``▁``,
-  dummy prefix, byte fallback).
+  dummy prefix, byte fallback);
+* ``bert`` -> :class:`ubpe.models.wordpiece.WordPiece` (llama.cpp's WPM: BERT's normalization,
+  greedy longest-match-first, ``[CLS] ... [SEP]`` with ``add_special``).
 
 What ``encode(..., add_special=True)`` adds follows llama.cpp's reading of the file: the
 ``add_bos_token`` / ``add_eos_token`` keys where present, else llama.cpp's defaults (``llama``:
@@ -20,7 +22,7 @@ a BOS; ``gpt2``: a BOS for the Llama 3 pre-tokenizers, `ubpe.text.pretokenizers.
 nothing for the others), with llama.cpp's default special ids (`DEFAULT_SPECIAL_IDS`) where
 the file names none.
 
-Others (bert, t5, ...) raise `ModelFormatError` naming the type and the supported ones.
+Others (t5, ...) raise `ModelFormatError` naming the type and the supported ones.
 
 >>> detect(b"GGUF\\x03\\x00\\x00\\x00"), detect(b"{}")
 (True, False)
@@ -43,7 +45,7 @@ from .format import Format
 #: A GGUF file's first four bytes.
 MAGIC = b"GGUF"
 SUPPORTED_VERSIONS = (2, 3)
-SUPPORTED_MODELS = ("gpt2", "llama")
+SUPPORTED_MODELS = ("gpt2", "llama", "bert")
 # Largest key or string we accept (a chat template is a few kB; tokens are short).
 MAX_STRING_BYTES = 1 << 24
 #: llama.cpp's special token ids for a tokenizer type whose file names none (llama_vocab::impl::load);
@@ -227,6 +229,8 @@ def from_metadata(metadata: dict[str, Any], *, where: str = "<gguf>"):
             flags["add_bos"] = pre in ADDS_BOS
         return ImportedBPE(tokens, merges, pre=pre, token_types=token_types, specials=specials,
                            flags=flags, name=name, where=where)
+    if model == "bert":
+        return _bert(metadata, tokens, token_types, specials, name, where)
     if model == "llama":
         from ..models.sentencepiece import SentencePieceBPE
 
@@ -234,6 +238,21 @@ def from_metadata(metadata: dict[str, Any], *, where: str = "<gguf>"):
                                 flags=flags, name=name, variant="gguf:llama", where=where)
     raise ModelFormatError(f"{where}: GGUF tokenizer model {model!r} is not supported; "
                            f"supported: {', '.join(SUPPORTED_MODELS)}")
+
+
+def _bert(metadata: dict[str, Any], tokens: list[str], token_types: np.ndarray | None,
+          specials: dict[str, int | None], name: str, where: str):
+    """llama.cpp's WPM tokenizer (:class:`ubpe.models.wordpiece.WordPiece`): its special ids
+    (``[CLS]`` as BOS, ``[SEP]``) and ``BertNormalizer`` options, llama.cpp's defaults where
+    the file has none (lowercase; strip accents as lowercase)."""
+    from ..models.wordpiece import WordPiece
+
+    keys = _gguf().Keys.Tokenizer
+    specials = {**specials, "sep": _token_id(metadata, keys.SEP_ID, len(tokens), where)}
+    lowercase = bool(metadata.get("tokenizer.ggml.normalizer.lowercase", True))
+    strip_accents = bool(metadata.get("tokenizer.ggml.normalizer.strip_accents", lowercase))
+    return WordPiece(tokens, token_types=token_types, specials=specials, lowercase=lowercase,
+                     strip_accents=strip_accents, name=name, where=where)
 
 
 def _array(metadata: dict[str, Any], key: str, n: int, where: str) -> np.ndarray | None:

@@ -1,24 +1,24 @@
-"""Read HF ``tokenizer.json`` files with a BPE model (``ubpe.load`` on them lands here).
+"""Read HF ``tokenizer.json`` files with a BPE or WordPiece model (``ubpe.load`` on them lands here).
 
 The components are turned into :mod:`ubpe.text.hf_pipeline` steps and the model into
-:class:`~ubpe.models.hf.HFByteLevelBPE` (when the pre-tokenizer holds ``ByteLevel``)
-or :class:`~ubpe.models.hf.HFCharBPE`. What is read:
+:class:`~ubpe.models.hf.HFByteLevelBPE` (when the pre-tokenizer holds ``ByteLevel``),
+:class:`~ubpe.models.hf.HFCharBPE`, or :class:`~ubpe.models.wordpiece.HFWordPiece`. What is read:
 
 * ``model``: ``BPE`` (``vocab``, ``merges`` as ``"a b"`` or ``["a", "b"]``, ``unk_token``,
   ``fuse_unk``, ``byte_fallback``, ``ignore_merges``; ``dropout`` is ignored: ubpe's native
-  encoding is HF's without dropout);
+  encoding is HF's without dropout); ``WordPiece`` (``vocab``, ``unk_token``,
+  ``continuing_subword_prefix``, ``max_input_chars_per_word``);
 * ``normalizer``: ``Sequence``, ``NFC``/``NFD``/``NFKC``/``NFKD``, ``Lowercase``, ``Prepend``,
-  ``Replace``, ``Strip``;
+  ``Replace``, ``Strip``, ``BertNormalizer``;
 * ``pre_tokenizer``: ``Sequence``, ``ByteLevel``, ``Split``, ``Metaspace``, ``Digits``,
-  ``Punctuation``, ``Whitespace``, ``WhitespaceSplit``;
+  ``Punctuation``, ``Whitespace``, ``WhitespaceSplit``, ``BertPreTokenizer``;
 * ``decoder``: ``Sequence``, ``ByteLevel``, ``Replace``, ``ByteFallback``, ``Fuse``, ``Strip``,
-  ``Metaspace``;
+  ``Metaspace``, ``WordPiece``;
 * ``post_processor`` (tokens added with ``add_special=True``): ``TemplateProcessing`` (single
   sequence), ``RobertaProcessing``, ``BertProcessing``, ``ByteLevel``, ``Sequence``;
 * ``added_tokens`` with ``special``, ``normalized``, ``lstrip``, ``rstrip``, ``single_word``.
 
-Anything else (WordPiece, Unigram or WordLevel models, ``Precompiled`` or ``BertNormalizer``
-normalizers, ...) is a :class:`ModelFormatError` naming the component and what is supported.
+Anything else (Unigram or WordLevel models, ``Precompiled`` normalizers, ...) is a :class:`ModelFormatError` naming the component and what is supported.
 ``truncation`` and ``padding`` (batch shaping) are not applied.
 
 >>> import json
@@ -31,7 +31,7 @@ normalizers, ...) is a :class:`ModelFormatError` naming the component and what i
 >>> from_json(json.dumps({**doc, "model": {"type": "WordLevel", "vocab": {}}}))
 Traceback (most recent call last):
 ...
-ubpe.errors.ModelFormatError: <tokenizer.json>: model type 'WordLevel' is not supported; ubpe reads BPE models
+ubpe.errors.ModelFormatError: <tokenizer.json>: model type 'WordLevel' is not supported; ubpe reads BPE and WordPiece models
 """
 
 from __future__ import annotations
@@ -39,20 +39,24 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import regex
 
 from ..models.hf import HFByteLevelBPE, HFCharBPE, HFPipeline
+if TYPE_CHECKING:
+    from ..models.wordpiece import HFWordPiece
 from ..text.hf_pipeline import BEHAVIORS, AddedToken, AddedTokens, PreTokenizer, normalize
+from ..text.normalizers import BertNormalizer
 from ..errors import ModelFormatError
 from ..models.ranked_bpe import split_merge_lines
 from ..files import check_depth, gc_paused, parse_json, read_text
 
-NORMALIZERS = ("Sequence", "NFC", "NFD", "NFKC", "NFKD", "Lowercase", "Prepend", "Replace", "Strip")
+NORMALIZERS = ("Sequence", "NFC", "NFD", "NFKC", "NFKD", "Lowercase", "Prepend", "Replace", "Strip",
+               "BertNormalizer")
 PRE_TOKENIZERS = ("Sequence", "ByteLevel", "Split", "Metaspace", "Digits", "Punctuation", "Whitespace",
-                  "WhitespaceSplit")
-DECODERS = ("Sequence", "ByteLevel", "Replace", "ByteFallback", "Fuse", "Strip", "Metaspace")
+                  "WhitespaceSplit", "BertPreTokenizer")
+DECODERS = ("Sequence", "ByteLevel", "Replace", "ByteFallback", "Fuse", "Strip", "Metaspace", "WordPiece")
 POST_PROCESSORS = ("Sequence", "TemplateProcessing", "RobertaProcessing", "BertProcessing", "ByteLevel")
 _PUNCTUATION = r"[\p{P}!-/:-@\[-`{-~]"  # Unicode punctuation and ASCII's (Rust's is_ascii_punctuation)
 _MAX_ID = (1 << 31) - 2
@@ -119,6 +123,10 @@ class _Reader:
             return [("prepend", str(node.get("prepend", "")))]
         if kind == "Replace":
             return [("replace", self.pattern(node.get("pattern"), "Replace normalizer"), str(node.get("content", "")))]
+        if kind == "BertNormalizer":
+            strip = node.get("strip_accents")
+            return [("bert", BertNormalizer(bool(node.get("clean_text", True)), bool(node.get("handle_chinese_chars", True)),
+                                            None if strip is None else bool(strip), bool(node.get("lowercase", True))))]
         return [("strip", bool(node.get("strip_left", True)), bool(node.get("strip_right", True)))]
 
     def pre_tokenizer(self, node: Any) -> list[tuple]:
@@ -154,6 +162,8 @@ class _Reader:
             return [("split", regex.compile(_PUNCTUATION), behavior, False)]
         if kind == "Whitespace":
             return [("split", regex.compile(r"\w+|[^\w\s]+"), "removed", True)]
+        if kind == "BertPreTokenizer":
+            return [("bert",)]
         return [("split", regex.compile(r"\s+"), "removed", False)]  # WhitespaceSplit
 
     def decoder(self, node: Any) -> list[tuple] | None:
@@ -172,6 +182,8 @@ class _Reader:
             return [("fuse",)]
         if kind == "Strip":
             return [("strip", str(node.get("content", " ")), int(node.get("start", 0)), int(node.get("stop", 0)))]
+        if kind == "WordPiece":
+            return [("wordpiece", str(node.get("prefix", "##")), bool(node.get("cleanup", True)))]
         scheme = node.get("prepend_scheme")
         if scheme is None:
             scheme = "always" if node.get("add_prefix_space", True) else "never"
@@ -259,17 +271,25 @@ class _Reader:
                 raise self.fail(f"merge {line!r:.80} is neither \"a b\" nor [\"a\", \"b\"]")
         return vocab, merges
 
-    def tokenizer(self, doc: dict) -> HFByteLevelBPE | HFCharBPE:
-        model = doc["model"]
-        kind = model.get("type", "BPE" if "merges" in model else None)
-        if kind != "BPE":
-            raise self.fail(f"model type {kind!r} is not supported; ubpe reads BPE models")
-        for key in ("continuing_subword_prefix", "end_of_word_suffix"):
-            if model.get(key):
-                raise self.fail(f"BPE `{key}` ({model[key]!r}) is not supported; ubpe reads BPE models without it")
-        vocab, merges = self.vocab_and_merges(model)
+    def wordpiece(self, doc: dict, model: dict) -> HFWordPiece:
+        from ..models.wordpiece import DEFAULT_MAX_CHARS, DEFAULT_PREFIX, HFWordPiece
+
+        vocab = model.get("vocab")
+        if not isinstance(vocab, dict) or not _ids_by_string(vocab):
+            raise self.fail("the WordPiece model's `vocab` must map token strings to non-negative ids")
         if vocab and max(vocab.values()) >= MAX_TOKENS:
             raise self.fail(f"the vocabulary names id {max(vocab.values())}; ids up to {MAX_TOKENS - 1} are supported")
+        unk, prefix = model.get("unk_token", "[UNK]"), model.get("continuing_subword_prefix", DEFAULT_PREFIX)
+        limit = model.get("max_input_chars_per_word", DEFAULT_MAX_CHARS)
+        if not isinstance(unk, str) or not isinstance(prefix, str):
+            raise self.fail("the WordPiece model's `unk_token` and `continuing_subword_prefix` must be strings")
+        if not _is_id(limit):
+            raise self.fail(f"the WordPiece model's `max_input_chars_per_word` must be a non-negative int, got {limit!r}")
+        return HFWordPiece(vocab, self.pipeline(doc, vocab), unk=unk, prefix=prefix, max_input_chars_per_word=limit,
+                           name="tokenizer.json", where=self.where)
+
+    def pipeline(self, doc: dict, vocab: dict[str, int]) -> HFPipeline:
+        """Added tokens, normalizer, pre-tokenizer, decoder and post-processor."""
         steps = self.normalizer(doc.get("normalizer"))
         added = AddedTokens(_renumbered(self.added_tokens(doc.get("added_tokens")), vocab),
                             functools.partial(normalize, steps))
@@ -278,7 +298,23 @@ class _Reader:
         if "byte_level" in kinds and "metaspace" in kinds[kinds.index("byte_level"):]:
             raise self.fail("a Metaspace pre-tokenizer after ByteLevel is not supported")
         prefix, suffix = self.post_processor(doc.get("post_processor"))
-        pipeline = HFPipeline(added, steps, pre, self.decoder(doc.get("decoder")), prefix, suffix)
+        return HFPipeline(added, steps, pre, self.decoder(doc.get("decoder")), prefix, suffix)
+
+    def tokenizer(self, doc: dict) -> HFByteLevelBPE | HFCharBPE | HFWordPiece:
+        model = doc["model"]
+        kind = model.get("type", "BPE" if "merges" in model else None)
+        if kind == "WordPiece":
+            return self.wordpiece(doc, model)
+        if kind != "BPE":
+            raise self.fail(f"model type {kind!r} is not supported; ubpe reads BPE and WordPiece models")
+        for key in ("continuing_subword_prefix", "end_of_word_suffix"):
+            if model.get(key):
+                raise self.fail(f"BPE `{key}` ({model[key]!r}) is not supported; ubpe reads BPE models without it")
+        vocab, merges = self.vocab_and_merges(model)
+        if vocab and max(vocab.values()) >= MAX_TOKENS:
+            raise self.fail(f"the vocabulary names id {max(vocab.values())}; ids up to {MAX_TOKENS - 1} are supported")
+        pipeline = self.pipeline(doc, vocab)
+        pre = pipeline.pre
         unk = model.get("unk_token")
         unk = unk if isinstance(unk, str) else None
         common = dict(unk=unk, ignore_merges=bool(model.get("ignore_merges", False)), name="tokenizer.json",

@@ -280,7 +280,7 @@ class EncoderBridge:
         if it holds an id outside the vocabulary (an unknown token)."""
         weights = self._default_weights() if weights is None else weights
         fragments = self._prepare(self._fragments(doc, False))
-        parts = [part for fragment in fragments if isinstance(fragment, str) for part in self._parts(fragment)]
+        parts = [part for fragment in fragments if not isinstance(fragment, int) for part in self._parts(fragment)]
         if isinstance(encoding, str) and encoding == "best":
             encoding = self.encode(doc)
         if encoding is not None:

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import regex
 
 from .byte_chars import BYTE_TO_CHAR, CHAR_TO_BYTE, byte_chars, chars_bytes
+from .pretokenizers import bert_words
 
 #: GPT-2's regex as HF's ``ByteLevel`` pre-tokenizer writes it (``pre_tokenizers/byte_level.rs``)
 BYTE_LEVEL_REGEX = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
@@ -48,7 +49,7 @@ _WORD_CHAR = regex.compile(r"\w")
 # -- normalizers ------------------------------------------------------------------------------
 
 #: A normalizer step: ``("unicode", form)``, ``("lowercase",)``, ``("prepend", text)``,
-#: ``("replace", compiled pattern, content)``, ``("strip", left, right)``.
+#: ``("replace", compiled pattern, content)``, ``("strip", left, right)``, ``("bert", BertNormalizer)``.
 Normalizer = Sequence[tuple]
 
 
@@ -74,6 +75,8 @@ def normalize(steps: Normalizer, text: str) -> str:
                 text = _LEADING_SPACE.sub("", text)
             if step[2]:
                 text = _TRAILING_SPACE.sub("", text)
+        elif kind == "bert":
+            text = step[1](text)
     return text
 
 
@@ -139,7 +142,8 @@ class PreTokenizer:
     * ``("split", compiled pattern, behavior, invert)`` (``Split``, ``Digits``, ``Punctuation``,
       ``Whitespace``, ``WhitespaceSplit`` are all this);
     * ``("byte_level", add_prefix_space, use_regex)``;
-    * ``("metaspace", replacement, prepend_scheme, split)``.
+    * ``("metaspace", replacement, prepend_scheme, split)``;
+    * ``("bert",)`` (``BertPreTokenizer``: :func:`~ubpe.text.pretokenizers.bert_words`).
 
     A word carries whether it starts the text (``first``), which ``Metaspace``'s ``first``
     scheme needs. With a ``byte_level`` step the words come out in GPT-2's alphabet.
@@ -170,6 +174,8 @@ class PreTokenizer:
         kind = step[0]
         if kind == "split":
             return split_spans(step[1], word, step[2], step[3])
+        if kind == "bert":
+            return bert_words(word)
         if kind == "byte_level":
             if step[1] and not word.startswith(" "):
                 word = " " + word
@@ -356,7 +362,7 @@ def decode_tokens(steps: Sequence[tuple] | None, tokens: list[str]) -> str:
     """HF's ``Decoder::decode`` of token strings, and the join ``Tokenizer.decode`` makes
     (``" "`` without a decoder). Steps: ``("byte_level",)``, ``("replace", pattern, content)``,
     ``("byte_fallback",)``, ``("fuse",)``, ``("strip", content, start, stop)``,
-    ``("metaspace", replacement, prepend)``."""
+    ``("metaspace", replacement, prepend)``, ``("wordpiece", prefix, cleanup)``."""
     if steps is None:
         return " ".join(tokens)
     for step in steps:
@@ -375,4 +381,27 @@ def decode_tokens(steps: Sequence[tuple] | None, tokens: list[str]) -> str:
             tokens = [_strip(t, step[1], step[2], step[3]) for t in tokens]
         elif kind == "metaspace":
             tokens = [t.replace(step[1], "" if i == 0 and step[2] else " ") for i, t in enumerate(tokens)]
+        elif kind == "wordpiece":
+            tokens = [_wordpiece_token(t, i, step[1], step[2]) for i, t in enumerate(tokens)]
     return "".join(tokens)
+
+
+#: what HF's ``WordPiece`` decoder's ``cleanup`` replaces, in order (``decoders/wordpiece.rs``)
+WORDPIECE_CLEANUP = ((" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"),
+                     (" 'm", "'m"), (" do not", " don't"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re"))
+
+
+def _wordpiece_token(token: str, index: int, prefix: str, cleanup: bool) -> str:
+    """HF's ``WordPiece`` decoder on one token: after the first, a continuation (``##ing``)
+    loses its prefix and any other token gets a space in front; ``cleanup`` then joins
+    punctuation and contractions to the word before, token by token.
+
+    >>> [_wordpiece_token(t, i, "##", True) for i, t in enumerate(["##a", "b", "##c", ".", "do"])]
+    ['##a', ' b', 'c', '.', ' do']
+    """
+    if index:
+        token = token[len(prefix):] if token.startswith(prefix) else " " + token
+    if cleanup:
+        for dirty, clean in WORDPIECE_CLEANUP:
+            token = token.replace(dirty, clean)
+    return token

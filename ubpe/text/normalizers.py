@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import struct
+import unicodedata
 
 import numpy as np
 
@@ -194,3 +195,82 @@ class Normalizer:
         if self.treat_whitespace_as_suffix and self.add_dummy_prefix:
             out += space
         return out.decode("utf-8", "surrogatepass")
+
+
+# -- BERT (HF tokenizers' BertNormalizer) ------------------------------------------------------
+
+#: BERT's "Chinese characters" (the CJK ideograph blocks, as HF and llama.cpp list them: the
+#: fifth range starts at 0x2B920 in both, where Extension E starts at 0x2B820)
+CJK_RANGES = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F), (0x2B740, 0x2B81F),
+              (0x2B920, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
+#: Rust's ``char::is_whitespace`` (Unicode's White_Space), which llama.cpp's table lists too
+WHITESPACE = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
+             "\u2028\u2029\u202f\u205f\u3000"
+
+
+def char_class(ranges) -> str:
+    """A regex character class body for code point ranges ``[(first, last)]``.
+
+    >>> char_class([(0x41, 0x43), (0x5F, 0x5F)])
+    '\\\\U00000041-\\\\U00000043\\\\U0000005f'
+    """
+    return "".join(f"\\U{a:08x}" if a == b else f"\\U{a:08x}-\\U{b:08x}" for a, b in ranges)
+
+
+class BertNormalizer:
+    """HF ``tokenizers``' ``BertNormalizer`` (``normalizers/bert.rs``), with its Unicode tables
+    (:mod:`ubpe.text.bert_tables`), in this order:
+
+    * ``clean_text``: remove NUL, U+FFFD and control characters (Cc, Cf, Co; not tab, newline,
+      carriage return), write every whitespace character as a space;
+    * ``handle_chinese_chars``: a space on both sides of every CJK ideograph (:data:`CJK_RANGES`);
+    * ``strip_accents`` (default: as ``lowercase``): NFD, then remove the nonspacing marks;
+    * ``lowercase``: character by character (a final sigma stays ``σ``, as Rust's ``char::to_lowercase``).
+
+    >>> BertNormalizer()("Héllo\\u00a0WORLD\\x00中文 ΑΣ")
+    'hello world 中  文  ασ'
+    """
+
+    def __init__(self, clean_text: bool = True, handle_chinese_chars: bool = True, strip_accents: bool | None = None,
+                 lowercase: bool = True):
+        import regex
+
+        from . import bert_tables as tables
+
+        self.clean_text = clean_text
+        self.handle_chinese_chars = handle_chinese_chars
+        self.strip_accents = lowercase if strip_accents is None else strip_accents
+        self.lowercase = lowercase
+        space = regex.escape(WHITESPACE)
+        self._other = regex.compile(f"[{char_class(tables.OTHER)}]+")
+        self._space = regex.compile(f"[{space}]")
+        self._cjk = regex.compile(f"([{char_class(CJK_RANGES)}])")
+        self._marks = regex.compile(f"[{char_class(tables.NONSPACING_MARKS)}]+")
+        self._nfd_kept = regex.compile(f"([{char_class(tables.NFD_KEPT)}])") if tables.NFD_KEPT else None
+        self._lower = str.maketrans({chr(cp): out for cp, out in tables.LOWERCASE.items()})
+        self._lower_from = regex.compile("[" + "".join(map(chr, tables.LOWERCASE)) + "]") if tables.LOWERCASE else None
+
+    def __call__(self, text: str) -> str:
+        if self.clean_text:
+            text = self._space.sub(" ", self._other.sub("", text))
+        if self.handle_chinese_chars and not text.isascii():
+            text = self._cjk.sub(r" \1 ", text)
+        if self.strip_accents and not text.isascii():
+            text = self._marks.sub("", self._nfd(text))
+        if self.lowercase:
+            text = self._lowered(text)
+        return text
+
+    def _nfd(self, text: str) -> str:
+        if self._nfd_kept is None or not self._nfd_kept.search(text):
+            return unicodedata.normalize("NFD", text)
+        return "".join(part if k % 2 else unicodedata.normalize("NFD", part)
+                       for k, part in enumerate(self._nfd_kept.split(text)))
+
+    def _lowered(self, text: str) -> str:
+        if text.isascii():
+            return text.lower()
+        if self._lower_from is not None and self._lower_from.search(text):
+            text = text.translate(self._lower)
+        # str.lower writes a final capital sigma as ς; char by char it is σ
+        return text.replace("\u03a3", "\u03c3").lower()

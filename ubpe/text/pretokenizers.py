@@ -299,3 +299,90 @@ def resolve_pre(pre: str) -> tuple[str, bool]:
         raise ModelFormatError(
             f"llama.cpp pre-tokenizer {pre!r} is not supported; supported: {', '.join(sorted(PRE_TYPES))}"
         ) from None
+
+
+# -- BERT: HF tokenizers' BertPreTokenizer, llama.cpp's WPM preprocessing ------------------------
+
+
+@functools.lru_cache(maxsize=None)
+def _bert_words_regex() -> regex.Pattern:
+    from . import bert_tables
+    from .normalizers import WHITESPACE, char_class
+
+    punctuation = char_class(bert_tables.PUNCTUATION)
+    return regex.compile(f"[{punctuation}]|[^{punctuation}{regex.escape(WHITESPACE)}]+")
+
+
+def bert_words(text: str) -> list[str]:
+    """HF ``tokenizers``' ``BertPreTokenizer``: words cut at whitespace (removed) and at every
+    punctuation character (a word of its own; ASCII punctuation and Unicode's, by the tables
+    of :mod:`ubpe.text.bert_tables`).
+
+    >>> bert_words("Hello,  world! $5")
+    ['Hello', ',', 'world', '!', '$', '5']
+    """
+    if text.isascii():  # ASCII punctuation and whitespace are the tables' (a test checks)
+        return _ASCII_BERT_WORDS.findall(text)
+    return _bert_words_regex().findall(text)
+
+
+_ASCII_PUNCTUATION = r"!-/:-@\[-`{-~"
+_ASCII_BERT_WORDS = re.compile(f"[{_ASCII_PUNCTUATION}]|[^{_ASCII_PUNCTUATION}\t\n\x0b\x0c\r ]+")
+_ASCII_CONTROL = re.compile("[\\x00-\\x08\\x0e-\\x1f\\x7f]+")  # llama.cpp drops these control characters
+
+
+#: the ASCII symbols (``\\p{S}``), which llama.cpp's WPM cuts as punctuation
+ASCII_SYMBOLS = "$+<=>^`|~"
+
+
+@functools.lru_cache(maxsize=None)
+def _wpm_regexes() -> tuple[regex.Pattern, regex.Pattern, regex.Pattern]:
+    from . import wpm_tables as tables
+    from .normalizers import CJK_RANGES, WHITESPACE, char_class
+
+    space = regex.escape(WHITESPACE)
+    # llama.cpp's flags: whitespace first, then NUL, U+FFFD and \p{C} are dropped
+    dropped = regex.compile(f"[[\\x00\\ufffd{char_class(tables.CONTROL)}]--[{space}]]+", regex.V1)
+    alone = f"{char_class(tables.PUNCTUATION)}{regex.escape(ASCII_SYMBOLS)}{char_class(CJK_RANGES)}"
+    words = regex.compile(f"[{alone}]|[^{alone}{space}]+", regex.V1)
+    return dropped, words, regex.compile(f"[{char_class(tables.MARKS)}]+")
+
+
+@functools.lru_cache(maxsize=4096)
+def _first_of_nfd(char: str) -> str:
+    from .wpm_tables import NFD_FIRST
+
+    return NFD_FIRST.get(ord(char)) or unicodedata.normalize("NFD", char)[0]
+
+
+@functools.lru_cache(maxsize=4096)
+def _simple_lower(char: str) -> str:
+    from .wpm_tables import LOWERCASE
+
+    # UnicodeData's simple mapping: str.lower's full one but for U+0130 ('i' + a mark), and
+    # where Python's tables and llama.cpp's differ
+    return LOWERCASE.get(ord(char)) or char.lower()[0]
+
+
+def wpm_words(text: str, lowercase: bool = True, strip_accents: bool = True) -> list[str]:
+    """llama.cpp's WPM (BERT) preprocessing (``llm_tokenizer_wpm_session::preprocess``), which
+    normalizes and cuts in one pass, code point by code point, by llama.cpp's own Unicode
+    tables (:mod:`ubpe.text.wpm_tables`): with ``strip_accents`` every code point becomes the
+    first of its NFD and marks (``\\p{M}``) are dropped; whitespace ends a word; NUL, U+FFFD
+    and ``\\p{C}`` are dropped; punctuation, ASCII symbols and CJK ideographs are words of
+    their own; ``lowercase`` lowercases by Unicode's simple mapping.
+
+    >>> wpm_words("Héllo,  WORLD!\\x00 $5 中文")
+    ['hello', ',', 'world', '!', '$', '5', '中', '文']
+    """
+    if text.isascii():  # ASCII's control characters, punctuation and symbols are the tables' (a test checks)
+        out = _ASCII_BERT_WORDS.findall(_ASCII_CONTROL.sub("", text))
+        return [w.lower() for w in out] if lowercase else out
+    dropped, words, marks = _wpm_regexes()
+    if strip_accents:
+        text = marks.sub("", "".join(c if c < "\x80" else _first_of_nfd(c) for c in text))
+    text = dropped.sub("", text)
+    out = words.findall(text)
+    if lowercase:
+        out = [w.lower() if w.isascii() else "".join(map(_simple_lower, w)) for w in out]
+    return out
