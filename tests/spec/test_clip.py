@@ -22,6 +22,7 @@ import pickle
 import sys
 import tarfile
 import types
+import unicodedata
 from unittest import mock
 
 import numpy as np
@@ -158,10 +159,16 @@ def test_every_id_is_open_clips():
 
 @pytest.mark.parametrize("encoder", available_encoders())
 def test_every_encoder_runs_on_clips_tokens(encoder):
-    """Every encoder segments the same words into CLIP tokens: decoded, the native ids' text."""
+    """Every encoder segments the same words into CLIP tokens: decoded, the native ids' text.
+    (``sample`` needs weights, which a merges file has none of: refused without, run with.)"""
     ours, reference = _pair()
+    options = dict(OPTIONS.get(encoder, {}))
+    if encoder == "sample":
+        with pytest.raises(InvalidParameterError, match="fit_weights"):
+            ours.encode_with("a cat", encoder)
+        options["weights"] = -np.ones(len(ours.vocabulary))  # every token costs the same: few tokens
     for text in _texts()[::4]:
-        ((ids, score),) = ours.encode_with(text, encoder, **OPTIONS.get(encoder, {}))
+        ((ids, score),) = ours.encode_with(text, encoder, **options)
         assert ours.decode(ids) == reference.decode(reference.encode(text)), (encoder, text[:80])
         assert all(0 <= token < ours.n_vocab for token in ids)
         assert np.isfinite(score)
@@ -259,3 +266,82 @@ def test_a_truncated_or_not_utf8_file_is_a_clear_error(tmp_path):
     path.write_bytes(gzip.compress(b"#version: 0.2\n\xff\xfe\n"))
     with pytest.raises(ModelFormatError, match="UTF-8"):
         ubpe.load(path, format="clip")
+
+
+# -- CLIP as HF tokenizers writes it: tokenizer.json with end_of_word_suffix ----------------------
+
+@functools.lru_cache(maxsize=1)
+def _hf_pair(folder: str):
+    """``(ours, HF tokenizers')`` of CLIP's tokenizer.json, as transformers' converter writes it."""
+    tokenizers = pytest.importorskip("tokenizers")
+    from hf_builders import clip as clip_tokenizer_json
+
+    path = f"{folder}/clip_tokenizer.json"
+    clip_tokenizer_json().save(path)
+    return ubpe.load(path), tokenizers.Tokenizer.from_file(path)
+
+
+@pytest.fixture(scope="module")
+def hf_pair(tmp_path_factory):
+    return _hf_pair(str(tmp_path_factory.mktemp("clip_hf")))
+
+
+def _unassigned_in_python(text: str) -> bool:
+    """Whether ``text`` holds a code point Python's Unicode tables (14.0 in 3.11) leave unassigned."""
+    return any(unicodedata.category(c) == "Cn" for c in text)
+
+
+def test_clip_tokenizer_json_gives_hf_tokenizers_ids(hf_pair):
+    """The HF file reads as an end-of-word BPE and gives tokenizers' ids, with and without the
+    start and end tokens, and its decoder's text. Where HF's regex engine (Oniguruma, older
+    Unicode tables) cuts a text into other words than the `regex` module does - only texts
+    holding code points assigned in recent Unicode versions - the words differ before the model
+    sees them: those texts are counted, not compared."""
+    ours, reference = hf_pair
+    assert ours.variant == "hf:bytelevel-suffix" and ours.describe()["end_of_word_suffix"] == "</w>"
+    texts = _texts()
+    pre, norm = reference.pre_tokenizer, reference.normalizer
+    same_words = [t for t in texts
+                  if [w for w, _ in pre.pre_tokenize_str(norm.normalize_str(t))] ==
+                  ours.pipeline.pre.words(norm.normalize_str(t), True)
+                  or not _unassigned_in_python(t)]
+    assert len(texts) - len(same_words) <= 20 and len(same_words) >= MIN_TEXTS
+    differ = [t for t in same_words if ours.encode(t) != reference.encode(t, add_special_tokens=False).ids]
+    assert not differ, f"{len(differ)}/{len(same_words)} texts differ, first: {differ[0][:80]!r}"
+    framed = [t for t in same_words[::5] if ours.encode(t, add_special=True) != reference.encode(t).ids]
+    assert not framed
+    for text in same_words[::5]:
+        ids = reference.encode(text).ids
+        assert ours.decode(ids) == reference.decode(ids)
+
+
+def test_clip_tokenizer_json_and_the_merges_file_agree(hf_pair):
+    """HF's CLIP and open_clip's on texts their cleanings agree on (printable ASCII and
+    whitespace: no HTML entity, mojibake or control character for ftfy to mend): the same ids."""
+    ours, _ = hf_pair
+    clip, _ = _pair()
+    texts = [t for t in _texts() if t.isascii() and all(c.isprintable() or c in "\n\t" for c in t)
+             and "&" not in t and "<" not in t]
+    assert len(texts) >= 300
+    assert [ours.encode(t) for t in texts] == [clip.encode(t) for t in texts]
+
+
+@pytest.mark.parametrize("encoder", ["fewest", "longest_prefix", "tfidf", "ranked", "dropout"])
+def test_every_encoder_runs_on_the_tokenizer_json(hf_pair, encoder):
+    ours, _ = hf_pair
+    for text in _texts()[::20]:
+        ((ids, _),) = ours.encode_with(text, encoder)
+        assert ours.decode(ids) == ours.decode(ours.encode(text))
+        if encoder == "ranked":
+            assert ids == ours.encode(text)
+
+
+def test_a_character_level_suffix_is_refused(tmp_path):
+    tokenizers = pytest.importorskip("tokenizers")
+    tok = tokenizers.Tokenizer(tokenizers.models.BPE(vocab={"a</w>": 0, "a": 1}, merges=[],
+                                                     end_of_word_suffix="</w>"))
+    tok.pre_tokenizer = tokenizers.pre_tokenizers.Whitespace()
+    path = tmp_path / "tokenizer.json"
+    tok.save(str(path))
+    with pytest.raises(ModelFormatError, match="end_of_word_suffix.*character-level"):
+        ubpe.load(path)

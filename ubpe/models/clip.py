@@ -56,7 +56,90 @@ def _unit_char(unit: int) -> str:
     return chr(unit)
 
 
-class CLIPBPE(ImportedTokenizer):
+def word_units(word: bytes) -> str:
+    """A word's bytes as the kernel's units: code points 0..255, the last one shifted by 256
+    (the byte that ends the word).
+
+    >>> [ord(c) for c in word_units("aé".encode())]
+    [97, 195, 425]
+    """
+    chars = word.decode("latin-1")
+    return chars[:-1] + _unit_char(N_BYTES + ord(chars[-1])) if chars else ""
+
+
+def unit_texts(suffix: str) -> list[str]:
+    """The token text of every unit: byte ``b``'s character (GPT-2's alphabet), then the same
+    with ``suffix``.
+
+    >>> texts = unit_texts("</w>"); texts[ord("a")], texts[256 + ord(" ")]
+    ('a', 'Ġ</w>')
+    """
+    chars = [BYTE_TO_CHAR[b] for b in range(N_BYTES)]
+    return chars + [c + suffix for c in chars]
+
+
+class EndOfWordBPE:
+    """Pair-ranked BPE over bytes where the byte that ends a word is a symbol of its own (CLIP's
+    ``</w>``, HF's ``end_of_word_suffix``): `ubpe_native._merges.PairMerges` over the 512 units
+    of :func:`word_units`, and ubpe's :attr:`vocabulary` over the same units. The host sets it
+    up with :meth:`_setup_merges` and gives words as bytes."""
+
+    texts: list[str]
+
+    def _setup_merges(self, rules: np.ndarray, unit_ids: Sequence[int | None], unknown: int | None) -> None:
+        """``rules``: rows ``(left, right, result, rank)`` (one per pair); ``unit_ids[u]``: the
+        token of unit ``u``, ``None`` if none (it becomes ``unknown``, or nothing, and merges
+        with nothing)."""
+        n = len(self.texts)
+        missing = [u for u, token in enumerate(unit_ids) if token is None]
+        ids = list(unit_ids)
+        for k, u in enumerate(missing):
+            ids[u] = n + k
+        expansion = [] if unknown is None else [unknown]
+        self._rules = rules
+        self._unit_ids = ids
+        self._unit_expansion = [[token] if token is not None else list(expansion) for token in unit_ids]
+        self._kernel = PairMerges(
+            n, rules[:, 0].astype(_I32), rules[:, 1].astype(_I32), rules[:, 2].astype(_I32),
+            np.ascontiguousarray(rules[:, 3], dtype=np.int64),
+            np.arange(len(missing) + 1, dtype=np.int64) * len(expansion), np.asarray(expansion * len(missing), _I32),
+            pack_units([_unit_char(u).encode("utf-8") for u in range(N_UNITS)]), np.asarray(ids, _I32),
+            np.full(N_BYTES, -1, _I32), True, b"", np.zeros(1, np.int64), np.zeros(0, _I32))
+
+    def _merge_words(self, words: list[bytes]) -> list[int]:
+        """The ids of ``words`` (UTF-8 bytes each), merged word by word."""
+        units = [word_units(w).encode("utf-8") for w in words if w]
+        if not units:
+            return []
+        bounds = np.zeros(len(units) + 1, dtype=np.int64)
+        np.cumsum([len(u) for u in units], out=bounds[1:])
+        return self._kernel.encode(np.frombuffer(b"".join(units), dtype=np.uint8), bounds).tolist()
+
+    @staticmethod
+    def _word_parts(words: list[bytes]) -> list[np.ndarray]:
+        """``words`` as parts of base ids (the units) for ubpe's encoders."""
+        return [np.fromiter(map(ord, word_units(w)), dtype=ID_DTYPE, count=len(w)) for w in words if w]
+
+    def _build_vocabulary(self) -> tuple[Vocabulary, np.ndarray, list[list[int]]]:
+        """Base ids: the 512 units; a merged token's piece: its units, from the merge rules in
+        rank order (a token's piece is the one its first rule builds)."""
+        symbols: dict[int, tuple[int, ...]] = {token: (unit,) for unit, token in enumerate(self._unit_ids)}
+        for left, right, result, _ in self._rules[np.argsort(self._rules[:, 3], kind="stable")].tolist():
+            if result not in symbols and left in symbols and right in symbols:
+                symbols[result] = symbols[left] + symbols[right]
+        merged = [(token, piece) for token, piece in symbols.items() if len(piece) > 1]
+        vocabulary = Vocabulary.from_pieces(N_UNITS, [list(piece) for _, piece in merged], np.zeros(len(merged)),
+                                            ranks=np.arange(len(merged), dtype=np.int64))
+        return vocabulary, np.asarray([token for token, _ in merged], dtype=np.int64), self._unit_expansion
+
+    def _recorded_merges(self) -> dict[int, tuple[int, int]]:
+        merges: dict[int, tuple[int, int]] = {}
+        for left, right, result, _ in self._rules.tolist():
+            merges.setdefault(result, (left, right))
+        return merges
+
+
+class CLIPBPE(EndOfWordBPE, ImportedTokenizer):
     """CLIP's tokenizer from its merge pairs in rank order (``("i", "n")``, ...): see the module
     docstring. Built by :mod:`ubpe.io.clip` (``ubpe.load`` on ``bpe_simple_vocab_16e6.txt.gz``);
     read-only.
@@ -95,7 +178,7 @@ class CLIPBPE(ImportedTokenizer):
         self._words = word_regex(self.special_tokens)
         self._special_words = {text: self._ids[text] for text in self.special_tokens}
         self._raw = [self._token_bytes(text) for text in texts]
-        self._kernel, self._rules = self._build_kernel(merges)
+        self._setup_merges(self._merge_rules(merges), [self._ids[c] for c in unit_texts(END_OF_WORD)], None)
 
     @staticmethod
     def _token_bytes(text: str) -> bytes:
@@ -103,24 +186,16 @@ class CLIPBPE(ImportedTokenizer):
         reads it as a space over the joined bytes, as CLIP does)."""
         return bytes(CHAR_TO_BYTE[c] for c in text)
 
-    def _build_kernel(self, merges: list[tuple[str, str]]) -> tuple[PairMerges, np.ndarray]:
-        # SimpleTokenizer's bpe_ranks dict: of two lines with one pair, the later rank wins
+    def _merge_rules(self, merges: list[tuple[str, str]]) -> np.ndarray:
+        """Rows ``(left, right, result, rank)``; of two lines with one pair the later rank
+        wins (``SimpleTokenizer``'s ``bpe_ranks`` dict)."""
         ranks = dict(zip(merges, range(len(merges))))
         ranks.pop(("", ""), None)  # an empty line read as a token (see ubpe.io.clip): no rule
         try:
-            rules = np.array([(self._ids[a], self._ids[b], self._ids[a + b], rank)
-                              for (a, b), rank in ranks.items()], dtype=np.int64).reshape(-1, 4)
+            return np.array([(self._ids[a], self._ids[b], self._ids[a + b], rank)
+                             for (a, b), rank in ranks.items()], dtype=np.int64).reshape(-1, 4)
         except KeyError as exc:
             raise ModelFormatError(f"{self.where}: merge operand {exc.args[0]!r} is no CLIP token") from None
-        chars = [BYTE_TO_CHAR[b] for b in range(N_BYTES)]
-        by_byte = [self._ids[c] for c in chars] + [self._ids[c + END_OF_WORD] for c in chars]  # unit -> id
-        kernel = PairMerges(
-            len(self.texts), rules[:, 0].astype(_I32), rules[:, 1].astype(_I32), rules[:, 2].astype(_I32),
-            np.ascontiguousarray(rules[:, 3]), np.zeros(1, np.int64), np.zeros(0, _I32),
-            pack_units([_unit_char(u).encode("utf-8") for u in range(N_UNITS)]), np.asarray(by_byte, _I32),
-            np.full(N_BYTES, -1, _I32), True, b"", np.zeros(1, np.int64), np.zeros(0, _I32))
-        self._unit_ids = by_byte
-        return kernel, rules
 
     @staticmethod
     def _checked_length(context_length: Any) -> int:
@@ -150,44 +225,14 @@ class CLIPBPE(ImportedTokenizer):
             out.append(cleaned[start:])
         return out
 
-    def _word_symbols(self, text: str) -> list[str]:
-        """Each word of ``text`` as the kernel's units: its bytes as code points 0..255, the
-        last one shifted by 256 (``</w>``)."""
-        out = []
-        for word in self._words.findall(text):
-            chars = word.encode("utf-8").decode("latin-1")
-            out.append(chars[:-1] + _unit_char(N_BYTES + ord(chars[-1])))
-        return out
+    def _words_of(self, text: str) -> list[bytes]:
+        return [word.encode("utf-8") for word in self._words.findall(text)]
 
     def _native(self, text: str) -> list[int]:
-        words = [w.encode("utf-8") for w in self._word_symbols(text)]
-        if not words:
-            return []
-        bounds = np.zeros(len(words) + 1, dtype=np.int64)
-        np.cumsum([len(w) for w in words], out=bounds[1:])
-        return self._kernel.encode(np.frombuffer(b"".join(words), dtype=np.uint8), bounds).tolist()
+        return self._merge_words(self._words_of(text))
 
     def _parts(self, text: str) -> list[np.ndarray]:
-        return [np.fromiter(map(ord, word), dtype=ID_DTYPE, count=len(word)) for word in self._word_symbols(text)]
-
-    def _build_vocabulary(self) -> tuple[Vocabulary, np.ndarray, list[list[int]]]:
-        """Base ids: the 512 units; a merged token's piece: its units, from the merge rules in
-        rank order (a token's piece is the one its first rule builds)."""
-        symbols: dict[int, tuple[int, ...]] = {token: (unit,) for unit, token in enumerate(self._unit_ids)}
-        for left, right, result, _ in self._rules[np.argsort(self._rules[:, 3], kind="stable")].tolist():
-            if result not in symbols and left in symbols and right in symbols:
-                symbols[result] = symbols[left] + symbols[right]
-        merged = [(token, piece) for token, piece in symbols.items() if len(piece) > 1]
-        vocabulary = Vocabulary.from_pieces(N_UNITS, [list(piece) for _, piece in merged], np.zeros(len(merged)),
-                                            ranks=np.arange(len(merged), dtype=np.int64))
-        base_expansion = [[token] for token in self._unit_ids]
-        return vocabulary, np.asarray([token for token, _ in merged], dtype=np.int64), base_expansion
-
-    def _recorded_merges(self) -> dict[int, tuple[int, int]]:
-        merges: dict[int, tuple[int, int]] = {}
-        for left, right, result, _ in self._rules.tolist():
-            merges.setdefault(result, (left, right))
-        return merges
+        return self._word_parts(self._words_of(text))
 
     # -- CLIP's framing and decoding -----------------------------------------------------------
 
