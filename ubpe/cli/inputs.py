@@ -237,7 +237,8 @@ def fit_weights_from(model: Any, paths: Sequence[str] | None) -> None:
     if not paths:
         return
     if not hasattr(model, "fit_weights"):
-        raise CLIError(f"--fit-weights: a {model.variant} model has the weights it was fitted with")
+        raise CLIError(f"--fit-weights: a {model.variant} model does not fit weights (a model read from "
+                       "another system's file does; ubpe's own keep the weights of their fit)")
     docs = read_docs(paths, ints=model.symbol_type is int, docs_per="line", glob="*")
     if not docs:
         raise CLIError("--fit-weights: the files hold no documents")
@@ -250,8 +251,8 @@ def score_note(model: Any) -> str | None:
     if kind == LOG_PROB:
         return f"score: the encoding's log-probability under this {model.variant} model (higher: likelier)"
     if kind is None:
-        return (f"score {NO_SCORE}: this {model.variant} model has no weights (its file holds none); "
-                "--fit-weights FILE gives it idf weights from a corpus")
+        fix = "; --fit-weights FILE gives it idf weights from a corpus" if hasattr(model, "fit_weights") else ""
+        return f"score {NO_SCORE}: this {model.variant} model has no weights (its file holds none){fix}"
     return None
 
 

@@ -12,7 +12,8 @@ The merging is ubpe's pair-ranked kernel (`ubpe_native._merges.PairMerges`, as f
 :class:`~ubpe.models.ranked_bpe.ImportedBPE`) over 512 units: unit ``b`` is byte ``b`` inside a
 word, unit ``256 + b`` the byte ``b`` that ends it (``b`` + ``</w>``). The same 512 units are the
 base of :attr:`~ubpe.models.imported.EncoderBridge.vocabulary`, so every ubpe encoder runs on
-CLIP's tokens.
+CLIP's tokens. That machinery is :class:`EndOfWordBPE`, which HF's ``tokenizer.json`` models
+with an ``end_of_word_suffix`` share (:class:`~ubpe.models.hf.HFEndOfWordBPE`).
 
 >>> tok = CLIPBPE([("a", "b"), ("ab", "c</w>")])
 >>> tok.encode("ABC abc ab")  # the last "ab" is a, b</w>: no rule joins those
