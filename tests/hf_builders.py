@@ -6,19 +6,24 @@ Every builder returns a ``tokenizers.Tokenizer``; the tests save it and read the
 
 from __future__ import annotations
 
+import gzip
 import json
 
 import numpy as np
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
 from ubpe.io.gguf import read_metadata
-from vocab_corpora import text_lines, vocab_path
+from ubpe.models.clip import N_MERGES as CLIP_MERGES
+from ubpe.text.byte_chars import BYTE_TO_CHAR
+from ubpe.text.clip import WORD_PATTERN
+from vocab_corpora import shipped_file, text_lines, vocab_path
 
 LLAMA3_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
                 r"|\s*[\r\n]+|\s+(?!\S)|\s+")
 QWEN2_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
                r"|\s*[\r\n]+|\s+(?!\S)|\s+")
 NORMAL, CONTROL = 1, 3
+CLIP_START, CLIP_END = "<|startoftext|>", "<|endoftext|>"  # as HF's CLIP files spell them
 
 
 def _gguf(name: str):
@@ -220,6 +225,31 @@ def trained_byte_fallback(every_byte: bool = True) -> Tokenizer:
     return Tokenizer.from_str(json.dumps(doc))
 
 
+def clip() -> Tokenizer:
+    """CLIP's tokenizer.json as transformers' ``CLIPConverter`` writes it, on the merges
+    open_clip ships (CLIP's vocabulary, its two special tokens spelled as HF spells them): BPE
+    with ``end_of_word_suffix="</w>"`` and an unknown token, NFC + whitespace runs + lower case,
+    CLIP's regex (Split, removed, inverted) then ByteLevel, RobertaProcessing around a text."""
+    path = shipped_file("open-clip-torch", "*/src/open_clip/bpe_simple_vocab_16e6.txt.gz")
+    lines = gzip.decompress(path.read_bytes()).decode("utf-8").split("\n")[1 : 1 + CLIP_MERGES]
+    merges = [tuple(line.split()) for line in lines]
+    chars = list(BYTE_TO_CHAR.values())  # CLIP's order: bytes_to_unicode's
+    texts = [*chars, *(c + "</w>" for c in chars), *("".join(pair) for pair in merges), CLIP_START, CLIP_END]
+    vocab = {text: i for i, text in enumerate(texts)}
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, dropout=None, continuing_subword_prefix="",
+                               end_of_word_suffix="</w>", fuse_unk=False, unk_token=CLIP_END))
+    tok.add_special_tokens([CLIP_START, CLIP_END])
+    tok.normalizer = normalizers.Sequence([normalizers.NFC(), normalizers.Replace(Regex(r"\s+"), " "),
+                                           normalizers.Lowercase()])
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(WORD_PATTERN), behavior="removed", invert=True),
+        pre_tokenizers.ByteLevel(add_prefix_space=False)])
+    tok.decoder = decoders.ByteLevel()
+    tok.post_processor = processors.RobertaProcessing((CLIP_END, vocab[CLIP_END]), (CLIP_START, vocab[CLIP_START]),
+                                                      add_prefix_space=False, trim_offsets=False)
+    return tok
+
+
 BUILDERS = {
     "gpt2": gpt2,
     "roberta": roberta,
@@ -236,6 +266,7 @@ BUILDERS = {
     "trained-words": trained_words,
     "trained-byte-fallback": trained_byte_fallback,
     "trained-byte-fallback-partial": lambda: trained_byte_fallback(every_byte=False),
+    "clip": clip,
 }
 
 

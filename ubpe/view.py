@@ -37,6 +37,7 @@ ANSI_RESET = "\x1b[0m"
 ANSI_DARK_TEXT = "\x1b[38;5;16m"
 SEPARATOR = "|"
 FILLER = "·"  # inside a token, where another alternative has a boundary
+NO_SCORE = "-"  # the score of an encoding by a model without weights
 # How control characters are drawn, so that one token never spans lines unexpectedly.
 VISIBLE = {"\n": "↵", "\r": "␍", "\t": "→", "\x00": "␀"}
 
@@ -112,15 +113,25 @@ def render(pieces: Sequence[Any], *, color: bool = False) -> str:
     return SEPARATOR.join(shown)
 
 
-def render_alternatives(encodings: Sequence[tuple[Sequence[Any], float]], *, color: bool = False) -> str:
+def score_text(score: float | None) -> str:
+    """A score as the views write it: four decimals, or ``-`` for none (a model without
+    weights, see :meth:`ubpe.models.base.Tokenizer.score_kind`).
+
+    >>> score_text(-12.5), score_text(None)
+    ('-12.5000', '-')
+    """
+    return NO_SCORE if score is None else f"{score:.4f}"
+
+
+def render_alternatives(encodings: Sequence[tuple[Sequence[Any], float | None]], *, color: bool = False) -> str:
     """Several encodings of one document, one per line with rank and score, aligned.
 
     Symbols line up when every encoding spells the same symbols (always, for one document);
-    otherwise each line is rendered on its own.
+    otherwise each line is rendered on its own. A score of ``None`` is written ``-``.
 
-    >>> print(render_alternatives([([[1, 2], [3]], 0.5), ([[1], [2, 3]], 0.25)], color=False))
+    >>> print(render_alternatives([([[1, 2], [3]], 0.5), ([[1], [2, 3]], None)], color=False))
     #1  0.5000  [1  2][3]
-    #2  0.2500  [1][2  3]
+    #2       -  [1][2  3]
     """
     rows = [[_units(p) for p in pieces] for pieces, _ in encodings]
     text = all(_is_text(pieces) for pieces, _ in encodings)
@@ -135,11 +146,11 @@ def render_alternatives(encodings: Sequence[tuple[Sequence[Any], float]], *, col
             ends.add(position)
         cuts.append(ends)
     union = set().union(*cuts) if aligned and cuts else set()
-    width = max((len(f"{score:.4f}") for _, score in encodings), default=0)
+    width = max((len(score_text(score)) for _, score in encodings), default=0)
     lines = []
     for rank, ((pieces, score), row, ends) in enumerate(zip(encodings, rows, cuts), start=1):
         body = _aligned_row(row, ends, union, text, color) if aligned else render(pieces, color=color)
-        lines.append(f"#{rank}  {score:>{width}.4f}  {body}")
+        lines.append(f"#{rank}  {score_text(score):>{width}}  {body}")
     return "\n".join(lines)
 
 
@@ -198,7 +209,7 @@ def _html_encoding(pieces: Sequence[Any], ids: Sequence[int]) -> str:
 
 
 def render_html(
-    documents: Sequence[Sequence[tuple[Sequence[Any], Sequence[int], float]]],
+    documents: Sequence[Sequence[tuple[Sequence[Any], Sequence[int], float | None]]],
     *,
     title: str = "ubpe tokenization",
     caption: str = "",
@@ -223,7 +234,7 @@ def render_html(
         parts.append(f'<div class="doc"><p class="meta">document {number}: {n_tokens} tokens</p><table>')
         for rank, (pieces, ids, score) in enumerate(encodings, start=1):
             parts.append(
-                f'<tr><td class="score">#{rank} {score:.4f} ({len(ids)})</td>'
+                f'<tr><td class="score">#{rank} {score_text(score)} ({len(ids)})</td>'
                 f'<td class="enc">{_html_encoding(pieces, ids)}</td></tr>'
             )
         parts.append("</table></div>")
@@ -272,4 +283,5 @@ def show(
     encodings = tokenizer.encode_with(doc, encoder, top_n, **options)
     if top_n == 1:
         return render(tokenizer.pieces(encodings[0][0]), color=color)
-    return render_alternatives([(tokenizer.pieces(tokens), score) for tokens, score in encodings], color=color)
+    return render_alternatives([(tokenizer.pieces(tokens), score) for tokens, score in tokenizer.scored(encodings)],
+                               color=color)

@@ -66,6 +66,8 @@ def test_copies_after_encoding_encode_the_same(families, family, how):
     tok = _wordpiece(family) if family in _LOADED else families[family]
     doc = [1, 2, 3, 1, 2, 0] if family == "i" else "the cat sat on the mat"
     for name in available_encoders():  # builds every kernel
+        if name == "sample" and tok.score_kind() is None:
+            continue  # refused on a model read without weights (tests/spec/test_imported_scores.py)
         tok.encode_with(doc, name, **OPTIONS.get(name, {}))
     if hasattr(tok, "fit_weights"):  # state that changed after loading travels too
         tok.fit_weights(["the cat sat", "a dog met the cat", "the log"])

@@ -32,10 +32,10 @@ def models():
 
 
 def test_table_rows_are_complete():
-    assert list(FORMATS) == ["gguf", "sentencepiece", "ubpe", "ubpe030", "minbpe", "tiktoken", "tekken", "hf"]
+    assert list(FORMATS) == ["gguf", "sentencepiece", "ubpe", "ubpe030", "minbpe", "tiktoken", "tekken", "hf", "clip"]
     for name, row in FORMATS.items():
         assert row.name == name and row.title and callable(row.detect)
-    assert supported("read") == ["gguf", "sentencepiece", "ubpe", "ubpe030", "minbpe", "tiktoken", "tekken", "hf"]
+    assert supported("read") == ["gguf", "sentencepiece", "ubpe", "ubpe030", "minbpe", "tiktoken", "tekken", "hf", "clip"]
 
 
 @pytest.mark.parametrize(

@@ -35,6 +35,12 @@ def blocks(language: str, section: str | None = None) -> list[str]:
     return [body for lang, body in FENCE.findall(text) if lang == language]
 
 
+def table_rows(header: str) -> list[str]:
+    """The body rows of the README table that starts with ``header`` (up to its first non-row line)."""
+    lines = README[README.index(header):].splitlines()
+    return lines[2:next((i for i, line in enumerate(lines) if not line.startswith("|")), len(lines))]
+
+
 def shell_env() -> dict[str, str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     env.pop("UBPE_TRACEBACK", None)
@@ -97,8 +103,7 @@ def test_console_transcripts_match(quick_start_dir):
 
 
 def test_encoder_table_matches_the_registry():
-    start = README.index("| encoder | picks | top-n | source |")
-    rows = [line for line in README[start:].splitlines()[2:] if line.startswith("| `")]
+    rows = table_rows("| encoder | picks | top-n | source |")
     table = {}
     for row in rows:
         name, picks, top_n, source = [cell.strip() for cell in row.strip("|").split("|")]
@@ -111,13 +116,29 @@ def test_encoder_table_matches_the_registry():
 
 
 def test_format_table_matches_the_registry():
-    start = README.index("| format | file | read | write |")
-    lines = README[start:].splitlines()
-    rows = lines[2:next(i for i, line in enumerate(lines) if not line.startswith("|"))]
+    rows = table_rows("| format | file | read | write |")
     table = [tuple(cell.strip() for cell in row.strip("|").split("|")) for row in rows]
     expected = [(f"`{row.name}`", row.title, "yes" if row.read else "no", "yes" if row.write else "no")
                 for row in FORMATS.values()]
     assert table == expected
+
+
+REFERENCE_HEADER = "| format | family | reference system | checked on | command |"
+COMMAND = re.compile(r"^`python -m pytest (tests/[\w/]+\.py)::(test_\w+)`$")
+
+
+def test_reference_table_covers_every_format_with_a_runnable_check():
+    """The table of families and their references: one row per family, its formats those of
+    ``ubpe.io.FORMATS`` (each one at least once), each command a test that exists."""
+    rows = table_rows(REFERENCE_HEADER)
+    cells = [[cell.strip() for cell in row.strip("|").split("|")] for row in rows]
+    assert all(len(row) == len(REFERENCE_HEADER.strip("|").split("|")) for row in cells)
+    assert {row[0].strip("`") for row in cells} == set(FORMATS)
+    for row in cells:
+        found = COMMAND.match(row[-1])
+        assert found, row[-1]
+        path, name = found.groups()
+        assert f"def {name}(" in (ROOT / path).read_text(encoding="utf-8"), row[-1]
 
 
 def test_setup_commands_are_unchanged():

@@ -8,17 +8,18 @@ import json
 import sys
 from typing import Any
 
-from ..encoders import available_encoders, encoder_info, make_encoder
+from ..encoders import available_encoders, encoder_info
 from ..errors import UBPEError
-from ..view import render
-from .inputs import CLIError, load_model, parse_options, read_model_docs
+from ..view import render, score_text
+from .inputs import CLIError, fit_weights_from, load_model, parse_options, read_model_docs, score_note
 
-# at most this many characters of segmentation per table row
+#: at most this many characters of segmentation per table row, unless --width says otherwise
 PREVIEW_WIDTH = 60
 
 
 def run(args: argparse.Namespace) -> int:
     model = load_model(args.model)
+    fit_weights_from(model, args.fit_weights)
     if args.text is None:
         if len(args.inputs) > 1:
             raise CLIError("compare takes one input: one file, '-' or --text")
@@ -44,26 +45,33 @@ def run(args: argparse.Namespace) -> int:
         if name in registered:
             info = encoder_info(name)  # an unknown name is an error, not a skipped row
             mine.update({k: v for k, v in options.items() if "." not in k and accepts(info.factory, k)})
-        tokens, score = model.encode_with(doc, name, **mine)[0]
+        ((tokens, score),) = model.scored(model.encode_with(doc, name, **mine)[:1])
         rows.append((name, tokens, score))
     if args.format == "json":
+        kind = model.score_kind()
         for name, tokens, score in rows:
-            sys.stdout.write(json.dumps({"encoder": name, "n_tokens": len(tokens), "score": score, "tokens": tokens}) + "\n")
+            sys.stdout.write(json.dumps({"encoder": name, "n_tokens": len(tokens), "score": score,
+                                         "score_kind": kind, "tokens": tokens}) + "\n")
         return 0
-    sys.stdout.write(table(model, rows, model.n_symbols(doc)))
+    sys.stdout.write(table(model, rows, model.n_symbols(doc), args.width))
+    note = score_note(model)
+    if note:
+        sys.stdout.write(note + "\n")
     return 0
 
 
-def table(model: Any, rows: list[tuple[str, list[int], float]], n_symbols: int) -> str:
-    """The plain-text table: encoder, tokens, symbols per token, score, segmentation."""
+def table(model: Any, rows: list[tuple[str, list[int], float | None]], n_symbols: int,
+          width: int = PREVIEW_WIDTH) -> str:
+    """The plain-text table: encoder, tokens, symbols per token, score (``-``: the model has
+    no weights), segmentation (cut at ``width`` characters with ``…``; 0: never cut)."""
     header = ("encoder", "tokens", f"{model.symbol_unit}s/token", "score", "segmentation")
     body = []
     for name, tokens, score in rows:
         shown = render(model.pieces(tokens), color=False)
-        if len(shown) > PREVIEW_WIDTH:
-            shown = shown[: PREVIEW_WIDTH - 1] + "…"
+        if 0 < width < len(shown):
+            shown = shown[: width - 1] + "…"
         per = f"{n_symbols / len(tokens):.2f}" if tokens else "-"
-        body.append((name, str(len(tokens)), per, f"{score:.4f}", shown))
+        body.append((name, str(len(tokens)), per, score_text(score), shown))
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(w) if i in (0, 4) else cell.rjust(w) for i, (cell, w) in enumerate(zip(r, widths))).rstrip()
              for r in [header, *body]]
@@ -88,7 +96,7 @@ def default_encoders(model: Any) -> list[str]:
         if name == "classic" and vocab.n_merged and (vocab.merges < 0).all():
             continue
         try:
-            make_encoder(name, vocab)
+            model.encoder(name)  # (an imported model without weights refuses `sample`)
         except UBPEError:
             continue
         names.append(name)

@@ -22,6 +22,8 @@ import numpy as np
 
 from ..errors import UBPEError
 from ..io import load
+from ..models.base import LOG_PROB
+from ..view import NO_SCORE
 from ..files import parse_json
 
 PROG = "ubpe"
@@ -227,6 +229,31 @@ def read_model_docs(model: Any, args: argparse.Namespace) -> list[Any]:
         args.inputs, texts=args.text or (), ints=kind is int or getattr(args, "ints", False),
         docs_per=args.docs_per, glob=args.glob,
     )
+
+
+def fit_weights_from(model: Any, paths: Sequence[str] | None) -> None:
+    """``--fit-weights FILE...``: give an imported model idf weights from the lines of these
+    files (``model.fit_weights``), so that its scores, ``tfidf`` and ``sample`` have weights."""
+    if not paths:
+        return
+    if not hasattr(model, "fit_weights"):
+        raise CLIError(f"--fit-weights: a {model.variant} model does not fit weights (a model read from "
+                       "another system's file does; ubpe's own keep the weights of their fit)")
+    docs = read_docs(paths, ints=model.symbol_type is int, docs_per="line", glob="*")
+    if not docs:
+        raise CLIError("--fit-weights: the files hold no documents")
+    model.fit_weights(docs)
+
+
+def score_note(model: Any) -> str | None:
+    """One line saying what the score column holds, where it is not ubpe's tf-idf score."""
+    kind = model.score_kind()
+    if kind == LOG_PROB:
+        return f"score: the encoding's log-probability under this {model.variant} model (higher: likelier)"
+    if kind is None:
+        fix = "; --fit-weights FILE gives it idf weights from a corpus" if hasattr(model, "fit_weights") else ""
+        return f"score {NO_SCORE}: this {model.variant} model has no weights (its file holds none){fix}"
+    return None
 
 
 def _progress(items: list[Any], quiet: bool, description: str):

@@ -43,6 +43,12 @@ def _encoder_options(parser: argparse.ArgumentParser) -> None:
                         help="an encoder option, e.g. p=0.1 or exact=true (repeatable)")
 
 
+def _weights_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--fit-weights", nargs="+", metavar="FILE",
+                        help="give a model read from another system's file idf weights from the lines of "
+                             "these files first (its scores, tfidf and sample then have weights)")
+
+
 def _color_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--color", dest="color", action="store_const", const=True, default=None,
@@ -129,6 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     _input_options(view)
     view.add_argument("--ints", action="store_true", help="documents are integer sequences")
     _encoder_options(view)
+    _weights_option(view)
     view.add_argument("--html", metavar="FILE", help="write a self-contained HTML page instead")
     _color_options(view)
     view.add_argument("-q", "--quiet", action="store_true")
@@ -159,6 +166,10 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--option", action="append", default=[], metavar="[ENCODER.]KEY=VALUE",
                          help="an option for every encoder, or for one (dropout.p=0.2)")
     compare.add_argument("--format", choices=("plain", "json"), default="plain")
+    compare.add_argument("--width", type=_at_least_zero, default=compare_cmd.PREVIEW_WIDTH, metavar="N",
+                         help=f"cut the segmentation column at N characters (default: {compare_cmd.PREVIEW_WIDTH}; "
+                              "0: never cut)")
+    _weights_option(compare)
     compare.set_defaults(handler=compare_cmd.run, docs_per="file", glob="*")
 
     convert = commands.add_parser(
@@ -182,12 +193,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _at_least_one(text: str) -> int:
-    """An argparse type: an integer >= 1 (a usage error, exit 2, otherwise)."""
+def _at_least(least: int, text: str) -> int:
+    """An integer >= ``least`` (a usage error, exit 2, otherwise)."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"must be at least {least}, got {value}")
     return value
+
+
+def _at_least_one(text: str) -> int:
+    """An argparse type: an integer >= 1."""
+    return _at_least(1, text)
+
+
+def _at_least_zero(text: str) -> int:
+    """An argparse type: an integer >= 0."""
+    return _at_least(0, text)

@@ -8,7 +8,7 @@ tokenizer of the right family (a :class:`~ubpe.models.base.Tokenizer`); :func:`s
 in any format that can hold it. The modules: ``gguf``, ``sentencepiece``, ``ours`` (our
 versioned envelope), ``ubpe030`` (the reference's JSON), ``minbpe``, ``tiktoken``, ``tekken``
 (Mistral's JSON), ``hf``
-(``tokenizer.json``; its reader is ``hf_import``). Readers import the model family they
+(``tokenizer.json``; its reader is ``hf_import``), ``clip`` (CLIP's gzip'd merges). Readers import the model family they
 build when they run; the shared file helpers (atomic writes, bounded reads) are
 :mod:`ubpe.files`.
 
@@ -42,7 +42,7 @@ from .format import Format
 #: The format modules, in detection order (the first whose detector accepts a file's head
 #: wins: binary formats with a magic or a protobuf tag first, then the JSON and text formats).
 #: A format is one module declaring ``FORMAT`` (see :mod:`ubpe.io.format`) plus its name here.
-FORMAT_MODULES = ("gguf", "sentencepiece", "ours", "ubpe030", "minbpe", "tiktoken", "tekken", "hf")
+FORMAT_MODULES = ("gguf", "sentencepiece", "ours", "ubpe030", "minbpe", "tiktoken", "tekken", "hf", "clip")
 
 
 def format_module(module: str) -> Any:

@@ -1,12 +1,14 @@
 """Read HF ``tokenizer.json`` files with a BPE or WordPiece model (``ubpe.load`` on them lands here).
 
 The components are turned into :mod:`ubpe.text.hf_pipeline` steps and the model into
-:class:`~ubpe.models.hf.HFByteLevelBPE` (when the pre-tokenizer holds ``ByteLevel``),
+:class:`~ubpe.models.hf.HFByteLevelBPE` (when the pre-tokenizer holds ``ByteLevel``;
+:class:`~ubpe.models.hf.HFEndOfWordBPE` when the model has an ``end_of_word_suffix``, as CLIP's),
 :class:`~ubpe.models.hf.HFCharBPE`, or :class:`~ubpe.models.wordpiece.HFWordPiece`. What is read:
 
 * ``model``: ``BPE`` (``vocab``, ``merges`` as ``"a b"`` or ``["a", "b"]``, ``unk_token``,
-  ``fuse_unk``, ``byte_fallback``, ``ignore_merges``; ``dropout`` is ignored: ubpe's native
-  encoding is HF's without dropout); ``WordPiece`` (``vocab``, ``unk_token``,
+  ``fuse_unk``, ``byte_fallback``, ``ignore_merges``, ``end_of_word_suffix`` on byte-level
+  models; ``dropout`` is ignored: ubpe's native encoding is HF's without dropout);
+  ``WordPiece`` (``vocab``, ``unk_token``,
   ``continuing_subword_prefix``, ``max_input_chars_per_word``);
 * ``normalizer``: ``Sequence``, ``NFC``/``NFD``/``NFKC``/``NFKD``, ``Lowercase``, ``Prepend``,
   ``Replace``, ``Strip``, ``BertNormalizer``;
@@ -43,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 import regex
 
-from ..models.hf import HFByteLevelBPE, HFCharBPE, HFPipeline
+from ..models.hf import HFByteLevelBPE, HFCharBPE, HFEndOfWordBPE, HFPipeline
 if TYPE_CHECKING:
     from ..models.wordpiece import HFWordPiece
 from ..text.hf_pipeline import BEHAVIORS, AddedToken, AddedTokens, PreTokenizer, normalize
@@ -300,16 +302,19 @@ class _Reader:
         prefix, suffix = self.post_processor(doc.get("post_processor"))
         return HFPipeline(added, steps, pre, self.decoder(doc.get("decoder")), prefix, suffix)
 
-    def tokenizer(self, doc: dict) -> HFByteLevelBPE | HFCharBPE | HFWordPiece:
+    def tokenizer(self, doc: dict) -> HFByteLevelBPE | HFCharBPE | HFEndOfWordBPE | HFWordPiece:
         model = doc["model"]
         kind = model.get("type", "BPE" if "merges" in model else None)
         if kind == "WordPiece":
             return self.wordpiece(doc, model)
         if kind != "BPE":
             raise self.fail(f"model type {kind!r} is not supported; ubpe reads BPE and WordPiece models")
-        for key in ("continuing_subword_prefix", "end_of_word_suffix"):
-            if model.get(key):
-                raise self.fail(f"BPE `{key}` ({model[key]!r}) is not supported; ubpe reads BPE models without it")
+        if model.get("continuing_subword_prefix"):
+            raise self.fail(f"BPE `continuing_subword_prefix` ({model['continuing_subword_prefix']!r}) is not "
+                            "supported; ubpe reads BPE models without it")
+        word_end = model.get("end_of_word_suffix") or None
+        if word_end is not None and not isinstance(word_end, str):
+            raise self.fail(f"BPE `end_of_word_suffix` must be a string, got {word_end!r:.40}")
         vocab, merges = self.vocab_and_merges(model)
         if vocab and max(vocab.values()) >= MAX_TOKENS:
             raise self.fail(f"the vocabulary names id {max(vocab.values())}; ids up to {MAX_TOKENS - 1} are supported")
@@ -319,6 +324,13 @@ class _Reader:
         unk = unk if isinstance(unk, str) else None
         common = dict(unk=unk, ignore_merges=bool(model.get("ignore_merges", False)), name="tokenizer.json",
                       where=self.where)
+        if word_end is not None:
+            if not pre.byte_level or common["ignore_merges"]:
+                raise self.fail("BPE `end_of_word_suffix` is supported on byte-level models without "
+                                "`ignore_merges` (CLIP's); this model is " + (
+                                    "character-level" if not pre.byte_level else "ignore_merges"))
+            return HFEndOfWordBPE(vocab, merges, pipeline, suffix=word_end, unk=unk, name=common["name"],
+                                  where=self.where)
         if pre.byte_level:
             return HFByteLevelBPE(vocab, merges, pipeline, **common)
         return HFCharBPE(vocab, merges, pipeline, fuse_unk=bool(model.get("fuse_unk", False)),

@@ -13,6 +13,7 @@
   minbpe: :class:`ImportedBPE`); ``minbpe`` is minbpe's flavour of it;
 * ``sentencepiece`` - sentencepiece BPE and unigram (``.model`` files and GGUF ``llama``);
 * ``tekken`` - Mistral's tekken files: byte-level BPE behind a block of special tokens;
+* ``clip`` - CLIP's merges (open_clip's ``SimpleTokenizer``): ``</w>``-marked BPE over bytes;
 * ``hf`` - Hugging Face ``tokenizer.json`` BPE models (byte-level and character-level);
 * ``chunks`` - how a batch of documents is cut into chunks for the byte-level kernels;
 * ``split_batch`` - a batch through a UBPE tokenizer's split pipeline and one encoder, on threads.
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from .ranked_bpe import ImportedBPE
     from .sentencepiece import SentencePieceBPE, SentencePieceUnigram
     from .tekken import TekkenBPE
+    from .clip import CLIPBPE
     from .base import Tokenizer
     from .ubpe import UBPE, UBPEBase, UBPEClassic
 
@@ -51,6 +53,7 @@ _LAZY = {
     "SentencePieceBPE": ".sentencepiece",
     "SentencePieceUnigram": ".sentencepiece",
     "TekkenBPE": ".tekken",
+    "CLIPBPE": ".clip",
 }
 
 __getattr__, __dir__ = lazy_attributes(__name__, _LAZY, globals())

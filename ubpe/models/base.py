@@ -10,7 +10,8 @@ line and the views need no type switches. A family declares what it is and what 
   (``"symbol"``, ``"byte"``, ``"char"``), ``symbol_type`` a document's symbol type;
 * capabilities, instead of callers probing for methods: ``can_save`` (our model format
   holds it), ``has_ambiguity`` (:meth:`ambiguity`), ``has_token_frequencies``
-  (:meth:`token_frequencies`, for ``rerank="mean_frequency"``);
+  (:meth:`token_frequencies`, for ``rerank="mean_frequency"``); :meth:`score_kind` says what
+  the scores shown for its encodings measure (:meth:`scored` gives them);
 
 and fills in the hooks: ``vocabulary`` and ``n_vocab``; ``encode`` (the family's own call);
 ``_own_encodings`` (its default encoder, for :meth:`encode_with`) and ``_encodings_by`` (any
@@ -41,6 +42,10 @@ if TYPE_CHECKING:
     from ..encoders import Encoder, Encoding
     from ..pieces import Inventory
     from ..vocabulary import Vocabulary
+
+
+#: :meth:`Tokenizer.score_kind` values: ubpe's tf-idf score, a unigram model's log-probability
+TFIDF, LOG_PROB = "tf-idf", "log-prob"
 
 
 class Tokenizer:
@@ -134,6 +139,23 @@ class Tokenizer:
     ) -> list[list[Encoding]]:
         """:meth:`encode_with` for every document of ``docs``."""
         return [self.encode_with(doc, encoder, top_n, **options) for doc in docs]
+
+    # -- what a score means ---------------------------------------------------------------
+
+    def score_kind(self) -> str | None:
+        """What the scores shown for this tokenizer's encodings (``ubpe compare``, ``view``)
+        measure: ``"tf-idf"`` (ubpe's score, :meth:`encode_with`'s, from the vocabulary's idf
+        weights), ``"log-prob"`` (a unigram model's log-probability of the encoding), or
+        ``None``: the vocabulary has no weights, so every tf-idf score is 0 (a file of merge
+        ranks, such as a BPE model read from another system: see ``fit_weights``)."""
+        vocabulary = self.vocabulary
+        return TFIDF if vocabulary is not None and bool(vocabulary.weights.any()) else None
+
+    def scored(self, encodings: Sequence[Encoding]) -> list[tuple[list[int], float | None]]:
+        """``encodings`` (``[(ids, score)]`` of :meth:`encode_with`) with the score that
+        :meth:`score_kind` names: the tf-idf score as reported, or ``None`` without weights."""
+        kind = self.score_kind()
+        return [(list(ids), float(score) if kind == TFIDF else None) for ids, score in encodings]
 
     # -- decoding -------------------------------------------------------------------------
 

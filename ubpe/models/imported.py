@@ -30,7 +30,7 @@ from ..pieces import Inventory, checked_ids
 from ..threads import default_threads
 from ..vocabulary import ID_DTYPE, Vocabulary
 from .chunks import run_chunks
-from .base import Tokenizer
+from .base import LOG_PROB, Tokenizer
 from .contract import ImportedContract
 
 
@@ -76,6 +76,12 @@ def check_doc(text: Any) -> str:
 # llama.cpp token types (gguf.TokenType; 0 is "undefined"); sentencepiece's piece types agree
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 NATIVE = "native"
+#: encoders whose objective or distribution is per-token weights (``weights=``)
+SAMPLE = "sample"
+WEIGHTED_ENCODERS = (SAMPLE, "additive")
+#: how to give a model without weights some (the message of every refusal that needs them)
+NO_WEIGHTS_HINT = ("its file holds no weights; give it idf weights from a corpus with "
+                   "tok.fit_weights(texts) (command line: --fit-weights FILE)")
 _ASCII_SPACES = " \t\n\v\f\r"
 
 def partition_specials(text: str, specials: Sequence[tuple[str, int, bool, bool]]) -> list[str | int]:
@@ -207,7 +213,7 @@ class EncoderBridge:
         if options:
             raise InvalidParameterError(f"the native encoder takes no options, got {sorted(options)}")
         ids = self.encode(doc)
-        return [(ids, self._score(ids))]
+        return [(ids, self._score(ids, doc))]
 
     def _encodings_by(self, encoder: Any, doc: str, top_n: int) -> list[tuple[list[int], float]]:
         return self._fragment_encodings(encoder, self._prepare(self._fragments(doc, False)), top_n)
@@ -245,16 +251,21 @@ class EncoderBridge:
                 out.append(int(vocab_to_model[token - n_base]))
         return out
 
-    def _score(self, ids: list[int]) -> float:
-        """ubpe's tf-idf score of a native encoding: 0 unless weights were fitted."""
+    def _score(self, ids: list[int], doc: str) -> float:
+        """ubpe's tf-idf score of the native encoding of ``doc``: 0 unless weights were
+        fitted; per pre-token, as the other encoders score theirs (so the same tokens score
+        the same)."""
         vocabulary = self.vocabulary
         if not np.any(vocabulary.weights):
             return 0.0
         model_to_vocab = self._model_to_vocab()
         tokens = np.array([model_to_vocab.get(i, -1) for i in ids], dtype=ID_DTYPE)
         tokens = tokens[tokens >= 0]
-        scorer = TfidfScorer(vocabulary)
-        return scorer.score(tokens, np.array([0, int(scorer._lengths[tokens].sum())]))
+        lengths = [len(part) for fragment in self._prepare(self._fragments(doc, False))
+                   if not isinstance(fragment, int) for part in self._parts(fragment)]
+        bounds = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=bounds[1:])
+        return TfidfScorer(vocabulary).score(tokens, bounds)
 
     def _model_to_vocab(self) -> dict[int, int]:
         vocabulary, vocab_to_model, base_expansion = self._vocabulary_parts()
@@ -289,7 +300,55 @@ class EncoderBridge:
         return DocumentLattice(self.vocabulary, parts, weights, temperature).ambiguity(encoding)
 
     def _default_weights(self) -> np.ndarray | None:
+        """Per vocabulary id, the weights of a model that has its own (a unigram model's
+        log-probabilities), else ``None``."""
         return None
+
+    def token_log_probs(self) -> np.ndarray | None:
+        """Per model id, a unigram model's log-probability of the token (what its Viterbi
+        adds up), else ``None``: a BPE file holds merge ranks, not probabilities."""
+        return None
+
+    # -- what a score means: log-probabilities, fitted idf weights, or none ------------------
+
+    def score_kind(self) -> str | None:
+        """``"log-prob"`` for a unigram model, else ``"tf-idf"`` once :meth:`fit_weights` gave
+        the vocabulary idf weights, else ``None`` (see :meth:`Tokenizer.score_kind`)."""
+        return LOG_PROB if self._default_weights() is not None else super().score_kind()  # type: ignore[misc]
+
+    def scored(self, encodings: Sequence[tuple[list[int], float]]) -> list[tuple[list[int], float | None]]:
+        """``encodings`` with a unigram model's log-probabilities, or as the base says."""
+        if self._default_weights() is None:
+            return super().scored(encodings)  # type: ignore[misc]
+        return [(list(ids), self.log_probability(ids)) for ids, _ in encodings]
+
+    def log_probability(self, ids: Sequence[int]) -> float:
+        """A unigram model's log-probability of the encoding ``ids``: the sum of its tokens'
+        (control tokens such as BOS count 0). :class:`InvalidParameterError` for a model
+        without probabilities."""
+        log_probs = self.token_log_probs()
+        if log_probs is None:
+            raise InvalidParameterError(f"a {self.variant} model has no log-probabilities: {NO_WEIGHTS_HINT}")  # type: ignore[attr-defined]
+        ids = self._check_ids(ids)  # type: ignore[attr-defined]
+        return float(log_probs[np.asarray(ids, dtype=np.int64)].sum()) if ids else 0.0
+
+    def encoder(self, name: str | None = None, **options: Any) -> Any:
+        """The encoder ``name`` on :attr:`vocabulary` (:meth:`Tokenizer.encoder`). ``sample``
+        and ``additive`` without ``weights``/``score`` take a unigram model's
+        log-probabilities (its subword regularization, its Viterbi); ``sample`` on a model
+        without weights (every segmentation would be drawn alike) is refused, naming the
+        ways to give it some."""
+        name = name or self.default_encoder
+        if name in WEIGHTED_ENCODERS and "weights" not in options and "score" not in options:
+            weights = self._default_weights()
+            if weights is not None:
+                options["weights"] = weights
+            elif name == SAMPLE and self.score_kind() is None:
+                raise InvalidParameterError(
+                    f"`sample` draws segmentations by their tokens' weights, and this {self.variant} model "  # type: ignore[attr-defined]
+                    f"has none (all would be drawn alike): {NO_WEIGHTS_HINT}; or pass weights=..., or draw "
+                    "with `dropout` (BPE-dropout, BPE's own subword regularization)")
+        return super().encoder(name, **options)  # type: ignore[misc]
 
     def token_frequencies(self) -> np.ndarray:
         """Per model id, the smoothed share of documents holding it, from the weights of

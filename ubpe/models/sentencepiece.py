@@ -456,6 +456,8 @@ def blob_offsets(parts: list[bytes]) -> np.ndarray:
 
 # unigram weights: a base symbol that is no piece (only byte tokens spell it)
 UNSPELT_WEIGHT = -1e6
+#: sentencepiece's ``kUnkPenalty``: the unknown token scores this much below the lowest piece
+UNK_PENALTY = 10.0
 
 
 class SentencePieceUnigram(CharModel):
@@ -485,7 +487,7 @@ class SentencePieceUnigram(CharModel):
             i32([i if self.token_types[i] != UNUSED else -1 for i in chosen]),
             self.scores[chosen].astype(np.float32),
             (self.token_types[chosen] == USER_DEFINED).astype(np.uint8),
-            int(self.special_ids["unk"]), np.float32(min_score) - np.float32(10.0),
+            int(self.special_ids["unk"]), np.float32(min_score) - np.float32(UNK_PENALTY),
             i32([-1 if t is None else t for t in fallback]))
         self._pipeline = self._build_pipeline(self._kernel)
 
@@ -499,11 +501,21 @@ class SentencePieceUnigram(CharModel):
         Viterbi, ``sample`` its subword regularization, and ``ambiguity`` (their default here)
         its distribution over segmentations."""
         _, vocab_to_model, base_expansion = self._vocabulary_parts()
+        scores = self.token_log_probs()
+        base = [scores[e[0]] if len(e) == 1 else UNSPELT_WEIGHT for e in base_expansion]
+        return np.concatenate([np.asarray(base, dtype=np.float64), scores[vocab_to_model]])
+
+    def token_log_probs(self) -> np.ndarray:
+        """Per id, what sentencepiece's lattice adds for the token: its piece's score (the
+        log-probability), a user-defined piece's ``0.1 * (bytes - 1)``, the unknown token's
+        lowest score minus 10 (``kUnkPenalty``), 0 for a control token."""
         scores = self.scores.astype(np.float64)
         for i in np.flatnonzero(self.token_types == USER_DEFINED).tolist():  # their lattice score
             scores[i] = np.float32(0.1 * (len(self.texts[i].encode("utf-8", "surrogatepass")) - 1))
-        base = [scores[e[0]] if len(e) == 1 else UNSPELT_WEIGHT for e in base_expansion]
-        return np.concatenate([np.asarray(base, dtype=np.float64), scores[vocab_to_model]])
+        normal = self.token_types == NORMAL
+        scores[self.token_types == UNKNOWN] = (np.float32(scores[normal].min()) if normal.any() else 0.0) - UNK_PENALTY
+        scores[self.token_types == CONTROL] = 0.0
+        return scores
 
     def _default_weights(self) -> np.ndarray:
         return self.unigram_weights()

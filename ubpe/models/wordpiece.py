@@ -40,7 +40,7 @@ from ..errors import ModelFormatError
 from ..text.pretokenizers import wpm_words
 from ..vocabulary import ID_DTYPE, Vocabulary
 from .hf import HFPipeline, HFPipelineMixin, _Segment, _texts_and_types
-from .imported import CONTROL, NORMAL, UNKNOWN, USER_DEFINED, ImportedTokenizer
+from .imported import NORMAL, USER_DEFINED, ImportedTokenizer
 
 SPACE = "▁"
 #: HF's defaults (``models/wordpiece/mod.rs``)
