@@ -59,8 +59,9 @@ system reads it. So a differing load is ``valid`` only when, per format:
 - ``.tiktoken``: ``tiktoken``'s ``load_tiktoken_bpe`` reads it and an ``Encoding`` of those
   ranks (with the pattern ubpe announces in its warning, cl100k's) gives the same ids;
 - tekken: mistral-common's ``Tekkenizer.from_file`` loads it and gives the same ids;
-- minbpe: ``cminbpe.RegexTokenizer.load`` (minbpe's own format code) loads it and gives the same
-  ids (``encode_ordinary``);
+- minbpe: ``cminbpe.RegexTokenizer(pattern).load`` (minbpe's own format code; its tokenizer
+  splits with the pattern it is built with, so it is built with the file's) loads it and gives
+  the same ids (``encode_ordinary``);
 - GGUF (llama.cpp is not runnable here): the gguf package's ``GGUFReader`` parses the file,
   ubpe's tokens, token types and merges are those llama.cpp takes from the parsed fields (a
   string ends at its first NUL: llama.cpp reads it through ``c_str()``), and every probe text
@@ -645,7 +646,12 @@ def reference_agrees(kind: str, path: Path, tok, signature: dict, original: dict
         if kind == "minbpe":
             from cminbpe import RegexTokenizer
 
-            ref = RegexTokenizer()
+            # minbpe's load reads the pattern but its RegexTokenizer splits with the one it was
+            # built with: built with the file's (stripped, as load strips it); an empty one is
+            # BasicTokenizer's (no split), which writes it
+            lines = path.read_text(encoding="utf-8").split("\n")
+            pattern = lines[1].strip() if len(lines) > 1 else ""
+            ref = RegexTokenizer(pattern or r"[\s\S]+")
             ref.load(str(path))
             return _same_on_probe(signature, ref.encode_ordinary, ref.decode)
         if kind.startswith("gguf"):
@@ -999,6 +1005,21 @@ def table(results: list[dict]) -> str:
     return "\n".join(rows)
 
 
+def replay(kind: str, klass: str, seed: str, *, seconds: int = DEFAULT_SECONDS) -> int:
+    """One case again, in this process: its outcome, and the file kept for a look."""
+    folder = Path(tempfile.mkdtemp(prefix="ubpe-audit-replay-"))
+    originals = make_originals(folder / "originals")
+    (folder / "originals.json").write_text(json.dumps({k: str(v) for k, v in originals.items()}))
+    _worker_setup(str(folder), 0)
+    result = run_case((kind, klass, int(seed)), seconds)
+    data, _ = mutate(kind, originals[kind].read_bytes(), klass, random.Random(int(seed)))
+    kept = folder / f"case-{originals[kind].name}"
+    kept.write_bytes(data)
+    print(json.dumps(result, indent=1))
+    print(f"the case's file: {kept}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cases", type=int, default=2800)
@@ -1008,7 +1029,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memory-gib", type=float, default=DEFAULT_MEMORY_GIB)
     parser.add_argument("--cli", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--replay", nargs=3, metavar=("KIND", "CLASS", "SEED"),
+                        help="run one case again (from --out's JSON) and print what it found")
     args = parser.parse_args(argv)
+    if args.replay:
+        return replay(*args.replay, seconds=args.seconds)
     started = time.perf_counter()
     results = run_cases(args.cases, seed=args.seed, workers=args.workers, seconds=args.seconds,
                         memory_gib=args.memory_gib, progress=True)

@@ -52,6 +52,9 @@ DEFAULT_SPECIAL_IDS: dict[str, dict[str, int]] = {"gpt2": {"bos": 11, "eos": 11}
 # Largest array we accept (vocabularies hold up to a few hundred thousand entries).
 MAX_ARRAY_LENGTH = 1 << 26
 MAX_KV_COUNT = 1 << 20
+#: llama.cpp's token types are 0..6 (``LLAMA_TOKEN_TYPE_UNDEFINED`` .. ``LLAMA_TOKEN_TYPE_BYTE``);
+#: it reads any other value as undefined, which no converter writes: such a file is refused
+MAX_TOKEN_TYPE = 6
 
 
 def _gguf():
@@ -87,11 +90,7 @@ class _Cursor:
         n = self.unpack("<Q")
         if n > MAX_STRING_BYTES:
             raise ModelFormatError(f"{self.where}: a string of {n} bytes at offset {self.pos}: corrupt file")
-        raw = bytes(self.take(n))
-        try:
-            return raw.decode("utf-8")
-        except UnicodeDecodeError:
-            return raw.decode("utf-8", "surrogateescape")
+        return _as_llama_cpp_reads(bytes(self.take(n)))
 
 
     def strings(self, n: int) -> list[str]:
@@ -112,6 +111,21 @@ class _Cursor:
                 return [r.decode("utf-8", "surrogateescape") for r in joined.split(b"\0")]
         self.pos -= len(joined) - (n - 1) + 8 * n  # strings holding NUL: read them one by one
         return [self.string() for _ in range(n)]
+
+
+def _as_llama_cpp_reads(raw: bytes) -> str:
+    """A GGUF string as llama.cpp reads it: through ``c_str()`` (``gguf_get_arr_str``,
+    ``gguf_get_val_str``), so it ends at its first NUL byte; UTF-8, or its bytes kept as
+    surrogates where it is not.
+
+    >>> _as_llama_cpp_reads(b"Hello\\x00 world"), _as_llama_cpp_reads(b"\\xff")
+    ('Hello', '\\udcff')
+    """
+    raw = raw.split(b"\0", 1)[0]
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", "surrogateescape")
 
 
 
@@ -140,8 +154,9 @@ def _read_value(cursor: _Cursor, value_type: int, gguf, formats: dict[int, str])
     if item_type in formats:
         dtype = np.dtype(formats[item_type])
         return np.frombuffer(cursor.take(n * dtype.itemsize), dtype=dtype).copy()
-    if item_type == types.ARRAY:
-        return [_read_value(cursor, types.ARRAY, gguf, formats) for _ in range(n)]
+    if item_type == types.ARRAY:  # llama.cpp's gguf_init refuses arrays of arrays (no recursion here)
+        raise ModelFormatError(f"{cursor.where}: an array of arrays at offset {cursor.pos} "
+                               "(llama.cpp refuses nested GGUF arrays)")
     raise ModelFormatError(f"{cursor.where}: unknown array item type {item_type}")
 
 
@@ -183,6 +198,10 @@ def _read_kv(cursor: _Cursor, gguf, formats: dict[int, str]) -> dict[str, Any]:
     metadata: dict[str, Any] = {}
     for _ in range(n_kv):
         key = cursor.string()
+        if not key:  # llama.cpp's gguf_init refuses both
+            raise ModelFormatError(f"{cursor.where}: an empty metadata key at offset {cursor.pos}")
+        if key in metadata:
+            raise ModelFormatError(f"{cursor.where}: the metadata key {key[:80]!r} is given twice")
         value_type = cursor.unpack("<I")
         metadata[key] = _read_value(cursor, value_type, gguf, formats)
     return metadata
@@ -205,7 +224,15 @@ def from_metadata(metadata: dict[str, Any], *, where: str = "<gguf>"):
     if not isinstance(tokens, list) or not tokens:
         raise ModelFormatError(f"{where}: {keys.LIST} must be a non-empty array of strings")
     n = len(tokens)
+    tokens = _llama_cpp_tokens(tokens, keys.LIST, where)
     token_types = _array(metadata, keys.TOKEN_TYPE, n, where)
+    if token_types is not None:
+        outside = np.flatnonzero((token_types < 0) | (token_types > MAX_TOKEN_TYPE))
+        if len(outside):
+            k = int(outside[0])
+            raise ModelFormatError(f"{where}: {keys.TOKEN_TYPE}[{k}] is {token_types[k]}, not a llama.cpp token "
+                                   f"type (0..{MAX_TOKEN_TYPE}: undefined, normal, unknown, control, user-defined, "
+                                   "unused, byte)")
     scores = _array(metadata, keys.SCORES, n, where)
     specials = {name: _token_id(metadata, key, n, where) for name, key in (
         ("bos", keys.BOS_ID), ("eos", keys.EOS_ID), ("unk", keys.UNK_ID), ("pad", keys.PAD_ID))}
@@ -234,6 +261,21 @@ def from_metadata(metadata: dict[str, Any], *, where: str = "<gguf>"):
                                 flags=flags, name=name, variant="gguf:llama", where=where)
     raise ModelFormatError(f"{where}: GGUF tokenizer model {model!r} is not supported; "
                            f"supported: {', '.join(SUPPORTED_MODELS)}")
+
+
+def _llama_cpp_tokens(tokens: list[str], key: str, where: str) -> list[str]:
+    """The vocabulary as llama.cpp's ``llama_vocab::impl::load`` takes it: an empty token
+    becomes ``[EMPTY_<id>]`` (with a warning there), and a token given twice is refused (there
+    ``GGML_ASSERT(id_to_token.size() == token_to_id.size())`` aborts)."""
+    if "" in tokens:
+        tokens = [token or f"[EMPTY_{i}]" for i, token in enumerate(tokens)]
+    if len(set(tokens)) != len(tokens):
+        first: dict[str, int] = {}
+        for i, token in enumerate(tokens):
+            if first.setdefault(token, i) != i:
+                raise ModelFormatError(f"{where}: {key}[{i}] ({token[:40]!r}) is token {first[token]} again "
+                                       "(llama.cpp refuses a vocabulary with a token twice)")
+    return tokens
 
 
 def _array(metadata: dict[str, Any], key: str, n: int, where: str) -> np.ndarray | None:

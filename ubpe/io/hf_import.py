@@ -44,6 +44,7 @@ from typing import Any
 import regex
 
 from ..models.hf import HFByteLevelBPE, HFCharBPE, HFPipeline
+from ..text.patterns import compile_pattern
 from ..text.hf_pipeline import BEHAVIORS, AddedToken, AddedTokens, PreTokenizer, normalize
 from ..errors import ModelFormatError
 from ..models.ranked_bpe import split_merge_lines
@@ -98,9 +99,9 @@ class _Reader:
             return regex.compile(regex.escape(node["String"]))
         if isinstance(node, dict) and isinstance(node.get("Regex"), str):
             try:
-                return regex.compile(onig_regex(node["Regex"]))
-            except regex.error as exc:
-                raise self.fail(f"{component}'s regex does not compile: {exc}") from None
+                return compile_pattern(onig_regex(node["Regex"]), f"{component}'s regex", ModelFormatError)
+            except ModelFormatError as exc:
+                raise self.fail(str(exc)) from None
         raise self.fail(f"{component}'s pattern must be {{\"String\": ...}} or {{\"Regex\": ...}}, got {node!r:.80}")
 
     # -- components -------------------------------------------------------------------------

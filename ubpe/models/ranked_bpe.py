@@ -290,9 +290,12 @@ def byte_level_raw(texts: list[str]) -> list[bytes | None]:
     """The bytes every GPT-2-alphabet string stands for, or None for one that is not such a
     string (`_unmapped` of each, at once).
 
-    >>> byte_level_raw(["Ġa", "<一>", "ĠĠ"])
-    [b' a', None, b'  ']
+    >>> byte_level_raw(["Ġa", "<一>", "ĠĠ", "a\\0b"])
+    [b' a', None, b'  ', None]
     """
+    if any("\0" in text for text in texts):  # NUL is no GPT-2 alphabet character: no such string
+        clean = byte_level_raw([text for text in texts if "\0" not in text])[::-1]
+        return [None if "\0" in text else clean.pop() for text in texts]
     joined = "\0".join(texts)  # NUL is not in the alphabet: it only separates
     codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     table = np.full(0x300, -1, dtype=np.int16)
