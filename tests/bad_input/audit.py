@@ -37,6 +37,10 @@ kills a worker that does not answer, which counts as a hang) and classified:
 ``same``
     loads and behaves exactly as the original on the probe: ``n_vocab``, the ids of every probe
     text, the decoding of those ids and of every single id (up to :data:`PROBE_IDS`);
+``refused at use``
+    loads, and every answer of the probe that differs from the original's is a clear
+    `UBPEError` (a symbol no longer in the alphabet, an id no longer decodable): nothing is
+    answered differently;
 ``warned``
     loads with a warning the original's load does not give (the user was told);
 ``valid``
@@ -64,12 +68,14 @@ system reads it. So a differing load is ``valid`` only when, per format:
   the same ids (``encode_ordinary``);
 - GGUF (llama.cpp is not runnable here): the gguf package's ``GGUFReader`` parses the file,
   ubpe's tokens, token types and merges are those llama.cpp takes from the parsed fields (a
-  string ends at its first NUL: llama.cpp reads it through ``c_str()``), and every probe text
-  the original round-trips still round-trips (``decode(encode(t)) == t``): the bytes of the
-  vocabulary changed, and ubpe reads what changed as llama.cpp would;
+  string ends at its first NUL: llama.cpp reads it through ``c_str()``; an empty token is
+  ``[EMPTY_<id>]``), and every single id decodes to what llama.cpp's ``token_to_piece`` writes
+  for it (`_decodes_as_llama_cpp`). Encoding is not compared here: from the same tokens,
+  types and merges, ubpe's ids are llama.cpp's (``tests/spec/test_gguf.py`` on llama.cpp's own
+  vocabularies and expected ids);
 - ubpe 0.3.0 JSON: the model equals (same ids, same decodings) the one read from the
   reference's fields alone (what ubpe 0.3.0 itself reads; the ``ubpe_model`` key is ours), and
-  the probe's round trips hold where the original's do;
+  the probe's round trips hold where the original's do (or the text is refused clearly);
 - ours: never (the body is checksummed: a file that loads differently was read wrong).
 
 The command lines (``--cli``): 60+ lines of every command on corrupt files, bad paths, pipes,
@@ -104,8 +110,12 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
+from bad_models import (GGUF_ARRAY, GGUF_INT32, gguf_edit, gguf_fields, gguf_join, gguf_key,  # noqa: E402
+                        gguf_string_array, gguf_strings, gguf_type_set)
+
 CLASSES = ("truncation", "flip", "huge count", "nesting", "nul", "negative type", "duplicate key", "overlong piece")
-OUTCOMES = ("error", "error (file not named)", "same", "warned", "valid", "SILENT WRONG", "RAW", "HANG")
+OUTCOMES = ("error", "error (file not named)", "same", "refused at use", "warned", "valid", "SILENT WRONG", "RAW",
+            "HANG")
 BAD_OUTCOMES = ("error (file not named)", "SILENT WRONG", "RAW", "HANG")
 PROBE = ["Hello world", "the cat sat on the mat", "a dog met 12 cats!\n", "  two  spaces ", "é ü 你好 😀",
          "<|end|> the", "tab\there", ""]
@@ -122,8 +132,6 @@ CLI_SECONDS = 60
 
 def make_originals(folder: Path) -> dict[str, Path]:
     """Every original of the audit, written into ``folder``: kind -> path."""
-    import gguf
-    import sentencepiece.sentencepiece_model_pb2 as pb
     import bad_models
 
     with warnings.catch_warnings():
@@ -138,20 +146,8 @@ def make_originals(folder: Path) -> dict[str, Path]:
     # a unigram sentencepiece model
     files["sentencepiece-unigram"] = folder / "unigram.model"
     files["sentencepiece-unigram"].write_bytes(bad_models.spm_model_bytes("unigram"))
-    # a GGUF of type llama from the sentencepiece BPE model
-    proto = pb.ModelProto()
-    proto.ParseFromString(files["sentencepiece"].read_bytes())
     files["gguf-llama"] = folder / "llama.gguf"
-    writer = gguf.GGUFWriter(str(files["gguf-llama"]), arch="llama")
-    writer.add_tokenizer_model("llama")
-    writer.add_token_list([p.piece for p in proto.pieces])
-    writer.add_token_scores([p.score for p in proto.pieces])
-    writer.add_token_types([int(p.type) for p in proto.pieces])
-    writer.add_unk_token_id(0)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
+    bad_models.write_gguf_llama(files["gguf-llama"], files["sentencepiece"].read_bytes())
     # tekken: the byte-level model's ranks (the first 256 are the bytes in order)
     ranks = _tiktoken_ranks(files["tiktoken"])
     pieces = sorted(ranks, key=ranks.get)
@@ -194,103 +190,42 @@ JSON_KINDS = ("ubpe", "ubpe-bytelevel", "ubpe030", "ubpe030-fields", "hf", "tekk
 
 # -- GGUF, written and rewritten ------------------------------------------------------------------
 
-_GGUF_STRING, _GGUF_ARRAY, _GGUF_INT32 = 8, 9, 5
-
-
-def _gguf_fields(data: bytes) -> tuple[bytes, list[tuple[bytes, bytes]]]:
-    """``(header, [(key bytes, raw value bytes with its type)])`` of a well-formed GGUF file
-    (the tensor count kept in the header); used to rewrite single fields."""
-    from ubpe.io.gguf import _Cursor
-
-    cursor = _Cursor(data, "<original>")
-    cursor.take(4)
-    cursor.unpack("<I")
-    cursor.unpack("<Q")
-    n_kv = cursor.unpack("<Q")
-    header = data[:cursor.pos - 8]
-    fields = []
-    import gguf
-    from ubpe.io.gguf import _read_value, _scalar_formats
-
-    formats = _scalar_formats(gguf)
-    for _ in range(n_kv):
-        start = cursor.pos
-        key = cursor.string()
-        value_start = cursor.pos
-        value_type = cursor.unpack("<I")
-        _read_value(cursor, value_type, gguf, formats)
-        fields.append((data[start:value_start], data[value_start:cursor.pos]))
-    return header, fields
-
-
-def _gguf_join(header: bytes, fields: list[tuple[bytes, bytes]]) -> bytes:
-    return header + struct.pack("<Q", len(fields)) + b"".join(k + v for k, v in fields)
-
-
-def _gguf_key(raw_key: bytes) -> str:
-    return raw_key[8:].decode("utf-8", "replace")
-
-
-def _gguf_string_array(strings: list[bytes]) -> bytes:
-    return struct.pack("<IIQ", _GGUF_ARRAY, _GGUF_STRING, len(strings)) + b"".join(
-        struct.pack("<Q", len(s)) + s for s in strings)
-
-
-def _gguf_strings(raw_value: bytes) -> list[bytes]:
-    _, _, n = struct.unpack_from("<IIQ", raw_value)
-    out, pos = [], 16
-    for _ in range(n):
-        (length,) = struct.unpack_from("<Q", raw_value, pos)
-        out.append(raw_value[pos + 8:pos + 8 + length])
-        pos += 8 + length
-    return out
-
-
-def _gguf_edit(data: bytes, key: str, edit) -> bytes:
-    """The file with the value of ``key`` replaced by ``edit(raw value)``."""
-    header, fields = _gguf_fields(data)
-    return _gguf_join(header, [(k, edit(v) if _gguf_key(k) == key else v) for k, v in fields])
-
-
 def _gguf_mutation(data: bytes, kind: str, rng: random.Random) -> bytes | None:
     tokens_key, types_key, merges_key = "tokenizer.ggml.tokens", "tokenizer.ggml.token_type", "tokenizer.ggml.merges"
-    header, fields = _gguf_fields(data)
-    keys = [_gguf_key(k) for k, _ in fields]
+    header, fields = gguf_fields(data)
+    keys = [gguf_key(k) for k, _ in fields]
     if kind == "nul":
         key = rng.choice([k for k in (tokens_key, merges_key) if k in keys])
 
         def add_nul(raw):
-            strings = _gguf_strings(raw)
+            strings = gguf_strings(raw)
             i = rng.randrange(len(strings))
             where = rng.choice([len(strings[i]), 0, len(strings[i]) // 2])
             strings[i] = strings[i][:where] + b"\x00" + strings[i][where:]
-            return _gguf_string_array(strings)
-        return _gguf_edit(data, key, add_nul)
+            return gguf_string_array(strings)
+        return gguf_edit(data, key, add_nul)
     if kind == "negative type":
-        def set_type(raw):
-            values = list(struct.unpack_from(f"<{(len(raw) - 16) // 4}i", raw, 16))
-            values[rng.randrange(len(values))] = rng.choice([-1, -2, 7, 99, -(2**31), 2**31 - 1, 0, 5])
-            return raw[:16] + struct.pack(f"<{len(values)}i", *values)
-        return _gguf_edit(data, types_key, set_type)
+        n_types = (len(dict((gguf_key(k), v) for k, v in fields)[types_key]) - 16) // 4
+        return gguf_type_set(data, rng.randrange(n_types), rng.choice([-1, -2, 7, 99, -(2**31), 2**31 - 1, 0, 5]))
     if kind == "duplicate key":
         k = rng.randrange(len(fields))
-        return _gguf_join(header, fields[:k + 1] + [fields[k]] + fields[k + 1:])
+        return gguf_join(header, fields[:k + 1] + [fields[k]] + fields[k + 1:])
     if kind == "nesting":
         depth = rng.choice([2, 10, 100, 1000, 5000])
-        value = struct.pack("<IQ", _GGUF_INT32, 1) + struct.pack("<i", 1)
+        value = struct.pack("<IQ", GGUF_INT32, 1) + struct.pack("<i", 1)
         for _ in range(depth - 1):
-            value = struct.pack("<IQ", _GGUF_ARRAY, 1) + value
-        field = (struct.pack("<Q", 11) + b"general.bad", struct.pack("<I", _GGUF_ARRAY) + value)
-        return _gguf_join(header, fields + [field])
+            value = struct.pack("<IQ", GGUF_ARRAY, 1) + value
+        field = (struct.pack("<Q", 11) + b"general.bad", struct.pack("<I", GGUF_ARRAY) + value)
+        return gguf_join(header, fields + [field])
     if kind == "overlong piece":
         size = _long_size(rng)
 
         def lengthen(raw):
-            strings = _gguf_strings(raw)
+            strings = gguf_strings(raw)
             i = rng.randrange(len(strings))
             strings[i] = (strings[i] or b"a") * (size // max(1, len(strings[i])) + 1)
-            return _gguf_string_array(strings)
-        return _gguf_edit(data, tokens_key, lengthen)
+            return gguf_string_array(strings)
+        return gguf_edit(data, tokens_key, lengthen)
     return None
 
 
@@ -589,6 +524,18 @@ def _jsonable(value):
     return value
 
 
+def only_refuses_more(signature: dict, original: dict) -> bool:
+    """Whether every answer that differs from the original's is a clear error (the model
+    refuses what the original answered, and answers nothing differently)."""
+    if signature["n_vocab"] != original["n_vocab"]:
+        return False
+    for field in ("ids", "texts", "singles"):
+        for now, before in zip(signature[field], original[field]):
+            if now != before and now[0] != "error":
+                return False
+    return True
+
+
 def round_trips(signature: dict) -> list[bool]:
     return [e[0] == "ok" and d[0] == "ok" and d[1] == text
             for text, e, d in zip(PROBE, signature["ids"], signature["texts"])]
@@ -627,7 +574,7 @@ def reference_agrees(kind: str, path: Path, tok, signature: dict, original: dict
 
             ref = Tokenizer.from_str(path.read_text(encoding="utf-8"))
             return _same_on_probe(signature, lambda t: ref.encode(t, add_special_tokens=False).ids,
-                                  lambda ids: ref.decode(ids, skip_special_tokens=False))
+                                  ref.decode)
         if kind == "tiktoken":
             import tiktoken
             from tiktoken.load import load_tiktoken_bpe
@@ -655,7 +602,7 @@ def reference_agrees(kind: str, path: Path, tok, signature: dict, original: dict
             ref.load(str(path))
             return _same_on_probe(signature, ref.encode_ordinary, ref.decode)
         if kind.startswith("gguf"):
-            return _gguf_reads_as_llama_cpp(path, tok) and _round_trips_kept(signature, original)
+            return gguf_reads_as_llama_cpp(path, tok) and _decodes_as_llama_cpp(tok, signature)
         if kind.startswith("ubpe030"):
             return _fields_model_agrees(path, signature) and _round_trips_kept(signature, original)
     except Exception:  # the reference refuses the file (any exception of its own)
@@ -664,10 +611,12 @@ def reference_agrees(kind: str, path: Path, tok, signature: dict, original: dict
 
 
 def _round_trips_kept(signature: dict, original: dict) -> bool:
-    return all(now or not before for now, before in zip(round_trips(signature), round_trips(original)))
+    """Every probe text the original round-trips still round-trips or is refused clearly."""
+    refused = [e[0] == "error" for e in signature["ids"]]
+    return all(now or not before or no for now, before, no in zip(round_trips(signature), round_trips(original), refused))
 
 
-def _gguf_reads_as_llama_cpp(path: Path, tok) -> bool:
+def gguf_reads_as_llama_cpp(path: Path, tok) -> bool:
     """gguf's own reader parses the file, and ubpe's tokens, types and merges are what
     llama.cpp takes from those fields (strings cut at their first NUL, c_str())."""
     import numpy as np
@@ -693,9 +642,52 @@ def _gguf_reads_as_llama_cpp(path: Path, tok) -> bool:
         types = np.array([int(types_field.parts[i][0]) for i in types_field.data])[:len(texts)]
         if not np.array_equal(np.where((types < 0) | (types > 6), 0, types), tok.token_types):
             return False
+    scores_field = reader.fields.get("tokenizer.ggml.scores")
+    if scores_field is not None and hasattr(tok, "scores"):
+        scores = np.array([float(scores_field.parts[i][0]) for i in scores_field.data])[:len(texts)]
+        if not np.array_equal(scores.astype(np.float32), np.asarray(tok.scores, dtype=np.float32)):
+            return False
     merges = strings("tokenizer.ggml.merges")
     if merges is not None and getattr(tok, "_merge_lines", None) is not None:
         if [m.decode("utf-8", "surrogateescape") for m in merges] != list(tok._merge_lines):
+            return False
+    return True
+
+
+_BYTE_PIECE = re.compile(r"<0x[0-9A-Fa-f]{2}>")
+
+
+def _decodes_as_llama_cpp(tok, signature: dict) -> bool:
+    """Every probed single id decodes to what llama.cpp's ``token_to_piece`` (with
+    ``special=true``) writes for it: control, unknown and user-defined tokens their text, normal
+    ones their bytes (gpt2: the GPT-2 alphabet undone; llama: ``▁`` as a space), byte tokens
+    their byte, unused and undefined ones nothing; the llama type without its dummy prefix's
+    space. Where llama.cpp has no answer ubpe's is taken: a normal gpt2 token outside the GPT-2
+    alphabet (llama.cpp writes an ``[UNK_BYTE_0x..]`` marker) and a byte token that is no
+    ``<0xXX>`` (llama.cpp reads two hex digits at offset 3 or throws)."""
+    from ubpe.models.imported import BYTE, CONTROL, NORMAL, UNKNOWN, USER_DEFINED
+    from ubpe.models.ranked_bpe import byte_level_raw
+
+    llama = tok.variant == "gguf:llama"
+    unk = tok.special_ids.get("unk")
+    for i, (status, text) in enumerate(signature["singles"]):
+        kind, piece = int(tok.token_types[i]), tok.texts[i]
+        if kind in (CONTROL, UNKNOWN, USER_DEFINED):
+            expected = piece.encode("utf-8", "surrogateescape")
+        elif kind == NORMAL:
+            raw = None if llama else byte_level_raw([piece])[0]
+            if not llama and raw is None:
+                continue
+            expected = piece.replace("\u2581", " ").encode("utf-8", "surrogateescape") if llama else raw
+        elif kind == BYTE:
+            if not _BYTE_PIECE.fullmatch(piece):
+                continue
+            expected = bytes([int(piece[3:5], 16)])
+        else:
+            expected = b""
+        if llama and i != unk and tok._adds_dummy_prefix() and expected.startswith(b" "):
+            expected = expected[1:]
+        if status != "ok" or text != expected.decode("utf-8", "replace"):
             return False
     return True
 
@@ -729,6 +721,9 @@ def _worker_setup(folder: str, memory_gib: float) -> None:
                 resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
     except (ImportError, ValueError, OSError):
         pass
+    # tiktoken's load_tiktoken_bpe caches what it reads by path, local files too: off, for the
+    # reference reads the case's file as it is now
+    os.environ["TIKTOKEN_CACHE_DIR"] = ""
     import ubpe  # noqa: F401  (imported once, before the bound of a case starts)
 
     originals = json.loads((Path(folder) / "originals.json").read_text())
@@ -751,7 +746,7 @@ def run_case(spec: tuple[str, str, int], seconds: int) -> dict:
     rng = random.Random(seed)
     original_path = _STATE["originals"][kind]
     data, how = mutate(kind, original_path.read_bytes(), klass, rng)
-    path = _STATE["scratch"] / original_path.name
+    path = _STATE["scratch"] / f"{seed}-{original_path.name}"  # a path of its own (no cache by path can mix cases)
     path.write_bytes(data)
     explicit = rng.random() < 0.5
     result = {"kind": kind, "class": klass, "seed": seed, "how": how, "format": FORMAT_OF[kind] if explicit else None,
@@ -772,6 +767,8 @@ def run_case(spec: tuple[str, str, int], seconds: int) -> dict:
             signature = probe(tok)
         if signature == original:
             result["outcome"] = "same"
+        elif only_refuses_more(signature, original):
+            result["outcome"] = "refused at use"
         elif caught != original_warnings:
             result["outcome"] = "warned"
             result["message"] = "; ".join(caught)[:300]
@@ -949,7 +946,7 @@ def cli_lines(folder: Path) -> list[tuple[str, list[str] | str]]:
     return lines
 
 
-def run_cli(workers: int = 2) -> list[dict]:
+def run_cli(workers: int = 2, lines: int | None = None) -> list[dict]:
     """Every line of :func:`cli_lines` in a subprocess; ``traceback`` when stderr holds one or
     the exit status is 70 (a bug) or a signal."""
     import bad_models
@@ -961,7 +958,9 @@ def run_cli(workers: int = 2) -> list[dict]:
             warnings.simplefilter("ignore")
             files = bad_models.model_files(folder, bad_models.fitted_models())
         del files
-        lines = cli_lines(folder)
+        chosen = cli_lines(folder)
+        if lines is not None:  # spread over the kinds of line: every few
+            chosen = chosen[::max(1, len(chosen) // lines)][:lines]
         root = str(HERE.parent.parent)
         env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
         env.pop("UBPE_DEBUG", None)
@@ -981,7 +980,7 @@ def run_cli(workers: int = 2) -> list[dict]:
                     "stderr": stderr[-600:]}
 
         with ThreadPoolExecutor(max(1, workers)) as pool:
-            return list(pool.map(run, lines))
+            return list(pool.map(run, chosen))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -1005,12 +1004,13 @@ def table(results: list[dict]) -> str:
     return "\n".join(rows)
 
 
-def replay(kind: str, klass: str, seed: str, *, seconds: int = DEFAULT_SECONDS) -> int:
+def replay(kind: str, klass: str, seed: str, *, seconds: int = DEFAULT_SECONDS,
+           memory_gib: float = DEFAULT_MEMORY_GIB) -> int:
     """One case again, in this process: its outcome, and the file kept for a look."""
     folder = Path(tempfile.mkdtemp(prefix="ubpe-audit-replay-"))
     originals = make_originals(folder / "originals")
     (folder / "originals.json").write_text(json.dumps({k: str(v) for k, v in originals.items()}))
-    _worker_setup(str(folder), 0)
+    _worker_setup(str(folder), memory_gib)
     result = run_case((kind, klass, int(seed)), seconds)
     data, _ = mutate(kind, originals[kind].read_bytes(), klass, random.Random(int(seed)))
     kept = folder / f"case-{originals[kind].name}"
@@ -1033,7 +1033,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="run one case again (from --out's JSON) and print what it found")
     args = parser.parse_args(argv)
     if args.replay:
-        return replay(*args.replay, seconds=args.seconds)
+        return replay(*args.replay, seconds=args.seconds, memory_gib=args.memory_gib)
     started = time.perf_counter()
     results = run_cases(args.cases, seed=args.seed, workers=args.workers, seconds=args.seconds,
                         memory_gib=args.memory_gib, progress=True)

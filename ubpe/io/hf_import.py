@@ -36,6 +36,7 @@ ubpe.errors.ModelFormatError: <tokenizer.json>: model type 'WordLevel' is not su
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import os
@@ -271,6 +272,12 @@ class _Reader:
         vocab, merges = self.vocab_and_merges(model)
         if vocab and max(vocab.values()) >= MAX_TOKENS:
             raise self.fail(f"the vocabulary names id {max(vocab.values())}; ids up to {MAX_TOKENS - 1} are supported")
+        if len(set(vocab.values())) != len(vocab):
+            # tokenizers reads such a file, but which token an id decodes to then depends on its
+            # hash map's order (one file decoded 121 as 'y' in one load and '{' in another)
+            shared = collections.Counter(vocab.values()).most_common(1)[0][0]
+            holders = [token for token, i in vocab.items() if i == shared][:3]
+            raise self.fail(f"the BPE model's `vocab` gives id {shared} to {len(holders)} tokens ({', '.join(map(repr, holders))})")
         steps = self.normalizer(doc.get("normalizer"))
         added = AddedTokens(_renumbered(self.added_tokens(doc.get("added_tokens")), vocab),
                             functools.partial(normalize, steps))

@@ -38,8 +38,8 @@ from ubpe_native._unigram import UnigramLattice
 
 from ..errors import ModelFormatError
 from ..vocabulary import ID_DTYPE, Vocabulary
-from .imported import (BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, ImportedTokenizer, batch_workers,
-                            check_doc, in_chunks)
+from .imported import (BYTE, CONTROL, NORMAL, SILENT_TYPES, UNKNOWN, UNUSED, USER_DEFINED, ImportedTokenizer, batch_workers,
+                            check_doc, in_chunks, token_bytes)
 from ..text.normalizers import Normalizer
 
 SPACE = "▁"
@@ -275,7 +275,8 @@ class CharModel(ImportedTokenizer):
         unless that piece is the unknown token -- the one rule of llama.cpp's detokenizer and
         sentencepiece's decoder, so that ``decode(encode(text)) == text``. What is written:
         for llama.cpp models every token's text (control tokens too, as
-        ``llama_detokenize(..., unparse_special=true)``); for sentencepiece models what
+        ``llama_detokenize(..., unparse_special=true)``; nothing for unused and undefined ones,
+        as there); for sentencepiece models what
         ``SentencePieceProcessor.decode`` writes (control tokens dropped, ``" ⁇ "`` for the
         unknown token)."""
         ids = self._check_ids(ids)
@@ -294,12 +295,14 @@ class CharModel(ImportedTokenizer):
         for i in self._check_ids(ids):
             kind = self.token_types[i]
             text = self.texts[i]
+            if kind in SILENT_TYPES and self.normalizer is None:  # llama.cpp's token_to_piece: nothing
+                continue
             if kind == BYTE and len(text) == 6 and text.startswith("<0x"):
                 out.append(bytes([int(text[3:5], 16)]))
             elif kind in (NORMAL, UNKNOWN) or kind == USER_DEFINED and self.normalizer is not None:
-                out.append(text.replace(SPACE, " ").encode("utf-8", "surrogatepass"))
+                out.append(token_bytes(text.replace(SPACE, " ")))
             else:
-                out.append(text.encode("utf-8", "surrogatepass"))
+                out.append(token_bytes(text))
         return b"".join(out)
 
     def describe(self) -> dict[str, Any]:
