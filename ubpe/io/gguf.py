@@ -7,6 +7,13 @@ element into a field object and took 9.4 s on llama.cpp's test vocabularies (6 s
 152k tokens alone) where this reader takes a fraction of a second. Every length is checked
 against the file size, so a truncated or corrupt file is one clear `ModelFormatError`.
 
+Where a file is odd, it is read as llama.cpp reads it (``gguf.cpp`` and ``llama-vocab.cpp`` of
+the llama-cpp-python 0.3.36 sdist): a string ends at its first NUL byte (llama.cpp reads strings
+through ``c_str()``), an empty token is ``[EMPTY_<id>]``, an unused or undefined token decodes
+to nothing; what llama.cpp refuses or aborts on is refused (a metadata key empty or given twice,
+an array of arrays, a token given twice); and a token type outside llama.cpp's enum (0..6),
+which it would read as undefined and no converter writes, is refused as corrupt.
+
 The tokenizer type (``tokenizer.ggml.model``) picks the model:
 
 * ``gpt2`` -> :class:`ubpe.models.ranked_bpe.ImportedBPE` (byte-level BPE with the
