@@ -135,7 +135,8 @@ def read_text(path: str | os.PathLike, what: str = "a ubpe model") -> str:
 
 def parse_json(text: str, what: str) -> Any:
     """``text`` as JSON (:class:`ModelFormatError` naming ``what`` if it is not, or if it nests
-    deeper than the decoder's own limit, about a thousand levels).
+    deeper than the decoder's own limit, about a thousand levels, or holds an integer of more
+    digits than Python converts).
 
     >>> parse_json("[" * 100_000 + "]" * 100_000, "x.json")
     Traceback (most recent call last):
@@ -146,6 +147,8 @@ def parse_json(text: str, what: str) -> Any:
         return json.loads(text)
     except (json.JSONDecodeError, TypeError) as exc:
         raise ModelFormatError(f"{what} is not valid JSON (corrupt or truncated?): {exc}") from None
+    except ValueError as exc:  # an integer of more digits than Python converts (4,300)
+        raise ModelFormatError(f"{what} holds a number too long to be a model's: {exc}") from None
     except RecursionError:
         raise ModelFormatError(f"{what} nests arrays and objects too deep to be a model file") from None
 

@@ -18,6 +18,8 @@ import pytest
 import ubpe
 from ubpe.errors import InvalidParameterError, ModelFormatError, UBPEError
 
+from bad_models import GGUF_ARRAY, GGUF_INT32, gguf_fields, gguf_join, gguf_tokens_edited, gguf_type_set
+
 
 class BadFile(NamedTuple):
     name: str
@@ -59,6 +61,48 @@ def _set(mapping, key, value):
     mapping[key] = value
 
 
+def _key_twice(data: bytes) -> bytes:
+    header, fields = gguf_fields(data)
+    return gguf_join(header, fields + [fields[-1]])
+
+
+def _nested_arrays(depth: int):
+    """A GGUF file with one more key: an array of arrays ``depth`` deep."""
+    def make(data: bytes) -> bytes:
+        value = struct.pack("<IQi", GGUF_INT32, 1, 1)
+        for _ in range(depth - 1):
+            value = struct.pack("<IQ", GGUF_ARRAY, 1) + value
+        header, fields = gguf_fields(data)
+        return gguf_join(header, fields + [(struct.pack("<Q", 8) + b"x.nested", struct.pack("<I", GGUF_ARRAY) + value)])
+    return make
+
+
+def _tokens(edit):
+    def make(data: bytes) -> bytes:
+        return gguf_tokens_edited(data, edit)
+    return make
+
+
+def _long_number(data: bytes) -> bytes:
+    """A JSON file with its first integer made 4,400 digits long (past Python's int conversion limit)."""
+    at = next(k for k, c in enumerate(data) if chr(c).isdigit() and data[k - 1:k] in (b" ", b":", b"["))
+    return data[:at] + b"1" + b"0" * 4400 + data[at:]
+
+
+def _first_tokens_swapped(doc):
+    """A ubpe 0.3.0 file whose ``ubpe_model`` body (which its checksum does not cover) holds
+    its first two tokens the other way round: a valid body, another model than the fields'."""
+    vocabulary = doc["ubpe_model"]["body"]["vocabulary"]
+    for values in vocabulary.values():
+        if isinstance(values, list):
+            values[0], values[1] = values[1], values[0]
+
+
+def _one_id_twice(doc):
+    vocab = doc["model"]["vocab"]
+    vocab["{"] = vocab["y"]
+
+
 ANY_FORMAT = [
     BadFile("empty", "ubpe", lambda d: b"", None, ModelFormatError, "is an empty file"),
     BadFile("blank lines", "ubpe", lambda d: b"\n\n  \n", None, ModelFormatError, "is an empty file"),
@@ -78,6 +122,9 @@ ANY_FORMAT = [
     BadFile("gguf read as ours", "gguf", lambda d: d, "ubpe", ModelFormatError, "is not valid JSON"),
     BadFile("spm read as hf", "sentencepiece", lambda d: d, "hf", ModelFormatError, "not an HF tokenizer.json (not UTF-8 text)"),
     BadFile("UTF-16 JSON", "ubpe", lambda d: d.decode().encode("utf-16"), None, ModelFormatError, "not a ubpe model nor any other"),
+    BadFile("ours: integer of 4,400 digits", "ubpe", _long_number, None, ModelFormatError, "a number too long"),
+    BadFile("0.3.0: integer of 4,400 digits", "ubpe030", _long_number, None, ModelFormatError, "a number too long"),
+    BadFile("tokenizer.json: integer of 4,400 digits", "hf", _long_number, None, ModelFormatError, "a number too long"),
 ]
 
 OURS = [
@@ -127,6 +174,14 @@ REFERENCE = [
     BadFile("cycle", "ubpe030", lambda d: json.dumps({"n_tokens": 4, "alphabet": {"a": 0, "b": 1}, "mapper": {"2": [3, 0], "3": [2, 1]}, "weights": {"2": 0.1, "3": 0.2}}).encode(), None, ModelFormatError, "built from itself"),
     BadFile("weight NaN", "ubpe030", _json(lambda doc: doc["weights"].update({k: float("nan") for k in doc["weights"]})), None, ModelFormatError, "finite"),
     BadFile("token id 2**40", "ubpe030", _json(lambda doc: doc["mapper"].update({str(2**40): [0, 1]})), None, ModelFormatError, "must be the ids 13.."),
+    BadFile("pair id 2**63", "ubpe030", _json(lambda doc: doc["mapper"].update({"13": [2**63, 1]})), None, ModelFormatError, "`mapper`: token 13 maps to"),
+    BadFile("pair id -2**63 - 1", "ubpe030", _json(lambda doc: doc["mapper"].update({"13": [-(2**63) - 1, 1]})), None, ModelFormatError, "`mapper`: token 13 maps to"),
+    BadFile("pair of itself", "ubpe030", _json(lambda doc: doc["mapper"].update({"13": [13, 1]})), None, ModelFormatError, "`mapper`: token 13 maps to"),
+    BadFile("ubpe_model body weight edited", "ubpe030",
+            _json(lambda doc: doc["ubpe_model"]["body"]["vocabulary"]["weights"].__setitem__(0, 0.123)), None, ModelFormatError,
+            "the `ubpe_model` body disagrees with the field `weights`"),
+    BadFile("ubpe_model body: two tokens swapped", "ubpe030", _json(_first_tokens_swapped), None, ModelFormatError,
+            "the `ubpe_model` body disagrees with the field `mapper`"),
 ]
 
 TIKTOKEN = [
@@ -142,6 +197,9 @@ TIKTOKEN = [
     BadFile("empty with format", "tiktoken", lambda d: b"", "tiktoken", ModelFormatError, "is an empty file"),
     BadFile("binary with format", "tiktoken", lambda d: b"\xff\xfe\x00" * 10, "tiktoken", ModelFormatError, "not ASCII"),
     BadFile("only one line", "tiktoken", lambda d: d.splitlines(keepends=True)[0], None, ModelFormatError, "single bytes have no rank"),
+    BadFile("rank of 4,400 digits", "tiktoken", lambda d: d + _b64(b"zz") + b" 1" + b"0" * 4400 + b"\n", None, ModelFormatError,
+            "is past tiktoken's 32-bit ranks"),
+    BadFile("rank 2**32", "tiktoken", lambda d: d + _b64(b"zz") + f" {2**32}\n".encode(), None, ModelFormatError, "is past tiktoken's 32-bit ranks"),
 ]
 
 MINBPE = [
@@ -155,6 +213,10 @@ MINBPE = [
     BadFile("merge of words", "minbpe", lambda d: b"minbpe v1\n\\w+\n0\na b\n", None, ModelFormatError, "an id must be a non-negative integer"),
     BadFile("pattern invalid", "minbpe", lambda d: b"minbpe v1\n(\n0\n", None, ModelFormatError, "regex"),
     BadFile("truncated", "minbpe", lambda d: d[:12], None, ModelFormatError, "needs a pattern line"),
+    BadFile("pattern nested 5,000 deep", "minbpe", lambda d: b"minbpe v1\n" + b"(" * 5000 + b"a" + b")" * 5000 + b"\n0\n", None,
+            ModelFormatError, "nests groups too deep to compile"),
+    BadFile("pattern of 1 MiB", "minbpe", lambda d: b"minbpe v1\n" + b"a" * (1 << 20) + b"\n0\n", None, ModelFormatError,
+            "characters long (at most 16,384)"),
 ]
 
 HF = [
@@ -168,6 +230,9 @@ HF = [
     BadFile("Precompiled normalizer", "hf", _json(lambda doc: _set(doc, "normalizer", {"type": "Precompiled", "precompiled_charsmap": ""})), None, ModelFormatError, "Precompiled"),
     BadFile("added token without id", "hf", _json(lambda doc: _set(doc, "added_tokens", [{"content": "<x>"}])), None, ModelFormatError, "added"),
     BadFile("split pattern invalid", "hf", _json(lambda doc: _set(doc, "pre_tokenizer", {"type": "Split", "pattern": {"Regex": "("}, "behavior": "Isolated", "invert": False})), None, ModelFormatError, "regex"),
+    BadFile("split pattern nested 5,000 deep", "hf", _json(lambda doc: _set(doc, "pre_tokenizer", {"type": "Split", "pattern": {"Regex": "(" * 5000 + ")" * 5000}, "behavior": "Isolated", "invert": False})),
+            None, ModelFormatError, "too deep to compile"),
+    BadFile("one id for two tokens", "hf", _json(_one_id_twice), None, ModelFormatError, "`vocab` gives id 121 to 2 tokens"),
 ]
 
 GGUF = [
@@ -179,6 +244,16 @@ GGUF = [
     BadFile("magic with format=gguf on JSON", "ubpe", lambda d: d, "gguf", ModelFormatError, "GGUF"),
     BadFile("tokenizer model rwkv", "gguf", lambda d: d.replace(b"gpt2", b"rwkv", 1), None, ModelFormatError, "'rwkv' is not supported"),
     BadFile("unknown pre-tokenizer", "gguf", lambda d: d.replace(b"gpt-2", b"gpt-9", 1), None, ModelFormatError, "pre-tokenizer 'gpt-9'"),
+    BadFile("token type -1", "gguf", lambda d: gguf_type_set(d, 100, -1), None, ModelFormatError, "tokenizer.ggml.token_type[100] is -1"),
+    BadFile("token type 7", "gguf", lambda d: gguf_type_set(d, 5, 7), None, ModelFormatError, "not a llama.cpp token type (0..6"),
+    BadFile("token type -2**31", "gguf", lambda d: gguf_type_set(d, 0, -(2**31)), "gguf", ModelFormatError, "not a llama.cpp token type"),
+    BadFile("key twice", "gguf", _key_twice, None, ModelFormatError, "is given twice"),
+    BadFile("array of arrays", "gguf", _nested_arrays(2), None, ModelFormatError, "an array of arrays"),
+    BadFile("arrays nested 5,000 deep", "gguf", _nested_arrays(5000), None, ModelFormatError, "an array of arrays"),
+    BadFile("token twice", "gguf", _tokens(lambda t: t.__setitem__(101, t[100])), None, ModelFormatError,
+            "tokenizer.ggml.tokens[101]"),
+    BadFile("token twice once cut at its NUL", "gguf", _tokens(lambda t: t.__setitem__(101, t[100] + b"\x00x")), None,
+            ModelFormatError, "is token 100 again"),
 ]
 
 SENTENCEPIECE = [

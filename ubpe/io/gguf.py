@@ -7,6 +7,13 @@ element into a field object and took 9.4 s on llama.cpp's test vocabularies (6 s
 152k tokens alone) where this reader takes a fraction of a second. Every length is checked
 against the file size, so a truncated or corrupt file is one clear `ModelFormatError`.
 
+Where a file is odd, it is read as llama.cpp reads it (``gguf.cpp`` and ``llama-vocab.cpp`` of
+the llama-cpp-python 0.3.36 sdist): a string ends at its first NUL byte (llama.cpp reads strings
+through ``c_str()``), an empty token is ``[EMPTY_<id>]``, an unused or undefined token decodes
+to nothing; what llama.cpp refuses or aborts on is refused (a metadata key empty or given twice,
+an array of arrays, a token given twice); and a token type outside llama.cpp's enum (0..6),
+which it would read as undefined and no converter writes, is refused as corrupt.
+
 The tokenizer type (``tokenizer.ggml.model``) picks the model:
 
 * ``gpt2`` -> :class:`ubpe.models.ranked_bpe.ImportedBPE` (byte-level BPE with the
@@ -54,6 +61,9 @@ DEFAULT_SPECIAL_IDS: dict[str, dict[str, int]] = {"gpt2": {"bos": 11, "eos": 11}
 # Largest array we accept (vocabularies hold up to a few hundred thousand entries).
 MAX_ARRAY_LENGTH = 1 << 26
 MAX_KV_COUNT = 1 << 20
+#: llama.cpp's token types are 0..6 (``LLAMA_TOKEN_TYPE_UNDEFINED`` .. ``LLAMA_TOKEN_TYPE_BYTE``);
+#: it reads any other value as undefined, which no converter writes: such a file is refused
+MAX_TOKEN_TYPE = 6
 
 
 def _gguf():
@@ -89,11 +99,7 @@ class _Cursor:
         n = self.unpack("<Q")
         if n > MAX_STRING_BYTES:
             raise ModelFormatError(f"{self.where}: a string of {n} bytes at offset {self.pos}: corrupt file")
-        raw = bytes(self.take(n))
-        try:
-            return raw.decode("utf-8")
-        except UnicodeDecodeError:
-            return raw.decode("utf-8", "surrogateescape")
+        return _as_llama_cpp_reads(bytes(self.take(n)))
 
 
     def strings(self, n: int) -> list[str]:
@@ -114,6 +120,21 @@ class _Cursor:
                 return [r.decode("utf-8", "surrogateescape") for r in joined.split(b"\0")]
         self.pos -= len(joined) - (n - 1) + 8 * n  # strings holding NUL: read them one by one
         return [self.string() for _ in range(n)]
+
+
+def _as_llama_cpp_reads(raw: bytes) -> str:
+    """A GGUF string as llama.cpp reads it: through ``c_str()`` (``gguf_get_arr_str``,
+    ``gguf_get_val_str``), so it ends at its first NUL byte; UTF-8, or its bytes kept as
+    surrogates where it is not.
+
+    >>> _as_llama_cpp_reads(b"Hello\\x00 world"), _as_llama_cpp_reads(b"\\xff")
+    ('Hello', '\\udcff')
+    """
+    raw = raw.split(b"\0", 1)[0]
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", "surrogateescape")
 
 
 
@@ -142,8 +163,9 @@ def _read_value(cursor: _Cursor, value_type: int, gguf, formats: dict[int, str])
     if item_type in formats:
         dtype = np.dtype(formats[item_type])
         return np.frombuffer(cursor.take(n * dtype.itemsize), dtype=dtype).copy()
-    if item_type == types.ARRAY:
-        return [_read_value(cursor, types.ARRAY, gguf, formats) for _ in range(n)]
+    if item_type == types.ARRAY:  # llama.cpp's gguf_init refuses arrays of arrays (no recursion here)
+        raise ModelFormatError(f"{cursor.where}: an array of arrays at offset {cursor.pos} "
+                               "(llama.cpp refuses nested GGUF arrays)")
     raise ModelFormatError(f"{cursor.where}: unknown array item type {item_type}")
 
 
@@ -185,6 +207,10 @@ def _read_kv(cursor: _Cursor, gguf, formats: dict[int, str]) -> dict[str, Any]:
     metadata: dict[str, Any] = {}
     for _ in range(n_kv):
         key = cursor.string()
+        if not key:  # llama.cpp's gguf_init refuses both
+            raise ModelFormatError(f"{cursor.where}: an empty metadata key at offset {cursor.pos}")
+        if key in metadata:
+            raise ModelFormatError(f"{cursor.where}: the metadata key {key[:80]!r} is given twice")
         value_type = cursor.unpack("<I")
         metadata[key] = _read_value(cursor, value_type, gguf, formats)
     return metadata
@@ -207,7 +233,15 @@ def from_metadata(metadata: dict[str, Any], *, where: str = "<gguf>"):
     if not isinstance(tokens, list) or not tokens:
         raise ModelFormatError(f"{where}: {keys.LIST} must be a non-empty array of strings")
     n = len(tokens)
+    tokens = _llama_cpp_tokens(tokens, keys.LIST, where)
     token_types = _array(metadata, keys.TOKEN_TYPE, n, where)
+    if token_types is not None:
+        outside = np.flatnonzero((token_types < 0) | (token_types > MAX_TOKEN_TYPE))
+        if len(outside):
+            k = int(outside[0])
+            raise ModelFormatError(f"{where}: {keys.TOKEN_TYPE}[{k}] is {token_types[k]}, not a llama.cpp token "
+                                   f"type (0..{MAX_TOKEN_TYPE}: undefined, normal, unknown, control, user-defined, "
+                                   "unused, byte)")
     scores = _array(metadata, keys.SCORES, n, where)
     specials = {name: _token_id(metadata, key, n, where) for name, key in (
         ("bos", keys.BOS_ID), ("eos", keys.EOS_ID), ("unk", keys.UNK_ID), ("pad", keys.PAD_ID))}
@@ -253,6 +287,21 @@ def _bert(metadata: dict[str, Any], tokens: list[str], token_types: np.ndarray |
     strip_accents = bool(metadata.get("tokenizer.ggml.normalizer.strip_accents", lowercase))
     return WordPiece(tokens, token_types=token_types, specials=specials, lowercase=lowercase,
                      strip_accents=strip_accents, name=name, where=where)
+
+
+def _llama_cpp_tokens(tokens: list[str], key: str, where: str) -> list[str]:
+    """The vocabulary as llama.cpp's ``llama_vocab::impl::load`` takes it: an empty token
+    becomes ``[EMPTY_<id>]`` (with a warning there), and a token given twice is refused (there
+    ``GGML_ASSERT(id_to_token.size() == token_to_id.size())`` aborts)."""
+    if "" in tokens:
+        tokens = [token or f"[EMPTY_{i}]" for i, token in enumerate(tokens)]
+    if len(set(tokens)) != len(tokens):
+        first: dict[str, int] = {}
+        for i, token in enumerate(tokens):
+            if first.setdefault(token, i) != i:
+                raise ModelFormatError(f"{where}: {key}[{i}] ({token[:40]!r}) is token {first[token]} again "
+                                       "(llama.cpp refuses a vocabulary with a token twice)")
+    return tokens
 
 
 def _array(metadata: dict[str, Any], key: str, n: int, where: str) -> np.ndarray | None:

@@ -38,6 +38,7 @@ ubpe.errors.ModelFormatError: <tokenizer.json>: model type 'WordLevel' is not su
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import os
@@ -46,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 import regex
 
 from ..models.hf import HFByteLevelBPE, HFCharBPE, HFEndOfWordBPE, HFPipeline
+from ..text.patterns import compile_pattern
 if TYPE_CHECKING:
     from ..models.wordpiece import HFWordPiece
 from ..text.hf_pipeline import BEHAVIORS, AddedToken, AddedTokens, PreTokenizer, normalize
@@ -104,9 +106,9 @@ class _Reader:
             return regex.compile(regex.escape(node["String"]))
         if isinstance(node, dict) and isinstance(node.get("Regex"), str):
             try:
-                return regex.compile(onig_regex(node["Regex"]))
-            except regex.error as exc:
-                raise self.fail(f"{component}'s regex does not compile: {exc}") from None
+                return compile_pattern(onig_regex(node["Regex"]), f"{component}'s regex", ModelFormatError)
+            except ModelFormatError as exc:
+                raise self.fail(str(exc)) from None
         raise self.fail(f"{component}'s pattern must be {{\"String\": ...}} or {{\"Regex\": ...}}, got {node!r:.80}")
 
     # -- components -------------------------------------------------------------------------
@@ -273,14 +275,25 @@ class _Reader:
                 raise self.fail(f"merge {line!r:.80} is neither \"a b\" nor [\"a\", \"b\"]")
         return vocab, merges
 
+    def check_ids(self, vocab: dict[str, int]) -> None:
+        """The vocabulary's ids are in range and each names one token."""
+        if vocab and max(vocab.values()) >= MAX_TOKENS:
+            raise self.fail(f"the vocabulary names id {max(vocab.values())}; ids up to {MAX_TOKENS - 1} are supported")
+        if len(set(vocab.values())) != len(vocab):
+            # tokenizers reads such a file, but which token an id decodes to then depends on its
+            # hash map's order (one file decoded 121 as 'y' in one load and '{' in another)
+            shared = collections.Counter(vocab.values()).most_common(1)[0][0]
+            holders = [token for token, i in vocab.items() if i == shared][:3]
+            raise self.fail(f"the model's `vocab` gives id {shared} to {len(holders)} tokens "
+                            f"({', '.join(map(repr, holders))})")
+
     def wordpiece(self, doc: dict, model: dict) -> HFWordPiece:
         from ..models.wordpiece import DEFAULT_MAX_CHARS, DEFAULT_PREFIX, HFWordPiece
 
         vocab = model.get("vocab")
         if not isinstance(vocab, dict) or not _ids_by_string(vocab):
             raise self.fail("the WordPiece model's `vocab` must map token strings to non-negative ids")
-        if vocab and max(vocab.values()) >= MAX_TOKENS:
-            raise self.fail(f"the vocabulary names id {max(vocab.values())}; ids up to {MAX_TOKENS - 1} are supported")
+        self.check_ids(vocab)
         unk, prefix = model.get("unk_token", "[UNK]"), model.get("continuing_subword_prefix", DEFAULT_PREFIX)
         limit = model.get("max_input_chars_per_word", DEFAULT_MAX_CHARS)
         if not isinstance(unk, str) or not isinstance(prefix, str):
@@ -316,8 +329,7 @@ class _Reader:
         if word_end is not None and not isinstance(word_end, str):
             raise self.fail(f"BPE `end_of_word_suffix` must be a string, got {word_end!r:.40}")
         vocab, merges = self.vocab_and_merges(model)
-        if vocab and max(vocab.values()) >= MAX_TOKENS:
-            raise self.fail(f"the vocabulary names id {max(vocab.values())}; ids up to {MAX_TOKENS - 1} are supported")
+        self.check_ids(vocab)
         pipeline = self.pipeline(doc, vocab)
         pre = pipeline.pre
         unk = model.get("unk_token")

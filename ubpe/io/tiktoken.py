@@ -56,6 +56,9 @@ from .format import Format
 
 _LINE = re.compile(rb"[A-Za-z0-9+/]+={0,2} [0-9]+(\r?\n|$)")
 _PADDING = "="
+#: tiktoken's ranks are 32-bit (``Rank = u32`` in its Rust core): a larger one it cannot load
+MAX_RANK = 2**32 - 1
+MAX_RANK_DIGITS = len(str(MAX_RANK))
 
 #: the pattern a ``.tiktoken`` file is read with when none is given and it is not pinned (API and CLI)
 DEFAULT_TIKTOKEN_PATTERN = DEFAULT_PATTERN
@@ -156,8 +159,11 @@ def parse_tiktoken(text: str, where: str = "<string>") -> dict[bytes, int]:
                 piece = base64.b64decode(encoded, validate=True)
             except (binascii.Error, ValueError):
                 raise ModelFormatError(f"{where}:{number}: {encoded[:40]!r} is not base64") from None
-        if not rank.isdigit():
+        if not (rank.isascii() and rank.isdigit()):
             raise ModelFormatError(f"{where}:{number}: rank {rank[:20]!r} is not a non-negative integer")
+        if len(rank) > MAX_RANK_DIGITS or int(rank) > MAX_RANK:
+            raise ModelFormatError(f"{where}:{number}: rank {rank[:20]}{'...' if len(rank) > 20 else ''} "
+                                   f"is past tiktoken's 32-bit ranks (at most {MAX_RANK})")
         if piece in ranks:
             raise ModelFormatError(f"{where}:{number}: token {piece!r} appears twice")
         ranks[piece] = int(rank)

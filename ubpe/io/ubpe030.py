@@ -91,9 +91,20 @@ def dumps(tok: Any) -> str:
         model["stop_tokens"] = sorted(pipeline.stop_tokens)
     model["mapper"] = tok.tokens_mapper["backward"]
     model["weights"] = tok.tokens_weights
-    fields = json.loads(json.dumps(model))  # as a reader sees them: object keys become str
-    model[EXTRA_KEY] = {"fields_checksum": checksum(fields), "body": BODIES[tok.variant][0](tok)}
+    model[EXTRA_KEY] = {"fields_checksum": checksum(_as_read(model)), "body": BODIES[tok.variant][0](tok)}
     return json.dumps(model)
+
+
+def _as_read(fields: dict) -> dict:
+    """The reference's fields as a reader sees them (object keys become str)."""
+    return json.loads(json.dumps(fields))
+
+
+def _reference_fields(tok: Any) -> dict:
+    """The reference's fields of ``tok``, as :func:`dumps` writes them and a reader sees them."""
+    model = json.loads(dumps(tok))
+    model.pop(EXTRA_KEY)
+    return model
 
 
 def loads(
@@ -155,9 +166,12 @@ def _from_extra_key(model: dict, what: str) -> Any:
     body = extra.get("body") if isinstance(extra, dict) else None
     if fields_match and isinstance(body, dict) and body.get("variant") in (UNIVERSAL, CLASSIC):
         try:
-            return BODIES[body["variant"]][1](body, what)
+            exact = BODIES[body["variant"]][1](body, what)
         except UBPEError as exc:
             reason = str(exc)
+        else:
+            _check_body_matches_fields(exact, model, what)
+            return exact
     else:
         reason = "it does not match the reference's fields (the file was edited by another tool?)"
     warnings.warn(
@@ -167,6 +181,21 @@ def _from_extra_key(model: dict, what: str) -> Any:
         stacklevel=4,
     )
     return None
+
+
+def _check_body_matches_fields(exact: Any, model: dict, what: str) -> None:
+    """Refuse a file whose ``ubpe_model`` body (not covered by its checksum, which covers the
+    reference's fields) says another model than the fields do: ubpe 0.3.0 reads the fields, we
+    would read the body, and the two would give other ids."""
+    try:
+        written = _reference_fields(exact)
+    except UBPEError as exc:
+        raise ModelFormatError(f"{what}: the `{EXTRA_KEY}` body holds a model the reference's fields cannot: {exc}") from None
+    for field in sorted(set(written) | set(model)):
+        if written.get(field) != model.get(field):
+            raise ModelFormatError(
+                f"{what}: the `{EXTRA_KEY}` body disagrees with the field `{field}` (the file was edited?): "
+                "ubpe 0.3.0 would read another model from its fields")
 
 
 def guess_variant(model: dict) -> str:
@@ -197,6 +226,11 @@ def _vocabulary(mapper: dict, weights: dict, n_base: int, *, classic: bool) -> V
         raise ModelFormatError("the model's weights and mapper name different tokens")
     seqs = [seq for _, seq in entries]
     token_weights = [weight_of[t] for t in ids]
+    limit = n_base + len(ids) if classic else n_base  # a pair names any token, a piece base ids
+    for token, seq in entries:
+        if not seq or not all(0 <= x < limit and x != token for x in seq):
+            raise ModelFormatError(f"the model's `mapper`: token {token} maps to {list(seq)[:8]}, not to "
+                                   f"{'a pair of other ids' if classic else 'base ids'} below {limit}")
     if classic:
         if any(len(s) != 2 for s in seqs):
             raise ModelFormatError("a classic model maps every token to a pair")

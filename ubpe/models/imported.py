@@ -74,7 +74,10 @@ def check_doc(text: Any) -> str:
     return text
 
 # llama.cpp token types (gguf.TokenType; 0 is "undefined"); sentencepiece's piece types agree
-NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
+UNDEFINED, NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 0, 1, 2, 3, 4, 5, 6
+#: the types whose tokens llama.cpp's ``token_to_piece`` writes nothing for ("we accept all
+#: unsupported token types, suppressing them like CONTROL tokens")
+SILENT_TYPES = (UNDEFINED, UNUSED)
 NATIVE = "native"
 #: encoders whose objective or distribution is per-token weights (``weights=``)
 SAMPLE = "sample"
@@ -82,7 +85,24 @@ WEIGHTED_ENCODERS = (SAMPLE, "additive")
 #: how to give a model without weights some (the message of every refusal that needs them)
 NO_WEIGHTS_HINT = ("its file holds no weights; give it idf weights from a corpus with "
                    "tok.fit_weights(texts) (command line: --fit-weights FILE)")
+
+
+def token_bytes(text: str) -> bytes:
+    """The bytes a token's text stands for when decoded: UTF-8, a byte that is no UTF-8 (read
+    from a GGUF file as a surrogate, ``surrogateescape``) given back as that byte, and any other
+    lone surrogate (a JSON file's ``"\\ud83d"``) as its three bytes.
+
+    >>> token_bytes("a\\udc80"), token_bytes("\\ud83d")
+    (b'a\\x80', b'\\xed\\xa0\\xbd')
+    """
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
+
+
 _ASCII_SPACES = " \t\n\v\f\r"
+
 
 def partition_specials(text: str, specials: Sequence[tuple[str, int, bool, bool]]) -> list[str | int]:
     """Cut ``text`` at special tokens: ``[fragment or token id]`` (llama.cpp's

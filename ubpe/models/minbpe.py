@@ -22,6 +22,7 @@ import numpy as np
 import regex
 
 from ..errors import InvalidParameterError, ModelFormatError
+from ..text.patterns import compile_pattern
 from .ranked_bpe import BYTE_TO_CHAR, CONTROL, NORMAL, UNUSED, ImportedBPE
 
 N_BYTES = 256
@@ -56,11 +57,8 @@ class MinbpeBPE(ImportedBPE):
             n_vocab = max(n_vocab, token + 1)
         if len(set(specials.values())) != len(specials):
             raise ModelFormatError(f"{where}: two special tokens share an id")
-        try:
-            self.pattern = pattern
-            self._regex = regex.compile(pattern)
-        except regex.error as exc:
-            raise ModelFormatError(f"{where}: the split pattern is not a valid regex: {exc}") from None
+        self.pattern = pattern
+        self._regex = compile_pattern(pattern, f"{where}: the split pattern", ModelFormatError)
         texts = ["".join(BYTE_TO_CHAR[b] for b in piece) for piece in raw] + [""] * (n_vocab - len(raw))
         types = np.full(n_vocab, UNUSED, dtype=np.int32)
         types[: len(raw)] = NORMAL

@@ -30,7 +30,7 @@ from ubpe_native._tables import StringIds
 
 from ..vocabulary import ID_DTYPE, Vocabulary
 from .chunks import docs_matching, encode_chunk, run_chunks, text_lengths
-from .imported import BYTE, CONTROL, NORMAL, UNUSED, ImportedTokenizer, batch_workers
+from .imported import BYTE, CONTROL, NORMAL, SILENT_TYPES, UNUSED, ImportedTokenizer, batch_workers, token_bytes
 
 __all__ = ["BYTE_TO_CHAR", "CHAR_TO_BYTE", "ImportedBPE", "Scan", "byte_level_raw",
            "cut_digits", "split_merge_lines", "split_merges", "whole_words",
@@ -270,9 +270,11 @@ class ImportedBPE(ImportedTokenizer):
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
         out = []
         for i in self._check_ids(ids):
-            raw = self._raw[i]
-            out.append(raw if raw is not None and self.token_types[i] in (NORMAL, BYTE)
-                       else self.texts[i].encode("utf-8", "surrogatepass"))
+            raw, kind = self._raw[i], self.token_types[i]
+            if kind in SILENT_TYPES:  # llama.cpp's token_to_piece writes nothing for them
+                continue
+            out.append(raw if raw is not None and kind in (NORMAL, BYTE)
+                       else token_bytes(self.texts[i]))
         return b"".join(out)
 
     def describe(self) -> dict[str, Any]:
@@ -290,9 +292,12 @@ def byte_level_raw(texts: list[str]) -> list[bytes | None]:
     """The bytes every GPT-2-alphabet string stands for, or None for one that is not such a
     string (`_unmapped` of each, at once).
 
-    >>> byte_level_raw(["Ġa", "<一>", "ĠĠ"])
-    [b' a', None, b'  ']
+    >>> byte_level_raw(["Ġa", "<一>", "ĠĠ", "a\\0b"])
+    [b' a', None, b'  ', None]
     """
+    if any("\0" in text for text in texts):  # NUL is no GPT-2 alphabet character: no such string
+        clean = byte_level_raw([text for text in texts if "\0" not in text])[::-1]
+        return [None if "\0" in text else clean.pop() for text in texts]
     joined = "\0".join(texts)  # NUL is not in the alphabet: it only separates
     codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     table = np.full(0x300, -1, dtype=np.int16)

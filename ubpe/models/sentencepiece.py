@@ -23,6 +23,8 @@ goes the general way (`CharModel._general_encode`) in its place.
 
 from __future__ import annotations
 
+import bisect
+
 from typing import Any, ClassVar
 
 import numpy as np
@@ -36,8 +38,8 @@ from ubpe_native._unigram import UnigramLattice
 
 from ..errors import ModelFormatError
 from ..vocabulary import ID_DTYPE, Vocabulary
-from .imported import (BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, ImportedTokenizer, batch_workers,
-                            check_doc, in_chunks)
+from .imported import (BYTE, CONTROL, NORMAL, SILENT_TYPES, UNKNOWN, UNUSED, USER_DEFINED, ImportedTokenizer, batch_workers,
+                            check_doc, in_chunks, token_bytes)
 from ..text.normalizers import Normalizer
 
 SPACE = "▁"
@@ -273,7 +275,8 @@ class CharModel(ImportedTokenizer):
         unless that piece is the unknown token -- the one rule of llama.cpp's detokenizer and
         sentencepiece's decoder, so that ``decode(encode(text)) == text``. What is written:
         for llama.cpp models every token's text (control tokens too, as
-        ``llama_detokenize(..., unparse_special=true)``); for sentencepiece models what
+        ``llama_detokenize(..., unparse_special=true)``; nothing for unused and undefined ones,
+        as there); for sentencepiece models what
         ``SentencePieceProcessor.decode`` writes (control tokens dropped, ``" ⁇ "`` for the
         unknown token)."""
         ids = self._check_ids(ids)
@@ -292,12 +295,14 @@ class CharModel(ImportedTokenizer):
         for i in self._check_ids(ids):
             kind = self.token_types[i]
             text = self.texts[i]
+            if kind in SILENT_TYPES and self.normalizer is None:  # llama.cpp's token_to_piece: nothing
+                continue
             if kind == BYTE and len(text) == 6 and text.startswith("<0x"):
                 out.append(bytes([int(text[3:5], 16)]))
             elif kind in (NORMAL, UNKNOWN) or kind == USER_DEFINED and self.normalizer is not None:
-                out.append(text.replace(SPACE, " ").encode("utf-8", "surrogatepass"))
+                out.append(token_bytes(text.replace(SPACE, " ")))
             else:
-                out.append(text.encode("utf-8", "surrogatepass"))
+                out.append(token_bytes(text))
         return b"".join(out)
 
     def describe(self) -> dict[str, Any]:
@@ -348,11 +353,23 @@ class SentencePieceBPE(CharModel):
             return token
 
         distinct, rank_of_token = np.unique(-self.scores.astype(np.float64), return_inverse=True)
+        # Both halves of a cut are shorter than the piece and are tokens or single characters:
+        # only cuts at such lengths are tried, so a piece far longer than the others costs one
+        # pass, not a lookup of every one of its cuts (quadratic in its length: a 256 KiB piece
+        # took 21 s).
+        lengths = sorted({len(text) for text in self.texts} | {1})
+        has_length = set(lengths)
         left, right, result, rank = [], [], [], []
         for token, text in enumerate(self.texts):
             if not mergeable[token]:
                 continue
-            for cut in range(1, len(text)):
+            size = len(text)
+            if size > 1:
+                symbol(text[:1])  # its id as a character that is no token, numbered in the same order
+            longest = lengths[bisect.bisect_left(lengths, size) - 1] if size > 1 else 0
+            for cut in range(max(1, size - longest), min(size - 1, longest) + 1):
+                if cut not in has_length or size - cut not in has_length:
+                    continue
                 a = symbol(text[:cut])
                 if a is None:
                     continue
