@@ -32,6 +32,10 @@ from ubpe.errors import (
     UnknownTokenError,
 )
 
+# these tests are about how warnings reach the user: the suite's filters (pyproject.toml) do not apply
+pytestmark = [pytest.mark.filterwarnings("default::ubpe.errors.VocabularySizeWarning"),
+              pytest.mark.filterwarnings("default::ubpe.errors.IgnoredInputWarning")]
+
 
 class Bad(NamedTuple):
     name: str

@@ -23,6 +23,10 @@ from ubpe.cli import main
 
 from vocab_corpora import whisper_file
 
+# these tests are about how warnings reach the user: the suite's filters (pyproject.toml) do not apply
+pytestmark = [pytest.mark.filterwarnings("default::ubpe.errors.VocabularySizeWarning"),
+              pytest.mark.filterwarnings("default::ubpe.errors.IgnoredInputWarning")]
+
 
 class BadRun(NamedTuple):
     name: str
