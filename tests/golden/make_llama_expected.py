@@ -25,7 +25,9 @@ plus `EXTRA_TEXTS`, which reach each tokenizer's special cases), and per vocabul
 llama.cpp's ids of every text (``add_special=False, parse_special=False``), its
 ``llama_detokenize(ids, remove_special=False, unparse_special=True)`` of them (null where it
 gives the text back), and the same
-for `SPECIAL_TEXTS` with ``add_special=True, parse_special=True``.
+for `SPECIAL_TEXTS` with ``add_special=True, parse_special=True``; the same for the variants of
+nomic-bert-moe in `vocab_corpora.T5_VARIANTS` (written as GGUF files with the ``gguf`` package)
+on a third of the texts.
 """
 
 from __future__ import annotations
@@ -35,16 +37,20 @@ import json
 import struct
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE.parent.parent))
 
-from vocab_corpora import varied_texts, vocab_path  # noqa: E402
+from vocab_corpora import T5_VARIANTS, varied_texts, variant_metadata, vocab_path, write_gguf  # noqa: E402
 
 OUT = HERE / "llama_vocab_expected.json.gz"
 VOCABS = ("nomic-bert-moe", "gemma-4", "bert-bge")
+#: variants of nomic-bert-moe (`vocab_corpora.T5_VARIANTS`) are checked on every VARIANT_STRIDE-th
+#: text of the corpus and all of EXTRA_TEXTS
+VARIANT_OF, VARIANT_STRIDE = "nomic-bert-moe", 3
 ADD_SPECIAL, PARSE_SPECIAL = 1, 2
 # texts that reach what the corpus may miss: unused pieces ([PAD…]) and control tokens as
 # text, literal ▁, runs of newlines, tabs and spaces beyond any token, gemma4's user-defined
@@ -83,6 +89,15 @@ def run(tool: str, model: Path, texts: list[str], flags: int) -> list[tuple[list
     return out
 
 
+def record_vocab(tool: str, model: Path, texts: list[str]) -> dict:
+    plain = run(tool, model, texts, 0)
+    special = run(tool, model, SPECIAL_TEXTS, ADD_SPECIAL | PARSE_SPECIAL)
+    print(f"{model.name}: {len(texts)} texts, {sum(len(ids) for ids, _ in plain)} ids")
+    return {"ids": [ids for ids, _ in plain],
+            "decoded": [None if back == text else back for text, (_, back) in zip(texts, plain)],
+            "special_ids": [ids for ids, _ in special], "special_decoded": [text for _, text in special]}
+
+
 def main() -> None:
     if len(sys.argv) != 2:
         raise SystemExit(__doc__)
@@ -90,14 +105,14 @@ def main() -> None:
     texts = list(dict.fromkeys(varied_texts() + EXTRA_TEXTS))
     record = {"texts": texts, "special_texts": SPECIAL_TEXTS, "vocabs": {}}
     for name in VOCABS:
-        model = vocab_path(name)
-        plain = run(tool, model, texts, 0)
-        special = run(tool, model, SPECIAL_TEXTS, ADD_SPECIAL | PARSE_SPECIAL)
-        record["vocabs"][name] = {
-            "ids": [ids for ids, _ in plain],
-            "decoded": [None if back == text else back for text, (_, back) in zip(texts, plain)],
-            "special_ids": [ids for ids, _ in special], "special_decoded": [text for _, text in special]}
-        print(f"{name}: {len(texts)} texts, {sum(len(ids) for ids, _ in plain)} ids")
+        record["vocabs"][name] = record_vocab(tool, vocab_path(name), texts)
+    record["variant_texts"] = variant_texts = texts[::VARIANT_STRIDE] + EXTRA_TEXTS
+    record["variants"] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        for variant in T5_VARIANTS:
+            path = Path(folder) / f"{VARIANT_OF}~{variant}.gguf"
+            write_gguf(variant_metadata(VARIANT_OF, variant), path)
+            record["variants"][variant] = record_vocab(tool, path, variant_texts)
     with gzip.open(OUT, "wt", encoding="utf-8", compresslevel=9) as f:
         json.dump(record, f, ensure_ascii=False, separators=(",", ":"))
     print(f"wrote {OUT} ({OUT.stat().st_size} bytes)")

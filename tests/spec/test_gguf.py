@@ -118,7 +118,7 @@ def test_corrupt_lengths_are_rejected(tmp_path):
 
 
 def test_unsupported_model_type_names_the_supported_ones():
-    with pytest.raises(ModelFormatError, match=r"'bert' is not supported; supported: gpt2, llama"):
+    with pytest.raises(ModelFormatError, match=r"'bert' is not supported; supported: gpt2, llama, t5, gemma4"):
         gguf_io.read(vocab_path("bert-bge"))
 
 

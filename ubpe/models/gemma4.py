@@ -110,7 +110,7 @@ class Gemma4BPE(CharModel):
         return self._kernel.encode(data, bounds).tolist()
 
     def _parts(self, text: str) -> list[np.ndarray]:
-        return [part for piece in _LINES.findall(text) for part in super()._parts(piece)]
+        return [part for piece in _LINES.findall(text) for part in CharModel._parts(self, piece)]
 
     def _piece_order(self, model_ids: list[int]) -> np.ndarray:
         """By the first merge that makes each piece (pieces no merge makes come last)."""

@@ -284,17 +284,19 @@ class CharModel(ImportedTokenizer):
         (`_adds_dummy_prefix`), one space is removed from the start of the first piece written,
         unless that piece is the unknown token -- the one rule of llama.cpp's detokenizer and
         sentencepiece's decoder, so that ``decode(encode(text)) == text``. What is written:
-        for llama.cpp models every token's text (control tokens too, as
+        for llama.cpp models every token's text but unused ones' (control tokens too, as
         ``llama_detokenize(..., unparse_special=true)``); for sentencepiece models what
         ``SentencePieceProcessor.decode`` writes (control tokens dropped, ``" ⁇ "`` for the
         unknown token)."""
         ids = self._check_ids(ids)
         unk = self.special_ids.get("unk")
-        if self._llama_text:
-            written, data = ids, self.decode_bytes(ids)
-        else:
-            written = [i for i in ids if self.token_types[i] not in (CONTROL, UNUSED)]
-            data = b"".join(_UNK_SURFACE.encode("utf-8") if i == unk else self.decode_bytes([i]) for i in written)
+        if self._llama_text:  # the first token loses a leading space even if it writes nothing
+            pieces = [b"" if self.token_types[i] == UNUSED else self.decode_bytes([i]) for i in ids]
+            if pieces and self._adds_dummy_prefix() and pieces[0].startswith(b" "):
+                pieces[0] = pieces[0][1:]
+            return b"".join(pieces).decode("utf-8", errors=errors)
+        written = [i for i in ids if self.token_types[i] not in (CONTROL, UNUSED)]
+        data = b"".join(_UNK_SURFACE.encode("utf-8") if i == unk else self.decode_bytes([i]) for i in written)
         if written and written[0] != unk and self._adds_dummy_prefix() and data.startswith(b" "):
             data = data[1:]
         return data.decode("utf-8", errors=errors)
@@ -558,9 +560,14 @@ class LlamaUnigram(SentencePieceUnigram):
       prefix in front of each (sentencepiece normalizes the whole text once);
     * with ``remove_extra_whitespaces`` a ``▁`` goes in front of every word, the first one too,
       even when ``add_space_prefix`` is false (sentencepiece: only with ``add_dummy_prefix``);
+    * the dummy prefix goes in front of the first character that is no space, so a text of
+      spaces only gets none (sentencepiece: at the start of any text);
     * unused pieces are matched and chosen like normal ones (sentencepiece never picks them:
       ``[PAD250001]`` is one id here, nine there);
     * a user-defined piece scores 0 in the lattice (sentencepiece: ``0.1 * (bytes - 1)``);
+    * where the text starts like a user-defined piece, that start is not normalized, whole
+      piece or not (llama.cpp's matcher returns the longest path it walked: with ``ab``
+      user-defined, the ``a`` of ``a`` + U+0323 is not composed with its accent);
     * path scores add up in double precision without sentencepiece's float32 rounding and
       renormalisation, so near ties may resolve differently;
     * no byte fallback: a character no piece covers is the unknown id, one per run;
@@ -584,15 +591,21 @@ class LlamaUnigram(SentencePieceUnigram):
         flags.update(add_space_prefix=add_space_prefix,
                      add_bos=bool(flags.get("add_bos") or False),
                      add_eos=True if flags.get("add_eos") is None else bool(flags["add_eos"]))
+        user = tuple(t for t, kind in zip(tokens, np.asarray(token_types).tolist()) if kind == USER_DEFINED and t)
         try:
             normalizer = Normalizer(precompiled_charsmap, add_dummy_prefix=add_space_prefix or remove_extra,
-                                    remove_extra_whitespaces=remove_extra, escape_whitespaces=True)
+                                    remove_extra_whitespaces=remove_extra, escape_whitespaces=True,
+                                    protected=user, protect_prefixes=True)
         except ModelFormatError as exc:
             raise ModelFormatError(f"{where}: {exc}") from None
         self.architecture = architecture
         self._init_char_model(tokens, scores, token_types, specials, flags, name, None, where, normalizer)
         self._kernel = self._build_lattice(llama=True)
-        self._pipeline = self._build_llama_unigram_pipeline()
+        # the C normalizer puts the dummy prefix in front of a text of spaces too (with spaces
+        # kept, such a text must go the general way: _prepare), and has no llama.cpp matcher
+        # of user-defined pieces
+        general = (add_space_prefix and not remove_extra) or bool(user)
+        self._pipeline = None if general else self._build_llama_unigram_pipeline()
 
     @property
     def _llama_text(self) -> bool:
@@ -608,6 +621,10 @@ class LlamaUnigram(SentencePieceUnigram):
         user = [t.encode("utf-8", "surrogatepass") for t, _, _, _ in self._special_table(False)]
         return SpmPipeline(native, self._kernel, False, b"".join(user), blob_offsets(user))
 
+    def _native(self, text: str) -> list[int]:
+        # (the normalizer wrote bytes that are no UTF-8 as surrogateescape code points)
+        return self._kernel.encode(text.encode("utf-8", "surrogateescape")).tolist()
+
     def _strip_flags(self, token: int) -> tuple[bool, bool]:
         return self.texts[token] == _MASK and self.architecture in _MASK_LSTRIP_ARCHITECTURES, False
 
@@ -615,11 +632,14 @@ class LlamaUnigram(SentencePieceUnigram):
         return ImportedTokenizer._fragments(self, text, parse_special)
 
     def _prepare(self, fragments: list[str | int]) -> list[str | int]:
-        """Each text fragment normalized on its own (llama.cpp's ``normalize``); empty ones go."""
+        """Each text fragment normalized on its own (llama.cpp's ``normalize``); empty ones go,
+        and one of spaces only has no dummy prefix."""
         out: list[str | int] = []
         for fragment in fragments:
             if isinstance(fragment, str):
                 fragment = self.normalizer(fragment)
+                if self.normalizer.add_dummy_prefix and not fragment.strip(SPACE):
+                    fragment = fragment[1:]
                 if not fragment:
                     continue
             out.append(fragment)
