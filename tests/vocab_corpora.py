@@ -136,6 +136,24 @@ T5_VARIANTS = {
 }
 
 
+def t5_near_tie() -> dict:
+    """A tiny ``t5`` vocabulary where ``a`` + ``b`` and ``ab`` tie in float32 sums but not in
+    double: -0.5 + -(0.5 - 2^-25) = -1 + 2^-25 rounds to -1.0 in float32 (half-way, to even),
+    so sentencepiece keeps the ``ab`` it found first while llama.cpp's double sum prefers
+    ``a b``."""
+    import numpy as np
+
+    return {"general.architecture": "t5", "tokenizer.ggml.model": "t5",
+            "tokenizer.ggml.tokens": ["<pad>", "</s>", "<unk>", "a", "b", "ab"],
+            "tokenizer.ggml.scores": np.array([0, 0, 0, -0.5, -(0.5 - 2**-25), -1.0], np.float32),
+            "tokenizer.ggml.token_type": np.array([3, 3, 2, 1, 1, 1], np.int32),
+            "tokenizer.ggml.add_space_prefix": False}
+
+
+#: tiny vocabularies built here: name -> (metadata, texts)
+SYNTHETIC = {"t5-near-tie": (t5_near_tie, ["ab", "abab", "ba", "a b", "aab"])}
+
+
 def variant_metadata(name: str, variant: str) -> dict:
     """The metadata of ``ggml-vocab-<name>.gguf`` with `T5_VARIANTS` ``[variant]``'s changes."""
     from ubpe.io.gguf import read_metadata

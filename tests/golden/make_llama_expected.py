@@ -27,7 +27,7 @@ llama.cpp's ids of every text (``add_special=False, parse_special=False``), its
 gives the text back), and the same
 for `SPECIAL_TEXTS` with ``add_special=True, parse_special=True``; the same for the variants of
 nomic-bert-moe in `vocab_corpora.T5_VARIANTS` (written as GGUF files with the ``gguf`` package)
-on a third of the texts.
+on a third of the texts, and for the tiny vocabularies of `vocab_corpora.SYNTHETIC` on theirs.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE.parent.parent))
 
-from vocab_corpora import T5_VARIANTS, varied_texts, variant_metadata, vocab_path, write_gguf  # noqa: E402
+from vocab_corpora import SYNTHETIC, T5_VARIANTS, varied_texts, variant_metadata, vocab_path, write_gguf  # noqa: E402
 
 OUT = HERE / "llama_vocab_expected.json.gz"
 VOCABS = ("nomic-bert-moe", "gemma-4", "bert-bge")
@@ -113,6 +113,11 @@ def main() -> None:
             path = Path(folder) / f"{VARIANT_OF}~{variant}.gguf"
             write_gguf(variant_metadata(VARIANT_OF, variant), path)
             record["variants"][variant] = record_vocab(tool, path, variant_texts)
+        record["synthetic"] = {}
+        for name, (metadata, synthetic_texts) in SYNTHETIC.items():
+            path = Path(folder) / f"{name}.gguf"
+            write_gguf(metadata(), path)
+            record["synthetic"][name] = record_vocab(tool, path, synthetic_texts)
     with gzip.open(OUT, "wt", encoding="utf-8", compresslevel=9) as f:
         json.dump(record, f, ensure_ascii=False, separators=(",", ":"))
     print(f"wrote {OUT} ({OUT.stat().st_size} bytes)")

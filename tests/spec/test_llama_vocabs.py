@@ -30,7 +30,7 @@ from ubpe.errors import ModelFormatError
 from ubpe.io import gguf as gguf_io
 from ubpe.io import sentencepiece as spm_io
 
-from vocab_corpora import T5_VARIANTS, variant_metadata, vocab_path, write_gguf
+from vocab_corpora import SYNTHETIC, T5_VARIANTS, t5_near_tie, variant_metadata, vocab_path, write_gguf
 
 FIXTURE = Path(__file__).resolve().parents[1] / "golden" / "llama_vocab_expected.json.gz"
 T5, GEMMA4 = "nomic-bert-moe", "gemma-4"
@@ -149,8 +149,10 @@ def _spm_proto(metadata: dict) -> bytes:
         proto.pieces.add(piece=text, score=score, type=kind)
     spec = proto.trainer_spec
     spec.model_type = pb2.TrainerSpec.UNIGRAM
+    defaults = gguf_io.DEFAULT_SPECIAL_IDS["t5"]  # llama.cpp's, where the file names none
     spec.unk_id, spec.bos_id, spec.eos_id, spec.pad_id = (
-        metadata[key] for key in (keys.UNK_ID, keys.BOS_ID, keys.EOS_ID, keys.PAD_ID))
+        metadata.get(key, defaults.get(name, -1)) for key, name in (
+            (keys.UNK_ID, "unk"), (keys.BOS_ID, "bos"), (keys.EOS_ID, "eos"), (keys.PAD_ID, "pad")))
     charsmap = metadata.get(keys.PRECOMPILED_CHARSMAP)
     if charsmap is not None:
         proto.normalizer_spec.precompiled_charsmap = charsmap.tobytes()
@@ -209,6 +211,30 @@ def test_t5_sentencepiece_differences_are_llama_cpp_rules(variant):
         assert set(DISAGREE[variant]) <= differ
     else:
         assert not differ
+
+
+@pytest.mark.parametrize("name", list(SYNTHETIC))
+def test_tiny_vocabularies_equal_llama_cpp(name):
+    record = _expected()["synthetic"][name]
+    metadata, texts = SYNTHETIC[name]
+    tok = gguf_io.from_metadata(metadata())
+    assert [tok.encode(text) for text in texts] == record["ids"]
+    assert [tok.encode(text, add_special=True, parse_special=True) for text in _expected()["special_texts"]] == \
+        record["special_ids"]
+
+
+def test_t5_path_sums_are_double_as_in_llama_cpp():
+    """On a near tie (`vocab_corpora.t5_near_tie`) llama.cpp's double sums choose ``a b`` (its
+    fixture ids), sentencepiece's float32 sums keep ``ab``, and each of ubpe's readers follows
+    its own reference."""
+    spm = pytest.importorskip("sentencepiece")
+    metadata = t5_near_tie()
+    llama = gguf_io.from_metadata(metadata)
+    data = _spm_proto(metadata)
+    reference, ours = spm.SentencePieceProcessor(model_proto=data), spm_io.from_bytes(data)
+    a, b, ab = (llama.piece_to_id(piece) for piece in ("a", "b", "ab"))
+    assert llama.encode("ab") == [a, b] == _expected()["synthetic"]["t5-near-tie"]["ids"][0]
+    assert reference.encode("ab") == ours.encode("ab") == [ab]
 
 
 # -- every encoder of the registry ---------------------------------------------------------------
