@@ -154,7 +154,7 @@ def test_scanner_path_equals_regex_path(name):
     assert checked > 500
 
 
-@pytest.mark.parametrize("name", ["gpt-2", "llama-spm"])
+@pytest.mark.parametrize("name", ["gpt-2", "llama-spm", "nomic-bert-moe", "gemma-4"])
 def test_tokenizer_contract(name):
     from ubpe.models.ubpe import Tokenizer
 
@@ -167,7 +167,7 @@ def test_tokenizer_contract(name):
     assert len(inventory.ids) == tok.n_vocab and inventory.lengths[ids[0]] >= 1
     assert tok.covers("Hello") and tok.n_symbols("héllo") in (5, 6)
     assert tok.describe()["n_vocab"] == tok.n_vocab
-    if name == "gpt-2":
+    if name in ("gpt-2", "gemma-4"):
         assert inventory.merges and all(tok.pieces([t])[0] == tok.pieces([a])[0] + tok.pieces([b])[0]
                                         for t, (a, b) in list(inventory.merges.items())[:100])
 

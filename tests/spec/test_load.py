@@ -53,7 +53,7 @@ def test_format_overrides_detection_and_unknown_formats_name_the_known(tmp_path)
     assert {"gguf", "sentencepiece", "ubpe", "ubpe030", "tiktoken"} <= set(supported("read"))
 
 
-@pytest.mark.parametrize("name", ["llama-bpe", "phi-3"])
+@pytest.mark.parametrize("name", ["llama-bpe", "phi-3", "nomic-bert-moe"])
 def test_imported_models_keep_the_contract_and_the_cli_takes_them(name, capsys):
     from ubpe import Tokenizer
     from ubpe.cli import main
