@@ -3,7 +3,7 @@
 ``gemma4`` (``ggml-vocab-gemma-4.gguf``, with llama.cpp's own ``.inp`` / ``.out`` tests).
 
 The reference is llama.cpp built from the pinned llama-cpp-python sdist:
-``tests/golden/make_llama_expected.py`` ran its ``llama_tokenize`` / ``llama_detokenize`` on
+``tests/fixtures/make_llama_expected.py`` ran its ``llama_tokenize`` / ``llama_detokenize`` on
 1,040 varied texts (`vocab_corpora.varied_texts`: prose, the UDHR's scripts, Python source,
 random code points, whitespace runs, emoji, plus texts that reach each tokenizer's special
 cases) and on variants of the t5 file that reach what the shipped file does not
@@ -32,7 +32,7 @@ from ubpe.io import sentencepiece as spm_io
 
 from vocab_corpora import SYNTHETIC, T5_VARIANTS, t5_near_tie, variant_metadata, vocab_path, write_gguf
 
-FIXTURE = Path(__file__).resolve().parents[1] / "golden" / "llama_vocab_expected.json.gz"
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "llama_vocab_expected.json.gz"
 T5, GEMMA4 = "nomic-bert-moe", "gemma-4"
 MIN_TEXTS = 1000
 # encoders that need options to run at all
