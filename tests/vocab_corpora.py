@@ -105,3 +105,95 @@ def varied_texts(n_random: int = 100, seed: int = 0) -> list[str]:
     code_points = [*range(0x20, 0xD800), *range(0xE000, 0x30000)]
     lines += ["".join(chr(rng.choice(code_points)) for _ in range(rng.randint(1, 20))) for _ in range(n_random)]
     return lines + _AWKWARD
+
+
+# -- variants of a GGUF file's tokenizer, to reach what the shipped file does not ------------------
+
+#: tokens that `T5_VARIANTS`' "user-unused" variant makes user-defined (matched in the raw text)
+T5_USER_DEFINED = ("ing", ",", "中文", "ab")
+
+
+def _t5_user_unused(metadata: dict) -> dict:
+    """Unused pieces of score 0 (llama.cpp chooses them, sentencepiece never does) and a few
+    normal tokens made user-defined (cut out of the raw text before normalizing)."""
+    import numpy as np
+
+    types = metadata["tokenizer.ggml.token_type"].copy()
+    scores = metadata["tokenizer.ggml.scores"].copy()
+    scores[types == 5] = 0.0  # UNUSED
+    index = {t: i for i, t in enumerate(metadata["tokenizer.ggml.tokens"])}
+    types[[index[t] for t in T5_USER_DEFINED]] = 4  # USER_DEFINED
+    return {"tokenizer.ggml.token_type": types.astype(np.int32), "tokenizer.ggml.scores": scores}
+
+
+#: variants of nomic-bert-moe's ``t5`` tokenizer: name -> metadata changes (None: key removed)
+T5_VARIANTS = {
+    "no-prefix": lambda m: {"tokenizer.ggml.add_space_prefix": False},
+    "keep-spaces": lambda m: {"tokenizer.ggml.remove_extra_whitespaces": False},
+    "no-charsmap": lambda m: {"tokenizer.ggml.precompiled_charsmap": None,
+                              "tokenizer.ggml.add_bos_token": None, "tokenizer.ggml.add_eos_token": None},
+    "user-unused": _t5_user_unused,
+}
+
+
+def t5_near_tie() -> dict:
+    """A tiny ``t5`` vocabulary where ``a`` + ``b`` and ``ab`` tie in float32 sums but not in
+    double: -0.5 + -(0.5 - 2^-25) = -1 + 2^-25 rounds to -1.0 in float32 (half-way, to even),
+    so sentencepiece keeps the ``ab`` it found first while llama.cpp's double sum prefers
+    ``a b``."""
+    import numpy as np
+
+    return {"general.architecture": "t5", "tokenizer.ggml.model": "t5",
+            "tokenizer.ggml.tokens": ["<pad>", "</s>", "<unk>", "a", "b", "ab"],
+            "tokenizer.ggml.scores": np.array([0, 0, 0, -0.5, -(0.5 - 2**-25), -1.0], np.float32),
+            "tokenizer.ggml.token_type": np.array([3, 3, 2, 1, 1, 1], np.int32),
+            "tokenizer.ggml.add_space_prefix": False}
+
+
+#: tiny vocabularies built here: name -> (metadata, texts)
+SYNTHETIC = {"t5-near-tie": (t5_near_tie, ["ab", "abab", "ba", "a b", "aab"])}
+
+
+def variant_metadata(name: str, variant: str) -> dict:
+    """The metadata of ``ggml-vocab-<name>.gguf`` with `T5_VARIANTS` ``[variant]``'s changes."""
+    from ubpe.io.gguf import read_metadata
+
+    metadata = read_metadata(vocab_path(name))
+    for key, value in T5_VARIANTS[variant](metadata).items():
+        if value is None:
+            metadata.pop(key, None)
+        else:
+            metadata[key] = value
+    return metadata
+
+
+def write_gguf(metadata: dict, path: Path) -> None:
+    """A vocabulary-only GGUF file holding ``metadata`` (`ubpe.io.gguf.read_metadata`'s
+    shape) with the value types of llama.cpp's vocabulary files: integers UINT32, reals
+    FLOAT32, arrays their dtype. Needs the ``gguf`` package."""
+    import gguf
+    import numpy as np
+
+    types = gguf.GGUFValueType
+    array_types = {np.dtype(np.uint8): types.UINT8, np.dtype(np.int8): types.INT8, np.dtype(np.int32): types.INT32,
+                   np.dtype(np.uint32): types.UINT32, np.dtype(np.float32): types.FLOAT32}
+    metadata = dict(metadata)
+    writer = gguf.GGUFWriter(str(path), arch=metadata.pop("general.architecture"))
+    for key, value in metadata.items():
+        if isinstance(value, bool):
+            kind, sub = types.BOOL, None
+        elif isinstance(value, int):
+            kind, sub = types.UINT32, None
+        elif isinstance(value, float):
+            kind, sub = types.FLOAT32, None
+        elif isinstance(value, str):
+            kind, sub = types.STRING, None
+        elif isinstance(value, list):
+            kind, sub = types.ARRAY, types.STRING
+        else:
+            kind, sub, value = types.ARRAY, array_types[value.dtype], value.tolist()
+        writer.add_key_value(key, value, kind, sub_type=sub)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()

@@ -213,7 +213,7 @@ cdef class SpmPipeline:
         cdef const uint8_t* text
         cdef Py_ssize_t size, start
         cdef vector[int64_t] cuts
-        cdef vector[float] best_score  # the lattice's scratch, reused from text to text
+        cdef vector[double] best_score  # the lattice's scratch, reused from text to text
         cdef vector[int64_t] best_start, path
         cdef vector[id_t] best_id
         for k in range(data.size()):
@@ -235,7 +235,7 @@ cdef class SpmPipeline:
         return 0
 
     cdef int _encode_one(self, const uint8_t* text, Py_ssize_t start, Py_ssize_t stop, vector[id_t]& out,
-                         string& normalized, BpeScratch scratch, vector[float]& best_score,
+                         string& normalized, BpeScratch scratch, vector[double]& best_score,
                          vector[int64_t]& best_start, vector[id_t]& best_id,
                          vector[int64_t]& path) except -1 nogil:
         """Appends the ids of the stretch ``text[start:stop]``."""

@@ -16,11 +16,12 @@ cdef class UnigramLattice:
     cdef readonly float unk_score
     cdef id_t byte_fallback[256]
     cdef bint has_byte_fallback
+    cdef readonly bint double_sums  # llama.cpp's sums (see the module docstring)
 
     cdef void _build_trie(self, const uint8_t[::1] blob, const int64_t[::1] offsets,
                           const id_t[::1] ids) except *
     cdef Py_ssize_t _grow(self, vector[int32_t]& free_up, Py_ssize_t size) except -1
     cdef int _encode(self, const uint8_t* data, Py_ssize_t size, vector[id_t]& out) except -1 nogil
     cdef int _encode_with(self, const uint8_t* data, Py_ssize_t size, vector[id_t]& out,
-                          vector[float]& best_score, vector[int64_t]& best_start,
+                          vector[double]& best_score, vector[int64_t]& best_start,
                           vector[id_t]& best_id, vector[int64_t]& path) except -1 nogil

@@ -10,6 +10,11 @@ first character alone, an unknown node of score ``min score - 10`` covers it; th
 scores are shifted back to 0 when they leave +-1e5 (as sentencepiece does on long texts).
 Unknown pieces become their bytes' ``<0xXX>`` ids (byte fallback) or one unknown id per run.
 
+``double_sums=True`` is llama.cpp's ``llm_tokenizer_ugm`` instead (GGUF ``t5``): the same walk,
+but path scores add up in double precision and are never shifted, so a near tie can resolve
+the other way than in sentencepiece's float32 sums (user-defined pieces score 0 there: the
+caller passes them as pieces of score 0).
+
 >>> import numpy as np
 >>> pieces = [b"a", b"b", b"ab"]
 >>> lattice = UnigramLattice(b"".join(pieces), np.array([0, 1, 2, 4]), np.array([3, 4, 5], np.int32),
@@ -48,7 +53,7 @@ cdef Py_ssize_t _first_free(vector[int32_t]& free_up, Py_ssize_t j) noexcept nog
 
 cdef class UnigramLattice:
     """``UnigramLattice(blob, offsets, ids, scores, user_defined, unk_id, unk_score,
-    byte_fallback)``: piece ``k`` is ``blob[offsets[k]:offsets[k+1]]`` with id ``ids[k]``,
+    byte_fallback, double_sums=False)``: piece ``k`` is ``blob[offsets[k]:offsets[k+1]]`` with id ``ids[k]``,
     score ``scores[k]`` and ``user_defined[k]``; ``byte_fallback[b]`` is the id of byte ``b``'s
     piece, or -1 everywhere when the model has no byte fallback (unknown runs -> ``unk_id``).
     Unused pieces are left out by the caller but their text must still be a trie path, so
@@ -59,8 +64,9 @@ cdef class UnigramLattice:
     def __init__(self, const uint8_t[::1] blob not None, const int64_t[::1] offsets not None,
                  const id_t[::1] ids not None, const float[::1] scores not None,
                  const uint8_t[::1] user_defined not None, id_t unk_id, float unk_score,
-                 const id_t[::1] byte_fallback not None):
+                 const id_t[::1] byte_fallback not None, bint double_sums=False):
         cdef Py_ssize_t n = ids.shape[0], k, j
+        self.double_sums = double_sums
         if offsets.shape[0] != n + 1 or scores.shape[0] != n or user_defined.shape[0] != n:
             raise ValueError("offsets, ids, scores and user_defined disagree in length")
         if n:
@@ -200,17 +206,21 @@ cdef class UnigramLattice:
 
     cdef int _encode(self, const uint8_t* data, Py_ssize_t size, vector[id_t]& out) except -1 nogil:
         # the growing vectors raise MemoryError through ``except -1``
-        cdef vector[float] best_score
+        cdef vector[double] best_score
         cdef vector[int64_t] best_start, path
         cdef vector[id_t] best_id
         return self._encode_with(data, size, out, best_score, best_start, best_id, path)
 
     cdef int _encode_with(self, const uint8_t* data, Py_ssize_t size, vector[id_t]& out,
-                          vector[float]& best_score, vector[int64_t]& best_start,
+                          vector[double]& best_score, vector[int64_t]& best_start,
                           vector[id_t]& best_id, vector[int64_t]& path) except -1 nogil:
-        """`_encode` with the caller's scratch vectors (reused from text to text)."""
+        """`_encode` with the caller's scratch vectors (reused from text to text). The scores
+        are held as doubles; without ``double_sums`` every one is a float32 sum, as
+        sentencepiece computes it."""
         cdef Py_ssize_t starts_at = 0, max_frontier = 0, key_pos, i, mblen, length, end
-        cdef float till, offset, score, candidate
+        cdef double till, candidate
+        cdef float offset, score
+        cdef bint in_float = not self.double_sums
         cdef bint has_single
         cdef int64_t node, child, n_slots = self.da_check.size()
         cdef int32_t entry
@@ -224,11 +234,11 @@ cdef class UnigramLattice:
         best_id.resize(size + 1, -1)
         while starts_at < size:
             till = best_score[starts_at]
-            if till < -RESET_THRESHOLD or till > RESET_THRESHOLD:
-                offset = till
+            if in_float and (till < -RESET_THRESHOLD or till > RESET_THRESHOLD):
+                offset = <float>till
                 for i in range(starts_at, max_frontier + 1):
                     if i == starts_at or best_start[i] != -1:
-                        best_score[i] -= offset
+                        best_score[i] = <float>(<float>best_score[i] - offset)
                 till = 0.0
             has_single = False
             mblen = utf8_length(data[starts_at])
@@ -251,7 +261,7 @@ cdef class UnigramLattice:
                     score = <float>(0.1 * (length - 1))
                 else:
                     score = self.scores[entry]
-                candidate = score + till
+                candidate = <float>(score + <float>till) if in_float else score + till
                 if best_start[end] == -1 or candidate > best_score[end]:
                     best_score[end] = candidate
                     best_start[end] = starts_at
@@ -262,7 +272,7 @@ cdef class UnigramLattice:
                 end = starts_at + mblen
                 if end > max_frontier:
                     max_frontier = end
-                candidate = self.unk_score + till
+                candidate = <float>(self.unk_score + <float>till) if in_float else self.unk_score + till
                 if best_start[end] == -1 or candidate > best_score[end]:
                     best_score[end] = candidate
                     best_start[end] = starts_at

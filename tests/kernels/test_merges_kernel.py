@@ -1,10 +1,13 @@
 """The imported models' kernels (`_merges.PairMerges`, `_unigram.UnigramLattice`) check every
-argument at their ``def`` boundary: bad arrays are a ValueError, never a crash."""
+argument at their ``def`` boundary: bad arrays are a ValueError, never a crash; the unigram
+lattice is a short reference Viterbi's, in float32 (sentencepiece) and double (llama.cpp) sums."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ubpe_native._merges import PairMerges, pack_units
 from ubpe_native._unigram import UnigramLattice
@@ -79,3 +82,53 @@ def lattice(**changes):
 def test_bad_unigram_tables_are_refused(changes, message):
     with pytest.raises(ValueError, match=message):
         lattice(**changes)
+
+
+def viterbi_reference(pieces: dict[bytes, tuple[int, float]], unk_id: int, unk_score: float, data: bytes,
+                      in_float32: bool) -> list[int]:
+    """llama.cpp's ``llm_tokenizer_ugm::tokenize`` on ASCII ``data`` (one byte, one character):
+    from each position every piece that matches offers ``best + score`` to its end, shortest
+    first, replacing the best only when strictly greater; an unknown node where no piece covers
+    the character; runs of unknown ids collapse. ``in_float32``: every sum rounded to float32
+    (sentencepiece's arithmetic, short texts: no renormalisation)."""
+    add = (lambda x, y: float(np.float32(np.float32(x) + np.float32(y)))) if in_float32 else (lambda x, y: x + y)
+    best: list[tuple[float, int, int] | None] = [None] * (len(data) + 1)
+    best[0] = (0.0, 0, -1)
+    for start in range(len(data)):
+        till = best[start][0]
+        for end in range(start + 1, len(data) + 1):
+            found = pieces.get(data[start:end])
+            if found is not None:
+                candidate = add(till, found[1])
+                if best[end] is None or candidate > best[end][0]:
+                    best[end] = (candidate, start, found[0])
+        if data[start : start + 1] not in pieces:
+            candidate = add(till, unk_score)
+            if best[start + 1] is None or candidate > best[start + 1][0]:
+                best[start + 1] = (candidate, start, unk_id)
+    out, end = [], len(data)
+    while end > 0:
+        _, start, token = best[end]
+        if not (out and token == unk_id and out[-1] == unk_id):
+            out.append(token)
+        end = start
+    return out[::-1]
+
+
+@settings(max_examples=150, deadline=None)
+@given(pieces=st.dictionaries(st.text("abc", min_size=1, max_size=3).map(str.encode),
+                              st.floats(-4, 0, width=32), min_size=1, max_size=10),
+       text=st.text("abcd", max_size=12).map(str.encode), double_sums=st.booleans())
+def test_unigram_lattice_is_the_reference_viterbi(pieces, text, double_sums):
+    """``double_sums``: llama.cpp's sums; else sentencepiece's float32 ones (their near ties
+    resolve differently: `tests/spec/test_llama_vocabs.py` shows one against both systems)."""
+    keys = sorted(pieces)
+    table = {key: (k + 1, pieces[key]) for k, key in enumerate(keys)}
+    unk_score = float(np.float32(min(pieces.values())) - np.float32(10.0))
+    kernel = UnigramLattice(np.frombuffer(b"".join(keys), np.uint8), i64(np.cumsum([0] + [len(k) for k in keys])),
+                            i32(range(1, len(keys) + 1)), np.asarray([pieces[k] for k in keys], np.float32),
+                            np.zeros(len(keys), np.uint8), 0, unk_score, np.full(256, -1, np.int32),
+                            double_sums=double_sums)
+    want = viterbi_reference(table, 0, unk_score, text, not double_sums)
+    assert kernel.encode(np.frombuffer(text, np.uint8)).tolist() == want
+    assert kernel.double_sums == double_sums

@@ -119,7 +119,7 @@ def test_corrupt_lengths_are_rejected(tmp_path):
 
 def test_unsupported_model_type_names_the_supported_ones():
     metadata = {"tokenizer.ggml.model": "rwkv", "tokenizer.ggml.tokens": ["a", "b"]}
-    with pytest.raises(ModelFormatError, match=r"v.gguf: GGUF tokenizer model 'rwkv' is not supported; supported: gpt2, llama"):
+    with pytest.raises(ModelFormatError, match=r"v.gguf: GGUF tokenizer model 'rwkv' is not supported; supported: gpt2, llama, bert, t5, gemma4"):
         gguf_io.from_metadata(metadata, where="v.gguf")
 
 
@@ -155,7 +155,7 @@ def test_scanner_path_equals_regex_path(name):
     assert checked > 500
 
 
-@pytest.mark.parametrize("name", ["gpt-2", "llama-spm"])
+@pytest.mark.parametrize("name", ["gpt-2", "llama-spm", "nomic-bert-moe", "gemma-4"])
 def test_tokenizer_contract(name):
     from ubpe.models.ubpe import Tokenizer
 
@@ -168,7 +168,7 @@ def test_tokenizer_contract(name):
     assert len(inventory.ids) == tok.n_vocab and inventory.lengths[ids[0]] >= 1
     assert tok.covers("Hello") and tok.n_symbols("héllo") in (5, 6)
     assert tok.describe()["n_vocab"] == tok.n_vocab
-    if name == "gpt-2":
+    if name in ("gpt-2", "gemma-4"):
         assert inventory.merges and all(tok.pieces([t])[0] == tok.pieces([a])[0] + tok.pieces([b])[0]
                                         for t, (a, b) in list(inventory.merges.items())[:100])
 

@@ -21,7 +21,11 @@ The tokenizer type (``tokenizer.ggml.model``) picks the model:
 * ``llama`` -> :class:`ubpe.models.sentencepiece.SentencePieceBPE` (score-ordered merges, ``▁``,
   dummy prefix, byte fallback);
 * ``bert`` -> :class:`ubpe.models.wordpiece.WordPiece` (llama.cpp's WPM: BERT's normalization,
-  greedy longest-match-first, ``[CLS] ... [SEP]`` with ``add_special``).
+  greedy longest-match-first, ``[CLS] ... [SEP]`` with ``add_special``);
+* ``t5`` (llama.cpp's UGM) -> :class:`ubpe.models.sentencepiece.LlamaUnigram` (sentencepiece's
+  unigram model and normalizer with its ``precompiled_charsmap``, run by llama.cpp's rules);
+* ``gemma4`` -> :class:`ubpe.models.gemma4.Gemma4BPE` (merges by rank over characters, ``▁``
+  for spaces, no dummy prefix, lines and newline runs apart, ``<0xXX>`` byte fallback).
 
 What ``encode(..., add_special=True)`` adds follows llama.cpp's reading of the file: the
 ``add_bos_token`` / ``add_eos_token`` keys where present, else llama.cpp's defaults (``llama``:
@@ -29,7 +33,7 @@ a BOS; ``gpt2``: a BOS for the Llama 3 pre-tokenizers, `ubpe.text.pretokenizers.
 nothing for the others), with llama.cpp's default special ids (`DEFAULT_SPECIAL_IDS`) where
 the file names none.
 
-Others (t5, ...) raise `ModelFormatError` naming the type and the supported ones.
+Others (rwkv, ...) raise `ModelFormatError` naming the type and the supported ones.
 
 >>> detect(b"GGUF\\x03\\x00\\x00\\x00"), detect(b"{}")
 (True, False)
@@ -52,12 +56,13 @@ from .format import Format
 #: A GGUF file's first four bytes.
 MAGIC = b"GGUF"
 SUPPORTED_VERSIONS = (2, 3)
-SUPPORTED_MODELS = ("gpt2", "llama", "bert")
+SUPPORTED_MODELS = ("gpt2", "llama", "bert", "t5", "gemma4")
 # Largest key or string we accept (a chat template is a few kB; tokens are short).
 MAX_STRING_BYTES = 1 << 24
 #: llama.cpp's special token ids for a tokenizer type whose file names none (llama_vocab::impl::load);
 #: an id the file gives, if it is a token, wins.
-DEFAULT_SPECIAL_IDS: dict[str, dict[str, int]] = {"gpt2": {"bos": 11, "eos": 11}, "llama": {"bos": 1, "eos": 2, "unk": 0}}
+DEFAULT_SPECIAL_IDS: dict[str, dict[str, int]] = {"gpt2": {"bos": 11, "eos": 11}, "llama": {"bos": 1, "eos": 2, "unk": 0},
+                                                  "t5": {"eos": 1, "unk": 2, "pad": 0}}
 # Largest array we accept (vocabularies hold up to a few hundred thousand entries).
 MAX_ARRAY_LENGTH = 1 << 26
 MAX_KV_COUNT = 1 << 20
@@ -270,6 +275,30 @@ def from_metadata(metadata: dict[str, Any], *, where: str = "<gguf>"):
 
         return SentencePieceBPE(tokens, scores, token_types=token_types, specials=specials,
                                 flags=flags, name=name, variant="gguf:llama", where=where)
+    if model == "t5":
+        from ..models.sentencepiece import LlamaUnigram
+
+        if scores is None or token_types is None:
+            raise ModelFormatError(f"{where}: a t5 (unigram) tokenizer needs {keys.SCORES} and {keys.TOKEN_TYPE}")
+        if not np.all(np.isfinite(scores)):
+            raise ModelFormatError(f"{where}: {keys.SCORES} holds a NaN or infinite score")
+        if specials["unk"] is None:
+            raise ModelFormatError(f"{where}: a t5 (unigram) tokenizer needs an unknown token ({keys.UNK_ID})")
+        charsmap = metadata.get(keys.PRECOMPILED_CHARSMAP, np.zeros(0, np.uint8))
+        if not isinstance(charsmap, np.ndarray) or charsmap.dtype not in (np.uint8, np.int8):
+            raise ModelFormatError(f"{where}: {keys.PRECOMPILED_CHARSMAP} must be an array of bytes")
+        flags["remove_extra_whitespaces"] = metadata.get(keys.REMOVE_EXTRA_WS)
+        return LlamaUnigram(tokens, scores, token_types=token_types, precompiled_charsmap=charsmap.tobytes(),
+                            specials=specials, flags=flags, name=name,
+                            architecture=str(metadata.get("general.architecture", "")), where=where)
+    if model == "gemma4":
+        from ..models.gemma4 import Gemma4BPE
+
+        merges = metadata.get(keys.MERGES)
+        if not isinstance(merges, list):
+            raise ModelFormatError(f"{where}: a gemma4 tokenizer needs {keys.MERGES} (an array of strings)")
+        return Gemma4BPE(tokens, merges, scores=scores, token_types=token_types, specials=specials,
+                         flags=flags, name=name, where=where)
     raise ModelFormatError(f"{where}: GGUF tokenizer model {model!r} is not supported; "
                            f"supported: {', '.join(SUPPORTED_MODELS)}")
 

@@ -11,7 +11,10 @@
   (:class:`ImportedTokenizer`; ``contract`` is its share of the contract);
 * ``ranked_bpe`` - BPE with explicit merge ranks over bytes (GGUF ``gpt2``, HF byte-level,
   minbpe: :class:`ImportedBPE`); ``minbpe`` is minbpe's flavour of it;
-* ``sentencepiece`` - sentencepiece BPE and unigram (``.model`` files and GGUF ``llama``);
+* ``sentencepiece`` - sentencepiece BPE and unigram (``.model`` files and GGUF ``llama``),
+  and llama.cpp's unigram (GGUF ``t5``: :class:`LlamaUnigram`);
+* ``gemma4`` - llama.cpp's ``gemma4`` GGUF tokenizer: merges by rank over characters
+  (:class:`Gemma4BPE`);
 * ``tekken`` - Mistral's tekken files: byte-level BPE behind a block of special tokens;
 * ``clip`` - CLIP's merges (open_clip's ``SimpleTokenizer``): ``</w>``-marked BPE over bytes;
 * ``hf`` - Hugging Face ``tokenizer.json`` BPE models (byte-level and character-level);
@@ -36,7 +39,8 @@ if TYPE_CHECKING:
     from .bytelevel import ByteLevelBPE
     from .imported import ImportedTokenizer
     from .ranked_bpe import ImportedBPE
-    from .sentencepiece import SentencePieceBPE, SentencePieceUnigram
+    from .gemma4 import Gemma4BPE
+    from .sentencepiece import LlamaUnigram, SentencePieceBPE, SentencePieceUnigram
     from .tekken import TekkenBPE
     from .clip import CLIPBPE
     from .base import Tokenizer
@@ -52,6 +56,8 @@ _LAZY = {
     "ImportedBPE": ".ranked_bpe",
     "SentencePieceBPE": ".sentencepiece",
     "SentencePieceUnigram": ".sentencepiece",
+    "LlamaUnigram": ".sentencepiece",
+    "Gemma4BPE": ".gemma4",
     "TekkenBPE": ".tekken",
     "CLIPBPE": ".clip",
 }

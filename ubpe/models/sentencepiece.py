@@ -90,6 +90,13 @@ class CharModel(ImportedTokenizer):
             self._user_regex = regex.compile("|".join(regex.escape(t) for t in sorted(user, key=len, reverse=True))) \
                 if user else None
 
+    @property
+    def _llama_text(self) -> bool:
+        """Whether text and ids are handled as llama.cpp does (special tokens cut out first, a
+        text holding a user-defined token encoded by fragments, every token written by
+        `decode`), else as sentencepiece does."""
+        return self.normalizer is None
+
     def _byte_token(self, byte: int) -> int | None:
         token = self._text_to_id.get(f"<0x{byte:02X}>")
         if token is None and byte < 0x80 and self.normalizer is None:  # llama.cpp's second try
@@ -161,7 +168,7 @@ class CharModel(ImportedTokenizer):
         return SpmPipeline(native, model)
 
     def encode(self, doc: str, *, add_special: bool = False, parse_special: bool = False) -> list[int]:
-        if self._pipeline is None or (parse_special and self.normalizer is None):
+        if self._pipeline is None or (parse_special and self._llama_text):
             return self._general_encode(doc, add_special=add_special, parse_special=parse_special)
         return self._with_specials(self._run([doc])[0], add_special)
 
@@ -246,11 +253,16 @@ class CharModel(ImportedTokenizer):
             if len(self.texts[i]) >= 2:
                 pieces.append([self._base_of[c] for c in self.texts[i]])
                 model_ids.append(i)
-        order = np.argsort(-self.scores[model_ids], kind="stable")
+        order = self._piece_order(model_ids)
         vocabulary = Vocabulary.from_pieces(
             len(base_expansion), [pieces[k] for k in order], np.zeros(len(pieces)),
             ranks=np.arange(len(pieces), dtype=np.int64))
         return vocabulary, np.asarray(model_ids, dtype=np.int64)[order], base_expansion
+
+    def _piece_order(self, model_ids: list[int]) -> np.ndarray:
+        """The order of the pieces (given by model id) in the ubpe vocabulary: by score,
+        highest first."""
+        return np.argsort(-self.scores[model_ids], kind="stable")
 
     # -- decoding ---------------------------------------------------------------------------
 
@@ -265,7 +277,7 @@ class CharModel(ImportedTokenizer):
         """Whether `encode` puts a space in front of the text (the *dummy prefix*), which
         `decode` then takes away: llama.cpp's ``add_space_prefix`` (its detokenizer's
         ``remove_space``), sentencepiece's ``add_dummy_prefix`` (unless whitespace is a suffix)."""
-        if self.normalizer is None:
+        if self._llama_text:
             return self.add_space_prefix
         return self.normalizer.add_dummy_prefix and not self.normalizer.treat_whitespace_as_suffix
 
@@ -281,11 +293,13 @@ class CharModel(ImportedTokenizer):
         unknown token)."""
         ids = self._check_ids(ids)
         unk = self.special_ids.get("unk")
-        if self.normalizer is None:
-            written, data = ids, self.decode_bytes(ids)
-        else:
-            written = [i for i in ids if self.token_types[i] not in (CONTROL, UNUSED)]
-            data = b"".join(_UNK_SURFACE.encode("utf-8") if i == unk else self.decode_bytes([i]) for i in written)
+        if self._llama_text:  # the first token loses a leading space even if it writes nothing
+            pieces = [b"" if self.token_types[i] == UNUSED else self.decode_bytes([i]) for i in ids]
+            if pieces and self._adds_dummy_prefix() and pieces[0].startswith(b" "):
+                pieces[0] = pieces[0][1:]
+            return b"".join(pieces).decode("utf-8", errors=errors)
+        written = [i for i in ids if self.token_types[i] not in (CONTROL, UNUSED)]
+        data = b"".join(_UNK_SURFACE.encode("utf-8") if i == unk else self.decode_bytes([i]) for i in written)
         if written and written[0] != unk and self._adds_dummy_prefix() and data.startswith(b" "):
             data = data[1:]
         return data.decode("utf-8", errors=errors)
@@ -295,11 +309,11 @@ class CharModel(ImportedTokenizer):
         for i in self._check_ids(ids):
             kind = self.token_types[i]
             text = self.texts[i]
-            if kind in SILENT_TYPES and self.normalizer is None:  # llama.cpp's token_to_piece: nothing
+            if kind in SILENT_TYPES and self._llama_text:  # llama.cpp's token_to_piece: nothing
                 continue
             if kind == BYTE and len(text) == 6 and text.startswith("<0x"):
                 out.append(bytes([int(text[3:5], 16)]))
-            elif kind in (NORMAL, UNKNOWN) or kind == USER_DEFINED and self.normalizer is not None:
+            elif kind in (NORMAL, UNKNOWN) or kind == USER_DEFINED and not self._llama_text:
                 out.append(token_bytes(text.replace(SPACE, " ")))
             else:
                 out.append(token_bytes(text))
@@ -473,7 +487,8 @@ def blob_offsets(parts: list[bytes]) -> np.ndarray:
 
 # unigram weights: a base symbol that is no piece (only byte tokens spell it)
 UNSPELT_WEIGHT = -1e6
-#: sentencepiece's ``kUnkPenalty``: the unknown token scores this much below the lowest piece
+#: the unknown piece scores this much below the lowest normal piece (sentencepiece's
+#: ``kUnkPenalty``, llama.cpp's ``unknown_token_score_penalty``)
 UNK_PENALTY = 10.0
 
 
@@ -490,26 +505,41 @@ class SentencePieceUnigram(CharModel):
                  name: str = "", where: str = "<tokens>", normalizer: Normalizer):
         self._init_char_model(tokens, scores, token_types, specials, flags, name, None, where,
                               normalizer)
+        self._kernel = self._build_lattice()
+        self._pipeline = self._build_pipeline(self._kernel)
+
+    def _build_lattice(self, *, llama: bool = False) -> UnigramLattice:
+        """The Viterbi kernel over the normal, user-defined and unused pieces: sentencepiece's
+        (unused pieces never chosen, user-defined ones scored by length, byte fallback, float32
+        sums) or, with ``llama``, llama.cpp's ``llm_tokenizer_ugm`` (unused pieces chosen like
+        normal ones, user-defined ones scored 0, no byte fallback, double sums)."""
         in_trie = np.isin(self.token_types, (NORMAL, USER_DEFINED, UNUSED))
         chosen = [i for i in np.flatnonzero(in_trie).tolist() if self.texts[i]]
         encoded = [self.texts[i].encode("utf-8", "surrogatepass") for i in chosen]
-        offsets = np.zeros(len(chosen) + 1, dtype=np.int64)
-        np.cumsum([len(e) for e in encoded], out=offsets[1:])
         normal = self.token_types == NORMAL
-        min_score = float(self.scores[normal].min()) if normal.any() else 0.0
-        fallback = [self._byte_token(b) for b in range(256)]
-        i32 = lambda values: np.asarray(values, dtype=np.int32)  # noqa: E731
-        self._kernel = UnigramLattice(
-            b"".join(encoded), offsets,
-            i32([i if self.token_types[i] != UNUSED else -1 for i in chosen]),
-            self.scores[chosen].astype(np.float32),
-            (self.token_types[chosen] == USER_DEFINED).astype(np.uint8),
+        if not normal.any():
+            raise ModelFormatError(f"{self.where}: a unigram model needs normal pieces (their scores set the "
+                                   "unknown piece's)")
+        min_score = float(self.scores[normal].min())
+        user_defined = self.token_types[chosen] == USER_DEFINED
+        scores = self.scores[chosen].astype(np.float32)
+        if llama:
+            scores[user_defined] = 0.0
+        fallback = [-1] * 256 if llama else [self._byte_token(b) for b in range(256)]
+        return UnigramLattice(
+            b"".join(encoded), blob_offsets(encoded),
+            _i32([i if llama or self.token_types[i] != UNUSED else -1 for i in chosen]), scores,
+            (user_defined & (not llama)).astype(np.uint8),
             int(self.special_ids["unk"]), np.float32(min_score) - np.float32(UNK_PENALTY),
-            i32([-1 if t is None else t for t in fallback]))
-        self._pipeline = self._build_pipeline(self._kernel)
+            _i32([-1 if t is None else t for t in fallback]), double_sums=llama)
 
     def _native(self, text: str) -> list[int]:
         return self._kernel.encode(text.encode("utf-8", "surrogatepass")).tolist()
+
+    @staticmethod
+    def _user_defined_score(text: str) -> float:
+        """A user-defined piece's score in the lattice (sentencepiece: ``0.1 * (bytes - 1)``)."""
+        return float(np.float32(0.1 * (len(text.encode("utf-8", "surrogatepass")) - 1)))
 
     def unigram_weights(self) -> np.ndarray:
         """One weight per id of :attr:`vocabulary`: its piece's log-probability (a user-defined
@@ -528,7 +558,7 @@ class SentencePieceUnigram(CharModel):
         lowest score minus 10 (``kUnkPenalty``), 0 for a control token."""
         scores = self.scores.astype(np.float64)
         for i in np.flatnonzero(self.token_types == USER_DEFINED).tolist():  # their lattice score
-            scores[i] = np.float32(0.1 * (len(self.texts[i].encode("utf-8", "surrogatepass")) - 1))
+            scores[i] = self._user_defined_score(self.texts[i])
         normal = self.token_types == NORMAL
         scores[self.token_types == UNKNOWN] = (np.float32(scores[normal].min()) if normal.any() else 0.0) - UNK_PENALTY
         scores[self.token_types == CONTROL] = 0.0
@@ -536,3 +566,118 @@ class SentencePieceUnigram(CharModel):
 
     def _default_weights(self) -> np.ndarray:
         return self.unigram_weights()
+
+
+#: architectures whose ``<mask>`` token swallows the whitespace before it (llama.cpp's
+#: ``LLAMA_TOKEN_ATTR_LSTRIP``, set by ``general.architecture`` in ``llama_vocab::impl::load``)
+_MASK_LSTRIP_ARCHITECTURES = ("nomic-bert-moe", "jina-bert-v3")
+_MASK = "<mask>"
+
+
+class LlamaUnigram(SentencePieceUnigram):
+    """llama.cpp's unigram tokenizer (GGUF ``t5``, ``llm_tokenizer_ugm``), id for id.
+
+    The pieces, scores and ``precompiled_charsmap`` are a sentencepiece unigram model's, and
+    the normalizer and the Viterbi kernel are `SentencePieceUnigram`'s, run with llama.cpp's
+    rules where they differ from sentencepiece's (each one checked against llama.cpp built from
+    the pinned sdist, ``tests/spec/test_llama_vocabs.py``):
+
+    * special tokens are cut out of the text first (user-defined ones always, control ones with
+      ``parse_special``), and every fragment between them is normalized on its own -- a dummy
+      prefix in front of each (sentencepiece normalizes the whole text once);
+    * with ``remove_extra_whitespaces`` a ``▁`` goes in front of every word, the first one too,
+      even when ``add_space_prefix`` is false (sentencepiece: only with ``add_dummy_prefix``);
+    * the dummy prefix goes in front of the first character that is no space, so a text of
+      spaces only gets none (sentencepiece: at the start of any text);
+    * unused pieces are matched and chosen like normal ones (sentencepiece never picks them:
+      ``[PAD250001]`` is one id here, nine there);
+    * a user-defined piece scores 0 in the lattice (sentencepiece: ``0.1 * (bytes - 1)``);
+    * where the text starts like a user-defined piece, that start is not normalized, whole
+      piece or not (llama.cpp's matcher returns the longest path it walked: with ``ab``
+      user-defined, the ``a`` of ``a`` + U+0323 is not composed with its accent);
+    * path scores add up in double precision without sentencepiece's float32 rounding and
+      renormalisation, so near ties may resolve differently;
+    * no byte fallback: a character no piece covers is the unknown id, one per run;
+    * ``decode`` writes every token's text (``<unk>``, control tokens), as
+      ``llama_detokenize(..., unparse_special=true)`` does, minus the dummy prefix when
+      ``add_space_prefix``.
+
+    Defaults when the file says nothing: ``add_bos`` false, ``add_eos`` true,
+    ``add_space_prefix`` true, ``remove_extra_whitespaces`` false.
+    """
+
+    variant = "gguf:t5"
+
+    def __init__(self, tokens: list[str], scores: np.ndarray, *, token_types: np.ndarray,
+                 precompiled_charsmap: bytes, specials: dict[str, int | None] | None = None,
+                 flags: dict[str, Any] | None = None, name: str = "", architecture: str = "",
+                 where: str = "<tokens>"):
+        flags = dict(flags or {})
+        add_space_prefix = True if flags.get("add_space_prefix") is None else bool(flags["add_space_prefix"])
+        remove_extra = bool(flags.get("remove_extra_whitespaces") or False)
+        flags.update(add_space_prefix=add_space_prefix,
+                     add_bos=bool(flags.get("add_bos") or False),
+                     add_eos=True if flags.get("add_eos") is None else bool(flags["add_eos"]))
+        user = tuple(t for t, kind in zip(tokens, np.asarray(token_types).tolist()) if kind == USER_DEFINED and t)
+        try:
+            normalizer = Normalizer(precompiled_charsmap, add_dummy_prefix=add_space_prefix or remove_extra,
+                                    remove_extra_whitespaces=remove_extra, escape_whitespaces=True,
+                                    protected=user, protect_prefixes=True)
+        except ModelFormatError as exc:
+            raise ModelFormatError(f"{where}: {exc}") from None
+        self.architecture = architecture
+        self._init_char_model(tokens, scores, token_types, specials, flags, name, None, where, normalizer)
+        self._kernel = self._build_lattice(llama=True)
+        # the C normalizer puts the dummy prefix in front of a text of spaces too (with spaces
+        # kept, such a text must go the general way: _prepare), and has no llama.cpp matcher
+        # of user-defined pieces
+        general = (add_space_prefix and not remove_extra) or bool(user)
+        self._pipeline = None if general else self._build_llama_unigram_pipeline()
+
+    @property
+    def _llama_text(self) -> bool:
+        return True
+
+    def _build_llama_unigram_pipeline(self) -> SpmPipeline:
+        """The normalizer and the lattice in C, for texts without a user-defined token (a text
+        holding one is handed back to the general path, which cuts it first)."""
+        norm = self.normalizer
+        native = SpmNormalizer(
+            np.asarray(norm._array or [], dtype=np.uint32), norm._replacements, norm.add_dummy_prefix,
+            norm.remove_extra_whitespaces, norm.escape_whitespaces, False, b"", np.zeros(1, np.int64), _i32([]))
+        user = [t.encode("utf-8", "surrogatepass") for t, _, _, _ in self._special_table(False)]
+        return SpmPipeline(native, self._kernel, False, b"".join(user), blob_offsets(user))
+
+    def _native(self, text: str) -> list[int]:
+        # (the normalizer wrote bytes that are no UTF-8 as surrogateescape code points)
+        return self._kernel.encode(text.encode("utf-8", "surrogateescape")).tolist()
+
+    def _strip_flags(self, token: int) -> tuple[bool, bool]:
+        return self.texts[token] == _MASK and self.architecture in _MASK_LSTRIP_ARCHITECTURES, False
+
+    def _fragments(self, text: str, parse_special: bool) -> list[str | int]:
+        return ImportedTokenizer._fragments(self, text, parse_special)
+
+    def _prepare(self, fragments: list[str | int]) -> list[str | int]:
+        """Each text fragment normalized on its own (llama.cpp's ``normalize``); empty ones go,
+        and one of spaces only has no dummy prefix."""
+        out: list[str | int] = []
+        for fragment in fragments:
+            if isinstance(fragment, str):
+                fragment = self.normalizer(fragment)
+                if self.normalizer.add_dummy_prefix and not fragment.strip(SPACE):
+                    fragment = fragment[1:]
+                if not fragment:
+                    continue
+            out.append(fragment)
+        return out
+
+    @staticmethod
+    def _user_defined_score(text: str) -> float:
+        return 0.0
+
+    def describe(self) -> dict[str, Any]:
+        info = super().describe()
+        info.update(remove_extra_whitespaces=self.normalizer.remove_extra_whitespaces,
+                    architecture=self.architecture)
+        return info

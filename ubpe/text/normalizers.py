@@ -14,6 +14,7 @@ become ``▁`` (``escape_whitespaces``).
 
 from __future__ import annotations
 
+import os
 import re
 import struct
 import unicodedata
@@ -35,17 +36,26 @@ class Normalizer:
     """``Normalizer(precompiled_charsmap, ...)(text) -> normalized text`` (module docstring).
 
     ``protected``: user-defined pieces, copied unnormalized where they match (longest first),
-    as sentencepiece's prefix matcher does.
+    as sentencepiece's prefix matcher does. ``protect_prefixes``: llama.cpp's matcher instead
+    (``naive_trie::get_longest_prefix`` in ``llm_tokenizer_ugm``), which copies unnormalized
+    the longest start of a protected piece that the text starts with, a whole piece or not --
+    even part of a character, whose bytes are then no UTF-8 (the result holds them as
+    ``surrogateescape`` code points).
+
+    >>> Normalizer(b"", protected=("ab",), protect_prefixes=True)("a\u0301b ab")
+    '▁a\u0301b▁ab'
     """
 
     def __init__(self, precompiled_charsmap: bytes, *, add_dummy_prefix: bool = True,
                  remove_extra_whitespaces: bool = True, escape_whitespaces: bool = True,
-                 treat_whitespace_as_suffix: bool = False, protected: tuple[str, ...] = ()):
+                 treat_whitespace_as_suffix: bool = False, protected: tuple[str, ...] = (),
+                 protect_prefixes: bool = False):
         self.add_dummy_prefix = add_dummy_prefix
         self.remove_extra_whitespaces = remove_extra_whitespaces
         self.escape_whitespaces = escape_whitespaces
         self.treat_whitespace_as_suffix = treat_whitespace_as_suffix
         self._protected = sorted({p.encode("utf-8") for p in protected if p}, key=len, reverse=True)
+        self._protect_prefixes = protect_prefixes
         self._array: np.ndarray | None = None
         self._replacements = b""
         if precompiled_charsmap:
@@ -123,6 +133,10 @@ class Normalizer:
 
     def _prefix(self, data: bytes, pos: int) -> tuple[bytes, int]:
         """(normalized bytes, bytes consumed) at ``pos`` (``NormalizePrefix``)."""
+        if self._protect_prefixes:
+            walked = max((len(os.path.commonprefix([data[pos : pos + len(p)], p])) for p in self._protected), default=0)
+            if walked:
+                return data[pos : pos + walked], walked
         for piece in self._protected:
             if data.startswith(piece, pos):
                 return piece, len(piece)
@@ -194,7 +208,7 @@ class Normalizer:
                 del out[-len(space):]
         if self.treat_whitespace_as_suffix and self.add_dummy_prefix:
             out += space
-        return out.decode("utf-8", "surrogatepass")
+        return out.decode("utf-8", "surrogateescape" if self._protect_prefixes else "surrogatepass")
 
 
 # -- BERT (HF tokenizers' BertNormalizer) ------------------------------------------------------
