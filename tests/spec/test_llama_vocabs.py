@@ -26,7 +26,7 @@ import pytest
 
 import ubpe
 from ubpe.encoders import available_encoders
-from ubpe.errors import ModelFormatError
+from ubpe.errors import InvalidParameterError, ModelFormatError
 from ubpe.io import gguf as gguf_io
 from ubpe.io import sentencepiece as spm_io
 
@@ -248,8 +248,13 @@ def test_every_encoder_runs_and_decodes_as_native(name, encoder):
     tok = _load(name)
     texts = [text for text in _expected()["texts"][::40] if tok.covers(text)]
     assert len(texts) >= 20
+    options = dict(OPTIONS.get(encoder, {}))
+    if encoder == "sample" and tok.score_kind() is None:  # BPE merges carry no weights: refused without
+        with pytest.raises(InvalidParameterError, match="fit_weights"):
+            tok.encode_with("a cat", encoder)
+        options["weights"] = -np.ones(len(tok.vocabulary))
     for text in texts:
-        ((ids, score),) = tok.encode_with(text, encoder, **OPTIONS.get(encoder, {}))
+        ((ids, score),) = tok.encode_with(text, encoder, **options)
         assert tok.decode(ids) == tok.decode(tok.encode(text)), (encoder, text[:80])
         assert all(0 <= token < tok.n_vocab for token in ids) and np.isfinite(score)
 
