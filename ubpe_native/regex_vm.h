@@ -66,6 +66,17 @@ struct Frame {
     std::ptrdiff_t pos, aux;  // GIVE_BACK: the floor of the run; TAKE_MORE: code points taken
 };
 
+// Push a frame field by field: a Frame built as a temporary and copied whole stalls on
+// store forwarding, which cost a third of the VM's time.
+inline void push(std::vector<Frame>& stack, int32_t kind, int32_t pc, std::ptrdiff_t pos, std::ptrdiff_t aux) {
+    stack.emplace_back();
+    Frame& f = stack.back();
+    f.kind = kind;
+    f.pc = pc;
+    f.pos = pos;
+    f.aux = aux;
+}
+
 inline uint32_t decode(const uint8_t* s, std::ptrdiff_t i, std::ptrdiff_t* width) {
     uint8_t b = s[i];
     if (b < 0x80) { *width = 1; return b; }
@@ -83,110 +94,132 @@ inline std::ptrdiff_t previous_start(const uint8_t* s, std::ptrdiff_t i) {
     return i;
 }
 
-inline uint8_t equivalence(const Program& p, uint32_t cp) {
-    return p.block_classes[(static_cast<std::size_t>(p.blocks[cp >> BLOCK_SHIFT]) << BLOCK_SHIFT) | (cp & 0xFF)];
-}
+// A program's tables as raw pointers, and the text: what one match reads (built per call, so
+// the loop below keeps them in registers rather than reloading them from the vectors).
+struct Matcher {
+    const Inst* code;
+    const uint16_t* blocks;
+    const uint8_t* block_classes;
+    const uint64_t* members;
+    const uint64_t* guards;
+    int32_t word_class;
+    const uint8_t* s;
+    std::ptrdiff_t n;
 
-inline bool in_class(const Program& p, int32_t k, uint32_t cp) {
-    return (p.members[equivalence(p, cp)] >> k) & 1u;
-}
+    Matcher(const Program& p, const uint8_t* text, std::ptrdiff_t length)
+        : code(p.code.data()), blocks(p.blocks.data()), block_classes(p.block_classes.data()),
+          members(p.members.data()), guards(p.guards.data()), word_class(p.word_class), s(text), n(length) {}
 
-inline bool in_guard(const Program& p, int32_t g, const uint8_t* s, std::ptrdiff_t n, std::ptrdiff_t pos) {
-    if (pos >= n) return false;
-    std::ptrdiff_t w;
-    uint8_t eq = equivalence(p, decode(s, pos, &w));
-    return (p.guards[static_cast<std::size_t>(g) * GUARD_WORDS + (eq >> 6)] >> (eq & 63)) & 1u;
-}
-
-inline bool is_word_at(const Program& p, const uint8_t* s, std::ptrdiff_t n, std::ptrdiff_t pos) {
-    std::ptrdiff_t w;
-    return pos < n && in_class(p, p.word_class, decode(s, pos, &w));
-}
-
-inline bool holds(const Program& p, int32_t assertion, const uint8_t* s, std::ptrdiff_t n, std::ptrdiff_t pos) {
-    switch (assertion) {
-        case AT_START: return pos == 0;
-        case AT_END_OR_FINAL_NEWLINE: return pos == n || (pos == n - 1 && s[pos] == NEWLINE);
-        case AT_END: return pos == n;
-        default: {
-            bool before = pos > 0 && is_word_at(p, s, n, previous_start(s, pos));
-            bool boundary = before != is_word_at(p, s, n, pos);
-            return assertion == WORD_BOUNDARY ? boundary : !boundary;
-        }
+    uint8_t equivalence(uint32_t cp) const {
+        return block_classes[(static_cast<std::size_t>(blocks[cp >> BLOCK_SHIFT]) << BLOCK_SHIFT) | (cp & 0xFF)];
     }
-}
 
-// End of the match of the program from instruction `pc` at byte `pos`, or -1. Frames above
-// `stack.size()` on entry are this call's; they are gone on return. May throw std::bad_alloc
-// (the backtrack stack grows with the text a match covers).
-inline std::ptrdiff_t run(const Program& p, const uint8_t* s, std::ptrdiff_t n, int32_t pc, std::ptrdiff_t pos,
-                          std::vector<Frame>& stack) {
-    const std::size_t base = stack.size();
-    std::ptrdiff_t w;
-    for (;;) {
-        const Inst& in = p.code[pc];
-        bool ok = true;
-        switch (in.op) {
-            case OP_MATCH:
-                stack.resize(base);
-                return pos;
-            case OP_CLASS:
-                if (pos < n && in_class(p, in.x, decode(s, pos, &w))) { pos += w; ++pc; } else { ok = false; }
-                break;
-            case OP_SPAN_GREEDY:
-            case OP_SPAN_POSSESSIVE:
-            case OP_SPAN_LAZY: {
-                std::ptrdiff_t count = 0, floor = pos;
-                const std::ptrdiff_t at_most = in.op == OP_SPAN_LAZY ? in.y : (in.z < 0 ? PTRDIFF_MAX : in.z);
-                while (count < at_most && pos < n && in_class(p, in.x, decode(s, pos, &w))) {
-                    pos += w;
-                    if (++count == in.y) floor = pos;
-                }
-                if (count < in.y) { ok = false; break; }
-                if (in.op == OP_SPAN_GREEDY && pos > floor) stack.push_back(Frame{GIVE_BACK, pc + 1, pos, floor});
-                if (in.op == OP_SPAN_LAZY && (in.z < 0 || count < in.z)) stack.push_back(Frame{TAKE_MORE, pc, pos, count});
-                ++pc;
-                break;
-            }
-            case OP_SPLIT:
-                if (in.z >= 0 && !in_guard(p, in.z, s, n, pos)) { pc = in.y; break; }
-                stack.push_back(Frame{RESUME, in.y, pos, 0});
-                pc = in.x;
-                break;
-            case OP_JUMP:
-                pc = in.x;
-                break;
-            case OP_LOOKAHEAD:
-                if ((run(p, s, n, pc + 1, pos, stack) >= 0) == (in.y != 0)) ok = false; else pc = in.x;
-                break;
-            case OP_ATOMIC: {
-                std::ptrdiff_t end = run(p, s, n, pc + 1, pos, stack);
-                if (end < 0) ok = false; else { pos = end; pc = in.x; }
-                break;
-            }
-            default:  // OP_ASSERT
-                if (holds(p, in.x, s, n, pos)) ++pc; else ok = false;
-        }
-        while (!ok) {  // backtrack: the most recent choice left
-            if (stack.size() == base) return -1;
-            Frame f = stack.back();
-            stack.pop_back();
-            if (f.kind == RESUME) {
-                pc = f.pc; pos = f.pos; ok = true;
-            } else if (f.kind == GIVE_BACK) {  // a greedy run gives back one code point
-                pos = previous_start(s, f.pos);
-                if (pos > f.aux) stack.push_back(Frame{GIVE_BACK, f.pc, pos, f.aux});
-                pc = f.pc; ok = true;
-            } else {  // TAKE_MORE: a lazy run takes one more code point
-                const Inst& span = p.code[f.pc];
-                if (f.pos < n && in_class(p, span.x, decode(s, f.pos, &w))) {
-                    if (span.z < 0 || f.aux + 1 < span.z) stack.push_back(Frame{TAKE_MORE, f.pc, f.pos + w, f.aux + 1});
-                    pc = f.pc + 1; pos = f.pos + w; ok = true;
-                }
+    // the equivalence class of the code point at `pos` (< n) and its width
+    uint8_t equivalence_at(std::ptrdiff_t pos, std::ptrdiff_t* width) const {
+        if (s[pos] < 0x80) { *width = 1; return block_classes[(static_cast<std::size_t>(blocks[0]) << BLOCK_SHIFT) | s[pos]]; }
+        return equivalence(decode(s, pos, width));
+    }
+
+    bool in_class(int32_t k, std::ptrdiff_t pos, std::ptrdiff_t* width) const {
+        return pos < n && ((members[equivalence_at(pos, width)] >> k) & 1u);
+    }
+
+    bool in_guard(int32_t g, std::ptrdiff_t pos) const {
+        if (pos >= n) return false;
+        std::ptrdiff_t w;
+        uint8_t eq = equivalence_at(pos, &w);
+        return (guards[static_cast<std::size_t>(g) * GUARD_WORDS + (eq >> 6)] >> (eq & 63)) & 1u;
+    }
+
+    bool is_word_at(std::ptrdiff_t pos) const {
+        std::ptrdiff_t w;
+        return in_class(word_class, pos, &w);
+    }
+
+    bool holds(int32_t assertion, std::ptrdiff_t pos) const {
+        switch (assertion) {
+            case AT_START: return pos == 0;
+            case AT_END_OR_FINAL_NEWLINE: return pos == n || (pos == n - 1 && s[pos] == NEWLINE);
+            case AT_END: return pos == n;
+            default: {
+                bool before = pos > 0 && is_word_at(previous_start(s, pos));
+                bool boundary = before != is_word_at(pos);
+                return assertion == WORD_BOUNDARY ? boundary : !boundary;
             }
         }
     }
-}
+
+    // End of the match from instruction `pc` at byte `pos`, or -1. Frames above
+    // `stack.size()` on entry are this call's; they are gone on return. May throw
+    // std::bad_alloc (the backtrack stack grows with the text a match covers).
+    std::ptrdiff_t run(int32_t pc, std::ptrdiff_t pos, std::vector<Frame>& stack) const {
+        const std::size_t base = stack.size();
+        std::ptrdiff_t w;
+        for (;;) {
+            const Inst in = code[pc];
+            bool ok = true;
+            switch (in.op) {
+                case OP_MATCH:
+                    stack.resize(base);
+                    return pos;
+                case OP_CLASS:
+                    if (in_class(in.x, pos, &w)) { pos += w; ++pc; } else { ok = false; }
+                    break;
+                case OP_SPAN_GREEDY:
+                case OP_SPAN_POSSESSIVE:
+                case OP_SPAN_LAZY: {
+                    std::ptrdiff_t count = 0, floor = pos;
+                    const std::ptrdiff_t at_most = in.op == OP_SPAN_LAZY ? in.y : (in.z < 0 ? PTRDIFF_MAX : in.z);
+                    while (count < at_most && in_class(in.x, pos, &w)) {
+                        pos += w;
+                        if (++count == in.y) floor = pos;
+                    }
+                    if (count < in.y) { ok = false; break; }
+                    if (in.op == OP_SPAN_GREEDY && pos > floor) push(stack, GIVE_BACK, pc + 1, pos, floor);
+                    if (in.op == OP_SPAN_LAZY && (in.z < 0 || count < in.z)) push(stack, TAKE_MORE, pc, pos, count);
+                    ++pc;
+                    break;
+                }
+                case OP_SPLIT:
+                    if (in.z >= 0 && !in_guard(in.z, pos)) { pc = in.y; break; }
+                    push(stack, RESUME, in.y, pos, 0);
+                    pc = in.x;
+                    break;
+                case OP_JUMP:
+                    pc = in.x;
+                    break;
+                case OP_LOOKAHEAD:
+                    if ((run(pc + 1, pos, stack) >= 0) == (in.y != 0)) ok = false; else pc = in.x;
+                    break;
+                case OP_ATOMIC: {
+                    std::ptrdiff_t end = run(pc + 1, pos, stack);
+                    if (end < 0) ok = false; else { pos = end; pc = in.x; }
+                    break;
+                }
+                default:  // OP_ASSERT
+                    if (holds(in.x, pos)) ++pc; else ok = false;
+            }
+            while (!ok) {  // backtrack: the most recent choice left
+                if (stack.size() == base) return -1;
+                Frame f = stack.back();
+                stack.pop_back();
+                if (f.kind == RESUME) {
+                    pc = f.pc; pos = f.pos; ok = true;
+                } else if (f.kind == GIVE_BACK) {  // a greedy run gives back one code point
+                    pos = previous_start(s, f.pos);
+                    if (pos > f.aux) push(stack, GIVE_BACK, f.pc, pos, f.aux);
+                    pc = f.pc; ok = true;
+                } else {  // TAKE_MORE: a lazy run takes one more code point
+                    const Inst span = code[f.pc];
+                    if (in_class(span.x, f.pos, &w)) {
+                        if (span.z < 0 || f.aux + 1 < span.z) push(stack, TAKE_MORE, f.pc, f.pos + w, f.aux + 1);
+                        pc = f.pc + 1; pos = f.pos + w; ok = true;
+                    }
+                }
+            }
+        }
+    }
+};
 
 inline std::vector<Frame>& scratch_stack() {
     thread_local std::vector<Frame> stack;
@@ -198,7 +231,7 @@ inline std::vector<Frame>& scratch_stack() {
 inline std::ptrdiff_t piece_end(const Program& p, const uint8_t* s, std::ptrdiff_t n, std::ptrdiff_t i) {
     std::vector<Frame>& stack = scratch_stack();
     stack.clear();
-    std::ptrdiff_t end = run(p, s, n, 0, i, stack);
+    std::ptrdiff_t end = Matcher(p, s, n).run(0, i, stack);
     if (end <= i) {  // unreachable for a total program; still a piece, so the scan advances
         std::ptrdiff_t w;
         decode(s, i, &w);
@@ -212,11 +245,12 @@ inline std::ptrdiff_t piece_end(const Program& p, const uint8_t* s, std::ptrdiff
 inline bool find_next(const Program& p, const uint8_t* s, std::ptrdiff_t n, std::ptrdiff_t i,
                       std::ptrdiff_t* start, std::ptrdiff_t* end) {
     std::vector<Frame>& stack = scratch_stack();
+    const Matcher matcher(p, s, n);
     std::ptrdiff_t w;
     while (i < n) {
-        if (p.start_guard < 0 || in_guard(p, p.start_guard, s, n, i)) {
+        if (p.start_guard < 0 || matcher.in_guard(p.start_guard, i)) {
             stack.clear();
-            std::ptrdiff_t found = run(p, s, n, 0, i, stack);
+            std::ptrdiff_t found = matcher.run(0, i, stack);
             if (found > i) { *start = i; *end = found; return true; }
         }
         decode(s, i, &w);

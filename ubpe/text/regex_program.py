@@ -575,6 +575,19 @@ class _Emitter:
         self.code[split][1:3] = [body, out] if mode == "greedy" else [out, body]
 
 
+def _no_give_back_before_match(code: list[list[int]]) -> None:
+    """A greedy run that the match ends right after (through jumps) is never asked to give
+    back a code point: the first match found is the one kept (also in a lookahead or an
+    atomic group). It runs as possessive, which pushes no backtrack frame."""
+    for pc, instruction in enumerate(code):
+        if instruction[0] == OP_SPAN_GREEDY:
+            after = pc + 1
+            while code[after][0] == OP_JUMP:
+                after = code[after][1]
+            if code[after][0] == OP_MATCH:
+                instruction[0] = OP_SPAN_POSSESSIVE
+
+
 _lock = threading.Lock()
 _compiled: dict[str, CompiledPattern] = {}
 
@@ -609,6 +622,7 @@ def _compile(pattern: str) -> CompiledPattern:
         start_guard = emitter.guard(tree)
         emitter.node(tree)
         emitter.emit(OP_MATCH)
+        _no_give_back_before_match(emitter.code)
         total = _always_matches(tree, classes) == classes.everything
         if n_free_slots() == 0:
             raise Unsupported("the kernel holds as many compiled patterns as it takes")
