@@ -576,16 +576,34 @@ class _Emitter:
 
 
 def _no_give_back_before_match(code: list[list[int]]) -> None:
-    """A greedy run that the match ends right after (through jumps) is never asked to give
-    back a code point: the first match found is the one kept (also in a lookahead or an
-    atomic group). It runs as possessive, which pushes no backtrack frame."""
-    for pc, instruction in enumerate(code):
-        if instruction[0] == OP_SPAN_GREEDY:
-            after = pc + 1
-            while code[after][0] == OP_JUMP:
-                after = code[after][1]
-            if code[after][0] == OP_MATCH:
-                instruction[0] = OP_SPAN_POSSESSIVE
+    """Peepholes on the finished program. A jump to a match is that match. A greedy run that
+    nothing after it can fail (runs that may be empty, up to the match) is never asked to
+    give back a code point - the first match found is the one kept, also in a lookahead or
+    an atomic group - so it runs as possessive, which pushes no backtrack frame."""
+    for instruction in code:
+        if instruction[0] == OP_JUMP and code[instruction[1]][0] == OP_MATCH:
+            instruction[:] = [OP_MATCH, 0, 0, 0]
+    for pc in range(len(code) - 1, -1, -1):
+        if code[pc][0] == OP_SPAN_GREEDY and _cannot_fail_from(code, pc + 1):
+            code[pc][0] = OP_SPAN_POSSESSIVE
+
+
+def _cannot_fail_from(code: list[list[int]], pc: int) -> bool:
+    """Whether the program from ``pc`` reaches its match whatever the text: only runs that
+    may be empty (``*``, ``?``: any number of code points, none included) and jumps on the way."""
+    seen = set()
+    while pc not in seen:
+        seen.add(pc)
+        op, x, y, _ = code[pc]
+        if op == OP_MATCH:
+            return True
+        if op == OP_JUMP:
+            pc = x
+        elif op in (OP_SPAN_GREEDY, OP_SPAN_POSSESSIVE, OP_SPAN_LAZY) and y == 0:
+            pc += 1
+        else:
+            return False
+    return False
 
 
 _lock = threading.Lock()
