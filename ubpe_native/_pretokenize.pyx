@@ -13,6 +13,11 @@ into single code points, and ``holds_flagged`` finds those that a table of code 
 elsewhere. The ``def`` wrappers check that the data is well-formed UTF-8 first
 (``check_utf8``): the scanner decodes without bounds checks.
 
+A pattern that is no preset runs on the regex VM of ``regex_vm.h`` (programs registered by
+``_regex``, compiled by ``ubpe.text.regex_program``): the id of a compiled pattern whose
+pieces tile any text (``>= FIRST_PROGRAM_ID``) goes wherever a preset's id goes, and
+``find_pieces`` finds the matches of any compiled pattern.
+
 The module is over 500 lines because the five scanners (one per preset, plus ``words``) share
 their inline helpers and class bits, and the document helpers sit beside the scanner they
 drive. What would split it: the document helpers (``document_offsets`` ... ``split_document``)
@@ -533,8 +538,9 @@ def or_classes(class_t[::1] classes not None, const uint32_t[::1] code_points no
 
 
 def split_text(const uint8_t[::1] data not None, const class_t[::1] classes not None, int pattern):
-    """Byte offsets of the pieces of UTF-8 ``data`` under a preset pattern; ``data`` must be
-    well-formed UTF-8 (ValueError otherwise)."""
+    """Byte offsets of the pieces of UTF-8 ``data`` under a native pattern (a preset, or a
+    compiled pattern whose pieces tile the text); ``data`` must be well-formed UTF-8
+    (ValueError otherwise)."""
     check_split_arguments(classes.shape[0], pattern)
     check_utf8(data)
     cdef vector[int64_t] bounds

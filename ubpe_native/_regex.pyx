@@ -37,7 +37,7 @@ cdef extern from "regex_vm.h" namespace "ubpe_regex" nogil:
     int32_t OP_MATCH, OP_CLASS, OP_SPAN_GREEDY, OP_SPAN_LAZY, OP_SPAN_POSSESSIVE, OP_SPLIT, OP_JUMP
     int32_t OP_LOOKAHEAD, OP_ATOMIC, OP_ASSERT, N_OPS, N_ASSERTIONS, AT_END, WORD_BOUNDARY
     int GUARD_WORDS, BLOCK_SIZE
-    void prepare(ProgramData& p, int n_classes)
+    void prepare(ProgramData& p, int n_classes) except +  # std::bad_alloc -> MemoryError
 
 cdef int MAX_PROGRAMS = 1024  # distinct patterns per process; more are left to the regex module
 cdef int MAX_CLASSES = 64  # one bit of a uint64 per class

@@ -301,3 +301,28 @@ def test_compiling_is_thread_safe_and_once() -> None:
     with ThreadPoolExecutor(4) as pool:
         found = list(pool.map(lambda _: compile_pattern(pattern), range(8)))
     assert len({id(c) for c in found}) == 1 and found[0].total
+
+
+def test_an_id_pickles_as_its_pattern_for_another_process(tmp_path) -> None:
+    """Ids are handed out per process: a pickled one (inside a split pipeline sent to a Dask
+    worker, a model) is compiled again where it is loaded, whatever that process holds."""
+    import pickle
+    import subprocess
+    import sys
+    import textwrap
+
+    path = tmp_path / "id.pickle"
+    path.write_bytes(pickle.dumps(native_pattern_id(TEKKEN_V3)))
+    child = textwrap.dedent(f"""
+        import pickle, regex
+        import numpy as np
+        from ubpe.text.regex_program import compile_pattern
+        from ubpe_native._pretokenize import find_pieces
+        compile_pattern(r"x+|\\s"), compile_pattern(r"y+|\\S")  # other ids first
+        pattern_id = pickle.loads(open({str(path)!r}, "rb").read())
+        text = "Hello WORLD, it's 42\\n\\n ok"
+        starts, ends = find_pieces(np.frombuffer(text.encode(), np.uint8), pattern_id)
+        print([text[a:b] for a, b in zip(starts, ends)] == regex.findall(pattern_id.pattern, text))
+    """)
+    result = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True)
+    assert result.stdout.strip() == "True", result.stderr

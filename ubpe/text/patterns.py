@@ -76,6 +76,28 @@ CONTRACTION_LETTERS = "sdmtlvre"  # fold index 1..8 in this order
 UTF8_WIDTH_STEPS = (0x80, 0x800, 0x10000)
 
 
+class CompiledPatternId(int):
+    """The id of a pattern compiled for the kernel's regex VM. Ids are handed out per process,
+    so it pickles (and copies) as its pattern, compiled again where it is loaded: a model or
+    a split pipeline sent to another process (Dask's workers) splits by the same pattern there.
+
+    >>> import pickle
+    >>> found = native_pattern_id(r"\\S+|\\s+")
+    >>> pickle.loads(pickle.dumps(found)) == found, found.pattern
+    (True, '\\\\S+|\\\\s+')
+    """
+
+    pattern: str
+
+    def __new__(cls, value: int, pattern: str) -> CompiledPatternId:
+        found = super().__new__(cls, value)
+        found.pattern = pattern
+        return found
+
+    def __reduce__(self) -> tuple:
+        return native_pattern_id, (self.pattern,)
+
+
 def native_pattern_id(pattern: str) -> int | None:
     r"""The id by which the kernels split text with ``pattern`` (a pat_str): a preset's
     scanner, else the pattern compiled for the kernel's regex VM when its pieces tile any
@@ -90,7 +112,7 @@ def native_pattern_id(pattern: str) -> int | None:
     if preset is not None:
         return preset
     compiled = compile_pattern(pattern)
-    return compiled.pattern_id if compiled.total else None
+    return CompiledPatternId(compiled.pattern_id, pattern) if compiled.total else None
 
 
 # a bare name such as "gpt5" or "cl100k_base": taken for a preset name, never for a regex
