@@ -22,6 +22,10 @@ LLAMA3_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,
                 r"|\s*[\r\n]+|\s+(?!\S)|\s+")
 QWEN2_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
                r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+# tekken's (mistral-common's tekken_240911.json), which is no preset
+TEKKEN_REGEX = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|"
+                r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}|"
+                r" ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+")
 NORMAL, CONTROL = 1, 3
 CLIP_START, CLIP_END = "<|startoftext|>", "<|endoftext|>"  # as HF's CLIP files spell them
 
@@ -45,6 +49,18 @@ def gpt2() -> Tokenizer:
     tok.add_special_tokens([AddedToken(tokens[50256], normalized=True)])
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=True)
     tok.post_processor = processors.ByteLevel(trim_offsets=False)
+    tok.decoder = decoders.ByteLevel()
+    return tok
+
+
+def tekken_split() -> Tokenizer:
+    """GPT-2's vocabulary split by tekken's regex (no preset: the kernel's regex VM runs it),
+    Split(regex, isolated) + ByteLevel(use_regex=false)."""
+    tok, tokens = _byte_level_bpe("gpt-2", 50256)
+    tok.add_special_tokens([AddedToken(tokens[50256], normalized=True)])
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(TEKKEN_REGEX), behavior="isolated", invert=False),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=False)])
     tok.decoder = decoders.ByteLevel()
     return tok
 
@@ -252,6 +268,7 @@ def clip() -> Tokenizer:
 
 BUILDERS = {
     "gpt2": gpt2,
+    "tekken-split": tekken_split,
     "roberta": roberta,
     "llama3": llama3,
     "qwen2": qwen2,

@@ -48,24 +48,27 @@ from .errors import IgnoredInputWarning, InvalidParameterError, SymbolTypeError,
 #: an optional blank; whitespace) in classes Python's `re` also reads, so ubpe 0.3.0 can run it
 #: too: the experiments' and benchmarks' pattern (``experiments.patterns.WORDS``).
 WORDS = r"""'s|'t|'re|'ve|'m|'ll|'d| ?[^\W\d_]+| ?\d+| ?[^\s\w]+|\s+(?!\S)|\s+"""
-#: ``regex_str`` values the kernel's scanner splits itself (ids of ``_pretokenize.pxd``): the
-#: byte-level presets (``ubpe.text.patterns.PATTERNS``) and WORDS; agreeing with ``regex.findall``.
+#: The id of WORDS in the kernel's scanner (``_pretokenize.pxd``); the byte-level presets
+#: (``ubpe.text.patterns.PATTERNS``) have theirs, any other ``regex_str`` whose pieces tile the
+#: text is compiled for the kernel's regex VM; all agree with ``regex.findall``.
 _WORDS_PATTERN_ID = 5
 
 
 def native_pattern(regex_str: str | None) -> int | None:
-    r"""The scanner's id for ``regex_str`` if the kernel splits it natively, else None.
+    r"""The scanner's id for ``regex_str`` if the kernel splits it natively, else None (the
+    `regex` module splits it: a pattern that can leave text unmatched, or one the kernel's
+    compiler does not take, see ``ubpe.text.regex_program``).
 
-    >>> native_pattern(WORDS), native_pattern(r"\w+")
-    (5, None)
+    >>> native_pattern(WORDS), native_pattern(r"\S+|\s") >= 64, native_pattern(r"\w+")
+    (5, True, None)
     """
     if not regex_str:
         return None
     if regex_str == WORDS:
         return _WORDS_PATTERN_ID
-    from .text.patterns import NATIVE_PATTERNS  # when first needed: the tables cost ~0.1 s
+    from .text.patterns import native_pattern_id  # when first needed: the tables cost ~0.1 s
 
-    return NATIVE_PATTERNS.get(regex_str)
+    return native_pattern_id(regex_str)
 
 
 def split_classes(symbols: Iterable[Any] | None = None) -> Any:

@@ -13,6 +13,11 @@ into single code points, and ``holds_flagged`` finds those that a table of code 
 elsewhere. The ``def`` wrappers check that the data is well-formed UTF-8 first
 (``check_utf8``): the scanner decodes without bounds checks.
 
+A pattern that is no preset runs on the regex VM of ``regex_vm.h`` (programs registered by
+``_regex``, compiled by ``ubpe.text.regex_program``): the id of a compiled pattern whose
+pieces tile any text (``>= FIRST_PROGRAM_ID``) goes wherever a preset's id goes, and
+``find_pieces`` finds the matches of any compiled pattern.
+
 The module is over 500 lines because the five scanners (one per preset, plus ``words``) share
 their inline helpers and class bits, and the document helpers sit beside the scanner they
 drive. What would split it: the document helpers (``document_offsets`` ... ``split_document``)
@@ -28,6 +33,7 @@ into a module of their own with its own ``.pxd``, cimported by ``_merges`` and `
 ``DON'T``, `` say``, `` ʰ``, ``AB``, ``!\\n/`` (cl100k: ``DON``, ``'T``, `` say``, `` ʰAB``, ...).
 """
 
+from libc.stddef cimport ptrdiff_t
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 from libcpp.vector cimport vector
@@ -35,6 +41,7 @@ from libcpp.vector cimport vector
 from ubpe_native._numpy import np
 
 from ubpe_native._checks cimport as_array
+from ubpe_native._regex cimport FIRST_PROGRAM_ID, Program, find_next, program_of, program_piece_end
 
 cdef Py_ssize_t N_CODE_POINTS = 0x110000
 # class bits of a code point (low byte) ...
@@ -62,7 +69,14 @@ cdef uint64_t ASCII_MASK = 0x8080808080808080ULL  # the high bit of 8 bytes
 cdef check_split_arguments(Py_ssize_t n_classes, int pattern):
     if n_classes != N_CODE_POINTS:
         raise ValueError("classes must hold one entry per code point (0x110000)")
-    if pattern not in (PATTERN_GPT2, PATTERN_CL100K, PATTERN_LLAMA3, PATTERN_O200K, PATTERN_WORDS):
+    cdef const Program* program
+    if pattern >= FIRST_PROGRAM_ID:
+        program = program_of(pattern)
+        if program == NULL:
+            raise ValueError(f"unknown native pattern id {pattern}")
+        if not program.total:
+            raise ValueError(f"pattern {pattern} can leave text unmatched: find_pieces splits it, not the scanner")
+    elif pattern not in (PATTERN_GPT2, PATTERN_CL100K, PATTERN_LLAMA3, PATTERN_O200K, PATTERN_WORDS):
         raise ValueError(f"unknown native pattern id {pattern}")
 
 
@@ -334,6 +348,8 @@ cdef Py_ssize_t piece_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, const cl
     cdef Py_ssize_t w0, w1, j, p, end
     cdef uint32_t c0, cp
     cdef class_t k0
+    if pattern >= FIRST_PROGRAM_ID:  # a compiled pattern (ubpe.text.regex_program), checked total
+        return program_piece_end(program_of(pattern)[0], s, n, i)
     if pattern == PATTERN_O200K:
         return o200k_piece_end(s, n, i, classes)
     if pattern == PATTERN_WORDS:
@@ -522,8 +538,9 @@ def or_classes(class_t[::1] classes not None, const uint32_t[::1] code_points no
 
 
 def split_text(const uint8_t[::1] data not None, const class_t[::1] classes not None, int pattern):
-    """Byte offsets of the pieces of UTF-8 ``data`` under a preset pattern; ``data`` must be
-    well-formed UTF-8 (ValueError otherwise)."""
+    """Byte offsets of the pieces of UTF-8 ``data`` under a native pattern (a preset, or a
+    compiled pattern whose pieces tile the text); ``data`` must be well-formed UTF-8
+    (ValueError otherwise)."""
     check_split_arguments(classes.shape[0], pattern)
     check_utf8(data)
     cdef vector[int64_t] bounds
@@ -534,6 +551,32 @@ def split_text(const uint8_t[::1] data not None, const class_t[::1] classes not 
     else:
         bounds.push_back(0)
     return np.asarray(<int64_t[:bounds.size()]>bounds.data()).copy()
+
+
+def find_pieces(const uint8_t[::1] data not None, int pattern):
+    """``(starts, ends)``: the byte bounds of every match of a compiled pattern (a registered
+    id of ``_regex``, see ``ubpe.text.regex_program``) in UTF-8 ``data``, as ``regex.finditer``
+    finds them: text between matches is left out. The GIL is released while scanning;
+    ``data`` must be well-formed UTF-8 (ValueError otherwise).
+
+    >>> from ubpe.text.regex_program import compile_pattern
+    >>> starts, ends = find_pieces(np.frombuffer("é1 x".encode(), np.uint8), compile_pattern(r"\\w").pattern_id)
+    >>> starts.tolist(), ends.tolist()
+    ([0, 2, 4], [2, 3, 5])
+    """
+    cdef const Program* program = program_of(pattern)
+    if pattern < FIRST_PROGRAM_ID or program == NULL:
+        raise ValueError(f"{pattern} is not the id of a compiled pattern")
+    check_utf8(data)
+    cdef vector[int64_t] starts, ends
+    cdef ptrdiff_t n = data.shape[0], i = 0, start, end
+    if n:
+        with nogil:
+            while find_next(program[0], &data[0], n, i, &start, &end):
+                starts.push_back(start)
+                ends.push_back(end)
+                i = end
+    return _int64_array(starts), _int64_array(ends)
 
 
 def split_ranges(const uint8_t[::1] data not None, const int64_t[::1] starts not None,

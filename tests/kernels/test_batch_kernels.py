@@ -40,7 +40,7 @@ GPT2 = NATIVE_PATTERNS[PATTERNS["gpt2"]]
     (lambda k, c: k.encode_texts(b"abc", [4, -1], c, GPT2), ValueError, "negative"),
     (lambda k, c: k.encode_texts(b"abc", [1.5, 1.5], c, GPT2), TypeError, "integers"),
     (lambda k, c: k.encode_texts(b"\xff", [1], c, GPT2), ValueError, "UTF-8"),
-    (lambda k, c: k.encode_texts(b"ab", [1, 1], c, 99), ValueError, "pattern"),
+    (lambda k, c: k.encode_texts(b"ab", [1, 1], c, 2**31 - 1), ValueError, "pattern"),  # ids from 64: compiled
     (lambda k, c: k.encode_texts(b"ab", [1, 1], c[:10], GPT2), ValueError, "code point"),
     (lambda k, c: k.encode_texts(b"ab", [1, 1], c, GPT2, skip=[0]), ValueError, "one entry per document"),
     (lambda k, c: k.encode_texts(b"ab", [1, 1], c, GPT2, flagged=np.zeros(5, np.uint8)), ValueError, "0x110000"),

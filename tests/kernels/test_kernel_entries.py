@@ -1,6 +1,6 @@
 """Every ``def`` entry and public method of the kernels in ``_combine``, ``_lattice_cache``,
 ``_parts``, ``_fit``, ``_unigram``, ``_paths``, ``_radix``, ``_sampling``, ``_score``,
-``_tables``, ``_textsplit``, ``_pretokenize`` and ``_spm_pipeline``, called with hostile
+``_tables``, ``_textsplit``, ``_pretokenize``, ``_regex`` and ``_spm_pipeline``, called with hostile
 arguments (issue 28, point 9): negative ids, ids past the vocabulary, offsets that do not start
 at 0, do not ascend or run past the end, empty arrays, wrong dtypes, None, and sizes no memory
 holds. Each must raise a clear Python exception - never crash, never read past an array, never
@@ -25,7 +25,8 @@ from ubpe_native._fit import MAX_THREADS, PairMerger
 from ubpe_native._lattice_cache import Lattice, encode_parts
 from ubpe_native._parts import WHOLE_DOCUMENTS, PartCounter
 from ubpe_native._paths import kbest_paths, longest_prefix, longest_token
-from ubpe_native._pretokenize import or_classes, split_ranges, split_text
+from ubpe_native._pretokenize import find_pieces, or_classes, split_ranges, split_text
+from ubpe_native._regex import n_free_slots, register_program
 from ubpe_native._radix import RadixTree
 from ubpe_native._sampling import SegmentLattice
 from ubpe_native._score import part_scores, score_tokens
@@ -48,6 +49,13 @@ NO_CLASSES = np.zeros(0, np.uint16)
 NO_FALLBACK = np.full(256, -1, I32)
 # "a" -> 0, "b" -> 1 (a table of code points, as add_text and TextSplitter take)
 AB_TABLE = np.array([-1] * 97 + [0, 1], I32)
+
+
+def _compiled() -> int:
+    """The id of a pattern compiled for the kernel's regex VM."""
+    from ubpe.text.regex_program import compile_pattern
+
+    return compile_pattern(r"\S+|\s+").pattern_id
 
 
 def _classes():
@@ -510,6 +518,19 @@ HOSTILE = {
     "split_ranges/lengths": (
         lambda: split_ranges(np.frombuffer(b"ab", U8), np.array([0], I64), np.zeros(0, I64), _classes(), 5),
         ValueError),
+    "find_pieces/bad UTF-8": (lambda: find_pieces(np.frombuffer(b"\xc3", U8), _compiled()), ValueError),
+    "find_pieces/a preset's id": (lambda: find_pieces(np.frombuffer(b"ab", U8), 5), ValueError),
+    "find_pieces/no such id": (lambda: find_pieces(np.frombuffer(b"ab", U8), INT32_MAX), ValueError),
+    "find_pieces/None": (lambda: find_pieces(None, _compiled()), TypeError),
+    # _regex (more in test_regex_vm.py)
+    "register_program/jump outside": (lambda: register_program(
+        np.array([[6, 9, 0, 0]], I32), np.zeros(0x1100, np.uint16), np.zeros(256, U8), np.zeros(256, np.uint64),
+        np.zeros(0, np.uint64), -1, -1, True), ValueError),
+    "register_program/blocks past the table": (lambda: register_program(
+        np.array([[0, 0, 0, 0]], I32), np.full(0x1100, 5, np.uint16), np.zeros(256, U8),
+        np.zeros(256, np.uint64), np.zeros(0, np.uint64), -1, -1, True), ValueError),
+    "register_program/None": (lambda: register_program(None, None, None, None, None, -1, -1, True), TypeError),
+    "n_free_slots/an argument": (lambda: n_free_slots(1), TypeError),
     # _spm_pipeline
     "SpmPipeline/model": (lambda: _pipeline(model=TREE), TypeError),
     "SpmPipeline/None normalizer": (lambda: _pipeline(normalizer=None), TypeError),
@@ -550,6 +571,7 @@ def test_every_entry_is_called():
     import ubpe_native._paths as paths
     import ubpe_native._pretokenize as pretokenize
     import ubpe_native._radix as radix
+    import ubpe_native._regex as regex
     import ubpe_native._sampling as sampling
     import ubpe_native._score as score
     import ubpe_native._spm_pipeline as spm_pipeline
@@ -562,8 +584,8 @@ def test_every_entry_is_called():
                 "SegmentLattice.edges", "SegmentLattice.count_parts", "RadixTree.__contains__", "RadixTree.__len__"}
     called = {name.split("/")[0] for name in HOSTILE}
     missing = []
-    for module in (combine, fit, lattice_cache, parts, paths, pretokenize, radix, sampling, score, spm_pipeline,
-                   tables, textsplit, unigram):
+    for module in (combine, fit, lattice_cache, parts, paths, pretokenize, radix, regex, sampling, score,
+                   spm_pipeline, tables, textsplit, unigram):
         for name, value in vars(module).items():
             if name.startswith("_") or getattr(value, "__module__", module.__name__) != module.__name__:
                 continue

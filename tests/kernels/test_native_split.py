@@ -1,5 +1,6 @@
-"""The kernel's scanner splits the `words` pattern and the byte-level presets exactly as the
-`regex` module does, inside `SplitPipeline` (issue 12): differential tests, scanner vs regex."""
+"""The kernel's scanner splits the `words` pattern, the byte-level presets and patterns of no
+preset (the regex VM) exactly as the `regex` module does, inside `SplitPipeline` (issue 12):
+differential tests, scanner vs regex."""
 
 from __future__ import annotations
 
@@ -20,7 +21,11 @@ from ubpe_native._pretokenize import split_ranges
 # letters of several scripts and cases, punctuation, symbols
 TRICKY = " \t\n\r\x0b\u00a0\u2003'sdmtlvreSLVR_a9\u00b2\u0663\u0301\u094d\u0928\u00e9Z\u02b0\u01c5!?.-/\u2019\u203f$\u00ad\U0001f600"
 texts = st.text(alphabet=st.sampled_from(TRICKY), max_size=40) | st.text(max_size=30)
-SCANNED = [WORDS, *PATTERNS.values()]
+# patterns of no preset, which the kernel's regex VM runs (ubpe.text.regex_program): whisper's
+# exact regex, and GPT-2's as users pass it to UBPE (regex_str) without the possessive forms
+OWN_PATTERNS = [r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""",
+                r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+$|\s+(?!\S)|\s"""]
+SCANNED = [WORDS, *PATTERNS.values(), *OWN_PATTERNS]
 
 
 def regex_parts(pattern: str, text: str) -> tuple[list[int], list[int]]:
@@ -73,11 +78,13 @@ def test_pipeline_same_parts_as_regex_path(docs: list[str], pattern: str, breaks
             assert getattr(a, field).tolist() == getattr(b, field).tolist()
 
 
-def test_fit_and_encode_unchanged_by_the_scanner() -> None:
+@pytest.mark.parametrize("regex_str", [WORDS, *OWN_PATTERNS])
+def test_fit_and_encode_unchanged_by_the_scanner(regex_str: str) -> None:
     docs = ["They'll pay 42_000 dollars, won't they?\n\n  Yes_no. ", "naïve café: 3 x²", "a  b\tc"] * 20
     alphabet = sorted(set("".join(docs)))
-    native = UBPE(alphabet=alphabet, n_tokens=80, regex_str=WORDS)
-    plain = UBPE(alphabet=alphabet, n_tokens=80, regex_str=WORDS)
+    native = UBPE(alphabet=alphabet, n_tokens=80, regex_str=regex_str)
+    plain = UBPE(alphabet=alphabet, n_tokens=80, regex_str=regex_str)
+    assert native.split_pipeline._native is not None
     plain.split_pipeline._native = None
     native.fit(docs, quiet=True)
     plain.fit(docs, quiet=True)

@@ -13,7 +13,7 @@ import tiktoken
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ubpe.text.patterns import NATIVE_PATTERNS, PATTERNS, without_surrogates
+from ubpe.text.patterns import NATIVE_PATTERNS, PATTERNS, native_pattern_id, without_surrogates
 from ubpe.models.bytelevel import ByteLevelBPE
 from ubpe.errors import DisallowedSpecialTokenError
 from ubpe.errors import (
@@ -149,14 +149,19 @@ def test_other_presets_match_tiktoken(corpus, preset):
         assert tok.encode(text) == reference.encode(text)
 
 
-def test_regex_path_equals_native_scanner(fitted, reference):
-    # the same pattern in a group is no preset string, so it goes through the regex engine
+@pytest.mark.parametrize("suffix", ["", r"|(?<=\x00)\x00"])
+def test_regex_path_equals_native_scanner(fitted, reference, suffix):
+    # the same pattern in a group is no preset string, so the kernel's regex VM runs it; with a
+    # lookbehind alternative (never reached: the pattern matches at every position) the regex
+    # engine does
     wrapped = ByteLevelBPE.from_mergeable_ranks(
-        fitted.mergeable_ranks(), pattern=f"(?:{fitted.pattern})"
+        fitted.mergeable_ranks(), pattern=f"(?:{fitted.pattern}){suffix}"
     )
     assert NATIVE_PATTERNS.get(wrapped.pattern) is None
+    assert (native_pattern_id(wrapped.pattern) is None) == bool(suffix)
     for text in HELD_OUT:
         assert wrapped.encode_ordinary(text) == fitted.encode_ordinary(text)
+    assert wrapped.encode_batch(HELD_OUT) == fitted.encode_batch(HELD_OUT)
 
 
 def test_long_runs(fitted, reference):

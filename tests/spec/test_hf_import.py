@@ -27,7 +27,7 @@ from hf_builders import BUILDERS  # noqa: E402
 from vocab_corpora import text_lines, vocab_path  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-BYTE_LEVEL = ("gpt2", "roberta", "llama3", "qwen2", "falcon", "starcoder", "deepseek-coder", "trained-bytelevel")
+BYTE_LEVEL = ("gpt2", "tekken-split", "roberta", "llama3", "qwen2", "falcon", "starcoder", "deepseek-coder", "trained-bytelevel")
 #: builders whose files are neither plain byte-level nor character-level BPE
 CLASSES = {"clip": HFEndOfWordBPE}
 EDGES = [

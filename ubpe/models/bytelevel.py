@@ -42,9 +42,9 @@ from ..pieces import Inventory, checked_ids
 from ..vocabulary import ID_DTYPE, Vocabulary
 from ..text.patterns import (
     DEFAULT_PATTERN,
-    NATIVE_PATTERNS,
     PATTERNS,
     code_point_classes,
+    native_pattern_id,
     resolve_pattern,
     without_surrogates,
 )
@@ -256,7 +256,7 @@ class ByteLevelBPE(Tokenizer):
         allowed = self._specials.allowed(allowed_special)
         watched = allowed | self._specials.disallowed(allowed, disallowed_special)
         specials = special_regex(frozenset(watched)) if watched else None
-        native = NATIVE_PATTERNS.get(self.pattern)
+        native = native_pattern_id(self.pattern)
         docs = list(text)
 
         def one(doc: str) -> list[int]:
@@ -310,7 +310,7 @@ class ByteLevelBPE(Tokenizer):
         bytes itself)."""
         if not text:
             return np.empty(0, dtype=ID_DTYPE)
-        native = NATIVE_PATTERNS.get(self.pattern)
+        native = native_pattern_id(self.pattern)
         if native is not None:
             return self._encoder.encode_text(text.encode("utf-8"), code_point_classes(), native)  # type: ignore[union-attr]
         symbols, bounds = pretokenize(text, self.pattern)

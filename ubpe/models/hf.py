@@ -43,7 +43,7 @@ from ..text.hf_pipeline import BYTE_LEVEL_REGEX, AddedTokens, PreTokenizer, char
 from .clip import EndOfWordBPE, unit_texts
 from .ranked_bpe import BYTE_TO_CHAR, CHAR_TO_BYTE, ImportedBPE, Scan, byte_level_raw, whole_words
 from .imported import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, ImportedTokenizer, check_doc
-from ..text.patterns import NATIVE_PATTERNS, PATTERNS
+from ..text.patterns import NATIVE_PATTERNS, PATTERNS, native_pattern_id
 from .sentencepiece import SPACE, CharModel, blob_offsets
 
 QWEN2_REGEX = PATTERNS["llama3"].replace(r"\p{N}{1,3}", r"\p{N}")
@@ -213,7 +213,11 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
             return _SCANNED[BYTE_LEVEL_REGEX]._replace(prefix_space=steps[0][1])
         if (len(steps) == 2 and steps[0][0] == "split" and steps[0][2] == "isolated" and not steps[0][3]
                 and steps[1] == ("byte_level", False, False)):
-            return _SCANNED.get(steps[0][1].pattern)
+            pattern = steps[0][1].pattern
+            if pattern in _SCANNED:
+                return _SCANNED[pattern]
+            native = native_pattern_id(pattern)  # any other regex whose pieces tile the text: the VM
+            return Scan(native) if native is not None else None
         return None
 
     def _encode_segment(self, segment: _Segment) -> list[int]:

@@ -35,8 +35,8 @@ from .imported import BYTE, CONTROL, NORMAL, SILENT_TYPES, UNUSED, ImportedToken
 __all__ = ["BYTE_TO_CHAR", "CHAR_TO_BYTE", "ImportedBPE", "Scan", "byte_level_raw",
            "cut_digits", "split_merge_lines", "split_merges", "whole_words",
            "BYTE", "CONTROL", "NORMAL", "UNUSED"]  # the token types, for the models built on this one
-from ..text.patterns import CLASS_BITS, NATIVE_PATTERNS, PATTERNS, code_point_classes
-from ..text.pretokenizers import Pretokenizer, resolve_pre, scanner_unsafe, unsafe_code_points
+from ..text.patterns import CLASS_BITS, NATIVE_PATTERNS, PATTERNS, code_point_classes, native_pattern_id
+from ..text.pretokenizers import Pretokenizer, resolve_pre, scanner_unsafe, single_pattern, unsafe_code_points
 from ..text.byte_chars import BYTE_TO_CHAR, CHAR_TO_BYTE
 from ..text.specials import special_regex
 
@@ -59,6 +59,17 @@ _SCANNED = {"gpt2": Scan(NATIVE_PATTERNS[PATTERNS["gpt2"]]), "llama3": Scan(NATI
 _NUMBER_BIT = CLASS_BITS[r"\p{N}"]
 
 
+def _scan_of(pre_type: str) -> Scan | None:
+    """How the kernel splits text of ``pre_type``: a preset's scanner (``_SCANNED``), else the
+    type's one regex compiled for the kernel's regex VM (Qwen3.5's), else None (a list of
+    regexes: the regex path)."""
+    if pre_type in _SCANNED:
+        return _SCANNED[pre_type]
+    pattern = single_pattern(pre_type)
+    native = native_pattern_id(pattern) if pattern is not None else None
+    return Scan(native) if native is not None else None
+
+
 
 
 class ImportedBPE(ImportedTokenizer):
@@ -78,7 +89,7 @@ class ImportedBPE(ImportedTokenizer):
         pre_type, self.ignore_merges = resolve_pre(pre)
         self.pre = pre
         self.pretokenizer = Pretokenizer.for_type(pre_type)
-        self._scanner = _SCANNED.get(pre_type)
+        self._scanner = _scan_of(pre_type)
         self.n_merges = len(merges)
         self._raw: list[bytes | None] = byte_level_raw(self.texts)
         self._kernel = self._build_kernel(merges)

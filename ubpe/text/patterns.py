@@ -2,7 +2,9 @@
 
 ``PATTERNS`` holds tiktoken's and Llama 3's presets character for character; the kernel's
 scanner (``ubpe_native._pretokenize``) splits the presets of ``NATIVE_PATTERNS`` itself, with
-the code point classes computed here so that it agrees with ``regex.findall`` exactly.
+the code point classes computed here so that it agrees with ``regex.findall`` exactly. Any
+other pattern is compiled for the kernel's regex VM (:mod:`~ubpe.text.regex_program`);
+:func:`native_pattern_id` says which id the kernels split a pattern by.
 
 >>> resolve_pattern("gpt2") == PATTERNS["gpt2"]
 True
@@ -22,6 +24,7 @@ from ubpe_native._numpy import np, numpy_types
 from ubpe_native._pretokenize import or_classes
 
 from ..errors import InvalidParameterError, SymbolTypeError
+from .regex_program import compile_pattern
 
 
 # The pre-tokenization patterns of tiktoken's encodings (tiktoken_ext/openai_public.py) and of
@@ -71,6 +74,45 @@ CONTRACTION_LETTERS = "sdmtlvre"  # fold index 1..8 in this order
 
 # UTF-8 length of a code point: one byte below 0x80, two below 0x800, three below 0x10000
 UTF8_WIDTH_STEPS = (0x80, 0x800, 0x10000)
+
+
+class CompiledPatternId(int):
+    """The id of a pattern compiled for the kernel's regex VM. Ids are handed out per process,
+    so it pickles (and copies) as its pattern, compiled again where it is loaded: a model or
+    a split pipeline sent to another process (Dask's workers) splits by the same pattern there.
+
+    >>> import pickle
+    >>> found = native_pattern_id(r"\\S+|\\s+")
+    >>> pickle.loads(pickle.dumps(found)) == found, found.pattern
+    (True, '\\\\S+|\\\\s+')
+    """
+
+    pattern: str
+
+    def __new__(cls, value: int, pattern: str) -> CompiledPatternId:
+        found = super().__new__(cls, value)
+        found.pattern = pattern
+        return found
+
+    def __reduce__(self) -> tuple:
+        return native_pattern_id, (self.pattern,)
+
+
+def native_pattern_id(pattern: str) -> int | None:
+    r"""The id by which the kernels split text with ``pattern`` (a pat_str): a preset's
+    scanner, else the pattern compiled for the kernel's regex VM when its pieces tile any
+    text; None when the `regex` module splits it (``compile_pattern(pattern).reason`` says
+    why, or the pattern can leave text unmatched: then ``ubpe.text.scanner.pretokenize``
+    still finds its pieces natively).
+
+    >>> native_pattern_id(PATTERNS["gpt2"]), native_pattern_id(r"\S+|\s+") >= 64, native_pattern_id(r"\w+")
+    (1, True, None)
+    """
+    preset = NATIVE_PATTERNS.get(pattern)
+    if preset is not None:
+        return preset
+    compiled = compile_pattern(pattern)
+    return CompiledPatternId(compiled.pattern_id, pattern) if compiled.total else None
 
 
 # a bare name such as "gpt5" or "cl100k_base": taken for a preset name, never for a regex

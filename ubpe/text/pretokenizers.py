@@ -291,6 +291,17 @@ def scanner_unsafe(text: str) -> bool:
     return bool(unsafe_code_points()[code_points].any())
 
 
+def single_pattern(pre_type: str) -> str | None:
+    """The one regex that splits text as ``pre_type`` does (a llama.cpp scanner's regex of
+    ``_CUSTOM``: matches tile the text), or None when the type runs a list of regexes.
+
+    >>> single_pattern("qwen35") == _CUSTOM[_QWEN35], single_pattern("falcon")
+    (True, None)
+    """
+    expressions = REGEXES[pre_type]
+    return _CUSTOM.get(expressions[0]) if len(expressions) == 1 else None
+
+
 def resolve_pre(pre: str) -> tuple[str, bool]:
     """``(pre-tokenizer type, ignore_merges)`` for a ``tokenizer.ggml.pre`` value."""
     try:

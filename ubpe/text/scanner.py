@@ -2,10 +2,10 @@
 pattern's pieces.
 
 The presets of ``NATIVE_PATTERNS`` (gpt2, cl100k, llama3, o200k) are split by the kernel's
-scanner (``ubpe_native._pretokenize``), which agrees with ``regex.findall`` exactly; other
-patterns by the ``regex`` engine, whose pieces tile the text, so their byte bounds follow from
-their lengths in characters. A pattern that leaves characters unmatched drops them, as
-tiktoken does.
+scanner (``ubpe_native._pretokenize``), other patterns by the kernel's regex VM
+(:mod:`~ubpe.text.regex_program`); both agree with ``regex.findall`` exactly. A pattern the
+VM does not take (``compile_pattern(pattern).reason``) is split by the ``regex`` engine. A
+pattern that leaves characters unmatched drops them, as tiktoken does.
 
 >>> from ubpe.text.patterns import PATTERNS
 >>> symbols, bounds = pretokenize("hi there", PATTERNS["gpt2"])
@@ -20,23 +20,24 @@ from __future__ import annotations
 import numpy as np
 import regex
 
-from ubpe_native._pretokenize import split_text
+from ubpe_native._pretokenize import find_pieces, split_text
 from ubpe_native._numpy import ID_DTYPE
 
-from .patterns import NATIVE_PATTERNS, UTF8_WIDTH_STEPS, code_point_classes
+from .patterns import UTF8_WIDTH_STEPS, code_point_classes, native_pattern_id
+from .regex_program import compile_pattern
 
 __all__ = ["native_bounds", "pretokenize"]
 
 
 def native_bounds(data: bytes, pattern: str) -> np.ndarray | None:
     """Byte offsets of the pieces of UTF-8 ``data`` by the kernel's scanner, or ``None`` when
-    ``pattern`` is not one of the presets it knows.
+    the kernel cannot take ``pattern`` as a tiling of the text (see ``native_pattern_id``).
 
     >>> from ubpe.text.patterns import PATTERNS
     >>> native_bounds("hi there".encode(), PATTERNS["cl100k"]).tolist(), native_bounds(b"x", "x+")
     ([0, 2, 8], None)
     """
-    native = NATIVE_PATTERNS.get(pattern)
+    native = native_pattern_id(pattern)
     if native is None:
         return None
     return split_text(np.frombuffer(data, dtype=np.uint8), code_point_classes(), native)
@@ -50,6 +51,16 @@ def pretokenize(text: str, pattern: str) -> tuple[np.ndarray, np.ndarray]:
     bounds = native_bounds(data, pattern)
     if bounds is not None:
         return np.frombuffer(data, dtype=np.uint8).astype(ID_DTYPE), bounds
+    compiled = compile_pattern(pattern)
+    if compiled.pattern_id is not None:  # the kernel's VM; characters between pieces are dropped
+        raw = np.frombuffer(data, dtype=np.uint8)
+        starts, ends = find_pieces(raw, compiled.pattern_id)
+        bounds = np.zeros(len(starts) + 1, dtype=np.int64)
+        np.cumsum(ends - starts, out=bounds[1:])
+        if bounds[-1] != len(data):
+            keep = np.repeat(ends - bounds[1:], ends - starts) + np.arange(bounds[-1])
+            raw = raw[keep]
+        return raw.astype(ID_DTYPE), bounds
     pieces = regex.findall(pattern, text)
     char_lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
     bounds = np.zeros(len(pieces) + 1, dtype=np.int64)

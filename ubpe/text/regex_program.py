@@ -1,0 +1,658 @@
+r"""Any pre-tokenization pattern, natively: a compiler from the regex subset that tokenizer
+patterns use to programs of the kernel's backtracking VM (``ubpe_native/regex_vm.h``).
+
+The presets (gpt2, cl100k, o200k, llama3) have scanners written by hand in
+``ubpe_native._pretokenize``; every other pattern - a tekken file's, whisper's, a ``regex_str``
+- is compiled here, so that it too splits without the `regex` module and without the GIL.
+
+Why a VM of our own and not PCRE2's JIT: tokenizer patterns are short alternations of
+character-class runs with an optional lookahead, and the time goes into those runs. The VM
+runs a class run (``\p{L}+``) as one instruction that pushes a single backtrack frame for the
+whole run, and skips alternatives whose first code point cannot match (a guard per
+alternative), which is what a JIT would buy. It matches the `regex` module exactly *by
+construction*: every one-code-point atom (``\p{L}``, ``[^\s\p{L}\p{N}]``, ``(?i:s)``, ``.``)
+becomes a class whose members the `regex` module itself computes over all code points at
+compile time, so the Unicode version, the case folding and the class syntax are the `regex`
+module's, where PCRE2 brings its own Unicode tables (another version) and its own ``(?i)``.
+PCRE2 would also have to be vendored (no system headers here; sources in the sdist), for a
+gain the presets' numbers say we do not need.
+
+The subset: literals, ``.``, escapes ``\s \S \d \D \w \W \p{..} \P{..} \x.. \u.... \n`` ...,
+sets ``[...]`` (their meaning is the `regex` module's; only their extent is parsed here),
+groups ``(...)`` ``(?:...)`` ``(?P<name>...)`` (a piece is the whole match, as tiktoken takes
+it), ``(?>...)``, lookahead ``(?=...)`` ``(?!...)``, flags ``i`` and ``s`` (``(?i:...)``, or
+``(?i)`` at the start), quantifiers ``? * + {m} {m,} {m,n} {,n}`` greedy, lazy (``?``) or
+possessive (``+``), anchors ``^ $ \A \Z \b \B``. Anything else (lookbehind, backreferences,
+other flags, a pattern that can match the empty string, a repeated group that can) is left
+to the `regex` module, and :attr:`CompiledPattern.reason` says why.
+
+A program is *total* when every position of any text starts a non-empty match (proved from
+the pattern, see ``_always_matches``): then its pieces tile the text, and every kernel that
+splits text by a preset's id splits it by the program's id. A program that is not total still
+splits natively through ``find_pieces`` (``ubpe.text.scanner.pretokenize``).
+
+>>> whisper = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+>>> compiled = compile_pattern(whisper)
+>>> compiled.total, compiled.pattern_id >= 64, compiled.reason
+(True, True, None)
+>>> compile_pattern(r"\w+").total, compile_pattern(r"(?<=a)b").reason
+(False, 'lookbehind is not supported')
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from dataclasses import dataclass
+from typing import Union
+
+import regex
+
+from ubpe_native._numpy import np
+from ubpe_native._regex import n_free_slots, register_program
+
+__all__ = ["CompiledPattern", "compile_pattern"]
+
+# Instructions and assertions of regex_vm.h
+OP_MATCH, OP_CLASS, OP_SPAN_GREEDY, OP_SPAN_LAZY, OP_SPAN_POSSESSIVE = 0, 1, 2, 3, 4
+OP_SPLIT, OP_JUMP, OP_LOOKAHEAD, OP_ATOMIC, OP_ASSERT = 5, 6, 7, 8, 9
+AT_START, AT_END_OR_FINAL_NEWLINE, AT_END, WORD_BOUNDARY, NOT_WORD_BOUNDARY = 0, 1, 2, 3, 4
+MAX_CLASSES = 64  # one bit of a uint64 per class
+MAX_EQUIVALENCE_CLASSES = 256  # uint8 in the VM's tables
+MAX_INSTRUCTIONS = 20_000  # counted repeats of groups are unrolled; past this the regex module runs
+BLOCK_SHIFT = 8
+N_CODE_POINTS = 0x110000
+SURROGATES = range(0xD800, 0xE000)
+GUARD_WORDS = 4
+FLAGS = "is"  # the inline flags the compiler knows (the others change what it would emit)
+_QUANTIFIER = regex.compile(r"\{(\d*)(?:(,)(\d*))?\}")
+_FLAG_GROUP = regex.compile(r"\(\?([a-zA-Z]*)(?:-([a-zA-Z]*))?([:)])")
+# escapes that stand for one code point each (the regex module says which)
+_CLASS_ESCAPES = set("sSdDwWnrtfva")
+_BRACED_ESCAPES = set("pPxN")  # \p{..} \x{..} \N{..}; also \pL and \xhh
+
+
+class Unsupported(Exception):
+    """A construct the compiler leaves to the `regex` module (the message says which)."""
+
+
+# The syntax tree: one-code-point atoms are ("class", key) with key (source, ignorecase, dotall)
+Node = Union[tuple]
+
+
+@dataclass(frozen=True)
+class CompiledPattern:
+    """A pattern as the kernel runs it: ``pattern_id`` (None: the `regex` module splits it,
+    ``reason`` says why), ``total`` (its pieces tile any text: the scanner's kernels take it
+    where they take a preset)."""
+
+    pattern: str
+    pattern_id: int | None
+    total: bool
+    reason: str | None
+
+
+class _Parser:
+    """Recursive descent over the subset; ``Unsupported`` for anything outside it."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.at = 0
+        self.uses_word_boundary = False
+
+    def parse(self) -> Node:
+        flags = ""
+        found = _FLAG_GROUP.match(self.source)
+        if found and found.group(3) == ")":  # global flags: only at the start
+            flags = self._flags(found)
+            self.at = found.end()
+        tree = self._alternation("i" in flags, "s" in flags)
+        if self.at != len(self.source):
+            raise Unsupported(f"unexpected {self.source[self.at]!r} at {self.at}")
+        return tree
+
+    def _flags(self, found: regex.Match) -> str:
+        on, off = found.group(1), found.group(2) or ""
+        unknown = set(on + off) - set(FLAGS)
+        if unknown:
+            raise Unsupported(f"the flag {''.join(sorted(unknown))!r} is not supported")
+        return on
+
+    def _peek(self) -> str:
+        return self.source[self.at] if self.at < len(self.source) else ""
+
+    def _alternation(self, ignorecase: bool, dotall: bool) -> Node:
+        branches = [self._sequence(ignorecase, dotall)]
+        while self._peek() == "|":
+            self.at += 1
+            branches.append(self._sequence(ignorecase, dotall))
+        return branches[0] if len(branches) == 1 else ("alt", branches)
+
+    def _sequence(self, ignorecase: bool, dotall: bool) -> Node:
+        items = []
+        while self._peek() not in ("", "|", ")"):
+            atom = self._atom(ignorecase, dotall)
+            items.append(self._quantified(atom))
+        return items[0] if len(items) == 1 else ("seq", items)
+
+    def _quantified(self, atom: Node) -> Node:
+        c = self._peek()
+        if c in ("?", "*", "+"):
+            low, high = {"?": (0, 1), "*": (0, None), "+": (1, None)}[c]
+            self.at += 1
+        elif c == "{":
+            found = _QUANTIFIER.match(self.source, self.at)
+            if not found or (not found.group(1) and not found.group(2)):
+                raise Unsupported(f"a '{{' that is no quantifier at {self.at}")
+            low = int(found.group(1) or 0)
+            high = (int(found.group(3)) if found.group(3) else None) if found.group(2) else low
+            if high is not None and high < low:
+                raise Unsupported("a quantifier {m,n} with n < m")
+            self.at = found.end()
+        else:
+            return atom
+        mode = "greedy"
+        if self._peek() == "?":
+            mode, self.at = "lazy", self.at + 1
+        elif self._peek() == "+":
+            mode, self.at = "possessive", self.at + 1
+        if self._peek() in ("?", "*", "+") or _QUANTIFIER.match(self.source, self.at):
+            raise Unsupported("a quantifier on a quantifier")
+        if atom[0] in ("look", "assert"):
+            raise Unsupported("a quantifier on a zero-width assertion")
+        return ("repeat", atom, low, high, mode)
+
+    def _atom(self, ignorecase: bool, dotall: bool) -> Node:
+        source, at = self.source, self.at
+        c = source[at]
+        if c == "(":
+            return self._group(ignorecase, dotall)
+        if c == "[":
+            end = self._set_end(at)
+            self.at = end
+            return ("class", (source[at:end], ignorecase, dotall))
+        if c in "*+?{":
+            raise Unsupported(f"nothing to repeat at {at}")
+        self.at = at + 1
+        if c == ".":
+            return ("class", (".", ignorecase, dotall))
+        if c == "^":
+            return ("assert", AT_START)
+        if c == "$":
+            return ("assert", AT_END_OR_FINAL_NEWLINE)
+        if c != "\\":
+            return ("class", (regex.escape(c), ignorecase, dotall))
+        return self._escape(ignorecase, dotall)
+
+    def _escape(self, ignorecase: bool, dotall: bool) -> Node:
+        source, start = self.source, self.at - 1
+        if self.at >= len(source):
+            raise Unsupported("a pattern ending in a backslash")
+        e = source[self.at]
+        self.at += 1
+        if e in ("A", "Z", "b", "B"):
+            if e in "bB":
+                self.uses_word_boundary = True
+            return ("assert", {"A": AT_START, "Z": AT_END, "b": WORD_BOUNDARY, "B": NOT_WORD_BOUNDARY}[e])
+        if e in _BRACED_ESCAPES:
+            if self._peek() == "{":
+                close = source.find("}", self.at)
+                if close < 0:
+                    raise Unsupported(f"an unclosed \\{e}{{")
+                self.at = close + 1
+            elif e == "x":
+                self.at += 2
+            elif e in "pP":
+                self.at += 1
+            else:
+                raise Unsupported(f"\\{e} without braces")
+        elif e == "u":
+            self.at += 4
+        elif e == "U":
+            self.at += 8
+        elif e.isalnum() and e not in _CLASS_ESCAPES:
+            raise Unsupported(f"the escape \\{e} is not supported")
+        if self.at > len(source):
+            raise Unsupported(f"a truncated escape at {start}")
+        return ("class", (source[start:self.at], ignorecase, dotall))
+
+    def _set_end(self, at: int) -> int:
+        """Where the set ``[...]`` that opens at ``at`` ends (after its ``]``)."""
+        source, i = self.source, at + 1
+        if source.startswith("^", i):
+            i += 1
+        if source.startswith("]", i):  # a first ] is a member
+            i += 1
+        while i < len(source):
+            c = source[i]
+            if c == "]":
+                return i + 1
+            if c == "\\":
+                if i + 2 < len(source) and source[i + 1] in _BRACED_ESCAPES and source[i + 2] == "{":
+                    close = source.find("}", i)
+                    if close < 0:
+                        break
+                    i = close + 1
+                else:
+                    i += 2
+                continue
+            if c == "[":
+                if source.startswith("[:", i):
+                    close = source.find(":]", i + 2)
+                    if close < 0:
+                        break
+                    i = close + 2
+                    continue
+                raise Unsupported("a '[' inside a set")
+            i += 1
+        raise Unsupported(f"an unclosed set at {at}")
+
+    def _group(self, ignorecase: bool, dotall: bool) -> Node:
+        source, at = self.source, self.at
+        kind = "group"
+        if source.startswith("(?", at):
+            found = _FLAG_GROUP.match(source, at)
+            if source.startswith("(?:", at):
+                self.at = at + 3
+            elif source.startswith(("(?=", "(?!"), at):
+                kind = "look"
+                self.at = at + 3
+            elif source.startswith("(?>", at):
+                kind = "atomic"
+                self.at = at + 3
+            elif source.startswith(("(?<=", "(?<!"), at):
+                raise Unsupported("lookbehind is not supported")
+            elif source.startswith(("(?P<", "(?<"), at):
+                close = source.find(">", at)
+                if close < 0:
+                    raise Unsupported("an unclosed group name")
+                self.at = close + 1
+            elif found and found.group(3) == ":":
+                on = self._flags(found)
+                off = found.group(2) or ""
+                ignorecase = ("i" in on) or (ignorecase and "i" not in off)
+                dotall = ("s" in on) or (dotall and "s" not in off)
+                self.at = found.end()
+            elif found:
+                raise Unsupported("inline flags are supported at the start of the pattern only")
+            else:
+                raise Unsupported(f"the group {source[at:at + 4]!r}... is not supported")
+        else:
+            self.at = at + 1
+        inner = self._alternation(ignorecase, dotall)
+        if self._peek() != ")":
+            raise Unsupported(f"an unclosed group at {at}")
+        self.at += 1
+        if kind == "look":
+            return ("look", inner, source[at + 2] == "!")
+        if kind == "atomic":
+            return ("atomic", inner)
+        return inner
+
+
+# -- code point classes, computed by the regex module itself ----------------------------------
+
+@functools.lru_cache(maxsize=1)
+def _every_code_point() -> tuple[np.ndarray, str]:
+    """Every code point but the surrogates (which a str of text cannot hold as UTF-8), as
+    uint32 and as one string."""
+    points = np.concatenate([np.arange(SURROGATES.start), np.arange(SURROGATES.stop, N_CODE_POINTS)]).astype(np.uint32)
+    return points, points.tobytes().decode("utf-32-le")
+
+
+@functools.lru_cache(maxsize=256)
+def _members(key: tuple[str, bool, bool]) -> np.ndarray:
+    """The runs of code points (start, end rows of indexes into ``_every_code_point``) that
+    the one-code-point atom ``key`` matches, as the `regex` module decides: ~5-50 ms per
+    class, once per process (runs, not a mask: a few KB per class instead of 1.1 MB)."""
+    source, ignorecase, dotall = key
+    _, every = _every_code_point()
+    flags = ("i" if ignorecase else "") + ("s" if dotall else "")
+    try:
+        compiled = regex.compile(f"(?{flags}:{source})+" if flags else f"(?:{source})+")
+    except regex.error as exc:
+        raise Unsupported(f"{source!r} is not a class the regex module reads alone: {exc}") from None
+    if compiled.match("") is not None:
+        raise Unsupported(f"{source!r} can match the empty string")
+    runs = [bound for run in compiled.finditer(every) for bound in run.span()]
+    return np.array(runs, dtype=np.int64).reshape(-1, 2)
+
+
+class _Classes:
+    """The classes of one pattern and its equivalence classes of code points."""
+
+    def __init__(self, tree: Node, word: bool) -> None:
+        self.index: dict[tuple, int] = {}
+        self._sets: dict[int, int] = {}
+        self._collect(tree)
+        if word:
+            self.word = self._add((r"\w", False, False))
+        else:
+            self.word = -1
+        if len(self.index) > MAX_CLASSES:
+            raise Unsupported(f"more than {MAX_CLASSES} distinct classes")
+        points, _ = _every_code_point()
+        signature = np.zeros(len(points), dtype=np.uint64)
+        for key, k in self.index.items():
+            bit = np.uint64(1 << k)
+            for start, end in _members(key).tolist():
+                signature[start:end] |= bit
+        # the signature changes a few thousand times along the code points: work on its runs
+        run_starts = np.flatnonzero(np.concatenate([[True], signature[1:] != signature[:-1]]))
+        values, run_classes = np.unique(signature[run_starts], return_inverse=True)
+        if len(values) > MAX_EQUIVALENCE_CLASSES:
+            raise Unsupported(f"more than {MAX_EQUIVALENCE_CLASSES} kinds of code points")
+        self.n_equivalence = len(values)
+        self.members = np.zeros(MAX_EQUIVALENCE_CLASSES, dtype=np.uint64)
+        self.members[: len(values)] = values
+        run_lengths = np.diff(np.append(run_starts, len(points)))
+        table = np.zeros(N_CODE_POINTS, dtype=np.uint8)  # surrogates: any class, never read
+        table[points] = np.repeat(run_classes.astype(np.uint8), run_lengths)
+        block_ids: dict[bytes, int] = {}
+        rows = table.reshape(-1, 1 << BLOCK_SHIFT)
+        self.blocks = np.array([block_ids.setdefault(row.tobytes(), len(block_ids)) for row in rows], dtype=np.uint16)
+        self.block_classes = np.frombuffer(b"".join(block_ids), dtype=np.uint8).copy()
+
+    def _add(self, key: tuple) -> int:
+        return self.index.setdefault(key, len(self.index))
+
+    def _collect(self, node: Node) -> None:
+        if node[0] == "class":
+            self._add(node[1])
+        elif node[0] in ("seq", "alt"):
+            for child in node[1]:
+                self._collect(child)
+        elif node[0] in ("repeat", "look", "atomic"):
+            self._collect(node[1])
+
+    def of(self, node: Node) -> int:
+        return self.index[node[1]]
+
+    def equivalences(self, k: int) -> int:
+        """The equivalence classes of class ``k``, as a bit set (a Python int)."""
+        if k not in self._sets:
+            self._sets[k] = sum(1 << eq for eq in range(self.n_equivalence) if (int(self.members[eq]) >> k) & 1)
+        return self._sets[k]
+
+    @property
+    def everything(self) -> int:
+        return (1 << self.n_equivalence) - 1
+
+
+# -- what the tree guarantees ------------------------------------------------------------------
+
+def _nullable(node: Node) -> bool:
+    """Whether ``node`` can match the empty string (lookahead and anchors: yes)."""
+    kind = node[0]
+    if kind == "class":
+        return False
+    if kind == "seq":
+        return all(map(_nullable, node[1]))
+    if kind == "alt":
+        return any(map(_nullable, node[1]))
+    if kind == "repeat":
+        return node[2] == 0 or _nullable(node[1])
+    if kind == "atomic":
+        return _nullable(node[1])
+    return True
+
+
+def _always(node: Node) -> bool:
+    """Whether ``node`` matches (maybe empty) at any position of any text."""
+    kind = node[0]
+    if kind == "seq":
+        return all(map(_always, node[1]))
+    if kind == "alt":
+        return any(map(_always, node[1]))
+    if kind == "repeat":
+        return node[2] == 0 or _always(node[1])
+    if kind == "atomic":
+        return _always(node[1])
+    return False
+
+
+def _first(node: Node, classes: _Classes) -> int | None:
+    """The equivalence classes a non-empty match of ``node`` can start with (None: unknown)."""
+    kind = node[0]
+    if kind == "class":
+        return classes.equivalences(classes.of(node))
+    if kind in ("repeat", "atomic"):
+        return _first(node[1], classes)
+    if kind == "alt":
+        found = 0
+        for child in node[1]:
+            first = _first(child, classes)
+            if first is None:
+                return None
+            found |= first
+        return found
+    if kind == "seq":
+        found = 0
+        for child in node[1]:
+            if child[0] in ("look", "assert"):
+                return None
+            first = _first(child, classes)
+            if first is None:
+                return None
+            found |= first
+            if not _nullable(child):
+                return found
+        return None
+    return None
+
+
+def _always_matches(node: Node, classes: _Classes) -> int:
+    """The equivalence classes ``c`` such that ``node`` matches at every position whose code
+    point is in ``c``, whatever follows (a bit set; a safe under-estimate)."""
+    kind = node[0]
+    if kind == "class":
+        return classes.equivalences(classes.of(node))
+    if _always(node):
+        return classes.everything
+    if kind == "alt":
+        found = 0
+        for child in node[1]:
+            found |= _always_matches(child, classes)
+        return found
+    if kind == "atomic":
+        return _always_matches(node[1], classes)
+    if kind == "repeat":
+        return _always_matches(node[1], classes) if node[2] == 1 else 0
+    if kind == "seq":
+        return _sequence_matches(node[1], classes)
+    return 0
+
+
+def _sequence_matches(items: list[Node], classes: _Classes) -> int:
+    if not items:
+        return classes.everything
+    head, rest = items[0], items[1:]
+    found = 0
+    if all(map(_always, rest)):
+        found |= _always_matches(head, classes)
+    if head[0] == "repeat" and head[2] == 0:  # the head can end up empty: the rest starts here
+        after = _sequence_matches(rest, classes)
+        if head[4] == "possessive":  # ... only where the head cannot take the first code point
+            first = _first(head[1], classes)
+            after = 0 if first is None else after & ~first
+        found |= after
+    return found
+
+
+# -- code generation ---------------------------------------------------------------------------
+
+class _Emitter:
+    def __init__(self, classes: _Classes) -> None:
+        self.classes = classes
+        self.code: list[list[int]] = []
+        self.guards: list[int] = []
+
+    def emit(self, op: int, x: int = 0, y: int = 0, z: int = 0) -> int:
+        if len(self.code) >= MAX_INSTRUCTIONS:
+            raise Unsupported(f"the program would pass {MAX_INSTRUCTIONS} instructions")
+        self.code.append([op, x, y, z])
+        return len(self.code) - 1
+
+    def guard(self, node: Node) -> int:
+        """A guard for an alternative that must start with a code point of its first set."""
+        if _nullable(node):
+            return -1
+        first = _first(node, self.classes)
+        if first is None or first == self.classes.everything:
+            return -1
+        self.guards.append(first)
+        return len(self.guards) - 1
+
+    def node(self, node: Node) -> None:
+        kind = node[0]
+        if kind == "class":
+            self.emit(OP_CLASS, self.classes.of(node))
+        elif kind == "seq":
+            for child in node[1]:
+                self.node(child)
+        elif kind == "alt":
+            self._alternation(node[1])
+        elif kind == "repeat":
+            self._repeat(*node[1:])
+        elif kind == "look":
+            self._sub_program(OP_LOOKAHEAD, node[1], 1 if node[2] else 0)
+        elif kind == "atomic":
+            self._sub_program(OP_ATOMIC, node[1], 0)
+        else:
+            self.emit(OP_ASSERT, node[1])
+
+    def _sub_program(self, op: int, inner: Node, y: int) -> None:
+        at = self.emit(op, 0, y)
+        self.node(inner)
+        self.emit(OP_MATCH)
+        self.code[at][1] = len(self.code)
+
+    def _alternation(self, branches: list[Node]) -> None:
+        jumps = []
+        for branch in branches[:-1]:
+            split = self.emit(OP_SPLIT, 0, 0, self.guard(branch))
+            self.code[split][1] = split + 1
+            self.node(branch)
+            jumps.append(self.emit(OP_JUMP))
+            self.code[split][2] = len(self.code)
+        self.node(branches[-1])
+        for jump in jumps:
+            self.code[jump][1] = len(self.code)
+
+    def _repeat(self, inner: Node, low: int, high: int | None, mode: str) -> None:
+        if inner[0] == "class":
+            k = self.classes.of(inner)
+            if low == 1 and high == 1:
+                self.emit(OP_CLASS, k)
+            elif mode == "lazy" and high != low:
+                self.emit(OP_SPAN_LAZY, k, low, -1 if high is None else high)
+            else:
+                op = OP_SPAN_POSSESSIVE if mode == "possessive" else OP_SPAN_GREEDY
+                self.emit(op, k, low, -1 if high is None else high)
+            return
+        if mode == "possessive":
+            self._sub_program(OP_ATOMIC, ("repeat", inner, low, high, "greedy"), 0)
+            return
+        if _nullable(inner) and (high is None or high > 1):
+            raise Unsupported("a repeated group that can match the empty string")
+        for _ in range(low):
+            self.node(inner)
+        if high is None:
+            loop = self.emit(OP_SPLIT, 0, 0, -1)
+            self.node(inner)
+            self.emit(OP_JUMP, loop)
+            self._branch(loop, len(self.code), mode)
+            return
+        splits = []
+        for _ in range(high - low):
+            splits.append(self.emit(OP_SPLIT, 0, 0, -1))
+            self.node(inner)
+        for split in splits:
+            self._branch(split, len(self.code), mode)
+
+    def _branch(self, split: int, out: int, mode: str) -> None:
+        """Fill a repeat's split: into the body first (greedy) or out first (lazy)."""
+        body = split + 1
+        self.code[split][1:3] = [body, out] if mode == "greedy" else [out, body]
+
+
+def _no_give_back_before_match(code: list[list[int]]) -> None:
+    """Peepholes on the finished program. A jump to a match is that match. A greedy run that
+    nothing after it can fail (runs that may be empty, up to the match) is never asked to
+    give back a code point - the first match found is the one kept, also in a lookahead or
+    an atomic group - so it runs as possessive, which pushes no backtrack frame."""
+    for instruction in code:
+        if instruction[0] == OP_JUMP and code[instruction[1]][0] == OP_MATCH:
+            instruction[:] = [OP_MATCH, 0, 0, 0]
+    for pc in range(len(code) - 1, -1, -1):
+        if code[pc][0] == OP_SPAN_GREEDY and _cannot_fail_from(code, pc + 1):
+            code[pc][0] = OP_SPAN_POSSESSIVE
+
+
+def _cannot_fail_from(code: list[list[int]], pc: int) -> bool:
+    """Whether the program from ``pc`` reaches its match whatever the text: only runs that
+    may be empty (``*``, ``?``: any number of code points, none included) and jumps on the way."""
+    seen = set()
+    while pc not in seen:
+        seen.add(pc)
+        op, x, y, _ = code[pc]
+        if op == OP_MATCH:
+            return True
+        if op == OP_JUMP:
+            pc = x
+        elif op in (OP_SPAN_GREEDY, OP_SPAN_POSSESSIVE, OP_SPAN_LAZY) and y == 0:
+            pc += 1
+        else:
+            return False
+    return False
+
+
+_lock = threading.Lock()
+_compiled: dict[str, CompiledPattern] = {}
+
+
+def compile_pattern(pattern: str) -> CompiledPattern:
+    """``pattern`` compiled for the kernel and registered there (once per process; the same
+    object for the same pattern afterwards, from any thread), or with the reason it is not.
+    The first compile of a pattern takes ~0.05-0.5 s (its classes over all code points)."""
+    found = _compiled.get(pattern)
+    if found is not None:
+        return found
+    with _lock:
+        found = _compiled.get(pattern)
+        if found is None:
+            found = _compile(pattern)
+            _compiled[pattern] = found
+    return found
+
+
+def _compile(pattern: str) -> CompiledPattern:
+    try:
+        regex.compile(pattern)
+    except regex.error as exc:
+        return CompiledPattern(pattern, None, False, f"not a valid regex: {exc}")
+    try:
+        parser = _Parser(pattern)
+        tree = parser.parse()
+        if _nullable(tree):
+            raise Unsupported("the pattern can match the empty string")
+        classes = _Classes(tree, parser.uses_word_boundary)
+        emitter = _Emitter(classes)
+        start_guard = emitter.guard(tree)
+        emitter.node(tree)
+        emitter.emit(OP_MATCH)
+        _no_give_back_before_match(emitter.code)
+        total = _always_matches(tree, classes) == classes.everything
+        if n_free_slots() == 0:
+            raise Unsupported("the kernel holds as many compiled patterns as it takes")
+    except Unsupported as exc:
+        return CompiledPattern(pattern, None, False, str(exc))
+    guards = np.zeros(GUARD_WORDS * len(emitter.guards), dtype=np.uint64)
+    for g, bits in enumerate(emitter.guards):
+        for word in range(GUARD_WORDS):
+            guards[g * GUARD_WORDS + word] = (bits >> (64 * word)) & ((1 << 64) - 1)
+    pattern_id = register_program(
+        np.array(emitter.code, dtype=np.int32), classes.blocks, classes.block_classes, classes.members,
+        guards, classes.word, start_guard, total,
+    )
+    return CompiledPattern(pattern, pattern_id, total, None)
