@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 import regex
 
 from ..models.hf import HFByteLevelBPE, HFCharBPE, HFEndOfWordBPE, HFPipeline
-from ..text.patterns import compile_pattern
+from ..text.patterns import compile_regex
 if TYPE_CHECKING:
     from ..models.wordpiece import HFWordPiece
 from ..text.hf_pipeline import BEHAVIORS, AddedToken, AddedTokens, PreTokenizer, normalize
@@ -106,7 +106,7 @@ class _Reader:
             return regex.compile(regex.escape(node["String"]))
         if isinstance(node, dict) and isinstance(node.get("Regex"), str):
             try:
-                return compile_pattern(onig_regex(node["Regex"]), f"{component}'s regex", ModelFormatError)
+                return compile_regex(onig_regex(node["Regex"]), f"{component}'s regex", ModelFormatError)
             except ModelFormatError as exc:
                 raise self.fail(str(exc)) from None
         raise self.fail(f"{component}'s pattern must be {{\"String\": ...}} or {{\"Regex\": ...}}, got {node!r:.80}")

@@ -22,7 +22,7 @@ import numpy as np
 import regex
 
 from ..errors import InvalidParameterError, ModelFormatError
-from ..text.patterns import compile_pattern
+from ..text.patterns import compile_regex
 from .ranked_bpe import BYTE_TO_CHAR, CONTROL, NORMAL, UNUSED, ImportedBPE
 
 N_BYTES = 256
@@ -58,7 +58,7 @@ class MinbpeBPE(ImportedBPE):
         if len(set(specials.values())) != len(specials):
             raise ModelFormatError(f"{where}: two special tokens share an id")
         self.pattern = pattern
-        self._regex = compile_pattern(pattern, f"{where}: the split pattern", ModelFormatError)
+        self._regex = compile_regex(pattern, f"{where}: the split pattern", ModelFormatError)
         texts = ["".join(BYTE_TO_CHAR[b] for b in piece) for piece in raw] + [""] * (n_vocab - len(raw))
         types = np.full(n_vocab, UNUSED, dtype=np.int32)
         types[: len(raw)] = NORMAL

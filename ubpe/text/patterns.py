@@ -124,11 +124,11 @@ _PRESET_LIKE = regex.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
 MAX_PATTERN_CHARS = 16_384
 
 
-def compile_pattern(pattern: str, what: str, error: type[Exception] = InvalidParameterError) -> regex.Pattern:
+def compile_regex(pattern: str, what: str, error: type[Exception] = InvalidParameterError) -> regex.Pattern:
     """``regex.compile(pattern)``, or ``error`` naming ``what`` if it does not compile, nests
     groups past the parser's recursion limit or is longer than :data:`MAX_PATTERN_CHARS`.
 
-    >>> compile_pattern("(" * 5000 + ")" * 5000, "the split pattern")
+    >>> compile_regex("(" * 5000 + ")" * 5000, "the split pattern")
     Traceback (most recent call last):
     ...
     ubpe.errors.InvalidParameterError: the split pattern nests groups too deep to compile
@@ -154,7 +154,7 @@ def resolve_pattern(pattern: str) -> str:
             f"`pattern` {pattern!r} is not a preset ({', '.join(sorted(PATTERNS))}); a regex that "
             "only matches one literal word cannot pre-tokenize text"
         )
-    compiled = compile_pattern(pattern, "`pattern`")
+    compiled = compile_regex(pattern, "`pattern`")
     if compiled.flags & regex.REVERSE:  # findall would return the pieces last to first
         raise InvalidParameterError("`pattern` must not match in reverse ((?r)): pieces must come in text order")
     return pattern
