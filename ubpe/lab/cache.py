@@ -24,8 +24,13 @@ from typing import Any
 
 import numpy as np
 
-#: Where fitted models and per-cell raw results are kept (ignored by git).
-CACHE_DIR = Path(__file__).resolve().parent / ".cache"
+#: Environment variable naming the folder of fitted models and per-cell raw results.
+CACHE_ENV = "UBPE_LAB_CACHE"
+#: Where fitted models and per-cell raw results are kept unless a run names a folder:
+#: ``$UBPE_LAB_CACHE``, else ``ubpe/lab`` in the user's cache folder (``$XDG_CACHE_HOME`` or
+#: ``~/.cache``). The repository's ``python -m experiments`` uses ``experiments/.cache``.
+CACHE_DIR = Path(os.environ.get(CACHE_ENV) or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+                 / "ubpe" / "lab")
 #: Bump when the cached raw results change shape, so old cells are recomputed.
 RAW_FORMAT = 1
 _KEY_HEX_DIGITS = 20

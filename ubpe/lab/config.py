@@ -33,12 +33,12 @@ that take one). ``experiments/configs/default.toml`` is the documented example; 
     [downstream]                           # held-out bits per symbol under a Kneser-Ney
     sizes = ["+1024"]                      # n-gram model trained on each tokenisation of
     n_candidates = [1, 50]                 # the training split, at these grid settings
-    order = 3                              # (`experiments.downstream`)
+    order = 3                              # (`ubpe.lab.downstream`)
     discount = 0.75
 
     [beam]                                 # the tf-idf beam at several widths against the
     size = "+1024"                         # exact optimum, universal fit of this setting
-    n_candidates = 50                      # (`experiments.beam`)
+    n_candidates = 50                      # (`ubpe.lab.beam`)
     widths = [1, 5, 20, 64]
 
     [[comparisons]]                        # paired tests, a - b per held-out document
@@ -75,13 +75,11 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from experiments.patterns import PRESETS
+from ubpe.lab.patterns import PRESETS
 
-#: Folder of the named configs (``python -m experiments large`` reads ``large.toml`` here).
-CONFIG_DIR = Path(__file__).resolve().parent / "configs"
 VARIANTS: tuple[str, ...] = ("universal", "classic")
 
-#: Pre-tokenisation presets a dataset can name with ``regex = "<preset>"`` (`experiments.patterns`).
+#: Pre-tokenisation presets a dataset can name with ``regex = "<preset>"`` (`ubpe.lab.patterns`).
 REGEX_PRESETS: dict[str, str] = PRESETS
 
 DEFAULT_TOP_N = 1
@@ -161,14 +159,14 @@ class DatasetConfig:
 
 @dataclass(frozen=True)
 class StatsConfig:
-    """Per-unit paired tests (see `experiments.stats`) at this family-wise level."""
+    """Per-unit paired tests (see `ubpe.lab.stats`) at this family-wise level."""
 
     alpha: float = DEFAULT_ALPHA
 
 
 @dataclass(frozen=True)
 class DownstreamConfig:
-    """Where and how the language-model proxy is measured (`experiments.downstream`)."""
+    """Where and how the language-model proxy is measured (`ubpe.lab.downstream`)."""
 
     sizes: tuple[str, ...] = ("+1024",)
     n_candidates: tuple[int, ...] = (50,)
@@ -178,7 +176,7 @@ class DownstreamConfig:
 
 @dataclass(frozen=True)
 class BeamConfig:
-    """The beam-width study (`experiments.beam`): at which grid setting, which widths, how
+    """The beam-width study (`ubpe.lab.beam`): at which grid setting, which widths, how
     many documents, and how far the exact search goes."""
 
     size: str = "+1024"
@@ -207,10 +205,12 @@ class ExperimentConfig:
     comparisons: tuple[Comparison, ...] = ()
     stats: StatsConfig = field(default_factory=StatsConfig)
     source: str = ""
-    #: the language-model proxy (`experiments.downstream`); None: not measured
+    #: the language-model proxy (`ubpe.lab.downstream`); None: not measured
     downstream: DownstreamConfig | None = None
-    #: the beam study (`experiments.beam`); None: not run
+    #: the beam study (`ubpe.lab.beam`); None: not run
     beam: BeamConfig | None = None
+    #: the folder a dataset's relative ``path`` is taken from (the config file's); not a setting
+    folder: str = ""
 
     def sizes_for(self, dataset: DatasetConfig) -> tuple[int | str, ...]:
         return dataset.vocab_sizes if dataset.vocab_sizes is not None else self.vocab_sizes
@@ -218,6 +218,7 @@ class ExperimentConfig:
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready view (for the report and for cache keys)."""
         data = asdict(self)
+        del data["folder"]  # where the files are is not what they are (their checksums say that)
         data["encoders"] = [str(e) for e in self.encoders]
         data["baseline"] = str(self.baseline) if self.baseline else None
         data["allow_failures"] = [str(e) for e in self.allow_failures]
@@ -225,6 +226,13 @@ class ExperimentConfig:
             {"question": c.question, "a": str(c.a), "b": str(c.b)} for c in self.comparisons
         ]
         return data
+
+    def resolved_options(self, dataset: DatasetConfig) -> dict[str, Any]:
+        """The dataset's loader options, its ``path`` taken from the config's folder."""
+        options = dict(dataset.load_options)
+        if "path" in options and self.folder:
+            options["path"] = str(Path(self.folder) / options["path"])
+        return options
 
     def fingerprint(self) -> str:
         text = json.dumps(self.as_dict(), sort_keys=True, default=str)
@@ -281,33 +289,37 @@ def _check_regex(dataset: str, regex: Any) -> None:
                           f"({', '.join(sorted(REGEX_PRESETS))}); write a pattern to split on it")
 
 
-def resolve_path(name_or_path: str | Path) -> Path:
-    """``default`` -> ``experiments/configs/default.toml``; a path is taken as it is."""
+def resolve_path(name_or_path: str | Path, named: Path | None = None) -> Path:
+    """A path is taken as it is; a bare name is ``<named>/<name>.toml`` (``default`` ->
+    ``experiments/configs/default.toml`` when ``named`` is that folder)."""
     path = Path(name_or_path)
-    if path.suffix == ".toml" or path.exists():
+    if path.suffix == ".toml" or path.exists() or named is None:
         return path
-    return CONFIG_DIR / f"{name_or_path}.toml"
+    return named / f"{name_or_path}.toml"
 
 
-def load_config(name_or_path: str | Path) -> ExperimentConfig:
-    """Read and check a config (see the module docstring for the format)."""
-    path = resolve_path(name_or_path)
+def load_config(name_or_path: str | Path, *, named: Path | None = None) -> ExperimentConfig:
+    """Read and check a config (see the module docstring for the format); ``named`` is a folder
+    of configs a bare name refers to (the repository's ``experiments/configs``)."""
+    path = resolve_path(name_or_path, named)
     if not path.is_file():
-        known = ", ".join(sorted(p.stem for p in CONFIG_DIR.glob("*.toml")))
-        raise ConfigError(f"no config {str(name_or_path)!r} (named configs: {known})")
+        known = ", ".join(sorted(p.stem for p in named.glob("*.toml"))) if named else ""
+        raise ConfigError(f"no config {str(name_or_path)!r}" + (f" (named configs: {known})" if known else ""))
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: {exc}") from None
-    return replace(parse_config(data, default_name=path.stem), source=_shown_path(path))
+    return replace(parse_config(data, default_name=path.stem), source=_shown_path(path),
+                   folder=str(path.resolve().parent))
 
 
 def _shown_path(path: Path) -> str:
-    """The config's path as results record it: relative to the repository when inside it, so
-    that no machine's directories end up in committed files."""
-    root = CONFIG_DIR.parent.parent
+    """The config's path as results record it: relative to ubpe's checkout when inside it, else
+    its file name, so that no machine's directories end up in committed files."""
+    from ubpe.lab.provenance import REPO_ROOT
+
     try:
-        return str(path.resolve().relative_to(root.resolve()))
+        return str(path.resolve().relative_to(REPO_ROOT.resolve())) if REPO_ROOT else path.name
     except ValueError:
         return path.name
 
@@ -428,7 +440,7 @@ def _beam(table: Any) -> BeamConfig | None:
 
 
 def _downstream(table: Any) -> DownstreamConfig | None:
-    """The ``[downstream]`` table (`experiments.downstream.DownstreamConfig`), checked."""
+    """The ``[downstream]`` table (`ubpe.lab.downstream.DownstreamConfig`), checked."""
     if table is None:
         return None
     if not isinstance(table, dict) or set(table) - {"sizes", "n_candidates", "order", "discount"}:

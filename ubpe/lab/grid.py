@@ -14,8 +14,8 @@ import inspect
 from dataclasses import dataclass
 from typing import Any
 
-from experiments.cache import RAW_FORMAT, code_fingerprint, digest
-from experiments.config import ExperimentConfig, n_tokens_for
+from ubpe.lab.cache import RAW_FORMAT, code_fingerprint, digest
+from ubpe.lab.config import ExperimentConfig, n_tokens_for
 
 #: The tokenizer class (in `ubpe`) each variant fits.
 VARIANT_CLASSES = {"universal": "UBPE", "classic": "UBPEClassic"}

@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from experiments import metrics as M
-from experiments.cache import cell_path, model_path, save_raw, write_atomically
-from experiments.grid import VARIANT_CLASSES, CellSpec, FitSpec, supports_nbest
+from ubpe.lab import metrics as M
+from ubpe.lab.cache import cell_path, model_path, save_raw, write_atomically
+from ubpe.lab.grid import VARIANT_CLASSES, CellSpec, FitSpec, supports_nbest
 from ubpe.errors import VocabularySizeWarning
 
 
