@@ -44,7 +44,7 @@ def test_the_engine_imports_without_the_repository_on_the_path(tmp_path):
     if len(roots) != 1:
         pytest.skip("ubpe and ubpe_native come from different folders (an editable build)")
     env = {**os.environ, "PYTHONPATH": str(roots.pop())}
-    code = ("import sys, ubpe.lab.runner, ubpe.lab.report, ubpe.lab.datasets\n"
+    code = ("import sys, ubpe.lab.runner, ubpe.lab.report, ubpe.lab.datasets.files\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'experiments'))")
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True,
                           text=True, check=False)

@@ -228,10 +228,10 @@ class ExperimentConfig:
         return data
 
     def resolved_options(self, dataset: DatasetConfig) -> dict[str, Any]:
-        """The dataset's loader options, its ``path`` taken from the config's folder."""
+        """The dataset's loader options; a ``path`` is taken from the config's folder (``root``)."""
         options = dict(dataset.load_options)
         if "path" in options and self.folder:
-            options["path"] = str(Path(self.folder) / options["path"])
+            options["root"] = self.folder
         return options
 
     def fingerprint(self) -> str:
@@ -389,6 +389,8 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
         sizes = ds_options.get("vocab_sizes")
         _check_regex(ds_name, ds_options.get("regex"))
         breaks = ds_options.get("break_tokens")
+        if "path" in ds_options:
+            _check_files(ds_name, {k: v for k, v in ds_options.items() if k not in _RUNNER_KEYS})
         datasets.append(DatasetConfig(
             name=ds_name,
             dataset=str(ds_options.get("dataset", "")),
@@ -420,6 +422,19 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
         downstream=_downstream(data.get("downstream")),
         beam=_beam(data.get("beam")),
     )
+
+
+def _check_files(name: str, options: dict[str, Any]) -> None:
+    """A dataset of the user's files takes the keys of its format (`ubpe.lab.datasets.files`)."""
+    from ubpe.lab.datasets import DatasetError
+    from ubpe.lab.datasets.files import check_options
+
+    if not isinstance(options["path"], str) or not options["path"]:
+        raise ConfigError(f"datasets.{name}.path must be a file, folder or glob")
+    try:
+        check_options(name, options)
+    except DatasetError as error:
+        raise ConfigError(str(error)) from None
 
 
 def _beam(table: Any) -> BeamConfig | None:

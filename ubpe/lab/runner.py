@@ -232,7 +232,7 @@ def run_experiment(config: ExperimentConfig, *, jobs: int | None = None, force: 
                     cached=cached_cells, force=force, dask=scheduler is not None)
     info["run"]["analysis_seconds"] = extra_seconds
     info["commands"] = commands or {"run": f"ubpe experiment {config.source or config.name}",
-                                    "report": f"ubpe experiment report {out}"}
+                                    "report": "ubpe experiment report <this folder>"}
     (out / "run.json").write_text(json.dumps(info, indent=2, default=json_default) + "\n")
     if render:
         from ubpe.lab.report import render_report
