@@ -14,7 +14,6 @@ Every dataset is read from a package of a public registry, never from another ho
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import shutil
 import subprocess
@@ -22,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from ubpe.lab.cache import file_sha256
 from ubpe.lab.datasets import DataNotInstalledError
 
 #: Environment variable that points the loaders (and the installer) at another cache folder.
@@ -145,11 +145,7 @@ DEBIAN_PACKAGES: tuple[str, ...] = ("bible-kjv", "bible-kjv-text")
 
 
 def sha256_of(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(functools.partial(f.read, 1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    return file_sha256(path)
 
 
 @functools.lru_cache(maxsize=None)

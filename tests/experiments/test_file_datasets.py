@@ -246,3 +246,92 @@ format = "fasta"
     report = (out / "README.md").read_text()
     assert "csv files: series.csv" in report and str(tmp_path) not in report
     assert "ubpe experiment" in report
+
+
+def _run(config_file):
+    from ubpe.lab import runner
+
+    config = load_config(config_file)
+    return config, runner.run_experiment(config, jobs=1, progress=False, cache_dir=config_file.parent / "cache",
+                                         results_dir=config_file.parent / "out")
+
+
+def _notes_config(tmp_path, sizes, run, notes, vocabulary, path, encoders, comparison=None):
+    """``exp.toml`` in tmp_path: the notes as a text dataset, a vocabulary from ``path``."""
+    question = (f'[[comparisons]]\nquestion = "q"\na = "{comparison[0]}"\nb = "{comparison[1]}"\n'
+                if comparison else "")
+    config = tmp_path / "exp.toml"
+    config.write_text(f'[grid]\nvocab_sizes = [{sizes}]\n[encoders]\nrun = ["{run}"]\n{question}'
+                      f'[datasets.notes]\npath = "{notes}"\nformat = "text"\n'
+                      f'[vocabularies.{vocabulary}]\npath = "{path}"\nencoders = [{encoders}]\n')
+    return config
+
+
+def _heldout(config):
+    from ubpe.lab import runner
+
+    return runner.load_split(config.datasets[0].name, "heldout", max_symbols=None,
+                             options=config.resolved_options(config.datasets[0]))
+
+
+def _text_files(tmp_path, n=30):
+    rng = np.random.default_rng(2)
+    (tmp_path / "notes").mkdir(exist_ok=True)
+    for i in range(n):
+        (tmp_path / "notes" / f"{i}.txt").write_text(" ".join(rng.choice(WORDS, 6)), encoding="utf-8")
+
+
+def test_a_vocabulary_from_a_file_in_the_grid(tmp_path):
+    """A model file (ours, written by a fit) as a vocabulary of the grid: its native cells
+    are the model's own encodings, at every grid setting, computed once."""
+    import pandas as pd
+
+    import ubpe
+    from ubpe.lab import runner
+
+    _text_files(tmp_path)
+    model = ubpe.UBPEClassic(alphabet=sorted(set("".join(WORDS))), n_tokens=23)
+    model.fit(WORDS * 3, quiet=True)
+    model.save(tmp_path / "mine.json")
+    config, out = _run(_notes_config(tmp_path, '"+8", "+16"', "classic:classic", "notes", "mine", "mine.json",
+                                     '"native", "fewest"', comparison=("mine:native", "classic:classic")))
+    metrics = pd.read_csv(out / "metrics.csv", dtype={"size": str})
+    mine = metrics[metrics["variant"] == "mine"]
+    assert set(mine["encoder"]) == {"mine:native", "mine:fewest"} and set(mine["size"]) == {"+8", "+16"}
+    assert mine["lossless"].all() and (mine["vocab_size"] == model.n_vocab).all()
+    # the model's own encodings, counted
+    docs = [d for d in pd.read_csv(out / "documents.csv", dtype={"size": str}).itertuples()
+            if d.encoder == "mine:native" and d.size == "+8"]
+    heldout = _heldout(config)
+    assert [d.n_tokens for d in docs] == [len(model.encode(doc)[0][0]) for doc in heldout.docs]
+    native, fewest = (mine[(mine["encoder"] == e) & (mine["size"] == "+8")].iloc[0] for e in ("mine:native", "mine:fewest"))
+    assert fewest["corpus_tokens"] <= native["corpus_tokens"]
+    assert len(pd.read_csv(out / "comparisons.csv")) == 2
+    info = json.loads((out / "run.json").read_text())
+    assert info["run"]["cells_computed"] == 4  # 2 classic + 2 of the file's, once for both sizes
+    assert info["vocabulary_files"]["mine"]["path"] == "mine.json"
+    with pytest.raises(ConfigError, match="variant must be one of"):
+        parse_config({"encoders": {"run": ["other:native"]}, "datasets": {"x": {}}})
+    (tmp_path / "mine.json").unlink()
+    with pytest.raises(ConfigError, match="vocabularies.mine.path: no file at 'mine.json'"):
+        runner.run_experiment(config, jobs=1, progress=False, results_dir=tmp_path / "out",
+                              cache_dir=tmp_path / "cache")
+
+
+def test_a_gguf_vocabulary_on_text_files(tmp_path):
+    """llama.cpp's Llama 3 vocabulary beside a fitted one: native ids are the GGUF model's."""
+    import pandas as pd
+
+    import ubpe
+    from vocab_corpora import vocab_path
+
+    gguf = vocab_path("llama-bpe")
+    _text_files(tmp_path)
+    config, out = _run(_notes_config(tmp_path, '"+8"', "universal:tfidf", "notes/*.txt", "llama3", gguf.as_posix(),
+                                     '"native", "tfidf"'))
+    metrics = pd.read_csv(out / "metrics.csv").set_index("encoder")
+    model = ubpe.load(gguf)
+    heldout = _heldout(config)
+    assert metrics.loc["llama3:native", "corpus_tokens"] == sum(len(model.encode(d)) for d in heldout.docs)
+    assert metrics.loc["llama3:native", "vocab_size"] == model.n_vocab
+    assert metrics.loc[["llama3:native", "llama3:tfidf"], "lossless"].all()

@@ -57,6 +57,15 @@ that take one). ``experiments/configs/default.toml`` is the documented example; 
     [datasets.ecg-mulaw]                   # a second entry for one registered dataset:
     dataset = "ecg"                        #   the registry name (default: the table's name)
     quantizer = "mulaw:64"
+    [datasets.notes]                       # a user's files (`ubpe.lab.datasets.files`):
+    path = "notes/"                        #   a file, folder or glob, relative to the config
+    format = "text"                        #   text | jsonl | csv | parquet | npy | fasta | midi
+
+    [vocabularies.llama3]                  # a vocabulary from a file (anything `ubpe.load`
+    path = "ggml-vocab-llama-bpe.gguf"     # reads) beside the fitted ones, at every grid
+    encoders = ["native", "fewest"]        # setting of the text datasets (or `datasets =
+                                           # [...]`); `native` is the model's own encoding;
+                                           # its cells are `llama3:native`, `llama3:fewest`
 
 The variant says which tokenizer is fitted (``universal`` = `ubpe.UBPE`, ``classic`` =
 `ubpe.UBPEClassic`), the encoder which registered encoder (``ubpe.encoders``) encodes the
@@ -78,6 +87,8 @@ from typing import Any
 from ubpe.lab.patterns import PRESETS
 
 VARIANTS: tuple[str, ...] = ("universal", "classic")
+#: The encoder of a vocabulary from a file that is the model's own tokenisation.
+NATIVE = "native"
 
 #: Pre-tokenisation presets a dataset can name with ``regex = "<preset>"`` (`ubpe.lab.patterns`).
 REGEX_PRESETS: dict[str, str] = PRESETS
@@ -109,12 +120,13 @@ class EncoderSpec:
     encoder: str
 
     @classmethod
-    def parse(cls, text: Any) -> EncoderSpec:
+    def parse(cls, text: Any, variants: tuple[str, ...] = VARIANTS) -> EncoderSpec:
+        """``variants``: the fitted ones and the config's vocabularies from files."""
         if not isinstance(text, str) or text.count(":") != 1:
             raise ConfigError(f"an encoder is 'variant:encoder', got {text!r}")
         variant, encoder = (part.strip() for part in text.split(":"))
-        if variant not in VARIANTS:
-            raise ConfigError(f"{text!r}: the variant must be one of {', '.join(VARIANTS)}")
+        if variant not in variants:
+            raise ConfigError(f"{text!r}: the variant must be one of {', '.join(variants)}")
         if not encoder:
             raise ConfigError(f"{text!r}: no encoder name")
         return cls(variant, encoder)
@@ -155,6 +167,19 @@ class DatasetConfig:
         if self.regex is None:
             return None
         return REGEX_PRESETS.get(self.regex, self.regex)
+
+
+@dataclass(frozen=True)
+class VocabularyConfig:
+    """A vocabulary read from a file (``ubpe.load``), encoded beside the fitted ones."""
+
+    name: str
+    path: str
+    encoders: tuple[str, ...] = (NATIVE,)
+    #: the datasets it encodes; None: every text dataset of the config
+    datasets: tuple[str, ...] | None = None
+    #: the file's format when detection should be skipped (`ubpe.io`)
+    format: str | None = None
 
 
 @dataclass(frozen=True)
@@ -209,6 +234,8 @@ class ExperimentConfig:
     downstream: DownstreamConfig | None = None
     #: the beam study (`ubpe.lab.beam`); None: not run
     beam: BeamConfig | None = None
+    #: vocabularies from files (``[vocabularies.NAME]``); their cells are in ``encoders``
+    vocabularies: tuple[VocabularyConfig, ...] = ()
     #: the folder a dataset's relative ``path`` is taken from (the config file's); not a setting
     folder: str = ""
 
@@ -233,6 +260,10 @@ class ExperimentConfig:
         if "path" in options and self.folder:
             options["root"] = self.folder
         return options
+
+    def vocabulary_path(self, vocabulary: VocabularyConfig) -> Path:
+        """Where a vocabulary's file is (a relative path is taken from the config's folder)."""
+        return Path(self.folder or ".") / Path(vocabulary.path).expanduser()
 
     def fingerprint(self) -> str:
         text = json.dumps(self.as_dict(), sort_keys=True, default=str)
@@ -331,7 +362,7 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
     if unknown_enc:
         raise ConfigError(f"unknown keys in [encoders]: {', '.join(sorted(unknown_enc))}")
     unknown = set(data) - {"name", "description", "grid", "encoders", "statistics",
-                           "comparisons", "datasets", "downstream", "beam"}
+                           "comparisons", "datasets", "downstream", "beam", "vocabularies"}
     if unknown:
         raise ConfigError(f"unknown top-level keys: {', '.join(sorted(unknown))}")
     name = data.get("name", default_name)
@@ -350,17 +381,20 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
     if isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 1:
         raise ConfigError(f"grid.top_n must be an int >= 1, got {top_n!r}")
 
+    vocabularies = _vocabularies(data.get("vocabularies"))
+    variants = VARIANTS + tuple(v.name for v in vocabularies)
     enc = data.get("encoders", {})
-    encoders = tuple(dict.fromkeys(EncoderSpec.parse(e) for e in enc.get("run", [])))
+    encoders = tuple(dict.fromkeys([*(EncoderSpec.parse(e, variants) for e in enc.get("run", [])),
+                                    *(EncoderSpec(v.name, e) for v in vocabularies for e in v.encoders)]))
     if not encoders:
         raise ConfigError("encoders.run names no encoder")
-    baseline = EncoderSpec.parse(enc["baseline"]) if enc.get("baseline") else None
+    baseline = EncoderSpec.parse(enc["baseline"], variants) if enc.get("baseline") else None
     options = enc.get("options", {})
     seeded = enc.get("seeded", list(DEFAULT_SEEDED))
     allowed = enc.get("allow_failures", [])
     if not isinstance(allowed, list):
         raise ConfigError("encoders.allow_failures must be a list of 'variant:encoder'")
-    allow_failures = tuple(dict.fromkeys(EncoderSpec.parse(e) for e in allowed))
+    allow_failures = tuple(dict.fromkeys(EncoderSpec.parse(e, variants) for e in allowed))
     if not isinstance(seeded, list) or not all(isinstance(n, str) for n in seeded):
         raise ConfigError("encoders.seeded must be a list of encoder names")
     if not isinstance(options, dict) or not all(isinstance(v, dict) for v in options.values()):
@@ -377,8 +411,8 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
     comparisons = []
     for item in data.get("comparisons", []):
         try:
-            comparisons.append(Comparison(str(item["question"]), EncoderSpec.parse(item["a"]),
-                                          EncoderSpec.parse(item["b"])))
+            comparisons.append(Comparison(str(item["question"]), EncoderSpec.parse(item["a"], variants),
+                                          EncoderSpec.parse(item["b"], variants)))
         except KeyError as exc:
             raise ConfigError(f"a comparison needs question, a and b (missing {exc})") from None
 
@@ -403,6 +437,11 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
         ))
     if not datasets:
         raise ConfigError("the config names no dataset ([datasets.<name>] tables)")
+    for vocabulary in vocabularies:
+        unknown_ds = set(vocabulary.datasets or ()) - {d.name for d in datasets}
+        if unknown_ds:
+            raise ConfigError(f"vocabularies.{vocabulary.name}.datasets: no dataset "
+                              f"{', '.join(sorted(unknown_ds))} in the config")
     return ExperimentConfig(
         name=name,
         description=str(data.get("description", "")),
@@ -421,7 +460,34 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
         stats=stats,
         downstream=_downstream(data.get("downstream")),
         beam=_beam(data.get("beam")),
+        vocabularies=vocabularies,
     )
+
+
+def _vocabularies(tables: Any) -> tuple[VocabularyConfig, ...]:
+    """The ``[vocabularies.NAME]`` tables (`VocabularyConfig`), checked."""
+    if tables is None:
+        return ()
+    if not isinstance(tables, dict):
+        raise ConfigError("[vocabularies] holds one table per vocabulary: [vocabularies.NAME]")
+    found = []
+    for name, table in tables.items():
+        where = f"vocabularies.{name}"
+        if name in VARIANTS or not name.replace("-", "_").isidentifier():
+            raise ConfigError(f"{where}: a vocabulary's name is a word other than {', '.join(VARIANTS)}")
+        if not isinstance(table, dict) or set(table) - {"path", "encoders", "datasets", "format"}:
+            raise ConfigError(f"{where} takes path, encoders, datasets and format")
+        if not isinstance(table.get("path"), str) or not table["path"]:
+            raise ConfigError(f"{where}.path must name the vocabulary's file")
+        encoders = table.get("encoders", [NATIVE])
+        if not isinstance(encoders, list) or not encoders or not all(isinstance(e, str) and e for e in encoders):
+            raise ConfigError(f"{where}.encoders must be a non-empty list of encoder names")
+        datasets = table.get("datasets")
+        if datasets is not None and (not isinstance(datasets, list) or not all(isinstance(d, str) for d in datasets)):
+            raise ConfigError(f"{where}.datasets must be a list of dataset names")
+        found.append(VocabularyConfig(name, table["path"], tuple(dict.fromkeys(encoders)),
+                                      tuple(datasets) if datasets is not None else None, table.get("format")))
+    return tuple(found)
 
 
 def _check_files(name: str, options: dict[str, Any]) -> None:

@@ -123,7 +123,8 @@ def tasks(config, grid, cache_dir: Path) -> list[Task]:
     down: DownstreamConfig = config.downstream
     found = []
     for fit, cells, data in grid:
-        if str(fit.size) not in down.sizes or fit.n_candidates not in down.n_candidates:
+        if str(fit.size) not in down.sizes or fit.n_candidates not in down.n_candidates \
+                or fit.source_file is not None:  # the fitted vocabularies only
             continue
         chosen = {}
         for cell in cells:

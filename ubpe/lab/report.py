@@ -93,6 +93,11 @@ def _settings(run: dict[str, Any], n_tests: int) -> list[str]:
         extra.update(ds.get("load_options") or {})
         if extra:
             lines.append(f"- `{ds['name']}`: `{json.dumps(extra, default=str)}`")
+    for name, vocabulary in run.get("vocabulary_files", {}).items():
+        lines.append(f"- vocabulary `{name}` from the file `{vocabulary['path']}` (SHA-256 "
+                     f"`{vocabulary['sha256'][:12]}`), not fitted: the same cells at every grid "
+                     f"setting; `{name}:native` is the model's own encoding, the other encoders run "
+                     f"on its vocabulary with idf weights from its native encodings of the train split")
     for name, pattern in run.get("regex_presets", {}).items():
         lines.append(f"- regex preset `{name}` (pre-tokenisation; merges never cross a match): "
                      f"`{pattern}`")

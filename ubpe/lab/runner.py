@@ -41,8 +41,8 @@ from ubpe.lab import provenance, require
 # an error naming the `lab` extra, not an ImportError from deep inside
 require()
 
-from ubpe.lab.cache import CACHE_DIR, cell_path, json_default
-from ubpe.lab.config import REGEX_PRESETS, ExperimentConfig
+from ubpe.lab.cache import CACHE_DIR, cell_path, file_sha256, json_default
+from ubpe.lab.config import NATIVE, REGEX_PRESETS, ConfigError, ExperimentConfig
 from ubpe.lab.grid import LoadedDataset, plan, takes_seed
 from ubpe.lab.tables import collect, numbers_only, write_csv
 from ubpe.lab.units import Unit, UnitResult, final_size, run_unit
@@ -164,9 +164,11 @@ def _compute(config: ExperimentConfig, grid, cache_dir: Path, jobs: int, force: 
     """Fit and encode what the grid still misses: (results by fit key, computed, cached)."""
     from tqdm import tqdm
 
-    units, cached_cells = [], 0
+    units, cached_cells, queued = [], 0, set()
     for fit, cells, data in grid:
-        pending = [c for c in cells if force or not cell_path(cache_dir, c).exists()]
+        # a vocabulary from a file has the same cells at every grid setting: computed once
+        pending = [c for c in cells if (force or not cell_path(cache_dir, c).exists()) and c.key not in queued]
+        queued.update(c.key for c in pending)
         cached_cells += len(cells) - len(pending)
         if pending:
             units.append(Unit(fit, list(data.train.docs), list(data.heldout.docs), pending,
@@ -203,6 +205,9 @@ def run_experiment(config: ExperimentConfig, *, jobs: int | None = None, force: 
     out = Path(results_dir or RESULTS_DIR) / config.name
     jobs = jobs or provenance.available_cores()
     available = set(available_encoders())
+    for vocabulary in config.vocabularies:
+        if not config.vocabulary_path(vocabulary).is_file():
+            raise ConfigError(f"vocabularies.{vocabulary.name}.path: no file at {vocabulary.path!r}")
     datasets, missing = _load_datasets(config, named)
 
     grid = plan(config, datasets, available)
@@ -292,7 +297,10 @@ def run_info(config: ExperimentConfig, available: set[str], failures: list[dict[
                    "source": encoder_info(name).source, "takes_seed": takes_seed(name)}
             for name in sorted(available)
         },
-        "unavailable_encoders": [str(e) for e in config.encoders if e.encoder not in available],
+        "unavailable_encoders": [str(e) for e in config.encoders
+                                 if e.encoder not in available and e.encoder != NATIVE],
+        "vocabulary_files": {v.name: {"path": v.path, "sha256": file_sha256(config.vocabulary_path(v))}
+                             for v in config.vocabularies if config.vocabulary_path(v).is_file()},
         "failed_cells": [{**f, "allowed": f["encoder"] in allowed} for f in failures],
         "missing_datasets": missing,
         "versions": provenance.package_versions(),
