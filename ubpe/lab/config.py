@@ -16,7 +16,8 @@ that take one). ``experiments/configs/default.toml`` is the documented example; 
     equal_size = true                      # fit each universal vocabulary to the size the
                                            # classic one of the same setting ends with
 
-    [encoders]
+    [encoders]                             # default: universal:tfidf and classic:classic,
+                                           # compared (when [[comparisons]] names none)
     run = ["universal:tfidf", "classic:classic", "classic:ranked"]   # variant:encoder
     baseline = "classic:classic"           # "differs from baseline" share in the metrics
     options = { dropout = { p = 0.1 } }    # keyword options per encoder name
@@ -97,6 +98,9 @@ DEFAULT_TOP_N = 1
 #: Encoders that sample (one cell per seed) unless a config says otherwise.
 DEFAULT_SEEDED: tuple[str, ...] = ("dropout",)
 DEFAULT_ALPHA = 0.05
+#: A config without ``[encoders] run`` compares the two fitted variants, each with its own
+#: encoder; without ``[[comparisons]]`` it asks the first two encoders' question.
+DEFAULT_ENCODERS: tuple[str, ...] = ("universal:tfidf", "classic:classic")
 # dataset keys the runner uses itself; the rest go to `experiments.datasets.load`
 _RUNNER_KEYS = {"dataset", "regex", "break_tokens", "vocab_sizes", "max_symbols",
                 "heldout_max_symbols"}
@@ -384,7 +388,7 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
     vocabularies = _vocabularies(data.get("vocabularies"))
     variants = VARIANTS + tuple(v.name for v in vocabularies)
     enc = data.get("encoders", {})
-    encoders = tuple(dict.fromkeys([*(EncoderSpec.parse(e, variants) for e in enc.get("run", [])),
+    encoders = tuple(dict.fromkeys([*(EncoderSpec.parse(e, variants) for e in enc.get("run", DEFAULT_ENCODERS)),
                                     *(EncoderSpec(v.name, e) for v in vocabularies for e in v.encoders)]))
     if not encoders:
         raise ConfigError("encoders.run names no encoder")
@@ -415,6 +419,10 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
                                           EncoderSpec.parse(item["b"], variants)))
         except KeyError as exc:
             raise ConfigError(f"a comparison needs question, a and b (missing {exc})") from None
+
+    if "comparisons" not in data and len(encoders) >= 2:
+        a, b = encoders[:2]
+        comparisons.append(Comparison(f"Does {a} give shorter encodings than {b}?", a, b))
 
     datasets = []
     for ds_name, ds_options in (data.get("datasets") or {}).items():
@@ -495,8 +503,10 @@ def _check_files(name: str, options: dict[str, Any]) -> None:
     from ubpe.lab.datasets import DatasetError
     from ubpe.lab.datasets.files import check_options
 
-    if not isinstance(options["path"], str) or not options["path"]:
-        raise ConfigError(f"datasets.{name}.path must be a file, folder or glob")
+    path = options["path"]
+    paths = path if isinstance(path, list) else [path]
+    if not paths or not all(isinstance(p, str) and p for p in paths):
+        raise ConfigError(f"datasets.{name}.path must be a file, folder or glob (or a list of them)")
     try:
         check_options(name, options)
     except DatasetError as error:

@@ -50,6 +50,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import json
+import os
 import re
 import tempfile
 from collections.abc import Iterator
@@ -118,9 +119,13 @@ def check_options(name: str, options: dict[str, Any]) -> None:
                            "holding the documents")
 
 
-def find_files(path: str, root: str | Path = "") -> list[Path]:
+def find_files(path: str | list[str], root: str | Path = "") -> list[Path]:
     """The files a dataset's ``path`` names: a file, every file under a folder, or a glob's
-    matches (relative to ``root``), in sorted order; hidden files are left out."""
+    matches (relative to ``root``), in sorted order; hidden files are left out. A list of
+    such paths names the files of each, in its order."""
+    if isinstance(path, list):
+        found = [file for item in path for file in find_files(item, root)]
+        return list(dict.fromkeys(found))
     full = Path(root) / Path(path).expanduser()
     if full.is_file():
         return [full]
@@ -411,15 +416,14 @@ def read_corpus(name: str, options: dict[str, Any]) -> tuple[RawCorpus, Source]:
     check_options(name, options)
     fmt, unit = options["format"], options.get("unit", "document")
     files = find_files(options["path"], options.get("root", ""))
-    given = Path(options.get("root", "")) / options["path"]
-    base = given if given.is_dir() else given.parent
-    while "*" in base.as_posix() or "?" in base.as_posix():
-        base = base.parent
+    paths = options["path"] if isinstance(options["path"], list) else [options["path"]]
+    given = [Path(options.get("root", "")) / Path(p).expanduser() for p in paths]
+    base = _common_folder(given)
     records: list[_Record] = []
     for path in files:
         label = _label(path, base)
         if fmt == "text":
-            found = _read_text(path, label, options, many=len(files) > 1 or given.is_dir())
+            found = _read_text(path, label, options, many=len(files) > 1 or any(g.is_dir() for g in given))
         elif fmt == "jsonl":
             found = _read_jsonl(path, label, options, unit)
         elif fmt in ("csv", "parquet"):
@@ -458,10 +462,22 @@ def read_corpus(name: str, options: dict[str, Any]) -> tuple[RawCorpus, Source]:
     # a FASTA document is a record, or a piece of one: the record is the unit
     unit_name = "record" if fmt == "fasta" and unit == "document" else unit
     source = Source(name, kind=kind, symbol_type="char" if text else "int",
-                    source=f"{fmt} files: {options['path']}", licence="the user's",
-                    description=options.get("description") or f"{len(files)} {fmt} file(s) at {options['path']}",
+                    source=f"{fmt} files: {', '.join(paths)}", licence="the user's",
+                    description=options.get("description") or f"{len(files)} {fmt} file(s)",
                     quantized=quantized, unit=unit_name)
     return corpus, source
+
+
+def _common_folder(paths: list[Path]) -> Path:
+    """The folder that file labels are relative to: the deepest folder holding every path
+    (a glob's part with wildcards left out)."""
+    folders = []
+    for path in paths:
+        folder = path if path.is_dir() else path.parent
+        while any(c in folder.as_posix() for c in "*?["):
+            folder = folder.parent
+        folders.append(folder.resolve())
+    return Path(os.path.commonpath(folders)) if folders else Path(".")
 
 
 def _default_kind(fmt: str, records: list[_Record], quantized: bool) -> str:
