@@ -8,6 +8,8 @@
                                               # from its CSV files, without recomputing
     python -m experiments llm                 # inference methods on real LLM vocabularies
                                               # -> results/llm/ (see experiments/llm.py)
+    python -m experiments llm-grid            # the same vocabularies in the one runner
+                                              # (configs/llm-grid.toml) -> results/llm-grid/
     python -m experiments alternatives        # ambiguity and sampling -> results/alternatives/
     python -m experiments variance            # training subsamples, training size, cross-domain
                                               # -> results/variance/ (see experiments/variance.py)
@@ -23,6 +25,7 @@ failed cells are named on stderr) or a worker crashed; 2 for a usage or config e
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -58,7 +61,10 @@ def _run(argv: list[str]) -> int:
 
     from ubpe.lab.runner import FailedCellsError, run_experiment
 
-    from experiments.datasets import load
+    from experiments.datasets import CACHE_ENV, data_cache_dir, load
+
+    # configs name files in the data cache as ${UBPE_DATA_CACHE}/... (experiments/configs/llm-grid.toml)
+    os.environ.setdefault(CACHE_ENV, str(data_cache_dir()))
 
     started = time.perf_counter()
     commands = {"run": f"python -m experiments {config.name}",

@@ -61,3 +61,19 @@ def test_mistakes_are_one_line(tmp_path, monkeypatch, capsys, config, message):
 def test_report_of_a_folder_without_results(tmp_path, capsys):
     assert main(["experiment", "report", str(tmp_path)]) == 1
     assert "no results in" in capsys.readouterr().err
+
+
+def test_the_llm_grid_config_names_installed_vocabularies(monkeypatch):
+    """configs/llm-grid.toml: the six llama.cpp vocabularies, found in the data cache."""
+    from vocab_corpora import llama_cpp_models
+
+    from experiments import CONFIG_DIR
+    from experiments.datasets import CACHE_ENV, data_cache_dir
+    from ubpe.lab.config import load_config
+
+    llama_cpp_models()  # skips when the data is not installed
+    monkeypatch.setenv(CACHE_ENV, str(data_cache_dir()))
+    config = load_config("llm-grid", named=CONFIG_DIR)
+    assert len(config.vocabularies) == 6 and not any(e.variant in ("universal", "classic") for e in config.encoders)
+    for vocabulary in config.vocabularies:
+        assert config.vocabulary_path(vocabulary).is_file(), vocabulary.path

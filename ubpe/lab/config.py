@@ -80,6 +80,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import tomllib
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -266,8 +267,9 @@ class ExperimentConfig:
         return options
 
     def vocabulary_path(self, vocabulary: VocabularyConfig) -> Path:
-        """Where a vocabulary's file is (a relative path is taken from the config's folder)."""
-        return Path(self.folder or ".") / Path(vocabulary.path).expanduser()
+        """Where a vocabulary's file is: ``$VARIABLES`` expanded, a relative path taken from
+        the config's folder."""
+        return Path(self.folder or ".") / Path(os.path.expandvars(vocabulary.path)).expanduser()
 
     def fingerprint(self) -> str:
         text = json.dumps(self.as_dict(), sort_keys=True, default=str)

@@ -7,7 +7,8 @@ glob, relative to the config file) and a ``format``; the other keys are optional
 .. code-block:: toml
 
     [datasets.notes]
-    path = "notes/"          # a folder: every file in it (recursively), in sorted order
+    path = "notes/"          # a folder: every file in it (recursively), in sorted order; or a
+                             # glob, or a list of them; $VARIABLES are expanded
     format = "text"
     document = "file"        # text: "line" | "paragraph" | "file" (default: "file" for a
                              # folder or glob, "line" for one file)
@@ -126,7 +127,7 @@ def find_files(path: str | list[str], root: str | Path = "") -> list[Path]:
     if isinstance(path, list):
         found = [file for item in path for file in find_files(item, root)]
         return list(dict.fromkeys(found))
-    full = Path(root) / Path(path).expanduser()
+    full = Path(root) / Path(os.path.expandvars(path)).expanduser()
     if full.is_file():
         return [full]
     if full.is_dir():
@@ -417,7 +418,7 @@ def read_corpus(name: str, options: dict[str, Any]) -> tuple[RawCorpus, Source]:
     fmt, unit = options["format"], options.get("unit", "document")
     files = find_files(options["path"], options.get("root", ""))
     paths = options["path"] if isinstance(options["path"], list) else [options["path"]]
-    given = [Path(options.get("root", "")) / Path(p).expanduser() for p in paths]
+    given = [Path(options.get("root", "")) / Path(os.path.expandvars(p)).expanduser() for p in paths]
     base = _common_folder(given)
     records: list[_Record] = []
     for path in files:
