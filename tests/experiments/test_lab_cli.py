@@ -14,6 +14,13 @@ from ubpe.lab.config import parse_config
 WORDS = "the cat sat on a mat and a dog ran to the red barn".split()
 
 
+def _notes(tmp_path, monkeypatch):
+    """my.toml in tmp_path (the working directory now): a text file, a line per document."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "notes.txt").write_text("\n".join(" ".join(WORDS[i:] + WORDS[:i]) for i in range(len(WORDS))) * 3)
+    (tmp_path / "my.toml").write_text('[grid]\nvocab_sizes = ["+8"]\n[datasets.notes]\npath = "notes.txt"\nformat = "text"\n')
+
+
 def test_init_writes_an_example_that_parses(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main(["experiment", "init"]) == 0
@@ -25,10 +32,7 @@ def test_init_writes_an_example_that_parses(tmp_path, monkeypatch, capsys):
 
 
 def test_run_then_report(tmp_path, monkeypatch, capsys):
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "notes.txt").write_text("\n".join(" ".join(WORDS[i:] + WORDS[:i]) for i in range(len(WORDS))) * 3)
-    (tmp_path / "my.toml").write_text('[grid]\nvocab_sizes = ["+8"]\n'
-                                      '[datasets.notes]\npath = "notes.txt"\nformat = "text"\n')
+    _notes(tmp_path, monkeypatch)
     args = ["experiment", "my.toml", "--results", "out", "--cache", "cache", "--jobs", "1", "--no-progress"]
     assert main(args) == 0
     out = tmp_path / "out" / "my"
@@ -77,3 +81,13 @@ def test_the_llm_grid_config_names_installed_vocabularies(monkeypatch):
     assert len(config.vocabularies) == 6 and not any(e.variant in ("universal", "classic") for e in config.encoders)
     for vocabulary in config.vocabularies:
         assert config.vocabulary_path(vocabulary).is_file(), vocabulary.path
+
+
+def test_load_results_gives_the_tables(tmp_path, monkeypatch):
+    from ubpe.lab import load_results
+
+    _notes(tmp_path, monkeypatch)
+    assert main(["experiment", "my.toml", "--results", "out", "--cache", "cache", "--no-progress", "-q"]) == 0
+    tables = load_results(tmp_path / "out" / "my")
+    assert set(tables["metrics"]["encoder"]) == {"universal:tfidf", "classic:classic"}
+    assert tables["run"]["experiment"] == "my" and len(tables["comparisons"]) == 1

@@ -50,3 +50,14 @@ def test_the_engine_imports_without_the_repository_on_the_path(tmp_path):
                           text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_docstring_examples():
+    import doctest
+
+    from ubpe import lab
+    from ubpe.lab import example
+    from ubpe.lab.datasets import split
+
+    for module in (lab, example, split):
+        assert doctest.testmod(module).failed == 0, module.__name__

@@ -4,6 +4,9 @@ statistics and a report, on the repository's datasets or one's own files.
     ubpe experiment init                     # writes experiment.toml, an example to edit
     ubpe experiment experiment.toml --results out/
 
+    >>> tables = load_results("out/example")              # doctest: +SKIP
+    >>> tables["comparisons"][["dataset", "size", "verdict"]]  # doctest: +SKIP
+
 The parts, one stage per module: `config` (the TOML), `grid` (which fits and cells),
 `units` (fit and encode, in worker processes), `cache` (fitted models and raw cells),
 `runner` (all of it, cached and in parallel), `metrics` and `stats` (per cell, per unit),
@@ -17,6 +20,8 @@ The tables, statistics and plots need pandas, SciPy and matplotlib: ``pip instal
 from __future__ import annotations
 
 import importlib.util
+from pathlib import Path
+from typing import Any
 
 #: The libraries the engine needs beyond ubpe's own dependencies (the ``lab`` extra).
 LAB_REQUIREMENTS: tuple[str, ...] = ("pandas", "scipy", "matplotlib")
@@ -41,4 +46,23 @@ def require(modules: tuple[str, ...] = LAB_REQUIREMENTS, extra: str = "lab") -> 
                                 f"installed: pip install 'ubpe[{extra}]'")
 
 
-__all__ = ["LAB_REQUIREMENTS", "MissingExtraError", "require"]
+def load_results(folder: str | Path) -> dict[str, Any]:
+    """An experiment's results folder as pandas DataFrames (``datasets``, ``documents``,
+    ``metrics``, ``comparisons``) and its ``run`` record (run.json), in one call; in a notebook
+    each table shows itself.
+
+    >>> load_results("no-such-folder")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: no results in no-such-folder (metrics.csv, run.json)
+    """
+    folder = Path(folder)
+    if not (folder / "metrics.csv").is_file() or not (folder / "run.json").is_file():
+        raise FileNotFoundError(f"no results in {folder} (metrics.csv, run.json)")
+    require()
+    from ubpe.lab.report import read_results
+
+    return read_results(folder)
+
+
+__all__ = ["LAB_REQUIREMENTS", "MissingExtraError", "load_results", "require"]
