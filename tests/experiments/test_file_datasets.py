@@ -124,6 +124,10 @@ def test_parquet_integer_lists(tmp_path):
     pd.DataFrame({"ids": [[1, 2, 3], [4, 5], [6]], "s": ["a", "b", "c"]}).to_parquet(path)
     assert _same_docs(_all_docs("p", path=str(path), format="parquet", column="ids").docs, [[1, 2, 3], [4, 5], [6]])
     assert _all_docs("p", path=str(path), format="parquet", column="s").docs == ["a", "b", "c"]
+    # lists of real numbers are series to quantize
+    pd.DataFrame({"x": [[0.5, 1.5, 2.5]] * 20}).to_parquet(path)
+    corpus, source = read_corpus("p", {"path": str(path), "format": "parquet", "column": "x"})
+    assert source.quantized and source.kind == "timeseries" and corpus.docs[0].dtype == np.float64
     path.write_bytes(b"PAR1 not really")
     with pytest.raises(FileFormatError, match=r"t\.parquet: not a parquet table"):
         _all_docs("p", path=str(path), format="parquet", column="ids")
@@ -335,3 +339,18 @@ def test_a_gguf_vocabulary_on_text_files(tmp_path):
     assert metrics.loc["llama3:native", "corpus_tokens"] == sum(len(model.encode(d)) for d in heldout.docs)
     assert metrics.loc["llama3:native", "vocab_size"] == model.n_vocab
     assert metrics.loc[["llama3:native", "llama3:tfidf"], "lossless"].all()
+
+
+def test_an_experiment_on_midi_files(tmp_path):
+    pytest.importorskip("miditok", reason="the midi extra (miditok)")
+    import pandas as pd
+
+    rng = np.random.default_rng(3)
+    (tmp_path / "songs").mkdir()
+    for i in range(20):
+        _write_midi(tmp_path / "songs" / f"{i}.mid", rng.integers(55, 75, 24).tolist())
+    (tmp_path / "exp.toml").write_text('[grid]\nvocab_sizes = ["+8"]\n[datasets.songs]\npath = "songs/"\nformat = "midi"\n')
+    config, out = _run(tmp_path / "exp.toml")
+    metrics = pd.read_csv(out / "metrics.csv")
+    assert set(metrics["kind"]) == {"music"} and metrics["lossless"].all()
+    assert (metrics["tokens_per_symbol"] < 1).all()

@@ -263,7 +263,8 @@ def _values_of(cells: Any) -> str:
     if present and all(isinstance(c, (int, float, np.number)) and not isinstance(c, bool) for c in present):
         return "numbers"
     if present and all(isinstance(c, (list, np.ndarray)) for c in present):
-        return "ints"
+        whole = all(np.issubdtype(np.asarray(c).dtype, np.integer) for c in present)
+        return "ints" if whole else "numbers"
     if present and all(isinstance(c, str) and _INT_LIST.match(c) for c in present):
         return "ints"
     return "text"
