@@ -156,6 +156,8 @@ def test_fasta_records_chunks_and_kind(tmp_path):
     corpus, _ = read_corpus("g", {"path": str(genomes), "format": "fasta", "chunk": 5})
     assert corpus.docs == ["ACGTA", "CGTAC", "GTACG", "T", "ACGTN", "N"]
     assert corpus.units == ["genomes.fa:chr1 first"] * 4 + ["genomes.fa:chr2"] * 2
+    corpus, source = read_corpus("g", {"path": str(genomes), "format": "fasta", "chunk": 5, "unit": "chunk"})
+    assert corpus.units == corpus.ids and len(set(corpus.ids)) == 6 and source.unit == "chunk"
     proteins = tmp_path / "p.fasta"
     proteins.write_text(">p1\nMKV*\n>p2\nMLLW\n", encoding="ascii")
     assert read_corpus("p", {"path": str(proteins), "format": "fasta"})[1].kind == "protein"

@@ -28,7 +28,8 @@ glob, relative to the config file) and a ``format``; the other keys are optional
     [datasets.genomes]
     path = "genomes.fa"
     format = "fasta"         # via pyfaidx (the `fasta` extra); a document per record
-    chunk = 1000             # fasta: cut records into pieces of this many symbols (unit: record)
+    chunk = 1000             # fasta: cut records into pieces of this many symbols (unit: the
+                             # record; unit = "chunk" holds pieces out on their own)
     [datasets.songs]
     path = "midi/*.mid"
     format = "midi"          # via MidiTok (the `midi` extra): REMI token ids, a document per file
@@ -439,6 +440,8 @@ def read_corpus(name: str, options: dict[str, Any]) -> tuple[RawCorpus, Source]:
         for record in found:
             if unit == "file":
                 record.unit = label
+            elif unit == "chunk":  # FASTA pieces held out on their own (one long genome)
+                record.unit = record.id
             records.append(record)
     if not records:
         raise DatasetError(f"dataset {name!r}: the files at {options['path']!r} hold no document")
