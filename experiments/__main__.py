@@ -8,6 +8,7 @@
                                               # from its CSV files, without recomputing
     python -m experiments llm                 # inference methods on real LLM vocabularies
                                               # -> results/llm/ (see experiments/llm.py)
+    python -m experiments midi                # MIDI files: ubpe vs MidiTok's own BPE -> results/midi/
     python -m experiments llm-grid            # the same vocabularies in the one runner
                                               # (configs/llm-grid.toml) -> results/llm-grid/
     python -m experiments alternatives        # ambiguity and sampling -> results/alternatives/
@@ -115,6 +116,10 @@ def main(argv: list[str] | None = None) -> int:
         from experiments.variance import main as variance
 
         return variance(argv[1:])
+    if argv and argv[0] == "midi":
+        from experiments.midi import main as midi
+
+        return midi(argv[1:])
     if argv and argv[0] == "alternatives":
         from experiments.alternatives import main as alternatives
 
