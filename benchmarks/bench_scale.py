@@ -228,7 +228,7 @@ def measure(mode: str, kind: str, path: Path) -> dict:
 
 def write_report(output: Path, rows: list[dict]) -> None:
     """The Markdown table of the rows so far (rewritten after every measurement)."""
-    from experiments.provenance import git, machine as machine_of
+    from ubpe.lab.provenance import git, machine as machine_of
 
     described = machine_of()
     machine = f"{described['cpu']}, {described['cores']} cores ({described['cores_available']} available), {described['platform']}"

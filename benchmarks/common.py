@@ -21,8 +21,8 @@ ECG_LEVELS = 2048
 
 sys.path.insert(0, str(ROOT))
 
-from experiments import provenance  # noqa: E402  (the repository root is on the path now)
-from experiments.patterns import WORDS  # noqa: E402,F401  (the benchmarks' text pre-tokenisation)
+from ubpe.lab import provenance  # noqa: E402  (the repository root is on the path now)
+from ubpe.lab.patterns import WORDS  # noqa: E402,F401  (the benchmarks' text pre-tokenisation)
 
 
 def text_corpus(n_chars: int, split: str = "train") -> list[str]:

@@ -1,4 +1,15 @@
-"""Experiments for ubpe: real datasets (`experiments.datasets`), the runner (`runner`, driven
-by TOML configs in `configs/`), intrinsic metrics (`metrics`), paired statistics (`stats`)
-and the report with plots (`report`, `plots`). ``python -m experiments`` runs the default
-experiment into ``results/default/``."""
+"""Experiments for ubpe: real datasets (`experiments.datasets`) and the configs of the
+repository's experiments (`configs/`), run by the engine that ships in the wheel (`ubpe.lab`:
+runner, metrics, paired statistics, report and plots). ``python -m experiments`` runs the
+default experiment into ``results/default/``; ``ubpe experiment my.toml`` runs a config on
+one's own files from anywhere."""
+
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+#: The named configs (``python -m experiments large`` reads ``large.toml`` here).
+CONFIG_DIR = Path(__file__).resolve().parent / "configs"
+#: The repository's results (``results/<experiment>/``).
+RESULTS_DIR = REPO_ROOT / "results"
+#: Fitted models and per-cell raw results of the repository's runs (ignored by git).
+CACHE_DIR = Path(__file__).resolve().parent / ".cache"

@@ -8,6 +8,9 @@
                                               # from its CSV files, without recomputing
     python -m experiments llm                 # inference methods on real LLM vocabularies
                                               # -> results/llm/ (see experiments/llm.py)
+    python -m experiments midi                # MIDI files: ubpe vs MidiTok's own BPE -> results/midi/
+    python -m experiments llm-grid            # the same vocabularies in the one runner
+                                              # (configs/llm-grid.toml) -> results/llm-grid/
     python -m experiments alternatives        # ambiguity and sampling -> results/alternatives/
     python -m experiments variance            # training subsamples, training size, cross-domain
                                               # -> results/variance/ (see experiments/variance.py)
@@ -23,11 +26,14 @@ failed cells are named on stderr) or a worker crashed; 2 for a usage or config e
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
 
-from experiments.config import ConfigError, load_config
+from ubpe.lab.config import ConfigError, load_config
+
+from experiments import CACHE_DIR, CONFIG_DIR, RESULTS_DIR
 
 
 def _run(argv: list[str]) -> int:
@@ -49,17 +55,26 @@ def _run(argv: list[str]) -> int:
     if args.jobs is not None and args.jobs < 1:
         parser.error("--jobs must be at least 1")
     try:
-        config = load_config(args.config)
+        config = load_config(args.config, named=CONFIG_DIR)
     except ConfigError as exc:
         parser.error(str(exc))
     from ubpe.errors import InvalidParameterError
 
-    from experiments.runner import FailedCellsError, run_experiment
+    from ubpe.lab.runner import FailedCellsError, run_experiment
+
+    from experiments.datasets import CACHE_ENV, data_cache_dir, load
+
+    # configs name files in the data cache as ${UBPE_DATA_CACHE}/... (experiments/configs/llm-grid.toml)
+    os.environ.setdefault(CACHE_ENV, str(data_cache_dir()))
 
     started = time.perf_counter()
+    commands = {"run": f"python -m experiments {config.name}",
+                "report": f"python -m experiments report {config.name}"}
     try:
-        out = run_experiment(config, jobs=args.jobs, force=args.force, results_dir=args.results,
-                             progress=not args.no_progress, scheduler=args.scheduler)
+        out = run_experiment(config, jobs=args.jobs, force=args.force,
+                             results_dir=args.results or RESULTS_DIR, cache_dir=CACHE_DIR,
+                             progress=not args.no_progress, scheduler=args.scheduler,
+                             named=load, commands=commands)
     except FailedCellsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -77,8 +92,7 @@ def _report(argv: list[str]) -> int:
     parser.add_argument("--results", type=Path, default=None,
                         help="folder holding <experiment>/ (default: results/)")
     args = parser.parse_args(argv)
-    from experiments.report import render_report
-    from experiments.runner import RESULTS_DIR
+    from ubpe.lab.report import render_report
 
     folder = Path(args.experiment)
     if not (folder / "metrics.csv").exists():
@@ -102,6 +116,10 @@ def main(argv: list[str] | None = None) -> int:
         from experiments.variance import main as variance
 
         return variance(argv[1:])
+    if argv and argv[0] == "midi":
+        from experiments.midi import main as midi
+
+        return midi(argv[1:])
     if argv and argv[0] == "alternatives":
         from experiments.alternatives import main as alternatives
 

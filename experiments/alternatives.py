@@ -49,7 +49,9 @@ from ubpe.encoders.exact_tfidf import ExactTfidf, SearchLimitError
 from ubpe.errors import VocabularySizeWarning
 from ubpe.encoders.sample import SampleEncoder
 
-from experiments.config import load_config, n_tokens_for
+from ubpe.lab.config import load_config, n_tokens_for
+
+from experiments import CONFIG_DIR
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "results" / "alternatives"
@@ -316,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    config = load_config("default")
+    config = load_config("default", named=CONFIG_DIR)
     chosen = [ds for ds in config.datasets if args.datasets is None or ds.name in args.datasets.split(",")]
     from tqdm import tqdm
 

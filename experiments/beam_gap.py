@@ -25,7 +25,7 @@ import numpy as np
 import ubpe
 from ubpe import UBPE
 
-from experiments.patterns import WORDS
+from ubpe.lab.patterns import WORDS
 
 RESULTS = Path(__file__).resolve().parent.parent / "results" / "beam_gap"
 RELATIVE_TOLERANCE = 1e-12  # below this the beam's score counts as equal (a tie)

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from experiments.metrics import renyi_efficiency
+from ubpe.lab.metrics import renyi_efficiency
 
 RESULTS = Path(__file__).resolve().parent.parent / "results" / "llm"
 LLAMA_CPP_PACKAGE = "llama-cpp-python"

@@ -22,9 +22,9 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from experiments.datasets.text import UDHR_LANGUAGES  # noqa: E402
-from experiments.formatting import _interval, _num, _p, _pct, _ratio_pct, _table  # noqa: E402
-from experiments.provenance import git_state, package_versions  # noqa: E402
-from experiments.stats import holm, holm_level, log_ratios, unit_comparison, wilcoxon_interval  # noqa: E402
+from ubpe.lab.formatting import _interval, _num, _p, _pct, _ratio_pct, _table  # noqa: E402
+from ubpe.lab.provenance import git_state, package_versions  # noqa: E402
+from ubpe.lab.stats import holm, holm_level, log_ratios, unit_comparison, wilcoxon_interval  # noqa: E402
 
 ALPHA = 0.05
 NATIVE = "native"  # the model's own tokenization (`experiments.llm`)

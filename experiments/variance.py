@@ -35,13 +35,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from experiments import provenance
-from experiments.config import load_config, n_tokens_for
-from experiments.downstream import measure
-from experiments.formatting import _num, _table
-from experiments.tables import units_of, write_csv
+from ubpe.lab import provenance
+from ubpe.lab.config import load_config, n_tokens_for
+from ubpe.lab.downstream import measure
+from ubpe.lab.formatting import _num, _table
+from ubpe.lab.tables import units_of, write_csv
 
-RESULTS = provenance.REPO_ROOT / "results" / "variance"
+from experiments import CONFIG_DIR, RESULTS_DIR
+
+RESULTS = RESULTS_DIR / "variance"
 DATASETS = ("kjv", "shakespeare", "stdlib", "dna", "protein", "chorales", "ecg")
 SIZE = "+1024"
 N_CANDIDATES = 50
@@ -91,7 +93,7 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
     """One fit pair and every encoder's measures (runs in a worker)."""
     from experiments.datasets import load
 
-    config = load_config("default")
+    config = load_config("default", named=CONFIG_DIR)
     ds = {d.name: d for d in config.datasets}[task["dataset"]]
     train = load(ds.registry_name, "train", max_symbols=ds.max_symbols, **ds.load_options)
     heldout_ds = {d.name: d for d in config.datasets}[task.get("heldout", task["dataset"])]

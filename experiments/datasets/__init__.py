@@ -7,53 +7,14 @@
 Dataset('ecg', kind='signal', split='heldout', docs=..., symbols=..., checksum=...)
 
 Sources are pinned (`sources`) and installed by ``experiments/install_data.sh``; the split,
-cap and checksum rules are in `_base`, the quantizers in `quantize`.
+cap and checksum rules are in `ubpe.lab.datasets`, as for a user's own files.
 """
 
-from experiments.datasets._base import (
-    CACHE_ENV,
-    DEFAULT_MAX_SYMBOLS,
-    HELDOUT_FRACTION,
-    KINDS,
-    DataNotInstalledError,
-    Dataset,
-    DatasetError,
-    UnknownDatasetError,
-    content_checksum,
-    data_cache_dir,
-)
-from experiments.datasets.quantize import (
-    MuLawQuantizer,
-    QuantileQuantizer,
-    Quantizer,
-    QuantizerError,
-    UniformQuantizer,
-    make_quantizer,
-)
-from experiments.datasets.registry import DEFAULT_QUANTIZER, REGISTRY, DatasetSpec, clear_cache, get_spec, list_datasets, load
+from ubpe.lab import datasets as _lab
+from ubpe.lab.datasets import *  # noqa: F403  (the Dataset record, split rules and quantizers)
 
-__all__ = [
-    "load",
-    "list_datasets",
-    "get_spec",
-    "clear_cache",
-    "Dataset",
-    "DatasetSpec",
-    "REGISTRY",
-    "KINDS",
-    "HELDOUT_FRACTION",
-    "DEFAULT_MAX_SYMBOLS",
-    "DEFAULT_QUANTIZER",
-    "CACHE_ENV",
-    "data_cache_dir",
-    "content_checksum",
-    "Quantizer",
-    "UniformQuantizer",
-    "QuantileQuantizer",
-    "MuLawQuantizer",
-    "make_quantizer",
-    "DatasetError",
-    "DataNotInstalledError",
-    "UnknownDatasetError",
-    "QuantizerError",
-]
+from experiments.datasets.registry import REGISTRY, DatasetSpec, clear_cache, get_spec, list_datasets, load
+from experiments.datasets.sources import CACHE_ENV, data_cache_dir
+
+__all__ = ["load", "list_datasets", "get_spec", "clear_cache", "DatasetSpec", "REGISTRY", "CACHE_ENV",
+           "data_cache_dir", *_lab.__all__]

@@ -19,7 +19,7 @@ import re
 import zipfile
 from collections.abc import Iterator
 
-from experiments.datasets._corpus import RawCorpus
+from ubpe.lab.datasets._corpus import RawCorpus
 from experiments.datasets.sources import archive_path
 
 #: Genomes in the pyrodigal wheel: a complete Streptococcus genome and a contig set.

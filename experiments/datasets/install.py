@@ -24,13 +24,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from experiments.datasets._base import DataNotInstalledError, data_cache_dir
+from ubpe.lab.datasets import DataNotInstalledError
+
 from experiments.datasets.sources import (
     ARCHIVES,
     DEBIAN_PACKAGES,
     EXTRACTED_MARKER,
     WHEEL_PLATFORM_ARGS,
     Archive,
+    data_cache_dir,
     debian_version,
     sha256_of,
 )

@@ -24,7 +24,7 @@ from xml.etree import ElementTree
 
 import numpy as np
 
-from experiments.datasets._corpus import RawCorpus
+from ubpe.lab.datasets._corpus import RawCorpus
 from experiments.datasets.sources import archive_path
 
 CHORALE_FOLDER = "music21/corpus/bach/"

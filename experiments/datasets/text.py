@@ -11,8 +11,8 @@ from html.parser import HTMLParser
 from importlib import resources
 from pathlib import Path
 
-from experiments.datasets._base import DataNotInstalledError
-from experiments.datasets._corpus import RawCorpus
+from ubpe.lab.datasets._base import DataNotInstalledError
+from ubpe.lab.datasets._corpus import RawCorpus
 from experiments.datasets.sources import archive_path, debian_file, debian_version
 
 # --- King James Bible (Debian bible-kjv / bible-kjv-text) -------------------------------------

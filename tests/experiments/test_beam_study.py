@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from experiments.beam import TOLERANCE, summarize, sweep
+from ubpe.lab.beam import TOLERANCE, summarize, sweep
 from ubpe import UBPE
 from ubpe.encoders import make_encoder
 from ubpe.encoders.exact_tfidf import ExactTfidf, tfidf_score

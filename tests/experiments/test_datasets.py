@@ -26,9 +26,9 @@ from experiments.datasets import (
     load,
 )
 from experiments.datasets import install, music, signals, sources, text
-from experiments.datasets._base import cap_documents, is_heldout, unit_hash
+from ubpe.lab.datasets._base import cap_documents, is_heldout, unit_hash
 from experiments.datasets.bio import read_fasta
-from experiments.datasets.quantize import QuantileQuantizer
+from ubpe.lab.datasets.quantize import QuantileQuantizer
 
 SLICE = 4_000
 DNA_LETTERS = set("ACGTNRYKMSWBDHV")

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from experiments import metrics as M
+from ubpe.lab import metrics as M
 
 
 def test_tokens_per_symbol_and_compression_are_corpus_ratios():

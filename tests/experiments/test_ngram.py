@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from experiments.ngram import KneserNeyLM, NgramModelError
+from ubpe.lab.ngram import KneserNeyLM, NgramModelError
 
 nltk_lm = pytest.importorskip("nltk.lm")
 from nltk.lm.smoothing import KneserNey  # noqa: E402

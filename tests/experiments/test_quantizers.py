@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from experiments.datasets.quantize import (
+from ubpe.lab.datasets.quantize import (
     DEFAULT_MU,
     QUANTIZERS,
     MuLawQuantizer,

@@ -10,9 +10,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from experiments import patterns, runner
-from experiments.config import ConfigError, EncoderSpec, load_config, n_tokens_for, parse_config
-from experiments.datasets import Dataset, content_checksum
+from ubpe.lab import patterns, runner
+from ubpe.lab.config import ConfigError, EncoderSpec, load_config, n_tokens_for, parse_config
+from ubpe.lab.datasets import Dataset, content_checksum
+
+from experiments import CONFIG_DIR
 
 TRAIN = ["abracadabra abracadabra", "banana bandana cabana", "a cab and a bad banana",
          "abba dabba", "candid canard", "radar cabbage"] * 2
@@ -32,7 +34,7 @@ def _dataset(name, split, docs, kind, symbol_type, units=None):
                    unit="pair" if units else "document", doc_units=units or [])
 
 
-def fake_load(name, split, *, max_symbols, options):
+def fake_load(name, split, *, max_symbols, options, named=None):
     if name == "tiny":
         if split == "train":
             return _dataset(name, split, TRAIN, "prose", "char")
@@ -126,7 +128,7 @@ def test_rerun_skips_finished_cells_and_gives_identical_numbers(tiny, monkeypatc
     def must_not_encode(*args, **kwargs):
         raise AssertionError("a finished cell was recomputed")
 
-    from experiments import units
+    from ubpe.lab import units
 
     monkeypatch.setattr(units, "encode_cell", must_not_encode)
     _run(tiny)
@@ -172,7 +174,7 @@ def _failing_classic(real, error):
 def test_a_failed_cell_fails_the_run_naming_the_cell(tiny, monkeypatch, capsys):
     from ubpe.errors import InvalidParameterError
 
-    from experiments import units
+    from ubpe.lab import units
     from experiments.__main__ import main
 
     monkeypatch.setattr(units, "encode_cell",
@@ -189,16 +191,16 @@ def test_a_failed_cell_fails_the_run_naming_the_cell(tiny, monkeypatch, capsys):
     assert "could not be computed" in (out / "README.md").read_text()
     # the command line exits with status 1 and names the cells
     config_file = out.parent / "tiny.toml"
-    monkeypatch.setattr(runner, "RESULTS_DIR", out.parent)
-    monkeypatch.setattr("experiments.__main__.load_config", lambda _: tiny)
-    assert main([str(config_file), "--no-progress"]) == 1
+    monkeypatch.setattr("experiments.__main__.CACHE_DIR", runner.CACHE_DIR)
+    monkeypatch.setattr("experiments.__main__.load_config", lambda *_, **__: tiny)
+    assert main([str(config_file), "--no-progress", "--results", str(out.parent)]) == 1
     assert "wave +12 n_candidates=2 classic:classic" in capsys.readouterr().err
 
 
 def test_an_allow_listed_failure_is_recorded_not_fatal(tiny, monkeypatch):
     from ubpe.errors import InvalidParameterError
 
-    from experiments import units
+    from ubpe.lab import units
 
     monkeypatch.setattr(units, "encode_cell",
                         _failing_classic(units.encode_cell, InvalidParameterError("does not apply")))
@@ -211,7 +213,7 @@ def test_an_allow_listed_failure_is_recorded_not_fatal(tiny, monkeypatch):
 
 
 def test_a_bug_in_an_encoder_is_not_a_failed_cell(tiny, monkeypatch):
-    from experiments import units
+    from ubpe.lab import units
 
     monkeypatch.setattr(units, "encode_cell",
                         _failing_classic(units.encode_cell, IndexError("a regression")))
@@ -268,7 +270,7 @@ def test_config_parsing_and_errors(tmp_path):
 
 def test_shipped_configs_parse():
     for name in ("default", "large"):
-        config = load_config(name)
+        config = load_config(name, named=CONFIG_DIR)
         assert config.name == name
         assert EncoderSpec("universal", "tfidf") in config.encoders
         assert {d.name for d in config.datasets} >= {"kjv", "udhr", "stdlib", "dna", "protein",
@@ -278,7 +280,7 @@ def test_shipped_configs_parse():
 def test_config_docstring_examples():
     import doctest
 
-    from experiments import cache, config, formatting, patterns, provenance, report, tables
+    from ubpe.lab import cache, config, formatting, patterns, provenance, report, tables
 
     for module in (config, cache, formatting, patterns, provenance, report, tables):
         assert doctest.testmod(module).failed == 0, module.__name__
@@ -289,7 +291,7 @@ def test_code_fingerprint_does_not_depend_on_what_was_imported_first():
     import sys
 
     def fingerprint(first_imports: str) -> str:
-        code = f"{first_imports}\nfrom experiments.cache import code_fingerprint\nprint(code_fingerprint())"
+        code = f"{first_imports}\nfrom ubpe.lab.cache import code_fingerprint\nprint(code_fingerprint())"
         return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                               check=True).stdout.strip()
 
@@ -309,7 +311,7 @@ def test_no_comparisons_and_a_single_encoder(tiny):
 def test_a_dataset_that_is_not_installed_is_skipped_and_named(tiny, monkeypatch):
     from experiments.datasets import DataNotInstalledError
 
-    def load_without_wave(name, split, *, max_symbols, options):
+    def load_without_wave(name, split, *, max_symbols, options, named=None):
         if name == "wave":
             raise DataNotInstalledError("wave: run experiments/install_data.sh")
         return fake_load(name, split, max_symbols=max_symbols, options=options)
@@ -353,7 +355,7 @@ def test_downstream_and_beam(monkeypatch, tmp_path):
 
 
 def test_no_downstream_or_beam_draws_no_plot_for_them(tmp_path):
-    from experiments import plots
+    from ubpe.lab import plots
     assert plots.plot_bits_per_symbol(pd.DataFrame(), tmp_path / "a.png") is None
     assert plots.plot_beam_sweep(pd.DataFrame(), tmp_path / "b.png") is None
     assert not list(tmp_path.iterdir())

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from experiments import stats as S
+from ubpe.lab import stats as S
 
 # scipy.stats.wilcoxon's documentation example (Cushny & Peebles' hours of sleep, as
 # differences): W = 24, exact two-sided p = 0.041259765625

@@ -12,7 +12,7 @@ import pytest
 distributed = pytest.importorskip("distributed")
 
 import ubpe.distributed.dask  # noqa: E402
-from experiments import runner  # noqa: E402
+from ubpe.lab import runner  # noqa: E402
 from test_dask import client  # noqa: E402, F401 - the two-process LocalCluster fixture
 from ubpe.cli import main  # noqa: E402
 
@@ -80,7 +80,7 @@ def test_cluster_needs_one_of_address_and_workers():
 def test_runner_on_a_scheduler_gives_the_local_numbers(client, monkeypatch, tmp_path):
     from test_runner import TINY, fake_load
 
-    from experiments.config import parse_config
+    from ubpe.lab.config import parse_config
 
     monkeypatch.setattr(runner, "load_split", fake_load)
     monkeypatch.setattr(runner, "RESULTS_DIR", tmp_path / "results")

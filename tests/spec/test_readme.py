@@ -90,6 +90,21 @@ def test_cli_quick_start_runs(quick_start_dir):
         assert (quick_start_dir / produced).stat().st_size > 0
 
 
+def test_your_own_data_runs(tmp_path, monkeypatch):
+    """The section's files, then its commands: a report on FASTA, CSV and text files."""
+    pytest.importorskip("pyfaidx", reason="the fasta extra")
+    (code,) = blocks("python", "Your own data")
+    (script,) = blocks("bash", "Your own data")
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "README.md Your own data", "exec"), {})
+    result = run_shell(script.replace("--results out/", "--results out/ --no-progress --cache cache"), tmp_path)
+    assert result.returncode == 0, result.stderr
+    report = (tmp_path / "out" / "my" / "README.md").read_text()
+    for name in ("genomes", "series", "notes"):
+        assert f"| {name} |" in report
+    assert (tmp_path / "experiment.toml").is_file()
+
+
 def test_console_transcripts_match(quick_start_dir):
     transcripts = blocks("console", "Command-line quick start")
     assert transcripts

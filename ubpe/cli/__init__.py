@@ -1,4 +1,4 @@
-"""The ``ubpe`` command line: fit, encode, decode, view, inspect, compare, convert.
+"""The ``ubpe`` command line: fit, encode, decode, view, inspect, compare, convert, experiment.
 
 Run ``ubpe --help`` (or ``python -m ubpe --help``) and ``ubpe COMMAND --help``::
 
@@ -11,9 +11,10 @@ Run ``ubpe --help`` (or ``python -m ubpe --help``) and ``ubpe COMMAND --help``::
     ubpe convert reference.json ours.json            # ubpe 0.3.0 JSON -> our format
     ubpe convert bytes.json tokenizer.json --to hf    # byte-level -> HF tokenizers
     ubpe view model.json notes.txt --html notes.html --top-n 3
+    ubpe experiment init && ubpe experiment experiment.toml --results out/
 
 One module per command (``fit``, ``encode``, ``decode``, ``view``, ``inspect``, ``compare``,
-``convert``), each with a ``run(args)``; ``inputs`` reads documents, ids and options;
+``convert``, ``experiment``: the engine of `ubpe.lab`), each with a ``run(args)``; ``inputs`` reads documents, ids and options;
 ``parser`` builds the argument parser. Models are read and written by :mod:`ubpe.io` (any
 format it knows) and used through the :class:`~ubpe.models.base.Tokenizer` contract. Errors
 in the input are one line on stderr (``ubpe: error: ...``) with exit code 1; usage errors

@@ -15,6 +15,7 @@ from . import compare as compare_cmd
 from . import convert as convert_cmd
 from . import decode as decode_cmd
 from . import encode as encode_cmd
+from . import experiment as experiment_cmd
 from . import fit as fit_cmd
 from . import inspect as inspect_cmd
 from . import view as view_cmd
@@ -190,6 +191,8 @@ def build_parser() -> argparse.ArgumentParser:
                               f"({', '.join(sorted(PATTERNS))}) or a regex")
     convert.add_argument("-q", "--quiet", action="store_true")
     convert.set_defaults(handler=convert_cmd.run)
+
+    experiment_cmd.add_parser(commands)
     return parser
 
 

@@ -24,8 +24,13 @@ from typing import Any
 
 import numpy as np
 
-#: Where fitted models and per-cell raw results are kept (ignored by git).
-CACHE_DIR = Path(__file__).resolve().parent / ".cache"
+#: Environment variable naming the folder of fitted models and per-cell raw results.
+CACHE_ENV = "UBPE_LAB_CACHE"
+#: Where fitted models and per-cell raw results are kept unless a run names a folder:
+#: ``$UBPE_LAB_CACHE``, else ``ubpe/lab`` in the user's cache folder (``$XDG_CACHE_HOME`` or
+#: ``~/.cache``). The repository's ``python -m experiments`` uses ``experiments/.cache``.
+CACHE_DIR = Path(os.environ.get(CACHE_ENV) or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+                 / "ubpe" / "lab")
 #: Bump when the cached raw results change shape, so old cells are recomputed.
 RAW_FORMAT = 1
 _KEY_HEX_DIGITS = 20
@@ -68,11 +73,21 @@ def tree_fingerprint(roots: list[Path]) -> str:
     h = hashlib.sha256()
     for root in roots:
         files = sorted(path for path in root.rglob("*")
-                       if path.is_file() and path.name.endswith(_CODE_SUFFIXES) and "__pycache__" not in path.parts)
+                       if path.is_file() and path.name.endswith(_CODE_SUFFIXES) and "__pycache__" not in path.parts
+                       and not _excluded(path.relative_to(root)))
         for path in files:
             h.update(f"{root.name}/{path.relative_to(root).as_posix()}".encode() + b"\0")
             h.update(hashlib.sha256(path.read_bytes()).digest())
     return h.hexdigest()[:_KEY_HEX_DIGITS]
+
+
+#: Folders of the fingerprinted packages that are not the code that fits and encodes: the
+#: engine itself (``ubpe/lab``: its tables and report change no cached result)
+FINGERPRINT_EXCLUDES = ("lab",)
+
+
+def _excluded(relative: Path) -> bool:
+    return bool(relative.parts) and relative.parts[0] in FINGERPRINT_EXCLUDES
 
 
 @functools.lru_cache(maxsize=1)
@@ -90,6 +105,15 @@ def code_fingerprint() -> str:
 
     roots = [Path(package.__file__).resolve().parent for package in (ubpe, ubpe_native)]
     return digest([tree_fingerprint(roots), ubpe.__version__])
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file's bytes (a vocabulary file keys its cells by it)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(functools.partial(handle.read, 1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def model_path(cache_dir: Path, fit: Any) -> Path:

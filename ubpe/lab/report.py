@@ -1,7 +1,7 @@
 """The Markdown report of an experiment, rendered from its results folder only.
 
 `render_report` reads ``run.json`` (settings, versions, commit, machine) and the CSV tables the
-runner wrote, draws the plots (`experiments.plots`) and writes ``README.md``: settings, data,
+runner wrote, draws the plots (`ubpe.lab.plots`) and writes ``README.md``: settings, data,
 environment, metric definitions, tables, then per comparison and dataset kind the answer with
 its paired test. Nothing is recomputed, so ``python -m experiments report <name>`` re-renders
 a committed result on any machine.
@@ -16,11 +16,11 @@ from typing import Any
 
 import pandas as pd
 
-from experiments import plots
-from experiments import stats as S
-from experiments.answers import _answers, _summary
-from experiments.extras_report import _read, beam_section, downstream_section
-from experiments.formatting import KIND_ORDER, _estimable, _kind_key, _num, _size_key, _table
+from ubpe.lab import plots
+from ubpe.lab import stats as S
+from ubpe.lab.answers import _answers, _summary
+from ubpe.lab.extras_report import _read, beam_section, downstream_section
+from ubpe.lab.formatting import KIND_ORDER, _estimable, _kind_key, _num, _size_key, _table
 
 __all__ = ["KIND_ORDER", "read_results", "render_report"]
 
@@ -45,11 +45,13 @@ def read_results(folder: Path) -> dict[str, Any]:
 def _settings(run: dict[str, Any], n_tests: int) -> list[str]:
     cfg = run["config"]
     stats = cfg["stats"]
+    commands = run.get("commands") or {"run": f"python -m experiments {cfg['name']}",
+                                       "report": f"python -m experiments report {cfg['name']}"}
     lines = [
         "## Settings", "",
         f"- config: `{run.get('config_file') or cfg['name']}`; regenerate with "
-        f"`python -m experiments {cfg['name']}` (compute, cached) or "
-        f"`python -m experiments report {cfg['name']}` (re-render from the CSV files)",
+        f"`{commands['run']}` (compute, cached) or "
+        f"`{commands['report']}` (re-render from the CSV files)",
         f"- vocabulary sizes: {', '.join(map(str, cfg['vocab_sizes']))} (`+k`: the alphabet of "
         f"both splits plus k merged tokens, so every dataset gets the same number of merges; "
         f"the actual vocabulary size after ubpe's rearrangement is in the tables)",
@@ -91,6 +93,11 @@ def _settings(run: dict[str, Any], n_tests: int) -> list[str]:
         extra.update(ds.get("load_options") or {})
         if extra:
             lines.append(f"- `{ds['name']}`: `{json.dumps(extra, default=str)}`")
+    for name, vocabulary in run.get("vocabulary_files", {}).items():
+        lines.append(f"- vocabulary `{name}` from the file `{vocabulary['path']}` (SHA-256 "
+                     f"`{vocabulary['sha256'][:12]}`), not fitted: the same cells at every grid "
+                     f"setting; `{name}:native` is the model's own encoding, the other encoders run "
+                     f"on its vocabulary with idf weights from its native encodings of the train split")
     for name, pattern in run.get("regex_presets", {}).items():
         lines.append(f"- regex preset `{name}` (pre-tokenisation; merges never cross a match): "
                      f"`{pattern}`")
@@ -152,7 +159,7 @@ def _data(datasets: pd.DataFrame) -> list[str]:
                                   if not isinstance(v, (list, dict))) or "–",
         })
     return ["## Data", "",
-            "Fixed train / held-out splits from `experiments.datasets` (checksums: SHA-256 of the "
+            "Fixed train / held-out splits by the rules of `ubpe.lab.datasets` (checksums: SHA-256 of the "
             "documents, first 12 hex digits; full values in `datasets.csv`). Fitting sees the "
             "training split only; every metric is measured on the held-out split. The *unit* is "
             "what the paired tests count as one independent observation (the documents of a "

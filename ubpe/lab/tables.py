@@ -16,11 +16,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from experiments import metrics as M
-from experiments import stats as S
-from experiments.cache import cell_path, json_default, load_raw, model_path
-from experiments.config import ExperimentConfig
-from experiments.grid import CellSpec, Grid
+from ubpe.lab import metrics as M
+from ubpe.lab import stats as S
+from ubpe.lab.cache import cell_path, json_default, load_raw, model_path
+from ubpe.lab.config import ExperimentConfig
+from ubpe.lab.grid import CellSpec, Grid
 
 #: Columns that measure time: they differ between runs and are left out of reproducibility
 #: checks (`numbers_only`).
@@ -118,7 +118,7 @@ def collect(config: ExperimentConfig, grid: Grid, cache_dir: Path, results: dict
 
 
 def cell_metrics(r: dict[str, np.ndarray], top_n: int) -> dict[str, Any]:
-    """The metrics of one cell from its raw arrays (see `experiments.metrics`)."""
+    """The metrics of one cell from its raw arrays (see `ubpe.lab.metrics`)."""
     lengths = M.length_summary(r["n_tokens"])
     vocab_size = int(r["vocab_size"])
     return {
@@ -179,7 +179,7 @@ def compare(config: ExperimentConfig, grid, raw, by_label, units: dict[str, list
             ) -> pd.DataFrame:
     """Paired per-unit statistics for every comparison on every (dataset, size, n_cand).
 
-    Token counts are summed per unit (`experiments.stats`); comparisons that hold by
+    Token counts are summed per unit (`ubpe.lab.stats`); comparisons that hold by
     construction are labelled, not tested, and so are those with fewer than
     `stats.MIN_UNITS` units; Holm's correction runs over the tested ones, and each interval
     is computed at the level that makes it agree with the Holm-adjusted verdict.

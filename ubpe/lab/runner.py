@@ -1,13 +1,13 @@
 """The experiment runner: fit, encode, measure, compare - cached and in parallel.
 
 One *fit* per (dataset, variant, vocabulary size, n_candidates) and one *cell* per (fit,
-encoder, seed) - the grid (`experiments.grid`). Fitted tokenizers and each cell's raw
-results are cached under ``experiments/.cache/`` (`experiments.cache`), keyed by everything
+encoder, seed) - the grid (`ubpe.lab.grid`). Fitted tokenizers and each cell's raw
+results are cached (`ubpe.lab.cache`; the repository's runs in ``experiments/.cache/``), keyed by everything
 that decides them, so a rerun skips finished cells and a changed setting recomputes only
 what it touches; ``force=True`` recomputes everything.
 
-A work unit is one fit with its pending cells (`experiments.units`); units run in a process
-pool (``jobs`` workers). Results are collected in grid order (`experiments.tables`), so the
+A work unit is one fit with its pending cells (`ubpe.lab.units`); units run in a process
+pool (``jobs`` workers). Results are collected in grid order (`ubpe.lab.tables`), so the
 tables do not depend on scheduling. With ``[grid] equal_size = true`` the classic fits run
 first, then every other variant is fitted to the size the classic vocabulary of the same
 setting ended with (after its rearrangement, which cascades), so variants are compared at
@@ -18,12 +18,12 @@ A cell whose fit or encoder raises a ubpe error (`ubpe.errors.UBPEError`) is a *
 cell*: the tables and report are still written, then the run fails with `FailedCellsError`
 (``python -m experiments`` exits with status 1, naming the cells) unless every failed cell's
 ``variant:encoder`` is listed in the config's ``[encoders] allow_failures``. Any other
-exception in a worker is a bug and stops the run at once (`experiments.units.CellCrashed`).
+exception in a worker is a bug and stops the run at once (`ubpe.lab.units.CellCrashed`).
 
 Outputs in ``results/<experiment>/``: ``datasets.csv``, ``documents.csv`` (per held-out
 document and cell), ``metrics.csv`` (per cell), ``comparisons.csv`` (paired tests),
 ``run.json`` (settings, versions, commit, machine, timings), then ``README.md`` and the plots
-(`experiments.report`).
+(`ubpe.lab.report`).
 """
 
 from __future__ import annotations
@@ -33,21 +33,32 @@ import sys
 import time
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from experiments import provenance
-from experiments.cache import CACHE_DIR, cell_path, json_default
-from experiments.config import REGEX_PRESETS, ExperimentConfig
-from experiments.grid import LoadedDataset, plan, takes_seed
-from experiments.tables import collect, numbers_only, write_csv
-from experiments.units import Unit, UnitResult, final_size, run_unit
+from ubpe.lab import provenance, require
 
-REPO_ROOT = provenance.REPO_ROOT
-#: ``results/<experiment>/`` goes here.
-RESULTS_DIR = REPO_ROOT / "results"
+# pandas, SciPy, matplotlib (the engine's modules import them at their top): a missing one is
+# an error naming the `lab` extra, not an ImportError from deep inside
+require()
+
+from ubpe.lab.cache import CACHE_DIR, cell_path, file_sha256, json_default
+from ubpe.lab.config import NATIVE, REGEX_PRESETS, ConfigError, ExperimentConfig
+from ubpe.lab.grid import LoadedDataset, plan, takes_seed
+from ubpe.lab.tables import collect, numbers_only, write_csv
+from ubpe.lab.units import Unit, UnitResult, final_size, run_unit
+
+#: ``results/<experiment>/`` goes here unless a run names another folder (relative to the
+#: working directory; ``python -m experiments`` writes into the repository's ``results/``).
+RESULTS_DIR = Path("results")
 
 __all__ = ["CACHE_DIR", "RESULTS_DIR", "FailedCellsError", "load_split", "numbers_only",
            "run_experiment"]
+
+
+class NamedLoader(Protocol):
+    """Loads a dataset by name (``experiments.datasets.load``, the built-in datasets)."""
+
+    def __call__(self, name: str, split: str, *, max_symbols: int | None, **options: Any) -> Any: ...
 
 
 class FailedCellsError(RuntimeError):
@@ -67,28 +78,40 @@ def _cell_name(failure: dict[str, Any]) -> str:
             f"{failure['encoder']}{seed}")
 
 
-def load_split(name: str, split: str, *, max_symbols: int | None, options: dict[str, Any]):
-    """One split of a dataset (tests replace this with a tiny in-memory dataset)."""
-    from experiments.datasets import load
+def load_split(name: str, split: str, *, max_symbols: int | None, options: dict[str, Any],
+               named: NamedLoader | None = None):
+    """One split of a dataset (tests replace this with a tiny in-memory dataset): a user's
+    files when the options name a ``path`` (`ubpe.lab.datasets.files`), else a dataset that
+    ``named`` knows by name (the repository's built-in datasets)."""
+    from ubpe.lab.datasets import DatasetError
 
-    return load(name, split, max_symbols=max_symbols, **options)
+    if "path" in options:
+        from ubpe.lab.datasets.files import load_files
+
+        return load_files(name, split, max_symbols=max_symbols, **options)
+    if named is None:
+        raise DatasetError(f"dataset {name!r} names no path: give it `path = ...` and `format = ...` "
+                           "(the built-in datasets run with `python -m experiments` in ubpe's repository)")
+    return named(name, split, max_symbols=max_symbols, **options)
 
 
-def _load_datasets(config: ExperimentConfig) -> tuple[list[LoadedDataset], dict[str, str]]:
+def _load_datasets(config: ExperimentConfig, named: NamedLoader | None
+                   ) -> tuple[list[LoadedDataset], dict[str, str]]:
     """The experiment's datasets, and those that could not be loaded (name -> why).
 
     A dataset whose source is not installed is skipped and named in the report rather than
-    stopping the run; ``experiments/install_data.sh`` installs every source.
+    stopping the run; ``experiments/install_data.sh`` installs every built-in source.
     """
-    from experiments.datasets import DataNotInstalledError
+    from ubpe.lab.datasets import DataNotInstalledError
 
     loaded, missing = [], {}
     for ds in config.datasets:
+        options = config.resolved_options(ds)
         try:
             train = load_split(ds.registry_name, "train", max_symbols=ds.max_symbols,
-                               options=ds.load_options)
+                               options=options, named=named)
             heldout = load_split(ds.registry_name, "heldout", max_symbols=ds.heldout_max_symbols,
-                                 options=ds.load_options)
+                                 options=options, named=named)
         except DataNotInstalledError as exc:
             print(f"skipping dataset {ds.name!r}: {exc}", file=sys.stderr)
             missing[ds.name] = str(exc)
@@ -141,9 +164,11 @@ def _compute(config: ExperimentConfig, grid, cache_dir: Path, jobs: int, force: 
     """Fit and encode what the grid still misses: (results by fit key, computed, cached)."""
     from tqdm import tqdm
 
-    units, cached_cells = [], 0
+    units, cached_cells, queued = [], 0, set()
     for fit, cells, data in grid:
-        pending = [c for c in cells if force or not cell_path(cache_dir, c).exists()]
+        # a vocabulary from a file has the same cells at every grid setting: computed once
+        pending = [c for c in cells if (force or not cell_path(cache_dir, c).exists()) and c.key not in queued]
+        queued.update(c.key for c in pending)
         cached_cells += len(cells) - len(pending)
         if pending:
             units.append(Unit(fit, list(data.train.docs), list(data.heldout.docs), pending,
@@ -158,8 +183,13 @@ def _compute(config: ExperimentConfig, grid, cache_dir: Path, jobs: int, force: 
 
 def run_experiment(config: ExperimentConfig, *, jobs: int | None = None, force: bool = False,
                    results_dir: Path | None = None, cache_dir: Path | None = None,
-                   progress: bool = True, render: bool = True, scheduler: str | None = None) -> Path:
+                   progress: bool = True, render: bool = True, scheduler: str | None = None,
+                   named: NamedLoader | None = None, commands: dict[str, str] | None = None) -> Path:
     """Compute the experiment's grid and write ``results/<name>/``; returns that folder.
+
+    Datasets with a ``path`` are a user's files (`ubpe.lab.datasets.files`); the others are
+    loaded by name with ``named`` (the repository passes its built-in datasets). ``commands``
+    (``{"run": ..., "report": ...}``) is how the report says to regenerate it.
 
     With ``scheduler`` (a Dask scheduler's address) the work units run as tasks on that
     cluster instead of a local pool (``jobs`` is then unused); the cache folder must be one
@@ -175,7 +205,10 @@ def run_experiment(config: ExperimentConfig, *, jobs: int | None = None, force: 
     out = Path(results_dir or RESULTS_DIR) / config.name
     jobs = jobs or provenance.available_cores()
     available = set(available_encoders())
-    datasets, missing = _load_datasets(config)
+    for vocabulary in config.vocabularies:
+        if not config.vocabulary_path(vocabulary).is_file():
+            raise ConfigError(f"vocabularies.{vocabulary.name}.path: no file at {vocabulary.path!r}")
+    datasets, missing = _load_datasets(config, named)
 
     grid = plan(config, datasets, available)
     results, computed, cached_cells = _compute(config, grid, cache_dir, jobs, force, progress, scheduler)
@@ -203,9 +236,11 @@ def run_experiment(config: ExperimentConfig, *, jobs: int | None = None, force: 
                     seconds=time.perf_counter() - started, computed=computed,
                     cached=cached_cells, force=force, dask=scheduler is not None)
     info["run"]["analysis_seconds"] = extra_seconds
+    info["commands"] = commands or {"run": f"ubpe experiment {config.source or config.name}",
+                                    "report": "ubpe experiment report <this folder>"}
     (out / "run.json").write_text(json.dumps(info, indent=2, default=json_default) + "\n")
     if render:
-        from experiments.report import render_report
+        from ubpe.lab.report import render_report
 
         render_report(out)
     allowed = {str(e) for e in config.allow_failures}
@@ -217,12 +252,12 @@ def run_experiment(config: ExperimentConfig, *, jobs: int | None = None, force: 
 
 def _extras(config: ExperimentConfig, grid, cache_dir: Path, jobs: int, out: Path) -> dict[str, float]:
     """The analyses after the grid that the config asks for - the language-model proxy
-    (``[downstream]``, `experiments.downstream`) and the beam study (``[beam]``,
-    `experiments.beam`) - written beside the tables; their wall-clock seconds."""
+    (``[downstream]``, `ubpe.lab.downstream`) and the beam study (``[beam]``,
+    `ubpe.lab.beam`) - written beside the tables; their wall-clock seconds."""
     seconds: dict[str, float] = {}
     if config.downstream is not None:
-        from experiments.downstream import run_downstream
-        from experiments.tables import units_of
+        from ubpe.lab.downstream import run_downstream
+        from ubpe.lab.tables import units_of
 
         started = time.perf_counter()
         units = {fit.dataset: units_of(data.heldout) for fit, _, data in grid}
@@ -230,7 +265,7 @@ def _extras(config: ExperimentConfig, grid, cache_dir: Path, jobs: int, out: Pat
             write_csv(table, out / f"{name}.csv")
         seconds["downstream"] = round(time.perf_counter() - started, 1)
     if config.beam is not None:
-        from experiments.beam import run_beam
+        from ubpe.lab.beam import run_beam
 
         started = time.perf_counter()
         found = run_beam(config, grid, cache_dir, jobs)
@@ -262,7 +297,10 @@ def run_info(config: ExperimentConfig, available: set[str], failures: list[dict[
                    "source": encoder_info(name).source, "takes_seed": takes_seed(name)}
             for name in sorted(available)
         },
-        "unavailable_encoders": [str(e) for e in config.encoders if e.encoder not in available],
+        "unavailable_encoders": [str(e) for e in config.encoders
+                                 if e.encoder not in available and e.encoder != NATIVE],
+        "vocabulary_files": {v.name: {"path": v.path, "sha256": file_sha256(config.vocabulary_path(v))}
+                             for v in config.vocabularies if config.vocabulary_path(v).is_file()},
         "failed_cells": [{**f, "allowed": f["encoder"] in allowed} for f in failures],
         "missing_datasets": missing,
         "versions": provenance.package_versions(),

@@ -24,7 +24,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from experiments.formatting import _kind_key  # noqa: E402
+from ubpe.lab.formatting import _kind_key  # noqa: E402
 
 PANEL_COLUMNS = 5
 PANEL_SIZE = (3.4, 3.0)  # inches per panel

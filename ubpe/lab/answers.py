@@ -1,6 +1,6 @@
 """The report's answers: the summary table and, per question, the verdicts per dataset kind.
 
-Reads ``comparisons.csv`` as `experiments.tables.compare` wrote it (per-unit tests, Holm-
+Reads ``comparisons.csv`` as `ubpe.lab.tables.compare` wrote it (per-unit tests, Holm-
 consistent intervals, labels for comparisons that hold by construction or have too few
 units) and ``documents.csv`` for the largest per-document excesses.
 """
@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from experiments.formatting import (
+from ubpe.lab.formatting import (
     _interval,
     _kind_key,
     _p,

@@ -12,10 +12,11 @@ from __future__ import annotations
 import functools
 import inspect
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from experiments.cache import RAW_FORMAT, code_fingerprint, digest
-from experiments.config import ExperimentConfig, n_tokens_for
+from ubpe.lab.cache import RAW_FORMAT, code_fingerprint, digest, file_sha256
+from ubpe.lab.config import NATIVE, ExperimentConfig, n_tokens_for
 
 #: The tokenizer class (in `ubpe`) each variant fits.
 VARIANT_CLASSES = {"universal": "UBPE", "classic": "UBPEClassic"}
@@ -39,9 +40,17 @@ class FitSpec:
     #: equal-size comparisons: fit to this many ids instead of ``n_tokens`` (the size the
     #: classic vocabulary of the same setting ends with); None: fit to ``n_tokens``
     fit_to: int | None = None
+    #: a vocabulary read from this file (``[vocabularies]``), not fitted; its SHA-256 keys it
+    source_file: str | None = None
+    source_sha256: str | None = None
 
     @functools.cached_property
     def key(self) -> str:
+        if self.source_sha256 is not None:
+            # the same at every grid setting (size, n_candidates): computed once, listed at each;
+            # the train split gives the weights of the encoders that read them
+            return digest({"source": self.source_sha256, "train": self.train_checksum,
+                           "code": self.code, "format": RAW_FORMAT})
         return digest({
             "train": self.train_checksum, "variant": self.variant, "n_tokens": self.n_tokens,
             "n_candidates": self.n_candidates, "alphabet": list(self.alphabet),
@@ -136,8 +145,9 @@ def plan(config: ExperimentConfig, datasets: list[LoadedDataset], available: set
     after its rearrangement (the runner fits the classic ones first); without ``final_sizes``
     only the classic fits are planned then.
     """
-    runnable = [e for e in config.encoders if e.encoder in available]
+    runnable = [e for e in config.encoders if e.encoder in available or e.encoder == NATIVE]
     variants = list(dict.fromkeys(e.variant for e in runnable))
+    files = {v.name: v for v in config.vocabularies}
     units = []
     for data in datasets:
         ds = data.config
@@ -145,6 +155,15 @@ def plan(config: ExperimentConfig, datasets: list[LoadedDataset], available: set
             n_tokens = n_tokens_for(size, len(data.alphabet))
             for n_candidates in config.n_candidates:
                 for variant in variants:
+                    if variant in files:
+                        vocabulary = files[variant]
+                        if _reads(vocabulary, data):
+                            path = config.vocabulary_path(vocabulary)
+                            fit = FitSpec(ds.name, data.train.kind, variant, size, 0, n_candidates,
+                                          (), None, None, data.train.checksum, code_fingerprint(),
+                                          source_file=str(path.resolve()), source_sha256=_sha256(path.resolve()))
+                            units.append((fit, _cells(config, runnable, fit, data), data))
+                        continue
                     fit_to = None
                     if config.equal_size and variant != SIZE_LEADER and SIZE_LEADER in variants:
                         if final_sizes is None:
@@ -153,13 +172,32 @@ def plan(config: ExperimentConfig, datasets: list[LoadedDataset], available: set
                     fit = FitSpec(ds.name, data.train.kind, variant, size, n_tokens, n_candidates,
                                   data.alphabet, ds.regex_pattern, ds.break_tokens,
                                   data.train.checksum, code_fingerprint(), fit_to)
-                    cells = []
-                    for spec in runnable:
-                        if spec.variant != variant:
-                            continue
-                        options = tuple(sorted(config.encoder_options.get(spec.encoder, {}).items()))
-                        seeds = config.seeds if spec.encoder in config.seeded else (None,)
-                        cells.extend(CellSpec(fit, spec.encoder, options, seed, config.top_n,
-                                              data.heldout.checksum) for seed in seeds)
-                    units.append((fit, cells, data))
+                    units.append((fit, _cells(config, runnable, fit, data), data))
     return units
+
+
+def _cells(config: ExperimentConfig, runnable: list, fit: FitSpec, data: LoadedDataset) -> list[CellSpec]:
+    """The cells of one fit: its variant's encoders, once per seed for the seeded ones."""
+    cells = []
+    for spec in runnable:
+        if spec.variant != fit.variant:
+            continue
+        options = tuple(sorted(config.encoder_options.get(spec.encoder, {}).items()))
+        seeds = config.seeds if spec.encoder in config.seeded else (None,)
+        cells.extend(CellSpec(fit, spec.encoder, options, seed, config.top_n,
+                              data.heldout.checksum) for seed in seeds)
+    return cells
+
+
+@functools.lru_cache(maxsize=64)
+def _sha256(path: Path) -> str:
+    """`file_sha256`, once per file and run (the grid asks at every setting)."""
+    return file_sha256(path)
+
+
+def _reads(vocabulary: Any, data: LoadedDataset) -> bool:
+    """Whether a vocabulary from a file encodes this dataset: the ones it names, else every
+    text dataset (a language model's vocabulary reads text, not integer symbols)."""
+    if vocabulary.datasets is not None:
+        return data.config.name in vocabulary.datasets
+    return data.train.symbol_type == "char"

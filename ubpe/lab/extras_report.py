@@ -1,5 +1,5 @@
 """The report's sections for the analyses after the grid: the language-model proxy
-(`experiments.downstream`) and the beam study with the tf-idf objective (`experiments.beam`).
+(`ubpe.lab.downstream`) and the beam study with the tf-idf objective (`ubpe.lab.beam`).
 
 Each section is rendered from the files those analyses wrote into the results folder (none:
 no section), so ``python -m experiments report`` re-renders them without recomputing.
@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from experiments.formatting import _kind_key, _num, _p, _pct, _ratio_pct, _table
+from ubpe.lab.formatting import _kind_key, _num, _p, _pct, _ratio_pct, _table
 
 _READ = {"dtype": {"size": str, "encoder": str, "a": str, "b": str}}
 
@@ -46,7 +46,7 @@ def downstream_section(folder: Path, run: dict[str, Any]) -> list[str]:
              f"{', '.join(map(str, cfg.get('n_candidates', [])))}), the training split is encoded "
              f"by that encoder (top-1; a seeded encoder with its first seed) and an interpolated "
              f"Kneser-Ney model of order {order} (one discount D = {discount} at every order; "
-             "`experiments/ngram.py`, checked against NLTK's `KneserNeyInterpolated` in "
+             "`ubpe/lab/ngram.py`, checked against NLTK's `KneserNeyInterpolated` in "
              "`tests/experiments/test_ngram.py`) is trained on those tokens; each held-out document, encoded "
              "the same way, costs -log2 p of its tokens and of its end. **bits/symbol** = held-out "
              "bits / held-out symbols, comparable across tokenisations of the same text (lower "

@@ -1,4 +1,4 @@
-"""Number and table formatting shared by the report's sections (`experiments.report`).
+"""Number and table formatting shared by the report's sections (`ubpe.lab.report`).
 
 >>> _pct(0.123), _p(0.00012), _num(1234)
 ('+12.3 %', '1.2e-04', '1,234')

@@ -16,7 +16,8 @@ that take one). ``experiments/configs/default.toml`` is the documented example; 
     equal_size = true                      # fit each universal vocabulary to the size the
                                            # classic one of the same setting ends with
 
-    [encoders]
+    [encoders]                             # default: universal:tfidf and classic:classic,
+                                           # compared (when [[comparisons]] names none)
     run = ["universal:tfidf", "classic:classic", "classic:ranked"]   # variant:encoder
     baseline = "classic:classic"           # "differs from baseline" share in the metrics
     options = { dropout = { p = 0.1 } }    # keyword options per encoder name
@@ -33,12 +34,12 @@ that take one). ``experiments/configs/default.toml`` is the documented example; 
     [downstream]                           # held-out bits per symbol under a Kneser-Ney
     sizes = ["+1024"]                      # n-gram model trained on each tokenisation of
     n_candidates = [1, 50]                 # the training split, at these grid settings
-    order = 3                              # (`experiments.downstream`)
+    order = 3                              # (`ubpe.lab.downstream`)
     discount = 0.75
 
     [beam]                                 # the tf-idf beam at several widths against the
     size = "+1024"                         # exact optimum, universal fit of this setting
-    n_candidates = 50                      # (`experiments.beam`)
+    n_candidates = 50                      # (`ubpe.lab.beam`)
     widths = [1, 5, 20, 64]
 
     [[comparisons]]                        # paired tests, a - b per held-out document
@@ -57,6 +58,15 @@ that take one). ``experiments/configs/default.toml`` is the documented example; 
     [datasets.ecg-mulaw]                   # a second entry for one registered dataset:
     dataset = "ecg"                        #   the registry name (default: the table's name)
     quantizer = "mulaw:64"
+    [datasets.notes]                       # a user's files (`ubpe.lab.datasets.files`):
+    path = "notes/"                        #   a file, folder or glob, relative to the config
+    format = "text"                        #   text | jsonl | csv | parquet | npy | fasta | midi
+
+    [vocabularies.llama3]                  # a vocabulary from a file (anything `ubpe.load`
+    path = "ggml-vocab-llama-bpe.gguf"     # reads) beside the fitted ones, at every grid
+    encoders = ["native", "fewest"]        # setting of the text datasets (or `datasets =
+                                           # [...]`); `native` is the model's own encoding;
+                                           # its cells are `llama3:native`, `llama3:fewest`
 
 The variant says which tokenizer is fitted (``universal`` = `ubpe.UBPE`, ``classic`` =
 `ubpe.UBPEClassic`), the encoder which registered encoder (``ubpe.encoders``) encodes the
@@ -70,24 +80,28 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import tomllib
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from experiments.patterns import PRESETS
+from ubpe.lab.patterns import PRESETS
 
-#: Folder of the named configs (``python -m experiments large`` reads ``large.toml`` here).
-CONFIG_DIR = Path(__file__).resolve().parent / "configs"
 VARIANTS: tuple[str, ...] = ("universal", "classic")
+#: The encoder of a vocabulary from a file that is the model's own tokenisation.
+NATIVE = "native"
 
-#: Pre-tokenisation presets a dataset can name with ``regex = "<preset>"`` (`experiments.patterns`).
+#: Pre-tokenisation presets a dataset can name with ``regex = "<preset>"`` (`ubpe.lab.patterns`).
 REGEX_PRESETS: dict[str, str] = PRESETS
 
 DEFAULT_TOP_N = 1
 #: Encoders that sample (one cell per seed) unless a config says otherwise.
 DEFAULT_SEEDED: tuple[str, ...] = ("dropout",)
 DEFAULT_ALPHA = 0.05
+#: A config without ``[encoders] run`` compares the two fitted variants, each with its own
+#: encoder; without ``[[comparisons]]`` it asks the first two encoders' question.
+DEFAULT_ENCODERS: tuple[str, ...] = ("universal:tfidf", "classic:classic")
 # dataset keys the runner uses itself; the rest go to `experiments.datasets.load`
 _RUNNER_KEYS = {"dataset", "regex", "break_tokens", "vocab_sizes", "max_symbols",
                 "heldout_max_symbols"}
@@ -111,12 +125,13 @@ class EncoderSpec:
     encoder: str
 
     @classmethod
-    def parse(cls, text: Any) -> EncoderSpec:
+    def parse(cls, text: Any, variants: tuple[str, ...] = VARIANTS) -> EncoderSpec:
+        """``variants``: the fitted ones and the config's vocabularies from files."""
         if not isinstance(text, str) or text.count(":") != 1:
             raise ConfigError(f"an encoder is 'variant:encoder', got {text!r}")
         variant, encoder = (part.strip() for part in text.split(":"))
-        if variant not in VARIANTS:
-            raise ConfigError(f"{text!r}: the variant must be one of {', '.join(VARIANTS)}")
+        if variant not in variants:
+            raise ConfigError(f"{text!r}: the variant must be one of {', '.join(variants)}")
         if not encoder:
             raise ConfigError(f"{text!r}: no encoder name")
         return cls(variant, encoder)
@@ -160,15 +175,28 @@ class DatasetConfig:
 
 
 @dataclass(frozen=True)
+class VocabularyConfig:
+    """A vocabulary read from a file (``ubpe.load``), encoded beside the fitted ones."""
+
+    name: str
+    path: str
+    encoders: tuple[str, ...] = (NATIVE,)
+    #: the datasets it encodes; None: every text dataset of the config
+    datasets: tuple[str, ...] | None = None
+    #: the file's format when detection should be skipped (`ubpe.io`)
+    format: str | None = None
+
+
+@dataclass(frozen=True)
 class StatsConfig:
-    """Per-unit paired tests (see `experiments.stats`) at this family-wise level."""
+    """Per-unit paired tests (see `ubpe.lab.stats`) at this family-wise level."""
 
     alpha: float = DEFAULT_ALPHA
 
 
 @dataclass(frozen=True)
 class DownstreamConfig:
-    """Where and how the language-model proxy is measured (`experiments.downstream`)."""
+    """Where and how the language-model proxy is measured (`ubpe.lab.downstream`)."""
 
     sizes: tuple[str, ...] = ("+1024",)
     n_candidates: tuple[int, ...] = (50,)
@@ -178,7 +206,7 @@ class DownstreamConfig:
 
 @dataclass(frozen=True)
 class BeamConfig:
-    """The beam-width study (`experiments.beam`): at which grid setting, which widths, how
+    """The beam-width study (`ubpe.lab.beam`): at which grid setting, which widths, how
     many documents, and how far the exact search goes."""
 
     size: str = "+1024"
@@ -207,10 +235,14 @@ class ExperimentConfig:
     comparisons: tuple[Comparison, ...] = ()
     stats: StatsConfig = field(default_factory=StatsConfig)
     source: str = ""
-    #: the language-model proxy (`experiments.downstream`); None: not measured
+    #: the language-model proxy (`ubpe.lab.downstream`); None: not measured
     downstream: DownstreamConfig | None = None
-    #: the beam study (`experiments.beam`); None: not run
+    #: the beam study (`ubpe.lab.beam`); None: not run
     beam: BeamConfig | None = None
+    #: vocabularies from files (``[vocabularies.NAME]``); their cells are in ``encoders``
+    vocabularies: tuple[VocabularyConfig, ...] = ()
+    #: the folder a dataset's relative ``path`` is taken from (the config file's); not a setting
+    folder: str = ""
 
     def sizes_for(self, dataset: DatasetConfig) -> tuple[int | str, ...]:
         return dataset.vocab_sizes if dataset.vocab_sizes is not None else self.vocab_sizes
@@ -218,6 +250,7 @@ class ExperimentConfig:
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready view (for the report and for cache keys)."""
         data = asdict(self)
+        del data["folder"]  # where the files are is not what they are (their checksums say that)
         data["encoders"] = [str(e) for e in self.encoders]
         data["baseline"] = str(self.baseline) if self.baseline else None
         data["allow_failures"] = [str(e) for e in self.allow_failures]
@@ -225,6 +258,18 @@ class ExperimentConfig:
             {"question": c.question, "a": str(c.a), "b": str(c.b)} for c in self.comparisons
         ]
         return data
+
+    def resolved_options(self, dataset: DatasetConfig) -> dict[str, Any]:
+        """The dataset's loader options; a ``path`` is taken from the config's folder (``root``)."""
+        options = dict(dataset.load_options)
+        if "path" in options and self.folder:
+            options["root"] = self.folder
+        return options
+
+    def vocabulary_path(self, vocabulary: VocabularyConfig) -> Path:
+        """Where a vocabulary's file is: ``$VARIABLES`` expanded, a relative path taken from
+        the config's folder."""
+        return Path(self.folder or ".") / Path(os.path.expandvars(vocabulary.path)).expanduser()
 
     def fingerprint(self) -> str:
         text = json.dumps(self.as_dict(), sort_keys=True, default=str)
@@ -281,33 +326,37 @@ def _check_regex(dataset: str, regex: Any) -> None:
                           f"({', '.join(sorted(REGEX_PRESETS))}); write a pattern to split on it")
 
 
-def resolve_path(name_or_path: str | Path) -> Path:
-    """``default`` -> ``experiments/configs/default.toml``; a path is taken as it is."""
+def resolve_path(name_or_path: str | Path, named: Path | None = None) -> Path:
+    """A path is taken as it is; a bare name is ``<named>/<name>.toml`` (``default`` ->
+    ``experiments/configs/default.toml`` when ``named`` is that folder)."""
     path = Path(name_or_path)
-    if path.suffix == ".toml" or path.exists():
+    if path.suffix == ".toml" or path.exists() or named is None:
         return path
-    return CONFIG_DIR / f"{name_or_path}.toml"
+    return named / f"{name_or_path}.toml"
 
 
-def load_config(name_or_path: str | Path) -> ExperimentConfig:
-    """Read and check a config (see the module docstring for the format)."""
-    path = resolve_path(name_or_path)
+def load_config(name_or_path: str | Path, *, named: Path | None = None) -> ExperimentConfig:
+    """Read and check a config (see the module docstring for the format); ``named`` is a folder
+    of configs a bare name refers to (the repository's ``experiments/configs``)."""
+    path = resolve_path(name_or_path, named)
     if not path.is_file():
-        known = ", ".join(sorted(p.stem for p in CONFIG_DIR.glob("*.toml")))
-        raise ConfigError(f"no config {str(name_or_path)!r} (named configs: {known})")
+        known = ", ".join(sorted(p.stem for p in named.glob("*.toml"))) if named else ""
+        raise ConfigError(f"no config {str(name_or_path)!r}" + (f" (named configs: {known})" if known else ""))
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: {exc}") from None
-    return replace(parse_config(data, default_name=path.stem), source=_shown_path(path))
+    return replace(parse_config(data, default_name=path.stem), source=_shown_path(path),
+                   folder=str(path.resolve().parent))
 
 
 def _shown_path(path: Path) -> str:
-    """The config's path as results record it: relative to the repository when inside it, so
-    that no machine's directories end up in committed files."""
-    root = CONFIG_DIR.parent.parent
+    """The config's path as results record it: relative to ubpe's checkout when inside it, else
+    its file name, so that no machine's directories end up in committed files."""
+    from ubpe.lab.provenance import REPO_ROOT
+
     try:
-        return str(path.resolve().relative_to(root.resolve()))
+        return str(path.resolve().relative_to(REPO_ROOT.resolve())) if REPO_ROOT else path.name
     except ValueError:
         return path.name
 
@@ -319,7 +368,7 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
     if unknown_enc:
         raise ConfigError(f"unknown keys in [encoders]: {', '.join(sorted(unknown_enc))}")
     unknown = set(data) - {"name", "description", "grid", "encoders", "statistics",
-                           "comparisons", "datasets", "downstream", "beam"}
+                           "comparisons", "datasets", "downstream", "beam", "vocabularies"}
     if unknown:
         raise ConfigError(f"unknown top-level keys: {', '.join(sorted(unknown))}")
     name = data.get("name", default_name)
@@ -338,17 +387,20 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
     if isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 1:
         raise ConfigError(f"grid.top_n must be an int >= 1, got {top_n!r}")
 
+    vocabularies = _vocabularies(data.get("vocabularies"))
+    variants = VARIANTS + tuple(v.name for v in vocabularies)
     enc = data.get("encoders", {})
-    encoders = tuple(dict.fromkeys(EncoderSpec.parse(e) for e in enc.get("run", [])))
+    encoders = tuple(dict.fromkeys([*(EncoderSpec.parse(e, variants) for e in enc.get("run", DEFAULT_ENCODERS)),
+                                    *(EncoderSpec(v.name, e) for v in vocabularies for e in v.encoders)]))
     if not encoders:
         raise ConfigError("encoders.run names no encoder")
-    baseline = EncoderSpec.parse(enc["baseline"]) if enc.get("baseline") else None
+    baseline = EncoderSpec.parse(enc["baseline"], variants) if enc.get("baseline") else None
     options = enc.get("options", {})
     seeded = enc.get("seeded", list(DEFAULT_SEEDED))
     allowed = enc.get("allow_failures", [])
     if not isinstance(allowed, list):
         raise ConfigError("encoders.allow_failures must be a list of 'variant:encoder'")
-    allow_failures = tuple(dict.fromkeys(EncoderSpec.parse(e) for e in allowed))
+    allow_failures = tuple(dict.fromkeys(EncoderSpec.parse(e, variants) for e in allowed))
     if not isinstance(seeded, list) or not all(isinstance(n, str) for n in seeded):
         raise ConfigError("encoders.seeded must be a list of encoder names")
     if not isinstance(options, dict) or not all(isinstance(v, dict) for v in options.values()):
@@ -365,10 +417,14 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
     comparisons = []
     for item in data.get("comparisons", []):
         try:
-            comparisons.append(Comparison(str(item["question"]), EncoderSpec.parse(item["a"]),
-                                          EncoderSpec.parse(item["b"])))
+            comparisons.append(Comparison(str(item["question"]), EncoderSpec.parse(item["a"], variants),
+                                          EncoderSpec.parse(item["b"], variants)))
         except KeyError as exc:
             raise ConfigError(f"a comparison needs question, a and b (missing {exc})") from None
+
+    if "comparisons" not in data and len(encoders) >= 2:
+        a, b = encoders[:2]
+        comparisons.append(Comparison(f"Does {a} give shorter encodings than {b}?", a, b))
 
     datasets = []
     for ds_name, ds_options in (data.get("datasets") or {}).items():
@@ -377,6 +433,8 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
         sizes = ds_options.get("vocab_sizes")
         _check_regex(ds_name, ds_options.get("regex"))
         breaks = ds_options.get("break_tokens")
+        if "path" in ds_options:
+            _check_files(ds_name, {k: v for k, v in ds_options.items() if k not in _RUNNER_KEYS})
         datasets.append(DatasetConfig(
             name=ds_name,
             dataset=str(ds_options.get("dataset", "")),
@@ -389,6 +447,11 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
         ))
     if not datasets:
         raise ConfigError("the config names no dataset ([datasets.<name>] tables)")
+    for vocabulary in vocabularies:
+        unknown_ds = set(vocabulary.datasets or ()) - {d.name for d in datasets}
+        if unknown_ds:
+            raise ConfigError(f"vocabularies.{vocabulary.name}.datasets: no dataset "
+                              f"{', '.join(sorted(unknown_ds))} in the config")
     return ExperimentConfig(
         name=name,
         description=str(data.get("description", "")),
@@ -407,7 +470,49 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
         stats=stats,
         downstream=_downstream(data.get("downstream")),
         beam=_beam(data.get("beam")),
+        vocabularies=vocabularies,
     )
+
+
+def _vocabularies(tables: Any) -> tuple[VocabularyConfig, ...]:
+    """The ``[vocabularies.NAME]`` tables (`VocabularyConfig`), checked."""
+    if tables is None:
+        return ()
+    if not isinstance(tables, dict):
+        raise ConfigError("[vocabularies] holds one table per vocabulary: [vocabularies.NAME]")
+    found = []
+    for name, table in tables.items():
+        where = f"vocabularies.{name}"
+        if name in VARIANTS or not name.replace("-", "_").isidentifier():
+            raise ConfigError(f"{where}: a vocabulary's name is a word other than {', '.join(VARIANTS)}")
+        if not isinstance(table, dict) or set(table) - {"path", "encoders", "datasets", "format"}:
+            raise ConfigError(f"{where} takes path, encoders, datasets and format")
+        if not isinstance(table.get("path"), str) or not table["path"]:
+            raise ConfigError(f"{where}.path must name the vocabulary's file")
+        encoders = table.get("encoders", [NATIVE])
+        if not isinstance(encoders, list) or not encoders or not all(isinstance(e, str) and e for e in encoders):
+            raise ConfigError(f"{where}.encoders must be a non-empty list of encoder names")
+        datasets = table.get("datasets")
+        if datasets is not None and (not isinstance(datasets, list) or not all(isinstance(d, str) for d in datasets)):
+            raise ConfigError(f"{where}.datasets must be a list of dataset names")
+        found.append(VocabularyConfig(name, table["path"], tuple(dict.fromkeys(encoders)),
+                                      tuple(datasets) if datasets is not None else None, table.get("format")))
+    return tuple(found)
+
+
+def _check_files(name: str, options: dict[str, Any]) -> None:
+    """A dataset of the user's files takes the keys of its format (`ubpe.lab.datasets.files`)."""
+    from ubpe.lab.datasets import DatasetError
+    from ubpe.lab.datasets.files import check_options
+
+    path = options["path"]
+    paths = path if isinstance(path, list) else [path]
+    if not paths or not all(isinstance(p, str) and p for p in paths):
+        raise ConfigError(f"datasets.{name}.path must be a file, folder or glob (or a list of them)")
+    try:
+        check_options(name, options)
+    except DatasetError as error:
+        raise ConfigError(str(error)) from None
 
 
 def _beam(table: Any) -> BeamConfig | None:
@@ -428,7 +533,7 @@ def _beam(table: Any) -> BeamConfig | None:
 
 
 def _downstream(table: Any) -> DownstreamConfig | None:
-    """The ``[downstream]`` table (`experiments.downstream.DownstreamConfig`), checked."""
+    """The ``[downstream]`` table (`ubpe.lab.downstream.DownstreamConfig`), checked."""
     if table is None:
         return None
     if not isinstance(table, dict) or set(table) - {"sizes", "n_candidates", "order", "discount"}:

@@ -19,9 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from experiments import metrics as M
-from experiments.cache import cell_path, model_path, save_raw, write_atomically
-from experiments.grid import VARIANT_CLASSES, CellSpec, FitSpec, supports_nbest
+from ubpe.lab import metrics as M
+from ubpe.lab.cache import cell_path, model_path, save_raw, write_atomically
+from ubpe.lab.config import NATIVE
+from ubpe.lab.grid import VARIANT_CLASSES, CellSpec, FitSpec, supports_nbest
 from ubpe.errors import VocabularySizeWarning
 
 
@@ -50,10 +51,26 @@ class UnitResult:
     short_fit: bool = False  # the fit ended with fewer ids than asked (its size is vocab_size)
 
 
+def loaded_tokenizer(unit: Unit, result: UnitResult):
+    """A vocabulary from a file (``ubpe.load``); given idf weights from the native encodings of
+    the training split when an encoder other than the model's own reads it."""
+    import ubpe
+
+    started = time.perf_counter()
+    tok = ubpe.load(unit.fit.source_file)
+    if any(cell.encoder != NATIVE for cell in unit.cells) and hasattr(tok, "fit_weights"):
+        tok.fit_weights(unit.train_docs)
+    result.fit_seconds = time.perf_counter() - started
+    result.vocab_size = tok.n_vocab
+    return tok
+
+
 def fitted_tokenizer(unit: Unit, result: UnitResult):
     """The unit's tokenizer: from the model cache, else fitted now and cached."""
     import ubpe
 
+    if unit.fit.source_file is not None:
+        return loaded_tokenizer(unit, result)
     cls = getattr(ubpe, VARIANT_CLASSES[unit.fit.variant])
     path = model_path(unit.cache_dir, unit.fit)
     meta_path = path.with_suffix(".meta.json")
@@ -96,6 +113,8 @@ def encode_cell(tok, docs: Sequence[Any], cell: CellSpec) -> dict[str, np.ndarra
     options = dict(cell.options)
     if cell.seed is not None:
         options["seed"] = cell.seed
+    if cell.fit.source_file is not None:
+        return encode_loaded(tok, docs, cell.encoder, options)
     vocabulary = tok.vocabulary
     started = time.perf_counter()
     best = tok.encode_batch(docs, encoder=cell.encoder, top_n=1, n_threads=1, **options)
@@ -122,6 +141,44 @@ def encode_cell(tok, docs: Sequence[Any], cell: CellSpec) -> dict[str, np.ndarra
         "scores": scores,
         "token_counts": np.bincount(flat, minlength=len(vocabulary)).astype(np.int64),
         "vocab_size": np.array(len(vocabulary)),
+        "encode_seconds": np.array(seconds),
+    }
+
+
+def token_lengths(tok) -> np.ndarray:
+    """Every id's length in the model's symbols: bytes as a byte-level model decodes it, else
+    the symbols of its piece."""
+    if tok.symbol_unit != "byte":
+        return piece_lengths(tok.vocabulary)
+    return np.array([len(tok.decode_bytes([i])) for i in range(tok.n_vocab)], dtype=np.int64)
+
+
+def decodes_to(tok, ids: Sequence[int], doc: str) -> bool:
+    """Whether ``ids`` decode to ``doc`` (a sentencepiece model with a dummy prefix may give it
+    back with one leading space: allowed)."""
+    out = tok.decode(ids)
+    return out == doc or (bool(getattr(tok, "add_space_prefix", False)) and out == " " + doc)
+
+
+def encode_loaded(tok, docs: Sequence[str], encoder: str, options: dict[str, Any]) -> dict[str, np.ndarray]:
+    """`encode_cell` for a vocabulary from a file: ``native`` is the model's own encoding, any
+    other name a ubpe encoder on its vocabulary. Lossless means decoding to the document;
+    segmentations are compared by their boundaries in the model's symbols (`token_lengths`)."""
+    started = time.perf_counter()
+    name = None if encoder == NATIVE else encoder  # None: the family's own
+    tokens = [list(tok.encode_with(doc, name, **options)[0][0]) for doc in docs]
+    seconds = time.perf_counter() - started
+    lengths = token_lengths(tok)
+    n_symbols = np.array([len(doc) for doc in docs], dtype=np.int64)
+    flat = np.fromiter((t for seq in tokens for t in seq), dtype=np.int64)
+    return {
+        "n_symbols": n_symbols,
+        "n_tokens": np.array([len(seq) for seq in tokens], dtype=np.int64),
+        "n_covered": np.where([decodes_to(tok, seq, doc) for seq, doc in zip(tokens, docs)], n_symbols, 0),
+        "segmentation": np.array([M.segmentation_key(seq, lengths) for seq in tokens], dtype=np.uint64),
+        "scores": np.full((len(docs), 1), np.nan),
+        "token_counts": np.bincount(flat, minlength=tok.n_vocab).astype(np.int64),
+        "vocab_size": np.array(tok.n_vocab),
         "encode_seconds": np.array(seconds),
     }
 

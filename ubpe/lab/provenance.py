@@ -20,15 +20,21 @@ import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
-#: The repository this checkout is (git runs here).
-REPO_ROOT = Path(__file__).resolve().parent.parent
+#: The checkout of ubpe this module runs from (git runs here), or None when ubpe is installed
+#: from a wheel: then the version of ubpe is what names the code, and no unrelated repository
+#: that happens to hold the environment (a venv inside a project) is asked for its commit.
+REPO_ROOT: Path | None = next((folder for folder in [Path(__file__).resolve().parents[2]]
+                               if (folder / ".git").exists() and (folder / "meson.build").is_file()), None)
 #: Libraries whose versions the experiment records.
 EXPERIMENT_PACKAGES = ("numpy", "scipy", "pandas", "matplotlib", "tqdm", "regex", "Cython")
 _GIT_TIMEOUT_SECONDS = 10
 
 
 def git(*args: str) -> str:
-    """``git <args>`` run in the repository, its stripped output ("" when git fails)."""
+    """``git <args>`` run in the repository, its stripped output ("" when git fails or ubpe
+    runs from an install, not a checkout)."""
+    if REPO_ROOT is None:
+        return ""
     try:
         return subprocess.run(["git", *args], cwd=REPO_ROOT, capture_output=True, text=True,
                               timeout=_GIT_TIMEOUT_SECONDS, check=True).stdout.strip()

@@ -40,8 +40,8 @@ import pandas as pd
 from ubpe.encoders import make_encoder
 from ubpe.encoders.exact_tfidf import ExactTfidf, SearchLimitError, tfidf_score
 
-from experiments.config import BeamConfig
-from experiments.units import Unit, UnitResult, fitted_tokenizer
+from ubpe.lab.config import BeamConfig
+from ubpe.lab.units import Unit, UnitResult, fitted_tokenizer
 
 #: relative score difference below which two encodings tie (the encoder adds part scores in
 #: different orders at different widths, which moves the last bits)

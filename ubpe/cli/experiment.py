@@ -1,0 +1,126 @@
+"""``ubpe experiment``: run an experiment config (`ubpe.lab`) from anywhere, or start one.
+
+    ubpe experiment init [experiment.toml]          # an example config to edit (it runs as is)
+    ubpe experiment my.toml --results out/          # -> out/<name>/: tables, README.md, plots
+    ubpe experiment my.toml --scheduler tcp://host:8786   # the cells as tasks on Dask
+    ubpe experiment report out/<name>               # re-render the report from the CSV files
+
+Fitted models and encodings are cached (``--cache``, default ``$UBPE_LAB_CACHE`` or
+``~/.cache/ubpe/lab``): a rerun computes only what changed. The engine needs the ``lab``
+extra (``pip install 'ubpe[lab]'``); FASTA and MIDI datasets the ``fasta`` and ``midi`` ones.
+Exit status: 0 done; 1 a cell failed (the results are still written), a file or the config
+is bad, or a library is missing; 2 usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from ..files import write_atomically
+from .inputs import PROG, check_output
+
+INIT, REPORT = "init", "report"
+DEFAULT_CONFIG = "experiment.toml"
+
+
+def add_parser(commands) -> None:
+    """The ``experiment`` sub-command of the ``ubpe`` parser."""
+    parser = commands.add_parser(
+        "experiment", help="run an experiment config on your own data (init: write an example)",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("config", metavar="CONFIG",
+                        help=f"a .toml config; '{INIT}' writes an example, '{REPORT}' re-renders a report")
+    parser.add_argument("target", nargs="?", metavar="PATH",
+                        help=f"{INIT}: the file to write (default: {DEFAULT_CONFIG}); "
+                             f"{REPORT}: the results folder")
+    parser.add_argument("--results", type=Path, default=None, metavar="DIR",
+                        help="folder to write <name>/ into (default: ./results)")
+    parser.add_argument("--cache", type=Path, default=None, metavar="DIR",
+                        help="fitted models and encodings (default: $UBPE_LAB_CACHE or ~/.cache/ubpe/lab)")
+    parser.add_argument("--jobs", type=_at_least_one, default=None, help="worker processes (default: the cores)")
+    parser.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                        help="run the cells on this Dask scheduler (the `dask` extra; the cache on a shared disk)")
+    parser.add_argument("--force", action="store_true", help="recompute everything, ignoring the cache")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.add_argument("-q", "--quiet", action="store_true")
+    parser.set_defaults(handler=run)
+
+
+def _at_least_one(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return int(text)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.config == INIT:
+        return _init(Path(args.target or DEFAULT_CONFIG), args.quiet)
+    from ..lab import MissingExtraError, require
+
+    try:
+        require()
+    except MissingExtraError as error:
+        return _fail(str(error))
+    if args.config == REPORT:
+        return _report(args)
+    if args.target is not None:
+        return _fail(f"one config at a time (got {args.config!r} and {args.target!r})")
+    return _run(args)
+
+
+def _fail(message: str) -> int:
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    return 1
+
+
+def _init(path: Path, quiet: bool) -> int:
+    from ..lab.example import example_config
+
+    if path.exists():
+        return _fail(f"{path} exists: name another file (ubpe experiment init PATH)")
+    check_output(path)
+    write_atomically(path, example_config(path.name))
+    if not quiet:
+        print(f"{PROG}: wrote {path}; run it with: ubpe experiment {path}", file=sys.stderr)
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from ..lab.config import ConfigError, load_config
+    from ..lab.runner import RESULTS_DIR, FailedCellsError, run_experiment
+
+    try:
+        config = load_config(args.config)
+    except ConfigError as error:
+        return _fail(str(error))
+    results = args.results or RESULTS_DIR
+    commands = {"run": f"ubpe experiment {Path(args.config).name}" + (f" --results {args.results}" if args.results else ""),
+                "report": f"ubpe experiment report {results / config.name}"}
+    started = time.perf_counter()
+    try:
+        out = run_experiment(config, jobs=args.jobs, force=args.force, results_dir=results,
+                             cache_dir=args.cache, progress=not (args.no_progress or args.quiet),
+                             scheduler=args.scheduler, commands=commands)
+    except (FailedCellsError, ConfigError) as error:
+        return _fail(str(error))
+    if not args.quiet:
+        print(f"{PROG}: wrote {out} in {time.perf_counter() - started:.1f} s "
+              f"(report: {out / 'README.md'})", file=sys.stderr)
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from ..lab.report import render_report
+
+    if not args.target:
+        return _fail("ubpe experiment report FOLDER: the results folder to re-render")
+    folder = Path(args.target)
+    if not (folder / "metrics.csv").exists() or not (folder / "run.json").exists():
+        return _fail(f"no results in {folder} (metrics.csv, run.json)")
+    path = render_report(folder)
+    if not args.quiet:
+        print(f"{PROG}: wrote {path}", file=sys.stderr)
+    return 0
