@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from ubpe.lab.datasets._base import DataNotInstalledError
+from ubpe.lab.datasets import DataNotInstalledError
 from experiments.datasets.sources import archive_path
 
 from vocab_corpora import LLAMA_CPP_PACKAGE

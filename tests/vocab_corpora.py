@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ubpe.lab.datasets._base import DataNotInstalledError
+from ubpe.lab.datasets import DataNotInstalledError
 from experiments.datasets.sources import extracted_dir
 
 LLAMA_CPP_PACKAGE = "llama-cpp-python"

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ubpe.lab.datasets._base import DataNotInstalledError
+from ubpe.lab.datasets import DataNotInstalledError
 from experiments.llm import ENCODERS, NATIVE, boundaries, run, word_spans, words_differing
 from experiments.llm_report import unit_stats, write_results
 from tests.vocab_corpora import llama_cpp_models

@@ -37,7 +37,7 @@ from ubpe.files import read_head
 from ubpe.io import FORMATS, detect
 from ubpe.io import clip as clip_io
 
-from ubpe.lab.datasets._base import DataNotInstalledError
+from ubpe.lab.datasets import DataNotInstalledError
 from experiments.datasets.sources import archive_path
 from vocab_corpora import shipped_file, varied_texts
 

@@ -47,7 +47,7 @@ _MODELS: dict[str, bytes] = {}
 
 def _train_lines() -> list[str]:
     from experiments.datasets import load
-    from ubpe.lab.datasets._base import DataNotInstalledError
+    from ubpe.lab.datasets import DataNotInstalledError
 
     try:
         docs = load("shakespeare", "train", max_symbols=400_000).docs + load("udhr", "train").docs

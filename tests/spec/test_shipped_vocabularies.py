@@ -144,7 +144,7 @@ def test_the_same_rule_is_sentencepieces_on_mistral_models():
 @functools.lru_cache(maxsize=1)
 def _llama_vocab_cpp() -> str:
     """llama.cpp's ``src/llama-vocab.cpp``, read from the pinned llama-cpp-python sdist."""
-    from ubpe.lab.datasets._base import DataNotInstalledError
+    from ubpe.lab.datasets import DataNotInstalledError
     from experiments.datasets.sources import archive_path
 
     try:

@@ -24,7 +24,7 @@ from ubpe.encoders import available_encoders
 from ubpe.errors import InvalidParameterError, ModelFormatError
 from ubpe.io import detect
 from ubpe.io import gguf as gguf_io
-from ubpe.lab.datasets._base import DataNotInstalledError
+from ubpe.lab.datasets import DataNotInstalledError
 
 from vocab_corpora import text_lines, varied_texts, vocab_path
 
