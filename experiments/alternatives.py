@@ -49,6 +49,7 @@ from ubpe.encoders.exact_tfidf import ExactTfidf, SearchLimitError
 from ubpe.errors import VocabularySizeWarning
 from ubpe.encoders.sample import SampleEncoder
 
+from experiments import provenance
 from experiments.config import load_config, n_tokens_for
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -242,6 +243,7 @@ def sampling_rows(name, kind, tok, split, documents, weights, lengths) -> list[d
 
 def run_dataset(ds) -> dict[str, Any]:
     from experiments.datasets import load
+    from experiments.freshness import data_record
 
     started = time.perf_counter()
     train = load(ds.registry_name, "train", max_symbols=ds.max_symbols, **ds.load_options)
@@ -251,6 +253,8 @@ def run_dataset(ds) -> dict[str, Any]:
     rows["info"] = {"dataset": ds.name, "kind": heldout.kind, "vocab_size": len(tok.vocabulary),
                     "heldout_docs": len(heldout.docs), "heldout_symbols": int(sum(len(d) for d in heldout.docs)),
                     "seconds": round(time.perf_counter() - started, 1)}
+    rows["data"] = [data_record(split, registry_name=ds.registry_name, max_symbols=cap, options=ds.load_options)
+                    for split, cap in ((train, ds.max_symbols), (heldout, ds.heldout_max_symbols))]
     return rows
 
 
@@ -304,7 +308,9 @@ def run_info(started: float, results: list[dict[str, Any]]) -> dict[str, Any]:
             "exact_max_nodes": EXACT_MAX_NODES, "beam_top_n": BEAM_TOP_N,
             "datasets": [r["info"] for r in results if "info" in r],
             "ubpe": ubpe.__version__, "python": platform.python_version(),
-            "seconds": round(time.perf_counter() - started, 1)}
+            "seconds": round(time.perf_counter() - started, 1),
+            "git": provenance.git_state(exclude=["results"]),
+            "data": [record for r in results for record in r.get("data", [])]}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -409,7 +409,8 @@ def write_results(folder: Path, summary_rows: list[dict], per_doc_rows: list[dic
     per_doc.to_csv(folder / "per_doc.csv", index=False)
     stats.to_csv(folder / "stats.csv", index=False)
     figures = plot(summary, folder)
-    info = {**info, "packages": package_versions(["numpy", "scipy", "pandas", "matplotlib", "gguf"])}
+    info = {**info, "packages": package_versions(["numpy", "scipy", "pandas", "matplotlib", "gguf"]),
+            "git": git_state(exclude=["results"])}
     (folder / "run.json").write_text(json.dumps(info, indent=2) + "\n")
     path = folder / "README.md"
     path.write_text(readme(summary, stats, scripts, info, figures))

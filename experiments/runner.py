@@ -203,6 +203,7 @@ def run_experiment(config: ExperimentConfig, *, jobs: int | None = None, force: 
                     seconds=time.perf_counter() - started, computed=computed,
                     cached=cached_cells, force=force, dask=scheduler is not None)
     info["run"]["analysis_seconds"] = extra_seconds
+    info["data"] = data_records(datasets)
     (out / "run.json").write_text(json.dumps(info, indent=2, default=json_default) + "\n")
     if render:
         from experiments.report import render_report
@@ -239,6 +240,17 @@ def _extras(config: ExperimentConfig, grid, cache_dir: Path, jobs: int, out: Pat
         (out / "tfidf_objective.json").write_text(json.dumps(found["objective"], indent=2) + "\n")
         seconds["beam"] = round(time.perf_counter() - started, 1)
     return seconds
+
+
+def data_records(datasets: list[LoadedDataset]) -> list[dict[str, Any]]:
+    """``run.json``'s ``data``: each split's load arguments and fingerprints
+    (`experiments.freshness`, which checks them against today's loaders)."""
+    from experiments.freshness import data_record
+
+    return [data_record(split, registry_name=d.config.registry_name, max_symbols=cap,
+                        options=d.config.load_options)
+            for d in datasets
+            for split, cap in ((d.train, d.config.max_symbols), (d.heldout, d.config.heldout_max_symbols))]
 
 
 def run_info(config: ExperimentConfig, available: set[str], failures: list[dict[str, Any]],

@@ -87,17 +87,37 @@ def _fit_pair(ds, alphabet, docs: list[Any]):
     return fitted
 
 
-def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
-    """One fit pair and every encoder's measures (runs in a worker)."""
+def _splits(task: dict[str, Any]):
+    """The task's configured dataset, and ``(split, cap)`` of its train and held-out splits."""
     from experiments.datasets import load
 
     config = load_config("default")
     ds = {d.name: d for d in config.datasets}[task["dataset"]]
     train = load(ds.registry_name, "train", max_symbols=ds.max_symbols, **ds.load_options)
     heldout_ds = {d.name: d for d in config.datasets}[task.get("heldout", task["dataset"])]
-    heldout = load(heldout_ds.registry_name, "heldout", max_symbols=heldout_ds.max_symbols
-                   if heldout_ds.heldout_max_symbols is None else heldout_ds.heldout_max_symbols,
-                   **heldout_ds.load_options)
+    cap = heldout_ds.max_symbols if heldout_ds.heldout_max_symbols is None else heldout_ds.heldout_max_symbols
+    heldout = load(heldout_ds.registry_name, "heldout", max_symbols=cap, **heldout_ds.load_options)
+    return ds, (train, ds.max_symbols), (heldout, cap)
+
+
+def data_records(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``run.json``'s ``data`` (`experiments.freshness`): every split the tasks load, once."""
+    from experiments.freshness import data_record
+
+    config = {d.name: d for d in load_config("default").datasets}
+    records = {}
+    for task in tasks:
+        _, train, heldout = _splits(task)
+        names = (task["dataset"], task.get("heldout", task["dataset"]))
+        for name, (split, cap) in zip(names, (train, heldout)):
+            records[(name, split.split)] = data_record(split, registry_name=config[name].registry_name,
+                                                       max_symbols=cap, options=config[name].load_options)
+    return list(records.values())
+
+
+def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
+    """One fit pair and every encoder's measures (runs in a worker)."""
+    ds, (train, _), (heldout, _) = _splits(task)
     alphabet = sorted(set(train.alphabet) | set(heldout.alphabet))
     docs = _subsample(train, task["fraction"], task["seed"])
     started = time.perf_counter()
@@ -224,7 +244,8 @@ def main(argv: list[str] | None = None) -> int:
             "encoders": list(ENCODERS), "replicates": REPLICATES, "subsample": SUBSAMPLE,
             "fractions": list(FRACTIONS), "order": ORDER, "discount": DISCOUNT,
             "versions": provenance.package_versions(), "git": provenance.git_state(exclude=["results"]),
-            "machine": provenance.machine(), "peak_memory_mb": provenance.peak_memory_mb()}
+            "machine": provenance.machine(), "peak_memory_mb": provenance.peak_memory_mb(),
+            "data": data_records(tasks)}
     (out / "run.json").write_text(json.dumps(info, indent=2) + "\n")
     (out / "README.md").write_text(report(rows, summary, info))
     print(f"wrote {out} in {info['seconds']} s")
