@@ -292,6 +292,10 @@ def summarize_beam(beam: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+#: The CSV files of a results folder (`make_tables`' keys).
+TABLES = ("documents", "parts", "agreement", "sampling", "beam", "summary", "beam_summary")
+
+
 def make_tables(results: list[dict[str, list]]) -> dict[str, pd.DataFrame]:
     """Every table of the report from the datasets' rows."""
     tables = {name: pd.DataFrame([row for r in results for row in r[name]])
@@ -320,7 +324,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results", type=Path, default=RESULTS, help="output folder")
     parser.add_argument("--datasets", default=None, help="comma-separated subset of the default config's")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.add_argument("--report", action="store_true",
+                        help="re-render README.md and the plots from the folder's CSV files and run.json")
     args = parser.parse_args(argv)
+    if args.report:
+        from experiments.alternatives_report import render
+
+        out = args.results
+        tables = {name: pd.read_csv(out / f"{name}.csv") for name in TABLES}
+        print(f"wrote {render(out, tables, json.loads((out / 'run.json').read_text()))}")
+        return 0
     started = time.perf_counter()
     config = load_config("default")
     chosen = [ds for ds in config.datasets if args.datasets is None or ds.name in args.datasets.split(",")]

@@ -37,3 +37,33 @@ def group(kind: str) -> str:
 def too_few_units(n_units: int) -> bool:
     """Whether a held-out split of ``n_units`` units stays out of rankings and pooled summaries."""
     return int(n_units) < MIN_UNITS
+
+
+def saturated_sizes(metrics) -> dict[tuple[str, int, str], str]:
+    """Settings that repeat a smaller size: ``(dataset, n_candidates, size) -> smaller size``.
+
+    A fit that runs out of merges ends where the smaller size's fit ended, so its cells are
+    copies (the large experiment's time series: +16384 ends at the +4096 vocabulary). A size
+    is a copy when every cell (encoder, seed) has the same vocabulary size and the same
+    held-out tokens per symbol as at a smaller size.
+    """
+    import pandas as pd
+
+    if metrics.empty:
+        return {}
+    from experiments.formatting import _size_key
+
+    keys = ["encoder"] + (["seed"] if "seed" in metrics else [])
+    found: dict[tuple[str, int, str], str] = {}
+    for (dataset, n_cand), part in metrics.groupby(["dataset", "n_candidates"], sort=False):
+        seen: dict[tuple, str] = {}
+        for size in sorted(part["size"].astype(str).unique(), key=_size_key):
+            cells = part[part["size"].astype(str) == size].sort_values(keys)
+            signature = tuple(zip(cells["encoder"], pd.Series(cells.get("seed")).fillna(-1).tolist()
+                                  if "seed" in cells else [None] * len(cells),
+                                  cells["vocab_size"].tolist(), cells["tokens_per_symbol"].round(12).tolist()))
+            if signature in seen:
+                found[(dataset, int(n_cand), size)] = seen[signature]
+            else:
+                seen[signature] = size
+    return found
