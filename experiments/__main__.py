@@ -9,6 +9,7 @@
     python -m experiments llm                 # inference methods on real LLM vocabularies
                                               # -> results/llm/ (see experiments/llm.py)
     python -m experiments alternatives        # ambiguity and sampling -> results/alternatives/
+    python -m experiments findings            # results/FINDINGS.md from results/default's tables
     python -m experiments variance            # training subsamples, training size, cross-domain
                                               # -> results/variance/ (see experiments/variance.py)
 
@@ -102,6 +103,10 @@ def main(argv: list[str] | None = None) -> int:
         from experiments.variance import main as variance
 
         return variance(argv[1:])
+    if argv and argv[0] == "findings":
+        from experiments.findings import main as findings
+
+        return findings(argv[1:])
     if argv and argv[0] == "alternatives":
         from experiments.alternatives import main as alternatives
 

@@ -38,7 +38,7 @@ probabilities sum to at most 1 and each is within the bound.
 
 >>> bits = mixture_bits(np.array([10.0, 3.0]), np.array([4.0, 3.0]))
 >>> [round(float(b), 3) for b in bits]
-[4.977, 3.0]
+[4.978, 3.0]
 >>> uniform_bits_per_symbol(4)
 2.0
 """

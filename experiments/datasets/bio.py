@@ -106,7 +106,9 @@ def dna(chunk: int = DNA_CHUNK, block: int = DNA_BLOCK) -> RawCorpus:
 def protein() -> RawCorpus:
     """Proteins from pyhmmer's test data (2,100 sequences), one document per protein.
 
-    A trailing stop ``*`` is dropped.
+    A trailing stop ``*`` is dropped. Unit of independence: the *protein* (~249 held out).
+    One proteome holds paralogues (families of similar sequences), so units of one family are
+    not fully independent; no family clustering is shipped to group them by.
     """
     with zipfile.ZipFile(archive_path("pyhmmer")) as wheel:
         text = wheel.read(PROTEIN_FILE).decode("ascii")

@@ -146,7 +146,12 @@ def _without_nan(values: list[float]) -> np.ndarray:
 
 def ecg(window: int = ECG_WINDOW) -> RawCorpus:
     """ECG: the 5-minute MIT-BIH excerpt (108,000 samples, 360 Hz, mV) in scipy 1.11's wheel
-    and systole's 25.6-minute ``Task1_ECG`` (1 kHz), resampled to 360 Hz."""
+    and systole's 25.6-minute ``Task1_ECG`` (1 kHz), resampled to 360 Hz.
+
+    Unit of independence: the *recording* (a person's heart on one day); block: a 1-second
+    window, split in time. Two recordings - fewer than the ten the reports need - so ECG is
+    shown but kept out of rankings and pooled summaries (`experiments.validity`).
+    """
     with zipfile.ZipFile(archive_path("scipy")) as wheel:
         with np.load(io.BytesIO(wheel.read(ECG_MEMBER))) as stored:
             raw = stored["ecg"].astype(np.float64)
@@ -172,7 +177,11 @@ def _ppg_values(text: str) -> np.ndarray:
 
 def ppg(window: int = PPG_WINDOW) -> RawCorpus:
     """PPG: heartpy's three bundled photoplethysmograms (about 86,000 samples in all) and
-    systole's 5.5-minute recording (75 Hz), resampled to 100 Hz."""
+    systole's 5.5-minute recording (75 Hz), resampled to 100 Hz.
+
+    Unit of independence: the *recording*; block: a 2-second window, split in time. Four
+    recordings: shown, kept out of rankings and pooled summaries (`experiments.validity`).
+    """
     acc = _Windows(window, "ppg")
     with zipfile.ZipFile(archive_path("heartpy")) as wheel:
         for member in PPG_FILES:
@@ -200,7 +209,7 @@ def timeseries(window: int = TIMESERIES_WINDOW) -> RawCorpus:
     fertility series share years and a global trend; windows of one source are no more
     independent than windows of one recording. Block size: one window (`TIMESERIES_WINDOW`
     samples); the split stays per series (its last 20 % of windows held out). Seven units is
-    fewer than the ten the reports need (`experiments.units_policy`), so time series are shown
+    fewer than the ten the reports need (`experiments.validity`), so time series are shown
     but kept out of rankings and pooled summaries.
     """
     acc = _Windows(window, "timeseries")
