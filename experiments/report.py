@@ -353,6 +353,14 @@ def _saturated(saturated: dict[tuple[str, int, str], str]) -> list[str]:
             "settings are copies: they stay in the tables but not in the summary's counts.", ""]
 
 
+def stale_banner(folder: Path) -> list[str]:
+    """A warning at the top of a report listed in ``results/STALE.toml`` (`experiments.freshness`)."""
+    from experiments.freshness import known_stale
+
+    reason = known_stale().get(Path(folder).name)
+    return [f"> **Stale**: this result no longer matches today's data loaders - {reason}", ""] if reason else []
+
+
 def render_report(folder: Path) -> Path:
     """Draw the plots and write ``README.md`` in ``folder`` from its CSV files and run.json."""
     folder = Path(folder)
@@ -360,7 +368,7 @@ def render_report(folder: Path) -> Path:
         stale.unlink()
     tables = read_results(folder)
     run, comparisons = tables["run"], tables["comparisons"]
-    header = [f"# Experiment `{run['experiment']}`", "", run["description"], ""]
+    header = [f"# Experiment `{run['experiment']}`", "", run["description"], "", *stale_banner(folder)]
     n_tests = int(comparisons["p_value"].notna().sum()) if not comparisons.empty else 0
     lines = [*header, *_settings(run, n_tests), *_data(tables["datasets"]),
              *_environment(run, tables["metrics"])]
