@@ -17,10 +17,20 @@ uniform floor (see `experiments.ngram`); their share is reported.
     order = 3               # n-gram order
     discount = 0.75         # Kneser-Ney discount, every order
 
+Beside every tokenisation, its baselines (`experiments.baselines`): the same model over the
+symbols (no merges) and log2 |alphabet|; a tokenisation above either is ``below_baseline``,
+and a setting with such a tokenisation, or of a dataset with too few units
+(`experiments.validity`), is not ranked (``ranked`` says why; ``rank_bits`` empty) and not
+tested. Unseen held-out tokens and document ends are counted in bits, and the per-document
+mixture of token and symbol model is reported. With ``orders`` / ``train_fractions`` every
+cell is also measured at each order and on each share of the training documents.
+
 Outputs (beside the experiment's tables): ``downstream.csv`` (per setting and encoder),
-``downstream_documents.csv`` (per held-out document: unit, symbols, tokens, bits) and
-``downstream_comparisons.csv`` (the config's comparisons on bits, per independent unit,
-Holm over this family).
+``downstream_documents.csv`` (per held-out document: unit, symbols, tokens, bits, the symbol
+model's and the mixture's bits), ``downstream_sensitivity.csv`` (per setting, encoder, order
+and training share: bits/symbol and the symbol-level baseline's) and
+``downstream_comparisons.csv`` (the config's comparisons on bits over ranked settings, per
+independent unit, Holm over this family).
 """
 
 from __future__ import annotations
