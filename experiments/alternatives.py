@@ -313,7 +313,6 @@ def run_info(started: float, results: list[dict[str, Any]]) -> dict[str, Any]:
             "datasets": [r["info"] for r in results if "info" in r],
             "ubpe": ubpe.__version__, "python": platform.python_version(),
             "seconds": round(time.perf_counter() - started, 1),
-            "git": provenance.git_state(exclude=["results"]),
             "data": [record for r in results for record in r.get("data", [])]}
 
 
@@ -335,6 +334,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {render(out, tables, json.loads((out / 'run.json').read_text()))}")
         return 0
     started = time.perf_counter()
+    code = provenance.git_state(exclude=["results"])  # the commit that computes
     config = load_config("default")
     chosen = [ds for ds in config.datasets if args.datasets is None or ds.name in args.datasets.split(",")]
     from tqdm import tqdm
@@ -348,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     for name, frame in tables.items():
         frame.to_csv(out / f"{name}.csv", index=False, float_format="%.6g")
-    info = run_info(started, results)
+    info = {**run_info(started, results), "git": code}
     (out / "run.json").write_text(json.dumps(info, indent=1) + "\n")
     from experiments.alternatives_report import render
 

@@ -171,6 +171,7 @@ def run_experiment(config: ExperimentConfig, *, jobs: int | None = None, force: 
     from ubpe.encoders import available_encoders
 
     started = time.perf_counter()
+    code = provenance.git_state(exclude=["results"])  # the commit that computes, not the one at the end
     cache_dir = Path(cache_dir or CACHE_DIR)
     out = Path(results_dir or RESULTS_DIR) / config.name
     jobs = jobs or provenance.available_cores()
@@ -204,6 +205,7 @@ def run_experiment(config: ExperimentConfig, *, jobs: int | None = None, force: 
                     cached=cached_cells, force=force, dask=scheduler is not None)
     info["run"]["analysis_seconds"] = extra_seconds
     info["data"] = data_records(datasets)
+    info["git"] = code
     (out / "run.json").write_text(json.dumps(info, indent=2, default=json_default) + "\n")
     if render:
         from experiments.report import render_report
