@@ -123,7 +123,8 @@ def _cost_table(summary: pd.DataFrame) -> list[str]:
                      "unseen share of tokens": _range(cells["unseen_share"], percent=True),
                      "unseen share of bits": _range(cells["unseen_bits_share"], percent=True),
                      "bits per unseen token": _range(cells["bits_per_unseen_token"], digits=1),
-                     "most bits on unseen": f"`{worst['encoder']}` ({int(worst['unseen_tokens']):,} tokens)",
+                     "most bits on unseen": (f"`{worst['encoder']}` ({int(worst['unseen_tokens']):,} tokens)"
+                                             if worst["unseen_tokens"] else "–"),
                      "end-of-document share of bits": _range(cells["end_bits_share"], percent=True)})
     table = pd.DataFrame(rows)
     per_unseen = summary["bits_per_unseen_token"].dropna()

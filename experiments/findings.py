@@ -127,9 +127,10 @@ def bits_findings(summary: pd.DataFrame, sensitivity: pd.DataFrame) -> dict[str,
     for group in validity.GROUPS:
         mine = settings[(settings["group"] == group) & ~settings["n_units"].map(validity.too_few_units)]
         ranked = mine[mine["ranked"] == ""]
-        below = summary[(summary["group"] == group) & summary["below_baseline"].astype(bool)]
-        counts = (f"{len(ranked)} of {len(mine)} {group} settings ranked (of the others, a tokenisation "
-                  f"is above a baseline; {below['dataset'].nunique()} datasets have a tokenisation above one)")
+        below = summary[(summary["group"] == group) & summary["below_baseline"].astype(bool)
+                        & ~summary["n_units"].map(validity.too_few_units)]
+        counts = (f"{len(ranked)} of {len(mine)} {group} settings ranked; in {below['dataset'].nunique()} "
+                  f"{group} datasets a tokenisation is above the symbol-level or uniform baseline")
         if ranked.empty:
             found["undecided"].append(f"- Which tokenisation models {group} data best: the bits proxy cannot "
                                       f"say - {counts} {cite}.")
@@ -145,17 +146,30 @@ def bits_findings(summary: pd.DataFrame, sensitivity: pd.DataFrame) -> dict[str,
             found["only for text" if group == "text" else "undecided"].append(
                 f"- Length against bits on {group}: {rho} (`results/default/downstream.csv`; README *Ranking*).")
     if not sensitivity.empty and "ranked" in sensitivity:
-        sens = sensitivity[(sensitivity["train_fraction"] == 1.0)].assign(ranked=lambda f: f["ranked"].fillna(""))
-        stable = total = 0
-        for _, part in sens.groupby(["dataset", "size", "n_candidates"]):
-            if (part["ranked"] != "").any():
+        sens = sensitivity[(sensitivity["train_fraction"] == 1.0)].assign(
+            ranked=lambda f: f["ranked"].fillna(""), group=lambda f: f["kind"].map(validity.group))
+        for group in validity.GROUPS:
+            mine = sens[(sens["group"] == group) & ~sens["n_units"].map(validity.too_few_units)]
+            if mine.empty:
                 continue
-            total += 1
-            bests = {o: g.loc[g["bits_per_symbol"].idxmin(), "encoder"] for o, g in part.groupby("order")}
-            stable += len(set(bests.values())) == 1
-        found["undecided"].append(
-            f"- The best encoder by bits is the same at every order 2-5 in {stable} of {total} settings "
-            "ranked at every order (`results/default/downstream_sensitivity.csv`; README *Sensitivity*).")
+            changed = total = 0
+            unranked: dict[int, int] = {}
+            for _, part in mine.groupby(["dataset", "size", "n_candidates"]):
+                total += 1
+                bests = set()
+                for order, g in part.groupby("order"):
+                    if (g["ranked"] != "").any():
+                        unranked[int(order)] = unranked.get(int(order), 0) + 1
+                    else:
+                        bests.add(g.loc[g["bits_per_symbol"].idxmin(), "encoder"])
+                changed += len(bests) > 1
+            orders = sorted(mine["order"].unique())
+            found["undecided"].append(
+                f"- Order {orders[0]}-{orders[-1]} on {group}: the best encoder by bits differs between the "
+                f"orders a setting is ranked at in {changed} of {total} settings; not ranked (a tokenisation "
+                "above the symbol-level model of that order) at "
+                + ", ".join(f"order {o} in {unranked.get(int(o), 0)}" for o in orders)
+                + f" of {total} (`results/default/downstream_sensitivity.csv`; README *Sensitivity*).")
     return found
 
 
