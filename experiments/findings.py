@@ -189,6 +189,27 @@ def _length_bits_signs(cells: pd.DataFrame) -> str:
             + f"; shorter is better in {positive} of {len(medians)} datasets")
 
 
+def _powerless(comparisons: pd.DataFrame, run: dict) -> list[str]:
+    """Counted datasets with no significant verdict at all whose exact test cannot pass Holm's
+    first step: their "no significant difference" is a matter of units, not of evidence."""
+    alpha = run["config"].get("stats", {}).get("alpha", 0.05)
+    n_tests = int(comparisons["p_value"].notna().sum()) if "p_value" in comparisons else 0
+    lines = []
+    for dataset, part in comparisons.groupby("dataset", sort=False):
+        units = int(part["n_units"].max())
+        tested = part[part["verdict"].isin(TESTED)]
+        if (validity.too_few_units(units) or tested.empty
+                or set(tested["verdict"]) != {"no significant difference"} or not n_tests):
+            continue
+        smallest = 2.0 / 2 ** units
+        if smallest > alpha / n_tests:
+            lines.append(f"- {dataset}: no significant difference in any of its {len(tested)} tests; with "
+                         f"{units} units the exact test's smallest p is {smallest:.1e}, above Holm's first "
+                         f"threshold {alpha} / {n_tests} = {alpha / n_tests:.1e}, so this says little about "
+                         "the effect (`results/default/comparisons.csv`; README *Settings*).")
+    return lines
+
+
 def findings(folder: Path) -> str:
     from experiments.validity import saturated_sizes
 
@@ -211,6 +232,7 @@ def findings(folder: Path) -> str:
     for key, title in titles.items():
         items = [line for part in parts for line in part[key]]
         lines += [f"## {title}", "", *(items or ["- nothing"]), ""]
+    lines[-1:-1] = _powerless(comparisons, run)
     construction = parts[0]["by construction"]
     if construction:
         lines += [f"Not findings: {', '.join(construction)} hold by construction (the fewest-tokens "
