@@ -22,7 +22,7 @@ round, in a new seeded order each round, so that the rows compared see the same 
 and no row always follows the same one); imports and model building are
 outside the timers. A control row (sha256, which releases the GIL, on 2 threads vs 1) shows
 how parallel the machine was during the run. The report records commit, dirty flag, CPU model and load average (via
-``experiments.provenance``); a checkout with uncommitted changes is refused unless
+``ubpe.lab.provenance``); a checkout with uncommitted changes is refused unless
 ``--allow-dirty``. Results: ``results/benchmarks/encode.{csv,md}``.
 """
 

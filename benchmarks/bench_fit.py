@@ -19,7 +19,7 @@ is slow (about two minutes per MB of text), so it runs on 0.1 MB of text and on 
 Data (real, offline): the King James Bible and Shakespeare's plays for text, the MIT-BIH ECG
 record (11-bit samples) for an integer signal, from ``experiments.datasets`` (install them
 with ``experiments/install_data.sh``). The report records commit, dirty flag, CPU model and
-load average (``experiments.provenance``); a checkout with uncommitted changes is refused
+load average (``ubpe.lab.provenance``); a checkout with uncommitted changes is refused
 unless ``--allow-dirty``. Results go to ``results/benchmarks/fit.{csv,md}``.
 
 A second table times our fit's phases on the text inputs with ``UBPE_NUM_THREADS`` = 1 and 2

@@ -1,7 +1,7 @@
 """What the benchmarks share: real data, the reference's venv, versions, report tables.
 
-Provenance (commit, machine) comes from `experiments.provenance`, as in the experiments'
-``run.json``; the pre-tokenisation pattern from `experiments.patterns`.
+Provenance (commit, machine) comes from `ubpe.lab.provenance`, as in the experiments'
+``run.json``; the pre-tokenisation pattern from `ubpe.lab.patterns`.
 """
 
 from __future__ import annotations

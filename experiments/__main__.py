@@ -12,6 +12,7 @@
     python -m experiments llm-grid            # the same vocabularies in the one runner
                                               # (configs/llm-grid.toml) -> results/llm-grid/
     python -m experiments alternatives        # ambiguity and sampling -> results/alternatives/
+    python -m experiments findings            # results/FINDINGS.md from results/default's tables
     python -m experiments variance            # training subsamples, training size, cross-domain
                                               # -> results/variance/ (see experiments/variance.py)
 
@@ -120,6 +121,10 @@ def main(argv: list[str] | None = None) -> int:
         from experiments.midi import main as midi
 
         return midi(argv[1:])
+    if argv and argv[0] == "findings":
+        from experiments.findings import main as findings
+
+        return findings(argv[1:])
     if argv and argv[0] == "alternatives":
         from experiments.alternatives import main as alternatives
 

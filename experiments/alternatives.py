@@ -49,6 +49,7 @@ from ubpe.encoders.exact_tfidf import ExactTfidf, SearchLimitError
 from ubpe.errors import VocabularySizeWarning
 from ubpe.encoders.sample import SampleEncoder
 
+from ubpe.lab import provenance
 from ubpe.lab.config import load_config, n_tokens_for
 
 from experiments import CONFIG_DIR
@@ -244,6 +245,7 @@ def sampling_rows(name, kind, tok, split, documents, weights, lengths) -> list[d
 
 def run_dataset(ds) -> dict[str, Any]:
     from experiments.datasets import load
+    from experiments.freshness import data_record
 
     started = time.perf_counter()
     train = load(ds.registry_name, "train", max_symbols=ds.max_symbols, **ds.load_options)
@@ -253,6 +255,8 @@ def run_dataset(ds) -> dict[str, Any]:
     rows["info"] = {"dataset": ds.name, "kind": heldout.kind, "vocab_size": len(tok.vocabulary),
                     "heldout_docs": len(heldout.docs), "heldout_symbols": int(sum(len(d) for d in heldout.docs)),
                     "seconds": round(time.perf_counter() - started, 1)}
+    rows["data"] = [data_record(split, registry_name=ds.registry_name, max_symbols=cap, options=ds.load_options)
+                    for split, cap in ((train, ds.max_symbols), (heldout, ds.heldout_max_symbols))]
     return rows
 
 
@@ -290,6 +294,10 @@ def summarize_beam(beam: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+#: The CSV files of a results folder (`make_tables`' keys).
+TABLES = ("documents", "parts", "agreement", "sampling", "beam", "summary", "beam_summary")
+
+
 def make_tables(results: list[dict[str, list]]) -> dict[str, pd.DataFrame]:
     """Every table of the report from the datasets' rows."""
     tables = {name: pd.DataFrame([row for r in results for row in r[name]])
@@ -306,7 +314,8 @@ def run_info(started: float, results: list[dict[str, Any]]) -> dict[str, Any]:
             "exact_max_nodes": EXACT_MAX_NODES, "beam_top_n": BEAM_TOP_N,
             "datasets": [r["info"] for r in results if "info" in r],
             "ubpe": ubpe.__version__, "python": platform.python_version(),
-            "seconds": round(time.perf_counter() - started, 1)}
+            "seconds": round(time.perf_counter() - started, 1),
+            "data": [record for r in results for record in r.get("data", [])]}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -316,8 +325,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results", type=Path, default=RESULTS, help="output folder")
     parser.add_argument("--datasets", default=None, help="comma-separated subset of the default config's")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.add_argument("--report", action="store_true",
+                        help="re-render README.md and the plots from the folder's CSV files and run.json")
     args = parser.parse_args(argv)
+    if args.report:
+        from experiments.alternatives_report import render
+
+        out = args.results
+        tables = {name: pd.read_csv(out / f"{name}.csv") for name in TABLES}
+        print(f"wrote {render(out, tables, json.loads((out / 'run.json').read_text()))}")
+        return 0
     started = time.perf_counter()
+    code = provenance.git_state(exclude=["results"])  # the commit that computes
     config = load_config("default", named=CONFIG_DIR)
     chosen = [ds for ds in config.datasets if args.datasets is None or ds.name in args.datasets.split(",")]
     from tqdm import tqdm
@@ -331,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     for name, frame in tables.items():
         frame.to_csv(out / f"{name}.csv", index=False, float_format="%.6g")
-    info = run_info(started, results)
+    info = {**run_info(started, results), "git": code}
     (out / "run.json").write_text(json.dumps(info, indent=1) + "\n")
     from experiments.alternatives_report import render
 

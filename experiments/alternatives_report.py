@@ -169,6 +169,24 @@ def _versus_dropout(sampling: pd.DataFrame, unsplit: set[str], p: float = 0.4) -
             "dropout_length": dropout["tokens_per_symbol"].median(), "p": p}
 
 
+def _sampling_verdict(versus: dict[str, float]) -> str:
+    """The headline's first words, stated only as far as the medians show it."""
+    more = versus["sample"] > versus["dropout"]
+    shorter = versus["sample_length"] < versus["dropout_length"]
+    if more and shorter:
+        return "Sampling on the lattice: more diversity at fewer tokens than BPE-dropout (medians)"
+    return "Sampling on the lattice against BPE-dropout (medians)"
+
+
+def _tfidf_sentence(logp: pd.DataFrame) -> str:
+    """Where `tfidf`'s choice sits under each score, from the log-probability table."""
+    if "tfidf" not in logp:
+        return ""
+    medians = logp.groupby("score")["tfidf"].median()
+    return ("`tfidf`'s choice has median log-probability per symbol "
+            + ", ".join(f"{v:.3f} under `{k}`" for k, v in medians.items()) + " (over datasets).")
+
+
 def _table(frame: pd.DataFrame, digits: int = 3) -> str:
     head = "| " + " | ".join(frame.columns) + " |"
     rule = "|" + "---|" * len(frame.columns)
@@ -226,7 +244,7 @@ document otherwise; the first {info['max_parts']} parts of each dataset).
   {most['log_n_per_symbol']:.3f} nats ({most['dataset']}): a document of {int(most['symbols'] / most['docs'])}
   symbols of {most['dataset']} has about e^{most['log_n_per_symbol'] * most['symbols'] / most['docs']:.0f}
   segmentations.
-* The distribution is far more concentrated than the count: entropy per symbol is
+* Entropy per symbol (of the distribution over segmentations) is
   {uni['entropy_per_symbol'].min():.3f}-{uni['entropy_per_symbol'].max():.3f} nats under `unigram`
   and {idf['entropy_per_symbol'].min():.3f}-{idf['entropy_per_symbol'].max():.3f} under `idf`
   (median share of log_n: unigram {np.median(uni['entropy_per_symbol'] / uni['log_n_per_symbol']):.0%},
@@ -234,17 +252,16 @@ document otherwise; the first {info['max_parts']} parts of each dataset).
 * Per word of pre-tokenized text ({', '.join(words['dataset'])}), the best segmentation holds on
   average {words['top1_mass'].min():.2f}-{words['top1_mass'].max():.2f} of the mass under `unigram`
   (the {info['top_k']} best: {words[top_k].min():.2f}-{words[top_k].max():.2f}); over a whole unsplit
-  document of tens to thousands of symbols it holds {whole['top1_mass'].min():.1e} to {whole['top1_mass'].max():.2f}:
-  there no single segmentation is typical.
-* Sampling on the lattice buys diversity with fewer extra tokens than BPE-dropout: `sample`
+  document of tens to thousands of symbols it holds {whole['top1_mass'].min():.1e} to {whole['top1_mass'].max():.2f}.
+* {_sampling_verdict(versus)}: `sample`
   (`unigram`, T = 1) reaches a median boundary distance between draws of {versus['sample']:.3f} at
   {versus['sample_length']:.3f} tokens per symbol, dropout (p = {versus['p']:g}) {versus['dropout']:.3f} at
   {versus['dropout_length']:.3f}. On unsplit data ({', '.join(whole['dataset'])}) dropout's distance stays at
   {versus['dropout_whole_min']:.3f}-{versus['dropout_whole_max']:.3f} even at p = {versus['p']:g}, `sample`'s at T = 1 is
   {versus['sample_whole_min']:.3f}-{versus['sample_whole_max']:.3f}.
-* The encoders disagree a lot: the closest pair ({pairs[0][1]}, {pairs[0][2]}) differs in
+* Cut points of the encoders' choices: the closest pair ({pairs[0][1]}, {pairs[0][2]}) differs in
   {pairs[0][0]:.3f} cut points per symbol, the farthest ({pairs[-1][1]}, {pairs[-1][2]}) in {pairs[-1][0]:.3f}.
-* Sampling with the `unigram` score trades length for diversity smoothly: from temperature
+* Sampling with the `unigram` score, from temperature
   {sample_rows['parameter'].min():g} to {sample_rows['parameter'].max():g} tokens per symbol grow
   {sample_rows.groupby('dataset')['tokens_per_symbol'].agg(lambda s: s.iloc[-1] / s.iloc[0]).median():.2f}x
   (median over datasets) while the distance between draws grows
@@ -267,8 +284,7 @@ measured on.
 
 Log-probability per symbol of each encoder's segmentation under each distribution (0 would
 be certain; the mode of the distribution is the `additive` encoder's choice with the same
-weights). `tfidf` maximizes a sum of idf weights over distinct tokens, so it sits close to
-the mode of `idf` and far from that of `unigram`.
+weights). {_tfidf_sentence(logp)}
 
 {_table(logp)}
 

@@ -5,7 +5,7 @@
 ubpe's universal encoder keeps, at each position of a word, the best ``top_n`` tails only.
 The tf-idf score is not additive (a token's term frequency counts all its occurrences in the
 word), so this beam can miss the word's best-scoring segmentation. This script fits ``UBPE``
-on the King James Bible, with the ``words`` pre-tokenisation (`experiments.patterns`) and without, enumerates *every*
+on the King James Bible, with the ``words`` pre-tokenisation (`ubpe.lab.patterns`) and without, enumerates *every*
 segmentation of each held-out part (words up to ``--max-length`` symbols; unsplit snippets
 of ``--unsplit-length``), and counts parts and documents whose top-1 scores below the
 exhaustive best. A document misses when any of its parts does (its top-1 is the

@@ -9,7 +9,7 @@ algorithm (``native``, llama.cpp-exact) and by ubpe's encoders on the very same 
 (``fit_weights``), fitted per (vocabulary, dataset) and measured on the held-out split.
 
 Per (vocabulary, dataset, encoder): tokens per character and per UTF-8 byte, Rényi efficiency
-(`experiments.metrics`), the share of whitespace-separated words segmented differently from
+(`ubpe.lab.metrics`), the share of whitespace-separated words segmented differently from
 ``native`` (`words_differing`), and lossless decoding (every encoding must decode to what the
 native encoding decodes to; failures are counted). Per-unit paired statistics of each encoder
 against ``native`` are in `experiments.llm_report`.
@@ -218,10 +218,14 @@ def run(vocabs: dict[str, str] = VOCABS, datasets: Sequence[str] = tuple(DATASET
     """
     from experiments.datasets import load
 
-    splits = {}
+    from experiments.freshness import data_record
+
+    splits, records = {}, []
     for name in datasets:
         train = load(name, "train", max_symbols=train_chars)
         heldout = load(name, "heldout", max_symbols=heldout_chars)
+        records += [data_record(train, registry_name=name, max_symbols=train_chars),
+                    data_record(heldout, registry_name=name, max_symbols=heldout_chars)]
         keep = slice(None, max_docs)
         splits[name] = (train.docs[keep], heldout.docs[keep], heldout.doc_ids[keep],
                         (heldout.doc_units or heldout.doc_ids)[keep], heldout.unit)
@@ -230,7 +234,7 @@ def run(vocabs: dict[str, str] = VOCABS, datasets: Sequence[str] = tuple(DATASET
                              "chars": sum(map(len, s[1])), "train_docs": len(s[0]),
                              "train_chars": sum(map(len, s[0]))} for n, s in splits.items()},
             "native_roundtrip_failures": {}, "unseen_id_share": {}, "vocab_sizes": {}, "vocab_files": {},
-            "heldout_chars_cap": heldout_chars, "train_chars_cap": train_chars}
+            "heldout_chars_cap": heldout_chars, "train_chars_cap": train_chars, "data": records}
     for label, name in vocabs.items():
         tok = load_vocab(name)
         info["vocab_sizes"][label] = tok.n_vocab

@@ -10,7 +10,7 @@ as in the default grid):
   independent units (books, works, files, ...; seed = replicate number; a dataset with fewer
   than ``MIN_UNITS`` units - ECG's two recordings - subsamples its documents), every ``ENCODERS``
   entry encoding the fixed held-out split - tokens per symbol and held-out bits per symbol
-  under the downstream model (`experiments.downstream`, trained on that replicate's training
+  under the downstream model (`ubpe.lab.downstream`, trained on that replicate's training
   tokens), summarised per encoder as mean, sd and range, and how often the encoders' order
   on each measure agrees with the first replicate's;
 * **training size**: fits on the first 1/8, 1/4, 1/2 and all of the training units (in a
@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from ubpe.lab import provenance
+from ubpe.lab.baselines import symbol_document_bits, symbol_ids, uniform_bits_per_symbol
 from ubpe.lab.config import load_config, n_tokens_for
 from ubpe.lab.downstream import measure
 from ubpe.lab.formatting import _num, _table
@@ -89,23 +90,48 @@ def _fit_pair(ds, alphabet, docs: list[Any]):
     return fitted
 
 
-def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
-    """One fit pair and every encoder's measures (runs in a worker)."""
+def _splits(task: dict[str, Any]):
+    """The task's configured dataset, and ``(split, cap)`` of its train and held-out splits."""
     from experiments.datasets import load
 
     config = load_config("default", named=CONFIG_DIR)
     ds = {d.name: d for d in config.datasets}[task["dataset"]]
     train = load(ds.registry_name, "train", max_symbols=ds.max_symbols, **ds.load_options)
     heldout_ds = {d.name: d for d in config.datasets}[task.get("heldout", task["dataset"])]
-    heldout = load(heldout_ds.registry_name, "heldout", max_symbols=heldout_ds.max_symbols
-                   if heldout_ds.heldout_max_symbols is None else heldout_ds.heldout_max_symbols,
-                   **heldout_ds.load_options)
+    cap = heldout_ds.max_symbols if heldout_ds.heldout_max_symbols is None else heldout_ds.heldout_max_symbols
+    heldout = load(heldout_ds.registry_name, "heldout", max_symbols=cap, **heldout_ds.load_options)
+    return ds, (train, ds.max_symbols), (heldout, cap)
+
+
+def data_records(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``run.json``'s ``data`` (`experiments.freshness`): every split the tasks load, once."""
+    from experiments.freshness import data_record
+
+    config = {d.name: d for d in load_config("default").datasets}
+    records = {}
+    for task in tasks:
+        _, train, heldout = _splits(task)
+        names = (task["dataset"], task.get("heldout", task["dataset"]))
+        for name, (split, cap) in zip(names, (train, heldout)):
+            records[(name, split.split)] = data_record(split, registry_name=config[name].registry_name,
+                                                       max_symbols=cap, options=config[name].load_options)
+    return list(records.values())
+
+
+def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
+    """One fit pair and every encoder's measures (runs in a worker)."""
+    ds, (train, _), (heldout, _) = _splits(task)
     alphabet = sorted(set(train.alphabet) | set(heldout.alphabet))
     docs = _subsample(train, task["fraction"], task["seed"])
     started = time.perf_counter()
     fitted = _fit_pair(ds, alphabet, docs)
     fit_seconds = time.perf_counter() - started
     n_symbols = sum(len(d) for d in heldout.docs)
+    # the baselines beside the proxy (`ubpe.lab.baselines`): the same model over the symbols
+    # of the same training documents, and log2 |alphabet|
+    symbol_bits = symbol_document_bits(symbol_ids(docs, alphabet), symbol_ids(heldout.docs, alphabet),
+                                       len(alphabet), ORDER, DISCOUNT).sum() / n_symbols
+    uniform = uniform_bits_per_symbol(len(alphabet))
     rows = []
     for spec in ENCODERS:
         variant, encoder = spec.split(":")
@@ -116,6 +142,7 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
                      "tokens_per_symbol": float(r["n_tokens"].sum()) / n_symbols,
                      "bits_per_symbol": float(r["bits"].sum()) / n_symbols,
                      "unseen_share": float(r["unseen_tokens"]) / max(1, int(r["n_tokens"].sum())),
+                     "symbol_bits_per_symbol": float(symbol_bits), "uniform_bits_per_symbol": uniform,
                      "fit_seconds": fit_seconds})
     return rows
 
@@ -141,7 +168,11 @@ def spread(rows: pd.DataFrame) -> pd.DataFrame:
         tps_mean=("tokens_per_symbol", "mean"), tps_sd=("tokens_per_symbol", "std"),
         tps_min=("tokens_per_symbol", "min"), tps_max=("tokens_per_symbol", "max"),
         bits_mean=("bits_per_symbol", "mean"), bits_sd=("bits_per_symbol", "std"),
-        bits_min=("bits_per_symbol", "min"), bits_max=("bits_per_symbol", "max")).reset_index()
+        bits_min=("bits_per_symbol", "min"), bits_max=("bits_per_symbol", "max"),
+        symbols_mean=("symbol_bits_per_symbol", "mean"), uniform=("uniform_bits_per_symbol", "first"),
+        above_baseline=("bits_per_symbol", lambda b: int((b.to_numpy() > np.minimum(
+            reps.loc[b.index, "symbol_bits_per_symbol"], reps.loc[b.index, "uniform_bits_per_symbol"])).sum())),
+    ).reset_index()
     stable = []
     for dataset, group in reps.groupby("dataset", sort=False):
         for measure_name in ("tokens_per_symbol", "bits_per_symbol"):
@@ -163,9 +194,15 @@ def report(rows: pd.DataFrame, summary: pd.DataFrame, info: dict[str, Any]) -> s
                                                                 summary["tps_min"], summary["tps_max"])],
         "bits/symbol mean ± sd (range)": [pm(*v) for v in zip(summary["bits_mean"], summary["bits_sd"],
                                                               summary["bits_min"], summary["bits_max"])],
-        "same order (length / bits)": [f"{a * 100:.0f} % / {b * 100:.0f} %" for a, b in
-                                       zip(summary["order_stable_tokens_per_symbol"],
-                                           summary["order_stable_bits_per_symbol"])]})
+        "symbol-level n-gram / uniform": [f"{_num(a)} / {_num(b)}" for a, b in
+                                          zip(summary["symbols_mean"], summary["uniform"])],
+        "replicates above a baseline": [f"{n} / {r}" for n, r in zip(summary["above_baseline"],
+                                                                      summary["replicates"])],
+        "same order (length / bits)": [f"{a * 100:.0f} % / " + (f"{b * 100:.0f} %" if not above else "not ranked")
+                                       for a, b, above in zip(summary["order_stable_tokens_per_symbol"],
+                                                              summary["order_stable_bits_per_symbol"],
+                                                              summary.groupby("dataset")["above_baseline"]
+                                                              .transform("sum"))]})
     sizes = rows[rows["study"] == "training size"]
     size_table = sizes.pivot_table(index=["dataset", "fraction"], columns="encoder", sort=False,
                                    values=["tokens_per_symbol", "bits_per_symbol"])
@@ -173,13 +210,20 @@ def report(rows: pd.DataFrame, summary: pd.DataFrame, info: dict[str, Any]) -> s
     for (dataset, fraction), values in size_table.iterrows():
         row = {"dataset": dataset, "training units": f"{fraction:g}",
                "training symbols": f"{int(sizes[(sizes['dataset'] == dataset) & (sizes['fraction'] == fraction)]['train_symbols'].iloc[0]):,}"}
+        here = sizes[(sizes["dataset"] == dataset) & (sizes["fraction"] == fraction)].iloc[0]
+        floor = min(here["symbol_bits_per_symbol"], here["uniform_bits_per_symbol"])
         for spec in ENCODERS:
-            row[f"`{spec}` tok / bits"] = f"{_num(values[('tokens_per_symbol', spec)])} / {_num(values[('bits_per_symbol', spec)])}"
+            bits = values[("bits_per_symbol", spec)]
+            row[f"`{spec}` tok / bits"] = (f"{_num(values[('tokens_per_symbol', spec)])} / {_num(bits)}"
+                                           + (" †" if bits > floor else ""))
+        row["symbol-level n-gram / uniform"] = (f"{_num(here['symbol_bits_per_symbol'])} / "
+                                                f"{_num(here['uniform_bits_per_symbol'])}")
         size_rows.append(row)
     cross = rows[rows["study"] == "cross-domain"]
     cross_rows = [{"fitted on": r.dataset, "encoded": r.heldout, "encoder": f"`{r.encoder}`",
                    "tokens/symbol": _num(r.tokens_per_symbol), "bits/symbol": _num(r.bits_per_symbol),
-                   "unseen tokens": f"{r.unseen_share * 100:.2f} %"} for r in cross.itertuples()]
+                   "unseen tokens": f"{r.unseen_share * 100:.2f} %",
+                   "symbol-level n-gram": _num(r.symbol_bits_per_symbol)} for r in cross.itertuples()]
     return "\n".join([
         "# Variance: training subsamples, training size, cross-domain", "",
         f"Command: `python -m experiments variance` ({info['seconds']} s on {info['jobs']} worker "
@@ -192,12 +236,16 @@ def report(rows: pd.DataFrame, summary: pd.DataFrame, info: dict[str, Any]) -> s
         f"## Replicates: {REPLICATES} fits on random {SUBSAMPLE:.0%} subsamples of the training units", "",
         f"(A dataset with fewer than {MIN_UNITS} training units - ecg, two recordings - "
         "subsamples its training documents, windows of the recordings, instead.)", "",
-        "Mean ± sd (min-max) over the replicates; *same order*: share of replicates that rank the "
-        "encoders in the same order as the first replicate, on length and on bits.", "",
+        "Mean ± sd (min-max) over the replicates; beside the bits, the baselines of the same "
+        "training documents (`experiments/baselines.py`: the same model over the symbols, and "
+        "log2 |alphabet|); *same order*: share of replicates that rank the encoders in the same "
+        "order as the first replicate, on length and on bits (*not ranked* where a replicate's "
+        "tokenisation is above a baseline).", "",
         _table(table), "",
         "## Training size: the first 1/8 ... all of the training units (one shuffled order)", "",
         f"(Documents instead of units below {MIN_UNITS} units, as above.)", "",
-        "tokens per symbol / bits per symbol of the held-out split.", "",
+        "tokens per symbol / bits per symbol of the held-out split; †: above a baseline (the "
+        "last column, same training documents).", "",
         _table(pd.DataFrame(size_rows)), "",
         "## Cross-domain: fitted on KJV, encoding Shakespeare", "",
         "The KJV tokenizer is given the alphabet of both corpora; its language model is trained "
@@ -226,7 +274,8 @@ def main(argv: list[str] | None = None) -> int:
             "encoders": list(ENCODERS), "replicates": REPLICATES, "subsample": SUBSAMPLE,
             "fractions": list(FRACTIONS), "order": ORDER, "discount": DISCOUNT,
             "versions": provenance.package_versions(), "git": provenance.git_state(exclude=["results"]),
-            "machine": provenance.machine(), "peak_memory_mb": provenance.peak_memory_mb()}
+            "machine": provenance.machine(), "peak_memory_mb": provenance.peak_memory_mb(),
+            "data": data_records(tasks)}
     (out / "run.json").write_text(json.dumps(info, indent=2) + "\n")
     (out / "README.md").write_text(report(rows, summary, info))
     print(f"wrote {out} in {info['seconds']} s")

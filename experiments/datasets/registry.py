@@ -57,7 +57,7 @@ _SPECS: tuple[DatasetSpec, ...] = (
     DatasetSpec("dna", "dna", bio.dna, _pypi("pyrodigal"), ARCHIVES["pyrodigal"].licence,
                 "bacterial genomes from pyrodigal's test data, 1,000-bp pieces of A/C/G/T runs "
                 "(assembly gaps and other ambiguity codes removed)", "char",
-                unit="10-kbp block"),
+                unit="50-kbp block"),
     DatasetSpec("protein", "protein", bio.protein, _pypi("pyhmmer"), "MIT",
                 "a bacterial proteome from pyhmmer's test data, one protein each", "char",
                 unit="protein"),
@@ -75,7 +75,7 @@ _SPECS: tuple[DatasetSpec, ...] = (
                 unit="chorale"),
     DatasetSpec("timeseries", "timeseries", signals.timeseries, _pypi("statsmodels"),
                 "BSD-3-Clause", "statsmodels' bundled series, 32-sample windows, quantized",
-                "int", quantized=True, unit="series"),
+                "int", quantized=True, unit="source dataset"),
 )
 
 REGISTRY: dict[str, DatasetSpec] = {spec.name: spec for spec in _SPECS}

@@ -6,7 +6,7 @@ in time: its last 20 % of windows are held out (`tail_heldout`), so held-out win
 sit between training windows of the same recording; a recording of fewer than five windows
 goes whole to one split by hash of its name. The unit of the paired statistics is the
 recording. The registry then fits one quantizer per series on that series' training windows
-(see `experiments.datasets.quantize`) and turns every window into int symbols.
+(see `ubpe.lab.datasets.quantize`) and turns every window into int symbols.
 
 Recordings: ECG - MIT-BIH record 208 (scipy 1.11's wheel, 360 Hz, 5 min) and systole's
 ``Task1_ECG`` (systole 0.3.1's sdist, 1 kHz, 25.6 min of a healthy participant in an emotion
@@ -97,14 +97,15 @@ class _Windows:
         self.units: list[str] = []
         self.heldout: list[bool] = []
 
-    def add(self, name: str, samples: np.ndarray, series: str | None = None) -> None:
+    def add(self, name: str, samples: np.ndarray, series: str | None = None,
+            unit: str | None = None) -> None:
         pieces = windows(np.asarray(samples, dtype=np.float64), self.window)
         held = tail_heldout(len(pieces)) or [is_heldout(self.dataset, name)] * len(pieces)
         for index, piece in enumerate(pieces):
             self.ids.append(f"{name}#{index}")
             self.docs.append(piece)
             self.series.append(series or name)
-            self.units.append(name)
+            self.units.append(unit or name)
             self.heldout.append(held[index])
 
     def corpus(self, version: str, **settings) -> RawCorpus:
@@ -145,7 +146,12 @@ def _without_nan(values: list[float]) -> np.ndarray:
 
 def ecg(window: int = ECG_WINDOW) -> RawCorpus:
     """ECG: the 5-minute MIT-BIH excerpt (108,000 samples, 360 Hz, mV) in scipy 1.11's wheel
-    and systole's 25.6-minute ``Task1_ECG`` (1 kHz), resampled to 360 Hz."""
+    and systole's 25.6-minute ``Task1_ECG`` (1 kHz), resampled to 360 Hz.
+
+    Unit of independence: the *recording* (a person's heart on one day); block: a 1-second
+    window, split in time. Two recordings - fewer than the ten the reports need - so ECG is
+    shown but kept out of rankings and pooled summaries (`ubpe.lab.validity`).
+    """
     with zipfile.ZipFile(archive_path("scipy")) as wheel:
         with np.load(io.BytesIO(wheel.read(ECG_MEMBER))) as stored:
             raw = stored["ecg"].astype(np.float64)
@@ -171,7 +177,11 @@ def _ppg_values(text: str) -> np.ndarray:
 
 def ppg(window: int = PPG_WINDOW) -> RawCorpus:
     """PPG: heartpy's three bundled photoplethysmograms (about 86,000 samples in all) and
-    systole's 5.5-minute recording (75 Hz), resampled to 100 Hz."""
+    systole's 5.5-minute recording (75 Hz), resampled to 100 Hz.
+
+    Unit of independence: the *recording*; block: a 2-second window, split in time. Four
+    recordings: shown, kept out of rankings and pooled summaries (`ubpe.lab.validity`).
+    """
     acc = _Windows(window, "ppg")
     with zipfile.ZipFile(archive_path("heartpy")) as wheel:
         for member in PPG_FILES:
@@ -192,13 +202,23 @@ def timeseries(window: int = TIMESERIES_WINDOW) -> RawCorpus:
 
     sunspots, Mauna Loa CO2 (weekly), Nile flow, euro-area electrical equipment orders, twelve
     US macro series, El Niño temperatures (months in order) and fertility rates of 218 countries.
+
+    Unit of independence: the *source dataset* (its statsmodels folder: sunspots, co2, nile,
+    elec_equip, macrodata, elnino, fertility - seven), not the series. The twelve macro series
+    are one economy's quarters (GDP, consumption, investment ... move together) and the 218
+    fertility series share years and a global trend; windows of one source are no more
+    independent than windows of one recording. Block size: one window (`TIMESERIES_WINDOW`
+    samples); the split stays per series (its last 20 % of windows held out). Seven units is
+    fewer than the ten the reports need (`ubpe.lab.validity`), so time series are shown
+    but kept out of rankings and pooled summaries.
     """
     acc = _Windows(window, "timeseries")
     with zipfile.ZipFile(archive_path("statsmodels")) as wheel:
         for member, column in TIMESERIES_COLUMNS:
             rows = _read_csv(wheel, member)
             dataset = member.split("/", 1)[0]
-            acc.add(f"{dataset}:{column}", _without_nan([_number(r[column]) for r in rows]))
+            acc.add(f"{dataset}:{column}", _without_nan([_number(r[column]) for r in rows]),
+                    unit=dataset)
         elnino = _read_csv(wheel, ELNINO_FILE)
         months = [_number(value) for row in elnino for key, value in row.items() if key != "YEAR"]
         acc.add("elnino", _without_nan(months))
@@ -206,5 +226,5 @@ def timeseries(window: int = TIMESERIES_WINDOW) -> RawCorpus:
         rows = list(csv.reader(io.StringIO(text)))
         for row in rows[1:]:
             values = _without_nan([_number(v) for v in row[FERTILITY_FIRST_YEAR_COLUMN:]])
-            acc.add(f"fertility:{row[1]}", values, series="fertility")
+            acc.add(f"fertility:{row[1]}", values, series="fertility", unit="fertility")
     return acc.corpus("0.14.6")

@@ -1,4 +1,4 @@
-"""The beam study (experiments.beam) on tiny cases, against brute-force enumeration."""
+"""The beam study (ubpe.lab.beam) on tiny cases, against brute-force enumeration."""
 
 from __future__ import annotations
 

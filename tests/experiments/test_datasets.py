@@ -282,7 +282,7 @@ def test_dna_is_split_by_blocks_of_acgt_runs():
     assert list(bio.acgt_pieces("NNACGTNACGTACGTRAC", 4)) == [(2, "ACGT"), (7, "ACGT"), (11, "ACGT")]
     train = _load("dna", "train", max_symbols=ALL)
     heldout = _load("dna", "heldout", max_symbols=ALL)
-    assert train.unit == "10-kbp block" and not set(train.doc_units) & set(heldout.doc_units)
+    assert train.unit == "50-kbp block" and not set(train.doc_units) & set(heldout.doc_units)
     assert heldout.n_units >= 8
 
 
@@ -297,8 +297,8 @@ def test_chorales_are_in_one_split_once():
 
 def test_every_dataset_declares_its_unit():
     units = {"kjv": "book", "shakespeare": "work", "udhr": "language", "stdlib": "file",
-             "dna": "10-kbp block", "protein": "protein", "ecg": "recording", "ppg": "recording",
-             "chorales": "chorale", "timeseries": "series"}
+             "dna": "50-kbp block", "protein": "protein", "ecg": "recording", "ppg": "recording",
+             "chorales": "chorale", "timeseries": "source dataset"}
     assert set(units) == set(list_datasets())
     for name, unit in units.items():
         ds = _load(name, "heldout", max_symbols=20_000)

@@ -1,4 +1,4 @@
-"""Every metric of `experiments.metrics` on small hand-computed examples."""
+"""Every metric of `ubpe.lab.metrics` on small hand-computed examples."""
 
 import math
 

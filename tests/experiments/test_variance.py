@@ -40,10 +40,12 @@ def test_spread_and_order_stability():
         "study": "replicate", "dataset": "d", "seed": [0, 0, 1, 1, 2, 2],
         "encoder": ["a", "b"] * 3,
         "tokens_per_symbol": [0.5, 0.6, 0.52, 0.58, 0.61, 0.55],
-        "bits_per_symbol": [2.0, 2.1, 2.0, 2.2, 1.9, 2.3]})
+        "bits_per_symbol": [2.0, 2.1, 2.0, 2.2, 1.9, 2.3],
+        "symbol_bits_per_symbol": 2.15, "uniform_bits_per_symbol": 3.0})
     s = spread(rows).set_index("encoder")
     assert s.loc["a", "replicates"] == 3
     assert s.loc["a", "tps_mean"] == pytest.approx((0.5 + 0.52 + 0.61) / 3)
     assert s.loc["b", "bits_max"] == pytest.approx(2.3)
     assert s.loc["a", "order_stable_tokens_per_symbol"] == pytest.approx(2 / 3)
     assert s.loc["a", "order_stable_bits_per_symbol"] == pytest.approx(1.0)
+    assert s.loc["a", "above_baseline"] == 0 and s.loc["b", "above_baseline"] == 2  # 2.2 and 2.3

@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from ubpe.lab import validity
 from ubpe.lab.formatting import (
     _interval,
     _kind_key,
@@ -86,18 +87,22 @@ def _summary(comparisons: pd.DataFrame, run: dict[str, Any]) -> list[str]:
     if comparisons.empty:
         return []
     kinds = sorted(dict.fromkeys(comparisons["kind"]), key=_kind_key)
+    few = comparisons["n_units"].map(validity.too_few_units)
+    left_out = sorted(set(comparisons.loc[few, "dataset"]))
+    counted = comparisons[~few]
     rows = []
     for index, question in enumerate(run["config"]["comparisons"]):
-        sub = comparisons[comparisons["question"] == index]
+        sub = counted[counted["question"] == index]
         row = {"question (a vs b)": f"{index + 1}. `{question['a']}` vs `{question['b']}`"}
         for kind in kinds:
             cells = sub[sub["kind"] == kind]
             if cells.empty:
-                row[kind] = "not run" if sub.empty else "–"
+                row[kind] = ("few units ‡" if kind in set(comparisons.loc[few, "kind"])
+                             else "not run" if sub.empty else "–")
                 continue
             counts = cells["verdict"].value_counts()
             row[kind] = ", ".join(f"{SHORT_VERDICTS.get(v, v)} {counts[v]}/{len(cells)}"
-                                  for v in counts.index)
+                                  for v in counts.index) + f" ({cells['dataset'].nunique()} datasets)"
         rows.append(row)
     return ["## Summary", "",
             "Per question and dataset kind: in how many settings (datasets x vocabulary sizes x "
@@ -106,8 +111,11 @@ def _summary(comparisons: pd.DataFrame, run: dict[str, Any]) -> list[str]:
             f"{run['config']['stats']['alpha']}), no significant difference (n.s.), too few "
             "units to test, or an answer that holds by construction. The settings of one "
             "dataset share its held-out units: they are not independent replications (nested "
-            "vocabulary sizes over the same documents). Details, effect sizes and intervals "
-            "under *Answers per dataset kind*.", "",
+            "vocabulary sizes over the same documents), so each cell also says over how many "
+            "datasets its settings are. Details, effect sizes and intervals under *Answers per "
+            "dataset kind*."
+            + (f" Not counted here (‡, fewer than {validity.MIN_UNITS} held-out units; their tests "
+               f"are in the answers below): {', '.join(left_out)}." if left_out else ""), "",
             _table(pd.DataFrame(rows)), ""]
 
 
@@ -140,7 +148,8 @@ def _answers(comparisons: pd.DataFrame, documents: pd.DataFrame, run: dict[str, 
         rows = rows.assign(_k=rows["kind"].map(_kind_key), _s=rows["size"].map(_size_key))
         rows = rows.sort_values(["_k", "dataset", "_s", "n_candidates"], kind="stable")
         for kind, sub in rows.groupby("kind", sort=False):
-            datasets = ", ".join(dict.fromkeys(sub["dataset"]))
+            datasets = ", ".join(d + (" ‡" if validity.too_few_units(u) else "")
+                                 for d, u in dict.fromkeys(zip(sub["dataset"], sub["n_units"])))
             lines.append(f"- **{kind}** ({datasets}): {_answer_word(sub)} - {_claim(sub, a, b)}.")
         lines.append("")
         table = pd.DataFrame({

@@ -36,6 +36,8 @@ that take one). ``experiments/configs/default.toml`` is the documented example; 
     n_candidates = [1, 50]                 # the training split, at these grid settings
     order = 3                              # (`ubpe.lab.downstream`)
     discount = 0.75
+    orders = [2, 3, 4, 5]                  # the ranking's sensitivity to the order ...
+    train_fractions = [0.25, 0.5, 1.0]     # ... and to the training size
 
     [beam]                                 # the tf-idf beam at several widths against the
     size = "+1024"                         # exact optimum, universal fit of this setting
@@ -202,6 +204,10 @@ class DownstreamConfig:
     n_candidates: tuple[int, ...] = (50,)
     order: int = 3
     discount: float = 0.75
+    #: the ranking's sensitivity: every order here (full training split), and every share of
+    #: the training documents here (at ``order``)
+    orders: tuple[int, ...] = (2, 3, 4, 5)
+    train_fractions: tuple[float, ...] = (0.25, 0.5, 1.0)
 
 
 @dataclass(frozen=True)
@@ -536,8 +542,9 @@ def _downstream(table: Any) -> DownstreamConfig | None:
     """The ``[downstream]`` table (`ubpe.lab.downstream.DownstreamConfig`), checked."""
     if table is None:
         return None
-    if not isinstance(table, dict) or set(table) - {"sizes", "n_candidates", "order", "discount"}:
-        raise ConfigError("[downstream] takes sizes, n_candidates, order and discount")
+    keys = {"sizes", "n_candidates", "order", "discount", "orders", "train_fractions"}
+    if not isinstance(table, dict) or set(table) - keys:
+        raise ConfigError("[downstream] takes " + ", ".join(sorted(keys)))
     sizes = tuple(str(_check_size(s)) for s in table.get("sizes", ["+1024"]))
     n_candidates = _int_list(table.get("n_candidates", [50]), "downstream.n_candidates", 1)
     order = table.get("order", 3)
@@ -546,4 +553,13 @@ def _downstream(table: Any) -> DownstreamConfig | None:
         raise ConfigError(f"downstream.order must be an int in 2 .. 5, got {order!r}")
     if isinstance(discount, bool) or not isinstance(discount, (int, float)) or not 0 < discount < 1:
         raise ConfigError(f"downstream.discount must be in (0, 1), got {discount!r}")
-    return DownstreamConfig(sizes, n_candidates, order, float(discount))
+    orders = table.get("orders", [2, 3, 4, 5])
+    if not isinstance(orders, list) or not orders or any(
+            isinstance(k, bool) or not isinstance(k, int) or not 2 <= k <= 5 for k in orders):
+        raise ConfigError(f"downstream.orders must be a list of ints in 2 .. 5, got {orders!r}")
+    fractions = table.get("train_fractions", [0.25, 0.5, 1.0])
+    if not isinstance(fractions, list) or not fractions or any(
+            isinstance(f, bool) or not isinstance(f, (int, float)) or not 0 < f <= 1 for f in fractions):
+        raise ConfigError(f"downstream.train_fractions must be a list of numbers in (0, 1], got {fractions!r}")
+    return DownstreamConfig(sizes, n_candidates, order, float(discount), tuple(sorted(set(orders))),
+                            tuple(sorted({float(f) for f in fractions})))

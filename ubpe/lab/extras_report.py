@@ -14,7 +14,8 @@ from typing import Any
 
 import pandas as pd
 
-from ubpe.lab.formatting import _kind_key, _num, _p, _pct, _ratio_pct, _table
+from ubpe.lab import validity
+from ubpe.lab.formatting import _kind_key, _num, _p, _pct, _ratio_pct, _span, _table
 
 _READ = {"dtype": {"size": str, "encoder": str, "a": str, "b": str}}
 
@@ -37,6 +38,9 @@ def downstream_section(folder: Path, run: dict[str, Any]) -> list[str]:
     summary = _read(folder, "downstream")
     if summary.empty:
         return []
+    if "ranked" not in summary:  # a result from before issue 27: no baselines to read
+        summary = summary.assign(ranked="", below_baseline=False)
+    summary["ranked"] = summary["ranked"].fillna("")
     comparisons = _read(folder, "downstream_comparisons")
     cfg = run["config"].get("downstream") or {}
     order, discount = int(summary["order"].iloc[0]), float(summary["discount"].iloc[0])
@@ -50,66 +54,205 @@ def downstream_section(folder: Path, run: dict[str, Any]) -> list[str]:
              "`tests/experiments/test_ngram.py`) is trained on those tokens; each held-out document, encoded "
              "the same way, costs -log2 p of its tokens and of its end. **bits/symbol** = held-out "
              "bits / held-out symbols, comparable across tokenisations of the same text (lower "
-             "is better: the model predicts the text better). Ids the training tokenisation never "
-             "produced are not mapped to an unknown token: the model's lowest order is "
-             "interpolated with the uniform distribution over every id of the vocabulary and the "
-             "end symbol, so such a token costs about log2 |V| bits plus its back-off weights - "
-             "their share of held-out tokens is the *unseen* column range below.", ""]
+             "is better). Ids the training tokenisation never produced are not mapped to an "
+             "unknown token: the model's lowest order is interpolated with the uniform "
+             "distribution over every id of the vocabulary and the end symbol; what they cost "
+             "is measured below (*unseen tokens*).", "",
+             "**Baselines** (`experiments/baselines.py`), beside every tokenisation: *symbols* - "
+             "the same model (order, discount, training documents) over the symbols, i.e. no "
+             "merges; *uniform* - log2 of the alphabet size. A cell marked † is above a "
+             "baseline: its token model predicts the text worse than not tokenising. A setting "
+             "with a † cell, or of a dataset with fewer than "
+             f"{validity.MIN_UNITS} held-out units (‡), is **not ranked** (no bold, no rank, no "
+             "test below). *mixture*: the best tokenisation's bits under the per-document "
+             "mixture (token model + symbol model) / 2, never more than one bit a document "
+             "above the better of the two.", ""]
     for n_candidates in sorted(summary["n_candidates"].unique()):
-        part = _sorted(summary[summary["n_candidates"] == n_candidates])
-        table = part.pivot_table(index=["kind", "dataset", "size"], columns="encoder",
-                                 values="bits_per_symbol", sort=False)
-        specs = [s for s in dict.fromkeys(part["encoder"]) if s in table.columns]
-        table = table[specs].reset_index()
-        best = table[specs].idxmin(axis=1)
-        for spec in specs:
-            table[spec] = [f"**{_num(v)}**" if spec == b else _num(v) for v, b in zip(table[spec], best)]
-        table.columns = [f"`{c}`" if ":" in c else c for c in table.columns]
-        lines += [f"### Bits per symbol, n_candidates = {n_candidates} (bold: lowest)", "",
-                  _table(table), ""]
+        lines += [f"### Bits per symbol, n_candidates = {n_candidates} (bold: lowest in a ranked setting)", "",
+                  _table(_bits_table(summary[summary["n_candidates"] == n_candidates])), ""]
+    lines += _cost_table(summary)
     lines += _ranks(summary)
+    lines += _sensitivity(_read(folder, "downstream_sensitivity"), order)
     if not comparisons.empty:
         lines += _downstream_tests(comparisons, run)
     return lines
 
 
-def _ranks(summary: pd.DataFrame) -> list[str]:
-    """Mean rank of each encoder by bits and by length, and how the two orders agree."""
-    ranks = (summary.groupby("encoder", sort=False)
-             .agg(settings=("rank_bits", "size"), bits=("rank_bits", "mean"),
-                  length=("rank_length", "mean"), bps=("bits_per_symbol", "median"),
-                  tps=("tokens_per_symbol", "median"))
-             .sort_values("bits").reset_index())
-    best_bits = summary.loc[summary.groupby(["dataset", "size", "n_candidates"])["bits_per_symbol"].idxmin()]
-    best_len = summary.loc[summary.groupby(["dataset", "size", "n_candidates"])["tokens_per_symbol"].idxmin()]
-    wins = best_bits["encoder"].value_counts()
-    table = pd.DataFrame({
-        "encoder": "`" + ranks["encoder"] + "`", "settings": ranks["settings"],
-        "mean rank by bits": ranks["bits"].map(lambda v: _num(v, 2)),
-        "mean rank by length": ranks["length"].map(lambda v: _num(v, 2)),
-        "lowest bits in": [f"{wins.get(e, 0)}" for e in ranks["encoder"]],
-        "median bits/symbol": ranks["bps"].map(_num), "median tokens/symbol": ranks["tps"].map(_num)})
-    correlations = []
-    for _, group in summary.groupby(["dataset", "size", "n_candidates"]):
-        if len(group) >= 3:
-            from scipy.stats import spearmanr
+def _mark(row: pd.Series) -> str:
+    """‡ for a dataset with too few units, "" otherwise."""
+    return " ‡" if row["ranked"] == validity.FEW_UNITS else ""
 
-            correlations.append(float(spearmanr(group["tokens_per_symbol"], group["bits_per_symbol"]).statistic))
-    same = int((best_bits["encoder"].to_numpy() == best_len.set_index(["dataset", "size", "n_candidates"])
-                .loc[best_bits.set_index(["dataset", "size", "n_candidates"]).index]["encoder"].to_numpy()).sum())
-    unseen = summary["unseen_share"]
-    return ["### Ranking: bits against length", "",
-            "Rank 1 = lowest bits per symbol (or fewest tokens per symbol) among the encoders of "
-            "one setting (dataset x size x n_candidates), averaged over the settings.", "",
-            _table(table), "",
-            f"- across the {len(correlations)} settings, the Spearman correlation between an "
-            f"encoder's tokens/symbol and its bits/symbol has median "
-            f"{_num(float(pd.Series(correlations).median()), 2)} (range "
-            f"{_num(min(correlations), 2)} to {_num(max(correlations), 2)}); the encoder with "
-            f"the fewest tokens also has the fewest bits in {same} of {len(best_bits)} settings",
-            f"- unseen held-out tokens (ids absent from the training tokenisation): "
-            f"{unseen.min() * 100:.2f} % to {unseen.max() * 100:.2f} % of held-out tokens (median "
-            f"{unseen.median() * 100:.2f} %)", ""]
+
+def _bits_table(part: pd.DataFrame) -> pd.DataFrame:
+    """One row per dataset and size: every encoder's bits/symbol (bold: lowest where ranked; †:
+    above a baseline), the baselines, the mixture and whether the setting is ranked."""
+    part = _sorted(part)
+    specs = list(dict.fromkeys(part["encoder"]))
+    rows = []
+    for (kind, dataset, size), cells in part.groupby(["kind", "dataset", "size"], sort=False):
+        by = cells.set_index("encoder")
+        first = cells.iloc[0]
+        ranked = first["ranked"] == ""
+        best = by["bits_per_symbol"].idxmin()
+        row = {"kind": kind, "dataset": dataset + _mark(first), "size": size}
+        for spec in specs:
+            if spec not in by.index:
+                row[f"`{spec}`"] = "–"
+                continue
+            text = _num(by.loc[spec, "bits_per_symbol"]) + (" †" if by.loc[spec, "below_baseline"] else "")
+            row[f"`{spec}`"] = f"**{text}**" if ranked and spec == best else text
+        if "symbol_bits_per_symbol" in cells:
+            row["symbols"] = _num(first["symbol_bits_per_symbol"])
+            row["uniform"] = _num(first["uniform_bits_per_symbol"])
+            row["mixture (best)"] = _num(cells["mixture_bits_per_symbol"].min())
+        row["ranked"] = "yes" if ranked else f"no: {first['ranked']}"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _cost_table(summary: pd.DataFrame) -> list[str]:
+    """Unseen tokens and document ends: what they cost, per setting (ranges over encoders)."""
+    if "unseen_bits_share" not in summary:
+        return []
+    rows = []
+    for (kind, dataset, size, n_cand), cells in _sorted(summary).groupby(
+            ["kind", "dataset", "size", "n_candidates"], sort=False):
+        worst = cells.loc[cells["unseen_bits_share"].idxmax()]
+        rows.append({"dataset": dataset + _mark(cells.iloc[0]), "size": size, "n_cand.": n_cand,
+                     "training tokens": f"{int(cells['train_tokens'].min()):,}-{int(cells['train_tokens'].max()):,}",
+                     "unseen share of tokens": _range(cells["unseen_share"], percent=True),
+                     "unseen share of bits": _range(cells["unseen_bits_share"], percent=True),
+                     "bits per unseen token": _range(cells["bits_per_unseen_token"], digits=1),
+                     "most bits on unseen": (f"`{worst['encoder']}` ({int(worst['unseen_tokens']):,} tokens)"
+                                             if worst["unseen_tokens"] else "–"),
+                     "end-of-document share of bits": _range(cells["end_bits_share"], percent=True)})
+    table = pd.DataFrame(rows)
+    per_unseen = summary["bits_per_unseen_token"].dropna()
+    ends = summary["end_bits_share"]
+    return ["### What unseen tokens and document ends cost", "",
+            "Per setting, ranges over its encoders: held-out tokens whose id the training "
+            "tokenisation never produced (share of tokens, share of the held-out bits they "
+            "cost, bits per such token), and the share of the bits spent on predicting each "
+            "document's end."
+            + (f" Over every setting an unseen token costs "
+               f"{_span(_num(per_unseen.min(), 1), _num(per_unseen.max(), 1))} bits; the end of a document "
+               f"{ends.min() * 100:.1f} % to {ends.max() * 100:.1f} % of the bits."
+               if len(per_unseen) else ""), "", _table(table), ""]
+
+
+def _range(values: pd.Series, *, percent: bool = False, digits: int = 3) -> str:
+    values = values.dropna()
+    if values.empty:
+        return "–"
+    scale, unit = (100.0, " %") if percent else (1.0, "")
+    low, high = values.min() * scale, values.max() * scale
+    digits = 1 if percent else digits
+    return f"{low:.{digits}f}{unit}" if round(low, digits) == round(high, digits) else \
+        f"{low:.{digits}f}-{high:.{digits}f}{unit}"
+
+
+def _ranks(summary: pd.DataFrame) -> list[str]:
+    """Per group (text, non-text), over ranked settings only: each encoder's mean rank by bits
+    and by length (per dataset the mean over its settings, then the mean over datasets: the
+    settings of one dataset are not independent), and the length-bits correlation per dataset."""
+    ranked = summary[summary["ranked"] == ""]
+    not_ranked = summary[summary["ranked"] != ""].drop_duplicates(["dataset", "size", "n_candidates"])
+    lines = ["### Ranking: bits against length, per group", "",
+             "Only ranked settings (see above). Rank 1 = lowest bits per symbol (or fewest tokens "
+             "per symbol) among the encoders of one setting (dataset x size x n_candidates). The "
+             "settings of one dataset share their held-out documents, so each dataset counts "
+             "once: its encoders' ranks are averaged over its settings, then over datasets. Text "
+             "(prose, multilingual, code) and non-text are never pooled.", ""]
+    for name in validity.GROUPS:
+        part = ranked[ranked["kind"].map(validity.group) == name]
+        skipped = not_ranked[not_ranked["kind"].map(validity.group) == name]
+        why = "; ".join(f"{d} ({', '.join(sorted(set(g['ranked'])))})"
+                        for d, g in skipped.groupby("dataset", sort=True))
+        if part.empty:
+            lines += [f"**{name}**: no ranked setting" + (f" - not ranked: {why}" if why else "") + ".", ""]
+            continue
+        per_dataset = part.groupby(["dataset", "encoder"], sort=False).agg(
+            bits=("rank_bits", "mean"), length=("rank_length", "mean"),
+            bps=("bits_per_symbol", "median"), tps=("tokens_per_symbol", "median")).reset_index()
+        table = (per_dataset.groupby("encoder", sort=False)
+                 .agg(datasets=("dataset", "nunique"), bits=("bits", "mean"), length=("length", "mean"),
+                      bps=("bps", "median"), tps=("tps", "median"))
+                 .sort_values("bits").reset_index())
+        best = per_dataset.loc[per_dataset.groupby("dataset")["bits"].idxmin()]
+        wins = best["encoder"].value_counts()
+        n_settings = part[["dataset", "size", "n_candidates"]].drop_duplicates().shape[0]
+        lines += [f"**{name}**: {part['dataset'].nunique()} datasets ({', '.join(sorted(part['dataset'].unique()))}), "
+                  f"{n_settings} ranked settings" + (f"; not ranked: {why}" if why else "") + ".", "",
+                  _table(pd.DataFrame({
+                      "encoder": "`" + table["encoder"] + "`", "datasets": table["datasets"],
+                      "mean rank by bits": table["bits"].map(lambda v: _num(v, 2)),
+                      "mean rank by length": table["length"].map(lambda v: _num(v, 2)),
+                      "best by bits in (datasets)": [f"{wins.get(e, 0)}" for e in table["encoder"]],
+                      "median bits/symbol": table["bps"].map(_num),
+                      "median tokens/symbol": table["tps"].map(_num)})), ""]
+        correlations = _correlations(part)
+        if not correlations.empty:
+            lines += [f"Spearman correlation of tokens/symbol and bits/symbol across the encoders of "
+                      f"a setting, per dataset (median over its ranked settings): "
+                      + ", ".join(f"{r.dataset} {_num(r.rho, 2)} ({r.settings})" for r in correlations.itertuples())
+                      + f"; positive (shorter is better) in {int((correlations['rho'] > 0).sum())} of "
+                      f"{len(correlations)} datasets.", ""]
+    return lines
+
+
+def _correlations(part: pd.DataFrame) -> pd.DataFrame:
+    from scipy.stats import spearmanr
+
+    rows = []
+    for (dataset, _, _), group in part.groupby(["dataset", "size", "n_candidates"], sort=True):
+        if len(group) >= 3:
+            rows.append({"dataset": dataset,
+                         "rho": float(spearmanr(group["tokens_per_symbol"], group["bits_per_symbol"]).statistic)})
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        return frame
+    return frame.groupby("dataset").agg(rho=("rho", "median"), settings=("rho", "size")).reset_index()
+
+
+def _sensitivity(table: pd.DataFrame, order: int) -> list[str]:
+    """Per dataset and setting: the best encoder by bits at each order and training share, and
+    the rank correlation of each ranking with the configured one."""
+    if table.empty:
+        return []
+    from scipy.stats import spearmanr
+
+    table = table.assign(ranked=table["ranked"].fillna(""))
+    variants = table[["order", "train_fraction"]].drop_duplicates()
+    variants = variants.iloc[sorted(range(len(variants)), key=lambda i: (
+        variants["train_fraction"].iloc[i] < 1, variants["order"].iloc[i], variants["train_fraction"].iloc[i]))]
+    reference = table[(table["order"] == order) & (table["train_fraction"] == 1.0)]
+    rows = []
+    for (kind, dataset, size, n_cand), cells in _sorted(table).groupby(
+            ["kind", "dataset", "size", "n_candidates"], sort=False):
+        ref = reference[(reference["dataset"] == dataset) & (reference["size"] == size)
+                        & (reference["n_candidates"] == n_cand)].set_index("encoder")["bits_per_symbol"]
+        row = {"dataset": dataset + _mark(cells.iloc[0]), "size": size, "n_cand.": n_cand}
+        for v in variants.itertuples():
+            here = cells[(cells["order"] == v.order) & (cells["train_fraction"] == v.train_fraction)]
+            label = f"order {v.order}" if v.train_fraction == 1.0 else f"{v.train_fraction:g} of train"
+            if here.empty:
+                continue
+            best = here.loc[here["bits_per_symbol"].idxmin()]
+            if here["ranked"].iloc[0] != "":
+                n_below = int(here["below_baseline"].sum())
+                row[label] = f"not ranked ({n_below}/{len(here)} †)" if n_below else "not ranked"
+                continue
+            rho = float(spearmanr(here.set_index("encoder")["bits_per_symbol"].reindex(ref.index), ref).statistic)
+            row[label] = f"`{best['encoder']}` (ρ {_num(rho, 2)})"
+        rows.append(row)
+    return ["### Sensitivity of the ranking to the order and to the training size", "",
+            f"Per setting: the encoder with the fewest bits at each order (the whole training "
+            f"split) and with each share of the training documents (every 4th, every 2nd; order "
+            f"{order}), and ρ, the Spearman correlation of that ranking with the order-{order} "
+            "ranking on the whole split. *not ranked (k/n †)*: k of the n tokenisations are above "
+            "the symbol-level model of the same order and data (or the uniform baseline); "
+            "the baselines per order are in `downstream_sensitivity.csv`.", "",
+            _table(pd.DataFrame(rows)), ""]
 
 
 def _downstream_tests(comparisons: pd.DataFrame, run: dict[str, Any]) -> list[str]:
@@ -125,6 +268,8 @@ def _downstream_tests(comparisons: pd.DataFrame, run: dict[str, Any]) -> list[st
             cells = sub[sub["kind"] == kind]
             counts = cells["verdict"].value_counts()
             row[kind] = ", ".join(f"{_short(v)} {counts[v]}/{len(cells)}" for v in counts.index) or "–"
+            if not cells.empty:
+                row[kind] += f" ({cells['dataset'].nunique()} datasets)"
         rows.append(row)
     detail = _sorted(comparisons.assign(  # the columns first, then the order
         q=comparisons["question"] + 1,
@@ -141,8 +286,9 @@ def _downstream_tests(comparisons: pd.DataFrame, run: dict[str, Any]) -> list[st
             "bits of `a` and `b` summed over the unit's documents, Wilcoxon signed-rank on the "
             f"per-unit log ratios, Holm over these {n_tests} tests (a family of its own), "
             "Hodges-Lehmann changes with Holm-consistent intervals in "
-            "`downstream_comparisons.csv`. No comparison holds by construction here: the "
-            "fewest-tokens encoder is not the fewest-bits one.", "",
+            "`downstream_comparisons.csv`. Only ranked settings are tested (none above a "
+            "baseline, none with too few units). No comparison holds by construction here: the "
+            "fewest-tokens encoder minimises tokens, not bits.", "",
             _table(pd.DataFrame(rows)), "", _table(detail), ""]
 
 

@@ -27,8 +27,8 @@ with those two lines changed.
 
 Documents are padded as NLTK pads them for training with left context: ``order - 1``
 beginning-of-document symbols on the left and one end-of-document symbol on the right, which
-is predicted (so the model pays for knowing where a document ends, the same for every
-tokenisation). Counts are the *everygrams* of the padded documents (every k-gram, k = 1 ...
+is predicted (so the model pays for knowing where a document ends; what that costs differs
+between tokenisations - its share of the bits is a column of the downstream report). Counts are the *everygrams* of the padded documents (every k-gram, k = 1 ...
 order, at every position), as NLTK counts them.
 
 >>> lm = KneserNeyLM(order=2, discount=0.75).fit([np.array([0, 1, 0, 1])], vocab_size=3)

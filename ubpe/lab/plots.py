@@ -194,6 +194,13 @@ def plot_bits_per_symbol(downstream: pd.DataFrame, path: Path) -> Path | None:
                         markerfacecolor="none" if hollow else colour[name])
         title = dataset if len(sizes) == 1 else f"{dataset} {size}"
         ax.set_title(f"{title} ({part['kind'].iloc[0]})", fontsize=10)
+        for column, style in _BASELINES:  # drawn, never clipped away by the axis limits
+            if column in part:
+                ax.axhline(float(part[column].iloc[0]), color="black", linewidth=0.9, linestyle=style)
+        if "below_baseline" in part:
+            below = part[part["below_baseline"].astype(bool)]
+            ax.plot(below["tokens_per_symbol"], below["bits_per_symbol"], linestyle="none", marker="x",
+                    markersize=8, color="black")
     _label_panels(axes, "held-out tokens / symbol", "held-out bits / symbol")
     handles = [plt.Line2D([], [], color=colour[n], linewidth=3) for n in names]
     labels = [f"encoder {n}" for n in names]
@@ -205,10 +212,18 @@ def plot_bits_per_symbol(downstream: pd.DataFrame, path: Path) -> Path | None:
         handles += [plt.Line2D([], [], color="grey", marker="o", linestyle="none",
                                markerfacecolor=face) for face in ("none", "grey")]
         labels += [f"n_candidates {n_cands[0]}", f"n_candidates {n_cands[-1]}"]
+    if "uniform_bits_per_symbol" in table:
+        handles += [plt.Line2D([], [], color="black", linewidth=0.9, linestyle=style) for _, style in _BASELINES]
+        handles += [plt.Line2D([], [], color="black", marker="x", linestyle="none")]
+        labels += ["uniform: log2 |alphabet|", "symbol-level n-gram (no merges)", "above a baseline"]
     _finish(fig, axes, f"Held-out bits per symbol under a Kneser-Ney n-gram model (lower is "
                        f"better) against tokens per symbol, vocabulary {', '.join(sizes)}", path,
             (handles, labels))
     return path
+
+
+#: The baselines drawn on the bits plot: (column of downstream.csv, line style).
+_BASELINES = (("uniform_bits_per_symbol", "--"), ("symbol_bits_per_symbol", ":"))
 
 
 def plot_beam_sweep(beam_summary: pd.DataFrame, path: Path) -> Path | None:
@@ -243,6 +258,7 @@ def plot_beam_sweep(beam_summary: pd.DataFrame, path: Path) -> Path | None:
         ax.minorticks_off()
         ax.set_xlabel("beam width (top_n)", fontsize=9)
         ax.set_ylabel(label, fontsize=9)
+        ax.set_ylim(bottom=0)  # shares and gaps from 0, so a small change does not look large
         ax.tick_params(labelsize=8)
         ax.grid(True, alpha=0.3)
     extra = ([plt.Line2D([], [], color="grey", linestyle="-" if j == 0 else "--")

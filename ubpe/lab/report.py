@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from ubpe.lab import plots
+from ubpe.lab import plots, validity
 from ubpe.lab import stats as S
 from ubpe.lab.answers import _answers, _summary
 from ubpe.lab.extras_report import _read, beam_section, downstream_section
@@ -81,11 +81,12 @@ def _settings(run: dict[str, Any], n_tests: int) -> list[str]:
         f"excludes 0 exactly when the verdict is significant). Comparisons with fewer than "
         f"{S.MIN_UNITS} units are not tested (the exact two-sided test cannot reach p < 0.05); "
         f"comparisons of the fewest-tokens encoder with another encoder on the same vocabulary "
-        f"hold by construction and are labelled, not tested. With {n_tests} tests, the "
-        f"smallest Holm threshold is {stats['alpha']} / {n_tests}: a comparison over fewer "
-        f"than {_units_to_reach(stats['alpha'], n_tests)} units cannot be significant whatever "
-        f"the data (the exact test's smallest p is 2 / 2^n), so a verdict of no significant "
-        f"difference there says little",
+        f"hold by construction and are labelled, not tested. Holm compares the k-th smallest "
+        f"of the {n_tests} p-values with {stats['alpha']} / ({n_tests} - k + 1); the exact "
+        f"test's smallest p over n units is 2 / 2^n, so a comparison over fewer than "
+        f"{_units_to_reach(stats['alpha'], n_tests)} units cannot pass the first step, while "
+        f"at the last step {_units_to_reach(stats['alpha'], 1)} units can: how many units a "
+        f"comparison needs depends on how many other tests are significant",
     ]
     for ds in cfg["datasets"]:
         extra = {k: v for k, v in ds.items()
@@ -145,8 +146,9 @@ def _data(datasets: pd.DataFrame) -> list[str]:
         train = group[group["split"] == "train"].iloc[0]
         held = group[group["split"] == "heldout"].iloc[0]
         settings = {k: v for k, v in json.loads(train["settings"]).items() if k != "max_symbols"}
+        few = validity.too_few_units(held["n_units"]) if not pd.isna(held.get("n_units")) else False
         rows.append({
-            "dataset": name, "kind": train["kind"], "source": train["source"],
+            "dataset": name + (" ‡" if few else ""), "kind": train["kind"], "source": train["source"],
             "version": train["source_version"], "licence": train["licence"],
             "unit": train.get("unit", "document"),
             "train docs / units / symbols":
@@ -163,8 +165,10 @@ def _data(datasets: pd.DataFrame) -> list[str]:
             "documents, first 12 hex digits; full values in `datasets.csv`). Fitting sees the "
             "training split only; every metric is measured on the held-out split. The *unit* is "
             "what the paired tests count as one independent observation (the documents of a "
-            "unit are summed): signals hold out the last 20 % of each recording's windows, DNA "
-            "keeps only A/C/G/T runs and splits by 10-kbp blocks, chorales appear once.", "",
+            "unit are summed); each loader's docstring (`experiments/datasets/`) says what its "
+            f"unit is and why, fixed before the results. ‡: fewer than {validity.MIN_UNITS} "
+            "held-out units - shown in every table, left out of rankings and of the summary's "
+            "counts.", "",
             _table(pd.DataFrame(rows)), ""]
 
 
@@ -321,7 +325,9 @@ def _figures(folder: Path, tables: dict[str, Any]) -> list[str]:
     if plots.plot_bits_per_symbol(_read(folder, "downstream"), folder / "bits_per_symbol.png"):
         lines += ["Downstream proxy: look at whether the shortest encodings (left) are also the "
                   "lowest (fewest bits per symbol); points low and to the right mean longer "
-                  "tokenisations that model the text better.", "",
+                  "tokenisations that model the text better. Dashed: the uniform baseline "
+                  "(log2 |alphabet|, 2.0 for DNA); dotted: the symbol-level n-gram; ×: a "
+                  "tokenisation above a baseline (not ranked).", "",
                   "![bits per symbol](bits_per_symbol.png)", ""]
     if plots.plot_beam_sweep(_read(folder, "beam_summary"), folder / "beam_sweep.png"):
         lines += ["The tf-idf beam: look at how the share of documents a wider beam improves "
@@ -336,6 +342,32 @@ def _figures(folder: Path, tables: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _without_copies(comparisons: pd.DataFrame, saturated: dict[tuple[str, int, str], str]) -> pd.DataFrame:
+    """The comparisons minus those of settings that repeat a smaller size (counted once)."""
+    if comparisons.empty or not saturated:
+        return comparisons
+    copy = [(d, int(n), str(s)) in saturated for d, n, s in
+            zip(comparisons["dataset"], comparisons["n_candidates"], comparisons["size"])]
+    return comparisons[~pd.Series(copy, index=comparisons.index)]
+
+
+def _saturated(saturated: dict[tuple[str, int, str], str]) -> list[str]:
+    if not saturated:
+        return []
+    items = "; ".join(f"{d} {s} (n_candidates {n}) = {smaller}" for (d, n, s), smaller in saturated.items())
+    return [f"**Saturated sizes, counted once**: {items} - every cell has the same vocabulary size "
+            "and held-out length as at the smaller size (the fit ran out of merges), so these "
+            "settings are copies: they stay in the tables but not in the summary's counts.", ""]
+
+
+def stale_banner(folder: Path) -> list[str]:
+    """A warning at the top of a report listed in ``results/STALE.toml`` (`experiments.freshness`)."""
+    from experiments.freshness import known_stale
+
+    reason = known_stale().get(Path(folder).name)
+    return [f"> **Stale**: this result no longer matches today's data loaders - {reason}", ""] if reason else []
+
+
 def render_report(folder: Path) -> Path:
     """Draw the plots and write ``README.md`` in ``folder`` from its CSV files and run.json."""
     folder = Path(folder)
@@ -343,14 +375,16 @@ def render_report(folder: Path) -> Path:
         stale.unlink()
     tables = read_results(folder)
     run, comparisons = tables["run"], tables["comparisons"]
-    header = [f"# Experiment `{run['experiment']}`", "", run["description"], ""]
+    header = [f"# Experiment `{run['experiment']}`", "", run["description"], "", *stale_banner(folder)]
     n_tests = int(comparisons["p_value"].notna().sum()) if not comparisons.empty else 0
     lines = [*header, *_settings(run, n_tests), *_data(tables["datasets"]),
              *_environment(run, tables["metrics"])]
+    saturated = validity.saturated_sizes(tables["metrics"])
     if tables["metrics"].empty:
         lines += ["## Results", "", "No cell could be computed: see the settings above.", ""]
     else:
-        lines += [*_summary(comparisons, run), *_tables(tables["metrics"]),
+        lines += [*_summary(_without_copies(comparisons, saturated), run), *_saturated(saturated),
+                  *_tables(tables["metrics"]),
                   *_answers(comparisons, tables["documents"], run),
                   *downstream_section(folder, run), *beam_section(folder, run, tables["metrics"]),
                   *_figures(folder, tables), *_details(tables["metrics"])]

@@ -201,6 +201,7 @@ def run_experiment(config: ExperimentConfig, *, jobs: int | None = None, force: 
     from ubpe.encoders import available_encoders
 
     started = time.perf_counter()
+    code = provenance.git_state(exclude=["results"])  # the commit that computes, not the one at the end
     cache_dir = Path(cache_dir or CACHE_DIR)
     out = Path(results_dir or RESULTS_DIR) / config.name
     jobs = jobs or provenance.available_cores()
@@ -236,6 +237,8 @@ def run_experiment(config: ExperimentConfig, *, jobs: int | None = None, force: 
                     seconds=time.perf_counter() - started, computed=computed,
                     cached=cached_cells, force=force, dask=scheduler is not None)
     info["run"]["analysis_seconds"] = extra_seconds
+    info["data"] = data_records(datasets)
+    info["git"] = code
     info["commands"] = commands or {"run": f"ubpe experiment {config.source or config.name}",
                                     "report": "ubpe experiment report <this folder>"}
     (out / "run.json").write_text(json.dumps(info, indent=2, default=json_default) + "\n")
@@ -274,6 +277,17 @@ def _extras(config: ExperimentConfig, grid, cache_dir: Path, jobs: int, out: Pat
         (out / "tfidf_objective.json").write_text(json.dumps(found["objective"], indent=2) + "\n")
         seconds["beam"] = round(time.perf_counter() - started, 1)
     return seconds
+
+
+def data_records(datasets: list[LoadedDataset]) -> list[dict[str, Any]]:
+    """``run.json``'s ``data``: each split's load arguments and fingerprints
+    (`experiments.freshness`, which checks them against today's loaders)."""
+    from experiments.freshness import data_record
+
+    return [data_record(split, registry_name=d.config.registry_name, max_symbols=cap,
+                        options=d.config.load_options)
+            for d in datasets
+            for split, cap in ((d.train, d.config.max_symbols), (d.heldout, d.config.heldout_max_symbols))]
 
 
 def run_info(config: ExperimentConfig, available: set[str], failures: list[dict[str, Any]],

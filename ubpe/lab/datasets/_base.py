@@ -6,7 +6,7 @@ generator, so they are the same on every machine and every Python version:
 
 - a document goes to the held-out split when the hash of ``"<dataset>:<group>"`` falls below
   `HELDOUT_FRACTION` (``group`` is the document's id unless a loader keeps related documents
-  together, e.g. the four voices of one chorale, or a 10-kbp block of a genome), unless the
+  together, e.g. the four voices of one chorale, or a 50-kbp block of a genome), unless the
   loader decides the split itself (signals: the last `HELDOUT_FRACTION` of each recording's
   windows, a contiguous block, `tail_heldout`);
 - the cap walks the split's documents in the order of the hash of ``"order:<dataset>:<id>"``

@@ -1,0 +1,109 @@
+"""Is a committed result still the result of today's data? (issue 27, point 1)
+
+Every experiment writes into its ``run.json`` a ``data`` list: one record per dataset split it
+loaded, with the arguments it was loaded with and the split's fingerprints, and ``git`` (the
+commit of the code). `check` reloads each split with today's loaders and names every split
+whose fingerprints changed: a result computed on other data than the loaders give today is
+*stale*. ``tests/experiments/test_freshness.py`` runs `check` on every committed results
+folder; a folder that is known to be stale and cannot be regenerated yet is listed, with the
+reason, in ``results/STALE.toml`` and reported as such instead of failing.
+
+A split's fingerprints are its content checksum (`experiments.datasets.content_checksum`,
+SHA-256 of the documents) and a checksum of its documents' ids and units, so a change of
+the paired tests' unit (a DNA block size, a time series' source) is a change of the data
+too, though no symbol moved.
+
+>>> rec = {"dataset": "kjv", "split": "heldout", "max_symbols": 300000, "options": {}}
+>>> sorted(load_arguments(rec)[1])
+['max_symbols']
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ubpe.lab.provenance import REPO_ROOT
+
+#: The list of committed results known to be stale, with the reason (see the module docstring).
+STALE_LIST = REPO_ROOT / "results" / "STALE.toml"
+
+
+def units_checksum(ds) -> str:
+    """SHA-256 of a split's document ids and their units, in order."""
+    payload = json.dumps([list(ds.doc_ids), list(ds.doc_units), ds.unit])
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def _json_cap(max_symbols: float | None) -> int | None:
+    if max_symbols is None or (isinstance(max_symbols, float) and math.isinf(max_symbols)):
+        return None if max_symbols is None else -1
+    return int(max_symbols)
+
+
+def data_record(ds, *, registry_name: str, max_symbols: float | None,
+                options: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The ``run.json`` record of one loaded split: how to load it again, and its fingerprints.
+
+    ``max_symbols`` is what was passed to the loader (``None``: its default; ``math.inf`` is
+    recorded as -1).
+    """
+    return {"dataset": registry_name, "split": ds.split, "max_symbols": _json_cap(max_symbols),
+            "options": dict(options or {}), "n_docs": ds.n_docs, "n_symbols": ds.n_symbols,
+            "checksum": ds.checksum, "units_checksum": units_checksum(ds)}
+
+
+def load_arguments(record: dict[str, Any]) -> tuple[tuple[str, str], dict[str, Any]]:
+    """``(name, split), keyword arguments`` that load the recorded split again."""
+    cap = record["max_symbols"]
+    kwargs = {"max_symbols": math.inf if cap == -1 else cap, **record.get("options", {})}
+    return (record["dataset"], record["split"]), kwargs
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One reason a result is stale."""
+
+    dataset: str
+    split: str
+    what: str
+
+    def __str__(self) -> str:
+        return f"{self.dataset}/{self.split}: {self.what}"
+
+
+def check(run: dict[str, Any], loader=None) -> list[Finding]:
+    """What in ``run`` (a parsed ``run.json``) no longer matches today's data: [] when fresh.
+
+    ``loader`` is ``experiments.datasets.load`` unless given (tests pass a changed one). A run
+    without ``data`` records is stale: nothing says what it was computed on.
+    """
+    if loader is None:
+        from experiments.datasets import load as loader
+    records = run.get("data")
+    if not records:
+        return [Finding("*", "*", "run.json records no data checksums (written before issue 27)")]
+    found = []
+    for record in records:
+        (name, split), kwargs = load_arguments(record)
+        ds = loader(name, split, **kwargs)
+        if ds.checksum != record["checksum"]:
+            found.append(Finding(name, split, f"content checksum {record['checksum'][:12]} -> "
+                                              f"{ds.checksum[:12]} ({record['n_docs']} -> {ds.n_docs} docs)"))
+        elif units_checksum(ds) != record["units_checksum"]:
+            found.append(Finding(name, split, "same documents, other ids or units"))
+    return found
+
+
+def known_stale(path: Path = STALE_LIST) -> dict[str, str]:
+    """``results/STALE.toml``: result folder name -> why it is stale and not regenerated."""
+    if not path.exists():
+        return {}
+    with path.open("rb") as handle:
+        table = tomllib.load(handle)
+    return {name: entry["reason"] for name, entry in table.get("stale", {}).items()}

@@ -1,0 +1,83 @@
+"""What the reports may pool and conclude (issue 27): the units policy, saturated sizes and
+duplicated vocabularies shown once, and the findings' classification - on hand-made tables,
+plus the worked examples of the new modules' docstrings."""
+
+import doctest
+import importlib
+import json
+
+import pandas as pd
+import pytest
+
+from experiments import findings
+from ubpe.lab import validity
+from experiments.llm_report import duplicate_vocabularies
+
+
+@pytest.mark.parametrize("name", ["experiments.freshness", "ubpe.lab.baselines", "ubpe.lab.validity",
+                                  "experiments.findings", "experiments.llm_report"])
+def test_docstring_examples(name):
+    failures, _ = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert failures == 0
+
+
+def _metrics(rows):
+    return pd.DataFrame(rows, columns=["dataset", "n_candidates", "size", "encoder", "vocab_size",
+                                       "tokens_per_symbol"])
+
+
+def test_a_size_that_repeats_a_smaller_one_is_a_copy():
+    metrics = _metrics([("ts", 1, "+4096", "a", 4034, 0.2), ("ts", 1, "+4096", "b", 4034, 0.3),
+                        ("ts", 1, "+16384", "a", 4034, 0.2), ("ts", 1, "+16384", "b", 4034, 0.3),
+                        ("ts", 1, "+256", "a", 315, 0.5), ("ts", 1, "+256", "b", 315, 0.6),
+                        ("kjv", 1, "+4096", "a", 4000, 0.2), ("kjv", 1, "+16384", "a", 4000, 0.19)])
+    assert validity.saturated_sizes(metrics) == {("ts", 1, "+16384"): "+4096"}
+
+
+def test_a_vocabulary_that_segments_like_another_is_shown_once():
+    rows = pd.DataFrame({"vocab": ["SPM"] * 2 + ["Phi"] * 2 + ["GPT"] * 2, "dataset": "d", "encoder": "e",
+                         "doc_id": [0, 1] * 3, "n_tokens": [5, 6, 5, 6, 5, 7]})
+    assert duplicate_vocabularies(rows) == {"Phi": "SPM"}
+
+
+def _comparisons(verdicts_by_dataset, units=20):
+    rows = []
+    for dataset, (kind, verdicts) in verdicts_by_dataset.items():
+        for n_cand, verdict in zip((1, 50), verdicts):
+            rows.append({"question": 0, "dataset": dataset, "kind": kind, "size": "+1024",
+                         "n_candidates": n_cand, "n_units": units if dataset != "ecg" else 2,
+                         "verdict": verdict})
+    return pd.DataFrame(rows)
+
+
+def test_findings_split_text_from_non_text_and_count_datasets_once():
+    questions = [{"a": "x", "b": "y"}]
+    across = _comparisons({"kjv": ("prose", ["a shorter"] * 2), "dna": ("dna", ["a shorter"] * 2),
+                           "ecg": ("signal", ["a longer"] * 2)})  # ecg: too few units, not counted
+    assert findings.length_findings(across, questions, {})["across kinds"]
+    text_only = _comparisons({"kjv": ("prose", ["a shorter"] * 2), "dna": ("dna", ["a shorter", "a longer"])})
+    found = findings.length_findings(text_only, questions, {})
+    assert found["only for text"] and "non-text: mixed 1/1" in found["only for text"][0]
+    undecided = _comparisons({"kjv": ("prose", ["a shorter"] * 2), "stdlib": ("code", ["a longer"] * 2)})
+    assert findings.length_findings(undecided, questions, {})["undecided"]
+
+
+def test_bits_findings_never_rank_above_a_baseline():
+    summary = pd.DataFrame({"dataset": ["dna"] * 2 + ["kjv"] * 2, "kind": ["dna"] * 2 + ["prose"] * 2,
+                            "size": "+1024", "n_candidates": 1, "n_units": 20, "encoder": ["a", "b"] * 2,
+                            "bits_per_symbol": [2.1, 2.2, 1.9, 2.0], "tokens_per_symbol": [0.3, 0.4, 0.3, 0.4],
+                            "below_baseline": [True, True, False, False],
+                            "ranked": ["proxy above a baseline"] * 2 + [""] * 2, "rank_bits": [None, None, 1, 2]})
+    found = findings.bits_findings(summary, pd.DataFrame())
+    assert any("non-text data best: the bits proxy cannot say" in line for line in found["undecided"])
+    assert any("best mean rank by bits `a`" in line for line in found["only for text"])
+
+
+def test_findings_file_cites_its_tables(tmp_path):
+    questions = [{"question": "?", "a": "x", "b": "y"}]
+    (tmp_path / "run.json").write_text(json.dumps({"config": {"comparisons": questions},
+                                                   "git": {"commit": "0123456789ab"}}))
+    _comparisons({"kjv": ("prose", ["a shorter"] * 2), "dna": ("dna", ["a shorter"] * 2)}).to_csv(
+        tmp_path / "comparisons.csv", index=False)
+    text = findings.findings(tmp_path)
+    assert "## What holds across kinds" in text and "`results/default/comparisons.csv`, question 1" in text

@@ -1,0 +1,127 @@
+"""Committed results against today's data (issue 27, point 1): every ``results/*/run.json``
+records the checksums of the splits it was computed on; today's loaders must give the same
+splits, unless the folder is listed as known-stale in ``results/STALE.toml`` (with a reason),
+in which case the test reports it (xfail) - and fails if the listed folder is fresh after all,
+so the list cannot outlive the staleness.
+"""
+
+import dataclasses
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from experiments import freshness
+from experiments.datasets import DataNotInstalledError, clear_cache, load
+from ubpe.lab.datasets import Dataset, content_checksum
+
+RESULTS = Path(__file__).resolve().parents[2] / "results"
+RUN_FOLDERS = sorted(p.parent.name for p in RESULTS.glob("*/run.json"))
+
+
+def _installed(function, *args, **kwargs):
+    """Call a loader (or the check, which loads); a missing source fails the test, or skips it
+    with UBPE_ALLOW_MISSING_DATA=1 (as in test_datasets)."""
+    try:
+        return function(*args, **kwargs)
+    except DataNotInstalledError as error:
+        if os.environ.get("UBPE_ALLOW_MISSING_DATA") == "1":
+            pytest.skip(str(error))
+        pytest.fail(f"{error} (or set UBPE_ALLOW_MISSING_DATA=1 to skip)")
+
+
+@pytest.mark.parametrize("folder", RUN_FOLDERS)
+def test_committed_result_matches_todays_data(folder):
+    run = json.loads((RESULTS / folder / "run.json").read_text())
+    stale = _installed(freshness.check, run)
+    known = freshness.known_stale()
+    if folder in known:
+        assert stale, f"results/{folder} is fresh: remove it from results/STALE.toml"
+        pytest.xfail(f"known stale ({known[folder]}): " + "; ".join(map(str, stale)))
+    assert not stale, f"results/{folder} is stale - regenerate it: " + "; ".join(map(str, stale))
+    assert run["git"]["commit"], f"results/{folder}/run.json names no commit"
+
+
+def test_the_stale_list_names_existing_results_with_reasons():
+    for name, reason in freshness.known_stale().items():
+        assert name in RUN_FOLDERS, f"results/STALE.toml lists {name}, which has no run.json"
+        assert reason.strip()
+
+
+# -- the check itself, on a tiny loader -------------------------------------------------------
+
+
+def _tiny(name, split, max_symbols=None, **options):
+    docs = ["abc", "abd"] if split == "train" else ["abe"]
+    return Dataset(name=name, kind="prose", split=split, docs=docs, doc_ids=[f"d{i}" for i in range(len(docs))],
+                   source="test", source_version="0", licence="none", description="tiny",
+                   symbol_type="char", checksum=content_checksum(docs), unit="document",
+                   doc_units=[f"d{i}" for i in range(len(docs))])
+
+
+def _run_on(loader, **options):
+    records = [freshness.data_record(loader("tiny", split), registry_name="tiny", max_symbols=None,
+                                     options=options) for split in ("train", "heldout")]
+    return {"data": records, "git": {"commit": "x", "dirty": False}}
+
+
+def test_a_run_on_todays_data_is_fresh():
+    assert freshness.check(_run_on(_tiny), loader=_tiny) == []
+
+
+def test_a_changed_loader_makes_the_result_stale():
+    run = _run_on(_tiny)
+
+    def changed(name, split, **kwargs):  # one more held-out document
+        ds = _tiny(name, split, **kwargs)
+        if split == "train":
+            return ds
+        docs = [*ds.docs, "xyz"]
+        return Dataset(**{**ds.__dict__, "docs": docs, "doc_ids": ["d0", "d1"], "doc_units": ["d0", "d1"],
+                          "checksum": content_checksum(docs)})
+
+    stale = freshness.check(run, loader=changed)
+    assert [(f.dataset, f.split) for f in stale] == [("tiny", "heldout")]
+    assert "1 -> 2 docs" in stale[0].what
+
+
+def test_a_changed_unit_makes_the_result_stale():
+    run = _run_on(_tiny)
+
+    def regrouped(name, split, **kwargs):  # same documents, one unit for all
+        ds = _tiny(name, split, **kwargs)
+        return Dataset(**{**ds.__dict__, "doc_units": ["all"] * ds.n_docs})
+
+    assert [f.what for f in freshness.check(run, loader=regrouped)] == [
+        "same documents, other ids or units"] * 2
+
+
+def test_a_run_without_records_is_stale():
+    assert freshness.check({"git": {"commit": "x"}}, loader=_tiny)[0].dataset == "*"
+
+
+def test_a_real_loader_change_is_caught(monkeypatch):
+    """Records of today's DNA and KJV splits, checked after monkeypatching the real DNA loader
+    so it reads one piece backwards: the check names DNA and nothing else."""
+    from experiments.datasets import bio, registry
+
+    clear_cache()
+    splits = [(name, split) for name in ("dna", "kjv") for split in ("train", "heldout")]
+    run = {"data": [freshness.data_record(_installed(load, name, split, max_symbols=20_000),
+                                          registry_name=name, max_symbols=20_000) for name, split in splits]}
+    assert freshness.check(run) == []
+
+    def changed(*args, **kwargs):
+        corpus = bio.dna(*args, **kwargs)
+        corpus.docs[:] = [doc[::-1] for doc in corpus.docs]  # every piece read backwards
+        return corpus
+
+    clear_cache()
+    monkeypatch.setitem(registry.REGISTRY, "dna", dataclasses.replace(registry.REGISTRY["dna"], build=changed))
+    try:
+        stale = freshness.check(run)
+    finally:
+        clear_cache()
+    assert sorted((f.dataset, f.split) for f in stale) == [("dna", "heldout"), ("dna", "train")]
+    assert all("content checksum" in f.what for f in stale)
