@@ -20,42 +20,18 @@ too, though no symbol moved.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ubpe.lab.provenance import REPO_ROOT
+from ubpe.lab import provenance
+from ubpe.lab.provenance import REPO_ROOT, data_record, units_checksum
+
+__all__ = ["Finding", "check", "data_record", "known_stale", "load_arguments", "units_checksum"]
 
 #: The list of committed results known to be stale, with the reason (see the module docstring).
-STALE_LIST = REPO_ROOT / "results" / "STALE.toml"
-
-
-def units_checksum(ds) -> str:
-    """SHA-256 of a split's document ids and their units, in order."""
-    payload = json.dumps([list(ds.doc_ids), list(ds.doc_units), ds.unit])
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
-
-
-def _json_cap(max_symbols: float | None) -> int | None:
-    if max_symbols is None or (isinstance(max_symbols, float) and math.isinf(max_symbols)):
-        return None if max_symbols is None else -1
-    return int(max_symbols)
-
-
-def data_record(ds, *, registry_name: str, max_symbols: float | None,
-                options: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The ``run.json`` record of one loaded split: how to load it again, and its fingerprints.
-
-    ``max_symbols`` is what was passed to the loader (``None``: its default; ``math.inf`` is
-    recorded as -1).
-    """
-    return {"dataset": registry_name, "split": ds.split, "max_symbols": _json_cap(max_symbols),
-            "options": dict(options or {}), "n_docs": ds.n_docs, "n_symbols": ds.n_symbols,
-            "checksum": ds.checksum, "units_checksum": units_checksum(ds)}
+STALE_LIST = REPO_ROOT / "results" / provenance.STALE_FILE
 
 
 def load_arguments(record: dict[str, Any]) -> tuple[tuple[str, str], dict[str, Any]]:
@@ -102,8 +78,4 @@ def check(run: dict[str, Any], loader=None) -> list[Finding]:
 
 def known_stale(path: Path = STALE_LIST) -> dict[str, str]:
     """``results/STALE.toml``: result folder name -> why it is stale and not regenerated."""
-    if not path.exists():
-        return {}
-    with path.open("rb") as handle:
-        table = tomllib.load(handle)
-    return {name: entry["reason"] for name, entry in table.get("stale", {}).items()}
+    return provenance.known_stale(path.parent) if path.name == provenance.STALE_FILE else {}

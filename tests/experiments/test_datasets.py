@@ -26,7 +26,7 @@ from experiments.datasets import (
     load,
 )
 from experiments.datasets import install, music, signals, sources, text
-from ubpe.lab.datasets import cap_documents, is_heldout, unit_hash
+from ubpe.lab.datasets._base import cap_documents, is_heldout, unit_hash
 from experiments.datasets.bio import read_fasta
 from ubpe.lab.datasets.quantize import QuantileQuantizer
 

@@ -14,11 +14,16 @@ empty strings rather than an error.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import math
 import os
 import platform
 import subprocess
+import tomllib
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 #: The checkout of ubpe this module runs from (git runs here), or None when ubpe is installed
 #: from a wheel: then the version of ubpe is what names the code, and no unrelated repository
@@ -127,3 +132,43 @@ def peak_memory_mb() -> dict[str, float]:
 
     return {"main": mb(resource.RUSAGE_SELF), "largest_worker": mb(resource.RUSAGE_CHILDREN)}
 
+
+# -- the data a result was computed on (issue 27: a committed result is checked against it) ----
+
+def units_checksum(ds) -> str:
+    """SHA-256 of a split's document ids and their units, in order."""
+    payload = json.dumps([list(ds.doc_ids), list(ds.doc_units), ds.unit])
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def _json_cap(max_symbols: float | None) -> int | None:
+    if max_symbols is None or (isinstance(max_symbols, float) and math.isinf(max_symbols)):
+        return None if max_symbols is None else -1
+    return int(max_symbols)
+
+
+def data_record(ds, *, registry_name: str, max_symbols: float | None,
+                options: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The ``run.json`` record of one loaded split: how to load it again, and its fingerprints.
+
+    ``max_symbols`` is what was passed to the loader (``None``: its default; ``math.inf`` is
+    recorded as -1).
+    """
+    return {"dataset": registry_name, "split": ds.split, "max_symbols": _json_cap(max_symbols),
+            "options": dict(options or {}), "n_docs": ds.n_docs, "n_symbols": ds.n_symbols,
+            "checksum": ds.checksum, "units_checksum": units_checksum(ds)}
+
+
+#: The file beside the result folders that lists the ones known to be stale, with the reason.
+STALE_FILE = "STALE.toml"
+
+
+def known_stale(results_root: Path) -> dict[str, str]:
+    """``results_root/STALE.toml``: result folder name -> why it is stale and not regenerated
+    (``[stale.NAME] reason = "..."``); empty if there is no such file."""
+    path = Path(results_root) / STALE_FILE
+    if not path.exists():
+        return {}
+    with path.open("rb") as handle:
+        table = tomllib.load(handle)
+    return {name: entry["reason"] for name, entry in table.get("stale", {}).items()}

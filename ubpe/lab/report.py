@@ -361,10 +361,11 @@ def _saturated(saturated: dict[tuple[str, int, str], str]) -> list[str]:
 
 
 def stale_banner(folder: Path) -> list[str]:
-    """A warning at the top of a report listed in ``results/STALE.toml`` (`experiments.freshness`)."""
-    from experiments.freshness import known_stale
+    """A warning at the top of a report whose folder the ``STALE.toml`` beside it lists
+    (`ubpe.lab.provenance.known_stale`; the repository's freshness test reads the same file)."""
+    from ubpe.lab.provenance import known_stale
 
-    reason = known_stale().get(Path(folder).name)
+    reason = known_stale(Path(folder).resolve().parent).get(Path(folder).name)
     return [f"> **Stale**: this result no longer matches today's data loaders - {reason}", ""] if reason else []
 
 

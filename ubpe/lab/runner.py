@@ -281,8 +281,8 @@ def _extras(config: ExperimentConfig, grid, cache_dir: Path, jobs: int, out: Pat
 
 def data_records(datasets: list[LoadedDataset]) -> list[dict[str, Any]]:
     """``run.json``'s ``data``: each split's load arguments and fingerprints
-    (`experiments.freshness`, which checks them against today's loaders)."""
-    from experiments.freshness import data_record
+    (the repository's ``experiments.freshness`` checks them against today's loaders)."""
+    from ubpe.lab.provenance import data_record
 
     return [data_record(split, registry_name=d.config.registry_name, max_symbols=cap,
                         options=d.config.load_options)
