@@ -44,6 +44,17 @@ def extract_midi(into: Path) -> list[Path]:
     return sorted(folder.iterdir())
 
 
+def load(name: str, split: str, **kwargs):
+    """A split of the ``midi`` dataset as the experiment loads it, the files extracted anew
+    (what ``experiments.freshness.check`` reloads ``results/midi`` with)."""
+    from ubpe.lab.datasets.files import load_files
+
+    with tempfile.TemporaryDirectory() as scratch:
+        extract_midi(Path(scratch))
+        options = {**kwargs, "path": str(Path(scratch) / kwargs.get("path", FOLDER))}
+        return load_files(name, split, **options)
+
+
 def config(folder: Path):
     from dataclasses import replace
 
