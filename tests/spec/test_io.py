@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import ubpe
 from ubpe import ByteLevelBPE, ModelFormatError, UBPE, UBPEClassic
 from ubpe.errors import InvalidParameterError, UBPEError
-from ubpe.io import FORMATS, detect, load, save, supported
+from ubpe.io import FORMATS, detect, format_module, load, save, supported
 
 TEXTS = ["hello hello world", "hello there, world", "the cat sat on the mat"] * 5
 
@@ -32,10 +32,19 @@ def models():
 
 
 def test_table_rows_are_complete():
-    assert list(FORMATS) == ["gguf", "sentencepiece", "ubpe", "ubpe030", "minbpe", "tiktoken", "tekken", "hf", "clip"]
+    """Every module of ``ubpe.io`` that declares a ``FORMAT`` is in the registry, in
+    ``FORMAT_MODULES``' order (adding a format is its module plus that one line)."""
+    import pkgutil
+
+    import ubpe.io as io
+
+    declaring = {m.name for m in pkgutil.iter_modules(io.__path__) if hasattr(format_module(m.name), "FORMAT")}
+    assert set(io.FORMAT_MODULES) == declaring
+    assert list(FORMATS) == [format_module(m).FORMAT.name for m in io.FORMAT_MODULES]
     for name, row in FORMATS.items():
         assert row.name == name and row.title and callable(row.detect)
-    assert supported("read") == ["gguf", "sentencepiece", "ubpe", "ubpe030", "minbpe", "tiktoken", "tekken", "hf", "clip"]
+    assert supported("read") == [name for name, row in FORMATS.items() if row.read is not None]
+    assert {"gguf", "sentencepiece", "ubpe", "ubpe030", "minbpe", "tiktoken", "tekken", "hf", "clip"} <= set(FORMATS)
 
 
 @pytest.mark.parametrize(
