@@ -22,7 +22,7 @@ The tokenizer type (``tokenizer.ggml.model``) picks the model:
   dummy prefix, byte fallback);
 * ``bert`` -> :class:`ubpe.models.wordpiece.WordPiece` (llama.cpp's WPM: BERT's normalization,
   greedy longest-match-first, ``[CLS] ... [SEP]`` with ``add_special``);
-* ``t5`` (llama.cpp's UGM) -> :class:`ubpe.models.sentencepiece.LlamaUnigram` (sentencepiece's
+* ``t5`` (llama.cpp's UGM) -> :class:`ubpe.models.llama_unigram.LlamaUnigram` (sentencepiece's
   unigram model and normalizer with its ``precompiled_charsmap``, run by llama.cpp's rules);
 * ``gemma4`` -> :class:`ubpe.models.gemma4.Gemma4BPE` (merges by rank over characters, ``▁``
   for spaces, no dummy prefix, lines and newline runs apart, ``<0xXX>`` byte fallback).
@@ -276,7 +276,7 @@ def from_metadata(metadata: dict[str, Any], *, where: str = "<gguf>"):
         return SentencePieceBPE(tokens, scores, token_types=token_types, specials=specials,
                                 flags=flags, name=name, variant="gguf:llama", where=where)
     if model == "t5":
-        from ..models.sentencepiece import LlamaUnigram
+        from ..models.llama_unigram import LlamaUnigram
 
         if scores is None or token_types is None:
             raise ModelFormatError(f"{where}: a t5 (unigram) tokenizer needs {keys.SCORES} and {keys.TOKEN_TYPE}")

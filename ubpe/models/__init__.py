@@ -11,8 +11,8 @@
   (:class:`ImportedTokenizer`; ``contract`` is its share of the contract);
 * ``ranked_bpe`` - BPE with explicit merge ranks over bytes (GGUF ``gpt2``, HF byte-level,
   minbpe: :class:`ImportedBPE`); ``minbpe`` is minbpe's flavour of it;
-* ``sentencepiece`` - sentencepiece BPE and unigram (``.model`` files and GGUF ``llama``),
-  and llama.cpp's unigram (GGUF ``t5``: :class:`LlamaUnigram`);
+* ``sentencepiece`` - sentencepiece BPE and unigram (``.model`` files and GGUF ``llama``);
+* ``llama_unigram`` - llama.cpp's unigram (GGUF ``t5``: :class:`LlamaUnigram`);
 * ``gemma4`` - llama.cpp's ``gemma4`` GGUF tokenizer: merges by rank over characters
   (:class:`Gemma4BPE`);
 * ``tekken`` - Mistral's tekken files: byte-level BPE behind a block of special tokens;
@@ -40,7 +40,8 @@ if TYPE_CHECKING:
     from .imported import ImportedTokenizer
     from .ranked_bpe import ImportedBPE
     from .gemma4 import Gemma4BPE
-    from .sentencepiece import LlamaUnigram, SentencePieceBPE, SentencePieceUnigram
+    from .llama_unigram import LlamaUnigram
+    from .sentencepiece import SentencePieceBPE, SentencePieceUnigram
     from .tekken import TekkenBPE
     from .clip import CLIPBPE
     from .base import Tokenizer
@@ -56,7 +57,7 @@ _LAZY = {
     "ImportedBPE": ".ranked_bpe",
     "SentencePieceBPE": ".sentencepiece",
     "SentencePieceUnigram": ".sentencepiece",
-    "LlamaUnigram": ".sentencepiece",
+    "LlamaUnigram": ".llama_unigram",
     "Gemma4BPE": ".gemma4",
     "TekkenBPE": ".tekken",
     "CLIPBPE": ".clip",
