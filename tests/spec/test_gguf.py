@@ -219,3 +219,13 @@ def test_llama_type_c_pipeline_is_the_general_path(name):
             ImportedTokenizer.encode(tok, line, parse_special=True, add_special=True)
     assert tok.encode_batch(lines[:40], add_special=True) == \
         [ImportedTokenizer.encode(tok, line, add_special=True) for line in lines[:40]]
+
+
+def test_every_vocabulary_llama_cpp_tests_is_tested_here():
+    """Each ``ggml-vocab-*.gguf`` that llama.cpp ships with ``.inp/.out`` tests is run against
+    them: the gpt2 and llama types above, bert-bge in test_wordpiece.py, gemma-4 in
+    test_llama_vocabs.py (a vocabulary added to the sdist fails here until it is)."""
+    folder = vocab_path("gpt-2").parent
+    shipped = {path.name[len("ggml-vocab-"):-len(".gguf.inp")] for path in folder.glob("ggml-vocab-*.gguf.inp")}
+    assert len(shipped) >= 15
+    assert shipped <= set(GPT2_VOCABS + LLAMA_VOCABS) | {"bert-bge", "gemma-4"}
