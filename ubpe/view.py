@@ -19,7 +19,9 @@ meet and ``·`` fills in where another line has a boundary:
 #2  1.2500  a|b·c
 
 :func:`render_html` writes the same views as a self-contained HTML page (tokens as
-``<span title="id ...">``); :func:`show` encodes and renders in one call.
+``<span title="id ...">``); :func:`show` encodes and renders in one call; :func:`segment`
+encodes into a :class:`Segmentation`, which prints as :func:`show` does and displays itself in
+a Jupyter notebook (``_repr_html_``: coloured tokens, each one's id on hover).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import html
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, TextIO
 
 # 256-colour backgrounds, light enough for black text, adjacent ones clearly different.
@@ -285,3 +288,51 @@ def show(
         return render(tokenizer.pieces(encodings[0][0]), color=color)
     return render_alternatives([(tokenizer.pieces(tokens), score) for tokens, score in tokenizer.scored(encodings)],
                                color=color)
+
+
+@dataclass(frozen=True)
+class Segmentation:
+    """A document's encodings with what each token stands for, best first: ``encodings`` holds
+    ``(pieces, ids, score)`` per encoding (``score`` None for a model without weights). It
+    prints as :func:`show` renders it and displays itself in a notebook (``_repr_html_``).
+
+    >>> from ubpe import UBPE
+    >>> tok = UBPE(alphabet="abc ", n_tokens=9, break_tokens=" ")
+    >>> tok.fit(["abcab abc", "ab cab", "abca bca"], quiet=True)
+    >>> seg = segment(tok, "abcab cab")
+    >>> print(seg)
+    abcab| |cab
+    >>> seg.ids, '<span style="background:#afd7ff" title="id 8">abcab</span>' in seg._repr_html_()
+    ([8, 3, 5], True)
+    """
+
+    encodings: tuple[tuple[tuple[Any, ...], tuple[int, ...], float | None], ...]
+
+    @property
+    def ids(self) -> list[int]:
+        """The best encoding's ids."""
+        return list(self.encodings[0][1]) if self.encodings else []
+
+    def __str__(self) -> str:
+        if len(self.encodings) == 1:
+            return render(self.encodings[0][0], color=False)
+        return render_alternatives([(pieces, score) for pieces, _, score in self.encodings], color=False)
+
+    def __repr__(self) -> str:
+        return f"Segmentation({len(self.encodings)} encoding(s), best: {len(self.ids)} tokens)\n{self}"
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            f'<tr><td class="score">#{rank} {score_text(score)} ({len(ids)})</td>'
+            f'<td class="enc">{_html_encoding(pieces, ids)}</td></tr>'
+            for rank, (pieces, ids, score) in enumerate(self.encodings, start=1)
+        )
+        return f"<table>{rows}</table>"
+
+
+def segment(tokenizer: Any, doc: Any, *, top_n: int = 1, encoder: str | None = None, **options: Any) -> Segmentation:
+    """Encode ``doc`` (``tokenizer.encode_with``) into a :class:`Segmentation`: its ``top_n``
+    encodings by ``encoder`` (default: the tokenizer's own), with pieces and scores."""
+    encodings = tokenizer.scored(tokenizer.encode_with(doc, encoder, top_n, **options))
+    return Segmentation(tuple((tuple(tokenizer.pieces(ids)), tuple(int(t) for t in ids), score)
+                              for ids, score in encodings))

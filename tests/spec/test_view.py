@@ -7,7 +7,7 @@ import html.parser
 import pytest
 
 from ubpe import UBPE, ByteLevelBPE
-from ubpe.view import render, render_alternatives, render_html, show, token_pieces, use_color
+from ubpe.view import Segmentation, render, render_alternatives, render_html, segment, show, token_pieces, use_color
 
 ANSI_BACKGROUND = "\x1b[48;5;"
 
@@ -108,3 +108,24 @@ def test_use_color_respects_no_color(monkeypatch):
     monkeypatch.setenv("NO_COLOR", "1")
     assert use_color(Tty()) is False
     assert use_color(Tty(), force=True) is True
+
+
+def test_a_segmentation_prints_as_show_and_displays_its_tokens_in_a_notebook(tok):
+    for top_n in (1, 3):
+        seg = segment(tok, "the cat sat", top_n=top_n)
+        assert str(seg) == show(tok, "the cat sat", top_n=top_n, color=False)
+        assert len(seg.encodings) == len(tok.encode_with("the cat sat", None, top_n))
+        parser = _Collector()
+        parser.feed(seg._repr_html_())
+        assert [int(s["title"][3:]) for s in parser.spans][: len(seg.ids)] == seg.ids
+    assert seg.ids == tok.encode_with("the cat sat", None, 1)[0][0]
+    escaped = Segmentation(((("<b>", "&"), (1, 2), 0.5),))._repr_html_()
+    assert "<b>" not in escaped and "&lt;b&gt;" in escaped and "&amp;" in escaped
+
+
+def test_a_segmentation_of_a_model_without_weights_shows_no_score():
+    model = ByteLevelBPE().fit(["hello hello world"] * 3, n_tokens=262, quiet=True)
+    seg = segment(model, "hello world")
+    assert isinstance(seg, Segmentation) and seg.encodings[0][2] is None
+    assert model.decode(seg.ids) == "hello world"
+    assert "(" in seg._repr_html_() and repr(seg).startswith("Segmentation(1 encoding(s)")
