@@ -168,9 +168,13 @@ def loads_or_raises_a_ubpe_error(path) -> None:
         pass
 
 
+def _containers(children):
+    return st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4)
+
+
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers(-5, 300) | st.floats(allow_nan=False) | st.text(max_size=5),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4),
+    _containers,
     max_leaves=12,
 )
 FIELDS = st.sampled_from(["n_tokens", "alphabet", "known_words", "break_tokens", "regex_str", "stop_tokens",

@@ -331,6 +331,7 @@ def test_an_unpublished_file_warns_naming_the_default(tmp_path):
         assert ubpe.load(whisper_file("gpt2.tiktoken")).pattern == PATTERNS["gpt2"]
 
 
+@pytest.mark.filterwarnings("default::ubpe.errors.IgnoredInputWarning")  # the warning is what it tests
 def test_the_command_line_says_it_in_one_line(tmp_path, capsys):
     path = _unpublished(tmp_path)
     assert main(["encode", str(path), "--text", "it's 2024"]) == 0
