@@ -51,6 +51,7 @@ def fit_json(cls, alphabet, corpus, n_tokens, **options):
     return tok.to_json()
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("case", ["dna-unsplit", "ints-unsplit"])
 @pytest.mark.parametrize("cls", [UBPE, UBPEClassic])
 def test_unsplit_fit_on_workers_equals_in_memory(client, rounds, case, cls):
@@ -62,6 +63,7 @@ def test_unsplit_fit_on_workers_equals_in_memory(client, rounds, case, cls):
     assert rounds == [5, 5]
 
 
+@pytest.mark.long
 @settings(max_examples=25, deadline=None)
 @given(
     st.lists(st.lists(st.integers(0, 3), max_size=30), min_size=1, max_size=12),

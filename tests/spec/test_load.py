@@ -60,6 +60,7 @@ def _imported_path(name: str) -> str:
     return str(vocab_path(name))
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("name", ["llama-bpe", "phi-3", "nomic-bert-moe", "clip"])
 def test_imported_models_keep_the_contract_and_the_cli_takes_them(name, capsys):
     from ubpe import Tokenizer

@@ -168,6 +168,7 @@ def test_ci_runs_the_readme_test_command_then_every_other_layer():
     layers = {path.name for path in (ROOT / "tests").iterdir() if path.is_dir() and any(path.glob("test_*.py"))}
     named = set(re.findall(r"tests/(\w+)", ci))
     assert layers <= named, f"layers that .ci/run does not run: {sorted(layers - named)}"
+    assert "-m long tests/spec" in ci, ".ci/run must run the long specification tests the README's command leaves out"
 
 
 def test_results_links_point_into_results():

@@ -102,6 +102,7 @@ def test_unknown_words_and_the_word_length_limit():
     assert tok.encode("a" * 101) == [unk]
 
 
+@pytest.mark.long
 def test_tables_are_tokenizers_on_every_code_point():
     """The Unicode tables of `ubpe.text.bert_tables` (read off ``tokenizers`` by
     ``tests/golden/make_bert_tables.py``) give HF's normalization and words on every code point."""
@@ -252,11 +253,13 @@ def _wpm_model(lowercase: bool, strip_accents: bool):
                      strip_accents=strip_accents, where="bert-bge")
 
 
+@pytest.mark.long
 def test_the_compiled_reference_is_llama_cpps(wpm):
     cases = gguf_io.read_vocab_tests(vocab_path("bert-bge"))
     assert wpm([text for text, _ in cases]) == [ids for _, ids in cases]
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("lowercase, strip_accents", WPM_OPTIONS)
 def test_ids_equal_llama_cpps_on_every_text(lowercase, strip_accents, wpm, texts):
     tok = _wpm_model(lowercase, strip_accents)
@@ -265,6 +268,7 @@ def test_ids_equal_llama_cpps_on_every_text(lowercase, strip_accents, wpm, texts
     assert not differ, f"{len(differ)} of {len(texts)} texts differ, first: {differ[0]!r}"
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("lowercase, strip_accents", WPM_OPTIONS[:1])
 def test_ids_equal_llama_cpps_on_every_code_point(lowercase, strip_accents, wpm):
     """Every code point between letters and alone (``aXb X``), a thousand to a text: llama.cpp's
