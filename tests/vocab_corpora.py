@@ -32,14 +32,7 @@ MISTRAL_PACKAGE = "mistral-common"
 
 def llama_cpp_models() -> Path:
     """The folder of llama.cpp's ``ggml-vocab-*`` files; skips the test if not installed."""
-    try:
-        root = extracted_dir(LLAMA_CPP_PACKAGE)
-    except DataNotInstalledError as exc:
-        pytest.skip(str(exc))
-    found = sorted(root.glob(MODELS_GLOB))
-    if not found:
-        pytest.skip(f"no llama.cpp models folder in {root}: run experiments/install_data.sh")
-    return found[0]
+    return shipped_files(LLAMA_CPP_PACKAGE, MODELS_GLOB)[0]
 
 
 def vocab_path(name: str) -> Path:

@@ -18,9 +18,9 @@ A pattern that is no preset runs on the regex VM of ``regex_vm.h`` (programs reg
 pieces tile any text (``>= FIRST_PROGRAM_ID``) goes wherever a preset's id goes, and
 ``find_pieces`` finds the matches of any compiled pattern.
 
-The module is over 500 lines because the five scanners (one per preset, plus ``words``) share
-their inline helpers and class bits, and the document helpers sit beside the scanner they
-drive. What would split it: the document helpers (``document_offsets`` ... ``split_document``)
+The module is over 600 lines because the five scanners (one per preset, plus ``words``) share
+their inline helpers and class bits, the regex VM's ids are dispatched where the presets' are
+(one ``split_pieces`` for both), and the document helpers sit beside the scanner they drive. What would split it: the document helpers (``document_offsets`` ... ``split_document``)
 into a module of their own with its own ``.pxd``, cimported by ``_merges`` and ``_ranked``.
 
 >>> import numpy as np

@@ -475,9 +475,11 @@ class CaseTimeout(Exception):
 
 
 @contextlib.contextmanager
-def _alarm(seconds: int):
+def _alarm(seconds: int, error: Exception | None = None):
+    """Raise ``error`` (default :class:`CaseTimeout`) in the main thread if the block runs past
+    ``seconds`` (SIGALRM; the fuzz lane bounds its cases with it too)."""
     def expire(signum, frame):
-        raise CaseTimeout()
+        raise error if error is not None else CaseTimeout()
 
     previous = signal.signal(signal.SIGALRM, expire)
     signal.alarm(seconds)

@@ -24,11 +24,9 @@ is the full run. Targets:
 from __future__ import annotations
 
 import base64
-import contextlib
 import gzip
 import json
 import os
-import signal
 import struct
 import tempfile
 import warnings
@@ -42,6 +40,8 @@ from hypothesis import strategies as st
 import ubpe
 from ubpe.encoders import available_encoders, encoder_info
 from ubpe.errors import UBPEError, UnknownSymbolError
+
+import audit
 
 EXAMPLES = int(os.environ.get("UBPE_FUZZ_EXAMPLES", "40"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None)
@@ -67,19 +67,9 @@ class CaseTooSlow(Exception):
     """A fuzz case ran past :data:`CASE_SECONDS`."""
 
 
-@contextlib.contextmanager
 def _bounded(what: str):
     """Run one case under the time bound (SIGALRM: the main thread only, where pytest runs)."""
-    def expire(signum, frame):
-        raise CaseTooSlow(f"{what} took more than {CASE_SECONDS} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(CASE_SECONDS)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+    return audit._alarm(CASE_SECONDS, CaseTooSlow(f"{what} took more than {CASE_SECONDS} s"))
 
 
 @pytest.fixture(scope="module", autouse=True)
