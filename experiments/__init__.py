@@ -1,15 +1,19 @@
 """Experiments for ubpe: real datasets (`experiments.datasets`) and the configs of the
 repository's experiments (`configs/`), run by the engine that ships in the wheel (`ubpe.lab`:
 runner, metrics, paired statistics, report and plots). ``python -m experiments`` runs the
-default experiment into ``results/default/``; ``ubpe experiment my.toml`` runs a config on
-one's own files from anywhere."""
+default experiment into ``runs/default/`` (ignored by git: running it leaves the checkout as it
+was); ``--results results`` regenerates the published ``results/default/``. ``ubpe experiment
+my.toml`` runs a config on one's own files from anywhere."""
 
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 #: The named configs (``python -m experiments large`` reads ``large.toml`` here).
 CONFIG_DIR = Path(__file__).resolve().parent / "configs"
-#: The repository's results (``results/<experiment>/``).
+#: The repository's published results (``results/<experiment>/``, tracked by git): written
+#: only when a run names this folder (``--results results``).
 RESULTS_DIR = REPO_ROOT / "results"
+#: Where ``python -m experiments`` writes by default (``runs/<experiment>/``, ignored by git).
+RUNS_DIR = REPO_ROOT / "runs"
 #: Fitted models and per-cell raw results of the repository's runs (ignored by git).
 CACHE_DIR = Path(__file__).resolve().parent / ".cache"

@@ -1,11 +1,13 @@
 """``python -m experiments``: run an experiment end to end, or re-render its report.
 
-    python -m experiments                     # the default experiment -> results/default/
+    python -m experiments                     # the default experiment -> runs/default/
+    python -m experiments --results results   # ... -> results/default/ (the published results)
     python -m experiments large --jobs 2      # experiments/configs/large.toml
     python -m experiments --scheduler tcp://scheduler:8786   # cells as tasks on a Dask cluster
     python -m experiments path/to/my.toml --force
-    python -m experiments report default      # re-render results/default/README.md and plots
+    python -m experiments report default      # re-render runs/default/README.md and plots
                                               # from its CSV files, without recomputing
+    python -m experiments report results/default   # ... of the published results
     python -m experiments llm                 # inference methods on real LLM vocabularies
                                               # -> results/llm/ (see experiments/llm.py)
     python -m experiments midi                # MIDI files: ubpe vs MidiTok's own BPE -> results/midi/
@@ -16,6 +18,9 @@
     python -m experiments variance            # training subsamples, training size, cross-domain
                                               # -> results/variance/ (see experiments/variance.py)
 
+A run writes ``runs/<experiment>/`` (ignored by git) unless ``--results DIR`` names another
+folder: running the README's main job leaves the checkout as it was, and the published
+``results/`` change only when a maintainer regenerates them (``--results results``).
 Fitted models and per-cell raw results are cached under ``experiments/.cache/``; a rerun
 computes only missing cells, ``--force`` recomputes everything.
 
@@ -34,7 +39,7 @@ from pathlib import Path
 
 from ubpe.lab.config import ConfigError, load_config
 
-from experiments import CACHE_DIR, CONFIG_DIR, RESULTS_DIR
+from experiments import CACHE_DIR, CONFIG_DIR, RUNS_DIR
 
 
 def _run(argv: list[str]) -> int:
@@ -50,7 +55,8 @@ def _run(argv: list[str]) -> int:
     parser.add_argument("--force", action="store_true",
                         help="refit and re-encode every cell, ignoring the cache")
     parser.add_argument("--results", type=Path, default=None,
-                        help="folder to write <experiment>/ into (default: results/)")
+                        help="folder to write <experiment>/ into (default: runs/, ignored by git; "
+                             "`--results results` regenerates the published results)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     args = parser.parse_args(argv)
     if args.jobs is not None and args.jobs < 1:
@@ -69,11 +75,12 @@ def _run(argv: list[str]) -> int:
     os.environ.setdefault(CACHE_ENV, str(data_cache_dir()))
 
     started = time.perf_counter()
-    commands = {"run": f"python -m experiments {config.name}",
-                "report": f"python -m experiments report {config.name}"}
+    where = f" --results {args.results}" if args.results else ""
+    commands = {"run": f"python -m experiments {config.name}{where}",
+                "report": f"python -m experiments report {config.name}{where}"}
     try:
         out = run_experiment(config, jobs=args.jobs, force=args.force,
-                             results_dir=args.results or RESULTS_DIR, cache_dir=CACHE_DIR,
+                             results_dir=args.results or RUNS_DIR, cache_dir=CACHE_DIR,
                              progress=not args.no_progress, scheduler=args.scheduler,
                              named=load, commands=commands)
     except FailedCellsError as exc:
@@ -89,15 +96,15 @@ def _report(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m experiments report",
                                      description="Re-render a report from its CSV files.")
     parser.add_argument("experiment", nargs="?", default="default",
-                        help="an experiment name (results/<name>/) or a results folder")
+                        help="an experiment name (runs/<name>/) or a results folder (results/default)")
     parser.add_argument("--results", type=Path, default=None,
-                        help="folder holding <experiment>/ (default: results/)")
+                        help="folder holding <experiment>/ (default: runs/)")
     args = parser.parse_args(argv)
     from ubpe.lab.report import render_report
 
     folder = Path(args.experiment)
     if not (folder / "metrics.csv").exists():
-        folder = (args.results or RESULTS_DIR) / args.experiment
+        folder = (args.results or RUNS_DIR) / args.experiment
     if not (folder / "metrics.csv").exists():
         parser.error(f"no results in {folder}: run `python -m experiments {args.experiment}` first")
     path = render_report(folder)

@@ -378,3 +378,29 @@ def test_downstream_config_checked():
         parse_config({**TINY, "downstream": {"typo": 1}})
     with pytest.raises(ConfigError):
         parse_config({**TINY, "beam": {"widths": [5, 1]}})
+
+
+def test_the_main_job_writes_to_the_ignored_runs_folder_not_the_published_results(tiny, monkeypatch, tmp_path):
+    """``python -m experiments`` (the README's main job) leaves the checkout as it was: with no
+    ``--results`` it writes ``runs/<name>/``, which git ignores; ``results/`` only when named."""
+    import subprocess
+
+    import experiments
+    from experiments.__main__ import main
+
+    monkeypatch.setattr("experiments.__main__.CACHE_DIR", runner.CACHE_DIR)
+    monkeypatch.setattr("experiments.__main__.load_config", lambda *_, **__: tiny)
+    monkeypatch.setattr("experiments.__main__.RUNS_DIR", tmp_path / "runs")
+    assert main(["--no-progress"]) == 0
+    assert (tmp_path / "runs" / "tiny" / "metrics.csv").exists()
+    assert not (tmp_path / "results").exists()
+    readme = (tmp_path / "runs" / "tiny" / "README.md").read_text()
+    assert "`python -m experiments tiny`" in readme  # the command that reproduces it
+    assert main(["--no-progress", "--results", str(tmp_path / "published")]) == 0
+    assert f"--results {tmp_path / 'published'}" in (tmp_path / "published" / "tiny" / "README.md").read_text()
+    # the checkout's runs folder is ignored by git (skipped outside a git checkout)
+    root = experiments.REPO_ROOT
+    if (root / ".git").exists():
+        probe = experiments.RUNS_DIR / "default" / "metrics.csv"
+        ignored = subprocess.run(["git", "-C", str(root), "check-ignore", "-q", str(probe)])
+        assert ignored.returncode == 0, "runs/ must be in .gitignore"
