@@ -123,3 +123,37 @@ def test_every_kernel_and_native_file_is_installed(installed):
 def test_the_build_version_is_the_package_version(meson_info):
     project = json.loads((meson_info / "intro-projectinfo.json").read_text(encoding="utf-8"))
     assert project["version"] == ubpe.__version__
+
+
+def test_the_version_sorts_above_the_reference_so_pip_keeps_this_package():
+    """``pip install -U ubpe`` replaces an installed ``ubpe`` by a higher version of the index:
+    at 0.1.0 it put the reference (0.2.x/0.3.0) over this package; above every reference
+    release, and a development release (not on PyPI), it keeps this one."""
+    import gzip
+
+    from packaging.version import Version
+
+    # the reference versions our golden fixtures were recorded from (0.3.0)
+    recorded = {json.loads(gzip.decompress(path.read_bytes()))["reference_version"]
+                for path in (ROOT / "tests" / "golden").glob("*.json.gz")}
+    ours = Version(ubpe.__version__)
+    assert recorded and all(ours > Version(version) for version in recorded | {"0.2.2"}) and ours.is_devrelease
+
+
+@pytest.mark.parametrize("folder", ["ubpe_native-0.3.0.dist-info", "ubpe_native-0.2.2.dist-info",
+                                    "UBPE_Native-0.3.0-py3.12.egg-info"])
+def test_importing_beside_the_reference_kernels_is_a_clear_error(tmp_path, folder):
+    """The reference's ``ubpe-native`` writes into our ``ubpe_native/``: ``import ubpe`` with its
+    metadata on the path refuses, naming it and what to do (a subprocess: a fresh import)."""
+    (tmp_path / folder).mkdir()
+    (tmp_path / "ubpe-1.0.0.dist-info").mkdir()  # a distribution named ubpe alone is no clash
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", "import ubpe"], capture_output=True, text=True, env=env,
+                          cwd=tmp_path)
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("ImportError: the reference package ubpe-native ") and "pip uninstall ubpe-native ubpe" in last
+    alone = tmp_path / "alone"
+    (alone / "ubpe-1.0.0.dist-info").mkdir(parents=True)
+    env["PYTHONPATH"] = os.pathsep.join([str(alone), os.environ.get("PYTHONPATH", "")])
+    assert subprocess.run([sys.executable, "-c", "import ubpe"], env=env, cwd=alone).returncode == 0

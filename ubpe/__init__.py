@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from . import _hooks
 from ._lazy import lazy_attributes
-from ._version import __version__
+from ._version import __version__, check_environment
 from .errors import (
     AlreadyFittedError,
     DisallowedSpecialTokenError,
@@ -30,6 +30,8 @@ from .errors import (
     UnknownSymbolError,
     UnknownTokenError,
 )
+
+check_environment()  # the reference's ubpe-native beside us: a clear ImportError, not mixed kernels
 
 if TYPE_CHECKING:  # what the names below resolve to, for type checkers and IDEs
     from .alphabet import Alphabet
