@@ -10,6 +10,10 @@ empty documents, which take the per-document path in the middle of a chunk.
 
 from __future__ import annotations
 
+import functools
+import tempfile
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -31,24 +35,23 @@ FRAGMENTS = ["Hello", " world", "123456", "7", "  ", "\n\n", "\r\n", " \n ", "'s
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
 DOCS = st.lists(st.lists(st.one_of(st.sampled_from(FRAGMENTS), TEXT), max_size=8).map("".join), max_size=24)
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-_MODELS: dict[str, object] = {}
-
-
+@functools.lru_cache(maxsize=None)  # dropped when the module ends (tests/conftest.py)
 def gguf_model(name: str):
-    if name not in _MODELS:
-        _MODELS[name] = gguf_io.read(vocab_path(name))
-    return _MODELS[name]
+    return gguf_io.read(vocab_path(name))
 
 
 def hf_model(name: str, tmp_path_factory):
-    if ("hf", name) not in _MODELS:
-        tokenizers = pytest.importorskip("tokenizers")
-        from hf_builders import BUILDERS
+    return _hf_model(name, tmp_path_factory.getbasetemp())
 
-        path = tmp_path_factory.mktemp("hf") / f"{name}.json"
-        BUILDERS[name]().save(str(path))
-        _MODELS["hf", name] = (tokenizers.Tokenizer.from_file(str(path)), ubpe.load(path))
-    return _MODELS["hf", name]
+
+@functools.lru_cache(maxsize=None)  # dropped when the module ends (tests/conftest.py)
+def _hf_model(name: str, base: Path):
+    tokenizers = pytest.importorskip("tokenizers")
+    from hf_builders import BUILDERS
+
+    path = Path(tempfile.mkdtemp(prefix="hf", dir=base)) / f"{name}.json"
+    BUILDERS[name]().save(str(path))
+    return tokenizers.Tokenizer.from_file(str(path)), ubpe.load(path)
 
 
 def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:

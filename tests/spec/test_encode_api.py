@@ -110,3 +110,20 @@ def test_round_trip_integer_sequences(size, data):
         for top_n in ((1, 3) if name in ("tfidf", "fewest", "additive") else (1,)):
             for tokens, _ in encode(tok, np.array(doc, dtype=np.int64), name, top_n=top_n):
                 assert tok.decode(tokens) == doc, name
+
+
+def test_a_tokenizer_keeps_its_most_recently_used_encoders_only():
+    """Encoders are reused (the same object), up to ``KEPT_ENCODERS`` of them: each holds tables
+    the size of the vocabulary, so a model that ran every encoder does not keep them all."""
+    from ubpe.models.base import KEPT_ENCODERS
+
+    tok = UBPE(alphabet="ab", n_tokens=6)
+    tok.fit(["abab", "abba", "baab", "bbaa"], quiet=True)
+    names = ["fewest", "longest_prefix", "longest_suffix", "longest_token", "classic", "ranked"]
+    assert len(names) > KEPT_ENCODERS
+    first = tok.encoder(names[0])
+    assert tok.encoder(names[0]) is first
+    kept = [tok.encoder(name) for name in names[1 : KEPT_ENCODERS + 1]]  # names[0] is now the oldest
+    assert tok.encoder(names[0]) is not first  # dropped, built again
+    assert tok.encoder(names[KEPT_ENCODERS]) is kept[-1]  # recently used: still the same object
+    assert tok.encode("abba", encoder=names[0]) == tok.encode("abba", encoder=names[0])

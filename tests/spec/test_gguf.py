@@ -7,6 +7,8 @@ from the pinned llama-cpp-python sdist (``experiments/install_data.sh``).
 
 from __future__ import annotations
 
+import functools
+
 import struct
 
 import numpy as np
@@ -19,13 +21,9 @@ from vocab_corpora import GPT2_VOCABS, LLAMA_VOCABS, text_lines, vocab_path
 
 gguf = pytest.importorskip("gguf")
 
-_CACHE: dict[str, object] = {}
-
-
+@functools.lru_cache(maxsize=None)  # dropped when the module ends (tests/conftest.py)
 def _load(name: str):
-    if name not in _CACHE:
-        _CACHE[name] = gguf_io.read(vocab_path(name))
-    return _CACHE[name]
+    return gguf_io.read(vocab_path(name))
 
 
 @pytest.mark.parametrize("name", GPT2_VOCABS + LLAMA_VOCABS)

@@ -4,10 +4,13 @@ are and on BPE models trained with ``tokenizers`` (see ``hf_builders``)."""
 
 from __future__ import annotations
 
+import functools
+
 import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -36,16 +39,16 @@ EDGES = [
     "hello world hello world[word] a[word]b @@ x@@y  @@  z", "<|begin_of_text|>hi<|im_start|>user\n",
     "thee and thee, thou", "Ünïcödé ﬁ ① ２ 𝔘𝔫𝔦 ÅÅ", "tab\tand\u00a0nbsp\u3000ideographic",
 ]
-_BUILT: dict[str, tuple] = {}
-
-
 def built(name: str, tmp_path_factory) -> tuple:
     """``(HF tokenizer read from the saved file, ubpe's tokenizer of that file, the path)``."""
-    if name not in _BUILT:
-        path = tmp_path_factory.mktemp("hf") / f"{name}.json"
-        BUILDERS[name]().save(str(path))
-        _BUILT[name] = (tokenizers.Tokenizer.from_file(str(path)), ubpe.load(path), path)
-    return _BUILT[name]
+    return _built(name, tmp_path_factory.getbasetemp())
+
+
+@functools.lru_cache(maxsize=None)  # dropped when the module ends (tests/conftest.py)
+def _built(name: str, base: Path) -> tuple:
+    path = Path(tempfile.mkdtemp(prefix="hf", dir=base)) / f"{name}.json"
+    BUILDERS[name]().save(str(path))
+    return tokenizers.Tokenizer.from_file(str(path)), ubpe.load(path), path
 
 
 @pytest.fixture(scope="module")

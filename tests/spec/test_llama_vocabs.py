@@ -50,7 +50,7 @@ def _load(name: str):
     return gguf_io.read(vocab_path(name))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=1)  # the variants' tests run one variant after the other
 def _variant(variant: str):
     return gguf_io.from_metadata(variant_metadata(T5, variant), where=f"{T5}~{variant}")
 
@@ -162,7 +162,7 @@ def _spm_proto(metadata: dict) -> bytes:
     return proto.SerializeToString()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=1)  # the variants' tests run one variant after the other
 def _spm_pair(variant: str | None):
     spm = pytest.importorskip("sentencepiece")
     metadata = variant_metadata(T5, variant) if variant else gguf_io.read_metadata(vocab_path(T5))
@@ -239,8 +239,8 @@ def test_t5_path_sums_are_double_as_in_llama_cpp():
 
 # -- every encoder of the registry ---------------------------------------------------------------
 
-@pytest.mark.parametrize("name", [T5, GEMMA4])
 @pytest.mark.parametrize("encoder", available_encoders())
+@pytest.mark.parametrize("name", [T5, GEMMA4])  # one model's encoders after the other's
 def test_every_encoder_runs_and_decodes_as_native(name, encoder):
     """Any encoder's ids decode to what the native ids decode to (for t5: the normalized
     text; for gemma4: the text), on texts the pieces cover (ubpe's encoders have no unknown

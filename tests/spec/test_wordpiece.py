@@ -12,6 +12,8 @@ decoded text are HF's.
 
 from __future__ import annotations
 
+import functools
+
 import pickle
 
 import numpy as np
@@ -40,21 +42,16 @@ VARIANTS = {"uncased": {}, "cased": {"lowercase": False}, "lowercase-accents-kep
             "cased-accents-stripped": {"lowercase": False, "strip_accents": True}}
 ENCODERS = available_encoders()
 OPTIONS = {"additive": {"score": float}}  # score = the token id: any additive score will do
-_CACHE: dict[str, object] = {}
-
-
+@functools.lru_cache(maxsize=None)  # dropped when the module ends (tests/conftest.py)
 def _pair(variant: str):
     """(HF's tokenizer, ubpe's reading of its tokenizer.json)."""
-    if variant not in _CACHE:
-        reference = hf_builders.bert(**VARIANTS[variant])
-        _CACHE[variant] = (reference, hf_import.from_json(reference.to_str()))
-    return _CACHE[variant]
+    reference = hf_builders.bert(**VARIANTS[variant])
+    return reference, hf_import.from_json(reference.to_str())
 
 
+@functools.lru_cache(maxsize=1)
 def _gguf():
-    if "gguf" not in _CACHE:
-        _CACHE["gguf"] = gguf_io.read(vocab_path("bert-bge"))
-    return _CACHE["gguf"]
+    return gguf_io.read(vocab_path("bert-bge"))
 
 
 @pytest.fixture(scope="module")

@@ -46,6 +46,8 @@ if TYPE_CHECKING:
 
 #: :meth:`Tokenizer.score_kind` values: ubpe's tf-idf score, a unigram model's log-probability
 TFIDF, LOG_PROB = "tf-idf", "log-prob"
+#: How many encoders a tokenizer keeps built (:meth:`Tokenizer.encoder`), the most recently used
+KEPT_ENCODERS = 4
 
 
 class Tokenizer:
@@ -101,9 +103,11 @@ class Tokenizer:
     def encoder(self, name: str | None = None, **options: Any) -> Encoder:
         """The encoder ``name`` (default: this tokenizer's own) on :attr:`vocabulary`.
 
-        Encoders are built once per name and options and then reused; one with a ``seed``
-        is built anew for each call, so that a seeded call gives the same result every time
-        (a reused one would go on from where its random stream stopped)."""
+        Encoders are built once per name and options and then reused, the
+        :data:`KEPT_ENCODERS` most recently used of them (each holds tables the size of the
+        vocabulary: ~40 MB on a 262k-token one); one with a ``seed`` is built anew for each
+        call, so that a seeded call gives the same result every time (a reused one would go on
+        from where its random stream stopped)."""
         from ..encoders import make_encoder
 
         name = name or self.default_encoder
@@ -118,9 +122,13 @@ class Tokenizer:
         if options.get("seed") is not None:
             return make_encoder(name, vocabulary, **options)
         cache = self.__dict__.setdefault("_encoders", {})
-        if key not in cache:
-            cache[key] = make_encoder(name, vocabulary, **options)
-        return cache[key]
+        built = cache.pop(key, None)  # popped and put back: the dict's order is the order of use
+        if built is None:
+            built = make_encoder(name, vocabulary, **options)
+            while len(cache) >= KEPT_ENCODERS:
+                del cache[next(iter(cache))]
+        cache[key] = built
+        return built
 
     def _forget_encoders(self) -> None:
         """Drop the encoders built so far (the vocabulary or its weights changed)."""
