@@ -49,6 +49,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+from ubpe_native._base64_lines import first_repeat, parse_lines
+
 from ..text.patterns import DEFAULT_PATTERN, PATTERNS
 from ..errors import IgnoredInputWarning, InvalidParameterError, ModelFormatError
 from ..files import write_atomically
@@ -92,10 +95,18 @@ def read(
     if pattern is None:
         pattern = pattern_of(data, path)
     from ..models.bytelevel import ByteLevelBPE
+    from ..models.bytelevel_trainer import gather_pieces
 
-    ranks = parse_tiktoken(text, str(path))
-    ranks.pop(b"", None)  # the empty token: never made by BPE (see the module docstring)
-    return ByteLevelBPE.from_mergeable_ranks(ranks, pattern=pattern, special_tokens=special_tokens)
+    tokens = parse_lines(data, True)  # the whole file in C; None: read it line by line
+    if tokens is not None and first_repeat(tokens[0], tokens[1]) < 0:
+        pieces, offsets, ranks = tokens
+        kept = np.flatnonzero(np.diff(offsets) > 0)  # the empty token: never made by BPE (see the module docstring)
+        if len(kept) < len(ranks):
+            (pieces, offsets), ranks = gather_pieces(pieces, offsets, kept), ranks[kept]
+        return ByteLevelBPE.from_token_arrays(pieces, offsets, ranks, pattern=pattern, special_tokens=special_tokens)
+    ranks_of = parse_tiktoken(text, str(path))
+    ranks_of.pop(b"", None)  # the empty token: never made by BPE (see the module docstring)
+    return ByteLevelBPE.from_mergeable_ranks(ranks_of, pattern=pattern, special_tokens=special_tokens)
 
 
 def pattern_of(data: bytes, path: str | os.PathLike = "<bytes>") -> str:
