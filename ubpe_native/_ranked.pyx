@@ -45,6 +45,8 @@ cdef uint64_t RESERVED_KEY = 0xFFFFFFFFFFFFFFFFULL
 # Priorities are the ranks of the rule table (`_merge_core`): 31 bits.
 cdef int64_t MAX_PRIORITY = MAX_RANK
 cdef id_t NO_TOKEN = -1
+# bits per merged token of the filter of runs that are no piece (a 1/32 false positive rate)
+cdef size_t PRESENT_BITS_PER_TOKEN = 32
 # rules per merged token that the rule table is sized for (GPT-2's ranks: 108,299 for 50,000)
 cdef size_t RULES_PER_TOKEN = 2
 # byte-level text: the base ids are the byte values
@@ -129,6 +131,8 @@ cdef class MergeTable:
         cdef int64_t start
         cdef vector[uint64_t] prefix  # prefix[k]: hash of the first k symbols of a piece
         cdef vector[uint64_t] power  # HASH_BASE ** k
+        cdef vector[uint64_t] present  # a bit per hash prefix of the pieces' keys
+        cdef int present_log2 = 16
         cdef uint64_t h
         cdef id_t token, left, right, other
         cdef int64_t* slot
@@ -166,7 +170,15 @@ cdef class MergeTable:
             while self.canonical[token] != token:
                 token = self.canonical[token]
             self.canonical[t] = token
-        # 2. every split of every piece into two tokens, with O(1) substring hashes
+        # 2. every split of every piece into two tokens, with O(1) substring hashes. Most runs
+        # are no token: a bit per hash prefix (`present`, a few bits per token, small enough
+        # to stay in cache) answers most of them without a probe of the piece table.
+        while (<size_t>1 << present_log2) < PRESENT_BITS_PER_TOKEN * <size_t>n:
+            present_log2 += 1
+        present.resize((<size_t>1 << present_log2) // 64 + 1)
+        for t in range(n):
+            h = self._hash_of(t) >> (64 - present_log2)
+            present[h >> 6] |= (<uint64_t>1) << (h & 63)
         power.push_back(1)
         for t in range(n):
             if self.canonical[t] != t:
@@ -179,11 +191,11 @@ cdef class MergeTable:
             while <Py_ssize_t>power.size() <= length:
                 power.push_back(power.back() * HASH_BASE)
             for k in range(1, length):
-                left = self._token_of_run(start, k, prefix[k])
+                left = self._token_of_run(start, k, prefix[k], present, present_log2)
                 if left == NO_TOKEN:
                     continue
                 h = prefix[length] - prefix[k] * power[length - k]
-                right = self._token_of_run(start + k, length - k, h)
+                right = self._token_of_run(start + k, length - k, h, present, present_log2)
                 if right == NO_TOKEN:
                     continue
                 # a pair splits one piece only, since its concatenation *is* the piece
@@ -209,12 +221,17 @@ cdef class MergeTable:
         self.piece_chain[t] = new
         return 0
 
-    cdef inline id_t _token_of_run(self, int64_t start, Py_ssize_t length,
-                                   uint64_t h) noexcept nogil:
-        """Token of ``symbols[start:start + length]`` (a run inside a piece), or NO_TOKEN."""
+    cdef inline id_t _token_of_run(self, int64_t start, Py_ssize_t length, uint64_t h,
+                                   const vector[uint64_t]& present, int present_log2) noexcept nogil:
+        """Token of ``symbols[start:start + length]`` (a run inside a piece, ``h`` its hash), or
+        NO_TOKEN; ``present``: a bit per ``present_log2``-bit hash prefix of the pieces."""
         if length == 1:
             return self.symbols[start]
-        return self._lookup(&self.symbols[0] + start, length, usable_key(h))
+        cdef uint64_t key = usable_key(h)
+        cdef uint64_t bit = key >> (64 - present_log2)
+        if not (present[bit >> 6] >> (bit & 63)) & 1:
+            return NO_TOKEN
+        return self._lookup(&self.symbols[0] + start, length, key)
 
     cdef id_t _find(self, const id_t* run, Py_ssize_t length) noexcept nogil:
         """Token whose piece is ``run`` (two symbols or more), or NO_TOKEN."""

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 import regex
-from ubpe_native._base64_lines import first_repeat, parse_lines
+from ubpe_native._base64_lines import parse_lines
 
 from ..errors import InvalidParameterError, ModelFormatError
 from ..files import gc_paused, parse_json, read_text
@@ -117,7 +117,10 @@ def from_data(data: Any, where: str = "<tekken>") -> Any:
     tokens = _token_arrays(vocab, n_ranks)
     try:
         if tokens is not None:
-            return TekkenBPE.from_tekken_arrays(*tokens, specials, pattern=pattern, version=version)
+            try:
+                return TekkenBPE.from_tekken_arrays(*tokens, specials, pattern=pattern, version=version)
+            except ModelFormatError:
+                pass  # a token twice...: `_token_bytes` names the entry
         token_bytes = _token_bytes(vocab, n_ranks, where)
         return TekkenBPE.from_tekken(token_bytes, specials, pattern=pattern, version=version)
     except InvalidParameterError as exc:
@@ -128,29 +131,34 @@ def _token_arrays(vocab: list, n_ranks: int) -> tuple[np.ndarray, np.ndarray] | 
     """The bytes of the first ``n_ranks`` entries of ``vocab`` as arrays (``pieces``, ``offsets``:
     entry ``r``'s bytes are ``pieces[offsets[r]:offsets[r + 1]]``), decoded in one pass in C,
     when every entry is regular: as `_token_bytes` wants it and its base64 in the form
-    ``parse_lines`` reads. ``None`` otherwise: `_token_bytes` then names the faulty entry."""
+    ``parse_lines`` reads. ``None`` otherwise: `_token_bytes` then names the faulty entry (as it
+    does when the arrays hold a token twice)."""
     entries = vocab[:n_ranks]
-    try:  # C loops (map): three keys, the three names, no Python code per entry
-        if set(map(type, entries)) != {dict} or set(map(len, entries)) != {len(_VOCAB_KEYS)}:
+    try:
+        # C loops (map), two passes over the entries (each entry is a cache miss): the three
+        # names (a KeyError if one is missing, a TypeError on anything but an object), and no
+        # fourth key
+        rows = list(map(itemgetter("rank", "token_bytes", "token_str"), entries))
+        if set(map(len, entries)) != {len(_VOCAB_KEYS)}:
             return None
-        ranks = list(map(itemgetter("rank"), entries))
-        list(map(itemgetter("token_str"), entries))  # KeyError if missing
-        if ranks != list(range(len(entries))) or set(map(type, ranks)) != {int}:
+        ranks = list(map(itemgetter(0), rows))
+        # equal to their places, and (as `_token_bytes` checks) no bool: only 0 and 1 could be one
+        if ranks != list(range(len(entries))) or bool in {type(rank) for rank in ranks[:2]}:
             return None
-        fields = "\n".join(map(itemgetter("token_bytes"), entries)).encode("ascii")
+        data = "\n".join(map(itemgetter(1), rows)).encode("ascii")
     except (KeyError, TypeError, UnicodeEncodeError):  # a key missing, a field that is no str, not ASCII
         return None
-    if fields.count(b"\n") != len(entries) - 1 or b"\r" in fields:  # one line per entry
+    if data.count(b"\n") != len(entries) - 1 or b"\r" in data:  # one line per entry
         return None
-    tokens = parse_lines(fields, False)
+    tokens = parse_lines(data, False)
     if tokens is None or len(tokens[2]) != len(entries):  # a field the fast path does not read, or empty
         return None
     pieces, offsets, _ = tokens
     lengths = np.diff(offsets)
     first = pieces[offsets[:N_BYTES]] if len(entries) >= N_BYTES else None
     if (lengths.min(initial=1) < 1 or first is None or lengths[:N_BYTES].max() != 1
-            or not np.array_equal(first, np.arange(N_BYTES)) or first_repeat(pieces, offsets) >= 0):
-        return None  # an empty token, a wrong single byte or a repeat: `_token_bytes` says which
+            or not np.array_equal(first, np.arange(N_BYTES))):
+        return None  # an empty token or a wrong single byte: `_token_bytes` says which
     return pieces, offsets
 
 

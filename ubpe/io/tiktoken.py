@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from ubpe_native._base64_lines import first_repeat, parse_lines
+from ubpe_native._base64_lines import parse_lines
 
 from ..text.patterns import DEFAULT_PATTERN, PATTERNS
 from ..errors import IgnoredInputWarning, InvalidParameterError, ModelFormatError
@@ -98,12 +98,15 @@ def read(
     from ..models.bytelevel_trainer import gather_pieces
 
     tokens = parse_lines(data, True)  # the whole file in C; None: read it line by line
-    if tokens is not None and first_repeat(tokens[0], tokens[1]) < 0:
+    if tokens is not None:
         pieces, offsets, ranks = tokens
         kept = np.flatnonzero(np.diff(offsets) > 0)  # the empty token: never made by BPE (see the module docstring)
         if len(kept) < len(ranks):
             (pieces, offsets), ranks = gather_pieces(pieces, offsets, kept), ranks[kept]
-        return ByteLevelBPE.from_token_arrays(pieces, offsets, ranks, pattern=pattern, special_tokens=special_tokens)
+        try:
+            return ByteLevelBPE.from_token_arrays(pieces, offsets, ranks, pattern=pattern, special_tokens=special_tokens)
+        except ModelFormatError:
+            pass  # a token twice...: read line by line, which names the line
     ranks_of = parse_tiktoken(text, str(path))
     ranks_of.pop(b"", None)  # the empty token: never made by BPE (see the module docstring)
     return ByteLevelBPE.from_mergeable_ranks(ranks_of, pattern=pattern, special_tokens=special_tokens)

@@ -186,7 +186,9 @@ class ByteLevelBPE(Tokenizer):
         specials = SpecialTokens(special_tokens)
         token_ids = np.asarray(token_ids, dtype=np.int64)
         special_ids = np.fromiter(specials.ids.values(), dtype=np.int64, count=len(specials.ids))
-        clash = np.intersect1d(special_ids, token_ids) if len(special_ids) else special_ids
+        # special ids usually come all before the ranks (tekken) or all after (tiktoken)
+        apart = not len(special_ids) or special_ids.max() < token_ids.min() or special_ids.min() > token_ids.max()
+        clash = special_ids[:0] if apart else np.intersect1d(special_ids, token_ids)
         if len(clash):
             raise InvalidParameterError(f"special token ids {clash[:5].tolist()} are mergeable tokens")
         self.token_ids = token_ids

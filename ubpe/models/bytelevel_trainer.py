@@ -188,10 +188,13 @@ def arrays_vocabulary(pieces: np.ndarray, offsets: np.ndarray, ranks: np.ndarray
     if len(ranks) and (ranks.min() < 0 or ranks.max() > MAX_RANK):
         bad = ranks[(ranks < 0) | (ranks > MAX_RANK)][0]
         raise ModelFormatError(f"a mergeable token has an invalid rank {bad}")
-    by_rank = np.argsort(ranks, kind="stable")
-    repeated = np.flatnonzero(ranks[by_rank][1:] == ranks[by_rank][:-1])
-    if len(repeated):
-        raise ModelFormatError(f"rank {ranks[by_rank][repeated[0]]} is given to two tokens")
+    if np.all(ranks[1:] > ranks[:-1]):  # in rank order, as files are: distinct, no sort
+        by_rank = np.arange(len(ranks))
+    else:
+        by_rank = np.argsort(ranks, kind="stable")
+        repeated = np.flatnonzero(ranks[by_rank][1:] == ranks[by_rank][:-1])
+        if len(repeated):
+            raise ModelFormatError(f"rank {ranks[by_rank][repeated[0]]} is given to two tokens")
     again = first_repeat(pieces, offsets)
     if again >= 0:
         raise ModelFormatError(f"token {bytes(pieces[offsets[again]:offsets[again + 1]])!r} has two ranks")
