@@ -40,9 +40,9 @@ from collections.abc import Mapping
 from operator import itemgetter
 from typing import Any
 
-import numpy as np
 import regex
 from ubpe_native._base64_lines import parse_lines
+from ubpe_native._numpy import np
 
 from ..errors import InvalidParameterError, ModelFormatError
 from ..files import gc_paused, parse_json, read_text

@@ -49,8 +49,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from ubpe_native._base64_lines import parse_lines
+from ubpe_native._numpy import np
 
 from ..text.patterns import DEFAULT_PATTERN, PATTERNS
 from ..errors import IgnoredInputWarning, InvalidParameterError, ModelFormatError

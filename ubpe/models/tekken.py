@@ -34,7 +34,7 @@ from collections.abc import Collection, Iterable, Sequence
 from itertools import groupby
 from typing import AbstractSet, Any, Literal
 
-import numpy as np
+from ubpe_native._numpy import np
 
 from ..encoders import Encoding
 from ..errors import InvalidParameterError, ModelFormatError, UnknownTokenError
