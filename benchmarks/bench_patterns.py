@@ -13,7 +13,16 @@ the same pattern with a last alternative ``|(?<=\\x00)\\x00`` that the compiler 
 lookbehind - and that is never reached, since the pattern's own alternatives match at every
 position); tiktoken; then ``encode_batch`` on one thread per core against tiktoken's
 ``encode_ordinary_batch``. One interleaved run: every round calls each row once, in a new
-seeded order (``common.interleaved``); best of ``--repeats`` rounds. Text: the held-out split
+seeded order (``common.interleaved``); best of ``--repeats`` rounds.
+
+Load columns, seconds: reading the file into a ready tokenizer. Ours is ``ubpe.load``;
+tiktoken's is ``tiktoken.load.load_tiktoken_bpe`` + ``tiktoken.Encoding`` for a ``.tiktoken``
+file, and for tekken what mistral-common's ``Tekkenizer.from_file`` does with tiktoken
+(``json.load``, a base64 decode per vocabulary entry, ``tiktoken.Encoding``). Both best of
+``--repeats`` interleaved rounds in this process (warm: files in the page cache, modules
+imported, the regex module's pattern cache warm), and once each in a new process (cold: the
+time of the load call alone: ``ubpe``, ``ubpe.io``, its formats and ``tiktoken`` are imported
+before the clock starts, the pattern is compiled inside it). Text: the held-out split
 of KJV + Shakespeare (``--encode-mb``), unseen by any fit. Needs the mistral-common and
 openai-whisper sdists (``experiments/install_data.sh``). Results go to
 ``results/benchmarks/patterns.md`` and ``.csv``.
@@ -22,9 +31,11 @@ openai-whisper sdists (``experiments/install_data.sh``). Results go to
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import os
 import pathlib
+import subprocess
 import sys
 import time
 
@@ -62,6 +73,8 @@ def _row(name: str, path: pathlib.Path, pattern: str | None, text: str, docs: li
 
     tok = load()
     own = tok.pattern
+    ours_load, theirs_load = interleaved([load, lambda: _tiktoken_load(path, own)], repeats)
+    ours_cold_load, theirs_cold_load = (_in_new_process(side, path, pattern) for side in ("ours", "tiktoken"))
     started = time.perf_counter()
     compiled = compile_pattern(own)  # once per process (cached afterwards)
     compile_seconds = time.perf_counter() - started
@@ -92,7 +105,47 @@ def _row(name: str, path: pathlib.Path, pattern: str | None, text: str, docs: li
         "warm / tiktoken": f"{ours / theirs:.2f}x", "regex module / tiktoken": f"{regex_path / theirs:.2f}x",
         "ours, all threads": f"{ours_all:.1f}", "tiktoken, all threads": f"{theirs_all:.1f}",
         "all threads ratio": f"{ours_all / theirs_all:.2f}x", "same ids": str(same and same_batch),
+        "load, ours (best)": f"{ours_load:.3f} s", "load, tiktoken (best)": f"{theirs_load:.3f} s",
+        "load ratio (best)": f"{ours_load / theirs_load:.2f}x",
+        "load, ours (new process)": f"{ours_cold_load:.3f} s",
+        "load, tiktoken (new process)": f"{theirs_cold_load:.3f} s",
+        "load ratio (new process)": f"{ours_cold_load / theirs_cold_load:.2f}x",
     }
+
+
+def _tiktoken_load(path: pathlib.Path, pattern: str):
+    """tiktoken's tokenizer of the file: ``load_tiktoken_bpe`` for a ``.tiktoken`` file; for a
+    tekken file mistral-common's way (``Tekkenizer.from_file``: json, base64 per entry)."""
+    import tiktoken
+    import tiktoken.load
+
+    if path.suffix == ".tiktoken":
+        ranks = tiktoken.load.load_tiktoken_bpe(str(path))
+    else:
+        with open(path, encoding="utf-8") as file:
+            data = json.load(file)
+        config = data["config"]
+        n_ranks = config["default_vocab_size"] - config["default_num_special_tokens"]
+        ranks = {base64.b64decode(entry["token_bytes"]): entry["rank"] for entry in data["vocab"][:n_ranks]}
+    return tiktoken.Encoding(path.name, pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+
+
+def _in_new_process(side: str, path: pathlib.Path, pattern: str | None) -> float:
+    """Seconds of one load call (``side``: ours or tiktoken) in a new process, imports excluded."""
+    script = "\n".join([
+        "import json, pathlib, sys, time",
+        f"sys.path[:0] = [{str(ROOT / 'benchmarks')!r}, {str(ROOT)!r}]",
+        "import tiktoken, tiktoken.load, ubpe, ubpe.io, ubpe.models.tekken, bench_patterns",
+        f"path = pathlib.Path({str(path)!r})",
+        # tiktoken's side is handed the pattern, found before the clock starts
+        f"pattern = {pattern!r} or json.load(open(path, encoding='utf-8'))['config']['pattern']",
+        "started = time.perf_counter()",
+        "ubpe.load(path" + (f", pattern={pattern!r})" if pattern else ")") if side == "ours"
+        else "bench_patterns._tiktoken_load(path, pattern)",
+        "print(time.perf_counter() - started)",
+    ])
+    out = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True, cwd=ROOT)
+    return float(out.stdout.split()[-1])
 
 
 def main() -> None:

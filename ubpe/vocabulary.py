@@ -111,6 +111,31 @@ class Vocabulary:
         return cls._assemble(n_base, merges, offsets, symbols, weights, ranks)
 
     @classmethod
+    def from_arrays(
+        cls, n_base: int, piece_offsets: np.ndarray, piece_symbols: np.ndarray, *, ranks: np.ndarray
+    ) -> Vocabulary:
+        """:meth:`from_pieces` of pieces already flat (token ``n_base + t`` is
+        ``piece_symbols[piece_offsets[t]:piece_offsets[t + 1]]``), weights 0 and no recorded
+        merges: a loaded vocabulary of many tokens without a Python object per token.
+
+        >>> Vocabulary.from_arrays(2, np.array([0, 2]), np.array([1, 0]), ranks=np.array([0])).pieces()
+        {2: (1, 0)}
+        """
+        offsets = np.ascontiguousarray(piece_offsets, dtype=np.int64)
+        symbols = _id_array(np.asarray(piece_symbols), "a piece")
+        n_merged = len(offsets) - 1
+        if n_merged < 0 or offsets[0] != 0 or offsets[-1] != len(symbols):
+            raise ModelFormatError(f"piece offsets must run from 0 to the {len(symbols)} symbols")
+        if n_merged and np.diff(offsets).min() < 2:
+            raise ModelFormatError("every piece must hold at least two base ids")
+        if len(symbols) and (symbols.min() < 0 or symbols.max() >= n_base):
+            raise ModelFormatError("a piece holds an id that is not a base id")
+        if len(ranks) != n_merged:
+            raise ModelFormatError(f"{len(ranks)} ranks for {n_merged} pieces")
+        merges = np.full((n_merged, 2), NO_TOKEN, dtype=ID_DTYPE)
+        return cls._assemble(n_base, merges, offsets, symbols, np.zeros(n_merged), np.asarray(ranks, dtype=np.int64))
+
+    @classmethod
     def from_pairs(
         cls,
         n_base: int,

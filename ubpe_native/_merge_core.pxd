@@ -3,7 +3,6 @@
 # word cache and the per-thread scratch that holds it. `_merge_core.pyx` documents the loop
 # with a worked example and holds the scratch classes' bodies.
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libcpp.string cimport string
 from libcpp.unordered_map cimport unordered_map
 from libcpp.utility cimport pair
 from libcpp.vector cimport vector
@@ -215,29 +214,25 @@ cdef inline int merge_word(FlatMap& rules, MergeWord& word, Py_ssize_t n,
 # scratch to one call at a time (a `ScratchPool` hands an idle one out under the GIL and takes
 # it back), so no lock is ever taken and no cache is read while another thread writes it.
 
-cdef struct WordCache:
-    unordered_map[string, vector[id_t]] words  # word bytes -> ids
-    string key  # the word of the last look-up, for `cache_store`
+cdef extern from "word_cache.h" namespace "ubpe" nogil:
+    cdef cppclass WordCache:  # word bytes -> ids, flat (see word_cache.h)
+        bint find(const uint8_t* word, size_t length, vector[id_t]& out) except +
+        void store(const vector[id_t]& ids, size_t limit) except +
+        void clear()
+        size_t size()
 
 
 cdef inline bint cache_find(WordCache& cache, const uint8_t* word, Py_ssize_t length,
                             vector[id_t]& out) except -1 nogil:
     """Append the cached ids of ``word`` to ``out`` and return True; False if it is not cached
     (then `cache_store` stores its ids)."""
-    cache.key.assign(<const char*>word, length)
-    found = cache.words.find(cache.key)
-    if found == cache.words.end():
-        return False
-    out.insert(out.end(), deref(found).second.begin(), deref(found).second.end())
-    return True
+    return cache.find(word, <size_t>length, out)
 
 
 cdef inline int cache_store(WordCache& cache, const vector[id_t]& ids, size_t limit) except -1 nogil:
-    """Cache ``ids`` for the word of the last `cache_find`; at ``limit`` words the cache starts
-    over (a bound on memory that keeps the common words of a text hot)."""
-    if cache.words.size() >= limit:
-        cache.words.clear()
-    cache.words.insert(pair[string, vector[id_t]](cache.key, ids))
+    """Cache ``ids`` for the word of the last `cache_find` that missed; at ``limit`` words the
+    cache starts over (a bound on memory that keeps the common words of a text hot)."""
+    cache.store(ids, limit)
     return 0
 
 

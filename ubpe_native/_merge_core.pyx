@@ -70,7 +70,7 @@ cdef class ScratchPool:
         if self.idle:
             scratch = self.idle.pop()
             if scratch.generation != self.generation:  # cleared while a call was using it
-                scratch.cache.words.clear()
+                scratch.cache.clear()
                 scratch.generation = self.generation
         else:
             scratch = self.kind()
@@ -86,7 +86,7 @@ cdef class ScratchPool:
         cdef MergeScratch scratch
         self.generation += 1
         for scratch in self.idle:
-            scratch.cache.words.clear()
+            scratch.cache.clear()
             scratch.generation = self.generation
         return None
 
@@ -97,7 +97,7 @@ cdef class ScratchPool:
         cdef size_t total = 0
         for scratch in self.idle:
             if scratch.generation == self.generation:
-                total += scratch.cache.words.size()
+                total += scratch.cache.size()
         return total
 
     def __len__(self):

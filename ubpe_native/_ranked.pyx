@@ -32,7 +32,8 @@ from ubpe_native._numpy import np
 
 from ubpe_native._checks cimport check_ids, check_offsets
 from ubpe_native._flat_map cimport FlatMap
-from ubpe_native._merge_core cimport MAX_RANK, MergeHooks, MergeWord, merge_word, rule_add
+from ubpe_native._merge_core cimport (MAX_RANK, MergeHooks, MergeScratch, MergeWord, ScratchPool, cache_find,
+                                      cache_store, merge_word, rule_add)
 from ubpe_native._pretokenize cimport (check_split_arguments, check_utf8, class_t, document_flags,
                                        document_starts, split_document, split_pieces)
 from ubpe_native._typedefs cimport id_t
@@ -44,8 +45,17 @@ cdef uint64_t RESERVED_KEY = 0xFFFFFFFFFFFFFFFFULL
 # Priorities are the ranks of the rule table (`_merge_core`): 31 bits.
 cdef int64_t MAX_PRIORITY = MAX_RANK
 cdef id_t NO_TOKEN = -1
+# bits per merged token of the filter of runs that are no piece (a 1/32 false positive rate)
+cdef size_t PRESENT_BITS_PER_TOKEN = 32
+# rules per merged token that the rule table is sized for (GPT-2's ranks: 108,299 for 50,000)
+cdef size_t RULES_PER_TOKEN = 2
 # byte-level text: the base ids are the byte values
 cdef int N_BYTE_VALUES = 256
+# Words of a text are cached (word bytes -> ids) up to this many per scratch, then the cache
+# starts over: pieces repeat (Zipf), so most words of a text cost one hash look-up.
+cdef size_t CACHE_LIMIT = 1 << 18
+# Longer pieces (a run of spaces, a long number) are merged each time, not cached.
+cdef Py_ssize_t CACHE_MAX_WORD = 256
 
 
 cdef inline uint64_t hash_step(uint64_t h, id_t symbol) noexcept nogil:
@@ -81,6 +91,15 @@ cdef class MergeTable:
     cdef FlatMap piece_heads  # piece hash -> token + 1 (0: absent)
     cdef vector[id_t] piece_chain  # token index -> next token index with the same hash, or -1
     cdef vector[id_t] canonical  # token index -> the token representing its piece
+    # encode_text(s) may run in several threads at once (they release the GIL): each call
+    # takes an idle scratch, and its word cache, from here (`_merge_core`'s one cache policy)
+    cdef ScratchPool scratches
+    cdef size_t cache_limit  # words cached per scratch (0: no cache)
+
+    def __cinit__(self, *args, **kwargs):
+        # here, not in __init__: even an object __init__ never ran on has its pool
+        self.scratches = ScratchPool()
+        self.cache_limit = CACHE_LIMIT
 
     def __init__(self, id_t n_base, const int64_t[::1] piece_offsets not None,
                  const id_t[::1] piece_symbols not None, const int64_t[::1] priorities not None):
@@ -112,6 +131,8 @@ cdef class MergeTable:
         cdef int64_t start
         cdef vector[uint64_t] prefix  # prefix[k]: hash of the first k symbols of a piece
         cdef vector[uint64_t] power  # HASH_BASE ** k
+        cdef vector[uint64_t] present  # a bit per hash prefix of the pieces' keys
+        cdef int present_log2 = 16
         cdef uint64_t h
         cdef id_t token, left, right, other
         cdef int64_t* slot
@@ -120,6 +141,10 @@ cdef class MergeTable:
             self.symbols.assign(&piece_symbols[0], &piece_symbols[0] + piece_symbols.shape[0])
         if n:
             self.priority.assign(&priorities[0], &priorities[0] + n)
+        # sized once for their final counts (a piece per token; about two rules per token in
+        # real vocabularies): no rehash while they fill
+        self.piece_heads = FlatMap(<size_t>n)
+        self.pairs = FlatMap(<size_t>(RULES_PER_TOKEN * n))
         # vector.assign(n, value) is not declared ``except +`` (bad_alloc would abort): resize is
         self.piece_chain.resize(n, NO_TOKEN)
         self.canonical.resize(n, NO_TOKEN)
@@ -145,7 +170,15 @@ cdef class MergeTable:
             while self.canonical[token] != token:
                 token = self.canonical[token]
             self.canonical[t] = token
-        # 2. every split of every piece into two tokens, with O(1) substring hashes
+        # 2. every split of every piece into two tokens, with O(1) substring hashes. Most runs
+        # are no token: a bit per hash prefix (`present`, a few bits per token, small enough
+        # to stay in cache) answers most of them without a probe of the piece table.
+        while (<size_t>1 << present_log2) < PRESENT_BITS_PER_TOKEN * <size_t>n:
+            present_log2 += 1
+        present.resize((<size_t>1 << present_log2) // 64 + 1)
+        for t in range(n):
+            h = self._hash_of(t) >> (64 - present_log2)
+            present[h >> 6] |= (<uint64_t>1) << (h & 63)
         power.push_back(1)
         for t in range(n):
             if self.canonical[t] != t:
@@ -158,11 +191,11 @@ cdef class MergeTable:
             while <Py_ssize_t>power.size() <= length:
                 power.push_back(power.back() * HASH_BASE)
             for k in range(1, length):
-                left = self._token_of_run(start, k, prefix[k])
+                left = self._token_of_run(start, k, prefix[k], present, present_log2)
                 if left == NO_TOKEN:
                     continue
                 h = prefix[length] - prefix[k] * power[length - k]
-                right = self._token_of_run(start + k, length - k, h)
+                right = self._token_of_run(start + k, length - k, h, present, present_log2)
                 if right == NO_TOKEN:
                     continue
                 # a pair splits one piece only, since its concatenation *is* the piece
@@ -188,12 +221,17 @@ cdef class MergeTable:
         self.piece_chain[t] = new
         return 0
 
-    cdef inline id_t _token_of_run(self, int64_t start, Py_ssize_t length,
-                                   uint64_t h) noexcept nogil:
-        """Token of ``symbols[start:start + length]`` (a run inside a piece), or NO_TOKEN."""
+    cdef inline id_t _token_of_run(self, int64_t start, Py_ssize_t length, uint64_t h,
+                                   const vector[uint64_t]& present, int present_log2) noexcept nogil:
+        """Token of ``symbols[start:start + length]`` (a run inside a piece, ``h`` its hash), or
+        NO_TOKEN; ``present``: a bit per ``present_log2``-bit hash prefix of the pieces."""
         if length == 1:
             return self.symbols[start]
-        return self._lookup(&self.symbols[0] + start, length, usable_key(h))
+        cdef uint64_t key = usable_key(h)
+        cdef uint64_t bit = key >> (64 - present_log2)
+        if not (present[bit >> 6] >> (bit & 63)) & 1:
+            return NO_TOKEN
+        return self._lookup(&self.symbols[0] + start, length, key)
 
     cdef id_t _find(self, const id_t* run, Py_ssize_t length) noexcept nogil:
         """Token whose piece is ``run`` (two symbols or more), or NO_TOKEN."""
@@ -238,23 +276,31 @@ cdef class MergeTable:
         out = np.empty(symbols.shape[0], dtype=np.int32)
         cdef id_t[::1] tokens = out
         cdef Py_ssize_t n_out = 0
+        cdef MergeScratch scratch
         if n_words > 0:
-            with nogil:
-                n_out = self._encode_words(&symbols[0] if symbols.shape[0] else NULL,
-                                           &bounds[0], n_words, &tokens[0] if symbols.shape[0] else NULL,
-                                           whole_piece_shortcut, dropout, seed)
+            scratch = self.scratches.take()
+            try:
+                with nogil:
+                    n_out = self._encode_words(&symbols[0] if symbols.shape[0] else NULL, NULL,
+                                               &bounds[0], n_words, &tokens[0] if symbols.shape[0] else NULL,
+                                               whole_piece_shortcut, dropout, seed, scratch)
+            finally:
+                self.scratches.give(scratch)
         return out[:n_out]
 
-    cdef Py_ssize_t _encode_words(self, const id_t* symbols, const int64_t* bounds,
+    cdef Py_ssize_t _encode_words(self, const id_t* symbols, const uint8_t* data, const int64_t* bounds,
                                   Py_ssize_t n_words, id_t* tokens, bint whole_piece_shortcut,
-                                  double dropout, uint64_t seed) except -1 nogil:
-        # scratch space shared by all words of the call; growing it may raise MemoryError
-        cdef MergeWord word
+                                  double dropout, uint64_t seed, MergeScratch scratch) except -1 nogil:
+        """Encode every word ``symbols[bounds[w]:bounds[w + 1]]`` into ``tokens``; how many
+        tokens it wrote. With ``data`` (the words' bytes, one per symbol: byte-level text) and
+        a cache limit, a word's ids are looked up in the scratch's word cache first and stored
+        there after (never with dropout: its words differ from call to call). The scratch is
+        this call's alone (no lock); growing it may raise MemoryError."""
         cdef MergeHooks hooks
         cdef uint64_t rng = seed
-        cdef Py_ssize_t n_out = 0, w, length, i
+        cdef Py_ssize_t n_out = 0, w, length, i, n_word
         cdef int64_t start
-        cdef id_t whole
+        cdef bint cached = data != NULL and dropout == 0.0 and self.cache_limit > 0
         hooks.frozen = False
         hooks.unused = NULL
         hooks.dropout = dropout
@@ -268,14 +314,35 @@ cdef class MergeTable:
                 tokens[n_out] = symbols[start]
                 n_out += 1
                 continue
-            if whole_piece_shortcut:
-                whole = self._find(&symbols[start], length)
-                if whole != NO_TOKEN:
-                    tokens[n_out] = self._representative(whole)
-                    n_out += 1
+            if cached and length <= CACHE_MAX_WORD:
+                scratch.word_out.clear()
+                if cache_find(scratch.cache, data + start, length, scratch.word_out):
+                    for i in range(<Py_ssize_t>scratch.word_out.size()):
+                        tokens[n_out + i] = scratch.word_out[i]
+                    n_out += scratch.word_out.size()
                     continue
-            n_out += self._merge_word(&symbols[start], length, &tokens[n_out], word, hooks)
+                n_word = self._encode_word(&symbols[start], length, &tokens[n_out], whole_piece_shortcut,
+                                           scratch.word, hooks)
+                scratch.word_out.assign(&tokens[n_out], &tokens[n_out] + n_word)
+                cache_store(scratch.cache, scratch.word_out, self.cache_limit)
+                n_out += n_word
+            else:
+                n_out += self._encode_word(&symbols[start], length, &tokens[n_out], whole_piece_shortcut,
+                                           scratch.word, hooks)
         return n_out
+
+    cdef inline Py_ssize_t _encode_word(self, const id_t* symbols, Py_ssize_t length, id_t* out,
+                                        bint whole_piece_shortcut, MergeWord& word,
+                                        const MergeHooks& hooks) except -1 nogil:
+        """One word of two symbols or more: its token if it is a piece (with the shortcut),
+        else merged; how many tokens it wrote."""
+        cdef id_t whole
+        if whole_piece_shortcut:
+            whole = self._find(symbols, length)
+            if whole != NO_TOKEN:
+                out[0] = self._representative(whole)
+                return 1
+        return self._merge_word(symbols, length, out, word, hooks)
 
     cdef inline id_t _representative(self, id_t token) noexcept nogil:
         return self.n_base + self.canonical[token - self.n_base]
@@ -313,13 +380,30 @@ cdef class MergeTable:
         # at most), and the words' symbols
         bounds.reserve(n + 1)
         symbols.resize(n)
-        with nogil:
-            split_pieces(&data[0], n, &classes[0], pattern, bounds)
-            for i in range(n):
-                symbols[i] = data[i]
-            n_out = self._encode_words(symbols.data(), bounds.data(), bounds.size() - 1,
-                                       &tokens[0], True, 0.0, 0)
+        cdef MergeScratch scratch = self.scratches.take()
+        try:
+            with nogil:
+                split_pieces(&data[0], n, &classes[0], pattern, bounds)
+                for i in range(n):
+                    symbols[i] = data[i]
+                n_out = self._encode_words(symbols.data(), &data[0], bounds.data(), bounds.size() - 1,
+                                           &tokens[0], True, 0.0, 0, scratch)
+        finally:
+            self.scratches.give(scratch)
         return out[:n_out]
+
+    def set_cache_limit(self, size_t limit):
+        """Cache at most ``limit`` words per scratch (0: no word cache), forgetting those cached."""
+        self.cache_limit = limit
+        self.scratches.clear()
+
+    def clear_cache(self):
+        """Forget the cached words."""
+        self.scratches.clear()
+
+    def cache_size(self):
+        """How many words are cached (by the scratches no call is using)."""
+        return self.scratches.cached_words()
 
     def pair_count(self):
         """How many (left, right) pairs merge into a token."""
@@ -357,26 +441,30 @@ cdef class MergeTable:
         if n == 0:
             return out, offsets
         symbols.resize(n)  # with the GIL: MemoryError
-        with nogil:
-            for i in range(n):
-                symbols[i] = data[i]
-            n_out = self._encode_documents(&data[0], symbols.data(), &starts[0], n_docs, &classes[0],
-                                           pattern, &skip_view[0], &tokens[0], &offset_view[0])
+        cdef MergeScratch scratch = self.scratches.take()
+        try:
+            with nogil:
+                for i in range(n):
+                    symbols[i] = data[i]
+                n_out = self._encode_documents(&data[0], symbols.data(), &starts[0], n_docs, &classes[0],
+                                               pattern, &skip_view[0], &tokens[0], &offset_view[0], scratch)
+        finally:
+            self.scratches.give(scratch)
         return out[:n_out], offsets
 
     cdef Py_ssize_t _encode_documents(self, const uint8_t* data, const id_t* symbols,
                                       const int64_t* starts, Py_ssize_t n_docs, const class_t* classes,
                                       int pattern, const uint8_t* skip, id_t* tokens,
-                                      int64_t* offsets) except -1 nogil:
+                                      int64_t* offsets, MergeScratch scratch) except -1 nogil:
         """Split and encode every document of ``encode_texts`` (``symbols``: ``data`` as ids);
         how many tokens it wrote."""
-        cdef vector[int64_t] bounds, scratch
+        cdef vector[int64_t] bounds, split_scratch
         cdef Py_ssize_t d, n, n_out = 0
         for d in range(n_docs):
             n = starts[d + 1] - starts[d]
             if n and not skip[d]:
-                split_document(data + starts[d], n, classes, pattern, False, bounds, scratch)
-                n_out += self._encode_words(symbols + starts[d], bounds.data(), <Py_ssize_t>bounds.size() - 1,
-                                            tokens + n_out, True, 0.0, 0)
+                split_document(data + starts[d], n, classes, pattern, False, bounds, split_scratch)
+                n_out += self._encode_words(symbols + starts[d], data + starts[d], bounds.data(),
+                                            <Py_ssize_t>bounds.size() - 1, tokens + n_out, True, 0.0, 0, scratch)
             offsets[d + 1] = n_out
         return n_out

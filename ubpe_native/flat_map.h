@@ -1,8 +1,9 @@
 // A small open-addressing hash map from 64-bit keys to 64-bit values (linear probing).
 //
 // The fit kernel counts pairs and (pair, document) occurrences millions of times per fit;
-// std::unordered_map allocates a node per entry and chases pointers, this keeps keys and
-// values in two flat arrays. Entries are never erased: callers store 0 for "absent".
+// std::unordered_map allocates a node per entry and chases pointers, this keeps the entries
+// in one flat array, each key beside its value (a probe that hits touches one cache line, not
+// two). Entries are never erased: callers store 0 for "absent".
 #pragma once
 
 #include <cstddef>
@@ -22,23 +23,23 @@ class FlatMap {
   // is unchanged (callers rely on this to keep their structures whole on MemoryError).
   int64_t* slot(uint64_t key) {
     size_t i = probe(key);
-    if (keys_[i] == key) return &values_[i];
-    if ((size_ + 1) * 2 > keys_.size()) {
+    if (entries_[i].key == key) return &entries_[i].value;
+    if ((size_ + 1) * 2 > entries_.size()) {
       grow();
       i = probe(key);
     }
-    keys_[i] = key;
-    values_[i] = 0;
+    entries_[i].key = key;
+    entries_[i].value = 0;
     ++size_;
-    return &values_[i];
+    return &entries_[i].value;
   }
 
   // Value of `key`, or `missing` if absent.
   int64_t get(uint64_t key, int64_t missing) const {
     size_t i = hash(key) & mask_;
     while (true) {
-      if (keys_[i] == key) return values_[i];
-      if (keys_[i] == kEmpty) return missing;
+      if (entries_[i].key == key) return entries_[i].value;
+      if (entries_[i].key == kEmpty) return missing;
       i = (i + 1) & mask_;
     }
   }
@@ -46,8 +47,11 @@ class FlatMap {
   size_t size() const { return size_; }
 
  private:
-  std::vector<uint64_t> keys_;
-  std::vector<int64_t> values_;
+  struct Entry {
+    uint64_t key;
+    int64_t value;
+  };
+  std::vector<Entry> entries_;
   size_t mask_ = 0;
   size_t size_ = 0;
 
@@ -67,8 +71,7 @@ class FlatMap {
   }
 
   void allocate(size_t capacity) {
-    keys_.assign(capacity, kEmpty);
-    values_.assign(capacity, 0);
+    entries_.assign(capacity, Entry{kEmpty, 0});
     mask_ = capacity - 1;
     size_ = 0;
   }
@@ -76,22 +79,18 @@ class FlatMap {
   // The slot holding `key`, or the empty slot where it would go.
   size_t probe(uint64_t key) const {
     size_t i = hash(key) & mask_;
-    while (keys_[i] != key && keys_[i] != kEmpty) i = (i + 1) & mask_;
+    while (entries_[i].key != key && entries_[i].key != kEmpty) i = (i + 1) & mask_;
     return i;
   }
 
   void grow() {
     // allocate first: a std::bad_alloc leaves the map as it was
-    std::vector<uint64_t> old_keys(keys_.size() * 2, kEmpty);
-    std::vector<int64_t> old_values(keys_.size() * 2, 0);
-    old_keys.swap(keys_);
-    old_values.swap(values_);
-    mask_ = keys_.size() - 1;
-    for (size_t i = 0; i < old_keys.size(); ++i) {
-      if (old_keys[i] == kEmpty) continue;
-      size_t j = probe(old_keys[i]);
-      keys_[j] = old_keys[i];
-      values_[j] = old_values[i];
+    std::vector<Entry> old_entries(entries_.size() * 2, Entry{kEmpty, 0});
+    old_entries.swap(entries_);
+    mask_ = entries_.size() - 1;
+    for (const Entry& entry : old_entries) {
+      if (entry.key == kEmpty) continue;
+      entries_[probe(entry.key)] = entry;
     }
   }
 };

@@ -147,3 +147,81 @@ def test_bad_input_raises_our_errors():
         DropoutEncoder(vocabulary, 1.5)
     assert encoder.encode_word([]).tolist() == []
     assert encoder.encode_parts([]) == []
+
+
+# -- the word cache of byte-level text (encode_text / encode_texts) ------------------------------
+
+
+@st.composite
+def byte_vocabulary_and_text(draw):
+    """A byte-level merge table over a few letters, and a text drawn from a few words (so words
+    repeat, as in real text) with the letters, spaces and a multi-byte letter."""
+    letters = "abé"
+    n_merged = draw(st.integers(0, 10))
+    left, right = [], []
+    alphabet = sorted({b for ch in letters for b in ch.encode("utf-8")})
+    for t in range(n_merged):
+        left.append(draw(st.sampled_from(alphabet + [256 + k for k in range(t)])))
+        right.append(draw(st.sampled_from(alphabet + [256 + k for k in range(t)])))
+    vocabulary = Vocabulary.from_merges(256, left, right, documents=[1] * n_merged, n_docs=1)
+    vocabulary = dataclasses.replace(vocabulary, ranks=np.array(draw(st.permutations(range(n_merged))), dtype=np.int64))
+    words = draw(st.lists(st.text(letters, min_size=1, max_size=8), min_size=1, max_size=4))
+    text = " ".join(draw(st.lists(st.sampled_from(words), max_size=30)))
+    return vocabulary, text
+
+
+def _byte_level_tables(vocabulary):
+    from ubpe_native._ranked import MergeTable
+
+    def table():
+        return MergeTable(256, np.asarray(vocabulary.piece_offsets, np.int64),
+                          np.asarray(vocabulary.piece_symbols, np.int32), np.asarray(vocabulary.ranks, np.int64))
+    return table
+
+
+@settings(max_examples=150, deadline=None)
+@given(byte_vocabulary_and_text(), st.integers(1, 3))
+def test_the_word_cache_changes_no_result(case, limit):
+    """encode_text and encode_texts with the word cache (a tiny limit that makes it start over
+    within a call, or the default) give what no cache gives, on a first call and on a repeat,
+    and each word is what merging it alone gives (the uncached `encode` with the shortcut)."""
+    from ubpe.text.patterns import PATTERNS, code_point_classes, native_pattern_id
+
+    vocabulary, text = case
+    make = _byte_level_tables(vocabulary)
+    data, classes, pattern = text.encode("utf-8"), code_point_classes(), native_pattern_id(PATTERNS["gpt2"])
+    uncached = make()
+    uncached.set_cache_limit(0)
+    want = uncached.encode_text(data, classes, pattern).tolist()
+    tiny, default = make(), make()
+    tiny.set_cache_limit(limit)
+    for table in (tiny, default):
+        for _ in range(2):  # a first pass, then one with the cache filled
+            assert table.encode_text(data, classes, pattern).tolist() == want
+            tokens, offsets = table.encode_texts(data, [len(text)], classes, pattern)
+            assert tokens.tolist() == want and offsets.tolist() == [0, len(want)]
+    assert uncached.cache_size() == 0 and tiny.cache_size() <= limit
+    symbols = np.frombuffer(data, np.uint8).astype(np.int32)
+    from ubpe_native._pretokenize import split_text
+
+    bounds = np.asarray(split_text(data, classes, pattern), np.int64)
+    assert uncached.encode(symbols, bounds, True, 0.0, 0).tolist() == want
+
+
+def test_the_word_cache_is_one_per_thread():
+    """Threads encoding at once with one table (each call takes its own scratch and cache)
+    give the ids of one thread alone."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ubpe.text.patterns import PATTERNS, code_point_classes, native_pattern_id
+
+    words = ["ab", "ba", "aab", "abab", "b"]
+    vocabulary = Vocabulary.from_merges(256, [97, 256, 98], [98, 97, 256], documents=[1] * 3, n_docs=1)
+    table = _byte_level_tables(dataclasses.replace(vocabulary, ranks=np.array([2, 0, 1])))()
+    classes, pattern = code_point_classes(), native_pattern_id(PATTERNS["gpt2"])
+    texts = [" ".join(words[(k + j) % len(words)] for j in range(400)).encode() for k in range(8)]
+    alone = [table.encode_text(text, classes, pattern).tolist() for text in texts]
+    table.clear_cache()
+    with ThreadPoolExecutor(4) as pool:
+        for _ in range(3):
+            assert list(pool.map(lambda t: table.encode_text(t, classes, pattern).tolist(), texts)) == alone

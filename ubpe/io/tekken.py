@@ -37,9 +37,12 @@ import binascii
 import os
 import re
 from collections.abc import Mapping
+from operator import itemgetter
 from typing import Any
 
 import regex
+from ubpe_native._base64_lines import parse_lines
+from ubpe_native._numpy import np
 
 from ..errors import InvalidParameterError, ModelFormatError
 from ..files import gc_paused, parse_json, read_text
@@ -111,11 +114,52 @@ def from_data(data: Any, where: str = "<tekken>") -> Any:
     specials += [FILLER_TEMPLATE.format(id=k) for k in range(len(specials), n_special)]
     if len(set(specials)) != n_special:
         raise ModelFormatError(f"{where}: special_tokens name a filler {_repeated(specials)!r} that the file also names")
-    token_bytes = _token_bytes(vocab, n_ranks, where)
+    tokens = _token_arrays(vocab, n_ranks)
     try:
+        if tokens is not None:
+            try:
+                return TekkenBPE.from_tekken_arrays(*tokens, specials, pattern=pattern, version=version)
+            except ModelFormatError:
+                pass  # a token twice...: `_token_bytes` names the entry
+        token_bytes = _token_bytes(vocab, n_ranks, where)
         return TekkenBPE.from_tekken(token_bytes, specials, pattern=pattern, version=version)
     except InvalidParameterError as exc:
         raise ModelFormatError(f"{where}: {exc}") from None
+
+
+def _token_arrays(vocab: list, n_ranks: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """The bytes of the first ``n_ranks`` entries of ``vocab`` as arrays (``pieces``, ``offsets``:
+    entry ``r``'s bytes are ``pieces[offsets[r]:offsets[r + 1]]``), decoded in one pass in C,
+    when every entry is regular: as `_token_bytes` wants it and its base64 in the form
+    ``parse_lines`` reads. ``None`` otherwise: `_token_bytes` then names the faulty entry (as it
+    does when the arrays hold a token twice)."""
+    entries = vocab[:n_ranks]
+    try:
+        # C loops (map), two passes over the entries (each entry is a cache miss): the three
+        # names (a KeyError if one is missing, a TypeError on anything but an object), and no
+        # fourth key
+        rows = list(map(itemgetter("rank", "token_bytes", "token_str"), entries))
+        if set(map(len, entries)) != {len(_VOCAB_KEYS)}:
+            return None
+        ranks = list(map(itemgetter(0), rows))
+        # equal to their places, and (as `_token_bytes` checks) no bool: only 0 and 1 could be one
+        if ranks != list(range(len(entries))) or bool in {type(rank) for rank in ranks[:2]}:
+            return None
+        data = "\n".join(map(itemgetter(1), rows)).encode("ascii")
+    except (KeyError, TypeError, UnicodeEncodeError):  # a key missing, a field that is no str, not ASCII
+        return None
+    if data.count(b"\n") != len(entries) - 1 or b"\r" in data:  # one line per entry
+        return None
+    tokens = parse_lines(data, False)
+    if tokens is None or len(tokens[2]) != len(entries):  # a field the fast path does not read, or empty
+        return None
+    pieces, offsets, _ = tokens
+    lengths = np.diff(offsets)
+    first = pieces[offsets[:N_BYTES]] if len(entries) >= N_BYTES else None
+    if (lengths.min(initial=1) < 1 or first is None or lengths[:N_BYTES].max() != 1
+            or not np.array_equal(first, np.arange(N_BYTES))):
+        return None  # an empty token or a wrong single byte: `_token_bytes` says which
+    return pieces, offsets
 
 
 def _kind(value: Any) -> str:

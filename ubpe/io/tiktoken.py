@@ -49,6 +49,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ubpe_native._base64_lines import parse_lines
+from ubpe_native._numpy import np
+
 from ..text.patterns import DEFAULT_PATTERN, PATTERNS
 from ..errors import IgnoredInputWarning, InvalidParameterError, ModelFormatError
 from ..files import write_atomically
@@ -92,10 +95,21 @@ def read(
     if pattern is None:
         pattern = pattern_of(data, path)
     from ..models.bytelevel import ByteLevelBPE
+    from ..models.bytelevel_trainer import gather_pieces
 
-    ranks = parse_tiktoken(text, str(path))
-    ranks.pop(b"", None)  # the empty token: never made by BPE (see the module docstring)
-    return ByteLevelBPE.from_mergeable_ranks(ranks, pattern=pattern, special_tokens=special_tokens)
+    tokens = parse_lines(data, True)  # the whole file in C; None: read it line by line
+    if tokens is not None:
+        pieces, offsets, ranks = tokens
+        kept = np.flatnonzero(np.diff(offsets) > 0)  # the empty token: never made by BPE (see the module docstring)
+        if len(kept) < len(ranks):
+            (pieces, offsets), ranks = gather_pieces(pieces, offsets, kept), ranks[kept]
+        try:
+            return ByteLevelBPE.from_token_arrays(pieces, offsets, ranks, pattern=pattern, special_tokens=special_tokens)
+        except ModelFormatError:
+            pass  # a token twice...: read line by line, which names the line
+    ranks_of = parse_tiktoken(text, str(path))
+    ranks_of.pop(b"", None)  # the empty token: never made by BPE (see the module docstring)
+    return ByteLevelBPE.from_mergeable_ranks(ranks_of, pattern=pattern, special_tokens=special_tokens)
 
 
 def pattern_of(data: bytes, path: str | os.PathLike = "<bytes>") -> str:

@@ -54,7 +54,7 @@ from ..text.scanner import pretokenize
 from ..text.specials import SpecialTokens, special_regex
 from .._hooks import file_formats
 from .base import Tokenizer
-from .bytelevel_trainer import N_BYTES, fit_bytelevel, ranks_vocabulary
+from .bytelevel_trainer import N_BYTES, arrays_vocabulary, fit_bytelevel, ranks_vocabulary
 
 
 class ByteLevelBPE(Tokenizer):
@@ -86,8 +86,8 @@ class ByteLevelBPE(Tokenizer):
         self.token_ids: np.ndarray = np.arange(N_BYTES, dtype=np.int64)
         self._encoder: RankedEncoder | None = None
         self._regex = regex.compile(self.pattern)
-        self._bytes_of: dict[int, bytes] = {}
-        self._rank_of: dict[bytes, int] = {}
+        # rank -> bytes and bytes -> rank, made on first use (see _decoding_maps)
+        self._decoding: tuple[dict[int, bytes], dict[bytes, int]] | None = None
 
     # -- construction ----------------------------------------------------------------------
 
@@ -135,6 +135,32 @@ class ByteLevelBPE(Tokenizer):
         tok._install(vocabulary, token_ids, resolve_pattern(pattern), dict(special_tokens or {}))
         return tok
 
+    @classmethod
+    def from_token_arrays(
+        cls,
+        pieces: np.ndarray,
+        offsets: np.ndarray,
+        ranks: np.ndarray,
+        *,
+        pattern: str = DEFAULT_PATTERN,
+        special_tokens: Mapping[str, int] | None = None,
+    ) -> ByteLevelBPE:
+        """:meth:`from_mergeable_ranks` of the mergeable tokens as arrays, as a file reader
+        has them (no Python object per token): token ``k`` is the bytes
+        ``pieces[offsets[k]:offsets[k + 1]]`` of rank ``ranks[k]``.
+
+        >>> pieces = np.frombuffer(bytes(range(256)) + b"ab", np.uint8)
+        >>> tok = ByteLevelBPE.from_token_arrays(pieces, np.r_[0:257, 258], np.r_[0:256, 300])
+        >>> tok.encode("abc"), tok.decode_bytes([300])
+        ([300, 99], b'ab')
+        """
+        vocabulary, token_ids = arrays_vocabulary(
+            np.asarray(pieces, dtype=np.uint8), np.asarray(offsets, dtype=np.int64), np.asarray(ranks, dtype=np.int64)
+        )
+        tok = cls()
+        tok._install(vocabulary, token_ids, resolve_pattern(pattern), dict(special_tokens or {}))
+        return tok
+
     def with_pattern(self, pattern: str) -> ByteLevelBPE:
         """The same tokens and special tokens, pre-tokenized by ``pattern`` (a preset or regex).
 
@@ -158,25 +184,44 @@ class ByteLevelBPE(Tokenizer):
         self, vocabulary: Vocabulary, token_ids: np.ndarray, pattern: str, special_tokens: Mapping[str, int]
     ) -> None:
         specials = SpecialTokens(special_tokens)
-        clash = set(specials.ids.values()) & set(token_ids.tolist())
-        if clash:
-            raise InvalidParameterError(f"special token ids {sorted(clash)[:5]} are mergeable tokens")
+        token_ids = np.asarray(token_ids, dtype=np.int64)
+        special_ids = np.fromiter(specials.ids.values(), dtype=np.int64, count=len(specials.ids))
+        # special ids usually come all before the ranks (tekken) or all after (tiktoken)
+        apart = not len(special_ids) or special_ids.max() < token_ids.min() or special_ids.min() > token_ids.max()
+        clash = special_ids[:0] if apart else np.intersect1d(special_ids, token_ids)
+        if len(clash):
+            raise InvalidParameterError(f"special token ids {clash[:5].tolist()} are mergeable tokens")
+        self.token_ids = token_ids
         self.vocabulary = vocabulary
-        self.token_ids = np.asarray(token_ids, dtype=np.int64)
         self.pattern = pattern
         self._regex = regex.compile(pattern)
         self._specials = specials
         self._encoder = RankedEncoder(vocabulary, priority="rank")
         self._identity_ids = bool(np.array_equal(self.token_ids, np.arange(len(vocabulary))))
-        # rank -> bytes for decoding, sparse: ids may be as large as MAX_RANK in a small file
-        bytes_of: dict[int, bytes] = {}
-        pieces = vocabulary.pieces()
-        for token, rank in enumerate(self.token_ids.tolist()):
-            bytes_of[rank] = bytes([token]) if token < N_BYTES else bytes(pieces[token])
-        self._rank_of = {piece: rank for rank, piece in bytes_of.items()}
-        for text, token in specials.ids.items():
-            bytes_of[token] = text.encode("utf-8")
-        self._bytes_of = bytes_of
+        self._decoding = None  # made on first use: encoding needs neither map
+
+    def _decoding_maps(self) -> tuple[dict[int, bytes], dict[bytes, int]]:
+        """rank -> bytes (special tokens as their UTF-8 text) for decoding, and bytes ->
+        rank of the mergeable tokens; sparse dicts: ids may be as large as MAX_RANK in a
+        small file."""
+        if self._decoding is None:
+            pieces = self.vocabulary.pieces()  # type: ignore[union-attr]
+            bytes_of: dict[int, bytes] = {}
+            for token, rank in enumerate(self.token_ids.tolist()):
+                bytes_of[rank] = bytes([token]) if token < N_BYTES else bytes(pieces[token])
+            rank_of = {piece: rank for rank, piece in bytes_of.items()}
+            for text, token in self._specials.ids.items():
+                bytes_of[token] = text.encode("utf-8")
+            self._decoding = bytes_of, rank_of
+        return self._decoding
+
+    @property
+    def _bytes_of(self) -> dict[int, bytes]:
+        return self._decoding_maps()[0]
+
+    @property
+    def _rank_of(self) -> dict[bytes, int]:
+        return self._decoding_maps()[1]
 
     # -- properties ------------------------------------------------------------------------
 

@@ -154,34 +154,78 @@ def ranks_vocabulary(mergeable_ranks: Mapping[bytes, int]) -> tuple[Vocabulary, 
     >>> vocabulary.pieces(), token_ids[[0, 97, 256]].tolist()
     ({256: (97, 98)}, [255, 158, 300])
     """
-    byte_ranks = np.full(N_BYTES, -1, dtype=np.int64)
-    merged: list[tuple[int, bytes]] = []
-    seen_ranks: set[int] = set()
     for piece, rank in mergeable_ranks.items():
         if not isinstance(piece, bytes) or not piece:
             raise ModelFormatError(f"a mergeable token must be non-empty bytes, got {piece!r}")
         if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or not 0 <= rank <= MAX_RANK:
             raise ModelFormatError(f"token {piece!r} has an invalid rank {rank!r}")
-        if rank in seen_ranks:
-            raise ModelFormatError(f"rank {rank} is given to two tokens")
-        seen_ranks.add(int(rank))
-        if len(piece) == 1:
-            byte_ranks[piece[0]] = rank
-        else:
-            merged.append((int(rank), piece))
+    lengths = np.fromiter(map(len, mergeable_ranks), dtype=np.int64, count=len(mergeable_ranks))
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    pieces = np.frombuffer(b"".join(mergeable_ranks), dtype=np.uint8)
+    ranks = np.fromiter(mergeable_ranks.values(), dtype=np.int64, count=len(mergeable_ranks))
+    return arrays_vocabulary(pieces, offsets, ranks)
+
+
+def arrays_vocabulary(pieces: np.ndarray, offsets: np.ndarray, ranks: np.ndarray) -> tuple[Vocabulary, np.ndarray]:
+    """:func:`ranks_vocabulary` of mergeable tokens given as arrays, with no Python object per
+    token: token ``k``'s bytes are ``pieces[offsets[k]:offsets[k + 1]]`` (uint8, int64
+    offsets), its rank ``ranks[k]``. Pieces must be non-empty and distinct, ranks distinct
+    and in 0..MAX_RANK, and every single byte a token.
+
+    >>> pieces = np.frombuffer(bytes(range(256)) + b"ab", np.uint8)
+    >>> vocabulary, token_ids = arrays_vocabulary(pieces, np.r_[0:257, 258], np.r_[0:256, 300])
+    >>> vocabulary.pieces(), token_ids[[97, 256]].tolist()
+    ({256: (97, 98)}, [97, 300])
+    """
+    from ubpe_native._base64_lines import first_repeat
+
+    lengths = np.diff(offsets)
+    if len(lengths) and lengths.min() < 1:
+        raise ModelFormatError("a mergeable token must be non-empty bytes, got b''")
+    if len(ranks) != len(lengths):
+        raise ModelFormatError(f"{len(ranks)} ranks for {len(lengths)} mergeable tokens")
+    if len(ranks) and (ranks.min() < 0 or ranks.max() > MAX_RANK):
+        bad = ranks[(ranks < 0) | (ranks > MAX_RANK)][0]
+        raise ModelFormatError(f"a mergeable token has an invalid rank {bad}")
+    if np.all(ranks[1:] > ranks[:-1]):  # in rank order, as files are: distinct, no sort
+        by_rank = np.arange(len(ranks))
+    else:
+        by_rank = np.argsort(ranks, kind="stable")
+        repeated = np.flatnonzero(ranks[by_rank][1:] == ranks[by_rank][:-1])
+        if len(repeated):
+            raise ModelFormatError(f"rank {ranks[by_rank][repeated[0]]} is given to two tokens")
+    again = first_repeat(pieces, offsets)
+    if again >= 0:
+        raise ModelFormatError(f"token {bytes(pieces[offsets[again]:offsets[again + 1]])!r} has two ranks")
+    single = lengths == 1
+    byte_ranks = np.full(N_BYTES, -1, dtype=np.int64)
+    byte_ranks[pieces[offsets[:-1][single]]] = ranks[single]
     missing = np.flatnonzero(byte_ranks < 0)
     if len(missing):
         raise ModelFormatError(
             f"{len(missing)} single bytes have no rank (e.g. {bytes([missing[0]])!r}); "
             "byte-level BPE needs all 256"
         )
-    merged.sort()
-    pieces = [list(piece) for _, piece in merged]
-    vocabulary = Vocabulary.from_pieces(
-        N_BYTES,
-        pieces,
-        np.zeros(len(pieces)),
-        ranks=np.arange(len(pieces), dtype=np.int64),  # rank order is creation order
+    merged = by_rank[~single[by_rank]]  # the merged tokens in rank order
+    merged_pieces, merged_offsets = gather_pieces(pieces, offsets, merged)
+    vocabulary = Vocabulary.from_arrays(
+        N_BYTES, merged_offsets, merged_pieces.astype(ID_DTYPE),
+        ranks=np.arange(len(merged), dtype=np.int64),  # rank order is creation order
     )
-    token_ids = np.concatenate([byte_ranks, np.array([r for r, _ in merged], dtype=np.int64)])
-    return vocabulary, token_ids
+    return vocabulary, np.concatenate([byte_ranks, ranks[merged]])
+
+
+def gather_pieces(pieces: np.ndarray, offsets: np.ndarray, which: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The pieces ``which`` (indices) of flat pieces, flat in that order: ``(pieces, offsets)``,
+    gathered at once (one range per piece).
+
+    >>> gathered, offsets = gather_pieces(np.frombuffer(b"abcde", np.uint8), np.array([0, 1, 3, 5]), np.array([2, 0]))
+    >>> bytes(gathered), offsets.tolist()
+    (b'dea', [0, 2, 3])
+    """
+    lengths = offsets[which + 1] - offsets[which]
+    new_offsets = np.zeros(len(which) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=new_offsets[1:])
+    positions = np.repeat(offsets[which] - new_offsets[:-1], lengths) + np.arange(new_offsets[-1])
+    return pieces[positions], new_offsets

@@ -34,6 +34,8 @@ from collections.abc import Collection, Iterable, Sequence
 from itertools import groupby
 from typing import AbstractSet, Any, Literal
 
+from ubpe_native._numpy import np
+
 from ..encoders import Encoding
 from ..errors import InvalidParameterError, ModelFormatError, UnknownTokenError
 from ..pieces import checked_ids
@@ -77,6 +79,22 @@ class TekkenBPE(ByteLevelBPE):
         if len(specials) != shift:
             raise ModelFormatError("two special tokens have the same text")
         tok = cls.from_mergeable_ranks(ranks, pattern=pattern, special_tokens=specials)
+        tok.version = version
+        return tok
+
+    @classmethod
+    def from_tekken_arrays(
+        cls, pieces: np.ndarray, offsets: np.ndarray, special_tokens: Sequence[str], *, pattern: str,
+        version: str | None = None,
+    ) -> TekkenBPE:
+        """:meth:`from_tekken` of the mergeable tokens as arrays (no Python object per token):
+        rank ``r`` is the bytes ``pieces[offsets[r]:offsets[r + 1]]``."""
+        shift = len(special_tokens)
+        specials = {text: token for token, text in enumerate(special_tokens)}
+        if len(specials) != shift:
+            raise ModelFormatError("two special tokens have the same text")
+        ranks = shift + np.arange(len(offsets) - 1, dtype=np.int64)
+        tok = cls.from_token_arrays(pieces, offsets, ranks, pattern=pattern, special_tokens=specials)
         tok.version = version
         return tok
 
