@@ -4,20 +4,25 @@ Encoding a document one by one costs Python work (checks, UTF-8 encoding, a kern
 ``tolist``) that holds the GIL, so threads that do it per document wait for each other. Here a
 chunk of consecutive documents is joined and encoded to UTF-8 once, the kernel splits and
 merges every document of it without the GIL (``PairMerges.encode_texts``,
-``MergeTable.encode_texts``) and returns flat ids with per-document offsets, which
-``_merges.id_lists`` turns into lists. The documents the kernel cannot take (a special token in
-the text, say) are found per chunk with one regex search (:func:`docs_matching`) and go
-through the model's ``encode``, in order. Chunks are handed to the threads as they free up
-(:func:`run_chunks`, by :func:`ubpe.threads.concat_in_order`), so one long document does not hold
-up the rest.
+``MergeTable.encode_texts``) and returns flat ids with per-document offsets (:data:`FlatIds`):
+``encode_batch_to_numpy`` hands those on as they are, ``encode_batch`` cuts them into lists
+(``_merges.id_lists``). The documents the kernel cannot take (a special token in the text,
+say) are found per chunk with one regex search (:func:`docs_matching`), go through the
+model's ``encode`` and are spliced in, in order (:func:`spliced`). Chunks are handed to the
+threads as they free up (:func:`run_chunks`, by :func:`ubpe.threads.concat_in_order`), so
+one long document does not hold up the rest.
 
 >>> run_chunks(["ab", "c", "", "def"], np.array([2, 1, 0, 3]), 1, lambda docs, lengths: [d.upper() for d in docs])
 ['AB', 'C', '', 'DEF']
+>>> ids, offsets = run_flat_chunks(["ab", "c"], np.array([2, 1]), 1, lambda docs, _: flat_ids([[len(d)] for d in docs]))
+>>> ids.tolist(), offsets.tolist()
+([2, 1], [0, 1, 2])
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import itertools
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -25,9 +30,15 @@ import regex
 
 from ubpe_native._merges import id_lists
 
-from ..threads import concat_in_order
+from ..threads import concat_in_order, run_in_order
 
-__all__ = ["CHUNK_CHARS", "chunk_ranges", "docs_matching", "encode_chunk", "run_chunks", "text_lengths"]
+__all__ = ["CHUNK_CHARS", "FlatIds", "chunk_ranges", "concat_flat", "docs_matching", "encode_chunk", "flat_ids",
+           "framed", "id_lists", "run_chunks", "run_flat_chunks", "spliced", "text_lengths"]
+
+#: A batch's ids in two arrays: every document's ids back to back (int32), and the offsets
+#: (int64, one per document plus one) where each starts: document ``d``'s ids are
+#: ``ids[offsets[d]:offsets[d + 1]]`` (``id_lists`` makes them lists).
+FlatIds = tuple[np.ndarray, np.ndarray]
 
 #: A chunk holds about this many characters (the last document may overshoot): large enough
 #: that the per-call work is nothing beside the kernel's, small enough to keep threads balanced.
@@ -108,23 +119,110 @@ Kernel = Callable[[bytes, np.ndarray, Any], tuple[np.ndarray, np.ndarray, Any]]
 
 
 def encode_chunk(docs: list, lengths: np.ndarray, prepare: Prepare, kernel: Kernel,
-                 encode_one: Callable[[Any], list[int]]) -> list[list[int]]:
+                 encode_one: Callable[[Any], list[int]]) -> FlatIds:
     """The ids of consecutive documents in one kernel call: ``prepare`` them (join, normalize,
-    find the documents to ``skip``), encode the text to UTF-8, call the ``kernel``, cut its flat
-    ids, and ``encode_one`` the documents it left out. A document that is no str or holds a
-    lone surrogate sends the whole chunk through ``encode_one``, which says what is wrong.
+    find the documents to ``skip``), encode the text to UTF-8, call the ``kernel``, and splice
+    in the ids of the documents it left out, by ``encode_one``. A document that is no str or
+    holds a lone surrogate sends the whole chunk through ``encode_one``, which says what is
+    wrong.
 
-    >>> kernel = lambda data, lengths, skip: (np.frombuffer(data, np.uint8), np.cumsum([0, *lengths]), skip)
-    >>> encode_chunk(["ab", "c"], np.array([2, 1]), lambda d, n: ("".join(d), n, None), kernel, list)
+    >>> kernel = lambda data, lengths, skip: (np.frombuffer(data, np.uint8).astype(np.int32), np.cumsum([0, *lengths]), skip)
+    >>> id_lists(*encode_chunk(["ab", "c"], np.array([2, 1]), lambda d, n: ("".join(d), n, None), kernel, list))
     [[97, 98], [99]]
     """
     try:
         text, lengths, skip = prepare(docs, lengths)
         data = text.encode("utf-8")
     except (TypeError, UnicodeEncodeError):
-        return [encode_one(doc) for doc in docs]
+        return flat_ids([encode_one(doc) for doc in docs])
     ids, offsets, redo = kernel(data, lengths, skip)
-    out = id_lists(ids, offsets)
-    for k in [] if redo is None else np.flatnonzero(redo).tolist():
-        out[k] = encode_one(docs[k])
-    return out
+    ids = ids.astype(np.int32, copy=False)
+    if redo is None:
+        return ids, offsets
+    return spliced(ids, offsets, {k: encode_one(docs[k]) for k in np.flatnonzero(redo).tolist()})
+
+
+def run_flat_chunks(docs: list, lengths: np.ndarray, workers: int,
+                    encode_chunk: Callable[[list, np.ndarray], FlatIds]) -> FlatIds:
+    """:func:`run_chunks` for chunk encoders that return :data:`FlatIds`: their arrays
+    concatenated in order (no list per document)."""
+    ranges = chunk_ranges(lengths, workers) if len(docs) else []
+    parts = run_in_order(lambda r: encode_chunk(docs[r[0] : r[1]], lengths[r[0] : r[1]]), ranges, workers)
+    for (first, last), (_, offsets) in zip(ranges, parts):
+        if len(offsets) != last - first + 1:
+            raise RuntimeError(f"a chunk of {last - first} documents gave {len(offsets) - 1}")
+    return concat_flat(parts)
+
+
+def flat_ids(lists: Sequence[Sequence[int]]) -> FlatIds:
+    """Lists of ids as :data:`FlatIds` (what ``id_lists`` undoes).
+
+    >>> ids, offsets = flat_ids([[7, 8], [], [9]])
+    >>> ids.tolist(), offsets.tolist(), id_lists(ids, offsets)
+    ([7, 8, 9], [0, 2, 2, 3], [[7, 8], [], [9]])
+    """
+    offsets = np.zeros(len(lists) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, lists), dtype=np.int64, count=len(lists)), out=offsets[1:])
+    ids = np.fromiter(itertools.chain.from_iterable(lists), dtype=np.int32, count=int(offsets[-1]))
+    return ids, offsets
+
+
+def concat_flat(parts: Sequence[FlatIds]) -> FlatIds:
+    """The documents of ``parts``, one after the other.
+
+    >>> ids, offsets = concat_flat([flat_ids([[1], [2, 3]]), flat_ids([[]]), flat_ids([[4]])])
+    >>> id_lists(ids, offsets)
+    [[1], [2, 3], [], [4]]
+    """
+    if len(parts) == 1:
+        return parts[0]
+    if not parts:
+        return np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int64)
+    starts = np.cumsum([0] + [len(ids) for ids, _ in parts[:-1]])
+    return (np.concatenate([ids for ids, _ in parts]).astype(np.int32, copy=False),
+            np.concatenate([[0]] + [offsets[1:] + start for (_, offsets), start in zip(parts, starts)]).astype(
+                np.int64, copy=False))
+
+
+def spliced(ids: np.ndarray, offsets: np.ndarray, replacements: dict[int, Sequence[int]]) -> FlatIds:
+    """:data:`FlatIds` with document ``k``'s ids ``replacements[k]`` instead.
+
+    >>> id_lists(*spliced(*flat_ids([[1], [2, 3], [4]]), {1: [], 2: [5, 6]}))
+    [[1], [], [5, 6]]
+    """
+    if not replacements:
+        return ids, offsets
+    lengths = np.diff(offsets)
+    pieces, start = [], 0
+    for k in sorted(replacements):
+        pieces.append(ids[offsets[start] : offsets[k]])
+        pieces.append(np.asarray(replacements[k], dtype=np.int32).reshape(-1))
+        lengths[k] = len(pieces[-1])
+        start = k + 1
+    pieces.append(ids[offsets[start] :])
+    new_offsets = np.zeros(len(offsets), dtype=np.int64)
+    np.cumsum(lengths, out=new_offsets[1:])
+    return np.concatenate(pieces).astype(np.int32, copy=False), new_offsets
+
+
+def framed(ids: np.ndarray, offsets: np.ndarray, prefix: Sequence[int], suffix: Sequence[int]) -> FlatIds:
+    """:data:`FlatIds` with ``prefix`` before and ``suffix`` after every document's ids (BOS,
+    EOS), without a list per document.
+
+    >>> id_lists(*framed(*flat_ids([[5], []]), [1], [2]))
+    [[1, 5, 2], [1, 2]]
+    """
+    if not prefix and not suffix:
+        return ids, offsets
+    n_docs = len(offsets) - 1
+    new_offsets = offsets + np.arange(n_docs + 1, dtype=np.int64) * (len(prefix) + len(suffix))
+    out = np.empty(int(new_offsets[-1]), dtype=np.int32)
+    body = np.ones(len(out), dtype=bool)
+    for j, token in enumerate(prefix):
+        out[new_offsets[:-1] + j] = token
+        body[new_offsets[:-1] + j] = False
+    for j, token in enumerate(suffix):
+        out[new_offsets[1:] - len(suffix) + j] = token
+        body[new_offsets[1:] - len(suffix) + j] = False
+    out[body] = ids
+    return out, new_offsets
