@@ -210,3 +210,51 @@ def test_bad_input_raises_what_encode_batch_raises(name, docs, options):
     else:
         assert arrays == listed
         assert issubclass(listed[0], (UBPEError, TypeError))
+
+
+# -- long documents cut among threads -------------------------------------------------------
+
+def _trained(pattern: str):
+    from ubpe import ByteLevelBPE
+
+    return ByteLevelBPE().fit(list(_lines()), n_tokens=600, pattern=pattern, quiet=True)
+
+
+LONG_MODELS = {
+    "gguf:gpt-2": lambda: _gguf("gpt-2"),
+    "gguf:llama-bpe": lambda: _gguf("llama-bpe"),
+    "gguf:qwen2": lambda: _gguf("qwen2"),
+    "hf:llama3": lambda: _hf("llama3")[1],
+    "bytelevel:cl100k": lambda: _trained("cl100k"),
+    "bytelevel:o200k": lambda: _trained("o200k"),
+}
+#: what long documents are made of: words, spaces and their runs, digits, punctuation, newlines
+LONG_BITS = ["the", " the", " cat", "  ", "   ", " ", "\n", "\n\n", " \n", "1", "12345", " 7", "'s", "'ll", ".", ",",
+             "!?", " -", "é", " Ünï", "中文", "🦙", "\t", "\u00a0", "A", " B", "x", "’s", " <s>"]
+
+
+@pytest.mark.parametrize("name", sorted(LONG_MODELS))
+def test_long_documents_cut_among_threads_give_the_whole_documents_ids(name):
+    """A document longer than a chunk is cut where the preset patterns' pieces break and its
+    parts merged on several threads: the ids are the whole document's, on 1, 2 or 4 threads."""
+    from ubpe.models.chunks import MIN_CHUNK_CHARS, cut_long_docs, cuttable_unless
+
+    tok = LONG_MODELS[name]()
+    options = {"disallowed_special": ()} if name.startswith("bytelevel") else {}
+
+    @settings(max_examples=8, deadline=None)
+    @given(st.lists(st.lists(st.sampled_from(LONG_BITS), min_size=1, max_size=400).map("".join), min_size=1,
+                    max_size=3), st.integers(20, 60), st.sampled_from([1, 2, 4]))
+    def check(fragments, copies, threads):
+        long_doc = "".join(fragments * copies)
+        while len(long_doc) < 3 * MIN_CHUNK_CHARS:
+            long_doc += long_doc
+        docs = ["short one", long_doc, "", long_doc[::-1]]
+        want = [tok.encode(doc, **options) for doc in docs]
+        assert arrays_ids(tok.encode_batch_to_numpy(docs, threads=threads, **options)) == want
+        assert tok.encode_batch(docs, threads=threads, **options) == want
+
+    check()
+    prose = " ".join(_lines()) * 3
+    parts, _, owners = cut_long_docs([prose], np.array([len(prose)]), MIN_CHUNK_CHARS, cuttable_unless(None))
+    assert owners is not None and len(parts) > 2 and "".join(parts) == prose

@@ -48,7 +48,7 @@ from ..text.patterns import (
     resolve_pattern,
     without_surrogates,
 )
-from .chunks import FlatIds, docs_matching, encode_chunk, flat_ids, id_lists, run_flat_chunks, text_lengths
+from .chunks import CUTTABLE_PATTERNS, FlatIds, cuttable_unless, docs_matching, encode_chunk, flat_ids, id_lists, run_flat_chunks, text_lengths
 from .imported import batch_workers
 from ..text.scanner import pretokenize
 from ..text.specials import SpecialTokens, special_regex
@@ -284,8 +284,9 @@ class ByteLevelBPE(Tokenizer):
             return flat_ids([one(doc) for doc in docs])
         if native is None:  # the regex engine splits: per text
             return run_flat_chunks(docs, lengths, workers, lambda chunk, _: flat_ids(list(map(one, chunk))))
+        cuttable = cuttable_unless(specials) if self.pattern in CUTTABLE_PATTERNS else None
         return run_flat_chunks(docs, lengths, workers,
-                               lambda chunk, sizes: encode_chunk(chunk, sizes, prepare, kernel, one))
+                               lambda chunk, sizes: encode_chunk(chunk, sizes, prepare, kernel, one), cuttable)
 
     def encode_ordinary_batch(self, text: Sequence[str], *, threads: int | None = None,
                               num_threads: int | None = None) -> list[list[int]]:

@@ -30,9 +30,10 @@ import regex
 
 from ubpe_native._merges import id_lists
 
+from ..text.patterns import PATTERNS, native_pattern_id
 from ..threads import concat_in_order, run_in_order
 
-__all__ = ["CHUNK_CHARS", "FlatIds", "chunk_ranges", "concat_flat", "docs_matching", "encode_chunk", "flat_ids",
+__all__ = ["CHUNK_CHARS", "FlatIds", "chunk_ranges", "concat_flat", "cut_long_docs", "cuttable_unless", "docs_matching", "encode_chunk", "flat_ids",
            "framed", "id_lists", "run_chunks", "run_flat_chunks", "spliced", "text_lengths"]
 
 #: A batch's ids in two arrays: every document's ids back to back (int32), and the offsets
@@ -58,6 +59,11 @@ def text_lengths(texts: list[str]) -> np.ndarray:
     return np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
 
 
+def chunk_target(lengths: np.ndarray, workers: int) -> int:
+    """How many characters a chunk of documents of ``lengths`` holds on ``workers`` threads."""
+    return max(MIN_CHUNK_CHARS, min(CHUNK_CHARS, int(lengths.sum()) // max(1, workers * CHUNKS_PER_THREAD)))
+
+
 def chunk_ranges(lengths: np.ndarray, workers: int) -> list[tuple[int, int]]:
     """``(first, last)`` ranges of consecutive documents of about :data:`CHUNK_CHARS`
     characters (fewer when the documents would give each of ``workers`` threads less than
@@ -67,7 +73,7 @@ def chunk_ranges(lengths: np.ndarray, workers: int) -> list[tuple[int, int]]:
     [(0, 2), (2, 4), (4, 5)]
     """
     total = int(lengths.sum())
-    target = max(MIN_CHUNK_CHARS, min(CHUNK_CHARS, total // max(1, workers * CHUNKS_PER_THREAD)))
+    target = chunk_target(lengths, workers)
     ends = np.cumsum(lengths)
     cuts = np.unique(np.searchsorted(ends, np.arange(target, total, target), side="left") + 1).tolist()
     edges = [0] + [c for c in cuts if 0 < c < len(lengths)] + [len(lengths)]
@@ -143,15 +149,99 @@ def encode_chunk(docs: list, lengths: np.ndarray, prepare: Prepare, kernel: Kern
 
 
 def run_flat_chunks(docs: list, lengths: np.ndarray, workers: int,
-                    encode_chunk: Callable[[list, np.ndarray], FlatIds]) -> FlatIds:
+                    encode_chunk: Callable[[list, np.ndarray], FlatIds],
+                    cuttable: Callable[[str], bool] | None = None) -> FlatIds:
     """:func:`run_chunks` for chunk encoders that return :data:`FlatIds`: their arrays
-    concatenated in order (no list per document)."""
+    concatenated in order (no list per document). With ``cuttable``, a document longer than a
+    chunk for which ``cuttable(doc)`` holds is cut into parts (:func:`cut_long_docs`) that
+    the threads encode apart, and their ids joined again: the caller vouches that its
+    pattern's pieces break where the cuts fall, so that the ids are the same."""
+    n_docs = len(docs)
+    owners = None
+    if cuttable is not None and n_docs:
+        docs, lengths, owners = cut_long_docs(docs, lengths, chunk_target(lengths, workers), cuttable)
     ranges = chunk_ranges(lengths, workers) if len(docs) else []
     parts = run_in_order(lambda r: encode_chunk(docs[r[0] : r[1]], lengths[r[0] : r[1]]), ranges, workers)
     for (first, last), (_, offsets) in zip(ranges, parts):
         if len(offsets) != last - first + 1:
             raise RuntimeError(f"a chunk of {last - first} documents gave {len(offsets) - 1}")
-    return concat_flat(parts)
+    ids, offsets = concat_flat(parts)
+    if owners is None:
+        return ids, offsets
+    return ids, offsets[np.searchsorted(owners, np.arange(n_docs + 1), side="left")]
+
+
+#: Where a long document is cut: between an ASCII letter and a space before another. The
+#: preset patterns (gpt2, cl100k, llama3, o200k: :data:`CUTTABLE_PATTERNS`) always end a piece
+#: there - a run of letters ends at the space, and the space starts the next word's piece -
+#: and the piece before the cut is the same whether or not the text goes on (it ends in a
+#: letter: no lookahead decided it), so the parts' pieces are the whole's.
+_CUT = regex.compile(r"[A-Za-z](?= [A-Za-z])")
+#: The patterns (and their ids in the kernel's scanner) whose documents :data:`_CUT` may cut.
+CUTTABLE_PATTERNS = frozenset(PATTERNS.values())
+CUTTABLE_PATTERN_IDS = frozenset(native_pattern_id(pattern) for pattern in CUTTABLE_PATTERNS)
+
+
+def cuttable_unless(*specials: regex.Pattern | None) -> Callable[[str], bool]:
+    """A ``cuttable`` for :func:`run_flat_chunks`: a document that UTF-8 can encode (else the
+    caller's error names the index in the whole) and holds no match of any pattern of
+    ``specials`` (which a cut could split; None: no pattern).
+
+    >>> cuttable_unless(regex.compile("<s>"))("a <s> b"), cuttable_unless(None)("a\\udc80")
+    (False, False)
+    """
+    def cuttable(doc: str) -> bool:
+        if not doc.isascii():
+            try:
+                doc.encode("utf-8")
+            except UnicodeEncodeError:
+                return False
+        return all(pattern.search(doc) is None for pattern in patterns)
+
+    patterns = [pattern for pattern in specials if pattern is not None]
+    return cuttable
+
+
+def cut_long_docs(docs: list, lengths: np.ndarray, part_chars: int,
+                  cuttable: Callable[[str], bool]) -> tuple[list, np.ndarray, np.ndarray | None]:
+    """``(parts, their lengths, owners)``: ``docs`` with each one longer than ``part_chars``
+    for which ``cuttable`` holds cut into parts of about ``part_chars`` characters (at
+    :data:`_CUT`), ``owners[k]`` the document that part ``k`` comes from; owners None if no
+    document was cut.
+
+    >>> parts, sizes, owners = cut_long_docs(["ab cd ef", "x"], np.array([8, 1]), 3, lambda doc: True)
+    >>> parts, sizes.tolist(), owners.tolist()
+    (['ab cd', ' ef', 'x'], [5, 3, 1], [0, 0, 1])
+    """
+    long_docs = np.flatnonzero(lengths > part_chars).tolist()
+    cuts = {}
+    for k in long_docs:
+        doc = docs[k]
+        if not cuttable(doc):
+            continue
+        at, positions = 0, []
+        for target in range(part_chars, len(doc), part_chars):
+            found = _CUT.search(doc, max(target - 1, at))
+            if found is None:
+                break
+            if found.end() > at:
+                at = found.end()
+                positions.append(at)
+        if positions:
+            cuts[k] = [0, *positions, len(doc)]
+    if not cuts:
+        return docs, lengths, None
+    parts: list = []
+    counts = np.ones(len(docs), dtype=np.int64)
+    start = 0
+    for k, bounds in cuts.items():
+        parts.extend(docs[start:k])
+        doc = docs[k]
+        parts.extend(doc[a:b] for a, b in zip(bounds, bounds[1:]))
+        counts[k] = len(bounds) - 1
+        start = k + 1
+    parts.extend(docs[start:])
+    return parts, text_lengths(parts), np.repeat(np.arange(len(docs)), counts)
 
 
 def flat_ids(lists: Sequence[Sequence[int]]) -> FlatIds:
