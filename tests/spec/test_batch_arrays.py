@@ -28,6 +28,8 @@ from vocab_corpora import GPT2_VOCABS, LLAMA_VOCABS, MISTRAL_PACKAGE, shipped_fi
 
 # a few more GGUF families: llama.cpp's WordPiece (BERT) and gemma 4's character BPE
 OTHER_GGUF = ("bert-bge", "gemma-4")
+#: the files every run checks; the rest run with the long tests (``-m long``, as CI does)
+CORE_FILES = ("gpt-2", "llama-bpe", "llama-spm", "gpt2", "llama3", "llama2", "clip", "trained-words")
 SPECIAL_BITS = ["<s>", "</s>", "<unk>", "<|endoftext|>", "<|im_start|>", "[CLS]", "<mask>", "[INST]", "▁", " "]
 
 
@@ -51,6 +53,11 @@ def _lines() -> tuple[str, ...]:
     return tuple(text_lines(limit=400) + text_lines("udhr", limit=400) + ["", " ", "  x  ", "\n\n"])
 
 
+def _core_first(names) -> list:
+    """``names`` as parameters, those outside :data:`CORE_FILES` marked long."""
+    return [name if name in CORE_FILES else pytest.param(name, marks=pytest.mark.long) for name in names]
+
+
 def _check_batch(tok, lines, threads=(1, 3), **options):
     want = tok.encode_batch(lines, **options)
     for n in threads:
@@ -61,7 +68,7 @@ def _check_batch(tok, lines, threads=(1, 3), **options):
 
 # -- the peers ------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", GPT2_VOCABS + LLAMA_VOCABS)
+@pytest.mark.parametrize("name", _core_first(GPT2_VOCABS + LLAMA_VOCABS))
 def test_gguf_arrays_are_llama_cpps_ids(name):
     tok = _gguf(name)
     cases = gguf_io.read_vocab_tests(vocab_path(name))
@@ -122,7 +129,7 @@ def _hf(name: str):
     return reference, from_json(reference.to_str())
 
 
-@pytest.mark.parametrize("name", HF_MODELS)
+@pytest.mark.parametrize("name", _core_first(HF_MODELS))
 def test_hf_arrays_are_tokenizers_ids(name):
     reference, tok = _hf(name)
     lines = list(_lines()) + ["<s>hi</s> <s> x", "a<|endoftext|>b", "x <mask> y", "Ünïcödé ﬁ ①"]
