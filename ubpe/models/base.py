@@ -35,13 +35,13 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import numpy as np
-
 from .._hooks import file_formats
 from ..errors import InvalidParameterError, NotFittedError
-from .chunks import FlatIds, flat_ids
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # (numpy and the kernels load when a batch first needs them: `import ubpe` stays light)
+    import numpy as np
+
+    from .chunks import FlatIds
     from ..encoders import Encoder, Encoding
     from ..encoders.encoding import EncodedBatch
     from ..pieces import Inventory
@@ -162,6 +162,8 @@ class Tokenizer:
         >>> [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == tok.encode_batch(["ab ab", "", "b"])
         True
         """
+        import numpy as np
+
         from ..encoders.encoding import EncodedBatch
 
         ids, offsets = self._flat_batch(docs, threads, **options)
@@ -173,10 +175,14 @@ class Tokenizer:
         """``encode_batch``'s ids as :data:`~ubpe.models.chunks.FlatIds`. This default flattens
         its lists; a family whose kernels give flat ids returns them (and its ``encode_batch``
         cuts them into lists)."""
+        from .chunks import flat_ids
+
         return flat_ids(self.encode_batch(docs, threads=threads, **options))  # type: ignore[attr-defined]
 
     def _batch_scores(self, ids: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         """Per document of :meth:`encode_batch_to_numpy`, its encoding's score: NaN here."""
+        import numpy as np
+
         return np.full(len(offsets) - 1, np.nan)
 
     # -- what a score means ---------------------------------------------------------------
