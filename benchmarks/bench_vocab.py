@@ -13,6 +13,10 @@ the llama-cpp-python sdist, and the prose datasets) and the ``[vocab]`` and ``[b
 * sentencepiece: BPE and unigram models trained on the train split, our ``encode_batch`` vs
   ``SentencePieceProcessor.encode`` of the same held-out lines (a list), one thread on both
   sides and each at its default threading (ids checked equal);
+* every family on every core: the GGUF files and sentencepiece models above, ``encode_batch``
+  and ``encode_batch_to_numpy`` on all threads, cold (a fresh object's first pass) and warm,
+  beside tiktoken's ``encode_ordinary_batch`` and HF ``tokenizers``' ``encode_batch`` (all
+  threads) where they read the same vocabulary, ids checked equal;
 * ubpe's other encoders on the GPT-2 vocabulary.
 
 Every number is the best of ``--repeats`` runs; the rows compared run interleaved (one call of
@@ -29,7 +33,7 @@ import platform
 import sys
 import time
 
-from common import best_time, interleaved, provenance, text_corpus
+from common import EVERY_CORE_HEADER, best_time, every_core_rows, interleaved, provenance, text_corpus
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "results" / "benchmarks"
@@ -112,6 +116,54 @@ def _spm_rows(train: list[str], lines: list[str], repeats: int) -> list[str]:
     return rows
 
 
+def _every_core_rows(models, docs: list[str], train: list[str], repeats: int) -> list[str]:
+    """Every file this benchmark loads, on all threads, cold and warm (`common.every_core_rows`):
+    the GGUF byte-level vocabularies beside tiktoken (same ranks and regex) and HF
+    ``tokenizers`` (the same vocabulary and merges as a ``tokenizer.json``: `hf_builders`),
+    Llama SPM beside ``tokenizers`` (Llama 2's ``tokenizer.json``), the sentencepiece models
+    alone (sentencepiece itself: the table above)."""
+    import tiktoken
+    import tokenizers
+    import sentencepiece as spm
+
+    from hf_builders import BUILDERS
+    from ubpe.io import gguf
+    from ubpe.io import sentencepiece as spm_io
+    from ubpe.models.hf import QWEN2_REGEX
+    from ubpe.text.patterns import PATTERNS
+
+    threads = os.cpu_count() or 1
+    hf_peer = {name: BUILDERS[name]().to_str() for name in ("gpt2", "llama3", "qwen2", "llama2")}
+
+    def tokenizers_peer(style: str) -> tuple:
+        return (lambda: tokenizers.Tokenizer.from_str(hf_peer[style]),
+                lambda hf, texts: hf.encode_batch(texts, add_special_tokens=False), lambda out: [e.ids for e in out])
+
+    rows = []
+    for name, style, pattern in (("gpt-2", "gpt2", PATTERNS["gpt2"]), ("llama-bpe", "llama3", PATTERNS["llama3"]),
+                                 ("qwen2", "qwen2", QWEN2_REGEX), ("llama-spm", "llama2", None)):
+        path = models / f"ggml-vocab-{name}.gguf"
+        peers = {}
+        if pattern is not None:
+            tok = gguf.read(path)
+            ranks = {raw: i for i, raw in enumerate(tok._raw) if raw is not None and tok.token_types[i] == 1}
+            peers["tiktoken"] = (
+                lambda ranks=ranks, pattern=pattern: tiktoken.Encoding("peer", pat_str=pattern, mergeable_ranks=ranks,
+                                                                       special_tokens={}),
+                lambda enc, texts: enc.encode_ordinary_batch(texts, num_threads=threads), lambda out: out)
+        peers["tokenizers"] = tokenizers_peer(style)
+        rows.append(every_core_rows(f"GGUF {name}", docs, lambda path=path: gguf.read(path), peers, repeats))
+        print(rows[-1], flush=True)
+    for kind in ("bpe", "unigram"):
+        out = io.BytesIO()
+        spm.SentencePieceTrainer.train(sentence_iterator=iter(train), model_writer=out, model_type=kind,
+                                       vocab_size=8000, num_threads=1, minloglevel=2)
+        rows.append(every_core_rows(f"sentencepiece {kind} (8k)", docs,
+                                    lambda data=out.getvalue(): spm_io.from_bytes(data), {}, repeats))
+        print(rows[-1], flush=True)
+    return rows
+
+
 def _encoder_rows(models, text: str, repeats: int) -> list[str]:
     from ubpe.io import gguf
 
@@ -167,6 +219,16 @@ def main() -> None:
         "sentencepiece, all threads | ratio | ours, `encode` per line | lines with equal ids |",
         "|---|---|---|---|---|---|---|---|---|",
         *_spm_rows(train, heldout, args.repeats),
+        "", f"## Every family on every core: all threads, cold and warm ({len(text) / MB:.1f} M characters, "
+        f"{len(text.split(chr(10) * 2)):,} paragraphs, MB/s)", "",
+        "Cold: a fresh object's first pass (loaded anew, untimed; its word caches empty); warm: the best of "
+        f"{args.repeats} on one object after a warm-up. All threads on every side (ubpe `threads=None`, one per core; "
+        "tiktoken `num_threads` = cores; tokenizers its rayon pool). `encode_batch` returns a list per document, "
+        "`encode_batch_to_numpy` flat arrays, tokenizers `Encoding` objects. Targets (issue 25): arrays "
+        ">= 1.3x tiktoken and >= 1.0x tokenizers. The sentencepiece models have neither peer (sentencepiece itself: "
+        "the table above).", "",
+        *EVERY_CORE_HEADER,
+        *_every_core_rows(models, text.split("\n\n"), train, args.repeats),
         "", "## ubpe's encoders on the GPT-2 vocabulary (1 MB, MB/s)", "",
         "| encoder | MB/s | tokens per character |", "|---|---|---|",
         *_encoder_rows(models, text[: MB], args.repeats),

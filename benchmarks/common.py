@@ -127,21 +127,33 @@ def interleaved(functions: list, repeats: int) -> list[float]:
     each timed call the garbage collector runs (untimed): a call then pays for the collections
     its own objects cause, not for the garbage the previous call left (the results of
     ``encode_batch`` of 57 k lines moved a call's time by 50% from one round to the next)."""
-    import gc
-    import random
-
     for function in functions:
         function()
-    best = [float("inf")] * len(functions)
-    order = list(range(len(functions)))
-    shuffle = random.Random(12).shuffle
+    return _best_of_rounds(len(functions), repeats, 12, lambda k: _timed(functions[k]))
+
+
+def _timed(function) -> float:
+    """Seconds that ``function()`` takes, after an untimed garbage collection."""
+    import gc
+
+    gc.collect()
+    started = time.perf_counter()
+    function()
+    return time.perf_counter() - started
+
+
+def _best_of_rounds(n: int, repeats: int, seed: int, run) -> list[float]:
+    """The best of ``run(k)`` (seconds) per ``k < n`` over ``repeats`` rounds, each round in a
+    new order (shuffled with ``seed``)."""
+    import random
+
+    best = [float("inf")] * n
+    order = list(range(n))
+    shuffle = random.Random(seed).shuffle
     for _ in range(repeats):
         shuffle(order)
         for k in order:
-            gc.collect()
-            started = time.perf_counter()
-            functions[k]()
-            best[k] = min(best[k], time.perf_counter() - started)
+            best[k] = min(best[k], run(k))
     return best
 
 
@@ -187,3 +199,65 @@ def markdown_report(title: str, command: str, notes: list[str], rows: list[dict]
     ]
     lines += ["| " + " | ".join(str(v) for v in row.values()) + " |" for row in rows]
     return "\n".join(lines) + "\n"
+
+
+def cold_and_warm(entries: list, repeats: int) -> list[tuple[float, float]]:
+    """``(cold, warm)`` seconds per entry ``(make, call)``: *cold* is the best over ``repeats``
+    rounds of ``call(make())``'s call alone - a fresh object's first pass over text it has not
+    seen (its caches empty), ``make`` untimed -, *warm* the best of ``call`` on one object
+    after a warm-up (:func:`interleaved`: every cache filled). Rounds run the entries in a new
+    seeded order, each call after a garbage collection, as :func:`interleaved` does."""
+
+    def first_pass(k: int) -> float:
+        make, call = entries[k]
+        fresh = make()
+        return _timed(lambda: call(fresh))
+
+    cold = _best_of_rounds(len(entries), repeats, 13, first_pass)
+    warm_objects = [make() for make, _ in entries]
+    warm = interleaved([lambda k=k: entries[k][1](warm_objects[k]) for k in range(len(entries))], repeats)
+    return list(zip(cold, warm))
+
+
+#: the columns of :func:`every_core_rows`' table
+EVERY_CORE_HEADER = [
+    "| file | ubpe `encode_batch` cold / warm | ubpe `encode_batch_to_numpy` cold / warm | tiktoken "
+    "`encode_ordinary_batch` cold / warm | tokenizers `encode_batch` cold / warm | arrays / tiktoken cold / warm "
+    "| arrays / tokenizers cold / warm | same ids |",
+    "|---|---|---|---|---|---|---|---|"]
+
+
+def every_core_rows(name: str, docs: list[str], make_ours, peers: dict, repeats: int) -> str:
+    """One row of :data:`EVERY_CORE_HEADER` (MB/s, all threads on every side): ubpe's
+    ``encode_batch`` and ``encode_batch_to_numpy`` of a fresh ``make_ours()`` beside the
+    ``peers`` (``"tiktoken"`` / ``"tokenizers"`` -> ``(make, encode(obj, docs), ids(encoded) -> id
+    lists)``, a missing one: a dash; only ``encode`` is timed). Ids are checked equal first:
+    ``same ids`` names a peer that differs."""
+    import os
+
+    from ubpe_native._merges import id_lists
+
+    threads = os.cpu_count() or 1
+    size = sum(len(doc.encode("utf-8")) for doc in docs) / 1e6
+    ours = make_ours()
+    want = ours.encode_batch(docs, threads=threads)
+    if id_lists(*ours.encode_batch_to_numpy(docs, threads=threads).best()) != want:
+        raise SystemExit(f"{name}: encode_batch_to_numpy's ids are not encode_batch's")
+    differ = [peer for peer, (make, encode, ids) in peers.items() if ids(encode(make(), docs)) != want]
+    entries = [(make_ours, lambda tok: tok.encode_batch(docs, threads=threads)),
+               (make_ours, lambda tok: tok.encode_batch_to_numpy(docs, threads=threads))]
+    entries += [(make, lambda obj, encode=encode: encode(obj, docs)) for make, encode, _ in peers.values()]
+    speeds = [(size / cold, size / warm) for cold, warm in cold_and_warm(entries, repeats)]
+    by_peer = dict(zip(peers, speeds[2:]))
+    arrays = speeds[1]
+
+    def pair(values) -> str:
+        return "-" if values is None else f"{values[0]:.1f} / {values[1]:.1f}"
+
+    def ratio(peer: str) -> str:
+        theirs = by_peer.get(peer)
+        return "-" if theirs is None else f"{arrays[0] / theirs[0]:.2f}x / {arrays[1] / theirs[1]:.2f}x"
+
+    same = "yes" if not differ else "no: " + ", ".join(differ)
+    return (f"| {name} | {pair(speeds[0])} | {pair(arrays)} | {pair(by_peer.get('tiktoken'))} | "
+            f"{pair(by_peer.get('tokenizers'))} | {ratio('tiktoken')} | {ratio('tokenizers')} | {same} |")

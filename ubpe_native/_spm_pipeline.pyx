@@ -3,7 +3,7 @@
 
 `SpmPipeline` runs `_spm.SpmNormalizer` and then the model - `_spm.SpmBPE` or
 `_unigram.UnigramLattice` - on every text of a list in one call that releases the GIL once,
-and builds the lists of ids at the end. It serves sentencepiece ``.model`` files and the HF
+and builds the lists of ids at the end (`encode_flat`: flat arrays instead). It serves sentencepiece ``.model`` files and the HF
 ``tokenizer.json`` BPE models over characters whose pipeline it can run (`Metaspace`, the
 legacy ``Prepend("▁") + Replace(" ", "▁")`` normalizer): for these a space is prepended
 unless the text starts with one (``prefix_unless_space``), and a text holding one of the
@@ -22,7 +22,8 @@ from ubpe_native._checks cimport check_offsets
 from ubpe_native._combine cimport id_list, id_table
 from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._merge_core cimport ScratchPool
-from ubpe_native._shared cimport utf8_length
+from ubpe_native._numpy import np
+from ubpe_native._shared cimport id_array, utf8_length
 from ubpe_native._spm cimport BpeScratch, SpmBPE, SpmNormalizer
 from ubpe_native._typedefs cimport id_t
 from ubpe_native._unigram cimport UnigramLattice
@@ -125,13 +126,43 @@ cdef class SpmPipeline:
     def encode_batch(self, docs not None):
         """The ids of every text of ``docs`` (a sequence of str or None), as lists; ``None``
         for a None and for a text that holds a hand-back trigger."""
+        cdef vector[id_t] out
+        cdef vector[size_t] bounds
+        cdef vector[uint8_t] skipped
+        cdef Py_ssize_t n = self._encode_texts(docs, out, bounds, skipped), k
+        cdef list result = PyList_New(n)
+        for k in range(n):
+            item = None if skipped[k] else id_list(self.ints, out.data() + bounds[k], bounds[k + 1] - bounds[k])
+            Py_INCREF(item)
+            PyList_SET_ITEM(result, k, item)
+        return result
+
+    def encode_flat(self, docs not None):
+        """:meth:`encode_batch` as arrays, no list per text: ``(ids, offsets, skipped)``, text
+        ``k``'s ids ``ids[offsets[k]:offsets[k + 1]]`` (int32, int64), ``skipped[k]`` 1 (uint8)
+        where :meth:`encode_batch` gives ``None`` (its ids then empty)."""
+        cdef vector[id_t] out
+        cdef vector[size_t] bounds
+        cdef vector[uint8_t] skipped
+        cdef Py_ssize_t n = self._encode_texts(docs, out, bounds, skipped), k
+        offsets = np.empty(n + 1, dtype=np.int64)
+        flags = np.empty(n, dtype=np.uint8)
+        cdef int64_t[::1] offset_view = offsets
+        cdef uint8_t[::1] flag_view = flags
+        for k in range(n):
+            offset_view[k] = bounds[k]
+            flag_view[k] = skipped[k]
+        offset_view[n] = bounds[n]
+        return id_array(out), offsets, flags
+
+    cdef Py_ssize_t _encode_texts(self, docs, vector[id_t]& out, vector[size_t]& bounds,
+                                  vector[uint8_t]& skipped) except -1:
+        """Encodes ``docs`` into ``out`` (text ``k``'s ids from ``bounds[k]`` to ``bounds[k + 1]``,
+        ``skipped[k]`` set for a None or a hand-back); returns how many texts."""
         cdef tuple texts = tuple(docs)  # holds the strs (whose UTF-8 we read) while the GIL is out
         cdef Py_ssize_t n = len(texts), k, size
         cdef vector[const uint8_t*] data
         cdef vector[Py_ssize_t] sizes
-        cdef vector[size_t] bounds
-        cdef vector[uint8_t] skipped
-        cdef vector[id_t] out
         cdef const char* utf8
         data.resize(n)
         sizes.resize(n)
@@ -154,12 +185,7 @@ cdef class SpmPipeline:
                 self._encode_all(data, sizes, skipped, out, bounds, scratch)
         finally:
             self.scratches.give(scratch)
-        cdef list result = PyList_New(n)
-        for k in range(n):
-            item = None if skipped[k] else id_list(self.ints, out.data() + bounds[k], bounds[k + 1] - bounds[k])
-            Py_INCREF(item)
-            PyList_SET_ITEM(result, k, item)
-        return result
+        return n
 
     cdef id_t _longest_trigger(self, const uint8_t* data, Py_ssize_t size, Py_ssize_t* length,
                                bint hand_back) noexcept nogil:

@@ -549,6 +549,9 @@ HOSTILE = {
         ValueError),
     "SpmPipeline.encode_batch/None": (lambda: _pipeline().encode_batch(None), TypeError),
     "SpmPipeline.encode_batch/no sequence": (lambda: _pipeline().encode_batch(5), TypeError),
+    "SpmPipeline.encode_flat/None": (lambda: _pipeline().encode_flat(None), TypeError),
+    "SpmPipeline.encode_flat/no sequence": (lambda: _pipeline().encode_flat(5), TypeError),
+    "SpmPipeline.encode_flat/not a str": (lambda: _pipeline().encode_flat(["a", b"b"]), TypeError),
 }
 
 

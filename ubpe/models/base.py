@@ -18,8 +18,8 @@ and fills in the hooks: ``vocabulary`` and ``n_vocab``; ``encode`` (the family's
 ubpe encoder on its vocabulary); ``decode_bytes`` or ``decode``; ``pieces``, ``piece_to_id``,
 ``describe`` and ``inventory``. The base gives the rest once: :meth:`encoder` (built once per
 name and options; a seeded one anew each call, so that the seed repeats), :meth:`encode_with`,
-:meth:`encode_batch_with`, :meth:`decode`, :meth:`decode_batch`, :meth:`n_symbols`,
-:meth:`covers`, and the file methods (``save``, ``load``, ``to_json``, ``from_json``), which
+:meth:`encode_batch_with`, :meth:`encode_batch_to_numpy` (over the hook ``_flat_batch``),
+:meth:`decode`, :meth:`decode_batch`, :meth:`n_symbols`, :meth:`covers`, and the file methods (``save``, ``load``, ``to_json``, ``from_json``), which
 reach :mod:`ubpe.io` through :func:`ubpe._hooks.file_formats` (the formats sit above the models).
 
 >>> from ubpe import UBPE, ByteLevelBPE
@@ -38,8 +38,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from .._hooks import file_formats
 from ..errors import InvalidParameterError, NotFittedError
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # (numpy and the kernels load when a batch first needs them: `import ubpe` stays light)
+    import numpy as np
+
+    from .chunks import FlatIds
     from ..encoders import Encoder, Encoding
+    from ..encoders.encoding import EncodedBatch
     from ..pieces import Inventory
     from ..vocabulary import Vocabulary
 
@@ -147,6 +151,47 @@ class Tokenizer:
     ) -> list[list[Encoding]]:
         """:meth:`encode_with` for every document of ``docs``."""
         return [self.encode_with(doc, encoder, top_n, **options) for doc in docs]
+
+    # -- a batch as arrays -----------------------------------------------------------------
+
+    def encode_batch_to_numpy(self, docs: Iterable[Any], *, threads: int | None = None,
+                              **options: Any) -> EncodedBatch:
+        """``encode_batch(docs, threads=threads, **options)`` as an
+        :class:`~ubpe.encoders.encoding.EncodedBatch` (one encoding per document): the same ids,
+        in flat arrays that the family's kernels fill without the GIL, no list per document
+        (documents the kernels leave out, holding a special token say, are encoded one by one
+        and spliced in). ``.best()`` gives ``(ids, offsets)``; a document's score is its
+        log-probability for a unigram model (:meth:`_batch_scores`), else NaN (a BPE model's
+        ids have none). Bad documents and options raise what ``encode_batch`` raises.
+
+        >>> from ubpe import ByteLevelBPE
+        >>> tok = ByteLevelBPE().fit(["ab ab ab"], n_tokens=258, pattern="gpt2", quiet=True)
+        >>> ids, offsets = tok.encode_batch_to_numpy(["ab ab", "", "b"]).best()
+        >>> [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == tok.encode_batch(["ab ab", "", "b"])
+        True
+        """
+        import numpy as np
+
+        from ..encoders.encoding import EncodedBatch
+
+        ids, offsets = self._flat_batch(docs, threads, **options)
+        n_docs = len(offsets) - 1
+        return EncodedBatch.from_arrays((ids, offsets, self._batch_scores(ids, offsets),
+                                         np.arange(n_docs + 1, dtype=np.int64)))
+
+    def _flat_batch(self, docs: Iterable[Any], threads: int | None, **options: Any) -> FlatIds:
+        """``encode_batch``'s ids as :data:`~ubpe.models.chunks.FlatIds`. This default flattens
+        its lists; a family whose kernels give flat ids returns them (and its ``encode_batch``
+        cuts them into lists)."""
+        from .chunks import flat_ids
+
+        return flat_ids(self.encode_batch(docs, threads=threads, **options))  # type: ignore[attr-defined]
+
+    def _batch_scores(self, ids: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+        """Per document of :meth:`encode_batch_to_numpy`, its encoding's score: NaN here."""
+        import numpy as np
+
+        return np.full(len(offsets) - 1, np.nan)
 
     # -- what a score means ---------------------------------------------------------------
 

@@ -48,7 +48,7 @@ from ..text.patterns import (
     resolve_pattern,
     without_surrogates,
 )
-from .chunks import docs_matching, encode_chunk, run_chunks, text_lengths
+from .chunks import CUTTABLE_PATTERNS, FlatIds, cuttable_unless, docs_matching, encode_chunk, flat_ids, id_lists, run_flat_chunks, text_lengths
 from .imported import batch_workers
 from ..text.scanner import pretokenize
 from ..text.specials import SpecialTokens, special_regex
@@ -297,6 +297,13 @@ class ByteLevelBPE(Tokenizer):
         >>> tok.encode_batch(["ab ab", "", "b"]) == [tok.encode(t) for t in ["ab ab", "", "b"]]
         True
         """
+        return id_lists(*self._flat_batch(text, threads, num_threads=num_threads, allowed_special=allowed_special,
+                                          disallowed_special=disallowed_special))
+
+    def _flat_batch(self, text: Iterable[str], threads: int | None, *, num_threads: int | None = None,
+                    allowed_special: Literal["all"] | AbstractSet[str] = frozenset(),
+                    disallowed_special: Literal["all"] | Collection[str] = "all") -> FlatIds:
+        """:meth:`encode_batch`'s ids as flat arrays (``encode_batch_to_numpy``'s)."""
         encoder = self._check_fitted()
         allowed = self._specials.allowed(allowed_special)
         watched = allowed | self._specials.disallowed(allowed, disallowed_special)
@@ -319,10 +326,12 @@ class ByteLevelBPE(Tokenizer):
         try:
             lengths = text_lengths(docs)
         except TypeError:  # a text that is no str: encode says so
-            return [one(doc) for doc in docs]
+            return flat_ids([one(doc) for doc in docs])
         if native is None:  # the regex engine splits: per text
-            return run_chunks(docs, lengths, workers, lambda chunk, _: list(map(one, chunk)))
-        return run_chunks(docs, lengths, workers, lambda chunk, sizes: encode_chunk(chunk, sizes, prepare, kernel, one))
+            return run_flat_chunks(docs, lengths, workers, lambda chunk, _: flat_ids(list(map(one, chunk))))
+        cuttable = cuttable_unless(specials) if self.pattern in CUTTABLE_PATTERNS else None
+        return run_flat_chunks(docs, lengths, workers,
+                               lambda chunk, sizes: encode_chunk(chunk, sizes, prepare, kernel, one), cuttable)
 
     def encode_ordinary_batch(self, text: Sequence[str], *, threads: int | None = None,
                               num_threads: int | None = None) -> list[list[int]]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import functools
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,7 +38,7 @@ from ubpe_native._spm_pipeline import SpmPipeline
 
 from ..errors import ModelFormatError
 from ..vocabulary import ID_DTYPE
-from .chunks import docs_matching, text_lengths
+from .chunks import cuttable_unless, docs_matching, text_lengths
 from ..text.hf_pipeline import BYTE_LEVEL_REGEX, AddedTokens, PreTokenizer, chars_bytes, decode_tokens
 from .clip import EndOfWordBPE, unit_texts
 from .ranked_bpe import BYTE_TO_CHAR, CHAR_TO_BYTE, ImportedBPE, Scan, byte_level_raw, whole_words
@@ -228,6 +228,13 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
 
     def _scan_flagged(self) -> None:
         return None  # HF's regexes and tiktoken's patterns cut alike everywhere
+
+    def _cuttable(self, parse_special: bool) -> Callable[[str], bool] | None:
+        """Long documents are cut only without a normalizer (it runs on the whole text), and
+        not where an added token occurs."""
+        if self.pipeline.normalizer or super()._cuttable(parse_special) is None:
+            return None
+        return cuttable_unless(self.pipeline.added.raw_pattern, self.pipeline.added.normalized_pattern)
 
     def _batch_input(self, docs: list[str], lengths: np.ndarray,
                      parse_special: bool) -> tuple[str, np.ndarray, np.ndarray | None]:

@@ -29,7 +29,7 @@ from ..errors import InvalidParameterError, ModelFormatError, NotFittedError, Sy
 from ..pieces import Inventory, checked_ids
 from ..threads import default_threads
 from ..vocabulary import ID_DTYPE, Vocabulary
-from .chunks import run_chunks
+from .chunks import FlatIds, run_chunks, run_flat_chunks
 from .base import LOG_PROB, Tokenizer
 from .contract import ImportedContract
 
@@ -150,8 +150,17 @@ def in_chunks(docs: list, workers: int, encode_chunk: Callable[[list], list]) ->
     >>> in_chunks(list("abcdef"), 2, lambda chunk: [d.upper() for d in chunk])
     ['A', 'B', 'C', 'D', 'E', 'F']
     """
-    lengths = np.fromiter((len(d) if isinstance(d, str) else 1 for d in docs), dtype=np.int64, count=len(docs))
-    return run_chunks(docs, lengths, workers, lambda chunk, _: encode_chunk(chunk))
+    return run_chunks(docs, _doc_lengths(docs), workers, lambda chunk, _: encode_chunk(chunk))
+
+
+def in_flat_chunks(docs: list, workers: int, encode_chunk: Callable[[list], FlatIds]) -> FlatIds:
+    """:func:`in_chunks` for chunk encoders that return :data:`~.chunks.FlatIds`."""
+    return run_flat_chunks(docs, _doc_lengths(docs), workers, lambda chunk, _: encode_chunk(chunk))
+
+
+def _doc_lengths(docs: list) -> np.ndarray:
+    """What a chunk counts per document: its characters (1 for one that is no str)."""
+    return np.fromiter((len(d) if isinstance(d, str) else 1 for d in docs), dtype=np.int64, count=len(docs))
 
 
 def batch_workers(threads: int | None) -> int:
@@ -323,6 +332,16 @@ class EncoderBridge:
         """Per vocabulary id, the weights of a model that has its own (a unigram model's
         log-probabilities), else ``None``."""
         return None
+
+    def _batch_scores(self, ids: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+        """``encode_batch_to_numpy``'s scores: a unigram model's log-probability of each
+        document's encoding (:meth:`log_probability`, summed in float64), else NaN."""
+        log_probs = self.token_log_probs()
+        if log_probs is None:
+            return super()._batch_scores(ids, offsets)  # type: ignore[misc]
+        n_docs = len(offsets) - 1
+        owners = np.repeat(np.arange(n_docs), np.diff(offsets))
+        return np.bincount(owners, weights=log_probs[ids].astype(np.float64), minlength=n_docs)
 
     def token_log_probs(self) -> np.ndarray | None:
         """Per model id, a unigram model's log-probability of the token (what its Viterbi

@@ -18,7 +18,7 @@ ranks (`ubpe_native._merges`), and tokens are GPT-2's byte-to-unicode strings.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -29,7 +29,7 @@ from ubpe_native._pretokenize import split_text
 from ubpe_native._tables import StringIds
 
 from ..vocabulary import ID_DTYPE, Vocabulary
-from .chunks import docs_matching, encode_chunk, run_chunks, text_lengths
+from .chunks import CUTTABLE_PATTERN_IDS, FlatIds, cuttable_unless, docs_matching, encode_chunk, flat_ids, framed, id_lists, run_flat_chunks, text_lengths
 from .imported import BYTE, CONTROL, NORMAL, SILENT_TYPES, UNUSED, ImportedTokenizer, batch_workers, token_bytes
 
 __all__ = ["BYTE_TO_CHAR", "CHAR_TO_BYTE", "ImportedBPE", "Scan", "byte_level_raw",
@@ -200,6 +200,11 @@ class ImportedBPE(ImportedTokenizer):
         >>> tok.encode_batch(["ab ab b", "", "ba"])
         [[2, 4, 3, 1], [], [1, 0]]
         """
+        return id_lists(*self._flat_batch(docs, threads, **options))
+
+    def _flat_batch(self, docs: Iterable[str], threads: int | None, **options: Any) -> FlatIds:
+        """:meth:`encode_batch`'s ids as flat arrays (``encode_batch_to_numpy``'s): the kernel's
+        as they are, the documents it leaves out spliced in."""
         docs = list(docs)
         workers = batch_workers(threads)
         try:
@@ -207,15 +212,23 @@ class ImportedBPE(ImportedTokenizer):
         except TypeError:  # a doc that is no str: encode says so
             lengths = None
         if self._scanner is None or lengths is None or not set(options) <= {"add_special", "parse_special"}:
-            return super().encode_batch(docs, threads=workers, **options)
+            return flat_ids(super().encode_batch(docs, threads=workers, **options))
         parse_special = bool(options.get("parse_special", False))
         prefix, suffix = self._special_ends(bool(options.get("add_special", False)))
-        out = run_chunks(docs, lengths, workers, lambda chunk, sizes: encode_chunk(
+        ids, offsets = run_flat_chunks(docs, lengths, workers, lambda chunk, sizes: encode_chunk(
             chunk, sizes, lambda d, n: self._batch_input(d, n, parse_special), self._scan_encode,
-            lambda doc: self.encode(doc, parse_special=parse_special)))
-        if prefix or suffix:
-            out = [[*prefix, *ids, *suffix] for ids in out]
-        return out
+            lambda doc: self.encode(doc, parse_special=parse_special)), self._cuttable(parse_special))
+        return framed(ids, offsets, prefix, suffix)
+
+    def _cuttable(self, parse_special: bool) -> Callable[[str], bool] | None:
+        """Which long documents `encode_batch` may cut to share them among threads
+        (:func:`.chunks.run_flat_chunks`): with a preset pattern that adds no space in front,
+        those without special tokens; None: none."""
+        scan = self._scanner
+        if scan is None or scan.prefix_space or scan.pattern not in CUTTABLE_PATTERN_IDS:
+            return None
+        table = self._special_table(parse_special)
+        return cuttable_unless(special_regex(frozenset(entry[0] for entry in table)) if table else None)
 
     def _batch_input(self, docs: list[str], lengths: np.ndarray,
                      parse_special: bool) -> tuple[str, np.ndarray, np.ndarray | None]:

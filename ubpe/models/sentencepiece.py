@@ -38,8 +38,9 @@ from ubpe_native._unigram import UnigramLattice
 
 from ..errors import ModelFormatError
 from ..vocabulary import ID_DTYPE, Vocabulary
+from .chunks import FlatIds, flat_ids, framed, id_lists, spliced
 from .imported import (BYTE, CONTROL, NORMAL, SILENT_TYPES, UNKNOWN, UNUSED, USER_DEFINED, ImportedTokenizer, batch_workers,
-                            check_doc, in_chunks, token_bytes)
+                       check_doc, in_flat_chunks, token_bytes)
 from ..text.normalizers import Normalizer
 
 SPACE = "▁"
@@ -170,31 +171,35 @@ class CharModel(ImportedTokenizer):
     def encode(self, doc: str, *, add_special: bool = False, parse_special: bool = False) -> list[int]:
         if self._pipeline is None or (parse_special and self._llama_text):
             return self._general_encode(doc, add_special=add_special, parse_special=parse_special)
-        return self._with_specials(self._run([doc])[0], add_special)
+        return self._with_specials(self._run([doc])[0].tolist(), add_special)
 
     def encode_batch(self, docs, *, threads: int | None = None, **options: Any) -> list[list[int]]:
         """`encode` of every doc; with the text pipeline in C (`ubpe_native._spm_pipeline`)
         in ``threads`` runs of consecutive docs (default: one per core), each run one call
         without the GIL."""
-        add_special = bool(options.pop("add_special", False))
-        if self._pipeline is None or options:
-            return ImportedTokenizer.encode_batch(self, docs, threads=threads, add_special=add_special, **options)
-        out = in_chunks(list(docs), batch_workers(threads), self._run)
-        return [self._with_specials(ids, True) for ids in out] if add_special else out
+        if self._pipeline is None or not set(options) <= {"add_special"}:
+            return ImportedTokenizer.encode_batch(self, docs, threads=threads, **options)
+        return id_lists(*self._flat_batch(docs, threads, **options))
 
-    def _run(self, docs: list) -> list[list[int]]:
+    def _flat_batch(self, docs, threads: int | None, **options: Any) -> FlatIds:
+        """:meth:`encode_batch`'s ids as flat arrays (``encode_batch_to_numpy``'s): the C
+        pipeline's as they are, the texts it hands back spliced in."""
+        if self._pipeline is None or not set(options) <= {"add_special"}:
+            return flat_ids(ImportedTokenizer.encode_batch(self, docs, threads=threads, **options))
+        prefix, suffix = self._special_ends(bool(options.get("add_special", False)))
+        ids, offsets = in_flat_chunks(list(docs), batch_workers(threads), self._run)
+        return framed(ids, offsets, prefix, suffix)
+
+    def _run(self, docs: list) -> FlatIds:
         """The ids of ``docs`` from the C pipeline; a text it hands back (one holding a
-        special token, say) goes through `_general_encode`, in its place."""
+        special token, say) goes through `_general_encode`, spliced in its place."""
         try:
-            out = self._pipeline.encode_batch(self._sendable(docs))
+            ids, offsets, skipped = self._pipeline.encode_flat(self._sendable(docs))
         except (TypeError, UnicodeEncodeError):
             for doc in docs:  # the kernel refuses what check_doc explains
                 check_doc(doc)
             raise
-        for k, ids in enumerate(out):
-            if ids is None:
-                out[k] = self._general_encode(docs[k])
-        return out
+        return spliced(ids, offsets, {k: self._general_encode(docs[k]) for k in np.flatnonzero(skipped).tolist()})
 
     def _sendable(self, docs: list) -> list:
         """``docs`` with None for a text the C pipeline must not see."""

@@ -40,6 +40,7 @@ from ..encoders import Encoding
 from ..errors import InvalidParameterError, ModelFormatError, UnknownTokenError
 from ..pieces import checked_ids
 from .bytelevel import ByteLevelBPE
+from .chunks import FlatIds, framed, id_lists
 
 #: mistral-common's ``SpecialTokenPolicy`` values: what ``decode`` does with a special token
 SPECIAL_TOKEN_POLICIES = ("ignore", "keep", "raise")
@@ -154,9 +155,16 @@ class TekkenBPE(ByteLevelBPE):
         disallowed_special: Literal["all"] | Collection[str] = (),
     ) -> list[list[int]]:
         """:meth:`encode` of every text, on ``threads`` threads (same ids as one by one)."""
-        batch = super().encode_batch(text, threads=threads, num_threads=num_threads,
-                                     allowed_special=allowed_special, disallowed_special=disallowed_special)
-        return [self._framed(ids, bos, eos) for ids in batch]
+        return id_lists(*self._flat_batch(text, threads, bos=bos, eos=eos, num_threads=num_threads,
+                                          allowed_special=allowed_special, disallowed_special=disallowed_special))
+
+    def _flat_batch(self, text: Sequence[str], threads: int | None, *, bos: bool = False,  # type: ignore[override]
+                    eos: bool = False, disallowed_special: Literal["all"] | Collection[str] = (),
+                    **options: Any) -> FlatIds:
+        ids, offsets = super()._flat_batch(text, threads, disallowed_special=disallowed_special, **options)
+        if len(offsets) == 1:  # no text: no BOS or EOS asked of the model
+            return ids, offsets
+        return framed(ids, offsets, [self.bos_id] if bos else [], [self.eos_id] if eos else [])
 
     def _framed(self, ids: list[int], bos: bool, eos: bool) -> list[int]:
         if bos:
