@@ -58,7 +58,7 @@ workspace's outputs (a hit points at an earlier part's candidates, nothing is co
 ([[2, 0], [0, 1, 0]], [0.5, 0.0])
 """
 
-from libc.math cimport log
+from libc.math cimport fabs, log
 from libc.stdint cimport int32_t, int64_t
 from libcpp.vector cimport vector
 
@@ -75,6 +75,27 @@ TRIE_MIN_COMPACTION = 1 << 16
 cdef int32_t EMPTY_TRIE = -1
 # token of the empty tail that ends every path
 cdef id_t END = -1
+# ln(c) for the counts c below this, computed once by the same libm ``log`` (so the same bits):
+# a long part repeats its tokens, and each repeat needs ln(c + 1) - ln(c)
+# A candidate ``t + tail`` scores at most ``score(tail) + max(w, 0)`` (a new token adds ``w``,
+# a repeat ``w ln((c + 1) / c) < w``): when even that ranks below the worst tail kept, the
+# candidate cannot enter and is not scored (the count lookup, the logs, an exact sum). The
+# bound is loosened by this relative margin, far above the few ulps a score's sum is off.
+cdef double BOUND_MARGIN = 1e-9
+cdef enum:
+    LOG_TABLE_SIZE = 4096
+cdef double LOG_TABLE[LOG_TABLE_SIZE]
+cdef Py_ssize_t _k
+LOG_TABLE[0] = 0.0  # never read: counts here are >= 1
+for _k in range(1, LOG_TABLE_SIZE):
+    LOG_TABLE[_k] = log(<double>_k)
+
+
+cdef inline double log_count(int32_t c) noexcept nogil:
+    """``log(c)`` for a count ``c >= 1``, from the table when it holds it."""
+    if c < LOG_TABLE_SIZE:
+        return LOG_TABLE[c]
+    return log(<double>c)
 
 
 # Candidate: see _lattice.pxd
@@ -264,7 +285,7 @@ cdef class _Workspace:
         cdef Py_ssize_t p, m, i, j, n_matches, size, next_position, first, window = tree.max_length
         cdef int64_t tail, node
         cdef int32_t c
-        cdef double w, score
+        cdef double w, score, bound
         cdef Candidate candidate
         cdef Py_ssize_t n_nodes = (n + 1) * top_n
         self.node_token.resize(n_nodes)
@@ -298,6 +319,10 @@ cdef class _Workspace:
                 next_position = p + match_lengths[m]
                 for i in range(self.kept[next_position]):
                     tail = next_position * top_n + i
+                    if size == top_n:  # full: a candidate must rank above heap[0] to enter
+                        bound = self.node_score[tail] + (w if w > 0.0 else 0.0)
+                        if bound + BOUND_MARGIN * (fabs(bound) + fabs(w)) < heap[0].score:
+                            continue
                     candidate.tail = tail
                     candidate.length = self.node_length[tail] + 1
                     candidate.high = self.node_high[tail]
@@ -314,11 +339,16 @@ cdef class _Workspace:
                         elif exact:
                             self.exact_score(tail, candidate.token, weights, &candidate)
                         else:
-                            candidate.score += ((1.0 + log(<double>(c + 1))) * w
-                                                - (1.0 + log(<double>c)) * w)
+                            candidate.score += ((1.0 + log_count(c + 1)) * w
+                                                - (1.0 + log_count(c)) * w)
                             candidate.high = candidate.score
                             candidate.low = 0.0
-                    push_top(heap, &size, top_n, candidate)
+                    if top_n == 1:  # push_top with room for one, without its calls
+                        if size == 0 or ranks_above(candidate, heap[0]):
+                            heap[0] = candidate
+                            size = 1
+                    else:
+                        push_top(heap, &size, top_n, candidate)
             # the heap, in heap order, becomes the tails of p (later positions visit them so)
             for i in range(size):
                 node = p * top_n + i

@@ -6,21 +6,31 @@ from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._typedefs cimport id_t
 
 
+# One node of the tree, in one record (a step down reads one cache line, not three arrays):
+# its edge label is label_symbols[label_start:label_start + label_length], value the token of
+# the key ending there (-1: no key ends there).
+cdef struct TreeNode:
+    int64_t label_start
+    int32_t label_length
+    id_t value
+
+
 cdef class RadixTree:
-    # node k: its edge label is label_symbols[label_start[k]:label_start[k] + label_length[k]],
-    # value[k] the token of the key ending at k (-1: no key ends there); node 0 is the root
-    cdef vector[int64_t] label_start
-    cdef vector[int32_t] label_length
-    cdef vector[id_t] value
+    # node 0 is the root
+    cdef vector[TreeNode] nodes
     cdef vector[id_t] label_symbols
     # (node, first symbol of the child's label) -> child node
     cdef FlatMap children
+    # dense[node * n_base + id] = the same child (0: none), for nodes below dense_nodes
+    cdef vector[int32_t] dense
+    cdef Py_ssize_t dense_nodes
     cdef readonly Py_ssize_t n_keys
     cdef readonly Py_ssize_t max_length
     cdef readonly id_t max_token
     cdef readonly id_t n_base
 
     cdef int _insert(self, const id_t* key, Py_ssize_t length, id_t token) except -1 nogil
+    cdef void _link_dense(self, int64_t node, id_t symbol, int64_t child) noexcept nogil
     cdef void _count_key(self, Py_ssize_t length) noexcept nogil
     cdef int64_t _new_node(self, const id_t* label, Py_ssize_t length, id_t token) except -1 nogil
     cdef int64_t _new_label_node(self, int64_t start, Py_ssize_t length) except -1 nogil

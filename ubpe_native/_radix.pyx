@@ -4,7 +4,10 @@
 Each node holds an edge label (a run of ids, stored once in ``label_symbols``) and the token
 of the key that ends there, if any. Children are found through one hash map keyed by
 ``(node, first id of the child's label)``, so a step down costs the same whether a node has
-two children or the 4096 of a large alphabet's root.
+two children or the 4096 of a large alphabet's root. The first nodes (the root, then the
+base ids' nodes, then the first pieces') also keep their children in a dense row of
+``n_base`` entries, as many rows as ``DENSE_ENTRIES`` holds: the steps most walks take (all
+of them for a small alphabet such as DNA's) are then one array read instead of a hash probe.
 
 The universal encoder asks, at each position of a part, for every key that is a prefix of the
 rest of the part: ``prefix_matches`` walks down once and reports them shortest first.
@@ -32,6 +35,9 @@ cdef id_t NO_TOKEN = -1
 cdef int64_t ROOT = 0
 # ids are non-negative int32: any id below this passes the range check
 cdef int64_t INT32_LIMIT = 2 ** 31
+# entries of the dense child rows (int32 each, 4 MiB): every node of a 16k-piece DNA tree, the
+# root and the first ~500 base ids of a 2048-symbol alphabet
+cdef Py_ssize_t DENSE_ENTRIES = 1 << 20
 
 
 
@@ -55,9 +61,13 @@ cdef class RadixTree:
         self.n_keys = 0
         self.max_length = 0
         self.max_token = NO_TOKEN
-        self.label_start.push_back(0)
-        self.label_length.push_back(0)
-        self.value.push_back(NO_TOKEN)
+        cdef TreeNode root
+        root.label_start, root.label_length, root.value = 0, 0, NO_TOKEN
+        self.nodes.push_back(root)
+        cdef Py_ssize_t n_given = 0 if piece_offsets is None else max(len(piece_offsets) - 1, 0)
+        # rows for the nodes there can be (root, base ids, at most two per piece), within budget
+        self.dense_nodes = min(1 + n_base + 2 * n_given, max(1, DENSE_ENTRIES // max(1, n_base)))
+        self.dense.resize(self.dense_nodes * n_base, 0)
         cdef id_t b
         with nogil:
             for b in range(n_base):
@@ -133,13 +143,14 @@ cdef class RadixTree:
             slot = self.children.slot(pack_key(node, key[position]))
             if slot[0] == 0:  # slots start at 0 and the root is nobody's child: 0 means none
                 slot[0] = self._new_node(key + position, length - position, token)
+                self._link_dense(node, key[position], slot[0])
                 self._count_key(length)
                 if token > self.max_token:
                     self.max_token = token
                 return 0
             child = slot[0]
-            start = self.label_start[child]
-            label_length = self.label_length[child]
+            start = self.nodes[child].label_start
+            label_length = self.nodes[child].label_length
             i = 1  # the first id matched through the hash map
             while (i < label_length and position + i < length
                    and self.label_symbols[start + i] == key[position + i]):
@@ -150,19 +161,26 @@ cdef class RadixTree:
                 middle = self._new_label_node(start, i)
                 slot = self.children.slot(pack_key(middle, self.label_symbols[start + i]))
                 slot[0] = child
-                self.label_start[child] = start + i
-                self.label_length[child] = <int32_t>(label_length - i)
+                self._link_dense(middle, self.label_symbols[start + i], child)
+                self.nodes[child].label_start = start + i
+                self.nodes[child].label_length = <int32_t>(label_length - i)
                 slot = self.children.slot(pack_key(node, key[position]))  # present: no growth
                 slot[0] = middle
+                self._link_dense(node, key[position], middle)
                 child = middle
             node = child
             position += i
-        if self.value[node] == NO_TOKEN:
+        if self.nodes[node].value == NO_TOKEN:
             self._count_key(length)
-        self.value[node] = token
+        self.nodes[node].value = token
         if token > self.max_token:
             self.max_token = token
         return 0
+
+    cdef void _link_dense(self, int64_t node, id_t symbol, int64_t child) noexcept nogil:
+        """Mirror the hash map's ``(node, symbol) -> child`` in ``node``'s dense row, if it has one."""
+        if node < self.dense_nodes and <uint32_t>symbol < <uint32_t>self.n_base:
+            self.dense[node * self.n_base + symbol] = <int32_t>child
 
     cdef void _count_key(self, Py_ssize_t length) noexcept nogil:
         self.n_keys += 1
@@ -175,21 +193,15 @@ cdef class RadixTree:
         # unreferenced and overwritten by nothing: labels only ever get appended)
         self.label_symbols.insert(self.label_symbols.end(), label, label + length)
         cdef int64_t node = self._new_label_node(start, length)
-        self.value[node] = token
+        self.nodes[node].value = token
         return node
 
     cdef int64_t _new_label_node(self, int64_t start, Py_ssize_t length) except -1 nogil:
-        """A new node; its three entries are added together or not at all."""
-        cdef size_t n = self.value.size()
-        if (n == self.value.capacity() or n == self.label_start.capacity()
-                or n == self.label_length.capacity()):  # room first: the push_backs cannot fail
-            self.label_start.reserve(2 * n + 16)
-            self.label_length.reserve(2 * n + 16)
-            self.value.reserve(2 * n + 16)
-        self.label_start.push_back(start)
-        self.label_length.push_back(<int32_t>length)
-        self.value.push_back(NO_TOKEN)
-        return <int64_t>n
+        """A new node (one record: it is added whole or not at all)."""
+        cdef TreeNode record
+        record.label_start, record.label_length, record.value = start, <int32_t>length, NO_TOKEN
+        self.nodes.push_back(record)
+        return <int64_t>self.nodes.size() - 1
 
     cdef id_t _get(self, const id_t* key, Py_ssize_t length) noexcept nogil:
         cdef int64_t node = ROOT, child, start
@@ -198,8 +210,8 @@ cdef class RadixTree:
             child = self.children.get(pack_key(node, key[position]), 0)
             if child == 0:
                 return NO_TOKEN
-            start = self.label_start[child]
-            label_length = self.label_length[child]
+            start = self.nodes[child].label_start
+            label_length = self.nodes[child].label_length
             if position + label_length > length:
                 return NO_TOKEN
             for i in range(1, label_length):
@@ -207,7 +219,7 @@ cdef class RadixTree:
                     return NO_TOKEN
             position += label_length
             node = child
-        return self.value[node]
+        return self.nodes[node].value
 
     cdef Py_ssize_t _prefix_matches(self, const id_t* sequence, Py_ssize_t length,
                                    int32_t* match_lengths, id_t* match_tokens) noexcept nogil:
@@ -215,12 +227,20 @@ cdef class RadixTree:
         buffers (room for ``max_length`` entries is enough); returns how many."""
         cdef int64_t node = ROOT, child, start
         cdef Py_ssize_t position = 0, i, label_length, count = 0
+        cdef id_t symbol, n_base = self.n_base
+        cdef Py_ssize_t dense_nodes = self.dense_nodes
+        cdef const int32_t* dense = self.dense.data()
         while position < length:
-            child = self.children.get(pack_key(node, sequence[position]), 0)
+            symbol = sequence[position]
+            # the dense row if the node has one (and the id is a base id), else the hash map
+            if node < dense_nodes and <uint32_t>symbol < <uint32_t>n_base:
+                child = dense[node * n_base + symbol]
+            else:
+                child = self.children.get(pack_key(node, symbol), 0)
             if child == 0:
                 break
-            start = self.label_start[child]
-            label_length = self.label_length[child]
+            start = self.nodes[child].label_start
+            label_length = self.nodes[child].label_length
             if position + label_length > length:
                 break
             for i in range(1, label_length):
@@ -228,9 +248,9 @@ cdef class RadixTree:
                     return count
             position += label_length
             node = child
-            if self.value[node] != NO_TOKEN:
+            if self.nodes[node].value != NO_TOKEN:
                 match_lengths[count] = <int32_t>position
-                match_tokens[count] = self.value[node]
+                match_tokens[count] = self.nodes[node].value
                 count += 1
         return count
 
