@@ -4,10 +4,14 @@
 Each node holds an edge label (a run of ids, stored once in ``label_symbols``) and the token
 of the key that ends there, if any. Children are found through one hash map keyed by
 ``(node, first id of the child's label)``, so a step down costs the same whether a node has
-two children or the 4096 of a large alphabet's root. The first nodes (the root, then the
-base ids' nodes, then the first pieces') also keep their children in a dense row of
-``n_base`` entries, as many rows as ``DENSE_ENTRIES`` holds: the steps most walks take (all
-of them for a small alphabet such as DNA's) are then one array read instead of a hash probe.
+two children or the 4096 of a large alphabet's root. That map is what inserting updates;
+the walks read two frozen copies of it, built when the constructor has inserted every piece:
+the first nodes (the root, then the base ids' nodes, then the first pieces') keep their
+children in a dense row of ``n_base`` entries, as many rows as ``DENSE_ENTRIES`` holds (all
+of a DNA tree's), and every node its children sorted by first id, found by binary search in
+the node's own short run (a hash probe into a table of every node's children missed the
+cache at almost every step). An ``insert`` after construction drops the sorted runs; the
+walks then probe the map as before.
 
 The universal encoder asks, at each position of a part, for every key that is a prefix of the
 rest of the part: ``prefix_matches`` walks down once and reports them shortest first.
@@ -22,6 +26,7 @@ rest of the part: ``prefix_matches`` walks down once and reports them shortest f
 """
 
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libcpp.algorithm cimport sort, unique
 
 from ubpe_native._numpy import np
 
@@ -63,6 +68,7 @@ cdef class RadixTree:
         self.max_token = NO_TOKEN
         cdef TreeNode root
         root.label_start, root.label_length, root.value = 0, 0, NO_TOKEN
+        root.first_child, root.n_children = 0, 0
         self.nodes.push_back(root)
         cdef Py_ssize_t n_given = 0 if piece_offsets is None else max(len(piece_offsets) - 1, 0)
         # rows for the nodes there can be (root, base ids, at most two per piece), within budget
@@ -73,6 +79,7 @@ cdef class RadixTree:
             for b in range(n_base):
                 self._insert(&b, 1, b)
         if piece_offsets is None and piece_symbols is None:
+            self._freeze()
             return
         if piece_offsets is None or piece_symbols is None:
             raise ValueError("piece_offsets and piece_symbols go together")
@@ -87,6 +94,30 @@ cdef class RadixTree:
         with nogil:
             for k in range(n_pieces):
                 self._insert(&symbols[offsets[k]], offsets[k + 1] - offsets[k], token_view[k])
+        self._freeze()
+
+    cdef int _freeze(self) except -1:
+        """Every node's children as a run of ``sorted_children``, by first id (from the map,
+        which holds the current child of every ``(node, first id)`` ever linked)."""
+        cdef Py_ssize_t k, n = self.nodes.size()
+        cdef int64_t node
+        cdef ChildLink link
+        sort(self.links.begin(), self.links.end())
+        self.links.erase(unique(self.links.begin(), self.links.end()), self.links.end())
+        self.sorted_children.clear()
+        self.sorted_children.reserve(self.links.size())
+        for k in range(n):
+            self.nodes[k].n_children = 0
+        for k in range(<Py_ssize_t>self.links.size()):
+            node = <int64_t>(self.links[k] >> 32)
+            link.symbol = <id_t>(<uint32_t>(self.links[k] & 0xFFFFFFFFULL))
+            link.node = <int32_t>self.children.get(self.links[k], 0)
+            if self.nodes[node].n_children == 0:
+                self.nodes[node].first_child = <int32_t>k
+            self.nodes[node].n_children += 1
+            self.sorted_children.push_back(link)
+        self.frozen = True
+        return 0
 
     # -- Python access ----------------------------------------------------------------------
 
@@ -143,7 +174,7 @@ cdef class RadixTree:
             slot = self.children.slot(pack_key(node, key[position]))
             if slot[0] == 0:  # slots start at 0 and the root is nobody's child: 0 means none
                 slot[0] = self._new_node(key + position, length - position, token)
-                self._link_dense(node, key[position], slot[0])
+                self._linked(node, key[position], slot[0])
                 self._count_key(length)
                 if token > self.max_token:
                     self.max_token = token
@@ -161,12 +192,12 @@ cdef class RadixTree:
                 middle = self._new_label_node(start, i)
                 slot = self.children.slot(pack_key(middle, self.label_symbols[start + i]))
                 slot[0] = child
-                self._link_dense(middle, self.label_symbols[start + i], child)
+                self._linked(middle, self.label_symbols[start + i], child)
                 self.nodes[child].label_start = start + i
                 self.nodes[child].label_length = <int32_t>(label_length - i)
                 slot = self.children.slot(pack_key(node, key[position]))  # present: no growth
                 slot[0] = middle
-                self._link_dense(node, key[position], middle)
+                self._linked(node, key[position], middle)
                 child = middle
             node = child
             position += i
@@ -177,10 +208,14 @@ cdef class RadixTree:
             self.max_token = token
         return 0
 
-    cdef void _link_dense(self, int64_t node, id_t symbol, int64_t child) noexcept nogil:
-        """Mirror the hash map's ``(node, symbol) -> child`` in ``node``'s dense row, if it has one."""
+    cdef int _linked(self, int64_t node, id_t symbol, int64_t child) except -1 nogil:
+        """The map now has ``(node, symbol) -> child``: the same in ``node``'s dense row, if it
+        has one; the sorted runs are stale until the next ``_freeze``."""
         if node < self.dense_nodes and <uint32_t>symbol < <uint32_t>self.n_base:
             self.dense[node * self.n_base + symbol] = <int32_t>child
+        self.frozen = False
+        self.links.push_back(pack_key(node, symbol))  # (may raise MemoryError: all else is done)
+        return 0
 
     cdef void _count_key(self, Py_ssize_t length) noexcept nogil:
         self.n_keys += 1
@@ -200,6 +235,7 @@ cdef class RadixTree:
         """A new node (one record: it is added whole or not at all)."""
         cdef TreeNode record
         record.label_start, record.label_length, record.value = start, <int32_t>length, NO_TOKEN
+        record.first_child, record.n_children = 0, 0
         self.nodes.push_back(record)
         return <int64_t>self.nodes.size() - 1
 
@@ -230,11 +266,16 @@ cdef class RadixTree:
         cdef id_t symbol, n_base = self.n_base
         cdef Py_ssize_t dense_nodes = self.dense_nodes
         cdef const int32_t* dense = self.dense.data()
+        cdef const ChildLink* sorted_children = self.sorted_children.data()
+        cdef bint frozen = self.frozen
         while position < length:
             symbol = sequence[position]
             # the dense row if the node has one (and the id is a base id), else the hash map
             if node < dense_nodes and <uint32_t>symbol < <uint32_t>n_base:
                 child = dense[node * n_base + symbol]
+            elif frozen:
+                child = _find_child(sorted_children + self.nodes[node].first_child,
+                                    self.nodes[node].n_children, symbol)
             else:
                 child = self.children.get(pack_key(node, symbol), 0)
             if child == 0:
@@ -253,6 +294,20 @@ cdef class RadixTree:
                 match_tokens[count] = self.nodes[node].value
                 count += 1
         return count
+
+
+cdef inline int64_t _find_child(const ChildLink* run, int32_t n, id_t symbol) noexcept nogil:
+    """The node of the link to ``symbol`` in a run sorted by symbol; 0 (the root) if none."""
+    cdef int32_t low = 0, high = n, middle
+    while low < high:
+        middle = (low + high) >> 1
+        if run[middle].symbol < symbol:
+            low = middle + 1
+        else:
+            high = middle
+    if low < n and run[low].symbol == symbol:
+        return run[low].node
+    return 0
 
 
 cdef const id_t[::1] _key_array(key):
