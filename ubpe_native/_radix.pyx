@@ -53,13 +53,16 @@ cdef class RadixTree:
     base id ``b < n_base`` to itself (so every position of a part has a match) and the
     ``k``-th piece ``piece_symbols[piece_offsets[k]:piece_offsets[k + 1]]`` to ``tokens[k]``
     (default ``n_base + k``: a :class:`~ubpe.vocabulary.Vocabulary`'s CSR arrays).
+    ``_dense_entries`` (for tests) sets the dense rows' budget (0: none, every step searches
+    the sorted runs).
     ``max_length`` is the longest key (no position has more matches than that) and
     ``max_token`` the largest token (-1 while the tree is empty).
     Inserting a key again replaces its token: when two tokens share a piece, ubpe 0.3.0
     keeps the one that comes last in id order, and so does inserting in id order.
     """
 
-    def __init__(self, id_t n_base, piece_offsets=None, piece_symbols=None, tokens=None):
+    def __init__(self, id_t n_base, piece_offsets=None, piece_symbols=None, tokens=None, *,
+                 Py_ssize_t _dense_entries=DENSE_ENTRIES):
         if n_base < 0:
             raise ValueError(f"n_base must be non-negative, got {n_base}")
         self.n_base = n_base
@@ -72,7 +75,7 @@ cdef class RadixTree:
         self.nodes.push_back(root)
         cdef Py_ssize_t n_given = 0 if piece_offsets is None else max(len(piece_offsets) - 1, 0)
         # rows for the nodes there can be (root, base ids, at most two per piece), within budget
-        self.dense_nodes = min(1 + n_base + 2 * n_given, max(1, DENSE_ENTRIES // max(1, n_base)))
+        self.dense_nodes = min(1 + n_base + 2 * n_given, max(0, _dense_entries) // max(1, n_base))
         self.dense.resize(self.dense_nodes * n_base, 0)
         cdef id_t b
         with nogil:

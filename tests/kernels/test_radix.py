@@ -120,3 +120,27 @@ def test_prefix_matches_start_out_of_range():
     with pytest.raises(IndexError):
         RadixTree(2).prefix_matches([0, 1], 3)
     assert RadixTree(2).prefix_matches([0, 1], 2)[0].tolist() == []
+
+
+@given(key_sets, st.lists(st.integers(0, N_BASE + 1), max_size=12), st.sampled_from([0, N_BASE, 3 * N_BASE, 1 << 20]),
+       st.lists(keys, max_size=5))
+def test_every_lookup_mode_finds_the_same_matches(pieces, sequence, dense_entries, later):
+    """A constructed tree walks dense rows (as many as ``_dense_entries`` holds), then the
+    sorted runs of the other nodes; keys inserted afterwards send the walks back to the hash
+    map. Whatever the mix, the matches are the brute-force scan's."""
+    offsets = np.cumsum([0] + [len(p) for p in pieces])
+    symbols = np.array([s for p in pieces for s in p], np.int32)
+    tree = RadixTree(N_BASE, offsets, symbols, _dense_entries=dense_entries)
+    _, oracle = build(pieces)
+    for round_ in range(2):
+        for start in range(len(sequence) + 1):
+            lengths, tokens = tree.prefix_matches(np.array(sequence, np.int32), start)
+            expected = [
+                (length, oracle[tuple(sequence[start : start + length])])
+                for length in range(1, len(sequence) - start + 1)
+                if tuple(sequence[start : start + length]) in oracle
+            ]
+            assert list(zip(lengths.tolist(), tokens.tolist())) == expected
+        for token, piece in enumerate(later, start=N_BASE + len(pieces)):  # round 2: after inserts
+            tree.insert(piece, token)
+            oracle[piece] = token
