@@ -11,6 +11,8 @@ and the golden tests' (its outputs).
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -38,14 +40,14 @@ def vocabularies(draw):
 
 
 def segmentations(sequence, lookup):
-    """Every way to spell ``sequence`` with the vocabulary's pieces (``lookup``: piece -> id)."""
-    if not sequence:
-        return [[]]
+    """Every way to spell ``sequence`` with the vocabulary's pieces (``lookup``: piece -> id):
+    each of the ``2 ** (n - 1)`` ways to cut it, kept when every piece is in the vocabulary."""
     out = []
-    for length in range(1, len(sequence) + 1):
-        token = lookup.get(tuple(sequence[:length]))
-        if token is not None:
-            out += [[token] + rest for rest in segmentations(sequence[length:], lookup)]
+    for cuts in itertools.product((False, True), repeat=max(len(sequence) - 1, 0)):
+        bounds = [0] + [k + 1 for k, cut in enumerate(cuts) if cut] + [len(sequence)]
+        tokens = [lookup.get(tuple(sequence[a:b])) for a, b in zip(bounds[:-1], bounds[1:])]
+        if None not in tokens:
+            out.append(tokens)
     return out
 
 

@@ -25,6 +25,15 @@ def build(pieces):
     return tree, oracle
 
 
+def brute_force_matches(oracle, sequence, start):
+    """``[(length, token)]`` of every key that ``sequence[start:]`` starts with, shortest first."""
+    return [
+        (length, oracle[tuple(sequence[start : start + length])])
+        for length in range(1, len(sequence) - start + 1)
+        if tuple(sequence[start : start + length]) in oracle
+    ]
+
+
 @given(key_sets, st.lists(keys, max_size=10))
 def test_every_inserted_key_is_found_a_missing_key_is_not(pieces, probes):
     tree, oracle = build(pieces)
@@ -39,11 +48,7 @@ def test_prefix_matches_equal_a_brute_force_scan(pieces, sequence, data):
     tree, oracle = build(pieces)
     start = data.draw(st.integers(0, len(sequence)))
     lengths, tokens = tree.prefix_matches(np.array(sequence, np.int32), start)
-    expected = [
-        (length, oracle[tuple(sequence[start : start + length])])
-        for length in range(1, len(sequence) - start + 1)
-        if tuple(sequence[start : start + length]) in oracle
-    ]
+    expected = brute_force_matches(oracle, sequence, start)
     assert list(zip(lengths.tolist(), tokens.tolist())) == expected
     pygtrie_order = [(len(k), v) for k, v in oracle.prefixes(tuple(sequence[start:]))] if start < len(sequence) else []
     assert expected == pygtrie_order
@@ -135,12 +140,7 @@ def test_every_lookup_mode_finds_the_same_matches(pieces, sequence, dense_entrie
     for round_ in range(2):
         for start in range(len(sequence) + 1):
             lengths, tokens = tree.prefix_matches(np.array(sequence, np.int32), start)
-            expected = [
-                (length, oracle[tuple(sequence[start : start + length])])
-                for length in range(1, len(sequence) - start + 1)
-                if tuple(sequence[start : start + length]) in oracle
-            ]
-            assert list(zip(lengths.tolist(), tokens.tolist())) == expected
+            assert list(zip(lengths.tolist(), tokens.tolist())) == brute_force_matches(oracle, sequence, start)
         for token, piece in enumerate(later, start=N_BASE + len(pieces)):  # round 2: after inserts
             tree.insert(piece, token)
             oracle[piece] = token
