@@ -24,6 +24,13 @@ cdef struct ChildLink:
     int32_t node
 
 
+# A transition of the unfolded automaton: the next state (0: none) and the token of the key
+# that ends there (-1: none).
+cdef struct Transition:
+    int32_t next_state
+    id_t token
+
+
 cdef class RadixTree:
     # node 0 is the root
     cdef vector[TreeNode] nodes
@@ -37,6 +44,10 @@ cdef class RadixTree:
     cdef vector[uint64_t] links
     cdef vector[ChildLink] sorted_children
     cdef bint frozen
+    # the automaton: automaton[state * n_base + id] (automaton_states = 0: none)
+    cdef vector[Transition] automaton
+    cdef Py_ssize_t automaton_states
+    cdef Py_ssize_t automaton_entries
     cdef readonly Py_ssize_t n_keys
     cdef readonly Py_ssize_t max_length
     cdef readonly id_t max_token
@@ -45,6 +56,7 @@ cdef class RadixTree:
     cdef int _insert(self, const id_t* key, Py_ssize_t length, id_t token) except -1 nogil
     cdef int _linked(self, int64_t node, id_t symbol, int64_t child) except -1 nogil
     cdef int _freeze(self) except -1
+    cdef int _unfold(self) except -1
     cdef void _count_key(self, Py_ssize_t length) noexcept nogil
     cdef int64_t _new_node(self, const id_t* label, Py_ssize_t length, id_t token) except -1 nogil
     cdef int64_t _new_label_node(self, int64_t start, Py_ssize_t length) except -1 nogil

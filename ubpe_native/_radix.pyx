@@ -10,8 +10,11 @@ the first nodes (the root, then the base ids' nodes, then the first pieces') kee
 children in a dense row of ``n_base`` entries, as many rows as ``DENSE_ENTRIES`` holds (all
 of a DNA tree's), and every node its children sorted by first id, found by binary search in
 the node's own short run (a hash probe into a table of every node's children missed the
-cache at almost every step). An ``insert`` after construction drops the sorted runs; the
-walks then probe the map as before.
+cache at almost every step). A small alphabet (DNA's four letters) gets more: the tree
+unfolded into an automaton of one state per distinct key prefix, whose transitions sit in one
+dense table (``AUTOMATON_ENTRIES`` at most) holding the next state *and* the token of the key
+ending there, so a walk reads one 8-byte entry per symbol. An ``insert`` after construction
+drops the frozen copies; the walks then probe the map as before.
 
 The universal encoder asks, at each position of a part, for every key that is a prefix of the
 rest of the part: ``prefix_matches`` walks down once and reports them shortest first.
@@ -43,6 +46,8 @@ cdef int64_t INT32_LIMIT = 2 ** 31
 # entries of the dense child rows (int32 each, 4 MiB): every node of a 16k-piece DNA tree, the
 # root and the first ~500 base ids of a 2048-symbol alphabet
 cdef Py_ssize_t DENSE_ENTRIES = 1 << 20
+# entries of the automaton's table at most (8 bytes each, 16 MiB): a 16k-piece DNA tree takes ~0.5 M
+cdef Py_ssize_t AUTOMATON_ENTRIES = 1 << 21
 
 
 
@@ -53,8 +58,8 @@ cdef class RadixTree:
     base id ``b < n_base`` to itself (so every position of a part has a match) and the
     ``k``-th piece ``piece_symbols[piece_offsets[k]:piece_offsets[k + 1]]`` to ``tokens[k]``
     (default ``n_base + k``: a :class:`~ubpe.vocabulary.Vocabulary`'s CSR arrays).
-    ``_dense_entries`` (for tests) sets the dense rows' budget (0: none, every step searches
-    the sorted runs).
+    ``_dense_entries`` and ``_automaton_entries`` (for tests) set the dense rows' and the
+    automaton's budgets (0: none; with neither, every step searches the sorted runs).
     ``max_length`` is the longest key (no position has more matches than that) and
     ``max_token`` the largest token (-1 while the tree is empty).
     Inserting a key again replaces its token: when two tokens share a piece, ubpe 0.3.0
@@ -62,10 +67,11 @@ cdef class RadixTree:
     """
 
     def __init__(self, id_t n_base, piece_offsets=None, piece_symbols=None, tokens=None, *,
-                 Py_ssize_t _dense_entries=DENSE_ENTRIES):
+                 Py_ssize_t _dense_entries=DENSE_ENTRIES, Py_ssize_t _automaton_entries=AUTOMATON_ENTRIES):
         if n_base < 0:
             raise ValueError(f"n_base must be non-negative, got {n_base}")
         self.n_base = n_base
+        self.automaton_entries = _automaton_entries
         self.n_keys = 0
         self.max_length = 0
         self.max_token = NO_TOKEN
@@ -120,6 +126,51 @@ cdef class RadixTree:
             self.nodes[node].n_children += 1
             self.sorted_children.push_back(link)
         self.frozen = True
+        self._unfold()
+        return 0
+
+    cdef int _unfold(self) except -1:
+        """The automaton (see the module docstring), if its table fits ``AUTOMATON_ENTRIES``
+        and every label holds base ids only; else none (``automaton_states = 0``)."""
+        cdef Py_ssize_t k, i, n_states = 1, top = 0
+        cdef int64_t node, state, new_state, child, last = 0
+        cdef TreeNode record
+        cdef id_t symbol
+        cdef Transition empty
+        cdef vector[int64_t] stack  # (node, its state) pairs
+        self.automaton_states = 0
+        self.automaton.clear()
+        for k in range(1, <Py_ssize_t>self.nodes.size()):
+            n_states += self.nodes[k].label_length
+        for k in range(<Py_ssize_t>self.label_symbols.size()):
+            if <uint32_t>self.label_symbols[k] >= <uint32_t>self.n_base:
+                return 0
+        if n_states * max(1, <Py_ssize_t>self.n_base) > self.automaton_entries:
+            return 0
+        empty.next_state, empty.token = 0, NO_TOKEN
+        self.automaton.resize(n_states * self.n_base, empty)
+        n_states = 1
+        stack.push_back(ROOT)
+        stack.push_back(0)
+        while stack.size():
+            state = stack.back()
+            stack.pop_back()
+            node = stack.back()
+            stack.pop_back()
+            record = self.nodes[node]
+            for k in range(record.first_child, record.first_child + record.n_children):
+                child = self.sorted_children[k].node
+                new_state = state
+                for i in range(self.nodes[child].label_length):
+                    symbol = self.label_symbols[self.nodes[child].label_start + i]
+                    last = new_state * self.n_base + symbol
+                    self.automaton[last].next_state = <int32_t>n_states
+                    new_state = n_states
+                    n_states += 1
+                self.automaton[last].token = self.nodes[child].value  # the key ending at the child
+                stack.push_back(child)
+                stack.push_back(new_state)
+        self.automaton_states = n_states
         return 0
 
     # -- Python access ----------------------------------------------------------------------
@@ -129,6 +180,7 @@ cdef class RadixTree:
         cdef const id_t[::1] view = _key_array(key)
         if token < 0:
             raise ValueError(f"tokens must be non-negative, got {token}")
+        self.frozen = False  # the frozen copies miss this key (or its new token): the map alone now
         with nogil:
             self._insert(&view[0], view.shape[0], token)
 
@@ -271,6 +323,23 @@ cdef class RadixTree:
         cdef const int32_t* dense = self.dense.data()
         cdef const ChildLink* sorted_children = self.sorted_children.data()
         cdef bint frozen = self.frozen
+        cdef const Transition* automaton = self.automaton.data()
+        cdef Transition step
+        if frozen and self.automaton_states:
+            node = 0  # a state of the automaton, from here on
+            for position in range(length):
+                symbol = sequence[position]
+                if <uint32_t>symbol >= <uint32_t>n_base:  # in no key
+                    break
+                step = automaton[node * n_base + symbol]
+                if step.next_state == 0:
+                    break
+                node = step.next_state
+                if step.token != NO_TOKEN:
+                    match_lengths[count] = <int32_t>(position + 1)
+                    match_tokens[count] = step.token
+                    count += 1
+            return count
         while position < length:
             symbol = sequence[position]
             # the dense row if the node has one (and the id is a base id), else the hash map

@@ -127,15 +127,19 @@ def test_prefix_matches_start_out_of_range():
     assert RadixTree(2).prefix_matches([0, 1], 2)[0].tolist() == []
 
 
-@given(key_sets, st.lists(st.integers(0, N_BASE + 1), max_size=12), st.sampled_from([0, N_BASE, 3 * N_BASE, 1 << 20]),
-       st.lists(keys, max_size=5))
-def test_every_lookup_mode_finds_the_same_matches(pieces, sequence, dense_entries, later):
-    """A constructed tree walks dense rows (as many as ``_dense_entries`` holds), then the
+@given(st.lists(keys, max_size=30), st.booleans(), st.lists(st.integers(0, N_BASE + 1), max_size=12),
+       st.sampled_from([0, N_BASE, 3 * N_BASE, 1 << 20]), st.sampled_from([0, 40, 1 << 21]), st.lists(keys, max_size=5))
+def test_every_lookup_mode_finds_the_same_matches(pieces, base_only, sequence, dense_entries, automaton_entries,
+                                                  later):
+    """A constructed tree walks its automaton (if ``_automaton_entries`` holds it and every
+    key holds base ids only), or dense rows (as many as ``_dense_entries`` holds), then the
     sorted runs of the other nodes; keys inserted afterwards send the walks back to the hash
     map. Whatever the mix, the matches are the brute-force scan's."""
+    if base_only:
+        pieces = [tuple(s % N_BASE for s in p) for p in pieces]
     offsets = np.cumsum([0] + [len(p) for p in pieces])
     symbols = np.array([s for p in pieces for s in p], np.int32)
-    tree = RadixTree(N_BASE, offsets, symbols, _dense_entries=dense_entries)
+    tree = RadixTree(N_BASE, offsets, symbols, _dense_entries=dense_entries, _automaton_entries=automaton_entries)
     _, oracle = build(pieces)
     for round_ in range(2):
         for start in range(len(sequence) + 1):
