@@ -132,12 +132,15 @@ cdef class RadixTree:
     cdef int _unfold(self) except -1:
         """The automaton (see the module docstring), if its table fits ``AUTOMATON_ENTRIES``
         and every label holds base ids only; else none (``automaton_states = 0``)."""
-        cdef Py_ssize_t k, i, n_states = 1, top = 0
+        cdef Py_ssize_t k, i, n_states = 1
         cdef int64_t node, state, new_state, child, last = 0
         cdef TreeNode record
         cdef id_t symbol
         cdef Transition empty
-        cdef vector[int64_t] stack  # (node, its state) pairs
+        # (node, its state) pairs, breadth first: the states of short prefixes, which every walk
+        # reads, get the first numbers, so their rows share a few cache lines
+        cdef vector[int64_t] queue
+        cdef Py_ssize_t head = 0
         self.automaton_states = 0
         self.automaton.clear()
         for k in range(1, <Py_ssize_t>self.nodes.size()):
@@ -150,13 +153,12 @@ cdef class RadixTree:
         empty.next_state, empty.token = 0, NO_TOKEN
         self.automaton.resize(n_states * self.n_base, empty)
         n_states = 1
-        stack.push_back(ROOT)
-        stack.push_back(0)
-        while stack.size():
-            state = stack.back()
-            stack.pop_back()
-            node = stack.back()
-            stack.pop_back()
+        queue.push_back(ROOT)
+        queue.push_back(0)
+        while head < <Py_ssize_t>queue.size():
+            node = queue[head]
+            state = queue[head + 1]
+            head += 2
             record = self.nodes[node]
             for k in range(record.first_child, record.first_child + record.n_children):
                 child = self.sorted_children[k].node
@@ -168,8 +170,8 @@ cdef class RadixTree:
                     new_state = n_states
                     n_states += 1
                 self.automaton[last].token = self.nodes[child].value  # the key ending at the child
-                stack.push_back(child)
-                stack.push_back(new_state)
+                queue.push_back(child)
+                queue.push_back(new_state)
         self.automaton_states = n_states
         return 0
 
