@@ -14,6 +14,18 @@ default-thread runs, our per-document ``encode`` and ``encode_batch``, and ours 
 ubpe 0.3.0 on the same model file (the reference is slow: it runs on a 60,000-character
 sample, best of 3 after a warm-up, like every other row).
 
+Warm and cold: every row is timed twice, ``warm`` (the best of N calls on one object, whose
+caches then hold every part of the text) and ``cold`` (each call on a *fresh* object - loaded
+from the model file, outside the timer - so its first pass over text it has not seen, lazily
+built tables included: what a user mostly runs; the best of N such first passes).
+
+Unsplit sequences (issue 25): DNA (A/C/G/T, 1,000-bp pieces) and ECG records quantized to
+2,048 levels, no pattern, so that a document is one part: a ``UBPE`` of 4,096 and of 16,384
+ids fitted on 1,000 training pieces (ECG: its training split) encodes the held-out pieces
+document by document (``encode``) and as a batch (``encode_batch_to_numpy``), and one
+1,000,000-symbol DNA sequence (held-out and unfitted training pieces back to back), cold
+and warm; the symbols/s are in the ``chars_per_s`` column.
+
 Each library runs with its default threading and with one thread: ours ``n_threads=1``,
 HF ``TOKENIZERS_PARALLELISM=false`` (its ``encode_batch`` then runs on the calling thread),
 sentencepiece ``num_threads=1``. Ratios compare rows of the same run. Every time is the best
@@ -37,6 +49,7 @@ import tempfile
 from pathlib import Path
 
 from common import (
+    ECG_LEVELS,
     RESULTS,
     WORDS,
     add_provenance_arguments,
@@ -54,6 +67,9 @@ from common import (
 from ubpe import UBPE, UBPEClassic
 
 N_TOKENS = 4096
+UNSPLIT_SIZES = (4096, 16384)
+UNSPLIT_FIT_DOCS = 1000
+LONG_SEQUENCE = 1_000_000
 HELD_OUT_CHARS = 1_000_000
 SHORT_DOC_CHARS = 200
 SHORT_DOCS_TOTAL = 200_000
@@ -162,24 +178,34 @@ def main() -> None:
     # are compared should see the same drift.
     timed: list[tuple[dict, object]] = []
 
-    def add(system, call, threads, seconds, tokens, chars=n_chars, note=""):
-        speed[(call, threads)] = chars / seconds
-        row = dict(system=system, call=call, threads=threads, chars=chars, chars_per_s=f"{chars / seconds:,.0f}",
-                   tokens_per_char=f"{tokens / chars:.4f}" if tokens else "", note=note)
+    def add(system, call, threads, seconds, tokens, chars=n_chars, note="", pass_=WARM):
+        speed[(call, threads, pass_)] = chars / seconds
+        row = dict(system=system, call=call, threads=threads, **{"pass": pass_}, chars=chars,
+                   chars_per_s=f"{chars / seconds:,.0f}", tokens_per_char=f"{tokens / chars:.4f}" if tokens else "",
+                   seconds=f"{seconds:.4f}", note=note)
         rows.append(row)
         print("  ".join(str(v) for v in row.values()), flush=True)
 
-    def measure(function, system, call, threads, tokens, chars=n_chars, note=""):
-        timed.append((dict(system=system, call=call, threads=threads, tokens=tokens, chars=chars, note=note), function))
+    def measure(function, system, call, threads, tokens, chars=n_chars, note="", fresh=None):
+        """Time ``function`` (warm: the same object every round), and, given ``fresh`` (a
+        function building a new object), ``function.on`` (see :func:`bound`) on a new object
+        per round (cold)."""
+        info = dict(system=system, call=call, threads=threads, tokens=tokens, chars=chars, note=note)
+        timed.append((dict(info, pass_=WARM), function))
+        if fresh is not None:
+            timed.append((dict(info, pass_=COLD), first_pass(function.on, fresh, args.repeats)))
 
     def ours(tok, call, **options):
         outputs = {}
+        fresh = loader(tok)
         for threads, n_threads in (("default", None), ("1", 1)):
             outputs[threads] = tok.encode_batch(held, n_threads=n_threads, **options)
-            measure(lambda n_threads=n_threads: tok.encode_batch(held, n_threads=n_threads, **options),
-                    "ubpe (ours)", call, threads, sum(len(e[0][0]) for e in outputs[threads]))
+            measure(bound(tok, lambda t, n_threads=n_threads: t.encode_batch(held, n_threads=n_threads, **options)),
+                    "ubpe (ours)", call, threads, sum(len(e[0][0]) for e in outputs[threads]), fresh=fresh)
         if outputs["default"] != outputs["1"]:
             raise SystemExit(f"{call}: the 1-thread and default-thread outputs differ")
+        if fresh().encode_batch(held, **options) != outputs["1"]:
+            raise SystemExit(f"{call}: a fresh object's first pass differs")
 
     def ours_arrays(tok, call, **options):
         """``encode_batch_to_numpy``: the same encodings as ``encode_batch``, in arrays."""
@@ -188,8 +214,10 @@ def main() -> None:
             batch = tok.encode_batch_to_numpy(held, n_threads=n_threads, **options)
             if batch.tolist() != lists:
                 raise SystemExit(f"{call}: the arrays and encode_batch's lists differ")
-            measure(lambda n_threads=n_threads: tok.encode_batch_to_numpy(held, n_threads=n_threads, **options),
-                    "ubpe (ours)", call, threads, len(batch.best()[0]), note="arrays, no list per document")
+            measure(bound(tok, lambda t, n_threads=n_threads: t.encode_batch_to_numpy(held, n_threads=n_threads,
+                                                                                     **options)),
+                    "ubpe (ours)", call, threads, len(batch.best()[0]), note="arrays, no list per document",
+                    fresh=loader(tok))
 
     control(measure)
     ours(universal, "tfidf top-1 encode_batch")
@@ -201,25 +229,37 @@ def main() -> None:
     if [universal.encode(d) for d in short] != universal.encode_batch(short, n_threads=1):
         raise SystemExit("per-document encode and encode_batch differ")
     n_short = sum(map(len, short))
-    measure(lambda: [universal.encode(d) for d in short], "ubpe (ours)",
-            f"tfidf top-1 encode, {SHORT_DOC_CHARS}-char docs", "1", 0, n_short)
-    measure(lambda: universal.encode_batch(short, n_threads=1), "ubpe (ours)",
-            f"tfidf top-1 encode_batch, {SHORT_DOC_CHARS}-char docs", "1", 0, n_short)
+    measure(bound(universal, lambda t: [t.encode(d) for d in short]), "ubpe (ours)",
+            f"tfidf top-1 encode, {SHORT_DOC_CHARS}-char docs", "1", 0, n_short, fresh=loader(universal))
+    measure(bound(universal, lambda t: t.encode_batch(short, n_threads=1)), "ubpe (ours)",
+            f"tfidf top-1 encode_batch, {SHORT_DOC_CHARS}-char docs", "1", 0, n_short, fresh=loader(universal))
     if importable("tokenizers"):
+        from tokenizers import Tokenizer
+
         hf = hf_model(train, alphabet)
         tokens = sum(len(e.ids) for e in hf.encode_batch(held))
-        measure(lambda: hf.encode_batch(held), "tokenizers", "BPE encode_batch", "default", tokens,
-                note=f"{hf.get_vocab_size()} ids, different algorithm")
-        measure(hf_one_thread(lambda: hf.encode_batch(held)), "tokenizers", "BPE encode_batch", "1", tokens)
+        hf_json = hf.to_str()
+        hf_fresh = lambda: Tokenizer.from_str(hf_json)  # noqa: E731
+        measure(bound(hf, lambda t: t.encode_batch(held)), "tokenizers", "BPE encode_batch", "default", tokens,
+                note=f"{hf.get_vocab_size()} ids, different algorithm", fresh=hf_fresh)
+        measure(bound(hf, lambda t: hf_one_thread(lambda: t.encode_batch(held))()), "tokenizers",
+                "BPE encode_batch", "1", tokens, fresh=hf_fresh)
     if importable("sentencepiece"):
+        import sentencepiece as spm
+
         sp = spm_model(train)
         tokens = sum(map(len, sp.encode(held)))
-        measure(lambda: sp.encode(held), "sentencepiece", "BPE encode(list)", "default", tokens,
-                note=f"{sp.get_piece_size()} ids, different algorithm, own whitespace split")
-        measure(lambda: sp.encode(held, num_threads=1), "sentencepiece", "BPE encode(list)", "1", tokens)
+        proto = sp.serialized_model_proto()
+        sp_fresh = lambda: spm.SentencePieceProcessor(model_proto=proto)  # noqa: E731
+        measure(bound(sp, lambda t: t.encode(held)), "sentencepiece", "BPE encode(list)", "default", tokens,
+                note=f"{sp.get_piece_size()} ids, different algorithm, own whitespace split", fresh=sp_fresh)
+        measure(bound(sp, lambda t: t.encode(held, num_threads=1)), "sentencepiece", "BPE encode(list)", "1", tokens,
+                fresh=sp_fresh)
+    unsplit_rows(measure)
     best = interleaved([function for _, function in timed], args.repeats)
     for (info, _), seconds in zip(timed, best):
-        add(info["system"], info["call"], info["threads"], seconds, info["tokens"], info["chars"], info["note"])
+        add(info["system"], info["call"], info["threads"], seconds, info["tokens"], info["chars"], info["note"],
+            info["pass_"])
 
     if reference:
         sample, total = [], 0
@@ -246,7 +286,86 @@ def main() -> None:
                 if not agree:
                     raise SystemExit(f"{call}: ours and ubpe 0.3.0 disagree on the same model")
 
-    write_report(rows, ratios(speed), versions(reference), args, state, load_before)
+    write_report(rows, ratios(speed) + unsplit_goals(speed), versions(reference), args, state, load_before)
+
+
+WARM, COLD = "warm", "cold"
+
+
+def bound(obj, function):
+    """``function(obj)`` as a call of no argument (a warm row: the same object every round);
+    its ``on`` is ``function`` itself, for the cold row to call on fresh objects."""
+    def call():
+        return function(obj)
+
+    call.on = function
+    return call
+
+
+def loader(tok):
+    """A function giving a fresh copy of our tokenizer ``tok``, as a user loads it: from its
+    model file's text (read once), nothing built or cached yet."""
+    text, cls = tok.dumps(), type(tok)
+    return lambda: cls.loads(text)
+
+
+def first_pass(function, fresh, repeats: int):
+    """A cold row's call: ``function`` on a new object each time (``common.interleaved`` makes
+    one untimed warm-up call and ``repeats`` timed ones). The objects are built now, outside
+    every timer, so a timed call pays only for its first pass (and the tables its object
+    builds on first use)."""
+    objects = [fresh() for _ in range(repeats + 1)]
+    return lambda: function(objects.pop())
+
+
+def unsplit_corpora() -> dict[str, tuple]:
+    """``name -> (alphabet, fitting docs, held-out docs, long sequence or None)``: DNA pieces
+    (str) and ECG records quantized to ``ECG_LEVELS`` levels (int lists, as users hold them)."""
+    from experiments.datasets import load
+
+    every = float("inf")
+    dna_train = [str(d) for d in load("dna", "train", max_symbols=every).docs]
+    dna_held = [str(d) for d in load("dna", "heldout", max_symbols=every).docs]
+    long = "".join(dna_held + dna_train[UNSPLIT_FIT_DOCS:])[:LONG_SEQUENCE]  # never fitted on
+    if len(long) < LONG_SEQUENCE:
+        raise SystemExit(f"only {len(long)} DNA symbols for the long sequence, {LONG_SEQUENCE} asked")
+    ecg = {split: [list(map(int, d)) for d in load("ecg", split, quantizer=f"uniform:{ECG_LEVELS}",
+                                                   max_symbols=every).docs] for split in ("train", "heldout")}
+    return {
+        "DNA": ("ACGT", dna_train[:UNSPLIT_FIT_DOCS], dna_held, long),
+        "ECG": (list(range(ECG_LEVELS)), ecg["train"], ecg["heldout"], None),
+    }
+
+
+def unsplit_rows(measure) -> None:
+    """Register the unsplit-sequence rows (see the module docstring), their outputs checked
+    equal first: per-document ``encode`` cold and warm, ``encode_batch_to_numpy`` on all
+    threads and one, the long sequence."""
+    for name, (alphabet, fitting, held, long) in unsplit_corpora().items():
+        n_symbols = sum(map(len, held))
+        for size in UNSPLIT_SIZES:
+            tok = UBPE(alphabet=alphabet, n_tokens=size)
+            tok.fit(fitting, quiet=True)
+            fresh = loader(tok)
+            per_document = [tok.encode(d) for d in held]
+            if fresh().encode_batch_to_numpy(held).tolist() != per_document:
+                raise SystemExit(f"unsplit {name}: encode and a fresh encode_batch_to_numpy differ")
+            tokens = sum(len(e[0][0]) for e in per_document)
+            label = f"unsplit {name}, {size:,} ids"
+            note = "symbols, not chars; one part per document"
+            measure(bound(tok, lambda t, held=held: [t.encode(d) for d in held]), "ubpe (ours)",
+                    f"{label}: tfidf top-1 encode per document", "1", tokens, n_symbols, note, fresh=fresh)
+            measure(bound(tok, lambda t, held=held: t.encode_batch_to_numpy(held)), "ubpe (ours)",
+                    f"{label}: tfidf top-1 encode_batch_to_numpy", "default", tokens, n_symbols, note, fresh=fresh)
+            measure(bound(tok, lambda t, held=held: t.encode_batch_to_numpy(held, n_threads=1)), "ubpe (ours)",
+                    f"{label}: tfidf top-1 encode_batch_to_numpy", "1", tokens, n_symbols, note)
+            if long is not None:
+                encoded = tok.encode(long)
+                if fresh().encode(long) != encoded:
+                    raise SystemExit(f"unsplit {name}: the long sequence's encodings differ")
+                measure(bound(tok, lambda t, long=long: t.encode(long)), "ubpe (ours)",
+                        f"{label}: one {len(long):,}-symbol sequence, encode", "1", len(encoded[0][0]), len(long),
+                        note, fresh=fresh)
 
 
 def control(measure) -> None:
@@ -266,11 +385,13 @@ def control(measure) -> None:
                 note="bytes, not chars: the machine's parallelism")
 
 
-def ratios(speed: dict[tuple[str, str], float]) -> list[str]:
-    """The issue's goals as ratios of this run's rows (speed = characters per second)."""
+def ratios(speed: dict[tuple[str, str, str], float]) -> list[str]:
+    """The issue's goals as ratios of this run's rows (speed = characters per second); a row
+    is ``(call, threads)`` warm, or ``(call, threads, COLD)``."""
     lines = []
 
     def ratio(label, a, b, goal, higher=True):
+        a, b = (a if len(a) == 3 else (*a, WARM)), (b if len(b) == 3 else (*b, WARM))
         if a in speed and b in speed:
             value = speed[a] / speed[b]
             held = value >= goal if higher else value <= goal
@@ -297,9 +418,29 @@ def ratios(speed: dict[tuple[str, str], float]) -> list[str]:
                  "tfidf top-5 encode_batch_to_numpy", "classic encode_batch", "ranked encode_batch",
                  "BPE encode_batch", "BPE encode(list)"):
         ratio(f"{call} default threads / 1 thread", (call, "default"), (call, "1"), 1.7)
+    for threads in ("default", "1"):
+        ratio(f"tf-idf top-1 / HF encode_batch, {threads} threads, both cold (first pass, fresh objects)",
+              ("tfidf top-1 encode_batch", threads, COLD), ("BPE encode_batch", threads, COLD), 1.0)
     ratio("control: the machine's own 2-thread / 1-thread speed-up (sha256)",
           ("sha256 (GIL released), 2 threads vs 1", "default"), ("sha256 (GIL released), 2 threads vs 1", "1"), 1.7)
     return lines
+
+
+def unsplit_goals(speed: dict[tuple[str, str, str], float]) -> list[str]:
+    """Issue 25's unsplit-sequence goals from this run's rows: top-1 per document >= 2 M
+    symbols/s on a first pass (cold), one 1 M-symbol sequence in <= 0.2 s (cold and warm)."""
+    lines = []
+    for (call, threads, pass_), per_second in speed.items():
+        if not call.startswith("unsplit "):
+            continue
+        if call.endswith("encode per document") and pass_ == COLD:
+            lines.append(f"- {call}, {pass_}: **{per_second / 1e6:.2f} M symbols/s** (goal >= 2; "
+                         f"{'holds' if per_second >= 2e6 else 'does not hold'})")
+        if "-symbol sequence" in call:
+            seconds = LONG_SEQUENCE / per_second
+            lines.append(f"- {call}, {pass_}: **{seconds:.3f} s** (goal <= 0.2; "
+                         f"{'holds' if seconds <= 0.2 else 'does not hold'})")
+    return ["", "Goals (issue 25, unsplit sequences), from this run:", "", *lines] if lines else []
 
 
 def write_report(rows, goal_lines, library_versions, args, state, load_before) -> None:
@@ -307,6 +448,10 @@ def write_report(rows, goal_lines, library_versions, args, state, load_before) -
         f"Models: {N_TOKENS} ids each, fitted by each library on 1 MB of KJV + Shakespeare (training split); "
         f"held-out: {HELD_OUT_CHARS:,} characters of their held-out splits (characters outside the training "
         "alphabet dropped). Ours and HF split with the `words` regex; sentencepiece splits its own way.",
+        f"`pass`: warm = the best of {args.repeats} calls on one object (its caches warm after the first); cold = "
+        "the best of as many first passes, each on a fresh object (ours: loaded from the model file; HF: "
+        "`Tokenizer.from_str`; sentencepiece: from its model proto; built outside the timers): text it has not seen, "
+        "tables it builds on first use included. `seconds` is the row's time for all its `chars`.",
         f"Every time: best of {args.repeats} interleaved rounds (a new seeded order each round) after a warm-up. `threads`: default = each library's own "
         f"(ours: one per core, `UBPE_NUM_THREADS`), 1 = ours `n_threads=1`, HF `TOKENIZERS_PARALLELISM=false`, "
         "sentencepiece `num_threads=1`. Different algorithms give different tokens: compare tokens_per_char too.",
@@ -314,6 +459,12 @@ def write_report(rows, goal_lines, library_versions, args, state, load_before) -
         "holding the GIL); `encode_batch_to_numpy` the same encodings in four arrays (checked equal); HF's "
         "`encode_batch` returns `Encoding` objects, whose id lists are built when read (not timed); "
         "sentencepiece's `encode` returns lists.",
+        "",
+        "Unsplit sequences (issue 25): DNA (1,000-bp pieces of A/C/G/T) and ECG records quantized to "
+        f"{ECG_LEVELS:,} uniform levels, no pattern (one part per document); `UBPE` of "
+        f"{' and '.join(f'{n:,}' for n in UNSPLIT_SIZES)} ids fitted on {UNSPLIT_FIT_DOCS:,} DNA training pieces "
+        "(ECG: its training split); held-out pieces encoded, the long sequence is held-out and unfitted training "
+        "DNA back to back. Their `chars` are symbols.",
         "",
         "Goals (issue 12), from this run:",
         "",

@@ -363,7 +363,7 @@ class Alphabet:
 
 def _int_array_or_none(values: Sequence[Any]) -> np.ndarray | None:
     """A list of plain integers as an int64 array, or None if it holds anything else."""
-    if not all(type(v) is int for v in values):
+    if set(map(type, values)) != {int}:  # (a C loop: per symbol, not per Python step)
         return None
     try:
         return np.asarray(values, dtype=np.int64)

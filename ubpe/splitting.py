@@ -232,6 +232,8 @@ class SplitPipeline:
         if not isinstance(mode, SplitMode):
             raise SymbolTypeError(f"`split_mode` must be a SplitMode, not {type(mode).__name__}")
         fast = self._split_text_natively(docs, mode, single, first_doc)
+        if fast is None and single:
+            fast = self._split_whole(docs[0], mode)
         if fast is not None:
             return fast
         raw_ids, doc_starts, text, is_text = self._base_ids(docs, single, first_doc)
@@ -441,6 +443,28 @@ class SplitPipeline:
         char_of_byte = np.append(np.cumsum(lead, dtype=np.int64) - 1, len(text))
         bounds, gaps = split_ranges(raw, byte_of_char[starts], byte_of_char[ends], classes, self._native)
         return char_of_byte[bounds], char_of_byte[gaps]
+
+    def _split_whole(self, doc: Any, mode: SplitMode) -> SplitBatch | None:
+        """One sequence that no step cuts (not text, so no regex; no known words, break or
+        stop symbols in ``mode``) as its one part, in an alphabet lookup and no more: what
+        ``_split`` gives for it, at a per-document cost that does not dwarf the lattice's
+        (DNA as ids, quantized signals, music). None where that does not hold, or for an
+        unknown symbol (the general path names it)."""
+        if (isinstance(doc, str) or (SplitMode.KNOWN_WORDS in mode and self._known is not None)
+                or (SplitMode.BREAK_TOKENS in mode and self._break_ids is not None)
+                or (SplitMode.STOP_TOKENS in mode and self._stop_ids is not None)):
+            return None
+        try:
+            ids = self.alphabet.ids_of(doc, allow_unknown=True)
+        except (SymbolTypeError, TypeError):
+            return None  # the general path raises its own error for it
+        if len(ids) and ids.min() < 0:
+            return None
+        n_parts = 1 if len(ids) else 0
+        return SplitBatch(tokens=ids.astype(ID_DTYPE, copy=False),
+                          part_offsets=np.array([0, len(ids)][1 - n_parts :], dtype=np.int64),
+                          part_is_separator=np.zeros(n_parts, dtype=bool),
+                          doc_part_offsets=np.array([0, n_parts], dtype=np.int64))
 
     def _regex_alone(self, mode: SplitMode) -> bool:
         """Whether the native scanner's regex is the only step that applies in ``mode`` (no

@@ -29,11 +29,11 @@ cdef class _Workspace:
     cdef vector[int32_t] node_length
     cdef vector[int32_t] node_counts    # root of the node's count trie
     cdef vector[int32_t] kept
-    # count tries: node k has children trie[2k], trie[2k + 1]; at the last level they are counts
+    # count tries: node k has children trie[16k .. 16k + 15]; at the last level they are counts
     cdef vector[int32_t] trie
     cdef vector[int32_t] compacted
     cdef vector[int32_t] renumber
-    cdef int trie_depth
+    cdef int trie_depth                 # levels of the count tries
     cdef Py_ssize_t compaction_threshold
     cdef Py_ssize_t min_compaction
     # the exact sums' scratch space

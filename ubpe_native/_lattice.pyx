@@ -16,9 +16,10 @@ copies it. Two things make the score of ``t + tail`` cheap:
 
 * adding a token seen ``c`` times in the tail changes only its own term, by
   ``(1 + ln(c + 1)) w - (1 + ln c) w`` (``w`` when ``c = 0``);
-* ``c`` comes from a persistent map ``token -> count in this tail`` kept per tail: a binary
-  trie over token ids where a new tail copies one root-to-leaf path of its tail's trie
-  (``O(log T)`` time and memory, ``T`` merged tokens). Only tails within ``max_length``
+* ``c`` comes from a persistent map ``token -> count in this tail`` kept per tail: a 16-way
+  trie over token ids (4 bits a level: 4 levels for 16k merged tokens, each node one cache
+  line) where a new tail copies one root-to-leaf path of its tail's trie (``O(log T)`` time
+  and memory, ``T`` merged tokens). Only tails within ``max_length``
   positions of the current one can still be extended, so trie nodes unreachable from them
   are compacted away now and then: memory stays linear in the part.
 
@@ -58,7 +59,8 @@ workspace's outputs (a hit points at an earlier part's candidates, nothing is co
 ([[2, 0], [0, 1, 0]], [0.5, 0.0])
 """
 
-from libc.math cimport log
+from libc.math cimport fabs, log
+from libc.string cimport memcpy
 from libc.stdint cimport int32_t, int64_t
 from libcpp.vector cimport vector
 
@@ -73,8 +75,34 @@ DEFAULT_EXACT_MAX_LENGTH = 256
 TRIE_MIN_COMPACTION = 1 << 16
 # "no trie": every count is zero (the empty tail at the end of a part)
 cdef int32_t EMPTY_TRIE = -1
+# the count tries branch on TRIE_BITS bits of a token id per level
+cdef enum:
+    TRIE_BITS = 4
+    TRIE_FANOUT = 1 << TRIE_BITS
+    TRIE_DIGIT = TRIE_FANOUT - 1
 # token of the empty tail that ends every path
 cdef id_t END = -1
+# ln(c) for the counts c below this, computed once by the same libm ``log`` (so the same bits):
+# a long part repeats its tokens, and each repeat needs ln(c + 1) - ln(c)
+# A candidate ``t + tail`` scores at most ``score(tail) + max(w, 0)`` (a new token adds ``w``,
+# a repeat ``w ln((c + 1) / c) < w``): when even that ranks below the worst tail kept, the
+# candidate cannot enter and is not scored (the count lookup, the logs, an exact sum). The
+# bound is loosened by this relative margin, far above the few ulps a score's sum is off.
+cdef double BOUND_MARGIN = 1e-9
+cdef enum:
+    LOG_TABLE_SIZE = 4096
+cdef double LOG_TABLE[LOG_TABLE_SIZE]
+cdef Py_ssize_t _k
+LOG_TABLE[0] = 0.0  # never read: counts here are >= 1
+for _k in range(1, LOG_TABLE_SIZE):
+    LOG_TABLE[_k] = log(<double>_k)
+
+
+cdef inline double log_count(int32_t c) noexcept nogil:
+    """``log(c)`` for a count ``c >= 1``, from the table when it holds it."""
+    if c < LOG_TABLE_SIZE:
+        return LOG_TABLE[c]
+    return log(<double>c)
 
 
 # Candidate: see _lattice.pxd
@@ -152,25 +180,29 @@ cdef class _Workspace:
     # -- persistent counts ----------------------------------------------------------------
 
     cdef int32_t _new_trie_node(self, int32_t copy_of, bint last_level) except -1 nogil:
-        cdef int32_t node = <int32_t>(self.trie.size() // 2)
+        cdef size_t base = self.trie.size()
+        cdef int32_t node = <int32_t>(base // TRIE_FANOUT)
+        cdef int j
+        self.trie.resize(base + TRIE_FANOUT)  # (before taking pointers into the vector)
+        cdef int32_t* slots = self.trie.data() + base
         if copy_of >= 0:
-            self.trie.push_back(self.trie[2 * copy_of])
-            self.trie.push_back(self.trie[2 * copy_of + 1])
+            memcpy(slots, self.trie.data() + <size_t>copy_of * TRIE_FANOUT, TRIE_FANOUT * sizeof(int32_t))
         else:
-            self.trie.push_back(0 if last_level else EMPTY_TRIE)
-            self.trie.push_back(0 if last_level else EMPTY_TRIE)
+            for j in range(TRIE_FANOUT):
+                slots[j] = 0 if last_level else EMPTY_TRIE
         return node
 
     cdef int32_t count_of(self, int32_t root, int32_t key) noexcept nogil:
         cdef int32_t node = root
         cdef int level
+        cdef const int32_t* trie = self.trie.data()
         for level in range(self.trie_depth - 1, 0, -1):
             if node < 0:
                 return 0
-            node = self.trie[2 * node + ((key >> level) & 1)]
+            node = trie[TRIE_FANOUT * node + ((key >> (TRIE_BITS * level)) & TRIE_DIGIT)]
         if node < 0:
             return 0
-        return self.trie[2 * node + (key & 1)]
+        return trie[TRIE_FANOUT * node + (key & TRIE_DIGIT)]
 
     cdef int32_t with_count(self, int32_t root, int32_t key, int32_t count) except -1 nogil:
         """A new root: ``root``'s counts with ``key`` set to ``count`` (path copying)."""
@@ -180,27 +212,30 @@ cdef class _Workspace:
         for level in range(depth):
             path[level] = node
             if node >= 0 and level < depth - 1:
-                node = self.trie[2 * node + ((key >> (depth - 1 - level)) & 1)]
+                node = self.trie[TRIE_FANOUT * node + ((key >> (TRIE_BITS * (depth - 1 - level))) & TRIE_DIGIT)]
         child = count
         for level in range(depth - 1, -1, -1):
             copy = self._new_trie_node(path[level], level == depth - 1)
-            self.trie[2 * copy + ((key >> (depth - 1 - level)) & 1)] = child
+            self.trie[TRIE_FANOUT * copy + ((key >> (TRIE_BITS * (depth - 1 - level))) & TRIE_DIGIT)] = child
             child = copy
         return child
 
     cdef int32_t _compact_from(self, int32_t node, int level) noexcept nogil:
-        # ``compact`` reserved room for every node: the push_backs below never allocate
+        # ``compact`` reserved room for every node: the resize below never allocates
         if node < 0:
             return EMPTY_TRIE
         if self.renumber[node] >= 0:
             return self.renumber[node]
-        cdef int32_t left = self.trie[2 * node], right = self.trie[2 * node + 1]
-        if level < self.trie_depth - 1:
-            left = self._compact_from(left, level + 1)
-            right = self._compact_from(right, level + 1)
-        cdef int32_t copy = <int32_t>(self.compacted.size() // 2)
-        self.compacted.push_back(left)
-        self.compacted.push_back(right)
+        cdef int32_t children[TRIE_FANOUT]
+        cdef int j
+        for j in range(TRIE_FANOUT):
+            children[j] = self.trie[TRIE_FANOUT * node + j]
+            if level < self.trie_depth - 1:
+                children[j] = self._compact_from(children[j], level + 1)
+        cdef size_t base = self.compacted.size()
+        cdef int32_t copy = <int32_t>(base // TRIE_FANOUT)
+        self.compacted.resize(base + TRIE_FANOUT)
+        memcpy(self.compacted.data() + base, children, TRIE_FANOUT * sizeof(int32_t))
         self.renumber[node] = copy
         return copy
 
@@ -208,14 +243,14 @@ cdef class _Workspace:
         """Keep only the trie nodes that tails at positions ``first..last`` reach."""
         cdef Py_ssize_t position, node
         self.renumber.clear()  # then resize: assign(n, v) is not ``except +`` (it would abort)
-        self.renumber.resize(self.trie.size() // 2, -1)
+        self.renumber.resize(self.trie.size() // TRIE_FANOUT, -1)
         self.compacted.clear()
         self.compacted.reserve(self.trie.size())
         for position in range(first, last + 1):
             for node in range(position * top_n, position * top_n + self.kept[position]):
                 self.node_counts[node] = self._compact_from(self.node_counts[node], 0)
         self.trie.swap(self.compacted)
-        self.compaction_threshold = max(self.min_compaction, <Py_ssize_t>self.trie.size() // 2)
+        self.compaction_threshold = max(self.min_compaction, <Py_ssize_t>self.trie.size() // TRIE_FANOUT)
         return 0
 
     # -- scores ---------------------------------------------------------------------------
@@ -264,7 +299,7 @@ cdef class _Workspace:
         cdef Py_ssize_t p, m, i, j, n_matches, size, next_position, first, window = tree.max_length
         cdef int64_t tail, node
         cdef int32_t c
-        cdef double w, score
+        cdef double w, score, bound
         cdef Candidate candidate
         cdef Py_ssize_t n_nodes = (n + 1) * top_n
         self.node_token.resize(n_nodes)
@@ -298,6 +333,10 @@ cdef class _Workspace:
                 next_position = p + match_lengths[m]
                 for i in range(self.kept[next_position]):
                     tail = next_position * top_n + i
+                    if size == top_n:  # full: a candidate must rank above heap[0] to enter
+                        bound = self.node_score[tail] + (w if w > 0.0 else 0.0)
+                        if bound + BOUND_MARGIN * (fabs(bound) + fabs(w)) < heap[0].score:
+                            continue
                     candidate.tail = tail
                     candidate.length = self.node_length[tail] + 1
                     candidate.high = self.node_high[tail]
@@ -314,11 +353,16 @@ cdef class _Workspace:
                         elif exact:
                             self.exact_score(tail, candidate.token, weights, &candidate)
                         else:
-                            candidate.score += ((1.0 + log(<double>(c + 1))) * w
-                                                - (1.0 + log(<double>c)) * w)
+                            candidate.score += ((1.0 + log_count(c + 1)) * w
+                                                - (1.0 + log_count(c)) * w)
                             candidate.high = candidate.score
                             candidate.low = 0.0
-                    push_top(heap, &size, top_n, candidate)
+                    if top_n == 1:  # push_top with room for one, without its calls
+                        if size == 0 or ranks_above(candidate, heap[0]):
+                            heap[0] = candidate
+                            size = 1
+                    else:
+                        push_top(heap, &size, top_n, candidate)
             # the heap, in heap order, becomes the tails of p (later positions visit them so)
             for i in range(size):
                 node = p * top_n + i
@@ -334,7 +378,7 @@ cdef class _Workspace:
                 else:
                     self.node_counts[node] = self.node_counts[heap[i].tail]
             self.kept[p] = <int32_t>size
-            if <Py_ssize_t>self.trie.size() // 2 > 2 * self.compaction_threshold:
+            if <Py_ssize_t>self.trie.size() // TRIE_FANOUT > 2 * self.compaction_threshold:
                 self.compact(p, min(n, p + window - 1), top_n)
 
         # position 0's tails, best first: a stable insertion sort (the reference's

@@ -214,8 +214,9 @@ cdef class Lattice:
         self.min_compaction = max(1, _min_compaction)
         self.max_entries = _cache_entries
         self.max_tokens = _cache_tokens
-        # the trie keys are merged tokens' ids minus n_base; its depth is their bit length
-        self.trie_depth = int(max(2, weight_view.shape[0] - tree.n_base) - 1).bit_length()
+        # the trie keys are merged tokens' ids minus n_base; its depth is their bit length in
+        # the count tries' digits (_lattice's TRIE_BITS = 4 bits a level)
+        self.trie_depth = (int(max(2, weight_view.shape[0] - tree.n_base) - 1).bit_length() + 3) // 4
         self.free_caches = []
 
     def clear_cache(self):

@@ -25,6 +25,15 @@ def build(pieces):
     return tree, oracle
 
 
+def brute_force_matches(oracle, sequence, start):
+    """``[(length, token)]`` of every key that ``sequence[start:]`` starts with, shortest first."""
+    return [
+        (length, oracle[tuple(sequence[start : start + length])])
+        for length in range(1, len(sequence) - start + 1)
+        if tuple(sequence[start : start + length]) in oracle
+    ]
+
+
 @given(key_sets, st.lists(keys, max_size=10))
 def test_every_inserted_key_is_found_a_missing_key_is_not(pieces, probes):
     tree, oracle = build(pieces)
@@ -39,11 +48,7 @@ def test_prefix_matches_equal_a_brute_force_scan(pieces, sequence, data):
     tree, oracle = build(pieces)
     start = data.draw(st.integers(0, len(sequence)))
     lengths, tokens = tree.prefix_matches(np.array(sequence, np.int32), start)
-    expected = [
-        (length, oracle[tuple(sequence[start : start + length])])
-        for length in range(1, len(sequence) - start + 1)
-        if tuple(sequence[start : start + length]) in oracle
-    ]
+    expected = brute_force_matches(oracle, sequence, start)
     assert list(zip(lengths.tolist(), tokens.tolist())) == expected
     pygtrie_order = [(len(k), v) for k, v in oracle.prefixes(tuple(sequence[start:]))] if start < len(sequence) else []
     assert expected == pygtrie_order
@@ -120,3 +125,26 @@ def test_prefix_matches_start_out_of_range():
     with pytest.raises(IndexError):
         RadixTree(2).prefix_matches([0, 1], 3)
     assert RadixTree(2).prefix_matches([0, 1], 2)[0].tolist() == []
+
+
+@given(st.lists(keys, max_size=30), st.booleans(), st.lists(st.integers(0, N_BASE + 1), max_size=12),
+       st.sampled_from([0, N_BASE, 3 * N_BASE, 1 << 20]), st.sampled_from([0, 40, 1 << 21]), st.lists(keys, max_size=5))
+def test_every_lookup_mode_finds_the_same_matches(pieces, base_only, sequence, dense_entries, automaton_entries,
+                                                  later):
+    """A constructed tree walks its automaton (if ``_automaton_entries`` holds it and every
+    key holds base ids only), or dense rows (as many as ``_dense_entries`` holds), then the
+    sorted runs of the other nodes; keys inserted afterwards send the walks back to the hash
+    map. Whatever the mix, the matches are the brute-force scan's."""
+    if base_only:
+        pieces = [tuple(s % N_BASE for s in p) for p in pieces]
+    offsets = np.cumsum([0] + [len(p) for p in pieces])
+    symbols = np.array([s for p in pieces for s in p], np.int32)
+    tree = RadixTree(N_BASE, offsets, symbols, _dense_entries=dense_entries, _automaton_entries=automaton_entries)
+    _, oracle = build(pieces)
+    for round_ in range(2):
+        for start in range(len(sequence) + 1):
+            lengths, tokens = tree.prefix_matches(np.array(sequence, np.int32), start)
+            assert list(zip(lengths.tolist(), tokens.tolist())) == brute_force_matches(oracle, sequence, start)
+        for token, piece in enumerate(later, start=N_BASE + len(pieces)):  # round 2: after inserts
+            tree.insert(piece, token)
+            oracle[piece] = token

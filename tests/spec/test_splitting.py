@@ -142,3 +142,27 @@ def test_regex_only_on_text_documents():
 def test_integer_documents_of_any_container(doc):
     pipe = SplitPipeline(Alphabet.from_spec(3))
     assert pipe.split(doc).tokens.tolist() == [0, 1, 2]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(-2, 7), max_size=12), st.sampled_from(["list", "tuple", "array", "bytes"]),
+       st.sampled_from([None, [3]]), st.sampled_from(list(SplitMode)))
+def test_one_unsplit_sequence_splits_as_the_general_path(symbols, kind, breaks, mode):
+    """A single document that is not text takes a shortcut when no step can cut it (one part,
+    one alphabet lookup): the batch it gives is the general path's, and so are the errors."""
+    pipeline = SplitPipeline(Alphabet(list(range(6))), break_tokens=breaks)
+    doc = {"list": list, "tuple": tuple, "array": np.array, "bytes": lambda s: bytes(v % 256 for v in s)}[kind](symbols)
+
+    def general():  # the batch path: no shortcut
+        return pipeline.split_batch([doc], mode=mode)
+
+    try:
+        expected = general()
+    except Exception as error:  # noqa: BLE001  (whatever it raises, the shortcut raises too)
+        with pytest.raises(type(error), match=re.escape(str(error).replace("document 0", "the document"))):
+            pipeline.split(doc, mode=mode)
+        return
+    got = pipeline.split(doc, mode=mode)
+    for field in ("tokens", "part_offsets", "part_is_separator", "doc_part_offsets"):
+        assert getattr(got, field).tolist() == getattr(expected, field).tolist()
+        assert getattr(got, field).dtype == getattr(expected, field).dtype
