@@ -66,6 +66,11 @@ from common import (
 
 from ubpe import UBPE, UBPEClassic
 
+#: A user's own pre-tokenization pattern, no preset (GPT-2's shape with letters and numbers as
+#: Unicode classes and runs of digits up to three): the rows "a user's regex" split with the
+#: kernels' regex VM, as any pattern that is no preset (issue 25 measured GPT-2's own string)
+USER_REGEX = r"'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}{1,3}| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+
 N_TOKENS = 4096
 UNSPLIT_SIZES = (4096, 16384)
 UNSPLIT_FIT_DOCS = 1000
@@ -171,6 +176,11 @@ def main() -> None:
     universal.fit(train, quiet=True)
     classic = UBPEClassic(alphabet=alphabet, n_tokens=N_TOKENS, regex_str=WORDS)
     classic.fit(train, quiet=True)
+    # a user's own pattern (no preset: the kernels' regex VM splits it), as the issue measured it
+    own = UBPE(alphabet=alphabet, n_tokens=N_TOKENS, regex_str=USER_REGEX)
+    own.fit(train, quiet=True)
+    own_classic = UBPEClassic(alphabet=alphabet, n_tokens=N_TOKENS, regex_str=USER_REGEX)
+    own_classic.fit(train, quiet=True)
     rows: list[dict] = []
     speed: dict[tuple[str, str], float] = {}
     # Every timed call is registered first, then all run in rounds, interleaved (one call of
@@ -226,6 +236,8 @@ def main() -> None:
     ours_arrays(universal, "tfidf top-5 encode_batch_to_numpy", top_n=5)
     ours(classic, "classic encode_batch")
     ours(classic, "ranked encode_batch", encoder="ranked")
+    ours(own, "tfidf top-1 encode_batch, a user's regex")
+    ours(own_classic, "classic encode_batch, a user's regex")
     if [universal.encode(d) for d in short] != universal.encode_batch(short, n_threads=1):
         raise SystemExit("per-document encode and encode_batch differ")
     n_short = sum(map(len, short))
@@ -419,6 +431,10 @@ def ratios(speed: dict[tuple[str, str, str], float]) -> list[str]:
                  "BPE encode_batch", "BPE encode(list)"):
         ratio(f"{call} default threads / 1 thread", (call, "default"), (call, "1"), 1.7)
     for threads in ("default", "1"):
+        ratio(f"tf-idf top-1, a user's regex / HF encode_batch, {threads} threads, both cold",
+              ("tfidf top-1 encode_batch, a user's regex", threads, COLD), ("BPE encode_batch", threads, COLD), 1.0)
+        ratio(f"classic, a user's regex / sentencepiece encode(list), {threads} threads, both cold",
+              ("classic encode_batch, a user's regex", threads, COLD), ("BPE encode(list)", threads, COLD), 1.0)
         ratio(f"tf-idf top-1 / HF encode_batch, {threads} threads, both cold (first pass, fresh objects)",
               ("tfidf top-1 encode_batch", threads, COLD), ("BPE encode_batch", threads, COLD), 1.0)
     ratio("control: the machine's own 2-thread / 1-thread speed-up (sha256)",

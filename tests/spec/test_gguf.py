@@ -155,7 +155,9 @@ def test_scanner_path_equals_regex_path(name):
     assert checked > 500
 
 
-@pytest.mark.parametrize("name", ["gpt-2", "llama-spm", "nomic-bert-moe", "gemma-4"], scope="module")
+# the contract on the two largest vocabularies (250k and 262k tokens, ~10 s) runs with the long tests
+@pytest.mark.parametrize("name", ["gpt-2", "llama-spm", pytest.param("nomic-bert-moe", marks=pytest.mark.long),
+                                  pytest.param("gemma-4", marks=pytest.mark.long)], scope="module")
 def test_tokenizer_contract(name):
     from ubpe.models.ubpe import Tokenizer
 

@@ -240,7 +240,8 @@ def test_t5_path_sums_are_double_as_in_llama_cpp():
 # -- every encoder of the registry ---------------------------------------------------------------
 
 @pytest.mark.parametrize("encoder", available_encoders())
-@pytest.mark.parametrize("name", [T5, GEMMA4])  # one model's encoders after the other's
+# one model's encoders after the other's; gemma-4's (262k tokens, ~12 s) run with the long tests
+@pytest.mark.parametrize("name", [T5, pytest.param(GEMMA4, marks=pytest.mark.long)])
 def test_every_encoder_runs_and_decodes_as_native(name, encoder):
     """Any encoder's ids decode to what the native ids decode to (for t5: the normalized
     text; for gemma4: the text), on texts the pieces cover (ubpe's encoders have no unknown
