@@ -28,7 +28,7 @@ NATIVE = ROOT / "ubpe_native"
 #: where meson-python installs ``pure: false`` packages (the wheel's root)
 PLATLIB = "{py_platlib}"
 
-pytestmark = pytest.mark.skipif(not (ROOT / "meson.build").is_file(), reason="needs the source tree")
+pytestmark = pytest.mark.skipif(not (NATIVE / "meson.build").is_file(), reason="needs the source tree")
 
 
 def listed_kernels() -> list[str]:

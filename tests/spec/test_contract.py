@@ -89,7 +89,9 @@ def test_bytelevel_pretokenization_is_the_native_scanner_and_agrees_with_regex(f
 def test_view_and_cli_have_no_type_switches():
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[2] / "ubpe"
+    import ubpe
+
+    root = Path(ubpe.__file__).resolve().parent  # the package imported (the checkout's or a wheel's)
     for path in [root / "view.py", *sorted((root / "cli").glob("*.py"))]:
         assert "isinstance(model, ByteLevelBPE)" not in path.read_text()
         assert "isinstance(tokenizer, ByteLevelBPE)" not in path.read_text()
