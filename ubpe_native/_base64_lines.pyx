@@ -23,7 +23,7 @@ True
 """
 
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
-from libc.string cimport memcmp
+from libc.string cimport memcmp, memcpy
 from libcpp.vector cimport vector
 
 from ubpe_native._numpy import np
@@ -156,19 +156,16 @@ def parse_lines(const uint8_t[::1] data not None, bint ranked):
         offsets.push_back(0)
     if irregular:
         return None
-    out_pieces = np.empty(pieces.size(), dtype=np.uint8)
-    out_offsets = np.empty(offsets.size(), dtype=np.int64)
-    out_ranks = np.empty(ranks.size(), dtype=np.int64)
-    cdef uint8_t[::1] piece_view = out_pieces
-    cdef int64_t[::1] offset_view = out_offsets, rank_view = out_ranks
-    cdef Py_ssize_t k
-    for k in range(<Py_ssize_t>pieces.size()):
-        piece_view[k] = pieces[k]
-    for k in range(<Py_ssize_t>offsets.size()):
-        offset_view[k] = offsets[k]
-    for k in range(<Py_ssize_t>ranks.size()):
-        rank_view[k] = ranks[k]
-    return out_pieces, out_offsets, out_ranks
+    return (as_numpy(pieces.data(), pieces.size(), np.uint8), as_numpy(offsets.data(), offsets.size(), np.int64),
+            as_numpy(ranks.data(), ranks.size(), np.int64))
+
+
+cdef object as_numpy(const void* data, size_t n, dtype):
+    """A new numpy array of ``n`` items of ``dtype`` copied from ``data`` (a vector's buffer)."""
+    out = np.empty(n, dtype=dtype)
+    if n:
+        memcpy(<void*><size_t>out.ctypes.data, data, n * out.itemsize)
+    return out
 
 
 cdef uint64_t piece_hash(const uint8_t* piece, Py_ssize_t length) noexcept nogil:

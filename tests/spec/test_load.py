@@ -12,6 +12,7 @@ import ubpe
 from ubpe.errors import ModelFormatError
 from ubpe.io import detect, supported
 
+from cli_checks import cli_encode_and_compare_agree
 from vocab_corpora import shipped_file, text_lines, vocab_path
 
 
@@ -81,13 +82,7 @@ def test_imported_models_keep_the_contract_and_the_cli_takes_them(name, capsys):
     inventory = tok.inventory()
     assert inventory.ids == list(range(tok.n_vocab)) and len(inventory.pieces) == tok.n_vocab
 
-    assert main(["encode", path, "--text", doc]) == 0
-    assert capsys.readouterr().out.split() == [str(i) for i in ids]
-    assert main(["compare", path, "--text", doc, "--encoders", "native,fewest"]) == 0
-    rows = capsys.readouterr().out.splitlines()
-    assert rows[2].split()[:2] == ["native", str(len(ids))] and rows[3].startswith("fewest")
-    assert main(["inspect", path, "--top", "2"]) == 0
-    assert ("clip" if name == "clip" else "gguf") in capsys.readouterr().out
+    assert ("clip" if name == "clip" else "gguf") in cli_encode_and_compare_agree(path, doc, ids, capsys)
     assert main(["view", path, "--no-color", "--text", "Hello world"]) == 0
     shown = capsys.readouterr().out.strip().replace("|", "")
     assert shown == ("hello world" if name == "clip" else "Hello world")
