@@ -42,7 +42,9 @@ def arrays_ids(batch: EncodedBatch) -> list[list[int]]:
     return out
 
 
-@functools.lru_cache(maxsize=None)
+# two loaded files per kind at a time (the tests over several files run file by file: their
+# parametrization is module-scoped): the module's memory is that of its largest few, not of all
+@functools.lru_cache(maxsize=2)
 def _gguf(name: str):
     pytest.importorskip("gguf")
     return gguf_io.read(vocab_path(name))
@@ -118,7 +120,7 @@ HF_MODELS = ("gpt2", "tekken-split", "roberta", "llama3", "qwen2", "falcon", "ll
              "trained-metaspace", "trained-words", "trained-byte-fallback-partial", "clip")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=2)
 def _hf(name: str):
     pytest.importorskip("tokenizers")
     from hf_builders import BUILDERS
@@ -178,7 +180,7 @@ PROPERTY_MODELS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(PROPERTY_MODELS))
+@pytest.mark.parametrize("name", sorted(PROPERTY_MODELS), scope="module")
 def test_arrays_are_encode_batch_on_any_batch_and_threads(name):
     tok = PROPERTY_MODELS[name]()
     options = {"disallowed_special": ()} if name == "tiktoken" else {"parse_special": True}
@@ -199,7 +201,7 @@ BAD_BATCHES = [(["a", None], {}), (["a", b"b"], {}), (["a", "b\ud800c"], {}), ([
                (["a"], {"no_such_option": 1})]
 
 
-@pytest.mark.parametrize("name", sorted(PROPERTY_MODELS))
+@pytest.mark.parametrize("name", sorted(PROPERTY_MODELS), scope="module")
 @pytest.mark.parametrize("docs, options", BAD_BATCHES)
 def test_bad_input_raises_what_encode_batch_raises(name, docs, options):
     tok = PROPERTY_MODELS[name]()

@@ -45,7 +45,7 @@ def _expected() -> dict:
         return json.load(f)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=1)  # the tests over both files run file by file (module-scoped parameters)
 def _load(name: str):
     return gguf_io.read(vocab_path(name))
 
@@ -62,7 +62,7 @@ def _mismatches(tok, texts: list[str], expected: list[list[int]]) -> list[tuple[
 
 # -- ids: every text of the corpus ------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", [T5, GEMMA4])
+@pytest.mark.parametrize("name", [T5, GEMMA4], scope="module")
 def test_ids_equal_llama_cpp_on_every_text(name):
     record = _expected()
     texts, expected = record["texts"], record["vocabs"][name]["ids"]
@@ -73,7 +73,7 @@ def test_ids_equal_llama_cpp_on_every_text(name):
     assert tok.encode_batch(texts, threads=2) == expected
 
 
-@pytest.mark.parametrize("name", [T5, GEMMA4])
+@pytest.mark.parametrize("name", [T5, GEMMA4], scope="module")
 def test_special_tokens_as_llama_cpp_adds_and_parses_them(name):
     record = _expected()
     tok = _load(name)
