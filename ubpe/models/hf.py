@@ -118,6 +118,14 @@ def _merge_rules(vocab: dict[str, int], merges: Sequence[tuple[str, str]], where
 _NO_WHOLE = (b"", np.zeros(1, np.int64), np.zeros(0, _I32))
 
 
+def _pre_tokenization(scan: Scan | None, reason: str | None) -> str:
+    """What ``describe()`` says about who splits the text: the kernel's scanner, the kernel's
+    program of HF's steps (both without the GIL), or HF's steps in Python (and why)."""
+    if scan is None:
+        return f"python ({reason})"
+    return "native program" if scan.program is not None else "native scanner"
+
+
 class HFPipelineMixin:
     """The HF text pipeline around a model's ``_encode_segment`` (see the module docstring)."""
 
@@ -202,13 +210,23 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
             n, left, right, result, rank, offsets, np.asarray(expansion * missing, _I32),
             pack_units([bytes([b]) for b in range(256)]), np.asarray(units, _I32), np.full(256, -1, _I32),
             False, *whole)
-        self._scanner = self._fast_path(pipeline.pre.steps)
+        self._scanner, self._python_reason = self._fast_path(pipeline.pre)
 
     @staticmethod
-    def _fast_path(steps: list[tuple]) -> Scan | None:
-        """How the kernel's scanner splits when the pre-tokenizer is one of the usual two:
+    def _fast_path(pre: PreTokenizer) -> tuple[Scan | None, str | None]:
+        """How the kernel splits, and why the Python pre-tokenizer runs instead (None: it
+        does not). The scanner when the pre-tokenizer is one of the usual two:
         ``ByteLevel(use_regex=true)`` (with its ``add_prefix_space``), or ``Split(regex,
-        isolated)`` then ``ByteLevel(use_regex=false, add_prefix_space=false)``."""
+        isolated)`` then ``ByteLevel(use_regex=false, add_prefix_space=false)`` with a regex
+        it splits; else the steps as a native program (`PreTokenizer.native`), if it takes them."""
+        scan = HFByteLevelBPE._scanned(pre.steps)
+        if scan is not None:
+            return scan, None
+        program, reason = pre.native()
+        return (None, reason) if program is None else (Scan(0, program=program), None)
+
+    @staticmethod
+    def _scanned(steps: list[tuple]) -> Scan | None:
         if len(steps) == 1 and steps[0][0] == "byte_level" and steps[0][2]:
             return _SCANNED[BYTE_LEVEL_REGEX]._replace(prefix_space=steps[0][1])
         if (len(steps) == 2 and steps[0][0] == "split" and steps[0][2] == "isolated" and not steps[0][3]
@@ -231,7 +249,8 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
 
     def _cuttable(self, parse_special: bool) -> Callable[[str], bool] | None:
         """Long documents are cut only without a normalizer (it runs on the whole text), and
-        not where an added token occurs."""
+        not where an added token occurs; never with a program of steps (that a cut falls
+        between two of its words is not proven)."""
         if self.pipeline.normalizer or super()._cuttable(parse_special) is None:
             return None
         return cuttable_unless(self.pipeline.added.raw_pattern, self.pipeline.added.normalized_pattern)
@@ -271,7 +290,8 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
 
     def describe(self) -> dict[str, Any]:
         info = super().describe()
-        info.update(self._hf_description(), scanned=self._scanner is not None)
+        info.update(self._hf_description(), scanned=self._scanner is not None,
+                    pre_tokenization=_pre_tokenization(self._scanner, self._python_reason))
         return info
 
 
