@@ -169,6 +169,25 @@ class HFPipelineMixin:
                   if not (skip_special and i in self._special_added)]
         return decode_tokens(self.pipeline.decoder, tokens)
 
+    def _batch_input(self, docs: list[str], lengths: np.ndarray,
+                     parse_special: bool) -> tuple[str, np.ndarray, np.ndarray | None]:
+        """Documents without added tokens are one segment each, normalized: the kernel
+        encodes those (added tokens are matched in the raw or the normalized text, as HF does)."""
+        added = self.pipeline.added
+        raw = "".join(docs)
+        skip = docs_matching(added.raw_pattern, raw, lengths)
+        text = raw
+        steps = self.pipeline.normalizer
+        if steps:  # one Unicode normalization (Qwen2's NFC) is the C function itself
+            one = functools.partial(unicodedata.normalize, steps[0][1]) \
+                if len(steps) == 1 and steps[0][0] == "unicode" else added.normalizer
+            texts = list(map(one, docs))
+            text, lengths = "".join(texts), text_lengths(texts)
+        inside = docs_matching(added.normalized_pattern, text, lengths)
+        if skip is None or inside is None:
+            return text, lengths, inside if skip is None else skip
+        return text, lengths, skip | inside
+
     def _hf_description(self) -> dict[str, Any]:
         return {"normalizer": [step[0] for step in self.pipeline.normalizer],
                 "pre_tokenizer": [step[0] for step in self.pipeline.pre.steps],
@@ -255,25 +274,6 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
             return None
         return cuttable_unless(self.pipeline.added.raw_pattern, self.pipeline.added.normalized_pattern)
 
-    def _batch_input(self, docs: list[str], lengths: np.ndarray,
-                     parse_special: bool) -> tuple[str, np.ndarray, np.ndarray | None]:
-        """Documents without added tokens are one segment each, normalized: the kernel
-        encodes those (added tokens are matched in the raw or the normalized text, as HF does)."""
-        added = self.pipeline.added
-        raw = "".join(docs)
-        skip = docs_matching(added.raw_pattern, raw, lengths)
-        text = raw
-        steps = self.pipeline.normalizer
-        if steps:  # one Unicode normalization (Qwen2's NFC) is the C function itself
-            one = functools.partial(unicodedata.normalize, steps[0][1]) \
-                if len(steps) == 1 and steps[0][0] == "unicode" else added.normalizer
-            texts = list(map(one, docs))
-            text, lengths = "".join(texts), text_lengths(texts)
-        inside = docs_matching(added.normalized_pattern, text, lengths)
-        if skip is None or inside is None:
-            return text, lengths, inside if skip is None else skip
-        return text, lengths, skip | inside
-
     def _words(self, segment: _Segment) -> list[bytes]:
         pre = self.pipeline.pre
         if pre.steps[-1][0] == "byte_level":  # spelled as text: their UTF-8 bytes are the units
@@ -319,6 +319,8 @@ class HFEndOfWordBPE(HFPipelineMixin, EndOfWordBPE, ImportedTokenizer):
         self._setup_merges(np.stack([left, right, result, rank]).T.astype(np.int64),
                            [vocab.get(text) for text in unit_texts(suffix)], unk_id)
         self._raw = [self._stands_for(text, kind) for text, kind in zip(texts, types.tolist())]
+        program, self._python_reason = pipeline.pre.native(end_of_word=True)
+        self._scanner = None if program is None else Scan(0, program=program)
 
     def _stands_for(self, text: str, kind: int) -> bytes:
         """A token's bytes: its byte characters' (the suffix read as a space), or an added or
@@ -335,7 +337,23 @@ class HFEndOfWordBPE(HFPipelineMixin, EndOfWordBPE, ImportedTokenizer):
         return [chars_bytes(w) for w in pre.words(segment.text, segment.first)]
 
     def _encode_segment(self, segment: _Segment) -> list[int]:
-        return self._merge_words(self._words(segment))
+        if self._scanner is None:
+            return self._merge_words(self._words(segment))
+        text = segment.text
+        return self._scan_encode(text.encode("utf-8"), (len(text),))[0].tolist() if text else []
+
+    # ImportedBPE's batch: chunks of documents, pre-tokenized by the program and merged in one
+    # kernel call each without the GIL (its units are the end-of-word units the program
+    # writes); documents holding added tokens go through encode. Without a program: one by one.
+    encode_batch = ImportedBPE.encode_batch
+    _flat_batch = ImportedBPE._flat_batch
+    _scan_encode = ImportedBPE._scan_encode
+
+    def _scan_flagged(self) -> None:
+        return None  # the program splits every text as HF's steps do
+
+    def _cuttable(self, parse_special: bool) -> None:
+        return None  # a cut between two of the program's words is not proven
 
     def _parts(self, segment: _Segment) -> list[np.ndarray]:
         return self._word_parts(self._words(segment))
@@ -347,7 +365,8 @@ class HFEndOfWordBPE(HFPipelineMixin, EndOfWordBPE, ImportedTokenizer):
 
     def describe(self) -> dict[str, Any]:
         info = super().describe()
-        info.update(self._hf_description(), end_of_word_suffix=self.suffix, n_merges=self.n_merges)
+        info.update(self._hf_description(), end_of_word_suffix=self.suffix, n_merges=self.n_merges,
+                    pre_tokenization=_pre_tokenization(self._scanner, self._python_reason))
         return info
 
 

@@ -216,7 +216,8 @@ class ImportedBPE(ImportedTokenizer):
         except TypeError:  # a doc that is no str: encode says so
             lengths = None
         if self._scanner is None or lengths is None or not set(options) <= {"add_special", "parse_special"}:
-            return flat_ids(super().encode_batch(docs, threads=workers, **options))
+            # named, not super(): HFEndOfWordBPE borrows this method and is no ImportedBPE
+            return flat_ids(ImportedTokenizer.encode_batch(self, docs, threads=workers, **options))
         parse_special = bool(options.get("parse_special", False))
         prefix, suffix = self._special_ends(bool(options.get("add_special", False)))
         ids, offsets = run_flat_chunks(docs, lengths, workers, lambda chunk, sizes: encode_chunk(
