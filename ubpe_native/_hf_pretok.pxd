@@ -45,6 +45,12 @@ cdef class HFPreTokenizer:
     cdef uint8_t unspelling[2048]  # and back (code points < 0x800), 0 where none
     cdef bint spelled_at[2048]
     cdef readonly int output
+    # a character model's unknown characters (``known`` None: none): each one not in the table
+    # becomes ``sentinel`` (one per run with ``fuse``), or is dropped (sentinel < 0)
+    cdef object known_ref
+    cdef const uint8_t* known
+    cdef int32_t sentinel
+    cdef bint fuse
     cdef readonly bint unspell  # the words are spelled after the last step: read them back
 
     # the words of valid UTF-8 ``s[:n]`` into ``buffers`` (``text``, ``words``); growing a
@@ -53,3 +59,4 @@ cdef class HFPreTokenizer:
     cdef int _split(self, Step step, PretokBuffers& buffers) except -1 nogil
     cdef int _byte_level(self, Step step, bint spell, PretokBuffers& buffers) except -1 nogil
     cdef int _rewrite(self, PretokBuffers& buffers, bint end_of_word) except -1 nogil
+    cdef int _unknowns(self, PretokBuffers& buffers) except -1 nogil

@@ -16,7 +16,10 @@ buffer, and each step turns every word into zero or more words:
   alphabet (a new buffer), which is what those steps see, as in HF.
 
 At the end words that are spelled are read back to bytes (what a byte-level model merges),
-and with ``OUT_END_OF_WORD`` written as an end-of-word model's units.
+and with ``OUT_END_OF_WORD`` written as an end-of-word model's units. For a character model
+(no ``byte_level``) a table of ``known`` code points may say which characters are units: the
+others become a sentinel character (the unknown token's unit) or are dropped, as
+``HFCharBPE`` does before merging.
 
 >>> import numpy as np
 >>> from ubpe.text.patterns import code_point_classes
@@ -61,6 +64,20 @@ cdef inline int push_utf8(vector[uint8_t]& out, uint32_t cp) except -1 nogil:
     else:
         out.push_back(<uint8_t>(0xC0 | (cp >> 6)))
         out.push_back(<uint8_t>(0x80 | (cp & 0x3F)))
+    return 0
+
+
+cdef inline int push_code_point(vector[uint8_t]& out, uint32_t cp) except -1 nogil:
+    """Append any code point as UTF-8."""
+    if cp < MAX_SPELLING:
+        return push_utf8(out, cp)
+    if cp < 0x10000:
+        out.push_back(<uint8_t>(0xE0 | (cp >> 12)))
+    else:
+        out.push_back(<uint8_t>(0xF0 | (cp >> 18)))
+        out.push_back(<uint8_t>(0x80 | ((cp >> 12) & 0x3F)))
+    out.push_back(<uint8_t>(0x80 | ((cp >> 6) & 0x3F)))
+    out.push_back(<uint8_t>(0x80 | (cp & 0x3F)))
     return 0
 
 
@@ -162,10 +179,13 @@ cdef class HFPreTokenizer:
     ``(STEP_BYTE_LEVEL, add_prefix_space, use_regex, 0)``; ``classes`` the scanner's class
     table (``ubpe.text.patterns.code_point_classes``: GPT-2's regex runs on it); ``spelling``
     the 256 code points bytes are spelled as (:data:`GPT2_SPELLING`); ``output``: the words'
-    bytes (0) or an end-of-word model's units (1).
+    bytes (0) or an end-of-word model's units (1); ``known``: for a character model, one
+    uint8 per code point, non-zero for a unit (None: every character is), ``sentinel`` the
+    code point an unknown one becomes (-1: dropped), one per run with ``fuse``.
     """
 
-    def __init__(self, steps, const class_t[::1] classes not None, spelling, int output=OUT_BYTES):
+    def __init__(self, steps, const class_t[::1] classes not None, spelling, int output=OUT_BYTES,
+                 known=None, int sentinel=-1, bint fuse=False):
         cdef const int32_t[:, ::1] table = as_array(steps, np.int32, "steps").reshape(-1, 4) \
             if len(steps) else np.zeros((0, 4), np.int32)
         cdef const uint32_t[::1] spelled = as_array(spelling, np.uint32, "spelling")
@@ -200,6 +220,20 @@ cdef class HFPreTokenizer:
             else:
                 raise ValueError(f"step {k}: unknown kind {step.kind}")
             self.steps.push_back(step)
+        cdef const uint8_t[::1] known_view
+        self.known = NULL
+        if known is not None:
+            if byte_level:
+                raise ValueError("known is for a character model: steps without byte_level")
+            known_view = as_array(known, np.uint8, "known")
+            if known_view.shape[0] != N_CODE_POINTS:
+                raise ValueError("known must hold one entry per code point (0x110000)")
+            if not -1 <= sentinel < N_CODE_POINTS or 0xD800 <= sentinel < 0xE000:
+                raise ValueError("sentinel must be -1 or a code point that is no surrogate")
+            self.known_ref = known_view.base
+            self.known = &known_view[0]
+        self.sentinel = sentinel
+        self.fuse = fuse
         self.classes_ref = classes.base
         self.classes = &classes[0]
         self.output = output
@@ -224,6 +258,8 @@ cdef class HFPreTokenizer:
             self._rewrite(buffers, False)
         if self.output == OUT_END_OF_WORD:
             self._rewrite(buffers, True)
+        if self.known != NULL:
+            self._unknowns(buffers)
         return 0
 
     cdef int _split(self, Step step, PretokBuffers& buffers) except -1 nogil:
@@ -296,6 +332,33 @@ cdef class HFPreTokenizer:
                     cp = decode_utf8(text, i, &width)
                     buffers.next_text.push_back(self.unspelling[cp] if cp < MAX_SPELLING else 0)
                     i += width
+            buffers.next_words.push_back(buffers.next_text.size())
+        buffers.text.swap(buffers.next_text)
+        buffers.words.swap(buffers.next_words)
+        return 0
+
+    cdef int _unknowns(self, PretokBuffers& buffers) except -1 nogil:
+        """Every word into a new buffer with its unknown characters replaced or dropped
+        (``HFCharBPE``'s ``_unknown.sub``): a word they empty stays, as an empty word."""
+        cdef Py_ssize_t w, i, stop, width
+        cdef uint32_t cp
+        cdef bint in_run
+        cdef const uint8_t* text = buffers.text.data()
+        buffers.next_text.clear()
+        buffers.next_words.clear()
+        for w in range(0, <Py_ssize_t>buffers.words.size(), 2):
+            buffers.next_words.push_back(buffers.next_text.size())
+            i, stop = buffers.words[w], buffers.words[w + 1]
+            in_run = False
+            while i < stop:
+                cp = decode_utf8(text, i, &width)
+                if self.known[cp]:
+                    buffers.next_text.insert(buffers.next_text.end(), text + i, text + i + width)
+                    in_run = False
+                elif self.sentinel >= 0 and not (self.fuse and in_run):
+                    push_code_point(buffers.next_text, self.sentinel)
+                    in_run = True
+                i += width
             buffers.next_words.push_back(buffers.next_text.size())
         buffers.text.swap(buffers.next_text)
         buffers.words.swap(buffers.next_words)

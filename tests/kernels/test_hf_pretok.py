@@ -2,8 +2,9 @@
 the Python oracle (:class:`ubpe.text.hf_pipeline.PreTokenizer`) exactly: every split behaviour
 with and without ``invert``, ``byte_level`` with and without its prefix space and regex, before,
 between and after splits, as bytes and as end-of-word units, on texts of digits, punctuation,
-CJK, whitespace runs and combining marks; from several threads at once; and the kernel's
-entry points refuse what they cannot read."""
+CJK, whitespace runs and combining marks; a character model's words with its unknown
+characters replaced or dropped; from several threads at once; and the kernel's entry points
+refuse what they cannot read."""
 
 from __future__ import annotations
 
@@ -81,6 +82,25 @@ def test_every_behaviour_and_invert(behavior, invert):
     check()
 
 
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(splits, max_size=4), texts, st.sets(st.sampled_from(TRICKY), max_size=30),
+       st.sampled_from([-1, ord("Ω"), 0x10FFFF]), st.booleans())
+def test_character_models_words_and_unknowns(steps, text, known, sentinel, fuse):
+    """A character model's words (no byte_level) with the characters that are no unit
+    replaced by the sentinel (one per run with ``fuse``) or dropped: ``HFCharBPE``'s
+    ``_unknown.sub`` on the oracle's words."""
+    table = np.zeros(0x110000, np.uint8)
+    table[[ord(c) for c in known]] = 1
+    program, reason = PreTokenizer(steps).native(characters=(table, sentinel, fuse))
+    assert reason is None
+    buffer, words = program.words(np.frombuffer(text.encode("utf-8"), np.uint8))
+    chars = "".join(regex.escape(c) for c in sorted(known))
+    unknown = regex.compile((f"[^{chars}]" if chars else "(?s:.)") + ("+" if fuse or sentinel < 0 else ""))
+    replacement = "" if sentinel < 0 else chr(sentinel)
+    want = [unknown.sub(replacement, w).encode("utf-8") for w in PreTokenizer(steps).words(text, True)]
+    assert [buffer[a:b] for a, b in words.tolist()] == want
+
+
 def test_threads_share_one_program():
     """``words`` releases the GIL: four threads on one program get what one gets."""
     steps = [("split", regex.compile(r"[\p{P}!-/:-@\[-`{-~]"), "contiguous", False), ("byte_level", False, True),
@@ -125,6 +145,12 @@ def test_bad_tables_and_text_are_refused():
         HFPreTokenizer([[1, 0, 1, 0]], classes, np.zeros(256, np.uint32))
     with pytest.raises(ValueError, match="spelling must hold 256"):
         HFPreTokenizer([[1, 0, 1, 0]], classes, GPT2_SPELLING[:5])
+    with pytest.raises(ValueError, match="known is for a character model"):
+        HFPreTokenizer([[1, 0, 1, 0]], classes, GPT2_SPELLING, 0, np.ones(0x110000, np.uint8))
+    with pytest.raises(ValueError, match="known must hold one entry per code point"):
+        HFPreTokenizer([], classes, GPT2_SPELLING, 0, np.ones(10, np.uint8))
+    with pytest.raises(ValueError, match="sentinel must be"):
+        HFPreTokenizer([], classes, GPT2_SPELLING, 0, np.ones(0x110000, np.uint8), 0xD800)
     with pytest.raises(ValueError, match="output must be"):
         HFPreTokenizer([[1, 0, 1, 0]], classes, GPT2_SPELLING, 2)
     program = HFPreTokenizer([[1, 0, 1, 0]], classes, GPT2_SPELLING)

@@ -43,7 +43,7 @@ from ..text.hf_pipeline import BYTE_LEVEL_REGEX, AddedTokens, PreTokenizer, char
 from .clip import EndOfWordBPE, unit_texts
 from .ranked_bpe import BYTE_TO_CHAR, CHAR_TO_BYTE, ImportedBPE, Scan, byte_level_raw, whole_words
 from .imported import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, ImportedTokenizer, check_doc
-from ..text.patterns import NATIVE_PATTERNS, PATTERNS, native_pattern_id
+from ..text.patterns import NATIVE_PATTERNS, PATTERNS, code_point_classes, native_pattern_id
 from .sentencepiece import SPACE, CharModel, blob_offsets
 
 QWEN2_REGEX = PATTERNS["llama3"].replace(r"\p{N}{1,3}", r"\p{N}")
@@ -425,6 +425,21 @@ class HFCharBPE(HFPipelineMixin, CharModel):
             np.asarray(expansion, _I32), pack_units([c.encode("utf-8", "surrogatepass") for c in units]),
             np.asarray(list(units.values()), _I32), np.asarray(fallback, _I32), True, *whole)
         self._pipeline = self._build_native_pipeline(left, right, result, rank)
+        self._word_program, self._python_reason = self._build_word_program()
+
+    def _build_word_program(self) -> tuple[Any, str | None]:
+        """The pre-tokenizer as the kernel's program (`PreTokenizer.native`) for the word path
+        (`_encode_segment`): its words, unknown characters replaced as ``_unknown`` does, go
+        to the merge kernel without a Python list of words. With every byte token, unknown
+        characters are the kernel's byte fallback; with some only, the word path stays Python."""
+        if self._every_byte:
+            return self.pipeline.pre.native(characters=(None, -1, False))
+        if self._unknown is None:
+            return None, "byte fallback without every byte token"
+        known = np.zeros(0x110000, np.uint8)
+        known[[ord(c) for c in self._known]] = 1
+        sentinel = -1 if self._unk_id is None else ord(self._sentinel)  # HF drops unknowns without <unk>
+        return self.pipeline.pre.native(characters=(known, sentinel, self.fuse_unk or self._unk_id is None))
 
     def _build_native_pipeline(self, left: np.ndarray, right: np.ndarray, result: np.ndarray,
                                rank: np.ndarray) -> SpmPipeline | None:
@@ -513,6 +528,10 @@ class HFCharBPE(HFPipelineMixin, CharModel):
         return self.pipeline.pre.words(segment.text, segment.first)
 
     def _encode_segment(self, segment: _Segment) -> list[int]:
+        if self._word_program is not None:  # the steps and unknown characters in the kernel
+            text = segment.text
+            return self._kernel.encode_texts(text.encode("utf-8"), (len(text),), code_point_classes(), 0,
+                                             pretokenizer=self._word_program)[0].tolist() if text else []
         words = self._words(segment)
         if self._every_byte:
             return self._encode_known(words)
@@ -565,6 +584,9 @@ class HFCharBPE(HFPipelineMixin, CharModel):
     def describe(self) -> dict[str, Any]:
         info = super().describe()
         info.update(self._hf_description(), byte_fallback=self.byte_fallback, fuse_unk=self.fuse_unk,
+                    pre_tokenization="native pipeline" if self._pipeline is not None
+                    else _pre_tokenization(Scan(0, program=self._word_program) if self._word_program else None,
+                                           self._python_reason),
                     ignore_merges=self.ignore_merges, n_merges=self.n_merges)
         info.pop("add_space_prefix", None)
         return info

@@ -30,6 +30,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import regex
 
 from ubpe_native._hf_pretok import GPT2_SPELLING, HFPreTokenizer
@@ -163,11 +164,15 @@ class PreTokenizer:
         self.byte_level = any(step[0] == "byte_level" for step in self.steps)
         self._byte_level_regex = regex.compile(BYTE_LEVEL_REGEX)
 
-    def native(self, end_of_word: bool = False) -> tuple[HFPreTokenizer | None, str | None]:
+    def native(self, end_of_word: bool = False,
+               characters: tuple[np.ndarray | None, int, bool] | None = None) -> tuple[HFPreTokenizer | None, str | None]:
         """``(program, reason)``: these steps as `ubpe_native._hf_pretok.HFPreTokenizer`, which
         gives a byte-level model's words (``end_of_word``: as an end-of-word model's units)
         without the GIL, or None and why not: the kernel takes ``split`` steps whose pattern
-        the regex VM compiles and ``byte_level`` steps, with one ``byte_level`` at least.
+        the regex VM compiles and ``byte_level`` steps, with one ``byte_level`` at least. For a
+        character model (``characters``: its table of known code points or None, the code
+        point an unknown one becomes or -1, whether a run of them becomes one) there is no
+        ``byte_level`` step and the words are text, its unknown characters replaced.
 
         >>> PreTokenizer([("split", regex.compile(r"\\p{N}"), "isolated", False), ("byte_level", False, True)]).native()[1] is None
         True
@@ -187,6 +192,11 @@ class PreTokenizer:
             if compiled.pattern_id is None:
                 return None, f"the regex VM does not take {step[1].pattern!r}: {compiled.reason}"
             rows.append((_NATIVE_SPLIT, compiled.pattern_id, BEHAVIORS.index(step[2]), int(step[3])))
+        if characters is not None:
+            if self.byte_level:
+                return None, "a byte_level step in a character model"
+            known, sentinel, fuse = characters
+            return HFPreTokenizer(rows, code_point_classes(), GPT2_SPELLING, 0, known, sentinel, fuse), None
         if not self.byte_level:
             return None, "no byte_level step"
         return HFPreTokenizer(rows, code_point_classes(), GPT2_SPELLING, int(end_of_word)), None
