@@ -58,5 +58,4 @@ cdef class HFPreTokenizer:
     cdef int run(self, const uint8_t* s, Py_ssize_t n, PretokBuffers& buffers) except -1 nogil
     cdef int _split(self, Step step, PretokBuffers& buffers) except -1 nogil
     cdef int _byte_level(self, Step step, bint spell, PretokBuffers& buffers) except -1 nogil
-    cdef int _rewrite(self, PretokBuffers& buffers, bint end_of_word) except -1 nogil
-    cdef int _unknowns(self, PretokBuffers& buffers) except -1 nogil
+    cdef int _rewrite(self, PretokBuffers& buffers, int how) except -1 nogil

@@ -46,6 +46,12 @@ cdef int N_BEHAVIORS = 5
 cdef uint8_t BLANK = 0x20
 cdef uint32_t MAX_SPELLING = 0x800  # spelled characters take 1 or 2 UTF-8 bytes
 cdef uint32_t END_OF_WORD_SHIFT = 256  # the unit of a word's last byte b is 256 + b
+# how _rewrite writes the words anew
+cdef enum:
+    REWRITE_SPELL = 0
+    REWRITE_UNSPELL = 1
+    REWRITE_END_OF_WORD = 2
+    REWRITE_UNKNOWNS = 3
 
 
 def _gpt2_spelling():
@@ -255,11 +261,11 @@ cdef class HFPreTokenizer:
             else:
                 self._byte_level(step, k < last, buffers)
         if self.unspell:
-            self._rewrite(buffers, False)
+            self._rewrite(buffers, REWRITE_UNSPELL)
         if self.output == OUT_END_OF_WORD:
-            self._rewrite(buffers, True)
+            self._rewrite(buffers, REWRITE_END_OF_WORD)
         if self.known != NULL:
-            self._unknowns(buffers)
+            self._rewrite(buffers, REWRITE_UNKNOWNS)
         return 0
 
     cdef int _split(self, Step step, PretokBuffers& buffers) except -1 nogil:
@@ -301,65 +307,42 @@ cdef class HFPreTokenizer:
                     i = end
             buffers.words.swap(buffers.next_words)
         if spell:  # the next steps see the words in GPT-2's alphabet
-            buffers.next_text.clear()
-            buffers.next_words.clear()
-            for w in range(0, <Py_ssize_t>buffers.words.size(), 2):
-                buffers.next_words.push_back(buffers.next_text.size())
-                for i in range(buffers.words[w], buffers.words[w + 1]):
-                    push_utf8(buffers.next_text, self.spelling[buffers.text[i]])
-                buffers.next_words.push_back(buffers.next_text.size())
-            buffers.text.swap(buffers.next_text)
-            buffers.words.swap(buffers.next_words)
+            self._rewrite(buffers, REWRITE_SPELL)
         return 0
 
-    cdef int _rewrite(self, PretokBuffers& buffers, bint end_of_word) except -1 nogil:
-        """Every word into a new buffer: read back from GPT-2's alphabet to bytes, or (with
-        ``end_of_word``) written as end-of-word units."""
-        cdef Py_ssize_t w, i, stop, width
-        cdef uint32_t cp
-        cdef const uint8_t* text = buffers.text.data()
-        buffers.next_text.clear()
-        buffers.next_words.clear()
-        for w in range(0, <Py_ssize_t>buffers.words.size(), 2):
-            buffers.next_words.push_back(buffers.next_text.size())
-            i, stop = buffers.words[w], buffers.words[w + 1]
-            while i < stop:
-                if end_of_word:
-                    cp = text[i] + (END_OF_WORD_SHIFT if i + 1 == stop else 0)
-                    push_utf8(buffers.next_text, cp)
-                    i += 1
-                else:  # every character of a spelled word is one of the alphabet's
-                    cp = decode_utf8(text, i, &width)
-                    buffers.next_text.push_back(self.unspelling[cp] if cp < MAX_SPELLING else 0)
-                    i += width
-            buffers.next_words.push_back(buffers.next_text.size())
-        buffers.text.swap(buffers.next_text)
-        buffers.words.swap(buffers.next_words)
-        return 0
-
-    cdef int _unknowns(self, PretokBuffers& buffers) except -1 nogil:
-        """Every word into a new buffer with its unknown characters replaced or dropped
-        (``HFCharBPE``'s ``_unknown.sub``): a word they empty stays, as an empty word."""
+    cdef int _rewrite(self, PretokBuffers& buffers, int how) except -1 nogil:
+        """Every word into a new buffer, written ``how`` says: spelled in GPT-2's alphabet,
+        read back from it to bytes, as end-of-word units, or with its unknown characters
+        replaced or dropped (``HFCharBPE``'s ``_unknown.sub``; a word they empty stays, empty)."""
         cdef Py_ssize_t w, i, stop, width
         cdef uint32_t cp
         cdef bint in_run
         cdef const uint8_t* text = buffers.text.data()
-        buffers.next_text.clear()
+        cdef vector[uint8_t]* out = &buffers.next_text
+        out.clear()
         buffers.next_words.clear()
         for w in range(0, <Py_ssize_t>buffers.words.size(), 2):
-            buffers.next_words.push_back(buffers.next_text.size())
+            buffers.next_words.push_back(out.size())
             i, stop = buffers.words[w], buffers.words[w + 1]
             in_run = False
             while i < stop:
-                cp = decode_utf8(text, i, &width)
-                if self.known[cp]:
-                    buffers.next_text.insert(buffers.next_text.end(), text + i, text + i + width)
-                    in_run = False
-                elif self.sentinel >= 0 and not (self.fuse and in_run):
-                    push_code_point(buffers.next_text, self.sentinel)
-                    in_run = True
+                width = 1
+                if how == REWRITE_SPELL:
+                    push_utf8(out[0], self.spelling[text[i]])
+                elif how == REWRITE_END_OF_WORD:
+                    push_utf8(out[0], text[i] + (END_OF_WORD_SHIFT if i + 1 == stop else 0))
+                else:
+                    cp = decode_utf8(text, i, &width)
+                    if how == REWRITE_UNSPELL:  # every character of a spelled word is one of the alphabet's
+                        out.push_back(self.unspelling[cp] if cp < MAX_SPELLING else 0)
+                    elif self.known[cp]:
+                        out.insert(out.end(), text + i, text + i + width)
+                        in_run = False
+                    elif self.sentinel >= 0 and not (self.fuse and in_run):
+                        push_code_point(out[0], self.sentinel)
+                        in_run = True
                 i += width
-            buffers.next_words.push_back(buffers.next_text.size())
+            buffers.next_words.push_back(out.size())
         buffers.text.swap(buffers.next_text)
         buffers.words.swap(buffers.next_words)
         return 0
