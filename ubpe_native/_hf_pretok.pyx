@@ -183,14 +183,15 @@ cdef class HFPreTokenizer:
     of rows ``(STEP_SPLIT, pattern id, behaviour, invert)`` (a pattern compiled by
     ``ubpe.text.regex_program``; behaviours in ``ubpe.text.hf_pipeline.BEHAVIORS`` order) or
     ``(STEP_BYTE_LEVEL, add_prefix_space, use_regex, 0)``; ``classes`` the scanner's class
-    table (``ubpe.text.patterns.code_point_classes``: GPT-2's regex runs on it); ``spelling``
+    table (``ubpe.text.patterns.code_point_classes``: GPT-2's regex runs on it; None without a
+    ``use_regex`` step); ``spelling``
     the 256 code points bytes are spelled as (:data:`GPT2_SPELLING`); ``output``: the words'
     bytes (0) or an end-of-word model's units (1); ``known``: for a character model, one
     uint8 per code point, non-zero for a unit (None: every character is), ``sentinel`` the
     code point an unknown one becomes (-1: dropped), one per run with ``fuse``.
     """
 
-    def __init__(self, steps, const class_t[::1] classes not None, spelling, int output=OUT_BYTES,
+    def __init__(self, steps, const class_t[::1] classes, spelling, int output=OUT_BYTES,
                  known=None, int sentinel=-1, bint fuse=False):
         cdef const int32_t[:, ::1] table = as_array(steps, np.int32, "steps").reshape(-1, 4) \
             if len(steps) else np.zeros((0, 4), np.int32)
@@ -198,8 +199,6 @@ cdef class HFPreTokenizer:
         cdef Py_ssize_t k, n_steps = table.shape[0]
         cdef Step step
         cdef bint byte_level = False
-        if classes.shape[0] != N_CODE_POINTS:
-            raise ValueError("classes must hold one entry per code point (0x110000)")
         if output != OUT_BYTES and output != OUT_END_OF_WORD:
             raise ValueError(f"output must be {OUT_BYTES} (bytes) or {OUT_END_OF_WORD} (end-of-word units)")
         if spelled.shape[0] != 256:
@@ -223,6 +222,8 @@ cdef class HFPreTokenizer:
                 if step.a not in (0, 1) or step.b not in (0, 1) or step.c != 0:
                     raise ValueError(f"step {k}: byte_level takes (add_prefix_space, use_regex, 0), flags 0 or 1")
                 byte_level = True
+                if step.b and (classes is None or classes.shape[0] != N_CODE_POINTS):
+                    raise ValueError("classes must hold one entry per code point (0x110000)")
             else:
                 raise ValueError(f"step {k}: unknown kind {step.kind}")
             self.steps.push_back(step)
@@ -240,8 +241,10 @@ cdef class HFPreTokenizer:
             self.known = &known_view[0]
         self.sentinel = sentinel
         self.fuse = fuse
-        self.classes_ref = classes.base
-        self.classes = &classes[0]
+        self.classes = NULL  # read by use_regex steps only
+        if classes is not None and classes.shape[0]:
+            self.classes_ref = classes.base
+            self.classes = &classes[0]
         self.output = output
         # a byte_level step before the last spells the words: they are read back at the end
         self.unspell = byte_level and self.steps.back().kind != STEP_BYTE_LEVEL

@@ -141,6 +141,9 @@ def test_bad_tables_and_text_are_refused():
         HFPreTokenizer([[7, 0, 0, 0]], classes, GPT2_SPELLING)
     with pytest.raises(ValueError, match="one entry per code point"):
         HFPreTokenizer([[1, 0, 1, 0]], classes[:10], GPT2_SPELLING)
+    with pytest.raises(ValueError, match="one entry per code point"):
+        HFPreTokenizer([[1, 0, 1, 0]], None, GPT2_SPELLING)
+    assert HFPreTokenizer([[1, 1, 0, 0]], None, GPT2_SPELLING).words(np.frombuffer(b"a b", np.uint8))[0] == b" a b"
     with pytest.raises(ValueError, match="distinct code points"):
         HFPreTokenizer([[1, 0, 1, 0]], classes, np.zeros(256, np.uint32))
     with pytest.raises(ValueError, match="spelling must hold 256"):

@@ -195,8 +195,8 @@ class PreTokenizer:
         if characters is not None:
             if self.byte_level:
                 return None, "a byte_level step in a character model"
-            known, sentinel, fuse = characters
-            return HFPreTokenizer(rows, code_point_classes(), GPT2_SPELLING, 0, known, sentinel, fuse), None
+            known, sentinel, fuse = characters  # no byte_level step: the class table is not read
+            return HFPreTokenizer(rows, None, GPT2_SPELLING, 0, known, sentinel, fuse), None
         if not self.byte_level:
             return None, "no byte_level step"
         return HFPreTokenizer(rows, code_point_classes(), GPT2_SPELLING, int(end_of_word)), None
