@@ -76,8 +76,8 @@ def normalize(steps: Normalizer, text: str) -> str:
             text = text.lower()
         elif kind == "prepend":
             text = step[1] + text if text else text
-        elif kind == "replace":
-            text = step[1].sub(lambda _: step[2], text)
+        elif kind == "replace":  # content is literal: its backslashes escaped for the template
+            text = step[1].sub(step[2].replace("\\", "\\\\"), text)
         elif kind == "strip":
             if step[1]:
                 text = _LEADING_SPACE.sub("", text)
