@@ -342,7 +342,7 @@ def test_char_models_c_pipeline_is_the_python_one(name, tmp_path_factory):
 
 
 # files whose pre-tokenizer is several steps, run by the kernel's program of HF's steps
-PROGRAMMED = ("falcon", "starcoder", "deepseek-coder", "clip")
+PROGRAMMED = ("falcon", "starcoder", "deepseek-coder", "clip", "trained-words")
 
 
 @pytest.mark.parametrize("name", PROGRAMMED)

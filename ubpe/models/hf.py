@@ -38,12 +38,12 @@ from ubpe_native._spm_pipeline import SpmPipeline
 
 from ..errors import ModelFormatError
 from ..vocabulary import ID_DTYPE
-from .chunks import cuttable_unless, docs_matching, text_lengths
+from .chunks import FlatIds, cuttable_unless, docs_matching, text_lengths
 from ..text.hf_pipeline import BYTE_LEVEL_REGEX, AddedTokens, PreTokenizer, chars_bytes, decode_tokens
 from .clip import EndOfWordBPE, unit_texts
 from .ranked_bpe import BYTE_TO_CHAR, CHAR_TO_BYTE, ImportedBPE, Scan, byte_level_raw, whole_words
 from .imported import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, ImportedTokenizer, check_doc
-from ..text.patterns import NATIVE_PATTERNS, PATTERNS, code_point_classes, native_pattern_id
+from ..text.patterns import NATIVE_PATTERNS, PATTERNS, native_pattern_id
 from .sentencepiece import SPACE, CharModel, blob_offsets
 
 QWEN2_REGEX = PATTERNS["llama3"].replace(r"\p{N}{1,3}", r"\p{N}")
@@ -162,6 +162,12 @@ class HFPipelineMixin:
     def _native(self, text: str) -> list[int]:
         return self._encode_segment(_Segment(text, True))
 
+    def _scanned_ids(self, segment: _Segment) -> list[int]:
+        """A segment's ids from one kernel call that splits it (the scanner, or the program of
+        the pre-tokenizer's steps: ``_scanner``) and merges its words."""
+        text = segment.text
+        return self._scan_encode(text.encode("utf-8"), (len(text),))[0].tolist() if text else []  # type: ignore[attr-defined]
+
     def decode(self, ids, errors: str = "replace", *, skip_special: bool = True) -> str:
         """HF's ``Tokenizer.decode(ids, skip_special_tokens=skip_special)``."""
         ids = self._check_ids(ids)  # type: ignore[attr-defined]
@@ -260,8 +266,7 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
     def _encode_segment(self, segment: _Segment) -> list[int]:
         if self._scanner is None:
             return self._encode_words(self._words(segment))
-        text = segment.text
-        return self._scan_encode(text.encode("utf-8"), (len(text),))[0].tolist() if text else []
+        return self._scanned_ids(segment)
 
     def _scan_flagged(self) -> None:
         return None  # HF's regexes and tiktoken's patterns cut alike everywhere
@@ -295,7 +300,21 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
         return info
 
 
-class HFEndOfWordBPE(HFPipelineMixin, EndOfWordBPE, ImportedTokenizer):
+class _ProgramBatch:
+    """What ImportedBPE's chunked batch asks of a model whose ``_scanner`` holds only a program
+    of the pre-tokenizer's steps (`PreTokenizer.native`): its kernel call, no flagged code
+    points, no long documents cut."""
+
+    _scan_encode = ImportedBPE._scan_encode
+
+    def _scan_flagged(self) -> None:
+        return None  # the program splits every text as HF's steps do
+
+    def _cuttable(self, parse_special: bool) -> None:
+        return None  # a cut between two of the program's words is not proven
+
+
+class HFEndOfWordBPE(HFPipelineMixin, _ProgramBatch, EndOfWordBPE, ImportedTokenizer):
     """An HF byte-level BPE ``tokenizer.json`` whose model marks the end of a word
     (``end_of_word_suffix``, CLIP's ``</w>``): the last character of every pre-token is looked
     up with the suffix (HF's ``BPE::merge_word``), so it is a symbol of its own; merges are
@@ -339,21 +358,13 @@ class HFEndOfWordBPE(HFPipelineMixin, EndOfWordBPE, ImportedTokenizer):
     def _encode_segment(self, segment: _Segment) -> list[int]:
         if self._scanner is None:
             return self._merge_words(self._words(segment))
-        text = segment.text
-        return self._scan_encode(text.encode("utf-8"), (len(text),))[0].tolist() if text else []
+        return self._scanned_ids(segment)
 
     # ImportedBPE's batch: chunks of documents, pre-tokenized by the program and merged in one
     # kernel call each without the GIL (its units are the end-of-word units the program
     # writes); documents holding added tokens go through encode. Without a program: one by one.
     encode_batch = ImportedBPE.encode_batch
     _flat_batch = ImportedBPE._flat_batch
-    _scan_encode = ImportedBPE._scan_encode
-
-    def _scan_flagged(self) -> None:
-        return None  # the program splits every text as HF's steps do
-
-    def _cuttable(self, parse_special: bool) -> None:
-        return None  # a cut between two of the program's words is not proven
 
     def _parts(self, segment: _Segment) -> list[np.ndarray]:
         return self._word_parts(self._words(segment))
@@ -370,7 +381,7 @@ class HFEndOfWordBPE(HFPipelineMixin, EndOfWordBPE, ImportedTokenizer):
         return info
 
 
-class HFCharBPE(HFPipelineMixin, CharModel):
+class HFCharBPE(HFPipelineMixin, _ProgramBatch, CharModel):
     """An HF BPE ``tokenizer.json`` over characters (no ``ByteLevel``): ``▁`` for spaces from
     ``Metaspace`` or the normalizer, ``byte_fallback`` to ``<0xXX>`` tokens, else the unknown
     token for a character that is no token (one per run with ``fuse_unk``; it merges with
@@ -425,21 +436,8 @@ class HFCharBPE(HFPipelineMixin, CharModel):
             np.asarray(expansion, _I32), pack_units([c.encode("utf-8", "surrogatepass") for c in units]),
             np.asarray(list(units.values()), _I32), np.asarray(fallback, _I32), True, *whole)
         self._pipeline = self._build_native_pipeline(left, right, result, rank)
-        self._word_program, self._python_reason = self._build_word_program()
-
-    def _build_word_program(self) -> tuple[Any, str | None]:
-        """The pre-tokenizer as the kernel's program (`PreTokenizer.native`) for the word path
-        (`_encode_segment`): its words, unknown characters replaced as ``_unknown`` does, go
-        to the merge kernel without a Python list of words. With every byte token, unknown
-        characters are the kernel's byte fallback; with some only, the word path stays Python."""
-        if self._every_byte:
-            return self.pipeline.pre.native(characters=(None, -1, False))
-        if self._unknown is None:
-            return None, "byte fallback without every byte token"
-        known = np.zeros(0x110000, np.uint8)
-        known[[ord(c) for c in self._known]] = 1
-        sentinel = -1 if self._unk_id is None else ord(self._sentinel)  # HF drops unknowns without <unk>
-        return self.pipeline.pre.native(characters=(known, sentinel, self.fuse_unk or self._unk_id is None))
+        program, self._python_reason = self._word_program()
+        self._scanner = None if program is None else Scan(0, program=program)
 
     def _build_native_pipeline(self, left: np.ndarray, right: np.ndarray, result: np.ndarray,
                                rank: np.ndarray) -> SpmPipeline | None:
@@ -493,7 +491,20 @@ class HFCharBPE(HFPipelineMixin, CharModel):
 
     # CharModel's: the C pipeline where there is one, else HFPipelineMixin's via _general_encode
     encode = CharModel.encode
-    encode_batch = CharModel.encode_batch
+
+    def encode_batch(self, docs, *, threads: int | None = None, **options: Any) -> list[list[int]]:
+        """`encode` of every doc, on ``threads`` threads: CharModel's with the C pipeline;
+        without it but with the word path's program, chunks of documents each normalized in
+        Python, then pre-tokenized and merged in one kernel call without the GIL (ImportedBPE's
+        batch; documents holding added tokens through `encode`); else one by one."""
+        if self._pipeline is None and self._scanner is not None:
+            return ImportedBPE.encode_batch(self, docs, threads=threads, **options)
+        return CharModel.encode_batch(self, docs, threads=threads, **options)
+
+    def _flat_batch(self, docs, threads: int | None, **options: Any) -> FlatIds:
+        if self._pipeline is None and self._scanner is not None:
+            return ImportedBPE._flat_batch(self, docs, threads, **options)
+        return CharModel._flat_batch(self, docs, threads, **options)
 
     def _sendable(self, docs: list) -> list:
         """The texts after the unicode normalizer (in Python: a text it changes is rare); one
@@ -527,11 +538,23 @@ class HFCharBPE(HFPipelineMixin, CharModel):
     def _words(self, segment: _Segment) -> list[str]:
         return self.pipeline.pre.words(segment.text, segment.first)
 
+    def _word_program(self) -> tuple[Any, str | None]:
+        """The pre-tokenizer as the kernel's program (`PreTokenizer.native`) for the word path
+        (`_encode_segment`): its words, unknown characters replaced as ``_unknown`` does, go
+        to the merge kernel without a Python list of words. With every byte token, unknown
+        characters are the kernel's byte fallback; with some only, the word path stays Python."""
+        if self._every_byte:
+            return self.pipeline.pre.native(characters=(None, -1, False))
+        if self._unknown is None:
+            return None, "byte fallback without every byte token"
+        known = np.zeros(0x110000, np.uint8)
+        known[[ord(c) for c in self._known]] = 1
+        sentinel = -1 if self._unk_id is None else ord(self._sentinel)  # HF drops unknowns without <unk>
+        return self.pipeline.pre.native(characters=(known, sentinel, self.fuse_unk or self._unk_id is None))
+
     def _encode_segment(self, segment: _Segment) -> list[int]:
-        if self._word_program is not None:  # the steps and unknown characters in the kernel
-            text = segment.text
-            return self._kernel.encode_texts(text.encode("utf-8"), (len(text),), code_point_classes(), 0,
-                                             pretokenizer=self._word_program)[0].tolist() if text else []
+        if self._scanner is not None:  # the steps and unknown characters in the kernel
+            return self._scanned_ids(segment)
         words = self._words(segment)
         if self._every_byte:
             return self._encode_known(words)
@@ -585,8 +608,7 @@ class HFCharBPE(HFPipelineMixin, CharModel):
         info = super().describe()
         info.update(self._hf_description(), byte_fallback=self.byte_fallback, fuse_unk=self.fuse_unk,
                     pre_tokenization="native pipeline" if self._pipeline is not None
-                    else _pre_tokenization(Scan(0, program=self._word_program) if self._word_program else None,
-                                           self._python_reason),
+                    else _pre_tokenization(self._scanner, self._python_reason),
                     ignore_merges=self.ignore_merges, n_merges=self.n_merges)
         info.pop("add_space_prefix", None)
         return info
