@@ -48,8 +48,9 @@ from ubpe_native._checks cimport as_array, check_ids, check_offsets
 from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._merge_core cimport (MAX_RANK, MergeHooks, MergeScratch, MergeWord, ScratchPool, cache_find,
                                       cache_store, check_rules, merge_word, rule_add)
-from ubpe_native._pretokenize cimport (class_t, document_flags, document_starts, flag_table, holds_flagged,
-                                       split_document)
+from ubpe_native._hf_pretok cimport HFPreTokenizer, PretokBuffers
+from ubpe_native._pretokenize cimport (check_utf8, class_t, document_flags, document_offsets, document_starts,
+                                       flag_table, holds_flagged, split_document)
 from ubpe_native._typedefs cimport id_t
 from ubpe_native._shared cimport id_array, utf8_length
 
@@ -226,7 +227,7 @@ cdef class PairMerges:
 
     def encode_texts(self, const uint8_t[::1] data not None, char_lengths,
                      const class_t[::1] classes not None, int pattern, *, bint single_digits=False,
-                     bint prefix_space=False, flagged=None, skip=None):
+                     bint prefix_space=False, flagged=None, skip=None, HFPreTokenizer pretokenizer=None):
         """Split and encode many documents in one call without the GIL (``encode_batch``).
 
         ``data``: the documents' UTF-8 bytes back to back, ``char_lengths``: each one's length
@@ -236,13 +237,22 @@ cdef class PairMerges:
         pieces encoded as by `encode`. A document is left out (no ids; its status says why) if
         ``skip[d]`` is non-zero, or if it holds a code point ``cp`` with ``flagged[cp]``
         non-zero (a table of 0x110000 entries that flags no ASCII code point): the caller
-        encodes those another way.
+        encodes those another way. With ``pretokenizer`` (an `_hf_pretok.HFPreTokenizer`)
+        its program gives each document's words instead of ``pattern`` (which is then not
+        read; ``single_digits`` and ``prefix_space`` must be off: the program's steps say that).
 
         Returns ``(ids, offsets, status)``: document ``d``'s ids are
         ``ids[offsets[d]:offsets[d + 1]]``; ``status[d]`` is 0 (encoded), 1 (skipped) or 2
         (flagged).
         """
-        cdef const int64_t[::1] starts = document_starts(data, char_lengths, classes.shape[0], pattern)
+        cdef const int64_t[::1] starts
+        if pretokenizer is None:
+            starts = document_starts(data, char_lengths, classes.shape[0], pattern)
+        else:
+            if single_digits or prefix_space:
+                raise ValueError("single_digits and prefix_space are the pretokenizer's steps, not options")
+            check_utf8(data)
+            starts = document_offsets(data, as_array(char_lengths, np.int64, "char_lengths"))
         cdef Py_ssize_t n_docs = starts.shape[0] - 1
         cdef const uint8_t[::1] skip_view = document_flags(skip, n_docs, "skip")
         flagged = flag_table(flagged)
@@ -263,7 +273,7 @@ cdef class PairMerges:
                 with nogil:
                     self._encode_texts(&data[0] if data.shape[0] else NULL, &starts[0], n_docs, &classes[0],
                                        pattern, single_digits, prefix_space, flagged_table, &skip_view[0],
-                                       out, &offset_view[0], &status_view[0], scratch)
+                                       out, &offset_view[0], &status_view[0], scratch, pretokenizer)
             finally:
                 self.scratches.give(scratch)
         return id_array(out), offsets, status
@@ -272,9 +282,12 @@ cdef class PairMerges:
                            const class_t* classes, int pattern, bint single_digits,
                            bint prefix_space, const uint8_t* flagged, const uint8_t* skip,
                            vector[id_t]& out, int64_t* offsets, uint8_t* status,
-                           MergeScratch scratch) except -1 nogil:
+                           MergeScratch scratch, HFPreTokenizer pretokenizer) except -1 nogil:
         # growing containers raise MemoryError (``except -1``)
         cdef vector[int64_t] bounds, split_scratch
+        cdef PretokBuffers words  # the pretokenizer's (None: the scanner's bounds)
+        cdef bint programmed = pretokenizer is not None
+        cdef Py_ssize_t w
         cdef vector[uint8_t] spaced  # a document with the blank put in front
         cdef Py_ssize_t d, n
         cdef const uint8_t* s
@@ -285,6 +298,10 @@ cdef class PairMerges:
                 status[d] = DOC_SKIPPED
             elif flagged != NULL and holds_flagged(s, n, flagged):
                 status[d] = DOC_FLAGGED
+            elif n and programmed:
+                pretokenizer.run(s, n, words)
+                for w in range(0, <Py_ssize_t>words.words.size(), 2):  # a word: its (start, end) as bounds
+                    self._encode_words(words.text.data(), &words.words[w], 1, out, scratch)
             elif n:
                 if prefix_space and s[0] != BLANK:
                     spaced.resize(n + 1)

@@ -78,3 +78,18 @@ def test_copies_after_encoding_encode_the_same(families, family, how):
     ids = tok.encode_with(doc)[0][0]
     assert copied.decode(ids) == tok.decode(ids)
 
+
+
+@pytest.mark.parametrize("how", ["pickle", "deepcopy"])
+@pytest.mark.parametrize("name", ["falcon", "clip", "trained-words"])
+def test_hf_files_with_a_native_program_copy(name, how):
+    """A tokenizer.json whose pre-tokenizer runs as the kernel's program (which pickle cannot
+    copy) is built again from its arguments, program and all, and batches alike."""
+    import hf_builders
+    from ubpe.io import hf_import
+
+    tok = hf_import.from_json(hf_builders.BUILDERS[name]().to_str())
+    docs = ["Hello, World! 12345 ²³", "the cat sat on the mat", "中文 x--y"]
+    copied = _copy(tok, how)
+    assert copied.describe()["pre_tokenization"] == tok.describe()["pre_tokenization"] == "native program"
+    assert copied.encode_batch(docs, threads=2) == tok.encode_batch(docs) == [tok.encode(d) for d in docs]

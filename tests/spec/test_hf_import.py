@@ -350,6 +350,31 @@ def test_char_models_c_pipeline_is_the_python_one(name, tmp_path_factory):
     check()
 
 
+# files whose pre-tokenizer is several steps, run by the kernel's program of HF's steps
+PROGRAMMED = ("falcon", "starcoder", "deepseek-coder", "clip", "trained-words")
+
+
+@pytest.mark.parametrize("name", PROGRAMMED)
+def test_multi_step_pre_tokenizers_run_natively(name, heldout, tmp_path_factory):
+    """The kernel's program of the steps (`ubpe_native._hf_pretok`) splits these files' text:
+    ``encode_batch`` and ``encode_batch_to_numpy`` on 1 to 4 threads give HF's ids, documents
+    with added tokens and ``add_special`` included; bad input is one clear error."""
+    hf, tok, _ = built(name, tmp_path_factory)
+    assert tok.describe()["pre_tokenization"] == "native program"
+    lines = heldout[::2] + EDGES + ["<|endoftext|>x", "<|startoftext|>a b<|endoftext|>", "１２３４ 12345 ²³"]
+    want = [e.ids for e in hf.encode_batch(lines, add_special_tokens=False)]
+    for threads in (1, 2, 3, 4):
+        assert tok.encode_batch(lines, threads=threads) == want, threads
+    ids, offsets = tok.encode_batch_to_numpy(lines, threads=4).best()
+    assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == want
+    framed = [e.ids for e in hf.encode_batch(lines[:200])]
+    assert tok.encode_batch(lines[:200], add_special=True, threads=2) == framed
+    with pytest.raises(UBPEError, match="lone surrogate"):
+        tok.encode_batch(["a", "b\ud800"])
+    with pytest.raises(UBPEError):
+        tok.encode_batch(["a", None])
+
+
 @pytest.mark.parametrize("name", ["gpt2", "llama2"])
 def test_ambiguity_of_hf_models(name, tmp_path_factory):
     """``ambiguity`` sees the text of an HF model (its normalized segments, not str fragments):

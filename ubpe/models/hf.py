@@ -38,7 +38,7 @@ from ubpe_native._spm_pipeline import SpmPipeline
 
 from ..errors import ModelFormatError
 from ..vocabulary import ID_DTYPE
-from .chunks import cuttable_unless, docs_matching, text_lengths
+from .chunks import FlatIds, cuttable_unless, docs_matching, text_lengths
 from ..text.hf_pipeline import BYTE_LEVEL_REGEX, AddedTokens, PreTokenizer, chars_bytes, decode_tokens
 from .clip import EndOfWordBPE, unit_texts
 from .ranked_bpe import BYTE_TO_CHAR, CHAR_TO_BYTE, ImportedBPE, Scan, byte_level_raw, whole_words
@@ -118,6 +118,14 @@ def _merge_rules(vocab: dict[str, int], merges: Sequence[tuple[str, str]], where
 _NO_WHOLE = (b"", np.zeros(1, np.int64), np.zeros(0, _I32))
 
 
+def _pre_tokenization(scan: Scan | None, reason: str | None) -> str:
+    """What ``describe()`` says about who splits the text: the kernel's scanner, the kernel's
+    program of HF's steps (both without the GIL), or HF's steps in Python (and why)."""
+    if scan is None:
+        return f"python ({reason})"
+    return "native program" if scan.program is not None else "native scanner"
+
+
 class HFPipelineMixin:
     """The HF text pipeline around a model's ``_encode_segment`` (see the module docstring)."""
 
@@ -154,12 +162,37 @@ class HFPipelineMixin:
     def _native(self, text: str) -> list[int]:
         return self._encode_segment(_Segment(text, True))
 
+    def _scanned_ids(self, segment: _Segment) -> list[int]:
+        """A segment's ids from one kernel call that splits it (the scanner, or the program of
+        the pre-tokenizer's steps: ``_scanner``) and merges its words."""
+        text = segment.text
+        return self._scan_encode(text.encode("utf-8"), (len(text),))[0].tolist() if text else []  # type: ignore[attr-defined]
+
     def decode(self, ids, errors: str = "replace", *, skip_special: bool = True) -> str:
         """HF's ``Tokenizer.decode(ids, skip_special_tokens=skip_special)``."""
         ids = self._check_ids(ids)  # type: ignore[attr-defined]
         tokens = [self.texts[i] for i in ids  # type: ignore[attr-defined]
                   if not (skip_special and i in self._special_added)]
         return decode_tokens(self.pipeline.decoder, tokens)
+
+    def _batch_input(self, docs: list[str], lengths: np.ndarray,
+                     parse_special: bool) -> tuple[str, np.ndarray, np.ndarray | None]:
+        """Documents without added tokens are one segment each, normalized: the kernel
+        encodes those (added tokens are matched in the raw or the normalized text, as HF does)."""
+        added = self.pipeline.added
+        raw = "".join(docs)
+        skip = docs_matching(added.raw_pattern, raw, lengths)
+        text = raw
+        steps = self.pipeline.normalizer
+        if steps:  # one Unicode normalization (Qwen2's NFC) is the C function itself
+            one = functools.partial(unicodedata.normalize, steps[0][1]) \
+                if len(steps) == 1 and steps[0][0] == "unicode" else added.normalizer
+            texts = list(map(one, docs))
+            text, lengths = "".join(texts), text_lengths(texts)
+        inside = docs_matching(added.normalized_pattern, text, lengths)
+        if skip is None or inside is None:
+            return text, lengths, inside if skip is None else skip
+        return text, lengths, skip | inside
 
     def _hf_description(self) -> dict[str, Any]:
         return {"normalizer": [step[0] for step in self.pipeline.normalizer],
@@ -202,13 +235,23 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
             n, left, right, result, rank, offsets, np.asarray(expansion * missing, _I32),
             pack_units([bytes([b]) for b in range(256)]), np.asarray(units, _I32), np.full(256, -1, _I32),
             False, *whole)
-        self._scanner = self._fast_path(pipeline.pre.steps)
+        self._scanner, self._python_reason = self._fast_path(pipeline.pre)
 
     @staticmethod
-    def _fast_path(steps: list[tuple]) -> Scan | None:
-        """How the kernel's scanner splits when the pre-tokenizer is one of the usual two:
+    def _fast_path(pre: PreTokenizer) -> tuple[Scan | None, str | None]:
+        """How the kernel splits, and why the Python pre-tokenizer runs instead (None: it
+        does not). The scanner when the pre-tokenizer is one of the usual two:
         ``ByteLevel(use_regex=true)`` (with its ``add_prefix_space``), or ``Split(regex,
-        isolated)`` then ``ByteLevel(use_regex=false, add_prefix_space=false)``."""
+        isolated)`` then ``ByteLevel(use_regex=false, add_prefix_space=false)`` with a regex
+        it splits; else the steps as a native program (`PreTokenizer.native`), if it takes them."""
+        scan = HFByteLevelBPE._scanned(pre.steps)
+        if scan is not None:
+            return scan, None
+        program, reason = pre.native()
+        return (None, reason) if program is None else (Scan(0, program=program), None)
+
+    @staticmethod
+    def _scanned(steps: list[tuple]) -> Scan | None:
         if len(steps) == 1 and steps[0][0] == "byte_level" and steps[0][2]:
             return _SCANNED[BYTE_LEVEL_REGEX]._replace(prefix_space=steps[0][1])
         if (len(steps) == 2 and steps[0][0] == "split" and steps[0][2] == "isolated" and not steps[0][3]
@@ -223,37 +266,18 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
     def _encode_segment(self, segment: _Segment) -> list[int]:
         if self._scanner is None:
             return self._encode_words(self._words(segment))
-        text = segment.text
-        return self._scan_encode(text.encode("utf-8"), (len(text),))[0].tolist() if text else []
+        return self._scanned_ids(segment)
 
     def _scan_flagged(self) -> None:
         return None  # HF's regexes and tiktoken's patterns cut alike everywhere
 
     def _cuttable(self, parse_special: bool) -> Callable[[str], bool] | None:
         """Long documents are cut only without a normalizer (it runs on the whole text), and
-        not where an added token occurs."""
+        not where an added token occurs; never with a program of steps (that a cut falls
+        between two of its words is not proven)."""
         if self.pipeline.normalizer or super()._cuttable(parse_special) is None:
             return None
         return cuttable_unless(self.pipeline.added.raw_pattern, self.pipeline.added.normalized_pattern)
-
-    def _batch_input(self, docs: list[str], lengths: np.ndarray,
-                     parse_special: bool) -> tuple[str, np.ndarray, np.ndarray | None]:
-        """Documents without added tokens are one segment each, normalized: the kernel
-        encodes those (added tokens are matched in the raw or the normalized text, as HF does)."""
-        added = self.pipeline.added
-        raw = "".join(docs)
-        skip = docs_matching(added.raw_pattern, raw, lengths)
-        text = raw
-        steps = self.pipeline.normalizer
-        if steps:  # one Unicode normalization (Qwen2's NFC) is the C function itself
-            one = functools.partial(unicodedata.normalize, steps[0][1]) \
-                if len(steps) == 1 and steps[0][0] == "unicode" else added.normalizer
-            texts = list(map(one, docs))
-            text, lengths = "".join(texts), text_lengths(texts)
-        inside = docs_matching(added.normalized_pattern, text, lengths)
-        if skip is None or inside is None:
-            return text, lengths, inside if skip is None else skip
-        return text, lengths, skip | inside
 
     def _words(self, segment: _Segment) -> list[bytes]:
         pre = self.pipeline.pre
@@ -271,11 +295,26 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
 
     def describe(self) -> dict[str, Any]:
         info = super().describe()
-        info.update(self._hf_description(), scanned=self._scanner is not None)
+        info.update(self._hf_description(), scanned=self._scanner is not None,
+                    pre_tokenization=_pre_tokenization(self._scanner, self._python_reason))
         return info
 
 
-class HFEndOfWordBPE(HFPipelineMixin, EndOfWordBPE, ImportedTokenizer):
+class _ProgramBatch:
+    """What ImportedBPE's chunked batch asks of a model whose ``_scanner`` holds only a program
+    of the pre-tokenizer's steps (`PreTokenizer.native`): its kernel call, no flagged code
+    points, no long documents cut."""
+
+    _scan_encode = ImportedBPE._scan_encode
+
+    def _scan_flagged(self) -> None:
+        return None  # the program splits every text as HF's steps do
+
+    def _cuttable(self, parse_special: bool) -> None:
+        return None  # a cut between two of the program's words is not proven
+
+
+class HFEndOfWordBPE(HFPipelineMixin, _ProgramBatch, EndOfWordBPE, ImportedTokenizer):
     """An HF byte-level BPE ``tokenizer.json`` whose model marks the end of a word
     (``end_of_word_suffix``, CLIP's ``</w>``): the last character of every pre-token is looked
     up with the suffix (HF's ``BPE::merge_word``), so it is a symbol of its own; merges are
@@ -299,6 +338,8 @@ class HFEndOfWordBPE(HFPipelineMixin, EndOfWordBPE, ImportedTokenizer):
         self._setup_merges(np.stack([left, right, result, rank]).T.astype(np.int64),
                            [vocab.get(text) for text in unit_texts(suffix)], unk_id)
         self._raw = [self._stands_for(text, kind) for text, kind in zip(texts, types.tolist())]
+        program, self._python_reason = pipeline.pre.native(end_of_word=True)
+        self._scanner = None if program is None else Scan(0, program=program)
 
     def _stands_for(self, text: str, kind: int) -> bytes:
         """A token's bytes: its byte characters' (the suffix read as a space), or an added or
@@ -315,7 +356,15 @@ class HFEndOfWordBPE(HFPipelineMixin, EndOfWordBPE, ImportedTokenizer):
         return [chars_bytes(w) for w in pre.words(segment.text, segment.first)]
 
     def _encode_segment(self, segment: _Segment) -> list[int]:
-        return self._merge_words(self._words(segment))
+        if self._scanner is None:
+            return self._merge_words(self._words(segment))
+        return self._scanned_ids(segment)
+
+    # ImportedBPE's batch: chunks of documents, pre-tokenized by the program and merged in one
+    # kernel call each without the GIL (its units are the end-of-word units the program
+    # writes); documents holding added tokens go through encode. Without a program: one by one.
+    encode_batch = ImportedBPE.encode_batch
+    _flat_batch = ImportedBPE._flat_batch
 
     def _parts(self, segment: _Segment) -> list[np.ndarray]:
         return self._word_parts(self._words(segment))
@@ -327,11 +376,12 @@ class HFEndOfWordBPE(HFPipelineMixin, EndOfWordBPE, ImportedTokenizer):
 
     def describe(self) -> dict[str, Any]:
         info = super().describe()
-        info.update(self._hf_description(), end_of_word_suffix=self.suffix, n_merges=self.n_merges)
+        info.update(self._hf_description(), end_of_word_suffix=self.suffix, n_merges=self.n_merges,
+                    pre_tokenization=_pre_tokenization(self._scanner, self._python_reason))
         return info
 
 
-class HFCharBPE(HFPipelineMixin, CharModel):
+class HFCharBPE(HFPipelineMixin, _ProgramBatch, CharModel):
     """An HF BPE ``tokenizer.json`` over characters (no ``ByteLevel``): ``▁`` for spaces from
     ``Metaspace`` or the normalizer, ``byte_fallback`` to ``<0xXX>`` tokens, else the unknown
     token for a character that is no token (one per run with ``fuse_unk``; it merges with
@@ -386,6 +436,8 @@ class HFCharBPE(HFPipelineMixin, CharModel):
             np.asarray(expansion, _I32), pack_units([c.encode("utf-8", "surrogatepass") for c in units]),
             np.asarray(list(units.values()), _I32), np.asarray(fallback, _I32), True, *whole)
         self._pipeline = self._build_native_pipeline(left, right, result, rank)
+        program, self._python_reason = self._word_program()
+        self._scanner = None if program is None else Scan(0, program=program)
 
     def _build_native_pipeline(self, left: np.ndarray, right: np.ndarray, result: np.ndarray,
                                rank: np.ndarray) -> SpmPipeline | None:
@@ -439,7 +491,20 @@ class HFCharBPE(HFPipelineMixin, CharModel):
 
     # CharModel's: the C pipeline where there is one, else HFPipelineMixin's via _general_encode
     encode = CharModel.encode
-    encode_batch = CharModel.encode_batch
+
+    def encode_batch(self, docs, *, threads: int | None = None, **options: Any) -> list[list[int]]:
+        """`encode` of every doc, on ``threads`` threads: CharModel's with the C pipeline;
+        without it but with the word path's program, chunks of documents each normalized in
+        Python, then pre-tokenized and merged in one kernel call without the GIL (ImportedBPE's
+        batch; documents holding added tokens through `encode`); else one by one."""
+        if self._pipeline is None and self._scanner is not None:
+            return ImportedBPE.encode_batch(self, docs, threads=threads, **options)
+        return CharModel.encode_batch(self, docs, threads=threads, **options)
+
+    def _flat_batch(self, docs, threads: int | None, **options: Any) -> FlatIds:
+        if self._pipeline is None and self._scanner is not None:
+            return ImportedBPE._flat_batch(self, docs, threads, **options)
+        return CharModel._flat_batch(self, docs, threads, **options)
 
     def _sendable(self, docs: list) -> list:
         """The texts after the unicode normalizer (in Python: a text it changes is rare); one
@@ -473,7 +538,23 @@ class HFCharBPE(HFPipelineMixin, CharModel):
     def _words(self, segment: _Segment) -> list[str]:
         return self.pipeline.pre.words(segment.text, segment.first)
 
+    def _word_program(self) -> tuple[Any, str | None]:
+        """The pre-tokenizer as the kernel's program (`PreTokenizer.native`) for the word path
+        (`_encode_segment`): its words, unknown characters replaced as ``_unknown`` does, go
+        to the merge kernel without a Python list of words. With every byte token, unknown
+        characters are the kernel's byte fallback; with some only, the word path stays Python."""
+        if self._every_byte:
+            return self.pipeline.pre.native(characters=(None, -1, False))
+        if self._unknown is None:
+            return None, "byte fallback without every byte token"
+        known = np.zeros(0x110000, np.uint8)
+        known[[ord(c) for c in self._known]] = 1
+        sentinel = -1 if self._unk_id is None else ord(self._sentinel)  # HF drops unknowns without <unk>
+        return self.pipeline.pre.native(characters=(known, sentinel, self.fuse_unk or self._unk_id is None))
+
     def _encode_segment(self, segment: _Segment) -> list[int]:
+        if self._scanner is not None:  # the steps and unknown characters in the kernel
+            return self._scanned_ids(segment)
         words = self._words(segment)
         if self._every_byte:
             return self._encode_known(words)
@@ -526,6 +607,8 @@ class HFCharBPE(HFPipelineMixin, CharModel):
     def describe(self) -> dict[str, Any]:
         info = super().describe()
         info.update(self._hf_description(), byte_fallback=self.byte_fallback, fuse_unk=self.fuse_unk,
+                    pre_tokenization="native pipeline" if self._pipeline is not None
+                    else _pre_tokenization(self._scanner, self._python_reason),
                     ignore_merges=self.ignore_merges, n_merges=self.n_merges)
         info.pop("add_space_prefix", None)
         return info

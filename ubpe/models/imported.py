@@ -44,6 +44,8 @@ def _holds_kernel(value: Any, depth: int = 2) -> bool:
         return True
     if depth and hasattr(value, "__dict__") and not isinstance(value, type):
         return any(_holds_kernel(v, depth - 1) for v in vars(value).values())
+    if depth and isinstance(value, tuple):  # a named tuple of settings holding one (Scan's program)
+        return any(_holds_kernel(v, depth - 1) for v in value)
     return False
 
 

@@ -46,11 +46,15 @@ class Scan(NamedTuple):
     `ubpe_native._pretokenize`, with every number code point cut out on its own
     (``single_digits``: Qwen2's ``\\p{N}`` where Llama 3's pattern has ``\\p{N}{1,3}``, the
     one alternative that matches a number), after a blank put in front of a text that has none
-    (``prefix_space``: HF's ``ByteLevel(add_prefix_space=true)``)."""
+    (``prefix_space``: HF's ``ByteLevel(add_prefix_space=true)``), or by a ``program`` of HF's
+    pre-tokenizer steps."""
 
     pattern: int
     single_digits: bool = False
     prefix_space: bool = False
+    #: an `ubpe_native._hf_pretok.HFPreTokenizer` that gives the words instead of ``pattern``
+    #: (HF's multi-step pre-tokenizers; ``pattern`` is then not read)
+    program: Any = None
 
 
 # Pre-tokenizer types that the kernel's scanner splits as llama.cpp does (see _words)
@@ -187,7 +191,7 @@ class ImportedBPE(ImportedTokenizer):
         scan = self._scanner
         return self._kernel.encode_texts(data, lengths, code_point_classes(), scan.pattern,
                                          single_digits=scan.single_digits, prefix_space=scan.prefix_space,
-                                         flagged=self._scan_flagged(), skip=skip)
+                                         flagged=self._scan_flagged(), skip=skip, pretokenizer=scan.program)
 
     def encode_batch(self, docs: Iterable[str], *, threads: int | None = None, **options: Any) -> list[list[int]]:
         """`encode` of every doc, on ``threads`` threads (default: ``UBPE_NUM_THREADS``, else
@@ -212,7 +216,8 @@ class ImportedBPE(ImportedTokenizer):
         except TypeError:  # a doc that is no str: encode says so
             lengths = None
         if self._scanner is None or lengths is None or not set(options) <= {"add_special", "parse_special"}:
-            return flat_ids(super().encode_batch(docs, threads=workers, **options))
+            # named, not super(): HFEndOfWordBPE borrows this method and is no ImportedBPE
+            return flat_ids(ImportedTokenizer.encode_batch(self, docs, threads=workers, **options))
         parse_special = bool(options.get("parse_special", False))
         prefix, suffix = self._special_ends(bool(options.get("add_special", False)))
         ids, offsets = run_flat_chunks(docs, lengths, workers, lambda chunk, sizes: encode_chunk(

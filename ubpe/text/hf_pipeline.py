@@ -30,14 +30,22 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import regex
 
+from ubpe_native._hf_pretok import GPT2_SPELLING, HFPreTokenizer
+
 from .byte_chars import BYTE_TO_CHAR, CHAR_TO_BYTE, byte_chars, chars_bytes
+from .patterns import code_point_classes
 from .pretokenizers import bert_words
+from .regex_program import compile_pattern
 
 #: GPT-2's regex as HF's ``ByteLevel`` pre-tokenizer writes it (``pre_tokenizers/byte_level.rs``)
 BYTE_LEVEL_REGEX = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
 BEHAVIORS = ("removed", "isolated", "merged_with_previous", "merged_with_next", "contiguous")
+#: a ``split`` and a ``byte_level`` step in `ubpe_native._hf_pretok`'s table
+_NATIVE_SPLIT, _NATIVE_BYTE_LEVEL = 0, 1
+_DEFAULT_FLAGS = regex.compile("").flags
 _BYTES_TO_CHARS = "".join(BYTE_TO_CHAR[b] for b in range(256))
 _LEADING_SPACE = regex.compile(r"^\s+")
 _TRAILING_SPACE = regex.compile(r"\s+$")
@@ -68,8 +76,8 @@ def normalize(steps: Normalizer, text: str) -> str:
             text = text.lower()
         elif kind == "prepend":
             text = step[1] + text if text else text
-        elif kind == "replace":
-            text = step[1].sub(lambda _: step[2], text)
+        elif kind == "replace":  # content is literal: its backslashes escaped for the template
+            text = step[1].sub(step[2].replace("\\", "\\\\"), text)
         elif kind == "strip":
             if step[1]:
                 text = _LEADING_SPACE.sub("", text)
@@ -155,6 +163,43 @@ class PreTokenizer:
         self.steps = list(steps)
         self.byte_level = any(step[0] == "byte_level" for step in self.steps)
         self._byte_level_regex = regex.compile(BYTE_LEVEL_REGEX)
+
+    def native(self, end_of_word: bool = False,
+               characters: tuple[np.ndarray | None, int, bool] | None = None) -> tuple[HFPreTokenizer | None, str | None]:
+        """``(program, reason)``: these steps as `ubpe_native._hf_pretok.HFPreTokenizer`, which
+        gives a byte-level model's words (``end_of_word``: as an end-of-word model's units)
+        without the GIL, or None and why not: the kernel takes ``split`` steps whose pattern
+        the regex VM compiles and ``byte_level`` steps, with one ``byte_level`` at least. For a
+        character model (``characters``: its table of known code points or None, the code
+        point an unknown one becomes or -1, whether a run of them becomes one) there is no
+        ``byte_level`` step and the words are text, its unknown characters replaced.
+
+        >>> PreTokenizer([("split", regex.compile(r"\\p{N}"), "isolated", False), ("byte_level", False, True)]).native()[1] is None
+        True
+        >>> PreTokenizer([("bert",), ("byte_level", False, True)]).native()[1]
+        "the kernel does not run a 'bert' step"
+        """
+        rows = []
+        for step in self.steps:
+            if step[0] == "byte_level":
+                rows.append((_NATIVE_BYTE_LEVEL, int(step[1]), int(step[2]), 0))
+                continue
+            if step[0] != "split":
+                return None, f"the kernel does not run a {step[0]!r} step"
+            if step[1].flags != _DEFAULT_FLAGS:
+                return None, f"the split pattern {step[1].pattern!r} has flags"
+            compiled = compile_pattern(step[1].pattern)
+            if compiled.pattern_id is None:
+                return None, f"the regex VM does not take {step[1].pattern!r}: {compiled.reason}"
+            rows.append((_NATIVE_SPLIT, compiled.pattern_id, BEHAVIORS.index(step[2]), int(step[3])))
+        if characters is not None:
+            if self.byte_level:
+                return None, "a byte_level step in a character model"
+            known, sentinel, fuse = characters  # no byte_level step: the class table is not read
+            return HFPreTokenizer(rows, None, GPT2_SPELLING, 0, known, sentinel, fuse), None
+        if not self.byte_level:
+            return None, "no byte_level step"
+        return HFPreTokenizer(rows, code_point_classes(), GPT2_SPELLING, int(end_of_word)), None
 
     def words(self, text: str, first: bool, spell: bool = True) -> list[str]:
         """The words of one normalized segment; ``first``: the segment starts the text.
