@@ -88,8 +88,9 @@ cdef object code_point_map(object values, str name):
     if table.shape[0] == 0:
         return None
     check_length(table.shape[0], CODE_POINTS, name, "one per code point")
-    if table.min() < 0 or table.max() >= CODE_POINTS or ((table >= 0xD800) & (table < 0xE000)).any():
-        raise ValueError(f"{name} must map to code points (not surrogates) only")
+    surrogates = (table >= 0xD800) & (table < 0xE000)
+    if table.min() < 0 or table.max() >= CODE_POINTS or (surrogates & (table != np.arange(CODE_POINTS))).any():
+        raise ValueError(f"{name} must map to code points (a surrogate only to itself: UTF-8 has none)")
     return table
 
 
