@@ -267,7 +267,7 @@ def test_ids_equal_llama_cpps_on_every_text(lowercase, strip_accents, wpm, texts
 
 
 @pytest.mark.long
-@pytest.mark.parametrize("lowercase, strip_accents", WPM_OPTIONS[:1])
+@pytest.mark.parametrize("lowercase, strip_accents", WPM_OPTIONS)
 def test_ids_equal_llama_cpps_on_every_code_point(lowercase, strip_accents, wpm):
     """Every code point between letters and alone (``aXb X``), a thousand to a text: llama.cpp's
     tables (`ubpe.text.wpm_tables`) are read as it reads them."""
@@ -360,10 +360,11 @@ _DOCS = st.lists(st.one_of(st.text(alphabet=_CHARS, max_size=12), st.sampled_fro
 
 
 def _batches_agree(tok, docs: list[str], threads: int, want: list[list[int]] | None = None, **options) -> None:
-    """``encode_batch`` and ``encode_batch_to_numpy`` (the kernel) give ``want`` (default: the
-    ids of ``encode``, one by one, the Python path)."""
+    """``encode``, ``encode_batch`` and ``encode_batch_to_numpy`` (the kernel) give ``want``
+    (default: the ids of the Python path, ``_reference_encode``, one by one)."""
     if want is None:
-        want = [tok.encode(doc, **options) for doc in docs]
+        want = [tok._reference_encode(doc, **options) for doc in docs]
+    assert [tok.encode(doc, **options) for doc in docs] == want
     assert tok.encode_batch(docs, threads=threads, **options) == want
     ids, offsets = tok.encode_batch_to_numpy(docs, threads=threads, **options).best()
     assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == want
@@ -385,7 +386,7 @@ def test_the_kernel_gives_hf_ids_on_every_text(variant, texts):
 def test_the_kernel_gives_hf_ids_on_random_text(docs, threads, variant):
     reference, tok = _pair(variant)
     want = [e.ids for e in reference.encode_batch(docs, add_special_tokens=False)]
-    assert [tok.encode(doc) for doc in docs] == want
+    assert [tok._reference_encode(doc) for doc in docs] == want
     _batches_agree(tok, docs, threads, want)
 
 
@@ -410,6 +411,18 @@ def test_unknown_words_and_the_length_limit_in_the_kernel(docs, threads, max_cha
     reference, tok = _small_pair(max_chars)
     want = [e.ids for e in reference.encode_batch(docs, add_special_tokens=False)]
     _batches_agree(tok, docs, threads, want)
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_kernel_gives_hf_ids_on_every_code_point(variant):
+    """Every code point between letters and alone (``aXb X``), a thousand to a text: the
+    kernel's classes after ``BertNormalizer.rewrite`` cut as HF's whole normalizer and
+    pre-tokenizer do (CJK padding, whitespace, marks, punctuation)."""
+    reference, tok = _pair(variant)
+    units = [f"a{chr(cp)}b {chr(cp)}A" for cp in range(0x110000) if not 0xD800 <= cp < 0xE000]
+    texts = [" ".join(units[k : k + 1000]) for k in range(0, len(units), 1000)]
+    _batches_agree(tok, texts, 2, [e.ids for e in reference.encode_batch(texts, add_special_tokens=False)])
 
 
 def test_a_long_document_is_shared_among_threads_with_the_same_ids(texts):

@@ -157,7 +157,41 @@ class WordPiece(ImportedTokenizer):
         return ([self.special_ids["bos"]] if "bos" in self.special_ids else [],
                 [self.special_ids["sep"]] if "sep" in self.special_ids else [])
 
-    # -- encode_batch: the kernel, without the GIL ------------------------------------------
+    # -- the kernel: encode, encode_batch (without the GIL) ---------------------------------
+
+    def encode(self, doc: str, *, add_special: bool = False, parse_special: bool = False) -> list[int]:
+        """The model's own ids for ``doc`` (llama.cpp's ``tokenize``, HF's ``encode``): by the
+        kernel where it runs this model's pipeline and ``doc`` holds no special token, else
+        by :meth:`_reference_encode` (the same ids)."""
+        ids = self._kernel_ids(doc, parse_special)
+        if ids is None:
+            return self._reference_encode(doc, add_special=add_special, parse_special=parse_special)
+        prefix, suffix = self._special_ends(add_special)
+        return [*prefix, *ids, *suffix] if prefix or suffix else ids
+
+    def _reference_encode(self, doc: str, **options: Any) -> list[int]:
+        """``encode`` in Python (:func:`~ubpe.text.pretokenizers.wpm_words` and
+        :meth:`_word_ids`): what the kernel is tested against, and the way of a text holding
+        a special token."""
+        return ImportedTokenizer.encode(self, doc, **options)
+
+    def _kernel_ids(self, doc: Any, parse_special: bool) -> list[int] | None:
+        """``doc``'s ids from the kernel; None where the reference must encode it (no kernel
+        for this pipeline, a special token in ``doc``, or a ``doc`` that is no text)."""
+        kernel = self._kernel()
+        if kernel is None or type(doc) is not str:
+            return None
+        specials = self._batch_specials(parse_special)
+        if specials is not None and specials.search(doc) is not None:
+            return None
+        rewrite = self._rewriter()
+        text = doc if rewrite is None else rewrite(doc)
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: the reference says what is wrong
+            return None
+        return kernel.encode_texts(data, (len(text),))[0].tolist()
+
 
     def encode_batch(self, docs: Iterable[str], *, threads: int | None = None, **options: Any) -> list[list[int]]:
         """`encode` of every doc, on ``threads`` threads (default: one per core). Chunks of
@@ -224,14 +258,30 @@ class WordPiece(ImportedTokenizer):
                                -1 if self._empty_initial is None else self._empty_initial, classes, fold, lower)
 
     def _batch_specials(self, parse_special: bool) -> regex.Pattern | None:
-        """The tokens that send a document to `encode` (it cuts them out), as one pattern."""
-        table = self._special_table(parse_special)
-        return special_regex(frozenset(entry[0] for entry in table)) if table else None
+        """The tokens that send a document to :meth:`_reference_encode` (it cuts them out), as
+        one pattern (None: none)."""
+        found = self.__dict__.setdefault("_kernel_specials", {})
+        if parse_special not in found:
+            table = self._special_table(parse_special)
+            found[parse_special] = special_regex(frozenset(entry[0] for entry in table)) if table else None
+        return found[parse_special]
+
+    def _rewriter(self) -> Callable[[str], str] | None:
+        """What changes a text's characters before the kernel reads it (None: nothing;
+        llama.cpp's WPM normalizes in the kernel)."""
+        return None
 
     def _batch_text(self, docs: list[str], raw: str, lengths: np.ndarray) -> tuple[str, np.ndarray]:
-        """What the kernel reads for ``docs`` (``raw`` joined): the text itself (llama.cpp's WPM
-        normalizes in the kernel)."""
-        return raw, lengths
+        """What the kernel reads for ``docs`` (``raw``: them joined) and its documents' lengths:
+        the texts after :meth:`_rewriter`, in one call on them joined by :data:`_JOIN` (one by
+        one if a document holds it)."""
+        rewrite = self._rewriter()
+        if rewrite is None:
+            return raw, lengths
+        texts = rewrite(_JOIN.join(docs)).split(_JOIN)
+        if len(texts) != len(docs):
+            texts = list(map(rewrite, docs))
+        return "".join(texts), text_lengths(texts)
 
     # -- ubpe's encoders --------------------------------------------------------------------
 
@@ -395,16 +445,15 @@ class HFWordPiece(HFPipelineMixin, WordPiece):
     def _batch_specials(self, parse_special: bool) -> regex.Pattern | None:
         return self.pipeline.added.raw_pattern  # HF cuts added tokens out whatever parse_special says
 
-    def _batch_text(self, docs: list[str], raw: str, lengths: np.ndarray) -> tuple[str, np.ndarray]:
-        """The documents after :meth:`BertNormalizer.rewrite`, in one call on them joined by
-        :data:`_JOIN` (one by one if a document holds it)."""
-        if not self.pipeline.normalizer:
-            return raw, lengths
-        rewrite: Callable[[str], str] = self.pipeline.normalizer[0][1].rewrite
-        texts = rewrite(_JOIN.join(docs)).split(_JOIN)
-        if len(texts) != len(docs):
-            texts = list(map(rewrite, docs))
-        return "".join(texts), text_lengths(texts)
+    def _rewriter(self) -> Callable[[str], str] | None:
+        """:meth:`BertNormalizer.rewrite` (the kernel does the rest of the normalizer)."""
+        return self.pipeline.normalizer[0][1].rewrite if self.pipeline.normalizer else None
+
+    encode = WordPiece.encode
+
+    def _reference_encode(self, doc: str, **options: Any) -> list[int]:
+        """``encode`` in Python, HF's pipeline step by step (:class:`~ubpe.models.hf.HFPipelineMixin`)."""
+        return HFPipelineMixin.encode(self, doc, **options)
 
     def _encode_segment(self, segment: _Segment) -> list[int]:
         return [token for word in self._hf_words(segment) for token in self._word_ids(word)]
