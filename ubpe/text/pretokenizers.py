@@ -384,6 +384,8 @@ WORD, SPACE, ALONE, DROPPED = 0, 1, 2, 3
 CODE_POINTS = 0x110000
 #: Below this every canonical decomposition and every lowercase mapping lies (Unicode 15)
 _MAPPED_BELOW = 0x30000
+#: ``wpm_maps`` looks at the code points this many at a time (0xD800 and 0xE000 are multiples)
+_BLOCK = 64
 
 
 def _class_table(*layers: tuple[int, Iterable[tuple[int, int]]]) -> np.ndarray:
@@ -449,15 +451,22 @@ def wpm_maps(lowercase: bool, strip_accents: bool) -> tuple[np.ndarray | None, n
     """
     from .wpm_tables import LOWERCASE, NFD_FIRST
 
-    def mapped(one: Callable[[str], str], exceptions: dict[int, str], start: int) -> np.ndarray:
+    def mapped(one: Callable[[str], str], unchanged: Callable[[str], bool], exceptions: dict[int, str]) -> np.ndarray:
+        """``one`` on every code point (the identity elsewhere), looked at one by one only in
+        the blocks where ``unchanged`` does not vouch for every code point at once."""
         table = np.arange(CODE_POINTS, dtype=np.int32)
-        for cp in (*range(start, 0xD800), *range(0xE000, _MAPPED_BELOW), *exceptions):
+        for first in (*range(0, 0xD800, _BLOCK), *range(0xE000, _MAPPED_BELOW, _BLOCK)):
+            block = "".join(map(chr, range(first, first + _BLOCK)))
+            if not unchanged(block):
+                table[first : first + _BLOCK] = [ord(one(c)) for c in block]
+        for cp in exceptions:
             table[cp] = ord(one(chr(cp)))
         return table
 
     # (the functions themselves, not their small caches, which every code point would flush)
-    return (mapped(_first_of_nfd.__wrapped__, NFD_FIRST, 0x80) if strip_accents else None,
-            mapped(_simple_lower.__wrapped__, LOWERCASE, 0) if lowercase else None)
+    return (mapped(_first_of_nfd.__wrapped__, functools.partial(unicodedata.is_normalized, "NFD"), NFD_FIRST)
+            if strip_accents else None,
+            mapped(_simple_lower.__wrapped__, lambda block: block.lower() == block, LOWERCASE) if lowercase else None)
 
 
 def wpm_words(text: str, lowercase: bool = True, strip_accents: bool = True) -> list[str]:
