@@ -41,7 +41,7 @@ from ubpe_native._wordpiece import WordPieceKernel
 
 from ..errors import ModelFormatError
 from ..text.normalizers import BertNormalizer
-from ..text.pretokenizers import bert_classes, wpm_classes, wpm_maps, wpm_words
+from ..text.pretokenizers import bert_classes, bert_lower_map, wpm_classes, wpm_maps, wpm_words
 from ..text.specials import special_regex
 from ..vocabulary import ID_DTYPE, Vocabulary
 from .chunks import FlatIds, cuttable_unless, docs_matching, encode_chunk, flat_ids, framed, id_lists, run_flat_chunks, \
@@ -440,7 +440,8 @@ class HFWordPiece(HFPipelineMixin, WordPiece):
             return None
         normalizer = steps[0][1] if steps else None
         return self._kernel_on(bert_classes(bool(normalizer and normalizer.handle_chinese_chars),
-                                            bool(normalizer and normalizer.strip_accents)))
+                                            bool(normalizer and normalizer.strip_accents)),
+                               lower=bert_lower_map() if normalizer and normalizer.lowercase else None)
 
     def _batch_specials(self, parse_special: bool) -> regex.Pattern | None:
         return self.pipeline.added.raw_pattern  # HF cuts added tokens out whatever parse_special says

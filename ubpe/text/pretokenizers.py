@@ -421,6 +421,23 @@ def bert_classes(handle_chinese_chars: bool, strip_accents: bool) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=None)
+def bert_lower_map() -> np.ndarray:
+    """The kernel's ``lower`` map behind ``BertNormalizer.rewrite`` with ``lowercase``: the
+    letters that HF lowercases and Python's older Unicode does not
+    (:data:`~ubpe.text.bert_tables.LOWERCASE`), every other code point itself.
+
+    >>> chr(bert_lower_map()[0x1C89]), chr(bert_lower_map()[ord("A")])
+    ('\u1c8a', 'A')
+    """
+    from .bert_tables import LOWERCASE
+
+    table = np.arange(CODE_POINTS, dtype=np.int32)
+    for cp, text in LOWERCASE.items():
+        table[cp] = ord(text)
+    return table
+
+
+@functools.lru_cache(maxsize=None)
 def wpm_classes(strip_accents: bool) -> np.ndarray:
     """The kernel's classes for llama.cpp's WPM preprocessing (:func:`wpm_words`), read on a
     code point after its ``fold`` (:func:`wpm_maps`): punctuation, ASCII symbols and CJK
