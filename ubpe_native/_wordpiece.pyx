@@ -145,31 +145,43 @@ cdef class WordPieceKernel:
             map_view = self.lower
             self.lower_of = &map_view[0]
         self.unk, self.max_chars, self.empty_initial = unk, max_chars, empty_initial
-        self.trie = FlatMap(sum(map(len, initial)) + sum(map(len, continuation)))
+        self.trie = FlatMap(sum(map(len, initial)) + sum(map(len, continuation)))  # at most a node per byte
         self.initial_end.assign(1, NO_PIECE)
         self.continuation_end.assign(1, NO_PIECE)
-        cdef Py_ssize_t k
-        for k in range(len(initial)):
-            self._insert(initial[k], initial_view[k], self.initial_end)
-        for k in range(len(continuation)):
-            self._insert(continuation[k], continuation_view[k], self.continuation_end)
+        self._insert_all(initial, initial_view, self.initial_end)
+        self._insert_all(continuation, continuation_view, self.continuation_end)
 
-    cdef int _insert(self, const uint8_t[::1] text, id_t token, vector[id_t]& ends) except -1:
-        """Adds ``text`` (valid UTF-8) as a piece of ``token`` to the trie; ``ends`` marks it."""
-        check_utf8(text)
-        cdef Py_ssize_t i
-        cdef int64_t node = 0
+    cdef int _insert_all(self, list pieces, const id_t[::1] tokens, vector[id_t]& ends) except -1:
+        """Adds the UTF-8 ``pieces`` (each checked whole) of ``tokens`` to the trie; ``ends``
+        marks where each ends. One blob, one check: a piece is well-formed if the blob is and
+        no piece starts with a continuation byte (nor the next one: then it ends whole)."""
+        for piece in pieces:
+            if not isinstance(piece, bytes):
+                raise TypeError(f"pieces must be bytes, not {type(piece).__name__}")
+        cdef bytes joined = b"".join(pieces)
+        cdef const uint8_t[::1] blob = joined
+        check_utf8(blob)
+        starts = np.zeros(len(pieces) + 1, dtype=np.int64)
+        np.cumsum([len(piece) for piece in pieces], out=starts[1:])
+        cdef const int64_t[::1] at = starts
+        cdef Py_ssize_t k, i
+        for k in range(len(pieces)):
+            if at[k] < blob.shape[0] and (blob[at[k]] & 0xC0) == 0x80:
+                raise ValueError(f"piece {k} is not well-formed UTF-8 (it starts inside a character)")
+        cdef int64_t node
         cdef int64_t* slot
-        if text.shape[0] == 0:
-            return 0  # an empty piece covers nothing: never matched
-        for i in range(text.shape[0]):
-            slot = self.trie.slot(child_key(node, text[i]))
-            if slot[0] == 0:
-                slot[0] = <int64_t>self.initial_end.size()
-                self.initial_end.push_back(NO_PIECE)
-                self.continuation_end.push_back(NO_PIECE)
-            node = slot[0]
-        ends[node] = token
+        for k in range(len(pieces)):
+            if at[k + 1] == at[k]:
+                continue  # an empty piece covers nothing: never matched
+            node = 0
+            for i in range(at[k], at[k + 1]):
+                slot = self.trie.slot(child_key(node, blob[i]))
+                if slot[0] == 0:
+                    slot[0] = <int64_t>self.initial_end.size()
+                    self.initial_end.push_back(NO_PIECE)
+                    self.continuation_end.push_back(NO_PIECE)
+                node = slot[0]
+            ends[node] = tokens[k]
         return 0
 
     def encode_texts(self, const uint8_t[::1] data not None, char_lengths, skip=None):
