@@ -91,6 +91,8 @@ HOSTILE = {
     "class past the last": (dict(classes=np.full(CODE_POINTS, 9, np.uint8)), ValueError),
     "classes of floats": (dict(classes=np.zeros(CODE_POINTS)), TypeError),
     "piece not UTF-8": (dict(initial=[b"\xff"]), ValueError),
+    "pieces that split a character": (dict(initial=[b"\xc3", b"\xa9"], initial_ids=[1, 2]), ValueError),
+    "a piece cut short after an empty one": (dict(initial=[b"\xc3", b"", b"\xa9"], initial_ids=[1, 2, 3]), ValueError),
     "piece not bytes": (dict(initial=[5]), TypeError),
     "pieces None": (dict(initial=None), TypeError),
     "fold short": (dict(fold=np.arange(5, dtype=np.int32)), ValueError),
