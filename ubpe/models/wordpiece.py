@@ -16,7 +16,11 @@ two systems spell the pieces differently and are read as they are:
   spaces before punctuation as ``llama_detokenize`` does.
 
 Both become one table of word-initial pieces and one of continuation pieces, keyed by the
-text they cover (:class:`WordPiece`). ubpe's encoders run on a vocabulary over *two* base
+text they cover (:class:`WordPiece`). ``encode`` and ``encode_batch`` run in the kernel
+`ubpe_native._wordpiece` (words cut by a class per code point, the greedy match in a byte
+trie; ``encode_batch`` a chunk of documents per call on every core, without the GIL); the
+Python path (:meth:`WordPiece._reference_encode`) takes a text holding a special token, and is
+what the kernel is tested against. ubpe's encoders run on a vocabulary over *two* base
 symbols per character, its word-initial and its continuation form, so that every
 segmentation they choose is a WordPiece one (a token ``play`` is the initial ``p`` then the
 continuation ``l a y``).
@@ -40,7 +44,6 @@ import regex
 from ubpe_native._wordpiece import WordPieceKernel
 
 from ..errors import ModelFormatError
-from ..text.normalizers import BertNormalizer
 from ..text.pretokenizers import bert_classes, bert_lower_map, wpm_classes, wpm_maps, wpm_words
 from ..text.specials import special_regex
 from ..vocabulary import ID_DTYPE, Vocabulary
@@ -191,7 +194,6 @@ class WordPiece(ImportedTokenizer):
         except UnicodeEncodeError:  # a lone surrogate: the reference says what is wrong
             return None
         return kernel.encode_texts(data, (len(text),))[0].tolist()
-
 
     def encode_batch(self, docs: Iterable[str], *, threads: int | None = None, **options: Any) -> list[list[int]]:
         """`encode` of every doc, on ``threads`` threads (default: one per core). Chunks of
@@ -436,7 +438,7 @@ class HFWordPiece(HFPipelineMixin, WordPiece):
         text is not normalized all the way: :meth:`BertNormalizer.rewrite`). None otherwise."""
         steps, pre = self.pipeline.normalizer, self.pipeline.pre.steps
         if pre != [("bert",)] or any(t.normalized for t in self.pipeline.added.tokens) \
-                or not (steps == [] or (len(steps) == 1 and isinstance(steps[0][1], BertNormalizer))):
+                or not (steps == [] or (len(steps) == 1 and steps[0][0] == "bert")):
             return None
         normalizer = steps[0][1] if steps else None
         return self._kernel_on(bert_classes(bool(normalizer and normalizer.handle_chinese_chars),
