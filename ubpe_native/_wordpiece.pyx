@@ -146,8 +146,10 @@ cdef class WordPieceKernel:
             self.lower_of = &map_view[0]
         self.unk, self.max_chars, self.empty_initial = unk, max_chars, empty_initial
         self.trie = FlatMap(sum(map(len, initial)) + sum(map(len, continuation)))  # at most a node per byte
-        self.initial_end.assign(1, NO_PIECE)
-        self.continuation_end.assign(1, NO_PIECE)
+        self.initial_end.clear()
+        self.initial_end.resize(1, NO_PIECE)
+        self.continuation_end.clear()
+        self.continuation_end.resize(1, NO_PIECE)
         self._insert_all(initial, initial_view, self.initial_end)
         self._insert_all(continuation, continuation_view, self.continuation_end)
 
