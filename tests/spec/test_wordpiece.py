@@ -267,7 +267,7 @@ def test_ids_equal_llama_cpps_on_every_text(lowercase, strip_accents, wpm, texts
 
 
 @pytest.mark.long
-@pytest.mark.parametrize("lowercase, strip_accents", WPM_OPTIONS[:1])
+@pytest.mark.parametrize("lowercase, strip_accents", WPM_OPTIONS)
 def test_ids_equal_llama_cpps_on_every_code_point(lowercase, strip_accents, wpm):
     """Every code point between letters and alone (``aXb X``), a thousand to a text: llama.cpp's
     tables (`ubpe.text.wpm_tables`) are read as it reads them."""
@@ -343,3 +343,149 @@ def test_the_cli_takes_both(tmp_path, capsys):
         assert "wordpiece" in inspected.lower() or tok.variant == "gguf:bert"
         assert main(["view", path, "--no-color", "--text", "Hello world"]) == 0
         assert capsys.readouterr().out.strip().replace("|", "") == "hello world"
+
+
+# -- encode_batch on every core: the kernel (ubpe_native._wordpiece) -------------------------------
+
+#: the characters where BERT's pipeline does something: letters of both cases, accents (whole
+#: and as marks), whitespace of every kind, punctuation and symbols, CJK (and a compatibility
+#: ideograph), control and format characters, code points no token has, a final sigma, the
+#: dotted capital I, noncharacters (U+FFFF joins a chunk's documents for the normalizer)
+_CHARS = ("aAbzZ09 éÉñüİΣσς\u0301\u0316\u0345\t\n\r\x0b\x0c\x85\u00a0\u2000\u3000"
+          ",.!?$#'-_~^`|中文字\uf900\u1fef\u2260\x00\x01\x7f\u200b\u00ad\ufffd\ufeff\uffff"
+          "\U0001f999\u0378\U000e0100\U00011938")
+_DOCS = st.lists(st.one_of(st.text(alphabet=_CHARS, max_size=12), st.sampled_from(
+    ["[SEP]", "[CLS]", "[MASK]", " ", "unaffable", "playing", "a" * 101, "ab" * 51, "\u00e9" * 100])),
+    max_size=6).map("".join)
+
+
+def _batches_agree(tok, docs: list[str], threads: int, want: list[list[int]] | None = None, **options) -> None:
+    """``encode``, ``encode_batch`` and ``encode_batch_to_numpy`` (the kernel) give ``want``
+    (default: the ids of the Python path, ``_reference_encode``, one by one)."""
+    if want is None:
+        want = [tok._reference_encode(doc, **options) for doc in docs]
+    assert [tok.encode(doc, **options) for doc in docs] == want
+    assert tok.encode_batch(docs, threads=threads, **options) == want
+    ids, offsets = tok.encode_batch_to_numpy(docs, threads=threads, **options).best()
+    assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == want
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_kernel_gives_hf_ids_on_every_text(variant, texts):
+    reference, tok = _pair(variant)
+    assert tok._kernel() is not None
+    want = [e.ids for e in reference.encode_batch(texts, add_special_tokens=False)]
+    for threads in (1, 3):
+        _batches_agree(tok, texts, threads, want)
+    framed = [e.ids for e in reference.encode_batch(texts[::5])]
+    _batches_agree(tok, texts[::5], 4, framed, add_special=True)
+
+
+@settings(max_examples=80, deadline=None)
+@given(docs=st.lists(_DOCS, max_size=8), threads=st.integers(1, 4), variant=st.sampled_from(list(VARIANTS)))
+def test_the_kernel_gives_hf_ids_on_random_text(docs, threads, variant):
+    reference, tok = _pair(variant)
+    want = [e.ids for e in reference.encode_batch(docs, add_special_tokens=False)]
+    assert [tok._reference_encode(doc) for doc in docs] == want
+    _batches_agree(tok, docs, threads, want)
+
+
+@functools.lru_cache(maxsize=None)
+def _small_pair(max_chars: int):
+    """A tiny WordPiece model (most words unknown; a small ``max_input_chars_per_word``) in
+    BERT's pipeline, built by ``tokenizers``, and ubpe's reading of it."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
+
+    pieces = ["[UNK]", "a", "b", "ab", "abb", "##a", "##b", "##ab", "##bb", "e", "##e", "中", ",", "##z", "z"]
+    reference = Tokenizer(models.WordPiece({p: i for i, p in enumerate(pieces)}, unk_token="[UNK]",
+                                           max_input_chars_per_word=max_chars))
+    reference.normalizer = normalizers.BertNormalizer()
+    reference.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    return reference, hf_import.from_json(reference.to_str())
+
+
+@settings(max_examples=80, deadline=None)
+@given(docs=st.lists(st.text(alphabet="abAB\u00e9ez\u0301 ,.中x", max_size=30), max_size=6),
+       threads=st.integers(1, 4), max_chars=st.sampled_from([1, 3, 5, 100]))
+def test_unknown_words_and_the_length_limit_in_the_kernel(docs, threads, max_chars):
+    reference, tok = _small_pair(max_chars)
+    want = [e.ids for e in reference.encode_batch(docs, add_special_tokens=False)]
+    _batches_agree(tok, docs, threads, want)
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_kernel_gives_hf_ids_on_every_code_point(variant):
+    """Every code point between letters and alone (``aXb X``), a thousand to a text: the
+    kernel's classes after ``BertNormalizer.rewrite`` cut as HF's whole normalizer and
+    pre-tokenizer do (CJK padding, whitespace, marks, punctuation)."""
+    reference, tok = _pair(variant)
+    units = [f"a{chr(cp)}b {chr(cp)}A" for cp in range(0x110000) if not 0xD800 <= cp < 0xE000]
+    texts = [" ".join(units[k : k + 1000]) for k in range(0, len(units), 1000)]
+    _batches_agree(tok, texts, 2, [e.ids for e in reference.encode_batch(texts, add_special_tokens=False)])
+
+
+def test_a_long_document_is_shared_among_threads_with_the_same_ids(texts):
+    reference, tok = _pair("uncased")
+    long_doc = " ".join(texts * 2)
+    docs = [long_doc, "[CLS] x " + long_doc[:20000], texts[3]]
+    assert len(long_doc) > 100_000
+    want = [e.ids for e in reference.encode_batch(docs, add_special_tokens=False)]
+    _batches_agree(tok, docs, 2, want)
+
+
+def test_bad_documents_raise_what_encode_raises():
+    _, tok = _pair("uncased")
+    for bad in (3, None, b"bytes", "lone \ud800 surrogate"):
+        with pytest.raises(Exception) as one:
+            tok.encode(bad)
+        for batch in (tok.encode_batch, tok.encode_batch_to_numpy):
+            with pytest.raises(type(one.value)):
+                batch(["fine", bad], threads=2)
+    with pytest.raises(InvalidParameterError):
+        tok.encode_batch(["fine"], threads=0)
+
+
+def test_a_pipeline_the_kernel_does_not_run_goes_the_python_way(texts):
+    """A normalizer step other than BERT's, or an added token matched in the normalized text:
+    no kernel, the same ids."""
+    from tokenizers import AddedToken, normalizers
+
+    for change in ("normalizer", "added", "lowercase"):
+        reference = hf_builders.bert()
+        if change == "normalizer":
+            reference.normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.BertNormalizer()])
+        elif change == "lowercase":
+            reference.normalizer = normalizers.Lowercase()
+        else:
+            reference.add_tokens([AddedToken("hello world", normalized=True)])
+        tok = hf_import.from_json(reference.to_str())
+        assert tok._kernel() is None
+        docs = texts[:200] + ["Hello World, hello world"]
+        _batches_agree(tok, docs, 2)
+        if change != "lowercase":  # (Python's str.lower is not Rust's on every text)
+            assert tok.encode_batch(docs) == [e.ids for e in reference.encode_batch(docs, add_special_tokens=False)]
+
+
+@pytest.mark.parametrize("lowercase, strip_accents", WPM_OPTIONS)
+def test_the_kernel_gives_the_wpm_ids_on_every_text(lowercase, strip_accents, texts):
+    tok = _wpm_model(lowercase, strip_accents)
+    assert tok._kernel() is not None
+    _batches_agree(tok, texts, 2)
+    _batches_agree(tok, texts[::9], 3, add_special=True, parse_special=True)
+
+
+def test_the_kernel_gives_llama_cpps_expected_ids():
+    tok = _gguf()
+    cases = gguf_io.read_vocab_tests(vocab_path("bert-bge"))
+    _batches_agree(tok, [text for text, _ in cases], 2, [ids for _, ids in cases])
+
+
+@settings(max_examples=60, deadline=None)
+@given(docs=st.lists(_DOCS, max_size=8), threads=st.integers(1, 4), options=st.sampled_from(WPM_OPTIONS),
+       parse_special=st.booleans())
+def test_the_kernel_gives_the_wpm_ids_on_random_text(docs, threads, options, parse_special):
+    _batches_agree(_cached_wpm_model(*options), docs, threads, parse_special=parse_special)
+
+
+_cached_wpm_model = functools.lru_cache(maxsize=None)(_wpm_model)

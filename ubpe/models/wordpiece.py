@@ -16,7 +16,11 @@ two systems spell the pieces differently and are read as they are:
   spaces before punctuation as ``llama_detokenize`` does.
 
 Both become one table of word-initial pieces and one of continuation pieces, keyed by the
-text they cover (:class:`WordPiece`). ubpe's encoders run on a vocabulary over *two* base
+text they cover (:class:`WordPiece`). ``encode`` and ``encode_batch`` run in the kernel
+`ubpe_native._wordpiece` (words cut by a class per code point, the greedy match in a byte
+trie; ``encode_batch`` a chunk of documents per call on every core, without the GIL); the
+Python path (:meth:`WordPiece._reference_encode`) takes a text holding a special token, and is
+what the kernel is tested against. ubpe's encoders run on a vocabulary over *two* base
 symbols per character, its word-initial and its continuation form, so that every
 segmentation they choose is a WordPiece one (a token ``play`` is the initial ``p`` then the
 continuation ``l a y``).
@@ -31,16 +35,22 @@ continuation ``l a y``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
+import regex
+
+from ubpe_native._wordpiece import WordPieceKernel
 
 from ..errors import ModelFormatError
-from ..text.pretokenizers import wpm_words
+from ..text.pretokenizers import bert_classes, bert_lower_map, wpm_classes, wpm_maps, wpm_words
+from ..text.specials import special_regex
 from ..vocabulary import ID_DTYPE, Vocabulary
+from .chunks import FlatIds, cuttable_unless, docs_matching, encode_chunk, flat_ids, framed, id_lists, run_flat_chunks, \
+    text_lengths
 from .hf import HFPipeline, HFPipelineMixin, _Segment, _texts_and_types
-from .imported import NORMAL, USER_DEFINED, ImportedTokenizer
+from .imported import NORMAL, USER_DEFINED, ImportedTokenizer, batch_workers
 
 SPACE = "▁"
 #: HF's defaults (``models/wordpiece/mod.rs``)
@@ -48,6 +58,9 @@ DEFAULT_PREFIX, DEFAULT_MAX_CHARS = "##", 100
 #: llama.cpp's default special ids for the ``bert`` type (``llama_vocab::impl::load``)
 LLAMA_CPP_SPECIALS = {"bos": 101, "unk": 100, "sep": 102, "pad": 0, "mask": 103}
 _CACHED_WORDS = 1 << 16
+#: Joins the documents of a chunk for one normalizer call: no step of a ``BertNormalizer``
+#: touches it (a noncharacter: no class, no decomposition, no case)
+_JOIN = "\uffff"
 
 
 class WordPiece(ImportedTokenizer):
@@ -146,6 +159,131 @@ class WordPiece(ImportedTokenizer):
             return [], []
         return ([self.special_ids["bos"]] if "bos" in self.special_ids else [],
                 [self.special_ids["sep"]] if "sep" in self.special_ids else [])
+
+    # -- the kernel: encode, encode_batch (without the GIL) ---------------------------------
+
+    def encode(self, doc: str, *, add_special: bool = False, parse_special: bool = False) -> list[int]:
+        """The model's own ids for ``doc`` (llama.cpp's ``tokenize``, HF's ``encode``): by the
+        kernel where it runs this model's pipeline and ``doc`` holds no special token, else
+        by :meth:`_reference_encode` (the same ids)."""
+        ids = self._kernel_ids(doc, parse_special)
+        if ids is None:
+            return self._reference_encode(doc, add_special=add_special, parse_special=parse_special)
+        prefix, suffix = self._special_ends(add_special)
+        return [*prefix, *ids, *suffix] if prefix or suffix else ids
+
+    def _reference_encode(self, doc: str, **options: Any) -> list[int]:
+        """``encode`` in Python (:func:`~ubpe.text.pretokenizers.wpm_words` and
+        :meth:`_word_ids`): what the kernel is tested against, and the way of a text holding
+        a special token."""
+        return ImportedTokenizer.encode(self, doc, **options)
+
+    def _kernel_ids(self, doc: Any, parse_special: bool) -> list[int] | None:
+        """``doc``'s ids from the kernel; None where the reference must encode it (no kernel
+        for this pipeline, a special token in ``doc``, or a ``doc`` that is no text)."""
+        kernel = self._kernel()
+        if kernel is None or type(doc) is not str:
+            return None
+        specials = self._batch_specials(parse_special)
+        if specials is not None and specials.search(doc) is not None:
+            return None
+        rewrite = self._rewriter()
+        text = doc if rewrite is None else rewrite(doc)
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: the reference says what is wrong
+            return None
+        return kernel.encode_texts(data, (len(text),))[0].tolist()
+
+    def encode_batch(self, docs: Iterable[str], *, threads: int | None = None, **options: Any) -> list[list[int]]:
+        """`encode` of every doc, on ``threads`` threads (default: one per core). Chunks of
+        documents are cut into words and encoded by `ubpe_native._wordpiece` in one call each,
+        without the GIL (:mod:`ubpe.models.chunks`); a document holding a special token goes
+        through `encode`. Same ids as one by one.
+
+        >>> tok = WordPiece(["[UNK]", "▁play", "ing", "▁a"], specials={"unk": 0})
+        >>> tok.encode_batch(["Playing a", "", "x"])
+        [[1, 2, 3], [], [0]]
+        """
+        return id_lists(*self._flat_batch(docs, threads, **options))
+
+    def _flat_batch(self, docs: Iterable[str], threads: int | None, **options: Any) -> FlatIds:
+        """:meth:`encode_batch`'s ids as flat arrays (``encode_batch_to_numpy``'s): the kernel's
+        as they are, the documents it leaves out spliced in."""
+        docs = list(docs)
+        workers = batch_workers(threads)
+        kernel = self._kernel()
+        try:
+            lengths = text_lengths(docs)
+        except TypeError:  # a doc that is no str: encode says so
+            lengths = None
+        if kernel is None or lengths is None or not set(options) <= {"add_special", "parse_special"}:
+            return flat_ids(ImportedTokenizer.encode_batch(self, docs, threads=workers, **options))
+        parse_special = bool(options.get("parse_special", False))
+        specials = self._batch_specials(parse_special)
+
+        def prepare(chunk: list[str], sizes: np.ndarray) -> tuple[str, np.ndarray, np.ndarray | None]:
+            raw = "".join(chunk)
+            skip = docs_matching(specials, raw, sizes)
+            return (*self._batch_text(chunk, raw, sizes), skip)
+
+        def encode(data: bytes, sizes: np.ndarray, skip: np.ndarray | None) -> tuple[np.ndarray, ...]:
+            return (*kernel.encode_texts(data, sizes, skip), skip)
+
+        ids, offsets = run_flat_chunks(docs, lengths, workers, lambda chunk, sizes: encode_chunk(
+            chunk, sizes, prepare, encode, lambda doc: self.encode(doc, parse_special=parse_special)),
+            cuttable_unless(specials))
+        return framed(ids, offsets, *self._special_ends(bool(options.get("add_special", False))))
+
+    def _kernel(self) -> WordPieceKernel | None:
+        """The kernel that cuts and encodes this model's texts (built on first use), or None if
+        its text pipeline is not one the kernel runs."""
+        kernel = self.__dict__.get("_wordpiece_kernel", False)
+        if kernel is False:
+            kernel = self._build_kernel()
+            self._wordpiece_kernel = kernel
+        return kernel
+
+    def _build_kernel(self) -> WordPieceKernel | None:
+        """llama.cpp's WPM: its classes, the first of every NFD (``strip_accents``), the simple
+        lowercase (``lowercase``)."""
+        return self._kernel_on(wpm_classes(self.strip_accents), *wpm_maps(self.lowercase, self.strip_accents))
+
+    def _kernel_on(self, classes: np.ndarray, fold: np.ndarray | None = None,
+                   lower: np.ndarray | None = None) -> WordPieceKernel:
+        def utf8(table: dict[str, int]) -> tuple[list[bytes], list[int]]:
+            return [t.encode("utf-8", "surrogatepass") for t in table], list(table.values())
+
+        limit = self.max_input_chars_per_word
+        return WordPieceKernel(*utf8(self._initial), *utf8(self._continuation), self._unk,
+                               -1 if limit is None else limit,
+                               -1 if self._empty_initial is None else self._empty_initial, classes, fold, lower)
+
+    def _batch_specials(self, parse_special: bool) -> regex.Pattern | None:
+        """The tokens that send a document to :meth:`_reference_encode` (it cuts them out), as
+        one pattern (None: none)."""
+        found = self.__dict__.setdefault("_kernel_specials", {})
+        if parse_special not in found:
+            table = self._special_table(parse_special)
+            found[parse_special] = special_regex(frozenset(entry[0] for entry in table)) if table else None
+        return found[parse_special]
+
+    def _rewriter(self) -> Callable[[str], str] | None:
+        """What changes a text's characters before the kernel reads it (None: nothing;
+        llama.cpp's WPM normalizes in the kernel)."""
+        return None
+
+    def _batch_text(self, docs: list[str], raw: str, lengths: np.ndarray) -> tuple[str, np.ndarray]:
+        """What the kernel reads for ``docs`` (``raw``: them joined) and its documents' lengths:
+        the texts after :meth:`_rewriter`, in one call on them joined by :data:`_JOIN` (one by
+        one if a document holds it)."""
+        rewrite = self._rewriter()
+        if rewrite is None:
+            return raw, lengths
+        texts = rewrite(_JOIN.join(docs)).split(_JOIN)
+        if len(texts) != len(docs):
+            texts = list(map(rewrite, docs))
+        return "".join(texts), text_lengths(texts)
 
     # -- ubpe's encoders --------------------------------------------------------------------
 
@@ -293,6 +431,32 @@ class HFWordPiece(HFPipelineMixin, WordPiece):
         continuation = {t[len(prefix):]: i for t, i in vocab.items() if t.startswith(prefix)} if prefix else dict(vocab)
         self._setup_matching(initial, continuation, max_input_chars_per_word, where)
         self._empty_initial = None  # HF's first piece covers a character at least
+
+    def _build_kernel(self) -> WordPieceKernel | None:
+        """The kernel for the usual BERT pipeline: a ``BertNormalizer`` (or none) and the
+        ``BertPreTokenizer``, no added token matched in the normalized text (the kernel's
+        text is not normalized all the way: :meth:`BertNormalizer.rewrite`). None otherwise."""
+        steps, pre = self.pipeline.normalizer, self.pipeline.pre.steps
+        if pre != [("bert",)] or any(t.normalized for t in self.pipeline.added.tokens) \
+                or not (steps == [] or (len(steps) == 1 and steps[0][0] == "bert")):
+            return None
+        normalizer = steps[0][1] if steps else None
+        return self._kernel_on(bert_classes(bool(normalizer and normalizer.handle_chinese_chars),
+                                            bool(normalizer and normalizer.strip_accents)),
+                               lower=bert_lower_map() if normalizer and normalizer.lowercase else None)
+
+    def _batch_specials(self, parse_special: bool) -> regex.Pattern | None:
+        return self.pipeline.added.raw_pattern  # HF cuts added tokens out whatever parse_special says
+
+    def _rewriter(self) -> Callable[[str], str] | None:
+        """:meth:`BertNormalizer.rewrite` (the kernel does the rest of the normalizer)."""
+        return self.pipeline.normalizer[0][1].rewrite if self.pipeline.normalizer else None
+
+    encode = WordPiece.encode
+
+    def _reference_encode(self, doc: str, **options: Any) -> list[int]:
+        """``encode`` in Python, HF's pipeline step by step (:class:`~ubpe.models.hf.HFPipelineMixin`)."""
+        return HFPipelineMixin.encode(self, doc, **options)
 
     def _encode_segment(self, segment: _Segment) -> list[int]:
         return [token for word in self._hf_words(segment) for token in self._word_ids(word)]

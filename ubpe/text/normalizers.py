@@ -263,6 +263,8 @@ class BertNormalizer:
         self._nfd_kept = regex.compile(f"([{char_class(tables.NFD_KEPT)}])") if tables.NFD_KEPT else None
         self._lower = str.maketrans({chr(cp): out for cp, out in tables.LOWERCASE.items()})
         self._lower_from = regex.compile("[" + "".join(map(chr, tables.LOWERCASE)) + "]") if tables.LOWERCASE else None
+        # the stdlib's engine: several times faster than `regex` on a class of many ranges
+        self._removed = re.compile(f"[{char_class(tables.OTHER)}]+")
 
     def __call__(self, text: str) -> str:
         if self.clean_text:
@@ -273,6 +275,29 @@ class BertNormalizer:
             text = self._marks.sub("", self._nfd(text))
         if self.lowercase:
             text = self._lowered(text)
+        return text
+
+    def rewrite(self, text: str) -> str:
+        """The steps that change characters: ``clean_text``'s removals, ``strip_accents``'s
+        NFD and ``lowercase`` (but for the few letters that Python's Unicode does not
+        lowercase and HF's does: :data:`~ubpe.text.bert_tables.LOWERCASE`, the kernel's
+        ``lower`` map, :func:`~ubpe.text.pretokenizers.bert_lower_map`). The rest -
+        whitespace written as a space, spaces around CJK ideographs, nonspacing marks
+        removed - only decide where the pre-tokenizer cuts, and the WordPiece kernel does
+        them by its classes (:func:`~ubpe.text.pretokenizers.bert_classes`): BERT's
+        pre-tokenizer then cuts ``rewrite(text)`` by them as it cuts ``self(text)``. Every step
+        is character by character, so texts joined by a character none of them touches
+        (U+FFFF) come out joined by it.
+
+        >>> BertNormalizer().rewrite("Héllo\\u00a0WORLD\\x00中文")
+        'he\u0301llo\\xa0world中文'
+        """
+        if self.clean_text:
+            text = self._removed.sub("", text)
+        if self.strip_accents and not text.isascii():
+            text = self._nfd(text)
+        if self.lowercase:  # (as _lowered, without its newer letters)
+            text = text.lower() if text.isascii() else text.replace("\u03a3", "\u03c3").lower()
         return text
 
     def _nfd(self, text: str) -> str:

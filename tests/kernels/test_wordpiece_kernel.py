@@ -1,0 +1,124 @@
+"""`ubpe_native._wordpiece`: the greedy longest match against a readable reference (hypothesis
+over small random vocabularies), and every ``def`` entry called with hostile arguments (each a
+clear ValueError or TypeError, never a crash)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ubpe_native._wordpiece import WordPieceKernel
+
+CODE_POINTS = 0x110000
+SPACE, ALONE = 1, 2
+UNK = 0
+
+
+def _classes() -> np.ndarray:
+    table = np.zeros(CODE_POINTS, np.uint8)
+    table[ord(" ")] = SPACE
+    table[ord(",")] = ALONE
+    return table
+
+
+def _kernel(initial: dict[str, int], continuation: dict[str, int], max_chars: int = -1,
+            empty_initial: int = -1, **changes) -> WordPieceKernel:
+    args = dict(initial=[t.encode() for t in initial], initial_ids=list(initial.values()),
+                continuation=[t.encode() for t in continuation], continuation_ids=list(continuation.values()),
+                unk=UNK, max_chars=max_chars, empty_initial=empty_initial, classes=_classes())
+    args.update(changes)
+    return WordPieceKernel(*args.values())
+
+
+def reference(word: str, initial: dict[str, int], continuation: dict[str, int], max_chars: int,
+              empty_initial: int) -> list[int]:
+    """WordPiece as HF's ``WordPiece::tokenize`` reads: from each start the longest piece of
+    the table (initial at the word's start, continuation after), or the unknown token, whole."""
+    if 0 <= max_chars < len(word):
+        return [UNK]
+    out, start, table = [], 0, initial
+    while start < len(word):
+        end = next((end for end in range(len(word), start, -1) if word[start:end] in table), None)
+        if end is None:
+            if table is initial and empty_initial >= 0:
+                out.append(empty_initial)
+                table = continuation
+                continue
+            return [UNK]
+        out.append(table[word[start:end]])
+        start, table = end, continuation
+    return out
+
+
+_PIECES = st.text(alphabet="abé中", min_size=1, max_size=3)
+
+
+@settings(max_examples=150, deadline=None)
+@given(initial=st.lists(_PIECES, max_size=8), continuation=st.lists(_PIECES, max_size=8),
+       words=st.lists(st.text(alphabet="abé中", min_size=1, max_size=8), max_size=6),
+       max_chars=st.integers(-1, 6), empty=st.booleans())
+def test_the_greedy_match_is_the_references(initial, continuation, words, max_chars, empty):
+    first = {text: 1 + k for k, text in enumerate(initial)}
+    rest = {text: 100 + k for k, text in enumerate(continuation)}
+    empty_initial = 99 if empty else -1
+    kernel = _kernel(first, rest, max_chars, empty_initial)
+    want = [token for word in words for token in reference(word, first, rest, max_chars, empty_initial)]
+    assert kernel.encode_words(words).tolist() == want
+    # the same words as documents: spaces and "," cut them, every document apart
+    ids, offsets = kernel.encode_texts(" ".join(words).encode(), [len(" ".join(words))])
+    assert ids.tolist() == want and offsets.tolist() == [0, len(want)]
+
+
+def test_a_word_of_its_own_and_the_documents_offsets():
+    kernel = _kernel({"ab": 1, ",": 2}, {"b": 3})
+    ids, offsets = kernel.encode_texts("ab,abb  ,x".encode(), [3, 0, 7], skip=[0, 0, 0])
+    assert ids.tolist() == [1, 2, 1, 3, 2, UNK] and offsets.tolist() == [0, 2, 2, 6]
+    ids, offsets = kernel.encode_texts(b"ab,ab", [2, 3], skip=np.array([1, 0], np.uint8))
+    assert ids.tolist() == [2, 1] and offsets.tolist() == [0, 0, 2]
+
+
+GOOD = dict(initial=[b"a"], initial_ids=[1], continuation=[b"b"], continuation_ids=[2], unk=0, max_chars=-1,
+            empty_initial=-1, classes=np.zeros(CODE_POINTS, np.uint8))
+HOSTILE = {
+    "ids short": (dict(initial_ids=[]), ValueError),
+    "negative id": (dict(continuation_ids=[-1]), ValueError),
+    "id past int32": (dict(initial_ids=[2**40]), ValueError),
+    "negative unk": (dict(unk=-3), ValueError),
+    "max_chars below -1": (dict(max_chars=-2), ValueError),
+    "classes short": (dict(classes=np.zeros(10, np.uint8)), ValueError),
+    "class past the last": (dict(classes=np.full(CODE_POINTS, 9, np.uint8)), ValueError),
+    "classes of floats": (dict(classes=np.zeros(CODE_POINTS)), TypeError),
+    "piece not UTF-8": (dict(initial=[b"\xff"]), ValueError),
+    "pieces that split a character": (dict(initial=[b"\xc3", b"\xa9"], initial_ids=[1, 2]), ValueError),
+    "a piece cut short after an empty one": (dict(initial=[b"\xc3", b"", b"\xa9"], initial_ids=[1, 2, 3]), ValueError),
+    "piece not bytes": (dict(initial=[5]), TypeError),
+    "pieces None": (dict(initial=None), TypeError),
+    "fold short": (dict(fold=np.arange(5, dtype=np.int32)), ValueError),
+    "fold past the last code point": (dict(fold=np.full(CODE_POINTS, CODE_POINTS, np.int32)), ValueError),
+    "lower to a surrogate": (dict(lower=np.full(CODE_POINTS, 0xD800, np.int32)), ValueError),
+}
+
+
+@pytest.mark.parametrize("case", HOSTILE)
+def test_hostile_tables_are_refused(case):
+    changes, error = HOSTILE[case]
+    with pytest.raises(error):
+        WordPieceKernel(*{**GOOD, **changes}.values())
+
+
+@pytest.mark.parametrize("data, lengths, skip, error", [
+    (b"\xff", [1], None, ValueError),  # not UTF-8
+    (b"\xc3", [1], None, ValueError),  # cut short
+    (b"ab", [1], None, ValueError),  # lengths short of the text
+    (b"ab", [3], None, ValueError),  # past it
+    (b"ab", [-1, 3], None, ValueError),
+    (b"ab", [2], [0, 0], ValueError),  # a skip per document
+    (b"ab", [2.5], None, TypeError),
+    (None, [0], None, TypeError),
+])
+def test_hostile_texts_are_refused(data, lengths, skip, error):
+    kernel = WordPieceKernel(*GOOD.values())
+    with pytest.raises(error):
+        kernel.encode_texts(data, lengths, skip)

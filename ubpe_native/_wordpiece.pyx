@@ -1,0 +1,293 @@
+# distutils: language = c++
+"""WordPiece (BERT) over UTF-8 text without the GIL: the pre-tokenizer and the greedy
+longest-match-first, for many documents in one call.
+
+A document is cut into words code point by code point, by a table of one class per code
+point (:func:`ubpe.text.pretokenizers.bert_classes` and ``wpm_classes`` build it):
+
+* ``WORD``: part of the current word;
+* ``SPACE``: ends the current word, is dropped (whitespace);
+* ``ALONE``: a word of its own (punctuation; CJK ideographs where the normalizer pads them);
+* ``DROPPED``: dropped, the word goes on (the nonspacing marks ``strip_accents`` removes).
+
+Two optional maps of one code point per code point serve llama.cpp's WPM, which normalizes
+as it cuts: ``fold`` replaces a code point before it is classified (the first of its NFD),
+``lower`` replaces a kept one after (Unicode's simple lowercase). HF's ``BertNormalizer``
+changes characters in Python before (clean text's removals, NFD, lowercase), so it needs none.
+
+Every word is then cut greedily, longest piece first (HF's ``WordPiece::tokenize``,
+llama.cpp's ``llm_tokenizer_wpm_session``): the longest *initial* piece that starts it, then
+the longest *continuation* piece from where that one ended, and so on; a word longer than
+``max_chars`` code points, or that cannot be cut to its end, is the unknown token, whole.
+With an ``empty_initial`` token (llama.cpp's ``▁`` alone) a word whose start no initial piece
+covers begins with it and goes on with continuation pieces. Pieces are looked up in one byte
+trie whose nodes say which initial and which continuation piece ends there.
+
+>>> classes = np.zeros(0x110000, np.uint8)
+>>> classes[ord(" ")], classes[ord("!")] = 1, 2  # SPACE, ALONE
+>>> k = WordPieceKernel([b"un", b"a", b"!"], [1, 2, 6], [b"aff", b"able", b"a"], [3, 4, 5], 0, 100, -1, classes)
+>>> ids, offsets = k.encode_texts(b"unaffable aaa!x", [9, 6])
+>>> ids.tolist(), offsets.tolist()  # "unaffable" | "aaa", "!", "x" (no piece: unknown)
+([1, 3, 4, 2, 5, 5, 6, 0], [0, 3, 8])
+"""
+
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libcpp.vector cimport vector
+
+from ubpe_native._checks cimport as_array, check_length, check_range
+from ubpe_native._flat_map cimport FlatMap
+from ubpe_native._numpy import np
+from ubpe_native._pretokenize cimport check_utf8, decode_utf8, document_flags, document_offsets
+from ubpe_native._shared cimport id_array
+from ubpe_native._typedefs cimport id_t
+
+#: the code point classes (see the module docstring)
+cdef enum:
+    WORD = 0
+    SPACE = 1
+    ALONE = 2
+    DROPPED = 3
+    N_CLASSES = 4
+
+#: code points a table covers: one entry for each of U+0000..U+10FFFF
+CODE_POINTS = 0x110000
+cdef id_t NO_PIECE = -1
+
+
+cdef inline uint64_t child_key(int64_t node, uint8_t byte) noexcept nogil:
+    """The trie's key of ``node``'s child by ``byte`` (never the map's reserved all-ones key)."""
+    return (<uint64_t>node << 8) | byte
+
+
+cdef inline Py_ssize_t write_utf8(uint32_t cp, uint8_t* out) noexcept nogil:
+    """``cp``'s UTF-8 bytes into ``out`` (room for 4); how many."""
+    if cp < 0x80:
+        out[0] = <uint8_t>cp
+        return 1
+    if cp < 0x800:
+        out[0] = <uint8_t>(0xC0 | (cp >> 6))
+        out[1] = <uint8_t>(0x80 | (cp & 0x3F))
+        return 2
+    if cp < 0x10000:
+        out[0] = <uint8_t>(0xE0 | (cp >> 12))
+        out[1] = <uint8_t>(0x80 | ((cp >> 6) & 0x3F))
+        out[2] = <uint8_t>(0x80 | (cp & 0x3F))
+        return 3
+    out[0] = <uint8_t>(0xF0 | (cp >> 18))
+    out[1] = <uint8_t>(0x80 | ((cp >> 12) & 0x3F))
+    out[2] = <uint8_t>(0x80 | ((cp >> 6) & 0x3F))
+    out[3] = <uint8_t>(0x80 | (cp & 0x3F))
+    return 4
+
+
+cdef object code_point_map(object values, str name):
+    """``values`` as a map of one code point per code point (None or empty: no map), checked."""
+    if values is None:
+        return None
+    table = as_array(values, np.int32, name)
+    if table.shape[0] == 0:
+        return None
+    check_length(table.shape[0], CODE_POINTS, name, "one per code point")
+    surrogates = (table >= 0xD800) & (table < 0xE000)
+    if table.min() < 0 or table.max() >= CODE_POINTS or (surrogates & (table != np.arange(CODE_POINTS))).any():
+        raise ValueError(f"{name} must map to code points (a surrogate only to itself: UTF-8 has none)")
+    return table
+
+
+cdef class WordPieceKernel:
+    """The tables of one WordPiece model (see the module docstring): ``initial`` and
+    ``continuation`` pieces as UTF-8 ``bytes`` with their ids (of two equal texts the last
+    counts; an empty one is never matched), the ``unk`` id, ``max_chars`` (-1: no limit),
+    ``empty_initial`` (-1: none), the ``classes`` table and the optional ``fold`` and
+    ``lower`` maps. Read-only once built: any number of threads may encode at once."""
+
+    cdef FlatMap trie  # child_key(node, byte) -> child node (the root is node 0)
+    cdef vector[id_t] initial_end  # node -> the initial piece that ends there, or NO_PIECE
+    cdef vector[id_t] continuation_end
+    cdef readonly id_t unk
+    cdef readonly int64_t max_chars
+    cdef readonly id_t empty_initial
+    cdef readonly object classes
+    cdef readonly object fold
+    cdef readonly object lower
+    cdef const uint8_t* class_of
+    cdef const int32_t* fold_of
+    cdef const int32_t* lower_of
+
+    def __init__(self, initial not None, initial_ids, continuation not None, continuation_ids, id_t unk,
+                 int64_t max_chars, id_t empty_initial, classes not None, fold=None, lower=None):
+        cdef const id_t[::1] initial_view = as_array(initial_ids, np.int32, "initial_ids")
+        cdef const id_t[::1] continuation_view = as_array(continuation_ids, np.int32, "continuation_ids")
+        initial, continuation = list(initial), list(continuation)
+        check_length(initial_view.shape[0], len(initial), "initial_ids", "one per initial piece")
+        check_length(continuation_view.shape[0], len(continuation), "continuation_ids", "one per continuation piece")
+        check_range(unk, 0, 2**31 - 1, "unk")
+        check_range(max_chars, -1, 2**62, "max_chars")
+        check_range(empty_initial, -1, 2**31 - 1, "empty_initial")
+        for view, name in ((initial_view, "initial_ids"), (continuation_view, "continuation_ids")):
+            if len(view) and min(view) < 0:
+                raise ValueError(f"{name} must hold ids >= 0")
+        table = as_array(classes, np.uint8, "classes")
+        check_length(table.shape[0], CODE_POINTS, "classes", "one per code point")
+        if table.max() >= N_CLASSES:
+            raise ValueError(f"classes must hold classes 0..{N_CLASSES - 1} only")
+        self.classes = table
+        self.fold = code_point_map(fold, "fold")
+        self.lower = code_point_map(lower, "lower")
+        cdef const uint8_t[::1] class_view = self.classes
+        cdef const int32_t[::1] map_view
+        self.class_of = &class_view[0]
+        self.fold_of = self.lower_of = NULL
+        if self.fold is not None:
+            map_view = self.fold
+            self.fold_of = &map_view[0]
+        if self.lower is not None:
+            map_view = self.lower
+            self.lower_of = &map_view[0]
+        self.unk, self.max_chars, self.empty_initial = unk, max_chars, empty_initial
+        self.trie = FlatMap(sum(map(len, initial)) + sum(map(len, continuation)))  # at most a node per byte
+        self.initial_end.clear()
+        self.initial_end.resize(1, NO_PIECE)
+        self.continuation_end.clear()
+        self.continuation_end.resize(1, NO_PIECE)
+        self._insert_all(initial, initial_view, self.initial_end)
+        self._insert_all(continuation, continuation_view, self.continuation_end)
+
+    cdef int _insert_all(self, list pieces, const id_t[::1] tokens, vector[id_t]& ends) except -1:
+        """Adds the UTF-8 ``pieces`` (each checked whole) of ``tokens`` to the trie; ``ends``
+        marks where each ends. One blob, one check: a piece is well-formed if the blob is and
+        no piece starts with a continuation byte (nor the next one: then it ends whole)."""
+        for piece in pieces:
+            if not isinstance(piece, bytes):
+                raise TypeError(f"pieces must be bytes, not {type(piece).__name__}")
+        cdef bytes joined = b"".join(pieces)
+        cdef const uint8_t[::1] blob = joined
+        check_utf8(blob)
+        starts = np.zeros(len(pieces) + 1, dtype=np.int64)
+        np.cumsum([len(piece) for piece in pieces], out=starts[1:])
+        cdef const int64_t[::1] at = starts
+        cdef Py_ssize_t k, i
+        for k in range(len(pieces)):
+            if at[k] < blob.shape[0] and (blob[at[k]] & 0xC0) == 0x80:
+                raise ValueError(f"piece {k} is not well-formed UTF-8 (it starts inside a character)")
+        cdef int64_t node
+        cdef int64_t* slot
+        for k in range(len(pieces)):
+            if at[k + 1] == at[k]:
+                continue  # an empty piece covers nothing: never matched
+            node = 0
+            for i in range(at[k], at[k + 1]):
+                slot = self.trie.slot(child_key(node, blob[i]))
+                if slot[0] == 0:
+                    slot[0] = <int64_t>self.initial_end.size()
+                    self.initial_end.push_back(NO_PIECE)
+                    self.continuation_end.push_back(NO_PIECE)
+                node = slot[0]
+            ends[node] = tokens[k]
+        return 0
+
+    def encode_texts(self, const uint8_t[::1] data not None, char_lengths, skip=None):
+        """Cut and encode documents back to back in UTF-8 ``data`` (``char_lengths``: each
+        one's length in code points) in one call without the GIL. A document with ``skip[d]``
+        non-zero is left out (no ids): the caller encodes it another way.
+
+        Returns ``(ids, offsets)``: document ``d``'s ids are ``ids[offsets[d]:offsets[d + 1]]``.
+        """
+        check_utf8(data)
+        cdef const int64_t[::1] starts = document_offsets(data, as_array(char_lengths, np.int64, "char_lengths"))
+        cdef Py_ssize_t n_docs = starts.shape[0] - 1
+        cdef const uint8_t[::1] skip_view = document_flags(skip, n_docs, "skip")
+        offsets = np.zeros(n_docs + 1, dtype=np.int64)
+        cdef int64_t[::1] offset_view = offsets
+        cdef vector[id_t] out
+        if n_docs:
+            with nogil:
+                self._encode_texts(&data[0] if data.shape[0] else NULL, &starts[0], n_docs, &skip_view[0],
+                                   out, &offset_view[0])
+        return id_array(out), offsets
+
+    def encode_words(self, words):
+        """The ids of already cut ``words`` (``str``), each as one word (tests reach the greedy
+        match alone through this)."""
+        cdef vector[id_t] out
+        cdef bytes text
+        for word in words:
+            text = word.encode("utf-8")
+            self._encode_word(text, len(text), len(word), out)
+        return id_array(out)
+
+    cdef int _encode_texts(self, const uint8_t* data, const int64_t* starts, Py_ssize_t n_docs,
+                           const uint8_t* skip, vector[id_t]& out, int64_t* offsets) except -1 nogil:
+        # growing vectors raise MemoryError (``except -1``)
+        cdef vector[uint8_t] word  # the current word's UTF-8 bytes, after fold and lower
+        cdef Py_ssize_t d, i, end, width, n_chars
+        cdef uint32_t cp
+        cdef uint8_t cls
+        cdef uint8_t alone[4]
+        for d in range(n_docs):
+            if not skip[d]:
+                i, end = starts[d], starts[d + 1]
+                word.clear()
+                n_chars = 0
+                while i < end:
+                    cp = decode_utf8(data, i, &width)
+                    i += width
+                    if self.fold_of != NULL:
+                        cp = <uint32_t>self.fold_of[cp]
+                    cls = self.class_of[cp]
+                    if cls == DROPPED:
+                        continue
+                    if cls != WORD:  # a space or a word of its own ends the current word
+                        if n_chars:
+                            self._encode_word(word.data(), word.size(), n_chars, out)
+                            word.clear()
+                            n_chars = 0
+                        if cls == SPACE:
+                            continue
+                    if self.lower_of != NULL:
+                        cp = <uint32_t>self.lower_of[cp]
+                    if cls == ALONE:
+                        self._encode_word(alone, write_utf8(cp, alone), 1, out)
+                        continue
+                    width = write_utf8(cp, alone)
+                    word.insert(word.end(), alone, alone + width)
+                    n_chars += 1
+                if n_chars:
+                    self._encode_word(word.data(), word.size(), n_chars, out)
+            offsets[d + 1] = <int64_t>out.size()
+        return 0
+
+    cdef int _encode_word(self, const uint8_t* w, Py_ssize_t n, Py_ssize_t n_chars,
+                          vector[id_t]& out) except -1 nogil:
+        """Appends the ids of the word ``w[:n]`` (``n_chars`` code points) to ``out``."""
+        cdef size_t mark = out.size()
+        cdef Py_ssize_t start = 0, i, best_end
+        cdef int64_t node
+        cdef id_t best
+        cdef bint first = True
+        if self.max_chars >= 0 and n_chars > self.max_chars:
+            out.push_back(self.unk)
+            return 0
+        while start < n:
+            node, best, best_end, i = 0, NO_PIECE, start, start
+            while i < n:
+                node = self.trie.get(child_key(node, w[i]), -1)
+                if node < 0:
+                    break
+                i += 1
+                if first and self.initial_end[node] != NO_PIECE:
+                    best, best_end = self.initial_end[node], i
+                elif not first and self.continuation_end[node] != NO_PIECE:
+                    best, best_end = self.continuation_end[node], i
+            if best == NO_PIECE:
+                if first and self.empty_initial >= 0:  # llama.cpp: "▁" alone, then continuations
+                    out.push_back(self.empty_initial)
+                    first = False
+                    continue
+                out.resize(mark)  # a word that cannot be cut is the unknown token, whole
+                out.push_back(self.unk)
+                return 0
+            out.push_back(best)
+            start = best_end
+            first = False
+        return 0
