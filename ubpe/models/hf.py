@@ -8,7 +8,7 @@ use too. So :class:`HFByteLevelBPE` is :class:`~ubpe.models.ranked_bpe.ImportedB
 (:mod:`ubpe.text.hf_pipeline`) in front: added tokens, normalizer, pre-tokenizer; HF's
 decoder behind; the post-processor's tokens with ``add_special=True``. A character model with
 the usual pipeline (Llama 2's, ``Metaspace``) runs it all in C
-(`HFCharBPE._build_native_pipeline`). Added tokens are always
+(`HFCharBPE._build_native_pipeline`), whatever its byte fallback and unknown token. Added tokens are always
 cut out of the text, special or not, as ``Tokenizer.encode`` does (``parse_special`` is
 accepted and has no effect); ``decode`` skips special tokens as HF's ``decode`` does by default.
 
@@ -393,7 +393,9 @@ class HFCharBPE(HFPipelineMixin, CharModel):
         `ubpe_native._spm.SpmBPE`, whose loop is HF's ``merge_word`` with pair ranks) when it
         is the usual one: unicode normalization (done in Python, for the texts it changes),
         then the legacy ``Prepend("▁") + Replace(" ", "▁")`` or a ``Metaspace("▁")``
-        pre-tokenizer, or neither; an unknown token or every byte token; no ``ignore_merges``.
+        pre-tokenizer, or neither; no ``ignore_merges``. Characters that are no token go as
+        HF's ``merge_word`` writes them (``SpmBPE``'s ``hf_unknowns``): byte tokens, some or all,
+        the unknown token, or nothing.
         Normalized added tokens without flags are cut out in C; a text holding another added
         token goes the general way. None for any other pipeline."""
         pipeline = self.pipeline
@@ -406,7 +408,6 @@ class HFCharBPE(HFPipelineMixin, CharModel):
         pre = pipeline.pre.steps
         metaspace = len(pre) == 1 and pre[0][0] == "metaspace" and pre[0][1] == SPACE
         if (steps and not legacy) or (pre and not metaspace) or (legacy and metaspace) or self.ignore_merges \
-                or not (self._every_byte or (self._unknown is not None and self._unk_id is not None)) \
                 or SPACE not in self._text_to_id \
                 or (legacy and any(t.normalized for t in pipeline.added.tokens)):
             return None
@@ -418,9 +419,8 @@ class HFCharBPE(HFPipelineMixin, CharModel):
         model = SpmBPE(
             n, left, right, result, rank, np.zeros(n, np.uint8), b"".join(blob), blob_offsets(blob),
             np.asarray([i for _, i in units], _I32), np.zeros(len(units), np.uint8), np.zeros(0, _I32),
-            np.zeros(1, np.int64), 0 if self._unk_id is None else self._unk_id,
-            np.asarray(self._fallback if self._every_byte else [-1] * 256, _I32),
-            self.fuse_unk and not self._every_byte, split or not joins_space)
+            np.zeros(1, np.int64), -1 if self._unk_id is None else self._unk_id, np.asarray(self._fallback, _I32),
+            self.fuse_unk, split or not joins_space, hf_unknowns=True)
         normalizer = SpmNormalizer(np.zeros(0, np.uint32), b"", legacy, False, legacy or metaspace, False, b"",
                                    np.zeros(1, np.int64), np.zeros(0, _I32))
         # added tokens: a normalized one without flags is cut out in C (HF matches it in the
