@@ -37,6 +37,9 @@ VARIANTS = [
     ("metaspace", None, False, "none"),
     ("metaspace", None, False, "some-cjk"),
     ("metaspace", "<unk>", True, "all"),
+    ("replace", "<unk>", True, "all"),
+    ("replace-split", "<unk>", True, "ascii-e"),
+    ("replace-split", None, False, "some-cjk"),
 ]
 #: pieces of text: known and unknown characters side by side (Latin-1 beyond é, CJK, emoji,
 #: a character no script has), spaces and ``▁``, words the models merge
@@ -46,9 +49,20 @@ TEXTS = st.lists(st.lists(PARTS, max_size=12).map("".join), min_size=1, max_size
 
 
 @functools.lru_cache(maxsize=None)
+def _trained(kind: str) -> str:
+    return (trained_metaspace() if kind == "metaspace" else trained_byte_fallback(every_byte=False)).to_str()
+
+
 def _base(kind: str) -> dict:
-    """The trained file without byte tokens (they were appended after training, at the end)."""
-    doc = json.loads((trained_byte_fallback(every_byte=False) if kind == "legacy" else trained_metaspace()).to_str())
+    """The trained file without byte tokens (they were appended after training, at the end);
+    ``replace``: Gemma's normalizer, ``Replace(" ", "▁")`` without the legacy ``Prepend``, and
+    ``replace-split`` with its ``Split(" ")`` pre-tokenizer too (which then finds no space)."""
+    doc = json.loads(_trained(kind))
+    if kind.startswith("replace"):
+        doc["normalizer"] = {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}
+    if kind == "replace-split":
+        doc["pre_tokenizer"] = {"type": "Split", "pattern": {"String": " "}, "behavior": "MergedWithPrevious",
+                                "invert": False}
     vocab = doc["model"]["vocab"]
     doc["model"]["vocab"] = {t: i for t, i in vocab.items() if not (len(t) == 6 and t.startswith("<0x"))}
     return doc
@@ -56,7 +70,7 @@ def _base(kind: str) -> dict:
 
 @functools.lru_cache(maxsize=None)
 def _variant(kind: str, unk: str | None, fuse: bool, bytes_name: str) -> tuple:
-    doc = json.loads(json.dumps(_base(kind)))
+    doc = _base(kind)
     model = doc["model"]
     model.update(unk_token=unk, fuse_unk=fuse, byte_fallback=bytes_name != "none")
     for b in BYTE_SETS[bytes_name]:

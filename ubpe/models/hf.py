@@ -331,6 +331,15 @@ class HFEndOfWordBPE(HFPipelineMixin, EndOfWordBPE, ImportedTokenizer):
         return info
 
 
+def _is_space(pattern: regex.Pattern) -> bool:
+    return pattern.pattern in (" ", regex.escape(" "))
+
+
+def _replaces_spaces(step: tuple) -> bool:
+    """Whether a normalizer step is ``Replace(" ", "▁")``."""
+    return step[0] == "replace" and _is_space(step[1]) and step[2] == SPACE
+
+
 class HFCharBPE(HFPipelineMixin, CharModel):
     """An HF BPE ``tokenizer.json`` over characters (no ``ByteLevel``): ``▁`` for spaces from
     ``Metaspace`` or the normalizer, ``byte_fallback`` to ``<0xXX>`` tokens, else the unknown
@@ -392,7 +401,8 @@ class HFCharBPE(HFPipelineMixin, CharModel):
         """The whole HF pipeline in C (`ubpe_native._spm_pipeline.SpmPipeline` over
         `ubpe_native._spm.SpmBPE`, whose loop is HF's ``merge_word`` with pair ranks) when it
         is the usual one: unicode normalization (done in Python, for the texts it changes),
-        then the legacy ``Prepend("▁") + Replace(" ", "▁")`` or a ``Metaspace("▁")``
+        then the legacy ``Prepend("▁") + Replace(" ", "▁")`` or ``Replace(" ", "▁")`` alone
+        (Gemma's; a ``Split(" ")`` after either never splits) or a ``Metaspace("▁")``
         pre-tokenizer, or neither; no ``ignore_merges``. Characters that are no token go as
         HF's ``merge_word`` writes them (``SpmBPE``'s ``hf_unknowns``): byte tokens, some or all,
         the unknown token, or nothing.
@@ -403,13 +413,15 @@ class HFCharBPE(HFPipelineMixin, CharModel):
         self._unicode_forms = []
         while steps and steps[0][0] == "unicode":
             self._unicode_forms.append(steps.pop(0)[1])
-        legacy = len(steps) == 2 and steps[0] == ("prepend", SPACE) and steps[1][0] == "replace" \
-            and steps[1][1].pattern in (" ", regex.escape(" ")) and steps[1][2] == SPACE
+        legacy = len(steps) == 2 and steps[0] == ("prepend", SPACE) and _replaces_spaces(steps[1])
+        escaped = legacy or (len(steps) == 1 and _replaces_spaces(steps[0]))  # no space is left
         pre = pipeline.pre.steps
+        if escaped and len(pre) == 1 and pre[0][0] == "split" and _is_space(pre[0][1]) and not pre[0][3]:
+            pre = []  # it finds no space to split at: one piece
         metaspace = len(pre) == 1 and pre[0][0] == "metaspace" and pre[0][1] == SPACE
-        if (steps and not legacy) or (pre and not metaspace) or (legacy and metaspace) or self.ignore_merges \
+        if (steps and not escaped) or (pre and not metaspace) or (escaped and metaspace) or self.ignore_merges \
                 or SPACE not in self._text_to_id \
-                or (legacy and any(t.normalized for t in pipeline.added.tokens)):
+                or (escaped and any(t.normalized for t in pipeline.added.tokens)):
             return None
         n = len(self.texts)
         units = [(t, i) for t, i in self._text_to_id.items() if len(t) == 1 and self.token_types[i] != CONTROL]
@@ -421,7 +433,7 @@ class HFCharBPE(HFPipelineMixin, CharModel):
             np.asarray([i for _, i in units], _I32), np.zeros(len(units), np.uint8), np.zeros(0, _I32),
             np.zeros(1, np.int64), -1 if self._unk_id is None else self._unk_id, np.asarray(self._fallback, _I32),
             self.fuse_unk, split or not joins_space, hf_unknowns=True)
-        normalizer = SpmNormalizer(np.zeros(0, np.uint32), b"", legacy, False, legacy or metaspace, False, b"",
+        normalizer = SpmNormalizer(np.zeros(0, np.uint32), b"", legacy, False, escaped or metaspace, False, b"",
                                    np.zeros(1, np.int64), np.zeros(0, _I32))
         # added tokens: a normalized one without flags is cut out in C (HF matches it in the
         # normalized text, which a text sent to C is); a text holding any other goes the general way
