@@ -3,7 +3,8 @@ deepseek, default): their passes run on the kernel's regex VM without the GIL
 (``ubpe.text.pretokenizers.vm_pattern``), and cut exactly as the Python path
 (:class:`~ubpe.text.pretokenizers.Pretokenizer`, collapsed text and all) on every script;
 batches on any number of threads, lists or arrays, are ``encode`` one by one. llama.cpp's own
-expected ids for these files are checked in ``test_gguf.py``."""
+expected ids for these files (``test_gguf.py`` checks ``encode``, which takes the Python path
+until a batch has compiled the passes) hold on the native path too."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 
 from ubpe.io import gguf as gguf_io
 
-from vocab_corpora import text_lines, vocab_path
+from vocab_corpora import GPT2_VOCABS, text_lines, vocab_path
 
 PASSES_VOCABS = ("falcon", "starcoder", "deepseek-llm", "deepseek-coder", "command-r", "aquila", "gpt-neox")
 EDGES = ["", " ", "  \r\n  end   ", "'ſ 'S 'Ll \u0378x \ufdd0 a\U0010ffff  \n\n\t x", "12345 1 22 333 4444 ½ ١٢٣",
@@ -33,3 +34,12 @@ def test_native_passes_are_the_python_path(name, lines):
     assert tok.encode_batch(lines * 2, threads=3) == want * 2
     ids, offsets = tok.encode_batch_to_numpy(lines, threads=2).best()
     assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == want
+
+
+@pytest.mark.parametrize("name", [name for name in PASSES_VOCABS if name in GPT2_VOCABS])
+def test_llama_cpp_expected_ids_on_the_native_path(name):
+    tok = gguf_io.read(vocab_path(name))
+    cases = gguf_io.read_vocab_tests(vocab_path(name))
+    assert tok.encode_batch([text for text, _ in cases], threads=2) == [ids for _, ids in cases]
+    assert tok._passes(compile=False) is not None  # the batch compiled them: encode now runs them
+    assert [tok.encode(text) for text, _ in cases] == [ids for _, ids in cases]

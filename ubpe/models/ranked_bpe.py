@@ -163,19 +163,21 @@ class ImportedBPE(ImportedTokenizer):
             data = text.encode("utf-8")
             bounds = split_text(np.frombuffer(data, dtype=np.uint8), code_point_classes(), scan.pattern)
             return data, cut_digits(text, bounds) if scan.single_digits else bounds
-        passes = self._passes()
+        passes = self._passes(compile=False)
         if passes is not None:
             data = text.encode("utf-8")
             return data, split_passes(data, (len(text),), passes)[0]
         return self._words_by_regex(text)
 
-    def _passes(self) -> np.ndarray | None:
+    def _passes(self, compile: bool = True) -> np.ndarray | None:
         """llama.cpp's list of regexes as regex VM programs, for a model the kernel's scanner
         does not split (falcon, starcoder, deepseek, default: `ubpe_native._multipass`); None:
-        the scanner splits it, or the `regex` module does."""
+        the scanner splits it, or the `regex` module does (or, without ``compile``, the
+        programs are not compiled yet: a batch compiles them, once per process, 0.5-4 s; one
+        text is not worth the wait)."""
         if self._scanner is not None or not isinstance(self.pretokenizer, Pretokenizer):
             return None
-        return self.pretokenizer.vm_patterns()
+        return self.pretokenizer.vm_patterns(compile)
 
     def _words_by_regex(self, text: str) -> tuple[bytes, np.ndarray]:
         words = [w.encode("utf-8", "surrogatepass") for w in self.pretokenizer.split(text)]
@@ -185,7 +187,7 @@ class ImportedBPE(ImportedTokenizer):
 
     def _native(self, text: str) -> list[int]:
         """llama.cpp's ids of a text without special tokens (split as `_words` says)."""
-        if self._scanner is None and self._passes() is None:
+        if self._scanner is None and self._passes(compile=False) is None:
             return self._native_by_regex(text)
         ids, _, status = self._scan_encode(text.encode("utf-8"), (len(text),))
         return self._native_by_regex(text) if status[0] else ids.tolist()

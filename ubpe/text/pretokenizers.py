@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -261,7 +262,9 @@ def _stand_ins(collapsed: bool) -> tuple[np.ndarray, str]:
 
 @functools.lru_cache(maxsize=256)
 def _stand_in_class(atom: str, collapsed: bool) -> str | None:
-    """``[...]`` of the code points whose stand-in ``atom`` matches (None: none does)."""
+    """``[...]`` of the code points whose stand-in ``atom`` matches (None: none does), as
+    explicit ranges: the `regex` module's categories (``\\p{L}``) are of another Unicode
+    version than Python's ``unicodedata``, which the Python path reads."""
     points, subject = _stand_ins(collapsed)
     runs = re.compile(f"(?:{_collapse_regex(atom) if collapsed else atom})+", re.ASCII).finditer(subject)
     ranges = [f"\\U{points[a]:08x}-\\U{points[b - 1]:08x}" for a, b in (run.span() for run in runs)]
@@ -324,20 +327,25 @@ def vm_pattern(expression: str) -> str | None:
     return "".join(out)
 
 
-@functools.lru_cache(maxsize=None)
+_VM_PATTERNS: dict[tuple[str, ...], np.ndarray | None] = {}
+_VM_LOCK = threading.Lock()
+
+
 def _vm_patterns(expressions: tuple[str, ...]) -> np.ndarray | None:
     from .regex_program import compile_pattern
 
-    ids = []
-    for expression in expressions:
-        pattern = vm_pattern(expression)
-        compiled = compile_pattern(pattern) if pattern is not None else None
-        if compiled is None or compiled.pattern_id is None:
-            return None
-        ids.append(compiled.pattern_id)
-    found = np.array(ids, dtype=np.int32)
-    found.flags.writeable = False
-    return found
+    with _VM_LOCK:  # once per process, whichever thread asks first
+        if expressions not in _VM_PATTERNS:
+            ids = []
+            for expression in expressions:
+                pattern = vm_pattern(expression)
+                compiled = compile_pattern(pattern) if pattern is not None else None
+                ids.append(None if compiled is None else compiled.pattern_id)
+            found = None if None in ids else np.array(ids, dtype=np.int32)
+            if found is not None:
+                found.flags.writeable = False
+            _VM_PATTERNS[expressions] = found
+        return _VM_PATTERNS[expressions]
 
 
 def _make_pass(expression: str) -> _Pass:
@@ -369,11 +377,14 @@ class Pretokenizer:
         """The pre-tokenizer a GGUF file's ``tokenizer.ggml.pre`` names."""
         return cls.for_type(resolve_pre(pre)[0])
 
-    def vm_patterns(self) -> np.ndarray | None:
+    def vm_patterns(self, compile: bool = True) -> np.ndarray | None:
         """The ids of the regexes as programs of the kernel's regex VM (`vm_pattern`), which
         ``ubpe_native._multipass.split_passes`` runs as `split` does, or None if one is not
-        one. Compiled on first use in a process (~0.1-3 s: the classes over every code point;
-        ids are per process, so they are not kept on the object, which may be pickled)."""
+        one (or, without ``compile``, if they are not compiled yet). Compiled once per process,
+        0.5-4 s (each class over every code point; deepseek-coder's ``\\p{L}`` takes most); ids
+        are per process, so they are not kept on the object, which may be pickled."""
+        if not compile and self.expressions not in _VM_PATTERNS:
+            return None
         return _vm_patterns(self.expressions)
 
     def split(self, text: str) -> list[str]:
