@@ -255,9 +255,9 @@ def _stand_ins(collapsed: bool) -> tuple[np.ndarray, str]:
     points, every = _every_code_point()
     if not collapsed:
         return points, _widen_text(every)
-    table = {cp: _SPACE_CHAR if cp in _WHITESPACE else _CLASS_CHAR.get(unicodedata.category(chr(cp))[0], _OTHER_CHAR)
-             for cp in points[points >= 0x80].tolist()}
-    return points, "".join(map(chr, range(0x80))) + "".join(table.values())
+    return points, every[:0x80] + "".join(
+        _SPACE_CHAR if ord(char) in _WHITESPACE else _CLASS_CHAR.get(unicodedata.category(char)[0], _OTHER_CHAR)
+        for char in every[0x80:])
 
 
 @functools.lru_cache(maxsize=256)
