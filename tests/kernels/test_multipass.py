@@ -49,10 +49,10 @@ def test_pieces_are_the_python_paths(pre_type):
 
 
 def test_skipped_documents_are_one_piece_and_empty_ones_none():
-    ids = Pretokenizer.for_type("falcon").vm_patterns()
+    falcon = Pretokenizer.for_type("falcon")
     texts = ["ab 12345!", "", "x  y", "中文 1"]
-    got = pieces_of("".join(texts).encode(), [len(t) for t in texts], ids, skip=[0, 0, 1, 0])
-    assert got == [Pretokenizer.for_type("falcon").split(texts[0]), [], ["x  y"], Pretokenizer.for_type("falcon").split(texts[3])]
+    got = pieces_of("".join(texts).encode(), [len(t) for t in texts], falcon.vm_patterns(), skip=[0, 0, 1, 0])
+    assert got == [falcon.split(texts[0]), [], ["x  y"], falcon.split(texts[3])]
 
 
 def test_constructs_outside_the_subset_are_left_to_python():

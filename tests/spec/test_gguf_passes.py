@@ -23,7 +23,8 @@ EDGES = ["", " ", "  \r\n  end   ", "'ſ 'S 'Ll \u0378x \ufdd0 a\U0010ffff  \n\n
 
 @pytest.fixture(scope="module")
 def lines() -> list[str]:
-    return text_lines("udhr", limit=600, split="train") + text_lines(limit=200) + text_lines("stdlib", limit=200) + EDGES
+    return (text_lines("udhr", limit=600, split="train") + text_lines(limit=200) + text_lines("stdlib", limit=200)
+            + EDGES)
 
 
 @pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.long) if name in LONG else name

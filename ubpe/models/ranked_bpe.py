@@ -156,7 +156,8 @@ class ImportedBPE(ImportedTokenizer):
         For the GPT-2, Llama 3 and Qwen2 pre-tokenizers the kernel's scanner (written for
         tiktoken's patterns of the first two) splits the text: they cut alike except on
         unassigned code points and on ``'ſ`` (see `pretokenizers.scanner_unsafe`), and texts
-        holding those take the regex path.
+        holding those take the regex path. The types that are lists of regexes run them on the
+        regex VM (`_passes`) once a batch has compiled them, else with the `regex` module.
         """
         scan = self._scanner
         if scan is not None and not scanner_unsafe(text):
