@@ -13,7 +13,8 @@ the llama-cpp-python sdist, and the prose datasets) and the ``[vocab]`` and ``[b
 * sentencepiece: BPE and unigram models trained on the train split, our ``encode_batch`` vs
   ``SentencePieceProcessor.encode`` of the same held-out lines (a list), one thread on both
   sides and each at its default threading (ids checked equal);
-* every family on every core: the GGUF files and sentencepiece models above, ``encode_batch``
+* every family on every core: the GGUF files and sentencepiece models above, and the GGUF
+  files whose pre-tokenizer is a list of regexes (beside ``tokenizers`` running them), ``encode_batch``
   and ``encode_batch_to_numpy`` on all threads, cold (a fresh object's first pass) and warm,
   beside tiktoken's ``encode_ordinary_batch`` and HF ``tokenizers``' ``encode_batch`` (all
   threads) where they read the same vocabulary, ids checked equal;
@@ -39,6 +40,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "results" / "benchmarks"
 MB = 1_000_000
 PEERS = ("ubpe", "tiktoken", "sentencepiece", "tokenizers", "gguf", "numpy")
+#: GGUF files whose llama.cpp pre-tokenizer is a list of regexes (ubpe_native._multipass), one per type
+LIST_OF_REGEXES = ("aquila", "falcon", "starcoder", "deepseek-llm", "deepseek-coder")
 sys.path.insert(0, str(ROOT / "tests"))
 
 
@@ -120,13 +123,15 @@ def _every_core_rows(models, docs: list[str], train: list[str], repeats: int) ->
     """Every file this benchmark loads, on all threads, cold and warm (`common.every_core_rows`):
     the GGUF byte-level vocabularies beside tiktoken (same ranks and regex) and HF
     ``tokenizers`` (the same vocabulary and merges as a ``tokenizer.json``: `hf_builders`),
-    Llama SPM beside ``tokenizers`` (Llama 2's ``tokenizer.json``), the sentencepiece models
-    alone (sentencepiece itself: the table above)."""
+    Llama SPM beside ``tokenizers`` (Llama 2's ``tokenizer.json``), the GGUF files whose
+    llama.cpp pre-tokenizer is a list of regexes beside ``tokenizers`` running those regexes
+    (`hf_builders.llama_cpp_reference`), the sentencepiece models alone (sentencepiece itself:
+    the table above)."""
     import tiktoken
     import tokenizers
     import sentencepiece as spm
 
-    from hf_builders import BUILDERS
+    from hf_builders import BUILDERS, llama_cpp_reference
     from ubpe.io import gguf
     from ubpe.io import sentencepiece as spm_io
     from ubpe.models.hf import QWEN2_REGEX
@@ -158,6 +163,15 @@ def _every_core_rows(models, docs: list[str], train: list[str], repeats: int) ->
             rows.append(every_core_rows(f"GGUF {name}, the text as one document", ["".join(docs)],
                                         lambda path=path: gguf.read(path), peers, repeats))
             print(rows[-1], flush=True)
+    for name in LIST_OF_REGEXES:
+        path = models / f"ggml-vocab-{name}.gguf"
+        reference = llama_cpp_reference(gguf.read(path)).to_str()
+        peers = {"tokenizers": (lambda reference=reference: tokenizers.Tokenizer.from_str(reference),
+                                lambda hf, texts: hf.encode_batch(texts, add_special_tokens=False),
+                                lambda out: [e.ids for e in out])}
+        rows.append(every_core_rows(f"GGUF {name} (list of regexes)", docs, lambda path=path: gguf.read(path),
+                                    peers, repeats))
+        print(rows[-1], flush=True)
     for kind in ("bpe", "unigram"):
         out = io.BytesIO()
         spm.SentencePieceTrainer.train(sentence_iterator=iter(train), model_writer=out, model_type=kind,

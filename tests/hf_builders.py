@@ -13,9 +13,11 @@ import numpy as np
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
 from ubpe.io.gguf import read_metadata
+from ubpe.models.imported import USER_DEFINED
 from ubpe.models.clip import N_MERGES as CLIP_MERGES
 from ubpe.text.byte_chars import BYTE_TO_CHAR
 from ubpe.text.clip import WORD_PATTERN
+from ubpe.text.pretokenizers import REGEXES, resolve_pre
 from vocab_corpora import shipped_file, text_lines, vocab_path
 
 LLAMA3_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
@@ -285,6 +287,25 @@ BUILDERS = {
     "trained-byte-fallback-partial": lambda: trained_byte_fallback(every_byte=False),
     "clip": clip,
 }
+
+
+def llama_cpp_reference(tok) -> Tokenizer:
+    """llama.cpp's byte-level BPE for a GGUF ``gpt2`` vocabulary (ubpe's ``ImportedBPE``),
+    built in HF ``tokenizers``: the user-defined tokens cut out first (added tokens), the
+    file's regex list each splitting what the one before left (``Split(..., "isolated")``, the
+    text between matches kept), the bytes mapped to GPT-2's alphabet and merged by the file's
+    merges (``ignore_merges`` as llama.cpp sets it)."""
+    vocab: dict[str, int] = {}
+    for i, text in enumerate(tok.texts):
+        vocab.setdefault(text, i)
+    merges = [tuple(line.split(" ", 1)) for line in tok._merge_lines]
+    reference = Tokenizer(models.BPE(vocab=vocab, merges=merges, ignore_merges=tok.ignore_merges))
+    reference.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.Split(Regex(e), behavior="isolated") for e in REGEXES[resolve_pre(tok.pre)[0]]]
+        + [pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    user = [tok.texts[i] for i in np.flatnonzero(tok.token_types == USER_DEFINED).tolist()]
+    reference.add_tokens([AddedToken(text, normalized=False, special=False) for text in user])
+    return reference
 
 
 def bert_vocab() -> dict[str, int]:

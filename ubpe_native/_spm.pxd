@@ -24,6 +24,7 @@ cdef class SpmBPE:
     cdef readonly id_t unk_id
     cdef readonly bint collapse_unk
     cdef readonly bint split_words
+    cdef readonly bint hf_unknowns
     cdef FlatMap pairs  # pair_key -> (rank << 32 | result) + 1
     cdef FlatMap trie  # node << 8 | byte -> child node, over the units' bytes
     cdef vector[int64_t] node_unit  # trie node -> unit index, or NOT_A_UNIT
@@ -40,6 +41,7 @@ cdef class SpmBPE:
     cdef ScratchPool scratches  # for `encode`: a scratch per call, kept (its word cache too) from call to call
 
     cdef int _unknown(self, const uint8_t* data, int64_t start, int64_t end, vector[id_t]& out) except -1 nogil
+    cdef bint _all_bytes(self, const uint8_t* data, int64_t start, int64_t end) noexcept nogil
     cdef int _emit(self, id_t token, BpeScratch s, vector[id_t]& out) except -1 nogil
     cdef Py_ssize_t _units(self, const uint8_t* data, Py_ssize_t size, BpeScratch s) except -1 nogil
     cdef int _merge_word(self, const uint8_t* data, Py_ssize_t first, Py_ssize_t stop, BpeScratch s,

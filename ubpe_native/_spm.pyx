@@ -11,6 +11,11 @@ symbols whose pair was last proposed for that piece (sentencepiece's ``rev_merge
 likewise, recursively. A symbol that is no piece (a character no piece spells, or an id
 ``>= n_ids``: a character that is only part of pieces) becomes the ids of its bytes
 (``byte_fallback``), or the unknown id, one per run of unknown symbols when ``collapse_unk``.
+With ``hf_unknowns`` it is HF ``tokenizers``' ``BPE::merge_word`` instead: a character whose
+bytes all have ids becomes them, any other the unknown id - written only when the next
+character that is a piece comes, or another unknown one (``collapse_unk``: fused with it), or
+the word ends; so after the bytes of characters between - or, with no unknown id, nothing at
+all (its neighbours then meet and may merge).
 
 The merge loop, its rule table and the word cache are `_merge_core`'s: user-defined symbols
 are its *frozen* hook, the ``rev_merge`` records its *unused* hook. Rules that would make the
@@ -68,7 +73,7 @@ cdef class BpeScratch(MergeScratch):
 cdef class SpmBPE:
     """``SpmBPE(n_ids, left, right, result, rank, unused, unit_blob, unit_offsets, unit_ids,
     unit_frozen, expand_ids, expand_offsets, unk_id, byte_fallback, collapse_unk,
-    split_words=False)``:
+    split_words=False, hf_unknowns=False)``:
 
     * rule ``k`` merges ``left[k] right[k]`` into ``result[k]`` (an id ``< n_ids``) with
       ``rank[k]`` (the first rule of a pair is kept); ``unused[i]`` marks the unused pieces;
@@ -82,6 +87,9 @@ cdef class SpmBPE:
       ``Metaspace(split=True)``; for a model whose rules never join a symbol to one starting
       with ``▁`` and that has no unused pieces, the same ids faster). Words' ids are cached per
       `BpeScratch` (`encode` and the pipeline keep one per thread that calls them).
+    * ``hf_unknowns``: characters that are no piece as HF's ``merge_word`` writes them (see
+      the module's docstring); ``byte_fallback`` may then cover only some bytes, and
+      ``unk_id`` -1 means none (such characters are dropped).
     """
 
     def __cinit__(self, *args, **kwargs):
@@ -94,7 +102,8 @@ cdef class SpmBPE:
                  const int64_t[::1] unit_offsets not None, const id_t[::1] unit_ids not None,
                  const uint8_t[::1] unit_frozen not None, const id_t[::1] expand_ids not None,
                  const int64_t[::1] expand_offsets not None, id_t unk_id,
-                 const id_t[::1] byte_fallback not None, bint collapse_unk, bint split_words=False):
+                 const id_t[::1] byte_fallback not None, bint collapse_unk, bint split_words=False,
+                 bint hf_unknowns=False):
         cdef Py_ssize_t n_rules = left.shape[0], n_units = unit_ids.shape[0], k, j
         cdef Py_ssize_t n_extra = expand_offsets.shape[0] - 1
         if n_ids < 1:
@@ -108,14 +117,15 @@ cdef class SpmBPE:
         check_ids(expand_ids, n_ids, "expand_ids")
         check_ids(unit_ids, n_ids + n_extra, "unit_ids")
         check_rules(left, right, result, rank, n_ids + n_extra, n_ids)
-        if not 0 <= unk_id < n_ids:
-            raise ValueError(f"unk_id must be an id in 0..{n_ids - 1}")
+        if not (-1 if hf_unknowns else 0) <= unk_id < n_ids:
+            raise ValueError(f"unk_id must be an id in 0..{n_ids - 1}" + (" or -1" if hf_unknowns else ""))
         if byte_fallback.shape[0] != 256:
             raise ValueError("byte_fallback must hold 256 ids")
         self.n_ids = n_ids
         self.unk_id = unk_id
         self.collapse_unk = collapse_unk
         self.split_words = split_words
+        self.hf_unknowns = hf_unknowns
         self.has_byte_fallback = False
         for k in range(256):
             if not -1 <= byte_fallback[k] < n_ids:
@@ -186,6 +196,14 @@ cdef class SpmBPE:
             out.push_back(self.unk_id)
         return 0
 
+    cdef bint _all_bytes(self, const uint8_t* data, int64_t start, int64_t end) noexcept nogil:
+        """Whether every byte of ``data[start:end]`` has a byte fallback id."""
+        cdef int64_t i
+        for i in range(start, end):
+            if self.byte_fallback[data[i]] < 0:
+                return False
+        return True
+
     cdef int _emit(self, id_t token, BpeScratch s, vector[id_t]& out) except -1 nogil:
         """Writes a finished symbol that is a piece or an intermediate id, unused pieces split."""
         cdef int64_t j
@@ -246,6 +264,10 @@ cdef class SpmBPE:
                     if self.unit_frozen[unit] or k + 1 - pos == char_length:
                         best_unit = unit
                         best_length = k + 1 - pos
+            if best_unit == NOT_A_UNIT and self.hf_unknowns and self.unk_id < 0 \
+                    and not self._all_bytes(data, pos, pos + best_length):
+                pos += best_length  # HF drops it when there is no unknown token: its neighbours meet
+                continue
             if best_unit == NOT_A_UNIT:
                 s.text_token.push_back(UNKNOWN_UNIT)
                 s.text_frozen.push_back(0)
@@ -263,6 +285,8 @@ cdef class SpmBPE:
         cdef Py_ssize_t n = stop - first
         cdef int32_t node
         cdef id_t token
+        cdef int64_t start, end, i
+        cdef bint pending = False  # hf_unknowns: an unknown id not yet written
         cdef MergeHooks hooks
         hooks.frozen = self.has_frozen  # user-defined symbols never merge
         hooks.unused = self.unused.data() if self.has_unused else NULL  # rev_merge
@@ -275,11 +299,32 @@ cdef class SpmBPE:
         node = 0 if n else -1
         while node >= 0:
             token = s.word.token_at[node]
-            if token == UNKNOWN_UNIT:
-                self._unknown(data, s.node_start[first + node], s.node_start[first + node + 1], out)
-            else:
-                self._emit(token, s, out)
+            start = s.node_start[first + node]
+            end = s.node_start[first + node + 1]
             node = s.word.next_node[node]
+            if not self.hf_unknowns:
+                if token == UNKNOWN_UNIT:
+                    self._unknown(data, start, end, out)
+                else:
+                    self._emit(token, s, out)
+                continue
+            # HF's order: an unknown id waits for the next piece (byte ids go before it)
+            if token == UNKNOWN_UNIT:  # one character; the span to the next unit may hold dropped ones
+                end = min(end, start + utf8_length(data[start]))
+            if token != UNKNOWN_UNIT:
+                if pending:
+                    out.push_back(self.unk_id)
+                    pending = False
+                self._emit(token, s, out)
+            elif self._all_bytes(data, start, end):
+                for i in range(start, end):
+                    out.push_back(self.byte_fallback[data[i]])
+            elif pending and not self.collapse_unk:
+                out.push_back(self.unk_id)
+            else:
+                pending = True
+        if pending:
+            out.push_back(self.unk_id)
         return 0
 
     cdef int encode_into(self, const uint8_t* data, Py_ssize_t size, vector[id_t]& out,
@@ -288,6 +333,8 @@ cdef class SpmBPE:
         cdef Py_ssize_t n = self._units(data, size, s), w, first, stop, length
         cdef size_t floor = out.size(), kept, k
         s.word.proposed.clear()
+        if n == 0:  # nothing, or only characters dropped (hf_unknowns)
+            return 0
         if not self.split_words:
             self._merge_word(data, 0, n, s, out)
         else:
@@ -306,7 +353,7 @@ cdef class SpmBPE:
                     out.insert(out.end(), s.word_out.begin(), s.word_out.end())
                     cache_store(s.cache, s.word_out, CACHE_LIMIT)
                 first = stop
-        if self.collapse_unk:  # one unknown id per run of them
+        if self.collapse_unk and not self.hf_unknowns:  # one unknown id per run of them
             kept = floor
             for k in range(floor, out.size()):
                 if not (out[k] == self.unk_id and kept > floor and out[kept - 1] == self.unk_id):

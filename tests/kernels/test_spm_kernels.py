@@ -36,6 +36,23 @@ def _normalizer(**changes):
     return SpmNormalizer(*args.values())
 
 
+def test_hf_unknowns_are_written_as_merge_word_writes_them():
+    """``hf_unknowns``: a character whose bytes all have ids becomes them (here é: C3 A9; 中 lacks
+    E4's), any other the unknown id, written when the next piece or the end comes (after bytes
+    met on the way), fused with ``collapse_unk``; no unknown id (-1) drops it, its neighbours merge."""
+    fallback = NO_FALLBACK.copy()
+    fallback[0xC3], fallback[0xA9], fallback[0xB8], fallback[0xAD] = 5, 6, 7, 8
+    ids = lambda model, text: model.encode(np.frombuffer(text.encode(), np.uint8)).tolist()  # noqa: E731
+    hf = dict(n_ids=9, unused=np.zeros(9, np.uint8), byte_fallback=fallback, split_words=False, hf_unknowns=True)
+    fused = _bpe(**hf)
+    assert ids(fused, "a中é中中b") == [1, 5, 6, 0, 2]
+    assert ids(_bpe(**{**hf, "collapse_unk": False}), "a中é中中b") == [1, 5, 6, 0, 0, 0, 2]
+    assert ids(_bpe(**{**hf, "unk_id": -1}), "a中bé中") == [3, 5, 6]  # a and b meet: ab
+    assert ids(fused, "中") == [0] and ids(_bpe(**{**hf, "unk_id": -1}), "中中") == []
+    with pytest.raises(ValueError, match="unk_id"):
+        _bpe(**{**hf, "hf_unknowns": False, "unk_id": -1})
+
+
 def test_spm_bpe_encodes_and_resegments_unused():
     assert _bpe().encode(np.frombuffer(b"abbabx", np.uint8)).tolist() == [4, 1, 2, 0]
 

@@ -303,10 +303,11 @@ def test_other_models_saved_by_tokenizers_are_one_clear_line(model, name, tmp_pa
 
 
 # models whose whole pipeline runs in C (`HFCharBPE._build_native_pipeline`), and one that does not
-NATIVE_CHAR = ("llama2", "llama2-metaspace", "trained-metaspace", "trained-metaspace-nofuse", "trained-byte-fallback")
+NATIVE_CHAR = ("llama2", "llama2-metaspace", "trained-metaspace", "trained-metaspace-nofuse", "trained-byte-fallback",
+               "trained-byte-fallback-partial")
 
 
-@pytest.mark.parametrize("name", [*NATIVE_CHAR, "trained-byte-fallback-partial"])
+@pytest.mark.parametrize("name", [*NATIVE_CHAR, "trained-words"])
 def test_char_models_batches_are_one_by_one(name, heldout, tmp_path_factory):
     """The C pipeline of character BPE models: ``encode_batch`` on any number of threads is
     ``encode`` one by one, and both are HF's; texts it hands back (added tokens, texts that

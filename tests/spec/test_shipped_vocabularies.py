@@ -26,7 +26,6 @@ import re
 import tarfile
 import warnings
 
-import numpy as np
 import pytest
 
 import ubpe
@@ -34,7 +33,6 @@ from ubpe.cli import main
 from ubpe.errors import IgnoredInputWarning, ModelFormatError
 from ubpe.io import gguf as gguf_io
 from ubpe.io import tiktoken as tiktoken_io
-from ubpe.models.imported import USER_DEFINED
 from ubpe.text.patterns import PATTERNS
 from ubpe.text.pretokenizers import ADDS_BOS, PRE_TYPES, REGEXES, Pretokenizer, resolve_pre
 
@@ -58,23 +56,10 @@ def _texts() -> tuple[str, ...]:
 
 
 def _llama_cpp_reference(tok):
-    """llama.cpp's byte-level BPE for a GGUF ``gpt2`` vocabulary, built in HF ``tokenizers``:
-    the user-defined tokens cut out first (added tokens), the file's regex list each splitting
-    what the one before left (``Split(..., "isolated")``, the text between matches kept), the
-    bytes mapped to GPT-2's alphabet and merged by the file's merges (``ignore_merges`` as
-    llama.cpp sets it)."""
-    hf = pytest.importorskip("tokenizers")
-    vocab: dict[str, int] = {}
-    for i, text in enumerate(tok.texts):
-        vocab.setdefault(text, i)
-    merges = [tuple(line.split(" ", 1)) for line in tok._merge_lines]
-    reference = hf.Tokenizer(hf.models.BPE(vocab=vocab, merges=merges, ignore_merges=tok.ignore_merges))
-    reference.pre_tokenizer = hf.pre_tokenizers.Sequence(
-        [hf.pre_tokenizers.Split(hf.Regex(e), behavior="isolated") for e in REGEXES[resolve_pre(tok.pre)[0]]]
-        + [hf.pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
-    user = [tok.texts[i] for i in np.flatnonzero(tok.token_types == USER_DEFINED).tolist()]
-    reference.add_tokens([hf.AddedToken(text, normalized=False, special=False) for text in user])
-    return reference
+    pytest.importorskip("tokenizers")
+    from hf_builders import llama_cpp_reference
+
+    return llama_cpp_reference(tok)
 
 
 @pytest.mark.parametrize("name", GPT2_VOCABS)

@@ -8,7 +8,7 @@ use too. So :class:`HFByteLevelBPE` is :class:`~ubpe.models.ranked_bpe.ImportedB
 (:mod:`ubpe.text.hf_pipeline`) in front: added tokens, normalizer, pre-tokenizer; HF's
 decoder behind; the post-processor's tokens with ``add_special=True``. A character model with
 the usual pipeline (Llama 2's, ``Metaspace``) runs it all in C
-(`HFCharBPE._build_native_pipeline`). Added tokens are always
+(`HFCharBPE._build_native_pipeline`), whatever its byte fallback and unknown token. Added tokens are always
 cut out of the text, special or not, as ``Tokenizer.encode`` does (``parse_special`` is
 accepted and has no effect); ``decode`` skips special tokens as HF's ``decode`` does by default.
 
@@ -310,6 +310,9 @@ class _ProgramBatch:
     def _scan_flagged(self) -> None:
         return None  # the program splits every text as HF's steps do
 
+    def _passes(self, compile: bool = True) -> None:
+        return None  # llama.cpp's lists of regexes are GGUF's (`ImportedBPE._passes`)
+
     def _cuttable(self, parse_special: bool) -> None:
         return None  # a cut between two of the program's words is not proven
 
@@ -381,6 +384,15 @@ class HFEndOfWordBPE(HFPipelineMixin, _ProgramBatch, EndOfWordBPE, ImportedToken
         return info
 
 
+def _is_space(pattern: regex.Pattern) -> bool:
+    return pattern.pattern in (" ", regex.escape(" "))
+
+
+def _replaces_spaces(step: tuple) -> bool:
+    """Whether a normalizer step is ``Replace(" ", "▁")``."""
+    return step[0] == "replace" and _is_space(step[1]) and step[2] == SPACE
+
+
 class HFCharBPE(HFPipelineMixin, _ProgramBatch, CharModel):
     """An HF BPE ``tokenizer.json`` over characters (no ``ByteLevel``): ``▁`` for spaces from
     ``Metaspace`` or the normalizer, ``byte_fallback`` to ``<0xXX>`` tokens, else the unknown
@@ -444,8 +456,11 @@ class HFCharBPE(HFPipelineMixin, _ProgramBatch, CharModel):
         """The whole HF pipeline in C (`ubpe_native._spm_pipeline.SpmPipeline` over
         `ubpe_native._spm.SpmBPE`, whose loop is HF's ``merge_word`` with pair ranks) when it
         is the usual one: unicode normalization (done in Python, for the texts it changes),
-        then the legacy ``Prepend("▁") + Replace(" ", "▁")`` or a ``Metaspace("▁")``
-        pre-tokenizer, or neither; an unknown token or every byte token; no ``ignore_merges``.
+        then the legacy ``Prepend("▁") + Replace(" ", "▁")`` or ``Replace(" ", "▁")`` alone
+        (Gemma's; a ``Split(" ")`` after either never splits) or a ``Metaspace("▁")``
+        pre-tokenizer, or neither; no ``ignore_merges``. Characters that are no token go as
+        HF's ``merge_word`` writes them (``SpmBPE``'s ``hf_unknowns``): byte tokens, some or all,
+        the unknown token, or nothing.
         Normalized added tokens without flags are cut out in C; a text holding another added
         token goes the general way. None for any other pipeline."""
         pipeline = self.pipeline
@@ -453,14 +468,15 @@ class HFCharBPE(HFPipelineMixin, _ProgramBatch, CharModel):
         self._unicode_forms = []
         while steps and steps[0][0] == "unicode":
             self._unicode_forms.append(steps.pop(0)[1])
-        legacy = len(steps) == 2 and steps[0] == ("prepend", SPACE) and steps[1][0] == "replace" \
-            and steps[1][1].pattern in (" ", regex.escape(" ")) and steps[1][2] == SPACE
+        legacy = len(steps) == 2 and steps[0] == ("prepend", SPACE) and _replaces_spaces(steps[1])
+        escaped = legacy or (len(steps) == 1 and _replaces_spaces(steps[0]))  # no space is left
         pre = pipeline.pre.steps
+        if escaped and len(pre) == 1 and pre[0][0] == "split" and _is_space(pre[0][1]) and not pre[0][3]:
+            pre = []  # it finds no space to split at: one piece
         metaspace = len(pre) == 1 and pre[0][0] == "metaspace" and pre[0][1] == SPACE
-        if (steps and not legacy) or (pre and not metaspace) or (legacy and metaspace) or self.ignore_merges \
-                or not (self._every_byte or (self._unknown is not None and self._unk_id is not None)) \
+        if (steps and not escaped) or (pre and not metaspace) or (escaped and metaspace) or self.ignore_merges \
                 or SPACE not in self._text_to_id \
-                or (legacy and any(t.normalized for t in pipeline.added.tokens)):
+                or (escaped and any(t.normalized for t in pipeline.added.tokens)):
             return None
         n = len(self.texts)
         units = [(t, i) for t, i in self._text_to_id.items() if len(t) == 1 and self.token_types[i] != CONTROL]
@@ -470,10 +486,9 @@ class HFCharBPE(HFPipelineMixin, _ProgramBatch, CharModel):
         model = SpmBPE(
             n, left, right, result, rank, np.zeros(n, np.uint8), b"".join(blob), blob_offsets(blob),
             np.asarray([i for _, i in units], _I32), np.zeros(len(units), np.uint8), np.zeros(0, _I32),
-            np.zeros(1, np.int64), 0 if self._unk_id is None else self._unk_id,
-            np.asarray(self._fallback if self._every_byte else [-1] * 256, _I32),
-            self.fuse_unk and not self._every_byte, split or not joins_space)
-        normalizer = SpmNormalizer(np.zeros(0, np.uint32), b"", legacy, False, legacy or metaspace, False, b"",
+            np.zeros(1, np.int64), -1 if self._unk_id is None else self._unk_id, np.asarray(self._fallback, _I32),
+            self.fuse_unk, split or not joins_space, hf_unknowns=True)
+        normalizer = SpmNormalizer(np.zeros(0, np.uint32), b"", legacy, False, escaped or metaspace, False, b"",
                                    np.zeros(1, np.int64), np.zeros(0, _I32))
         # added tokens: a normalized one without flags is cut out in C (HF matches it in the
         # normalized text, which a text sent to C is); a text holding any other goes the general way

@@ -25,6 +25,7 @@ import numpy as np
 import regex
 
 from ubpe_native._merges import PairMerges, pack_units
+from ubpe_native._multipass import split_passes
 from ubpe_native._pretokenize import split_text
 from ubpe_native._tables import StringIds
 
@@ -61,6 +62,9 @@ class Scan(NamedTuple):
 _SCANNED = {"gpt2": Scan(NATIVE_PATTERNS[PATTERNS["gpt2"]]), "llama3": Scan(NATIVE_PATTERNS[PATTERNS["llama3"]]),
             "qwen2": Scan(NATIVE_PATTERNS[PATTERNS["llama3"]], single_digits=True)}
 _NUMBER_BIT = CLASS_BITS[r"\p{N}"]
+# a total pattern whose one piece is the whole text: how `PairMerges.encode_texts` takes pieces
+# already cut (by llama.cpp's lists of regexes, `_multipass`) as documents of their own
+_WHOLE = "(?s:.)+"
 
 
 def _scan_of(pre_type: str) -> Scan | None:
@@ -156,14 +160,29 @@ class ImportedBPE(ImportedTokenizer):
         For the GPT-2, Llama 3 and Qwen2 pre-tokenizers the kernel's scanner (written for
         tiktoken's patterns of the first two) splits the text: they cut alike except on
         unassigned code points and on ``'ſ`` (see `pretokenizers.scanner_unsafe`), and texts
-        holding those take the regex path.
+        holding those take the regex path. The types that are lists of regexes run them on the
+        regex VM (`_passes`) once a batch has compiled them, else with the `regex` module.
         """
         scan = self._scanner
         if scan is not None and not scanner_unsafe(text):
             data = text.encode("utf-8")
             bounds = split_text(np.frombuffer(data, dtype=np.uint8), code_point_classes(), scan.pattern)
             return data, cut_digits(text, bounds) if scan.single_digits else bounds
+        passes = self._passes(compile=False)
+        if passes is not None:
+            data = text.encode("utf-8")
+            return data, split_passes(data, (len(text),), passes)[0]
         return self._words_by_regex(text)
+
+    def _passes(self, compile: bool = True) -> np.ndarray | None:
+        """llama.cpp's list of regexes as regex VM programs, for a model the kernel's scanner
+        does not split (falcon, starcoder, deepseek, default: `ubpe_native._multipass`); None:
+        the scanner splits it, or the `regex` module does (or, without ``compile``, the
+        programs are not compiled yet: a batch compiles them, once per process, 0.5-4 s; one
+        text is not worth the wait)."""
+        if self._scanner is not None or not isinstance(self.pretokenizer, Pretokenizer):
+            return None
+        return self.pretokenizer.vm_patterns(compile)
 
     def _words_by_regex(self, text: str) -> tuple[bytes, np.ndarray]:
         words = [w.encode("utf-8", "surrogatepass") for w in self.pretokenizer.split(text)]
@@ -173,7 +192,7 @@ class ImportedBPE(ImportedTokenizer):
 
     def _native(self, text: str) -> list[int]:
         """llama.cpp's ids of a text without special tokens (split as `_words` says)."""
-        if self._scanner is None:
+        if self._scanner is None and self._passes(compile=False) is None:
             return self._native_by_regex(text)
         ids, _, status = self._scan_encode(text.encode("utf-8"), (len(text),))
         return self._native_by_regex(text) if status[0] else ids.tolist()
@@ -189,9 +208,28 @@ class ImportedBPE(ImportedTokenizer):
         """``PairMerges.encode_texts`` of documents back to back in UTF-8 ``data`` (``lengths``:
         theirs in characters): ``(ids, offsets, status)``."""
         scan = self._scanner
+        if scan is None:
+            return self._passes_encode(data, lengths, skip)
         return self._kernel.encode_texts(data, lengths, code_point_classes(), scan.pattern,
                                          single_digits=scan.single_digits, prefix_space=scan.prefix_space,
                                          flagged=self._scan_flagged(), skip=skip, pretokenizer=scan.program)
+
+    def _passes_encode(self, data: bytes, lengths: Any, skip: np.ndarray | None) -> tuple[np.ndarray, ...]:
+        """`_scan_encode` by llama.cpp's list of regexes: the pieces cut by
+        ``_multipass.split_passes`` and merged by ``encode_texts`` as documents of their own
+        (two calls without the GIL); a skipped document is one piece, skipped."""
+        bounds, chars, pieces = split_passes(data, lengths, self._passes(), skip)
+        piece_skip = None
+        if skip is not None:
+            skipped = np.flatnonzero(np.asarray(skip, dtype=bool) & (pieces[1:] > pieces[:-1]))
+            piece_skip = np.zeros(len(chars), dtype=np.uint8)
+            piece_skip[pieces[skipped]] = 1
+        ids, offsets, status = self._kernel.encode_texts(data, chars, code_point_classes(),
+                                                         native_pattern_id(_WHOLE), skip=piece_skip)
+        doc_status = np.zeros(len(pieces) - 1, dtype=np.uint8)
+        if skip is not None:
+            doc_status[np.asarray(skip, dtype=bool)] = 1  # encode_texts' "skipped"
+        return ids, offsets[pieces], doc_status
 
     def encode_batch(self, docs: Iterable[str], *, threads: int | None = None, **options: Any) -> list[list[int]]:
         """`encode` of every doc, on ``threads`` threads (default: ``UBPE_NUM_THREADS``, else
@@ -215,7 +253,8 @@ class ImportedBPE(ImportedTokenizer):
             lengths = text_lengths(docs)
         except TypeError:  # a doc that is no str: encode says so
             lengths = None
-        if self._scanner is None or lengths is None or not set(options) <= {"add_special", "parse_special"}:
+        if (self._scanner is None and self._passes() is None) or lengths is None \
+                or not set(options) <= {"add_special", "parse_special"}:
             # named, not super(): HFEndOfWordBPE borrows this method and is no ImportedBPE
             return flat_ids(ImportedTokenizer.encode_batch(self, docs, threads=workers, **options))
         parse_special = bool(options.get("parse_special", False))

@@ -14,6 +14,11 @@ of its own (unlike tiktoken, nothing is dropped). Each regex runs one of three w
   ASCII members of the class -- llama.cpp's workaround for ``std::regex``;
 * any other regex runs on the text with non-ASCII whitespace replaced by U+000B.
 
+Natively (``Pretokenizer.vm_patterns``), every regex of a list is one program of the kernel's
+regex VM, whose one-code-point atoms are the classes of code points whose collapsed or widened
+stand-in the atom matches (`vm_pattern`); ``ubpe_native._multipass`` runs the passes over many
+texts without the GIL, cutting where :meth:`Pretokenizer.split` cuts.
+
 >>> Pretokenizer.for_pre("gpt-2").split("Hello  world's 123")
 ['Hello', ' ', ' world', "'s", ' 123']
 >>> Pretokenizer.for_pre("llama-bpe").split("Hello 12345!!\\n\\n")
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -228,6 +234,120 @@ class _Pass:
         return out
 
 
+# -- the passes on the kernel's regex VM -------------------------------------------------------
+# A pass that runs on a stand-in text (collapsed or widened: one character for one) is the same
+# regex on the real text with each one-code-point atom (a literal, an escape, ``.``, a ``[...]``)
+# replaced by the class of the code points whose stand-in it matches: the matches fall at the
+# same places. The classes are explicit ranges, computed with ``re`` (the Python path's engine)
+# on the stand-ins of every code point, so the VM (whose classes are the `regex` module's, by
+# its Unicode tables) agrees with the Python path to the code point.
+
+_QUANTIFIER = re.compile(r"\{\d*(?:,\d*)?\}")
+_KEPT_ESCAPES = ("\\Z", "\\A", "\\b", "\\B")
+_GROUPS = ("(?:", "(?!", "(?=")
+
+
+@functools.lru_cache(maxsize=2)
+def _stand_ins(collapsed: bool) -> tuple[np.ndarray, str]:
+    """Every code point (no surrogates) and, as one string, their stand-ins (~1 s, once)."""
+    from .regex_program import _every_code_point
+
+    points, every = _every_code_point()
+    if not collapsed:
+        return points, _widen_text(every)
+    return points, every[:0x80] + "".join(
+        _SPACE_CHAR if ord(char) in _WHITESPACE else _CLASS_CHAR.get(unicodedata.category(char)[0], _OTHER_CHAR)
+        for char in every[0x80:])
+
+
+@functools.lru_cache(maxsize=256)
+def _stand_in_class(atom: str, collapsed: bool) -> str | None:
+    """``[...]`` of the code points whose stand-in ``atom`` matches (None: none does), as
+    explicit ranges: the `regex` module's categories (``\\p{L}``) are of another Unicode
+    version than Python's ``unicodedata``, which the Python path reads."""
+    points, subject = _stand_ins(collapsed)
+    runs = re.compile(f"(?:{_collapse_regex(atom) if collapsed else atom})+", re.ASCII).finditer(subject)
+    ranges = [f"\\U{points[a]:08x}-\\U{points[b - 1]:08x}" for a, b in (run.span() for run in runs)]
+    return f"[{''.join(ranges)}]" if ranges else None
+
+
+def vm_pattern(expression: str) -> str | None:
+    """One regex of a llama.cpp list as a pattern the kernel's regex VM runs on the real text,
+    matching where :class:`Pretokenizer`'s pass matches; None where this cannot say so (a
+    construct outside the tokenizer subset, or a class no code point is in).
+
+    >>> vm_pattern(r"[0-9]{2}$")
+    '[\\\\U00000030-\\\\U00000039]{2}\\\\Z'
+    """
+    if expression in _CUSTOM:
+        return _CUSTOM[expression]
+    collapsed = bool(_PROPERTY.search(expression))
+    if collapsed and not expression.isascii():
+        return None
+    atoms = list(_regex_atoms(expression))
+    out: list[str] = []
+    k = pos = 0
+    while k < len(atoms):
+        atom, inside = atoms[k]
+        if inside:  # a whole class, to its closing "]"
+            end = next(j for j in range(k + 1, len(atoms)) if atoms[j] == ("]", True))
+            atom = "".join(a for a, _ in atoms[k : end + 1])
+            k = end
+        elif atom in _KEPT_ESCAPES or atom in ")|*+?^":
+            out.append(atom)
+            k, pos = k + 1, pos + len(atom)
+            continue
+        elif atom == "$":
+            out.append("\\Z")  # ECMAScript's end of input (see _end_anchors)
+            k, pos = k + 1, pos + 1
+            continue
+        elif atom == "(":
+            group = expression[pos : pos + 3]
+            if group.startswith("(?"):
+                if group not in _GROUPS:
+                    return None
+                out.append(group)
+                k, pos = k + 3, pos + 3
+            else:
+                out.append(atom)
+                k, pos = k + 1, pos + 1
+            continue
+        elif atom == "{" and _QUANTIFIER.match(expression, pos):
+            quantifier = _QUANTIFIER.match(expression, pos).group()
+            out.append(quantifier)
+            k, pos = k + len(quantifier), pos + len(quantifier)
+            continue
+        elif atom.startswith("\\") and atom[1:].isdigit():
+            return None  # a backreference
+        members = _stand_in_class(atom, collapsed)
+        if members is None:
+            return None
+        out.append(members)
+        k, pos = k + 1, pos + len(atom)
+    return "".join(out)
+
+
+_VM_PATTERNS: dict[tuple[str, ...], np.ndarray | None] = {}
+_VM_LOCK = threading.Lock()
+
+
+def _vm_patterns(expressions: tuple[str, ...]) -> np.ndarray | None:
+    from .regex_program import compile_pattern
+
+    with _VM_LOCK:  # once per process, whichever thread asks first
+        if expressions not in _VM_PATTERNS:
+            ids = []
+            for expression in expressions:
+                pattern = vm_pattern(expression)
+                compiled = compile_pattern(pattern) if pattern is not None else None
+                ids.append(None if compiled is None else compiled.pattern_id)
+            found = None if None in ids else np.array(ids, dtype=np.int32)
+            if found is not None:
+                found.flags.writeable = False
+            _VM_PATTERNS[expressions] = found
+        return _VM_PATTERNS[expressions]
+
+
 def _make_pass(expression: str) -> _Pass:
     if expression in _CUSTOM:
         return _Pass(regex.compile(_CUSTOM[expression]), None)
@@ -256,6 +376,16 @@ class Pretokenizer:
     def for_pre(cls, pre: str) -> Pretokenizer:
         """The pre-tokenizer a GGUF file's ``tokenizer.ggml.pre`` names."""
         return cls.for_type(resolve_pre(pre)[0])
+
+    def vm_patterns(self, compile: bool = True) -> np.ndarray | None:
+        """The ids of the regexes as programs of the kernel's regex VM (`vm_pattern`), which
+        ``ubpe_native._multipass.split_passes`` runs as `split` does, or None if one is not
+        one (or, without ``compile``, if they are not compiled yet). Compiled once per process,
+        0.5-4 s (each class over every code point; deepseek-coder's ``\\p{L}`` takes most); ids
+        are per process, so they are not kept on the object, which may be pickled."""
+        if not compile and self.expressions not in _VM_PATTERNS:
+            return None
+        return _vm_patterns(self.expressions)
 
     def split(self, text: str) -> list[str]:
         """The pieces of ``text``, in order; they concatenate to ``text``."""
