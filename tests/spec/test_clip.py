@@ -157,7 +157,9 @@ def test_every_id_is_open_clips():
         ours.decode([reference.vocab_size])
 
 
-@pytest.mark.parametrize("encoder", available_encoders())
+# sample (its weights fitted first: ~4 s) runs with the long tests
+@pytest.mark.parametrize("encoder", [pytest.param(e, marks=pytest.mark.long) if e == "sample" else e
+                                     for e in available_encoders()])
 def test_every_encoder_runs_on_clips_tokens(encoder):
     """Every encoder segments the same words into CLIP tokens: decoded, the native ids' text.
     (``sample`` needs weights, which a merges file has none of: refused without, run with.)"""

@@ -40,6 +40,7 @@ def test_cluster_fit_equals_in_memory_fit(client, case):
     assert fit(alphabet, bag(docs, 5)) == fit(alphabet, docs)
 
 
+@pytest.mark.long  # 15 clusters' fits (~4 s); the fixed cases above run every time
 @settings(max_examples=15, deadline=None)
 @given(
     st.lists(st.text("abc .", max_size=25), min_size=1, max_size=10),

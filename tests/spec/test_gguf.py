@@ -59,7 +59,9 @@ def test_add_special_adds_what_llama_cpp_adds():
     assert gpt2.encode("Hello", add_special=True) == gpt2.encode("Hello")  # add_bos unset
 
 
-@pytest.mark.parametrize("name", ["gpt-2", "llama-bpe", "qwen2", "llama-spm"], scope="module")
+# one byte-level and one SPM vocabulary every run; the other two byte-level ones with the long tests
+@pytest.mark.parametrize("name", ["gpt-2", pytest.param("llama-bpe", marks=pytest.mark.long),
+                                  pytest.param("qwen2", marks=pytest.mark.long), "llama-spm"], scope="module")
 @pytest.mark.parametrize("encoder", ["fewest", "longest_prefix", "tfidf", "ranked"])
 def test_every_encoder_is_lossless_on_imported_vocabularies(name, encoder):
     tok = _load(name)

@@ -27,6 +27,7 @@ from ubpe.io.gguf import read_vocab_tests  # noqa: E402
 from ubpe.io.hf_import import from_json  # noqa: E402
 
 from hf_builders import BUILDERS  # noqa: E402
+from peer_process import HFPeer  # noqa: E402
 from vocab_corpora import text_lines, vocab_path  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,7 +41,7 @@ EDGES = [
     "thee and thee, thou", "Ünïcödé ﬁ ① ２ 𝔘𝔫𝔦 ÅÅ", "tab\tand\u00a0nbsp\u3000ideographic",
 ]
 def built(name: str, tmp_path_factory) -> tuple:
-    """``(HF tokenizer read from the saved file, ubpe's tokenizer of that file, the path)``."""
+    """``(ubpe's tokenizer of the saved file, the path)``; HF's runs in the ``peer`` process."""
     return _built(name, tmp_path_factory.getbasetemp())
 
 
@@ -50,7 +51,7 @@ def built(name: str, tmp_path_factory) -> tuple:
 @functools.lru_cache(maxsize=2)
 def _built(name: str, base: Path) -> tuple:
     path = _saved(name, base)
-    return tokenizers.Tokenizer.from_file(str(path)), ubpe.load(path), path
+    return ubpe.load(path), path
 
 
 @functools.lru_cache(maxsize=None)
@@ -58,6 +59,14 @@ def _saved(name: str, base: Path) -> Path:
     path = Path(tempfile.mkdtemp(prefix="hf", dir=base)) / f"{name}.json"
     BUILDERS[name]().save(str(path))
     return path
+
+
+@pytest.fixture(scope="module")
+def peer():
+    """HF ``tokenizers`` over many texts, in a process that ends with the module (what it
+    keeps after a tokenizer is dropped goes with it: tests/peer_process.py)."""
+    with HFPeer() as running:
+        yield running
 
 
 @pytest.fixture(scope="module")
@@ -74,30 +83,31 @@ def heldout() -> list[str]:
 
 
 @pytest.mark.parametrize("name", sorted(BUILDERS), scope="module")
-def test_ids_equal_tokenizers(name, heldout, tmp_path_factory):
-    hf, tok, path = built(name, tmp_path_factory)
+def test_ids_equal_tokenizers(name, heldout, tmp_path_factory, peer):
+    tok, path = built(name, tmp_path_factory)
     assert detect(path) == "hf"
     assert isinstance(tok, CLASSES.get(name, HFByteLevelBPE if name in BYTE_LEVEL else HFCharBPE))
     assert len(heldout) > 4000
-    want = [e.ids for e in hf.encode_batch(heldout, add_special_tokens=False)]
+    want = peer.ids(path, heldout)
     differ = [(text, ids) for text, ids in zip(heldout, want) if tok.encode(text) != ids]
     assert not differ, f"{len(differ)}/{len(heldout)} texts differ, first: {differ[0]!r}"
 
 
 @pytest.mark.parametrize("name", sorted(BUILDERS), scope="module")
-def test_decode_and_special_tokens_equal_tokenizers(name, heldout, tmp_path_factory):
-    hf, tok, _ = built(name, tmp_path_factory)
+def test_decode_and_special_tokens_equal_tokenizers(name, heldout, tmp_path_factory, peer):
+    tok, path = built(name, tmp_path_factory)
     sample = heldout[::7] + EDGES
-    for text in sample:
-        with_specials = hf.encode(text).ids
+    framed = peer.ids(path, sample, add_special=True)
+    decoded, kept = peer.decode(path, framed), peer.decode(path, framed, skip_special=False)
+    for text, with_specials, plain, raw in zip(sample, framed, decoded, kept, strict=True):
         assert tok.encode(text, add_special=True) == with_specials, repr(text)
-        assert tok.decode(with_specials) == hf.decode(with_specials), repr(text)
-        assert tok.decode(with_specials, skip_special=False) == hf.decode(with_specials, skip_special_tokens=False)
+        assert tok.decode(with_specials) == plain, repr(text)
+        assert tok.decode(with_specials, skip_special=False) == raw
 
 
 def test_merges_as_strings_read_alike(heldout, tmp_path_factory, tmp_path):
     """Older files write merges as "a b" strings, newer ones as [a, b] lists."""
-    hf, tok, path = built("gpt2", tmp_path_factory)
+    tok, path = built("gpt2", tmp_path_factory)
     doc = json.loads(Path(path).read_text(encoding="utf-8"))
     assert isinstance(doc["model"]["merges"][0], list)
     doc["model"]["merges"] = [" ".join(pair) for pair in doc["model"]["merges"]]
@@ -107,10 +117,12 @@ def test_merges_as_strings_read_alike(heldout, tmp_path_factory, tmp_path):
     assert all(legacy.encode(text) == tok.encode(text) for text in heldout[::5])
 
 
-@pytest.mark.parametrize("name", ["gpt2", "qwen2", "llama2", "trained-metaspace"], scope="module")
+# a byte-level and a character file every run; the other two with the long tests
+@pytest.mark.parametrize("name", ["gpt2", pytest.param("qwen2", marks=pytest.mark.long), "llama2",
+                                  pytest.param("trained-metaspace", marks=pytest.mark.long)], scope="module")
 @pytest.mark.parametrize("encoder", ["fewest", "longest_prefix", "tfidf", "ranked"])
 def test_every_encoder_runs_on_imported_vocabularies(name, encoder, heldout, tmp_path_factory):
-    _, tok, _ = built(name, tmp_path_factory)
+    tok, _ = built(name, tmp_path_factory)
     for text in heldout[:: 40]:
         [(ids, score)] = tok.encode_with(text, encoder)
         native = tok.encode(text)
@@ -122,24 +134,24 @@ def test_every_encoder_runs_on_imported_vocabularies(name, encoder, heldout, tmp
 
 
 def test_top_n_and_fitted_weights(heldout, tmp_path_factory):
-    _, tok, _ = built("llama3", tmp_path_factory)
+    tok, _ = built("llama3", tmp_path_factory)
     found = tok.encode_with("Hello world, hello there", "tfidf", top_n=3)
     assert len({tuple(ids) for ids, _ in found}) == 3
     assert all(tok.decode(ids) == "Hello world, hello there" for ids, _ in found)
-    _, fitted, path = built("trained-bytelevel", tmp_path_factory)
+    fitted, path = built("trained-bytelevel", tmp_path_factory)
     fitted = ubpe.load(path).fit_weights(heldout[:200])
     (ids, score), = fitted.encode_with(heldout[0])
     assert ids == fitted.encode(heldout[0]) and score > 0
 
 
 def test_description_and_contract(tmp_path_factory):
-    _, tok, _ = built("llama3", tmp_path_factory)
+    tok, _ = built("llama3", tmp_path_factory)
     info = tok.describe()
     assert info["variant"] == "hf:bytelevel" and info["n_vocab"] == 128256 and info["ignore_merges"]
     assert info["post_processor"] == {"prefix": [128000], "suffix": []}
     assert tok.id_to_piece(tok.encode(" world")[0]) == "Ġworld"
     assert tok.pieces(tok.encode(" world")) == [b" world"]
-    _, spm, _ = built("llama2", tmp_path_factory)
+    spm, _ = built("llama2", tmp_path_factory)
     assert spm.describe()["byte_fallback"] and spm.pieces(spm.encode("hi")) == [" hi"]
     with pytest.raises(UnknownTokenError):
         tok.decode([10**6])
@@ -193,14 +205,14 @@ def test_not_json_and_not_a_tokenizer(tmp_path):
         from_json('{"added_tokens": []}')
 
 
-def test_cli_encodes_and_inspects_a_tokenizer_json(tmp_path_factory):
-    hf, _, path = built("gpt2", tmp_path_factory)
+def test_cli_encodes_and_inspects_a_tokenizer_json(tmp_path_factory, peer):
+    _, path = built("gpt2", tmp_path_factory)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": ""}
     text = "Hello world, héllo!"
     result = subprocess.run([sys.executable, "-m", "ubpe", "encode", str(path), "--text", text],
                             capture_output=True, text=True, env=env, timeout=120)
     assert result.returncode == 0, result.stderr
-    assert [int(t) for t in result.stdout.split()] == hf.encode(text, add_special_tokens=False).ids
+    assert [int(t) for t in result.stdout.split()] == peer.ids(path, [text])[0]
     result = subprocess.run([sys.executable, "-m", "ubpe", "inspect", str(path)],
                             capture_output=True, text=True, env=env, timeout=120)
     assert result.returncode == 0 and "hf:bytelevel" in result.stdout, result.stderr
@@ -266,9 +278,9 @@ VARIANTS = {
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
-def test_component_options_equal_tokenizers(variant, heldout, tmp_path_factory):
+def test_component_options_equal_tokenizers(variant, heldout, tmp_path_factory, peer):
     base, changes = VARIANTS[variant]
-    _, _, path = built(base, tmp_path_factory)
+    _, path = built(base, tmp_path_factory)
     doc = json.loads(Path(path).read_text(encoding="utf-8"))
     for key, value in changes.items():
         if key == "model":
@@ -276,13 +288,13 @@ def test_component_options_equal_tokenizers(variant, heldout, tmp_path_factory):
         else:
             doc[key] = value
     text = json.dumps(doc)
-    hf, tok = tokenizers.Tokenizer.from_str(text), from_json(text)
+    tok = from_json(text)
     sample = heldout[::4] + EDGES + ["x [w] y[w] [w]", "a @@ b  @@  c", "zz hello world 123 4567"]
-    want = [e.ids for e in hf.encode_batch(sample, add_special_tokens=False)]
+    want = peer.ids(text, sample)
     differ = [(line, ids, tok.encode(line)) for line, ids in zip(sample, want) if tok.encode(line) != ids]
     assert not differ, f"{len(differ)}/{len(sample)} differ, first: {differ[0]!r}"
-    for ids in want[::10]:
-        assert tok.decode(ids) == hf.decode(ids)
+    for ids, decoded in zip(want[::10], peer.decode(text, want[::10]), strict=True):
+        assert tok.decode(ids) == decoded
 
 
 @pytest.mark.parametrize("model, name", [
@@ -308,19 +320,20 @@ NATIVE_CHAR = ("llama2", "llama2-metaspace", "trained-metaspace", "trained-metas
 
 
 @pytest.mark.parametrize("name", [*NATIVE_CHAR, "trained-words"])
-def test_char_models_batches_are_one_by_one(name, heldout, tmp_path_factory):
+def test_char_models_batches_are_one_by_one(name, heldout, tmp_path_factory, peer):
     """The C pipeline of character BPE models: ``encode_batch`` on any number of threads is
     ``encode`` one by one, and both are HF's; texts it hands back (added tokens, texts that
     NFKC changes) come out in place; bad input is one clear error."""
-    hf, tok, _ = built(name, tmp_path_factory)
+    tok, path = built(name, tmp_path_factory)
     assert (tok._pipeline is not None) == (name in NATIVE_CHAR)
     lines = heldout[::3] + EDGES + ["<s>", "x<unk>y </s>", "ﬁne ①", "thee"]
-    want = [e.ids for e in hf.encode_batch(lines, add_special_tokens=False)]
+    want = peer.ids(path, lines)
     assert [tok.encode(line) for line in lines] == want
     assert tok.encode_batch(lines, threads=1) == want
     assert tok.encode_batch(lines * 2, threads=3) == want * 2
-    assert [tok.encode(line, add_special=True) for line in lines[:50]] == [e.ids for e in hf.encode_batch(lines[:50])]
-    assert tok.encode_batch(lines[:50], add_special=True) == [e.ids for e in hf.encode_batch(lines[:50])]
+    framed = peer.ids(path, lines[:50], add_special=True)
+    assert [tok.encode(line, add_special=True) for line in lines[:50]] == framed
+    assert tok.encode_batch(lines[:50], add_special=True) == framed
     with pytest.raises(UBPEError, match="lone surrogate"):
         tok.encode_batch(["a", "b\ud800"])
     with pytest.raises(UBPEError):
@@ -337,7 +350,7 @@ def test_char_models_c_pipeline_is_the_python_one(name, tmp_path_factory):
 
     from ubpe.models.hf import HFPipelineMixin
 
-    _, tok, _ = built(name, tmp_path_factory)
+    tok, _ = built(name, tmp_path_factory)
     parts = st.sampled_from([" ", "  ", "▁", "a", "the", "thee", "<s>", "<unk>", "é", "e\u0301", "ﬁ", "Ω",
                              "\u4e2d", "🦙", "\n", "x y", "ing"])
 
@@ -356,19 +369,19 @@ PROGRAMMED = ("falcon", "starcoder", "deepseek-coder", "clip", "trained-words")
 
 
 @pytest.mark.parametrize("name", PROGRAMMED)
-def test_multi_step_pre_tokenizers_run_natively(name, heldout, tmp_path_factory):
+def test_multi_step_pre_tokenizers_run_natively(name, heldout, tmp_path_factory, peer):
     """The kernel's program of the steps (`ubpe_native._hf_pretok`) splits these files' text:
     ``encode_batch`` and ``encode_batch_to_numpy`` on 1 to 4 threads give HF's ids, documents
     with added tokens and ``add_special`` included; bad input is one clear error."""
-    hf, tok, _ = built(name, tmp_path_factory)
+    tok, path = built(name, tmp_path_factory)
     assert tok.describe()["pre_tokenization"] == "native program"
     lines = heldout[::2] + EDGES + ["<|endoftext|>x", "<|startoftext|>a b<|endoftext|>", "１２３４ 12345 ²³"]
-    want = [e.ids for e in hf.encode_batch(lines, add_special_tokens=False)]
+    want = peer.ids(path, lines)
     for threads in (1, 2, 3, 4):
         assert tok.encode_batch(lines, threads=threads) == want, threads
     ids, offsets = tok.encode_batch_to_numpy(lines, threads=4).best()
     assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == want
-    framed = [e.ids for e in hf.encode_batch(lines[:200])]
+    framed = peer.ids(path, lines[:200], add_special=True)
     assert tok.encode_batch(lines[:200], add_special=True, threads=2) == framed
     with pytest.raises(UBPEError, match="lone surrogate"):
         tok.encode_batch(["a", "b\ud800"])
@@ -380,6 +393,6 @@ def test_multi_step_pre_tokenizers_run_natively(name, heldout, tmp_path_factory)
 def test_ambiguity_of_hf_models(name, tmp_path_factory):
     """``ambiguity`` sees the text of an HF model (its normalized segments, not str fragments):
     the native encoding is one of its segmentations (with uniform weights, as likely as any)."""
-    _, tok, _ = built(name, tmp_path_factory)
+    tok, _ = built(name, tmp_path_factory)
     found = tok.ambiguity("Hello world, it's a test")
     assert found.n_segmentations > 1 and found.encoding_probability == pytest.approx(found.best_probability)
