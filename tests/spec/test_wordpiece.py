@@ -37,7 +37,7 @@ hf_builders = pytest.importorskip("hf_builders")
 
 from ubpe.io import hf_import  # noqa: E402
 from ubpe.text.normalizers import BertNormalizer  # noqa: E402
-from ubpe.text.pretokenizers import bert_words  # noqa: E402
+from ubpe.text.bert_words import bert_words  # noqa: E402
 
 VARIANTS = {"uncased": {}, "cased": {"lowercase": False}, "lowercase-accents-kept": {"strip_accents": False},
             "cased-accents-stripped": {"lowercase": False, "strip_accents": True}}
@@ -139,13 +139,13 @@ def _check_every_encoder(tok, encoder: str, texts: list[str]) -> None:
 @given(st.text(st.characters(max_codepoint=0x7F), max_size=40))
 def test_the_ascii_paths_cut_as_the_tables_do(text):
     """ASCII text skips the big Unicode classes (a fast path): the same words."""
-    from ubpe.text import pretokenizers
+    from ubpe.text import bert_words as bert_module
 
-    assert bert_words(text) == pretokenizers._bert_words_regex().findall(text)
-    dropped, words, _ = pretokenizers._wpm_regexes()
+    assert bert_words(text) == bert_module._bert_words_regex().findall(text)
+    dropped, words, _ = bert_module._wpm_regexes()
     for lowercase in (True, False):
         general = [w.lower() if lowercase else w for w in words.findall(dropped.sub("", text))]
-        assert pretokenizers.wpm_words(text, lowercase, True) == general
+        assert bert_module.wpm_words(text, lowercase, True) == general
 
 
 @pytest.mark.parametrize("encoder", ENCODERS)

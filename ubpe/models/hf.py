@@ -19,6 +19,10 @@ accepted and has no effect); ``decode`` skips special tokens as HF's ``decode`` 
 >>> tok = HFByteLevelBPE(vocab, [("a", "b"), ("Ġ", "ab")], pipe)
 >>> tok.encode("ab ab b"), tok.decode([3, 4])
 ([3, 4, 2, 1], 'ab ab')
+
+The module is over 600 lines because it is the one home of the HF BPE families, which share the
+pipeline mixin, the merge-rule reading and the kernel program's batch (`_ProgramBatch`). What
+would split it: `HFCharBPE` and its C pipeline into a module of its own beside this one.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ two systems spell the pieces differently and are read as they are:
   ``BertProcessing`` / ``TemplateProcessing``, the ``WordPiece`` decoder);
 * llama.cpp (GGUF ``tokenizer.ggml.model = "bert"``, its WPM tokenizer): a word-initial token
   starts with ``▁`` (``▁play``), a continuation is plain (``ing``): the word matched is ``▁`` +
-  word. Its own preprocessing (:func:`~ubpe.text.pretokenizers.wpm_words`) and
+  word. Its own preprocessing (:func:`~ubpe.text.bert_words.wpm_words`) and
   ``[CLS] ... [SEP]`` with ``add_special``; decoding writes ``▁`` as a space and cleans the
   spaces before punctuation as ``llama_detokenize`` does.
 
@@ -44,7 +44,7 @@ import regex
 from ubpe_native._wordpiece import WordPieceKernel
 
 from ..errors import ModelFormatError
-from ..text.pretokenizers import bert_classes, bert_lower_map, wpm_classes, wpm_maps, wpm_words
+from ..text.bert_words import bert_classes, bert_lower_map, wpm_classes, wpm_maps, wpm_words
 from ..text.specials import special_regex
 from ..vocabulary import ID_DTYPE, Vocabulary
 from .chunks import FlatIds, cuttable_unless, docs_matching, encode_chunk, flat_ids, framed, id_lists, run_flat_chunks, \
@@ -173,7 +173,7 @@ class WordPiece(ImportedTokenizer):
         return [*prefix, *ids, *suffix] if prefix or suffix else ids
 
     def _reference_encode(self, doc: str, **options: Any) -> list[int]:
-        """``encode`` in Python (:func:`~ubpe.text.pretokenizers.wpm_words` and
+        """``encode`` in Python (:func:`~ubpe.text.bert_words.wpm_words` and
         :meth:`_word_ids`): what the kernel is tested against, and the way of a text holding
         a special token."""
         return ImportedTokenizer.encode(self, doc, **options)

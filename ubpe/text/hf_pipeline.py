@@ -37,7 +37,7 @@ from ubpe_native._hf_pretok import GPT2_SPELLING, HFPreTokenizer
 
 from .byte_chars import BYTE_TO_CHAR, CHAR_TO_BYTE, byte_chars, chars_bytes
 from .patterns import code_point_classes
-from .pretokenizers import bert_words
+from .bert_words import bert_words
 from .regex_program import compile_pattern
 
 #: GPT-2's regex as HF's ``ByteLevel`` pre-tokenizer writes it (``pre_tokenizers/byte_level.rs``)
@@ -151,7 +151,7 @@ class PreTokenizer:
       ``Whitespace``, ``WhitespaceSplit`` are all this);
     * ``("byte_level", add_prefix_space, use_regex)``;
     * ``("metaspace", replacement, prepend_scheme, split)``;
-    * ``("bert",)`` (``BertPreTokenizer``: :func:`~ubpe.text.pretokenizers.bert_words`).
+    * ``("bert",)`` (``BertPreTokenizer``: :func:`~ubpe.text.bert_words.bert_words`).
 
     A word carries whether it starts the text (``first``), which ``Metaspace``'s ``first``
     scheme needs. With a ``byte_level`` step the words come out in GPT-2's alphabet.

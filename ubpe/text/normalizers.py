@@ -281,10 +281,10 @@ class BertNormalizer:
         """The steps that change characters: ``clean_text``'s removals, ``strip_accents``'s
         NFD and ``lowercase`` (but for the few letters that Python's Unicode does not
         lowercase and HF's does: :data:`~ubpe.text.bert_tables.LOWERCASE`, the kernel's
-        ``lower`` map, :func:`~ubpe.text.pretokenizers.bert_lower_map`). The rest -
+        ``lower`` map, :func:`~ubpe.text.bert_words.bert_lower_map`). The rest -
         whitespace written as a space, spaces around CJK ideographs, nonspacing marks
         removed - only decide where the pre-tokenizer cuts, and the WordPiece kernel does
-        them by its classes (:func:`~ubpe.text.pretokenizers.bert_classes`): BERT's
+        them by its classes (:func:`~ubpe.text.bert_words.bert_classes`): BERT's
         pre-tokenizer then cuts ``rewrite(text)`` by them as it cuts ``self(text)``. Every step
         is character by character, so texts joined by a character none of them touches
         (U+FFFF) come out joined by it.
