@@ -110,6 +110,8 @@ def package_versions(names: Iterable[str] = EXPERIMENT_PACKAGES) -> dict[str, st
 
     versions = {"python": platform.python_version(), "ubpe": ubpe.__version__}
     for name in names:
+        if name == "ubpe":  # the imported package's own: a stale metadata folder beside it may say otherwise
+            continue
         try:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
