@@ -49,8 +49,8 @@ from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._merge_core cimport (MAX_RANK, MergeHooks, MergeScratch, MergeWord, ScratchPool, cache_find,
                                       cache_store, check_rules, merge_word, rule_add)
 from ubpe_native._hf_pretok cimport HFPreTokenizer, PretokBuffers
-from ubpe_native._pretokenize cimport (check_utf8, class_t, document_flags, document_offsets, document_starts,
-                                       flag_table, holds_flagged, split_document)
+from ubpe_native._pretokenize cimport (class_t, document_flags, document_starts, flag_table, holds_flagged,
+                                       split_document, utf8_documents)
 from ubpe_native._typedefs cimport id_t
 from ubpe_native._shared cimport id_array, utf8_length
 
@@ -251,8 +251,7 @@ cdef class PairMerges:
         else:
             if single_digits or prefix_space:
                 raise ValueError("single_digits and prefix_space are the pretokenizer's steps, not options")
-            check_utf8(data)
-            starts = document_offsets(data, as_array(char_lengths, np.int64, "char_lengths"))
+            starts = utf8_documents(data, char_lengths)
         cdef Py_ssize_t n_docs = starts.shape[0] - 1
         cdef const uint8_t[::1] skip_view = document_flags(skip, n_docs, "skip")
         flagged = flag_table(flagged)

@@ -23,8 +23,7 @@ from libcpp.vector cimport vector
 
 from ubpe_native._numpy import np
 
-from ubpe_native._checks cimport as_array
-from ubpe_native._pretokenize cimport check_utf8, document_flags, document_offsets
+from ubpe_native._pretokenize cimport document_flags, utf8_documents
 from ubpe_native._regex cimport Program, find_next, program_of
 
 
@@ -44,8 +43,7 @@ def split_passes(const uint8_t[::1] data not None, char_lengths, const int32_t[:
         programs.push_back(program_of(patterns[k]))
         if programs.back() == NULL:
             raise ValueError(f"pattern {patterns[k]} is no registered program of the regex VM")
-    check_utf8(data)
-    cdef const int64_t[::1] starts = document_offsets(data, as_array(char_lengths, np.int64, "char_lengths"))
+    cdef const int64_t[::1] starts = utf8_documents(data, char_lengths)
     cdef Py_ssize_t n_docs = starts.shape[0] - 1
     cdef const uint8_t[::1] skip_view = document_flags(skip, n_docs, "skip")
     pieces = np.zeros(n_docs + 1, dtype=np.int64)

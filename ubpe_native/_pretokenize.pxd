@@ -35,6 +35,8 @@ cdef Py_ssize_t piece_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, const cl
 # document's pieces (reserves what it needs: MemoryError through ``except -1``).
 cdef object document_offsets(const uint8_t[::1] data, const int64_t[::1] char_lengths)
 
+cdef object utf8_documents(const uint8_t[::1] data, object char_lengths)
+
 cdef object document_starts(const uint8_t[::1] data, object char_lengths, Py_ssize_t n_classes,
                             int pattern)
 

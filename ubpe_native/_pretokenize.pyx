@@ -432,13 +432,18 @@ cdef object document_offsets(const uint8_t[::1] data, const int64_t[::1] char_le
     return offsets
 
 
-cdef object document_starts(const uint8_t[::1] data, object char_lengths, Py_ssize_t n_classes,
-                            int pattern):
-    """The checks of a ``def`` that splits documents back to back in ``data`` (``char_lengths``:
-    theirs in code points, any integer array-like) by ``pattern``; their byte offsets."""
-    check_split_arguments(n_classes, pattern)
+cdef object utf8_documents(const uint8_t[::1] data, object char_lengths):
+    """The checks of a ``def`` that takes documents back to back in UTF-8 ``data``
+    (``char_lengths``: theirs in code points, any integer array-like); their byte offsets."""
     check_utf8(data)
     return document_offsets(data, as_array(char_lengths, np.int64, "char_lengths"))
+
+
+cdef object document_starts(const uint8_t[::1] data, object char_lengths, Py_ssize_t n_classes,
+                            int pattern):
+    """`utf8_documents` for a ``def`` that splits them by ``pattern``."""
+    check_split_arguments(n_classes, pattern)
+    return utf8_documents(data, char_lengths)
 
 
 cdef object document_flags(object values, Py_ssize_t n_docs, str name):

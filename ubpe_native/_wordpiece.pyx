@@ -37,7 +37,7 @@ from libcpp.vector cimport vector
 from ubpe_native._checks cimport as_array, check_length, check_range
 from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._numpy import np
-from ubpe_native._pretokenize cimport check_utf8, decode_utf8, document_flags, document_offsets
+from ubpe_native._pretokenize cimport check_utf8, decode_utf8, document_flags, utf8_documents
 from ubpe_native._shared cimport id_array
 from ubpe_native._typedefs cimport id_t
 
@@ -193,8 +193,7 @@ cdef class WordPieceKernel:
 
         Returns ``(ids, offsets)``: document ``d``'s ids are ``ids[offsets[d]:offsets[d + 1]]``.
         """
-        check_utf8(data)
-        cdef const int64_t[::1] starts = document_offsets(data, as_array(char_lengths, np.int64, "char_lengths"))
+        cdef const int64_t[::1] starts = utf8_documents(data, char_lengths)
         cdef Py_ssize_t n_docs = starts.shape[0] - 1
         cdef const uint8_t[::1] skip_view = document_flags(skip, n_docs, "skip")
         offsets = np.zeros(n_docs + 1, dtype=np.int64)
