@@ -122,6 +122,13 @@ def _merge_rules(vocab: dict[str, int], merges: Sequence[tuple[str, str]], where
 _NO_WHOLE = (b"", np.zeros(1, np.int64), np.zeros(0, _I32))
 
 
+def _program_scan(found: tuple) -> tuple[Scan | None, str | None]:
+    """``(scan, reason)`` of `PreTokenizer.native`'s ``(program, reason)``: the program as the
+    kernel's `Scan`, or None and why Python splits."""
+    program, reason = found
+    return (None, reason) if program is None else (Scan(0, program=program), None)
+
+
 def _pre_tokenization(scan: Scan | None, reason: str | None) -> str:
     """What ``describe()`` says about who splits the text: the kernel's scanner, the kernel's
     program of HF's steps (both without the GIL), or HF's steps in Python (and why)."""
@@ -251,8 +258,7 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
         scan = HFByteLevelBPE._scanned(pre.steps)
         if scan is not None:
             return scan, None
-        program, reason = pre.native()
-        return (None, reason) if program is None else (Scan(0, program=program), None)
+        return _program_scan(pre.native())
 
     @staticmethod
     def _scanned(steps: list[tuple]) -> Scan | None:
@@ -345,8 +351,7 @@ class HFEndOfWordBPE(HFPipelineMixin, _ProgramBatch, EndOfWordBPE, ImportedToken
         self._setup_merges(np.stack([left, right, result, rank]).T.astype(np.int64),
                            [vocab.get(text) for text in unit_texts(suffix)], unk_id)
         self._raw = [self._stands_for(text, kind) for text, kind in zip(texts, types.tolist())]
-        program, self._python_reason = pipeline.pre.native(end_of_word=True)
-        self._scanner = None if program is None else Scan(0, program=program)
+        self._scanner, self._python_reason = _program_scan(pipeline.pre.native(end_of_word=True))
 
     def _stands_for(self, text: str, kind: int) -> bytes:
         """A token's bytes: its byte characters' (the suffix read as a space), or an added or
@@ -452,8 +457,7 @@ class HFCharBPE(HFPipelineMixin, _ProgramBatch, CharModel):
             np.asarray(expansion, _I32), pack_units([c.encode("utf-8", "surrogatepass") for c in units]),
             np.asarray(list(units.values()), _I32), np.asarray(fallback, _I32), True, *whole)
         self._pipeline = self._build_native_pipeline(left, right, result, rank)
-        program, self._python_reason = self._word_program()
-        self._scanner = None if program is None else Scan(0, program=program)
+        self._scanner, self._python_reason = _program_scan(self._word_program())
 
     def _build_native_pipeline(self, left: np.ndarray, right: np.ndarray, result: np.ndarray,
                                rank: np.ndarray) -> SpmPipeline | None:
