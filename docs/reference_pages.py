@@ -192,40 +192,28 @@ TOP_FIELDS = {"name": "name", "description": "description"}
 #: ExperimentConfig fields that are tables of their own, and those that are no setting
 TABLE_FIELDS = {"datasets", "comparisons", "stats", "downstream", "beam", "vocabularies"}
 NOT_SETTINGS = {"source", "folder"}
-KEY_LINE = re.compile(r"^(\w+)\s*=\s*(.*?)\s*(?:#\s?(.*))?$")
 
 
-def documented_keys(docstring: str) -> dict[tuple[str, str], str]:
-    """``(section, key) -> comment`` from a module docstring's example TOML block, continued
-    comment lines joined (``datasets.kjv`` and ``vocabularies.llama3`` become ``datasets.NAME``
-    and ``vocabularies.NAME``)."""
-    found: dict[tuple[str, str], str] = {}
-    section, last = "", None
-    in_block = False
+def documented_example(docstring: str) -> dict[str, list[str]]:
+    """The lines of a module docstring's example TOML block, by section: ``""`` for the top
+    level, ``"grid"``, ``"comparisons"``, and ``"datasets"`` / ``"vocabularies"`` for all
+    their ``[datasets.NAME]`` / ``[vocabularies.NAME]`` tables."""
+    sections: dict[str, list[str]] = {}
+    section, in_block, depth = "", False, 0
     for raw in docstring.splitlines():
         if ".. code-block:: toml" in raw:
-            in_block = True
+            in_block, depth = True, len(raw) - len(raw.lstrip())
             continue
-        if not in_block:
+        if not in_block or not raw.strip():
             continue
-        if raw.strip() and not raw.startswith("    "):
-            in_block = False
-            continue
-        line = raw.strip()
-        header = re.match(r"^\[\[?([\w.-]+)\]\]?\s*(?:#\s?(.*))?$", line)
+        if len(raw) - len(raw.lstrip()) <= depth:
+            break
+        header = re.match(r"^\s*\[\[?([\w-]+)", raw)
         if header:
-            parts = header.group(1).split(".")
-            section = parts[0] + (".NAME" if len(parts) > 1 else "")
-            last = None
-            continue
-        key = KEY_LINE.match(line)
-        if key:
-            last = (section, key.group(1))
-            found.setdefault(last, (key.group(3) or "").strip())
-            continue
-        if line.startswith("#") and last is not None:
-            found[last] = (found[last] + " " + line.lstrip("#").strip()).strip()
-    return found
+            section = header.group(1)
+        sections.setdefault(section, []).append(raw)
+    indent = min((len(line) - len(line.lstrip()) for lines in sections.values() for line in lines), default=0)
+    return {name: [line[indent:] for line in lines] for name, lines in sections.items()}
 
 
 def _type(field: dataclasses.Field) -> str:
@@ -233,18 +221,20 @@ def _type(field: dataclasses.Field) -> str:
     return re.sub(r"tuple\[(.*), \.\.\.\]", r"list[\1]", str(field.type)).replace(" | ", " or ")
 
 
-def _key_rows(fields, defaults: dict[str, object], comments: dict[str, str], toml_names=None) -> list[str]:
+def _key_rows(fields, defaults: dict[str, object], toml_names=None) -> list[str]:
     rows = []
     for field in fields:
         key = (toml_names or {}).get(field.name, field.name)
         default = defaults.get(field.name, dataclasses.MISSING)
         if default is dataclasses.MISSING:
             shown = "required"
+        elif default is None:
+            shown = "unset"
         elif isinstance(default, Described):
             shown = str(default)
         else:
             shown = f"`{_toml(default)}`"
-        rows.append(f"| `{key}` | `{_type(field)}` | {shown} | {_cell(comments.get(key, ''))} |")
+        rows.append(f"| `{key}` | `{_type(field)}` | {shown} |")
     return rows
 
 
@@ -284,51 +274,47 @@ def config_page() -> str:
     unplaced = set(fields) - set(GRID_FIELDS) - set(ENCODERS_FIELDS) - set(TOP_FIELDS) - TABLE_FIELDS - NOT_SETTINGS
     if unplaced:
         raise RuntimeError(f"docs/reference_pages.py does not say where these config fields go: {sorted(unplaced)}")
-    comments = documented_keys(config.__doc__ or "")
+    example = documented_example(config.__doc__ or "")
     # what the parser fills in for a config that names one dataset and nothing else
     parsed = config.parse_config({"datasets": {"d": {}}})
     actual = {name: getattr(parsed, name) for name in fields}
     actual["name"] = Described("the config file's name")
     actual["encoders"] = tuple(str(spec) for spec in parsed.encoders)
 
-    def section(title: str, intro: str, rows: list[str]) -> list[str]:
+    def section(title: str, name: str, intro: str, rows: list[str]) -> list[str]:
+        shown = example.get(name, [])
         return [f"## `{title}`" if title else "## Top level", "", intro, "",
-                "| key | type | default | meaning |", "|---|---|---|---|", *rows, ""]
-
-    def of(section_name: str) -> dict[str, str]:
-        return {key: text for (where, key), text in comments.items() if where == section_name}
+                "| key | type | default |", "|---|---|---|", *rows, "",
+                *(["From the documented example:", "", "```toml", *shown, "```", ""] if shown else [])]
 
     lines = ["# Experiment config", "",
              "The keys of an `ubpe experiment` config (TOML), generated when the site is built from",
-             "`ubpe/lab/config.py`: the types of its dataclasses, the defaults its parser fills in, the",
-             "comments of its documented example. How to use them: [your own data](../guides/own-data.md).", ""]
-    lines += section("", "", _key_rows([fields[f] for f in TOP_FIELDS], actual, of("")))
-    lines += section("[grid]", "The grid every dataset runs on.",
-                     _key_rows([fields[f] for f in GRID_FIELDS], actual, of("grid"), GRID_FIELDS))
-    lines += section("[encoders]", "Which cells (`variant:encoder`) run and are compared.",
-                     _key_rows([fields[f] for f in ENCODERS_FIELDS], actual, of("encoders"), ENCODERS_FIELDS))
-    lines += section("[statistics]", "The paired tests.",
-                     _key_rows(dataclasses.fields(config.StatsConfig), _dataclass_defaults(config.StatsConfig),
-                               of("statistics")))
-    lines += section("[downstream]", "The language-model proxy; measured only when the table is present.",
+             "`ubpe/lab/config.py`: the types of its dataclasses, the defaults its parser fills in, and",
+             "its documented example, section by section. How to use them: [your own data](../guides/own-data.md).",
+             ""]
+    lines += section("", "", "Keys outside any table.", _key_rows([fields[f] for f in TOP_FIELDS], actual))
+    lines += section("[grid]", "grid", "The grid every dataset runs on.",
+                     _key_rows([fields[f] for f in GRID_FIELDS], actual, GRID_FIELDS))
+    lines += section("[encoders]", "encoders", "Which cells (`variant:encoder`) run and are compared.",
+                     _key_rows([fields[f] for f in ENCODERS_FIELDS], actual, ENCODERS_FIELDS))
+    lines += section("[statistics]", "statistics", "The paired tests.",
+                     _key_rows(dataclasses.fields(config.StatsConfig), _dataclass_defaults(config.StatsConfig)))
+    lines += section("[downstream]", "downstream", "The language-model proxy; measured only when the table is present.",
                      _key_rows(dataclasses.fields(config.DownstreamConfig),
-                               _dataclass_defaults(config.DownstreamConfig), of("downstream")))
-    lines += section("[beam]", "The beam-width study; run only when the table is present.",
-                     _key_rows(dataclasses.fields(config.BeamConfig), _dataclass_defaults(config.BeamConfig),
-                               of("beam")))
-    lines += section("[[comparisons]]", "Paired questions, `a - b` per held-out document (default: the first "
-                     "two encoders').",
-                     _key_rows(dataclasses.fields(config.Comparison), {}, of("comparisons")))
+                               _dataclass_defaults(config.DownstreamConfig)))
+    lines += section("[beam]", "beam", "The beam-width study; run only when the table is present.",
+                     _key_rows(dataclasses.fields(config.BeamConfig), _dataclass_defaults(config.BeamConfig)))
+    lines += section("[[comparisons]]", "comparisons", "Paired questions, `a - b` per held-out document "
+                     "(default: the first two encoders').", _key_rows(dataclasses.fields(config.Comparison), {}))
     dataset_fields = [f for f in dataclasses.fields(config.DatasetConfig) if f.name not in ("name", "load_options")]
-    lines += section("[datasets.NAME]", "One table per dataset; keys other than these go to the dataset's "
-                     "loader (a registered dataset's options, or a file dataset's keys below).",
-                     _key_rows(dataset_fields, _dataclass_defaults(config.DatasetConfig), of("datasets.NAME")))
+    lines += section("[datasets.NAME]", "datasets", "One table per dataset; keys other than these go to the "
+                     "dataset's loader (a registered dataset's options, or a file dataset's keys below).",
+                     _key_rows(dataset_fields, _dataclass_defaults(config.DatasetConfig)))
     vocabulary_fields = [f for f in dataclasses.fields(config.VocabularyConfig) if f.name != "name"]
-    lines += section("[vocabularies.NAME]", "A tokenizer file (anything `ubpe.load` reads) encoded beside the "
-                     "fitted vocabularies.",
-                     _key_rows(vocabulary_fields, _dataclass_defaults(config.VocabularyConfig),
-                               of("vocabularies.NAME")))
-    file_comments = {key: text for (_, key), text in documented_keys(files.__doc__ or "").items()}
+    lines += section("[vocabularies.NAME]", "vocabularies", "A tokenizer file (anything `ubpe.load` reads) "
+                     "encoded beside the fitted vocabularies.",
+                     _key_rows(vocabulary_fields, _dataclass_defaults(config.VocabularyConfig)))
+    files_example = [line for lines in documented_example(files.__doc__ or "").values() for line in lines]
     lines += ["## A dataset of your own files", "",
               "A `[datasets.NAME]` table with a `path` reads your files (`ubpe.lab.datasets.files`); the keys",
               "each `format` takes, generated from `ubpe.lab.datasets.files.KEYS`:", "",
@@ -336,9 +322,7 @@ def config_page() -> str:
     common = sorted(files.COMMON_KEYS - {"root"})
     for fmt in files.FORMATS:
         lines.append(f"| `{fmt}` | {', '.join(f'`{k}`' for k in common + sorted(files.KEYS[fmt]))} |")
-    lines += ["", "| key | meaning |", "|---|---|"]
-    for key in common + sorted(set().union(*files.KEYS.values())):
-        lines.append(f"| `{key}` | {_cell(file_comments.get(key, ''))} |")
+    lines += ["", "From the documented example of `ubpe/lab/datasets/files.py`:", "", "```toml", *files_example, "```"]
     return "\n".join(lines) + "\n"
 
 
