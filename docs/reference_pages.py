@@ -24,7 +24,7 @@ PUBLIC_PACKAGES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "text": ("`ubpe.text`", ("ubpe.text",), ()),
     "view": ("`ubpe.view`", (), ("ubpe.view",)),
     "distributed": ("`ubpe.distributed`", (), ("ubpe.distributed.dask", "ubpe.distributed.rounds")),
-    "lab": ("`ubpe.lab`", ("ubpe.lab",), ("ubpe.lab.config",)),
+    "lab": ("`ubpe.lab`", ("ubpe.lab", "ubpe.lab.datasets"), ("ubpe.lab.config",)),
     "cli": ("`ubpe.cli`", ("ubpe.cli",), ()),
 }
 
