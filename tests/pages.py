@@ -8,7 +8,8 @@ order, as a reader would run them, and what they print is compared with the page
 * the output of a ``python`` or ``bash`` block is the ``text`` block right after it (at most one
   line of prose between them, e.g. "It prints:"); a block with no such output block must print
   nothing, so no example can print what its page does not show;
-* ``sh`` blocks are shown, not run (installs, clusters, runs of minutes); ``toml``, ``text``,
+* ``sh`` blocks are shown, not run (installs, clusters, runs of minutes: the test of the docs
+  checks what they name exists); ``toml``, ``text``,
   ``pycon`` (doctest transcripts of the API reference) and plain blocks are not code to run.
 
 All of it in a folder the caller gives (the tests' ``tmp_path``).

@@ -5,6 +5,7 @@ tested in ``tests/docs`` (``-m docs``)."""
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import pytest
@@ -51,3 +52,32 @@ def test_a_page_that_prints_something_it_does_not_show_fails(tmp_path, monkeypat
         run_page("```py\nprint(1)\n```\n", "unknown language", tmp_path)
     assert run_page("```python\nx = 2\n```\n\n```python\nprint(x * 21)\n```\nIt prints:\n```text\n42\n```\n"
                     "```console\n$ echo hi\nhi\n```\n", "right", tmp_path) == 3
+
+
+def shown_commands() -> list[tuple[str, list[str]]]:
+    """``(page, words)`` of every command line of the pages' ``sh`` blocks (shown, not run)."""
+    found = []
+    for page in PAGES:
+        for block in blocks(page.read_text(encoding="utf-8")):
+            if block.language == "sh":
+                found += [(name(page), shlex.split(line.split("  #")[0])) for line in block.body.splitlines()
+                          if line.strip() and not line.lstrip().startswith("#")]
+    return found
+
+
+def test_shown_commands_name_scripts_options_and_tests_that_exist():
+    """The commands a page shows without running them (benchmarks of minutes, the docs' own
+    build): each script exists and knows the options given, each test path exists."""
+    commands = shown_commands()
+    assert commands
+    for page, words in commands:
+        if words[:3] == ["python", "-m", "pytest"]:
+            paths = [word.split("::")[0] for word in words[3:] if word.startswith("tests")]
+            assert all((ROOT / path).exists() for path in paths), (page, words)
+        elif words[0] == "python":
+            script = ROOT / words[1]
+            assert script.is_file(), (page, words)
+            source = script.read_text(encoding="utf-8")
+            assert all(f'"{word}"' in source for word in words[2:] if word.startswith("--")), (page, words)
+        else:
+            assert words[0] == "mkdocs" and words[1] in ("build", "serve"), (page, words)
