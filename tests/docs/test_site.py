@@ -89,3 +89,16 @@ def test_generated_tables_come_from_the_registries(built_site):
     assert all(f"ubpe {command}" in cli for command in ("fit", "encode", "decode", "view", "inspect",
                                                           "compare", "convert", "experiment"))
     assert all(f"<code>{key}</code>" in config for key in ("vocab_sizes", "alpha", "widths", "path", "quantizer"))
+
+
+def test_every_report_and_plot_under_results_is_on_the_site_and_in_its_navigation(built_site):
+    home = (built_site / "index.html").read_text(encoding="utf-8")
+    reports = [*ROOT.glob("results/*.md"), *ROOT.glob("results/*/README.md"), *ROOT.glob("results/benchmarks/*.md")]
+    assert len(reports) >= 15
+    for report in reports:
+        relative = report.relative_to(ROOT).with_suffix("")
+        page = relative.parent if relative.name == "README" else relative
+        assert (built_site / page / "index.html").is_file(), page
+        assert f'href="{page.as_posix()}/"' in home, f"{page} is not in the navigation"
+    for plot in ROOT.glob("results/**/*.png"):
+        assert (built_site / plot.relative_to(ROOT)).is_file(), plot
