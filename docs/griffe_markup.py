@@ -25,6 +25,8 @@ def _indent(line: str) -> int:
 def _fence_indented(lines: list[str], start: int, language: str, base: int) -> tuple[list[str], int]:
     """The block indented deeper than ``base`` from ``start`` on, fenced; and where it ends."""
     body, index = [], start
+    while index < len(lines) and not lines[index].strip():
+        index += 1
     while index < len(lines) and (not lines[index].strip() or _indent(lines[index]) > base):
         body.append(lines[index])
         index += 1
@@ -64,7 +66,8 @@ def to_markdown(text: str) -> str:
             while index < len(lines) and lines[index].strip() and _indent(lines[index]) >= base:
                 block.append(lines[index][base:])
                 index += 1
-            out += ["", " " * base + "```pycon", *(" " * base + b for b in block), " " * base + "```", ""]
+            # at the margin: indented, the fence would read as part of an indented code block above
+            out += ["", "```pycon", *block, "```", ""]
             continue
         out.append(line)
         index += 1
