@@ -22,7 +22,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from ubpe.lab.datasets._text import FileFormatError, float_document, int_document
+from ubpe.lab.datasets._text import FileFormatError, first_line, float_document, int_document
 
 #: The most bytes of array data one ``.npy`` file, or all members of one ``.npz``, may hold.
 MAX_ARRAY_BYTES = 1 << 30
@@ -43,8 +43,8 @@ def _header(stream: IO[bytes], at: str) -> tuple[tuple[int, ...], bool, np.dtype
         version = fmt.read_magic(stream)
         read = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
         shape, fortran, dtype = read(stream, max_header_size=_MAX_HEADER)
-    except (ValueError, OSError, EOFError, SyntaxError, TypeError) as error:
-        raise FileFormatError(f"{at}: not a .npy array ({_first_line(error)})") from None
+    except Exception as error:  # numpy's header parser: ValueError, SyntaxError, tokenize's TokenError...
+        raise FileFormatError(f"{at}: not a .npy array ({first_line(error)})") from None
     if dtype.hasobject or dtype.kind not in "iuf" or dtype.fields is not None:
         raise FileFormatError(f"{at}: an array of {dtype}, not of numbers (integers or floats)")
     if len(shape) not in (1, 2):
@@ -68,11 +68,6 @@ def _array(stream: IO[bytes], available: int, at: str, limit: int) -> np.ndarray
     if len(data) != declared:
         raise FileFormatError(f"{at}: cut short ({len(data):,} of {declared:,} bytes)")
     return np.frombuffer(data, dtype=dtype).reshape(shape, order="F" if fortran else "C")
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__
 
 
 def read_arrays(path: Path, label: str) -> Iterator[tuple[str, np.ndarray]]:
@@ -109,7 +104,7 @@ def _npz(path: Path, label: str, limit: int) -> Iterator[tuple[str, np.ndarray]]
         raise
     except (zipfile.BadZipFile, zlib.error, EOFError, ValueError, NotImplementedError, RuntimeError) as error:
         # RuntimeError: an encrypted member; NotImplementedError: a compression zipfile lacks
-        raise FileFormatError(f"{label}: not a readable .npz archive ({_first_line(error)})") from None
+        raise FileFormatError(f"{label}: not a readable .npz archive ({first_line(error)})") from None
 
 
 def array_documents(path: Path, label: str) -> Iterator[tuple[str, Any]]:

@@ -19,18 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from ubpe.lab.datasets._text import FileFormatError, is_blank, read_bytes, split_lines
+from ubpe.lab.datasets._text import FileFormatError, first_line, is_blank, read_bytes, split_lines
 
 #: Besides letters, a FASTA sequence may hold gaps and stop codons.
 RESIDUE_MARKS = frozenset("-*.")
 _HEADER = struct.Struct(">4sIHHH")  # "MThd", its length, format, tracks, division
 _CHUNK = struct.Struct(">4sI")
 _END_OF_TRACK = b"\xff\x2f\x00"
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__
 
 
 def fasta_documents(path: Path, label: str, chunk: int | None) -> Iterator[tuple[str, str, str]]:
@@ -62,7 +57,7 @@ def fasta_documents(path: Path, label: str, chunk: int | None) -> Iterator[tuple
                                   duplicate_action="stop")
             records = [(name, str(fasta[name][:])) for name in fasta.keys()]
         except Exception as error:  # pyfaidx's FastaIndexingError, ValueError (a duplicate), ...
-            raise FileFormatError(f"{label}: not a readable FASTA file ({_first_line(error)})") from None
+            raise FileFormatError(f"{label}: not a readable FASTA file ({first_line(error)})") from None
     for name, sequence in records:
         sequence = sequence.replace("\n", "")
         if not sequence:
@@ -126,13 +121,13 @@ def midi_tokens(path: Path, label: str, tokenizer: Any = None) -> np.ndarray:
     try:
         score = symusic.Score.from_midi(data)
     except Exception as error:  # symusic raises RuntimeError / ValueError with the parser's words
-        raise FileFormatError(f"{label}: not a readable MIDI file ({_first_line(error)})") from None
+        raise FileFormatError(f"{label}: not a readable MIDI file ({first_line(error)})") from None
     if not any(len(track.notes) for track in score.tracks):
         raise FileFormatError(f"{label}: a MIDI file holding no note")
     try:
         sequence = tokenizer.encode(score)
     except Exception as error:  # MidiTok on a score it cannot tokenize
-        raise FileFormatError(f"{label}: MidiTok cannot tokenize it ({_first_line(error)})") from None
+        raise FileFormatError(f"{label}: MidiTok cannot tokenize it ({first_line(error)})") from None
     sequence = sequence[0] if isinstance(sequence, list) else sequence
     ids = np.asarray(sequence.ids, dtype=np.int64)
     if not ids.size:

@@ -15,18 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from ubpe.lab.datasets._text import FileFormatError, float_document, int_document
+from ubpe.lab.datasets._text import FileFormatError, first_line, float_document, int_document
 
 _INT_LIST = re.compile(r"^\s*\[?\s*-?\d+(?:\s*[,\s]\s*-?\d+)*\s*,?\s*\]?\s*$")
 _INT = re.compile(r"-?\d+")
 #: The most digits an id may be written with (a longer one cannot fit 64 bits anyway, and
 #: Python refuses to read integers of thousands of digits).
 _MAX_DIGITS = 25
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__
 
 
 def read_table(path: Path, label: str, options: dict[str, Any]) -> Any:
@@ -47,10 +42,10 @@ def read_table(path: Path, label: str, options: dict[str, Any]) -> Any:
         return pd.read_parquet(path)
     except (ValueError, OSError, LookupError, pd.errors.ParserError, OverflowError) as error:
         # pyarrow's ArrowInvalid is a ValueError, its IO errors OSErrors
-        raise FileFormatError(f"{label}: not a {options['format']} table ({_first_line(error)})") from None
+        raise FileFormatError(f"{label}: not a {options['format']} table ({first_line(error)})") from None
     except Exception as error:  # pyarrow's other errors (ArrowNotImplementedError, ...)
         if type(error).__module__.partition(".")[0] == "pyarrow":
-            raise FileFormatError(f"{label}: not a parquet table ({_first_line(error)})") from None
+            raise FileFormatError(f"{label}: not a parquet table ({first_line(error)})") from None
         raise
 
 

@@ -59,6 +59,12 @@ def check_encoding(encoding: Any, at: str) -> str:
     return encoding
 
 
+def first_line(error: BaseException) -> str:
+    """The first line of an error's message (its type's name when it has none)."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
 def split_lines(text: str) -> list[str]:
     """``text`` cut at ``\\n``, ``\\r\\n`` and ``\\r`` only (a last empty line is dropped)."""
     lines = _LINE_END.split(text)
