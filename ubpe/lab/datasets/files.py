@@ -12,6 +12,7 @@ glob, relative to the config file) and a ``format``; the other keys are optional
     format = "text"
     document = "file"        # text: "line" | "paragraph" | "file" (default: "file" for a
                              # folder or glob, "line" for one file)
+    strict = true            # stop at a file that cannot be read (default: skip and list it)
     [datasets.smiles]
     path = "molecules.jsonl"
     format = "jsonl"
