@@ -248,7 +248,7 @@ def test_a_run_lists_the_skipped_files(tmp_path, monkeypatch, capsys):
 
 
 @pytest.mark.parametrize("fmt, module, extra", [("fasta", "pyfaidx", "fasta"), ("midi", "miditok", "midi"),
-                                                 ("parquet", "pyarrow", "parquet")])
+                                                 ("parquet", "pyarrow", "parquet"), ("text", "scipy", "lab")])
 def test_a_missing_extra_is_one_line_naming_it(tmp_path, monkeypatch, capsys, fmt, module, extra):
     import importlib.util
 
