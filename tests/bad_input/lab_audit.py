@@ -28,7 +28,6 @@ address-space bound).
 from __future__ import annotations
 
 import argparse
-import collections
 import io
 import json
 import multiprocessing
@@ -412,18 +411,11 @@ def run(all_cases: list[Case], *, seconds: int = SECONDS, memory_gib: float = ME
 
 
 def table(results: list[dict]) -> str:
-    """Counts per format and per mutation class, by outcome."""
-    width = max(len(str(r[k])) for r in results for k in ("format", "class")) + 2
-    lines = ["".ljust(width) + "".join(o[:12].rjust(13) for o in OUTCOMES) + "total".rjust(7)]
-    for key in ("format", "class"):
-        lines.append(f"-- by {key}")
-        for value in sorted({r[key] for r in results}):
-            counts = collections.Counter(r["outcome"] for r in results if r[key] == value)
-            lines.append(value.ljust(width) + "".join(str(counts[o]).rjust(13) for o in OUTCOMES)
-                         + str(sum(counts.values())).rjust(7))
-    counts = collections.Counter(r["outcome"] for r in results)
-    lines.append("all".ljust(width) + "".join(str(counts[o]).rjust(13) for o in OUTCOMES) + str(len(results)).rjust(7))
-    return "\n".join(lines)
+    """Counts per format and per mutation class, by outcome (`audit.counts_table`)."""
+    from audit import counts_table
+
+    return counts_table(results, [(key, key, sorted({r[key] for r in results})) for key in ("format", "class")],
+                        OUTCOMES)
 
 
 def main(argv: list[str] | None = None) -> int:
