@@ -66,6 +66,8 @@ def _run(argv: list[str]) -> int:
     except ConfigError as exc:
         parser.error(str(exc))
     from ubpe.errors import InvalidParameterError
+    from ubpe.lab import MissingExtraError
+    from ubpe.lab.datasets import DatasetError
 
     from ubpe.lab.runner import FailedCellsError, run_experiment
 
@@ -86,8 +88,8 @@ def _run(argv: list[str]) -> int:
     except FailedCellsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    except InvalidParameterError as exc:  # e.g. a scheduler that does not answer
-        parser.error(str(exc))
+    except (InvalidParameterError, DatasetError, MissingExtraError) as exc:  # e.g. a scheduler that does
+        parser.error(str(exc))                                                # not answer, a bad file
     print(f"wrote {out} in {time.perf_counter() - started:.1f} s")
     return 0
 
@@ -107,7 +109,12 @@ def _report(argv: list[str]) -> int:
         folder = (args.results or RUNS_DIR) / args.experiment
     if not (folder / "metrics.csv").exists():
         parser.error(f"no results in {folder}: run `python -m experiments {args.experiment}` first")
-    path = render_report(folder)
+    from ubpe.lab.outputs import IncompleteResultsError
+
+    try:
+        path = render_report(folder)
+    except IncompleteResultsError as exc:  # a run was killed while writing it
+        parser.error(str(exc))
     print(f"wrote {path}")
     return 0
 
