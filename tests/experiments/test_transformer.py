@@ -29,7 +29,7 @@ def _shape(vocab: int, context: int = 16, budget: int | None = None) -> T.ModelS
 
 def test_the_loss_falls_on_a_learnable_sequence():
     docs = [np.tile(np.arange(5), 40)]  # 0 1 2 3 4 0 1 ...: each id fixes the next
-    _, training = T.train(_shape(5), lambda epoch: docs, epochs=20, batch=4, lr=1e-2, seed=0, device=CPU)
+    _, training = T.train(_shape(5), lambda epoch: docs, epochs=20, steps_per_epoch=4, lr=1e-2, seed=0, device=CPU)
     first, last = np.mean(training.losses[:3]), np.mean(training.losses[-3:])
     assert first > math.log(5) * 0.8  # starts near uniform over 5 ids and the end
     assert last < 0.1 * first
@@ -40,7 +40,7 @@ def test_a_uniform_random_sequence_costs_log2_alphabet_bits_per_symbol():
     alphabet = 4
     train = [rng.integers(0, alphabet, 400) for _ in range(40)]
     held = [rng.integers(0, alphabet, 400) for _ in range(10)]
-    model, _ = T.train(_shape(alphabet), lambda epoch: train, epochs=2, batch=8, lr=3e-3, seed=0, device=CPU)
+    model, _ = T.train(_shape(alphabet), lambda epoch: train, epochs=2, steps_per_epoch=125, lr=3e-3, seed=0, device=CPU)
     bits = T.document_bits(model, held).sum() / sum(len(d) for d in held)
     # the best possible is log2 4 = 2 plus each document's end (a few bits / 400 symbols);
     # measured at these settings, seeds 0-2: 2.027, 2.026, 2.026

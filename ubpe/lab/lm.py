@@ -57,7 +57,7 @@ DEFAULT_SAMPLED = (
 #: The symbol-level arm at the token models' context in positions.
 SYMBOLS = "symbols"
 #: Version of the cached results' meaning (change it when the model or training changes).
-MODEL_VERSION = "causal-transformer-v1"
+MODEL_VERSION = "causal-transformer-v2-equal-steps"
 
 
 class TransformerConfigError(ValueError):
@@ -78,6 +78,8 @@ class TransformerConfig:
     heads: int = 4
     context: int = 64
     epochs: int = 2
+    #: windows per step of the symbol model at ``context``; every model takes its number of
+    #: steps (`ubpe.lab.transformer.train`)
     batch: int = 16
     lr: float = 3e-3
     #: caps of the training and held-out documents used (whole documents, spread over the
@@ -236,21 +238,36 @@ class Task:
     dropped: dict[str, int] = field(default_factory=dict)
 
 
-def spread(docs: list[Any], cap: int) -> tuple[list[int], int]:
-    """Indices of every k-th document (k the smallest keeping at most ``cap`` symbols; 0: all),
-    so a cap keeps documents from the whole split, and how many symbols that drops.
+def spread(docs: list[Any], cap: int, units: list[str] | None = None) -> tuple[list[int], int]:
+    """Indices of the documents kept under a cap of ``cap`` symbols (0: no cap) and how many
+    symbols that drops. With ``units``: the first ``m`` documents of every unit, ``m`` the
+    largest that fits (at least 1), so a cap never drops a unit; without: every k-th document,
+    so the kept ones come from the whole split.
 
     >>> spread(["ab", "cd", "ef", "gh"], 4)
+    ([0, 2], 4)
+    >>> spread(["ab", "cd", "ef", "gh"], 4, ["x", "x", "y", "y"])
     ([0, 2], 4)
     """
     lengths = [len(d) for d in docs]
     total = sum(lengths)
     if not cap or total <= cap:
         return list(range(len(docs))), 0
-    k = 2
-    while sum(lengths[::k]) > cap and k < len(docs):
-        k += 1
-    keep = list(range(0, len(docs), k))
+    if units is None:
+        k = 2
+        while sum(lengths[::k]) > cap and k < len(docs):
+            k += 1
+        keep = list(range(0, len(docs), k))
+    else:
+        rank = []  # each document's position within its unit
+        seen: dict[str, int] = {}
+        for unit in units:
+            rank.append(seen.get(unit, 0))
+            seen[unit] = rank[-1] + 1
+        m = 1
+        while m < max(seen.values()) and sum(n for n, r in zip(lengths, rank) if r <= m) <= cap:
+            m += 1
+        keep = [i for i, r in enumerate(rank) if r < m]
     return keep, total - sum(lengths[i] for i in keep)
 
 
@@ -263,8 +280,8 @@ def tasks(config, grid, units: dict[str, list[str]]) -> list[Task]:
             continue
         if fit.dataset not in found:
             train_keep, train_dropped = spread(list(data.train.docs), study.train_symbols)
-            held_keep, held_dropped = spread(list(data.heldout.docs), study.heldout_symbols)
             names = units[fit.dataset]
+            held_keep, held_dropped = spread(list(data.heldout.docs), study.heldout_symbols, names)
             found[fit.dataset] = Task(
                 fit.dataset, fit.kind, {}, [data.train.docs[i] for i in train_keep],
                 [data.heldout.docs[i] for i in held_keep], [names[i] for i in held_keep],
@@ -331,6 +348,8 @@ def run_task(task: Task, study: TransformerConfig, cache_dir: Path, *, log=sys.s
     arms = [Arm(SYMBOLS)] + [Arm(f"{SYMBOLS}@{c}", context=c) for c in contexts] + arms
     vocab = {a.name: (len(task.alphabet) if a.train is None else len(toks[a.train.split(":")[0]].vocabulary))
              for a in arms}
+    # every model's steps per epoch: the symbol model's at the study's context and batch
+    steps = max(1, math.ceil((sum(len(d) + 1 for d in task.train_docs)) / (study.context * study.batch)))
     budget = T.budget_for(max(vocab.values()), d_model=study.d_model, n_layers=study.layers,
                           context=study.context)
     out: dict[str, Any] = {"arms": arms, "n_symbols": n_symbols, "units": task.units, "budget": budget,
@@ -360,12 +379,14 @@ def run_task(task: Task, study: TransformerConfig, cache_dir: Path, *, log=sys.s
                 with np.load(path) as data:
                     out["bits"][arm.name, seed] = data["bits"]
                     out["training"][arm.name, seed] = {k: float(data[k]) for k in ("steps", "tokens", "seconds",
-                                                                                     "first_loss", "last_loss")}
+                                                                                     "eval_seconds", "first_loss",
+                                                                                     "last_loss")}
                 continue
             started = time.perf_counter()
             if arm.train is None:
-                model, training = T.train(shape, lambda epoch: sym_train, epochs=study.epochs, batch=study.batch,
-                                          lr=study.lr, seed=seed, device=device)
+                model, training = T.train(shape, lambda epoch: sym_train, epochs=study.epochs,
+                                          steps_per_epoch=steps, lr=study.lr, seed=seed, device=device)
+                trained = time.perf_counter()
                 bits = T.document_bits(model, sym_held, device)
             else:
                 tok = toks[arm.train.split(":")[0]]
@@ -378,11 +399,13 @@ def run_task(task: Task, study: TransformerConfig, cache_dir: Path, *, log=sys.s
 
                     def encode(epoch, plain=plain):
                         return plain
-                model, training = T.train(shape, encode, epochs=study.epochs, batch=study.batch, lr=study.lr,
-                                          seed=seed, device=device)
+                model, training = T.train(shape, encode, epochs=study.epochs, steps_per_epoch=steps,
+                                          lr=study.lr, seed=seed, device=device)
+                trained = time.perf_counter()
                 bits = T.document_bits(model, heldout[arm.test], device)
             seconds = time.perf_counter() - started
             record = {"steps": training.steps, "tokens": training.tokens, "seconds": seconds,
+                      "eval_seconds": seconds - (trained - started),
                       "first_loss": training.losses[0], "last_loss": float(np.mean(training.losses[-10:]))}
             out["bits"][arm.name, seed] = bits
             out["training"][arm.name, seed] = record

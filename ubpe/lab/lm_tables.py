@@ -58,19 +58,23 @@ def bootstrap_ratio(bits: np.ndarray, symbols: np.ndarray, resamples: int, seed:
 
 def spearman_interval(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
     """Spearman's rho with a 95 % Fisher-z interval (variance (1 + rho^2 / 2) / (n - 3),
-    Bonett & Wright 2000); NaN with fewer than `MIN_POINTS` points or constant values."""
+    Bonett & Wright 2000); NaN with fewer than `MIN_POINTS` points or constant values.
+
+    >>> [round(v, 2) for v in spearman_interval(np.arange(5.0), np.arange(5.0))]
+    [1.0, -0.17, 1.0]
+    """
     from scipy.stats import norm, spearmanr
 
     n = len(x)
     if n < MIN_POINTS or np.ptp(x) == 0 or np.ptp(y) == 0:
         return math.nan, math.nan, math.nan
     rho = float(spearmanr(x, y).statistic)
-    if abs(rho) == 1:  # z is infinite: the interval's end on rho's side is rho itself
-        low_z = math.atanh(rho * (1 - 1e-12)) - norm.ppf(0.5 + CONFIDENCE / 2) * math.sqrt(1.5 / (n - 3)) * rho
-        return (rho, math.tanh(low_z), rho) if rho > 0 else (rho, rho, math.tanh(low_z))
-    z = math.atanh(rho)
-    half = norm.ppf(0.5 + CONFIDENCE / 2) * math.sqrt((1 + rho * rho / 2) / (n - 3))
-    return rho, math.tanh(z - half), math.tanh(z + half)
+    # z is infinite at |rho| = 1: the interval is taken around the nearest value n points can
+    # give (one swap of neighbours: 1 - 12 / (n^3 - n)) and closed at rho itself
+    near = max(-1 + 12 / (n ** 3 - n), min(1 - 12 / (n ** 3 - n), rho))
+    z = math.atanh(near)
+    half = norm.ppf(0.5 + CONFIDENCE / 2) * math.sqrt((1 + near * near / 2) / (n - 3))
+    return rho, min(rho, math.tanh(z - half)), max(rho, math.tanh(z + half))
 
 
 def dataset_rows(study, task, result: dict[str, Any]) -> tuple[list[dict[str, Any]], pd.DataFrame]:
@@ -123,7 +127,8 @@ def dataset_rows(study, task, result: dict[str, Any]) -> tuple[list[dict[str, An
                     "train_tokens": float(np.mean([t["tokens"] for t in training])),
                     "first_loss": float(np.mean([t["first_loss"] for t in training])),
                     "last_loss": float(np.mean([t["last_loss"] for t in training])),
-                    "seconds": float(np.sum([t["seconds"] for t in training])), **task.dropped})
+                    "seconds": float(np.sum([t["seconds"] for t in training])),
+                    "eval_seconds": float(np.sum([t["eval_seconds"] for t in training])), **task.dropped})
         rows.append(row)
     docs = pd.concat([pd.DataFrame({"dataset": task.dataset, "arm": arm.name, "seed": seed,
                                     "doc": np.arange(len(n_symbols)), "unit": units,

@@ -21,9 +21,14 @@ differ by less than one hidden unit per layer (``layers * (2 * d_model + 1)`` pa
 
 **Training** (`train`): the training documents are one stream ``EOD d1 EOD d2 EOD ...``,
 cut into windows of ``context`` tokens (each window's targets are the next tokens), shuffled,
-``batch`` windows per AdamW step with a linear warm-up and a cosine decay. The budget is in
-*symbols*: ``epochs`` passes over the same training documents, so every tokenisation sees the
-same symbols (a shorter tokenisation takes fewer steps: equal data, not equal compute). A
+AdamW with a linear warm-up and a cosine decay. The budget is in *symbols*: ``epochs`` passes
+over the same training documents, so every tokenisation sees the same symbols; and every model
+takes the same number of steps (``steps_per_epoch``; a batch is that pass's windows divided
+by it), so each step covers about the same symbols whatever the tokenisation's length: equal
+data and equal updates (not equal compute: a shorter tokenisation has fewer tokens per step).
+With a fixed number of windows per step instead, a model of a shorter tokenisation, or a
+symbol model with a longer context, would take proportionally fewer steps: in a first tiny run
+a symbol model at 208 positions was 0.6 bits/symbol worse than at 64 for that reason alone. A
 tokenisation that samples (BPE-dropout, `ubpe.encoders.SampleEncoder`) is drawn anew for every
 epoch (``encode(epoch)``), as these methods are meant to be trained.
 
@@ -33,13 +38,30 @@ token once, with at least half a context before it (the first window's tokens wi
 precedes them). `reference_document_bits` computes the same one position at a time, for the
 tests.
 
-**Library.** PyTorch (the ``[lm]`` extra, ``torch>=2.2``; the CPU wheel:
-``pip install torch --index-url <PyTorch's CPU wheel index>`` or the distribution's default
-wheel, which also runs on a GPU). Measured here for the choice (2 cores, one training step of
-this module's default shape: d_model 64, 2 layers, 4 heads, context 64, batch 16, vocab 1,100,
-forward + backward + AdamW, the mean of 50 steps after 5 warm-up steps): JAX_TIMING. PyTorch is
-used when a GPU is present (``torch.cuda.is_available()``), else the CPU with
-``torch.set_num_threads(threads)``.
+**Library: PyTorch** (the ``[lm]`` extra, ``torch>=2.2``). Install the CPU build, never a
+CUDA one on a machine without a GPU: on this project's machines ``pip install torch==2.13.0``
+takes the CPU wheel that lies on disk (a bare ``pip install torch``, or a range that admits a
+newer release, downloads a CUDA build of several GB); elsewhere use PyTorch's own CPU-only wheel
+index, then ``pip install -e '.[lm]'``. Measured for the choice (`benchmarks/bench_lm_library.py`,
+2026-11-29, 2 shared cores under load, interleaved runs; one training step of the default shape:
+d_model 64, 2 layers, 4 heads, d_ff 256, context 64, batch 16, vocabulary 1,100, forward +
+backward + AdamW):
+
+| | install (venv) | ms/step, 1 thread | ms/step, 2 threads | compile per shape |
+|---|---|---|---|---|
+| torch 2.13.0+cpu (eager) | 754 MB (wheel 192 MB) | 74-82 | 89 (one run 496: contention) | none |
+| jax 0.10.2 + optax 0.2.8 (jit) | 380 MB jax + jaxlib (628 MB with numpy/scipy) | 32-41 | 22-44 | 6-10 s |
+
+JAX's jit-compiled step is about twice as fast on the CPU and its PyPI wheel is CPU-only by
+default; it was still not chosen: every arm of a study has its own shape (vocabulary, ``d_ff``,
+context), so each of the ~40 models of the default study pays a 6-10 s compile for training and
+more for scoring (variable window counts), which takes back most of the ~15 min its faster
+steps would save over the ~45 min study; JAX has no transformer layer or optimiser of its own
+(flax/equinox and optax: two more dependencies, or layers written here), while PyTorch's
+``nn.TransformerEncoderLayer`` and ``AdamW`` are maintained pieces; and PyTorch's CPU wheel is
+on this project's machines. Revisit if the study grows (more seeds or larger models amortise
+the compiles). PyTorch is used on a GPU when one is present (``torch.cuda.is_available()``),
+else on the CPU with ``torch.set_num_threads(threads)``.
 """
 
 from __future__ import annotations
@@ -198,13 +220,16 @@ class Training:
 
 
 def train(shape: ModelShape, encode: Callable[[int], Sequence[np.ndarray]], *, epochs: int,
-          batch: int, lr: float, seed: int, device: torch.device) -> tuple[CausalTransformer, Training]:
+          steps_per_epoch: int, lr: float, seed: int, device: torch.device
+          ) -> tuple[CausalTransformer, Training]:
     """Train a model of ``shape`` for ``epochs`` passes over ``encode(epoch)`` (the training
-    documents' ids; a deterministic tokenisation returns the same every epoch). The number of
-    steps is known only after each epoch is encoded: the schedule is computed from epoch 0's
-    length, and the last epochs run whole (sampled tokenisations differ in length by a few %)."""
-    if epochs < 1 or batch < 1 or not lr > 0:
-        raise LMError(f"epochs and batch must be >= 1 and lr > 0, got {epochs}, {batch}, {lr}")
+    documents' ids; a deterministic tokenisation returns the same every epoch), each pass in
+    ``steps_per_epoch`` AdamW steps: a batch is ``windows / steps_per_epoch`` windows, so
+    models over the same symbols take the same steps, each over about the same symbols, however
+    long their tokenisations are (see the module docstring)."""
+    if epochs < 1 or steps_per_epoch < 1 or not lr > 0:
+        raise LMError(f"epochs and steps_per_epoch must be >= 1 and lr > 0, got {epochs}, "
+                      f"{steps_per_epoch}, {lr}")
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     model = CausalTransformer(shape).to(device)
@@ -213,15 +238,13 @@ def train(shape: ModelShape, encode: Callable[[int], Sequence[np.ndarray]], *, e
     optimiser = torch.optim.AdamW([{"params": decay, "weight_decay": WEIGHT_DECAY},
                                    {"params": rest, "weight_decay": 0.0}], lr=lr)
     losses: list[float] = []
-    step = total = tokens = 0
+    step = tokens = 0
+    total = epochs * steps_per_epoch
     model.train()
     for epoch in range(epochs):
         x, y = windows(stream(encode(epoch), shape.eod), shape.context)
-        if epoch == 0:
-            total = epochs * math.ceil(len(x) / batch)
-        order = rng.permutation(len(x))
-        for start in range(0, len(x), batch):
-            pick = order[start:start + batch]
+        # steps_per_epoch batches of (nearly) equal size; fewer when there are fewer windows
+        for pick in np.array_split(rng.permutation(len(x)), min(steps_per_epoch, len(x))):
             inputs = torch.from_numpy(x[pick]).to(device)
             targets = torch.from_numpy(y[pick]).to(device)
             for group in optimiser.param_groups:
