@@ -79,12 +79,15 @@ def test_batched_bits_agree_with_one_position_at_a_time(context):
     batched = T.document_bits(model, docs)
     reference = T.reference_document_bits(model, docs)
     np.testing.assert_allclose(batched, reference, rtol=1e-5)
-    # and a third way: a short document's bits are one forward pass's log-probabilities
+    # and a third way: a document alone, shorter than the context, is one forward pass
+    alone = T.document_bits(model, [docs[2]])[0]
     seq = torch.tensor(np.concatenate([[7], docs[2], [7]]))[None]
     with torch.no_grad():
         log_p = torch.log_softmax(model(seq[:, :-1]).double(), -1)[0]
     direct = -float(log_p[torch.arange(len(seq[0]) - 1), seq[0, 1:]].sum()) / math.log(2)
-    assert batched[2] == pytest.approx(direct, rel=1e-5)
+    assert alone == pytest.approx(direct, rel=1e-5)
+    # every document's targets are its own: the bits add up to the stream's
+    assert batched.sum() == pytest.approx(reference.sum(), rel=1e-6)
 
 
 @pytest.mark.parametrize("n_targets,context", [(1, 4), (9, 4), (10, 5), (100, 16)])
@@ -196,6 +199,8 @@ def test_a_tiny_study_runs_end_to_end(tmp_path):
     assert (out / "transformer_correlations.csv").exists()
     # a rerun reads every model from the cache and gives the same numbers
     again = run_experiment(config, jobs=1, results_dir=tmp_path / "runs2", cache_dir=tmp_path / "cache",
-                           progress=False, render=False)
-    pd.testing.assert_frame_equal(table.drop(columns="seconds"),
-                                  pd.read_csv(again / "transformer.csv").drop(columns="seconds"))
+                           progress=False, render=True)
+    pd.testing.assert_frame_equal(table, pd.read_csv(again / "transformer.csv"))
+    # the experiment's report has the study's section and its plot
+    assert "## Downstream: small causal transformers" in (again / "README.md").read_text()
+    assert (again / "transformer_bits.png").stat().st_size > 0

@@ -57,7 +57,7 @@ DEFAULT_SAMPLED = (
 #: The symbol-level arm at the token models' context in positions.
 SYMBOLS = "symbols"
 #: Version of the cached results' meaning (change it when the model or training changes).
-MODEL_VERSION = "causal-transformer-v2-equal-steps"
+MODEL_VERSION = "causal-transformer-v3-stream-eval"
 
 
 class TransformerConfigError(ValueError):
@@ -77,14 +77,14 @@ class TransformerConfig:
     layers: int = 2
     heads: int = 4
     context: int = 64
-    epochs: int = 2
+    epochs: int = 3
     #: windows per step of the symbol model at ``context``; every model takes its number of
     #: steps (`ubpe.lab.transformer.train`)
     batch: int = 16
     lr: float = 3e-3
     #: caps of the training and held-out documents used (whole documents, spread over the
     #: split; 0: no cap); what they drop is printed and in transformer.csv
-    train_symbols: int = 200_000
+    train_symbols: int = 300_000
     heldout_symbols: int = 50_000
     bootstrap: int = 2000
     ngram_order: int = 3

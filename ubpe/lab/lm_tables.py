@@ -197,10 +197,11 @@ def _fmt(value: float, digits: int = 3) -> str:
     return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
 
 
-def summary(study, found: dict[str, pd.DataFrame]) -> str:
-    """``transformer.md``: settings, then per dataset the arms, then the correlations."""
+def summary(study, found: dict[str, pd.DataFrame], level: str = "#") -> str:
+    """``transformer.md``: settings, then per dataset the arms, then the correlations
+    (``level``: the heading's; the datasets' are one deeper)."""
     table, corr = found["transformer"], found["transformer_correlations"]
-    lines = ["# Downstream: small causal transformers per tokenisation", "",
+    lines = [f"{level} Downstream: small causal transformers per tokenisation", "",
              f"Setting: vocabulary size {study.size}, n_candidates {study.n_candidates}. Models: d_model "
              f"{study.d_model}, {study.layers} layers, {study.heads} heads, context {study.context} positions, "
              f"equal total parameters (feed-forward width adjusted; `parameters` column), {study.epochs} epochs "
@@ -212,7 +213,7 @@ def summary(study, found: dict[str, pd.DataFrame]) -> str:
     if table.empty:
         return "\n".join(lines + ["No dataset at this setting."]) + "\n"
     for dataset, group in table.groupby("dataset", sort=False):
-        lines += [f"## {dataset} ({group['kind'].iloc[0]}, {group['n_units'].iloc[0]} units)", "",
+        lines += [f"{level}# {dataset} ({group['kind'].iloc[0]}, {group['n_units'].iloc[0]} units)", "",
                   "| arm | tokens/symbol | context (symbols) | bits/symbol [95 %] | vs symbols [95 %] "
                   "| vs matched [95 %] | n-gram bits | rank |", "|---|---|---|---|---|---|---|---|"]
         for row in group.itertuples():
@@ -224,7 +225,7 @@ def summary(study, found: dict[str, pd.DataFrame]) -> str:
                          f"{_fmt(row.ngram_bits_per_symbol)} | {rank_text} |")
         lines.append("")
     if not corr.empty:
-        lines += ["## Do length and n-gram bits go with transformer bits? (correlation, per kind)", "",
+        lines += [f"{level}# Do length and n-gram bits go with transformer bits? (correlation, per kind)", "",
                   "| kind | predictor | points (datasets) | Spearman [95 %] |", "|---|---|---|---|"]
         for row in corr.itertuples():
             lines.append(f"| {row.kind} | {row.predictor} | {row.n_points} ({row.n_datasets}) | "
@@ -258,3 +259,23 @@ def plot(table: pd.DataFrame, path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def report_section(folder, run: dict[str, Any]) -> list[str]:
+    """The experiment README's section (`ubpe.lab.report`) from ``transformer.csv`` and
+    ``transformer_correlations.csv``, and the plot drawn again; [] when the run has none."""
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    folder = Path(folder)
+    settings = (run.get("config") or {}).get("transformer")
+    if not settings or not (folder / "transformer.csv").is_file():
+        return []
+    found = {name: (pd.read_csv(folder / f"{name}.csv", keep_default_na=False, na_values=[""])
+                    if (folder / f"{name}.csv").stat().st_size > 1 else pd.DataFrame())
+             for name in ("transformer", "transformer_correlations")}
+    if not found["transformer"].empty:
+        found["transformer"]["ranked"] = found["transformer"]["ranked"].fillna("")
+        plot(found["transformer"], folder / "transformer_bits.png")
+    return [summary(SimpleNamespace(**settings), found, level="##"),
+            "![transformer bits per symbol](transformer_bits.png)", ""]
