@@ -23,8 +23,9 @@ book, file, genome, chorale, recording, ...): a seed's bits per document are ave
 seeds, summed per unit; 95 % percentile bootstrap intervals (``bootstrap`` resamples of the
 units, the same resamples for every arm, so differences are paired) for bits per symbol and for
 the difference to each baseline. **Point 4**: an arm is *ranked* by bits only where it beats
-the context-matched symbol model (the interval of its difference lies below 0) and the dataset
-has enough units (`ubpe.lab.validity`); ``vs_symbols`` (same positions) is shown beside it.
+the context-matched symbol model and the one with the same positions (the intervals of both
+differences lie below 0; see `ubpe.lab.lm_tables.rank` for why both) and the dataset has
+enough units (`ubpe.lab.validity`); both differences are shown.
 Per kind, the rank correlation (Spearman, over the plain arms and the symbol model of every
 dataset of the kind, each value centred on its dataset's mean so datasets' levels do not
 drive it) of transformer bits with tokens per symbol and with the Kneser-Ney n-gram's bits
@@ -33,7 +34,27 @@ correlations across a handful of tokenisations, not effects.
 
 Outputs: ``transformer.csv`` (per dataset and arm), ``transformer_documents.csv`` (per held-out
 document, arm and seed), ``transformer_correlations.csv`` (per kind), ``transformer.md`` and
-``transformer_bits.png``.
+``transformer_bits.png``; the experiment's README gets the same section. Trained models' bits
+are cached (``<cache>/transformer/``): a rerun computes only what changed.
+
+Running it (the ``[lm]`` extra: ``pip install torch==2.13.0`` on this project's machines, see
+`ubpe.lab.transformer`)::
+
+    python -m experiments downstream                       # experiments/configs/downstream.toml -> runs/downstream/
+    python -m experiments downstream --results results     # -> results/downstream/ (the published study)
+    ubpe experiment my.toml                                # any config with a [transformer] table
+
+**Cost** (`experiments/configs/downstream.toml`: kjv, dna, protein, chorales at +1,024; 4 plain
+and 3 sampled arms, 2-5 symbol models per dataset; 3 seeds; 300k training symbols x 3 epochs;
+50k held-out symbols). Not run whole here (a shared machine); measured at a quarter of it
+(2026-11-29, 2 shared cores at load ~16, ``nice -n 10``, torch threads 1; one seed, 50k training
+symbols x 2 epochs): 109 CPU-s for the whole run (374 s wall at ~29 % of a core), of which per
+dataset training ~60 (kjv) / 51 (dna) / 52 (protein) / 43 (chorales) wall-s and scoring 66 / 26
+/ 33 / 12 wall-s. Training scales with symbols x epochs (x6.8 / 6 / 6.4 / 2.2 to the defaults'
+training splits, x1.5 epochs), scoring does not, and both with the seeds (x3): about 1,500
+CPU-s of training, 120 of scoring and ~60 of fitting, encoding and n-gram models, so **~28 min
+on one idle core**, ~17-22 min with torch on 2 threads (1.3-1.7x for these small matrices):
+within the 60 min bound with a margin of 2x for the estimate. A GPU, when present, is used.
 """
 
 from __future__ import annotations
