@@ -206,3 +206,18 @@ def test_a_tiny_study_runs_end_to_end(tmp_path):
     # the experiment's report has the study's section and its plot
     assert "## Downstream: small causal transformers" in (again / "README.md").read_text()
     assert (again / "transformer_bits.png").stat().st_size > 0
+
+
+def test_a_study_without_torch_stops_before_the_grid_naming_the_extra(tmp_path, monkeypatch):
+    import importlib.util
+
+    from ubpe.lab import MissingExtraError
+    from ubpe.lab.config import load_config
+    from ubpe.lab.runner import run_experiment
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
+    config = load_config(_tiny_config(tmp_path, '[datasets.toy]\npath = "no-such-folder"\nformat = "text"\n'))
+    with pytest.raises(MissingExtraError, match=r"ubpe\[lm\]"):
+        run_experiment(config, jobs=1, results_dir=tmp_path / "runs", cache_dir=tmp_path / "cache",
+                       progress=False, render=False)

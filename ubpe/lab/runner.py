@@ -200,6 +200,8 @@ def run_experiment(config: ExperimentConfig, *, jobs: int | None = None, force: 
     """
     from ubpe.encoders import available_encoders
 
+    if config.transformer is not None:
+        require(("torch",), "lm")  # before the grid's minutes, not after them
     started = time.perf_counter()
     code = provenance.git_state(exclude=["results"])  # the commit that computes, not the one at the end
     cache_dir = Path(cache_dir or CACHE_DIR)
