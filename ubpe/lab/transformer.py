@@ -27,20 +27,22 @@ takes the same number of steps (``steps_per_epoch``; a batch is that pass's wind
 by it), so each step covers about the same symbols whatever the tokenisation's length: equal
 data and equal updates (not equal compute: a shorter tokenisation has fewer tokens per step).
 With a fixed number of windows per step instead, a model of a shorter tokenisation, or a
-symbol model with a longer context, would take proportionally fewer steps: in a first tiny run
-a symbol model at 208 positions was 0.6 bits/symbol worse than at 64 for that reason alone. A
+symbol model with a longer context, takes proportionally fewer steps: at a quarter of the
+default study (kjv, one seed) the symbol model at 208 positions was 0.64 bits/symbol worse
+than at 64 that way, 0.32 with equal steps. A
 tokenisation that samples (BPE-dropout, `ubpe.encoders.SampleEncoder`) is drawn anew for every
 epoch (``encode(epoch)``), as these methods are meant to be trained.
 
 **Evaluation** (`document_bits`): the held-out documents are one stream too, as in training
 (``EOD d1 EOD d2 ...``), scored with windows of ``context`` tokens at a stride of half of it,
 each target once with at least half a context before it (the first window's with what precedes
-them); a document's bits are those of its tokens and of the end that follows them. Scoring
-each document alone from position 0 instead put short documents (a chorale voice, a protein)
-only at the first positions, which a model trained on windows cut anywhere in the stream has
-seen least, and penalised longer contexts for it (symbol models at 112-128 positions were
-0.6-0.7 bits/symbol worse than at 64 on the chorales). `reference_document_bits` computes the
-same one position at a time, for the tests.
+them); a document's bits are those of its tokens and of the end that follows them. Training
+and scoring then see positions alike (scoring each document alone from position 0 puts short
+documents, a chorale voice or a protein, only at the first positions); it did not close the
+gap of longer contexts, though: at a quarter of the default study the symbol models at 112-128
+positions stayed 0.6-0.7 bits/symbol worse than at 64 on the chorales (per document: the same),
+which is why `ubpe.lab.lm_tables.rank` asks a tokenisation to beat both symbol models.
+`reference_document_bits` computes the same one position at a time, for the tests.
 
 **Library: PyTorch** (the ``[lm]`` extra, ``torch>=2.2``). Install the CPU build, never a
 CUDA one on a machine without a GPU: on this project's machines ``pip install torch==2.13.0``
