@@ -17,6 +17,8 @@
     python -m experiments findings            # results/FINDINGS.md from results/default's tables
     python -m experiments variance            # training subsamples, training size, cross-domain
                                               # -> results/variance/ (see experiments/variance.py)
+    python -m experiments downstream          # small transformers per tokenisation (the [lm]
+                                              # extra; configs/downstream.toml, ubpe/lab/lm.py)
 
 A run writes ``runs/<experiment>/`` (ignored by git) unless ``--results DIR`` names another
 folder: running the README's main job leaves the checkout as it was, and the published

@@ -20,6 +20,7 @@ from ubpe.lab import plots, validity
 from ubpe.lab import stats as S
 from ubpe.lab.answers import _answers, _summary
 from ubpe.lab.extras_report import _read, beam_section, downstream_section
+from ubpe.lab.lm_tables import report_section as transformer_section
 from ubpe.lab.formatting import KIND_ORDER, _estimable, _kind_key, _num, _size_key, _table
 from ubpe.lab.outputs import TABLES, IncompleteResultsError, check_complete
 
@@ -402,7 +403,8 @@ def render_report(folder: Path) -> Path:
         lines += [*_summary(_without_copies(comparisons, saturated), run), *_saturated(saturated),
                   *_tables(tables["metrics"]),
                   *_answers(comparisons, tables["documents"], run),
-                  *downstream_section(folder, run), *beam_section(folder, run, tables["metrics"]),
+                  *downstream_section(folder, run), *transformer_section(folder, run),
+                  *beam_section(folder, run, tables["metrics"]),
                   *_figures(folder, tables), *_details(tables["metrics"])]
     path = folder / "README.md"
     path.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")

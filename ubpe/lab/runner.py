@@ -206,6 +206,8 @@ def run_experiment(config: ExperimentConfig, *, jobs: int | None = None, force: 
     """
     from ubpe.encoders import available_encoders
 
+    if config.transformer is not None:
+        require(("torch",), "lm")  # before the grid's minutes, not after them
     started = time.perf_counter()
     code = provenance.git_state(exclude=["results"])  # the commit that computes, not the one at the end
     cache_dir = Path(cache_dir or CACHE_DIR)
@@ -265,8 +267,9 @@ def run_experiment(config: ExperimentConfig, *, jobs: int | None = None, force: 
 
 def _extras(config: ExperimentConfig, grid, cache_dir: Path, jobs: int, out: Path) -> dict[str, float]:
     """The analyses after the grid that the config asks for - the language-model proxy
-    (``[downstream]``, `ubpe.lab.downstream`) and the beam study (``[beam]``,
-    `ubpe.lab.beam`) - written beside the tables; their wall-clock seconds."""
+    (``[downstream]``, `ubpe.lab.downstream`), the transformer study (``[transformer]``,
+    `ubpe.lab.lm`) and the beam study (``[beam]``, `ubpe.lab.beam`) - written beside the
+    tables; their wall-clock seconds."""
     seconds: dict[str, float] = {}
     if config.downstream is not None:
         from ubpe.lab.downstream import run_downstream
@@ -277,6 +280,14 @@ def _extras(config: ExperimentConfig, grid, cache_dir: Path, jobs: int, out: Pat
         for name, table in run_downstream(config, grid, cache_dir, jobs, units).items():
             write_csv(table, out / f"{name}.csv")
         seconds["downstream"] = round(time.perf_counter() - started, 1)
+    if config.transformer is not None:
+        from ubpe.lab.lm import run_transformer, write_outputs
+        from ubpe.lab.tables import units_of
+
+        started = time.perf_counter()
+        units = {fit.dataset: units_of(data.heldout) for fit, _, data in grid}
+        write_outputs(config.transformer, run_transformer(config, grid, cache_dir, units), out)
+        seconds["transformer"] = round(time.perf_counter() - started, 1)
     if config.beam is not None:
         from ubpe.lab.beam import run_beam
 
