@@ -28,7 +28,6 @@ would split it: `HFCharBPE` and its C pipeline into a module of its own beside t
 from __future__ import annotations
 
 import functools
-import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,6 +47,7 @@ from .clip import EndOfWordBPE, unit_texts
 from .ranked_bpe import BYTE_TO_CHAR, CHAR_TO_BYTE, ImportedBPE, Scan, byte_level_raw, whole_words
 from .imported import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, ImportedTokenizer, check_doc
 from ..text.patterns import NATIVE_PATTERNS, PATTERNS, native_pattern_id
+from ..text.unicode import normalize as unicode_normalize
 from .sentencepiece import SPACE, CharModel, blob_offsets
 
 QWEN2_REGEX = PATTERNS["llama3"].replace(r"\p{N}{1,3}", r"\p{N}")
@@ -196,7 +196,7 @@ class HFPipelineMixin:
         text = raw
         steps = self.pipeline.normalizer
         if steps:  # one Unicode normalization (Qwen2's NFC) is the C function itself
-            one = functools.partial(unicodedata.normalize, steps[0][1]) \
+            one = functools.partial(unicode_normalize, steps[0][1]) \
                 if len(steps) == 1 and steps[0][0] == "unicode" else added.normalizer
             texts = list(map(one, docs))
             text, lengths = "".join(texts), text_lengths(texts)
@@ -537,14 +537,14 @@ class HFCharBPE(HFPipelineMixin, _ProgramBatch, CharModel):
             return docs
         out = list(docs)
         for k, doc in enumerate(docs):
-            if type(doc) is not str or doc.isascii() or all(unicodedata.is_normalized(f, doc) for f in forms):
+            if type(doc) is not str or doc.isascii():
                 continue
-            if self.pipeline.added.raw_match(doc):
-                out[k] = None
-                continue
+            normalized = doc
             for form in forms:
-                doc = unicodedata.normalize(form, doc)
-            out[k] = doc
+                normalized = unicode_normalize(form, normalized)
+            if normalized == doc:
+                continue
+            out[k] = None if self.pipeline.added.raw_match(doc) else normalized
         return out
 
     def _general_encode(self, doc: str, **options: Any) -> list[int]:

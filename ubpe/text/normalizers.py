@@ -17,11 +17,10 @@ from __future__ import annotations
 import os
 import re
 import struct
-import unicodedata
-
 import numpy as np
 
 from ..errors import ModelFormatError
+from .unicode import lowercase, normalize as unicode_normalize
 
 SPACE = "▁"
 _REPLACEMENT = "\ufffd"
@@ -260,9 +259,6 @@ class BertNormalizer:
         self._space = regex.compile(f"[{space}]")
         self._cjk = regex.compile(f"([{char_class(CJK_RANGES)}])")
         self._marks = regex.compile(f"[{char_class(tables.NONSPACING_MARKS)}]+")
-        self._nfd_kept = regex.compile(f"([{char_class(tables.NFD_KEPT)}])") if tables.NFD_KEPT else None
-        self._lower = str.maketrans({chr(cp): out for cp, out in tables.LOWERCASE.items()})
-        self._lower_from = regex.compile("[" + "".join(map(chr, tables.LOWERCASE)) + "]") if tables.LOWERCASE else None
         # the stdlib's engine: several times faster than `regex` on a class of many ranges
         self._removed = re.compile(f"[{char_class(tables.OTHER)}]+")
 
@@ -300,16 +296,10 @@ class BertNormalizer:
             text = text.lower() if text.isascii() else text.replace("\u03a3", "\u03c3").lower()
         return text
 
-    def _nfd(self, text: str) -> str:
-        if self._nfd_kept is None or not self._nfd_kept.search(text):
-            return unicodedata.normalize("NFD", text)
-        return "".join(part if k % 2 else unicodedata.normalize("NFD", part)
-                       for k, part in enumerate(self._nfd_kept.split(text)))
+    @staticmethod
+    def _nfd(text: str) -> str:
+        return unicode_normalize("NFD", text)  # tokenizers' tables (ubpe.text.unicode)
 
-    def _lowered(self, text: str) -> str:
-        if text.isascii():
-            return text.lower()
-        if self._lower_from is not None and self._lower_from.search(text):
-            text = text.translate(self._lower)
-        # str.lower writes a final capital sigma as ς; char by char it is σ
-        return text.replace("\u03a3", "\u03c3").lower()
+    @staticmethod
+    def _lowered(text: str) -> str:
+        return lowercase(text)  # char by char (a final sigma is σ), Rust's table (ubpe.text.unicode)
