@@ -180,13 +180,14 @@ def test_this_pythons_differ_set_is_computed_alike():
 
 
 def _other_python() -> str | None:
-    """A Python 3.12 (other Unicode data than 3.11's): on the path, or pyenv's."""
-    found = shutil.which("python3.12")
-    if found:
-        return found
+    """A Python 3.12 (other Unicode data than 3.11's) that runs: pyenv's, or on the path."""
     root = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
-    versions = sorted(glob.glob(os.path.join(root, "versions", "3.12*", "bin", "python3.12")))
-    return versions[-1] if versions else None
+    candidates = sorted(glob.glob(os.path.join(root, "versions", "3.12*", "bin", "python3.12")))
+    candidates += [found for found in [shutil.which("python3.12")] if found]
+    for python in candidates:
+        if subprocess.run([python, "-c", "import unicodedata"], capture_output=True).returncode == 0:
+            return python
+    return None
 
 
 _OTHER = textwrap.dedent("""

@@ -344,7 +344,7 @@ class _Reader:
             return HFEndOfWordBPE(vocab, merges, pipeline, suffix=word_end, unk=unk, name=common["name"],
                                   where=self.where)
         if pre.byte_level:
-            return HFByteLevelBPE(vocab, merges, pipeline, **common)
+            return HFByteLevelBPE(vocab, merges, pipeline, fuse_unk=bool(model.get("fuse_unk", False)), **common)
         return HFCharBPE(vocab, merges, pipeline, fuse_unk=bool(model.get("fuse_unk", False)),
                          byte_fallback=bool(model.get("byte_fallback", False)), **common)
 

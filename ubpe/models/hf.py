@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import regex
 
-from ubpe_native._merges import PairMerges, pack_units
+from ubpe_native._merges import DROPPED, FUSED, PairMerges, pack_units
 from ubpe_native._spm import SpmBPE, SpmNormalizer
 from ubpe_native._spm_pipeline import SpmPipeline
 
@@ -219,7 +219,7 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
     variant = "hf:bytelevel"
 
     def __init__(self, vocab: dict[str, int], merges: Sequence[tuple[str, str]], pipeline: HFPipeline, *,
-                 unk: str | None = None, ignore_merges: bool = False, name: str = "",
+                 unk: str | None = None, ignore_merges: bool = False, fuse_unk: bool = False, name: str = "",
                  where: str = "<tokenizer.json>"):
         texts, types = _texts_and_types(vocab, pipeline, unk, False)
         self._init_common(texts, types, {"unk": vocab.get(unk) if unk else None}, None, name, where)
@@ -233,19 +233,17 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
         self._merge_columns = (firsts, seconds, merged)
         n = len(texts)
         unk_id = vocab.get(unk) if unk else None
-        units, missing = [], 0
-        for b in range(256):  # a byte that is no token: the unknown token, or nothing
-            token = vocab.get(BYTE_TO_CHAR[b])
-            if token is None:
-                token, missing = n + missing, missing + 1
-            units.append(token)
-        expansion = [] if unk_id is None else [unk_id]
-        offsets = np.arange(missing + 1, dtype=np.int64) * len(expansion)
+        self.fuse_unk = fuse_unk
+        # a byte that is no token, as HF's merge_word has it before merging: dropped (its
+        # neighbours may merge), the unknown token (which merges as a token), or with fuse_unk
+        # one unknown token for a run of them
+        missing = DROPPED if unk_id is None else FUSED if fuse_unk else unk_id
+        units = [vocab.get(BYTE_TO_CHAR[b], missing) for b in range(256)]
         whole = whole_words([(self._raw[i], i) for i in vocab.values()]) if ignore_merges else _NO_WHOLE
         self._kernel = PairMerges(
-            n, left, right, result, rank, offsets, np.asarray(expansion * missing, _I32),
+            n, left, right, result, rank, np.zeros(1, np.int64), np.zeros(0, _I32),
             pack_units([bytes([b]) for b in range(256)]), np.asarray(units, _I32), np.full(256, -1, _I32),
-            False, *whole)
+            False, *whole, fuse_id=-1 if unk_id is None else unk_id)
         self._scanner, self._python_reason = self._fast_path(pipeline.pre)
 
     @staticmethod
