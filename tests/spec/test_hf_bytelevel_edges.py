@@ -172,3 +172,20 @@ def test_the_kernel_refuses_hf_units_it_cannot_write():
     words = np.frombuffer(b"abba", np.uint8), np.array([0, 4])
     assert table([0, DROPPED, 2]).encode(*words).tolist() == [1]  # a a merge once the b's are gone
     assert table([0, FUSED, 2], fuse_id=2).encode(*words).tolist() == [0, 2, 0]  # one unknown for "bb"
+
+
+def test_byte_fallback_on_a_byte_level_model():
+    """``byte_fallback`` where a byte is no token and its byte tokens exist: HF writes those
+    (and merges them), which ubpe does not do, so it refuses the file; where no byte needs it,
+    the option changes nothing and the file reads."""
+    from ubpe.errors import ModelFormatError
+
+    vocab = {"a": 0, "<0x62>": 1}
+    hf = Tokenizer(models.BPE(vocab=vocab, merges=[], byte_fallback=True))
+    hf.pre_tokenizer = _pre_tokenizer("bytelevel", False)
+    assert hf.encode("ab").ids == [0, 1]
+    with pytest.raises(ModelFormatError, match="byte_fallback"):
+        hf_import.from_json(hf.to_str())
+    hf = Tokenizer(models.BPE(vocab={"a": 0, "b": 1}, merges=[], byte_fallback=True))
+    hf.pre_tokenizer = _pre_tokenizer("bytelevel", False)
+    assert hf_import.from_json(hf.to_str()).encode("abc") == hf.encode("abc").ids

@@ -68,7 +68,7 @@ def _first_difference(form: str, texts: list[str]) -> list[tuple[str, str, str]]
 
 def _marks() -> list[str]:
     """Every code point with a combining class in ``tokenizers``' tables or in Python's."""
-    ours = {cp for ranges in unicode_tables.CCC.values() for a, b in ranges for cp in range(a, b + 1)}
+    ours = {ord(c) for c in peer_unicode.parsed(unicode_tables).ccc}
     python = {cp for cp in CODE_POINTS if unicodedata.combining(chr(cp))}
     return [chr(cp) for cp in sorted(ours | python)]
 
@@ -165,7 +165,7 @@ def test_every_mark_ordering_and_composition(form):
     mark between (whether it blocks)."""
     marks = _marks()
     _check(form, ["a" + a + b for a in marks for b in marks])
-    pairs = [(chr(a), chr(b)) for a, b in unicode_tables.COMPOSE]
+    pairs = list(peer_unicode.parsed(unicode_tables).compose)
     _check(form, [first + m + second for first, second in pairs for m in marks[::7]])
 
 

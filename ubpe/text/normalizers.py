@@ -275,9 +275,9 @@ class BertNormalizer:
 
     def rewrite(self, text: str) -> str:
         """The steps that change characters: ``clean_text``'s removals, ``strip_accents``'s
-        NFD and ``lowercase`` (but for the few letters that Python's Unicode does not
-        lowercase and HF's does: :data:`~ubpe.text.bert_tables.LOWERCASE`, the kernel's
-        ``lower`` map, :func:`~ubpe.text.bert_words.bert_lower_map`). The rest -
+        NFD and ``lowercase``, both with ``tokenizers``' tables (:mod:`ubpe.text.unicode`,
+        whatever Python runs; the kernel's ``lower`` map,
+        :func:`~ubpe.text.bert_words.bert_lower_map`, then changes nothing). The rest -
         whitespace written as a space, spaces around CJK ideographs, nonspacing marks
         removed - only decide where the pre-tokenizer cuts, and the WordPiece kernel does
         them by its classes (:func:`~ubpe.text.bert_words.bert_classes`): BERT's
@@ -292,8 +292,8 @@ class BertNormalizer:
             text = self._removed.sub("", text)
         if self.strip_accents and not text.isascii():
             text = self._nfd(text)
-        if self.lowercase:  # (as _lowered, without its newer letters)
-            text = text.lower() if text.isascii() else text.replace("\u03a3", "\u03c3").lower()
+        if self.lowercase:
+            text = self._lowered(text)
         return text
 
     @staticmethod

@@ -28,6 +28,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from typing import NamedTuple
 
 FORMS = ("NFC", "NFD", "NFKC", "NFKD")
 _SIGMA, _SMALL_SIGMA = "\u03a3", "\u03c3"
@@ -37,37 +38,89 @@ _L_COUNT, _V_COUNT, _T_COUNT = 19, 21, 28
 _N_COUNT = _V_COUNT * _T_COUNT
 _S_COUNT = _L_COUNT * _N_COUNT
 _SURROGATES = (0xD800, 0xDFFF)
+_LAST_BMP = 0xFFFF
+
+
+class Tables(NamedTuple):
+    """``tokenizers``' data as the algorithm reads it: code points as one-character strings."""
+
+    nfd: dict[str, str]  # code point -> its full canonical decomposition
+    nfkd: dict[str, str]  # code point -> its full compatibility decomposition (or canonical)
+    ccc: dict[str, int]  # the combining classes that are not 0
+    compose: dict[tuple[str, str], str]  # (first, second) -> primary composite
+    lower: dict[int, str]  # code point -> what Lowercase writes (a str.translate table)
+
+
+def _entries(packed: str) -> list[list[int]]:
+    return [[int(field, 16) for field in entry.split()] for entry in packed.split(";") if entry]
+
+
+def parsed(tables) -> Tables:
+    """The strings of a module like :mod:`ubpe.text.unicode_tables` as :class:`Tables`.
+
+    >>> from ubpe.text import unicode_tables
+    >>> parsed(unicode_tables).nfd["\u00e9"] == "e\u0301"
+    True
+    """
+    nfd = {chr(cp): "".join(map(chr, out)) for cp, *out in _entries(tables.NFD)}
+    nfkd = {**nfd, **{chr(cp): "".join(map(chr, out)) for cp, *out in _entries(tables.NFKD)}}
+    ccc: dict[str, int] = {}
+    for entry in filter(None, tables.CCC.split(";")):
+        value, *spans = entry.split()
+        for span in spans:
+            first, _, last = span.partition("-")
+            for cp in range(int(first, 16), int(last or first, 16) + 1):
+                ccc[chr(cp)] = int(value)
+    compose = {(chr(a), chr(b)): chr(c) for a, b, c in _entries(tables.COMPOSE)}
+    lower = {cp: "".join(map(chr, out)) for cp, *out in _entries(tables.LOWER)}
+    return Tables(nfd, nfkd, ccc, compose, lower)
 
 
 @functools.lru_cache(maxsize=None)
-def _tables():
-    """The generated tables, in the shapes the algorithm reads (loaded on first use)."""
-    from . import unicode_tables as t
+def _tables() -> Tables:
+    """The generated tables (read on first use)."""
+    from . import unicode_tables
 
-    ccc = {chr(cp): value for value, ranges in t.CCC.items() for a, b in ranges for cp in range(a, b + 1)}
-    nfd = {chr(cp): out for cp, out in t.NFD.items()}
-    nfkd = {**nfd, **{chr(cp): out for cp, out in t.NFKD.items()}}
-    compose = {(chr(a), chr(b)): chr(c) for (a, b), c in t.COMPOSE.items()}
-    lower = {cp: out for cp, out in t.LOWER.items()}
-    return nfd, nfkd, ccc, compose, lower
+    return parsed(unicode_tables)
 
 
-def _class_pattern(ranges) -> re.Pattern | None:
-    body = "".join(f"\\U{a:08x}" if a == b else f"\\U{a:08x}-\\U{b:08x}" for a, b in ranges)
-    return re.compile(f"[{body}]") if body else None
+class _Differ(NamedTuple):
+    """Where this Python's data is not ``tokenizers``': ``quick`` finds the first code point
+    that may be one (a bitmap for the Basic Multilingual Plane, any code point above it),
+    ``exact`` says whether one is there from that point on. None: nowhere."""
+
+    quick: re.Pattern
+    exact: re.Pattern
+
+    def search(self, text: str) -> bool:
+        found = self.quick.search(text)
+        return found is not None and self.exact.search(text, found.start()) is not None
+
+
+def _differ_finder(ranges) -> _Differ | None:
+    def body(spans) -> str:
+        return "".join(f"\\U{a:08x}" if a == b else f"\\U{a:08x}-\\U{b:08x}" for a, b in spans)
+
+    if not ranges:
+        return None
+    # a class of BMP code points alone compiles to a bitmap (one look per character); one
+    # with others is a list of ranges, tried one by one
+    plane = [(a, min(b, _LAST_BMP)) for a, b in ranges if a <= _LAST_BMP]
+    return _Differ(re.compile(f"[{body(plane)}\\U{_LAST_BMP + 1:08x}-\\U0010ffff]"), re.compile(f"[{body(ranges)}]"))
 
 
 @functools.lru_cache(maxsize=None)
-def _differ() -> tuple[re.Pattern | None, re.Pattern | None]:
-    """Patterns of the code points where this Python's ``unicodedata`` (normalization) and
-    ``str.lower`` are not ``tokenizers``' (module docstring)."""
+def _differ() -> tuple[_Differ | None, _Differ | None]:
+    """Where this Python's ``unicodedata`` (normalization) and ``str.lower`` are not
+    ``tokenizers``' (module docstring)."""
     from . import unicode_tables as t
 
     version = unicodedata.unidata_version
     if version in t.DIFFER_NORMALIZE:
-        return _class_pattern(t.DIFFER_NORMALIZE[version]), _class_pattern(t.DIFFER_LOWER[version])
-    normalize_ranges, lower_ranges = differing(t)
-    return _class_pattern(normalize_ranges), _class_pattern(lower_ranges)
+        normalize_ranges, lower_ranges = t.DIFFER_NORMALIZE[version], t.DIFFER_LOWER[version]
+    else:
+        normalize_ranges, lower_ranges = differing(t)
+    return _differ_finder(normalize_ranges), _differ_finder(lower_ranges)
 
 
 def normalize(form: str, text: str) -> str:
@@ -97,7 +150,7 @@ def lowercase(text: str) -> str:
     differ = _differ()[1]
     if differ is None or not differ.search(text):
         return text.replace(_SIGMA, _SMALL_SIGMA).lower()
-    return text.translate(_tables()[4])
+    return text.translate(_tables().lower)
 
 
 def _normalize_tables(form: str, text: str) -> str:
@@ -175,8 +228,11 @@ def differing(tables) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     :mod:`ubpe.text.unicode_tables`): another decomposition, combining class, or composition
     it takes part in, or a code point that decomposes to such a one; another lowercase.
     ``tests/golden/make_unicode_tables.py`` stores them per Python version."""
-    ccc = {cp: value for value, ranges in tables.CCC.items() for a, b in ranges for cp in range(a, b + 1)}
-    nfd, nfkd, peer_pairs = tables.NFD, tables.NFKD, tables.COMPOSE
+    data = parsed(tables)
+    ccc = {ord(c): value for c, value in data.ccc.items()}
+    nfd = {ord(c): out for c, out in data.nfd.items()}
+    nfkd = {ord(c): out for c, out in data.nfkd.items()}
+    peer_pairs = {(ord(a), ord(b)): ord(c) for (a, b), c in data.compose.items()}
     marked: set[int] = set()
     lower: list[int] = []
     pairs: dict[tuple[int, int], int] = {}
@@ -185,7 +241,7 @@ def differing(tables) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
         if _SURROGATES[0] <= cp <= _SURROGATES[1] or _S_BASE <= cp < _S_BASE + _S_COUNT:
             continue
         ch = chr(cp)
-        if ch.lower() != tables.LOWER.get(cp, ch) and cp != ord(_SIGMA):
+        if ch.lower() != data.lower.get(cp, ch) and cp != ord(_SIGMA):
             lower.append(cp)
         canonical = unicodedata.normalize("NFD", ch)
         compat = unicodedata.normalize("NFKD", ch)
