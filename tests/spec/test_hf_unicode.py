@@ -118,6 +118,15 @@ def test_a_sample_of_mark_orderings(form):
     _check(form, [base + a + b for a, b in pairs for base in ("a", "\u1100\u1161")])
 
 
+@pytest.mark.parametrize("form", [*FORMS, "Lowercase"])
+def test_the_varied_texts(form):
+    """The 1,100+ texts of every kind (prose, the UDHR's scripts, code, random code points
+    of any plane, awkward cases), text by text."""
+    from vocab_corpora import varied_texts
+
+    assert _first_difference(form, varied_texts(n_random=300)) == []
+
+
 @given(st.text(st.sampled_from(["a", "e", "\u0915", "\u1100", "\u1161", "\u11a8", "\uac00", "\u32ff",
                                 "\u0300", "\u0301", "\u0323", "\u0327", "\u1ac1", "\u0345", "\u05b0",
                                 "\u093c", "\u0f71", "\u0f72", "\u0f80", "\u1e0b", "\u0344", "\u212b",
