@@ -96,11 +96,6 @@ def test_the_issues_examples(form, text):
     assert unicodedata.normalize(form, text) != theirs or unicodedata.unidata_version != "14.0.0"
 
 
-def test_the_tables_are_this_tokenizers():
-    """The tables name the ``tokenizers`` they were read off: regenerate them for another."""
-    assert unicode_tables.TOKENIZERS_VERSION == tokenizers.__version__
-
-
 @pytest.mark.parametrize("form", [*FORMS, "Lowercase"])
 def test_a_sample_of_code_points_and_where_python_differs(form):
     sample = CODE_POINTS[::61] + _differ_points() + [0x3A3, 0x130, 0x1E9E, 0xAC00, 0xD7A3, 0x1100, 0x1161, 0x11A8]
