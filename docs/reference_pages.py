@@ -26,6 +26,8 @@ PUBLIC_PACKAGES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "distributed": ("`ubpe.distributed`", (), ("ubpe.distributed.dask", "ubpe.distributed.rounds")),
     "lab": ("`ubpe.lab`", ("ubpe.lab", "ubpe.lab.datasets"), ("ubpe.lab.config",)),
     "cli": ("`ubpe.cli`", ("ubpe.cli",), ()),
+    "integrations": ("`ubpe.integrations`", (), ("ubpe.integrations", "ubpe.integrations.transformers",
+                                                 "ubpe.integrations.datasets")),
 }
 
 

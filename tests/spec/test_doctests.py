@@ -15,8 +15,14 @@ import ubpe
 MODULES = ["ubpe"] + sorted(m.name for m in pkgutil.walk_packages(ubpe.__path__, "ubpe."))
 
 
+#: modules of an optional extra -> the library they need (their examples skip without it)
+OPTIONAL = {"ubpe.integrations.transformers": "transformers", "ubpe.integrations.datasets": "datasets"}
+
+
 def run_examples(name: str) -> int:
     """How many of module ``name``'s docstring examples fail."""
+    if name in OPTIONAL:
+        pytest.importorskip(OPTIONAL[name], reason=f"{name} needs the [transformers] extra")
     module = importlib.import_module(name)
     failures, _ = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     return failures

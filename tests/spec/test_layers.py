@@ -32,7 +32,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("io",),  # file formats: read into models, write them back
     ("view",),  # token boundaries in a terminal or a page
     ("distributed",),  # Dask: fit on a Bag, encode a collection
-    ("cli", "lab"),  # the command line; the experiments engine (`ubpe experiment`)
+    ("cli", "lab", "integrations"),  # the command line; the experiments engine (`ubpe experiment`); transformers, datasets
 ]
 # the root package and __main__ sit on top, whatever their place in the list: they compose
 TOP = {"__init__", "__main__"}
