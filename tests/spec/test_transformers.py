@@ -185,12 +185,7 @@ def test_integer_vocabulary_through_code_points(tmp_path):
     assert UBPETokenizer.from_pretrained(tmp_path)(texts)["input_ids"] == ids
     with pytest.raises(UBPEError):
         tok.text_to_symbols("\u4e00")  # stands for no symbol of 40
-
-
-def test_offsets_are_refused_with_the_reason(universal):
-    tok = UBPETokenizer(model=universal)
-    with pytest.raises(NotImplementedError, match="offsets"):
-        tok("the cat", return_offsets_mapping=True)
+    assert texts[0][0] == chr(0xE000 + series[100][0])  # the tokenizer.json writer's characters
 
 
 def test_bad_construction_is_a_clear_error(universal, tmp_path):
@@ -246,3 +241,53 @@ def test_fast_tokenizer_of_a_byte_level_vocabulary(lines, heldout, tmp_path):
 def test_fast_tokenizer_refuses_what_tokenizer_json_cannot_hold(universal, tmp_path):
     with pytest.raises(UBPEError, match="tokenizer.json"):
         fast_tokenizer(universal, tmp_path / "tokenizer.json")
+
+
+# -- offsets -------------------------------------------------------------------------------------
+
+
+def _check_offsets(tok, texts, **options):
+    """Offsets come with the very ids of the same call without them, and each token's span
+    spells its piece (special tokens and padding: (0, 0))."""
+    with_offsets = tok(texts, return_offsets_mapping=True, **options)
+    assert with_offsets["input_ids"] == tok(texts, **options)["input_ids"]
+    special = set(tok.all_special_ids)
+    for text, ids, spans in zip(texts, with_offsets["input_ids"], with_offsets["offset_mapping"]):
+        assert len(spans) == len(ids)
+        for token, (a, b) in zip(ids, spans):  # a special token: added (0, 0), or found in the text
+            assert text[a:b] == tok.decode([token]) or token in special and (a, b) == (0, 0)
+
+
+def test_offsets_of_a_fitted_vocabulary(universal, heldout):
+    tok = UBPETokenizer(model=universal, pad_token="<pad>", bos_token="<s>", eos_token="</s>", add_bos=True, add_eos=True)
+    texts = heldout[:40] + ["a</s>b"]
+    spans = tok(texts, return_offsets_mapping=True)["offset_mapping"]
+    for text, row in zip(texts, spans):
+        inner = [span for span in row if span != (0, 0)]
+        assert "".join(text[a:b] for a, b in inner) == text  # they tile the text, "</s>" in it too
+    _check_offsets(tok, texts, padding=True)
+    _check_offsets(tok, texts, padding="max_length", truncation=True, max_length=6)
+    tok.truncation_side = tok.padding_side = "left"
+    _check_offsets(tok, texts, padding=True, truncation=True, max_length=6)
+    one = tok(texts[0], return_offsets_mapping=True, return_tensors="np")
+    assert one["offset_mapping"].shape == (1, len(one["input_ids"][0]), 2)
+
+
+def test_offsets_of_a_byte_level_vocabulary_equal_the_fast_tokenizers(lines, tmp_path):
+    model = ByteLevelBPE().fit(lines[:900], n_tokens=400, pattern="gpt2", quiet=True)
+    fast = fast_tokenizer(model, tmp_path / "tokenizer.json")
+    slow = UBPETokenizer(model=model)
+    texts = ["naïve café — ünïcödé 🦙🦙 text", "plain words here", "中文字符 and more"]
+    assert slow(texts, return_offsets_mapping=True)["offset_mapping"] == [
+        [tuple(span) for span in row] for row in fast(texts, return_offsets_mapping=True)["offset_mapping"]]
+
+
+def test_offsets_refused_where_the_family_normalizes(lines, tmp_path):
+    spm = pytest.importorskip("sentencepiece")
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(lines[:900]), model_prefix=str(tmp_path / "spm"),
+                                   vocab_size=300, model_type="unigram", num_threads=1, minloglevel=2)
+    tok = UBPETokenizer(model_file=tmp_path / "spm.model")
+    with pytest.raises(NotImplementedError, match="do not spell the text"):
+        tok("Hello there", return_offsets_mapping=True)
+    with pytest.raises(NotImplementedError, match="single texts"):
+        tok("a", "b", return_offsets_mapping=True)

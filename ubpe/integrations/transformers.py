@@ -28,12 +28,18 @@ byte-level ones) where no lower id has it, else ``<ubpe:ID>``. Encoding and deco
 ids to ubpe and back, never through these strings.
 
 Symbols that are not characters (an integer or tuple alphabet) reach ``transformers`` as text
-through one character per base id: base id ``b`` is ``chr(33 + b)`` (MidiTok's mapping; the
-surrogates skipped): :meth:`UBPETokenizer.symbols_to_text` and :meth:`~UBPETokenizer.text_to_symbols`.
+through one character per symbol, as ubpe's ``tokenizer.json`` writer spells them (so the slow
+and the fast tokenizer take the same text): symbol ``i`` of the alphabet is ``chr(base + i)``,
+``base`` U+E000 (private use) for up to 6,400 symbols, else U+F0000 (planes 15-16), as MidiTok
+writes token ids as characters: :meth:`UBPETokenizer.symbols_to_text` and
+:meth:`~UBPETokenizer.text_to_symbols`.
 
-Offsets (``return_offsets_mapping``) are refused with :class:`NotImplementedError`:
-``transformers``' Python tokenizers have no offset machinery; take the fast tokenizer of
-:func:`fast_tokenizer` where the family has a ``tokenizer.json`` form.
+Offsets (``return_offsets_mapping``, which ``transformers``' Python tokenizers do not compute)
+are given where they are exact: where the pieces of a text's ids spell the text back (our
+families over characters or other symbols, byte-level families; a token cutting a character
+spans all of it, as in ``tokenizers``), for single texts. Elsewhere - a family that normalizes
+the text first (sentencepiece, WordPiece, CLIP), pairs, pre-split words - they raise
+:class:`NotImplementedError` saying why.
 """
 
 from __future__ import annotations
@@ -43,35 +49,33 @@ import shutil
 from typing import Any
 
 import numpy as np
-from transformers import PreTrainedTokenizer, PreTrainedTokenizerFast
+from transformers import BatchEncoding, PreTrainedTokenizer, PreTrainedTokenizerFast
+from transformers.utils import PaddingStrategy
 
 from ..errors import InvalidParameterError, ModelFormatError, UnknownSymbolError
 from . import STOCHASTIC_ENCODERS, is_fitted
 
 #: the model file ``save_pretrained`` writes beside ``tokenizer_config.json`` (any format ubpe reads)
 MODEL_FILE = "ubpe_model"
-#: MidiTok's first code point for symbol ids (``!``: after the control characters and the space)
-FIRST_CODE_POINT = 33
-_SURROGATES = range(0xD800, 0xE000)
+#: the first code point of an alphabet's characters: the BMP private-use area (6,400 code
+#: points), else planes 15-16 (131,072); the rule of ubpe's tokenizer.json writer
+PRIVATE_USE, PRIVATE_USE_SIZE, PLANES_15_16, PLANES_15_16_SIZE = 0xE000, 6400, 0xF0000, 0x20000
 #: the special-token roles a family may define (``bos``...), as ``transformers`` names them
 ROLES = ("bos", "eos", "unk", "pad")
 _SEED_BOUND = 2**63
 
 
-def symbol_char(base_id: int) -> str:
-    """The character that stands for base id ``base_id`` (``chr(33 + id)``, past the surrogates)."""
-    code = FIRST_CODE_POINT + base_id
-    if code >= _SURROGATES.start:
-        code += len(_SURROGATES)
-    return chr(code)
+def code_point_base(n_symbols: int) -> int:
+    """The character of alphabet symbol 0 (symbol ``i`` is ``chr(base + i)``).
 
-
-def char_symbol(char: str) -> int:
-    """The base id :func:`symbol_char` spells as ``char``."""
-    code = ord(char)
-    if code >= _SURROGATES.stop:
-        code -= len(_SURROGATES)
-    return code - FIRST_CODE_POINT
+    >>> hex(code_point_base(300)), hex(code_point_base(10_000))
+    ('0xe000', '0xf0000')
+    """
+    if n_symbols <= PRIVATE_USE_SIZE:
+        return PRIVATE_USE
+    if n_symbols <= PLANES_15_16_SIZE:
+        return PLANES_15_16
+    raise InvalidParameterError(f"an alphabet of {n_symbols} symbols has no code point each (at most {PLANES_15_16_SIZE})")
 
 
 def _is_ubpe_family(model: Any) -> bool:
@@ -114,6 +118,7 @@ def _spellings(model: Any) -> list[str]:
     named = {token: text for text, token in (getattr(model, "special_tokens", None) or {}).items()
              if isinstance(text, str) and isinstance(token, int)} if isinstance(getattr(model, "special_tokens", None), dict) else {}
     alphabet = _symbol_alphabet(model)
+    base = code_point_base(len(alphabet)) if alphabet is not None else 0
     id_to_piece = getattr(model, "id_to_piece", None)
     out: list[str] = []
     seen: set[str] = set()
@@ -123,7 +128,7 @@ def _spellings(model: Any) -> list[str]:
                 text = named[token]
             elif alphabet is not None:
                 piece = model.decode([token])
-                text = "".join(symbol_char(alphabet.id_of(s)) for s in piece)
+                text = "".join(chr(base + alphabet.id_of(s)) for s in piece)
             elif id_to_piece is not None:
                 text = id_to_piece(token)
             else:  # byte-level families without their own spelling: GPT-2's byte characters
@@ -179,6 +184,7 @@ class UBPETokenizer(PreTrainedTokenizer):
         self._spelling = _spellings(model)
         self._ids = {text: token for token, text in enumerate(self._spelling)}
         self._symbols = _symbol_alphabet(model)
+        self._base = code_point_base(len(self._symbols)) if self._symbols is not None else 0
         specials = family_specials(model)
         for role, (text, _) in specials.items():
             kwargs.setdefault(f"{role}_token", text)
@@ -219,13 +225,13 @@ class UBPETokenizer(PreTrainedTokenizer):
         """A document of a non-character alphabet as the text this tokenizer takes."""
         if self._symbols is None:
             raise InvalidParameterError("this tokenizer's alphabet is text: pass the text itself")
-        return "".join(symbol_char(b) for b in self._symbols.ids_of(symbols).tolist())
+        return "".join(chr(self._base + b) for b in self._symbols.ids_of(symbols).tolist())
 
     def text_to_symbols(self, text: str) -> list[Any]:
         """The document :meth:`symbols_to_text` spelled as ``text``."""
         if self._symbols is None:
             raise InvalidParameterError("this tokenizer's alphabet is text: its documents are text")
-        ids = [char_symbol(c) for c in text]
+        ids = [ord(c) - self._base for c in text]
         if any(not 0 <= b < len(self._symbols) for b in ids):
             raise UnknownSymbolError("the text holds a character that stands for no symbol of the alphabet")
         return self._symbols.symbols_of(ids)
@@ -273,14 +279,86 @@ class UBPETokenizer(PreTrainedTokenizer):
         return [self._spelling[t] if t < len(self._spelling) else self.convert_ids_to_tokens(t)
                 for t in self.encode_ids(text)]
 
-    def _encode_plus(self, *args: Any, **kwargs: Any):
-        if kwargs.get("return_offsets_mapping"):
+    # -- offsets ----------------------------------------------------------------------------
+
+    def _encode_plus(self, text: Any, text_pair: Any = None, **kwargs: Any) -> BatchEncoding:
+        """``transformers``' own, and with ``return_offsets_mapping`` the same ids with each
+        token's ``(start, end)`` in the text (``(0, 0)`` for special tokens and padding)."""
+        if not kwargs.pop("return_offsets_mapping", False):
+            return super()._encode_plus(text, text_pair, **kwargs)
+        if text_pair is not None or kwargs.get("is_split_into_words") or kwargs.get("return_overflowing_tokens"):
+            raise NotImplementedError("return_offsets_mapping: offsets are given for single texts only "
+                                      "(not for pairs, pre-split words or overflowing tokens)")
+        batched = isinstance(text, (list, tuple))
+        texts = list(text) if batched else [text]
+        if not all(isinstance(t, str) for t in texts):
+            raise InvalidParameterError("return_offsets_mapping needs texts (str)")
+        padding = kwargs.pop("padding_strategy", PaddingStrategy.DO_NOT_PAD)
+        pad_options = {key: kwargs.pop(key, None) for key in ("max_length", "pad_to_multiple_of", "padding_side")}
+        tensors, mask = kwargs.pop("return_tensors", None), kwargs.pop("return_attention_mask", None)
+        wants_special = kwargs.pop("return_special_tokens_mask", False)
+        rows = []
+        for one in texts:
+            ids, spans = self._ids_and_spans(one)
+            row = super()._encode_plus(ids or "", None, max_length=pad_options["max_length"],
+                                       return_special_tokens_mask=True, return_attention_mask=False, **kwargs)
+            kept = row["special_tokens_mask"].count(0)
+            kept_spans = iter(spans[len(spans) - kept:] if self.truncation_side == "left" else spans[:kept])
+            row["offset_mapping"] = [(0, 0) if special else next(kept_spans) for special in row["special_tokens_mask"]]
+            if not wants_special:
+                del row["special_tokens_mask"]
+            rows.append(dict(row))
+        merged = {key: [row[key] for row in rows] for key in rows[0]} if batched else rows[0]
+        offsets = merged.pop("offset_mapping")
+        merged = dict(self.pad(merged, padding=padding.value, return_attention_mask=mask, **pad_options))
+        widths = [len(ids) for ids in (merged["input_ids"] if batched else [merged["input_ids"]])]
+        padded = [self._pad_offsets(spans, width) for spans, width in zip(offsets if batched else [offsets], widths)]
+        merged["offset_mapping"] = padded if batched else padded[0]
+        return BatchEncoding(merged, tensor_type=tensors, prepend_batch_axis=tensors is not None and not batched)
+
+    def _pad_offsets(self, spans: list[tuple[int, int]], width: int) -> list[tuple[int, int]]:
+        fill = [(0, 0)] * (width - len(spans))
+        return spans + fill if self.padding_side == "right" else fill + spans
+
+    def _ids_and_spans(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
+        """``text``'s ids (added tokens cut out first, as ``tokenize`` does) and each one's span."""
+        ids, spans, start = [], [], 0
+        for chunk in self.tokens_trie.split(text):
+            if chunk in self._added_tokens_encoder:
+                ids.append(self._added_tokens_encoder[chunk])
+                spans.append((start, start + len(chunk)))
+            elif chunk:
+                chunk_ids = self.encode_ids(chunk)
+                ids.extend(chunk_ids)
+                spans.extend((start + a, start + b) for a, b in self._spans(chunk, chunk_ids))
+            start += len(chunk)
+        if start != len(text):
+            raise NotImplementedError("return_offsets_mapping: the added tokens' stripping changed the text")
+        return ids, spans
+
+    def _spans(self, text: str, ids: list[int]) -> list[tuple[int, int]]:
+        """Each id's ``(start, end)`` in ``text``, where its pieces spell the text back exactly."""
+        model, unk = self.ubpe_model, self.unk_token_id
+        if model.symbol_unit == "byte":
+            pieces = [model.decode_bytes([t]) for t in ids]
+            data = text.encode("utf-8", errors="surrogatepass")
+            # byte k lies in character char_of[k]: a token that cuts a character gets all of it (HF's rule)
+            sizes = [len(c.encode("utf-8", errors="surrogatepass")) for c in text]
+            char_of = np.repeat(np.arange(len(text) + 1), sizes + [1]).tolist()  # (byte len(data): the end)
+            edges = np.cumsum([0] + [len(p) for p in pieces]).tolist()
+            spans = [(char_of[a], char_of[b - 1] + 1 if b > a else char_of[a]) for a, b in zip(edges[:-1], edges[1:])]
+            spelled = b"".join(pieces) == data
+        else:
+            lengths = [1 if t == unk and t >= self.vocab_size else len(model.decode([t])) for t in ids]
+            edges = np.cumsum([0] + lengths).tolist()
+            spans = list(zip(edges[:-1], edges[1:]))
+            spelled = edges[-1] == len(text) and all(
+                t == unk or self._decode_run([t]) == text[a:b] for t, (a, b) in zip(ids, spans))
+        if not spelled:
             raise NotImplementedError(
-                "return_offsets_mapping: transformers' Python tokenizers compute no offsets, and ubpe's ids "
-                "do not go through its fast backend; for classic encodings use ubpe.integrations.transformers."
-                "fast_tokenizer(model), whose tokenizer.json gives offsets"
-            )
-        return super()._encode_plus(*args, **kwargs)
+                f"return_offsets_mapping: the pieces of this {model.variant} tokenizer's ids do not spell the text "
+                "back (its family normalizes the text first), so no offset would be exact")
+        return spans
 
     # -- decoding -------------------------------------------------------------------------
 
@@ -351,4 +429,4 @@ def fast_tokenizer(model: Any, path: str | os.PathLike, **kwargs: Any) -> PreTra
     return PreTrainedTokenizerFast(tokenizer_file=os.fspath(path), **kwargs)
 
 
-__all__ = ["MODEL_FILE", "UBPETokenizer", "char_symbol", "family_specials", "fast_tokenizer", "symbol_char"]
+__all__ = ["MODEL_FILE", "UBPETokenizer", "code_point_base", "family_specials", "fast_tokenizer"]
