@@ -91,3 +91,13 @@ def test_bad_input_is_a_clear_error(model, dataset):
         tokenize_function(model, encoder="no-such")
     with pytest.raises(InvalidParameterError, match="fitted"):
         tokenize_function(UBPE(alphabet="ab", n_tokens=4))
+
+
+def test_the_wrapper_itself_in_worker_processes(model, dataset):
+    from ubpe.integrations.transformers import UBPETokenizer
+
+    tok = UBPETokenizer(model=model, encoder="fewest", pad_token="<pad>")
+    again = pickle.loads(pickle.dumps(tok))
+    assert again(list(dataset["text"][:20]))["input_ids"] == tok(list(dataset["text"][:20]))["input_ids"]
+    mapped = dataset.map(lambda batch: tok(batch["text"]), batched=True, num_proc=2)
+    assert mapped["input_ids"] == [model.encode(t, encoder="fewest")[0][0] for t in dataset["text"]]
