@@ -92,11 +92,15 @@ def test_padding_truncation_and_masks_equal_transformers(universal, heldout):
     assert arrays["input_ids"].tolist() == tok(texts, padding=True)["input_ids"]
 
 
-def test_batch_equals_one_by_one(classic, heldout):
-    tok = UBPETokenizer(model=classic, encoder="classic", pad_token="<pad>")
-    texts = heldout[:50]
-    assert tok(texts)["input_ids"] == [tok(t)["input_ids"] for t in texts]
+@pytest.mark.parametrize("encoder", ["classic", "tfidf", "fewest"])
+def test_batch_equals_one_by_one(classic, heldout, encoder):
+    tok = UBPETokenizer(model=classic, encoder=encoder, pad_token="<pad>")
+    texts = heldout[:50] + [""]
+    assert tok(texts)["input_ids"] == [tok(t)["input_ids"] for t in texts]  # the batch kernel's path
     assert tok.batch_decode(tok(texts)["input_ids"]) == texts
+    texts[1] = texts[1] + "<pad>"  # an added token in one text: every text one by one
+    assert tok(texts)["input_ids"] == [tok(t)["input_ids"] for t in texts]
+    assert tok(texts)["input_ids"][1][-1] == tok.pad_token_id
 
 
 def test_data_collator_for_language_modeling(universal, heldout):
@@ -214,6 +218,7 @@ def test_sentencepiece_file_with_its_special_tokens(lines, heldout, tmp_path):
     assert (tok.unk_token_id, tok.bos_token_id, tok.eos_token_id) == (0, 1, 2)
     texts = [t for t in heldout if "<" not in t]
     assert tok(texts, add_special_tokens=False)["input_ids"] == reference.encode(texts)
+    assert [tok(t, add_special_tokens=False)["input_ids"] for t in texts[:50]] == reference.encode(texts[:50])
     saved = tmp_path / "saved"
     tok.save_pretrained(saved)  # a read-only family: the file itself is copied
     again = UBPETokenizer.from_pretrained(saved)
@@ -228,7 +233,7 @@ def test_fast_tokenizer_of_a_byte_level_vocabulary(lines, heldout, tmp_path):
     slow = UBPETokenizer(model=model, eos_token="<|end|>")
     texts = heldout[:200]
     expected = [model.encode(t) for t in texts]
-    assert fast(texts)["input_ids"] == expected == slow(texts)["input_ids"]
+    assert fast(texts)["input_ids"] == expected == slow(texts)["input_ids"] == [slow(t)["input_ids"] for t in texts]
     assert fast.eos_token_id == slow.eos_token_id == 400
     assert fast.batch_decode(expected) == texts == slow.batch_decode(expected)
     offsets = fast(texts[0], return_offsets_mapping=True)["offset_mapping"]

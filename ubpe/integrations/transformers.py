@@ -275,6 +275,27 @@ class UBPETokenizer(PreTrainedTokenizer):
         doc = "".join(run) if self._symbols is None else run
         return [int(t) for t in self.ubpe_model.encode_with(doc, self._encoder, 1, **self._options_now())[0][0]]
 
+    def _batch_ids(self, texts: Any) -> list[list[int] | str] | None:
+        """A batch of texts encoded in one call of the family's batch kernel (ids, ``""`` for
+        an empty text), or None where it would not give what one by one gives: a random
+        encoder (one seed per call), a text holding an added token, unknown symbols."""
+        if not isinstance(texts, (list, tuple)) or len(texts) < 2 or not all(type(t) is str for t in texts):
+            return None
+        if self._stream is not None or any(len(self.tokens_trie.split(t)) > 1 for t in texts):
+            return None
+        model = self.ubpe_model
+        docs = [self.text_to_symbols(t) for t in texts] if self._symbols is not None else list(texts)
+        if _is_ubpe_family(model):
+            if self.unk_token_id is not None and not all(model.covers(doc) for doc in docs):
+                return None
+            batch = model.encode_batch_to_numpy(docs, encoder=self._encoder, **self._options)
+        elif self._encoder is None:
+            batch = model.encode_batch_to_numpy(docs)
+        else:  # the family's batch call runs its own encoder only
+            return None
+        ids, offsets = batch.best()
+        return [ids[a:b].tolist() or "" for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())]
+
     def _tokenize(self, text: str, **kwargs: Any) -> list[str]:
         return [self._spelling[t] if t < len(self._spelling) else self.convert_ids_to_tokens(t)
                 for t in self.encode_ids(text)]
@@ -285,6 +306,8 @@ class UBPETokenizer(PreTrainedTokenizer):
         """``transformers``' own, and with ``return_offsets_mapping`` the same ids with each
         token's ``(start, end)`` in the text (``(0, 0)`` for special tokens and padding)."""
         if not kwargs.pop("return_offsets_mapping", False):
+            if text_pair is None and not kwargs.get("is_split_into_words"):
+                text = self._batch_ids(text) or text
             return super()._encode_plus(text, text_pair, **kwargs)
         if text_pair is not None or kwargs.get("is_split_into_words") or kwargs.get("return_overflowing_tokens"):
             raise NotImplementedError("return_offsets_mapping: offsets are given for single texts only "
