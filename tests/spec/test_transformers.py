@@ -296,3 +296,4 @@ def test_offsets_refused_where_the_family_normalizes(lines, tmp_path):
         tok("Hello there", return_offsets_mapping=True)
     with pytest.raises(NotImplementedError, match="single texts"):
         tok("a", "b", return_offsets_mapping=True)
+

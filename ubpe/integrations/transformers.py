@@ -52,7 +52,7 @@ import numpy as np
 from transformers import BatchEncoding, PreTrainedTokenizer, PreTrainedTokenizerFast
 from transformers.utils import PaddingStrategy
 
-from ..errors import InvalidParameterError, ModelFormatError, UnknownSymbolError
+from ..errors import InvalidParameterError, ModelFormatError, UBPEError, UnknownSymbolError
 from . import STOCHASTIC_ENCODERS, is_fitted
 
 #: the model file ``save_pretrained`` writes beside ``tokenizer_config.json`` (any format ubpe reads)
@@ -115,8 +115,8 @@ def family_specials(model: Any) -> dict[str, tuple[str, int]]:
 def _spellings(model: Any) -> list[str]:
     """Per id, its one string (see the module docstring): unique, the piece where it can be."""
     n = int(model.n_vocab)
-    named = {token: text for text, token in (getattr(model, "special_tokens", None) or {}).items()
-             if isinstance(text, str) and isinstance(token, int)} if isinstance(getattr(model, "special_tokens", None), dict) else {}
+    specials = getattr(model, "special_tokens", None)  # text -> id on byte-level families
+    named = {token: text for text, token in specials.items()} if isinstance(specials, dict) else {}
     alphabet = _symbol_alphabet(model)
     base = code_point_base(len(alphabet)) if alphabet is not None else 0
     id_to_piece = getattr(model, "id_to_piece", None)
@@ -135,7 +135,7 @@ def _spellings(model: Any) -> list[str]:
                 from ..text.byte_chars import byte_string
 
                 text = byte_string(model.decode_bytes([token]))
-        except Exception:  # an id the family leaves unused (a hole in a byte-level ranking)
+        except UBPEError:  # an id the family leaves unused (a hole in a byte-level ranking)
             text = ""
         if not isinstance(text, str) or not text or text in seen:
             text = f"<ubpe:{token}>"
@@ -276,25 +276,28 @@ class UBPETokenizer(PreTrainedTokenizer):
         return [int(t) for t in self.ubpe_model.encode_with(doc, self._encoder, 1, **self._options_now())[0][0]]
 
     def _batch_ids(self, texts: Any) -> list[list[int] | str] | None:
-        """A batch of texts encoded in one call of the family's batch kernel (ids, ``""`` for
-        an empty text), or None where it would not give what one by one gives: a random
-        encoder (one seed per call), a text holding an added token, unknown symbols."""
+        """A batch of texts with those the family's batch kernel can take encoded in one call
+        (ids; ``""`` for none), the others left as text for ``tokenize``: those holding an
+        added token or, with an unk token, unknown symbols. None where no batch call gives
+        what one by one gives (a random encoder draws one seed per call; a family whose batch
+        call runs its own encoder only)."""
         if not isinstance(texts, (list, tuple)) or len(texts) < 2 or not all(type(t) is str for t in texts):
             return None
-        if self._stream is not None or any(len(self.tokens_trie.split(t)) > 1 for t in texts):
-            return None
         model = self.ubpe_model
-        docs = [self.text_to_symbols(t) for t in texts] if self._symbols is not None else list(texts)
-        if _is_ubpe_family(model):
-            if self.unk_token_id is not None and not all(model.covers(doc) for doc in docs):
-                return None
-            batch = model.encode_batch_to_numpy(docs, encoder=self._encoder, **self._options)
-        elif self._encoder is None:
-            batch = model.encode_batch_to_numpy(docs)
-        else:  # the family's batch call runs its own encoder only
+        ours = _is_ubpe_family(model)
+        if self._stream is not None or not (ours or self._encoder is None):
             return None
-        ids, offsets = batch.best()
-        return [ids[a:b].tolist() or "" for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())]
+        docs = [self.text_to_symbols(t) for t in texts] if self._symbols is not None else list(texts)
+        plain = [len(self.tokens_trie.split(t)) < 2 and not (ours and self.unk_token_id is not None
+                                                            and not model.covers(doc))
+                 for t, doc in zip(texts, docs)]
+        chosen = [doc for doc, keep in zip(docs, plain) if keep]
+        if not chosen:
+            return None
+        options = {"encoder": self._encoder, **self._options} if ours else {}
+        ids, offsets = model.encode_batch_to_numpy(chosen, **options).best()
+        rows = iter(ids[a:b].tolist() or "" for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist()))
+        return [next(rows) if keep else text for text, keep in zip(texts, plain)]
 
     def _tokenize(self, text: str, **kwargs: Any) -> list[str]:
         return [self._spelling[t] if t < len(self._spelling) else self.convert_ids_to_tokens(t)
