@@ -171,8 +171,8 @@ def _minimal(**changes) -> str:
 @pytest.mark.parametrize("changes, words", [
     ({"model": {"type": "WordLevel", "vocab": {"a": 0}, "unk_token": "a"}}, ["model type 'WordLevel'", "BPE"]),
     ({"model": {"type": "WordPiece", "vocab": {"a": 0}}}, ["WordPiece"]),
-    ({"model": {"type": "Unigram", "vocab": [["a", 0.0]]}}, ["Unigram"]),
-    ({"normalizer": {"type": "Precompiled", "precompiled_charsmap": ""}}, ["normalizer 'Precompiled'", "NFC"]),
+    ({"model": {"type": "Unigram", "vocab": [["a", "0.0"]]}}, ["Unigram", "vocab"]),
+    ({"normalizer": {"type": "Precompiled", "precompiled_charsmap": ""}}, ["Precompiled", "charsmap"]),
     ({"model": {"type": "WordPiece", "vocab": {"a": 0, "[UNK]": 1}}, "decoder": {"type": "CTC"}},
      ["decoder 'CTC'", "WordPiece"]),
     ({"normalizer": {"type": "Nmt"}}, ["normalizer 'Nmt'", "BertNormalizer"]),
@@ -298,7 +298,6 @@ def test_component_options_equal_tokenizers(variant, heldout, tmp_path_factory, 
 
 
 @pytest.mark.parametrize("model, name", [
-    (lambda: tokenizers.models.Unigram([("<unk>", 0.0), ("a", -1.0), ("b", -2.0)], 0), "Unigram"),
     (lambda: tokenizers.models.WordLevel({"a": 0, "[UNK]": 1}, unk_token="[UNK]"), "WordLevel"),
 ])
 def test_other_models_saved_by_tokenizers_are_one_clear_line(model, name, tmp_path):

@@ -50,6 +50,8 @@ _BYTES_TO_CHARS = "".join(BYTE_TO_CHAR[b] for b in range(256))
 _LEADING_SPACE = regex.compile(r"^\s+")
 _TRAILING_SPACE = regex.compile(r"\s+$")
 _WORD_CHAR = regex.compile(r"\w")
+#: what HF's ``StripAccents`` removes (``is_combining_mark``: the general category Mark)
+_COMBINING_MARKS = regex.compile(r"\p{M}+")
 
 
 
@@ -57,7 +59,8 @@ _WORD_CHAR = regex.compile(r"\w")
 # -- normalizers ------------------------------------------------------------------------------
 
 #: A normalizer step: ``("unicode", form)``, ``("lowercase",)``, ``("prepend", text)``,
-#: ``("replace", compiled pattern, content)``, ``("strip", left, right)``, ``("bert", BertNormalizer)``.
+#: ``("replace", compiled pattern, content)``, ``("strip", left, right)``, ``("bert", BertNormalizer)``,
+#: ``("precompiled", Precompiled)`` (:mod:`ubpe.text.precompiled`), ``("strip_accents",)``.
 Normalizer = Sequence[tuple]
 
 
@@ -73,7 +76,7 @@ def normalize(steps: Normalizer, text: str) -> str:
             if not unicodedata.is_normalized(step[1], text):
                 text = unicodedata.normalize(step[1], text)
         elif kind == "lowercase":
-            text = text.lower()
+            text = hf_lowercase(text)
         elif kind == "prepend":
             text = step[1] + text if text else text
         elif kind == "replace":  # content is literal: its backslashes escaped for the template
@@ -83,9 +86,31 @@ def normalize(steps: Normalizer, text: str) -> str:
                 text = _LEADING_SPACE.sub("", text)
             if step[2]:
                 text = _TRAILING_SPACE.sub("", text)
-        elif kind == "bert":
+        elif kind in ("bert", "precompiled"):  # a callable stage of its own
             text = step[1](text)
+        elif kind == "strip_accents":
+            text = _COMBINING_MARKS.sub("", text)
     return text
+
+
+@functools.lru_cache(maxsize=1)
+def _newer_lowercase() -> dict[int, str]:
+    from .bert_tables import LOWERCASE
+
+    return str.maketrans({chr(point): lower for point, lower in LOWERCASE.items()})
+
+
+def hf_lowercase(text: str) -> str:
+    """HF's ``Lowercase``: Rust's ``char::to_lowercase`` character by character, so a final
+    capital sigma is ``σ`` (Python's ``str.lower`` writes ``ς``), and the letters of a newer
+    Unicode than Python's by HF's own table (:data:`~ubpe.text.bert_tables.LOWERCASE`).
+
+    >>> hf_lowercase("ΑΣ Ab"), "ΑΣ Ab".lower()
+    ('ασ ab', 'ας ab')
+    """
+    if text.isascii():
+        return text.lower()
+    return text.translate(_newer_lowercase()).replace("\u03a3", "\u03c3").lower()
 
 
 # -- pre-tokenizers ---------------------------------------------------------------------------
