@@ -33,10 +33,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..errors import InvalidParameterError
-from .chunks import FlatIds, framed, id_lists, spliced, text_lengths
+from .chunks import FlatIds, spliced, text_lengths
 from .hf import HFPipeline, HFPipelineMixin, _Segment
-from .imported import CONTROL, USER_DEFINED, batch_workers, check_doc, in_flat_chunks
+from .imported import CONTROL, USER_DEFINED, BatchRuns, check_doc
 from .sentencepiece import CharModel, SentencePieceUnigram, blob_offsets
 
 __all__ = ["ComposedTokenizer", "ModelStage"]
@@ -99,17 +98,11 @@ class ComposedTokenizer(HFPipelineMixin, CharModel):
     def _words(self, segment: _Segment) -> list[str]:
         return self.pipeline.pre.words(segment.text, segment.first)
 
-    def encode_batch(self, docs, *, threads: int | None = None, **options: Any) -> list[list[int]]:
-        """:meth:`encode` of every document, on ``threads`` threads (module docstring)."""
-        return id_lists(*self._flat_batch(docs, threads, **options))
-
-    def _flat_batch(self, docs, threads: int | None, **options: Any) -> FlatIds:
-        unknown = set(options) - _OPTIONS
-        if unknown:
-            raise InvalidParameterError(f"encode_batch takes {sorted(_OPTIONS)}, not {sorted(unknown)}")
-        prefix, suffix = self._special_ends(bool(options.get("add_special", False)))
-        ids, offsets = in_flat_chunks(list(docs), batch_workers(threads), self._run)
-        return framed(ids, offsets, prefix, suffix)
+    def _batch_runs(self, options: dict[str, Any]) -> BatchRuns | None:
+        """The batch template's run encoder (`ImportedTokenizer._flat_batch`): `_run`."""
+        if not set(options) <= _OPTIONS:
+            return None  # (encode says what is wrong with them)
+        return (lambda docs, _: self._run(docs)), None
 
     def _run(self, docs: list) -> FlatIds:
         """The ids of consecutive documents: their pre-tokens in one call of the model's kernel;
