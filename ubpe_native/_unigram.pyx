@@ -355,10 +355,13 @@ cdef class UnigramLattice:
             out.push_back(self.unk_id)
         return 0
 
-    def encode_words(self, const uint8_t[::1] data not None, const int64_t[::1] bounds not None):
+    def encode_words(self, const uint8_t[::1] data not None, const int64_t[::1] bounds not None,
+                     bint split_spaces=False):
         """``(ids, offsets)``: the best path of every word ``data[bounds[k]:bounds[k+1]]`` on
         its own (HF runs its model on each pre-token), the ids of word ``k`` at
-        ``ids[offsets[k]:offsets[k+1]]``; one call without the GIL.
+        ``ids[offsets[k]:offsets[k+1]]``; one call without the GIL. ``split_spaces``: each
+        word is cut again before every ``▁`` (U+2581), each piece its own lattice: HF's
+        ``Metaspace`` split (``MergedWithNext``) done here, not in Python.
 
         >>> import numpy as np
         >>> lattice = UnigramLattice(b"abab", np.array([0, 1, 2, 4]), np.array([0, 1, 2], np.int32),
@@ -367,8 +370,11 @@ cdef class UnigramLattice:
         >>> ids, offsets = lattice.encode_words(np.frombuffer(b"abba", np.uint8), np.array([0, 2, 4]))
         >>> ids.tolist(), offsets.tolist()
         ([2, 1, 0], [0, 1, 3])
+        >>> ids, offsets = lattice.encode_words(np.frombuffer("ab▁ab".encode(), np.uint8), np.array([0, 7]), True)
+        >>> ids.tolist(), offsets.tolist()  # "ab" | "▁ab": the ▁ is unknown here
+        ([2, 3, 2], [0, 3])
         """
-        cdef Py_ssize_t n_words = bounds.shape[0] - 1, k
+        cdef Py_ssize_t n_words = bounds.shape[0] - 1, k, start, end, cut
         check_offsets(bounds, data.shape[0], "bounds")
         cdef vector[id_t] out
         cdef vector[double] best_score
@@ -378,8 +384,15 @@ cdef class UnigramLattice:
         cdef int64_t[::1] word_offsets = offsets
         with nogil:
             for k in range(n_words):
-                if bounds[k + 1] > bounds[k]:
-                    self._encode_with(&data[0] + bounds[k], bounds[k + 1] - bounds[k], out,
-                                      best_score, best_start, best_id, path)
+                start, end = bounds[k], bounds[k + 1]
+                while start < end:
+                    cut = end
+                    if split_spaces:  # the next ▁ after the first byte starts the next piece
+                        cut = start + 1
+                        while cut < end and not (cut + 2 < end and data[cut] == 0xE2 and data[cut + 1] == 0x96
+                                                 and data[cut + 2] == 0x81):
+                            cut += 1
+                    self._encode_with(&data[0] + start, cut - start, out, best_score, best_start, best_id, path)
+                    start = cut
                 word_offsets[k + 1] = out.size()
         return id_array(out), offsets

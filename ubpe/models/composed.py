@@ -36,7 +36,7 @@ import numpy as np
 from .chunks import FlatIds, spliced, text_lengths
 from .hf import HFPipeline, HFPipelineMixin, _Segment
 from .imported import CONTROL, USER_DEFINED, BatchRuns, check_doc
-from .sentencepiece import CharModel, SentencePieceUnigram, blob_offsets
+from .sentencepiece import SPACE, CharModel, SentencePieceUnigram, blob_offsets
 
 __all__ = ["ComposedTokenizer", "ModelStage"]
 
@@ -55,7 +55,7 @@ class ModelStage(Protocol):
 
     def encode_words(self, words: Sequence[str]) -> list[int]: ...
 
-    def encode_flat(self, data: bytes, bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+    def encode_flat(self, data: bytes, bounds: np.ndarray, split_spaces: bool = False) -> tuple[np.ndarray, np.ndarray]: ...
 
     def token_types(self, n: int) -> np.ndarray: ...
 
@@ -89,6 +89,10 @@ class ComposedTokenizer(HFPipelineMixin, CharModel):
         if model.unk_id is None:
             self.special_ids.pop("unk", None)
         self._setup_pipeline(pipeline)
+        steps = pipeline.pre.steps
+        # the usual pre-tokenizer, Metaspace("▁", split): its split is the kernel's (`_run`)
+        self._metaspace = steps[0][2] if len(steps) == 1 and steps[0][0] == "metaspace" and steps[0][1] == SPACE \
+            and steps[0][3] else None
 
     # -- encoding ---------------------------------------------------------------------------
 
@@ -110,17 +114,22 @@ class ComposedTokenizer(HFPipelineMixin, CharModel):
         for doc in docs:
             check_doc(doc)
         text, lengths, skip = self._batch_input(docs, text_lengths(docs), False)
-        pre = self.pipeline.pre
+        pre, scheme = self.pipeline.pre, self._metaspace
         words: list[bytes] = []
         counts = np.zeros(len(docs) + 1, dtype=np.int64)
         start = 0
         for k, length in enumerate(lengths.tolist()):
             if length and (skip is None or not skip[k]):
-                found = pre.words(text[start : start + length], True)
+                segment = text[start : start + length]
+                if scheme is None:
+                    found = pre.words(segment, True)
+                else:  # Metaspace's replacement and prefix (the kernel cuts the words)
+                    segment = segment.replace(" ", SPACE)
+                    found = [segment if scheme == "never" or segment.startswith(SPACE) else SPACE + segment]
                 words.extend(w.encode("utf-8", "surrogatepass") for w in found)
                 counts[k + 1] = len(found)
             start += length
-        ids, word_offsets = self.model.encode_flat(b"".join(words), blob_offsets(words))
+        ids, word_offsets = self.model.encode_flat(b"".join(words), blob_offsets(words), scheme is not None)
         offsets = word_offsets[np.cumsum(counts)]
         redo = {} if skip is None else {k: self.encode(docs[k]) for k in np.flatnonzero(skip).tolist()}
         return spliced(ids, offsets, redo)

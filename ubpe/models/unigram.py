@@ -99,10 +99,11 @@ class UnigramModel:
         ids, _ = self.encode_flat(b"".join(encoded), blob_offsets(encoded))
         return ids.tolist()
 
-    def encode_flat(self, data: bytes, bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def encode_flat(self, data: bytes, bounds: np.ndarray, split_spaces: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """``(ids, offsets)`` of the words ``data[bounds[k]:bounds[k+1]]`` (UTF-8), in one kernel
-        call without the GIL: word ``k``'s ids are ``ids[offsets[k]:offsets[k+1]]``."""
-        ids, offsets = self._kernel.encode_words(np.frombuffer(data, dtype=np.uint8), bounds)
+        call without the GIL: word ``k``'s ids are ``ids[offsets[k]:offsets[k+1]]``;
+        ``split_spaces``: each word cut again before every ``▁`` (HF's ``Metaspace`` split)."""
+        ids, offsets = self._kernel.encode_words(np.frombuffer(data, dtype=np.uint8), bounds, split_spaces)
         if self._missing is not None and len(ids) and ids.max() >= self._missing:
             raise InvalidParameterError("the text holds a character no piece covers, and this Unigram model "
                                         "has no unknown token (`unk_id` is null): HF refuses it too")
