@@ -1,4 +1,4 @@
-"""One API shape (issue 35, point 3): one loaded file of every family, the table of its methods
+"""One API shape (issue 35, point 3): one loaded file of every family (19), the table of its methods
 and their signatures printed (``pytest -s``), and a failure on any divergence: a method
 missing, a batch call without ``threads=``, an old thread-count name that does not warn, or
 the vocabulary lookups (sentencepiece's, HF's, transformers' and tiktoken's names) disagreeing
@@ -39,7 +39,8 @@ def _hf(folder: Path, name: str, build) -> Path:
 @functools.lru_cache(maxsize=1)
 def _families(folder: Path) -> dict[str, ubpe.Tokenizer]:
     from hf_builders import BUILDERS as HF
-    from hf_unigram_builders import BUILDERS as UNIGRAM
+    from hf_composed_builders import BUILDERS as UNIGRAM
+    from hf_composed_builders import WORDLEVEL_BUILDERS as WORDLEVEL
 
     models = fitted_models()
     folder.mkdir(parents=True, exist_ok=True)
@@ -59,6 +60,7 @@ def _families(folder: Path) -> dict[str, ubpe.Tokenizer]:
         "hf:bpe": _hf(folder, "metaspace", HF["trained-metaspace"]),
         "hf:bytelevel-suffix": _hf(folder, "clip", HF["clip"]),
         "hf:unigram": _hf(folder, "unigram", UNIGRAM["trained"]),
+        "hf:wordlevel": _hf(folder, "wordlevel", WORDLEVEL["metaspace"]),
     }
     from hf_builders import bert
 
@@ -100,7 +102,7 @@ def test_the_method_table_has_no_divergence(families, capsys):
 
 
 @pytest.mark.parametrize("name", ["universal", "classic", "bytelevel", "gguf:gpt2", "spm:unigram", "hf:unigram",
-                                  "tekken", "hf:wordpiece", "clip"])
+                                  "tekken", "hf:wordpiece", "clip", "hf:wordlevel"])
 def test_the_vocabulary_under_every_name_agrees(families, name):
     tok = families[name]
     assert tok.vocab_size == tok.n_vocab == len(range(tok.n_vocab)) > 0

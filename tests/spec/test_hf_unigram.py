@@ -1,7 +1,7 @@
 """HF ``Unigram`` tokenizer.json files (T5, ALBERT, XLNet style, and models trained by
 ``tokenizers``): read by ``ubpe.load`` as a composition (:mod:`ubpe.models.composed`) and
 tokenized id for id as HF ``tokenizers`` does, on varied real text, random texts, batches on
-several threads; decoded as HF decodes. The files are built by ``hf_unigram_builders``."""
+several threads; decoded as HF decodes. The files are built by ``hf_composed_builders``."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from ubpe.errors import InvalidParameterError, ModelFormatError  # noqa: E402
 from ubpe.io.hf_import import from_json  # noqa: E402
 from ubpe.models.composed import ComposedTokenizer  # noqa: E402
 
-from hf_unigram_builders import BUILDERS  # noqa: E402
+from hf_composed_builders import BUILDERS  # noqa: E402
 from peer_process import HFPeer  # noqa: E402
 from tricky_text import O200K_ATOMS, TRICKY  # noqa: E402
 from vocab_corpora import text_lines, varied_texts  # noqa: E402

@@ -20,10 +20,11 @@ The components are turned into :mod:`ubpe.text.hf_pipeline` steps and the model 
   sequence), ``RobertaProcessing``, ``BertProcessing``, ``ByteLevel``, ``Sequence``;
 * ``added_tokens`` with ``special``, ``normalized``, ``lstrip``, ``rstrip``, ``single_word``.
 
-``Unigram`` models (``vocab`` as ``[piece, score]``, ``unk_id``, ``byte_fallback``) are read as a
-composition, :class:`~ubpe.models.composed.ComposedTokenizer` over
-:class:`~ubpe.models.unigram.UnigramModel`, with the normalizers ``Precompiled`` and ``StripAccents`` too.
-Anything else (WordLevel models, ...) is a :class:`ModelFormatError` naming the component and what is supported.
+``Unigram`` models (``vocab`` as ``[piece, score]``, ``unk_id``, ``byte_fallback``) and ``WordLevel``
+models (``vocab``, ``unk_token``) are read as compositions, :class:`~ubpe.models.composed.ComposedTokenizer`
+over :class:`~ubpe.models.unigram.UnigramModel` or :class:`~ubpe.models.wordlevel.WordLevelModel`, with
+the normalizers ``Precompiled`` and ``StripAccents`` too. Anything else is a :class:`ModelFormatError`
+naming the component and what is supported.
 ``truncation`` and ``padding`` (batch shaping) are not applied.
 
 >>> import json
@@ -33,10 +34,10 @@ Anything else (WordLevel models, ...) is a :class:`ModelFormatError` naming the 
 >>> tok = from_json(json.dumps(doc))
 >>> tok.encode("abba"), tok.decode([2, 1])
 ([2, 1, 0], 'abb')
->>> from_json(json.dumps({**doc, "model": {"type": "WordLevel", "vocab": {}}}))
+>>> from_json(json.dumps({**doc, "model": {"type": "Foo", "vocab": {}}}))
 Traceback (most recent call last):
 ...
-ubpe.errors.ModelFormatError: <tokenizer.json>: model type 'WordLevel' is not supported; ubpe reads BPE, WordPiece and Unigram models
+ubpe.errors.ModelFormatError: <tokenizer.json>: model type 'Foo' is not supported; ubpe reads BPE, WordPiece, Unigram and WordLevel models
 """
 
 from __future__ import annotations
@@ -358,6 +359,21 @@ class _Reader:
         ids = {piece: i for i, (piece, _) in enumerate(vocab)}  # the last of a piece, as HF's token_to_ids
         return ComposedTokenizer(stage, self.pipeline(doc, ids), name="tokenizer.json", where=self.where)
 
+    def wordlevel(self, doc: dict, model: dict) -> ComposedTokenizer:
+        """HF's ``WordLevel`` model in HF's pipeline: a composition (:mod:`ubpe.models.composed`)."""
+        from ..models.composed import ComposedTokenizer
+        from ..models.wordlevel import WordLevelModel
+
+        vocab = model.get("vocab")
+        if not isinstance(vocab, dict) or not _ids_by_string(vocab):
+            raise self.fail("the WordLevel model's `vocab` must map token strings to non-negative ids")
+        self.check_ids(vocab)
+        unk = model.get("unk_token", "<unk>")
+        if not isinstance(unk, str):
+            raise self.fail(f"the WordLevel model's `unk_token` must be a string, got {unk!r:.40}")
+        return ComposedTokenizer(WordLevelModel(vocab, unk), self.pipeline(doc, vocab), name="tokenizer.json",
+                                 where=self.where)
+
     def tokenizer(self, doc: dict) -> HFByteLevelBPE | HFCharBPE | HFEndOfWordBPE | HFWordPiece | ComposedTokenizer:
         model = doc["model"]
         kind = model.get("type", "BPE" if "merges" in model else None)
@@ -365,8 +381,11 @@ class _Reader:
             return self.wordpiece(doc, model)
         if kind == "Unigram":
             return self.unigram(doc, model)
+        if kind == "WordLevel":
+            return self.wordlevel(doc, model)
         if kind != "BPE":
-            raise self.fail(f"model type {kind!r} is not supported; ubpe reads BPE, WordPiece and Unigram models")
+            raise self.fail(f"model type {kind!r} is not supported; ubpe reads BPE, WordPiece, Unigram and "
+                            "WordLevel models")
         if model.get("continuing_subword_prefix"):
             raise self.fail(f"BPE `continuing_subword_prefix` ({model['continuing_subword_prefix']!r}) is not "
                             "supported; ubpe reads BPE models without it")

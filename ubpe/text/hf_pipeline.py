@@ -261,6 +261,16 @@ class PreTokenizer:
         return [word] if word else []
 
 
+def metaspace_split(word: str, replacement: str = "▁") -> list[str]:
+    """``Metaspace``'s split of a word already written with ``replacement``: each replacement
+    character starts a piece (HF's ``MergedWithNext``).
+
+    >>> metaspace_split("a▁b▁▁c")
+    ['a', '▁b', '▁', '▁c']
+    """
+    return _metaspace_words(replacement).findall(word)
+
+
 @functools.lru_cache(maxsize=None)
 def _metaspace_words(replacement: str) -> regex.Pattern:
     """``Metaspace``'s split: each replacement character starts a word.

@@ -1,4 +1,4 @@
-"""HF ``Unigram`` tokenizer.json files for the tests, built with ``tokenizers`` itself: sentencepiece
+"""HF ``Unigram`` and ``WordLevel`` tokenizer.json files for the tests (the families made by composition), built with ``tokenizers`` itself: sentencepiece
 unigram models trained on real text and converted by ``transformers``' ``convert_slow_tokenizer``
 (its T5, ALBERT, XLNet and generic sentencepiece converters, no model weights), and unigram models trained with
 ``tokenizers``' ``UnigramTrainer``, with and without byte fallback and an unknown token. Every
@@ -126,3 +126,30 @@ BUILDERS = {
     "trained-bytes": lambda: trained(byte_fallback=True),
     "trained-some-bytes": lambda: trained(byte_fallback=True, byte_pieces=range(0x20, 0xC4)),
 }
+
+
+# -- WordLevel ---------------------------------------------------------------------------------
+
+def _wordlevel(pre_tokenizer, normalizer, unk: str, special: list[str]) -> Tokenizer:
+    tok = Tokenizer(models.WordLevel(unk_token=unk))
+    tok.normalizer = normalizer
+    tok.pre_tokenizer = pre_tokenizer
+    tok.train_from_iterator(train_lines(), trainers.WordLevelTrainer(vocab_size=3000, special_tokens=special,
+                                                                     show_progress=False))
+    return tok
+
+
+def wordlevel_bert() -> Tokenizer:
+    tok = _wordlevel(pre_tokenizers.BertPreTokenizer(), normalizers.BertNormalizer(), "[UNK]", ["[UNK]", "[CLS]", "[SEP]"])
+    tok.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]",
+                                                       special_tokens=[("[CLS]", 1), ("[SEP]", 2)])
+    return tok
+
+
+def wordlevel_metaspace() -> Tokenizer:
+    tok = _wordlevel(pre_tokenizers.Metaspace(), normalizers.NFKC(), "<unk>", ["<unk>", "</s>"])
+    tok.decoder = decoders.Metaspace()
+    return tok
+
+
+WORDLEVEL_BUILDERS = {"bert-like": wordlevel_bert, "metaspace": wordlevel_metaspace}
