@@ -35,8 +35,7 @@ from .contract import ImportedContract
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-#: what a family's ``_batch_runs`` gives the batch template: the encoder of a run of documents
-#: (``(docs, their lengths) -> FlatIds``) and which long documents it may cut (None: none)
+#: a family's ``_batch_runs``: its encoder of a run of documents and which long ones it may cut
 BatchRuns = tuple[Callable[[list, np.ndarray], FlatIds], Callable[[str], bool] | None]
 
 
@@ -146,20 +145,9 @@ def partition_specials(text: str, specials: Sequence[tuple[str, int, bool, bool]
     return pieces
 
 
-def in_chunks(docs: list, workers: int, encode_chunk: Callable[[list], list]) -> list:
-    """``encode_chunk(docs)`` over chunks of consecutive documents on ``workers`` threads
-    (:func:`.chunks.run_chunks`: chunks of about the same characters, handed out in order),
-    concatenated in order. A document that is no str counts as one character: ``encode_chunk``
-    says what is wrong with it.
-
-    >>> in_chunks(list("abcdef"), 2, lambda chunk: [d.upper() for d in chunk])
-    ['A', 'B', 'C', 'D', 'E', 'F']
-    """
-    return run_chunks(docs, _doc_lengths(docs), workers, lambda chunk, _: encode_chunk(chunk))
-
-
 def _doc_lengths(docs: list) -> np.ndarray:
-    """What a chunk counts per document: its characters (1 for one that is no str)."""
+    """What a chunk (:func:`.chunks.run_chunks`) counts per document: its characters (1 for one
+    that is no str, which `encode` then explains)."""
     return np.fromiter((len(d) if isinstance(d, str) else 1 for d in docs), dtype=np.int64, count=len(docs))
 
 
@@ -541,15 +529,16 @@ class ImportedTokenizer(ImportedContract, EncoderBridge, Tokenizer):
         except TypeError:
             lengths = None
         if runs is None or lengths is None:
-            return flat_ids(in_chunks(docs, workers, lambda chunk: [self.encode(doc, **options) for doc in chunk]))
+            return flat_ids(run_chunks(docs, _doc_lengths(docs), workers,
+                                       lambda chunk, _: [self.encode(doc, **options) for doc in chunk]))
         encode_run, cuttable = runs
         ids, offsets = run_flat_chunks(docs, lengths, workers, encode_run, cuttable)
         return framed(ids, offsets, *self._special_ends(bool(options.get("add_special", False))))
 
     def _batch_runs(self, options: dict[str, Any]) -> BatchRuns | None:
-        """The family's encoder of a run of documents with ``options`` (``(docs, lengths) ->
-        FlatIds``, without the ids of ``add_special``) and which long documents it may cut
-        (None: none); None: the documents go one at a time."""
+        """``(encode_run, cuttable)``: the family's ``(docs, lengths) -> FlatIds`` for ``options``
+        (without the ``add_special`` ids) and which long documents it may cut (None: none);
+        None: one document at a time."""
         return None
 
     # -- decoding and inspection ---------------------------------------------------------
