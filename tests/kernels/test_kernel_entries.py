@@ -426,9 +426,14 @@ HOSTILE = {
     "UnigramLattice/byte_fallback short": (lambda: _unigram(byte_fallback=np.zeros(3, I32)), ValueError),
     "UnigramLattice/byte_fallback at int32 max": (
         lambda: _unigram(byte_fallback=np.full(256, INT32_MAX, I32)), ValueError),
-    "UnigramLattice/wrong dtype": (lambda: _unigram(scores=np.array([-1.0, -1.0])), ValueError),
+    "UnigramLattice/wrong dtype": (lambda: _unigram(scores=np.array(["a", "b"])), ValueError),
     "UnigramLattice.encode/None": (lambda: _unigram().encode(None), TypeError),
     "UnigramLattice.encode/wrong dtype": (lambda: _unigram().encode(np.array([97], I32)), ValueError),
+    "UnigramLattice.encode_words/None": (lambda: _unigram().encode_words(None, np.array([0], I64)), TypeError),
+    "UnigramLattice.encode_words/bounds past the data": (
+        lambda: _unigram().encode_words(np.frombuffer(b"ab", U8), np.array([0, 3], I64)), ValueError),
+    "UnigramLattice.encode_words/bounds not ascending": (
+        lambda: _unigram().encode_words(np.frombuffer(b"ab", U8), np.array([0, 2, 1, 2], I64)), ValueError),
     # _paths
     "kbest_paths/vast top_n": (lambda: kbest_paths(TREE, np.ones(3), SYMBOLS, BOUNDS, VAST), MemoryError),
     "kbest_paths/huge top_n": (lambda: kbest_paths(TREE, np.ones(3), SYMBOLS, BOUNDS, HUGE), MemoryError),
