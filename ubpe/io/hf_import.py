@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 import regex
 
 from ..models.hf import HFByteLevelBPE, HFCharBPE, HFEndOfWordBPE, HFPipeline
+from ..text.byte_chars import BYTE_TO_CHAR
 from ..text.patterns import compile_regex
 if TYPE_CHECKING:
     from ..models.wordpiece import HFWordPiece
@@ -315,6 +316,16 @@ class _Reader:
         prefix, suffix = self.post_processor(doc.get("post_processor"))
         return HFPipeline(added, steps, pre, self.decoder(doc.get("decoder")), prefix, suffix)
 
+    def check_byte_level_fallback(self, vocab: dict[str, int]) -> None:
+        """``byte_fallback`` on a byte-level model: HF writes a byte that is no token as the
+        ``<0xXX>`` tokens of its character's UTF-8 bytes (which then merge) when they all exist;
+        ubpe does not, so such a file is refused (elsewhere the option changes nothing)."""
+        for byte in range(256):
+            char = BYTE_TO_CHAR[byte]
+            if char not in vocab and all(f"<0x{b:02X}>" in vocab for b in char.encode("utf-8")):
+                raise self.fail(f"BPE `byte_fallback` on a byte-level model whose byte 0x{byte:02X} ({char!r}) is no "
+                                "token but has byte tokens is not supported")
+
     def tokenizer(self, doc: dict) -> HFByteLevelBPE | HFCharBPE | HFEndOfWordBPE | HFWordPiece:
         model = doc["model"]
         kind = model.get("type", "BPE" if "merges" in model else None)
@@ -344,7 +355,9 @@ class _Reader:
             return HFEndOfWordBPE(vocab, merges, pipeline, suffix=word_end, unk=unk, name=common["name"],
                                   where=self.where)
         if pre.byte_level:
-            return HFByteLevelBPE(vocab, merges, pipeline, **common)
+            if model.get("byte_fallback") and word_end is None:
+                self.check_byte_level_fallback(vocab)
+            return HFByteLevelBPE(vocab, merges, pipeline, fuse_unk=bool(model.get("fuse_unk", False)), **common)
         return HFCharBPE(vocab, merges, pipeline, fuse_unk=bool(model.get("fuse_unk", False)),
                          byte_fallback=bool(model.get("byte_fallback", False)), **common)
 

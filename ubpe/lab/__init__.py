@@ -51,6 +51,9 @@ def load_results(folder: str | Path) -> dict[str, Any]:
     ``metrics``, ``comparisons``) and its ``run`` record (run.json), in one call; in a notebook
     each table shows itself.
 
+    A folder that a killed run or a hand left incomplete is an
+    `ubpe.lab.outputs.IncompleteResultsError`.
+
     >>> load_results("no-such-folder")
     Traceback (most recent call last):
     ...

@@ -245,6 +245,8 @@ class ExperimentConfig:
     downstream: DownstreamConfig | None = None
     #: the beam study (`ubpe.lab.beam`); None: not run
     beam: BeamConfig | None = None
+    #: the transformer study (``[transformer]``, `ubpe.lab.lm.TransformerConfig`); None: not run
+    transformer: Any = None
     #: vocabularies from files (``[vocabularies.NAME]``); their cells are in ``encoders``
     vocabularies: tuple[VocabularyConfig, ...] = ()
     #: the folder a dataset's relative ``path`` is taken from (the config file's); not a setting
@@ -374,7 +376,8 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
     if unknown_enc:
         raise ConfigError(f"unknown keys in [encoders]: {', '.join(sorted(unknown_enc))}")
     unknown = set(data) - {"name", "description", "grid", "encoders", "statistics",
-                           "comparisons", "datasets", "downstream", "beam", "vocabularies"}
+                           "comparisons", "datasets", "downstream", "beam", "vocabularies",
+                           "transformer"}
     if unknown:
         raise ConfigError(f"unknown top-level keys: {', '.join(sorted(unknown))}")
     name = data.get("name", default_name)
@@ -476,6 +479,7 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
         stats=stats,
         downstream=_downstream(data.get("downstream")),
         beam=_beam(data.get("beam")),
+        transformer=_transformer(data.get("transformer")),
         vocabularies=vocabularies,
     )
 
@@ -536,6 +540,16 @@ def _beam(table: Any) -> BeamConfig | None:
     for key in ("n_candidates", "max_docs", "exact_max_symbols", "exact_max_nodes"):
         numbers[key] = _int_list([table.get(key, getattr(default, key))], f"beam.{key}", 1)[0]
     return BeamConfig(str(_check_size(table.get("size", default.size))), widths=widths, **numbers)
+
+
+def _transformer(table: Any):
+    """The ``[transformer]`` table, checked by its own module (`ubpe.lab.lm`)."""
+    from ubpe.lab.lm import TransformerConfigError, parse_transformer
+
+    try:
+        return parse_transformer(table)
+    except TransformerConfigError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _downstream(table: Any) -> DownstreamConfig | None:

@@ -26,7 +26,6 @@ into words with the pre-tokenizer (:class:`PreTokenizer`), and hands every word 
 from __future__ import annotations
 
 import functools
-import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -39,6 +38,7 @@ from .byte_chars import BYTE_TO_CHAR, CHAR_TO_BYTE, byte_chars, chars_bytes
 from .patterns import code_point_classes
 from .bert_words import bert_words
 from .regex_program import compile_pattern
+from .unicode import lowercase, normalize as unicode_normalize
 
 #: GPT-2's regex as HF's ``ByteLevel`` pre-tokenizer writes it (``pre_tokenizers/byte_level.rs``)
 BYTE_LEVEL_REGEX = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
@@ -69,11 +69,10 @@ def normalize(steps: Normalizer, text: str) -> str:
     """
     for step in steps:
         kind = step[0]
-        if kind == "unicode":
-            if not unicodedata.is_normalized(step[1], text):
-                text = unicodedata.normalize(step[1], text)
+        if kind == "unicode":  # with tokenizers' Unicode tables, not this Python's (ubpe.text.unicode)
+            text = unicode_normalize(step[1], text)
         elif kind == "lowercase":
-            text = text.lower()
+            text = lowercase(text)
         elif kind == "prepend":
             text = step[1] + text if text else text
         elif kind == "replace":  # content is literal: its backslashes escaped for the template
