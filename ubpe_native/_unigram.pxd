@@ -6,6 +6,7 @@ from ubpe_native._typedefs cimport id_t
 
 
 cdef class UnigramLattice:
+    cdef bint built  # __init__ ran (_checks.build_once)
     # the pieces' bytes as a double-array trie (see _build_trie); entry: piece index or -1
     cdef vector[int32_t] da_base, da_check, da_entry
     cdef vector[id_t] ids

@@ -35,7 +35,7 @@ from libcpp.vector cimport vector
 
 from ubpe_native._numpy import np
 
-from ubpe_native._checks cimport check_offsets, check_range
+from ubpe_native._checks cimport build_once, check_offsets, check_range
 from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._typedefs cimport id_t
 from ubpe_native._shared cimport id_array, utf8_length
@@ -72,6 +72,7 @@ cdef class UnigramLattice:
                  const id_t[::1] ids not None, scores_in not None,
                  const uint8_t[::1] user_defined not None, id_t unk_id, double unk_score,
                  const id_t[::1] byte_fallback not None, bint double_sums=False, bint hf_unknowns=False):
+        build_once(&self.built, self)
         cdef Py_ssize_t n = ids.shape[0], k, j
         cdef const double[::1] scores = np.ascontiguousarray(scores_in, dtype=np.float64)
         self.double_sums = double_sums
