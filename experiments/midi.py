@@ -17,7 +17,9 @@ no merge crosses a bar line). Per number of merges ``k`` in `MERGES`:
 - ``standard``: ubpe's classic tokenizer at one merge per round (``n_candidates=1``: standard
   BPE) with ``k`` merges, encoding by merge rank (``ranked``: standard BPE inference);
 - ``default``: ubpe's universal tokenizer at its defaults (50 merges per round, tokens
-  rearranged, tf-idf encoder) with the same final vocabulary size.
+  rearranged, tf-idf encoder) with the same final vocabulary size; the same vocabulary encoded
+  by merge rank (``default_ranked``) and with the fewest tokens it allows (``default_fewest``)
+  tell the vocabulary's share of its result from the encoder's.
 
 Standard BPE and MidiTok's learn the same merges with the same counts but for two things that
 `merge_agreement` measures and the tests pin on a tiny corpus (tests/experiments/test_midi_fair.py):
@@ -56,7 +58,10 @@ BOOTSTRAP = 2000
 SEED = 0
 #: MidiTok's Metaspace marker (``▁``, U+2581) in a flattened merge: -1.
 METASPACE = -1
-TOKENISATIONS = ("miditok", "miditok_size", "standard", "default")
+TOKENISATIONS = ("miditok", "miditok_size", "standard", "default", "default_ranked", "default_fewest")
+#: ubpe's tokenisations: (column, tokenizer, encoder).
+UBPE_ROWS = (("standard", "standard", "ranked"), ("default", "default", "tfidf"),
+             ("default_ranked", "default", "ranked"), ("default_fewest", "default", "fewest"))
 
 
 # -- the data --------------------------------------------------------------------------------
@@ -306,14 +311,14 @@ def run(rows: list[dict], merges: Sequence[int] = MERGES, progress: bool = True)
         agreement.append({"merges": k, **merge_agreement(miditok_merges(mt), ubpe_merges(standard, base)),
                           "miditok_vocab": len(mt), "miditok_size_vocab": len(mt_size),
                           "standard_vocab": len(standard.vocabulary), "default_vocab": len(default.vocabulary)})
-        counts = {"standard": ubpe_tokens(standard, held_bars, "ranked"),
-                  "default": ubpe_tokens(default, held_bars, "tfidf")}
+        fitted = {"standard": standard, "default": default}
+        counts = {column: ubpe_tokens(fitted[tok], held_bars, encoder) for column, tok, encoder in UBPE_ROWS}
         for j, row in enumerate(held):
             table.append({"merges": k, "piece": row["name"], "collection": row["collection"],
                           "remi": sum(len(bar) for bar in held_bars[j]),
                           "miditok": miditok_tokens(mt, row["path"]),
                           "miditok_size": miditok_tokens(mt_size, row["path"]),
-                          "standard": counts["standard"][j], "default": counts["default"][j]})
+                          **{column: counts[column][j] for column in counts}})
         if progress:
             print(f"  {k} merges: {time.perf_counter() - started:.0f} s", flush=True)
     return {"base_vocab": base, "table": table, "agreement": agreement, "train": train, "heldout": heldout,
@@ -330,7 +335,9 @@ def summary(table) -> list[dict]:
         clusters = group["collection"].tolist()
         for mine, theirs, label in (("standard", "miditok", "equal merges"),
                                     ("standard", "miditok_size", "equal vocabulary size"),
-                                    ("default", "miditok_size", "equal vocabulary size")):
+                                    ("default", "miditok_size", "equal vocabulary size"),
+                                    ("default_ranked", "miditok_size", "equal vocabulary size"),
+                                    ("default_fewest", "miditok_size", "equal vocabulary size")):
             ratio, low, high = cluster_bootstrap(group[mine].to_numpy(), group[theirs].to_numpy(), clusters)
             out.append({"merges": k, "ubpe": mine, "miditok": theirs, "at": label,
                         "pieces": len(group), "collections": group["collection"].nunique(),
@@ -359,7 +366,8 @@ def readme(result: dict, rows: list[dict], seconds: float) -> str:
              f"tokenisation is) in {seconds:.0f} s.", "",
              "`standard` is ubpe's classic tokenizer at one merge per round (standard BPE) encoding by "
              "merge rank; `default` ubpe's universal tokenizer at its defaults (50 merges per round, "
-             "tf-idf); `miditok` MidiTok's BPE with the same number of merges, `miditok_size` with the "
+             "tf-idf), `default_ranked` / `default_fewest` the same vocabulary encoded by merge rank / "
+             "with the fewest tokens it allows; `miditok` MidiTok's BPE with the same number of merges, `miditok_size` with the "
              "same vocabulary size as ubpe's. Ratio: total held-out tokens, ubpe / MidiTok (below 1: "
              "ubpe shorter), with a 95 % bootstrap interval over pieces resampled within resampled "
              "collections.", "", _table(table), "",

@@ -137,10 +137,13 @@ def test_the_experiment_on_a_tiny_corpus(tmp_path):
     assert not set(held) & set(result["train"].doc_ids)
     for row in result["table"]:
         assert 0 < row["standard"] < row["remi"] and 0 < row["miditok"] < row["remi"]
+        # the fewest tokens the universal vocabulary allows bound its other encoders
+        assert 0 < row["default_fewest"] <= min(row["default"], row["default_ranked"]) <= row["remi"]
     (agreement,) = result["agreement"]
     assert agreement["ubpe_merges"] == agreement["miditok_merges"] == 12
     assert agreement["miditok_vocab"] == agreement["standard_vocab"] + 1 == agreement["miditok_size_vocab"] + 1
     assert agreement["default_vocab"] <= agreement["standard_vocab"]
     table = midi.summary(result["table"])
     assert {row["at"] for row in table} == {"equal merges", "equal vocabulary size"}
+    assert {row["ubpe"] for row in table} == {"standard", "default", "default_ranked", "default_fewest"}
     assert "## Do standard BPE" in midi.readme(result, rows, 1.0)
