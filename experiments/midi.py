@@ -27,9 +27,11 @@ MidiTok's ``▁`` (merges of ``▁`` with a bar's first tokens use merges and ch
 pairs at the start of bars; without the bar split, ``encode_ids_split="no"``, there is no ``▁``),
 and ties between equally frequent pairs, which the two break in different orders.
 
-Metric: held-out tokens per piece; per setting, the ratio of total tokens (ubpe / MidiTok) with a
+Metrics: held-out tokens per piece; per setting, the ratio of total tokens (ubpe / MidiTok) with a
 95 % bootstrap interval over pieces resampled within resampled collections (`cluster_bootstrap`),
-and per-piece wins.
+and per-piece wins. Beside it, the lab's n-gram proxy (`ubpe.lab.ngram`: an interpolated
+Kneser-Ney trigram, discount 0.75, trained on each tokenisation of the training pieces, a
+piece one document): held-out bits per REMI symbol, the same ratio and interval on bits.
 """
 
 from __future__ import annotations
@@ -55,6 +57,9 @@ MERGES = (256, 512, 1024, 2048, 4096)
 #: ubpe's default: up to this many compatible merges per round.
 DEFAULT_N_CANDIDATES = 50
 BOOTSTRAP = 2000
+#: The n-gram proxy's order and discount (the default experiment's [downstream] values).
+NGRAM_ORDER = 3
+NGRAM_DISCOUNT = 0.75
 SEED = 0
 #: MidiTok's Metaspace marker (``▁``, U+2581) in a flattened merge: -1.
 METASPACE = -1
@@ -148,10 +153,11 @@ def miditok_merges(tokenizer) -> list[tuple[int, ...]]:
     return [ids(a) + ids(b) for a, b in pairs]
 
 
-def miditok_tokens(tokenizer, path: Path) -> int:
+def miditok_ids(tokenizer, path: Path) -> np.ndarray:
+    """A file's ids under MidiTok's trained BPE (all tracks in one stream)."""
     sequence = tokenizer.encode(path)
     sequence = sequence[0] if isinstance(sequence, list) else sequence
-    return len(sequence.ids)
+    return np.asarray(sequence.ids, dtype=np.int64)
 
 
 def fit_standard(bars: list[list[int]], base: int, merges: int):
@@ -197,16 +203,28 @@ def ubpe_merges(tok, base: int) -> list[tuple[int, ...]]:
     return [flat(t) for t in sorted(backward)]
 
 
-def ubpe_tokens(tok, bars_of_pieces: list[list[list[int]]], encoder: str) -> list[int]:
-    """Tokens per piece: the sum over its bars of the encoding's length."""
+def ubpe_ids(tok, bars_of_pieces: list[list[list[int]]], encoder: str) -> list[np.ndarray]:
+    """Per piece, its bars encoded one by one and joined: the piece's token ids."""
     flat = [bar for bars in bars_of_pieces for bar in bars]
-    encoded = tok.encode_batch(flat, encoder=encoder)
-    lengths = [len(e[0][0]) for e in encoded]
+    encoded = [e[0][0] for e in tok.encode_batch(flat, encoder=encoder)]
     out, at = [], 0
     for bars in bars_of_pieces:
-        out.append(sum(lengths[at:at + len(bars)]))
+        out.append(np.asarray([t for e in encoded[at:at + len(bars)] for t in e], dtype=np.int64))
         at += len(bars)
     return out
+
+
+def ubpe_tokens(tok, bars_of_pieces: list[list[list[int]]], encoder: str) -> list[int]:
+    """Tokens per piece: the sum over its bars of the encoding's length."""
+    return [len(ids) for ids in ubpe_ids(tok, bars_of_pieces, encoder)]
+
+
+def ngram_bits(train: list[np.ndarray], heldout: list[np.ndarray], vocab_size: int) -> np.ndarray:
+    """Held-out bits per piece under the lab's Kneser-Ney n-gram trained on `train`."""
+    from ubpe.lab.ngram import KneserNeyLM
+
+    model = KneserNeyLM(order=NGRAM_ORDER, discount=NGRAM_DISCOUNT).fit(train, vocab_size=vocab_size)
+    return model.document_bits(heldout)
 
 
 def replay_counts(sequences: list[list[int]], merges: list[tuple[int, ...]]) -> list[int]:
@@ -298,7 +316,8 @@ def run(rows: list[dict], merges: Sequence[int] = MERGES, progress: bool = True)
     heldout = split_corpus(_spec(), raw, "heldout", max_symbols=math.inf)
     index = {r["name"]: i for i, r in enumerate(rows)}
     train_paths = [rows[index[n]]["path"] for n in train.doc_ids]
-    train_bars = [bar for n in train.doc_ids for bar in bars[index[n]]]
+    train_piece_bars = [bars[index[n]] for n in train.doc_ids]
+    train_bars = [bar for piece in train_piece_bars for bar in piece]
     held = [rows[index[n]] for n in heldout.doc_ids]
     held_bars = [bars[index[n]] for n in heldout.doc_ids]
     table, agreement = [], []
@@ -312,13 +331,19 @@ def run(rows: list[dict], merges: Sequence[int] = MERGES, progress: bool = True)
                           "miditok_vocab": len(mt), "miditok_size_vocab": len(mt_size),
                           "standard_vocab": len(standard.vocabulary), "default_vocab": len(default.vocabulary)})
         fitted = {"standard": standard, "default": default}
-        counts = {column: ubpe_tokens(fitted[tok], held_bars, encoder) for column, tok, encoder in UBPE_ROWS}
+        ids, bits = {}, {}
+        for column, name, encoder in UBPE_ROWS:
+            tok = fitted[name]
+            ids[column] = ubpe_ids(tok, held_bars, encoder)
+            bits[column] = ngram_bits(ubpe_ids(tok, train_piece_bars, encoder), ids[column], len(tok.vocabulary))
+        for column, tok in (("miditok", mt), ("miditok_size", mt_size)):
+            ids[column] = [miditok_ids(tok, row["path"]) for row in held]
+            bits[column] = ngram_bits([miditok_ids(tok, p) for p in train_paths], ids[column], len(tok))
         for j, row in enumerate(held):
             table.append({"merges": k, "piece": row["name"], "collection": row["collection"],
                           "remi": sum(len(bar) for bar in held_bars[j]),
-                          "miditok": miditok_tokens(mt, row["path"]),
-                          "miditok_size": miditok_tokens(mt_size, row["path"]),
-                          **{column: counts[column][j] for column in counts}})
+                          **{column: len(ids[column][j]) for column in ids},
+                          **{f"{column}_bits": float(bits[column][j]) for column in bits}})
         if progress:
             print(f"  {k} merges: {time.perf_counter() - started:.0f} s", flush=True)
     return {"base_vocab": base, "table": table, "agreement": agreement, "train": train, "heldout": heldout,
@@ -339,6 +364,9 @@ def summary(table) -> list[dict]:
                                     ("default_ranked", "miditok_size", "equal vocabulary size"),
                                     ("default_fewest", "miditok_size", "equal vocabulary size")):
             ratio, low, high = cluster_bootstrap(group[mine].to_numpy(), group[theirs].to_numpy(), clusters)
+            bits = cluster_bootstrap(group[f"{mine}_bits"].to_numpy(), group[f"{theirs}_bits"].to_numpy(),
+                                     clusters)
+            symbols = group["remi"].sum()
             out.append({"merges": k, "ubpe": mine, "miditok": theirs, "at": label,
                         "pieces": len(group), "collections": group["collection"].nunique(),
                         "ubpe tokens/piece": round(group[mine].mean(), 1),
@@ -346,7 +374,11 @@ def summary(table) -> list[dict]:
                         "ratio": round(ratio, 4), "95% low": round(low, 4), "95% high": round(high, 4),
                         "pieces ubpe shorter / longer": f"{int((group[mine] < group[theirs]).sum())} / "
                                                         f"{int((group[mine] > group[theirs]).sum())}",
-                        "verdict": verdict(low, high)})
+                        "verdict": verdict(low, high),
+                        "ubpe bits/symbol": round(group[f"{mine}_bits"].sum() / symbols, 4),
+                        "MidiTok bits/symbol": round(group[f"{theirs}_bits"].sum() / symbols, 4),
+                        "bits ratio [95%]": f"{bits[0]:.4f} [{bits[1]:.4f}, {bits[2]:.4f}]",
+                        "bits verdict": verdict(bits[1], bits[2]).replace("shorter", "fewer bits")})
     return out
 
 
@@ -370,7 +402,9 @@ def readme(result: dict, rows: list[dict], seconds: float) -> str:
              "with the fewest tokens it allows; `miditok` MidiTok's BPE with the same number of merges, `miditok_size` with the "
              "same vocabulary size as ubpe's. Ratio: total held-out tokens, ubpe / MidiTok (below 1: "
              "ubpe shorter), with a 95 % bootstrap interval over pieces resampled within resampled "
-             "collections.", "", _table(table), "",
+             f"collections. Bits: held-out bits per REMI symbol under a Kneser-Ney {NGRAM_ORDER}-gram "
+             "(`ubpe.lab.ngram`) trained on each tokenisation of the training pieces, and the ratio of "
+             "total bits with the same interval.", "", _table(table), "",
              "## Do standard BPE and MidiTok's BPE learn the same merges?", "",
              "MidiTok's merges against ubpe's at one merge per round, on the same training bars: merges "
              "of MidiTok's `▁` bar marker, merges both learned, and how far the two orders agree "

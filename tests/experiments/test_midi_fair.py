@@ -139,6 +139,8 @@ def test_the_experiment_on_a_tiny_corpus(tmp_path):
         assert 0 < row["standard"] < row["remi"] and 0 < row["miditok"] < row["remi"]
         # the fewest tokens the universal vocabulary allows bound its other encoders
         assert 0 < row["default_fewest"] <= min(row["default"], row["default_ranked"]) <= row["remi"]
+        # the n-gram proxy prices every tokenisation of the piece: positive, finite bits
+        assert all(0 < row[f"{c}_bits"] < float("inf") for c in midi.TOKENISATIONS)
     (agreement,) = result["agreement"]
     assert agreement["ubpe_merges"] == agreement["miditok_merges"] == 12
     assert agreement["miditok_vocab"] == agreement["standard_vocab"] + 1 == agreement["miditok_size_vocab"] + 1
@@ -146,4 +148,5 @@ def test_the_experiment_on_a_tiny_corpus(tmp_path):
     table = midi.summary(result["table"])
     assert {row["at"] for row in table} == {"equal merges", "equal vocabulary size"}
     assert {row["ubpe"] for row in table} == {"standard", "default", "default_ranked", "default_fewest"}
+    assert all(row["ubpe bits/symbol"] > 0 and row["MidiTok bits/symbol"] > 0 for row in table)
     assert "## Do standard BPE" in midi.readme(result, rows, 1.0)
