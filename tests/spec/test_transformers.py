@@ -235,6 +235,7 @@ def test_fast_tokenizer_of_a_byte_level_vocabulary(lines, heldout, tmp_path):
     expected = [model.encode(t) for t in texts]
     assert fast(texts)["input_ids"] == expected == slow(texts)["input_ids"] == [slow(t)["input_ids"] for t in texts]
     assert fast.eos_token_id == slow.eos_token_id == 400
+    assert [slow.convert_ids_to_tokens(ids) for ids in expected] == [fast.convert_ids_to_tokens(ids) for ids in expected]
     assert fast.batch_decode(expected) == texts == slow.batch_decode(expected)
     offsets = fast(texts[0], return_offsets_mapping=True)["offset_mapping"]
     assert "".join(texts[0][a:b] for a, b in offsets) == texts[0]

@@ -53,6 +53,7 @@ from transformers import BatchEncoding, PreTrainedTokenizer, PreTrainedTokenizer
 from transformers.utils import PaddingStrategy
 
 from ..errors import InvalidParameterError, ModelFormatError, UBPEError, UnknownSymbolError
+from ..text.byte_chars import byte_string
 from . import STOCHASTIC_ENCODERS, is_fitted
 
 #: the model file ``save_pretrained`` writes beside ``tokenizer_config.json`` (any format ubpe reads)
@@ -119,24 +120,17 @@ def _spellings(model: Any) -> list[str]:
     named = {token: text for text, token in specials.items()} if isinstance(specials, dict) else {}
     alphabet = _symbol_alphabet(model)
     base = code_point_base(len(alphabet)) if alphabet is not None else 0
-    id_to_piece = getattr(model, "id_to_piece", None)
     out: list[str] = []
     seen: set[str] = set()
     for token in range(n):
         try:
-            if token in named:
-                text = named[token]
-            elif alphabet is not None:
-                piece = model.decode([token])
-                text = "".join(chr(base + alphabet.id_of(s)) for s in piece)
-            elif id_to_piece is not None:
-                text = id_to_piece(token)
-            else:  # byte-level families without their own spelling: GPT-2's byte characters
-                from ..text.byte_chars import byte_string
-
-                text = byte_string(model.decode_bytes([token]))
+            text = named[token] if token in named else model.id_to_piece(token)
         except UBPEError:  # an id the family leaves unused (a hole in a byte-level ranking)
             text = ""
+        if alphabet is not None and token not in named:  # symbols: the tokenizer.json writer's characters
+            text = "".join(chr(base + alphabet.id_of(s)) for s in text)
+        elif isinstance(text, bytes):  # a byte-level piece: GPT-2's byte characters, as tokenizer.json spells it
+            text = byte_string(text)
         if not isinstance(text, str) or not text or text in seen:
             text = f"<ubpe:{token}>"
         seen.add(text)
