@@ -1,7 +1,8 @@
 """A per-machine cache of the tables every process would otherwise rebuild: the scanner's code
-point classes (2.2 MB, ~0.3-1 s with the `regex` module) and the regex VM's compiled programs
-(~0.05-0.5 s per pattern, over every code point). Built once per machine, then read in a few
-milliseconds by every later process.
+point classes (2.2 MB, ~0.3-1 s with the `regex` module), the regex VM's compiled programs
+(~0.05-0.5 s per pattern, over every code point), llama.cpp's unsafe code points, and per
+file content a sentencepiece BPE model's merge rules (derived in Python). Built once per
+machine, then read in a few milliseconds by every later process.
 
 Where: ``$UBPE_CACHE_DIR``, else the user cache folder (``platformdirs.user_cache_dir``:
 ``~/.cache/ubpe`` on Linux, ``$XDG_CACHE_HOME`` honoured), in a subfolder named by the key of
@@ -45,7 +46,7 @@ DISABLE_VARIABLE = "UBPE_NO_CACHE"
 DIR_VARIABLE = "UBPE_CACHE_DIR"
 #: the modules whose code decides the tables' content (relative to the package)
 _SOURCES = ("text/patterns.py", "text/regex_program.py", "text/regex_parse.py", "text/pretokenizers.py",
-            "tables_cache.py")
+            "models/sentencepiece.py", "tables_cache.py")
 #: the key an entry stores beside its arrays
 _KEY_FIELD = "__key__"
 

@@ -191,3 +191,53 @@ def test_fresh_processes_split_the_same_with_and_without_the_cache(tmp_path):
     reading = _split_in_fresh_process(tmp_path, disabled=False)
     assert without == filling == reading
     assert _entries(tmp_path / "cache") == entries
+
+
+def _mistral_model():
+    from vocab_corpora import MISTRAL_PACKAGE, shipped_file
+
+    return shipped_file(MISTRAL_PACKAGE, "*/src/mistral_common/data/tokenizer.model.v1")
+
+
+def test_sentencepiece_merge_rules_from_the_cache_equal_a_fresh_derivation(cache):
+    import ubpe
+
+    tok = ubpe.load(_mistral_model())  # derives the rules and writes them
+    mergeable = np.isin(tok.token_types, (1, 4, 5))  # NORMAL, USER_DEFINED, UNUSED: what the kernel merges
+    fresh = tok._derive_merge_rules(mergeable)
+    cached = tok._merge_rules(mergeable)
+    assert any(p.name.startswith("spm-rules-") for p in _entries(cache))
+    assert cached.keys() == fresh.keys()
+    for name, value in fresh.items():
+        if isinstance(value, np.ndarray):
+            assert cached[name].dtype == value.dtype, name
+            np.testing.assert_array_equal(cached[name], value, err_msg=name)
+        else:
+            assert cached[name] == value and type(cached[name]) is type(value), name
+    tok.scores[-1] += 1.0  # other scores are another key: derived again, not read
+    other = tok._merge_rules(mergeable)
+    assert len([p for p in _entries(cache) if p.name.startswith("spm-rules-")]) == 2
+    assert other.keys() == fresh.keys()
+
+
+_ENCODE = r"""
+import json, sys
+import ubpe
+tok = ubpe.load(sys.argv[1])
+print(json.dumps([tok.encode(text) for text in json.loads(sys.argv[2])]))
+"""
+
+
+def test_fresh_processes_encode_a_sentencepiece_model_the_same_with_and_without_the_cache(tmp_path):
+    path = str(_mistral_model())
+    runs = []
+    for disabled in (True, False, False):
+        env = {**os.environ, tables_cache.DIR_VARIABLE: str(tmp_path / "cache")}
+        env.pop(tables_cache.DISABLE_VARIABLE, None)
+        if disabled:
+            env[tables_cache.DISABLE_VARIABLE] = "1"
+        done = subprocess.run([sys.executable, "-c", _ENCODE, path, json.dumps(TEXTS)], capture_output=True,
+                              text=True, env=env, check=True)
+        runs.append(json.loads(done.stdout))
+    assert runs[0] == runs[1] == runs[2]
+    assert any(p.name.startswith("spm-rules-") for p in _entries(tmp_path / "cache"))
