@@ -24,14 +24,11 @@ Pre-tokenization is a ``Split`` with the same regex (HF runs it in Oniguruma, we
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import InvalidParameterError, NotFittedError
-from ..files import write_atomically
 from ..text.byte_chars import byte_string
 from .format import Format
 
@@ -62,9 +59,8 @@ def merges_from_ranks(mergeable_ranks: Mapping[bytes, int]) -> list[tuple[str, s
 
 
 def tokenizer_json(tokenizer: Any) -> dict[str, Any]:
-    """The ``tokenizer.json`` document of a fitted :class:`~ubpe.models.bytelevel.ByteLevelBPE`.
-
-    Ids are the tokenizer's own (its tiktoken ranks); special tokens become HF added tokens.
+    """The ``tokenizer.json`` document of ``tokenizer``: :func:`ubpe.io.write.hf.tokenizer_json`
+    (byte-level models go through :func:`ranks_json`).
 
     >>> from ubpe import ByteLevelBPE
     >>> tok = ByteLevelBPE().fit(["low lower lowest"] * 3, n_tokens=260, pattern="gpt2", quiet=True)
@@ -72,13 +68,14 @@ def tokenizer_json(tokenizer: Any) -> dict[str, Any]:
     >>> doc["model"]["type"], len(doc["model"]["vocab"]), doc["model"]["merges"][0]
     ('BPE', 260, ['o', 'w'])
     """
-    if getattr(tokenizer, "variant", None) != "bytelevel":
-        raise InvalidParameterError(
-            f"tokenizer.json export needs a byte-level tokenizer (ByteLevelBPE), not {type(tokenizer).__name__}"
-        )
-    if tokenizer.vocabulary is None:
-        raise NotFittedError("the tokenizer has no vocabulary yet: fit or load one first")
-    ranks = tokenizer.mergeable_ranks()
+    from .write.hf import tokenizer_json as document
+
+    return document(tokenizer)
+
+
+def ranks_json(ranks: Mapping[bytes, int], pattern: str, special_tokens: Mapping[str, int]) -> dict[str, Any]:
+    """The ``tokenizer.json`` document of byte-level BPE by tiktoken's rule: ``ranks`` (token
+    bytes -> id), the split ``pattern``, ``special_tokens`` (text -> id) as HF added tokens."""
     vocab = {byte_string(piece): rank for piece, rank in sorted(ranks.items(), key=lambda item: item[1])}
     added_tokens = [
         {
@@ -90,7 +87,7 @@ def tokenizer_json(tokenizer: Any) -> dict[str, Any]:
             "normalized": False,
             "special": True,
         }
-        for text, token in sorted(tokenizer.special_tokens.items(), key=lambda item: item[1])
+        for text, token in sorted(special_tokens.items(), key=lambda item: item[1])
     ]
     byte_level = {"add_prefix_space": False, "trim_offsets": True, "use_regex": False}
     return {
@@ -102,7 +99,7 @@ def tokenizer_json(tokenizer: Any) -> dict[str, Any]:
         "pre_tokenizer": {
             "type": "Sequence",
             "pretokenizers": [
-                {"type": "Split", "pattern": {"Regex": tokenizer.pattern}, "behavior": "Isolated", "invert": False},
+                {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False},
                 {"type": "ByteLevel", **byte_level},
             ],
         },
@@ -129,7 +126,9 @@ def save_tokenizer_json(tokenizer: Any, path: str | os.PathLike) -> None:
 
     The file loads with ``tokenizers.Tokenizer.from_file(path)``.
     """
-    write_atomically(path, json.dumps(tokenizer_json(tokenizer), ensure_ascii=False, indent=1))
+    from .write.hf import write
+
+    write(tokenizer, path)
 
 
 def detect(head: bytes) -> bool:

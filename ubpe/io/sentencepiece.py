@@ -192,4 +192,11 @@ def detect(head: bytes) -> bool:
     return True
 
 
-FORMAT = Format("sentencepiece", "sentencepiece .model", detect, read, None)
+def write(tokenizer, path: str | os.PathLike) -> None:
+    """Write ``tokenizer`` as a ``.model`` (:mod:`ubpe.io.write.spm`)."""
+    from .write.spm import write as write_model
+
+    write_model(tokenizer, path)
+
+
+FORMAT = Format("sentencepiece", "sentencepiece .model", detect, read, write)
