@@ -12,7 +12,8 @@ from typing import Any
 
 from ..text.patterns import PATTERNS
 from ..io import FORMATS, detect, save
-from ..io.write import CannotWrite, format_for
+from ..errors import InvalidParameterError
+from ..io.write import format_for
 from .inputs import PROG, check_output, load_model
 
 # presets checked to split held-out text of several scripts identically in HF tokenizers
@@ -31,10 +32,10 @@ def run(args: argparse.Namespace) -> int:
     check_output(args.output)
     try:
         save(model, args.output, target)
-    except CannotWrite as refusal:
+    except InvalidParameterError as refusal:  # CannotWrite, or a writer's refusal of this model
         print(f"{PROG}: cannot convert: {' '.join(str(refusal).split())}", file=sys.stderr)
         return EXIT_CANNOT_HOLD
-    if target == "hf" and model.pattern not in HF_SAFE_PATTERNS and not args.quiet:
+    if target == "hf" and model.variant == "bytelevel" and model.pattern not in HF_SAFE_PATTERNS and not args.quiet:
         print(f"{PROG}: warning: HF tokenizers reads regexes with Oniguruma; only the gpt2 and llama3 "
               "presets are checked to split text as ours does (use --pattern gpt2)", file=sys.stderr)
     if not args.quiet:

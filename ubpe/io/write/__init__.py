@@ -50,7 +50,16 @@ _HOLDS: dict[str, tuple[str, ...]] = {
     "sentencepiece": ("classic", *_SENTENCEPIECE),
     "gguf": ("classic", "bytelevel", "gguf:gpt2", *_SENTENCEPIECE),
     "tiktoken": ("bytelevel", "tekken"),
-    "minbpe": ("bytelevel",),
+    "minbpe": ("bytelevel", "minbpe"),
+}
+#: cells that hold the family when the model meets a condition (the writer refuses, saying
+#: why, otherwise): the table's footnotes
+CONDITIONS: dict[tuple[str, str], str] = {
+    **{("classic", target): "no regex, break/stop tokens or known words; each piece under one id"
+       for target in ("hf", "sentencepiece", "gguf")},
+    ("bytelevel", "gguf"): "a pattern llama.cpp names (gpt2, llama3, qwen2...)",
+    ("spm:bpe", "gguf"): "no normalization (identity rule, no whitespace clean-up)",
+    ("bytelevel", "minbpe"): "ids in creation order (fitted by ubpe, or read from minbpe)",
 }
 _READ_ONLY = "ubpe has no writer for this family (read-only: keep the source file)"
 _UNIVERSAL = "tf-idf top-n over all segmentations has no merge-list form"
@@ -111,17 +120,32 @@ def format_for(path: str | os.PathLike, variant: str) -> str:
 
 
 def conversion_table() -> str:
-    """The Markdown table family x format: ✓ where the format holds the family, else why not.
+    """The Markdown table family x format: ✓ where the format holds the family (``✓ 1``: when
+    the model meets note 1's condition), else ``✗`` and the letter of the reason; the notes
+    and reasons follow the table.
 
     >>> print(conversion_table().splitlines()[0][:40])
     | from \\ to | ubpe | ubpe030 | hf | sente
     """
+    notes = list(dict.fromkeys(CONDITIONS.values()))
+    reasons: list[str] = []
+
+    def cell(variant: str, target: str) -> str:
+        reason = why_not(variant, target)
+        if reason is not None:
+            if reason not in reasons:
+                reasons.append(reason)
+            return f"✗ {chr(ord('a') + reasons.index(reason))}"
+        condition = CONDITIONS.get((variant, target))
+        return "✓" if condition is None else f"✓ {notes.index(condition) + 1}"
+
     header = "| from \\ to | " + " | ".join(TARGETS) + " |"
     rule = "|" + "---|" * (len(TARGETS) + 1)
-    rows = [f"| {title} | " + " | ".join("✓" if why_not(variant, target) is None else why_not(variant, target)
-                                          for target in TARGETS) + " |"
+    rows = [f"| {title} | " + " | ".join(cell(variant, target) for target in TARGETS) + " |"
             for variant, title in FAMILIES.items()]
-    return "\n".join([header, rule, *rows])
+    legend = [f"{k}. {note}" for k, note in enumerate(notes, start=1)]
+    legend += [f"{chr(ord('a') + k)}. {reason}" for k, reason in enumerate(reasons)]
+    return "\n".join([header, rule, *rows, "", *[f"- {line}" for line in legend]])
 
 
-__all__ = ["FAMILIES", "TARGETS", "CannotWrite", "conversion_table", "format_for", "why_not"]
+__all__ = ["FAMILIES", "TARGETS", "CONDITIONS", "CannotWrite", "conversion_table", "format_for", "why_not"]
