@@ -291,15 +291,48 @@ def _samples(tmp_path) -> dict:
     return samples
 
 
+def _ids_in_target(path, target: str, texts: list[str], tok) -> list[list[int]]:
+    """The ids of ``texts`` in the target's own system: tokenizers, sentencepiece, tiktoken;
+    ubpe for its own formats, minbpe and GGUF (ubpe's GGUF reader is llama.cpp's ids:
+    ``test_llama_vocabs.py``; llama.cpp itself: ``test_writers_llama.py``)."""
+    if target == "hf":
+        return _hf_ids(path, texts)
+    if target == "sentencepiece":
+        return spm.SentencePieceProcessor(model_file=str(path)).encode(texts)
+    if target == "tiktoken":
+        tiktoken = pytest.importorskip("tiktoken")
+        ranks = {}
+        import base64
+
+        for line in path.read_text().splitlines():
+            piece, rank = line.split()
+            ranks[base64.b64decode(piece)] = int(rank)
+        encoding = tiktoken.Encoding("written", pat_str=tok.pattern, mergeable_ranks=ranks, special_tokens={})
+        return [encoding.encode_ordinary(t) for t in texts]
+    back = ubpe.load(path, pattern=getattr(tok, "pattern", None)) if target == "minbpe" else ubpe.load(path)
+    return [_own_ids(back, back.variant, target, t) for t in texts]
+
+
+def _own_ids(tok, variant: str, target: str, text: str) -> list[int]:
+    if variant == "classic" and target not in ("ubpe", "ubpe030"):
+        return _ranked(tok, text)
+    if variant in ("classic", "universal"):
+        return tok.encode(text)[0][0]
+    if variant.startswith("gguf") and target == "hf":  # tokenizers matches control tokens in text
+        return tok.encode(text, parse_special=True)
+    return tok.encode(text)
+
+
 def test_every_cell_writes_and_round_trips_or_refuses(tmp_path):
-    """Every family with a sample x every target: a ✓ cell writes a file that its system
-    loads (ubpe for ours; the target system's ids are checked by the tests above); every other
-    cell refuses with the table's reason, and ``ubpe convert`` prints it and exits 2."""
+    """Every family with a sample x every target: a ✓ cell writes a file that its own system
+    loads and that gives ubpe's ids; every other cell refuses with the table's reason, and
+    ``ubpe convert`` prints it and exits 2."""
     from ubpe.cli import main
 
     names = {"hf": "tokenizer.json", "sentencepiece": "x.model", "gguf": "x.gguf", "tiktoken": "x.tiktoken",
              "ubpe": "x.json", "ubpe030": "x030.json", "minbpe": "x.minbpe"}
-    texts = ["Hello world", "the LORD said", ""]
+    texts = ["Hello world", "the LORD said unto them,  twice", "", "Æsop's fables: 12 of 40"]
+    checked = 0
     for variant, tok in _samples(tmp_path).items():
         for target in TARGETS:
             out = tmp_path / variant.replace(":", "-") / target / names[target]
@@ -307,19 +340,10 @@ def test_every_cell_writes_and_round_trips_or_refuses(tmp_path):
             reason = why_not(variant, target)
             if reason is None:
                 ubpe.io.save(tok, out, target)
-                assert out.stat().st_size > 0
-                if target == "hf":
-                    reference = tokenizers.Tokenizer.from_file(str(out))
-                    expected = [_ranked(tok, t) if variant == "classic" else tok.encode(t, **(
-                        {"parse_special": True} if variant.startswith("gguf") else {})) for t in texts]
-                    if variant == "classic":
-                        expected = [e for e in expected]
-                    assert [reference.encode(t, add_special_tokens=False).ids for t in texts] == \
-                        [list(e) if variant != "universal" else e for e in expected]
-                elif target == "sentencepiece":
-                    processor = spm.SentencePieceProcessor(model_file=str(out))
-                    want = [_ranked(tok, t) if variant == "classic" else tok.encode(t) for t in texts]
-                    assert processor.encode(texts) == want
+                docs = [t for t in texts if tok.covers(t)]
+                want = [_own_ids(tok, variant, target, t) for t in docs]
+                assert _ids_in_target(out, target, docs, tok) == want, (variant, target)
+                checked += 1
             else:
                 with pytest.raises(CannotWrite, match="cannot hold"):
                     ubpe.io.save(tok, out, target)
@@ -331,9 +355,10 @@ def test_every_cell_writes_and_round_trips_or_refuses(tmp_path):
                 out = tmp_path / "cli" / variant.replace(":", "-") / target / names[target]
                 out.parent.mkdir(parents=True)
                 code = main(["convert", str(source), str(out), "--to", target, "--quiet"])
-                # a conditional cell: our format does not keep a ByteLevelBPE's merges
-                expected = 0 if why_not(variant, target) is None and (variant, target) not in CONDITIONS else 2
-                assert code == expected or (variant, target) in CONDITIONS, (variant, target, code)
+                # a conditional cell may refuse a model (our format keeps no ByteLevelBPE merges)
+                expected = 0 if why_not(variant, target) is None else 2
+                assert code == expected or ((variant, target) in CONDITIONS and code == 2), (variant, target, code)
+    assert checked >= 15
 
 
 def test_save_infers_the_format_and_keeps_the_mode(tmp_path):
