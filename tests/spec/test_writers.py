@@ -73,7 +73,7 @@ def _midi_ids(tmp_path) -> list[list[int]]:
     from experiments.midi import extract_midi
     from ubpe.errors import UBPEError
     from ubpe.lab.datasets import DataNotInstalledError
-    from ubpe.lab.datasets._sequences import midi_tokenizer, midi_tokens
+    from ubpe.lab.datasets.files import midi_tokenizer, midi_tokens
 
     try:
         files = extract_midi(tmp_path)

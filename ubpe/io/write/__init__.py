@@ -71,13 +71,15 @@ def why_not(variant: str, target: str) -> str | None:
     """``None`` if the format ``target`` holds a model of the family ``variant``, else why not
     (one line).
 
-    >>> why_not("spm:unigram", "hf") is None, why_not("spm:unigram", "tiktoken")
-    (True, 'a .tiktoken file holds byte-level tokens by tiktoken's rule')
+    >>> why_not("spm:unigram", "hf") is None, why_not("universal", "hf")
+    (True, 'tf-idf top-n over all segmentations has no merge-list form')
     """
     if variant in _HOLDS.get(target, ()):
         return None
     if variant not in FAMILIES:
         return f"unknown family {variant!r}"
+    if target == "tiktoken" and variant in ("universal", "classic", *_SENTENCEPIECE):
+        return _NOT_BYTE_LEVEL
     if variant == "universal":
         return _UNIVERSAL
     if not any(variant in families for families in _HOLDS.values()):
@@ -87,7 +89,7 @@ def why_not(variant: str, target: str) -> str | None:
     if target == "sentencepiece":
         return _BYTE_TOKENS
     if target == "ubpe030":
-        return "ubpe 0.3.0 JSON holds UBPE and UBPEClassic models"
+        return "ubpe 0.3.0 JSON holds universal and classic models (UBPE, UBPEClassic)"
     if target == "ubpe":
         return "ubpe's format holds the models ubpe fits (keep the source file)"
     if target == "minbpe":
@@ -125,7 +127,7 @@ def conversion_table() -> str:
     and reasons follow the table.
 
     >>> print(conversion_table().splitlines()[0][:40])
-    | from \\ to | ubpe | ubpe030 | hf | sente
+    | from \\ to | ubpe | ubpe030 | hf | sent
     """
     notes = list(dict.fromkeys(CONDITIONS.values()))
     reasons: list[str] = []

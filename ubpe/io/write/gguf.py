@@ -32,9 +32,8 @@ import numpy as np
 from ...errors import InvalidParameterError
 from ...files import write_atomically
 from ...text.byte_chars import byte_string
-from ...text.pretokenizers import PRE_TYPES, REGEXES
-from ..hf import merges_from_ranks
-from .hf import SPACE
+from ...text.pretokenizers import REGEXES
+from .hf import SPACE, merges_from_ranks
 from .model_view import CONTROL, NORMAL, ByteMerges, ByteRanks, CannotWrite, Pieces, SymbolMerges, view_of
 from .spm import _symbol_pieces
 

@@ -29,12 +29,13 @@ own model file), so ubpe reads the file back as the model it wrote; :func:`as_te
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from ...files import write_atomically
-from ..hf import merges_from_ranks
+from ...text.byte_chars import byte_string
 from .model_view import (CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, ByteMerges, ByteRanks,
                          CannotWrite, Pieces, SymbolMerges, view_of)
 
@@ -47,6 +48,72 @@ SPACE = "\u2581"
 #: the score given in a unigram vocabulary to pieces sentencepiece keeps out of its lattice
 #: (control and unused pieces), so that HF's Viterbi never picks them
 EXCLUDED_SCORE = -1e9
+
+
+def merges_from_ranks(mergeable_ranks: Mapping[bytes, int]) -> list[tuple[str, str, int]]:
+    """HF merges ``(left, right, rank)`` that make HF's BPE merge exactly as tiktoken does.
+
+    tiktoken merges two adjacent pieces whenever their concatenation is a token, at that
+    token's rank; HF merges only listed pairs. Listing, for every token, each split into two
+    tokens at the token's rank reproduces tiktoken's choice at every step. Sorted by rank, then
+    by the ranks of the halves (as ``transformers``' tiktoken converter does).
+    """
+    merges: list[tuple[int, int, int, bytes, bytes]] = []
+    for piece, rank in mergeable_ranks.items():
+        for cut in range(1, len(piece)):
+            left, right = piece[:cut], piece[cut:]
+            if left in mergeable_ranks and right in mergeable_ranks:
+                merges.append((rank, mergeable_ranks[left], mergeable_ranks[right], left, right))
+    merges.sort()
+    return [(byte_string(left), byte_string(right), rank) for rank, _, _, left, right in merges]
+
+
+def ranks_json(ranks: Mapping[bytes, int], pattern: str, special_tokens: Mapping[str, int]) -> dict[str, Any]:
+    """The ``tokenizer.json`` document of byte-level BPE by tiktoken's rule: ``ranks`` (token
+    bytes -> id), the split ``pattern``, ``special_tokens`` (text -> id) as HF added tokens."""
+    vocab = {byte_string(piece): rank for piece, rank in sorted(ranks.items(), key=lambda item: item[1])}
+    added_tokens = [
+        {
+            "id": token,
+            "content": text,
+            "single_word": False,
+            "lstrip": False,
+            "rstrip": False,
+            "normalized": False,
+            "special": True,
+        }
+        for text, token in sorted(special_tokens.items(), key=lambda item: item[1])
+    ]
+    byte_level = {"add_prefix_space": False, "trim_offsets": True, "use_regex": False}
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": added_tokens,
+        "normalizer": None,
+        "pre_tokenizer": {
+            "type": "Sequence",
+            "pretokenizers": [
+                {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False},
+                {"type": "ByteLevel", **byte_level},
+            ],
+        },
+        "post_processor": None,
+        "decoder": {"type": "ByteLevel", **byte_level},
+        "model": {
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": None,
+            "continuing_subword_prefix": None,
+            "end_of_word_suffix": None,
+            "fuse_unk": False,
+            "byte_fallback": False,
+            # tiktoken emits a piece that is itself a token whole, without merging
+            "ignore_merges": True,
+            "vocab": vocab,
+            "merges": [[left, right] for left, right, _ in merges_from_ranks(ranks)],
+        },
+    }
 
 
 def code_points(n_symbols: int) -> int:
@@ -224,8 +291,6 @@ def tokenizer_json(tokenizer: Any) -> dict[str, Any]:
     """The ``tokenizer.json`` document of ``tokenizer`` (:class:`CannotWrite`: none holds it)."""
     view = view_of(tokenizer)
     if isinstance(view, ByteRanks):
-        from ..hf import ranks_json
-
         return ranks_json(view.ranks, view.pattern, view.specials)
     if isinstance(view, ByteMerges):
         return byte_merges_json(view)
@@ -239,4 +304,4 @@ def write(tokenizer: Any, path: Any) -> None:
     write_atomically(path, json.dumps(tokenizer_json(tokenizer), ensure_ascii=False, indent=1))
 
 
-__all__ = ["as_text", "code_points", "read_section", "tokenizer_json", "write"]
+__all__ = ["as_text", "code_points", "merges_from_ranks", "ranks_json", "read_section", "tokenizer_json", "write"]

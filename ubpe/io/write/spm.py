@@ -22,11 +22,22 @@ from typing import Any
 import numpy as np
 
 from ...files import write_atomically
-from ..sentencepiece import _pb2
+from ...errors import InvalidParameterError
 from .hf import _symbol_chars
 from .model_view import NORMAL, UNKNOWN, CannotWrite, Pieces, SymbolMerges, view_of
 
 UNKNOWN_PIECE = "<unk>"
+
+
+def model_pb2():
+    """sentencepiece's protobuf schema (``sentencepiece_model_pb2``), or a clear error."""
+    try:
+        from sentencepiece import sentencepiece_model_pb2
+    except ImportError:
+        raise InvalidParameterError(
+            "reading or writing sentencepiece models needs the `sentencepiece` and `protobuf` packages: "
+            "pip install 'ubpe[vocab]'") from None
+    return sentencepiece_model_pb2
 
 
 def _symbol_pieces(view: SymbolMerges) -> Pieces:
@@ -53,7 +64,7 @@ def model_proto(tokenizer: Any) -> bytes:
     if not isinstance(view, Pieces):
         raise CannotWrite(f"a sentencepiece .model holds pieces over characters, not {tokenizer.variant} "
                           "byte-level tokens (pieces that are parts of a character have no text)")
-    pb2 = _pb2()
+    pb2 = model_pb2()
     proto = pb2.ModelProto()
     for piece, score, kind in zip(view.pieces, view.scores.tolist(), view.types.tolist()):
         proto.pieces.add(piece=piece, score=score, type=kind)
