@@ -55,7 +55,9 @@ _HOLDS: dict[str, tuple[str, ...]] = {
 #: cells that hold the family when the model meets a condition (the writer refuses, saying
 #: why, otherwise): the table's footnotes
 CONDITIONS: dict[tuple[str, str], str] = {
-    **{("classic", target): "no regex, break/stop tokens or known words; each piece under one id"
+    **{("classic", target): "no regex, break/stop tokens or known words, each piece under one id; the "
+                            "target gives the ids of ubpe's `ranked` encoder (priority=\"id\", standard "
+                            "BPE), not of 0.3.0's batched `classic` steps, which no merge list expresses"
        for target in ("hf", "sentencepiece", "gguf")},
     ("bytelevel", "gguf"): "a pattern llama.cpp names (gpt2, llama3, qwen2...)",
     ("spm:bpe", "gguf"): "no normalization (identity rule, no whitespace clean-up)",
