@@ -221,3 +221,14 @@ def test_a_study_without_torch_stops_before_the_grid_naming_the_extra(tmp_path, 
     with pytest.raises(MissingExtraError, match=r"ubpe\[lm\]"):
         run_experiment(config, jobs=1, results_dir=tmp_path / "runs", cache_dir=tmp_path / "cache",
                        progress=False, render=False)
+
+
+def test_docstring_examples():
+    """`ubpe.lab.transformer`'s examples (left out of tests/spec/test_doctests.py, which runs
+    without the [lm] extra)."""
+    import doctest
+
+    from ubpe.lab import transformer
+
+    failures, tried = doctest.testmod(transformer, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert tried > 0 and failures == 0

@@ -151,29 +151,6 @@ def test_a_saved_file_keeps_fuse_unk(tmp_path):
     assert tok.encode("abba") == hf.encode("abba").ids == [0, 1, 0]
 
 
-def test_the_kernel_refuses_hf_units_it_cannot_write():
-    """`PairMerges` takes DROPPED and FUSED units only as it can write them: a FUSED unit with
-    an unknown token (``fuse_id``), neither with byte fallback; and drops or fuses as HF."""
-    import numpy as np
-    from ubpe_native._merges import DROPPED, FUSED, PairMerges, pack_units
-
-    i32 = lambda *v: np.array(v, np.int32)  # noqa: E731
-    units = pack_units([b"a", b"b", b"c"])
-
-    def table(unit_ids, fallback=-1, **options):
-        return PairMerges(3, i32(0), i32(0), i32(1), np.array([0]), np.array([0], np.int64), i32(), units,
-                          i32(*unit_ids), np.full(256, fallback, np.int32), False, b"", np.array([0], np.int64),
-                          i32(), **options)
-
-    with pytest.raises(ValueError, match="fuse_id"):
-        table([0, FUSED, FUSED])
-    with pytest.raises(ValueError, match="byte fallback"):
-        table([0, DROPPED, 2], fallback=2)
-    words = np.frombuffer(b"abba", np.uint8), np.array([0, 4])
-    assert table([0, DROPPED, 2]).encode(*words).tolist() == [1]  # a a merge once the b's are gone
-    assert table([0, FUSED, 2], fuse_id=2).encode(*words).tolist() == [0, 2, 0]  # one unknown for "bb"
-
-
 def test_byte_fallback_on_a_byte_level_model():
     """``byte_fallback`` where a byte is no token and its byte tokens exist: HF writes those
     (and merges them), which ubpe does not do, so it refuses the file; where no byte needs it,

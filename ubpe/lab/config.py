@@ -544,10 +544,10 @@ def _beam(table: Any) -> BeamConfig | None:
 
 def _transformer(table: Any):
     """The ``[transformer]`` table, checked by its own module (`ubpe.lab.lm`)."""
-    from ubpe.lab.lm import TransformerConfigError, parse_transformer
+    from ubpe.lab.lm_config import TransformerConfigError, parse_transformer
 
     try:
-        return parse_transformer(table)
+        return parse_transformer(table, VARIANTS)
     except TransformerConfigError as exc:
         raise ConfigError(str(exc)) from None
 

@@ -22,6 +22,21 @@ import pandas as pd
 
 from ubpe.lab import validity
 
+#: The symbol-level arm at the token models' context in positions.
+SYMBOLS = "symbols"
+
+
+def matched_context(context: int, symbols_per_token: float) -> int:
+    """The symbol model's context covering ``context`` tokens of a tokenisation with this many
+    symbols per token, rounded up to a quarter of ``context`` (so arms share models).
+
+    >>> matched_context(64, 3.2), matched_context(64, 1.0)
+    (208, 64)
+    """
+    step = max(1, context // 4)
+    return int(math.ceil(context * symbols_per_token / step - 1e-9) * step)
+
+
 CONFIDENCE = 0.95
 #: The seed of the bootstrap's unit resamples (fixed: a rerun gives the same intervals).
 BOOTSTRAP_SEED = 20260
@@ -79,7 +94,6 @@ def spearman_interval(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float
 
 def dataset_rows(study, task, result: dict[str, Any]) -> tuple[list[dict[str, Any]], pd.DataFrame]:
     """One dataset's rows of transformer.csv and its per-document table."""
-    from ubpe.lab.lm import SYMBOLS, matched_context
     from ubpe.lab.transformer import parameter_count
 
     arms = result["arms"]
@@ -139,7 +153,6 @@ def dataset_rows(study, task, result: dict[str, Any]) -> tuple[list[dict[str, An
 
 
 def _matched_name(context: int, study_context: int) -> str:
-    from ubpe.lab.lm import SYMBOLS
 
     return SYMBOLS if context == study_context else f"{SYMBOLS}@{context}"
 

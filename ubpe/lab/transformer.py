@@ -78,7 +78,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ubpe.lab import require
+from ubpe.lab.extras import require
 
 require(("torch",), "lm")
 

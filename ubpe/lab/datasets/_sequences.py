@@ -30,7 +30,7 @@ _END_OF_TRACK = b"\xff\x2f\x00"
 
 def fasta_documents(path: Path, label: str, chunk: int | None) -> Iterator[tuple[str, str, str]]:
     """``(document, id, unit)``: a record per document (or its ``chunk``-symbol pieces)."""
-    from ubpe.lab import require
+    from ubpe.lab.extras import require
 
     require(("pyfaidx",), "fasta")
     import pyfaidx
@@ -103,7 +103,7 @@ def check_midi(data: bytes, label: str) -> None:
 def midi_tokenizer():
     """MidiTok's REMI tokenizer with its default settings, all tracks in one token stream (a
     document per MIDI file); the tokens are its vocabulary's ids."""
-    from ubpe.lab import require
+    from ubpe.lab.extras import require
 
     require(("miditok", "symusic"), "midi")
     import miditok

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ubpe.lab.datasets._text import FileFormatError, first_line, float_document, int_document
+from ubpe.lab.datasets._text import DEFAULT_WINDOW, FileFormatError, first_line, float_document, int_document
 
 _INT_LIST = re.compile(r"^\s*\[?\s*-?\d+(?:\s*[,\s]\s*-?\d+)*\s*,?\s*\]?\s*$")
 _INT = re.compile(r"-?\d+")
@@ -26,7 +26,7 @@ _MAX_DIGITS = 25
 
 def read_table(path: Path, label: str, options: dict[str, Any]) -> Any:
     """The file as a pandas DataFrame (CSV via pandas, parquet via pyarrow)."""
-    from ubpe.lab import require
+    from ubpe.lab.extras import require
 
     require(("pandas",))
     import pandas as pd
@@ -65,8 +65,6 @@ def table_documents(path: Path, label: str, options: dict[str, Any], unit: str) 
         return f"{label}, line {i + first_line}" if first_line else f"{label}, row {i}"
 
     if values == "numbers" and not any(isinstance(c, (list, np.ndarray)) for c in cells[:1]):
-        from ubpe.lab.datasets.files import DEFAULT_WINDOW
-
         yield from _windows(table, column, unit, label, row_label, options.get("window") or DEFAULT_WINDOW)
         return
     for i, cell in enumerate(cells):

@@ -24,6 +24,8 @@ import numpy as np
 
 from ubpe.lab.datasets._base import DatasetError
 
+#: Values per document when a column or array of numbers is cut into windows.
+DEFAULT_WINDOW = 256
 _LINE_END = re.compile(r"\r\n|\r|\n")
 #: What a blank line may hold (a line of other characters, even invisible ones, is content).
 _BLANK = " \t"

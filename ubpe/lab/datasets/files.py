@@ -75,6 +75,7 @@ from ubpe.lab.datasets._corpus import RawCorpus
 from ubpe.lab.datasets._sequences import fasta_documents, midi_tokenizer, midi_tokens
 from ubpe.lab.datasets._tables import table_documents
 from ubpe.lab.datasets._text import (
+    DEFAULT_WINDOW,
     FileFormatError,
     check_encoding,
     decode,
@@ -101,8 +102,6 @@ KEYS: dict[str, frozenset[str]] = {
 COMMON_KEYS = frozenset({"path", "format", "kind", "unit", "description", "quantizer", "root", "strict"})
 TEXT_DOCUMENTS = ("line", "paragraph", "file")
 VALUE_KINDS = ("text", "ints", "numbers")
-#: Values per document when a column or array of numbers is cut into windows.
-DEFAULT_WINDOW = 256
 #: Symbols of DNA / RNA (IUPAC's unknown base N included); any other letter makes a protein.
 NUCLEOTIDES = frozenset("ACGTUN")
 _WILDCARDS = "*?["
