@@ -18,7 +18,6 @@ A tokenizer none of these describes raises :class:`CannotWrite` with the reason,
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,7 +99,7 @@ def view_of(tokenizer: Any) -> ByteRanks | ByteMerges | Pieces | SymbolMerges:
     if variant in ("bytelevel", "tekken"):
         return ByteRanks(tokenizer.mergeable_ranks(), tokenizer.pattern, dict(tokenizer.special_tokens))
     if variant == "gguf:gpt2":
-        return ByteMerges(list(tokenizer.texts), list(tokenizer._merge_lines), tokenizer.pre,
+        return ByteMerges(list(tokenizer.texts), tokenizer.merge_lines, tokenizer.pre,
                           tuple(tokenizer.pretokenizer.expressions), bool(tokenizer.ignore_merges),
                           np.asarray(tokenizer.token_types), dict(tokenizer.special_ids))
     if variant in ("spm:bpe", "spm:unigram", "gguf:llama"):
@@ -118,7 +117,7 @@ def _pieces(tokenizer: Any, kind: str) -> Pieces:
     if normalizer is None:  # llama.cpp's text handling: a space prefix, spaces as ▁, nothing else
         charsmap, dummy, extra, escape = b"", bool(tokenizer.add_space_prefix), False, True
     else:
-        charsmap = precompiled_charsmap(normalizer)
+        charsmap = normalizer.precompiled_charsmap
         dummy, extra = normalizer.add_dummy_prefix, normalizer.remove_extra_whitespaces
         escape = normalizer.escape_whitespaces
         if normalizer.treat_whitespace_as_suffix:
@@ -126,16 +125,6 @@ def _pieces(tokenizer: Any, kind: str) -> Pieces:
     return Pieces(kind, list(tokenizer.texts), np.asarray(tokenizer.scores, np.float32),
                   np.asarray(tokenizer.token_types, np.int32), charsmap, dummy, extra, escape,
                   normalizer is None, dict(tokenizer.special_ids), bool(tokenizer.add_bos), bool(tokenizer.add_eos))
-
-
-def precompiled_charsmap(normalizer: Any) -> bytes:
-    """The ``precompiled_charsmap`` bytes a :class:`~ubpe.text.normalizers.Normalizer` was
-    built from (``b""``: identity): the trie's size, the trie, the replacement strings."""
-    array = getattr(normalizer, "_array", None)
-    if not array:
-        return b""
-    trie = np.asarray(array, dtype="<u4").tobytes()
-    return struct.pack("<I", len(trie)) + trie + normalizer._replacements
 
 
 def _symbol_merges(tokenizer: Any) -> SymbolMerges:
