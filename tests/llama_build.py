@@ -3,8 +3,8 @@ a file against llama.cpp itself (the ``long`` lane).
 
 `tokenize_many` returns the program of ``tests/fixtures/llama_tokenize_many.cpp`` linked to
 llama.cpp built as ``tests/fixtures/make_llama_expected.py`` describes (CPU only, the library
-alone), built once into ``$UBPE_DATA_CACHE/llama-cpp-build`` (or the program named by
-``UBPE_LLAMA_TOKENIZE``); the test is skipped when the sdist, cmake, ninja or a C++ compiler is
+alone), built once into ``$XDG_CACHE_HOME/ubpe/llama-cpp-build`` (``~/.cache`` by default: the data
+cache is only read) or the program named by ``UBPE_LLAMA_TOKENIZE``; the test is skipped when the sdist, cmake, ninja or a C++ compiler is
 missing. `llama_ids` runs it: llama.cpp's ids of texts, without BOS/EOS and with control
 tokens read as text.
 """
@@ -34,11 +34,10 @@ def tokenize_many() -> Path:
     given = os.environ.get("UBPE_LLAMA_TOKENIZE")
     if given:
         return Path(given)
-    from experiments import CACHE_DIR
     from experiments.datasets.sources import archive_path
     from ubpe.lab.datasets import DataNotInstalledError
 
-    folder = Path(CACHE_DIR) / BUILD_FOLDER
+    folder = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ubpe" / BUILD_FOLDER
     program = folder / "tokenize_many"
     if program.exists():
         return program
