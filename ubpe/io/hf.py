@@ -29,7 +29,7 @@ import re
 from typing import Any
 
 from .format import Format
-from .write.hf import merges_from_ranks, write
+from .write.hf import merges_from_ranks, write  # noqa: F401  (merges_from_ranks: the example above)
 from .write.hf import tokenizer_json as document
 
 # keys only HF's tokenizer.json has at its top level

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ubpe_native._numpy import np
 
-from ..errors import InvalidParameterError, ModelFormatError
+from ..errors import ModelFormatError
 from .format import Format
 from .write.spm import model_pb2, write
 
