@@ -390,3 +390,26 @@ def test_convert_refuses_in_one_line(tmp_path):
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "tf-idf top-n" in done.stderr
     assert not (tmp_path / "tokenizer.json").exists()
+
+
+_WRITTEN: dict = {}
+
+
+def _written(name: str, tmp_path_factory):
+    """A GGUF vocabulary converted by ``ubpe convert`` to tokenizer.json: (ubpe's model, the
+    ``tokenizers`` tokenizer of the written file), made once."""
+    if name not in _WRITTEN:
+        from ubpe.cli import main
+
+        out = tmp_path_factory.mktemp("convert") / "tokenizer.json"
+        assert main(["convert", str(vocab_path(name)), str(out), "--quiet"]) == 0
+        _WRITTEN[name] = (ubpe.load(vocab_path(name)), tokenizers.Tokenizer.from_file(str(out)))
+    return _WRITTEN[name]
+
+
+@pytest.mark.parametrize("name", ["llama-spm", "gpt-2"])
+@settings(max_examples=150, deadline=None)
+@given(text=st.text(st.characters(blacklist_categories=("Cs",)), max_size=60))
+def test_converted_gguf_on_random_text(name, text, tmp_path_factory):
+    tok, reference = _written(name, tmp_path_factory)
+    assert reference.encode(text, add_special_tokens=False).ids == tok.encode(text, parse_special=True)
