@@ -10,7 +10,9 @@ versioned envelope), ``ubpe030`` (the reference's JSON), ``minbpe``, ``tiktoken`
 (Mistral's JSON), ``hf``
 (``tokenizer.json``; its reader is ``hf_import``), ``clip`` (CLIP's gzip'd merges). Readers import the model family they
 build when they run; the shared file helpers (atomic writes, bounded reads) are
-:mod:`ubpe.files`.
+:mod:`ubpe.files`. The writers of other systems' formats (tokenizer.json, sentencepiece
+``.model``, GGUF) are :mod:`ubpe.io.write`, which also says which format holds which family
+(:func:`ubpe.io.write.why_not`, the table of ``ubpe convert``).
 
 Adding a format is one module (``FORMAT = Format(name, title, detect, read, write)``) and its
 name in :data:`FORMAT_MODULES`.
