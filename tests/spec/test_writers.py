@@ -413,3 +413,15 @@ def _written(name: str, tmp_path_factory):
 def test_converted_gguf_on_random_text(name, text, tmp_path_factory):
     tok, reference = _written(name, tmp_path_factory)
     assert reference.encode(text, add_special_tokens=False).ids == tok.encode(text, parse_special=True)
+
+
+def test_bad_models_are_refused_with_our_errors(tmp_path):
+    from ubpe.errors import NotFittedError
+
+    for name in ("tokenizer.json", "m.model", "m.gguf"):
+        with pytest.raises(NotFittedError):
+            UBPEClassic(alphabet="ab", n_tokens=5).save(tmp_path / name)
+    custom = ByteLevelBPE().fit(["ab ab"] * 5, n_tokens=258, pattern=r"\w+|\s+", quiet=True)
+    with pytest.raises(CannotWrite, match="no pre-tokenizer for this model's pattern"):
+        custom.save(tmp_path / "m.gguf")
+    assert list(tmp_path.iterdir()) == []
