@@ -230,6 +230,18 @@ def test_gguf_to_tokenizer_json(name, tmp_path):
     _check_hf(tok, tmp_path, _texts(), parse_special=True)
 
 
+def test_gguf_t5_to_tokenizer_json(tmp_path):
+    """llama.cpp's UGM drops the spaces between two control tokens it parses; tokenizers keeps
+    them: the texts holding a control token's text are left out (as for sentencepiece)."""
+    tok = ubpe.load(vocab_path("nomic-bert-moe"))
+    _check_hf(tok, tmp_path, _without_control_text(tok, _texts()))
+
+
+def test_gguf_t5_to_sentencepiece_model(tmp_path):
+    tok = ubpe.load(vocab_path("nomic-bert-moe"))
+    _check_spm(tok, tmp_path, _without_control_text(tok, _texts()))
+
+
 def test_gguf_llama_to_sentencepiece_model(tmp_path):
     tok = ubpe.load(vocab_path("llama-spm"))
     texts = [t for t in _without_control_text(tok, _texts()) if not t.startswith(" ") and "  " not in t]
@@ -285,7 +297,8 @@ def _samples(tmp_path) -> dict:
                "spm:bpe": _spm_model(tmp_path, model_type="bpe", vocab_size=1600, normalization_rule_name="identity",
                                      remove_extra_whitespaces=False),
                "spm:unigram": _spm_model(tmp_path, model_type="unigram", vocab_size=1600)}
-    for name, variant in (("llama-spm", "gguf:llama"), ("gpt-2", "gguf:gpt2"), ("bert-bge", "gguf:bert")):
+    for name, variant in (("llama-spm", "gguf:llama"), ("gpt-2", "gguf:gpt2"), ("bert-bge", "gguf:bert"),
+                          ("nomic-bert-moe", "gguf:t5")):
         samples[variant] = ubpe.load(vocab_path(name))
     return samples
 

@@ -64,7 +64,7 @@ def test_fitted_classic_dna_in_llama_cpp(tmp_path):
     _check(tmp_path / "m.gguf", held, [tok.encode_with(d, "ranked", priority="id")[0][0] for d in held])
 
 
-@pytest.mark.parametrize("name", ["llama-spm", "gpt-2", "llama-bpe"])
+@pytest.mark.parametrize("name", ["llama-spm", "gpt-2", "llama-bpe", "nomic-bert-moe"])
 def test_gguf_written_again_in_llama_cpp(name, tmp_path):
     tok = ubpe.load(vocab_path(name))
     tok.save(tmp_path / "m.gguf")

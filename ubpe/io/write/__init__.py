@@ -41,7 +41,7 @@ FAMILIES: dict[str, str] = {
 #: the formats of the table, in order (every format ubpe writes)
 TARGETS = ("ubpe", "ubpe030", "hf", "sentencepiece", "gguf", "tiktoken", "minbpe")
 
-_SENTENCEPIECE = ("gguf:llama", "spm:bpe", "spm:unigram")
+_SENTENCEPIECE = ("gguf:llama", "spm:bpe", "spm:unigram", "gguf:t5")
 #: (families) each format holds; a family not listed gets the format's reason
 _HOLDS: dict[str, tuple[str, ...]] = {
     "ubpe": ("universal", "classic", "bytelevel"),

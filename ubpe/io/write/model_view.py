@@ -102,8 +102,8 @@ def view_of(tokenizer: Any) -> ByteRanks | ByteMerges | Pieces | SymbolMerges:
         return ByteMerges(list(tokenizer.texts), tokenizer.merge_lines, tokenizer.pre,
                           tuple(tokenizer.pretokenizer.expressions), bool(tokenizer.ignore_merges),
                           np.asarray(tokenizer.token_types), dict(tokenizer.special_ids))
-    if variant in ("spm:bpe", "spm:unigram", "gguf:llama"):
-        return _pieces(tokenizer, "unigram" if variant == "spm:unigram" else "bpe")
+    if variant in ("spm:bpe", "spm:unigram", "gguf:llama", "gguf:t5"):
+        return _pieces(tokenizer, "unigram" if variant in ("spm:unigram", "gguf:t5") else "bpe")
     if variant == "classic":
         return _symbol_merges(tokenizer)
     if variant == "universal":
