@@ -95,7 +95,7 @@ def why_not(variant: str, target: str) -> str | None:
     if target == "ubpe":
         return "ubpe's format holds the models ubpe fits (keep the source file)"
     if target == "minbpe":
-        return "minbpe holds byte-level BPE over the 256 bytes"
+        return "minbpe ids are the 256 bytes, then one merge per id in creation order"
     if target == "gguf" and variant == "tekken":
         return "llama.cpp names no pre-tokenizer with tekken's pattern"
     return _READ_ONLY
