@@ -41,7 +41,7 @@ cd "$work/checkout"
 python -c "import ubpe, ubpe_native._ranked as k; print('testing', ubpe.__version__, 'from', k.__file__)"
 started=$(python3 -c "import time; print(time.time())")
 status=0
-python -m pytest -q -p no:cacheprovider tests/spec tests/units tests/test_build.py || status=$?
+python -m pytest -q -p no:cacheprovider -n auto --dist loadgroup tests/spec tests/units tests/test_build.py || status=$?
 echo "specification layer on the wheel: exit $status in $(seconds "$started") s"
 # the experiments engine and its tests with no repository around ubpe (issue 37: REPO_ROOT is None)
 started=$(python3 -c "import time; print(time.time())")

@@ -10,7 +10,9 @@
     python -m experiments report results/default   # ... of the published results
     python -m experiments llm                 # inference methods on real LLM vocabularies
                                               # -> results/llm/ (see experiments/llm.py)
-    python -m experiments midi                # MIDI files: ubpe vs MidiTok's own BPE -> results/midi/
+    python -m experiments midi                # music21's corpus as MIDI: ubpe's standard BPE and default vs
+                                              # MidiTok's BPE -> results/midi/ (see experiments/midi.py)
+    python -m experiments beyond_text         # every non-text dataset (configs/beyond_text.toml)
     python -m experiments llm-grid            # the same vocabularies in the one runner
                                               # (configs/llm-grid.toml) -> results/llm-grid/
     python -m experiments alternatives        # ambiguity and sampling -> results/alternatives/

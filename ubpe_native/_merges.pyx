@@ -48,7 +48,7 @@ from cpython.ref cimport Py_INCREF
 from ubpe_native._numpy import np
 
 from ubpe_native._combine cimport id_list, id_table
-from ubpe_native._checks cimport as_array, check_ids, check_offsets
+from ubpe_native._checks cimport as_array, build_once, check_ids, check_offsets
 from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._merge_core cimport (MAX_RANK, MergeHooks, MergeScratch, MergeWord, ScratchPool, cache_find,
                                       cache_store, check_rules, merge_word, rule_add)
@@ -166,6 +166,8 @@ cdef class PairMerges:
         # here, not in __init__: even an object __init__ never ran on has its pool
         self.scratches = ScratchPool()
 
+    cdef bint built  # __init__ ran (build_once)
+
     def __init__(self, id_t n_ids, const id_t[::1] left not None, const id_t[::1] right not None,
                  const id_t[::1] result not None, const int64_t[::1] rank not None,
                  const int64_t[::1] expand_offsets not None, const id_t[::1] expand_ids not None,
@@ -173,6 +175,7 @@ cdef class PairMerges:
                  const id_t[::1] byte_fallback not None, bint utf8_units,
                  const uint8_t[::1] whole_blob not None, const int64_t[::1] whole_offsets not None,
                  const id_t[::1] whole_ids not None, *, id_t fuse_id=-1):
+        build_once(&self.built, self)
         cdef Py_ssize_t n_rules = left.shape[0], k, n_extra = expand_offsets.shape[0] - 1
         cdef bint hf_units = False
         cdef id_t id_limit

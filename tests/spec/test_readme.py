@@ -17,7 +17,7 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 MAX_LINES = 200
 SETUP_COMMANDS = [
     'bash experiments/install_data.sh && pip install -r requirements-build.txt && pip install --no-build-isolation -e ".[experiments]" && python -m experiments',
-    'bash experiments/install_data.sh && pip install -r requirements-build.txt && pip install --no-build-isolation -e ".[test]" && python -m pytest tests/spec tests/units tests/test_build.py',
+    'bash experiments/install_data.sh && pip install -r requirements-build.txt && pip install --no-build-isolation -e ".[test]" && python -m pytest -n auto --dist loadgroup tests/spec tests/units tests/test_build.py',
 ]
 
 
@@ -83,6 +83,8 @@ def test_setup_commands_are_unchanged():
 def test_ci_runs_the_readme_test_command_then_every_other_layer():
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").replace("python3 -m", "python -m").replace("python -m pip", "pip")
     assert SETUP_COMMANDS[1] in ci
+    first_tests = re.search(r"python -m pytest [^'\n]*", ci)[0]
+    assert first_tests == SETUP_COMMANDS[1].split(" && ")[-1], "the README's test command is the first that .ci/run runs"
     layers = {path.name for path in (ROOT / "tests").iterdir() if path.is_dir() and any(path.glob("test_*.py"))}
     named = set(re.findall(r"tests/(\w+)", ci))
     assert layers <= named, f"layers that .ci/run does not run: {sorted(layers - named)}"

@@ -98,7 +98,7 @@ def _fraction_key(fraction: float) -> str:
 
 def _tokens(tok, docs: list[Any], encoder: str, options: dict[str, Any]) -> list[np.ndarray]:
     return [np.asarray(encodings[0][0], dtype=np.int64)
-            for encodings in tok.encode_batch(docs, encoder=encoder, top_n=1, n_threads=1, **options)]
+            for encodings in tok.encode_batch(docs, encoder=encoder, top_n=1, threads=1, **options)]
 
 
 def measure_cell(tok, train_docs: list[Any], heldout_docs: list[Any], cell: CellSpec,

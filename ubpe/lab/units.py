@@ -133,7 +133,7 @@ def encode_cell(tok, docs: Sequence[Any], cell: CellSpec) -> dict[str, np.ndarra
         return encode_loaded(tok, docs, cell.encoder, options)
     vocabulary = tok.vocabulary
     started = time.perf_counter()
-    best = tok.encode_batch(docs, encoder=cell.encoder, top_n=1, n_threads=1, **options)
+    best = tok.encode_batch(docs, encoder=cell.encoder, top_n=1, threads=1, **options)
     seconds = time.perf_counter() - started
     tokens = [encodings[0][0] for encodings in best]
     lengths = piece_lengths(vocabulary)
@@ -142,7 +142,7 @@ def encode_cell(tok, docs: Sequence[Any], cell: CellSpec) -> dict[str, np.ndarra
     scores = np.full((len(docs), n_best), np.nan)
     if n_best > 1:
         for d, encodings in enumerate(tok.encode_batch(docs, encoder=cell.encoder, top_n=n_best,
-                                                       n_threads=1, **options)):
+                                                       threads=1, **options)):
             values = [score for _, score in encodings[:n_best]]
             scores[d, : len(values)] = values
     else:

@@ -41,11 +41,11 @@ from ubpe_native._spm_pipeline import SpmPipeline
 
 from ..errors import ModelFormatError
 from ..vocabulary import ID_DTYPE
-from .chunks import FlatIds, cuttable_unless, docs_matching, text_lengths
+from .chunks import cuttable_unless, docs_matching, text_lengths
 from ..text.hf_pipeline import BYTE_LEVEL_REGEX, AddedTokens, PreTokenizer, chars_bytes, decode_tokens
 from .clip import EndOfWordBPE, unit_texts
 from .ranked_bpe import BYTE_TO_CHAR, CHAR_TO_BYTE, ImportedBPE, Scan, byte_level_raw, whole_words
-from .imported import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, ImportedTokenizer, check_doc
+from .imported import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, BatchRuns, ImportedTokenizer, check_doc
 from ..text.patterns import NATIVE_PATTERNS, PATTERNS, native_pattern_id
 from ..text.unicode import normalize as unicode_normalize
 from .sentencepiece import SPACE, CharModel, blob_offsets
@@ -373,8 +373,7 @@ class HFEndOfWordBPE(HFPipelineMixin, _ProgramBatch, EndOfWordBPE, ImportedToken
     # ImportedBPE's batch: chunks of documents, pre-tokenized by the program and merged in one
     # kernel call each without the GIL (its units are the end-of-word units the program
     # writes); documents holding added tokens go through encode. Without a program: one by one.
-    encode_batch = ImportedBPE.encode_batch
-    _flat_batch = ImportedBPE._flat_batch
+    _batch_runs = ImportedBPE._batch_runs
 
     def _parts(self, segment: _Segment) -> list[np.ndarray]:
         return self._word_parts(self._words(segment))
@@ -513,19 +512,14 @@ class HFCharBPE(HFPipelineMixin, _ProgramBatch, CharModel):
     # CharModel's: the C pipeline where there is one, else HFPipelineMixin's via _general_encode
     encode = CharModel.encode
 
-    def encode_batch(self, docs, *, threads: int | None = None, **options: Any) -> list[list[int]]:
-        """`encode` of every doc, on ``threads`` threads: CharModel's with the C pipeline;
-        without it but with the word path's program, chunks of documents each normalized in
-        Python, then pre-tokenized and merged in one kernel call without the GIL (ImportedBPE's
-        batch; documents holding added tokens through `encode`); else one by one."""
+    def _batch_runs(self, options: dict[str, Any]) -> BatchRuns | None:
+        """The batch template's run encoder: CharModel's with the C pipeline; without it but
+        with the word path's program, runs of documents each normalized in Python, then
+        pre-tokenized and merged in one kernel call without the GIL (ImportedBPE's; documents
+        holding added tokens through `encode`); else one by one."""
         if self._pipeline is None and self._scanner is not None:
-            return ImportedBPE.encode_batch(self, docs, threads=threads, **options)
-        return CharModel.encode_batch(self, docs, threads=threads, **options)
-
-    def _flat_batch(self, docs, threads: int | None, **options: Any) -> FlatIds:
-        if self._pipeline is None and self._scanner is not None:
-            return ImportedBPE._flat_batch(self, docs, threads, **options)
-        return CharModel._flat_batch(self, docs, threads, **options)
+            return ImportedBPE._batch_runs(self, options)
+        return CharModel._batch_runs(self, options)
 
     def _sendable(self, docs: list) -> list:
         """The texts after the unicode normalizer (in Python: a text it changes is rare); one

@@ -38,9 +38,9 @@ from ubpe_native._unigram import UnigramLattice
 
 from ..errors import ModelFormatError
 from ..vocabulary import ID_DTYPE, Vocabulary
-from .chunks import FlatIds, flat_ids, framed, id_lists, spliced
-from .imported import (BYTE, CONTROL, NORMAL, SILENT_TYPES, UNKNOWN, UNUSED, USER_DEFINED, ImportedTokenizer, batch_workers,
-                       check_doc, in_flat_chunks, token_bytes)
+from .chunks import FlatIds, spliced
+from .imported import (BYTE, CONTROL, NORMAL, SILENT_TYPES, UNKNOWN, UNUSED, USER_DEFINED, BatchRuns, ImportedTokenizer,
+                       check_doc, token_bytes)
 from ..text.normalizers import Normalizer
 
 SPACE = "▁"
@@ -173,22 +173,13 @@ class CharModel(ImportedTokenizer):
             return self._general_encode(doc, add_special=add_special, parse_special=parse_special)
         return self._with_specials(self._run([doc])[0].tolist(), add_special)
 
-    def encode_batch(self, docs, *, threads: int | None = None, **options: Any) -> list[list[int]]:
-        """`encode` of every doc; with the text pipeline in C (`ubpe_native._spm_pipeline`)
-        in ``threads`` runs of consecutive docs (default: one per core), each run one call
-        without the GIL."""
+    def _batch_runs(self, options: dict[str, Any]) -> BatchRuns | None:
+        """The batch template's run encoder (`ImportedTokenizer._flat_batch`): with the text
+        pipeline in C (`ubpe_native._spm_pipeline`), a run of documents is one call without
+        the GIL (`_run`); else one by one."""
         if self._pipeline is None or not set(options) <= {"add_special"}:
-            return ImportedTokenizer.encode_batch(self, docs, threads=threads, **options)
-        return id_lists(*self._flat_batch(docs, threads, **options))
-
-    def _flat_batch(self, docs, threads: int | None, **options: Any) -> FlatIds:
-        """:meth:`encode_batch`'s ids as flat arrays (``encode_batch_to_numpy``'s): the C
-        pipeline's as they are, the texts it hands back spliced in."""
-        if self._pipeline is None or not set(options) <= {"add_special"}:
-            return flat_ids(ImportedTokenizer.encode_batch(self, docs, threads=threads, **options))
-        prefix, suffix = self._special_ends(bool(options.get("add_special", False)))
-        ids, offsets = in_flat_chunks(list(docs), batch_workers(threads), self._run)
-        return framed(ids, offsets, prefix, suffix)
+            return None
+        return (lambda docs, _: self._run(docs)), None
 
     def _run(self, docs: list) -> FlatIds:
         """The ids of ``docs`` from the C pipeline; a text it hands back (one holding a

@@ -50,6 +50,8 @@ _BYTES_TO_CHARS = "".join(BYTE_TO_CHAR[b] for b in range(256))
 _LEADING_SPACE = regex.compile(r"^\s+")
 _TRAILING_SPACE = regex.compile(r"\s+$")
 _WORD_CHAR = regex.compile(r"\w")
+#: what HF's ``StripAccents`` removes (``is_combining_mark``: the general category Mark)
+_COMBINING_MARKS = regex.compile(r"\p{M}+")
 
 
 
@@ -57,7 +59,8 @@ _WORD_CHAR = regex.compile(r"\w")
 # -- normalizers ------------------------------------------------------------------------------
 
 #: A normalizer step: ``("unicode", form)``, ``("lowercase",)``, ``("prepend", text)``,
-#: ``("replace", compiled pattern, content)``, ``("strip", left, right)``, ``("bert", BertNormalizer)``.
+#: ``("replace", compiled pattern, content)``, ``("strip", left, right)``, ``("bert", BertNormalizer)``,
+#: ``("precompiled", Precompiled)`` (:mod:`ubpe.text.precompiled`), ``("strip_accents",)``.
 Normalizer = Sequence[tuple]
 
 
@@ -82,8 +85,10 @@ def normalize(steps: Normalizer, text: str) -> str:
                 text = _LEADING_SPACE.sub("", text)
             if step[2]:
                 text = _TRAILING_SPACE.sub("", text)
-        elif kind == "bert":
+        elif kind in ("bert", "precompiled"):  # a callable stage of its own
             text = step[1](text)
+        elif kind == "strip_accents":
+            text = _COMBINING_MARKS.sub("", text)
     return text
 
 
@@ -233,6 +238,16 @@ class PreTokenizer:
         if split:  # split_spans(replacement, merged_with_next), in one regex
             return _metaspace_words(replacement).findall(word)
         return [word] if word else []
+
+
+def metaspace_split(word: str, replacement: str = "▁") -> list[str]:
+    """``Metaspace``'s split of a word already written with ``replacement``: each replacement
+    character starts a piece (HF's ``MergedWithNext``).
+
+    >>> metaspace_split("a▁b▁▁c")
+    ['a', '▁b', '▁', '▁c']
+    """
+    return _metaspace_words(replacement).findall(word)
 
 
 @functools.lru_cache(maxsize=None)
