@@ -67,24 +67,31 @@ def _chunks(docs, size: int, limit: int) -> list:
 
 
 def _midi_ids(tmp_path) -> list[list[int]]:
+    """REMI ids (MidiTok, `ubpe.lab.datasets.files.midi_tokenizer`) of the real MIDI files the
+    pinned music21 wheel ships for its own tests."""
+    import zipfile
+
     pytest.importorskip("miditok")
     pytest.importorskip("symusic")
-    from experiments.midi import extract_midi
+    from experiments.datasets.sources import archive_path
     from ubpe.errors import UBPEError
     from ubpe.lab.datasets import DataNotInstalledError
     from ubpe.lab.datasets.files import midi_tokenizer, midi_tokens
 
     try:
-        files = extract_midi(tmp_path)
+        wheel = zipfile.ZipFile(archive_path("music21"))
     except DataNotInstalledError as exc:
         pytest.skip(str(exc))
     remi = midi_tokenizer()
     out = []
-    for path in files:
-        try:
-            out.append(midi_tokens(path, path.name, remi).tolist())
-        except UBPEError:
-            continue
+    with wheel:
+        for member in sorted(n for n in wheel.namelist() if n.lower().endswith((".mid", ".midi"))):
+            path = tmp_path / member.replace("/", "_")
+            path.write_bytes(wheel.read(member))
+            try:
+                out.append(midi_tokens(path, member, remi).tolist())
+            except UBPEError:
+                continue
     return out
 
 
