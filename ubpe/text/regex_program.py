@@ -60,6 +60,7 @@ from ubpe_native._numpy import np
 from ubpe_native._regex import n_free_slots, register_program
 
 from ..errors import RegexBudgetError
+from ..tables_cache import cached_arrays
 from .regex_parse import Node, Unsupported, _Parser
 
 __all__ = ["CompiledPattern", "compile_pattern"]
@@ -428,10 +429,27 @@ def compile_pattern(pattern: str) -> CompiledPattern:
 
 
 def _compile(pattern: str) -> CompiledPattern:
+    program = cached_arrays("program", pattern, lambda: _program(pattern))
+    if "reason" in program:
+        return CompiledPattern(pattern, None, False, str(program["reason"]))
+    if n_free_slots() == 0:
+        return CompiledPattern(pattern, None, False, "the kernel holds as many compiled patterns as it takes")
+    total = bool(program["total"])
+    pattern_id = register_program(
+        program["code"], program["blocks"], program["block_classes"], program["members"],
+        program["guards"], int(program["word"]), int(program["start_guard"]), total,
+        pattern=pattern, error=RegexBudgetError,
+    )
+    return CompiledPattern(pattern, pattern_id, total, None)
+
+
+def _program(pattern: str) -> dict[str, np.ndarray]:
+    """The arrays of ``pattern``'s program as `register_program` takes them (what the machine's
+    cache keeps, see `ubpe.tables_cache`), or ``{"reason": why not}``."""
     try:
         regex.compile(pattern)
     except regex.error as exc:
-        return CompiledPattern(pattern, None, False, f"not a valid regex: {exc}")
+        return {"reason": np.array(f"not a valid regex: {exc}")}
     try:
         parser = _Parser(pattern)
         tree = parser.parse()
@@ -444,16 +462,12 @@ def _compile(pattern: str) -> CompiledPattern:
         emitter.emit(OP_MATCH)
         _no_give_back_before_match(emitter.code)
         total = _always_matches(tree, classes) == classes.everything
-        if n_free_slots() == 0:
-            raise Unsupported("the kernel holds as many compiled patterns as it takes")
     except Unsupported as exc:
-        return CompiledPattern(pattern, None, False, str(exc))
+        return {"reason": np.array(str(exc))}
     guards = np.zeros(GUARD_WORDS * len(emitter.guards), dtype=np.uint64)
     for g, bits in enumerate(emitter.guards):
         for word in range(GUARD_WORDS):
             guards[g * GUARD_WORDS + word] = (bits >> (64 * word)) & ((1 << 64) - 1)
-    pattern_id = register_program(
-        np.array(emitter.code, dtype=np.int32), classes.blocks, classes.block_classes, classes.members,
-        guards, classes.word, start_guard, total, pattern=pattern, error=RegexBudgetError,
-    )
-    return CompiledPattern(pattern, pattern_id, total, None)
+    return {"code": np.array(emitter.code, dtype=np.int32).reshape(-1, 4), "blocks": classes.blocks,
+            "block_classes": classes.block_classes, "members": classes.members, "guards": guards,
+            "word": np.array(classes.word), "start_guard": np.array(start_guard), "total": np.array(total)}
