@@ -119,7 +119,19 @@ def formats_page() -> str:
     for row in FORMATS.values():
         lines.append(f"| `{row.name}` | {_cell(row.title)} | {'yes' if row.read else 'no'} | "
                      f"{'yes' if row.write else 'no'} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + conversion_section()
+
+
+def conversion_section() -> str:
+    """The conversion table (family x format) of :func:`ubpe.io.write.conversion_table`."""
+    from ubpe.io.write import conversion_table
+
+    return "\n".join(["", "## Use it elsewhere: which format holds which family", "",
+                      "`ubpe convert IN OUT [--to FORMAT]` and `tok.save(path, format=None)` write a model in",
+                      "every format marked ✓; elsewhere they refuse in one line saying why (the letter's",
+                      "reason below; `ubpe convert` exits 2). Every ✓ cell is checked by writing a model",
+                      "and encoding held-out text in the target's own system (`tests/spec/test_writers.py`,",
+                      "`tests/spec/test_writers_llama.py`).", "", conversion_table(), ""])
 
 
 def _subcommands(parser: argparse.ArgumentParser):

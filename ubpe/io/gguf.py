@@ -398,4 +398,11 @@ def detect(head: bytes) -> bool:
     return head[:4] == MAGIC
 
 
-FORMAT = Format("gguf", "llama.cpp GGUF vocabulary", detect, read, None)
+def write(tokenizer: Any, path: str | os.PathLike) -> None:
+    """Write ``tokenizer`` as a vocabulary-only GGUF file (:mod:`ubpe.io.write.gguf`)."""
+    from .write.gguf import write as write_gguf
+
+    write_gguf(tokenizer, path)
+
+
+FORMAT = Format("gguf", "llama.cpp GGUF vocabulary", detect, read, write)

@@ -93,6 +93,11 @@ def from_json(text: str, where: str = "<tokenizer.json>") -> HFByteLevelBPE | HF
         raise ModelFormatError(f"{where}: not an HF tokenizer.json (no `model` object)")
     for component in WALKED_COMPONENTS:  # the reader recurses into these (Sequence in Sequence...)
         check_depth(doc.get(component), f"{where}: {component}")
+    section = doc["model"].get("ubpe")
+    if isinstance(section, dict):  # written by ubpe (ubpe.io.write.hf): the model it wrote
+        from .write.hf import read_section
+
+        return read_section(section, where)
     return _Reader(where).tokenizer(doc)
 
 

@@ -288,11 +288,18 @@ class Tokenizer:
         """A tokenizer from :meth:`to_json`'s text (it must hold this class's variant)."""
         return file_formats().format_module("ours").from_json(text, what=what, variant=cls.variant)
 
-    def save(self, path: str | os.PathLike) -> None:
-        """Write the tokenizer to ``path`` atomically, in our format (a crash leaves the old
-        file or the new)."""
-        self._check_savable()
-        file_formats().save(self, path)
+    def save(self, path: str | os.PathLike, format: str | None = None) -> None:
+        """Write the tokenizer to ``path`` atomically (a crash leaves the old file or the new)
+        in ``format`` (``"hf"``, ``"sentencepiece"``, ``"gguf"``, ``"tiktoken"``, ``"ubpe"``...);
+        without one, by the file's name: ``tokenizer.json``, ``.model``, ``.gguf``,
+        ``.tiktoken``, else our format. A format that cannot hold this family raises
+        :class:`InvalidParameterError` saying why (the table: :func:`ubpe.io.write.why_not`)."""
+        io = file_formats()
+        if format is None:
+            format = io.format_module("write").format_for(path, self.variant)
+        if format == "ubpe":
+            self._check_savable()
+        io.save(self, path, format)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Tokenizer:

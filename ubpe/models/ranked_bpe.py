@@ -313,6 +313,12 @@ class ImportedBPE(ImportedTokenizer):
         columns = getattr(self, "_merge_columns", None)
         return columns if columns is not None else split_merges(self._merge_lines)
 
+    @property
+    def merge_lines(self) -> list[str]:
+        """The merges as the file gave them (``"left right"``, in rank order): what a writer
+        writes back (:mod:`ubpe.io.write`)."""
+        return list(self._merge_lines)
+
     def _recorded_merges(self) -> dict[int, tuple[int, int]]:
         """token -> (left, right) of the first merge line that creates it."""
         text_ids = self._text_index()

@@ -53,6 +53,8 @@ class Normalizer:
         self.remove_extra_whitespaces = remove_extra_whitespaces
         self.escape_whitespaces = escape_whitespaces
         self.treat_whitespace_as_suffix = treat_whitespace_as_suffix
+        #: the rules as given (the model file's bytes; ``b""``: none), for writers
+        self.precompiled_charsmap = bytes(precompiled_charsmap or b"")
         self._protected = sorted({p.encode("utf-8") for p in protected if p}, key=len, reverse=True)
         self._protect_prefixes = protect_prefixes
         self._array: np.ndarray | None = None
