@@ -298,3 +298,21 @@ def test_offsets_refused_where_the_family_normalizes(lines, tmp_path):
     with pytest.raises(NotImplementedError, match="single texts"):
         tok("a", "b", return_offsets_mapping=True)
 
+
+
+def test_fast_tokenizer_of_classic_vocabularies(tmp_path):
+    """A classic vocabulary written as tokenizer.json by ubpe.io.save: transformers' fast
+    tokenizer gives the ids of ubpe's merge-list rule (the ``ranked`` encoder with
+    ``priority="id"``), as the slow wrapper with that encoder does, over DNA and integers."""
+    rng = random.Random(1)
+    genome = "".join(rng.choice("ACGT") for _ in range(6000))
+    reads = [genome[k : k + rng.randint(20, 120)] for k in range(0, 5800, 29)]
+    series = [[rng.randrange(30) // 3 * 3 for _ in range(rng.randint(5, 60))] for _ in range(150)]
+    for alphabet, docs in (("ACGT", reads), (list(range(30)), series)):
+        model = fitted(UBPEClassic(alphabet=alphabet, n_tokens=80), docs[:100])
+        fast = fast_tokenizer(model, tmp_path / f"{len(model.alphabet)}.json")
+        slow = UBPETokenizer(model=model, encoder="ranked", encoder_options={"priority": "id"})
+        texts = [doc if isinstance(doc, str) else slow.symbols_to_text(doc) for doc in docs[100:]]
+        expected = [model.encode_with(doc, "ranked", priority="id")[0][0] for doc in docs[100:]]
+        assert fast(texts)["input_ids"] == expected == slow(texts)["input_ids"]
+        assert fast.batch_decode(expected) == texts == slow.batch_decode(expected)

@@ -32,3 +32,17 @@ def test_shipped_gguf_vocabularies(name, tmp_path):
         spans = tok(texts[::4], add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
         for text, row in zip(texts[::4], spans):
             assert all(a <= b for a, b in row) and (not row or (row[0][0], row[-1][1]) == (0, len(text)))
+
+
+@pytest.mark.parametrize("name", ["gpt-2", "llama-spm"])
+def test_fast_tokenizer_of_a_gguf_vocabulary(name, tmp_path):
+    """The GGUF file written as tokenizer.json (ubpe.io.save): transformers' fast tokenizer gives
+    the family's ids and special tokens."""
+    from ubpe import load
+    from ubpe.integrations.transformers import fast_tokenizer
+
+    model = load(vocab_path(name))
+    fast = fast_tokenizer(model, tmp_path / "tokenizer.json")
+    texts = varied_texts(n_random=20)[::2]
+    assert fast(texts, add_special_tokens=False)["input_ids"] == [model.encode(t, parse_special=True) for t in texts]
+    assert (fast.bos_token_id, fast.eos_token_id) == (model.special_ids["bos"], model.special_ids["eos"])

@@ -438,8 +438,11 @@ def fast_tokenizer(model: Any, path: str | os.PathLike, **kwargs: Any) -> PreTra
     (kept there: ``from_pretrained`` of its folder needs nothing else). ``kwargs`` (special
     tokens...) go to ``PreTrainedTokenizerFast``; the family's own special tokens are the default.
 
-    What ``ubpe.io.save`` cannot write as ``tokenizer.json`` raises its
-    :class:`~ubpe.errors.InvalidParameterError`, which says why.
+    ``tokenizer.json`` holds classic vocabularies (with ids of the merge-list rule: the
+    ``ranked`` encoder, ``priority="id"``), byte-level ones, tekken, GGUF gpt2 / llama and
+    sentencepiece models; what it cannot hold (a universal vocabulary's tf-idf encoder, WordPiece,
+    CLIP...) raises ``ubpe.io.save``'s :class:`~ubpe.errors.InvalidParameterError`, which says
+    why: take :class:`UBPETokenizer` for those.
     """
     from ..io import save
 
