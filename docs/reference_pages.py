@@ -19,7 +19,7 @@ PUBLIC_PACKAGES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "ubpe": ("The `ubpe` package", ("ubpe",), ()),
     "encoders": ("`ubpe.encoders`", ("ubpe.encoders",), ("ubpe.encoders.ambiguity", "ubpe.encoders.rerank",
                                                         "ubpe.encoders.exact_tfidf")),
-    "io": ("`ubpe.io`", ("ubpe.io",), ()),
+    "io": ("`ubpe.io`", ("ubpe.io", "ubpe.io.write"), ()),
     "models": ("`ubpe.models`", ("ubpe.models",), ()),
     "text": ("`ubpe.text`", ("ubpe.text",), ()),
     "view": ("`ubpe.view`", (), ("ubpe.view",)),
@@ -204,7 +204,7 @@ ENCODERS_FIELDS = {"encoders": "run", "baseline": "baseline", "encoder_options":
                    "seeded": "seeded", "allow_failures": "allow_failures"}
 TOP_FIELDS = {"name": "name", "description": "description"}
 #: ExperimentConfig fields that are tables of their own, and those that are no setting
-TABLE_FIELDS = {"datasets", "comparisons", "stats", "downstream", "beam", "vocabularies"}
+TABLE_FIELDS = {"datasets", "comparisons", "stats", "downstream", "beam", "vocabularies", "transformer"}
 NOT_SETTINGS = {"source", "folder"}
 
 
