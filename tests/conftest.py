@@ -50,7 +50,9 @@ import pytest  # noqa: E402
 def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
-    if not (report.skipped and os.environ.get("UBPE_NO_SKIP") == "1"):
+    # an expected failure (xfail: a published result listed as known stale in results/STALE.toml
+    # until it is regenerated) is reported as such, not as a skip
+    if not (report.skipped and os.environ.get("UBPE_NO_SKIP") == "1") or hasattr(report, "wasxfail"):
         return
     reason = str(report.longrepr[-1]) if isinstance(report.longrepr, tuple) else str(report.longrepr)
     if not any(allowed in reason for allowed in ALLOWED_SKIPS):

@@ -33,6 +33,8 @@ from ubpe.errors import UBPEError
 
 #: The tables every results folder holds (``run.json`` beside them).
 TABLES: tuple[str, ...] = ("datasets", "documents", "metrics", "comparisons")
+#: What the report draws again from the tables (not recorded in ``outputs``).
+DRAWN = frozenset({".png", ".md"})
 #: An environment variable naming a point of `staged_folder` at which to kill the process
 #: (``SIGKILL``), for the tests of interrupted runs: ``stage`` (the folder made), ``tables``
 #: (some tables written), ``publish`` (between the two renames).
@@ -112,9 +114,10 @@ def file_sha256(path: Path) -> str:
 
 def outputs_record(folder: Path) -> dict[str, str]:
     """``run.json``'s ``outputs``: the SHA-256 of each file the run wrote into ``folder``
-    (its tables and the analyses' files; the report, drawn later, is not one of them)."""
+    (its tables and the analyses' files; plots and Markdown are not among them: the report
+    draws them again, `ubpe.lab.report.render_report`)."""
     return {path.name: file_sha256(path) for path in sorted(Path(folder).iterdir())
-            if path.is_file() and path.name != "run.json"}
+            if path.is_file() and path.name != "run.json" and path.suffix not in DRAWN}
 
 
 def check_complete(folder: Path) -> dict[str, Any]:
