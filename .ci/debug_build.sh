@@ -64,7 +64,12 @@ py="$work/venv/bin/python"
 
 run=(env)
 if [[ "$mode" == asan ]]; then
-    run=(env LD_PRELOAD="$libasan" ASAN_OPTIONS="detect_leaks=0:abort_on_error=1")
+    # libstdc++ preloaded beside libasan: the interpreter does not link it, and ASan's __cxa_throw
+    # interceptor, resolved when libasan starts, would find no real __cxa_throw (a C++ exception -
+    # the regex VM's step budget, an out-of-memory refusal - then aborts: "CHECK failed:
+    # asan_interceptors.cpp ... real___cxa_throw")
+    libstdcxx="$("$cxx" -print-file-name=libstdc++.so)"
+    run=(env LD_PRELOAD="$libasan:$libstdcxx" ASAN_OPTIONS="detect_leaks=0:abort_on_error=1")
 fi
 # the copy, not the checkout or an installed ubpe, must be what the tests import; the checks
 # must be compiled in, and libasan loaded
