@@ -19,7 +19,7 @@ import pytest
 
 import ubpe_native
 from ubpe_native._base64_lines import first_repeat, parse_lines
-from ubpe_native._classic import PairTable, encode_words
+from ubpe_native._classic import PairTable, encode_texts, encode_words
 from ubpe_native._fit import PairMerger
 from ubpe_native._hf_pretok import GPT2_SPELLING, HFPreTokenizer
 from ubpe_native._merge_core import ScratchPool
@@ -27,6 +27,7 @@ from ubpe_native._merges import id_lists, pack_units
 from ubpe_native._multipass import split_passes
 from ubpe_native._radix import RadixTree
 from ubpe_native._ranked import MergeTable
+from ubpe_native._textsplit import BREAK_SYMBOL, NO_PATTERN, TextSplitter
 from ubpe_native._wordpiece import WordPieceKernel
 
 import test_kernel_entries
@@ -51,6 +52,11 @@ def _wordpiece():
     return WordPieceKernel(*WORDPIECE.values())
 
 
+def _ab_splitter():
+    """"a" and "b" with "b" a break symbol, no pattern."""
+    return TextSplitter(AB_TABLE, np.zeros(0, np.uint16), NO_PATTERN, np.array([0, BREAK_SYMBOL], U8))
+
+
 def _pretokenizer():
     return HFPreTokenizer([[1, 1, 0, 0]], None, GPT2_SPELLING)
 
@@ -67,6 +73,16 @@ HOSTILE = {
     "encode_words/offsets past the end": (
         lambda: encode_words(PairTable([0], [1], [2]), WEIGHTS, np.array([0, 1], I32), np.array([0, 5], I64)),
         ValueError),
+    "encode_texts/None": (lambda: encode_texts(None, WEIGHTS, _ab_splitter(), ["ab"]), TypeError),
+    "encode_texts/no splitter": (lambda: encode_texts(PairTable([0], [1], [2]), WEIGHTS, None, ["ab"]), TypeError),
+    "encode_texts/weights short": (
+        lambda: encode_texts(PairTable([0], [1], [2]), np.zeros(1), _ab_splitter(), ["ab"]), ValueError),
+    "encode_texts/not a list": (lambda: encode_texts(PairTable([0], [1], [2]), WEIGHTS, _ab_splitter(), "ab"),
+                                TypeError),
+    "TextSplitter/kinds short": (
+        lambda: TextSplitter(AB_TABLE, np.zeros(0, np.uint16), NO_PATTERN, np.zeros(1, U8)), ValueError),
+    "TextSplitter/kinds unknown bit": (
+        lambda: TextSplitter(AB_TABLE, np.zeros(0, np.uint16), NO_PATTERN, np.array([0, 8], U8)), ValueError),
     "HFPreTokenizer/unknown step": (lambda: HFPreTokenizer([[7, 0, 0, 0]], _classes(), GPT2_SPELLING), ValueError),
     "HFPreTokenizer/no program": (lambda: HFPreTokenizer([[0, 63, 1, 0]], _classes(), GPT2_SPELLING), ValueError),
     "HFPreTokenizer.words/None": (lambda: _pretokenizer().words(None), TypeError),
