@@ -26,7 +26,7 @@ from ubpe_native._merge_core import ScratchPool
 from ubpe_native._merges import id_lists, pack_units
 from ubpe_native._multipass import split_passes
 from ubpe_native._radix import RadixTree
-from ubpe_native._ranked import MergeTable
+from ubpe_native._ranked import MergeTable, TextEncoder
 from ubpe_native._textsplit import BREAK_SYMBOL, NO_PATTERN, TextSplitter
 from ubpe_native._wordpiece import WordPieceKernel
 
@@ -50,6 +50,11 @@ def _ranked():
 
 def _wordpiece():
     return WordPieceKernel(*WORDPIECE.values())
+
+
+def _byte_table():
+    """The 256 byte values and one merge, b"ab"."""
+    return MergeTable(256, np.array([0, 2], I64), np.array([97, 98], I32), np.array([0], I64))
 
 
 def _ab_splitter():
@@ -83,6 +88,12 @@ HOSTILE = {
         lambda: TextSplitter(AB_TABLE, np.zeros(0, np.uint16), NO_PATTERN, np.zeros(1, U8)), ValueError),
     "TextSplitter/kinds unknown bit": (
         lambda: TextSplitter(AB_TABLE, np.zeros(0, np.uint16), NO_PATTERN, np.array([0, 8], U8)), ValueError),
+    "TextEncoder/None": (lambda: TextEncoder(None, _classes(), 1), TypeError),
+    "TextEncoder/bad pattern": (lambda: TextEncoder(_byte_table(), _classes(), 63), ValueError),
+    "TextEncoder/ids short": (lambda: TextEncoder(_byte_table(), _classes(), 1, np.arange(3)), ValueError),
+    "TextEncoder/negative id": (lambda: TextEncoder(_byte_table(), _classes(), 1, -np.arange(257)), ValueError),
+    "TextEncoder.__call__/bytes": (lambda: TextEncoder(_byte_table(), _classes(), 1)(b"ab"), TypeError),
+    "TextEncoder/no byte values": (lambda: TextEncoder(_ranked(), _classes(), 1), ValueError),
     "HFPreTokenizer/unknown step": (lambda: HFPreTokenizer([[7, 0, 0, 0]], _classes(), GPT2_SPELLING), ValueError),
     "HFPreTokenizer/no program": (lambda: HFPreTokenizer([[0, 63, 1, 0]], _classes(), GPT2_SPELLING), ValueError),
     "HFPreTokenizer.words/None": (lambda: _pretokenizer().words(None), TypeError),
@@ -217,6 +228,7 @@ def _constructors(monkeypatch) -> dict:
         "SpmPipeline": _built_by(monkeypatch, spm_pipeline, "SpmPipeline", test_kernel_entries._pipeline),
         "StringIds": (StringIds, (b"abcd", np.array([0, 1, 2, 4], I64)), {}),
         "TextSplitter": (TextSplitter, (AB_TABLE, _classes(), 5), {}),
+        "TextEncoder": (TextEncoder, (_byte_table(), _classes(), 1), {}),
         "UnigramLattice": _built_by(monkeypatch, test_kernel_entries, "UnigramLattice", test_kernel_entries._unigram),
         "WordPieceKernel": (WordPieceKernel, tuple(WORDPIECE.values()), {}),
     }
