@@ -8,8 +8,9 @@
 Fitted models and encodings are cached (``--cache``, default ``$UBPE_LAB_CACHE`` or
 ``~/.cache/ubpe/lab``): a rerun computes only what changed. The engine needs the ``lab``
 extra (``pip install 'ubpe[lab]'``); FASTA and MIDI datasets the ``fasta`` and ``midi`` ones.
-Exit status: 0 done; 1 a cell failed (the results are still written), a file or the config
-is bad, or a library is missing; 2 usage.
+Exit status: 0 done; 1 a cell failed (the results are still written), a file is bad, or a
+library is missing; 2 usage, or a config the schema refuses (`ubpe.lab.schema`: an unknown
+key, encoder or format, a value of the wrong type or out of range), before any data is read.
 """
 
 from __future__ import annotations
@@ -71,9 +72,16 @@ def run(args: argparse.Namespace) -> int:
     return _run(args)
 
 
-def _fail(message: str) -> int:
+def _fail(message: str, status: int = 1) -> int:
     print(f"{PROG}: error: {message}", file=sys.stderr)
-    return 1
+    return status
+
+
+def _bad_config(error: Exception) -> int:
+    """A config the schema refuses (`ubpe.lab.config.ConfigError`): one line, exit 2 (usage)."""
+    from . import EXIT_USAGE
+
+    return _fail(" ".join(str(error).split()), EXIT_USAGE)
 
 
 def _init(path: Path, quiet: bool) -> int:
@@ -95,7 +103,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         config = load_config(args.config)
     except ConfigError as error:
-        return _fail(str(error))
+        return _bad_config(error)
     results = args.results or RESULTS_DIR
     commands = {"run": f"ubpe experiment {Path(args.config).name}" + (f" --results {args.results}" if args.results else ""),
                 "report": f"ubpe experiment report {results / config.name}"}
@@ -104,7 +112,9 @@ def _run(args: argparse.Namespace) -> int:
         out = run_experiment(config, jobs=args.jobs, force=args.force, results_dir=results,
                              cache_dir=args.cache, progress=not (args.no_progress or args.quiet),
                              scheduler=args.scheduler, commands=commands)
-    except (FailedCellsError, ConfigError) as error:
+    except ConfigError as error:
+        return _bad_config(error)
+    except FailedCellsError as error:
         return _fail(str(error))
     if not args.quiet:
         print(f"{PROG}: wrote {out} in {time.perf_counter() - started:.1f} s "

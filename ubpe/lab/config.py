@@ -80,6 +80,7 @@ its symbol set; merges are learnt from the training split only).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -89,6 +90,7 @@ from pathlib import Path
 from typing import Any
 
 from ubpe.lab.patterns import PRESETS
+from ubpe.lab.schema import check_schema, suggest
 
 VARIANTS: tuple[str, ...] = ("universal", "classic")
 #: The encoder of a vocabulary from a file that is the model's own tokenisation.
@@ -133,7 +135,8 @@ class EncoderSpec:
             raise ConfigError(f"an encoder is 'variant:encoder', got {text!r}")
         variant, encoder = (part.strip() for part in text.split(":"))
         if variant not in variants:
-            raise ConfigError(f"{text!r}: the variant must be one of {', '.join(variants)}")
+            raise ConfigError(f"{text!r}: the variant must be one of {', '.join(variants)}"
+                              f"{suggest(variant, variants)}")
         if not encoder:
             raise ConfigError(f"{text!r}: no encoder name")
         return cls(variant, encoder)
@@ -299,24 +302,6 @@ def _parse_relative(size: str) -> int:
     return int(size[1:])
 
 
-def _check_size(size: Any) -> int | str:
-    if isinstance(size, str):
-        _parse_relative(size)
-        return size
-    if isinstance(size, bool) or not isinstance(size, int) or size < 2:
-        raise ConfigError(f"a vocabulary size is an int >= 2 or '+k', got {size!r}")
-    return size
-
-
-def _int_list(value: Any, what: str, minimum: int) -> tuple[int, ...]:
-    if not isinstance(value, list) or not value:
-        raise ConfigError(f"{what} must be a non-empty list of ints")
-    for item in value:
-        if isinstance(item, bool) or not isinstance(item, int) or item < minimum:
-            raise ConfigError(f"{what}: {item!r} is not an int >= {minimum}")
-    return tuple(value)
-
-
 def _check_regex(dataset: str, regex: Any) -> None:
     """A preset name or a pattern; a bare word that names no preset is a mistake, not a regex.
 
@@ -368,66 +353,43 @@ def _shown_path(path: Path) -> str:
 
 
 def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> ExperimentConfig:
-    """An `ExperimentConfig` from parsed TOML (a dict), checked."""
-    unknown_enc = set(data.get("encoders", {})) - {"run", "baseline", "options", "seeded",
-                                                    "allow_failures"}
-    if unknown_enc:
-        raise ConfigError(f"unknown keys in [encoders]: {', '.join(sorted(unknown_enc))}")
-    unknown = set(data) - {"name", "description", "grid", "encoders", "statistics",
-                           "comparisons", "datasets", "downstream", "beam", "vocabularies"}
-    if unknown:
-        raise ConfigError(f"unknown top-level keys: {', '.join(sorted(unknown))}")
+    """An `ExperimentConfig` from parsed TOML (a dict), checked (`ubpe.lab.schema` first: every
+    key known, of its type and range; then what needs more than one key)."""
+    check_schema(data)
     name = data.get("name", default_name)
     if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
         raise ConfigError(f"`name` must be a plain folder name, got {name!r}")
     grid = data.get("grid", {})
-    vocab_sizes = tuple(_check_size(s) for s in grid.get("vocab_sizes", ["+1024"]))
-    if not vocab_sizes:
-        raise ConfigError("grid.vocab_sizes is empty")
-    n_candidates = _int_list(grid.get("n_candidates", [50]), "grid.n_candidates", 1)
-    seeds = _int_list(grid.get("seeds", [0]), "grid.seeds", 0)
+    vocab_sizes = tuple(grid.get("vocab_sizes", ["+1024"]))
+    n_candidates = tuple(grid.get("n_candidates", [50]))
+    seeds = tuple(grid.get("seeds", [0]))
     top_n = grid.get("top_n", DEFAULT_TOP_N)
     equal_size = grid.get("equal_size", False)
-    if not isinstance(equal_size, bool):
-        raise ConfigError(f"grid.equal_size must be true or false, got {equal_size!r}")
-    if isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 1:
-        raise ConfigError(f"grid.top_n must be an int >= 1, got {top_n!r}")
 
     vocabularies = _vocabularies(data.get("vocabularies"))
     variants = VARIANTS + tuple(v.name for v in vocabularies)
     enc = data.get("encoders", {})
-    encoders = tuple(dict.fromkeys([*(EncoderSpec.parse(e, variants) for e in enc.get("run", DEFAULT_ENCODERS)),
+    known = _registered_encoders()
+    parse = functools.partial(_encoder, variants=variants, known=known)
+    encoders = tuple(dict.fromkeys([*(parse(f"encoders.run", e) for e in enc.get("run", DEFAULT_ENCODERS)),
                                     *(EncoderSpec(v.name, e) for v in vocabularies for e in v.encoders)]))
-    if not encoders:
-        raise ConfigError("encoders.run names no encoder")
-    baseline = EncoderSpec.parse(enc["baseline"], variants) if enc.get("baseline") else None
+    for vocabulary in vocabularies:
+        for encoder in vocabulary.encoders:
+            _check_encoder(f"vocabularies.{vocabulary.name}.encoders", encoder, known | {NATIVE})
+    baseline = parse("encoders.baseline", enc["baseline"]) if enc.get("baseline") else None
     options = enc.get("options", {})
-    seeded = enc.get("seeded", list(DEFAULT_SEEDED))
-    allowed = enc.get("allow_failures", [])
-    if not isinstance(allowed, list):
-        raise ConfigError("encoders.allow_failures must be a list of 'variant:encoder'")
-    allow_failures = tuple(dict.fromkeys(EncoderSpec.parse(e, variants) for e in allowed))
-    if not isinstance(seeded, list) or not all(isinstance(n, str) for n in seeded):
-        raise ConfigError("encoders.seeded must be a list of encoder names")
-    if not isinstance(options, dict) or not all(isinstance(v, dict) for v in options.values()):
+    if not all(isinstance(v, dict) for v in options.values()):
         raise ConfigError("encoders.options maps encoder names to tables of options")
+    for encoder in (*options, *enc.get("seeded", [])):
+        _check_encoder("encoders.options / encoders.seeded", encoder, known | {NATIVE})
+    seeded = enc.get("seeded", list(DEFAULT_SEEDED))
+    allow_failures = tuple(dict.fromkeys(parse("encoders.allow_failures", e)
+                                         for e in enc.get("allow_failures", [])))
 
-    st = data.get("statistics", {})
-    if set(st) - {"alpha"}:
-        raise ConfigError(f"unknown keys in [statistics]: {', '.join(sorted(set(st) - {'alpha'}))} "
-                          "(intervals now invert the per-unit test: no resamples, confidence or seed)")
-    stats = StatsConfig(alpha=float(st.get("alpha", DEFAULT_ALPHA)))
-    if not 0 < stats.alpha < 1:
-        raise ConfigError("statistics: 0 < alpha < 1")
-
-    comparisons = []
-    for item in data.get("comparisons", []):
-        try:
-            comparisons.append(Comparison(str(item["question"]), EncoderSpec.parse(item["a"], variants),
-                                          EncoderSpec.parse(item["b"], variants)))
-        except KeyError as exc:
-            raise ConfigError(f"a comparison needs question, a and b (missing {exc})") from None
-
+    stats = StatsConfig(alpha=float(data.get("statistics", {}).get("alpha", DEFAULT_ALPHA)))
+    comparisons = [Comparison(str(item["question"]), parse(f"comparisons[{i}].a", item["a"]),
+                              parse(f"comparisons[{i}].b", item["b"]))
+                   for i, item in enumerate(data.get("comparisons", []))]
     if "comparisons" not in data and len(encoders) >= 2:
         a, b = encoders[:2]
         comparisons.append(Comparison(f"Does {a} give shorter encodings than {b}?", a, b))
@@ -446,9 +408,9 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
             dataset=str(ds_options.get("dataset", "")),
             regex=ds_options.get("regex"),
             break_tokens=tuple(breaks) if breaks else None,
-            vocab_sizes=tuple(_check_size(s) for s in sizes) if sizes is not None else None,
-            max_symbols=ds_options.get("max_symbols"),
-            heldout_max_symbols=ds_options.get("heldout_max_symbols"),
+            vocab_sizes=tuple(sizes) if sizes is not None else None,
+            max_symbols=ds_options.get("max_symbols", grid.get("max_symbols")),
+            heldout_max_symbols=ds_options.get("heldout_max_symbols", grid.get("heldout_max_symbols")),
             load_options={k: v for k, v in ds_options.items() if k not in _RUNNER_KEYS},
         ))
     if not datasets:
@@ -480,29 +442,46 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
     )
 
 
+def _registered_encoders() -> set[str]:
+    from ubpe.encoders import available_encoders
+
+    return set(available_encoders())
+
+
+def _check_encoder(where: str, encoder: str, known: set[str]) -> None:
+    """An encoder name the registry (`ubpe.encoders`) knows, else an error with the close ones."""
+    if encoder not in known:
+        raise ConfigError(f"{where}: no encoder {encoder!r}{suggest(encoder, known)} "
+                          f"(registered: {', '.join(sorted(known))})")
+
+
+def _encoder(where: str, text: Any, *, variants: tuple[str, ...], known: set[str]) -> EncoderSpec:
+    """``variant:encoder`` with a known variant and a registered encoder (``native`` for a
+    vocabulary from a file)."""
+    spec = EncoderSpec.parse(text, variants)
+    _check_encoder(f"{where} {text!r}", spec.encoder,
+                   known | ({NATIVE} if spec.variant not in VARIANTS else set()))
+    return spec
+
+
 def _vocabularies(tables: Any) -> tuple[VocabularyConfig, ...]:
-    """The ``[vocabularies.NAME]`` tables (`VocabularyConfig`), checked."""
-    if tables is None:
-        return ()
-    if not isinstance(tables, dict):
-        raise ConfigError("[vocabularies] holds one table per vocabulary: [vocabularies.NAME]")
+    """The ``[vocabularies.NAME]`` tables (`VocabularyConfig`; `ubpe.lab.schema` checked their
+    keys and types)."""
+    from ubpe.io import supported
+
     found = []
-    for name, table in tables.items():
+    for name, table in (tables or {}).items():
         where = f"vocabularies.{name}"
         if name in VARIANTS or not name.replace("-", "_").isidentifier():
             raise ConfigError(f"{where}: a vocabulary's name is a word other than {', '.join(VARIANTS)}")
-        if not isinstance(table, dict) or set(table) - {"path", "encoders", "datasets", "format"}:
-            raise ConfigError(f"{where} takes path, encoders, datasets and format")
-        if not isinstance(table.get("path"), str) or not table["path"]:
-            raise ConfigError(f"{where}.path must name the vocabulary's file")
-        encoders = table.get("encoders", [NATIVE])
-        if not isinstance(encoders, list) or not encoders or not all(isinstance(e, str) and e for e in encoders):
-            raise ConfigError(f"{where}.encoders must be a non-empty list of encoder names")
+        fmt = table.get("format")
+        readable = supported("read")
+        if fmt is not None and fmt not in readable:
+            raise ConfigError(f"{where}.format: no model format {fmt!r}{suggest(fmt, readable)} "
+                              f"(ubpe reads {', '.join(readable)})")
         datasets = table.get("datasets")
-        if datasets is not None and (not isinstance(datasets, list) or not all(isinstance(d, str) for d in datasets)):
-            raise ConfigError(f"{where}.datasets must be a list of dataset names")
-        found.append(VocabularyConfig(name, table["path"], tuple(dict.fromkeys(encoders)),
-                                      tuple(datasets) if datasets is not None else None, table.get("format")))
+        found.append(VocabularyConfig(name, table["path"], tuple(dict.fromkeys(table.get("encoders", [NATIVE]))),
+                                      tuple(datasets) if datasets is not None else None, fmt))
     return tuple(found)
 
 
@@ -522,44 +501,27 @@ def _check_files(name: str, options: dict[str, Any]) -> None:
 
 
 def _beam(table: Any) -> BeamConfig | None:
-    """The ``[beam]`` table (`BeamConfig`), checked."""
+    """The ``[beam]`` table (`BeamConfig`; `ubpe.lab.schema` checked its keys and types)."""
     if table is None:
         return None
-    keys = {"size", "n_candidates", "widths", "max_docs", "exact_max_symbols", "exact_max_nodes"}
-    if not isinstance(table, dict) or set(table) - keys:
-        raise ConfigError(f"[beam] takes {', '.join(sorted(keys))}")
     default = BeamConfig()
-    widths = _int_list(table.get("widths", list(default.widths)), "beam.widths", 1)
+    widths = tuple(table.get("widths", default.widths))
     if list(widths) != sorted(set(widths)) or widths[0] != 1:
         raise ConfigError("beam.widths must be increasing and start at 1")
-    numbers = {}
-    for key in ("n_candidates", "max_docs", "exact_max_symbols", "exact_max_nodes"):
-        numbers[key] = _int_list([table.get(key, getattr(default, key))], f"beam.{key}", 1)[0]
-    return BeamConfig(str(_check_size(table.get("size", default.size))), widths=widths, **numbers)
+    numbers = {key: table.get(key, getattr(default, key))
+               for key in ("n_candidates", "max_docs", "exact_max_symbols", "exact_max_nodes")}
+    return BeamConfig(str(table.get("size", default.size)), widths=widths, **numbers)
 
 
 def _downstream(table: Any) -> DownstreamConfig | None:
-    """The ``[downstream]`` table (`ubpe.lab.downstream.DownstreamConfig`), checked."""
+    """The ``[downstream]`` table (`ubpe.lab.downstream.DownstreamConfig`; `ubpe.lab.schema`
+    checked its keys and types)."""
     if table is None:
         return None
-    keys = {"sizes", "n_candidates", "order", "discount", "orders", "train_fractions"}
-    if not isinstance(table, dict) or set(table) - keys:
-        raise ConfigError("[downstream] takes " + ", ".join(sorted(keys)))
-    sizes = tuple(str(_check_size(s)) for s in table.get("sizes", ["+1024"]))
-    n_candidates = _int_list(table.get("n_candidates", [50]), "downstream.n_candidates", 1)
-    order = table.get("order", 3)
-    discount = table.get("discount", 0.75)
-    if isinstance(order, bool) or not isinstance(order, int) or not 2 <= order <= 5:
-        raise ConfigError(f"downstream.order must be an int in 2 .. 5, got {order!r}")
-    if isinstance(discount, bool) or not isinstance(discount, (int, float)) or not 0 < discount < 1:
-        raise ConfigError(f"downstream.discount must be in (0, 1), got {discount!r}")
-    orders = table.get("orders", [2, 3, 4, 5])
-    if not isinstance(orders, list) or not orders or any(
-            isinstance(k, bool) or not isinstance(k, int) or not 2 <= k <= 5 for k in orders):
-        raise ConfigError(f"downstream.orders must be a list of ints in 2 .. 5, got {orders!r}")
-    fractions = table.get("train_fractions", [0.25, 0.5, 1.0])
-    if not isinstance(fractions, list) or not fractions or any(
-            isinstance(f, bool) or not isinstance(f, (int, float)) or not 0 < f <= 1 for f in fractions):
-        raise ConfigError(f"downstream.train_fractions must be a list of numbers in (0, 1], got {fractions!r}")
-    return DownstreamConfig(sizes, n_candidates, order, float(discount), tuple(sorted(set(orders))),
-                            tuple(sorted({float(f) for f in fractions})))
+    default = DownstreamConfig()
+    return DownstreamConfig(
+        tuple(str(s) for s in table.get("sizes", default.sizes)),
+        tuple(table.get("n_candidates", default.n_candidates)),
+        table.get("order", default.order), float(table.get("discount", default.discount)),
+        tuple(sorted(set(table.get("orders", default.orders)))),
+        tuple(sorted({float(f) for f in table.get("train_fractions", default.train_fractions)})))
