@@ -13,8 +13,13 @@ that take one). ``experiments/configs/default.toml`` is the documented example; 
     n_candidates = [50]                    # fit's pairs per round (ubpe's default is 50)
     top_n = 4                              # alternatives asked of n-best encoders (score gaps)
     seeds = [0, 1, 2]                      # one cell per seed for the seeded encoders
-    equal_size = true                      # fit each universal vocabulary to the size the
-                                           # classic one of the same setting ends with
+    equal_size = true                      # (the default) fit each universal vocabulary to
+                                           # the size the classic one of the same setting
+                                           # ends with; false compares unequal sizes, and
+                                           # the report's comparisons say so
+    max_symbols = 300000                   # the symbol caps of every dataset's train and
+    heldout_max_symbols = 75000            # held-out split (these are the defaults); `inf`
+                                           # lifts them; a dataset's own keys override them
 
     [encoders]                             # default: universal:tfidf and classic:classic,
                                            # compared (when [[comparisons]] names none)
@@ -28,8 +33,13 @@ that take one). ``experiments/configs/default.toml`` is the documented example; 
                                            # makes the run exit with status 1
 
     [statistics]
-    alpha = 0.05                           # significance after Holm's correction (the
-                                           # intervals are computed to agree with it)
+    alpha = 0.05                           # family-wise level of the primary comparisons
+                                           # (Holm within them; their intervals agree)
+    reference = "classic:classic"          # what each encoder's effect is measured against
+                                           # (default: [encoders] baseline, else
+                                           # classic:classic when it runs, else the first)
+    resamples = 2000                       # bootstrap resamples of the units, and their seed
+    seed = 0
 
     [downstream]                           # held-out bits per symbol under a Kneser-Ney
     sizes = ["+1024"]                      # n-gram model trained on each tokenisation of
@@ -44,10 +54,11 @@ that take one). ``experiments/configs/default.toml`` is the documented example; 
     n_candidates = 50                      # (`ubpe.lab.beam`)
     widths = [1, 5, 20, 64]
 
-    [[comparisons]]                        # paired tests, a - b per held-out document
+    [[comparisons]]                        # paired tests, a - b per held-out unit
     question = "Does universal (tf-idf, top-1) give shorter encodings than classic?"
     a = "universal:tfidf"
     b = "classic:classic"
+    primary = true                         # declared before the run: one Holm family
 
     [datasets.kjv]                         # every dataset to run, with its options:
     regex = "words"                        #   pre-tokenisation: a preset name or a pattern
@@ -70,6 +81,22 @@ that take one). ``experiments/configs/default.toml`` is the documented example; 
                                            # [...]`); `native` is the model's own encoding;
                                            # its cells are `llama3:native`, `llama3:fewest`
 
+Caps: a split keeps documents (in a fixed shuffled order) while they fit in its cap of symbols
+(default 300,000 train, 75,000 held-out: the default experiment fits and encodes every dataset
+in minutes on two cores). The runner prints what each cap left out (documents, units,
+symbols), ``run.json`` records it (``caps``) and the report says it; ``inf`` lifts a cap.
+
+Primary contrasts: comparisons marked ``primary = true`` form one multiplicity family (Holm
+within it, at ``alpha``); every other comparison is exploratory (its own p, its interval at
+``alpha``, labelled so). When no comparison carries the mark, the primary ones are those of
+`DEFAULT_PRIMARY` the config asks (else the first comparison), chosen a priori as the
+questions ubpe exists to answer: does the universal tokenizer with its own encoder give
+shorter held-out encodings than (1) classic BPE with its own encoder, (2) standard BPE (the
+classic vocabulary with merges applied by rank)? Whatever else a report shows (every
+encoder's effect against ``reference`` with bootstrap intervals, the best encoder and those not
+separable from it, rank intervals, the random-effects pooling across datasets:
+`ubpe.lab.decisions`) is an estimate with its interval, not a test of this family.
+
 The variant says which tokenizer is fitted (``universal`` = `ubpe.UBPE`, ``classic`` =
 `ubpe.UBPEClassic`), the encoder which registered encoder (``ubpe.encoders``) encodes the
 held-out split with that vocabulary. Vocabulary sizes relative to the alphabet keep the
@@ -81,8 +108,6 @@ its symbol set; merges are learnt from the training split only).
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
 import os
 import tomllib
 from dataclasses import asdict, dataclass, field, replace
@@ -103,6 +128,11 @@ DEFAULT_TOP_N = 1
 #: Encoders that sample (one cell per seed) unless a config says otherwise.
 DEFAULT_SEEDED: tuple[str, ...] = ("dropout",)
 DEFAULT_ALPHA = 0.05
+#: The primary contrasts when a config marks none (see the module docstring): (a, b) pairs.
+DEFAULT_PRIMARY: tuple[tuple[str, str], ...] = (("universal:tfidf", "classic:classic"),
+                                                ("universal:tfidf", "classic:ranked"))
+#: Variants compared at equal final vocabulary size unless ``[grid] equal_size = false``.
+DEFAULT_EQUAL_SIZE = True
 #: A config without ``[encoders] run`` compares the two fitted variants, each with its own
 #: encoder; without ``[[comparisons]]`` it asks the first two encoders' question.
 DEFAULT_ENCODERS: tuple[str, ...] = ("universal:tfidf", "classic:classic")
@@ -147,11 +177,13 @@ class EncoderSpec:
 
 @dataclass(frozen=True)
 class Comparison:
-    """A paired question: is ``a`` shorter than ``b`` on the same held-out documents?"""
+    """A paired question: is ``a`` shorter than ``b`` on the same held-out units? ``primary``:
+    one of the pre-declared contrasts (their own Holm family), else exploratory."""
 
     question: str
     a: EncoderSpec
     b: EncoderSpec
+    primary: bool = True
 
 
 @dataclass(frozen=True)
@@ -194,9 +226,14 @@ class VocabularyConfig:
 
 @dataclass(frozen=True)
 class StatsConfig:
-    """Per-unit paired tests (see `ubpe.lab.stats`) at this family-wise level."""
+    """Per-unit paired tests (see `ubpe.lab.stats`) at this family-wise level; effects against
+    ``reference`` (None: the default, `ExperimentConfig.reference`) with bootstrap intervals of
+    ``resamples`` draws from ``seed`` (`ubpe.lab.decisions`)."""
 
     alpha: float = DEFAULT_ALPHA
+    reference: str | None = None
+    resamples: int = 2000
+    seed: int = 0
 
 
 @dataclass(frozen=True)
@@ -240,7 +277,7 @@ class ExperimentConfig:
     seeded: tuple[str, ...] = DEFAULT_SEEDED
     allow_failures: tuple[EncoderSpec, ...] = ()
     top_n: int = DEFAULT_TOP_N
-    equal_size: bool = False
+    equal_size: bool = DEFAULT_EQUAL_SIZE
     comparisons: tuple[Comparison, ...] = ()
     stats: StatsConfig = field(default_factory=StatsConfig)
     source: str = ""
@@ -253,6 +290,16 @@ class ExperimentConfig:
     #: the folder a dataset's relative ``path`` is taken from (the config file's); not a setting
     folder: str = ""
 
+    def reference(self) -> str | None:
+        """What effects are measured against: ``[statistics] reference``, else the baseline,
+        else ``classic:classic`` when it runs, else the first encoder."""
+        names = [str(e) for e in self.encoders]
+        for candidate in (self.stats.reference, str(self.baseline) if self.baseline else None,
+                          "classic:classic"):
+            if candidate in names:
+                return candidate
+        return names[0] if names else None
+
     def sizes_for(self, dataset: DatasetConfig) -> tuple[int | str, ...]:
         return dataset.vocab_sizes if dataset.vocab_sizes is not None else self.vocab_sizes
 
@@ -264,7 +311,8 @@ class ExperimentConfig:
         data["baseline"] = str(self.baseline) if self.baseline else None
         data["allow_failures"] = [str(e) for e in self.allow_failures]
         data["comparisons"] = [
-            {"question": c.question, "a": str(c.a), "b": str(c.b)} for c in self.comparisons
+            {"question": c.question, "a": str(c.a), "b": str(c.b),
+             "family": "primary" if c.primary else "exploratory"} for c in self.comparisons
         ]
         return data
 
@@ -279,10 +327,6 @@ class ExperimentConfig:
         """Where a vocabulary's file is: ``$VARIABLES`` expanded, a relative path taken from
         the config's folder."""
         return Path(self.folder or ".") / Path(os.path.expandvars(vocabulary.path)).expanduser()
-
-    def fingerprint(self) -> str:
-        text = json.dumps(self.as_dict(), sort_keys=True, default=str)
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def n_tokens_for(size: int | str, alphabet_size: int) -> int:
@@ -364,7 +408,7 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
     n_candidates = tuple(grid.get("n_candidates", [50]))
     seeds = tuple(grid.get("seeds", [0]))
     top_n = grid.get("top_n", DEFAULT_TOP_N)
-    equal_size = grid.get("equal_size", False)
+    equal_size = grid.get("equal_size", DEFAULT_EQUAL_SIZE)
 
     vocabularies = _vocabularies(data.get("vocabularies"))
     variants = VARIANTS + tuple(v.name for v in vocabularies)
@@ -373,6 +417,8 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
     parse = functools.partial(_encoder, variants=variants, known=known)
     encoders = tuple(dict.fromkeys([*(parse(f"encoders.run", e) for e in enc.get("run", DEFAULT_ENCODERS)),
                                     *(EncoderSpec(v.name, e) for v in vocabularies for e in v.encoders)]))
+    if not encoders:
+        raise ConfigError("encoders.run names no encoder (and no [vocabularies] table adds one)")
     for vocabulary in vocabularies:
         for encoder in vocabulary.encoders:
             _check_encoder(f"vocabularies.{vocabulary.name}.encoders", encoder, known | {NATIVE})
@@ -386,13 +432,25 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
     allow_failures = tuple(dict.fromkeys(parse("encoders.allow_failures", e)
                                          for e in enc.get("allow_failures", [])))
 
-    stats = StatsConfig(alpha=float(data.get("statistics", {}).get("alpha", DEFAULT_ALPHA)))
+    st = data.get("statistics", {})
+    reference = str(parse("statistics.reference", st["reference"])) if "reference" in st else None
+    if reference is not None and EncoderSpec.parse(reference, variants) not in encoders:
+        raise ConfigError(f"statistics.reference {reference!r} is not one of the encoders the run lists")
+    stats = StatsConfig(alpha=float(st.get("alpha", DEFAULT_ALPHA)), reference=reference,
+                        resamples=st.get("resamples", StatsConfig.resamples), seed=st.get("seed", StatsConfig.seed))
     comparisons = [Comparison(str(item["question"]), parse(f"comparisons[{i}].a", item["a"]),
-                              parse(f"comparisons[{i}].b", item["b"]))
+                              parse(f"comparisons[{i}].b", item["b"]), bool(item.get("primary", False)))
                    for i, item in enumerate(data.get("comparisons", []))]
-    if "comparisons" not in data and len(encoders) >= 2:
-        a, b = encoders[:2]
-        comparisons.append(Comparison(f"Does {a} give shorter encodings than {b}?", a, b))
+    if "comparisons" not in data:
+        present = {str(e) for e in encoders}
+        for a, b in DEFAULT_PRIMARY:
+            if a in present and b in present:
+                comparisons.append(Comparison(f"Does {a} give shorter encodings than {b}?",
+                                              EncoderSpec.parse(a), EncoderSpec.parse(b)))
+        if not comparisons and len(encoders) >= 2:
+            a, b = encoders[:2]
+            comparisons.append(Comparison(f"Does {a} give shorter encodings than {b}?", a, b))
+    comparisons = _primaries(comparisons)
 
     datasets = []
     for ds_name, ds_options in (data.get("datasets") or {}).items():
@@ -440,6 +498,18 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
         beam=_beam(data.get("beam")),
         vocabularies=vocabularies,
     )
+
+
+def _primaries(comparisons: list[Comparison]) -> list[Comparison]:
+    """The primary family: the comparisons marked ``primary``; when none is, those of
+    `DEFAULT_PRIMARY`, else the first (see the module docstring)."""
+    if not comparisons or any(c.primary for c in comparisons):
+        return comparisons
+    defaults = {(EncoderSpec.parse(a), EncoderSpec.parse(b)) for a, b in DEFAULT_PRIMARY}
+    chosen = [(c.a, c.b) in defaults for c in comparisons]
+    if not any(chosen):
+        chosen[0] = True
+    return [replace(c, primary=flag) for c, flag in zip(comparisons, chosen)]
 
 
 def _registered_encoders() -> set[str]:
