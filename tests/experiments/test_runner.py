@@ -234,7 +234,9 @@ def test_equal_size_fits_universal_to_the_classic_size(tiny):
     metrics = pd.read_csv(out / "metrics.csv", dtype={"size": str})
     sizes = metrics.groupby(["dataset", "size", "variant"])["vocab_size"].first().unstack()
     assert (sizes["universal"] == sizes["classic"]).all()
-    unequal = pd.read_csv(_run(tiny) / "metrics.csv", dtype={"size": str})
+    assert tiny.equal_size  # the default (issue 34.1)
+    unequal_config = parse_config({**TINY, "grid": {**TINY["grid"], "equal_size": False}})
+    unequal = pd.read_csv(_run(unequal_config) / "metrics.csv", dtype={"size": str})
     assert (unequal.groupby(["dataset", "size", "variant"])["vocab_size"].first().unstack()
             .pipe(lambda t: t["universal"] > t["classic"])).any()
     with pytest.raises(ConfigError):
