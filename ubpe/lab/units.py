@@ -203,7 +203,7 @@ def encode_loaded(tok, docs: Sequence[str], encoder: str, options: dict[str, Any
     name = None if encoder == NATIVE else encoder  # None: the family's own
     tokens = [list(tok.encode_with(doc, name, **options)[0][0]) for doc in docs]
     seconds = time.perf_counter() - started
-    if hasattr(tok, "decode_bytes"):
+    if getattr(tok, "symbol_unit", "symbol") != "symbol":  # bytes or characters: an imported model
         pieces = id_bytes(tok)
         keys = [M.runs_key(char_runs(seq, doc, pieces)) for seq, doc in zip(tokens, docs)]
     else:  # ubpe's own model file: ids are its vocabulary's
