@@ -17,7 +17,7 @@ import pytest
 import ubpe
 from ubpe.lab import decisions as D
 from ubpe.lab import metrics as M
-from ubpe.lab.units import char_runs, encode_loaded, id_bytes
+from ubpe.lab.units import char_runs, decodes_to, encode_loaded, id_bytes
 
 WORDS = ("the cat sat on a mat and a dog ran to the red barn while rain fell over the quiet town "
          "naïve café déjà vu").split()
@@ -32,7 +32,7 @@ def _sentencepiece(tmp_path, model_type: str):
     spm = pytest.importorskip("sentencepiece")
     out = io.BytesIO()
     spm.SentencePieceTrainer.train(sentence_iterator=iter(_texts(400, 1)), model_writer=out,
-                                   model_type=model_type, vocab_size=60, minloglevel=2,
+                                   model_type=model_type, vocab_size=45, minloglevel=2, hard_vocab_limit=False,
                                    character_coverage=1.0, num_threads=1)
     path = tmp_path / f"{model_type}.model"
     path.write_bytes(out.getvalue())
@@ -88,6 +88,8 @@ def test_segmentations_match_the_decoded_prefixes(family, tmp_path):
     assert len(pieces) == tok.n_vocab  # every id, the control ones too
     for doc, key in zip(docs, raw["segmentation"]):
         seq = tok.encode_with(doc, None)[0][0]
+        if not decodes_to(tok, seq, doc):  # a lossy encoding (an unknown piece) has no boundaries to compare
+            continue
         assert M.runs_key(_oracle_runs(tok, seq, doc)) == int(key), (family, doc)
         assert sum(char_runs(seq, doc, pieces)) == len(doc)
 
