@@ -2,7 +2,8 @@
 # The wheel installs and works with no compiler (issue 25): build it as `python -m build` does
 # (an isolated build environment), install it into a new venv where every C/C++ compiler fails,
 # and run the README's test command there from a copy of the checkout without the package's
-# sources, so that `import ubpe` can only find the wheel. Prints the times it took.
+# sources, so that `import ubpe` can only find the wheel, then the experiments layer. Prints the
+# times it took.
 #
 #   bash .ci/wheel_check.sh            # ~4 min of build + the specification layer, 2 cores
 #
@@ -40,6 +41,10 @@ cd "$work/checkout"
 python -c "import ubpe, ubpe_native._ranked as k; print('testing', ubpe.__version__, 'from', k.__file__)"
 started=$(python3 -c "import time; print(time.time())")
 status=0
-python -m pytest -q -p no:cacheprovider tests/spec tests/units tests/test_build.py || status=$?
+python -m pytest -q -p no:cacheprovider -n auto --dist loadgroup tests/spec tests/units tests/test_build.py || status=$?
 echo "specification layer on the wheel: exit $status in $(seconds "$started") s"
+# the experiments engine and its tests with no repository around ubpe (issue 37: REPO_ROOT is None)
+started=$(python3 -c "import time; print(time.time())")
+python -m pytest -q -p no:cacheprovider tests/experiments || status=$?
+echo "experiments layer on the wheel: exit $status in $(seconds "$started") s"
 exit $status

@@ -26,7 +26,7 @@ document by document (``encode``) and as a batch (``encode_batch_to_numpy``), an
 1,000,000-symbol DNA sequence (held-out and unfitted training pieces back to back), cold
 and warm; the symbols/s are in the ``chars_per_s`` column.
 
-Each library runs with its default threading and with one thread: ours ``n_threads=1``,
+Each library runs with its default threading and with one thread: ours ``threads=1``,
 HF ``TOKENIZERS_PARALLELISM=false`` (its ``encode_batch`` then runs on the calling thread),
 sentencepiece ``num_threads=1``. Ratios compare rows of the same run. Every time is the best
 of ``--repeats`` rounds after one untimed warm-up call, the calls interleaved (one of each per
@@ -209,8 +209,8 @@ def main() -> None:
         outputs = {}
         fresh = loader(tok)
         for threads, n_threads in (("default", None), ("1", 1)):
-            outputs[threads] = tok.encode_batch(held, n_threads=n_threads, **options)
-            measure(bound(tok, lambda t, n_threads=n_threads: t.encode_batch(held, n_threads=n_threads, **options)),
+            outputs[threads] = tok.encode_batch(held, threads=n_threads, **options)
+            measure(bound(tok, lambda t, n_threads=n_threads: t.encode_batch(held, threads=n_threads, **options)),
                     "ubpe (ours)", call, threads, sum(len(e[0][0]) for e in outputs[threads]), fresh=fresh)
         if outputs["default"] != outputs["1"]:
             raise SystemExit(f"{call}: the 1-thread and default-thread outputs differ")
@@ -219,12 +219,12 @@ def main() -> None:
 
     def ours_arrays(tok, call, **options):
         """``encode_batch_to_numpy``: the same encodings as ``encode_batch``, in arrays."""
-        lists = tok.encode_batch(held, n_threads=1, **options)
+        lists = tok.encode_batch(held, threads=1, **options)
         for threads, n_threads in (("default", None), ("1", 1)):
-            batch = tok.encode_batch_to_numpy(held, n_threads=n_threads, **options)
+            batch = tok.encode_batch_to_numpy(held, threads=n_threads, **options)
             if batch.tolist() != lists:
                 raise SystemExit(f"{call}: the arrays and encode_batch's lists differ")
-            measure(bound(tok, lambda t, n_threads=n_threads: t.encode_batch_to_numpy(held, n_threads=n_threads,
+            measure(bound(tok, lambda t, n_threads=n_threads: t.encode_batch_to_numpy(held, threads=n_threads,
                                                                                      **options)),
                     "ubpe (ours)", call, threads, len(batch.best()[0]), note="arrays, no list per document",
                     fresh=loader(tok))
@@ -238,12 +238,12 @@ def main() -> None:
     ours(classic, "ranked encode_batch", encoder="ranked")
     ours(own, "tfidf top-1 encode_batch, a user's regex")
     ours(own_classic, "classic encode_batch, a user's regex")
-    if [universal.encode(d) for d in short] != universal.encode_batch(short, n_threads=1):
+    if [universal.encode(d) for d in short] != universal.encode_batch(short, threads=1):
         raise SystemExit("per-document encode and encode_batch differ")
     n_short = sum(map(len, short))
     measure(bound(universal, lambda t: [t.encode(d) for d in short]), "ubpe (ours)",
             f"tfidf top-1 encode, {SHORT_DOC_CHARS}-char docs", "1", 0, n_short, fresh=loader(universal))
-    measure(bound(universal, lambda t: t.encode_batch(short, n_threads=1)), "ubpe (ours)",
+    measure(bound(universal, lambda t: t.encode_batch(short, threads=1)), "ubpe (ours)",
             f"tfidf top-1 encode_batch, {SHORT_DOC_CHARS}-char docs", "1", 0, n_short, fresh=loader(universal))
     if importable("tokenizers"):
         from tokenizers import Tokenizer
@@ -369,7 +369,7 @@ def unsplit_rows(measure) -> None:
                     f"{label}: tfidf top-1 encode per document", "1", tokens, n_symbols, note, fresh=fresh)
             measure(bound(tok, lambda t, held=held: t.encode_batch_to_numpy(held)), "ubpe (ours)",
                     f"{label}: tfidf top-1 encode_batch_to_numpy", "default", tokens, n_symbols, note, fresh=fresh)
-            measure(bound(tok, lambda t, held=held: t.encode_batch_to_numpy(held, n_threads=1)), "ubpe (ours)",
+            measure(bound(tok, lambda t, held=held: t.encode_batch_to_numpy(held, threads=1)), "ubpe (ours)",
                     f"{label}: tfidf top-1 encode_batch_to_numpy", "1", tokens, n_symbols, note)
             if long is not None:
                 encoded = tok.encode(long)
@@ -469,7 +469,7 @@ def write_report(rows, goal_lines, library_versions, args, state, load_before) -
         "`Tokenizer.from_str`; sentencepiece: from its model proto; built outside the timers): text it has not seen, "
         "tables it builds on first use included. `seconds` is the row's time for all its `chars`.",
         f"Every time: best of {args.repeats} interleaved rounds (a new seeded order each round) after a warm-up. `threads`: default = each library's own "
-        f"(ours: one per core, `UBPE_NUM_THREADS`), 1 = ours `n_threads=1`, HF `TOKENIZERS_PARALLELISM=false`, "
+        f"(ours: one per core, `UBPE_NUM_THREADS`), 1 = ours `threads=1`, HF `TOKENIZERS_PARALLELISM=false`, "
         "sentencepiece `num_threads=1`. Different algorithms give different tokens: compare tokens_per_char too.",
         "Outputs: our `encode_batch` returns ubpe 0.3.0's lists (a list per encoding, an int per token, built "
         "holding the GIL); `encode_batch_to_numpy` the same encodings in four arrays (checked equal); HF's "

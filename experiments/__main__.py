@@ -10,13 +10,17 @@
     python -m experiments report results/default   # ... of the published results
     python -m experiments llm                 # inference methods on real LLM vocabularies
                                               # -> results/llm/ (see experiments/llm.py)
-    python -m experiments midi                # MIDI files: ubpe vs MidiTok's own BPE -> results/midi/
+    python -m experiments midi                # music21's corpus as MIDI: ubpe's standard BPE and default vs
+                                              # MidiTok's BPE -> results/midi/ (see experiments/midi.py)
+    python -m experiments beyond_text         # every non-text dataset (configs/beyond_text.toml)
     python -m experiments llm-grid            # the same vocabularies in the one runner
                                               # (configs/llm-grid.toml) -> results/llm-grid/
     python -m experiments alternatives        # ambiguity and sampling -> results/alternatives/
     python -m experiments findings            # results/FINDINGS.md from results/default's tables
     python -m experiments variance            # training subsamples, training size, cross-domain
                                               # -> results/variance/ (see experiments/variance.py)
+    python -m experiments downstream          # small transformers per tokenisation (the [lm]
+                                              # extra; configs/downstream.toml, ubpe/lab/lm.py)
 
 A run writes ``runs/<experiment>/`` (ignored by git) unless ``--results DIR`` names another
 folder: running the README's main job leaves the checkout as it was, and the published
@@ -77,6 +81,8 @@ def _run(argv: list[str]) -> int:
                          f"commit, and the tree has uncommitted changes ({', '.join(dirty[:5])}"
                          f"{' ...' if len(dirty) > 5 else ''}); commit or stash them first")
     from ubpe.errors import InvalidParameterError
+    from ubpe.lab import MissingExtraError
+    from ubpe.lab.datasets import DatasetError
 
     from ubpe.lab.runner import FailedCellsError, run_experiment
 
@@ -97,8 +103,8 @@ def _run(argv: list[str]) -> int:
     except FailedCellsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    except InvalidParameterError as exc:  # e.g. a scheduler that does not answer
-        parser.error(str(exc))
+    except (InvalidParameterError, DatasetError, MissingExtraError) as exc:  # e.g. a scheduler that does
+        parser.error(str(exc))                                                # not answer, a bad file
     print(f"wrote {out} in {time.perf_counter() - started:.1f} s")
     return 0
 
@@ -133,7 +139,12 @@ def _report(argv: list[str]) -> int:
         folder = (args.results or RUNS_DIR) / args.experiment
     if not (folder / "metrics.csv").exists():
         parser.error(f"no results in {folder}: run `python -m experiments {args.experiment}` first")
-    path = render_report(folder)
+    from ubpe.lab.outputs import IncompleteResultsError
+
+    try:
+        path = render_report(folder)
+    except IncompleteResultsError as exc:  # a run was killed while writing it
+        parser.error(str(exc))
     print(f"wrote {path}")
     return 0
 

@@ -107,7 +107,7 @@ def fitted(name: str, train, heldout, ds) -> UBPE:
 def unigram_scores(tok: UBPE, docs: list[Any]) -> np.ndarray:
     """Per id, the add-one log relative frequency of the tokens of ``docs`` encoded by ``ranked``."""
     counts = np.ones(len(tok.vocabulary))
-    for encodings in tok.encode_batch(docs, encoder="ranked", n_threads=1):
+    for encodings in tok.encode_batch(docs, encoder="ranked", threads=1):
         np.add.at(counts, encodings[0][0], 1)
     return np.log(counts / counts.sum())
 

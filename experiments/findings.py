@@ -28,10 +28,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from experiments import RESULTS_DIR as RESULTS
 from ubpe.lab import validity
-from ubpe.lab.provenance import REPO_ROOT
 
-RESULTS = REPO_ROOT / "results"
 #: Verdicts a dataset can agree on (tested ones; "by construction" is not a finding).
 TESTED = ("a shorter", "a longer", "no significant difference")
 BY_CONSTRUCTION = "a never longer (by construction)"

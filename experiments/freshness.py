@@ -26,14 +26,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from experiments import RESULTS_DIR
 from ubpe.lab import provenance
-from ubpe.lab.provenance import REPO_ROOT, data_record, units_checksum
+from ubpe.lab.provenance import data_record, units_checksum
 
 __all__ = ["Finding", "check", "check_provenance", "data_record", "known_stale", "load_arguments",
            "units_checksum"]
 
 #: The list of committed results known to be stale, with the reason (see the module docstring).
-STALE_LIST = REPO_ROOT / "results" / provenance.STALE_FILE
+#: The repository's results folder is found from this package (`experiments.RESULTS_DIR`), not
+#: from ubpe's: installed from a wheel, ubpe has no repository (`provenance.REPO_ROOT` is None).
+STALE_LIST = RESULTS_DIR / provenance.STALE_FILE
 
 
 def load_arguments(record: dict[str, Any]) -> tuple[tuple[str, str], dict[str, Any]]:

@@ -50,6 +50,12 @@ class ModelFormatError(UBPEError, ValueError):
     """A model file or string is corrupt, truncated, or of an unknown format version."""
 
 
+class RegexBudgetError(InvalidParameterError):
+    """A split pattern run by the kernel's regex VM needed more backtracking for one match than
+    its budget allows (a pattern that backtracks exponentially, such as ``(a+)+$``, on text
+    that makes it do so): the message names the pattern and where the match started."""
+
+
 class DisallowedSpecialTokenError(InvalidParameterError):
     """The text holds a special token that ``encode`` was not allowed to emit."""
 

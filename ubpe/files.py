@@ -72,16 +72,17 @@ def read_head(path: str | os.PathLike, size: int = HEAD_SIZE) -> bytes:
         return handle.read(size)
 
 
-def write_atomically(path: str | os.PathLike, text: str) -> None:
+def write_atomically(path: str | os.PathLike, text: str | bytes) -> None:
     """Write ``text`` to ``path`` so that readers see the old file or the new, never half.
 
     A symlink is followed: its target is replaced, the link stays. A new file gets the mode
     ``0o666`` minus the umask (like ``open``); a replaced file keeps its mode. Text that UTF-8
-    cannot hold (a lone surrogate) is refused before anything is written.
+    cannot hold (a lone surrogate) is refused before anything is written; bytes are written as
+    they are.
     """
     check_path(path)
     try:
-        data = text.encode("utf-8")
+        data = text if isinstance(text, bytes) else text.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise unencodable(path, exc) from None
     target = Path(os.path.realpath(path))

@@ -33,6 +33,7 @@ import itertools
 import numbers
 import os
 import threading
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -43,7 +44,7 @@ if TYPE_CHECKING:  # concurrent.futures is imported when a batch first runs on t
     from concurrent.futures import Future, ThreadPoolExecutor
 
 __all__ = ["THREADS_VARIABLE", "check_n_threads", "concat_in_order", "default_threads", "pool_helpers",
-           "run_in_order"]
+           "run_in_order", "threads_argument"]
 
 #: The environment variable that sets the default number of threads (like tiktoken's and
 #: rayon's RAYON_NUM_THREADS): ``encode_batch``'s ``n_threads=None`` means this many.
@@ -78,8 +79,9 @@ def default_threads() -> int:
         return os.cpu_count() or 1
 
 
-def check_n_threads(n_threads: Any) -> None:
-    """``n_threads`` is None (as many as useful) or an int >= 1 (numpy's ints too).
+def check_n_threads(n_threads: Any, name: str = "n_threads") -> None:
+    """``n_threads`` is None (as many as useful) or an int >= 1 (numpy's ints too); ``name``:
+    the argument's name in the message.
 
     >>> check_n_threads(0)
     Traceback (most recent call last):
@@ -89,7 +91,36 @@ def check_n_threads(n_threads: Any) -> None:
     if n_threads is None:
         return
     if isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral) or n_threads < 1:
-        raise InvalidParameterError(f"n_threads must be None or an int >= 1, got {n_threads!r}")
+        raise InvalidParameterError(f"{name} must be None or an int >= 1, got {n_threads!r}")
+
+
+#: the old names of ``threads=`` that warned already (each warns once per process)
+_WARNED: set[str] = set()
+
+
+def threads_argument(threads: Any, **old: Any) -> Any:
+    """``threads``, the one name of the thread count on every family, or the value given
+    under an old name (``n_threads``, ``num_threads``), which warns a DeprecationWarning the
+    first time each is used; both given, and not equal: :class:`InvalidParameterError`.
+
+    >>> threads_argument(2, n_threads=None)
+    2
+    >>> threads_argument(2, n_threads=3)
+    Traceback (most recent call last):
+    ...
+    ubpe.errors.InvalidParameterError: threads=2 and n_threads=3 disagree: pass threads= only
+    """
+    for name, value in old.items():
+        if value is None:
+            continue
+        if threads is not None and threads != value:
+            raise InvalidParameterError(f"threads={threads!r} and {name}={value!r} disagree: pass threads= only")
+        if name not in _WARNED:
+            _WARNED.add(name)
+            warnings.warn(f"`{name}=` is deprecated: pass threads= (the same on every tokenizer)",
+                          DeprecationWarning, stacklevel=3)
+        threads = value
+    return threads
 
 
 class _Pool:

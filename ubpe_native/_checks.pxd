@@ -104,6 +104,16 @@ cdef inline int check_length(Py_ssize_t length, Py_ssize_t expected, str name, s
     return 0
 
 
+cdef inline int build_once(bint* built, object owner) except -1:
+    """The first statement of a kernel object's ``__init__`` (``&self.built``): a second
+    ``__init__`` raises ValueError instead of rebuilding tables that other threads may be
+    reading without the GIL (a segfault) or appending to what the first one built."""
+    if built[0]:
+        raise ValueError(f"a {type(owner).__name__} is built once: make a new one")
+    built[0] = True
+    return 0
+
+
 cdef inline int claim(bint* busy, object owner) except -1:
     """Take a stateful kernel object's busy flag (``&self.busy``) before the call's first
     ``nogil`` block. The test and the set run with the GIL held, so no other thread can come

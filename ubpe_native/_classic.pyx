@@ -43,7 +43,7 @@ from libcpp.vector cimport vector
 from ubpe_native._numpy import np
 
 from ubpe_native._chain cimport chain_init, chain_merge
-from ubpe_native._checks cimport as_array, check_ids, check_offsets, check_per_token
+from ubpe_native._checks cimport as_array, build_once, check_ids, check_offsets, check_per_token
 from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._heap cimport heap_pop, heap_push
 from ubpe_native._merge_core cimport MAX_RANK, rule_of, rule_put, rule_rank
@@ -76,7 +76,10 @@ cdef class PairTable:
     cdef FlatMap priority          # the rule table (`_merge_core`): (left, right) -> (k, token)
     cdef readonly id_t max_token
 
+    cdef bint built  # __init__ ran (build_once)
+
     def __init__(self, left, right, tokens):
+        build_once(&self.built, self)
         cdef const id_t[::1] left_view = as_array(left, np.int32, "left")
         cdef const id_t[::1] right_view = as_array(right, np.int32, "right")
         cdef const id_t[::1] token_view = as_array(tokens, np.int32, "tokens")

@@ -52,7 +52,7 @@ from libcpp.vector cimport vector
 from ubpe_native._numpy import np
 
 from ubpe_native._buffers cimport new_array
-from ubpe_native._checks cimport check_ids, check_offsets, claim
+from ubpe_native._checks cimport build_once, check_ids, check_offsets, claim
 from ubpe_native._distinct cimport run_hash, run_slot
 from ubpe_native._flat_map cimport FlatMap, pack_key
 from ubpe_native._heap cimport heap_pop, heap_push
@@ -304,8 +304,7 @@ cdef class PairMerger:
         cdef Py_ssize_t n_parts, k, j
         claim(&self.busy, self)
         try:
-            if self.built:
-                raise ValueError("a PairMerger is built once: make a new one")
+            build_once(&self.built, self)
             check_offsets(offsets, tokens.shape[0], "offsets")
             n_parts = offsets.shape[0] - 1
             if (weights is None) != (doc_offsets is None):
@@ -340,7 +339,6 @@ cdef class PairMerger:
             self.round_number = 0
             self.scan_number = 0
             self.doc_mark.resize(n_docs, -1)  # resize raises MemoryError; assign(n, v) would abort
-            self.built = True
             with nogil:
                 self._build(tokens, offsets, doc_of_part, weights, doc_offsets, weights is not None)
         finally:

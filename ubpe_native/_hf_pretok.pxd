@@ -38,6 +38,7 @@ cdef struct PretokBuffers:
 
 
 cdef class HFPreTokenizer:
+    cdef bint built  # __init__ ran (_checks.build_once)
     cdef vector[Step] steps
     cdef object classes_ref  # keeps the class table alive
     cdef const class_t* classes

@@ -37,7 +37,7 @@ from libcpp.vector cimport vector
 
 from ubpe_native._numpy import np
 
-from ubpe_native._checks cimport as_array
+from ubpe_native._checks cimport as_array, build_once
 from ubpe_native._pretokenize cimport PATTERN_GPT2, check_utf8, decode_utf8, piece_end
 from ubpe_native._regex cimport FIRST_PROGRAM_ID, Program, find_next, program_of
 
@@ -193,6 +193,7 @@ cdef class HFPreTokenizer:
 
     def __init__(self, steps, const class_t[::1] classes, spelling, int output=OUT_BYTES,
                  known=None, int sentinel=-1, bint fuse=False):
+        build_once(&self.built, self)
         cdef const int32_t[:, ::1] table = as_array(steps, np.int32, "steps").reshape(-1, 4) \
             if len(steps) else np.zeros((0, 4), np.int32)
         cdef const uint32_t[::1] spelled = as_array(spelling, np.uint32, "spelling")

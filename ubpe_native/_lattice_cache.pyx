@@ -24,7 +24,7 @@ from libcpp.vector cimport vector
 
 from ubpe_native._numpy import np
 
-from ubpe_native._checks cimport as_array, check_buffer, check_ids, check_offsets, check_per_token, check_range
+from ubpe_native._checks cimport as_array, build_once, check_buffer, check_ids, check_offsets, check_per_token, check_range
 from ubpe_native._combine cimport id_table, nbest_arrays, nbest_lists, top1_arrays, top1_lists
 from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._lattice cimport _Workspace
@@ -198,9 +198,12 @@ cdef class Lattice:
     cdef Py_ssize_t max_tokens
     cdef list free_caches
 
+    cdef bint built  # __init__ ran (build_once)
+
     def __init__(self, RadixTree tree not None, weights, Py_ssize_t exact_max_length=DEFAULT_EXACT_MAX_LENGTH, *,
                  bint cache=True, Py_ssize_t _min_compaction=TRIE_MIN_COMPACTION,
                  Py_ssize_t _cache_entries=CACHE_MAX_ENTRIES, Py_ssize_t _cache_tokens=CACHE_MAX_TOKENS):
+        build_once(&self.built, self)
         cdef const double[::1] weight_view = as_array(weights, np.float64, "weights")
         cdef Py_ssize_t k
         check_per_token(tree.max_token, weight_view.shape[0], "weights")

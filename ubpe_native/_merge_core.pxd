@@ -246,6 +246,7 @@ cdef class MergeScratch:
 
 
 cdef class ScratchPool:
+    cdef bint built  # __init__ ran (_checks.build_once)
     cdef list idle  # scratches no call is using (list.pop and append are atomic under the GIL)
     cdef readonly object kind
     cdef uint64_t generation  # clear() moves it on: a scratch of an older one is emptied when taken

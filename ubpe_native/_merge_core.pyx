@@ -40,7 +40,7 @@ from libcpp.vector cimport vector
 from ubpe_native._numpy import np
 
 from ubpe_native._chain cimport check_chain_length
-from ubpe_native._checks cimport as_array, check_ids
+from ubpe_native._checks cimport as_array, build_once, check_ids
 from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._typedefs cimport id_t
 
@@ -59,6 +59,7 @@ cdef class ScratchPool:
     """
 
     def __init__(self, kind=MergeScratch):
+        build_once(&self.built, self)
         if not (isinstance(kind, type) and issubclass(kind, MergeScratch)):
             raise TypeError(f"kind must be MergeScratch or a subclass, not {kind!r}")
         self.idle = []

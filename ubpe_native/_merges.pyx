@@ -13,7 +13,11 @@ The merge loop and the rule table are `_merge_core`'s; this module adds the unit
 front and the writing out behind. Ids ``>= n_ids`` are *intermediate* symbols (a merge result
 or a unit that is no token): they merge like tokens but are written out as their expansion (a
 list of token ids, maybe empty). A unit missing from ``unit_ids`` never merges and is written
-as the byte-fallback ids of its bytes. Results of whole words are cached (``word bytes ->
+as the byte-fallback ids of its bytes. HF ``tokenizers``' ``BPE::merge_word`` treats a unit that
+is no token otherwise, before merging: without an unknown token it drops it (its neighbours
+become adjacent and may merge), with one the unit *is* the unknown token (which merges as any
+token does), with ``fuse_unk`` a run of such units is one unknown token: `DROPPED` and `FUSED`
+units say so. Results of whole words are cached (``word bytes ->
 ids``), so a repeated word costs one hash lookup: the cache is `_merge_core`'s, one per
 scratch, and a call takes an idle scratch from the table's pool (no lock: threads never share
 a scratch).
@@ -44,7 +48,7 @@ from cpython.ref cimport Py_INCREF
 from ubpe_native._numpy import np
 
 from ubpe_native._combine cimport id_list, id_table
-from ubpe_native._checks cimport as_array, check_ids, check_offsets
+from ubpe_native._checks cimport as_array, build_once, check_ids, check_offsets
 from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._merge_core cimport (MAX_RANK, MergeHooks, MergeScratch, MergeWord, ScratchPool, cache_find,
                                       cache_store, check_rules, merge_word, rule_add)
@@ -56,6 +60,13 @@ from ubpe_native._shared cimport id_array, utf8_length
 
 # a unit that is no token (never merges; written as byte fallback)
 cdef id_t UNKNOWN_UNIT = -2
+# what `PairMerges` takes in ``unit_id_values`` for HF's units that are no token: dropped before
+# merging, or one unknown token (``fuse_id``) for a run of them
+DROPPED = -1
+FUSED = -2
+# ... and how they are stored in the unit table (an id is stored as id + 1, no unit as 0)
+cdef int64_t DROPPED_SLOT = -10
+cdef int64_t FUSED_SLOT = -20
 # FlatMap reserves the all-ones key for empty slots; unit keys never reach it (see unit_key).
 # Whole-word results are cached up to this many words per scratch, then the cache starts over.
 cdef size_t CACHE_LIMIT = 1 << 18
@@ -128,7 +139,10 @@ cdef class PairMerges:
     * rule ``k`` merges ``left[k] right[k]`` into ``result[k]`` with ``rank[k]``; of two rules
       for one pair the first is kept (llama.cpp keeps the first merge line);
     * intermediate id ``n_ids + j`` expands to ``expand_ids[expand_offsets[j]:expand_offsets[j+1]]``;
-    * ``unit_keys[k]`` (a unit's bytes packed by `unit_key`) has id ``unit_id_values[k]``;
+    * ``unit_keys[k]`` (a unit's bytes packed by `unit_key`) has id ``unit_id_values[k]``, or is
+      `DROPPED` before merging, or `FUSED`: with the `FUSED` units next to it, the one token
+      ``fuse_id`` (HF's unknown token with ``fuse_unk``); then without byte fallback (a
+      unit written as fallback would have no span of its own);
     * ``byte_fallback[b]``: the id written for byte ``b`` of an unknown unit, -1 for none;
     * ``utf8_units``: units are UTF-8 characters, else single bytes;
     * ``whole_*``: words that become one token without merging (llama.cpp's ``ignore_merges``):
@@ -137,6 +151,7 @@ cdef class PairMerges:
 
     cdef readonly id_t n_ids
     cdef readonly bint utf8_units
+    cdef id_t fuse_id  # the token of a run of FUSED units
     cdef FlatMap pairs  # pair_key -> (rank << 32 | result) + 1
     cdef FlatMap units  # unit_key -> id + 1
     cdef vector[int64_t] expand_offsets
@@ -151,14 +166,18 @@ cdef class PairMerges:
         # here, not in __init__: even an object __init__ never ran on has its pool
         self.scratches = ScratchPool()
 
+    cdef bint built  # __init__ ran (build_once)
+
     def __init__(self, id_t n_ids, const id_t[::1] left not None, const id_t[::1] right not None,
                  const id_t[::1] result not None, const int64_t[::1] rank not None,
                  const int64_t[::1] expand_offsets not None, const id_t[::1] expand_ids not None,
                  const uint64_t[::1] unit_keys not None, const id_t[::1] unit_id_values not None,
                  const id_t[::1] byte_fallback not None, bint utf8_units,
                  const uint8_t[::1] whole_blob not None, const int64_t[::1] whole_offsets not None,
-                 const id_t[::1] whole_ids not None):
+                 const id_t[::1] whole_ids not None, *, id_t fuse_id=-1):
+        build_once(&self.built, self)
         cdef Py_ssize_t n_rules = left.shape[0], k, n_extra = expand_offsets.shape[0] - 1
+        cdef bint hf_units = False
         cdef id_t id_limit
         cdef int64_t* slot
         if n_ids < 0 or n_extra < 0:
@@ -172,7 +191,11 @@ cdef class PairMerges:
         if unit_keys.shape[0] != unit_id_values.shape[0]:
             raise ValueError("unit_keys and unit_id_values must have one length")
         for k in range(unit_keys.shape[0]):
-            if not 0 <= unit_id_values[k] < id_limit:
+            if unit_id_values[k] == DROPPED or unit_id_values[k] == FUSED:
+                hf_units = True
+                if unit_id_values[k] == FUSED and not 0 <= fuse_id < n_ids:
+                    raise ValueError("a FUSED unit needs fuse_id, a token")
+            elif not 0 <= unit_id_values[k] < id_limit:
                 raise ValueError(f"unit {k} has an id outside 0..{id_limit - 1}")
             if not 1 <= (unit_keys[k] >> 32) <= 4:
                 raise ValueError(f"unit key {k} does not hold 1 to 4 bytes")
@@ -187,12 +210,16 @@ cdef class PairMerges:
             raise ValueError("whole_offsets must hold one offset more than whole_ids")
         check_offsets(whole_offsets, whole_blob.shape[0], "whole_offsets")
         check_ids(whole_ids, n_ids, "whole_ids")
+        if hf_units and max(self.byte_fallback) >= 0:
+            raise ValueError("DROPPED and FUSED units go without byte fallback")
         self.n_ids = n_ids
         self.utf8_units = utf8_units
+        self.fuse_id = fuse_id
         for k in range(n_rules):
             rule_add(self.pairs, left[k], right[k], rank[k], result[k])
         for k in range(unit_keys.shape[0]):
-            self.units.slot(unit_keys[k])[0] = unit_id_values[k] + 1
+            self.units.slot(unit_keys[k])[0] = (DROPPED_SLOT if unit_id_values[k] == DROPPED else
+                                                FUSED_SLOT if unit_id_values[k] == FUSED else unit_id_values[k] + 1)
         self.expand_offsets.assign(&expand_offsets[0], &expand_offsets[0] + n_extra + 1)
         if expand_ids.shape[0]:
             self.expand_ids.assign(&expand_ids[0], &expand_ids[0] + expand_ids.shape[0])
@@ -359,16 +386,34 @@ cdef class PairMerges:
         if whole != self.whole.end():
             out.push_back(deref(whole).second)
             return 0
+        cdef int64_t slot
+        cdef Py_ssize_t fused_end = -1  # where the last FUSED unit ends
         nodes.token_at.clear()
         scratch.node_start.clear()
         while pos < length:
             n = utf8_length(word[pos]) if self.utf8_units else 1
             if n > length - pos:
                 n = length - pos
-            token = <id_t>(self.units.get(unit_key(word + pos, n), 0) - 1)
-            nodes.token_at.push_back(token if token >= 0 else UNKNOWN_UNIT)
+            slot = self.units.get(unit_key(word + pos, n), 0)
+            if slot > 0:
+                token = <id_t>(slot - 1)
+            elif slot == 0:
+                token = UNKNOWN_UNIT
+            elif slot == DROPPED_SLOT:  # HF's merge_word: no token and no unknown token
+                pos += n
+                continue
+            elif fused_end == pos:  # FUSED right after FUSED: the same unknown token
+                pos += n
+                fused_end = pos
+                continue
+            else:  # the first FUSED unit of a run
+                token = self.fuse_id
+                fused_end = pos + n
+            nodes.token_at.push_back(token)
             scratch.node_start.push_back(pos)
             pos += n
+        if nodes.token_at.empty():  # every unit dropped
+            return 0
         scratch.node_start.push_back(length)
         merge_word(self.pairs, nodes[0], nodes.token_at.size(), hooks)
         node = 0

@@ -21,13 +21,15 @@ cdef check_split_arguments(Py_ssize_t n_classes, int pattern)
 
 cdef int check_utf8(const uint8_t[::1] data) except -1
 
-# ``bounds`` must have room for ``n + 1`` offsets (reserve it with the GIL): it is noexcept.
-cdef void split_pieces(const uint8_t* s, Py_ssize_t n, const class_t* classes, int pattern,
-                       vector[int64_t]& bounds) noexcept nogil
+# ``bounds`` must have room for ``n + 1`` offsets (reserve it with the GIL). -1 with the
+# exception set when a compiled pattern's match is refused or interrupted (see _regex.pyx).
+cdef int split_pieces(const uint8_t* s, Py_ssize_t n, const class_t* classes, int pattern,
+                      vector[int64_t]& bounds) except -1 nogil
 
-# End (a byte offset) of the piece of ``s[:n]`` that starts at byte ``i`` (valid UTF-8).
+# End (a byte offset) of the piece of ``s[:n]`` that starts at byte ``i`` (valid UTF-8); -1
+# with the exception set as for ``split_pieces``.
 cdef Py_ssize_t piece_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, const class_t* classes,
-                          int pattern) noexcept nogil
+                          int pattern) except -1 nogil
 
 
 # Documents back to back (encode_batch kernels): the byte offsets of documents given by their

@@ -343,7 +343,7 @@ cdef Py_ssize_t words_piece_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t i,
 
 
 cdef Py_ssize_t piece_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, const class_t* classes,
-                          int pattern) noexcept nogil:
+                          int pattern) except -1 nogil:
     """End (a byte offset) of the piece starting at byte ``i``."""
     cdef Py_ssize_t w0, w1, j, p, end
     cdef uint32_t c0, cp
@@ -391,8 +391,8 @@ cdef Py_ssize_t piece_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, const cl
     return whitespace_end(s, n, i, classes, pattern)
 
 
-cdef void split_pieces(const uint8_t* s, Py_ssize_t n, const class_t* classes, int pattern,
-                       vector[int64_t]& bounds) noexcept nogil:
+cdef int split_pieces(const uint8_t* s, Py_ssize_t n, const class_t* classes, int pattern,
+                      vector[int64_t]& bounds) except -1 nogil:
     """Byte offsets of the pieces of ``s[:n]`` into ``bounds``: 0, then every piece's end."""
     cdef Py_ssize_t i = 0
     bounds.clear()
@@ -400,6 +400,7 @@ cdef void split_pieces(const uint8_t* s, Py_ssize_t n, const class_t* classes, i
     while i < n:
         i = piece_end(s, n, i, classes, pattern)
         bounds.push_back(i)
+    return 0
 
 
 cdef object document_offsets(const uint8_t[::1] data, const int64_t[::1] char_lengths):
@@ -499,7 +500,7 @@ cdef int split_document(const uint8_t* s, Py_ssize_t n, const class_t* classes, 
     out as a piece of its own (Qwen2's ``\\p{N}`` where Llama 3's pattern has ``\\p{N}{1,3}``).
     ``scratch`` is working space. Growing either raises MemoryError (``except -1``)."""
     cdef Py_ssize_t k, i, end, width
-    bounds.reserve(n + 1)  # split_pieces is noexcept: it must find the room it needs
+    bounds.reserve(n + 1)  # split_pieces does not grow it: it must find the room it needs
     split_pieces(s, n, classes, pattern, bounds)
     if not single_digits:
         return 0

@@ -32,6 +32,7 @@ cdef struct Transition:
 
 
 cdef class RadixTree:
+    cdef bint built  # __init__ ran (_checks.build_once)
     # node 0 is the root
     cdef vector[TreeNode] nodes
     cdef vector[id_t] label_symbols

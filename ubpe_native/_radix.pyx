@@ -33,7 +33,7 @@ from libcpp.algorithm cimport sort, unique
 
 from ubpe_native._numpy import np
 
-from ubpe_native._checks cimport as_array, check_ids, check_offsets
+from ubpe_native._checks cimport as_array, build_once, check_ids, check_offsets
 from ubpe_native._flat_map cimport pack_key
 from ubpe_native._typedefs cimport id_t
 
@@ -68,6 +68,7 @@ cdef class RadixTree:
 
     def __init__(self, id_t n_base, piece_offsets=None, piece_symbols=None, tokens=None, *,
                  Py_ssize_t _dense_entries=DENSE_ENTRIES, Py_ssize_t _automaton_entries=AUTOMATON_ENTRIES):
+        build_once(&self.built, self)
         if n_base < 0:
             raise ValueError(f"n_base must be non-negative, got {n_base}")
         self.n_base = n_base

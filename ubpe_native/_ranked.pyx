@@ -30,7 +30,7 @@ from libcpp.vector cimport vector
 
 from ubpe_native._numpy import np
 
-from ubpe_native._checks cimport check_ids, check_offsets
+from ubpe_native._checks cimport build_once, check_ids, check_offsets
 from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._merge_core cimport (MAX_RANK, MergeHooks, MergeScratch, MergeWord, ScratchPool, cache_find,
                                       cache_store, merge_word, rule_add)
@@ -101,8 +101,11 @@ cdef class MergeTable:
         self.scratches = ScratchPool()
         self.cache_limit = CACHE_LIMIT
 
+    cdef bint built  # __init__ ran (build_once)
+
     def __init__(self, id_t n_base, const int64_t[::1] piece_offsets not None,
                  const id_t[::1] piece_symbols not None, const int64_t[::1] priorities not None):
+        build_once(&self.built, self)
         cdef Py_ssize_t n = priorities.shape[0]
         cdef Py_ssize_t t
         if n_base < 1:

@@ -6,8 +6,10 @@ from libcpp cimport bool as cbool
 cdef extern from "regex_vm.h" namespace "ubpe_regex" nogil:
     cdef cppclass Program:
         cbool total
+    # Both throw (std::bad_alloc; Stopped with the Python exception set: over the match's
+    # budget, or interrupted by a signal): `except +` turns either into the Python exception.
     ptrdiff_t program_piece_end "ubpe_regex::piece_end"(const Program& p, const uint8_t* s, ptrdiff_t n,
-                                                          ptrdiff_t i)
+                                                          ptrdiff_t i) except +
     cbool find_next(const Program& p, const uint8_t* s, ptrdiff_t n, ptrdiff_t i, ptrdiff_t* start,
                     ptrdiff_t* end) except +
 

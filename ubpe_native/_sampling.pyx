@@ -30,7 +30,7 @@ from libcpp.vector cimport vector
 
 from ubpe_native._numpy import np
 
-from ubpe_native._checks cimport as_array, check_parts as _check_parts
+from ubpe_native._checks cimport as_array, build_once, check_parts as _check_parts
 from ubpe_native._radix cimport RadixTree
 from ubpe_native._typedefs cimport id_t
 
@@ -51,7 +51,10 @@ cdef class SegmentLattice:
     cdef readonly Py_ssize_t n_edges
     cdef readonly Py_ssize_t n_parts
 
+    cdef bint built  # __init__ ran (build_once)
+
     def __init__(self, RadixTree tree not None, symbols, bounds):
+        build_once(&self.built, self)
         cdef const id_t[::1] symbol_view = as_array(symbols, np.int32, "symbols")
         cdef const int64_t[::1] bound_view = as_array(bounds, np.int64, "bounds")
         _check_parts(symbol_view, bound_view, tree.n_base)

@@ -20,6 +20,7 @@ cdef class BpeScratch(MergeScratch):
 
 
 cdef class SpmBPE:
+    cdef bint built  # __init__ ran (_checks.build_once)
     cdef readonly id_t n_ids
     cdef readonly id_t unk_id
     cdef readonly bint collapse_unk
@@ -51,6 +52,7 @@ cdef class SpmBPE:
 
 
 cdef class SpmNormalizer:
+    cdef bint built  # __init__ ran (_checks.build_once)
     cdef vector[uint32_t] units
     cdef string replacements
     cdef readonly bint add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces

@@ -50,7 +50,7 @@ from cython.operator cimport dereference as deref
 
 from ubpe_native._numpy import np
 
-from ubpe_native._checks cimport check_ids, check_offsets
+from ubpe_native._checks cimport build_once, check_ids, check_offsets
 from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._merge_core cimport (MAX_RANK, MergeHooks, ScratchPool, cache_find, cache_store, check_rules,
                                       merge_word, refuse_unused_cycles, rule_add)
@@ -104,6 +104,7 @@ cdef class SpmBPE:
                  const int64_t[::1] expand_offsets not None, id_t unk_id,
                  const id_t[::1] byte_fallback not None, bint collapse_unk, bint split_words=False,
                  bint hf_unknowns=False):
+        build_once(&self.built, self)
         cdef Py_ssize_t n_rules = left.shape[0], n_units = unit_ids.shape[0], k, j
         cdef Py_ssize_t n_extra = expand_offsets.shape[0] - 1
         if n_ids < 1:
@@ -419,6 +420,7 @@ cdef class SpmNormalizer:
                  bint remove_extra_whitespaces, bint escape_whitespaces,
                  bint treat_whitespace_as_suffix, const uint8_t[::1] protected_blob not None,
                  const int64_t[::1] protected_offsets not None, const id_t[::1] protected_ids not None):
+        build_once(&self.built, self)
         cdef Py_ssize_t k, j, used
         cdef int64_t node
         cdef int64_t* slot

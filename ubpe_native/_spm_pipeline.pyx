@@ -18,7 +18,7 @@ from libc.stdint cimport int64_t, uint8_t, uint64_t
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 
-from ubpe_native._checks cimport check_offsets
+from ubpe_native._checks cimport build_once, check_offsets
 from ubpe_native._combine cimport id_list, id_table
 from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._merge_core cimport ScratchPool
@@ -75,10 +75,13 @@ cdef class SpmPipeline:
         # here, not in __init__: even an object __init__ never ran on has its pool
         self.scratches = ScratchPool(BpeScratch)
 
+    cdef bint built  # __init__ ran (build_once)
+
     def __init__(self, SpmNormalizer normalizer not None, model, bint prefix_unless_space=False,
                  const uint8_t[::1] trigger_blob not None = b"",
                  const int64_t[::1] trigger_offsets = None, const id_t[::1] trigger_ids = None,
                  bint prefix_after_cut=False):
+        build_once(&self.built, self)
         cdef Py_ssize_t k, j
         cdef int64_t node
         cdef int64_t* slot

@@ -27,7 +27,7 @@ from libcpp.vector cimport vector
 
 from ubpe_native._numpy import np
 
-from ubpe_native._checks cimport check_offsets
+from ubpe_native._checks cimport build_once, check_offsets
 from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._typedefs cimport id_t
 
@@ -55,7 +55,10 @@ cdef class StringIds:
     cdef vector[int64_t] offsets
     cdef FlatMap ids  # hash -> id + 1
 
+    cdef bint built  # __init__ ran (build_once)
+
     def __init__(self, bytes blob not None, const int64_t[::1] offsets not None):
+        build_once(&self.built, self)
         cdef Py_ssize_t n = offsets.shape[0] - 1, k
         cdef const uint8_t* data = <const uint8_t*><const char*>blob
         cdef int64_t* slot

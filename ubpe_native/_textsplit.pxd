@@ -13,6 +13,7 @@ cdef struct Text:
 
 
 cdef class TextSplitter:
+    cdef bint built  # __init__ ran (_checks.build_once)
     cdef readonly object table
     cdef const id_t[::1] table_view
     cdef const class_t[::1] classes
@@ -22,5 +23,5 @@ cdef class TextSplitter:
     cdef bint split_into(self, tuple docs, vector[id_t]& ids, vector[int64_t]& part_offsets,
                          vector[uint8_t]& separator, vector[int64_t]& doc_part_offsets,
                          vector[uint8_t]& utf8, vector[int64_t]& bounds) except -1
-    cdef bint _split_text(self, const Text& text, vector[id_t]& ids, vector[int64_t]& part_offsets,
-                          vector[uint8_t]& separator, vector[uint8_t]& utf8, vector[int64_t]& bounds) noexcept nogil
+    cdef int _split_text(self, const Text& text, vector[id_t]& ids, vector[int64_t]& part_offsets,
+                         vector[uint8_t]& separator, vector[uint8_t]& utf8, vector[int64_t]& bounds) except -1 nogil

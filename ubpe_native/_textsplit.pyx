@@ -27,7 +27,7 @@ from libcpp.vector cimport vector
 
 from ubpe_native._numpy import np
 
-from ubpe_native._checks cimport as_array
+from ubpe_native._checks cimport as_array, build_once
 from ubpe_native._pretokenize cimport class_t, check_split_arguments, split_pieces
 from ubpe_native._typedefs cimport id_t
 
@@ -50,6 +50,7 @@ cdef class TextSplitter:
     point, ``pattern`` the scanner's pattern id. Reusable, by several threads at once."""
 
     def __init__(self, table, classes, int pattern):
+        build_once(&self.built, self)
         self.table_view = as_array(table, np.int32, "table")
         if self.table_view.shape[0] == 0:
             raise ValueError("table must not be empty")
@@ -138,10 +139,11 @@ cdef class TextSplitter:
                 doc_part_offsets.push_back(<int64_t>part_offsets.size() - 1)
         return ok
 
-    cdef bint _split_text(self, const Text& text, vector[id_t]& ids, vector[int64_t]& part_offsets,
-                          vector[uint8_t]& separator, vector[uint8_t]& utf8, vector[int64_t]& bounds) noexcept nogil:
-        """Append one document's ids and parts (room reserved by the caller); False if it has
-        a symbol outside the alphabet or a lone surrogate."""
+    cdef int _split_text(self, const Text& text, vector[id_t]& ids, vector[int64_t]& part_offsets,
+                         vector[uint8_t]& separator, vector[uint8_t]& utf8, vector[int64_t]& bounds) except -1 nogil:
+        """Append one document's ids and parts (room reserved by the caller); 0 (False) if it
+        has a symbol outside the alphabet or a lone surrogate, 1 if not; -1 with the exception
+        set when a compiled pattern's match is refused or interrupted."""
         cdef Py_ssize_t i, b, n_table = self.table_view.shape[0], start = ids.size()
         cdef Py_ssize_t k, char_at, byte_at
         cdef uint32_t c

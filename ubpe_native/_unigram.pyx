@@ -15,6 +15,12 @@ but path scores add up in double precision and are never shifted, so a near tie 
 the other way than in sentencepiece's float32 sums (user-defined pieces score 0 there: the
 caller passes them as pieces of score 0).
 
+``hf_unknowns=True`` (with ``double_sums``) is HF ``tokenizers``' ``Unigram`` model: its scores
+are doubles, and its ``tokenize`` writes a run of unknown nodes (and of matches of the unknown
+piece itself) as one string, looked up again: a piece's id if the run spells one, else with
+byte fallback its bytes' ``<0xXX>`` ids if every byte has one, else one unknown id.
+`UnigramLattice.encode_words` runs many words (HF's pre-tokens) in one call without the GIL.
+
 >>> import numpy as np
 >>> pieces = [b"a", b"b", b"ab"]
 >>> lattice = UnigramLattice(b"".join(pieces), np.array([0, 1, 2, 4]), np.array([3, 4, 5], np.int32),
@@ -29,7 +35,7 @@ from libcpp.vector cimport vector
 
 from ubpe_native._numpy import np
 
-from ubpe_native._checks cimport check_offsets, check_range
+from ubpe_native._checks cimport build_once, check_offsets, check_range
 from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._typedefs cimport id_t
 from ubpe_native._shared cimport id_array, utf8_length
@@ -53,8 +59,9 @@ cdef Py_ssize_t _first_free(vector[int32_t]& free_up, Py_ssize_t j) noexcept nog
 
 cdef class UnigramLattice:
     """``UnigramLattice(blob, offsets, ids, scores, user_defined, unk_id, unk_score,
-    byte_fallback, double_sums=False)``: piece ``k`` is ``blob[offsets[k]:offsets[k+1]]`` with id ``ids[k]``,
-    score ``scores[k]`` and ``user_defined[k]``; ``byte_fallback[b]`` is the id of byte ``b``'s
+    byte_fallback, double_sums=False, hf_unknowns=False)``: piece ``k`` is
+    ``blob[offsets[k]:offsets[k+1]]`` with id ``ids[k]``, score ``scores[k]`` (any float
+    array: float32 for sentencepiece, float64 for HF) and ``user_defined[k]``; ``byte_fallback[b]`` is the id of byte ``b``'s
     piece, or -1 everywhere when the model has no byte fallback (unknown runs -> ``unk_id``).
     Unused pieces are left out by the caller but their text must still be a trie path, so
     pass them with ``ids[k] = -1``."""
@@ -62,11 +69,14 @@ cdef class UnigramLattice:
     # attributes: see _unigram.pxd (other kernels call `_encode` without the GIL)
 
     def __init__(self, const uint8_t[::1] blob not None, const int64_t[::1] offsets not None,
-                 const id_t[::1] ids not None, const float[::1] scores not None,
-                 const uint8_t[::1] user_defined not None, id_t unk_id, float unk_score,
-                 const id_t[::1] byte_fallback not None, bint double_sums=False):
+                 const id_t[::1] ids not None, scores_in not None,
+                 const uint8_t[::1] user_defined not None, id_t unk_id, double unk_score,
+                 const id_t[::1] byte_fallback not None, bint double_sums=False, bint hf_unknowns=False):
+        build_once(&self.built, self)
         cdef Py_ssize_t n = ids.shape[0], k, j
+        cdef const double[::1] scores = np.ascontiguousarray(scores_in, dtype=np.float64)
         self.double_sums = double_sums
+        self.hf_unknowns = hf_unknowns
         if offsets.shape[0] != n + 1 or scores.shape[0] != n or user_defined.shape[0] != n:
             raise ValueError("offsets, ids, scores and user_defined disagree in length")
         if n:
@@ -218,8 +228,8 @@ cdef class UnigramLattice:
         are held as doubles; without ``double_sums`` every one is a float32 sum, as
         sentencepiece computes it."""
         cdef Py_ssize_t starts_at = 0, max_frontier = 0, key_pos, i, mblen, length, end
-        cdef double till, candidate
-        cdef float offset, score
+        cdef double till, candidate, score
+        cdef float offset
         cdef bint in_float = not self.double_sums
         cdef bint has_single
         cdef int64_t node, child, n_slots = self.da_check.size()
@@ -261,7 +271,7 @@ cdef class UnigramLattice:
                     score = <float>(0.1 * (length - 1))
                 else:
                     score = self.scores[entry]
-                candidate = <float>(score + <float>till) if in_float else score + till
+                candidate = <float>(<float>score + <float>till) if in_float else score + till
                 if best_start[end] == -1 or candidate > best_score[end]:
                     best_score[end] = candidate
                     best_start[end] = starts_at
@@ -272,7 +282,7 @@ cdef class UnigramLattice:
                 end = starts_at + mblen
                 if end > max_frontier:
                     max_frontier = end
-                candidate = <float>(self.unk_score + <float>till) if in_float else self.unk_score + till
+                candidate = <float>(<float>self.unk_score + <float>till) if in_float else self.unk_score + till
                 if best_start[end] == -1 or candidate > best_score[end]:
                     best_score[end] = candidate
                     best_start[end] = starts_at
@@ -283,7 +293,19 @@ cdef class UnigramLattice:
             path.push_back(end)
             end = best_start[end]
         cdef bint previous_unk = False
-        cdef int64_t start
+        cdef int64_t start, run_start = -1
+        if self.hf_unknowns:  # HF: a run of unknown nodes is one string, looked up again
+            for i in range(<Py_ssize_t>path.size() - 1, -1, -1):
+                end = path[i]
+                if best_id[end] == self.unk_id:
+                    if run_start < 0:
+                        run_start = best_start[end]
+                    if i == 0 or best_id[path[i - 1]] != self.unk_id:
+                        self._write_unknown(data, run_start, end, out)
+                        run_start = -1
+                else:
+                    out.push_back(best_id[end])
+            return 0
         for i in range(<Py_ssize_t>path.size() - 1, -1, -1):
             end = path[i]
             start = best_start[end]
@@ -298,3 +320,80 @@ cdef class UnigramLattice:
                 out.push_back(token)
             previous_unk = token == self.unk_id
         return 0
+
+    cdef id_t _piece_id(self, const uint8_t* data, Py_ssize_t size) noexcept nogil:
+        """The id of the piece spelt ``data[:size]`` exactly, or -1."""
+        cdef int64_t node = 0, child, n_slots = self.da_check.size()
+        cdef Py_ssize_t k
+        for k in range(size):
+            child = self.da_base[node] + data[k]
+            if child >= n_slots or self.da_check[child] != node:
+                return -1
+            node = child
+        if size == 0 or self.da_entry[node] == PREFIX_ONLY:
+            return -1
+        return self.ids[self.da_entry[node]]
+
+    cdef int _write_unknown(self, const uint8_t* data, Py_ssize_t start, Py_ssize_t end,
+                            vector[id_t]& out) except -1 nogil:
+        """HF's ``Unigram::tokenize`` for the fused unknown run ``data[start:end]``: the piece
+        it spells, else its bytes' pieces if every byte has one, else the unknown id."""
+        cdef id_t token = self._piece_id(data + start, end - start)
+        cdef Py_ssize_t k
+        cdef bint every_byte = self.has_byte_fallback
+        if token >= 0:
+            out.push_back(token)
+            return 0
+        if every_byte:
+            for k in range(start, end):
+                if self.byte_fallback[data[k]] < 0:
+                    every_byte = False
+                    break
+        if every_byte:
+            for k in range(start, end):
+                out.push_back(self.byte_fallback[data[k]])
+        else:
+            out.push_back(self.unk_id)
+        return 0
+
+    def encode_words(self, const uint8_t[::1] data not None, const int64_t[::1] bounds not None,
+                     bint split_spaces=False):
+        """``(ids, offsets)``: the best path of every word ``data[bounds[k]:bounds[k+1]]`` on
+        its own (HF runs its model on each pre-token), the ids of word ``k`` at
+        ``ids[offsets[k]:offsets[k+1]]``; one call without the GIL. ``split_spaces``: each
+        word is cut again before every ``▁`` (U+2581), each piece its own lattice: HF's
+        ``Metaspace`` split (``MergedWithNext``) done here, not in Python.
+
+        >>> import numpy as np
+        >>> lattice = UnigramLattice(b"abab", np.array([0, 1, 2, 4]), np.array([0, 1, 2], np.int32),
+        ...                          np.array([-1.0, -1.0, -1.5]), np.zeros(3, np.uint8), 3, -11.0,
+        ...                          np.full(256, -1, np.int32), double_sums=True, hf_unknowns=True)
+        >>> ids, offsets = lattice.encode_words(np.frombuffer(b"abba", np.uint8), np.array([0, 2, 4]))
+        >>> ids.tolist(), offsets.tolist()
+        ([2, 1, 0], [0, 1, 3])
+        >>> ids, offsets = lattice.encode_words(np.frombuffer("ab▁ab".encode(), np.uint8), np.array([0, 7]), True)
+        >>> ids.tolist(), offsets.tolist()  # "ab" | "▁ab": the ▁ is unknown here
+        ([2, 3, 2], [0, 3])
+        """
+        cdef Py_ssize_t n_words = bounds.shape[0] - 1, k, start, end, cut
+        check_offsets(bounds, data.shape[0], "bounds")
+        cdef vector[id_t] out
+        cdef vector[double] best_score
+        cdef vector[int64_t] best_start, path
+        cdef vector[id_t] best_id
+        offsets = np.zeros(n_words + 1, dtype=np.int64)
+        cdef int64_t[::1] word_offsets = offsets
+        with nogil:
+            for k in range(n_words):
+                start, end = bounds[k], bounds[k + 1]
+                while start < end:
+                    cut = end
+                    if split_spaces:  # the next ▁ after the first byte starts the next piece
+                        cut = start + 1
+                        while cut < end and not (cut + 2 < end and data[cut] == 0xE2 and data[cut + 1] == 0x96
+                                                 and data[cut + 2] == 0x81):
+                            cut += 1
+                    self._encode_with(&data[0] + start, cut - start, out, best_score, best_start, best_id, path)
+                    start = cut
+                word_offsets[k + 1] = out.size()
+        return id_array(out), offsets

@@ -34,7 +34,7 @@ trie whose nodes say which initial and which continuation piece ends there.
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
-from ubpe_native._checks cimport as_array, check_length, check_range
+from ubpe_native._checks cimport as_array, build_once, check_length, check_range
 from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._numpy import np
 from ubpe_native._pretokenize cimport check_utf8, decode_utf8, document_flags, utf8_documents
@@ -114,8 +114,11 @@ cdef class WordPieceKernel:
     cdef const int32_t* fold_of
     cdef const int32_t* lower_of
 
+    cdef bint built  # __init__ ran (build_once)
+
     def __init__(self, initial not None, initial_ids, continuation not None, continuation_ids, id_t unk,
                  int64_t max_chars, id_t empty_initial, classes not None, fold=None, lower=None):
+        build_once(&self.built, self)
         cdef const id_t[::1] initial_view = as_array(initial_ids, np.int32, "initial_ids")
         cdef const id_t[::1] continuation_view = as_array(continuation_ids, np.int32, "continuation_ids")
         initial, continuation = list(initial), list(continuation)

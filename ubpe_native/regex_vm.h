@@ -7,11 +7,19 @@
 // class: code points that no class of the pattern tells apart share one, found by a two-level
 // table (code point >> 8 -> block, block * 256 + low byte -> class), and `members[eq]` holds
 // one bit per class of the pattern.
+//
+// A match has a budget (see FrameStack): steps (choices taken and taken back) and backtrack
+// frames in proportion to the program and to the text it may cover. A pattern that backtracks
+// exponentially (`(a+)+$`) runs out of it in milliseconds and the match stops; so does one
+// interrupted by a signal (the program's `poll` hook, every POLL_STEPS steps and every
+// POLL_BYTES of text scanned). The hooks set the Python exception with the GIL; the entries
+// then throw Stopped, which Cython's `except +` turns into that exception.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <algorithm>
+#include <exception>
 #include <vector>
 
 namespace ubpe_regex {
@@ -28,6 +36,30 @@ enum Op : int32_t {
     OP_ATOMIC = 8,           // the sub-program at pc + 1 matches once, never revisited; then x
     OP_ASSERT = 9,           // a zero-width test x (Assertion)
     N_OPS = 10,
+    // Internal (written by prepare, never registered): OP_SPLIT whose branch y cannot fail
+    // (nothing but jumps and runs that may be empty up to a match). Once it is taken, no choice
+    // older than it can be asked for again, so it drops them: a greedy loop at the end of a
+    // pattern then holds one frame, not one per iteration.
+    OP_SPLIT_CUT = 10,
+};
+
+// Why a match was refused (the `refuse` hook's `why`).
+enum Refusal : int32_t { TOO_MANY_STEPS = 0, TOO_MANY_FRAMES = 1 };
+
+// The budget of one match: STEP_ALLOWANCE steps, plus STEPS_PER_STATE per (instruction, byte)
+// pair it could visit (a backtracking search that is not exponential visits each a few
+// times); FRAME_ALLOWANCE frames, plus FRAMES_PER_BYTE per byte of text after its start.
+const uint64_t STEP_ALLOWANCE = uint64_t(1) << 20;
+const uint64_t STEPS_PER_STATE = 4;
+const std::size_t FRAME_ALLOWANCE = std::size_t(1) << 16;
+const std::size_t FRAMES_PER_BYTE = 4;
+// How often a match, and a scan, asks the `poll` hook whether to stop (Ctrl-C).
+const uint64_t POLL_STEPS = uint64_t(1) << 16;
+const int POLL_BYTES_SHIFT = 20;
+
+// Thrown by the entries when a hook has stopped the match (the Python exception is set).
+struct Stopped : std::exception {
+    const char* what() const noexcept override { return "the regex VM stopped a match"; }
 };
 
 enum Assertion : int32_t {
@@ -59,11 +91,55 @@ struct Program {
     int32_t word_class = -1;             // the class of \w, for \b and \B
     int32_t start_guard = -1;            // code points a match can start with (-1: any)
     bool total = false;                  // every position starts a match: pieces tile the text
+    int32_t slot = -1;                   // the registry's slot (passed to the hooks)
+    // Hooks of the registry (_regex.pyx). poll: < 0 to stop (the exception set, e.g.
+    // KeyboardInterrupt); refuse: sets the exception of a match over its budget.
+    int (*poll)() = nullptr;
+    void (*refuse)(int32_t slot, int32_t why, std::ptrdiff_t at, uint64_t limit) = nullptr;
 };
+
+// Whether the program from `pc` reaches a match whatever the text (only jumps and runs that
+// may be empty on the way), for every pc at once: ubpe/text/regex_program.py's
+// _cannot_fail_from, computed here for any registered program (cycles: no).
+inline std::vector<uint8_t> cannot_fail(const std::vector<Inst>& code) {
+    const std::size_t n = code.size();
+    enum : uint8_t { UNKNOWN = 0, VISITING = 1, NO = 2, YES = 3 };
+    std::vector<uint8_t> state(n, UNKNOWN);
+    std::vector<std::size_t> path;
+    for (std::size_t start = 0; start < n; ++start) {
+        std::size_t pc = start;
+        path.clear();
+        uint8_t found = NO;
+        for (;;) {
+            if (state[pc] == YES || state[pc] == NO) { found = state[pc]; break; }
+            if (state[pc] == VISITING) { found = NO; break; }
+            const Inst& in = code[pc];
+            if (in.op == OP_MATCH) { found = YES; state[pc] = YES; break; }
+            std::size_t next;
+            if (in.op == OP_JUMP) next = static_cast<std::size_t>(in.x);
+            else if ((in.op == OP_SPAN_GREEDY || in.op == OP_SPAN_POSSESSIVE || in.op == OP_SPAN_LAZY) && in.y == 0)
+                next = pc + 1;
+            else { state[pc] = NO; found = NO; break; }
+            if (next >= n) { state[pc] = NO; found = NO; break; }
+            state[pc] = VISITING;
+            path.push_back(pc);
+            pc = next;
+        }
+        for (std::size_t k : path) state[k] = found;
+    }
+    std::vector<uint8_t> out(n);
+    for (std::size_t k = 0; k < n; ++k) out[k] = state[k] == YES;
+    return out;
+}
 
 // The ASCII members of every class as bit sets, from the tables: an ASCII code point's class
 // test is then one load (most text is ASCII).
+// Also marks the splits that may drop older choices (OP_SPLIT_CUT).
 inline void prepare(Program& p, int n_classes) {
+    const std::vector<uint8_t> safe = cannot_fail(p.code);
+    for (Inst& in : p.code)
+        if (in.op == OP_SPLIT && in.y >= 0 && static_cast<std::size_t>(in.y) < p.code.size() && safe[in.y])
+            in.op = OP_SPLIT_CUT;
     p.ascii.assign(2 * static_cast<std::size_t>(n_classes), 0);
     for (int k = 0; k < n_classes; ++k)
         for (uint32_t c = 0; c < 0x80; ++c) {
@@ -88,23 +164,59 @@ struct Frame {
     std::ptrdiff_t pos, aux;  // GIVE_BACK: the floor of the run; TAKE_MORE: code points taken
 };
 
-// The backtrack stack of one match: frames in a buffer on the C stack, moved to the heap only
-// when a match needs more (a loop over a group pushes one frame per iteration). A frame is
-// written field by field: one built as a temporary and copied whole stalls on store
-// forwarding, which cost a third of the VM's time.
+// The backtrack stack of a scan, and the budget of its current match: frames in a buffer on
+// the C stack, moved to the heap only when a match needs more (a loop over a group pushes one
+// frame per iteration, unless OP_SPLIT_CUT drops them). A frame is written field by field:
+// one built as a temporary and copied whole stalls on store forwarding, which cost a third of
+// the VM's time.
 struct FrameStack {
     static const std::size_t INLINE_FRAMES = 64;
     Frame inline_frames[INLINE_FRAMES];
     std::vector<Frame> heap;
     Frame* data = inline_frames;
     std::size_t size = 0, capacity = INLINE_FRAMES;
+    const Program& program;
+    uint64_t steps = 0, step_limit = 0, step_allowance = 0, next_check = 0;
+    std::size_t frame_limit = FRAME_ALLOWANCE;
+    std::ptrdiff_t start = 0;
 
-    FrameStack() {}
+    explicit FrameStack(const Program& p) : program(p) {}
     FrameStack(const FrameStack&) = delete;
     FrameStack& operator=(const FrameStack&) = delete;
 
+    // A new match from byte `at` of a text of `n` bytes: its budget.
+    void begin_match(std::ptrdiff_t at, std::ptrdiff_t n) {
+        const uint64_t states = static_cast<uint64_t>(program.code.size()) * static_cast<uint64_t>(n - at + 1);
+        start = at;
+        step_allowance = STEP_ALLOWANCE + STEPS_PER_STATE * states;
+        step_limit = steps + step_allowance;
+        frame_limit = FRAME_ALLOWANCE + FRAMES_PER_BYTE * static_cast<std::size_t>(n - at);
+        next_check = std::min(step_limit + 1, (steps | (POLL_STEPS - 1)) + 1);
+    }
+
+    // One step (a choice taken or taken back); every POLL_STEPS asks `poll`, past the budget
+    // refuses. Throws Stopped.
+    void step() {
+        if (++steps >= next_check) checkpoint();
+    }
+
+    void checkpoint() {
+        if (steps > step_limit) refuse(TOO_MANY_STEPS, step_allowance);
+        poll();
+        next_check = std::min(step_limit + 1, steps + POLL_STEPS);
+    }
+
+    void poll() const {
+        if (program.poll != nullptr && program.poll() < 0) throw Stopped();
+    }
+
+    [[noreturn]] void refuse(int32_t why, uint64_t limit) const {
+        if (program.refuse != nullptr) program.refuse(program.slot, why, start, limit);
+        throw Stopped();
+    }
+
     void push(int32_t kind, int32_t pc, std::ptrdiff_t pos, std::ptrdiff_t aux) {
-        if (size == capacity) grow();  // may throw std::bad_alloc
+        if (size == capacity) grow();  // may throw std::bad_alloc, or Stopped past the budget
         Frame& f = data[size++];
         f.kind = kind;
         f.pc = pc;
@@ -113,7 +225,8 @@ struct FrameStack {
     }
 
     void grow() {
-        std::vector<Frame> bigger(capacity * 2);
+        if (capacity >= frame_limit) refuse(TOO_MANY_FRAMES, frame_limit);
+        std::vector<Frame> bigger(std::min(capacity * 2, frame_limit));
         std::copy(data, data + size, bigger.begin());
         heap.swap(bigger);
         data = heap.data();
@@ -233,7 +346,11 @@ struct Matcher {
                     ++pc;
                     break;
                 }
+                case OP_SPLIT_CUT:  // branch y cannot fail: no older choice is needed again
+                    stack.size = base;
+                    [[fallthrough]];
                 case OP_SPLIT:
+                    stack.step();
                     if (in.z >= 0 && !in_guard(in.z, pos)) { pc = in.y; break; }
                     stack.push(RESUME, in.y, pos, 0);
                     pc = in.x;
@@ -242,9 +359,11 @@ struct Matcher {
                     pc = in.x;
                     break;
                 case OP_LOOKAHEAD:
+                    stack.step();
                     if ((run(pc + 1, pos, stack) >= 0) == (in.y != 0)) ok = false; else pc = in.x;
                     break;
                 case OP_ATOMIC: {
+                    stack.step();
                     std::ptrdiff_t end = run(pc + 1, pos, stack);
                     if (end < 0) ok = false; else { pos = end; pc = in.x; }
                     break;
@@ -254,6 +373,7 @@ struct Matcher {
             }
             while (!ok) {  // backtrack: the most recent choice left
                 if (stack.size == base) return -1;
+                stack.step();
                 const Frame f = stack.data[--stack.size];
                 if (f.kind == RESUME) {
                     pc = f.pc; pos = f.pos; ok = true;
@@ -273,35 +393,64 @@ struct Matcher {
     }
 };
 
+// Whether a scan that went from byte `from` to byte `to` passed a multiple of 2^POLL_BYTES_SHIFT.
+inline bool crossed_poll_mark(std::ptrdiff_t from, std::ptrdiff_t to) {
+    return (from >> POLL_BYTES_SHIFT) != (to >> POLL_BYTES_SHIFT);
+}
+
 // End of the match that starts at byte `i` (< n) of a total program: a total program matches a
 // non-empty piece at every position (ubpe/text/regex_program.py proves it before registering).
+// Throws Stopped (over the budget, or interrupted) and std::bad_alloc.
 inline std::ptrdiff_t piece_end(const Program& p, const uint8_t* s, std::ptrdiff_t n, std::ptrdiff_t i) {
-    FrameStack stack;
+    FrameStack stack(p);
+    stack.begin_match(i, n);
     std::ptrdiff_t end = Matcher(p, s, n).run(0, i, stack);
     if (end <= i) {  // unreachable for a total program; still a piece, so the scan advances
         std::ptrdiff_t w;
         decode(s, i, &w);
         end = i + w;
     }
+    if (crossed_poll_mark(i, end)) stack.poll();  // a long split, piece by piece
     return end;
 }
 
 // The next match at or after byte `i` as `regex.finditer` finds it (the program matches no
-// empty string): true with its bounds, or false.
+// empty string): true with its bounds, or false. Throws Stopped and std::bad_alloc.
 inline bool find_next(const Program& p, const uint8_t* s, std::ptrdiff_t n, std::ptrdiff_t i,
                       std::ptrdiff_t* start, std::ptrdiff_t* end) {
-    FrameStack stack;
+    FrameStack stack(p);
     const Matcher matcher(p, s, n);
+    const std::ptrdiff_t from = i;
     std::ptrdiff_t w;
     while (i < n) {
         if (p.start_guard < 0 || matcher.in_guard(p.start_guard, i)) {
+            stack.begin_match(i, n);
+            stack.step();  // one per start: a long scan that finds nothing still polls
             std::ptrdiff_t found = matcher.run(0, i, stack);
-            if (found > i) { *start = i; *end = found; return true; }
+            if (found > i) {
+                *start = i;
+                *end = found;
+                if (crossed_poll_mark(from, found)) stack.poll();
+                return true;
+            }
+        } else if ((i & ((std::ptrdiff_t(1) << POLL_BYTES_SHIFT) - 1)) == 0 && i > from) {
+            stack.poll();  // skipping by the start guard
         }
         decode(s, i, &w);
         i += w;
     }
     return false;
+}
+
+// For tests (_regex._py_match): the end of the match from byte `i` (-1: none) and the frames
+// the backtrack stack had room for when it ended (what the match held at most, rounded up).
+inline std::ptrdiff_t match_with_capacity(const Program& p, const uint8_t* s, std::ptrdiff_t n, std::ptrdiff_t i,
+                                          std::size_t* capacity) {
+    FrameStack stack(p);
+    stack.begin_match(i, n);
+    std::ptrdiff_t end = Matcher(p, s, n).run(0, i, stack);
+    *capacity = stack.capacity;
+    return end;
 }
 
 }  // namespace ubpe_regex

@@ -1,4 +1,5 @@
-"""Symbolic music: the Bach chorales of music21's corpus as note-event sequences.
+"""Symbolic music: the Bach chorales, Monteverdi's madrigals and the trecento pieces of
+music21's corpus as note-event sequences (`chorales`, `monteverdi`, `trecento`).
 
 Read straight from the pinned music21 wheel (not installed: no music21 import, no writes to a
 home folder) with a small MusicXML reader. Each SATB voice of each chorale is one document;
@@ -143,3 +144,60 @@ def chorales() -> RawCorpus:
     return RawCorpus(ids=ids, docs=docs, groups=groups, version="10.5.1",
                      settings={"duration_steps": DURATION_STEPS,
                                "dropped_duplicates": dict(sorted(duplicates.items()))})
+
+
+#: Monteverdi's madrigals (books 3, 4, 5; five or six voices) and the Italian trecento pieces
+#: (14th century; two to four voices) of music21's corpus, both MusicXML.
+MONTEVERDI_FOLDER = "music21/corpus/monteverdi/"
+TRECENTO_FOLDER = "music21/corpus/trecento/"
+
+
+def score_parts(score: bytes) -> list[tuple[str, list[int]]]:
+    """``(part id, event symbols)`` of every part of a MusicXML score holding an event, in
+    score order (the first voice of each part, as `chorale_voices` reads a voice)."""
+    root = ElementTree.fromstring(score)
+    parts = []
+    for part in root.iter("part"):
+        events = _voice_events(part)
+        if events:
+            parts.append((part.get("id") or f"P{len(parts) + 1}", events))
+    return parts
+
+
+def _piece_corpus(folder: str, suffixes: tuple[str, ...], **settings: object) -> RawCorpus:
+    """One int-event document per part of each MusicXML score under `folder` of the wheel;
+    the score is the split group and the unit. A score stored twice (``.mxl`` and ``.xml``
+    under one name, as trecento's PMFC_13_01) is read once."""
+    ids: list[str] = []
+    groups: list[str] = []
+    docs: list[np.ndarray] = []
+    with zipfile.ZipFile(archive_path("music21")) as wheel:
+        members = sorted(n for n in wheel.namelist()
+                         if n.startswith(folder) and n.endswith(suffixes))
+        seen: set[str] = set()
+        for member in members:
+            piece = PurePosixPath(member).stem
+            if piece in seen:
+                continue
+            seen.add(piece)
+            for index, (part, events) in enumerate(score_parts(_musicxml(wheel.read(member),
+                                                                          member))):
+                ids.append(f"{piece}/{index}:{part}")
+                groups.append(piece)
+                docs.append(np.asarray(events, dtype=np.int64))
+    return RawCorpus(ids=ids, docs=docs, groups=groups, version="10.5.1",
+                     settings={"duration_steps": DURATION_STEPS, **settings})
+
+
+def monteverdi() -> RawCorpus:
+    """Monteverdi's madrigals from music21's corpus (49, books 3-5): one int-event document per
+    voice. Unit of independence: the *madrigal* (its voices set one text together), also the
+    split group."""
+    return _piece_corpus(MONTEVERDI_FOLDER, (".mxl",))
+
+
+def trecento() -> RawCorpus:
+    """Italian trecento pieces (ballate, madrigals, mass movements; 103 scores edited after the
+    PMFC volumes) from music21's corpus: one int-event document per voice. Unit of
+    independence: the *piece*, also the split group."""
+    return _piece_corpus(TRECENTO_FOLDER, (".xml", ".mxl"))

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from typing import Any, Literal
 from ubpe.lab.datasets import KINDS, SPLITS, Dataset, Quantizer, RawCorpus, UnknownDatasetError
 from ubpe.lab.datasets.split import resolve_cap, split_corpus
 
-from experiments.datasets import bio, music, signals, text
+from experiments.datasets import bio, music, signals, text, ucr
 from experiments.datasets.sources import ARCHIVES
 
 
@@ -76,6 +77,35 @@ _SPECS: tuple[DatasetSpec, ...] = (
     DatasetSpec("timeseries", "timeseries", signals.timeseries, _pypi("statsmodels"),
                 "BSD-3-Clause", "statsmodels' bundled series, 32-sample windows, quantized",
                 "int", quantized=True, unit="source dataset"),
+    # beyond text, more datasets per kind (issue 34; experiments/configs/beyond_text.toml)
+    *(DatasetSpec(f"dna_{name}", "dna", functools.partial(bio.genome, name),
+                  "Debian ragout-examples", "BSD-3-Clause (package); public NCBI sequences",
+                  f"the complete {species} genome of ragout's examples, 1,000-bp pieces of "
+                  "A/C/G/T runs", "char", unit="50-kbp block")
+      for name, species in (("ecoli", "Escherichia coli K-12 MG1655"),
+                            ("saureus", "Staphylococcus aureus N315"),
+                            ("vcholerae", "Vibrio cholerae O395"))),
+    DatasetSpec("uniprot", "protein", bio.uniprot, "Debian mmseqs2-examples",
+                "GPL-3 (package); UniProtKB entries CC BY 4.0",
+                "20,000 UniProtKB proteins of 6,244 organisms (MMseqs2's example database), "
+                "one protein each", "char", unit="organism"),
+    DatasetSpec("predicted_proteins", "protein", bio.predicted_proteins, _pypi("pyrodigal"),
+                ARCHIVES["pyrodigal"].licence,
+                "the 380 proteins Prodigal predicts on the MIIJ01000039 contigs "
+                "(pyrodigal's test data), one protein each", "char", unit="protein"),
+    DatasetSpec("monteverdi", "music", music.monteverdi, _pypi("music21"),
+                ARCHIVES["music21"].licence,
+                "Monteverdi's madrigals (books 3-5), one pitch x duration event sequence per "
+                "voice", "int", unit="madrigal"),
+    DatasetSpec("trecento", "music", music.trecento, _pypi("music21"),
+                ARCHIVES["music21"].licence,
+                "Italian trecento pieces (PMFC editions), one pitch x duration event "
+                "sequence per voice", "int", unit="piece"),
+    *(DatasetSpec(name, "timeseries", functools.partial(ucr.ucr, name), _pypi("aeon"),
+                  ARCHIVES["aeon"].licence,
+                  f"UCR {ucr.UCR_DATASETS[name]} from aeon's bundled data, one document per "
+                  "case (whole series), quantized", "int", quantized=True, unit="case")
+      for name in ucr.UCR_DATASETS),
 )
 
 REGISTRY: dict[str, DatasetSpec] = {spec.name: spec for spec in _SPECS}

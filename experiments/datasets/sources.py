@@ -118,6 +118,10 @@ ARCHIVES: dict[str, Archive] = {a.package: a for a in (
             ".manylinux_2_28_x86_64.whl",
             "a3764ba8195c9baf0925a96da0743ff218067a269f01d155ca3558deed2658ca",
             "BSD-3-Clause", "platform-wheel"),
+    # UCR time series bundled in aeon (aeon/datasets/data/<name>/*.ts)
+    Archive("aeon", "1.6.0", "pypi", "aeon-1.6.0-py3-none-any.whl",
+            "d05227086706f80111ac5fee8de4d5d3115bb3bcfd1c786c8629393055816409",
+            "BSD-3-Clause (aeon); series of the UCR archive", "wheel"),
     # llama.cpp's vocabulary test files (GGUF vocabularies, inputs, llama.cpp's expected ids)
     Archive("llama-cpp-python", "0.3.36", "pypi", "llama_cpp_python-0.3.36.tar.gz",
             "832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e",
@@ -141,7 +145,11 @@ ARCHIVES: dict[str, Archive] = {a.package: a for a in (
 )}
 
 #: Debian packages the loaders read (installed with apt, files found with ``dpkg -L``).
-DEBIAN_PACKAGES: tuple[str, ...] = ("bible-kjv", "bible-kjv-text")
+DEBIAN_PACKAGES: tuple[str, ...] = ("bible-kjv", "bible-kjv-text",
+                                     # whole bacterial genomes (experiments.datasets.bio.genome)
+                                     "ragout-examples",
+                                     # 20,000 UniProt proteins (experiments.datasets.bio.uniprot)
+                                     "mmseqs2-examples")
 
 
 def sha256_of(path: Path) -> str:

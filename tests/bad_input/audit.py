@@ -992,17 +992,22 @@ def run_cli(workers: int = 2, lines: int | None = None) -> list[dict]:
 def table(results: list[dict]) -> str:
     """Counts per format kind and outcome, and per mutation class."""
     kinds = sorted({r["kind"] for r in results})
-    width = max(len(k) for k in kinds + ["mutation class"]) + 2
-    header = "".ljust(width) + "".join(o[:12].rjust(13) for o in OUTCOMES) + "total".rjust(8)
-    rows = [header]
-    for label, key, values in (("format", "kind", kinds), ("mutation class", "class", list(CLASSES))):
+    return counts_table(results, [("format", "kind", kinds), ("mutation class", "class", list(CLASSES))], OUTCOMES)
+
+
+def counts_table(results: list[dict], groups: list[tuple[str, str, list[str]]], outcomes: tuple[str, ...]) -> str:
+    """Counts of each outcome per value of each ``(label, key, values)`` group, and for all
+    (``tests/bad_input/lab_audit.py`` prints its table with it too)."""
+    width = max(len(v) for _, _, values in groups for v in [*values, "mutation class"]) + 2
+    rows = ["".ljust(width) + "".join(o[:12].rjust(13) for o in outcomes) + "total".rjust(8)]
+    for label, key, values in groups:
         rows.append(f"-- by {label}")
         for value in values:
             counts = collections.Counter(r["outcome"] for r in results if r[key] == value)
-            rows.append(value.ljust(width) + "".join(str(counts[o]).rjust(13) for o in OUTCOMES)
+            rows.append(value.ljust(width) + "".join(str(counts[o]).rjust(13) for o in outcomes)
                         + str(sum(counts.values())).rjust(8))
     counts = collections.Counter(r["outcome"] for r in results)
-    rows.append("all".ljust(width) + "".join(str(counts[o]).rjust(13) for o in OUTCOMES) + str(len(results)).rjust(8))
+    rows.append("all".ljust(width) + "".join(str(counts[o]).rjust(13) for o in outcomes) + str(len(results)).rjust(8))
     return "\n".join(rows)
 
 

@@ -318,7 +318,7 @@ def test_random_batches_as_arrays_every_encoder(m, family):
         top_n = top_n if _nbest(name) else 1
         options = OPTIONS.get(name, {})
         try:
-            batch = tok.encode_batch_to_numpy(docs, encoder=name, top_n=top_n, n_threads=threads, **options)
+            batch = tok.encode_batch_to_numpy(docs, encoder=name, top_n=top_n, threads=threads, **options)
         except UnknownSymbolError:
             assert not all(tok.covers(doc) for doc in docs)
             return

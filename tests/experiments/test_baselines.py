@@ -42,7 +42,7 @@ def tokenizer():
 
 def _tokens(tok, docs):
     return [np.asarray(e[0][0], dtype=np.int64)
-            for e in tok.encode_batch(docs, encoder="classic", top_n=1, n_threads=1)]
+            for e in tok.encode_batch(docs, encoder="classic", top_n=1, threads=1)]
 
 
 def test_the_mixture_is_a_code_no_worse_than_the_symbol_model_by_more_than_a_bit(tokenizer):

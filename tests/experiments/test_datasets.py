@@ -298,7 +298,11 @@ def test_chorales_are_in_one_split_once():
 def test_every_dataset_declares_its_unit():
     units = {"kjv": "book", "shakespeare": "work", "udhr": "language", "stdlib": "file",
              "dna": "50-kbp block", "protein": "protein", "ecg": "recording", "ppg": "recording",
-             "chorales": "chorale", "timeseries": "source dataset"}
+             "chorales": "chorale", "timeseries": "source dataset",
+             "dna_ecoli": "50-kbp block", "dna_saureus": "50-kbp block",
+             "dna_vcholerae": "50-kbp block", "uniprot": "organism",
+             "predicted_proteins": "protein", "monteverdi": "madrigal", "trecento": "piece",
+             "acsf1": "case", "gunpoint": "case", "osuleaf": "case"}
     assert set(units) == set(list_datasets())
     for name, unit in units.items():
         ds = _load(name, "heldout", max_symbols=20_000)

@@ -1,5 +1,5 @@
 """``ubpe experiment`` (`ubpe.cli.experiment`): init writes a config that parses, a run writes
-the results, report re-renders them, and mistakes are one line with exit status 1."""
+the results, report re-renders them, and mistakes are one line with exit status 2."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def test_init_writes_an_example_that_parses(tmp_path, monkeypatch, capsys):
     assert main(["experiment", "init"]) == 0
     config = parse_config(tomllib.loads((tmp_path / "experiment.toml").read_text()))
     assert config.datasets[0].load_options["format"] == "text"
-    assert main(["experiment", "init"]) == 1  # never overwrites
+    assert main(["experiment", "init"]) == 2  # never overwrites
     assert "experiment.toml exists" in capsys.readouterr().err
     assert main(["experiment", "init", "other.toml", "-q"]) == 0 and (tmp_path / "other.toml").is_file()
 
@@ -57,13 +57,13 @@ def test_run_then_report(tmp_path, monkeypatch, capsys):
 def test_mistakes_are_one_line(tmp_path, monkeypatch, capsys, config, message):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "my.toml").write_text(config)
-    assert main(["experiment", "my.toml", "--cache", "cache", "--no-progress"]) == 1
+    assert main(["experiment", "my.toml", "--cache", "cache", "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("ubpe: error: ") and message in err and len(err.strip().splitlines()) == 1
 
 
 def test_report_of_a_folder_without_results(tmp_path, capsys):
-    assert main(["experiment", "report", str(tmp_path)]) == 1
+    assert main(["experiment", "report", str(tmp_path)]) == 2
     assert "no results in" in capsys.readouterr().err
 
 

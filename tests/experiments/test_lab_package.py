@@ -56,8 +56,8 @@ def test_docstring_examples():
     import doctest
 
     from ubpe import lab
-    from ubpe.lab import example
-    from ubpe.lab.datasets import split
+    from ubpe.lab import example, outputs
+    from ubpe.lab.datasets import _arrays, _sequences, _tables, _text, files, split
 
-    for module in (lab, example, split):
+    for module in (lab, example, split, outputs, files, _text, _tables, _arrays, _sequences):
         assert doctest.testmod(module).failed == 0, module.__name__

@@ -10,7 +10,6 @@ punctuation assigned since are plain letters there), their NFD from
 * ``OTHER``: what ``clean_text`` removes (Rust's ``is_other``: Cc, Cf, Co; and NUL, U+FFFD);
 * ``NONSPACING_MARKS``: what ``strip_accents`` removes after NFD (``is_mark_nonspacing``);
 * ``PUNCTUATION``: what ``BertPreTokenizer`` isolates (ASCII punctuation and ``is_punctuation``);
-* ``NFD_KEPT``: code points that Python's NFD decomposes and ``tokenizers`` keeps;
 * ``LOWERCASE``: code points that ``tokenizers`` lowercases otherwise than Python's ``str.lower``.
 
 Run: ``python tests/golden/make_bert_tables.py > ubpe/text/bert_tables.py`` (``tests/spec/
@@ -18,8 +17,6 @@ test_wordpiece.py`` checks the tables against the installed ``tokenizers``).
 """
 
 from __future__ import annotations
-
-import unicodedata
 
 CODE_POINTS = [cp for cp in range(0x110000) if not 0xD800 <= cp < 0xE000]
 
@@ -43,14 +40,11 @@ def tables() -> dict[str, object]:
 
     pre = pre_tokenizers.BertPreTokenizer()
     punctuation = [cp for cp in CODE_POINTS if len(pre.pre_tokenize_str(f"a{chr(cp)}a")) == 3]
-    kept = set(marks)
-    nfd_kept = [cp for cp, out in zip(CODE_POINTS, stripped)
-                if out and out != "".join(c for c in unicodedata.normalize("NFD", chr(cp)) if ord(c) not in kept)]
     lowercase = {cp: out for cp, out in zip(CODE_POINTS, lowered) if out != chr(cp).lower()}
     return {"OTHER": merged_ranges([(cp, cp) for cp in other]),
             "NONSPACING_MARKS": merged_ranges([(cp, cp) for cp in marks]),
             "PUNCTUATION": merged_ranges([(cp, cp) for cp in punctuation]),
-            "NFD_KEPT": merged_ranges([(cp, cp) for cp in nfd_kept]), "LOWERCASE": lowercase}
+            "LOWERCASE": lowercase}
 
 
 def merged_ranges(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -87,7 +81,7 @@ def render(found: dict[str, object]) -> str:
         "",
         f"TOKENIZERS_VERSION = {tokenizers_version!r}",
     ]
-    for name in ("OTHER", "NONSPACING_MARKS", "PUNCTUATION", "NFD_KEPT", "LOWERCASE"):
+    for name in ("OTHER", "NONSPACING_MARKS", "PUNCTUATION", "LOWERCASE"):
         lines += table_lines(name, found[name])
     return "\n".join(lines) + "\n"
 

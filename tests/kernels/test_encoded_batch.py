@@ -69,7 +69,7 @@ def assert_same(tok, docs, monkeypatch, **options) -> None:
     for threads in (1, 3):
         with monkeypatch.context() as patch:
             patch.setattr(split_batch, "BATCH_CHUNK_SYMBOLS", 7)  # many chunks on the threads
-            batch = tok.encode_batch_to_numpy(docs, n_threads=threads, **options)
+            batch = tok.encode_batch_to_numpy(docs, threads=threads, **options)
         assert batch.tolist() == want
         assert len(batch) == len(docs) and [batch[d] for d in range(len(batch))] == want
         ids, offsets = batch.best()
@@ -109,14 +109,14 @@ def test_dropout_draws_the_same_stream(text_tok):
     docs = ["ab cd_ab 'sé ab", "cd abé Z9!", "abab cd"] * 20
     fresh = [UBPE.loads(text_tok.dumps()) for _ in range(2)]
     want = fresh[0].encode_batch(docs, encoder="dropout", seed=3)
-    assert fresh[1].encode_batch_to_numpy(docs, encoder="dropout", seed=3, n_threads=4).tolist() == want
+    assert fresh[1].encode_batch_to_numpy(docs, encoder="dropout", seed=3, threads=4).tolist() == want
 
 
 def test_real_text_on_threads(text_tok):
     docs = [doc[i:] for doc in CORPUS for i in range(12)] * 40
     for top_n in (1, 4):
-        want = text_tok.encode_batch(docs, top_n=top_n, n_threads=1)
-        assert text_tok.encode_batch_to_numpy(docs, top_n=top_n, n_threads=2).tolist() == want
+        want = text_tok.encode_batch(docs, top_n=top_n, threads=1)
+        assert text_tok.encode_batch_to_numpy(docs, top_n=top_n, threads=2).tolist() == want
 
 
 def test_errors_are_encode_batchs(text_tok):
@@ -127,11 +127,11 @@ def test_errors_are_encode_batchs(text_tok):
     with pytest.raises(SymbolTypeError):
         text_tok.encode_batch_to_numpy(["ab", 3])
     with pytest.raises(UnknownSymbolError, match="document 1"):
-        text_tok.encode_batch_to_numpy(["ab", "a#"], n_threads=2)
+        text_tok.encode_batch_to_numpy(["ab", "a#"], threads=2)
     with pytest.raises(InvalidParameterError):
         text_tok.encode_batch_to_numpy(["ab"], top_n=0)
     with pytest.raises(InvalidParameterError):
-        text_tok.encode_batch_to_numpy(["ab"], n_threads=0)
+        text_tok.encode_batch_to_numpy(["ab"], threads=0)
     assert text_tok.encode_batch_to_numpy([]).tolist() == [] == text_tok.encode_batch([])
 
 

@@ -218,7 +218,7 @@ def test_fit_is_the_same_on_one_and_two_threads(cls, monkeypatch):
     fitted = []
     for n_threads in (1, 2):
         tok = cls(alphabet="abcd ", n_tokens=60, regex_str=WORDS)
-        tok.fit(docs, quiet=True, n_threads=n_threads, n_candidates=4)
+        tok.fit(docs, quiet=True, threads=n_threads, n_candidates=4)
         fitted.append((tok.tokens_mapper, tok.tokens_weights))
     assert fitted[0] == fitted[1]
     assert seen == [1, 2]
@@ -229,15 +229,15 @@ def test_an_unknown_symbol_is_named_in_the_first_bad_document_on_threads(monkeyp
     docs = ["abab"] * 10 + ["abxb"] + ["ab"] * 10 + ["yb"]
     tok = UBPE(alphabet="ab", n_tokens=8)
     with pytest.raises(UnknownSymbolError, match="document 10"):
-        tok.fit(docs, quiet=True, n_threads=2)
+        tok.fit(docs, quiet=True, threads=2)
     assert seen == [2]
 
 
-def test_n_threads_is_checked():
+def test_threads_is_checked():
     from ubpe.errors import InvalidParameterError
 
-    with pytest.raises(InvalidParameterError, match="n_threads"):
-        UBPE(alphabet="ab", n_tokens=4).fit(["abab"], quiet=True, n_threads=0)
+    with pytest.raises(InvalidParameterError, match="threads must"):
+        UBPE(alphabet="ab", n_tokens=4).fit(["abab"], quiet=True, threads=0)
 
 
 # what `import ubpe` / `from ubpe import UBPE` and a quiet fit must not load: file formats,
@@ -254,7 +254,7 @@ HEAVY = [
 @pytest.mark.parametrize("statement", [
     "import ubpe",
     "from ubpe import UBPE, UBPEClassic, Vocabulary, Alphabet",
-    "from ubpe import UBPE; UBPE(alphabet='ab', n_tokens=4).fit(['abab', 'abba'], quiet=True, n_threads=1)",
+    "from ubpe import UBPE; UBPE(alphabet='ab', n_tokens=4).fit(['abab', 'abba'], quiet=True, threads=1)",
 ])
 def test_import_is_light(statement):
     code = textwrap.dedent(f"""
@@ -389,7 +389,7 @@ def test_threaded_rounds_fit_as_one_thread(cls, integers, threaded_rounds):
     fitted = []
     for n_threads in (1, 2, 3):
         tok = cls(n_tokens=120, **options)
-        tok.fit(docs, quiet=True, n_threads=n_threads, n_candidates=8)
+        tok.fit(docs, quiet=True, threads=n_threads, n_candidates=8)
         fitted.append((tok.tokens_mapper, tok.tokens_weights))
     assert fitted[1] == fitted[0] and fitted[2] == fitted[0]
     assert [merger.worker_pairs > 0 for merger in threaded_rounds] == [False, True, True]
@@ -406,7 +406,7 @@ def test_golden_fits_on_threads(threaded_rounds):
         for n_threads in (2, 3):
             tok = CLASSES[run["variant"]](**settings_of(fixture))
             tok.fit(fixture["corpus"], n_candidates=run["n_candidates"], rearrange_tokens=run["rearrange"],
-                    quiet=True, n_threads=n_threads)
+                    quiet=True, threads=n_threads)
             assert_same_model(json.loads(tok.dumps()), json.loads(reference_dump(fixture, run["dump"])))
     assert any(merger.worker_pairs > 0 for merger in threaded_rounds)
 

@@ -39,7 +39,7 @@ FIT = textwrap.dedent("""
     for cls, docs, threads, regex in ((UBPE, small, 1, WORDS), (UBPEClassic, small, 1, WORDS), (UBPE, large, 2, WORDS),
                                       (UBPE, small, 1, None), (UBPEClassic, ints, 1, None), (UBPE, ints, 1, None)):
         tok = cls(alphabet=range(13) if docs is ints else alphabet, n_tokens=400, regex_str=regex)
-        tok.fit(docs, quiet=True, n_threads=threads)
+        tok.fit(docs, quiet=True, threads=threads)
         path = os.path.join(tempfile.mkdtemp(), "model.json")
         tok.save(path)
         saved = open(path, encoding="utf-8").read()

@@ -249,10 +249,10 @@ API_CASES = {
     "universal decode [True]": (lambda u, b: u.decode([True]), SymbolTypeError, "True"),
     "encode_batch one str": (lambda u, b: u.encode_batch("abc"), InvalidParameterError, "not one document"),
     "exact='no'": (lambda u, b: u.encode("abc", exact="no"), InvalidParameterError, "exact must be True or False"),
-    "n_threads=0": (lambda u, b: u.encode_batch(["abc"], n_threads=0), InvalidParameterError, "n_threads"),
-    "n_threads=-1": (lambda u, b: u.encode_batch(["abc"], n_threads=-1), InvalidParameterError, "got -1"),
-    "n_threads='2'": (lambda u, b: u.encode_batch(["abc"], n_threads="2"), InvalidParameterError, "got '2'"),
-    "n_threads=True": (lambda u, b: u.encode_batch(["abc"], n_threads=True), InvalidParameterError, "got True"),
+    "threads=0": (lambda u, b: u.encode_batch(["abc"], threads=0), InvalidParameterError, "threads must"),
+    "threads=-1": (lambda u, b: u.encode_batch(["abc"], threads=-1), InvalidParameterError, "got -1"),
+    "threads='2'": (lambda u, b: u.encode_batch(["abc"], threads="2"), InvalidParameterError, "got '2'"),
+    "threads=True": (lambda u, b: u.encode_batch(["abc"], threads=True), InvalidParameterError, "got True"),
 }
 
 
@@ -265,7 +265,7 @@ def test_api_bad_input_is_a_clear_error(fitted_models, case):
 
 def test_encode_batch_good_arguments_still_work(fitted_models):
     universal, _ = fitted_models
-    assert universal.encode_batch(["abc"], n_threads=2) == [universal.encode("abc")]
+    assert universal.encode_batch(["abc"], threads=2) == [universal.encode("abc")]
 
 
 # -- items 1 and 6 in the CLI ---------------------------------------------------------------

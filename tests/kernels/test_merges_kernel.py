@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ubpe_native._merges import PairMerges, pack_units
+from ubpe_native._merges import DROPPED, FUSED, PairMerges, pack_units
 from ubpe_native._unigram import UnigramLattice
 
 i32 = lambda values: np.asarray(values, dtype=np.int32)  # noqa: E731
@@ -132,3 +132,23 @@ def test_unigram_lattice_is_the_reference_viterbi(pieces, text, double_sums):
     want = viterbi_reference(table, 0, unk_score, text, not double_sums)
     assert kernel.encode(np.frombuffer(text, np.uint8)).tolist() == want
     assert kernel.double_sums == double_sums
+
+
+def test_the_kernel_refuses_hf_units_it_cannot_write():
+    """`PairMerges` takes DROPPED and FUSED units only as it can write them: a FUSED unit with
+    an unknown token (``fuse_id``), neither with byte fallback; and drops or fuses as HF."""
+    i32 = lambda *v: np.array(v, np.int32)  # noqa: E731
+    units = pack_units([b"a", b"b", b"c"])
+
+    def table(unit_ids, fallback=-1, **options):
+        return PairMerges(3, i32(0), i32(0), i32(1), np.array([0]), np.array([0], np.int64), i32(), units,
+                          i32(*unit_ids), np.full(256, fallback, np.int32), False, b"", np.array([0], np.int64),
+                          i32(), **options)
+
+    with pytest.raises(ValueError, match="fuse_id"):
+        table([0, FUSED, FUSED])
+    with pytest.raises(ValueError, match="byte fallback"):
+        table([0, DROPPED, 2], fallback=2)
+    words = np.frombuffer(b"abba", np.uint8), np.array([0, 4])
+    assert table([0, DROPPED, 2]).encode(*words).tolist() == [1]  # a a merge once the b's are gone
+    assert table([0, FUSED, 2], fuse_id=2).encode(*words).tolist() == [0, 2, 0]  # one unknown for "bb"

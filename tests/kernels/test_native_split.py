@@ -115,8 +115,8 @@ def test_encode_batch_same_whatever_the_threads(monkeypatch) -> None:
     for cls, options in ((UBPE, {}), (UBPE, {"top_n": 3}), (UBPEClassic, {}), (UBPEClassic, {"encoder": "ranked"})):
         tok = cls(alphabet=alphabet, n_tokens=120, regex_str=WORDS)
         tok.fit(docs, quiet=True)
-        one = tok.encode_batch(docs, n_threads=1, **options)
-        assert tok.encode_batch(docs, n_threads=2, **options) == one
+        one = tok.encode_batch(docs, threads=1, **options)
+        assert tok.encode_batch(docs, threads=2, **options) == one
         monkeypatch.setenv("UBPE_NUM_THREADS", "2")
         assert tok.encode_batch(docs, **options) == one
         monkeypatch.delenv("UBPE_NUM_THREADS")

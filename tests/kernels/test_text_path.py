@@ -33,7 +33,7 @@ def test_text_path_equals_the_general_path(tok: UBPE, docs: list[str], top_n: in
     general = [tok.encode(doc, top_n=top_n, encoder="tfidf") for doc in docs]  # a named encoder: general path
     assert [tok.encode(doc, top_n=top_n) for doc in docs] == general
     assert tok.encode_batch(docs, top_n=top_n) == general
-    assert tok.encode_batch(docs, top_n=top_n, n_threads=1) == general
+    assert tok.encode_batch(docs, top_n=top_n, threads=1) == general
     assert tok.encode_batch(docs, top_n=top_n, encoder="tfidf") == general
 
 

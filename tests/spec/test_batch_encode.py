@@ -163,7 +163,7 @@ def test_bytelevel_batch_equals_one_by_one(fitted, docs, which):
     with pytest.MonkeyPatch.context() as patch:
         small_chunks(patch)
         assert fitted.encode_batch(docs, threads=3, allowed_special=allowed) == want
-    assert fitted.encode_ordinary_batch(docs, num_threads=2) == [fitted.encode_ordinary(doc) for doc in docs]
+    assert fitted.encode_ordinary_batch(docs, threads=2) == [fitted.encode_ordinary(doc) for doc in docs]
 
 
 def test_bytelevel_batch_equals_tiktoken(fitted, monkeypatch):

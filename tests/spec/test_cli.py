@@ -356,8 +356,6 @@ def test_bytelevel_tiktoken_export_and_import(tmp_path):
         (["inspect", "MODEL", "--tree", "zzz"], ["zzz"]),
         (["compare", "MODEL", "--text", "the", "--encoders", "tfidf,zzz"], ["zzz"]),
         (["compare", "MODEL", "--text", "the", "--option", "zz=1"], ["'zz'"]),
-        (["convert", "MODEL", "out.tiktoken"], ["byte-level"]),
-        (["convert", "MODEL", "tokenizer.json"], ["byte-level"]),
     ],
 )
 def test_bad_input_is_one_line_error(workdir, tmp_path, args, words):
@@ -372,6 +370,17 @@ def test_bad_input_is_one_line_error(workdir, tmp_path, args, words):
         assert result.returncode == 2 and "usage:" in result.stderr
         return
     assert_one_line_error(result, *words)
+
+
+@pytest.mark.parametrize("output, words", [("out.tiktoken", ["byte-level"]), ("tokenizer.json", ["merge-list"]),
+                                           ("out.model", ["merge-list"]), ("out.gguf", ["merge-list"])])
+def test_convert_to_a_format_that_cannot_hold_the_model_is_one_line_exit_2(workdir, tmp_path, output, words):
+    result = run(tmp_path, "convert", str(workdir / "model.json"), output, ok=False)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ubpe: cannot convert: "), result.stderr
+    assert all(word in lines[0] for word in words), lines[0]
+    assert not (tmp_path / output).exists()
 
 
 def test_usage_errors_exit_2(tmp_path):

@@ -71,7 +71,7 @@ def test_unknown_symbol_and_encoder(tok):
 def test_encode_batch_equals_encode(tok):
     docs = ["abc abd", "", "dab. cab", "a"] * 40
     assert tok.encode_batch(docs) == [tok.encode(d) for d in docs]
-    assert tok.encode_batch(docs, n_threads=1, encoder="ranked") == [tok.encode(d, encoder="ranked") for d in docs]
+    assert tok.encode_batch(docs, threads=1, encoder="ranked") == [tok.encode(d, encoder="ranked") for d in docs]
     assert tok.decode_batch([e[0][0] for e in tok.encode_batch(docs)]) == docs
 
 

@@ -97,6 +97,17 @@ def test_fit_weights_gives_idf_scores():
 
 # -- bad input ------------------------------------------------------------------------------
 
+def test_constants_are_the_gguf_packages():
+    """The value types, magic and key names the reader spells itself (importing `gguf` costs
+    more than reading a file) are the `gguf` package's."""
+    gguf = pytest.importorskip("gguf")
+    assert gguf_io.MAGIC_NUMBER == gguf.GGUF_MAGIC
+    assert {t.name: int(t) for t in gguf.GGUFValueType} == {
+        name: value for name, value in vars(gguf_io.ValueType).items() if name.isupper()}
+    ours = {name: value for name, value in vars(gguf_io.Keys).items() if name.isupper()}
+    assert ours and ours == {name: getattr(gguf.Keys.Tokenizer, name) for name in ours}
+
+
 def test_detect():
     assert gguf_io.detect(vocab_path("gpt-2").read_bytes()[:16])
     assert not gguf_io.detect(b'{"model": {}}')

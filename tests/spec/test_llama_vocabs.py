@@ -142,7 +142,7 @@ def _spm_proto(metadata: dict) -> bytes:
     """A sentencepiece unigram ``ModelProto`` with a GGUF t5 tokenizer's pieces, scores, types,
     charsmap and whitespace flags."""
     pb2 = pytest.importorskip("sentencepiece.sentencepiece_model_pb2")
-    keys = gguf_io._gguf().Keys.Tokenizer
+    keys = gguf_io.Keys
     proto = pb2.ModelProto()
     for text, score, kind in zip(metadata[keys.LIST], metadata[keys.SCORES].tolist(),
                                  metadata[keys.TOKEN_TYPE].tolist()):
@@ -275,7 +275,7 @@ def test_describe_and_variant_names():
 # -- corrupt files: a clear error naming the file --------------------------------------------------
 
 def _t5_metadata() -> dict:
-    keys = gguf_io._gguf().Keys.Tokenizer
+    keys = gguf_io.Keys
     return {"general.architecture": "t5", keys.MODEL: "t5",
             keys.LIST: ["<pad>", "</s>", "<unk>", "▁", "a", "▁a"],
             keys.SCORES: np.array([0, 0, 0, -1, -2, -1.5], np.float32),
@@ -283,7 +283,7 @@ def _t5_metadata() -> dict:
 
 
 def _gemma4_metadata() -> dict:
-    keys = gguf_io._gguf().Keys.Tokenizer
+    keys = gguf_io.Keys
     return {"general.architecture": "gemma4", keys.MODEL: "gemma4", keys.LIST: ["<bos>", "a", "b", "ab"],
             keys.TOKEN_TYPE: np.array([3, 1, 1, 1], np.int32), keys.BOS_ID: 0, keys.MERGES: ["a b"]}
 

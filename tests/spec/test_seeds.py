@@ -56,9 +56,9 @@ def test_a_seeded_call_repeats_on_any_object(families, doc, seed, family, sample
 def test_a_seeded_batch_repeats_on_any_number_of_threads(families, name, options):
     tok = families["universal"]
     batch = TEXTS[:7]
-    one = tok.encode_batch(batch, encoder=name, seed=5, n_threads=1, **options)
-    assert tok.encode_batch(batch, encoder=name, seed=5, n_threads=3, **options) == one
-    assert tok.encode_batch_to_numpy(batch, encoder=name, seed=5, n_threads=2, **options).tolist() == one
+    one = tok.encode_batch(batch, encoder=name, seed=5, threads=1, **options)
+    assert tok.encode_batch(batch, encoder=name, seed=5, threads=3, **options) == one
+    assert tok.encode_batch_to_numpy(batch, encoder=name, seed=5, threads=2, **options).tolist() == one
     assert [tok.decode(encodings[0][0]) for encodings in one] == batch
 
 

@@ -319,3 +319,40 @@ def test_sample_matches_sentencepiece_subword_regularization(text, alpha):
     assert _fit_p_value(ours, right, SAMPLE_DRAWS) > MIN_P_VALUE
     assert _fit_p_value(theirs, wrong, SAMPLE_DRAWS) < MIN_P_VALUE
     assert _fit_p_value(ours, wrong, SAMPLE_DRAWS) < MIN_P_VALUE
+
+
+def _rule_model(rule: str) -> bytes:
+    """A tiny model trained with normalization rule ``rule``: what is read is its charsmap."""
+    key = f"rule:{rule}"
+    if key not in _MODELS:
+        out = io.BytesIO()
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter([f"the cat sat on the mat {k}" for k in range(200)]), model_writer=out,
+            vocab_size=40, hard_vocab_limit=False, normalization_rule_name=rule, num_threads=1, minloglevel=2)
+        _MODELS[key] = out.getvalue()
+    return _MODELS[key]
+
+
+def _check_charsmap(rule: str, step: int) -> None:
+    """Every ``step``-th code point (joined by ``a``) through the model's charsmap: ubpe's
+    normalizer, in Python and in C, writes what sentencepiece's ``Normalize`` writes."""
+    model = _rule_model(rule)
+    theirs = spm.SentencePieceProcessor(model_proto=model)
+    tok = spm_io.from_bytes(model)
+    text = "a".join(chr(cp) for cp in range(0, 0x110000, step) if not 0xD800 <= cp < 0xE000)
+    expected = theirs.Normalize(text)
+    assert tok.normalizer(text) == expected
+    assert tok._pipeline.normalizer.normalize(text.encode()).decode() == expected
+
+
+@pytest.mark.parametrize("rule", ["nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf"])
+def test_the_charsmap_normalizer_on_a_sample_of_code_points(rule):
+    """Issue 36 point 1: sentencepiece's normalization is its own precompiled charsmap, read
+    from the file (no Unicode data of Python's)."""
+    _check_charsmap(rule, 97)
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("rule", ["nmt_nfkc", "nmt_nfkc_cf"])
+def test_the_charsmap_normalizer_on_every_code_point(rule):
+    _check_charsmap(rule, 1)

@@ -8,9 +8,10 @@
 Fitted models and encodings are cached (``--cache``, default ``$UBPE_LAB_CACHE`` or
 ``~/.cache/ubpe/lab``): a rerun computes only what changed. The engine needs the ``lab``
 extra (``pip install 'ubpe[lab]'``); FASTA and MIDI datasets the ``fasta`` and ``midi`` ones.
-Exit status: 0 done; 1 a cell failed (the results are still written), a file is bad, or a
-library is missing; 2 usage, or a config the schema refuses (`ubpe.lab.schema`: an unknown
-key, encoder or format, a value of the wrong type or out of range), before any data is read.
+Exit status: 0 done; 1 a cell failed (the results are still written); 2 a bad input - the
+config (`ubpe.lab.schema` checks every key, encoder and format before any data is read), a
+dataset's file, a results folder that is incomplete - or a missing library (one line naming
+the extra to install), and usage errors.
 """
 
 from __future__ import annotations
@@ -60,35 +61,36 @@ def run(args: argparse.Namespace) -> int:
     if args.config == INIT:
         return _init(Path(args.target or DEFAULT_CONFIG), args.quiet)
     from ..lab import MissingExtraError, require
+    from ..lab.config import ConfigError
+    from ..lab.datasets import DatasetError
+    from ..lab.outputs import IncompleteResultsError
 
     try:
         require()
-    except MissingExtraError as error:
-        return _fail(str(error))
-    if args.config == REPORT:
-        return _report(args)
-    if args.target is not None:
-        return _fail(f"one config at a time (got {args.config!r} and {args.target!r})")
-    return _run(args)
+        if args.config == REPORT:
+            return _report(args)
+        if args.target is not None:
+            return _fail(f"one config at a time (got {args.config!r} and {args.target!r})", EXIT_INPUT)
+        return _run(args)
+    except (MissingExtraError, ConfigError, DatasetError, IncompleteResultsError) as error:
+        return _fail(str(error), EXIT_INPUT)
 
 
-def _fail(message: str, status: int = 1) -> int:
-    print(f"{PROG}: error: {message}", file=sys.stderr)
+#: A cell failed (the results are written); a bad input or a missing library.
+EXIT_FAILED_CELLS, EXIT_INPUT = 1, 2
+
+
+def _fail(message: str, status: int = EXIT_FAILED_CELLS) -> int:
+    one_line = message.replace("\r", " ").replace("\n", " ") if status == EXIT_INPUT else message
+    print(f"{PROG}: error: {one_line}", file=sys.stderr)
     return status
-
-
-def _bad_config(error: Exception) -> int:
-    """A config the schema refuses (`ubpe.lab.config.ConfigError`): one line, exit 2 (usage)."""
-    from . import EXIT_USAGE
-
-    return _fail(" ".join(str(error).split()), EXIT_USAGE)
 
 
 def _init(path: Path, quiet: bool) -> int:
     from ..lab.example import example_config
 
     if path.exists():
-        return _fail(f"{path} exists: name another file (ubpe experiment init PATH)")
+        return _fail(f"{path} exists: name another file (ubpe experiment init PATH)", EXIT_INPUT)
     check_output(path)
     write_atomically(path, example_config(path.name))
     if not quiet:
@@ -97,13 +99,10 @@ def _init(path: Path, quiet: bool) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ..lab.config import ConfigError, load_config
+    from ..lab.config import load_config
     from ..lab.runner import RESULTS_DIR, FailedCellsError, run_experiment
 
-    try:
-        config = load_config(args.config)
-    except ConfigError as error:
-        return _bad_config(error)
+    config = load_config(args.config)  # a ConfigError: one line, exit 2 (`run`)
     results = args.results or RESULTS_DIR
     commands = {"run": f"ubpe experiment {Path(args.config).name}" + (f" --results {args.results}" if args.results else ""),
                 "report": f"ubpe experiment report {results / config.name}"}
@@ -112,8 +111,6 @@ def _run(args: argparse.Namespace) -> int:
         out = run_experiment(config, jobs=args.jobs, force=args.force, results_dir=results,
                              cache_dir=args.cache, progress=not (args.no_progress or args.quiet),
                              scheduler=args.scheduler, commands=commands)
-    except ConfigError as error:
-        return _bad_config(error)
     except FailedCellsError as error:
         return _fail(str(error))
     if not args.quiet:
@@ -126,11 +123,11 @@ def _report(args: argparse.Namespace) -> int:
     from ..lab.report import render_report
 
     if not args.target:
-        return _fail("ubpe experiment report FOLDER: the results folder to re-render")
+        return _fail("ubpe experiment report FOLDER: the results folder to re-render", EXIT_INPUT)
     folder = Path(args.target)
     if not (folder / "metrics.csv").exists() or not (folder / "run.json").exists():
-        return _fail(f"no results in {folder} (metrics.csv, run.json)")
-    path = render_report(folder)
+        return _fail(f"no results in {folder} (metrics.csv, run.json)", EXIT_INPUT)
+    path = render_report(folder)  # an incomplete folder: IncompleteResultsError (`run`)
     if not args.quiet:
         print(f"{PROG}: wrote {path}", file=sys.stderr)
     return 0

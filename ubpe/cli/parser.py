@@ -174,14 +174,16 @@ def build_parser() -> argparse.ArgumentParser:
     compare.set_defaults(handler=compare_cmd.run, docs_per="file", glob="*")
 
     convert = commands.add_parser(
-        "convert", help="between ubpe 0.3.0 JSON, our format, .tiktoken and HF tokenizer.json",
-        description="Convert a model. Without --to: a .tiktoken or tokenizer.json output name decides, "
-                    "else ubpe 0.3.0 JSON becomes our format and ours becomes ubpe 0.3.0 JSON.",
+        "convert", help="any model file to any format that can hold it (tokenizer.json, .model, GGUF, ...)",
+        description="Convert a model. Without --to: the output's name decides (tokenizer.json, .model, .gguf, "
+                    ".tiktoken), else ubpe 0.3.0 JSON becomes our format and ours becomes ubpe 0.3.0 JSON. "
+                    "A target that cannot hold the model: one line saying why, exit code 2.",
     )
     convert.add_argument("input", help=f"a model file in any format ubpe reads ({', '.join(supported())})")
     convert.add_argument("output")
     convert.add_argument("--to", choices=tuple(supported("write")),
-                         help="ubpe: our format; ubpe030: ubpe 0.3.0 JSON; tiktoken; hf: tokenizer.json (byte-level)")
+                         help="ubpe: our format; ubpe030: ubpe 0.3.0 JSON; hf: tokenizer.json; sentencepiece: .model; "
+                              "gguf: a GGUF vocabulary; tiktoken; minbpe")
     convert.add_argument("--variant", choices=(UNIVERSAL, CLASSIC),
                          help="for ubpe 0.3.0 JSON input (default: guessed from the mapper)")
     convert.add_argument("--pattern", type=_pattern_arg,

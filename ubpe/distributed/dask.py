@@ -267,7 +267,7 @@ def _encode_partition(docs: Iterable[Any], model: _Model, options: dict[str, Any
     tok = model.get()
     with _in_partition(partition):
         if isinstance(tok, UBPEBase):  # one thread per task: Dask already runs tasks in parallel
-            return tok.encode_batch(docs, n_threads=1, **options)
+            return tok.encode_batch(docs, threads=1, **options)
         return [tok.encode(doc, **options) for doc in docs]
 
 
@@ -332,7 +332,7 @@ def _write_partition(docs: Iterable[Any], model: _Model, path: str, column: str,
     tok = model.get()
     with _in_partition(partition):
         if isinstance(tok, UBPEBase) and "rerank" not in options:  # the batch's arrays, no list per document
-            values, offsets = tok.encode_batch_to_numpy(list(docs), n_threads=1, **options).best()
+            values, offsets = tok.encode_batch_to_numpy(list(docs), threads=1, **options).best()
         else:
             encoded = [np.asarray(best_ids(tok, doc, options), dtype=np.int32) for doc in docs]
             offsets = np.zeros(len(encoded) + 1, dtype=np.int64)

@@ -30,7 +30,7 @@ from ubpe_native._combine import top1_documents
 from ubpe_native._ranked import MergeTable
 from ubpe_native._score import part_scores
 
-from ..errors import InvalidParameterError, UnknownSymbolError, UnknownTokenError
+from ..errors import InvalidParameterError, RegexBudgetError, UnknownSymbolError, UnknownTokenError
 from ..vocabulary import ID_DTYPE, Vocabulary
 from ._base import Encoder, EncoderInfo, Encoding, TfidfScorer, check_top_n, flatten_parts
 from .encoding import EncodedBatch
@@ -177,6 +177,8 @@ class RankedEncoder(Encoder):
         well-formed UTF-8 (InvalidParameterError otherwise)."""
         try:
             return self._table.encode_text(data, classes, pattern)
+        except RegexBudgetError:  # a split pattern's match refused: already ours, and says so
+            raise
         except ValueError as exc:
             raise InvalidParameterError(str(exc)) from None
 
@@ -188,6 +190,8 @@ class RankedEncoder(Encoder):
         are left out (no tokens)."""
         try:
             return self._table.encode_texts(data, lengths, classes, pattern, skip)
+        except RegexBudgetError:  # a split pattern's match refused: already ours, and says so
+            raise
         except ValueError as exc:
             raise InvalidParameterError(str(exc)) from None
 

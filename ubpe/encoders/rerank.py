@@ -69,6 +69,11 @@ def mean_frequency_key(frequencies: np.ndarray) -> Key:
 
 
 def fewest_key(tokens: list[int]) -> float:
+    """The key of ``rerank="fewest"``: the fewer the tokens, the higher.
+
+    >>> fewest_key([4, 2]) > fewest_key([4, 0, 1])
+    True
+    """
     return -float(len(tokens))
 
 

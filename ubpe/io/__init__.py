@@ -10,7 +10,9 @@ versioned envelope), ``ubpe030`` (the reference's JSON), ``minbpe``, ``tiktoken`
 (Mistral's JSON), ``hf``
 (``tokenizer.json``; its reader is ``hf_import``), ``clip`` (CLIP's gzip'd merges). Readers import the model family they
 build when they run; the shared file helpers (atomic writes, bounded reads) are
-:mod:`ubpe.files`.
+:mod:`ubpe.files`. The writers of other systems' formats (tokenizer.json, sentencepiece
+``.model``, GGUF) are :mod:`ubpe.io.write`, which also says which format holds which family
+(:func:`ubpe.io.write.why_not`, the table of ``ubpe convert``).
 
 Adding a format is one module (``FORMAT = Format(name, title, detect, read, write)``) and its
 name in :data:`FORMAT_MODULES`.
@@ -58,8 +60,8 @@ FORMATS: dict[str, Format] = {
 def supported(action: str = "read") -> list[str]:
     """Names of the formats ubpe can ``"read"`` or ``"write"``.
 
-    >>> supported("read")[:3], "gguf" in supported("write"), "ubpe" in supported("write")
-    (['gguf', 'sentencepiece', 'ubpe'], False, True)
+    >>> supported("read")[:3], "gguf" in supported("write"), "clip" in supported("write")
+    (['gguf', 'sentencepiece', 'ubpe'], True, False)
     """
     return [row.name for row in FORMATS.values() if (row.read if action == "read" else row.write) is not None]
 
@@ -137,14 +139,26 @@ def load(
     return tokenizer
 
 
-def save(tokenizer: Any, path: str | os.PathLike, format: str = "ubpe") -> None:
-    """Write ``tokenizer`` to ``path`` in ``format`` (default: ours), atomically.
+def save(tokenizer: Any, path: str | os.PathLike, format: str | None = "ubpe") -> None:
+    """Write ``tokenizer`` to ``path`` in ``format`` (``None``: by the file's name, see
+    :func:`ubpe.io.write.format_for`; default: ours), atomically.
 
-    A format that cannot hold the tokenizer raises :class:`InvalidParameterError`."""
+    A format that cannot hold the tokenizer raises :class:`InvalidParameterError` saying why
+    (:func:`ubpe.io.write.why_not`)."""
     check_path(path)
+    if format is None:
+        from .write import format_for
+
+        format = format_for(path, getattr(tokenizer, "variant", ""))
     row = format_of(format)
     if row.write is None:
         raise InvalidParameterError(f"ubpe reads {row.title} files but does not write them")
+    from .write import CannotWrite, why_not
+
+    variant = getattr(tokenizer, "variant", type(tokenizer).__name__)
+    reason = why_not(variant, row.name)
+    if reason is not None:
+        raise CannotWrite(f"a {row.title} file cannot hold a {variant} model: {reason}")
     row.write(tokenizer, path)
 
 

@@ -2,7 +2,8 @@
 
 Only the header and the key-value section are read: a vocabulary-only file and a 40 GB model
 cost the same. The layout, magic, value types and key names are those of the ``gguf`` package
-(llama.cpp's own Python reader); its ``GGUFReader`` is not used because it turns every array
+(llama.cpp's own Python reader), spelled here (`ValueType`, `Keys`) because importing that
+package takes longer than reading a file; its ``GGUFReader`` is not used because it turns every array
 element into a field object and took 9.4 s on llama.cpp's test vocabularies (6 s on Qwen2's
 152k tokens alone) where this reader takes a fraction of a second. Every length is checked
 against the file size, so a truncated or corrupt file is one clear `ModelFormatError`.
@@ -71,13 +72,42 @@ MAX_KV_COUNT = 1 << 20
 MAX_TOKEN_TYPE = 6
 
 
-def _gguf():
-    try:
-        import gguf
-    except ImportError:
-        raise InvalidParameterError(
-            "reading GGUF files needs the `gguf` package: pip install 'ubpe[vocab]'") from None
-    return gguf
+class ValueType:
+    """GGUF's value types (``gguf.GGUFValueType``; the GGUF spec's ``gguf_type``)."""
+
+    UINT8, INT8, UINT16, INT16, UINT32, INT32, FLOAT32, BOOL, STRING, ARRAY, UINT64, INT64, FLOAT64 = range(13)
+
+
+class Keys:
+    """The tokenizer's metadata keys (``gguf.Keys.Tokenizer``, llama.cpp's ``LLM_KV_TOKENIZER_*``).
+
+    The names are the `gguf` package's, spelled here because importing that package costs
+    0.3-2 s (its ``vocab`` module imports mistral-common, pydantic and PIL), more than reading a
+    128k vocabulary; ``tests/spec/test_gguf.py`` checks them against it."""
+
+    MODEL = "tokenizer.ggml.model"
+    PRE = "tokenizer.ggml.pre"
+    LIST = "tokenizer.ggml.tokens"
+    TOKEN_TYPE = "tokenizer.ggml.token_type"
+    SCORES = "tokenizer.ggml.scores"
+    MERGES = "tokenizer.ggml.merges"
+    BOS_ID = "tokenizer.ggml.bos_token_id"
+    EOS_ID = "tokenizer.ggml.eos_token_id"
+    UNK_ID = "tokenizer.ggml.unknown_token_id"
+    SEP_ID = "tokenizer.ggml.seperator_token_id"  # sic, as llama.cpp spells it
+    PAD_ID = "tokenizer.ggml.padding_token_id"
+    ADD_BOS = "tokenizer.ggml.add_bos_token"
+    ADD_EOS = "tokenizer.ggml.add_eos_token"
+    ADD_PREFIX = "tokenizer.ggml.add_space_prefix"
+    REMOVE_EXTRA_WS = "tokenizer.ggml.remove_extra_whitespaces"
+    PRECOMPILED_CHARSMAP = "tokenizer.ggml.precompiled_charsmap"
+
+
+#: the magic as a little-endian uint32 (``gguf.GGUF_MAGIC``)
+MAGIC_NUMBER = 0x46554747
+_SCALAR_FORMATS = {ValueType.UINT8: "<B", ValueType.INT8: "<b", ValueType.UINT16: "<H", ValueType.INT16: "<h",
+                   ValueType.UINT32: "<I", ValueType.INT32: "<i", ValueType.FLOAT32: "<f", ValueType.BOOL: "<?",
+                   ValueType.UINT64: "<Q", ValueType.INT64: "<q", ValueType.FLOAT64: "<d"}
 
 
 class _Cursor:
@@ -144,15 +174,8 @@ def _as_llama_cpp_reads(raw: bytes) -> str:
 
 
 
-def _scalar_formats(gguf) -> dict[int, str]:
-    t = gguf.GGUFValueType
-    return {t.UINT8: "<B", t.INT8: "<b", t.UINT16: "<H", t.INT16: "<h", t.UINT32: "<I",
-            t.INT32: "<i", t.FLOAT32: "<f", t.BOOL: "<?", t.UINT64: "<Q", t.INT64: "<q",
-            t.FLOAT64: "<d"}
-
-
-def _read_value(cursor: _Cursor, value_type: int, gguf, formats: dict[int, str]) -> Any:
-    types = gguf.GGUFValueType
+def _read_value(cursor: _Cursor, value_type: int) -> Any:
+    types, formats = ValueType, _SCALAR_FORMATS
     if value_type == types.STRING:
         return cursor.string()
     if value_type in formats:
@@ -180,8 +203,6 @@ def read_metadata(path: str | os.PathLike) -> dict[str, Any]:
 
     Raises `ModelFormatError` if the file is not GGUF, of an unsupported version, or truncated.
     """
-    gguf = _gguf()
-    formats = _scalar_formats(gguf)
     where = str(path)
     try:
         with open(path, "rb") as f:
@@ -191,15 +212,15 @@ def read_metadata(path: str | os.PathLike) -> dict[str, Any]:
             with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
                 cursor = _Cursor(data, where)
                 try:
-                    return _read_kv(cursor, gguf, formats)
+                    return _read_kv(cursor)
                 finally:
                     cursor.data = b""  # release the map's exported buffer before it closes
     except OSError as exc:
         raise ModelFormatError(f"{where}: cannot read: {exc}") from None
 
 
-def _read_kv(cursor: _Cursor, gguf, formats: dict[int, str]) -> dict[str, Any]:
-    if struct.unpack("<I", cursor.take(4))[0] != gguf.GGUF_MAGIC:
+def _read_kv(cursor: _Cursor) -> dict[str, Any]:
+    if struct.unpack("<I", cursor.take(4))[0] != MAGIC_NUMBER:
         raise ModelFormatError(f"{cursor.where}: not a GGUF file (bad magic)")
     version = cursor.unpack("<I")
     if version not in SUPPORTED_VERSIONS:
@@ -217,7 +238,7 @@ def _read_kv(cursor: _Cursor, gguf, formats: dict[int, str]) -> dict[str, Any]:
         if key in metadata:
             raise ModelFormatError(f"{cursor.where}: the metadata key {key[:80]!r} is given twice")
         value_type = cursor.unpack("<I")
-        metadata[key] = _read_value(cursor, value_type, gguf, formats)
+        metadata[key] = _read_value(cursor, value_type)
     return metadata
 
 
@@ -230,7 +251,7 @@ def read(path: str | os.PathLike):
 
 def from_metadata(metadata: dict[str, Any], *, where: str = "<gguf>"):
     """The tokenizer described by GGUF metadata (as `read_metadata` returns it)."""
-    keys = _gguf().Keys.Tokenizer
+    keys = Keys
     model = metadata.get(keys.MODEL)
     if model is None:
         raise ModelFormatError(f"{where}: the GGUF file holds no tokenizer ({keys.MODEL} missing)")
@@ -310,7 +331,7 @@ def _bert(metadata: dict[str, Any], tokens: list[str], token_types: np.ndarray |
     the file has none (lowercase; strip accents as lowercase)."""
     from ..models.wordpiece import WordPiece
 
-    keys = _gguf().Keys.Tokenizer
+    keys = Keys
     specials = {**specials, "sep": _token_id(metadata, keys.SEP_ID, len(tokens), where)}
     lowercase = bool(metadata.get("tokenizer.ggml.normalizer.lowercase", True))
     strip_accents = bool(metadata.get("tokenizer.ggml.normalizer.strip_accents", lowercase))
@@ -377,4 +398,11 @@ def detect(head: bytes) -> bool:
     return head[:4] == MAGIC
 
 
-FORMAT = Format("gguf", "llama.cpp GGUF vocabulary", detect, read, None)
+def write(tokenizer: Any, path: str | os.PathLike) -> None:
+    """Write ``tokenizer`` as a vocabulary-only GGUF file (:mod:`ubpe.io.write.gguf`)."""
+    from .write.gguf import write as write_gguf
+
+    write_gguf(tokenizer, path)
+
+
+FORMAT = Format("gguf", "llama.cpp GGUF vocabulary", detect, read, write)

@@ -24,16 +24,13 @@ Pre-tokenization is a ``Split`` with the same regex (HF runs it in Oniguruma, we
 
 from __future__ import annotations
 
-import json
 import os
 import re
-from collections.abc import Mapping
 from typing import Any
 
-from ..errors import InvalidParameterError, NotFittedError
-from ..files import write_atomically
-from ..text.byte_chars import byte_string
 from .format import Format
+from .write.hf import merges_from_ranks, write  # noqa: F401  (merges_from_ranks: the example above)
+from .write.hf import tokenizer_json as document
 
 # keys only HF's tokenizer.json has at its top level
 _HF_KEYS = re.compile(rb'"(added_tokens|pre_tokenizer|post_processor|truncation)"\s*:')
@@ -43,28 +40,9 @@ N_BYTES = 256
 
 
 
-def merges_from_ranks(mergeable_ranks: Mapping[bytes, int]) -> list[tuple[str, str, int]]:
-    """HF merges ``(left, right, rank)`` that make HF's BPE merge exactly as tiktoken does.
-
-    tiktoken merges two adjacent pieces whenever their concatenation is a token, at that
-    token's rank; HF merges only listed pairs. Listing, for every token, each split into two
-    tokens at the token's rank reproduces tiktoken's choice at every step. Sorted by rank, then
-    by the ranks of the halves (as ``transformers``' tiktoken converter does).
-    """
-    merges: list[tuple[int, int, int, bytes, bytes]] = []
-    for piece, rank in mergeable_ranks.items():
-        for cut in range(1, len(piece)):
-            left, right = piece[:cut], piece[cut:]
-            if left in mergeable_ranks and right in mergeable_ranks:
-                merges.append((rank, mergeable_ranks[left], mergeable_ranks[right], left, right))
-    merges.sort()
-    return [(byte_string(left), byte_string(right), rank) for rank, _, _, left, right in merges]
-
-
 def tokenizer_json(tokenizer: Any) -> dict[str, Any]:
-    """The ``tokenizer.json`` document of a fitted :class:`~ubpe.models.bytelevel.ByteLevelBPE`.
-
-    Ids are the tokenizer's own (its tiktoken ranks); special tokens become HF added tokens.
+    """The ``tokenizer.json`` document of ``tokenizer``: :func:`ubpe.io.write.hf.tokenizer_json`
+    (byte-level models go through :func:`ranks_json`).
 
     >>> from ubpe import ByteLevelBPE
     >>> tok = ByteLevelBPE().fit(["low lower lowest"] * 3, n_tokens=260, pattern="gpt2", quiet=True)
@@ -72,56 +50,7 @@ def tokenizer_json(tokenizer: Any) -> dict[str, Any]:
     >>> doc["model"]["type"], len(doc["model"]["vocab"]), doc["model"]["merges"][0]
     ('BPE', 260, ['o', 'w'])
     """
-    if getattr(tokenizer, "variant", None) != "bytelevel":
-        raise InvalidParameterError(
-            f"tokenizer.json export needs a byte-level tokenizer (ByteLevelBPE), not {type(tokenizer).__name__}"
-        )
-    if tokenizer.vocabulary is None:
-        raise NotFittedError("the tokenizer has no vocabulary yet: fit or load one first")
-    ranks = tokenizer.mergeable_ranks()
-    vocab = {byte_string(piece): rank for piece, rank in sorted(ranks.items(), key=lambda item: item[1])}
-    added_tokens = [
-        {
-            "id": token,
-            "content": text,
-            "single_word": False,
-            "lstrip": False,
-            "rstrip": False,
-            "normalized": False,
-            "special": True,
-        }
-        for text, token in sorted(tokenizer.special_tokens.items(), key=lambda item: item[1])
-    ]
-    byte_level = {"add_prefix_space": False, "trim_offsets": True, "use_regex": False}
-    return {
-        "version": "1.0",
-        "truncation": None,
-        "padding": None,
-        "added_tokens": added_tokens,
-        "normalizer": None,
-        "pre_tokenizer": {
-            "type": "Sequence",
-            "pretokenizers": [
-                {"type": "Split", "pattern": {"Regex": tokenizer.pattern}, "behavior": "Isolated", "invert": False},
-                {"type": "ByteLevel", **byte_level},
-            ],
-        },
-        "post_processor": None,
-        "decoder": {"type": "ByteLevel", **byte_level},
-        "model": {
-            "type": "BPE",
-            "dropout": None,
-            "unk_token": None,
-            "continuing_subword_prefix": None,
-            "end_of_word_suffix": None,
-            "fuse_unk": False,
-            "byte_fallback": False,
-            # tiktoken emits a piece that is itself a token whole, without merging
-            "ignore_merges": True,
-            "vocab": vocab,
-            "merges": [[left, right] for left, right, _ in merges_from_ranks(ranks)],
-        },
-    }
+    return document(tokenizer)
 
 
 def save_tokenizer_json(tokenizer: Any, path: str | os.PathLike) -> None:
@@ -129,7 +58,7 @@ def save_tokenizer_json(tokenizer: Any, path: str | os.PathLike) -> None:
 
     The file loads with ``tokenizers.Tokenizer.from_file(path)``.
     """
-    write_atomically(path, json.dumps(tokenizer_json(tokenizer), ensure_ascii=False, indent=1))
+    write(tokenizer, path)
 
 
 def detect(head: bytes) -> bool:

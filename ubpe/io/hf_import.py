@@ -20,7 +20,11 @@ The components are turned into :mod:`ubpe.text.hf_pipeline` steps and the model 
   sequence), ``RobertaProcessing``, ``BertProcessing``, ``ByteLevel``, ``Sequence``;
 * ``added_tokens`` with ``special``, ``normalized``, ``lstrip``, ``rstrip``, ``single_word``.
 
-Anything else (Unigram or WordLevel models, ``Precompiled`` normalizers, ...) is a :class:`ModelFormatError` naming the component and what is supported.
+``Unigram`` models (``vocab`` as ``[piece, score]``, ``unk_id``, ``byte_fallback``) and ``WordLevel``
+models (``vocab``, ``unk_token``) are read as compositions, :class:`~ubpe.models.composed.ComposedTokenizer`
+over :class:`~ubpe.models.unigram.UnigramModel` or :class:`~ubpe.models.wordlevel.WordLevelModel`, with
+the normalizers ``Precompiled`` and ``StripAccents`` too. Anything else is a :class:`ModelFormatError`
+naming the component and what is supported.
 ``truncation`` and ``padding`` (batch shaping) are not applied.
 
 >>> import json
@@ -30,14 +34,16 @@ Anything else (Unigram or WordLevel models, ``Precompiled`` normalizers, ...) is
 >>> tok = from_json(json.dumps(doc))
 >>> tok.encode("abba"), tok.decode([2, 1])
 ([2, 1, 0], 'abb')
->>> from_json(json.dumps({**doc, "model": {"type": "WordLevel", "vocab": {}}}))
+>>> from_json(json.dumps({**doc, "model": {"type": "Foo", "vocab": {}}}))
 Traceback (most recent call last):
 ...
-ubpe.errors.ModelFormatError: <tokenizer.json>: model type 'WordLevel' is not supported; ubpe reads BPE and WordPiece models
+ubpe.errors.ModelFormatError: <tokenizer.json>: model type 'Foo' is not supported; ubpe reads BPE, WordPiece, Unigram and WordLevel models
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import collections
 import dataclasses
 import functools
@@ -47,17 +53,20 @@ from typing import TYPE_CHECKING, Any
 import regex
 
 from ..models.hf import HFByteLevelBPE, HFCharBPE, HFEndOfWordBPE, HFPipeline
+from ..text.byte_chars import BYTE_TO_CHAR
 from ..text.patterns import compile_regex
 if TYPE_CHECKING:
+    from ..models.composed import ComposedTokenizer
     from ..models.wordpiece import HFWordPiece
 from ..text.hf_pipeline import BEHAVIORS, AddedToken, AddedTokens, PreTokenizer, normalize
 from ..text.normalizers import BertNormalizer
+from ..text.precompiled import Precompiled
 from ..errors import ModelFormatError
 from ..models.ranked_bpe import split_merge_lines
 from ..files import check_depth, gc_paused, parse_json, read_text
 
 NORMALIZERS = ("Sequence", "NFC", "NFD", "NFKC", "NFKD", "Lowercase", "Prepend", "Replace", "Strip",
-               "BertNormalizer")
+               "BertNormalizer", "Precompiled", "StripAccents")
 PRE_TOKENIZERS = ("Sequence", "ByteLevel", "Split", "Metaspace", "Digits", "Punctuation", "Whitespace",
                   "WhitespaceSplit", "BertPreTokenizer")
 DECODERS = ("Sequence", "ByteLevel", "Replace", "ByteFallback", "Fuse", "Strip", "Metaspace", "WordPiece")
@@ -71,19 +80,24 @@ MAX_TOKENS = 1 << 24
 WALKED_COMPONENTS = ("normalizer", "pre_tokenizer", "post_processor", "decoder")
 
 
-def read(path: str | os.PathLike) -> HFByteLevelBPE | HFCharBPE:
+def read(path: str | os.PathLike) -> HFByteLevelBPE | HFCharBPE | ComposedTokenizer:
     """The tokenizer of an HF ``tokenizer.json`` file (see the module docstring)."""
     with gc_paused():
         return from_json(read_text(path, "an HF tokenizer.json"), where=str(path))
 
 
-def from_json(text: str, where: str = "<tokenizer.json>") -> HFByteLevelBPE | HFCharBPE:
+def from_json(text: str, where: str = "<tokenizer.json>") -> HFByteLevelBPE | HFCharBPE | ComposedTokenizer:
     """The tokenizer of a ``tokenizer.json`` document's text."""
     doc = parse_json(text, where)
     if not isinstance(doc, dict) or not isinstance(doc.get("model"), dict):
         raise ModelFormatError(f"{where}: not an HF tokenizer.json (no `model` object)")
     for component in WALKED_COMPONENTS:  # the reader recurses into these (Sequence in Sequence...)
         check_depth(doc.get(component), f"{where}: {component}")
+    section = doc["model"].get("ubpe")
+    if isinstance(section, dict):  # written by ubpe (ubpe.io.write.hf): the model it wrote
+        from .write.hf import read_section
+
+        return read_section(section, where)
     return _Reader(where).tokenizer(doc)
 
 
@@ -127,11 +141,27 @@ class _Reader:
             return [("prepend", str(node.get("prepend", "")))]
         if kind == "Replace":
             return [("replace", self.pattern(node.get("pattern"), "Replace normalizer"), str(node.get("content", "")))]
+        if kind == "Precompiled":
+            return [("precompiled", self.precompiled(node.get("precompiled_charsmap")))]
+        if kind == "StripAccents":
+            return [("strip_accents",)]
         if kind == "BertNormalizer":
             strip = node.get("strip_accents")
             return [("bert", BertNormalizer(bool(node.get("clean_text", True)), bool(node.get("handle_chinese_chars", True)),
                                             None if strip is None else bool(strip), bool(node.get("lowercase", True))))]
         return [("strip", bool(node.get("strip_left", True)), bool(node.get("strip_right", True)))]
+
+    def precompiled(self, charsmap: Any) -> Precompiled:
+        """HF's ``Precompiled`` normalizer from its base64 charsmap."""
+        if not isinstance(charsmap, str):
+            raise self.fail(f"the Precompiled normalizer's `precompiled_charsmap` must be a base64 string, "
+                            f"got {charsmap!r:.40}")
+        try:
+            return Precompiled(base64.b64decode(charsmap, validate=True))
+        except (binascii.Error, ValueError):
+            raise self.fail("the Precompiled normalizer's `precompiled_charsmap` is not base64") from None
+        except ModelFormatError as exc:
+            raise self.fail(f"the Precompiled normalizer: {exc}") from None
 
     def pre_tokenizer(self, node: Any) -> list[tuple]:
         if node is None:
@@ -315,13 +345,63 @@ class _Reader:
         prefix, suffix = self.post_processor(doc.get("post_processor"))
         return HFPipeline(added, steps, pre, self.decoder(doc.get("decoder")), prefix, suffix)
 
-    def tokenizer(self, doc: dict) -> HFByteLevelBPE | HFCharBPE | HFEndOfWordBPE | HFWordPiece:
+    def unigram(self, doc: dict, model: dict) -> ComposedTokenizer:
+        """HF's ``Unigram`` model in HF's pipeline: a composition (:mod:`ubpe.models.composed`)."""
+        from ..models.composed import ComposedTokenizer
+        from ..models.unigram import UnigramModel
+
+        vocab = model.get("vocab")
+        if not isinstance(vocab, list) or not all(
+                isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)
+                and isinstance(entry[1], (int, float)) and not isinstance(entry[1], bool) for entry in vocab):
+            raise self.fail("the Unigram model's `vocab` must be a list of [piece, score]")
+        if len(vocab) >= MAX_TOKENS:
+            raise self.fail(f"the Unigram model has {len(vocab)} pieces; up to {MAX_TOKENS - 1} are supported")
+        unk_id = model.get("unk_id")
+        if unk_id is not None and not _is_id(unk_id):
+            raise self.fail(f"the Unigram model's `unk_id` must be a non-negative int or null, got {unk_id!r:.40}")
+        stage = UnigramModel([(piece, score) for piece, score in vocab], unk_id,
+                             bool(model.get("byte_fallback", False)), where=self.where)
+        ids = {piece: i for i, (piece, _) in enumerate(vocab)}  # the last of a piece, as HF's token_to_ids
+        return ComposedTokenizer(stage, self.pipeline(doc, ids), name="tokenizer.json", where=self.where)
+
+    def wordlevel(self, doc: dict, model: dict) -> ComposedTokenizer:
+        """HF's ``WordLevel`` model in HF's pipeline: a composition (:mod:`ubpe.models.composed`)."""
+        from ..models.composed import ComposedTokenizer
+        from ..models.wordlevel import WordLevelModel
+
+        vocab = model.get("vocab")
+        if not isinstance(vocab, dict) or not _ids_by_string(vocab):
+            raise self.fail("the WordLevel model's `vocab` must map token strings to non-negative ids")
+        self.check_ids(vocab)
+        unk = model.get("unk_token", "<unk>")
+        if not isinstance(unk, str):
+            raise self.fail(f"the WordLevel model's `unk_token` must be a string, got {unk!r:.40}")
+        return ComposedTokenizer(WordLevelModel(vocab, unk), self.pipeline(doc, vocab), name="tokenizer.json",
+                                 where=self.where)
+
+    def check_byte_level_fallback(self, vocab: dict[str, int]) -> None:
+        """``byte_fallback`` on a byte-level model: HF writes a byte that is no token as the
+        ``<0xXX>`` tokens of its character's UTF-8 bytes (which then merge) when they all exist;
+        ubpe does not, so such a file is refused (elsewhere the option changes nothing)."""
+        for byte in range(256):
+            char = BYTE_TO_CHAR[byte]
+            if char not in vocab and all(f"<0x{b:02X}>" in vocab for b in char.encode("utf-8")):
+                raise self.fail(f"BPE `byte_fallback` on a byte-level model whose byte 0x{byte:02X} ({char!r}) is no "
+                                "token but has byte tokens is not supported")
+
+    def tokenizer(self, doc: dict) -> HFByteLevelBPE | HFCharBPE | HFEndOfWordBPE | HFWordPiece | ComposedTokenizer:
         model = doc["model"]
         kind = model.get("type", "BPE" if "merges" in model else None)
         if kind == "WordPiece":
             return self.wordpiece(doc, model)
+        if kind == "Unigram":
+            return self.unigram(doc, model)
+        if kind == "WordLevel":
+            return self.wordlevel(doc, model)
         if kind != "BPE":
-            raise self.fail(f"model type {kind!r} is not supported; ubpe reads BPE and WordPiece models")
+            raise self.fail(f"model type {kind!r} is not supported; ubpe reads BPE, WordPiece, Unigram and "
+                            "WordLevel models")
         if model.get("continuing_subword_prefix"):
             raise self.fail(f"BPE `continuing_subword_prefix` ({model['continuing_subword_prefix']!r}) is not "
                             "supported; ubpe reads BPE models without it")
@@ -344,7 +424,9 @@ class _Reader:
             return HFEndOfWordBPE(vocab, merges, pipeline, suffix=word_end, unk=unk, name=common["name"],
                                   where=self.where)
         if pre.byte_level:
-            return HFByteLevelBPE(vocab, merges, pipeline, **common)
+            if model.get("byte_fallback") and word_end is None:
+                self.check_byte_level_fallback(vocab)
+            return HFByteLevelBPE(vocab, merges, pipeline, fuse_unk=bool(model.get("fuse_unk", False)), **common)
         return HFCharBPE(vocab, merges, pipeline, fuse_unk=bool(model.get("fuse_unk", False)),
                          byte_fallback=bool(model.get("byte_fallback", False)), **common)
 

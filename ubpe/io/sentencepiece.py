@@ -18,24 +18,15 @@ from pathlib import Path
 
 from ubpe_native._numpy import np
 
-from ..errors import InvalidParameterError, ModelFormatError
+from ..errors import ModelFormatError
 from .format import Format
+from .write.spm import model_pb2, write
 
 # ModelProto field 1 (pieces), wire type 2 -> tag byte 0x0A; its SentencePiece field 1 too
 _PIECES_TAG = 0x0A
 _MAX_VARINT_BYTES = 10
 
 SUPPORTED_TYPES = ("unigram", "bpe")
-
-
-def _pb2():
-    try:
-        from sentencepiece import sentencepiece_model_pb2
-    except ImportError:
-        raise InvalidParameterError(
-            "reading sentencepiece models needs the `sentencepiece` and `protobuf` packages: "
-            "pip install 'ubpe[vocab]'") from None
-    return sentencepiece_model_pb2
 
 
 # sentencepiece's piece types
@@ -109,7 +100,7 @@ def from_bytes(data: bytes, *, where: str = "<model>"):
     from ..models.sentencepiece import SentencePieceBPE, SentencePieceUnigram
     from ..text.normalizers import Normalizer
 
-    pb2 = _pb2()
+    pb2 = model_pb2()
     proto = pb2.ModelProto()
     try:
         proto.ParseFromString(data)
@@ -192,4 +183,4 @@ def detect(head: bytes) -> bool:
     return True
 
 
-FORMAT = Format("sentencepiece", "sentencepiece .model", detect, read, None)
+FORMAT = Format("sentencepiece", "sentencepiece .model", detect, read, write)

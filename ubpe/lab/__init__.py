@@ -19,37 +19,19 @@ The tables, statistics and plots need pandas, SciPy and matplotlib: ``pip instal
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Any
 
-#: The libraries the engine needs beyond ubpe's own dependencies (the ``lab`` extra).
-LAB_REQUIREMENTS: tuple[str, ...] = ("pandas", "scipy", "matplotlib")
-
-
-class MissingExtraError(ImportError):
-    """A library an optional part of ubpe needs is not installed; the message names the extra."""
-
-
-def require(modules: tuple[str, ...] = LAB_REQUIREMENTS, extra: str = "lab") -> None:
-    """Raise `MissingExtraError` naming ``pip install 'ubpe[<extra>]'`` when a module is missing.
-
-    >>> require(("json",))
-    >>> require(("no_such_module_xyz",), "midi")
-    Traceback (most recent call last):
-    ...
-    ubpe.lab.MissingExtraError: no_such_module_xyz is not installed: pip install 'ubpe[midi]'
-    """
-    missing = [name for name in modules if importlib.util.find_spec(name) is None]
-    if missing:
-        raise MissingExtraError(f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not "
-                                f"installed: pip install 'ubpe[{extra}]'")
+from ubpe.lab.extras import LAB_REQUIREMENTS, MissingExtraError, require
 
 
 def load_results(folder: str | Path) -> dict[str, Any]:
     """An experiment's results folder as pandas DataFrames (``datasets``, ``documents``,
     ``metrics``, ``comparisons``) and its ``run`` record (run.json), in one call; in a notebook
     each table shows itself.
+
+    A folder that a killed run or a hand left incomplete is an
+    `ubpe.lab.outputs.IncompleteResultsError`.
 
     >>> load_results("no-such-folder")
     Traceback (most recent call last):

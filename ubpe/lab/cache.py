@@ -1,7 +1,9 @@
 """The runner's cache: keys, file names and atomic writes for fitted models and cells.
 
 Fitted tokenizers go to ``<cache>/models/`` (the model JSON plus ``.meta.json`` with the fit
-time), raw per-cell results to ``<cache>/cells/`` (``.npz``). Keys are hashes of everything
+time), raw per-cell results to ``<cache>/cells/`` (``.npz``), each written atomically; an
+entry that cannot be read all the same (a file cut or changed by hand) is removed with a
+`CacheEntryWarning` and computed again (`read_raw`, `read_meta`). Keys are hashes of everything
 that decides a result (`digest`); `code_fingerprint` puts the ubpe code that runs into every
 key, and `RAW_FORMAT` the shape of the cached arrays.
 
@@ -19,6 +21,9 @@ import importlib.machinery
 import io
 import json
 import os
+import warnings
+import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -144,5 +149,52 @@ def save_raw(path: Path, raw: dict[str, np.ndarray]) -> None:
 
 def load_raw(path: Path) -> dict[str, np.ndarray]:
     """The arrays `save_raw` wrote."""
-    with np.load(path) as data:
+    with np.load(path, allow_pickle=False) as data:
         return {key: data[key] for key in data.files}
+
+
+class CacheEntryWarning(UserWarning):
+    """A cache entry could not be read (a run killed while writing it, a full disk, a file
+    changed by hand): it is removed and computed again."""
+
+
+#: What reading a damaged cache file raises (a cut ``.npz`` is a BadZipFile, a cut JSON a
+#: ValueError, a member cut short an EOFError or a zlib error).
+DAMAGED = (OSError, ValueError, EOFError, KeyError, TypeError, zipfile.BadZipFile, zlib.error)
+
+
+def discard(path: Path, error: BaseException) -> None:
+    """Warn that the cache entry ``path`` is unreadable, and remove it (and a model's
+    ``.meta.json``) so that it is computed again."""
+    warnings.warn(f"cache entry {path.name} cannot be read ({type(error).__name__}: {error}); "
+                  "computing it again", CacheEntryWarning, stacklevel=3)
+    for stale in (path, path.with_suffix(".meta.json")):
+        stale.unlink(missing_ok=True)
+
+
+def read_raw(path: Path) -> dict[str, np.ndarray] | None:
+    """The arrays cached at ``path``; None when there are none, or when they cannot be read
+    (then the entry is removed with a `CacheEntryWarning`, to be computed again)."""
+    if not path.exists():
+        return None
+    try:
+        return load_raw(path)
+    except DAMAGED as error:
+        discard(path, error)
+        return None
+
+
+def read_meta(path: Path) -> dict[str, Any] | None:
+    """A fitted model's ``.meta.json`` (fit seconds, final size); None when it is missing or
+    unreadable (then the model is removed with a `CacheEntryWarning`, to be fitted again)."""
+    meta_path = path.with_suffix(".meta.json")
+    if not meta_path.exists():
+        return None
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        if not isinstance(meta, dict) or not isinstance(meta.get("fit_seconds"), (int, float)):
+            raise ValueError("no fit_seconds")
+        return meta
+    except (*DAMAGED, UnicodeDecodeError) as error:
+        discard(path, error)
+        return None

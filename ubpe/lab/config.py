@@ -285,6 +285,8 @@ class ExperimentConfig:
     downstream: DownstreamConfig | None = None
     #: the beam study (`ubpe.lab.beam`); None: not run
     beam: BeamConfig | None = None
+    #: the transformer study (``[transformer]``, `ubpe.lab.lm.TransformerConfig`); None: not run
+    transformer: Any = None
     #: vocabularies from files (``[vocabularies.NAME]``); their cells are in ``encoders``
     vocabularies: tuple[VocabularyConfig, ...] = ()
     #: the folder a dataset's relative ``path`` is taken from (the config file's); not a setting
@@ -496,6 +498,7 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
         stats=stats,
         downstream=_downstream(data.get("downstream")),
         beam=_beam(data.get("beam")),
+        transformer=_transformer(data.get("transformer")),
         vocabularies=vocabularies,
     )
 
@@ -581,6 +584,16 @@ def _beam(table: Any) -> BeamConfig | None:
     numbers = {key: table.get(key, getattr(default, key))
                for key in ("n_candidates", "max_docs", "exact_max_symbols", "exact_max_nodes")}
     return BeamConfig(str(table.get("size", default.size)), widths=widths, **numbers)
+
+
+def _transformer(table: Any):
+    """The ``[transformer]`` table, checked by its own module (`ubpe.lab.lm`)."""
+    from ubpe.lab.lm_config import TransformerConfigError, parse_transformer
+
+    try:
+        return parse_transformer(table, VARIANTS)
+    except TransformerConfigError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _downstream(table: Any) -> DownstreamConfig | None:

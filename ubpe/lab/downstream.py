@@ -52,7 +52,7 @@ from ubpe.lab.baselines import (
     training_subset,
     uniform_bits_per_symbol,
 )
-from ubpe.lab.cache import digest
+from ubpe.lab.cache import digest, read_raw
 from ubpe.lab.config import DownstreamConfig
 from ubpe.lab.grid import CellSpec, FitSpec
 from ubpe.lab.ngram import KneserNeyLM
@@ -97,7 +97,7 @@ def _fraction_key(fraction: float) -> str:
 
 def _tokens(tok, docs: list[Any], encoder: str, options: dict[str, Any]) -> list[np.ndarray]:
     return [np.asarray(encodings[0][0], dtype=np.int64)
-            for encodings in tok.encode_batch(docs, encoder=encoder, top_n=1, n_threads=1, **options)]
+            for encodings in tok.encode_batch(docs, encoder=encoder, top_n=1, threads=1, **options)]
 
 
 def measure_cell(tok, train_docs: list[Any], heldout_docs: list[Any], cell: CellSpec,
@@ -173,9 +173,9 @@ def run_task(task: Task) -> dict[str, dict[str, np.ndarray]]:
     tok = None
     for cell in task.cells:
         path = _path(task, cell)
-        if path.exists():
-            with np.load(path) as data:
-                out[cell.key] = {k: data[k] for k in data.files}
+        found = read_raw(path)  # None when absent, or unreadable (then computed again)
+        if found is not None:
+            out[cell.key] = found
             continue
         if tok is None:
             tok = fitted_tokenizer(Unit(task.fit, task.train_docs, task.heldout_docs, [],

@@ -20,7 +20,9 @@ from ubpe.lab import plots, validity
 from ubpe.lab import stats as S
 from ubpe.lab.answers import _answers, _decisions, _summary
 from ubpe.lab.extras_report import _read, beam_section, downstream_section
+from ubpe.lab.lm_tables import report_section as transformer_section
 from ubpe.lab.formatting import KIND_ORDER, _estimable, _kind_key, _num, _size_key, _table
+from ubpe.lab.outputs import TABLES, IncompleteResultsError, check_complete
 
 __all__ = ["KIND_ORDER", "read_results", "render_report"]
 
@@ -28,16 +30,26 @@ _READ = {"dtype": {"size": str, "encoder": str, "a": str, "b": str}, "keep_defau
 
 
 def read_results(folder: Path) -> dict[str, Any]:
+    """The tables and run.json of a whole results folder (`ubpe.lab.outputs.check_complete`:
+    else an `IncompleteResultsError`)."""
     folder = Path(folder)
-    tables = {name: pd.read_csv(folder / f"{name}.csv", **_READ) if (folder / f"{name}.csv").stat().st_size > 1
-              else pd.DataFrame()
-              for name in ("datasets", "documents", "metrics", "comparisons")}
+    run = check_complete(folder)
+    tables = {name: _read_table(folder / f"{name}.csv") for name in TABLES}
     for name in ("decisions", "meta"):  # results before issue 34 have neither
         path = folder / f"{name}.csv"
-        tables[name] = (pd.read_csv(path, **_READ) if path.exists() and path.stat().st_size > 1
-                        else pd.DataFrame())
-    tables["run"] = json.loads((folder / "run.json").read_text())
+        tables[name] = _read_table(path) if path.exists() else pd.DataFrame()
+    tables["run"] = run
     return tables
+
+
+def _read_table(path: Path) -> pd.DataFrame:
+    if path.stat().st_size <= 1:
+        return pd.DataFrame()
+    try:
+        return pd.read_csv(path, **_READ)
+    except (ValueError, pd.errors.ParserError) as error:
+        raise IncompleteResultsError(f"{path} cannot be read ({str(error).strip().splitlines()[0]}): "
+                                     "run the experiment again") from None
 
 
 # -- formatting ----------------------------------------------------------------------------
@@ -164,11 +176,12 @@ def _units_to_reach(alpha: float, n_tests: int) -> int:
 
 
 def _data(datasets: pd.DataFrame) -> list[str]:
-    rows = []
+    rows, skipped = [], []
     for name, group in datasets.groupby("name", sort=False):
         train = group[group["split"] == "train"].iloc[0]
         held = group[group["split"] == "heldout"].iloc[0]
         settings = {k: v for k, v in json.loads(train["settings"]).items() if k != "max_symbols"}
+        skipped += [f"- `{name}`: skipped `{s['file']}`: {s['error']}" for s in settings.get("skipped_files", [])]
         few = validity.too_few_units(held["n_units"]) if not pd.isna(held.get("n_units")) else False
         rows.append({
             "dataset": name + (" ‡" if few else ""), "kind": train["kind"], "source": train["source"],
@@ -192,7 +205,9 @@ def _data(datasets: pd.DataFrame) -> list[str]:
             f"unit is and why, fixed before the results. ‡: fewer than {validity.MIN_UNITS} "
             "held-out units - shown in every table, left out of rankings and of the summary's "
             "counts.", "",
-            _table(pd.DataFrame(rows)), ""]
+            _table(pd.DataFrame(rows)), "",
+            *(["Files that could not be read, left out of their dataset (`strict = true` in a "
+               "dataset's table stops the run instead):", "", *skipped, ""] if skipped else [])]
 
 
 def _count(row: pd.Series, column: str) -> str:
@@ -413,7 +428,8 @@ def render_report(folder: Path) -> Path:
                   *_decisions(tables["decisions"], tables["meta"]),
                   *_tables(tables["metrics"]),
                   *_answers(comparisons, tables["documents"], run),
-                  *downstream_section(folder, run), *beam_section(folder, run, tables["metrics"]),
+                  *downstream_section(folder, run), *transformer_section(folder, run),
+                  *beam_section(folder, run, tables["metrics"]),
                   *_figures(folder, tables), *_details(tables["metrics"])]
     path = folder / "README.md"
     path.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")

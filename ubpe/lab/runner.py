@@ -22,8 +22,9 @@ exception in a worker is a bug and stops the run at once (`ubpe.lab.units.CellCr
 
 Outputs in ``results/<experiment>/``: ``datasets.csv``, ``documents.csv`` (per held-out
 document and cell), ``metrics.csv`` (per cell), ``comparisons.csv`` (paired tests),
-``run.json`` (settings, versions, commit, machine, timings), then ``README.md`` and the plots
-(`ubpe.lab.report`).
+``run.json`` (settings, versions, commit, machine, timings, the files' SHA-256), written
+into a hidden folder beside it and renamed into place when whole (`ubpe.lab.outputs`), then
+``README.md`` and the plots (`ubpe.lab.report`).
 """
 
 from __future__ import annotations
@@ -41,9 +42,10 @@ from ubpe.lab import provenance, require
 # an error naming the `lab` extra, not an ImportError from deep inside
 require()
 
-from ubpe.lab.cache import CACHE_DIR, cell_path, file_sha256, json_default
+from ubpe.lab.cache import CACHE_DIR, cell_path, file_sha256, json_default, model_path, read_meta, read_raw
 from ubpe.lab.config import NATIVE, REGEX_PRESETS, ConfigError, ExperimentConfig
 from ubpe.lab.grid import SIZE_LEADER, LoadedDataset, plan, takes_seed
+from ubpe.lab.outputs import TABLES, kill_point, outputs_record, staged_folder
 from ubpe.lab.tables import collect, numbers_only, write_csv
 from ubpe.lab.units import Unit, UnitResult, final_size, run_unit
 
@@ -168,10 +170,14 @@ def _compute(grid, cache_dir: Path, jobs: int, force: bool, bar,
     units, cached_cells, queued = [], 0, set()
     for fit, cells, data in grid:
         # a vocabulary from a file has the same cells at every grid setting: computed once
-        pending = [c for c in cells if (force or not cell_path(cache_dir, c).exists()) and c.key not in queued]
+        pending = [c for c in cells if c.key not in queued
+                   and (force or read_raw(cell_path(cache_dir, c)) is None)]  # unreadable: again
         queued.update(c.key for c in pending)
         cached_cells += len(cells) - len(pending)
-        if pending:
+        # a fitted model whose cache entry is gone or unreadable is fitted again even when its
+        # cells are cached: its size (equal-size fits) and fit time come from that entry
+        refit = fit.source_file is None and read_meta(model_path(cache_dir, fit)) is None
+        if pending or refit:
             units.append(Unit(fit, list(data.train.docs), list(data.heldout.docs), pending,
                               cache_dir, force))
     bar.update(cached_cells)
@@ -205,6 +211,8 @@ def run_experiment(config: ExperimentConfig, *, jobs: int | None = None, force: 
     """
     from ubpe.encoders import available_encoders
 
+    if config.transformer is not None:
+        require(("torch",), "lm")  # before the grid's minutes, not after them
     started = time.perf_counter()
     code = provenance.git_state(exclude=["results"])  # the commit that computes, not the one at the end
     cache_dir = Path(cache_dir or CACHE_DIR)
@@ -246,30 +254,34 @@ def run_experiment(config: ExperimentConfig, *, jobs: int | None = None, force: 
               "held no more merges); their sizes are metrics.csv's vocab_size", file=sys.stderr)
     _stage(f"{config.name}: tables and paired statistics of {total:,} cells", progress)
     tables = collect(config, grid, cache_dir, results)
-    out.mkdir(parents=True, exist_ok=True)
     from ubpe.lab.decisions import decide, meta_analysis
 
     tables["decisions"] = decide(tables["documents"], tables["metrics"], config.reference(),
                                  {v.name for v in config.vocabularies},
                                  resamples=config.stats.resamples, seed=config.stats.seed)
     tables["meta"] = meta_analysis(tables["decisions"])
-    for name in ("datasets", "documents", "metrics", "comparisons", "decisions", "meta"):
-        write_csv(tables[name], out / f"{name}.csv")
-    extra_seconds = _extras(config, grid, cache_dir, jobs, out, progress)
-    info = run_info(config, available, tables["failures"], missing, jobs=jobs,
-                    seconds=time.perf_counter() - started, computed=computed,
-                    cached=cached_cells, force=force, dask=scheduler is not None)
-    info["run"]["analysis_seconds"] = extra_seconds
-    info["run"]["cells_total"] = total
-    info["run"]["cells_failed"] = len(tables["failures"])
-    info["caps"] = caps
-    info["config_sha256"] = provenance.config_sha256(info["config"])
-    info["code"] = code_record(results)
-    info["data"] = data_records(datasets)
-    info["git"] = code
-    info["commands"] = commands or {"run": f"ubpe experiment {config.source or config.name}",
-                                    "report": "ubpe experiment report <this folder>"}
-    (out / "run.json").write_text(json.dumps(info, indent=2, default=json_default) + "\n")
+    # written beside `out` and renamed into place when whole (`ubpe.lab.outputs`): a run
+    # killed here leaves the previous results as they were
+    with staged_folder(out) as stage:
+        for name in (*TABLES, "decisions", "meta"):
+            write_csv(tables[name], stage / f"{name}.csv")
+            kill_point(f"{name}.csv")
+        extra_seconds = _extras(config, grid, cache_dir, jobs, stage, progress)
+        info = run_info(config, available, tables["failures"], missing, jobs=jobs,
+                        seconds=time.perf_counter() - started, computed=computed,
+                        cached=cached_cells, force=force, dask=scheduler is not None)
+        info["run"]["analysis_seconds"] = extra_seconds
+        info["run"]["cells_total"] = total
+        info["run"]["cells_failed"] = len(tables["failures"])
+        info["caps"] = caps
+        info["config_sha256"] = provenance.config_sha256(info["config"])
+        info["code"] = code_record(results)
+        info["data"] = data_records(datasets)
+        info["git"] = code
+        info["commands"] = commands or {"run": f"ubpe experiment {config.source or config.name}",
+                                        "report": "ubpe experiment report <this folder>"}
+        info["outputs"] = outputs_record(stage)
+        (stage / "run.json").write_text(json.dumps(info, indent=2, default=json_default) + "\n")
     if render:
         from ubpe.lab.report import render_report
 
@@ -285,8 +297,9 @@ def run_experiment(config: ExperimentConfig, *, jobs: int | None = None, force: 
 def _extras(config: ExperimentConfig, grid, cache_dir: Path, jobs: int, out: Path,
             progress: bool = False) -> dict[str, float]:
     """The analyses after the grid that the config asks for - the language-model proxy
-    (``[downstream]``, `ubpe.lab.downstream`) and the beam study (``[beam]``,
-    `ubpe.lab.beam`) - written beside the tables; their wall-clock seconds."""
+    (``[downstream]``, `ubpe.lab.downstream`), the transformer study (``[transformer]``,
+    `ubpe.lab.lm`) and the beam study (``[beam]``, `ubpe.lab.beam`) - written beside the
+    tables; their wall-clock seconds."""
     seconds: dict[str, float] = {}
     if config.downstream is not None:
         from ubpe.lab.downstream import run_downstream
@@ -298,6 +311,14 @@ def _extras(config: ExperimentConfig, grid, cache_dir: Path, jobs: int, out: Pat
         for name, table in run_downstream(config, grid, cache_dir, jobs, units, progress=progress).items():
             write_csv(table, out / f"{name}.csv")
         seconds["downstream"] = round(time.perf_counter() - started, 1)
+    if config.transformer is not None:
+        from ubpe.lab.lm import run_transformer, write_outputs
+        from ubpe.lab.tables import units_of
+
+        started = time.perf_counter()
+        units = {fit.dataset: units_of(data.heldout) for fit, _, data in grid}
+        write_outputs(config.transformer, run_transformer(config, grid, cache_dir, units), out)
+        seconds["transformer"] = round(time.perf_counter() - started, 1)
     if config.beam is not None:
         from ubpe.lab.beam import run_beam
 

@@ -106,7 +106,7 @@ TABLES: dict[str, dict[str, Check]] = {
     "": {"name": NAME, "description": TEXT, "grid": TABLE, "encoders": TABLE, "statistics": TABLE,
          "comparisons": Check(lambda v: isinstance(v, list), "an array of [[comparisons]] tables"),
          "datasets": Check(lambda v: isinstance(v, dict), "a table of [datasets.NAME] tables"),
-         "downstream": TABLE, "beam": TABLE,
+         "downstream": TABLE, "beam": TABLE, "transformer": TABLE,
          "vocabularies": Check(lambda v: isinstance(v, dict), "a table of [vocabularies.NAME] tables")},
     "grid": {"vocab_sizes": list_of(SIZE), "n_candidates": list_of(integer(1)), "top_n": integer(1),
              "seeds": list_of(integer(0)), "equal_size": BOOL,

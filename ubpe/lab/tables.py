@@ -18,7 +18,7 @@ import pandas as pd
 
 from ubpe.lab import metrics as M
 from ubpe.lab import stats as S
-from ubpe.lab.cache import cell_path, json_default, load_raw, model_path
+from ubpe.lab.cache import cell_path, json_default, model_path, read_meta, read_raw
 from ubpe.lab.config import ExperimentConfig
 from ubpe.lab.grid import CellSpec, Grid
 
@@ -45,14 +45,12 @@ def collect(config: ExperimentConfig, grid: Grid, cache_dir: Path, results: dict
     fit_seconds: dict[str, float | None] = {}
     for fit, cells, _ in grid:
         result = results.get(fit.key)
-        meta = model_path(cache_dir, fit).with_suffix(".meta.json")
         fit_seconds[fit.key] = (result.fit_seconds if result and result.fit_seconds is not None
-                                else json.loads(meta.read_text())["fit_seconds"]
-                                if meta.exists() else None)
+                                else (read_meta(model_path(cache_dir, fit)) or {}).get("fit_seconds"))
         for cell in cells:
-            path = cell_path(cache_dir, cell)
-            if path.exists():
-                raw[cell.key] = load_raw(path)
+            found = read_raw(cell_path(cache_dir, cell))
+            if found is not None:
+                raw[cell.key] = found
             else:
                 message = (result.errors.get(cell.key) or result.errors.get("fit")
                            if result else None) or "not computed"

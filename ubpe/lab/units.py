@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ubpe.lab import metrics as M
-from ubpe.lab.cache import cell_path, model_path, save_raw, write_atomically
+from ubpe.lab.cache import DAMAGED, cell_path, discard, model_path, read_meta, save_raw, write_atomically
 from ubpe.lab.config import NATIVE
 from ubpe.lab.grid import VARIANT_CLASSES, CellSpec, FitSpec, supports_nbest
 from ubpe.errors import VocabularySizeWarning
@@ -78,9 +78,10 @@ def fitted_tokenizer(unit: Unit, result: UnitResult):
     cls = getattr(ubpe, VARIANT_CLASSES[unit.fit.variant])
     path = model_path(unit.cache_dir, unit.fit)
     meta_path = path.with_suffix(".meta.json")
-    if path.exists() and meta_path.exists() and not unit.force:
-        tok = cls.load(path)
-        result.fit_seconds = json.loads(meta_path.read_text())["fit_seconds"]
+    tok = cached_model(cls, path) if not unit.force else None
+    if tok is not None:
+        result.fit_seconds = tok[1]["fit_seconds"]
+        tok = tok[0]
     else:
         # equal-size comparisons: fit to the size the classic vocabulary ended with (a universal
         # fit ends at its n_tokens: its rearrangement trims only a round's overshoot)
@@ -105,6 +106,21 @@ def fitted_tokenizer(unit: Unit, result: UnitResult):
     return tok
 
 
+def cached_model(cls, path: Path):
+    """``(tokenizer, meta)`` from the model cache; None when it is not there or cannot be read
+    (then it is removed with a `ubpe.lab.cache.CacheEntryWarning`, to be fitted again)."""
+    from ubpe.errors import UBPEError
+
+    meta = read_meta(path)
+    if meta is None or not path.exists():
+        return None
+    try:
+        return cls.load(path), meta
+    except (UBPEError, *DAMAGED) as error:
+        discard(path, error)
+        return None
+
+
 def piece_lengths(vocabulary) -> np.ndarray:
     """Symbols per token id (1 for the alphabet)."""
     lengths = np.ones(len(vocabulary), dtype=np.int64)
@@ -121,7 +137,7 @@ def encode_cell(tok, docs: Sequence[Any], cell: CellSpec) -> dict[str, np.ndarra
         return encode_loaded(tok, docs, cell.encoder, options)
     vocabulary = tok.vocabulary
     started = time.perf_counter()
-    best = tok.encode_batch(docs, encoder=cell.encoder, top_n=1, n_threads=1, **options)
+    best = tok.encode_batch(docs, encoder=cell.encoder, top_n=1, threads=1, **options)
     seconds = time.perf_counter() - started
     tokens = [encodings[0][0] for encodings in best]
     lengths = piece_lengths(vocabulary)
@@ -130,7 +146,7 @@ def encode_cell(tok, docs: Sequence[Any], cell: CellSpec) -> dict[str, np.ndarra
     scores = np.full((len(docs), n_best), np.nan)
     if n_best > 1:
         for d, encodings in enumerate(tok.encode_batch(docs, encoder=cell.encoder, top_n=n_best,
-                                                       n_threads=1, **options)):
+                                                       threads=1, **options)):
             values = [score for _, score in encodings[:n_best]]
             scores[d, : len(values)] = values
     else:
@@ -225,10 +241,8 @@ def encode_loaded(tok, docs: Sequence[str], encoder: str, options: dict[str, Any
 
 def final_size(cache_dir: Path, fit: FitSpec) -> int | None:
     """The vocabulary size a cached fit ended with (None when it is not cached)."""
-    meta_path = model_path(cache_dir, fit).with_suffix(".meta.json")
-    if not meta_path.exists():
-        return None
-    return json.loads(meta_path.read_text()).get("vocab_size")
+    meta = read_meta(model_path(cache_dir, fit))
+    return meta.get("vocab_size") if meta else None
 
 
 def run_unit(unit: Unit) -> UnitResult:

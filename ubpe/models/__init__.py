@@ -18,6 +18,10 @@
 * ``tekken`` - Mistral's tekken files: byte-level BPE behind a block of special tokens;
 * ``clip`` - CLIP's merges (open_clip's ``SimpleTokenizer``): ``</w>``-marked BPE over bytes;
 * ``hf`` - Hugging Face ``tokenizer.json`` BPE models (byte-level and character-level);
+* ``composed`` - a tokenizer as a composition of stages, HF's way (:class:`ComposedTokenizer`:
+  normalizer + pre-tokenizer + model + decoder + post-processor), over a model stage such as
+  ``unigram``'s HF ``Unigram`` (:class:`UnigramModel`) or ``wordlevel``'s HF ``WordLevel``
+  (:class:`WordLevelModel`); a new family is a model-stage module;
 * ``chunks`` - how a batch of documents is cut into chunks for the byte-level kernels;
 * ``split_batch`` - a batch through a UBPE tokenizer's split pipeline and one encoder, on threads.
 
@@ -44,6 +48,9 @@ if TYPE_CHECKING:
     from .sentencepiece import SentencePieceBPE, SentencePieceUnigram
     from .tekken import TekkenBPE
     from .clip import CLIPBPE
+    from .composed import ComposedTokenizer
+    from .unigram import UnigramModel
+    from .wordlevel import WordLevelModel
     from .base import Tokenizer
     from .ubpe import UBPE, UBPEBase, UBPEClassic
 
@@ -61,6 +68,9 @@ _LAZY = {
     "Gemma4BPE": ".gemma4",
     "TekkenBPE": ".tekken",
     "CLIPBPE": ".clip",
+    "ComposedTokenizer": ".composed",
+    "UnigramModel": ".unigram",
+    "WordLevelModel": ".wordlevel",
 }
 
 __getattr__, __dir__ = lazy_attributes(__name__, _LAZY, globals())

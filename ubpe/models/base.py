@@ -19,7 +19,9 @@ ubpe encoder on its vocabulary); ``decode_bytes`` or ``decode``; ``pieces``, ``p
 ``describe`` and ``inventory``. The base gives the rest once: :meth:`encoder` (built once per
 name and options; a seeded one anew each call, so that the seed repeats), :meth:`encode_with`,
 :meth:`encode_batch_with`, :meth:`encode_batch_to_numpy` (over the hook ``_flat_batch``),
-:meth:`decode`, :meth:`decode_batch`, :meth:`n_symbols`, :meth:`covers`, and the file methods (``save``, ``load``, ``to_json``, ``from_json``), which
+:meth:`decode`, :meth:`decode_batch`, :meth:`n_symbols`, :meth:`covers`, the vocabulary under the
+peers' names (:meth:`id_to_piece`, :attr:`vocab_size`, :meth:`get_vocab`, :meth:`token_to_id`,
+:meth:`id_to_token`), and the file methods (``save``, ``load``, ``to_json``, ``from_json``), which
 reach :mod:`ubpe.io` through :func:`ubpe._hooks.file_formats` (the formats sit above the models).
 
 >>> from ubpe import UBPE, ByteLevelBPE
@@ -36,7 +38,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .._hooks import file_formats
-from ..errors import InvalidParameterError, NotFittedError
+from ..errors import InvalidParameterError, NotFittedError, UnknownTokenError
 
 if TYPE_CHECKING:  # (numpy and the kernels load when a batch first needs them: `import ubpe` stays light)
     import numpy as np
@@ -101,6 +103,42 @@ class Tokenizer:
 
     def inventory(self) -> Inventory:
         raise NotImplementedError
+
+    # -- the vocabulary, under the names the peers give it ------------------------------------
+
+    def id_to_piece(self, token: int) -> Any:
+        """``token``'s piece in the model's own spelling (sentencepiece's name): here what it
+        stands for (:meth:`pieces`); imported models spell it as their file does (``Ġworld``,
+        ``▁the``). :class:`~ubpe.errors.UnknownTokenError` for an id outside the vocabulary."""
+        return self.pieces([token])[0]
+
+    @property
+    def vocab_size(self) -> int:
+        """:attr:`n_vocab`, under ``transformers``' name."""
+        return self.n_vocab
+
+    def get_vocab(self) -> dict[Any, int]:
+        """Every id by its piece (:meth:`id_to_piece`), as HF's ``get_vocab``; of ids with one
+        piece, the lowest; a piece of non-text symbols (a list) as a tuple."""
+        vocab: dict[Any, int] = {}
+        for token in range(self.n_vocab):
+            piece = self.id_to_piece(token)
+            vocab.setdefault(tuple(piece) if isinstance(piece, list) else piece, token)
+        return vocab
+
+    def token_to_id(self, token: Any) -> int | None:
+        """HF's ``token_to_id``: :meth:`piece_to_id`, or None where no id has that piece."""
+        try:
+            return self.piece_to_id(token)
+        except UnknownTokenError:
+            return None
+
+    def id_to_token(self, token: int) -> Any | None:
+        """HF's ``id_to_token``: :meth:`id_to_piece`, or None for an id outside the vocabulary."""
+        try:
+            return self.id_to_piece(token)
+        except UnknownTokenError:
+            return None
 
     # -- encoding -------------------------------------------------------------------------
 
@@ -250,11 +288,18 @@ class Tokenizer:
         """A tokenizer from :meth:`to_json`'s text (it must hold this class's variant)."""
         return file_formats().format_module("ours").from_json(text, what=what, variant=cls.variant)
 
-    def save(self, path: str | os.PathLike) -> None:
-        """Write the tokenizer to ``path`` atomically, in our format (a crash leaves the old
-        file or the new)."""
-        self._check_savable()
-        file_formats().save(self, path)
+    def save(self, path: str | os.PathLike, format: str | None = None) -> None:
+        """Write the tokenizer to ``path`` atomically (a crash leaves the old file or the new)
+        in ``format`` (``"hf"``, ``"sentencepiece"``, ``"gguf"``, ``"tiktoken"``, ``"ubpe"``...);
+        without one, by the file's name: ``tokenizer.json``, ``.model``, ``.gguf``,
+        ``.tiktoken``, else our format. A format that cannot hold this family raises
+        :class:`InvalidParameterError` saying why (the table: :func:`ubpe.io.write.why_not`)."""
+        io = file_formats()
+        if format is None:
+            format = io.format_module("write").format_for(path, self.variant)
+        if format == "ubpe":
+            self._check_savable()
+        io.save(self, path, format)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Tokenizer:

@@ -50,6 +50,7 @@ from ..text.patterns import (
 )
 from .chunks import CUTTABLE_PATTERNS, FlatIds, cuttable_unless, docs_matching, encode_chunk, flat_ids, id_lists, run_flat_chunks, text_lengths
 from .imported import batch_workers
+from ..threads import threads_argument
 from ..text.scanner import pretokenize
 from ..text.specials import SpecialTokens, special_regex
 from .._hooks import file_formats
@@ -288,8 +289,8 @@ class ByteLevelBPE(Tokenizer):
         disallowed_special: Literal["all"] | Collection[str] = "all",
     ) -> list[list[int]]:
         """:meth:`encode` of every text (tiktoken's ``encode_batch``), on ``threads`` threads
-        (``num_threads``, tiktoken's name, also works; default: ``UBPE_NUM_THREADS``, else one
-        per core). With a preset pattern each chunk of texts is split and merged in one kernel
+        (``num_threads``, tiktoken's name, is deprecated; default: ``UBPE_NUM_THREADS``, else
+        one per core). With a preset pattern each chunk of texts is split and merged in one kernel
         call without the GIL (:mod:`ubpe.models.chunks`); texts holding special tokens or lone
         surrogates go through :meth:`encode`. Same ids as one by one.
 
@@ -322,7 +323,7 @@ class ByteLevelBPE(Tokenizer):
             tokens, offsets = encoder.encode_text_batch(data, lengths, code_point_classes(), native, skip)
             return self._ids(tokens), offsets, skip
 
-        workers = batch_workers(threads if threads is not None else num_threads)
+        workers = batch_workers(threads_argument(threads, num_threads=num_threads))
         try:
             lengths = text_lengths(docs)
         except TypeError:  # a text that is no str: encode says so

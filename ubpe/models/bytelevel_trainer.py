@@ -28,7 +28,7 @@ from ..fit import corpus_parts, fit_vocabulary
 from ..splitting import SplitBatch
 from ..vocabulary import ID_DTYPE, Vocabulary
 from ..text.patterns import resolve_pattern, without_surrogates
-from ..text.scanner import native_bounds
+from ..text.scanner import native_bounds, whole_matches
 from ..text.specials import MAX_RANK, special_regex
 
 N_BYTES = 256
@@ -95,7 +95,8 @@ def split_texts(
 def split_corpus(texts: list[str], pattern: str, cut_specials: regex.Pattern | None) -> SplitBatch:
     """Every text's pre-tokenized pieces as the parts of one document, in UTF-8 bytes; special
     tokens are cut out first. Presets are split by the kernel's scanner (as in
-    :mod:`~ubpe.text.scanner`), other patterns by ``regex.findall``; all bytes are
+    :mod:`~ubpe.text.scanner`), other patterns by the `regex` module (whole matches, as
+    ``scanner.whole_matches`` finds them); all bytes are
     joined once at the end, which keeps many short texts cheap."""
     chunks: list[bytes] = []
     piece_lengths: list[int] = []
@@ -114,7 +115,7 @@ def split_corpus(texts: list[str], pattern: str, cut_specials: regex.Pattern | N
                 chunks.append(data)
                 lengths = np.diff(bounds).tolist()
             else:
-                encoded = [piece.encode("utf-8") for piece in splitter.findall(segment)]
+                encoded = [piece.encode("utf-8") for piece in whole_matches(splitter, segment)]
                 chunks.extend(encoded)
                 lengths = list(map(len, encoded))
             piece_lengths.extend(lengths)

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ubpe_native._merges import PairMerges, pack_units
+from ubpe_native._merges import DROPPED, PairMerges, pack_units
 
 from ..errors import InvalidParameterError, ModelFormatError
 from ..text.byte_chars import BYTE_TO_CHAR, CHAR_TO_BYTE, N_BYTES
@@ -89,8 +89,9 @@ class EndOfWordBPE:
 
     def _setup_merges(self, rules: np.ndarray, unit_ids: Sequence[int | None], unknown: int | None) -> None:
         """``rules``: rows ``(left, right, result, rank)`` (one per pair); ``unit_ids[u]``: the
-        token of unit ``u``, ``None`` if none (it becomes ``unknown``, or nothing, and merges
-        with nothing)."""
+        token of unit ``u``, ``None`` if none: as HF's ``merge_word`` has it, the native
+        encoding takes it for ``unknown`` (which merges as a token), or drops it before merging
+        (ubpe's encoders see a unit of its own that stands for ``unknown`` or nothing)."""
         n = len(self.texts)
         missing = [u for u, token in enumerate(unit_ids) if token is None]
         ids = list(unit_ids)
@@ -104,7 +105,8 @@ class EndOfWordBPE:
             n, rules[:, 0].astype(_I32), rules[:, 1].astype(_I32), rules[:, 2].astype(_I32),
             np.ascontiguousarray(rules[:, 3], dtype=np.int64),
             np.arange(len(missing) + 1, dtype=np.int64) * len(expansion), np.asarray(expansion * len(missing), _I32),
-            pack_units([_unit_char(u).encode("utf-8") for u in range(N_UNITS)]), np.asarray(ids, _I32),
+            pack_units([_unit_char(u).encode("utf-8") for u in range(N_UNITS)]),
+            np.asarray([(DROPPED if unknown is None else unknown) if token is None else token for token in unit_ids], _I32),
             np.full(N_BYTES, -1, _I32), True, b"", np.zeros(1, np.int64), np.zeros(0, _I32))
 
     def _merge_words(self, words: list[bytes]) -> list[int]:

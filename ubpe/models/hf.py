@@ -28,7 +28,6 @@ would split it: `HFCharBPE` and its C pipeline into a module of its own beside t
 from __future__ import annotations
 
 import functools
-import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,18 +35,19 @@ from typing import Any
 import numpy as np
 import regex
 
-from ubpe_native._merges import PairMerges, pack_units
+from ubpe_native._merges import DROPPED, FUSED, PairMerges, pack_units
 from ubpe_native._spm import SpmBPE, SpmNormalizer
 from ubpe_native._spm_pipeline import SpmPipeline
 
 from ..errors import ModelFormatError
 from ..vocabulary import ID_DTYPE
-from .chunks import FlatIds, cuttable_unless, docs_matching, text_lengths
+from .chunks import cuttable_unless, docs_matching, text_lengths
 from ..text.hf_pipeline import BYTE_LEVEL_REGEX, AddedTokens, PreTokenizer, chars_bytes, decode_tokens
 from .clip import EndOfWordBPE, unit_texts
 from .ranked_bpe import BYTE_TO_CHAR, CHAR_TO_BYTE, ImportedBPE, Scan, byte_level_raw, whole_words
-from .imported import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, ImportedTokenizer, check_doc
+from .imported import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, BatchRuns, ImportedTokenizer, check_doc
 from ..text.patterns import NATIVE_PATTERNS, PATTERNS, native_pattern_id
+from ..text.unicode import normalize as unicode_normalize
 from .sentencepiece import SPACE, CharModel, blob_offsets
 
 QWEN2_REGEX = PATTERNS["llama3"].replace(r"\p{N}{1,3}", r"\p{N}")
@@ -196,7 +196,7 @@ class HFPipelineMixin:
         text = raw
         steps = self.pipeline.normalizer
         if steps:  # one Unicode normalization (Qwen2's NFC) is the C function itself
-            one = functools.partial(unicodedata.normalize, steps[0][1]) \
+            one = functools.partial(unicode_normalize, steps[0][1]) \
                 if len(steps) == 1 and steps[0][0] == "unicode" else added.normalizer
             texts = list(map(one, docs))
             text, lengths = "".join(texts), text_lengths(texts)
@@ -219,7 +219,7 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
     variant = "hf:bytelevel"
 
     def __init__(self, vocab: dict[str, int], merges: Sequence[tuple[str, str]], pipeline: HFPipeline, *,
-                 unk: str | None = None, ignore_merges: bool = False, name: str = "",
+                 unk: str | None = None, ignore_merges: bool = False, fuse_unk: bool = False, name: str = "",
                  where: str = "<tokenizer.json>"):
         texts, types = _texts_and_types(vocab, pipeline, unk, False)
         self._init_common(texts, types, {"unk": vocab.get(unk) if unk else None}, None, name, where)
@@ -233,19 +233,17 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
         self._merge_columns = (firsts, seconds, merged)
         n = len(texts)
         unk_id = vocab.get(unk) if unk else None
-        units, missing = [], 0
-        for b in range(256):  # a byte that is no token: the unknown token, or nothing
-            token = vocab.get(BYTE_TO_CHAR[b])
-            if token is None:
-                token, missing = n + missing, missing + 1
-            units.append(token)
-        expansion = [] if unk_id is None else [unk_id]
-        offsets = np.arange(missing + 1, dtype=np.int64) * len(expansion)
+        self.fuse_unk = fuse_unk
+        # a byte that is no token, as HF's merge_word has it before merging: dropped (its
+        # neighbours may merge), the unknown token (which merges as a token), or with fuse_unk
+        # one unknown token for a run of them
+        missing = DROPPED if unk_id is None else FUSED if fuse_unk else unk_id
+        units = [vocab.get(BYTE_TO_CHAR[b], missing) for b in range(256)]
         whole = whole_words([(self._raw[i], i) for i in vocab.values()]) if ignore_merges else _NO_WHOLE
         self._kernel = PairMerges(
-            n, left, right, result, rank, offsets, np.asarray(expansion * missing, _I32),
+            n, left, right, result, rank, np.zeros(1, np.int64), np.zeros(0, _I32),
             pack_units([bytes([b]) for b in range(256)]), np.asarray(units, _I32), np.full(256, -1, _I32),
-            False, *whole)
+            False, *whole, fuse_id=-1 if unk_id is None else unk_id)
         self._scanner, self._python_reason = self._fast_path(pipeline.pre)
 
     @staticmethod
@@ -375,8 +373,7 @@ class HFEndOfWordBPE(HFPipelineMixin, _ProgramBatch, EndOfWordBPE, ImportedToken
     # ImportedBPE's batch: chunks of documents, pre-tokenized by the program and merged in one
     # kernel call each without the GIL (its units are the end-of-word units the program
     # writes); documents holding added tokens go through encode. Without a program: one by one.
-    encode_batch = ImportedBPE.encode_batch
-    _flat_batch = ImportedBPE._flat_batch
+    _batch_runs = ImportedBPE._batch_runs
 
     def _parts(self, segment: _Segment) -> list[np.ndarray]:
         return self._word_parts(self._words(segment))
@@ -515,19 +512,14 @@ class HFCharBPE(HFPipelineMixin, _ProgramBatch, CharModel):
     # CharModel's: the C pipeline where there is one, else HFPipelineMixin's via _general_encode
     encode = CharModel.encode
 
-    def encode_batch(self, docs, *, threads: int | None = None, **options: Any) -> list[list[int]]:
-        """`encode` of every doc, on ``threads`` threads: CharModel's with the C pipeline;
-        without it but with the word path's program, chunks of documents each normalized in
-        Python, then pre-tokenized and merged in one kernel call without the GIL (ImportedBPE's
-        batch; documents holding added tokens through `encode`); else one by one."""
+    def _batch_runs(self, options: dict[str, Any]) -> BatchRuns | None:
+        """The batch template's run encoder: CharModel's with the C pipeline; without it but
+        with the word path's program, runs of documents each normalized in Python, then
+        pre-tokenized and merged in one kernel call without the GIL (ImportedBPE's; documents
+        holding added tokens through `encode`); else one by one."""
         if self._pipeline is None and self._scanner is not None:
-            return ImportedBPE.encode_batch(self, docs, threads=threads, **options)
-        return CharModel.encode_batch(self, docs, threads=threads, **options)
-
-    def _flat_batch(self, docs, threads: int | None, **options: Any) -> FlatIds:
-        if self._pipeline is None and self._scanner is not None:
-            return ImportedBPE._flat_batch(self, docs, threads, **options)
-        return CharModel._flat_batch(self, docs, threads, **options)
+            return ImportedBPE._batch_runs(self, options)
+        return CharModel._batch_runs(self, options)
 
     def _sendable(self, docs: list) -> list:
         """The texts after the unicode normalizer (in Python: a text it changes is rare); one
@@ -537,14 +529,14 @@ class HFCharBPE(HFPipelineMixin, _ProgramBatch, CharModel):
             return docs
         out = list(docs)
         for k, doc in enumerate(docs):
-            if type(doc) is not str or doc.isascii() or all(unicodedata.is_normalized(f, doc) for f in forms):
+            if type(doc) is not str or doc.isascii():
                 continue
-            if self.pipeline.added.raw_match(doc):
-                out[k] = None
-                continue
+            normalized = doc
             for form in forms:
-                doc = unicodedata.normalize(form, doc)
-            out[k] = doc
+                normalized = unicode_normalize(form, normalized)
+            if normalized == doc:
+                continue
+            out[k] = None if self.pipeline.added.raw_match(doc) else normalized
         return out
 
     def _general_encode(self, doc: str, **options: Any) -> list[int]:

@@ -29,12 +29,14 @@ from ..errors import InvalidParameterError, ModelFormatError, NotFittedError, Sy
 from ..pieces import Inventory, checked_ids
 from ..threads import default_threads
 from ..vocabulary import ID_DTYPE, Vocabulary
-from .chunks import FlatIds, run_chunks, run_flat_chunks
+from .chunks import FlatIds, flat_ids, framed, id_lists, run_chunks, run_flat_chunks, text_lengths
 from .base import LOG_PROB, Tokenizer
 from .contract import ImportedContract
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+#: a family's ``_batch_runs``: its encoder of a run of documents and which long ones it may cut
+BatchRuns = tuple[Callable[[list, np.ndarray], FlatIds], Callable[[str], bool] | None]
 
 
 def _holds_kernel(value: Any, depth: int = 2) -> bool:
@@ -143,25 +145,9 @@ def partition_specials(text: str, specials: Sequence[tuple[str, int, bool, bool]
     return pieces
 
 
-def in_chunks(docs: list, workers: int, encode_chunk: Callable[[list], list]) -> list:
-    """``encode_chunk(docs)`` over chunks of consecutive documents on ``workers`` threads
-    (:func:`.chunks.run_chunks`: chunks of about the same characters, handed out in order),
-    concatenated in order. A document that is no str counts as one character: ``encode_chunk``
-    says what is wrong with it.
-
-    >>> in_chunks(list("abcdef"), 2, lambda chunk: [d.upper() for d in chunk])
-    ['A', 'B', 'C', 'D', 'E', 'F']
-    """
-    return run_chunks(docs, _doc_lengths(docs), workers, lambda chunk, _: encode_chunk(chunk))
-
-
-def in_flat_chunks(docs: list, workers: int, encode_chunk: Callable[[list], FlatIds]) -> FlatIds:
-    """:func:`in_chunks` for chunk encoders that return :data:`~.chunks.FlatIds`."""
-    return run_flat_chunks(docs, _doc_lengths(docs), workers, lambda chunk, _: encode_chunk(chunk))
-
-
 def _doc_lengths(docs: list) -> np.ndarray:
-    """What a chunk counts per document: its characters (1 for one that is no str)."""
+    """What a chunk (:func:`.chunks.run_chunks`) counts per document: its characters (1 for one
+    that is no str, which `encode` then explains)."""
     return np.fromiter((len(d) if isinstance(d, str) else 1 for d in docs), dtype=np.int64, count=len(docs))
 
 
@@ -471,6 +457,7 @@ class ImportedTokenizer(ImportedContract, EncoderBridge, Tokenizer):
         self.add_bos = bool(flags.get("add_bos") or False)
         self.add_eos = bool(flags.get("add_eos") or False)
         self._special_tables: dict[bool, list[tuple[str, int, bool, bool]]] = {}
+        self._special_finders: dict[bool, re.Pattern] = {}
         self._vocab: tuple[Vocabulary, np.ndarray, list[list[int]]] | None = None
         self._id_table: np.ndarray | None = None  # vocabulary id -> model id, -1: expand
 
@@ -486,6 +473,8 @@ class ImportedTokenizer(ImportedContract, EncoderBridge, Tokenizer):
         ids = np.flatnonzero(np.isin(self.token_types, kinds)).tolist()
         table = [(self.texts[i], i, *self._strip_flags(i)) for i in ids if self.texts[i]]
         table.sort(key=lambda entry: -len(entry[0].encode("utf-8")))
+        if table:  # finds whether any of them is in a text at all (Qwen2 has 293: 97 -> 13 µs a short text)
+            self._special_finders[parse_special] = re.compile("|".join(re.escape(entry[0]) for entry in table))
         self._special_tables[parse_special] = table
         return table
 
@@ -493,7 +482,11 @@ class ImportedTokenizer(ImportedContract, EncoderBridge, Tokenizer):
         return False, False
 
     def _fragments(self, text: str, parse_special: bool) -> list[str | int]:
-        return partition_specials(check_doc(text), self._special_table(parse_special))
+        text = check_doc(text)
+        table = self._special_table(parse_special)
+        if table and self._special_finders[parse_special].search(text) is None:
+            return [text] if text else []  # no special token in the text (one search, not one per token)
+        return partition_specials(text, table)
 
     def _prepare(self, fragments: list[str | int]) -> list[str | int]:
         return fragments
@@ -522,10 +515,38 @@ class ImportedTokenizer(ImportedContract, EncoderBridge, Tokenizer):
 
     def encode_batch(self, docs: Iterable[str], *, threads: int | None = None,
                      **options: Any) -> list[list[int]]:
-        """`encode` of every doc, on ``threads`` threads (default: one per core; the kernels
-        release the GIL). Same ids as one by one."""
+        """`encode` of every doc, on ``threads`` threads (default: ``UBPE_NUM_THREADS``, else
+        one per core; the kernels release the GIL): the batch template's ids (`_flat_batch`)
+        as lists. Same ids as one by one."""
+        return id_lists(*self._flat_batch(docs, threads, **options))
+
+    def _flat_batch(self, docs: Iterable[str], threads: int | None, **options: Any) -> FlatIds:
+        """The one batch template of the imported families, ``encode_batch``'s ids as flat
+        arrays (``encode_batch_to_numpy``'s): runs of consecutive documents on ``threads``
+        threads (:func:`.chunks.run_flat_chunks`), each encoded by the family's run encoder
+        (`_batch_runs`: a kernel call without the GIL, the documents it leaves out encoded by
+        `encode` and spliced in), the ids ``add_special`` asks for around every document;
+        without a run encoder for these options, or for a document that is no str (`encode`
+        says what is wrong with it), one document at a time."""
         docs = list(docs)
-        return in_chunks(docs, batch_workers(threads), lambda chunk: [self.encode(doc, **options) for doc in chunk])
+        workers = batch_workers(threads)
+        runs = self._batch_runs(options)
+        try:
+            lengths = None if runs is None else text_lengths(docs)
+        except TypeError:
+            lengths = None
+        if runs is None or lengths is None:
+            return flat_ids(run_chunks(docs, _doc_lengths(docs), workers,
+                                       lambda chunk, _: [self.encode(doc, **options) for doc in chunk]))
+        encode_run, cuttable = runs
+        ids, offsets = run_flat_chunks(docs, lengths, workers, encode_run, cuttable)
+        return framed(ids, offsets, *self._special_ends(bool(options.get("add_special", False))))
+
+    def _batch_runs(self, options: dict[str, Any]) -> BatchRuns | None:
+        """``(encode_run, cuttable)``: the family's ``(docs, lengths) -> FlatIds`` for ``options``
+        (without the ``add_special`` ids) and which long documents it may cut (None: none);
+        None: one document at a time."""
+        return None
 
     # -- decoding and inspection ---------------------------------------------------------
 
@@ -547,6 +568,10 @@ class ImportedTokenizer(ImportedContract, EncoderBridge, Tokenizer):
     def id_to_piece(self, token: int) -> str:
         """The model's own string of ``token`` (``Ġworld``, ``▁the``, ``<0x0A>``)."""
         return self.texts[self._check_ids([token])[0]]
+
+    def get_vocab(self) -> dict[str, int]:
+        """Every id by the model's own spelling of it (the lowest id of a text two ids share)."""
+        return dict(self._text_index())
 
     def inventory(self) -> Inventory:
         """The contract's inventory, with the merges the model records (``inspect --tree``)."""

@@ -30,8 +30,8 @@ from ubpe_native._pretokenize import split_text
 from ubpe_native._tables import StringIds
 
 from ..vocabulary import ID_DTYPE, Vocabulary
-from .chunks import CUTTABLE_PATTERN_IDS, FlatIds, cuttable_unless, docs_matching, encode_chunk, flat_ids, framed, id_lists, run_flat_chunks, text_lengths
-from .imported import BYTE, CONTROL, NORMAL, SILENT_TYPES, UNUSED, ImportedTokenizer, batch_workers, token_bytes
+from .chunks import CUTTABLE_PATTERN_IDS, FlatIds, cuttable_unless, docs_matching, encode_chunk
+from .imported import BYTE, CONTROL, NORMAL, SILENT_TYPES, UNUSED, BatchRuns, ImportedTokenizer, token_bytes
 
 __all__ = ["BYTE_TO_CHAR", "CHAR_TO_BYTE", "ImportedBPE", "Scan", "byte_level_raw",
            "cut_digits", "split_merge_lines", "split_merges", "whole_words",
@@ -231,38 +231,25 @@ class ImportedBPE(ImportedTokenizer):
             doc_status[np.asarray(skip, dtype=bool)] = 1  # encode_texts' "skipped"
         return ids, offsets[pieces], doc_status
 
-    def encode_batch(self, docs: Iterable[str], *, threads: int | None = None, **options: Any) -> list[list[int]]:
-        """`encode` of every doc, on ``threads`` threads (default: ``UBPE_NUM_THREADS``, else
-        one per core). When the kernel's scanner splits this model's text, each chunk of
-        documents is split and merged in one kernel call without the GIL
-        (:mod:`ubpe.models.chunks`); documents holding special tokens or code points the
-        scanner leaves alone go through `encode`. Same ids as one by one.
+    def _batch_runs(self, options: dict[str, Any]) -> BatchRuns | None:
+        """The batch template's run encoder (`ImportedTokenizer._flat_batch`): when the
+        kernel's scanner splits this model's text, a run of documents is split and merged in
+        one kernel call without the GIL (:mod:`ubpe.models.chunks`); documents holding special
+        tokens or code points the scanner leaves alone go through `encode`.
 
         >>> tok = ImportedBPE(["a", "b", "ab", "Ġ", "Ġab"], ["a b", "Ġ ab"], pre="gpt-2")
         >>> tok.encode_batch(["ab ab b", "", "ba"])
         [[2, 4, 3, 1], [], [1, 0]]
         """
-        return id_lists(*self._flat_batch(docs, threads, **options))
-
-    def _flat_batch(self, docs: Iterable[str], threads: int | None, **options: Any) -> FlatIds:
-        """:meth:`encode_batch`'s ids as flat arrays (``encode_batch_to_numpy``'s): the kernel's
-        as they are, the documents it leaves out spliced in."""
-        docs = list(docs)
-        workers = batch_workers(threads)
-        try:
-            lengths = text_lengths(docs)
-        except TypeError:  # a doc that is no str: encode says so
-            lengths = None
-        if (self._scanner is None and self._passes() is None) or lengths is None \
-                or not set(options) <= {"add_special", "parse_special"}:
-            # named, not super(): HFEndOfWordBPE borrows this method and is no ImportedBPE
-            return flat_ids(ImportedTokenizer.encode_batch(self, docs, threads=workers, **options))
+        if (self._scanner is None and self._passes() is None) or not set(options) <= {"add_special", "parse_special"}:
+            return None
         parse_special = bool(options.get("parse_special", False))
-        prefix, suffix = self._special_ends(bool(options.get("add_special", False)))
-        ids, offsets = run_flat_chunks(docs, lengths, workers, lambda chunk, sizes: encode_chunk(
-            chunk, sizes, lambda d, n: self._batch_input(d, n, parse_special), self._scan_encode,
-            lambda doc: self.encode(doc, parse_special=parse_special)), self._cuttable(parse_special))
-        return framed(ids, offsets, prefix, suffix)
+
+        def encode_run(docs: list, lengths: np.ndarray) -> FlatIds:
+            return encode_chunk(docs, lengths, lambda d, n: self._batch_input(d, n, parse_special), self._scan_encode,
+                                lambda doc: self.encode(doc, parse_special=parse_special))
+
+        return encode_run, self._cuttable(parse_special)
 
     def _cuttable(self, parse_special: bool) -> Callable[[str], bool] | None:
         """Which long documents `encode_batch` may cut to share them among threads
@@ -325,6 +312,12 @@ class ImportedBPE(ImportedTokenizer):
         life - 110 MB of gemma-4's 340 MB - for the few calls that build an encoder's tables)."""
         columns = getattr(self, "_merge_columns", None)
         return columns if columns is not None else split_merges(self._merge_lines)
+
+    @property
+    def merge_lines(self) -> list[str]:
+        """The merges as the file gave them (``"left right"``, in rank order): what a writer
+        writes back (:mod:`ubpe.io.write`)."""
+        return list(self._merge_lines)
 
     def _recorded_merges(self) -> dict[int, tuple[int, int]]:
         """token -> (left, right) of the first merge line that creates it."""

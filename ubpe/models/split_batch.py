@@ -80,7 +80,7 @@ def check_documents(docs: Any, n_threads: int | None, arrays: bool) -> list[Any]
                                     f"use encode(doc) or {call}([doc])")
     if not isinstance(docs, Iterable):
         raise SymbolTypeError(f"{call} takes a sequence of documents, got {type(docs).__name__}")
-    check_n_threads(n_threads)
+    check_n_threads(n_threads, "threads")
     return list(docs)
 
 

@@ -33,7 +33,7 @@ from ..errors import AlreadyFittedError, InvalidParameterError, NotFittedError, 
 from ..fit import fit_corpus
 from ..pieces import Inventory, PieceTable
 from ..splitting import SplitMode, SplitPipeline, make_pipeline
-from ..threads import check_n_threads, default_threads
+from ..threads import check_n_threads, default_threads, threads_argument
 from ..vocabulary import Vocabulary
 from . import split_batch
 from .base import Tokenizer
@@ -163,6 +163,7 @@ class UBPEBase(Ubpe030Surface, Tokenizer):
         rearrange_tokens: bool = True,
         quiet: bool = False,
         split_mode: SplitMode = SplitMode.FULL,
+        threads: int | None = None,
         n_threads: int | None = None,
     ) -> None:
         """Fit the vocabulary on ``corpus`` (a list of documents), as ubpe 0.3.0 does.
@@ -174,11 +175,13 @@ class UBPEBase(Ubpe030Surface, Tokenizer):
         Each round takes up to ``n_candidates`` of the most frequent pairs that can be merged
         together; with ``rearrange_tokens`` the result is sorted by weight and trimmed to
         ``n_tokens``. A progress bar shows on stderr unless ``quiet``. A list is split and
-        counted on ``n_threads`` threads (default :func:`default_threads`); the merge rounds
+        counted on ``threads`` threads (default :func:`default_threads`; ``n_threads``, the
+        old name, is deprecated); the merge rounds
         run on one, which the others help count documents in large rounds. The vocabulary is
         the same whatever the number of threads.
         """
-        check_n_threads(n_threads)
+        n_threads = threads_argument(threads, n_threads=n_threads)
+        check_n_threads(n_threads, "threads")
         if self._vocabulary is not None:
             raise AlreadyFittedError("the tokenizer can be fitted only once")
         if not isinstance(rearrange_tokens, (bool, *numpy_types("bool_"))):
@@ -295,10 +298,11 @@ class UBPEBase(Ubpe030Surface, Tokenizer):
         split_mode: SplitMode = SplitMode.FULL,
         top_n: int = 1,
         encoder: str | None = None,
+        threads: int | None = None,
         n_threads: int | None = None,
         **options: Any,
     ) -> list[list[Encoding]]:
-        """:meth:`encode` for many documents, on ``n_threads`` threads (default:
+        """:meth:`encode` for many documents, on ``threads`` threads (default:
         :func:`default_threads`, i.e. ``UBPE_NUM_THREADS`` or one per core). Each thread
         splits and encodes its own chunks of documents; the scanner and the kernels run
         without the GIL. The result is the same whatever the number of threads.
@@ -306,7 +310,8 @@ class UBPEBase(Ubpe030Surface, Tokenizer):
         The lists are built with the GIL held, which limits how far threads help (top-n
         builds ``top_n`` lists per document): :meth:`encode_batch_to_numpy` gives the same
         encodings as arrays, built without it."""
-        return self._batch(docs, split_mode, top_n, encoder, n_threads, options, arrays=False)
+        return self._batch(docs, split_mode, top_n, encoder, threads_argument(threads, n_threads=n_threads), options,
+                           arrays=False)
 
     def encode_batch_to_numpy(
         self,
@@ -315,6 +320,7 @@ class UBPEBase(Ubpe030Surface, Tokenizer):
         split_mode: SplitMode = SplitMode.FULL,
         top_n: int = 1,
         encoder: str | None = None,
+        threads: int | None = None,
         n_threads: int | None = None,
         **options: Any,
     ) -> EncodedBatch:
@@ -333,7 +339,8 @@ class UBPEBase(Ubpe030Surface, Tokenizer):
         >>> ids.tolist(), offsets.tolist()
         ([0, 4, 1, 4], [0, 3, 4])
         """
-        return self._batch(docs, split_mode, top_n, encoder, n_threads, options, arrays=True)
+        return self._batch(docs, split_mode, top_n, encoder, threads_argument(threads, n_threads=n_threads), options,
+                           arrays=True)
 
     def _batch(self, docs: Sequence[Any], split_mode: SplitMode, top_n: int, encoder: str | None,
                n_threads: int | None, options: dict[str, Any], arrays: bool) -> Any:

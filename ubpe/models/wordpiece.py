@@ -35,7 +35,7 @@ continuation ``l a y``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -47,10 +47,9 @@ from ..errors import ModelFormatError
 from ..text.bert_words import bert_classes, bert_lower_map, wpm_classes, wpm_maps, wpm_words
 from ..text.specials import special_regex
 from ..vocabulary import ID_DTYPE, Vocabulary
-from .chunks import FlatIds, cuttable_unless, docs_matching, encode_chunk, flat_ids, framed, id_lists, run_flat_chunks, \
-    text_lengths
+from .chunks import FlatIds, cuttable_unless, docs_matching, encode_chunk, text_lengths
 from .hf import HFPipeline, HFPipelineMixin, _Segment, _texts_and_types
-from .imported import NORMAL, USER_DEFINED, ImportedTokenizer, batch_workers
+from .imported import NORMAL, USER_DEFINED, BatchRuns, ImportedTokenizer
 
 SPACE = "▁"
 #: HF's defaults (``models/wordpiece/mod.rs``)
@@ -195,30 +194,19 @@ class WordPiece(ImportedTokenizer):
             return None
         return kernel.encode_texts(data, (len(text),))[0].tolist()
 
-    def encode_batch(self, docs: Iterable[str], *, threads: int | None = None, **options: Any) -> list[list[int]]:
-        """`encode` of every doc, on ``threads`` threads (default: one per core). Chunks of
-        documents are cut into words and encoded by `ubpe_native._wordpiece` in one call each,
+    def _batch_runs(self, options: dict[str, Any]) -> BatchRuns | None:
+        """The batch template's run encoder (`ImportedTokenizer._flat_batch`): a run of
+        documents is cut into words and encoded by `ubpe_native._wordpiece` in one call,
         without the GIL (:mod:`ubpe.models.chunks`); a document holding a special token goes
-        through `encode`. Same ids as one by one.
+        through `encode`.
 
         >>> tok = WordPiece(["[UNK]", "▁play", "ing", "▁a"], specials={"unk": 0})
         >>> tok.encode_batch(["Playing a", "", "x"])
         [[1, 2, 3], [], [0]]
         """
-        return id_lists(*self._flat_batch(docs, threads, **options))
-
-    def _flat_batch(self, docs: Iterable[str], threads: int | None, **options: Any) -> FlatIds:
-        """:meth:`encode_batch`'s ids as flat arrays (``encode_batch_to_numpy``'s): the kernel's
-        as they are, the documents it leaves out spliced in."""
-        docs = list(docs)
-        workers = batch_workers(threads)
         kernel = self._kernel()
-        try:
-            lengths = text_lengths(docs)
-        except TypeError:  # a doc that is no str: encode says so
-            lengths = None
-        if kernel is None or lengths is None or not set(options) <= {"add_special", "parse_special"}:
-            return flat_ids(ImportedTokenizer.encode_batch(self, docs, threads=workers, **options))
+        if kernel is None or not set(options) <= {"add_special", "parse_special"}:
+            return None
         parse_special = bool(options.get("parse_special", False))
         specials = self._batch_specials(parse_special)
 
@@ -230,10 +218,10 @@ class WordPiece(ImportedTokenizer):
         def encode(data: bytes, sizes: np.ndarray, skip: np.ndarray | None) -> tuple[np.ndarray, ...]:
             return (*kernel.encode_texts(data, sizes, skip), skip)
 
-        ids, offsets = run_flat_chunks(docs, lengths, workers, lambda chunk, sizes: encode_chunk(
-            chunk, sizes, prepare, encode, lambda doc: self.encode(doc, parse_special=parse_special)),
-            cuttable_unless(specials))
-        return framed(ids, offsets, *self._special_ends(bool(options.get("add_special", False))))
+        def encode_run(docs: list, lengths: np.ndarray) -> FlatIds:
+            return encode_chunk(docs, lengths, prepare, encode, lambda doc: self.encode(doc, parse_special=parse_special))
+
+        return encode_run, cuttable_unless(specials)
 
     def _kernel(self) -> WordPieceKernel | None:
         """The kernel that cuts and encodes this model's texts (built on first use), or None if

@@ -10,10 +10,10 @@ cuts words by without the GIL (:func:`bert_classes`, :func:`bert_lower_map`, :fu
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
-import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 import numpy as np
 import regex
@@ -62,20 +62,27 @@ def _wpm_regexes() -> tuple[regex.Pattern, regex.Pattern, regex.Pattern]:
     return dropped, words, regex.compile(f"[{char_class(tables.MARKS)}]+")
 
 
-@functools.lru_cache(maxsize=4096)
-def _first_of_nfd(char: str) -> str:
+@functools.lru_cache(maxsize=None)
+def _nfd_firsts() -> tuple[list[int], tuple[tuple[int, int, int], ...]]:
     from .wpm_tables import NFD_FIRST
 
-    return NFD_FIRST.get(ord(char)) or unicodedata.normalize("NFD", char)[0]
+    return [first for first, _, _ in NFD_FIRST], NFD_FIRST
+
+
+@functools.lru_cache(maxsize=4096)
+def _first_of_nfd(char: str) -> str:
+    """The first code point of ``char``'s NFD by llama.cpp's table (its ranges, bisected)."""
+    firsts, ranges = _nfd_firsts()
+    k = bisect.bisect_right(firsts, ord(char)) - 1
+    return chr(ranges[k][2]) if k >= 0 and ord(char) <= ranges[k][1] else char
 
 
 @functools.lru_cache(maxsize=4096)
 def _simple_lower(char: str) -> str:
     from .wpm_tables import LOWERCASE
 
-    # UnicodeData's simple mapping: str.lower's full one but for U+0130 ('i' + a mark), and
-    # where Python's tables and llama.cpp's differ
-    return LOWERCASE.get(ord(char)) or char.lower()[0]
+    # UnicodeData's simple mapping, by llama.cpp's table
+    return LOWERCASE.get(ord(char), char)
 
 
 # -- the WordPiece kernel's tables (ubpe_native._wordpiece) --------------------------------------
@@ -85,10 +92,6 @@ def _simple_lower(char: str) -> str:
 WORD, SPACE, ALONE, DROPPED = 0, 1, 2, 3
 #: U+0000..U+10FFFF: one table entry each
 CODE_POINTS = 0x110000
-#: Below this every canonical decomposition and every lowercase mapping lies (Unicode 15)
-_MAPPED_BELOW = 0x30000
-#: ``wpm_maps`` looks at the code points this many at a time (0xD800 and 0xE000 are multiples)
-_BLOCK = 64
 
 
 def _class_table(*layers: tuple[int, Iterable[tuple[int, int]]]) -> np.ndarray:
@@ -171,22 +174,15 @@ def wpm_maps(lowercase: bool, strip_accents: bool) -> tuple[np.ndarray | None, n
     """
     from .wpm_tables import LOWERCASE, NFD_FIRST
 
-    def mapped(one: Callable[[str], str], unchanged: Callable[[str], bool], exceptions: dict[int, str]) -> np.ndarray:
-        """``one`` on every code point (the identity elsewhere), looked at one by one only in
-        the blocks where ``unchanged`` does not vouch for every code point at once."""
-        table = np.arange(CODE_POINTS, dtype=np.int32)
-        for first in (*range(0, 0xD800, _BLOCK), *range(0xE000, _MAPPED_BELOW, _BLOCK)):
-            block = "".join(map(chr, range(first, first + _BLOCK)))
-            if not unchanged(block):
-                table[first : first + _BLOCK] = [ord(one(c)) for c in block]
-        for cp in exceptions:
-            table[cp] = ord(one(chr(cp)))
-        return table
-
-    # (the functions themselves, not their small caches, which every code point would flush)
-    return (mapped(_first_of_nfd.__wrapped__, functools.partial(unicodedata.is_normalized, "NFD"), NFD_FIRST)
-            if strip_accents else None,
-            mapped(_simple_lower.__wrapped__, lambda block: block.lower() == block, LOWERCASE) if lowercase else None)
+    fold = lower = None
+    if strip_accents:
+        fold = np.arange(CODE_POINTS, dtype=np.int32)
+        for first, last, value in NFD_FIRST:
+            fold[first : last + 1] = value
+    if lowercase:
+        lower = np.arange(CODE_POINTS, dtype=np.int32)
+        lower[list(LOWERCASE)] = [ord(c) for c in LOWERCASE.values()]
+    return fold, lower
 
 
 def wpm_words(text: str, lowercase: bool = True, strip_accents: bool = True) -> list[str]:

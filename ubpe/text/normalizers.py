@@ -17,11 +17,10 @@ from __future__ import annotations
 import os
 import re
 import struct
-import unicodedata
-
 import numpy as np
 
 from ..errors import ModelFormatError
+from .unicode import lowercase, normalize as unicode_normalize
 
 SPACE = "▁"
 _REPLACEMENT = "\ufffd"
@@ -54,6 +53,8 @@ class Normalizer:
         self.remove_extra_whitespaces = remove_extra_whitespaces
         self.escape_whitespaces = escape_whitespaces
         self.treat_whitespace_as_suffix = treat_whitespace_as_suffix
+        #: the rules as given (the model file's bytes; ``b""``: none), for writers
+        self.precompiled_charsmap = bytes(precompiled_charsmap or b"")
         self._protected = sorted({p.encode("utf-8") for p in protected if p}, key=len, reverse=True)
         self._protect_prefixes = protect_prefixes
         self._array: np.ndarray | None = None
@@ -260,9 +261,6 @@ class BertNormalizer:
         self._space = regex.compile(f"[{space}]")
         self._cjk = regex.compile(f"([{char_class(CJK_RANGES)}])")
         self._marks = regex.compile(f"[{char_class(tables.NONSPACING_MARKS)}]+")
-        self._nfd_kept = regex.compile(f"([{char_class(tables.NFD_KEPT)}])") if tables.NFD_KEPT else None
-        self._lower = str.maketrans({chr(cp): out for cp, out in tables.LOWERCASE.items()})
-        self._lower_from = regex.compile("[" + "".join(map(chr, tables.LOWERCASE)) + "]") if tables.LOWERCASE else None
         # the stdlib's engine: several times faster than `regex` on a class of many ranges
         self._removed = re.compile(f"[{char_class(tables.OTHER)}]+")
 
@@ -279,9 +277,9 @@ class BertNormalizer:
 
     def rewrite(self, text: str) -> str:
         """The steps that change characters: ``clean_text``'s removals, ``strip_accents``'s
-        NFD and ``lowercase`` (but for the few letters that Python's Unicode does not
-        lowercase and HF's does: :data:`~ubpe.text.bert_tables.LOWERCASE`, the kernel's
-        ``lower`` map, :func:`~ubpe.text.bert_words.bert_lower_map`). The rest -
+        NFD and ``lowercase``, both with ``tokenizers``' tables (:mod:`ubpe.text.unicode`,
+        whatever Python runs; the kernel's ``lower`` map,
+        :func:`~ubpe.text.bert_words.bert_lower_map`, then changes nothing). The rest -
         whitespace written as a space, spaces around CJK ideographs, nonspacing marks
         removed - only decide where the pre-tokenizer cuts, and the WordPiece kernel does
         them by its classes (:func:`~ubpe.text.bert_words.bert_classes`): BERT's
@@ -296,20 +294,14 @@ class BertNormalizer:
             text = self._removed.sub("", text)
         if self.strip_accents and not text.isascii():
             text = self._nfd(text)
-        if self.lowercase:  # (as _lowered, without its newer letters)
-            text = text.lower() if text.isascii() else text.replace("\u03a3", "\u03c3").lower()
+        if self.lowercase:
+            text = self._lowered(text)
         return text
 
-    def _nfd(self, text: str) -> str:
-        if self._nfd_kept is None or not self._nfd_kept.search(text):
-            return unicodedata.normalize("NFD", text)
-        return "".join(part if k % 2 else unicodedata.normalize("NFD", part)
-                       for k, part in enumerate(self._nfd_kept.split(text)))
+    @staticmethod
+    def _nfd(text: str) -> str:
+        return unicode_normalize("NFD", text)  # tokenizers' tables (ubpe.text.unicode)
 
-    def _lowered(self, text: str) -> str:
-        if text.isascii():
-            return text.lower()
-        if self._lower_from is not None and self._lower_from.search(text):
-            text = text.translate(self._lower)
-        # str.lower writes a final capital sigma as ς; char by char it is σ
-        return text.replace("\u03a3", "\u03c3").lower()
+    @staticmethod
+    def _lowered(text: str) -> str:
+        return lowercase(text)  # char by char (a final sigma is σ), Rust's table (ubpe.text.unicode)

@@ -24,6 +24,7 @@ from ubpe_native._numpy import np, numpy_types
 from ubpe_native._pretokenize import or_classes
 
 from ..errors import InvalidParameterError, SymbolTypeError
+from ..tables_cache import cached_arrays
 from .regex_program import compile_pattern
 
 
@@ -167,11 +168,16 @@ def code_point_classes() -> np.ndarray:
 
     Low byte: the bits of :data:`CLASS_BITS` (letter, number, whitespace, CR/LF, o200k's
     "upper" and "lower" letter classes); high byte: which of ``s d m t l v r e`` the code
-    point is under case-insensitive matching (``ſ`` is an ``s``). Built once, ~0.1-0.5 s.
+    point is under case-insensitive matching (``ſ`` is an ``s``). Built once per machine
+    (~0.3-1 s) and kept in its cache (`ubpe.tables_cache`), read from there in milliseconds.
     """
+    return cached_arrays("classes", "code points", _every_code_point_classes)["classes"]
+
+
+def _every_code_point_classes() -> dict[str, np.ndarray]:
     every = array("I", range(SURROGATES.start))  # every code point but the surrogates, which str cannot hold
     every.extend(range(SURROGATES.stop, N_CODE_POINTS))
-    return np.frombuffer(classes_of(every), dtype=np.uint16)
+    return {"classes": np.frombuffer(classes_of(every), dtype=np.uint16)}
 
 
 def classes_of(code_points: Any) -> memoryview:

@@ -38,6 +38,7 @@ import numpy as np
 import regex
 
 from ..errors import ModelFormatError
+from ..tables_cache import cached_arrays
 
 # The regex lists of llama.cpp's llm_tokenizer_bpe, by pre-tokenizer type, character for character.
 _GPT2 = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)"""
@@ -402,7 +403,12 @@ class Pretokenizer:
 def unsafe_code_points() -> np.ndarray:
     """Code points where tiktoken-pattern scanners and llama.cpp's scanners may cut apart:
     unassigned ones (llama.cpp's scanners match them by no rule) and ``ſ`` (``(?i:'s)``
-    matches ``'ſ``, llama.cpp's lower-casing compare does not)."""
+    matches ``'ſ``, llama.cpp's lower-casing compare does not). Built once per machine (~0.3 s)
+    and read from its cache (`ubpe.tables_cache`)."""
+    return cached_arrays("unsafe", "unassigned and long s", _unsafe_code_points)["table"]
+
+
+def _unsafe_code_points() -> dict[str, np.ndarray]:
     table = np.zeros(0x110000, dtype=bool)
     every = "".join(map(chr, range(0xD800))) + "".join(map(chr, range(0xE000, 0x110000)))
     offsets = np.concatenate([np.arange(0xD800), np.arange(0xE000, 0x110000)])
@@ -410,7 +416,7 @@ def unsafe_code_points() -> np.ndarray:
         table[offsets[run.start() : run.end()]] = True
     table[0xD800:0xE000] = True  # lone surrogates: not valid text at all
     table[ord("ſ")] = True
-    return table
+    return {"table": table}
 
 
 def scanner_unsafe(text: str) -> bool:

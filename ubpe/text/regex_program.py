@@ -26,6 +26,15 @@ possessive (``+``), anchors ``^ $ \A \Z \b \B``. Anything else (lookbehind, back
 other flags, a pattern that can match the empty string, a repeated group that can) is left
 to the `regex` module, and :attr:`CompiledPattern.reason` says why.
 
+A match runs on a budget of backtracking steps in proportion to the program and to the text
+after it (``ubpe_native/regex_vm.h``): a pattern that backtracks exponentially (``(a+)+$``,
+``(a|aa)+$``) on text that makes it do so raises :class:`~ubpe.errors.RegexBudgetError`
+naming the pattern, within milliseconds, instead of running for hours; patterns whose matches
+are found in a few steps per character (every tokenizer pattern we know) never come near it.
+We raise rather than hand the text to the `regex` module: the kernels run without the GIL on
+many threads and cannot call it, and a pattern that is catastrophic here is usually slow there
+too. A long scan on the main thread stops on Ctrl-C (KeyboardInterrupt).
+
 A program is *total* when every position of any text starts a non-empty match (proved from
 the pattern, see ``_always_matches``): then its pieces tile the text, and every kernel that
 splits text by a preset's id splits it by the program's id. A program that is not total still
@@ -50,6 +59,8 @@ import regex
 from ubpe_native._numpy import np
 from ubpe_native._regex import n_free_slots, register_program
 
+from ..errors import RegexBudgetError
+from ..tables_cache import cached_arrays
 from .regex_parse import Node, Unsupported, _Parser
 
 __all__ = ["CompiledPattern", "compile_pattern"]
@@ -60,6 +71,7 @@ OP_SPLIT, OP_JUMP, OP_LOOKAHEAD, OP_ATOMIC, OP_ASSERT = 5, 6, 7, 8, 9
 MAX_CLASSES = 64  # one bit of a uint64 per class
 MAX_EQUIVALENCE_CLASSES = 256  # uint8 in the VM's tables
 MAX_INSTRUCTIONS = 20_000  # counted repeats of groups are unrolled; past this the regex module runs
+MAX_SUB_PROGRAMS = 256  # lookaheads and atomic groups the kernel takes in one program
 BLOCK_SHIFT = 8
 N_CODE_POINTS = 0x110000
 SURROGATES = range(0xD800, 0xE000)
@@ -272,6 +284,7 @@ class _Emitter:
         self.classes = classes
         self.code: list[list[int]] = []
         self.guards: list[int] = []
+        self.n_sub_programs = 0
 
     def emit(self, op: int, x: int = 0, y: int = 0, z: int = 0) -> int:
         if len(self.code) >= MAX_INSTRUCTIONS:
@@ -308,6 +321,9 @@ class _Emitter:
             self.emit(OP_ASSERT, node[1])
 
     def _sub_program(self, op: int, inner: Node, y: int) -> None:
+        self.n_sub_programs += 1
+        if self.n_sub_programs > MAX_SUB_PROGRAMS:
+            raise Unsupported(f"more than {MAX_SUB_PROGRAMS} lookaheads and atomic groups")
         at = self.emit(op, 0, y)
         self.node(inner)
         self.emit(OP_MATCH)
@@ -413,10 +429,27 @@ def compile_pattern(pattern: str) -> CompiledPattern:
 
 
 def _compile(pattern: str) -> CompiledPattern:
+    program = cached_arrays("program", pattern, lambda: _program(pattern))
+    if "reason" in program:
+        return CompiledPattern(pattern, None, False, str(program["reason"]))
+    if n_free_slots() == 0:
+        return CompiledPattern(pattern, None, False, "the kernel holds as many compiled patterns as it takes")
+    total = bool(program["total"])
+    pattern_id = register_program(
+        program["code"], program["blocks"], program["block_classes"], program["members"],
+        program["guards"], int(program["word"]), int(program["start_guard"]), total,
+        pattern=pattern, error=RegexBudgetError,
+    )
+    return CompiledPattern(pattern, pattern_id, total, None)
+
+
+def _program(pattern: str) -> dict[str, np.ndarray]:
+    """The arrays of ``pattern``'s program as `register_program` takes them (what the machine's
+    cache keeps, see `ubpe.tables_cache`), or ``{"reason": why not}``."""
     try:
         regex.compile(pattern)
     except regex.error as exc:
-        return CompiledPattern(pattern, None, False, f"not a valid regex: {exc}")
+        return {"reason": np.array(f"not a valid regex: {exc}")}
     try:
         parser = _Parser(pattern)
         tree = parser.parse()
@@ -429,16 +462,12 @@ def _compile(pattern: str) -> CompiledPattern:
         emitter.emit(OP_MATCH)
         _no_give_back_before_match(emitter.code)
         total = _always_matches(tree, classes) == classes.everything
-        if n_free_slots() == 0:
-            raise Unsupported("the kernel holds as many compiled patterns as it takes")
     except Unsupported as exc:
-        return CompiledPattern(pattern, None, False, str(exc))
+        return {"reason": np.array(str(exc))}
     guards = np.zeros(GUARD_WORDS * len(emitter.guards), dtype=np.uint64)
     for g, bits in enumerate(emitter.guards):
         for word in range(GUARD_WORDS):
             guards[g * GUARD_WORDS + word] = (bits >> (64 * word)) & ((1 << 64) - 1)
-    pattern_id = register_program(
-        np.array(emitter.code, dtype=np.int32), classes.blocks, classes.block_classes, classes.members,
-        guards, classes.word, start_guard, total,
-    )
-    return CompiledPattern(pattern, pattern_id, total, None)
+    return {"code": np.array(emitter.code, dtype=np.int32).reshape(-1, 4), "blocks": classes.blocks,
+            "block_classes": classes.block_classes, "members": classes.members, "guards": guards,
+            "word": np.array(classes.word), "start_guard": np.array(start_guard), "total": np.array(total)}

@@ -4,8 +4,10 @@ pattern's pieces.
 The presets of ``NATIVE_PATTERNS`` (gpt2, cl100k, llama3, o200k) are split by the kernel's
 scanner (``ubpe_native._pretokenize``), other patterns by the kernel's regex VM
 (:mod:`~ubpe.text.regex_program`); both agree with ``regex.findall`` exactly. A pattern the
-VM does not take (``compile_pattern(pattern).reason``) is split by the ``regex`` engine. A
-pattern that leaves characters unmatched drops them, as tiktoken does.
+VM does not take (``compile_pattern(pattern).reason``) is split by the ``regex`` engine into
+the same pieces: whole matches (``finditer``'s ``group(0)``; ``findall`` would give the groups
+of a pattern that has any). A pattern that leaves characters unmatched drops them, as tiktoken
+does.
 
 >>> from ubpe.text.patterns import PATTERNS
 >>> symbols, bounds = pretokenize("hi there", PATTERNS["gpt2"])
@@ -23,10 +25,37 @@ import regex
 from ubpe_native._pretokenize import find_pieces, split_text
 from ubpe_native._numpy import ID_DTYPE
 
+from ..errors import RegexBudgetError
 from .patterns import UTF8_WIDTH_STEPS, code_point_classes, native_pattern_id
 from .regex_program import compile_pattern
 
-__all__ = ["native_bounds", "pretokenize"]
+__all__ = ["native_bounds", "pretokenize", "whole_matches"]
+
+#: The `regex` module's path runs on a time budget (``finditer``'s ``timeout``): this much, plus
+#: :data:`REGEX_SECONDS_PER_CHAR` per character of the text. The module splits tokenizer patterns
+#: at 1-50 MB/s, so only a pattern that backtracks catastrophically on this text (``(a*)*b``,
+#: which the VM leaves to it) runs past; the VM's own budget counts steps instead (regex_vm.h).
+REGEX_SECONDS = 2.0
+REGEX_SECONDS_PER_CHAR = 1e-5
+
+
+def whole_matches(pattern: str | regex.Pattern, text: str) -> list[str]:
+    r"""The non-empty matches of ``pattern`` in ``text``, whole and in order, as the kernel's VM
+    finds them (an empty match holds no text, so no piece): ``regex.findall`` would return a
+    pattern's capture groups instead (``[("a", "")]`` below).
+
+    >>> whole_matches(r"(?<=x)(a)b|c|\s+|x", "xab c"), regex.findall(r"(a)b|(c)", "ab")
+    (['x', 'ab', ' ', 'c'], [('a', '')])
+    """
+    compiled = regex.compile(pattern) if isinstance(pattern, str) else pattern
+    budget = REGEX_SECONDS + REGEX_SECONDS_PER_CHAR * len(text)
+    try:
+        return [found.group() for found in compiled.finditer(text, timeout=budget) if found.end() > found.start()]
+    except TimeoutError:
+        raise RegexBudgetError(
+            f"the split pattern {compiled.pattern!r} took more than {budget:.1f} s in the regex module on a text of "
+            f"{len(text):,} characters (catastrophic backtracking: nested repeats such as (a*)*b try exponentially "
+            "many ways to match); rewrite it so that each character can be matched in fewer ways") from None
 
 
 def native_bounds(data: bytes, pattern: str) -> np.ndarray | None:
@@ -61,7 +90,7 @@ def pretokenize(text: str, pattern: str) -> tuple[np.ndarray, np.ndarray]:
             keep = np.repeat(ends - bounds[1:], ends - starts) + np.arange(bounds[-1])
             raw = raw[keep]
         return raw.astype(ID_DTYPE), bounds
-    pieces = regex.findall(pattern, text)
+    pieces = whole_matches(pattern, text)
     char_lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
     bounds = np.zeros(len(pieces) + 1, dtype=np.int64)
     if int(char_lengths.sum()) == len(text):

@@ -1,6 +1,7 @@
 """Datasets of the experiments: the `Dataset` record and its split rules (`_base`), the
 quantizers of numeric series (`quantize`), one split of a parsed corpus (`split`), and a
-user's own files (`files`: text, JSONL, CSV, parquet, npy / npz, FASTA, MIDI).
+user's own files (`files`: text, JSONL, CSV, parquet, npy / npz, FASTA, MIDI, read by `_text`,
+`_tables`, `_arrays` and `_sequences`; a file that cannot be read is a `DatasetError`).
 
 The repository's built-in datasets (``experiments.datasets``) use the same split rules.
 """

@@ -1,0 +1,307 @@
+"""Cold start: the first call of a fresh process, ubpe beside the system each file comes from.
+
+    python benchmarks/bench_cold.py                 # ~5-10 min on 2 cores (quiet machine)
+    python benchmarks/bench_cold.py --repeats 2 --families tiktoken --allow-dirty   # a smoke run
+
+Every measurement runs in a fresh Python process (``subprocess``), ours and the reference's in
+alternation, in a new seeded order each round; every figure is the best of ``--repeats``
+rounds. Per family and file:
+
+* import: ``import ubpe`` (``tokenizers``, ``sentencepiece``, ``tiktoken``) in the process;
+* load: ``ubpe.load(path)`` (``Tokenizer.from_file``, ``SentencePieceProcessor(model_file=)``,
+  ``tiktoken.Encoding`` over ``load_tiktoken_bpe``; for GGUF ``gguf.GGUFReader``, which reads
+  the file but builds no tokenizer - llama.cpp has no Python loader here - in one round only:
+  it takes 10-40 s on a 128k vocabulary);
+* first: load + the first ``encode`` of one sentence (the import not included);
+* per call: the best mean time of ``encode`` of a short text over loops of ``--calls`` calls,
+  after the first call;
+* CLI: the wall time of ``python -m ubpe encode FILE --text SENTENCE`` beside ``python -c``
+  that loads the file with the reference and prints the ids (interpreter start included).
+
+The ids of our encode and the reference's are checked equal (``ids`` column). The machine's
+per-process tables (code point classes, compiled regex programs) come from ubpe's machine cache
+(`ubpe.tables_cache`), filled by one untimed process before the rounds; ``--no-cache`` runs
+every process with ``UBPE_NO_CACHE=1`` instead (what a machine's very first process pays).
+Files: llama.cpp's GGUF vocabularies, whisper's ``.tiktoken`` files and Mistral's
+sentencepiece models and tekken file (``experiments/install_data.sh``), tokenizer.json files
+built with ``tokenizers`` from them as the published ones are (``tests/hf_builders.py``), and a
+``UBPE`` fitted here. Needs the ``[vocab]`` and ``[bench]`` extras. Results go to
+``results/benchmarks/cold.md`` (and ``cold.csv``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from common import ROOT, RESULTS, add_provenance_arguments, markdown_report, provenance, write_results
+
+sys.path.insert(0, str(ROOT / "tests"))
+
+SENTENCE = "The quick brown fox jumps over the lazy dog, and naïve café owners don't mind."
+SHORT = "the cat"
+PEERS = ("ubpe", "numpy", "regex", "tokenizers", "sentencepiece", "tiktoken", "gguf")
+#: the issue's targets: import (s), GGUF load of a 128k vocabulary (s), gemma-4's load (s),
+#: per-call encode (s), CLI / per-call ratios to the reference
+IMPORT_TARGET, GGUF_TARGET, GEMMA_TARGET, CALL_TARGET = 0.15, 0.5, 1.5, 10e-6
+CLI_RATIO, CALL_RATIO = 1.5, 1.5
+#: the interpreter of the measured processes (``--python``; default: this one)
+PYTHON = [sys.executable]
+
+# What one child process runs: {"import", "load", "first", "call"} seconds and the ids, as JSON.
+_CHILD = r"""
+import json, sys, time
+spec = json.loads(sys.argv[1])
+clock = time.perf_counter
+side, path, sentence, short, calls = spec["side"], spec["path"], spec["sentence"], spec["short"], spec["calls"]
+t0 = clock()
+if side == "ubpe":
+    import ubpe
+    t1 = clock()
+    tok = ubpe.load(path)
+    t2 = clock()
+    def encode(text):
+        out = tok.encode(text)
+        return out[0][0] if out and isinstance(out[0], tuple) else out
+elif side == "tokenizers":
+    import tokenizers
+    t1 = clock()
+    tok = tokenizers.Tokenizer.from_file(path)
+    t2 = clock()
+    def encode(text):
+        return tok.encode(text, add_special_tokens=False).ids
+elif side == "sentencepiece":
+    import sentencepiece
+    t1 = clock()
+    tok = sentencepiece.SentencePieceProcessor(model_file=path)
+    t2 = clock()
+    encode = tok.encode
+elif side == "tiktoken":
+    import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
+    t1 = clock()
+    tok = tiktoken.Encoding("file", pat_str=spec["pattern"], mergeable_ranks=load_tiktoken_bpe(path), special_tokens={})
+    t2 = clock()
+    encode = tok.encode_ordinary
+elif side == "gguf":
+    import gguf
+    t1 = clock()
+    reader = gguf.GGUFReader(path)
+    tokens = reader.fields["tokenizer.ggml.tokens"]
+    t2 = clock()
+    print(json.dumps({"import": t1 - t0, "load": t2 - t1}))
+    sys.exit(0)
+ids = list(encode(sentence))
+t3 = clock()
+best = float("inf")
+for _ in range(5):
+    started = clock()
+    for _ in range(calls):
+        encode(short)
+    best = min(best, (clock() - started) / calls)
+print(json.dumps({"import": t1 - t0, "load": t2 - t1, "first": t3 - t1, "call": best, "ids": [int(i) for i in ids]}))
+"""
+
+# What the reference's one-shot CLI stand-in runs (python -c), per side
+_ONE_SHOT = {
+    "tokenizers": "import sys, tokenizers; print(*tokenizers.Tokenizer.from_file(sys.argv[1])"
+                  ".encode(sys.argv[2], add_special_tokens=False).ids)",
+    "sentencepiece": "import sys, sentencepiece; print(*sentencepiece.SentencePieceProcessor(model_file=sys.argv[1])"
+                     ".encode(sys.argv[2]))",
+    "tiktoken": "import sys, tiktoken; from tiktoken.load import load_tiktoken_bpe; "
+                "print(*tiktoken.Encoding('f', pat_str=sys.argv[3], mergeable_ranks=load_tiktoken_bpe(sys.argv[1]), "
+                "special_tokens={}).encode_ordinary(sys.argv[2]))",
+}
+
+
+def _environment(no_cache: bool) -> dict:
+    env = dict(os.environ)
+    if no_cache:
+        env["UBPE_NO_CACHE"] = "1"
+    return env
+
+
+def _child(side: str, path: Path, pattern: str | None, calls: int, env: dict) -> dict:
+    spec = {"side": side, "path": str(path), "sentence": SENTENCE, "short": SHORT, "calls": calls, "pattern": pattern}
+    done = subprocess.run([PYTHON[0], "-c", _CHILD, json.dumps(spec)], capture_output=True, text=True, env=env,
+                          cwd=path.parent)
+    if done.returncode != 0:
+        raise RuntimeError(f"{side} on {path.name} failed:\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout)
+
+
+def _one_shot(side: str, path: Path, pattern: str | None, env: dict) -> float:
+    if side == "ubpe":
+        command = [PYTHON[0], "-m", "ubpe", "encode", str(path), "--text", SENTENCE]
+    else:
+        command = [PYTHON[0], "-c", _ONE_SHOT[side], str(path), SENTENCE, pattern or ""]
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=path.parent)
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        raise RuntimeError(f"one-shot {side} on {path.name} failed:\n{done.stderr[-2000:]}")
+    return elapsed
+
+
+def _measure(path: Path, peer: str | None, pattern: str | None, repeats: int, calls: int, seed: int,
+             env: dict, cli: bool) -> dict[str, dict]:
+    """The best of ``repeats`` rounds of every measurement for ubpe and ``peer``, alternating."""
+    sides = ["ubpe"] + ([peer] if peer else [])
+    best: dict[str, dict] = {side: {} for side in sides}
+    order = random.Random(seed)
+    for round_ in range(repeats):
+        order.shuffle(sides)
+        for side in sides:
+            if side == "gguf" and round_:  # GGUFReader takes 10-40 s on a 128k vocabulary: one round
+                continue
+            found = _child(side, path, pattern, calls, env)
+            if cli and side in ("ubpe", *_ONE_SHOT):
+                found["cli"] = _one_shot(side, path, pattern, env)
+            for key, value in found.items():
+                if key == "ids":
+                    best[side]["ids"] = value
+                else:
+                    best[side][key] = min(best[side].get(key, float("inf")), value)
+    return best
+
+
+def _files(work: Path, families: set[str]) -> list[tuple[str, str, Path, str | None, str | None]]:
+    """(family, name, path, reference, pattern) of every file measured."""
+    from vocab_corpora import MISTRAL_PACKAGE, shipped_file, vocab_path, whisper_file
+
+    from ubpe.text.patterns import PATTERNS
+
+    files = []
+    if "tiktoken" in families:
+        for name in ("gpt2.tiktoken", "multilingual.tiktoken"):
+            files.append(("tiktoken", name, whisper_file(name), "tiktoken", PATTERNS["gpt2"]))
+    if "tokenizer.json" in families:
+        from hf_builders import BUILDERS, bert
+
+        for name in ("gpt2", "llama3", "qwen2", "falcon", "llama2", "trained-metaspace", "bert"):
+            path = work / f"{name}.json"
+            (bert() if name == "bert" else BUILDERS[name]()).save(str(path))
+            files.append(("tokenizer.json", name, path, "tokenizers", None))
+    if "model" in families:
+        for name in ("tokenizer.model.v1", "mistral_instruct_tokenizer_241114.model.v7"):
+            files.append(("sentencepiece", name, shipped_file(MISTRAL_PACKAGE, f"*/src/mistral_common/data/{name}"),
+                          "sentencepiece", None))
+    if "tekken" in families:
+        files.append(("tekken", "tekken_240911.json",
+                      shipped_file(MISTRAL_PACKAGE, "*/src/mistral_common/data/tekken_240911.json"), None, None))
+    if "gguf" in families:
+        for name in ("llama-bpe", "qwen2", "falcon", "llama-spm", "gemma-4"):
+            files.append(("GGUF", name, vocab_path(name), "gguf", None))
+    if "ubpe" in families:
+        files.append(("UBPE", "fitted (3,000 tokens)", _fitted(work), None, None))
+    return files
+
+
+def _fitted(work: Path) -> Path:
+    """A `UBPE` fitted on held-out prose, saved in ubpe's format."""
+    from vocab_corpora import text_lines
+
+    from ubpe import UBPE
+
+    lines = text_lines("kjv", 3000)
+    alphabet = sorted(set("".join(lines)) | set(SENTENCE) | set(SHORT))
+    tok = UBPE(alphabet=alphabet, n_tokens=3000, break_tokens=" ")
+    tok.fit(lines, quiet=True)
+    path = work / "ubpe-fitted.json"
+    tok.save(path)
+    return path
+
+
+def _install_kind() -> str:
+    """Whether the measured interpreter imports ubpe from an editable install (whose import
+    runs meson-python's rebuild check) or from plain files (a wheel)."""
+    code = "import sys, ubpe; print(any('editable' in name for name in sys.modules))"
+    done = subprocess.run([PYTHON[0], "-c", code], capture_output=True, text=True, cwd=tempfile.gettempdir())
+    editable = done.stdout.strip() == "True"
+    return ("an editable install (its import includes meson-python's rebuild check: measure a wheel's venv "
+            "with --python)") if editable else "installed files (a wheel or plain files)"
+
+
+def _ms(seconds: float | None) -> str:
+    return "" if seconds is None else f"{seconds * 1e3:.0f} ms" if seconds >= 0.01 else f"{seconds * 1e3:.1f} ms"
+
+
+def _us(seconds: float | None) -> str:
+    return "" if seconds is None else f"{seconds * 1e6:.1f} µs"
+
+
+def _ratio(ours: float | None, theirs: float | None) -> str:
+    return "" if ours is None or not theirs else f"{ours / theirs:.2f}×"
+
+
+def _row(family: str, name: str, peer: str | None, best: dict[str, dict]) -> dict:
+    ours, theirs = best["ubpe"], best.get(peer or "", {})
+    same = "" if "ids" not in theirs else ("equal" if theirs["ids"] == ours["ids"] else "DIFFER")
+    return {
+        "family": family, "file": name, "reference": peer or "-",
+        "import": _ms(ours["import"]), "ref import": _ms(theirs.get("import")),
+        "load": _ms(ours["load"]), "ref load": _ms(theirs.get("load")), "load ratio": _ratio(ours["load"], theirs.get("load")),
+        "load + first encode": _ms(ours["first"]), "ref": _ms(theirs.get("first")),
+        "first ratio": _ratio(ours["first"], theirs.get("first")),
+        "per call": _us(ours["call"]), "ref per call": _us(theirs.get("call")),
+        "CLI": _ms(ours.get("cli")), "ref CLI": _ms(theirs.get("cli")), "CLI ratio": _ratio(ours.get("cli"), theirs.get("cli")),
+        "ids": same,
+    }
+
+
+FAMILIES = ("tiktoken", "tokenizer.json", "model", "tekken", "gguf", "ubpe")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=7, help="rounds (fresh processes each) per file")
+    parser.add_argument("--calls", type=int, default=2000, help="calls per timed loop of the per-call figure")
+    parser.add_argument("--families", nargs="+", choices=FAMILIES, default=list(FAMILIES))
+    parser.add_argument("--no-cache", action="store_true", help="every process without ubpe's machine cache")
+    parser.add_argument("--no-cli", action="store_true", help="leave out the one-shot CLI calls")
+    parser.add_argument("--python", default=sys.executable,
+                        help="the interpreter of the measured processes, e.g. a venv with ubpe's wheel installed "
+                             "(an editable install rebuilds on import: meson-python runs ninja, ~0.1-0.3 s)")
+    parser.add_argument("--output", type=Path, default=RESULTS)
+    add_provenance_arguments(parser)
+    args = parser.parse_args()
+    PYTHON[0] = args.python
+    state = provenance.require_clean(args.allow_dirty)
+    load_before = provenance.load_average()
+    env = _environment(args.no_cache)
+    rows = []
+    with tempfile.TemporaryDirectory() as work:
+        for seed, (family, name, path, peer, pattern) in enumerate(_files(Path(work), set(args.families))):
+            _child("ubpe", path, pattern, 1, env)  # untimed: fills the machine's cache and the page cache
+            best = _measure(path, peer, pattern, args.repeats, args.calls, seed, env, not args.no_cli)
+            rows.append(_row(family, name, peer, best))
+            print(" | ".join(str(v) for v in rows[-1].values()), flush=True)
+    command = "python benchmarks/bench_cold.py " + " ".join(sys.argv[1:])
+    notes = [
+        "",
+        f"ubpe as the measured processes import it: {_install_kind()}.",
+        "",
+        f"Every process fresh; best of {args.repeats} rounds, ours and the reference's alternating. Sentence: "
+        f"{SENTENCE!r}; per call: `encode({SHORT!r})`, best mean of loops of {args.calls} calls. "
+        f"{'Without' if args.no_cache else 'With'} ubpe's machine cache of tables (`ubpe.tables_cache`). "
+        f"Targets (issue 36): import ≤ {IMPORT_TARGET} s; load and load + first encode ≤ the reference's; "
+        f"GGUF load ≤ {GGUF_TARGET} s for a 128k vocabulary, gemma-4 ≤ {GEMMA_TARGET} s; CLI ≤ {CLI_RATIO}× the "
+        f"reference's `python -c`; per call ≤ {CALL_RATIO}× tiktoken's on byte-level files and ≤ "
+        f"{CALL_TARGET * 1e6:.0f} µs everywhere. The GGUF reference is `gguf.GGUFReader` reading the file "
+        "(it builds no tokenizer). Where a target is missed, benchmarks/PROFILE.md says why.",
+    ]
+    markdown = markdown_report("Cold start: fresh processes, ubpe vs the reference loaders", command, notes, rows,
+                               provenance.package_versions(PEERS), state, load_before)
+    write_results(args.output, "cold", rows, markdown)
+    print(markdown)
+
+
+if __name__ == "__main__":
+    main()

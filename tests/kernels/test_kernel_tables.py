@@ -1,0 +1,239 @@
+"""Every kernel module's ``def`` entries, found by inspection (issue 37): the modules of
+``ubpe_native`` are listed by ``pkgutil`` and every public function, class and method of each
+compiled one must have hostile calls in ``test_kernel_entries.HOSTILE`` or in ``HOSTILE`` here
+(the modules that file did not list: ``_base64_lines``, ``_classic``, ``_hf_pretok``,
+``_merge_core``, ``_merges``, ``_multipass``, ``_ranked``, ``_spm``, ``_wordpiece``). And every
+kernel class with an ``__init__`` refuses a second one (``_checks.build_once``, as
+``PairMerger`` did first): its tables are read without the GIL by other threads, which a
+rebuild would pull from under them (a segfault)."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.machinery
+import inspect
+import pkgutil
+
+import numpy as np
+import pytest
+
+import ubpe_native
+from ubpe_native._base64_lines import first_repeat, parse_lines
+from ubpe_native._classic import PairTable, encode_words
+from ubpe_native._fit import PairMerger
+from ubpe_native._hf_pretok import GPT2_SPELLING, HFPreTokenizer
+from ubpe_native._merge_core import ScratchPool
+from ubpe_native._merges import id_lists, pack_units
+from ubpe_native._multipass import split_passes
+from ubpe_native._radix import RadixTree
+from ubpe_native._ranked import MergeTable
+from ubpe_native._wordpiece import WordPieceKernel
+
+import test_kernel_entries
+import test_merges_kernel
+import test_spm_kernels
+from test_kernel_entries import AB_TABLE, I32, I64, TREE, U8, WEIGHTS, _classes
+from test_wordpiece_kernel import GOOD as WORDPIECE
+
+NOT_UTF8 = np.array([0xFF, 0x61], U8)
+TEXT = np.frombuffer(b"ab ab", U8)
+
+
+def _merges():
+    return test_merges_kernel.merges()
+
+
+def _ranked():
+    return MergeTable(2, np.array([0, 2], I64), np.array([0, 1], I32), np.array([0], I64))
+
+
+def _wordpiece():
+    return WordPieceKernel(*WORDPIECE.values())
+
+
+def _pretokenizer():
+    return HFPreTokenizer([[1, 1, 0, 0]], None, GPT2_SPELLING)
+
+
+HOSTILE = {
+    "parse_lines/None": (lambda: parse_lines(None, True), TypeError),
+    "parse_lines/int32 data": (lambda: parse_lines(np.zeros(3, I32), True), ValueError),
+    "first_repeat/offsets past the end": (lambda: first_repeat(TEXT, np.array([0, 9], I64)), ValueError),
+    "first_repeat/offsets descending": (lambda: first_repeat(TEXT, np.array([0, 3, 1], I64)), ValueError),
+    "PairTable/lengths differ": (lambda: PairTable([0], [1, 2], [3]), ValueError),
+    "PairTable/negative component": (lambda: PairTable([0, -1], [1, 2], [3, 4]), ValueError),
+    "encode_words/None": (lambda: encode_words(None, WEIGHTS, np.array([0, 1], I32), np.array([0, 2], I64)),
+                          TypeError),
+    "encode_words/offsets past the end": (
+        lambda: encode_words(PairTable([0], [1], [2]), WEIGHTS, np.array([0, 1], I32), np.array([0, 5], I64)),
+        ValueError),
+    "HFPreTokenizer/unknown step": (lambda: HFPreTokenizer([[7, 0, 0, 0]], _classes(), GPT2_SPELLING), ValueError),
+    "HFPreTokenizer/no program": (lambda: HFPreTokenizer([[0, 63, 1, 0]], _classes(), GPT2_SPELLING), ValueError),
+    "HFPreTokenizer.words/None": (lambda: _pretokenizer().words(None), TypeError),
+    "HFPreTokenizer.words/not UTF-8": (lambda: _pretokenizer().words(NOT_UTF8), ValueError),
+    "ScratchPool/not a scratch": (lambda: ScratchPool(int), TypeError),
+    "PairMerges/ranks short": (lambda: test_merges_kernel.merges(rank=np.array([0], I64)), ValueError),
+    "PairMerges/result past n_ids": (lambda: test_merges_kernel.merges(result=np.array([256, 900], I32)), ValueError),
+    "PairMerges.encode/bounds past the end": (lambda: _merges().encode(TEXT, np.array([0, 99], I64)), ValueError),
+    "PairMerges.encode/None": (lambda: _merges().encode(None, np.array([0], I64)), TypeError),
+    "PairMerges.encode_texts/lengths": (
+        lambda: _merges().encode_texts(TEXT, [99], _classes(), 5), ValueError),
+    "PairMerges.encode_texts/no pattern": (lambda: _merges().encode_texts(TEXT, [5], _classes(), 63), ValueError),
+    "id_lists/None": (lambda: id_lists(None, None), TypeError),
+    "id_lists/offsets past the end": (lambda: id_lists(np.array([1, 2], I32), np.array([0, 5], I64)), ValueError),
+    "pack_units/None": (lambda: pack_units(None), TypeError),
+    "pack_units/too long": (lambda: pack_units([b"x" * 100]), ValueError),
+    "split_passes/no program": (lambda: split_passes(TEXT, [5], np.array([63], I32)), ValueError),
+    "split_passes/not UTF-8": (lambda: split_passes(NOT_UTF8, [1], np.zeros(0, I32)), ValueError),
+    "split_passes/lengths": (lambda: split_passes(TEXT, [-1, 6], np.zeros(0, I32)), ValueError),
+    "MergeTable/no base": (lambda: MergeTable(0, np.array([0], I64), np.zeros(0, I32), np.zeros(0, I64)), ValueError),
+    "MergeTable/offsets short": (
+        lambda: MergeTable(2, np.array([0], I64), np.array([0, 1], I32), np.array([0], I64)), ValueError),
+    "MergeTable.encode/id past base": (
+        lambda: _ranked().encode(np.array([0, 7], I32), np.array([0, 2], I64), False, 0.0, 0), ValueError),
+    "MergeTable.encode/bounds": (
+        lambda: _ranked().encode(np.array([0, 1], I32), np.array([1, 2], I64), False, 0.0, 0), ValueError),
+    "MergeTable.encode_text/not bytes": (lambda: _ranked().encode_text(TEXT, _classes(), 5), ValueError),
+    "MergeTable.encode_texts/None": (lambda: _ranked().encode_texts(None, [1], _classes(), 5), TypeError),
+    "MergeTable.set_cache_limit/negative": (lambda: _ranked().set_cache_limit(-1), OverflowError),
+    "MergeTable.find/None": (lambda: _ranked().find(None), TypeError),
+    "SpmBPE/ranks short": (lambda: test_spm_kernels._bpe(rank=np.array([0], I64)), ValueError),
+    "SpmBPE.encode/None": (lambda: test_spm_kernels._bpe().encode(None), TypeError),
+    "SpmBPE.encode/int32 data": (lambda: test_spm_kernels._bpe().encode(np.zeros(3, I32)), ValueError),
+    "SpmNormalizer/offsets": (lambda: test_spm_kernels._normalizer(offsets=np.array([1], I64)), ValueError),
+    "SpmNormalizer.normalize/None": (lambda: test_spm_kernels._normalizer().normalize(None), TypeError),
+    "SpmNormalizer.normalize/int32 data": (lambda: test_spm_kernels._normalizer().normalize(np.zeros(3, I32)),
+                                           ValueError),
+    "WordPieceKernel/ids short": (lambda: WordPieceKernel(*{**WORDPIECE, "initial_ids": []}.values()), ValueError),
+    "WordPieceKernel.encode_texts/lengths": (lambda: _wordpiece().encode_texts(TEXT, [99]), ValueError),
+    "WordPieceKernel.encode_texts/not UTF-8": (lambda: _wordpiece().encode_texts(NOT_UTF8, [2]), ValueError),
+    "WordPieceKernel.encode_words/None": (lambda: _wordpiece().encode_words(None), TypeError),
+}
+# entries with no argument to be hostile about (or only flags), checked by other tests
+HARMLESS = {"Lattice.clear_cache", "PairMerger.merges", "PairMerger.current_tokens", "PairMerger.pair_counts",
+            "SegmentLattice.edges", "SegmentLattice.count_parts", "RadixTree.__contains__", "RadixTree.__len__",
+            "PairTable.__len__", "PairTable.stops", "ScratchPool.__len__", "ScratchPool.clear",
+            "ScratchPool.cached_words", "PairMerges.clear_cache", "PairMerges.cache_size", "MergeTable.clear_cache",
+            "MergeTable.cache_size", "MergeTable.pair_count"}
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_hostile_arguments_raise_a_clear_error(name):
+    call, error = HOSTILE[name]
+    with pytest.raises(error):
+        call()
+
+
+def _kernel_modules() -> list:
+    """Every compiled module of ubpe_native (the .py helpers left out)."""
+    found = []
+    for info in pkgutil.iter_modules(ubpe_native.__path__):
+        module = importlib.import_module(f"ubpe_native.{info.name}")
+        if str(module.__file__).endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)):
+            found.append(module)
+    return found
+
+
+def _entries(module) -> list[str]:
+    """The public functions, classes and methods (with ``__contains__`` and ``__len__``) that
+    ``module`` defines."""
+    found = []
+    for name, value in vars(module).items():
+        if name.startswith("_") or getattr(value, "__module__", module.__name__) != module.__name__:
+            continue
+        if inspect.isclass(value) and not issubclass(value, BaseException):
+            if value.__init__ is not object.__init__:
+                found.append(name)
+            for method, member in vars(value).items():
+                if callable(member) and (not method.startswith("_") or method in ("__contains__", "__len__")):
+                    found.append(f"{name}.{method}")
+        elif callable(value):
+            found.append(name)
+    return found
+
+
+def test_every_entry_is_called():
+    """Each def and public method of every kernel module appears in a HOSTILE table (a new
+    entry, or a new module, needs its hostile calls there)."""
+    modules = _kernel_modules()
+    assert len(modules) >= 24  # what the package held when this test was written
+    called = {name.split("/")[0] for name in (*test_kernel_entries.HOSTILE, *HOSTILE)} | HARMLESS
+    missing = [f"{module.__name__}: {entry}" for module in modules for entry in _entries(module)
+               if entry not in called]
+    assert not missing, missing
+
+
+class _Arguments:
+    """Stands in for a kernel class inside a test's builder: keeps what it was called with."""
+
+    def __init__(self, *args, **kwargs):
+        self.args, self.kwargs = args, kwargs
+
+
+def _built_by(monkeypatch, module, name, builder):
+    """``(cls, args, kwargs)`` of the kernel object that ``builder()`` makes with ``module.name``."""
+    real = getattr(module, name)
+    monkeypatch.setattr(module, name, _Arguments)
+    arguments = builder()
+    monkeypatch.setattr(module, name, real)
+    return real, arguments.args, arguments.kwargs
+
+
+def _constructors(monkeypatch) -> dict:
+    import ubpe_native._spm_pipeline as spm_pipeline
+    from ubpe_native._lattice_cache import Lattice
+    from ubpe_native._sampling import SegmentLattice
+    from ubpe_native._tables import StringIds
+    from ubpe_native._textsplit import TextSplitter
+
+    return {
+        "PairTable": (PairTable, (np.array([0], I32), np.array([1], I32), np.array([2], I32)), {}),
+        "PairMerger": (PairMerger, (np.array([0, 1, 0, 1], I32), np.array([0, 4], I64), np.array([0], I32), 1, 2), {}),
+        "HFPreTokenizer": (HFPreTokenizer, ([[1, 1, 0, 0]], None, GPT2_SPELLING), {}),
+        "Lattice": (Lattice, (TREE, WEIGHTS), {}),
+        "ScratchPool": (ScratchPool, (), {}),
+        "PairMerges": _built_by(monkeypatch, test_merges_kernel, "PairMerges", test_merges_kernel.merges),
+        "RadixTree": (RadixTree, (2, np.array([0, 2]), np.array([0, 1], I32)), {}),
+        "MergeTable": (MergeTable, (2, np.array([0, 2], I64), np.array([0, 1], I32), np.array([0], I64)), {}),
+        "SegmentLattice": (SegmentLattice, (TREE, np.array([0, 1, 0], I32), np.array([0, 3], I64)), {}),
+        "SpmBPE": _built_by(monkeypatch, test_spm_kernels, "SpmBPE", test_spm_kernels._bpe),
+        "SpmNormalizer": _built_by(monkeypatch, test_spm_kernels, "SpmNormalizer", test_spm_kernels._normalizer),
+        "SpmPipeline": _built_by(monkeypatch, spm_pipeline, "SpmPipeline", test_kernel_entries._pipeline),
+        "StringIds": (StringIds, (b"abcd", np.array([0, 1, 2, 4], I64)), {}),
+        "TextSplitter": (TextSplitter, (AB_TABLE, _classes(), 5), {}),
+        "UnigramLattice": _built_by(monkeypatch, test_kernel_entries, "UnigramLattice", test_kernel_entries._unigram),
+        "WordPieceKernel": (WordPieceKernel, tuple(WORDPIECE.values()), {}),
+    }
+
+
+def test_every_kernel_object_is_built_once(monkeypatch):
+    """A second ``__init__`` on a built object - the same arguments, so nothing else could
+    refuse them - raises ValueError and leaves the object as it was."""
+    constructors = _constructors(monkeypatch)
+    classes = {name for module in _kernel_modules() for name in _entries(module)
+               if "." not in name and inspect.isclass(getattr(module, name))}
+    assert classes == set(constructors)  # a new kernel class needs its constructor here
+    for name, (cls, args, kwargs) in constructors.items():
+        built = cls(*args, **kwargs)
+        with pytest.raises(ValueError, match=f"a {name} is built once"):
+            built.__init__(*args, **kwargs)
+
+
+def test_a_table_cannot_be_rebuilt_while_another_thread_encodes():
+    """Once a segfault: ``MergeTable.__init__`` again while ``encode_text`` read the table
+    without the GIL. The second ``__init__`` is refused, so every encode sees one table."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ubpe.models.bytelevel import ByteLevelBPE
+    from ubpe.text.patterns import code_point_classes
+
+    tok = ByteLevelBPE().fit(["ab ab ab"] * 4, n_tokens=260, pattern="gpt2", quiet=True)
+    table = tok._encoder._table
+    data = ("ab " * 200_000).encode()
+    want = table.encode_text(data, code_point_classes(), 1)
+    with ThreadPoolExecutor(2) as pool:
+        running = pool.submit(lambda: [table.encode_text(data, code_point_classes(), 1) for _ in range(3)])
+        for _ in range(20):
+            with pytest.raises(ValueError, match="built once"):
+                table.__init__(256, np.array([0, 1], I64), np.array([97], I32), np.array([0], I64))
+        assert all((got == want).all() for got in running.result())

@@ -1,0 +1,243 @@
+"""ubpe's machine cache of tables (`ubpe.tables_cache`): an entry is built once and read back
+the same, a corrupted, truncated or stale entry is rebuilt, ``UBPE_NO_CACHE`` turns it off, an
+unwritable folder leaves it off, and the tables a process gets from the cache split text
+exactly as the tables it builds itself (also end to end, in fresh processes)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from ubpe import tables_cache
+from ubpe.text import regex_program
+from ubpe.text.patterns import PATTERNS, _every_code_point_classes, code_point_classes
+
+TEKKEN = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|"
+          r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}|"
+          r" ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+#: patterns for the kernel's VM (total, not total, with a word boundary) and ones it refuses
+PATTERNS_TRIED = (TEKKEN, r"\w+", r"\b\p{Lu}\p{Ll}*", r"(?i:ab)+c?", r"(?<=a)b", r"a|", PATTERNS["gpt2"])
+TEXTS = ("Hello world, it's 2024!", "naïve CAFÉ ｆｕｌｌ 東京 🦙🦙\n\n  x", "", "ab ABc abab", "\t\r\n $ 12345")
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """The cache in ``tmp_path`` (on), forgotten again after the test."""
+    monkeypatch.setenv(tables_cache.DIR_VARIABLE, str(tmp_path))
+    monkeypatch.delenv(tables_cache.DISABLE_VARIABLE, raising=False)
+    tables_cache._reset()
+    yield tmp_path
+    tables_cache._reset()
+
+
+class Builder:
+    """A table builder that counts its calls."""
+
+    def __init__(self, value: int = 7) -> None:
+        self.calls, self.value = 0, value
+
+    def __call__(self) -> dict[str, np.ndarray]:
+        self.calls += 1
+        return {"table": np.arange(self.value, dtype=np.uint16), "flag": np.array(True)}
+
+
+def _entries(folder) -> list:
+    return sorted(p for p in folder.rglob("*.npz"))
+
+
+def test_an_entry_is_built_once_and_read_back_equal(cache):
+    build = Builder()
+    first = tables_cache.cached_arrays("kind", "key", build)
+    second = tables_cache.cached_arrays("kind", "key", build)
+    assert build.calls == 1
+    assert first.keys() == second.keys() == {"table", "flag"}
+    np.testing.assert_array_equal(first["table"], second["table"])
+    assert second["table"].dtype == np.uint16 and bool(second["flag"])
+    assert len(_entries(cache)) == 1
+    assert not list(cache.rglob("*.tmp"))  # the temporary file was renamed into place
+
+
+def test_keys_and_kinds_do_not_collide(cache):
+    small, large = Builder(3), Builder(5)
+    assert len(tables_cache.cached_arrays("kind", "a", small)["table"]) == 3
+    assert len(tables_cache.cached_arrays("kind", "b", large)["table"]) == 5
+    assert len(tables_cache.cached_arrays("other", "a", large)["table"]) == 5
+    assert len(tables_cache.cached_arrays("kind", "a", large)["table"]) == 3
+    assert len(_entries(cache)) == 3
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "empty", "folder"])
+def test_a_damaged_entry_is_rebuilt_and_replaced(cache, damage):
+    build = Builder()
+    tables_cache.cached_arrays("kind", "key", build)
+    (entry,) = _entries(cache)
+    if damage == "garbage":
+        entry.write_bytes(b"not a zip file at all")
+    elif damage == "truncated":
+        entry.write_bytes(entry.read_bytes()[: entry.stat().st_size // 2])
+    elif damage == "empty":
+        entry.write_bytes(b"")
+    else:  # something that cannot be read as a file at all
+        entry.unlink()
+        entry.mkdir()
+    again = tables_cache.cached_arrays("kind", "key", build)
+    assert build.calls == 2
+    np.testing.assert_array_equal(again["table"], np.arange(7))
+    if damage != "folder":  # a folder in the way cannot be replaced: the cache stays off for it
+        assert tables_cache.cached_arrays("kind", "key", build)["table"].tolist() == list(range(7))
+        assert build.calls == 2
+
+
+def test_an_entry_holding_another_key_is_rebuilt(cache):
+    """Two keys whose file names collided (or an entry written by other code) are not mixed up."""
+    tables_cache.cached_arrays("kind", "key", Builder(3))
+    (entry,) = _entries(cache)
+    np.savez(entry, table=np.arange(9), __key__=np.array("another key"))
+    build = Builder(4)
+    assert tables_cache.cached_arrays("kind", "key", build)["table"].tolist() == list(range(4))
+    assert build.calls == 1
+
+
+def test_the_environment_variable_turns_the_cache_off(cache, monkeypatch):
+    monkeypatch.setenv(tables_cache.DISABLE_VARIABLE, "1")
+    tables_cache._reset()
+    build = Builder()
+    tables_cache.cached_arrays("kind", "key", build)
+    tables_cache.cached_arrays("kind", "key", build)
+    assert build.calls == 2
+    assert tables_cache.cache_dir() is None and not _entries(cache)
+
+
+def test_an_unwritable_folder_leaves_the_cache_off(tmp_path, monkeypatch):
+    blocker = tmp_path / "a file"
+    blocker.write_text("")
+    monkeypatch.setenv(tables_cache.DIR_VARIABLE, str(blocker / "cache"))  # under a file: mkdir fails
+    monkeypatch.delenv(tables_cache.DISABLE_VARIABLE, raising=False)
+    tables_cache._reset()
+    try:
+        build = Builder()
+        assert tables_cache.cached_arrays("kind", "key", build)["table"].tolist() == list(range(7))
+        assert tables_cache.cache_dir() is None
+    finally:
+        tables_cache._reset()
+
+
+def test_the_folder_is_keyed_by_version_and_code(cache):
+    folder = tables_cache.cache_dir()
+    assert folder.parent == cache
+    assert folder.name.startswith("tables-") and tables_cache.__version__ in folder.name
+
+
+def test_code_point_classes_from_the_cache_equal_a_fresh_build(cache):
+    fresh = _every_code_point_classes()["classes"]
+    code_point_classes.cache_clear()
+    try:
+        first = code_point_classes()  # built and written
+        code_point_classes.cache_clear()
+        cached = code_point_classes()  # read back
+    finally:
+        code_point_classes.cache_clear()
+    assert cached.dtype == fresh.dtype == np.uint16
+    np.testing.assert_array_equal(first, fresh)
+    np.testing.assert_array_equal(cached, fresh)
+    assert len(_entries(cache)) == 1
+
+
+@pytest.mark.parametrize("pattern", PATTERNS_TRIED)
+def test_a_program_from_the_cache_equals_a_fresh_compile(cache, pattern):
+    fresh = regex_program._program(pattern)
+    tables_cache.cached_arrays("program", pattern, lambda: regex_program._program(pattern))
+    cached = tables_cache.cached_arrays("program", pattern, lambda: pytest.fail("not read from the cache"))
+    assert cached.keys() == fresh.keys()
+    for name, array in fresh.items():
+        assert cached[name].dtype == array.dtype, name
+        np.testing.assert_array_equal(cached[name], array, err_msg=name)
+
+
+_SPLIT = r"""
+import json, sys
+from ubpe.text.scanner import pretokenize
+out = []
+for pattern in json.loads(sys.argv[1]):
+    for text in json.loads(sys.argv[2]):
+        symbols, bounds = pretokenize(text, pattern)
+        out.append([symbols.tolist(), bounds.tolist()])
+print(json.dumps(out))
+"""
+
+
+def _split_in_fresh_process(tmp_path, *, disabled: bool) -> list:
+    env = {**os.environ, tables_cache.DIR_VARIABLE: str(tmp_path / "cache")}
+    env.pop(tables_cache.DISABLE_VARIABLE, None)
+    if disabled:
+        env[tables_cache.DISABLE_VARIABLE] = "1"
+    patterns = [p for p in PATTERNS_TRIED if p != "a|"] + [PATTERNS["o200k"]]
+    done = subprocess.run([sys.executable, "-c", _SPLIT, json.dumps(patterns), json.dumps(TEXTS)],
+                          capture_output=True, text=True, env=env, check=True)
+    return json.loads(done.stdout)
+
+
+def test_fresh_processes_split_the_same_with_and_without_the_cache(tmp_path):
+    without = _split_in_fresh_process(tmp_path, disabled=True)
+    assert not (tmp_path / "cache").exists()
+    filling = _split_in_fresh_process(tmp_path, disabled=False)
+    entries = _entries(tmp_path / "cache")
+    assert entries  # the classes and the programs were written
+    reading = _split_in_fresh_process(tmp_path, disabled=False)
+    assert without == filling == reading
+    assert _entries(tmp_path / "cache") == entries
+
+
+def _mistral_model():
+    from vocab_corpora import MISTRAL_PACKAGE, shipped_file
+
+    return shipped_file(MISTRAL_PACKAGE, "*/src/mistral_common/data/tokenizer.model.v1")
+
+
+def test_sentencepiece_merge_rules_from_the_cache_equal_a_fresh_derivation(cache):
+    import ubpe
+
+    tok = ubpe.load(_mistral_model())  # derives the rules and writes them
+    mergeable = np.isin(tok.token_types, (1, 4, 5))  # NORMAL, USER_DEFINED, UNUSED: what the kernel merges
+    fresh = tok._derive_merge_rules(mergeable)
+    cached = tok._merge_rules(mergeable)
+    assert any(p.name.startswith("spm-rules-") for p in _entries(cache))
+    assert cached.keys() == fresh.keys()
+    for name, value in fresh.items():
+        if isinstance(value, np.ndarray):
+            assert cached[name].dtype == value.dtype, name
+            np.testing.assert_array_equal(cached[name], value, err_msg=name)
+        else:
+            assert cached[name] == value and type(cached[name]) is type(value), name
+    tok.scores[-1] += 1.0  # other scores are another key: derived again, not read
+    other = tok._merge_rules(mergeable)
+    assert len([p for p in _entries(cache) if p.name.startswith("spm-rules-")]) == 2
+    assert other.keys() == fresh.keys()
+
+
+_ENCODE = r"""
+import json, sys
+import ubpe
+tok = ubpe.load(sys.argv[1])
+print(json.dumps([tok.encode(text) for text in json.loads(sys.argv[2])]))
+"""
+
+
+def test_fresh_processes_encode_a_sentencepiece_model_the_same_with_and_without_the_cache(tmp_path):
+    path = str(_mistral_model())
+    runs = []
+    for disabled in (True, False, False):
+        env = {**os.environ, tables_cache.DIR_VARIABLE: str(tmp_path / "cache")}
+        env.pop(tables_cache.DISABLE_VARIABLE, None)
+        if disabled:
+            env[tables_cache.DISABLE_VARIABLE] = "1"
+        done = subprocess.run([sys.executable, "-c", _ENCODE, path, json.dumps(TEXTS)], capture_output=True,
+                              text=True, env=env, check=True)
+        runs.append(json.loads(done.stdout))
+    assert runs[0] == runs[1] == runs[2]
+    assert any(p.name.startswith("spm-rules-") for p in _entries(tmp_path / "cache"))
