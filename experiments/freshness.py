@@ -28,7 +28,7 @@ from typing import Any
 
 from experiments import RESULTS_DIR
 from ubpe.lab import provenance
-from ubpe.lab.provenance import data_record, units_checksum
+from ubpe.lab.provenance import REPO_ROOT, data_record, units_checksum
 
 __all__ = ["Finding", "check", "check_provenance", "data_record", "known_stale", "load_arguments",
            "units_checksum"]

@@ -115,7 +115,7 @@ from pathlib import Path
 from typing import Any
 
 from ubpe.lab.patterns import PRESETS
-from ubpe.lab.schema import check_schema, suggest
+from ubpe.lab.schema import ConfigError, check_schema, suggest
 
 VARIANTS: tuple[str, ...] = ("universal", "classic")
 #: The encoder of a vocabulary from a file that is the model's own tokenisation.
@@ -139,10 +139,6 @@ DEFAULT_ENCODERS: tuple[str, ...] = ("universal:tfidf", "classic:classic")
 # dataset keys the runner uses itself; the rest go to `experiments.datasets.load`
 _RUNNER_KEYS = {"dataset", "regex", "break_tokens", "vocab_sizes", "max_symbols",
                 "heldout_max_symbols"}
-
-
-class ConfigError(ValueError):
-    """The config file is missing, not TOML, or names something invalid."""
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from ubpe.lab import stats as S
 from ubpe.lab.answers import _answers, _decisions, _summary
 from ubpe.lab.extras_report import _read, beam_section, downstream_section
 from ubpe.lab.lm_tables import report_section as transformer_section
-from ubpe.lab.formatting import KIND_ORDER, _estimable, _kind_key, _num, _size_key, _table
+from ubpe.lab.formatting import KIND_ORDER, cap_lines, _estimable, _kind_key, _num, _size_key, _table
 from ubpe.lab.outputs import TABLES, IncompleteResultsError, check_complete
 
 __all__ = ["KIND_ORDER", "read_results", "render_report"]
@@ -154,7 +154,6 @@ def _caps(run: dict[str, Any]) -> list[str]:
     caps = run.get("caps")
     if not caps:
         return []
-    from ubpe.lab.runner import cap_lines
 
     cut = cap_lines(caps)
     caps_set = sorted({f"{c['split']} {c['max_symbols']:,}" for c in caps if c["max_symbols"] is not None})

@@ -36,7 +36,8 @@ from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any, Protocol
 
-from ubpe.lab import provenance, require
+from ubpe.lab import provenance
+from ubpe.lab.extras import require
 
 # pandas, SciPy, matplotlib (the engine's modules import them at their top): a missing one is
 # an error naming the `lab` extra, not an ImportError from deep inside
@@ -44,6 +45,7 @@ require()
 
 from ubpe.lab.cache import CACHE_DIR, cell_path, file_sha256, json_default, model_path, read_meta, read_raw
 from ubpe.lab.config import NATIVE, REGEX_PRESETS, ConfigError, ExperimentConfig
+from ubpe.lab.formatting import cap_lines
 from ubpe.lab.grid import SIZE_LEADER, LoadedDataset, plan, takes_seed
 from ubpe.lab.outputs import TABLES, kill_point, outputs_record, staged_folder
 from ubpe.lab.tables import collect, numbers_only, write_csv
@@ -357,27 +359,6 @@ def cap_records(datasets: list[LoadedDataset]) -> list[dict[str, Any]]:
                          "kept_symbols": split.n_symbols,
                          **{f"dropped_{k}": int(dropped.get(k, 0)) for k in ("documents", "units", "symbols")}})
     return rows
-
-
-def cap_lines(caps: list[dict[str, Any]]) -> list[str]:
-    """One line per split that its cap cut, saying what was left out and how to lift it.
-
-    >>> cap_lines([{"dataset": "notes", "split": "train", "unit": "file", "max_symbols": 300000,
-    ...             "kept_documents": 28, "kept_units": 20, "kept_symbols": 299000,
-    ...             "dropped_documents": 52, "dropped_units": 9, "dropped_symbols": 600000}])[0][:79]
-    'notes train: the cap of 300,000 symbols left out 52 documents, 9 units (file), '
-    """
-    lines = []
-    for row in caps:
-        if not row["dropped_documents"]:
-            continue
-        key = "max_symbols" if row["split"] == "train" else "heldout_max_symbols"
-        lines.append(f"{row['dataset']} {row['split']}: the cap of {row['max_symbols']:,} symbols left out "
-                     f"{row['dropped_documents']:,} documents, {row['dropped_units']:,} units ({row['unit']}), "
-                     f"{row['dropped_symbols']:,} symbols (kept {row['kept_documents']:,} documents, "
-                     f"{row['kept_units']:,} units, {row['kept_symbols']:,} symbols); lift it with "
-                     f"`{key} = inf` in [grid] or the dataset's table")
-    return lines
 
 
 def data_records(datasets: list[LoadedDataset]) -> list[dict[str, Any]]:

@@ -1,13 +1,13 @@
 """The config schema: every table's keys, each key's type and range, checked before any data
 is read.
 
-`check_schema` walks the parsed TOML once and raises `ubpe.lab.config.ConfigError` at the
+`check_schema` walks the parsed TOML once and raises `ubpe.lab.schema.ConfigError` (also `ubpe.lab.config.ConfigError`) at the
 first key that is unknown (with the closest known ones, from `difflib`), of the wrong type or
 out of range, naming the key by its dotted path:
 
 >>> check_schema({"grid": {"vocab_size": [512]}, "datasets": {"a": {"path": "a.txt", "format": "text"}}})
 Traceback (most recent call last):
-ubpe.lab.config.ConfigError: unknown key grid.vocab_size (did you mean vocab_sizes?); [grid] takes ...
+ubpe.lab.schema.ConfigError: unknown key grid.vocab_size (did you mean vocab_sizes?); [grid] takes ...
 
 The schema says what a value *is* (`Check`); `ubpe.lab.config.parse_config` then builds the
 dataclasses from a config that passed, and checks what needs more than one key (a comparison
@@ -21,6 +21,10 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+class ConfigError(ValueError):
+    """The config file is missing, not TOML, or names something invalid."""
+
 
 #: How many close matches an unknown name's error suggests.
 SUGGESTIONS = 3
@@ -41,8 +45,6 @@ def suggest(name: Any, known: Any) -> str:
 
 
 def _error(message: str) -> Exception:
-    from ubpe.lab.config import ConfigError
-
     return ConfigError(message)
 
 

@@ -179,12 +179,13 @@ def char_runs(seq: Sequence[int], doc: str, pieces: list[bytes]) -> np.ndarray:
     Token ends are byte offsets into the concatenated pieces; a leading space the document does
     not have (sentencepiece's dummy prefix) is taken off first, and a token left empty by that
     has no run. An end inside a character (a byte-level token that splits one) is run -1,
-    which no character segmentation has.
+    which no character segmentation has, and counts that character as ended there (the token
+    that ends it covers no new one).
 
     >>> char_runs([0, 1], "the cat", [b" the", b" cat"]).tolist()    # dummy prefix
     [3, 4]
-    >>> char_runs([0, 1, 2], "é!", [b"\xc3", b"\xa9", b"!"]).tolist()   # 'é' split in bytes
-    [-1, 1, 1]
+    >>> char_runs([0, 1, 2], "é!", [b"\\xc3", b"\\xa9", b"!"]).tolist()   # 'é' split in bytes
+    [-1, 0, 1]
     """
     if not len(seq):
         return np.zeros(0, dtype=np.int64)
