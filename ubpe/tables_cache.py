@@ -34,8 +34,6 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
-
 from ._version import __version__
 
 __all__ = ["cache_dir", "cached_arrays", "DISABLE_VARIABLE", "DIR_VARIABLE"]
@@ -59,6 +57,7 @@ def _disabled() -> bool:
 
 def _code_key() -> str:
     """A hash of what every table depends on beyond its own key."""
+    import numpy as np  # here, not at import: a process that never builds a table imports none
     import regex
 
     digest = hashlib.sha256(f"{__version__}|{regex.__version__}|{sys.byteorder}|{np.__version__[:1]}".encode())
@@ -117,6 +116,8 @@ def cached_arrays(kind: str, key: str, build: Callable[[], dict[str, np.ndarray]
 def _read(path: Path, key: str) -> dict[str, np.ndarray] | None:
     """The arrays of an intact entry holding ``key``, else None (missing, truncated, corrupt,
     another key: the caller rebuilds it)."""
+    import numpy as np
+
     try:
         with np.load(path, allow_pickle=False) as stored:
             arrays = {name: stored[name] for name in stored.files}
@@ -132,6 +133,8 @@ def _read(path: Path, key: str) -> dict[str, np.ndarray] | None:
 
 def _write(path: Path, key: str, arrays: dict[str, np.ndarray]) -> None:
     """Write an entry atomically: a temporary file in the same folder, renamed over ``path``."""
+    import numpy as np
+
     try:
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.stem, suffix=".tmp")
     except OSError:

@@ -121,8 +121,7 @@ GGUF_INT32, GGUF_STRING, GGUF_ARRAY = 5, 8, 9
 def gguf_fields(data: bytes) -> tuple[bytes, list[tuple[bytes, bytes]]]:
     """``(header, [(key bytes, raw value bytes with its type)])`` of a well-formed GGUF file
     (the tensor count kept in the header); used to rewrite single fields."""
-    import gguf
-    from ubpe.io.gguf import _Cursor, _read_value, _scalar_formats
+    from ubpe.io.gguf import _Cursor, _read_value
 
     cursor = _Cursor(data, "<original>")
     cursor.take(4)
@@ -131,13 +130,12 @@ def gguf_fields(data: bytes) -> tuple[bytes, list[tuple[bytes, bytes]]]:
     n_kv = cursor.unpack("<Q")
     header = data[:cursor.pos - 8]
     fields = []
-    formats = _scalar_formats(gguf)
     for _ in range(n_kv):
         start = cursor.pos
         cursor.string()  # the key
         value_start = cursor.pos
         value_type = cursor.unpack("<I")
-        _read_value(cursor, value_type, gguf, formats)
+        _read_value(cursor, value_type)
         fields.append((data[start:value_start], data[value_start:cursor.pos]))
     return header, fields
 

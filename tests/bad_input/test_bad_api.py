@@ -310,8 +310,8 @@ SAVES = [
     Bad("universal as tiktoken", lambda m: ubpe.save(m.u, "/tmp/x.tiktoken", format="tiktoken"), InvalidParameterError, "byte-level"),
     Bad("bytelevel as ubpe030", lambda m: ubpe.save(m.b, "/tmp/x.json", format="ubpe030"), InvalidParameterError, "bytelevel"),
     Bad("unknown save format", lambda m: ubpe.save(m.u, "/tmp/x.json", format="yaml"), ModelFormatError, "unknown model format 'yaml'"),
-    Bad("gguf save", lambda m: ubpe.save(m.g, "/tmp/x.json"), InvalidParameterError, "not gguf:gpt2 ones"),
-    Bad("read-only format save", lambda m: ubpe.save(m.u, "/tmp/x.gguf", format="gguf"), InvalidParameterError, "does not write"),
+    Bad("gguf save", lambda m: ubpe.save(m.g, "/tmp/x.json"), InvalidParameterError, "cannot hold a gguf:gpt2 model"),
+    Bad("read-only format save", lambda m: ubpe.save(m.u, "/tmp/x.gguf", format="gguf"), InvalidParameterError, "cannot hold a universal model"),
     Bad("tuple alphabet as ubpe030", lambda m: ubpe.save(_tuples(), "/tmp/x.json", format="ubpe030"), ModelFormatError, "tuple"),
     Bad("lone surrogate save", lambda m: _surrogate().save("/tmp/ubpe-bad-surrogate.json"), InvalidParameterError, "lone surrogate"),
     # an int is no file descriptor here: reading or writing fd 1 (True) would close stdout

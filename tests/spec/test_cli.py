@@ -378,7 +378,7 @@ def test_convert_to_a_format_that_cannot_hold_the_model_is_one_line_exit_2(workd
     result = run(tmp_path, "convert", str(workdir / "model.json"), output, ok=False)
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("ubpe: cannot convert: "), result.stderr
+    assert len(lines) == 1 and lines[0].startswith("ubpe: error: cannot convert: "), result.stderr
     assert all(word in lines[0] for word in words), lines[0]
     assert not (tmp_path / output).exists()
 

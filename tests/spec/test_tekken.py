@@ -197,9 +197,9 @@ def test_the_tokenizer_contract():
     assert str(reference.num_special_tokens) in info["vocabulary"] and "<SPECIAL_k>" in info["special tokens"]
 
 
-def test_read_only_and_not_fittable(tmp_path):
+def test_not_in_ubpes_format_and_not_fittable(tmp_path):
     ours, _ = _pair(TEKKEN_FILES[0])
-    with pytest.raises(InvalidParameterError, match="read-only"):
+    with pytest.raises(InvalidParameterError, match="cannot hold a tekken model"):
         ubpe.save(ours, tmp_path / "model.json")
     with pytest.raises(InvalidParameterError, match="fit"):
         ours.fit(["hello"], n_tokens=300)

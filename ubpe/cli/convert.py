@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         save(model, args.output, target)
     except InvalidParameterError as refusal:  # CannotWrite, or a writer's refusal of this model
-        print(f"{PROG}: cannot convert: {' '.join(str(refusal).split())}", file=sys.stderr)
+        print(f"{PROG}: error: cannot convert: {' '.join(str(refusal).split())}", file=sys.stderr)
         return EXIT_CANNOT_HOLD
     if target == "hf" and model.variant == "bytelevel" and model.pattern not in HF_SAFE_PATTERNS and not args.quiet:
         print(f"{PROG}: warning: HF tokenizers reads regexes with Oniguruma; only the gpt2 and llama3 "

@@ -18,6 +18,7 @@ Pre-tokenization is a ``Split`` with the same regex (HF runs it in Oniguruma, we
 ``ByteLevel(use_regex=False)``.
 
 >>> ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256, b"bc": 257, b"abc": 258}
+>>> from ubpe.io.write.hf import merges_from_ranks
 >>> merges_from_ranks(ranks)          # "abc" can be made from ab+c and from a+bc
 [('a', 'b', 256), ('b', 'c', 257), ('a', 'bc', 258), ('ab', 'c', 258)]
 """
@@ -29,8 +30,6 @@ import re
 from typing import Any
 
 from .format import Format
-from .write.hf import merges_from_ranks, write  # noqa: F401  (merges_from_ranks: the example above)
-from .write.hf import tokenizer_json as document
 
 # keys only HF's tokenizer.json has at its top level
 _HF_KEYS = re.compile(rb'"(added_tokens|pre_tokenizer|post_processor|truncation)"\s*:')
@@ -50,6 +49,8 @@ def tokenizer_json(tokenizer: Any) -> dict[str, Any]:
     >>> doc["model"]["type"], len(doc["model"]["vocab"]), doc["model"]["merges"][0]
     ('BPE', 260, ['o', 'w'])
     """
+    from .write.hf import tokenizer_json as document  # the writers import numpy: here, not at import
+
     return document(tokenizer)
 
 
@@ -58,6 +59,8 @@ def save_tokenizer_json(tokenizer: Any, path: str | os.PathLike) -> None:
 
     The file loads with ``tokenizers.Tokenizer.from_file(path)``.
     """
+    from .write.hf import write
+
     write(tokenizer, path)
 
 

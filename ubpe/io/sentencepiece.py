@@ -20,7 +20,6 @@ from ubpe_native._numpy import np
 
 from ..errors import ModelFormatError
 from .format import Format
-from .write.spm import model_pb2, write
 
 # ModelProto field 1 (pieces), wire type 2 -> tag byte 0x0A; its SentencePiece field 1 too
 _PIECES_TAG = 0x0A
@@ -99,6 +98,8 @@ def from_bytes(data: bytes, *, where: str = "<model>"):
 
     from ..models.sentencepiece import SentencePieceBPE, SentencePieceUnigram
     from ..text.normalizers import Normalizer
+
+    from .write.spm import model_pb2
 
     pb2 = model_pb2()
     proto = pb2.ModelProto()
@@ -181,6 +182,14 @@ def detect(head: bytes) -> bool:
     except UnicodeDecodeError:
         return len(piece) < inner[0] and len(head) == inner[1] + len(piece)  # cut by the head
     return True
+
+
+def write(tokenizer: Any, path: str | os.PathLike) -> None:
+    """`ubpe.io.write.spm.write` (imported when called: reading and saving other formats import
+    no numpy)."""
+    from .write.spm import write as write_model
+
+    write_model(tokenizer, path)
 
 
 FORMAT = Format("sentencepiece", "sentencepiece .model", detect, read, write)

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from .._hooks import file_formats
 from ..errors import InvalidParameterError, NotFittedError, UnknownTokenError
+from ..files import check_path
 
 if TYPE_CHECKING:  # (numpy and the kernels load when a batch first needs them: `import ubpe` stays light)
     import numpy as np
@@ -295,6 +296,7 @@ class Tokenizer:
         ``.tiktoken``, else our format. A format that cannot hold this family raises
         :class:`InvalidParameterError` saying why (the table: :func:`ubpe.io.write.why_not`)."""
         io = file_formats()
+        check_path(path)
         if format is None:
             format = io.format_module("write").format_for(path, self.variant)
         if format == "ubpe":

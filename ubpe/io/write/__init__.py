@@ -15,7 +15,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .model_view import CannotWrite
+from ...errors import InvalidParameterError
+
+
+class CannotWrite(InvalidParameterError):
+    """A format cannot hold this tokenizer (the message says why, in one line)."""
+
 
 #: the families, by ``variant``, with the title the table shows
 FAMILIES: dict[str, str] = {

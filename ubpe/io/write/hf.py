@@ -32,7 +32,6 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
 
 from ...files import write_atomically
 from ...text.byte_chars import byte_string
@@ -156,7 +155,7 @@ def _symbol_chars(view: SymbolMerges) -> list[str]:
     return [chr(base + i) for i in range(len(view.alphabet))]
 
 
-def _merges_by_splits(texts: list[str], order: np.ndarray | list[float], allowed: list[bool]) -> list[list[str]]:
+def _merges_by_splits(texts: list[str], order: Any, allowed: list[bool]) -> list[list[str]]:
     """One merge ``[left, right]`` per split of every allowed token into two tokens, ranked
     by ``order`` of the token (lower first), then by the ids of the halves."""
     index: dict[str, int] = {}
@@ -278,7 +277,7 @@ def pieces_json(view: Pieces) -> dict[str, Any]:
             raise CannotWrite("this sentencepiece model holds one piece twice; tokenizer.json maps each piece to one id")
         # sentencepiece merges the pair whose concatenation scores highest (ties: leftmost);
         # the merged pieces are normal ones, their halves any piece but control/unknown/byte
-        order = (-view.scores.astype(np.float64)).tolist()
+        order = (-view.scores.astype("float64")).tolist()
         allowed = [kind in (NORMAL, USER_DEFINED, UNUSED) for kind in types]
         merge_result = [kind == NORMAL for kind in types]
         merges = [m for m in _merges_by_splits(view.pieces, order, allowed) if merge_result[vocab[m[0] + m[1]]]]

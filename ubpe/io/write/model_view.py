@@ -24,13 +24,10 @@ from typing import Any
 import numpy as np
 
 from ...errors import InvalidParameterError, NotFittedError
+from . import CannotWrite  # noqa: F401  (defined in the package: saving imports no numpy)
 
 #: sentencepiece's piece types (the GGUF token types use the same numbers)
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
-
-
-class CannotWrite(InvalidParameterError):
-    """A format cannot hold this tokenizer (the message says why, in one line)."""
 
 
 @dataclass
