@@ -174,7 +174,7 @@ def _recorded(tmp_path, config_text: str):
     config_file.parent.mkdir(parents=True)
     config_file.write_text(config_text)
     config = json.loads(json.dumps(load_config(config_file).as_dict(), default=str))
-    code = code_record()
+    code = code_record(["ubpe.lab.ngram", "ubpe.lab.metrics"])  # what a run computes with, loaded here or not
     for relative in code["files"]:
         source = REPO_ROOT / relative
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
