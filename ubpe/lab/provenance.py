@@ -261,6 +261,21 @@ def code_record(names: Iterable[str] = ()) -> dict[str, Any]:
             "rule": "source files of the computing modules that ran (ubpe.lab.provenance.code_record)"}
 
 
+def side_record(settings: dict[str, Any], names: Iterable[str] = ()) -> dict[str, Any]:
+    """``run.json``'s ``config``, ``config_sha256`` and ``code`` for an experiment that has no
+    config file (``python -m experiments midi``, ``variance``, ...): its settings (the command
+    line's values and the module constants it ran with) and the computing modules loaded in this
+    process plus ``names`` (`code_record`). `experiments.freshness.check_provenance` then checks
+    the code; the settings are the code's own constants, so the code hash covers them too.
+
+    >>> record = side_record({"merges": [64]}, ["ubpe.lab.ngram"])
+    >>> record["config"], "ubpe/lab/ngram.py" in record["code"]["files"]
+    ({'merges': [64]}, True)
+    """
+    config = json.loads(json.dumps(settings, default=str))
+    return {"config": config, "config_sha256": config_sha256(config), "code": code_record(names)}
+
+
 def file_digest(path: Path) -> str:
     """SHA-256 of a source file's bytes."""
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
