@@ -29,8 +29,8 @@ every process with ``UBPE_NO_CACHE=1`` instead (what a machine's very first proc
 Files: llama.cpp's GGUF vocabularies, whisper's ``.tiktoken`` files and Mistral's
 sentencepiece models and tekken file (``experiments/install_data.sh``), tokenizer.json files
 built with ``tokenizers`` from them as the published ones are (``tests/hf_builders.py``), and
-``UBPE`` / ``UBPEClassic`` fitted here with and without ``break_tokens``. Needs the ``[vocab]`` and ``[bench]`` extras. Results go to
-``results/benchmarks/cold.md`` (and ``cold.csv``).
+``UBPE`` / ``UBPEClassic`` fitted here with and without ``break_tokens``. Needs the ``[vocab]``
+and ``[bench]`` extras. Results go to ``results/benchmarks/cold.md`` (and ``cold.csv``).
 """
 
 from __future__ import annotations

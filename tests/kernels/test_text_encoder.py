@@ -14,7 +14,8 @@ from ubpe import ByteLevelBPE
 from ubpe.errors import DisallowedSpecialTokenError
 from ubpe.text.patterns import PATTERNS
 
-CORPUS = ["the cat sat on the mat, naïve café 12345 don't", "ab ab abc\n\n  x \U0001f600 ünï", "the the the cat"] * 4
+CORPUS = ["the cat sat on the mat, naïve café 12345 don't", "ab ab abc\n\n  x \U0001f600 ünï",
+          "the the the cat"] * 4
 TEXTS = st.text(alphabet=st.sampled_from("the cat'sé\u0928\U0001f600 \n\t9!") | st.characters(), max_size=60)
 
 

@@ -4,7 +4,8 @@ Formats only: each format is one module that declares its detector (a look at a 
 bytes), its reader and its writer in a ``FORMAT`` (:class:`~ubpe.io.format.Format`), and
 :data:`FORMAT_REGISTRY` names them in detection order; ``FORMATS`` is the table built from the
 declarations. The format modules are imported when first needed, and import the models they
-build when they read one: loading a file imports that file's reader and model, not the others. :func:`load` finds the format by content (or takes ``format=``) and returns a
+build when they read one: loading a file imports that file's reader and model, not the
+others. :func:`load` finds the format by content (or takes ``format=``) and returns a
 tokenizer of the right family (a :class:`~ubpe.models.base.Tokenizer`); :func:`save` writes one
 in any format that can hold it. The modules: ``gguf``, ``sentencepiece``, ``ours`` (our
 versioned envelope), ``ubpe030`` (the reference's JSON), ``minbpe``, ``tiktoken``, ``tekken``

@@ -4,10 +4,10 @@
 (:func:`batch_chunks`); each thread takes a range, splits it with the pipeline and encodes
 its parts (as lists, or with ``arrays`` into an
 :class:`~ubpe.encoders.encoding.EncodedBatch` filled without the GIL). Where the pipeline's
-splitting is the native splitter's (no known words; a regex only if the scanner knows it) and the encoder declares ``encodes_texts``, a range of
-str documents goes to the kernel in one call that splits and encodes (:class:`TextPath`).
-A sampling encoder runs on one thread, so that its random stream does not depend on how many
-there are.
+splitting is the native splitter's (no known words; a regex only if the scanner knows it)
+and the encoder declares ``encodes_texts``, a range of str documents goes to the kernel in one
+call that splits and encodes (:class:`TextPath`). A sampling encoder runs on one thread, so
+that its random stream does not depend on how many there are.
 
 >>> batch_chunks(["ab", "c", "def"], symbols=3)
 [(0, 2), (2, 3)]
