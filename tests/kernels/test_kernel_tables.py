@@ -106,6 +106,14 @@ HOSTILE = {
     "PairMerges.encode_texts/lengths": (
         lambda: _merges().encode_texts(TEXT, [99], _classes(), 5), ValueError),
     "PairMerges.encode_texts/no pattern": (lambda: _merges().encode_texts(TEXT, [5], _classes(), 63), ValueError),
+    "PairMerges.encode_one_text/bytes": (lambda: _merges().encode_one_text(b"ab", _classes(), 5), TypeError),
+    "PairMerges.encode_one_text/no pattern": (lambda: _merges().encode_one_text("ab", _classes(), 63), ValueError),
+    "PairMerges.encode_one_text/flagged short": (
+        lambda: _merges().encode_one_text("ab", _classes(), 5, flagged=np.zeros(3, U8)), ValueError),
+    "PairMerges.encode_one_text/ASCII flagged": (
+        lambda: _merges().encode_one_text("ab", _classes(), 5, flagged=np.ones(0x110000, U8)), ValueError),
+    "PairMerges.encode_one_text/surrogate": (lambda: _merges().encode_one_text("a\ud800", _classes(), 5),
+                                             UnicodeEncodeError),
     "id_lists/None": (lambda: id_lists(None, None), TypeError),
     "id_lists/offsets past the end": (lambda: id_lists(np.array([1, 2], I32), np.array([0, 5], I64)), ValueError),
     "pack_units/None": (lambda: pack_units(None), TypeError),
