@@ -195,10 +195,11 @@ class ImportedBPE(ImportedTokenizer):
         if self._scanner is not None:
             ids = self._scan_ids(text)
             return self._native_by_regex(text) if ids is None else ids
-        if self._passes(compile=False) is None:
+        passes = self._passes(compile=False)
+        if passes is None:
             return self._native_by_regex(text)
-        ids, _, status = self._scan_encode(text.encode("utf-8"), (len(text),))
-        return self._native_by_regex(text) if status[0] else ids.tolist()
+        data = text.encode("utf-8")  # the passes' pieces, merged as words (as `_native_by_regex` merges its own)
+        return self._kernel.encode(data, split_passes(data, (len(text),), passes)[0]).tolist()
 
     # -- the kernel's scanner, and encode_batch ------------------------------------------------
 
