@@ -276,7 +276,9 @@ class ByteLevelBPE(Tokenizer):
         (tiktoken frames no text).
         """
         self._check_text(text)
-        allowed = self._specials.allowed(tiktoken_allowed(parse_special, allowed_special))
+        if parse_special:  # (no call on the common path)
+            allowed_special = tiktoken_allowed(parse_special, allowed_special)
+        allowed = self._specials.allowed(allowed_special)
         self._specials.check(text, self._specials.disallowed(allowed, disallowed_special))
         try:
             return self._encode_segments(text, allowed)
