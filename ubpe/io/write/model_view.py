@@ -1,7 +1,7 @@
 """What a tokenizer holds, as the writers need it: one small record per kind of model.
 
 Every writer of :mod:`ubpe.io.write` reads a tokenizer through :func:`view_of`, never through
-a family's private fields, and gets one of four records:
+a family's private fields, and gets one record per kind of model:
 
 * :class:`ByteRanks` - byte-level BPE by tiktoken's rule (any adjacent pair whose concatenation
   is a token merges, lowest rank first): :class:`~ubpe.models.bytelevel.ByteLevelBPE` and
@@ -132,14 +132,14 @@ HF_FAMILIES = ("hf:bytelevel", "hf:bytelevel-suffix", "hf:bpe", "hf:wordpiece", 
 def view_of(tokenizer: Any) -> ByteRanks | ByteMerges | Pieces | SymbolMerges | CharMerges | WordPieces | SourceDocument:
     """The record of ``tokenizer`` (:class:`CannotWrite` for a model none describes)."""
     variant = getattr(tokenizer, "variant", None)
-    if getattr(tokenizer, "vocabulary", True) is None:
-        raise NotFittedError("the tokenizer has no vocabulary yet: fit or load one first")
-    if variant in HF_FAMILIES:
+    if variant in HF_FAMILIES:  # (before `vocabulary`, which an imported model builds on first use)
         source = getattr(tokenizer, "source_json", None)
         if source is None:
             raise CannotWrite(f"this {variant} model was built in memory, not read from a tokenizer.json, "
                               "and ubpe writes such a model from its document only")
         return SourceDocument(source)
+    if getattr(tokenizer, "vocabulary", True) is None:
+        raise NotFittedError("the tokenizer has no vocabulary yet: fit or load one first")
     if variant in ("bytelevel", "tekken"):
         return ByteRanks(tokenizer.mergeable_ranks(), tokenizer.pattern, dict(tokenizer.special_tokens))
     if variant == "gguf:gpt2":
@@ -147,7 +147,7 @@ def view_of(tokenizer: Any) -> ByteRanks | ByteMerges | Pieces | SymbolMerges | 
                           tuple(tokenizer.pretokenizer.expressions), bool(tokenizer.ignore_merges),
                           np.asarray(tokenizer.token_types), dict(tokenizer.special_ids))
     if variant == "gguf:gemma4":
-        return CharMerges(list(tokenizer.texts), list(tokenizer._merge_lines), np.asarray(tokenizer.token_types),
+        return CharMerges(list(tokenizer.texts), tokenizer.merge_lines, np.asarray(tokenizer.token_types),
                           dict(tokenizer.special_ids), np.asarray(tokenizer.scores, np.float32),
                           bool(tokenizer.add_space_prefix))
     if variant == "gguf:bert":
