@@ -31,6 +31,7 @@ import pandas as pd
 
 from experiments import RESULTS_DIR as RESULTS
 from ubpe.lab import validity
+from ubpe.lab.answers import EXPLORATORY_SUFFIX
 
 #: Verdicts a dataset can agree on (tested ones; "by construction" is not a finding).
 TESTED = ("a shorter", "a longer", "no significant difference")
@@ -61,7 +62,7 @@ def dataset_verdicts(comparisons: pd.DataFrame, saturated: dict | None = None) -
                       index=comparisons.index, dtype=bool)
     rows = []
     for (question, dataset), part in comparisons[keep].groupby(["question", "dataset"], sort=False):
-        verdicts = set(part["verdict"])
+        verdicts = {str(v).replace(EXPLORATORY_SUFFIX, "") for v in part["verdict"]}
         rows.append({"question": int(question), "dataset": dataset,
                      "group": validity.group(part["kind"].iloc[0]), "settings": len(part),
                      "verdict": verdicts.pop() if len(verdicts) == 1 else "mixed"})
@@ -107,6 +108,8 @@ def length_findings(comparisons: pd.DataFrame, questions: list[dict], saturated:
             found["by construction"].append(label)
             continue
         cls, verdict = classify(mine)
+        if question.get("family", "primary") != "primary":
+            label += " (exploratory: not one of the config's primary contrasts)"
         cite = f"(`results/default/comparisons.csv`, question {index + 1}; README *Answers per dataset kind*)"
         detail = f"{_counts(mine, 'text')}; {_counts(mine, 'non-text')}"
         if cls == "undecided":
@@ -356,28 +359,32 @@ def findings(folder: Path) -> str:
              f"a dataset counts once however many settings it has; datasets with fewer than "
              f"{validity.MIN_UNITS} held-out units ({', '.join(few) or 'none'}) and sizes that repeat "
              "a smaller one do not count; text (prose, multilingual, code) and non-text are never "
-             "pooled. Token lengths are compared with per-unit Wilcoxon tests, Holm over the report; "
+             "pooled. Token lengths are compared with per-unit Wilcoxon tests, Holm over the config's primary "
+             "contrasts (the others are labelled exploratory); "
              "a dataset is *mixed* when its settings (sizes, n_candidates) disagree.", ""]
+    decided = [("Decisions per dataset (best encoder, tied set, effect with 95 % intervals)",
+                "From `results/default/decisions.csv` (percentile bootstrap over units; an encoder is "
+                "tied with the best when the Bonferroni-level interval of its log ratio to the best "
+                "reaches 0; fitted vocabularies at equal size only).",
+                decision_findings(_read(folder, "decisions"))),
+               ("Across the datasets of a kind (random effects)", "From `results/default/meta.csv`.",
+                meta_findings(_read(folder, "meta")))]
+    later = [("Does shorter mean a better model? (small transformers)",
+              "From `results/downstream/` (equal parameters and training symbols, 3 seeds; an arm is "
+              "ranked only where it beats both symbol-level baselines).",
+              downstream_findings(folder.parent / "downstream")),
+             ("MIDI: ubpe's BPE against MidiTok's", "From `results/midi/` (piece as unit, collection as "
+              "cluster).", midi_findings(folder.parent / "midi"))]
+    for title, source, items in decided:
+        if items:
+            lines += [f"## {title}", "", source, "", *items, ""]
     titles = {"across kinds": "What holds across kinds", "only for text": "What holds only for text",
               "undecided": "What the data cannot decide"}
     for key, title in titles.items():
         items = [line for part in parts for line in part[key]]
         lines += [f"## {title}", "", *(items or ["- nothing"]), ""]
     lines[-1:-1] = _powerless(comparisons, run)
-    sections = [("Decisions per dataset (best encoder, tied set, effect with 95 % intervals)",
-                 "From `results/default/decisions.csv` (percentile bootstrap over units; an encoder is "
-                 "tied with the best when the Bonferroni-level interval of its log ratio to the best "
-                 "reaches 0; fitted vocabularies at equal size only).",
-                 decision_findings(_read(folder, "decisions"))),
-                ("Across the datasets of a kind (random effects)", "From `results/default/meta.csv`.",
-                 meta_findings(_read(folder, "meta"))),
-                ("Does shorter mean a better model? (small transformers)",
-                 "From `results/downstream/` (equal parameters and training symbols, 3 seeds; an arm is "
-                 "ranked only where it beats both symbol-level baselines).",
-                 downstream_findings(folder.parent / "downstream")),
-                ("MIDI: ubpe's BPE against MidiTok's", "From `results/midi/` (piece as unit, collection as "
-                 "cluster).", midi_findings(folder.parent / "midi"))]
-    for title, source, items in sections:
+    for title, source, items in later:
         if items:
             lines += [f"## {title}", "", source, "", *items, ""]
     construction = parts[0]["by construction"]
