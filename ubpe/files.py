@@ -85,6 +85,8 @@ def write_atomically(path: str | os.PathLike, text: str | bytes) -> None:
     except UnicodeEncodeError as exc:
         raise unencodable(path, exc) from None
     target = Path(os.path.realpath(path))
+    if target.is_dir():  # os.replace would raise IsADirectoryError (or replace an empty folder)
+        raise InvalidParameterError(f"cannot save {os.fspath(path)}: it is a directory (give the path of a file)")
     try:
         mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
     except FileNotFoundError:

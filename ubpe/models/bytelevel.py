@@ -52,7 +52,7 @@ from .chunks import CUTTABLE_PATTERNS, FlatIds, cuttable_unless, docs_matching, 
 from .imported import batch_workers
 from ..threads import threads_argument
 from ..text.scanner import pretokenize
-from ..text.specials import SpecialTokens, special_regex
+from ..text.specials import SpecialTokens, special_regex, tiktoken_allowed
 from .._hooks import file_formats
 from .base import Tokenizer
 from .bytelevel_trainer import N_BYTES, arrays_vocabulary, fit_bytelevel, ranks_vocabulary
@@ -267,6 +267,8 @@ class ByteLevelBPE(Tokenizer):
         self,
         text: str,
         *,
+        add_special: bool = False,
+        parse_special: bool = False,
         allowed_special: Literal["all"] | AbstractSet[str] = frozenset(),
         disallowed_special: Literal["all"] | Collection[str] = "all",
     ) -> list[int]:
@@ -275,7 +277,9 @@ class ByteLevelBPE(Tokenizer):
         Special tokens in ``allowed_special`` become their ids; by default (``"all"``) any
         other special token in the text raises :class:`DisallowedSpecialTokenError`; those
         in neither set are encoded as plain text. Among allowed specials that start at the
-        same place the longest wins.
+        same place the longest wins. In the one vocabulary (:mod:`ubpe.text.specials`)
+        ``parse_special=True`` is ``allowed_special="all"``; ``add_special`` adds nothing
+        (tiktoken frames no text).
         """
         plain = self._plain
         if plain is None:
@@ -290,6 +294,8 @@ class ByteLevelBPE(Tokenizer):
             if ids is not None:
                 return ids
         self._check_text(text)
+        if parse_special:  # (no call on the common path)
+            allowed_special = tiktoken_allowed(parse_special, allowed_special)
         allowed = self._specials.allowed(allowed_special)
         self._specials.check(text, self._specials.disallowed(allowed, disallowed_special))
         try:
@@ -303,6 +309,8 @@ class ByteLevelBPE(Tokenizer):
         *,
         threads: int | None = None,
         num_threads: int | None = None,
+        add_special: bool = False,
+        parse_special: bool = False,
         allowed_special: Literal["all"] | AbstractSet[str] = frozenset(),
         disallowed_special: Literal["all"] | Collection[str] = "all",
     ) -> list[list[int]]:
@@ -316,14 +324,16 @@ class ByteLevelBPE(Tokenizer):
         >>> tok.encode_batch(["ab ab", "", "b"]) == [tok.encode(t) for t in ["ab ab", "", "b"]]
         True
         """
-        return id_lists(*self._flat_batch(text, threads, num_threads=num_threads, allowed_special=allowed_special,
-                                          disallowed_special=disallowed_special))
+        return id_lists(*self._flat_batch(text, threads, num_threads=num_threads, parse_special=parse_special,
+                                          allowed_special=allowed_special, disallowed_special=disallowed_special))
 
     def _flat_batch(self, text: Iterable[str], threads: int | None, *, num_threads: int | None = None,
+                    add_special: bool = False, parse_special: bool = False,
                     allowed_special: Literal["all"] | AbstractSet[str] = frozenset(),
                     disallowed_special: Literal["all"] | Collection[str] = "all") -> FlatIds:
         """:meth:`encode_batch`'s ids as flat arrays (``encode_batch_to_numpy``'s)."""
         encoder = self._check_fitted()
+        allowed_special = tiktoken_allowed(parse_special, allowed_special)
         allowed = self._specials.allowed(allowed_special)
         watched = allowed | self._specials.disallowed(allowed, disallowed_special)
         specials = special_regex(frozenset(watched)) if watched else None
