@@ -75,6 +75,9 @@ def test_special_tokens_are_refused_or_plain_text_as_before() -> None:
     assert tok.encode_ordinary(text) == tok.encode(text, disallowed_special=()) == reference.encode_ordinary(text)
     assert tok.encode(text, allowed_special="all") == reference.encode(text, allowed_special="all")
     assert tok.encode(text, allowed_special="all") != tok.encode_ordinary(text)
+    # parse_special (the one vocabulary's name of allowed_special="all") parses them, whatever disallowed_special
+    assert tok.encode(text, parse_special=True, disallowed_special=()) == reference.encode(text, allowed_special="all")
+    assert tok.encode(text, parse_special=True) == tok.encode(text, allowed_special="all")
     plain = ByteLevelBPE().fit(CORPUS, n_tokens=300, pattern="gpt2", quiet=True)
     assert plain.encode(text, allowed_special="all") == plain.encode(text)
     with pytest.raises(TypeError):

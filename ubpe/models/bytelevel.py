@@ -284,7 +284,7 @@ class ByteLevelBPE(Tokenizer):
         plain = self._plain
         if plain is None:
             plain = self._plain = self._plain_text_encoder()
-        if (plain and type(text) is str and allowed_special == _NONE_ALLOWED
+        if (plain and type(text) is str and not parse_special and allowed_special == _NONE_ALLOWED
                 and (disallowed_special == () or (disallowed_special == "all" and not self._specials.ids))):
             # no special token to allow or refuse: one kernel call (a short text's cost is the call's)
             try:
