@@ -331,16 +331,20 @@ def downstream_findings(folder: Path) -> list[str]:
 
 
 def midi_findings(folder: Path) -> list[str]:
-    """``results/midi/summary.csv``: who is shorter at each number of merges, with the ratio's
-    interval over pieces clustered by collection."""
+    """``results/midi/summary.csv``, one line per comparison (ubpe's tokenisation x MidiTok's at
+    equal merges or equal size): the verdict at each number of merges, and the span of the
+    token ratios (ubpe / MidiTok) with their 95 % intervals over pieces clustered by collection."""
     table = _read(folder, "summary")
     if table.empty or "verdict" not in table:
         return []
     lines = []
-    for row in table.to_dict("records"):
-        lines.append(f"- {row['merges']} merges, ubpe `{row['ubpe']}` vs MidiTok at {row['at']}: tokens ratio "
-                     f"{row['ratio']:.3f} [{row['95% low']:.3f}, {row['95% high']:.3f}] over {row['pieces']} "
-                     f"pieces in {row['collections']} collections: {row['verdict']} (`results/midi/summary.csv`).")
+    for (mine, at), part in table.groupby(["ubpe", "at"], sort=False):
+        verdicts = "; ".join(f"{verdict} at {', '.join(str(m) for m in group['merges'])} merges"
+                             for verdict, group in part.groupby("verdict", sort=False))
+        lines.append(f"- ubpe `{mine}` vs MidiTok's BPE at {at} ({part['pieces'].iloc[0]} held-out pieces, "
+                     f"{part['collections'].iloc[0]} collections): {verdicts}; token ratio "
+                     f"{part['ratio'].min():.3f} to {part['ratio'].max():.3f} (95 % intervals within "
+                     f"[{part['95% low'].min():.3f}, {part['95% high'].max():.3f}]) (`results/midi/summary.csv`).")
     return lines
 
 

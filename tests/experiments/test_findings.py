@@ -105,3 +105,13 @@ def test_downstream_findings_word_correlations_as_correlations_and_sampling_by_i
     assert any("`b_sampled` (tested with `b`) helped: -0.0500" in line for line in lines)
     assert any("`b_sampled2` (tested with `b`) made no separable difference" in line for line in lines)
     assert all(line.endswith("(`results/downstream/transformer.csv`).") for line in lines)
+
+
+def test_midi_findings_give_each_comparisons_verdicts_by_merges(tmp_path):
+    rows = [{"merges": m, "ubpe": "standard", "miditok": "miditok", "at": "equal merges", "pieces": 64,
+             "collections": 13, "ratio": r, "95% low": r - 0.01, "95% high": r + 0.01, "verdict": v}
+            for m, r, v in ((256, 0.98, "ubpe shorter"), (512, 1.0, "not separable"), (1024, 1.001, "not separable"))]
+    pd.DataFrame(rows).to_csv(tmp_path / "summary.csv", index=False)
+    [line] = findings.midi_findings(tmp_path)
+    assert "ubpe shorter at 256 merges; not separable at 512, 1024 merges" in line
+    assert "token ratio 0.980 to 1.001 (95 % intervals within [0.970, 1.011])" in line
