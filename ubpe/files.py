@@ -17,7 +17,6 @@ import contextlib
 import gc
 import json
 import os
-import secrets
 import stat
 from pathlib import Path
 from collections.abc import Iterator
@@ -117,6 +116,8 @@ def unencodable(path: str | os.PathLike, exc: UnicodeEncodeError) -> InvalidPara
 
 def _create_temporary(target: Path) -> tuple[int, str]:
     """A new, empty, hidden file next to ``target`` (mode 0o666 minus the umask)."""
+    import secrets  # (when a file is written: its import loads OpenSSL, ~3-14 ms)
+
     for _ in range(100):
         name = target.parent / f".{target.name}.{secrets.token_hex(4)}.tmp"
         try:

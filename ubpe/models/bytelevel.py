@@ -57,6 +57,8 @@ from .._hooks import file_formats
 from .base import Tokenizer
 from .bytelevel_trainer import N_BYTES, arrays_vocabulary, fit_bytelevel, ranks_vocabulary
 
+_NONE_ALLOWED: frozenset[str] = frozenset()  # encode's default allowed_special
+
 
 class ByteLevelBPE(Tokenizer):
     """A byte-level BPE text tokenizer (tiktoken's model) fitted with ubpe's fit kernel.
@@ -78,6 +80,9 @@ class ByteLevelBPE(Tokenizer):
     default_encoder = "ranked"
     symbol_unit = "byte"
     symbol_type = str
+    #: the kernel's str -> ids call, for calls where no special token is allowed or refused
+    #: (see _plain_text_encoder; None: not built yet, False: none)
+    _plain: Any = None
 
     def __init__(self) -> None:
         self.vocabulary: Vocabulary | None = None
@@ -174,7 +179,7 @@ class ByteLevelBPE(Tokenizer):
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled (and deep-copied) without the compiled merge table, rebuilt on load."""
-        return {**super().__getstate__(), "_encoder": None}
+        return {**super().__getstate__(), "_encoder": None, "_plain": None}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -200,6 +205,7 @@ class ByteLevelBPE(Tokenizer):
         self._encoder = RankedEncoder(vocabulary, priority="rank")
         self._identity_ids = bool(np.array_equal(self.token_ids, np.arange(len(vocabulary))))
         self._decoding = None  # made on first use: encoding needs neither map
+        self._plain = None
 
     def _decoding_maps(self) -> tuple[dict[int, bytes], dict[bytes, int]]:
         """rank -> bytes (special tokens as their UTF-8 text) for decoding, and bytes ->
@@ -275,6 +281,18 @@ class ByteLevelBPE(Tokenizer):
         ``parse_special=True`` is ``allowed_special="all"``; ``add_special`` adds nothing
         (tiktoken frames no text).
         """
+        plain = self._plain
+        if plain is None:
+            plain = self._plain = self._plain_text_encoder()
+        if (plain and type(text) is str and not parse_special and allowed_special == _NONE_ALLOWED
+                and (disallowed_special == () or (disallowed_special == "all" and not self._specials.ids))):
+            # no special token to allow or refuse: one kernel call (a short text's cost is the call's)
+            try:
+                ids = plain(text)
+            except ValueError:  # the general path below raises it as ours
+                ids = None
+            if ids is not None:
+                return ids
         self._check_text(text)
         if parse_special:  # (no call on the common path)
             allowed_special = tiktoken_allowed(parse_special, allowed_special)
@@ -360,6 +378,14 @@ class ByteLevelBPE(Tokenizer):
             else:
                 ids.extend(self._ids(self._encode_chunk(piece)).tolist())
         return ids
+
+    def _plain_text_encoder(self) -> Any:
+        """The kernel's str -> ids call (``_ranked.TextEncoder``: special tokens as plain text)
+        of a fitted tokenizer whose pattern the scanner splits; False where there is none."""
+        native = native_pattern_id(self.pattern)
+        if self._encoder is None or native is None:
+            return False
+        return self._encoder.text_encoder(code_point_classes(), native, None if self._identity_ids else self.token_ids)
 
     def _check_text(self, text: Any) -> None:
         self._check_fitted()
