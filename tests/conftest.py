@@ -107,6 +107,38 @@ MEMORY_HEAVY = frozenset({
 })
 
 
+def _release_memory():
+    """Collect garbage and hand glibc's freed heap back to the system (``malloc_trim``): a module's
+    vocabularies and peers' tokenizers are freed when its fixtures end, but the heap they used
+    stays in the process, and a worker that runs the memory-heavy modules one after another
+    grew to 1.6 GB with the rest in between (1.1 GB at most within a module; issue 39)."""
+    import gc
+
+    gc.collect()
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
+
+
+def _malloc_trim():
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+    import ctypes.util
+
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return None
+
+
+_MALLOC_TRIM = _malloc_trim()
+
+
+def pytest_runtest_teardown(item, nextitem):
+    if nextitem is None or nextitem.module is not item.module:  # the module's last test
+        _release_memory()
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook, which reads the marks into node ids
 def pytest_collection_modifyitems(config, items):
     # in a worker, pytest-xdist says --dist loadgroup as option.loadgroup (its option.dist is "no")
