@@ -289,7 +289,11 @@ SLOW_SCANS = {
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process")
 @pytest.mark.parametrize("path", SLOW_SCANS)
 def test_sigint_stops_a_long_encode(path):
+    # the child's own Ctrl-C handler: a run started in the background (`pytest ... &`) hands on
+    # SIGINT ignored, and the child would then run for hours
     child = textwrap.dedent("""
+        import signal
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         TEXT = "a" * 2_000_000
         {setup}
         print("ready", flush=True)

@@ -138,8 +138,10 @@ small_group_patterns = st.tuples(
 ).map(lambda t: t[0].format(t[1]) + t[2] + t[3] + "".join(t[4]) + t[5])
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-@given(pattern=small_group_patterns, text_list=st.lists(st.text(SMALL, max_size=24), min_size=1, max_size=6))
+# (few patterns, many texts each: every pattern takes one of the process's 1,024 program slots
+# for good, and the kernel tests run in one process)
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(pattern=small_group_patterns, text_list=st.lists(st.text(SMALL, max_size=24), min_size=4, max_size=12))
 def test_repeated_groups_of_fixed_width_split_as_regex_does(pattern: str, text_list: list[str]) -> None:
     """The VM repeats these with one counted frame (OP_GROUP_*): giving back or taking one more
     iteration of several code points, of several bytes each, must land where the regex module's
