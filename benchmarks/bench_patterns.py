@@ -35,11 +35,10 @@ import base64
 import json
 import os
 import pathlib
-import subprocess
 import sys
 import time
 
-from common import add_provenance_arguments, interleaved, markdown_report, provenance, text_corpus, write_results
+from common import add_provenance_arguments, in_new_process, interleaved, provenance, report, text_corpus
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "results" / "benchmarks"
@@ -144,8 +143,8 @@ def _in_new_process(side: str, path: pathlib.Path, pattern: str | None) -> float
         else "bench_patterns._tiktoken_load(path, pattern)",
         "print(time.perf_counter() - started)",
     ])
-    out = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True, cwd=ROOT)
-    return float(out.stdout.split()[-1])
+    out, _ = in_new_process(["-c", script], cwd=ROOT, what=f"a {side} load of {path.name}")
+    return float(out.split()[-1])
 
 
 def main() -> None:
@@ -169,10 +168,8 @@ def main() -> None:
         "process. `ours via regex module` is the same pattern kept on the `regex` module (the path before "
         "this change). The machine is shared: compare the ratios of one run, not absolute numbers.",
     ]
-    markdown = markdown_report("Vocabularies with their own pattern: ubpe vs tiktoken", command, notes, rows,
-                               provenance.package_versions(PEERS), state, load_before)
-    write_results(args.output, "patterns", rows, markdown)
-    print(markdown)
+    report(args.output, "patterns", "Vocabularies with their own pattern: ubpe vs tiktoken", command, notes, rows,
+           PEERS, state, load_before)
 
 
 if __name__ == "__main__":

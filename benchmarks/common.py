@@ -184,6 +184,31 @@ def add_provenance_arguments(parser) -> None:
                         help="run although the checkout has uncommitted changes (recorded as dirty)")
 
 
+def in_new_process(arguments: list[str], *, python: str | None = None, cwd: Path | str | None = None,
+                   env: dict | None = None, what: str = "the child process") -> tuple[str, float]:
+    """``(stdout, wall seconds)`` of ``python *arguments`` (``["-c", code, ...]``, ``["-m",
+    module, ...]``) in a fresh interpreter (``python``: default this one), its start included;
+    a child that fails raises SystemExit naming ``what`` with the end of its stderr. What the
+    cold-start benchmarks time: imports, loads and first calls as a new process pays them."""
+    command = [python or sys.executable, *arguments]
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, cwd=cwd, env=env)
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"{what} failed:\n{done.stderr[-2000:]}")
+    return done.stdout, elapsed
+
+
+def report(folder: Path, name: str, title: str, command: str, notes: list[str], rows: list[dict], peers,
+           state: dict | None = None, load_before: tuple | None = None) -> str:
+    """:func:`markdown_report` of ``rows`` (versions of the packages ``peers``) written with
+    :func:`write_results` as ``folder/name.md`` / ``.csv``, and printed; returns the markdown."""
+    markdown = markdown_report(title, command, notes, rows, provenance.package_versions(peers), state, load_before)
+    write_results(folder, name, rows, markdown)
+    print(markdown)
+    return markdown
+
+
 def write_results(folder: Path, name: str, rows: list[dict], markdown: str) -> None:
     """``folder/name.csv`` (the raw rows) and ``folder/name.md`` (the report)."""
     import csv

@@ -134,6 +134,28 @@ def conversion_section() -> str:
                       "`tests/spec/test_writers_llama.py`).", "", conversion_table(), ""])
 
 
+#: the README's "Use it elsewhere" table sits between these (snippet) markers; `tests/spec/test_readme.py`
+#: fails when it is not :func:`readme_conversion_table`'s, ``python docs/reference_pages.py`` writes it
+README_CONVERSION_MARKERS = ("<!-- --8<-- [start:conversion] -->", "<!-- --8<-- [end:conversion] -->")
+
+
+def readme_conversion_table() -> str:
+    """The README's conversion table: :func:`ubpe.io.write.conversion_table`, families with the
+    same row in one (the front page's shorter form; the formats page has one row each)."""
+    from ubpe.io.write import conversion_table
+
+    return conversion_table(grouped=True)
+
+
+def write_readme_conversion_table(readme: Path = Path(__file__).resolve().parents[1] / "README.md") -> None:
+    """Write :func:`readme_conversion_table` into ``readme`` between the markers."""
+    start, end = README_CONVERSION_MARKERS
+    text = readme.read_text(encoding="utf-8")
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    readme.write_text(f"{head}{start}\n{readme_conversion_table()}\n{end}{tail}", encoding="utf-8")
+
+
 def _subcommands(parser: argparse.ArgumentParser):
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
@@ -347,3 +369,7 @@ def table_pages() -> dict[str, str]:
         raise RuntimeError(f"the reference tables import ubpe; install it first ({error})") from None
     return {"reference/encoders.md": encoders_page(), "reference/formats.md": formats_page(),
             "reference/cli.md": cli_page(), "reference/config.md": config_page()}
+
+
+if __name__ == "__main__":
+    write_readme_conversion_table()

@@ -17,3 +17,13 @@ RESULTS_DIR = REPO_ROOT / "results"
 RUNS_DIR = REPO_ROOT / "runs"
 #: Fitted models and per-cell raw results of the repository's runs (ignored by git).
 CACHE_DIR = Path(__file__).resolve().parent / ".cache"
+
+
+def refuse_dirty(out: Path, allow_dirty: bool) -> None:
+    """Stop (SystemExit, one line) before an experiment writes ``out`` inside the published
+    ``results/`` from a tree with uncommitted changes, unless ``allow_dirty``: a published
+    result names the commit that computed it (issue 34, point 7)."""
+    if Path(out).resolve().is_relative_to(RESULTS_DIR.resolve()):
+        from ubpe.lab.provenance import require_clean
+
+        require_clean(allow_dirty)

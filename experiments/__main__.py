@@ -24,7 +24,9 @@
 
 A run writes ``runs/<experiment>/`` (ignored by git) unless ``--results DIR`` names another
 folder: running the README's main job leaves the checkout as it was, and the published
-``results/`` change only when a maintainer regenerates them (``--results results``).
+``results/`` change only when a maintainer regenerates them (``--results results``), from a
+clean tree: publishing refuses uncommitted changes outside ``results/`` (``--allow-dirty``
+overrides it for a trial, and the freshness test then fails on the recorded dirty commit).
 Fitted models and per-cell raw results are cached under ``experiments/.cache/``; a rerun
 computes only missing cells, ``--force`` recomputes everything.
 
@@ -62,6 +64,9 @@ def _run(argv: list[str]) -> int:
                         help="folder to write <experiment>/ into (default: runs/, ignored by git; "
                              "`--results results` regenerates the published results)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.add_argument("--allow-dirty", action="store_true",
+                        help="write into results/ from a tree with uncommitted changes (not for "
+                             "publishing: run.json then says dirty and the freshness test fails)")
     args = parser.parse_args(argv)
     if args.jobs is not None and args.jobs < 1:
         parser.error("--jobs must be at least 1")
@@ -69,6 +74,12 @@ def _run(argv: list[str]) -> int:
         config = load_config(args.config, named=CONFIG_DIR)
     except ConfigError as exc:
         parser.error(str(exc))
+    if args.results is not None and publishes(args.results) and not args.allow_dirty:
+        dirty = _dirty_files()
+        if dirty:
+            parser.error(f"{args.results} holds the published results: they are computed from a "
+                         f"commit, and the tree has uncommitted changes ({', '.join(dirty[:5])}"
+                         f"{' ...' if len(dirty) > 5 else ''}); commit or stash them first")
     from ubpe.errors import InvalidParameterError
     from ubpe.lab import MissingExtraError
     from ubpe.lab.datasets import DatasetError
@@ -96,6 +107,21 @@ def _run(argv: list[str]) -> int:
         parser.error(str(exc))                                                # not answer, a bad file
     print(f"wrote {out} in {time.perf_counter() - started:.1f} s")
     return 0
+
+
+def publishes(results: Path) -> bool:
+    """Whether ``results`` is the repository's ``results/`` (the published results)."""
+    from ubpe.lab.provenance import REPO_ROOT
+
+    return REPO_ROOT is not None and Path(results).resolve() == (REPO_ROOT / "results").resolve()
+
+
+def _dirty_files() -> list[str]:
+    """Tracked files with uncommitted changes, outside ``results/`` (a run rewrites its own)."""
+    from ubpe.lab.provenance import git
+
+    status = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results")
+    return [line[3:] for line in status.splitlines() if line.strip()]
 
 
 def _report(argv: list[str]) -> int:

@@ -327,7 +327,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     parser.add_argument("--report", action="store_true",
                         help="re-render README.md and the plots from the folder's CSV files and run.json")
+    parser.add_argument("--allow-dirty", action="store_true",
+                        help="write into results/ from a tree with uncommitted changes (run.json then says dirty)")
     args = parser.parse_args(argv)
+    from experiments import refuse_dirty
+
+    refuse_dirty(args.results, args.allow_dirty)
     if args.report:
         from experiments.alternatives_report import render
 
@@ -350,7 +355,8 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     for name, frame in tables.items():
         frame.to_csv(out / f"{name}.csv", index=False, float_format="%.6g")
-    info = {**run_info(started, results), "git": code}
+    info = {**run_info(started, results), "git": code,
+            **provenance.side_record({"datasets": [ds.name for ds in chosen]})}
     (out / "run.json").write_text(json.dumps(info, indent=1) + "\n")
     from experiments.alternatives_report import render
 

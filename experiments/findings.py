@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 
 import pandas as pd
 
 from experiments import RESULTS_DIR as RESULTS
 from ubpe.lab import validity
+from ubpe.lab.answers import EXPLORATORY_SUFFIX
 
 #: Verdicts a dataset can agree on (tested ones; "by construction" is not a finding).
 TESTED = ("a shorter", "a longer", "no significant difference")
@@ -60,7 +62,7 @@ def dataset_verdicts(comparisons: pd.DataFrame, saturated: dict | None = None) -
                       index=comparisons.index, dtype=bool)
     rows = []
     for (question, dataset), part in comparisons[keep].groupby(["question", "dataset"], sort=False):
-        verdicts = set(part["verdict"])
+        verdicts = {str(v).replace(EXPLORATORY_SUFFIX, "") for v in part["verdict"]}
         rows.append({"question": int(question), "dataset": dataset,
                      "group": validity.group(part["kind"].iloc[0]), "settings": len(part),
                      "verdict": verdicts.pop() if len(verdicts) == 1 else "mixed"})
@@ -106,6 +108,8 @@ def length_findings(comparisons: pd.DataFrame, questions: list[dict], saturated:
             found["by construction"].append(label)
             continue
         cls, verdict = classify(mine)
+        if question.get("family", "primary") != "primary":
+            label += " (exploratory: not one of the config's primary contrasts)"
         cite = f"(`results/default/comparisons.csv`, question {index + 1}; README *Answers per dataset kind*)"
         detail = f"{_counts(mine, 'text')}; {_counts(mine, 'non-text')}"
         if cls == "undecided":
@@ -185,7 +189,8 @@ def _length_bits_signs(cells: pd.DataFrame) -> str:
     positive = sum(v > 0 for v in medians.values())
     return (f"Spearman correlation of tokens/symbol and bits/symbol (median per dataset) "
             + ", ".join(f"{d} {v:+.2f}" for d, v in sorted(medians.items()))
-            + f"; shorter is better in {positive} of {len(medians)} datasets")
+            + f"; positive (shorter tokenisations go with fewer n-gram bits, a correlation, not an effect "
+              f"of length) in {positive} of {len(medians)} datasets")
 
 
 def _powerless(comparisons: pd.DataFrame, run: dict) -> list[str]:
@@ -209,6 +214,140 @@ def _powerless(comparisons: pd.DataFrame, run: dict) -> list[str]:
     return lines
 
 
+def _pct(log_ratio: float) -> str:
+    """A mean log ratio of token counts as a percentage change (``-0.105`` -> ``-10.0 %``)."""
+    return f"{math.expm1(log_ratio) * 100:+.1f} %"
+
+
+def decision_findings(decisions: pd.DataFrame) -> list[str]:
+    """Per counted dataset (`ubpe.lab.decisions`, ``decisions.csv``): the encoder that is best in
+    most of its settings, in how many, its effect against the reference with the intervals'
+    span, and the encoders not separable from the best in some setting.
+
+    >>> d = pd.DataFrame({"dataset": "a", "kind": "dna", "size": ["+1", "+1", "+2", "+2"], "n_candidates": 1,
+    ...                   "encoder": ["x", "y"] * 2, "reference": "y", "n_units": 20,
+    ...                   "log_ratio": [-0.1, 0.0, -0.2, 0.0], "ci_low": [-0.15, 0.0, -0.3, 0.0],
+    ...                   "ci_high": [-0.05, 0.0, -0.1, 0.0], "decision": ["best", "longer than the best"] * 2})
+    >>> print(decision_findings(d)[0])  # doctest: +NORMALIZE_WHITESPACE
+    - a (dna, 20 units): best `x` in 2 of 2 settings, -18.1 % to -9.5 % tokens against `y` (95 % intervals
+      within [-25.9 %, -4.9 %]); no other encoder is tied with the best in any setting.
+    """
+    from ubpe.lab.decisions import DECISION_BEST, DECISION_FILE, DECISION_TIED
+
+    lines: list[str] = []
+    if decisions.empty:
+        return lines
+    fitted = decisions[decisions["decision"] != DECISION_FILE]
+    for dataset, part in fitted.groupby("dataset", sort=False):
+        units = int(part["n_units"].max())
+        if validity.too_few_units(units):
+            continue
+        settings = len(part.drop_duplicates(["size", "n_candidates"]))
+        best = part[part["decision"] == DECISION_BEST]
+        if best.empty:
+            continue
+        counts = best["encoder"].value_counts()
+        top = str(counts.index[0])
+        mine = best[best["encoder"] == top]
+        reference = str(part["reference"].iloc[0])
+        if top == reference:
+            effect = "the reference itself"
+        else:
+            effect = (f"{_pct(mine['log_ratio'].min())} to {_pct(mine['log_ratio'].max())} tokens against "
+                      f"`{reference}` (95 % intervals within [{_pct(mine['ci_low'].min())}, "
+                      f"{_pct(mine['ci_high'].max())}])")
+        others = ", ".join(f"`{e}` in {n}" for e, n in counts.iloc[1:].items())
+        tied = part[part["decision"] == DECISION_TIED]["encoder"].value_counts()
+        tie_text = ("no other encoder is tied with the best in any setting" if tied.empty else
+                    "not separable from the best: " + ", ".join(f"`{e}` in {n}" for e, n in tied.items()))
+        lines.append(f"- {dataset} ({part['kind'].iloc[0]}, {units} units): best `{top}` in {counts[top]} of "
+                     f"{settings} settings, {effect}{'; best elsewhere: ' + others if others else ''}; "
+                     f"{tie_text}.")
+    return lines
+
+
+def meta_findings(meta: pd.DataFrame) -> list[str]:
+    """Per kind with >= 2 datasets (``meta.csv``, DerSimonian-Laird): per setting the encoder with
+    the lowest pooled log ratio against the reference, with its interval and tau^2."""
+    lines: list[str] = []
+    if meta.empty:
+        return lines
+    for kind, part in meta.groupby("kind", sort=False):
+        items = []
+        for (size, n_candidates), setting in part.groupby(["size", "n_candidates"], sort=False):
+            row = setting.loc[setting["estimate"].idxmin()]
+            items.append(f"{size}/{n_candidates}: `{row['encoder']}` {_pct(row['estimate'])} "
+                         f"[{_pct(row['low'])}, {_pct(row['high'])}], tau2 {row['tau2']:.3g}")
+        first = part.iloc[0]
+        lines.append(f"- {kind} ({int(first['k'])} datasets: {first['datasets']}), the shortest against "
+                     f"`{first['reference']}` per setting (size/n_candidates), random effects: " + "; ".join(items)
+                     + " (`meta.csv`).")
+    return lines
+
+
+def downstream_findings(folder: Path) -> list[str]:
+    """From the transformer study (``results/downstream``): per kind, the rank correlation of
+    length with transformer bits (a correlation over tokenisations, centred per dataset); per
+    dataset the best ranked arm or why none is ranked; each sampled training arm against its
+    plain arm."""
+    table, corr = _read(folder, "transformer"), _read(folder, "transformer_correlations")
+    if table.empty:
+        return []
+    lines = []
+    for row in corr[corr["predictor"].str.startswith("length")].itertuples():
+        if pd.isna(row.spearman):
+            lines.append(f"- {row.kind}: too few points for a correlation ({row.n_points}).")
+            continue
+        sign = ("shorter tokenisations go with fewer bits" if row.low > 0 else
+                "shorter tokenisations go with more bits" if row.high < 0 else "no separable association")
+        lines.append(f"- {row.kind}: Spearman correlation of tokens per symbol with transformer bits per symbol "
+                     f"{row.spearman:+.2f} [{row.low:+.2f}, {row.high:+.2f}] over {row.n_points} arms of "
+                     f"{row.n_datasets} datasets (centred per dataset): {sign} - a correlation across "
+                     "tokenisations, not an effect of length.")
+    table = table.assign(ranked=table["ranked"].fillna(""))
+    for dataset, part in table.groupby("dataset", sort=False):
+        ranked = part[part["ranked"] == ""]
+        symbols = part[part["arm"] == "symbols"].iloc[0]
+        if ranked.empty:
+            why = part.loc[part["train_encoder"] != "symbols", "ranked"].iloc[0]
+            lines.append(f"- {dataset} ({part['kind'].iloc[0]}, {int(part['n_units'].iloc[0])} units): no "
+                         f"tokenisation ranked ({why}); symbol model {symbols['bits_per_symbol']:.3f} bits/symbol.")
+            continue
+        best = ranked.loc[ranked["bits_per_symbol"].idxmin()]
+        lines.append(f"- {dataset} ({part['kind'].iloc[0]}, {int(part['n_units'].iloc[0])} units): best ranked "
+                     f"`{best['arm']}` {best['bits_per_symbol']:.3f} bits/symbol [{best['bits_low']:.3f}, "
+                     f"{best['bits_high']:.3f}], against the context-matched symbol model "
+                     f"{best['vs_matched']:+.3f} [{best['vs_matched_low']:+.3f}, {best['vs_matched_high']:+.3f}] "
+                     f"({len(ranked)} of {int((part['train_encoder'] != 'symbols').sum())} token arms ranked).")
+    if "plain_arm" in table:
+        sampled = table[table["sampled_training"].astype(bool) & table["plain_arm"].fillna("").ne("")]
+        for row in sampled.itertuples():
+            word = ("helped" if row.vs_plain_high < 0 else "hurt" if row.vs_plain_low > 0 else
+                    "made no separable difference")
+            lines.append(f"- {row.dataset}: training with `{row.arm.split('>')[0]}` (tested with `{row.plain_arm}`) "
+                         f"{word}: {row.vs_plain:+.4f} bits/symbol [{row.vs_plain_low:+.4f}, "
+                         f"{row.vs_plain_high:+.4f}] against training on `{row.plain_arm}`.")
+    return [line.rstrip(".") + " (`results/downstream/transformer.csv`)." for line in lines]
+
+
+def midi_findings(folder: Path) -> list[str]:
+    """``results/midi/summary.csv``, one line per comparison (ubpe's tokenisation x MidiTok's at
+    equal merges or equal size): the verdict at each number of merges, and the span of the
+    token ratios (ubpe / MidiTok) with their 95 % intervals over pieces clustered by collection."""
+    table = _read(folder, "summary")
+    if table.empty or "verdict" not in table:
+        return []
+    lines = []
+    for (mine, at), part in table.groupby(["ubpe", "at"], sort=False):
+        verdicts = "; ".join(f"{verdict} at {', '.join(str(m) for m in group['merges'])} merges"
+                             for verdict, group in part.groupby("verdict", sort=False))
+        lines.append(f"- ubpe `{mine}` vs MidiTok's BPE at {at} ({part['pieces'].iloc[0]} held-out pieces, "
+                     f"{part['collections'].iloc[0]} collections): {verdicts}; token ratio "
+                     f"{part['ratio'].min():.3f} to {part['ratio'].max():.3f} (95 % intervals within "
+                     f"[{part['95% low'].min():.3f}, {part['95% high'].max():.3f}]) (`results/midi/summary.csv`).")
+    return lines
+
+
 def findings(folder: Path) -> str:
     from ubpe.lab.validity import saturated_sizes
 
@@ -224,14 +363,34 @@ def findings(folder: Path) -> str:
              f"a dataset counts once however many settings it has; datasets with fewer than "
              f"{validity.MIN_UNITS} held-out units ({', '.join(few) or 'none'}) and sizes that repeat "
              "a smaller one do not count; text (prose, multilingual, code) and non-text are never "
-             "pooled. Token lengths are compared with per-unit Wilcoxon tests, Holm over the report; "
+             "pooled. Token lengths are compared with per-unit Wilcoxon tests, Holm over the config's primary "
+             "contrasts (the others are labelled exploratory); "
              "a dataset is *mixed* when its settings (sizes, n_candidates) disagree.", ""]
+    decided = [("Decisions per dataset (best encoder, tied set, effect with 95 % intervals)",
+                "From `results/default/decisions.csv` (percentile bootstrap over units; an encoder is "
+                "tied with the best when the Bonferroni-level interval of its log ratio to the best "
+                "reaches 0; fitted vocabularies at equal size only).",
+                decision_findings(_read(folder, "decisions"))),
+               ("Across the datasets of a kind (random effects)", "From `results/default/meta.csv`.",
+                meta_findings(_read(folder, "meta")))]
+    later = [("Does shorter mean a better model? (small transformers)",
+              "From `results/downstream/` (equal parameters and training symbols, 3 seeds; an arm is "
+              "ranked only where it beats both symbol-level baselines).",
+              downstream_findings(folder.parent / "downstream")),
+             ("MIDI: ubpe's BPE against MidiTok's", "From `results/midi/` (piece as unit, collection as "
+              "cluster).", midi_findings(folder.parent / "midi"))]
+    for title, source, items in decided:
+        if items:
+            lines += [f"## {title}", "", source, "", *items, ""]
     titles = {"across kinds": "What holds across kinds", "only for text": "What holds only for text",
               "undecided": "What the data cannot decide"}
     for key, title in titles.items():
         items = [line for part in parts for line in part[key]]
         lines += [f"## {title}", "", *(items or ["- nothing"]), ""]
     lines[-1:-1] = _powerless(comparisons, run)
+    for title, source, items in later:
+        if items:
+            lines += [f"## {title}", "", source, "", *items, ""]
     construction = parts[0]["by construction"]
     if construction:
         lines += [f"Not findings: {', '.join(construction)} hold by construction (the fewest-tokens "

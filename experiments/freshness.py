@@ -20,6 +20,7 @@ too, though no symbol moved.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,9 +28,10 @@ from typing import Any
 
 from experiments import RESULTS_DIR
 from ubpe.lab import provenance
-from ubpe.lab.provenance import data_record, units_checksum
+from ubpe.lab.provenance import REPO_ROOT, data_record, units_checksum
 
-__all__ = ["Finding", "check", "data_record", "known_stale", "load_arguments", "units_checksum"]
+__all__ = ["Finding", "check", "check_provenance", "data_record", "known_stale", "load_arguments",
+           "units_checksum"]
 
 #: The list of committed results known to be stale, with the reason (see the module docstring).
 #: The repository's results folder is found from this package (`experiments.RESULTS_DIR`), not
@@ -77,6 +79,51 @@ def check(run: dict[str, Any], loader=None) -> list[Finding]:
         elif units_checksum(ds) != record["units_checksum"]:
             found.append(Finding(name, split, "same documents, other ids or units"))
     return found
+
+
+#: What a result without a config or code hash is told (written before issue 34, point 7).
+NO_HASHES = "run.json records no config and code hashes (written before issue 34)"
+
+
+def check_provenance(run: dict[str, Any], root: Path | None = REPO_ROOT) -> list[Finding]:
+    """What in ``run`` no longer matches today's config and code: [] when both are the same.
+
+    The config: the file ``run.json`` names (``config_file``, in the repository) read again
+    today and resolved, its SHA-256 against ``config_sha256``, and the keys that changed. The
+    code: every source file ``run.json``'s ``code`` lists (the computing modules that ran,
+    `ubpe.lab.provenance.code_record`), hashed again under ``root``. A run without the hashes
+    is stale (`NO_HASHES`): nothing says what config and code computed it.
+    """
+    if "config_sha256" not in run or "code" not in run:
+        return [Finding("*", "*", NO_HASHES)]
+    found = []
+    if run.get("git", {}).get("dirty"):
+        found.append(Finding("git", str(run["git"].get("commit", ""))[:12],
+                             "computed from a tree with uncommitted changes"))
+    config_file = run.get("config_file") or ""
+    if root is not None and config_file.endswith(".toml") and (root / config_file).is_file():
+        from ubpe.lab.config import load_config
+
+        today = load_config(root / config_file).as_dict()
+        today = json.loads(json.dumps(today, default=str))  # as run.json holds it
+        if provenance.config_sha256(today) != run["config_sha256"]:
+            changed = sorted(_changed_keys(run.get("config", {}), today))
+            found.append(Finding("config", config_file, "changed: " + (", ".join(changed[:8]) or "its hash")))
+    for relative, digest in run["code"]["files"].items():
+        path = root / relative if root is not None else None
+        if path is None or not path.is_file():
+            found.append(Finding("code", relative, "source file missing today"))
+        elif provenance.file_digest(path) != digest:
+            found.append(Finding("code", relative, "source changed"))
+    return found
+
+
+def _changed_keys(old: Any, new: Any, prefix: str = "") -> list[str]:
+    """Dotted keys whose values differ between two JSON-like configs (``a.b = 1 -> 2``)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        return [k for key in sorted(set(old) | set(new))
+                for k in _changed_keys(old.get(key), new.get(key), f"{prefix}{key}.")]
+    return [] if old == new else [f"{prefix.rstrip('.')} = {old!r} -> {new!r}"]
 
 
 def known_stale(path: Path = STALE_LIST) -> dict[str, str]:

@@ -267,7 +267,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--vocabs", default=None,
                         help="comma-separated llama.cpp vocabulary names (default: all six)")
     parser.add_argument("--results", type=Path, default=RESULTS, help="output folder")
+    parser.add_argument("--allow-dirty", action="store_true",
+                        help="write into results/ from a tree with uncommitted changes (run.json then says dirty)")
     args = parser.parse_args(argv)
+    from experiments import refuse_dirty
+
+    refuse_dirty(args.results, args.allow_dirty)
     vocabs = VOCABS
     if args.vocabs:
         wanted = args.vocabs.split(",")
@@ -280,6 +285,10 @@ def main(argv: list[str] | None = None) -> int:
                                  train_chars=args.train_chars)
     info["seconds"] = round(time.perf_counter() - started, 1)
     info["max_docs"] = args.max_docs
+    from ubpe.lab.provenance import side_record
+
+    info.update(side_record({"vocabs": sorted(vocabs), "max_docs": args.max_docs,
+                             "heldout_chars": args.heldout_chars, "train_chars": args.train_chars}))
     out = write_results(args.results, summary, per_doc, info)
     failures = sum(r["lossless_failures"] for r in summary)
     print(f"wrote {out} in {info['seconds']:.1f} s; lossless failures: {failures}")

@@ -425,7 +425,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--allow-dirty", action="store_true",
                         help="run from a checkout with uncommitted changes (run.json then says dirty)")
     args = parser.parse_args(argv)
-    from ubpe.lab.provenance import machine, package_versions, require_clean, units_checksum
+    from ubpe.lab.provenance import machine, package_versions, require_clean, side_record, units_checksum
     from ubpe.lab.tables import write_csv
 
     import pandas as pd
@@ -450,7 +450,8 @@ def main(argv: list[str] | None = None) -> int:
     info = {"experiment": "midi", "merges": list(args.merges), "git": state, "machine": machine(),
             "versions": package_versions(["numpy", "pandas", "miditok", "symusic", "tokenizers", "music21"]),
             "run": {"seconds": round(seconds, 1)}, "data": data,
-            "commands": {"run": "python -m experiments midi --results results"}}
+            "commands": {"run": "python -m experiments midi --results results"},
+            **side_record({"merges": list(args.merges)})}
     (out / "run.json").write_text(json.dumps(info, indent=2) + "\n")
     print(f"wrote {out}")
     return 0

@@ -258,7 +258,12 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--jobs", type=int, default=None)
     parser.add_argument("--results", type=Path, default=None)
+    parser.add_argument("--allow-dirty", action="store_true",
+                        help="write into results/ from a tree with uncommitted changes (run.json then says dirty)")
     args = parser.parse_args(argv)
+    from experiments import refuse_dirty
+
+    refuse_dirty((args.results / "variance") if args.results else RESULTS, args.allow_dirty)
     jobs = args.jobs or provenance.available_cores()
     started = time.perf_counter()
     tasks = plan()
@@ -276,6 +281,9 @@ def main(argv: list[str] | None = None) -> int:
             "versions": provenance.package_versions(), "git": provenance.git_state(exclude=["results"]),
             "machine": provenance.machine(), "peak_memory_mb": provenance.peak_memory_mb(),
             "data": data_records(tasks)}
+    info.update(provenance.side_record({k: info[k] for k in ("datasets", "size", "n_candidates", "encoders",
+                                                             "replicates", "subsample", "fractions", "order",
+                                                             "discount")}))
     (out / "run.json").write_text(json.dumps(info, indent=2) + "\n")
     (out / "README.md").write_text(report(rows, summary, info))
     print(f"wrote {out} in {info['seconds']} s")

@@ -107,8 +107,10 @@ MEMORY_HEAVY = frozenset({
 })
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook, which reads the marks into node ids
 def pytest_collection_modifyitems(config, items):
-    if getattr(config.option, "dist", "no") != "loadgroup":
+    # in a worker, pytest-xdist says --dist loadgroup as option.loadgroup (its option.dist is "no")
+    if not (getattr(config.option, "loadgroup", False) or getattr(config.option, "dist", "no") == "loadgroup"):
         return
     for item in items:
         if item.get_closest_marker("xdist_group") is not None:

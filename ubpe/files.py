@@ -17,7 +17,6 @@ import contextlib
 import gc
 import json
 import os
-import secrets
 import stat
 from pathlib import Path
 from collections.abc import Iterator
@@ -86,6 +85,8 @@ def write_atomically(path: str | os.PathLike, text: str | bytes) -> None:
     except UnicodeEncodeError as exc:
         raise unencodable(path, exc) from None
     target = Path(os.path.realpath(path))
+    if target.is_dir():  # os.replace would raise IsADirectoryError (or replace an empty folder)
+        raise InvalidParameterError(f"cannot save {os.fspath(path)}: it is a directory (give the path of a file)")
     try:
         mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
     except FileNotFoundError:
@@ -115,6 +116,8 @@ def unencodable(path: str | os.PathLike, exc: UnicodeEncodeError) -> InvalidPara
 
 def _create_temporary(target: Path) -> tuple[int, str]:
     """A new, empty, hidden file next to ``target`` (mode 0o666 minus the umask)."""
+    import secrets  # (when a file is written: its import loads OpenSSL, ~3-14 ms)
+
     for _ in range(100):
         name = target.parent / f".{target.name}.{secrets.token_hex(4)}.tmp"
         try:

@@ -511,27 +511,54 @@ class SplitPipeline:
         return None
 
     def text_splitter(self, mode: SplitMode = SplitMode.FULL):
-        """The native splitter of str documents (``_textsplit.TextSplitter``: ids, scanner and
-        offsets in one call without the GIL) when it splits them as this pipeline does in
-        ``mode``: the regex is the only step that applies, the scanner knows it, the alphabet
-        has a code point table. Else None. Built once."""
-        if type(mode) is not SplitMode or not self._regex_alone(mode):
+        """The native splitter of str documents (``_textsplit.TextSplitter``: ids, break
+        symbols, scanner, stop symbols and offsets in one call without the GIL) when it splits
+        them as this pipeline does in ``mode``: no known words apply, the regex (if it applies)
+        is one the scanner knows, the alphabet has a code point table. Else None. Built once
+        per set of steps that apply."""
+        if type(mode) is not SplitMode:
             return None
-        splitter = self.__dict__.get("_splitter", False)
-        if splitter is False:
-            splitter = None
-            table = self.alphabet.char_table
-            if table is not None:
-                from ubpe_native._textsplit import TextSplitter
+        steps = self._native_steps(mode)
+        if steps is None:
+            return None
+        splitters = self.__dict__.setdefault("_splitters", {})
+        if steps not in splitters:
+            splitters[steps] = self._make_text_splitter(*steps)
+        return splitters[steps]
 
-                splitter = TextSplitter(table, self._scanner_classes(), self._native)
-            self._splitter = splitter
-        return splitter
+    def _native_steps(self, mode: SplitMode) -> tuple[bool, bool, bool] | None:
+        """``(break, regex, stop)``: the steps that apply to str documents in ``mode``, or None
+        if the native splitter cannot take them (known words, or a regex the scanner does not
+        know)."""
+        if SplitMode.KNOWN_WORDS in mode and self._known is not None:
+            return None
+        regex_step = SplitMode.REGEX in mode and self._regex is not None
+        if regex_step and self._native is None:
+            return None
+        return (SplitMode.BREAK_TOKENS in mode and self._break_ids is not None, regex_step,
+                SplitMode.STOP_TOKENS in mode and self._stop_ids is not None)
+
+    def _make_text_splitter(self, breaks: bool, regex_step: bool, stops: bool):
+        table = self.alphabet.char_table
+        if table is None:
+            return None
+        from ubpe_native._textsplit import BREAK_SYMBOL, NO_PATTERN, STOP_SYMBOL, TextSplitter
+
+        kinds = None
+        if breaks or stops:
+            kinds = np.zeros(len(self.alphabet), dtype=np.uint8)
+            if breaks:
+                kinds[self._break_ids] |= BREAK_SYMBOL
+            if stops:
+                kinds[self._stop_ids] |= STOP_SYMBOL
+        if regex_step:
+            return TextSplitter(table, self._scanner_classes(), self._native, kinds)
+        return TextSplitter(table, np.zeros(0, dtype=np.uint16), NO_PATTERN, kinds)
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled (and deep-copied) without the native splitter and the scanner's class table,
         rebuilt on first use."""
-        state = {k: v for k, v in self.__dict__.items() if k != "_splitter"}
+        state = {k: v for k, v in self.__dict__.items() if k != "_splitters"}
         state["_classes"] = None
         return state
 
@@ -539,8 +566,7 @@ class SplitPipeline:
         """The whole split of str documents in a few array operations when the regex is the
         only step that applies and the scanner knows it (what ``_split`` would give); None
         where that does not hold."""
-        if (not self._regex_alone(mode) or not isinstance(docs, (list, tuple))
-                or not all(type(doc) is str for doc in docs)):
+        if not isinstance(docs, (list, tuple)) or not all(type(doc) is str for doc in docs):
             return None
         splitter = self.text_splitter(mode)
         found = splitter.split(docs) if splitter is not None else None
@@ -548,6 +574,8 @@ class SplitPipeline:
             tokens, part_offsets, separator, doc_part_offsets = found
             return SplitBatch(tokens=tokens, part_offsets=part_offsets, part_is_separator=separator,
                               doc_part_offsets=doc_part_offsets)
+        if not self._regex_alone(mode):
+            return None  # (break or stop symbols: the general path)
         text = "".join(docs)
         if len(docs) == 1:
             doc_starts = np.array([0, len(text)], dtype=np.int64)

@@ -104,13 +104,24 @@ def cached_arrays(kind: str, key: str, build: Callable[[], dict[str, np.ndarray]
     folder = cache_dir()
     if folder is None:
         return build()
-    path = folder / f"{kind}-{hashlib.sha256(key.encode('utf-8', 'surrogatepass')).hexdigest()[:24]}.npz"
+    path = _entry_path(folder, kind, key)
     found = _read(path, key)
     if found is not None:
         return found
     arrays = build()
     _write(path, key, arrays)
     return arrays
+
+
+def is_cached(kind: str, key: str) -> bool:
+    """Whether the machine's cache has an entry of ``kind`` for ``key`` (a look at the folder:
+    whether it loads, :func:`cached_arrays` finds out, rebuilding it if not)."""
+    folder = cache_dir()
+    return folder is not None and _entry_path(folder, kind, key).is_file()
+
+
+def _entry_path(folder: Path, kind: str, key: str) -> Path:
+    return folder / f"{kind}-{hashlib.sha256(key.encode('utf-8', 'surrogatepass')).hexdigest()[:24]}.npz"
 
 
 def _read(path: Path, key: str) -> dict[str, np.ndarray] | None:

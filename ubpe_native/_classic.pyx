@@ -36,18 +36,20 @@ only in the last bit, rarely: no document of the golden fixtures differs.)
 ([3, 2], [1.5])
 """
 
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t
 from libcpp.algorithm cimport sort, unique
 from libcpp.vector cimport vector
 
 from ubpe_native._numpy import np
 
 from ubpe_native._chain cimport chain_init, chain_merge
+from ubpe_native._combine cimport id_table, top1_lists
 from ubpe_native._checks cimport as_array, build_once, check_ids, check_offsets, check_per_token
 from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._heap cimport heap_pop, heap_push
 from ubpe_native._merge_core cimport MAX_RANK, rule_of, rule_put, rule_rank
 from ubpe_native._score cimport part_score
+from ubpe_native._textsplit cimport TextSplitter
 from ubpe_native._typedefs cimport id_t
 
 # a removed node of the word, or "no pair"
@@ -313,18 +315,7 @@ def encode_words(PairTable table not None, weights, tokens, offsets):
     # empty inputs have no element 0 to point at: nothing is read through these then
     cdef const double* weight_data = &weight_view[0] if weight_view.shape[0] else NULL
     cdef const id_t* token_data = &token_view[0] if token_view.shape[0] else NULL
-    cdef _Word work = _Word()
-    cdef Py_ssize_t n_pairs = len(table)
-    cdef Py_ssize_t longest = 0
-    for k in range(n_words):
-        longest = max(longest, offset_view[k + 1] - offset_view[k])
-    # (resize, not assign(n, value): only resize raises MemoryError instead of aborting)
-    work.occurrences.resize(n_pairs, 0)
-    work.in_heap.resize(n_pairs, False)
-    work.head.resize(n_pairs, -2)
-    work.counts.resize(weight_view.shape[0], 0)
-    work.key_order.reserve(longest)  # part_score must not allocate
-    work.out_offsets.push_back(0)
+    cdef _Word work = _new_word(table, weight_view.shape[0], &offset_view[0], n_words)
     with nogil:
         for k in range(n_words):
             work.encode(table, weight_data, token_data + offset_view[k],
@@ -336,3 +327,48 @@ def encode_words(PairTable table not None, weights, tokens, offsets):
         np.asarray(<double[:work.out_scores.size()]>work.out_scores.data()).copy()
         if work.out_scores.size() else np.zeros(0, dtype=np.float64),
     )
+
+
+cdef _Word _new_word(PairTable table, Py_ssize_t n_weights, const int64_t* offsets, Py_ssize_t n_words):
+    """The work space of one call over ``n_words`` words (word ``k``: ``offsets[k]:offsets[k + 1]``)."""
+    cdef _Word work = _Word()
+    cdef Py_ssize_t n_pairs = len(table), longest = 0, k
+    for k in range(n_words):
+        longest = max(longest, offsets[k + 1] - offsets[k])
+    # (resize, not assign(n, value): only resize raises MemoryError instead of aborting)
+    work.occurrences.resize(n_pairs, 0)
+    work.in_heap.resize(n_pairs, False)
+    work.head.resize(n_pairs, -2)
+    work.counts.resize(n_weights, 0)
+    work.key_order.reserve(longest)  # part_score must not allocate
+    work.out_offsets.push_back(0)
+    return work
+
+
+def encode_texts(PairTable table not None, weights, TextSplitter splitter not None, docs):
+    """Every str document of ``docs`` (a list or tuple) split by ``splitter`` and encoded
+    with the classic rules, in one call: ``[[(tokens, score)]]`` per document, its parts'
+    tokens back to back and their scores added left to right - what ``encode_words`` and
+    ``_combine.top1_documents`` give for the split (``UBPEClassic.encode`` of text). None if a
+    document is no str, has a symbol outside the splitter's alphabet or a lone surrogate
+    (the caller's general path raises the error)."""
+    cdef const double[::1] weight_view = as_array(weights, np.float64, "weights")
+    check_per_token(table.max_token, weight_view.shape[0], "weights")
+    if splitter.max_id >= weight_view.shape[0]:
+        raise ValueError(f"the splitter gives ids up to {splitter.max_id}, weights has {weight_view.shape[0]}")
+    if not isinstance(docs, (list, tuple)):
+        raise TypeError("docs must be a list or tuple of str")
+    cdef tuple held = docs if type(docs) is tuple else tuple(docs)
+    cdef vector[id_t] symbols
+    cdef vector[int64_t] part_offsets, doc_part_offsets, bounds
+    cdef vector[uint8_t] separator, utf8
+    if not splitter.split_into(held, symbols, part_offsets, separator, doc_part_offsets, utf8, bounds):
+        return None
+    cdef Py_ssize_t n_words = part_offsets.size() - 1, k
+    cdef const double* weight_data = &weight_view[0] if weight_view.shape[0] else NULL
+    cdef _Word work = _new_word(table, weight_view.shape[0], part_offsets.data(), n_words)
+    with nogil:
+        for k in range(n_words):
+            work.encode(table, weight_data, symbols.data() + part_offsets[k], part_offsets[k + 1] - part_offsets[k])
+    return top1_lists(id_table(weight_view.shape[0]), work.out_tokens.data(), work.out_offsets.data(),
+                      work.out_scores.data(), NULL, NULL, doc_part_offsets.data(), doc_part_offsets.size() - 1)

@@ -44,6 +44,8 @@ from libcpp.vector cimport vector
 from cython.operator cimport dereference as deref
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.ref cimport Py_INCREF
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.unicode cimport PyUnicode_AsUTF8String
 
 from ubpe_native._numpy import np
 
@@ -53,8 +55,8 @@ from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._merge_core cimport (MAX_RANK, MergeHooks, MergeScratch, MergeWord, ScratchPool, cache_find,
                                       cache_store, check_rules, merge_word, rule_add)
 from ubpe_native._hf_pretok cimport HFPreTokenizer, PretokBuffers
-from ubpe_native._pretokenize cimport (class_t, document_flags, document_starts, flag_table, holds_flagged,
-                                       split_document, utf8_documents)
+from ubpe_native._pretokenize cimport (check_split_arguments, class_t, document_flags, document_starts, flag_table,
+                                       holds_flagged, split_document, utf8_documents)
 from ubpe_native._typedefs cimport id_t
 from ubpe_native._shared cimport id_array, utf8_length
 
@@ -75,6 +77,8 @@ cdef Py_ssize_t CACHE_MAX_WORD = 256
 # id lists take the int objects of ids below this from one table shared by the kernels
 # (_combine.id_table: 65,536 ints, ~2 MB, made once); a larger id gets a new int.
 cdef Py_ssize_t ID_TABLE = 1 << 16
+# code points, the size of a ``flagged`` table (as in _pretokenize)
+cdef Py_ssize_t N_CODE_POINTS = 0x110000
 
 
 # encode_texts: what became of each document
@@ -303,6 +307,49 @@ cdef class PairMerges:
             finally:
                 self.scratches.give(scratch)
         return id_array(out), offsets, status
+
+    def encode_one_text(self, str text not None, const class_t[::1] classes not None, int pattern, *,
+                        bint single_digits=False, bint prefix_space=False, flagged=None,
+                        HFPreTokenizer pretokenizer=None):
+        """:meth:`encode_texts` of one str, its ids as a list, in one call (what ``encode`` of a
+        short text pays is the call: no arrays in between). None if it holds a code point of
+        ``flagged`` (the caller encodes it another way); UnicodeEncodeError for a lone
+        surrogate, as ``text.encode("utf-8")``. ``flagged`` is a table of 0x110000 uint8 that
+        flags no ASCII code point (checked in C: a constant table costs no numpy call)."""
+        if pretokenizer is None:
+            check_split_arguments(classes.shape[0], pattern)
+        elif single_digits or prefix_space:
+            raise ValueError("single_digits and prefix_space are the pretokenizer's steps, not options")
+        cdef const uint8_t[::1] flagged_view
+        cdef const uint8_t* flagged_table = NULL
+        cdef Py_ssize_t k
+        if flagged is not None:
+            flagged_view = flagged
+            if flagged_view.shape[0] != N_CODE_POINTS:
+                raise ValueError("flagged must hold one entry per code point (0x110000)")
+            for k in range(0x80):
+                if flagged_view[k]:
+                    raise ValueError("flagged may not flag ASCII code points")
+            flagged_table = &flagged_view[0]
+        data = PyUnicode_AsUTF8String(text)
+        cdef const uint8_t* s = <const uint8_t*>PyBytes_AS_STRING(data)
+        cdef int64_t starts[2]
+        cdef int64_t offsets[2]
+        cdef uint8_t skip = 0, status = 0
+        starts[0] = 0
+        starts[1] = PyBytes_GET_SIZE(data)
+        offsets[0] = offsets[1] = 0
+        cdef vector[id_t] out
+        cdef MergeScratch scratch = self.scratches.take()
+        try:
+            with nogil:
+                self._encode_texts(s, starts, 1, &classes[0], pattern, single_digits, prefix_space, flagged_table,
+                                   &skip, out, offsets, &status, scratch, pretokenizer)
+        finally:
+            self.scratches.give(scratch)
+        if status == DOC_FLAGGED:
+            return None
+        return id_list(id_table(ID_TABLE), out.data(), out.size())
 
     cdef int _encode_texts(self, const uint8_t* data, const int64_t* starts, Py_ssize_t n_docs,
                            const class_t* classes, int pattern, bint single_digits,

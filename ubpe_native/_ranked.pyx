@@ -30,7 +30,11 @@ from libcpp.vector cimport vector
 
 from ubpe_native._numpy import np
 
-from ubpe_native._checks cimport build_once, check_ids, check_offsets
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.unicode cimport PyUnicode_AsUTF8String
+
+from ubpe_native._checks cimport as_array, build_once, check_ids, check_offsets
+from ubpe_native._combine cimport id_list, id_table
 from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._merge_core cimport (MAX_RANK, MergeHooks, MergeScratch, MergeWord, ScratchPool, cache_find,
                                       cache_store, merge_word, rule_add)
@@ -471,3 +475,76 @@ cdef class MergeTable:
                                             <Py_ssize_t>bounds.size() - 1, tokens + n_out, True, 0.0, 0, scratch)
             offsets[d + 1] = n_out
         return n_out
+
+
+#: the ids returned as shared int objects (``_combine.id_table``) up to this one; larger ones are new ints
+cdef Py_ssize_t ID_TABLE_SIZE = 1 << 21
+
+
+cdef class TextEncoder:
+    """``encoder(text)``: the ids of one str, split by a preset ``pattern`` of the scanner and
+    encoded by ``table`` - :meth:`MergeTable.encode_text` plus the id map and the list, in
+    one call: what ``ByteLevelBPE.encode`` runs for a short text when no special token can
+    apply (its per-call cost, not the merges, is what a short text pays). ``ids``: vocabulary
+    id -> the id returned (None: the same). Returns None for a text with lone surrogates (the
+    caller's path replaces them)."""
+
+    cdef MergeTable table
+    cdef const class_t[::1] classes
+    cdef int pattern
+    cdef const id_t[::1] ids
+    cdef bint mapped
+    cdef Py_ssize_t id_limit  # one more than the largest id returned
+    cdef bint built  # __init__ ran (build_once)
+
+    def __init__(self, MergeTable table not None, classes, int pattern, ids=None):
+        build_once(&self.built, self)
+        self.classes = as_array(classes, np.uint16, "classes")
+        check_split_arguments(self.classes.shape[0], pattern)
+        if table.n_base < N_BYTE_VALUES:
+            raise ValueError("byte-level encoding needs a vocabulary over the 256 byte values")
+        self.mapped = ids is not None
+        self.ids = as_array(np.zeros(0, np.int32) if ids is None else ids, np.int32, "ids")
+        if self.mapped and self.ids.shape[0] < table.n_base + table.n_merged:
+            raise ValueError(f"ids must hold one entry per token ({table.n_base + table.n_merged})")
+        cdef Py_ssize_t k
+        self.id_limit = table.n_base + table.n_merged
+        if self.mapped:
+            self.id_limit = 0
+            for k in range(self.ids.shape[0]):
+                if self.ids[k] < 0:
+                    raise ValueError(f"ids[{k}] is negative")
+                self.id_limit = max(self.id_limit, self.ids[k] + 1)
+        self.table = table
+        self.pattern = pattern
+
+    def __call__(self, str text not None):
+        try:
+            data = PyUnicode_AsUTF8String(text)
+        except UnicodeEncodeError:
+            return None
+        cdef const uint8_t* bytes_ = <const uint8_t*>PyBytes_AS_STRING(data)
+        cdef Py_ssize_t n = PyBytes_GET_SIZE(data), i, n_out = 0
+        if n == 0:
+            return []
+        cdef vector[int64_t] bounds
+        cdef vector[id_t] symbols, tokens
+        # with the GIL (MemoryError): split_pieces must not grow ``bounds`` (one piece per byte
+        # at most), nor the merges ``tokens``
+        bounds.reserve(n + 1)
+        symbols.resize(n)
+        tokens.resize(n)
+        cdef MergeScratch scratch = self.table.scratches.take()
+        try:
+            with nogil:
+                split_pieces(bytes_, n, &self.classes[0], self.pattern, bounds)
+                for i in range(n):
+                    symbols[i] = bytes_[i]
+                n_out = self.table._encode_words(symbols.data(), bytes_, bounds.data(), bounds.size() - 1,
+                                                 tokens.data(), True, 0.0, 0, scratch)
+                if self.mapped:
+                    for i in range(n_out):
+                        tokens[i] = self.ids[tokens[i]]
+        finally:
+            self.table.scratches.give(scratch)
+        return id_list(id_table(min(self.id_limit, ID_TABLE_SIZE)), tokens.data(), n_out)

@@ -19,9 +19,16 @@ cdef class TextSplitter:
     cdef const class_t[::1] classes
     cdef readonly int pattern
     cdef readonly id_t max_id
+    cdef const uint8_t[::1] kinds  # per alphabet id: BREAK_SYMBOL | STOP_SYMBOL bits (empty: none)
+    cdef bint plain  # the scanner's pieces alone: no break or stop symbols, a pattern
 
     cdef bint split_into(self, tuple docs, vector[id_t]& ids, vector[int64_t]& part_offsets,
                          vector[uint8_t]& separator, vector[int64_t]& doc_part_offsets,
                          vector[uint8_t]& utf8, vector[int64_t]& bounds) except -1
     cdef int _split_text(self, const Text& text, vector[id_t]& ids, vector[int64_t]& part_offsets,
                          vector[uint8_t]& separator, vector[uint8_t]& utf8, vector[int64_t]& bounds) except -1 nogil
+    cdef int _split_run(self, const id_t* ids, const uint8_t* utf8, Py_ssize_t first, Py_ssize_t last,
+                        Py_ssize_t n_bytes, Py_ssize_t start, vector[int64_t]& part_offsets,
+                        vector[uint8_t]& separator, vector[int64_t]& bounds) except -1 nogil
+    cdef void _push_piece(self, const id_t* ids, Py_ssize_t first, Py_ssize_t last, bint gap, Py_ssize_t start,
+                          vector[int64_t]& part_offsets, vector[uint8_t]& separator) noexcept nogil

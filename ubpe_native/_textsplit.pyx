@@ -2,10 +2,12 @@
 """Splitting str documents for encoding in one native call: alphabet ids, the preset
 scanner's pieces (``_pretokenize``), part and document offsets.
 
-What :class:`ubpe.splitting.SplitPipeline` computes for str documents when its only step is
-a regex the scanner knows (no known words, break or stop symbols): each character becomes its
-alphabet id, each piece of the scanner a part. The characters are read from the str objects
-directly and the work runs without the GIL. A document holding a symbol outside the
+What :class:`ubpe.splitting.SplitPipeline` computes for str documents without known words,
+when its regex (if any) is one the scanner knows: each character becomes its alphabet id;
+each break symbol is a one-symbol separator part, the scanner cuts each run between them
+into pieces (no pattern: the run is one part), and each stop symbol inside a piece is cut out
+as a one-symbol separator part. The characters are read from the str objects directly and
+the work runs without the GIL. A document holding a symbol outside the
 alphabet, or a lone surrogate, makes the call return None: the caller's Python path then
 raises its error.
 
@@ -19,6 +21,11 @@ raises its error.
 ([0, 1, 2, 0, 3, 1, 1, 0], [0, 2, 4, 5, 6, 8], [False, False, True, False, False], [0, 4, 4, 5])
 >>> splitter.split(["abc"]) is None   # "c" is not in the alphabet
 True
+>>> kinds = np.array([0, 0, BREAK_SYMBOL, 0], dtype=np.uint8)   # " " (id 2) breaks
+>>> breaking = TextSplitter(alphabet._table, np.zeros(0, np.uint16), NO_PATTERN, kinds)
+>>> ids, part_offsets, separator, _ = breaking.split(["ab  ba"])
+>>> ids.tolist(), part_offsets.tolist(), separator.tolist()
+([0, 1, 2, 2, 1, 0], [0, 2, 3, 4, 6], [False, True, True, False])
 """
 
 from cpython.unicode cimport PyUnicode_Check
@@ -42,26 +49,45 @@ cdef extern from "Python.h":
 # Pattern ids, as in _pretokenize.pxd
 cdef int PATTERN_WORDS = 5
 cdef uint8_t UNDERSCORE = 0x5F
+cdef enum:
+    NO_PATTERN_ID = -1
+    BREAK_BIT = 1
+    STOP_BIT = 2
+#: ``pattern`` of a splitter without a regex step (its runs between break symbols are parts)
+NO_PATTERN = NO_PATTERN_ID
+#: bits of ``kinds``: a break symbol (cut out before the regex), a stop symbol (after it)
+BREAK_SYMBOL = BREAK_BIT
+STOP_SYMBOL = STOP_BIT
 
 
 cdef class TextSplitter:
     """The tables of one split: ``table[c]`` the alphabet id of code point ``c`` (-1: none;
     code points past the table have none), ``classes`` the scanner's class of every code
-    point, ``pattern`` the scanner's pattern id. Reusable, by several threads at once."""
+    point, ``pattern`` the scanner's pattern id (:data:`NO_PATTERN`: no regex step, then
+    ``classes`` is not read), ``kinds`` (optional) per alphabet id its
+    :data:`BREAK_SYMBOL` / :data:`STOP_SYMBOL` bits. Reusable, by several threads at once."""
 
-    def __init__(self, table, classes, int pattern):
+    def __init__(self, table, classes, int pattern, kinds=None):
         build_once(&self.built, self)
         self.table_view = as_array(table, np.int32, "table")
         if self.table_view.shape[0] == 0:
             raise ValueError("table must not be empty")
         self.table = table
         self.classes = as_array(classes, np.uint16, "classes")
-        check_split_arguments(self.classes.shape[0], pattern)
+        if pattern != NO_PATTERN_ID:
+            check_split_arguments(self.classes.shape[0], pattern)
         self.pattern = pattern
         cdef Py_ssize_t k
         self.max_id = -1
         for k in range(self.table_view.shape[0]):
             self.max_id = max(self.max_id, self.table_view[k])
+        self.kinds = as_array(np.zeros(0, np.uint8) if kinds is None else kinds, np.uint8, "kinds")
+        if self.kinds.shape[0] and self.kinds.shape[0] <= self.max_id:
+            raise ValueError(f"kinds must hold one entry per alphabet id (up to {self.max_id})")
+        for k in range(self.kinds.shape[0]):
+            if self.kinds[k] > (BREAK_BIT | STOP_BIT):
+                raise ValueError(f"kinds[{k}] is {self.kinds[k]}, not a sum of BREAK_SYMBOL and STOP_SYMBOL")
+        self.plain = self.kinds.shape[0] == 0 and pattern != NO_PATTERN_ID
 
     def split(self, docs):
         """``(ids, part_offsets, part_is_separator, doc_part_offsets)`` of the str documents
@@ -173,6 +199,9 @@ cdef class TextSplitter:
                     utf8.push_back(<uint8_t>(0x80 | ((c >> 12) & 0x3F)))
                     utf8.push_back(<uint8_t>(0x80 | ((c >> 6) & 0x3F)))
                 utf8.push_back(<uint8_t>(0x80 | (c & 0x3F)))
+        if not self.plain:
+            return self._split_run(ids.data() + start, utf8.data(), 0, text.length, utf8.size(), start,
+                                   part_offsets, separator, bounds)
         split_pieces(utf8.data(), utf8.size(), &self.classes[0], self.pattern, bounds)
         # bounds: 0, then every piece's end, in bytes; parts are in characters
         char_at = 0
@@ -191,3 +220,63 @@ cdef class TextSplitter:
             byte_at = b
             part_offsets.push_back(start + char_at)
         return True
+
+    cdef int _split_run(self, const id_t* ids, const uint8_t* utf8, Py_ssize_t first, Py_ssize_t last,
+                        Py_ssize_t n_bytes, Py_ssize_t start, vector[int64_t]& part_offsets,
+                        vector[uint8_t]& separator, vector[int64_t]& bounds) except -1 nogil:
+        """Parts of one document (``ids[first:last]``, its UTF-8 ``utf8[:n_bytes]``; part ends are
+        stored plus ``start``) with break and stop symbols, or without a pattern: each break
+        symbol a separator part, the runs between them cut by the scanner, stop symbols cut
+        out of the pieces (``SplitPipeline._split``'s order)."""
+        cdef Py_ssize_t i = first, run = first, byte_at = 0, run_byte = 0, k, b, char_at, walked, piece_start
+        cdef bint at_break, gap
+        cdef uint8_t lead
+        cdef bint has_kinds = self.kinds.shape[0] != 0
+        while True:
+            at_break = i < last and has_kinds and (self.kinds[ids[i]] & BREAK_BIT)
+            if i == last or at_break:
+                if i > run:  # the run [run, i) between breaks
+                    if self.pattern == NO_PATTERN_ID:
+                        self._push_piece(ids, run, i, False, start, part_offsets, separator)
+                    else:
+                        split_pieces(utf8 + run_byte, byte_at - run_byte, &self.classes[0], self.pattern, bounds)
+                        char_at = run
+                        walked = run_byte
+                        for k in range(1, <Py_ssize_t>bounds.size()):
+                            b = run_byte + bounds[k]
+                            gap = (self.pattern == PATTERN_WORDS and b == walked + 1 and utf8[walked] == UNDERSCORE)
+                            piece_start = char_at
+                            while walked < b:
+                                if (utf8[walked] & 0xC0) != 0x80:
+                                    char_at += 1
+                                walked += 1
+                            self._push_piece(ids, piece_start, char_at, gap, start, part_offsets, separator)
+                if i == last:
+                    return True
+                separator.push_back(True)  # the break symbol, a part of its own
+                part_offsets.push_back(start + i + 1)
+                run = i + 1
+            # the next character's first byte: its lead byte says how many follow
+            lead = utf8[byte_at]
+            byte_at += 1 if lead < 0x80 else 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
+            i += 1
+            if run == i:
+                run_byte = byte_at
+
+    cdef void _push_piece(self, const id_t* ids, Py_ssize_t first, Py_ssize_t last, bint gap, Py_ssize_t start,
+                          vector[int64_t]& part_offsets, vector[uint8_t]& separator) noexcept nogil:
+        """The piece ``ids[first:last]`` as a part (``gap``: a separator), each stop symbol in
+        it (not a gap) cut out as a separator part of its own."""
+        cdef Py_ssize_t k, cut = first
+        if not gap and self.kinds.shape[0] != 0:
+            for k in range(first, last):
+                if self.kinds[ids[k]] & STOP_BIT:
+                    if k > cut:
+                        separator.push_back(False)
+                        part_offsets.push_back(start + k)
+                    separator.push_back(True)
+                    part_offsets.push_back(start + k + 1)
+                    cut = k + 1
+        if last > cut:
+            separator.push_back(gap)
+            part_offsets.push_back(start + last)

@@ -201,7 +201,7 @@ def test_config_errors_name_the_key(tmp_path):
     base = {"encoders": {"run": ["universal:tfidf"]}}
     with pytest.raises(ConfigError, match="format must be one of"):
         parse_config({**base, "datasets": {"x": {"path": "a.txt", "format": "docx"}}})
-    with pytest.raises(ConfigError, match=r"column not a key of format 'text'"):
+    with pytest.raises(ConfigError, match=r"unknown key datasets\.x\.column; \[datasets\.x\] takes break_tokens, "):
         parse_config({**base, "datasets": {"x": {"path": "a.txt", "format": "text", "column": "c"}}})
     with pytest.raises(ConfigError, match="needs `field"):
         parse_config({**base, "datasets": {"x": {"path": "a.jsonl", "format": "jsonl"}}})

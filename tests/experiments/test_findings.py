@@ -81,3 +81,37 @@ def test_findings_file_cites_its_tables(tmp_path):
         tmp_path / "comparisons.csv", index=False)
     text = findings.findings(tmp_path)
     assert "## What holds across kinds" in text and "`results/default/comparisons.csv`, question 1" in text
+
+
+def test_downstream_findings_word_correlations_as_correlations_and_sampling_by_its_interval(tmp_path):
+    arms = pd.DataFrame({
+        "dataset": "dna", "kind": "dna", "n_units": 20,
+        "arm": ["symbols", "a", "b", "b_sampled", "b_sampled2"],
+        "train_encoder": ["symbols", "a", "b", "b~", "b~"], "sampled_training": [False, False, False, True, True],
+        "bits_per_symbol": [2.0, 1.8, 1.9, 1.85, 1.95], "bits_low": [1.9, 1.7, 1.8, 1.8, 1.9],
+        "bits_high": [2.1, 1.9, 2.0, 1.9, 2.0], "vs_matched": [0.0, -0.2, -0.1, -0.15, 0.05],
+        "vs_matched_low": [0.0, -0.3, -0.2, -0.2, 0.0], "vs_matched_high": [0.0, -0.1, -0.05, -0.1, 0.1],
+        "ranked": ["baseline", "", "", "", "does not beat both symbol models"],
+        "plain_arm": ["", "", "", "b", "b"], "vs_plain": [None, None, None, -0.05, 0.05],
+        "vs_plain_low": [None, None, None, -0.08, -0.01], "vs_plain_high": [None, None, None, -0.02, 0.1]})
+    arms.to_csv(tmp_path / "transformer.csv", index=False)
+    pd.DataFrame({"kind": ["dna", "dna"], "predictor": ["length (tokens per symbol)", "n-gram bits per symbol"],
+                  "n_points": 5, "n_datasets": 1, "spearman": [0.8, 0.1], "low": [0.2, -0.5], "high": [0.95, 0.6]}
+                 ).to_csv(tmp_path / "transformer_correlations.csv", index=False)
+    lines = findings.downstream_findings(tmp_path)
+    assert any("+0.80 [+0.20, +0.95]" in line and "shorter tokenisations go with fewer bits" in line
+               and "a correlation across tokenisations, not an effect of length" in line for line in lines)
+    assert any("best ranked `a` 1.800" in line and "(3 of 4 token arms ranked)" in line for line in lines)
+    assert any("`b_sampled` (tested with `b`) helped: -0.0500" in line for line in lines)
+    assert any("`b_sampled2` (tested with `b`) made no separable difference" in line for line in lines)
+    assert all(line.endswith("(`results/downstream/transformer.csv`).") for line in lines)
+
+
+def test_midi_findings_give_each_comparisons_verdicts_by_merges(tmp_path):
+    rows = [{"merges": m, "ubpe": "standard", "miditok": "miditok", "at": "equal merges", "pieces": 64,
+             "collections": 13, "ratio": r, "95% low": r - 0.01, "95% high": r + 0.01, "verdict": v}
+            for m, r, v in ((256, 0.98, "ubpe shorter"), (512, 1.0, "not separable"), (1024, 1.001, "not separable"))]
+    pd.DataFrame(rows).to_csv(tmp_path / "summary.csv", index=False)
+    [line] = findings.midi_findings(tmp_path)
+    assert "ubpe shorter at 256 merges; not separable at 512, 1024 merges" in line
+    assert "token ratio 0.980 to 1.001 (95 % intervals within [0.970, 1.011])" in line

@@ -135,3 +135,96 @@ def test_a_real_loader_change_is_caught(monkeypatch):
         clear_cache()
     assert sorted((f.dataset, f.split) for f in stale) == [("dna", "heldout"), ("dna", "train")]
     assert all("content checksum" in f.what for f in stale)
+
+
+# -- config and code (issue 34, point 7) -------------------------------------------------------
+
+
+def _regenerate(folder: str, run: dict) -> str:
+    """The command that regenerates a published result (what its run.json says, else the
+    experiments entry point)."""
+    command = (run.get("commands") or {}).get("run") or run.get("command")
+    return command or f"python -m experiments {folder} --results results"
+
+
+@pytest.mark.parametrize("folder", RUN_FOLDERS)
+def test_committed_result_matches_todays_config_and_code(folder):
+    """A published result's config and code hashes against today's. Results written before
+    the hashes existed are reported (xfail) with the command that regenerates them, until they
+    are regenerated; after that any change fails."""
+    run = json.loads((RESULTS / folder / "run.json").read_text())
+    stale = freshness.check_provenance(run)
+    if stale and stale[0].what == freshness.NO_HASHES:
+        pytest.xfail(f"stale: regenerate with `{_regenerate(folder, run)}` (from a clean tree): {stale[0].what}")
+    assert not stale, (f"results/{folder} is stale: regenerate with `{_regenerate(folder, run)}`: "
+                       + "; ".join(map(str, stale)))
+
+
+def _recorded(tmp_path, config_text: str):
+    """A run.json as the runner writes it for a config in a copy of the repository (tmp_path):
+    the config resolved and hashed, the code of this process's computing modules hashed, and
+    those source files copied under tmp_path so they can be changed there."""
+    import shutil
+
+    from ubpe.lab import ngram  # noqa: F401  (a metric's module: loaded, so it is in the record)
+    from ubpe.lab.config import load_config
+    from ubpe.lab.provenance import REPO_ROOT, code_record, config_sha256
+
+    config_file = tmp_path / "experiments" / "configs" / "tiny.toml"
+    config_file.parent.mkdir(parents=True)
+    config_file.write_text(config_text)
+    config = json.loads(json.dumps(load_config(config_file).as_dict(), default=str))
+    code = code_record(["ubpe.lab.ngram", "ubpe.lab.metrics"])  # what a run computes with, loaded here or not
+    for relative in code["files"]:
+        source = REPO_ROOT / relative
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, tmp_path / relative)
+    return {"config_file": "experiments/configs/tiny.toml", "config": config,
+            "config_sha256": config_sha256(config), "code": code, "git": {"commit": "x", "dirty": False}}
+
+
+TINY = '[grid]\nvocab_sizes = ["+8"]\nn_candidates = [50]\n[datasets.notes]\npath = "n.txt"\nformat = "text"\n'
+
+
+@pytest.mark.skipif(freshness.REPO_ROOT is None, reason="needs ubpe's sources (a checkout)")
+def test_a_changed_config_value_or_metric_code_makes_a_result_stale(tmp_path):
+    run = _recorded(tmp_path, TINY)
+    assert freshness.check_provenance(run, root=tmp_path) == []
+    assert "ubpe/lab/ngram.py" in run["code"]["files"] and "ubpe/lab/metrics.py" in run["code"]["files"]
+    # a config value
+    config = tmp_path / run["config_file"]
+    config.write_text(TINY.replace("n_candidates = [50]", "n_candidates = [1]"))
+    stale = freshness.check_provenance(run, root=tmp_path)
+    assert [(f.dataset, f.what) for f in stale] == [("config", "changed: n_candidates = [50] -> [1]")]
+    config.write_text(TINY)
+    # a metric's code: the Kneser-Ney discount's module
+    ngram = tmp_path / "ubpe" / "lab" / "ngram.py"
+    ngram.write_text(ngram.read_text() + "\n# changed\n")
+    stale = freshness.check_provenance(run, root=tmp_path)
+    assert [(f.dataset, f.split, f.what) for f in stale] == [("code", "ubpe/lab/ngram.py", "source changed")]
+
+
+def test_a_run_without_hashes_or_from_a_dirty_tree_is_stale(tmp_path):
+    assert freshness.check_provenance({"git": {"commit": "x"}})[0].what == freshness.NO_HASHES
+    run = {"config_sha256": "0", "config_file": "", "code": {"files": {}}, "git": {"commit": "abc", "dirty": True}}
+    assert [f.what for f in freshness.check_provenance(run, root=tmp_path)] == [
+        "computed from a tree with uncommitted changes"]
+
+
+def test_publishing_refuses_a_dirty_tree(monkeypatch, capsys):
+    import experiments.__main__ as entry
+    from ubpe.lab import runner
+
+    if freshness.REPO_ROOT is None:
+        pytest.skip("needs ubpe's checkout")
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("a dirty tree was published")
+
+    monkeypatch.setattr(entry, "_dirty_files", lambda: ["ubpe/lab/ngram.py"])
+    monkeypatch.setattr(runner, "run_experiment", must_not_run)
+    with pytest.raises(SystemExit) as exit_:
+        entry._run(["default", "--results", str(freshness.REPO_ROOT / "results"), "--no-progress"])
+    assert exit_.value.code == 2
+    assert "uncommitted changes (ubpe/lab/ngram.py)" in capsys.readouterr().err
+    assert entry.publishes(freshness.REPO_ROOT / "results") and not entry.publishes(freshness.REPO_ROOT / "runs")

@@ -47,13 +47,11 @@ TINY = {
     "name": "tiny",
     "description": "a tiny grid for the tests",
     "grid": {"vocab_sizes": ["+6", "+12"], "n_candidates": [2], "top_n": 3, "seeds": [0, 1]},
-    "encoders": {"run": ["universal:tfidf", "classic:classic", "classic:tfidf",
-                         "universal:no_such_encoder"],
+    "encoders": {"run": ["universal:tfidf", "classic:classic", "classic:tfidf"],
                  "baseline": "classic:classic"},
     "statistics": {"alpha": 0.05},
     "comparisons": [
         {"question": "Is tf-idf shorter than classic?", "a": "universal:tfidf", "b": "classic:classic"},
-        {"question": "Unavailable?", "a": "universal:no_such_encoder", "b": "classic:classic"},
     ],
     "datasets": {"tiny": {"regex": r"\w+|\s+"}, "wave": {}},
 }
@@ -114,10 +112,13 @@ def test_end_to_end_writes_tables_report_and_plots(tiny, tmp_path):
     row = tiny_rows[tiny_rows["size"] == "+6"].iloc[0]
     assert row["mean_log_ratio"] == pytest.approx(expected.mean())
     info = json.loads((out / "run.json").read_text())
-    assert info["unavailable_encoders"] == ["universal:no_such_encoder"]
+    assert info["unavailable_encoders"] == []
     report = (out / "README.md").read_text()
     assert report.index("## Settings") < report.index("## Data") < report.index("## Metrics")
-    assert "`universal:no_such_encoder`" in report and "Not answered" in report
+    assert "## Decision per dataset" in report
+    # an encoder the registry does not know is a config error, not a skipped cell (issue 37)
+    with pytest.raises(ConfigError, match="no encoder 'no_such_encoder'"):
+        parse_config({**TINY, "encoders": {"run": ["universal:no_such_encoder"]}})
     assert "Wilcoxon signed-rank" in report
 
 
@@ -233,7 +234,9 @@ def test_equal_size_fits_universal_to_the_classic_size(tiny):
     metrics = pd.read_csv(out / "metrics.csv", dtype={"size": str})
     sizes = metrics.groupby(["dataset", "size", "variant"])["vocab_size"].first().unstack()
     assert (sizes["universal"] == sizes["classic"]).all()
-    unequal = pd.read_csv(_run(tiny) / "metrics.csv", dtype={"size": str})
+    assert tiny.equal_size  # the default (issue 34.1)
+    unequal_config = parse_config({**TINY, "grid": {**TINY["grid"], "equal_size": False}})
+    unequal = pd.read_csv(_run(unequal_config) / "metrics.csv", dtype={"size": str})
     assert (unequal.groupby(["dataset", "size", "variant"])["vocab_size"].first().unstack()
             .pipe(lambda t: t["universal"] > t["classic"])).any()
     with pytest.raises(ConfigError):

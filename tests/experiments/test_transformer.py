@@ -197,6 +197,15 @@ def test_a_tiny_study_runs_end_to_end(tmp_path):
     assert (ranked["vs_matched_high"] < 0).all() and (ranked["vs_symbols_high"] < 0).all()
     assert len(ranked) >= 1 and ranked["rank_bits"].min() == 1
     assert table.loc[table["ranked"] != "", "rank_bits"].isna().all()
+    # training with sampling against the arm trained with its plain test encoder, paired
+    sampled = table[table["sampled_training"]]
+    assert list(sampled["plain_arm"]) == ["classic:ranked"]
+    plain_bits = table.set_index("arm").loc["classic:ranked", "bits_per_symbol"]
+    for row in sampled.itertuples():
+        assert row.vs_plain == pytest.approx(row.bits_per_symbol - plain_bits, rel=1e-12)
+        assert row.vs_plain_low <= row.vs_plain <= row.vs_plain_high
+    assert table.loc[~table["sampled_training"], "vs_plain"].isna().all()
+    assert "## Training with sampling, tested with the plain encoder" in (out / "transformer.md").read_text()
     assert (out / "transformer.md").read_text().startswith("# Downstream")
     assert (out / "transformer_correlations.csv").exists()
     # a rerun reads every model from the cache and gives the same numbers

@@ -19,14 +19,15 @@ import pytest
 
 import ubpe_native
 from ubpe_native._base64_lines import first_repeat, parse_lines
-from ubpe_native._classic import PairTable, encode_words
+from ubpe_native._classic import PairTable, encode_texts, encode_words
 from ubpe_native._fit import PairMerger
 from ubpe_native._hf_pretok import GPT2_SPELLING, HFPreTokenizer
 from ubpe_native._merge_core import ScratchPool
 from ubpe_native._merges import id_lists, pack_units
 from ubpe_native._multipass import split_passes
 from ubpe_native._radix import RadixTree
-from ubpe_native._ranked import MergeTable
+from ubpe_native._ranked import MergeTable, TextEncoder
+from ubpe_native._textsplit import BREAK_SYMBOL, NO_PATTERN, TextSplitter
 from ubpe_native._wordpiece import WordPieceKernel
 
 import test_kernel_entries
@@ -51,6 +52,16 @@ def _wordpiece():
     return WordPieceKernel(*WORDPIECE.values())
 
 
+def _byte_table():
+    """The 256 byte values and one merge, b"ab"."""
+    return MergeTable(256, np.array([0, 2], I64), np.array([97, 98], I32), np.array([0], I64))
+
+
+def _ab_splitter():
+    """"a" and "b" with "b" a break symbol, no pattern."""
+    return TextSplitter(AB_TABLE, np.zeros(0, np.uint16), NO_PATTERN, np.array([0, BREAK_SYMBOL], U8))
+
+
 def _pretokenizer():
     return HFPreTokenizer([[1, 1, 0, 0]], None, GPT2_SPELLING)
 
@@ -67,6 +78,22 @@ HOSTILE = {
     "encode_words/offsets past the end": (
         lambda: encode_words(PairTable([0], [1], [2]), WEIGHTS, np.array([0, 1], I32), np.array([0, 5], I64)),
         ValueError),
+    "encode_texts/None": (lambda: encode_texts(None, WEIGHTS, _ab_splitter(), ["ab"]), TypeError),
+    "encode_texts/no splitter": (lambda: encode_texts(PairTable([0], [1], [2]), WEIGHTS, None, ["ab"]), TypeError),
+    "encode_texts/weights short": (
+        lambda: encode_texts(PairTable([0], [1], [2]), np.zeros(1), _ab_splitter(), ["ab"]), ValueError),
+    "encode_texts/not a list": (lambda: encode_texts(PairTable([0], [1], [2]), WEIGHTS, _ab_splitter(), "ab"),
+                                TypeError),
+    "TextSplitter/kinds short": (
+        lambda: TextSplitter(AB_TABLE, np.zeros(0, np.uint16), NO_PATTERN, np.zeros(1, U8)), ValueError),
+    "TextSplitter/kinds unknown bit": (
+        lambda: TextSplitter(AB_TABLE, np.zeros(0, np.uint16), NO_PATTERN, np.array([0, 8], U8)), ValueError),
+    "TextEncoder/None": (lambda: TextEncoder(None, _classes(), 1), TypeError),
+    "TextEncoder/bad pattern": (lambda: TextEncoder(_byte_table(), _classes(), 63), ValueError),
+    "TextEncoder/ids short": (lambda: TextEncoder(_byte_table(), _classes(), 1, np.arange(3)), ValueError),
+    "TextEncoder/negative id": (lambda: TextEncoder(_byte_table(), _classes(), 1, -np.arange(257)), ValueError),
+    "TextEncoder.__call__/bytes": (lambda: TextEncoder(_byte_table(), _classes(), 1)(b"ab"), TypeError),
+    "TextEncoder/no byte values": (lambda: TextEncoder(_ranked(), _classes(), 1), ValueError),
     "HFPreTokenizer/unknown step": (lambda: HFPreTokenizer([[7, 0, 0, 0]], _classes(), GPT2_SPELLING), ValueError),
     "HFPreTokenizer/no program": (lambda: HFPreTokenizer([[0, 63, 1, 0]], _classes(), GPT2_SPELLING), ValueError),
     "HFPreTokenizer.words/None": (lambda: _pretokenizer().words(None), TypeError),
@@ -79,6 +106,14 @@ HOSTILE = {
     "PairMerges.encode_texts/lengths": (
         lambda: _merges().encode_texts(TEXT, [99], _classes(), 5), ValueError),
     "PairMerges.encode_texts/no pattern": (lambda: _merges().encode_texts(TEXT, [5], _classes(), 63), ValueError),
+    "PairMerges.encode_one_text/bytes": (lambda: _merges().encode_one_text(b"ab", _classes(), 5), TypeError),
+    "PairMerges.encode_one_text/no pattern": (lambda: _merges().encode_one_text("ab", _classes(), 63), ValueError),
+    "PairMerges.encode_one_text/flagged short": (
+        lambda: _merges().encode_one_text("ab", _classes(), 5, flagged=np.zeros(3, U8)), ValueError),
+    "PairMerges.encode_one_text/ASCII flagged": (
+        lambda: _merges().encode_one_text("ab", _classes(), 5, flagged=np.ones(0x110000, U8)), ValueError),
+    "PairMerges.encode_one_text/surrogate": (lambda: _merges().encode_one_text("a\ud800", _classes(), 5),
+                                             UnicodeEncodeError),
     "id_lists/None": (lambda: id_lists(None, None), TypeError),
     "id_lists/offsets past the end": (lambda: id_lists(np.array([1, 2], I32), np.array([0, 5], I64)), ValueError),
     "pack_units/None": (lambda: pack_units(None), TypeError),
@@ -201,6 +236,7 @@ def _constructors(monkeypatch) -> dict:
         "SpmPipeline": _built_by(monkeypatch, spm_pipeline, "SpmPipeline", test_kernel_entries._pipeline),
         "StringIds": (StringIds, (b"abcd", np.array([0, 1, 2, 4], I64)), {}),
         "TextSplitter": (TextSplitter, (AB_TABLE, _classes(), 5), {}),
+        "TextEncoder": (TextEncoder, (_byte_table(), _classes(), 1), {}),
         "UnigramLattice": _built_by(monkeypatch, test_kernel_entries, "UnigramLattice", test_kernel_entries._unigram),
         "WordPieceKernel": (WordPieceKernel, tuple(WORDPIECE.values()), {}),
     }

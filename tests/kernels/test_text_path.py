@@ -4,12 +4,13 @@ general path (split to arrays, then the encoder) gives, and falls back to it for
 from __future__ import annotations
 
 import pickle
+import warnings
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ubpe import UBPE
+from ubpe import UBPE, UBPEClassic
 from ubpe.errors import InvalidParameterError, SymbolTypeError, UnknownSymbolError
 from ubpe.splitting import WORDS, SplitMode
 
@@ -93,3 +94,82 @@ def test_kernel_text_call_checks_its_arguments_and_agrees_with_the_split(tok: UB
         small.encode_texts(splitter, ["ab"])
     with pytest.raises(ValueError, match="empty"):
         TextSplitter(np.zeros(0, np.int32), tok.split_pipeline._classes, splitter.pattern)
+
+
+# Break and stop symbols (with and without the words regex) in the native splitter: the same
+# parts as the pipeline's numpy steps, in every split mode, for ASCII and multi-byte text.
+SYMBOL_CONFIGS = [
+    {"break_tokens": " "},
+    {"break_tokens": [" ", "é"], "stop_tokens": ["_"]},
+    {"stop_tokens": [" ", "\U0001f600"]},
+    {"break_tokens": [" ", "\n"], "regex_str": WORDS, "stop_tokens": ["a", "\u0928"]},
+    {"break_tokens": ["_"], "regex_str": WORDS},
+    {},
+]
+
+
+@pytest.fixture(scope="module")
+def symbol_toks() -> list[UBPE]:
+    """A fitted UBPE and UBPEClassic per configuration (both have a text path: the lattice's
+    ``encode_texts`` and the classic rules' ``_classic.encode_texts``)."""
+    toks = []
+    for config in SYMBOL_CONFIGS:
+        for cls in (UBPE, UBPEClassic):
+            tok = cls(alphabet=sorted(set(CHARS)), n_tokens=40, **config)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # a small fit may end below n_tokens (VocabularySizeWarning)
+                tok.fit(CORPUS, quiet=True)
+            assert tok._text_path()
+            toks.append(tok)
+    return toks
+
+
+def _split_by_numpy_steps(pipeline, docs: list[str], mode: SplitMode):
+    """The pipeline's split with its native splitter turned off: the numpy steps."""
+    import copy
+
+    general = copy.copy(pipeline)
+    general._native_steps = lambda mode: None
+    return general.split_batch(docs, mode=mode)
+
+
+@settings(max_examples=120, deadline=None)
+@given(docs=documents, which=st.integers(0, 2 * len(SYMBOL_CONFIGS) - 1), mode=st.sampled_from(list(SplitMode)),
+       top_n=st.integers(1, 3))
+def test_native_splitter_with_break_and_stop_symbols_equals_the_numpy_steps(
+        symbol_toks: list[UBPE], docs: list[str], which: int, mode: SplitMode, top_n: int) -> None:
+    tok = symbol_toks[which]
+    pipeline = tok.split_pipeline
+    assert pipeline.text_splitter(mode) is not None
+    native = pipeline.split_batch(docs, mode=mode)
+    general = _split_by_numpy_steps(pipeline, docs, mode)
+    for field in ("tokens", "part_offsets", "part_is_separator", "doc_part_offsets"):
+        assert getattr(native, field).tolist() == getattr(general, field).tolist(), field
+    from ubpe.encoders._base import encode_documents
+
+    if isinstance(tok, UBPEClassic):
+        top_n = 1  # (the classic rules give one encoding)
+    want = encode_documents(tok.encoder(), general, top_n)
+    assert [tok.encode(doc, top_n=top_n, split_mode=mode) for doc in docs] == want
+    assert tok.encode_batch(docs, top_n=top_n, split_mode=mode) == want
+    assert tok.encode_batch(docs, top_n=top_n, split_mode=mode, threads=1) == want
+
+
+def test_text_splitter_checks_its_symbol_kinds() -> None:
+    import numpy as np
+
+    from ubpe_native._textsplit import BREAK_SYMBOL, NO_PATTERN, TextSplitter
+
+    table = np.array([-1] * 97 + [0, 1, -1], dtype=np.int32)  # "a" -> 0, "b" -> 1
+    with pytest.raises(ValueError, match="one entry per alphabet id"):
+        TextSplitter(table, np.zeros(0, np.uint16), NO_PATTERN, np.zeros(1, np.uint8))
+    with pytest.raises(ValueError, match="not a sum of BREAK_SYMBOL and STOP_SYMBOL"):
+        TextSplitter(table, np.zeros(0, np.uint16), NO_PATTERN, np.array([0, 4], np.uint8))
+    with pytest.raises(ValueError, match="classes must hold one entry per code point"):
+        TextSplitter(table, np.zeros(0, np.uint16), 99)
+    splitter = TextSplitter(table, np.zeros(0, np.uint16), NO_PATTERN, np.array([0, BREAK_SYMBOL], np.uint8))
+    ids, part_offsets, separator, doc_part_offsets = splitter.split(["abba", "", "b"])
+    assert ids.tolist() == [0, 1, 1, 0, 1]
+    assert part_offsets.tolist() == [0, 1, 2, 3, 4, 5]
+    assert separator.tolist() == [False, True, True, False, True]
+    assert doc_part_offsets.tolist() == [0, 4, 4, 5]

@@ -1,8 +1,10 @@
 """One API shape (issue 35, point 3): one loaded file of every family (19), the table of its methods
 and their signatures printed (``pytest -s``), and a failure on any divergence: a method
-missing, a batch call without ``threads=``, an old thread-count name that does not warn, or
-the vocabulary lookups (sentencepiece's, HF's, transformers' and tiktoken's names) disagreeing
-with each other."""
+missing, a batch call without ``threads=``, an old thread-count name that does not warn, the
+vocabulary lookups (sentencepiece's, HF's, transformers' and tiktoken's names) disagreeing
+with each other, or an ``encode`` / ``encode_batch`` without the one special-token vocabulary
+(``add_special`` and ``parse_special``, keyword-only, default False: :mod:`ubpe.text.specials`)
+or giving it another meaning than the peers' names it stands for."""
 
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ import pytest
 
 import ubpe
 from ubpe.io import save
+from ubpe.io.sentencepiece import CONTROL
+from ubpe.text.specials import SPECIAL_KEYWORDS
 
 from bad_models import TEXTS, fitted_models, spm_model_bytes
 from vocab_corpora import MISTRAL_PACKAGE, shipped_file, vocab_path
@@ -155,3 +159,89 @@ def test_encode_returns_ids_everywhere_but_ubpe_030s_scored_encode(families):
             assert isinstance(score, float) and all(isinstance(i, int) for i in ids), name
         else:
             assert all(isinstance(i, int) for i in out) and out, name
+
+
+#: the calls that take the one special-token vocabulary
+SPECIAL_CALLS = ("encode", "encode_batch")
+
+
+def _special_keywords(tok, call: str) -> str:
+    """``call``'s special-token keywords as ``name=default`` (keyword-only ones), for the table."""
+    params = inspect.signature(getattr(type(tok), call)).parameters
+    return ", ".join(f"{name}={params[name].default!r}" for name in SPECIAL_KEYWORDS
+                     if name in params and params[name].kind is inspect.Parameter.KEYWORD_ONLY)
+
+
+def test_every_family_takes_the_one_special_token_vocabulary(families, capsys):
+    want = ", ".join(f"{name}=False" for name in SPECIAL_KEYWORDS)
+    rows = {name: {call: _special_keywords(tok, call) for call in SPECIAL_CALLS} for name, tok in families.items()}
+    width = max(map(len, rows)) + 2
+    with capsys.disabled():
+        print(f"\n{'family':<{width}}" + " | ".join(SPECIAL_CALLS))
+        for name, cells in rows.items():
+            print(f"{name:<{width}}" + " | ".join(cells[call] for call in SPECIAL_CALLS))
+    diverging = {(name, call, cell) for name, cells in rows.items() for call, cell in cells.items() if cell != want}
+    assert not diverging, f"calls whose special-token keywords are not {want!r}: {sorted(diverging)}"
+
+
+def _specials(tok) -> dict[str, int]:
+    """The family's special tokens, text -> id: tiktoken's table, else the named ones and the
+    control tokens of an imported model (sentencepiece's token type 3, which HF's special added
+    tokens become)."""
+    table = getattr(tok, "special_tokens", None)
+    if isinstance(table, dict):
+        return dict(table)
+    ids = set(getattr(tok, "special_ids", {}).values())
+    if getattr(tok, "token_types", None) is not None:
+        ids.update(i for i, kind in enumerate(tok.token_types.tolist()) if kind == CONTROL)
+    return {tok.id_to_piece(token): token for token in ids}
+
+
+@pytest.mark.parametrize("name", ["universal", "classic", "bytelevel", "minbpe", "hf:bytelevel", "spm:bpe",
+                                  "spm:unigram", "gguf:gpt2", "gguf:llama", "gguf:t5", "gguf:bert", "gguf:gemma4",
+                                  "tekken", "clip", "hf:bpe", "hf:bytelevel-suffix", "hf:unigram", "hf:wordlevel",
+                                  "hf:wordpiece"])
+def test_the_special_token_keywords_mean_the_same_on_every_family(families, name):
+    tok = families[name]
+    docs = TEXTS[:3] if name in SCORED_ENCODE else ["the cat sat", "on the mat", ""]
+    best = (lambda out: out[0][0]) if name in SCORED_ENCODE else (lambda out: out)
+    for add in (False, True):
+        for parse in (False, True):
+            options = {"add_special": add, "parse_special": parse}
+            one_by_one = [tok.encode(doc, **options) for doc in docs]
+            assert tok.encode_batch(docs, **options) == one_by_one, (name, options)
+            ids, offsets = tok.encode_batch_to_numpy(docs, **options).best()
+            assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == [best(o) for o in one_by_one]
+            plain = tok.encode(docs[0], parse_special=parse)
+            assert tok.encode(docs[0], add_special=False, parse_special=parse) == plain  # False is the default
+            if add:  # add_special only frames: the text's ids whole, the model's special ids around them
+                framed = best(tok.encode(docs[0], **options))
+                start = next(i for i in range(len(framed) - len(best(plain)) + 1)
+                             if framed[i:i + len(best(plain))] == best(plain))
+                assert set(framed[:start] + framed[start + len(best(plain)):]) <= set(_specials(tok).values())
+    specials = {text: token for text, token in _specials(tok).items() if text.strip()}
+    if not specials:
+        assert name in SCORED_ENCODE  # ubpe's own vocabularies have none: the keywords change nothing
+        return
+    text, token = max(specials.items())
+    assert token in tok.encode(f"the {text} cat", parse_special=True), (name, text)
+
+
+@pytest.mark.parametrize("name", ["bytelevel", "tekken"])
+def test_the_peers_names_are_aliases_of_the_one_vocabulary(families, name):
+    tok = families[name]
+    if not tok.special_tokens:  # a fitted byte-level model has none: give it tiktoken's
+        tok = type(tok).from_mergeable_ranks(tok.mergeable_ranks(), pattern=tok.pattern,
+                                             special_tokens={"<|endoftext|>": tok.n_vocab})
+    text = f"the {max(tok.special_tokens)} cat"
+    assert tok.encode(text, parse_special=True) == tok.encode(text, allowed_special="all")
+    assert tok.encode_batch([text], parse_special=True) == tok.encode_batch([text], allowed_special="all")
+    with pytest.raises(ubpe.errors.InvalidParameterError, match="not both"):
+        tok.encode(text, parse_special=True, allowed_special={max(tok.special_tokens)})
+    if name == "tekken":  # mistral-common's bos: add_special's BOS
+        assert tok.encode(text, add_special=True) == tok.encode(text, bos=True) == tok.encode(text, True)
+        assert tok.encode_batch([text], add_special=True, eos=True) == tok.encode_batch([text], bos=True, eos=True)
+    else:  # tiktoken frames nothing, and refuses a special token's text unless told
+        assert tok.encode(text, add_special=True, disallowed_special=()) == tok.encode_ordinary(text)
+        with pytest.raises(ubpe.errors.DisallowedSpecialTokenError):
+            tok.encode(text, add_special=True)

@@ -47,6 +47,41 @@ def test_table_rows_are_complete():
     assert {"gguf", "sentencepiece", "ubpe", "ubpe030", "minbpe", "tiktoken", "tekken", "hf", "clip"} <= set(FORMATS)
 
 
+def test_format_registry_names_each_modules_declaration():
+    import ubpe.io as io
+    from ubpe.io import ours
+    from ubpe.models import ubpe as ubpe_models
+
+    assert list(io.FORMAT_REGISTRY) == [format_module(m).FORMAT.name for m in io.FORMAT_REGISTRY.values()]
+    assert (ours.UNIVERSAL, ours.CLASSIC) == (ubpe_models.UNIVERSAL, ubpe_models.CLASSIC)
+
+
+def _modules_after(code: str, tmp_path) -> set[str]:
+    """The ``ubpe`` modules a fresh process has imported after running ``code``."""
+    import subprocess
+    import sys
+
+    script = code + "\nimport sys; print(' '.join(m for m in sys.modules if m.startswith('ubpe')))"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, check=True)
+    return set(done.stdout.split())
+
+
+def test_importing_io_or_detecting_a_file_imports_no_reader_nor_model(models, tmp_path):
+    """``import ubpe.io`` imports no format module; detecting a file imports the format
+    modules up to its own, and no model; loading with ``format=`` imports that format's
+    module alone (issue 36: a 4 KB file's load is not the import of every format)."""
+    path = tmp_path / "model.tiktoken"
+    save(models["bytelevel"], path, format="tiktoken")
+    formats = {f"ubpe.io.{m}" for m in ubpe.io.FORMAT_MODULES}
+    assert _modules_after("import ubpe.io", tmp_path) & formats == set()
+    detected = _modules_after(f"import ubpe.io; assert ubpe.io.detect({str(path)!r}) == 'tiktoken'", tmp_path)
+    order = list(ubpe.io.FORMAT_MODULES)
+    assert detected & formats == {f"ubpe.io.{m}" for m in order[: order.index("tiktoken") + 1]}
+    assert not any(m.startswith(("ubpe.models", "ubpe.splitting", "ubpe.fit")) for m in detected)
+    loaded = _modules_after(f"import ubpe.io; ubpe.io.load({str(path)!r}, format='tiktoken')", tmp_path)
+    assert loaded & formats == {"ubpe.io.tiktoken"}
+
+
 @pytest.mark.parametrize(
     "variant, fmt",
     [("universal", "ubpe"), ("classic", "ubpe"), ("bytelevel", "ubpe"),

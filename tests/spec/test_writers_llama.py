@@ -64,12 +64,14 @@ def test_fitted_classic_dna_in_llama_cpp(tmp_path):
     _check(tmp_path / "m.gguf", held, [tok.encode_with(d, "ranked", priority="id")[0][0] for d in held])
 
 
-@pytest.mark.parametrize("name", ["llama-spm", "gpt-2", "llama-bpe", "nomic-bert-moe"])
+@pytest.mark.parametrize("name", ["llama-spm", "gpt-2", "llama-bpe", "nomic-bert-moe", "bert-bge", "gemma-4"])
 def test_gguf_written_again_in_llama_cpp(name, tmp_path):
     tok = ubpe.load(vocab_path(name))
     tok.save(tmp_path / "m.gguf")
     texts = _texts()
     _check(tmp_path / "m.gguf", texts, [tok.encode(t) for t in texts])
+    back = ubpe.load(tmp_path / "m.gguf")
+    assert back.variant == tok.variant and back.encode_batch(texts) == tok.encode_batch(texts)
 
 
 @pytest.mark.parametrize("config", [dict(model_type="bpe", vocab_size=1500, normalization_rule_name="identity",

@@ -241,3 +241,41 @@ def test_fresh_processes_encode_a_sentencepiece_model_the_same_with_and_without_
         runs.append(json.loads(done.stdout))
     assert runs[0] == runs[1] == runs[2]
     assert any(p.name.startswith("spm-rules-") for p in _entries(tmp_path / "cache"))
+
+
+def test_is_cached_says_whether_an_entry_is_there(cache, monkeypatch):
+    assert not tables_cache.is_cached("kind", "key")
+    tables_cache.cached_arrays("kind", "key", Builder())
+    assert tables_cache.is_cached("kind", "key") and not tables_cache.is_cached("kind", "other")
+    assert not tables_cache.is_cached("other kind", "key")
+    monkeypatch.setenv(tables_cache.DISABLE_VARIABLE, "1")
+    tables_cache._reset()
+    assert not tables_cache.is_cached("kind", "key")
+
+
+_PASSES = r"""
+import json, sys
+from ubpe.text.pretokenizers import Pretokenizer
+pre = Pretokenizer.for_type("falcon")
+before = pre.vm_patterns(compile=False)
+if sys.argv[1] == "compile":
+    pre.vm_patterns()
+print(json.dumps(before is not None))
+"""
+
+
+def test_a_list_of_regexes_runs_on_the_vm_for_one_text_once_the_machine_has_its_programs(tmp_path):
+    """``vm_patterns(compile=False)`` (one text's encode of a GGUF falcon vocabulary) takes the
+    VM programs only when reading them is a look-up: a process that finds them in the
+    machine's cache (a batch compiled them once), not a process on a machine without them."""
+    env = {**os.environ, tables_cache.DIR_VARIABLE: str(tmp_path / "cache")}
+    env.pop(tables_cache.DISABLE_VARIABLE, None)
+
+    def compiled_without_asking(action: str) -> bool:
+        done = subprocess.run([sys.executable, "-c", _PASSES, action], capture_output=True, text=True, env=env,
+                              check=True)
+        return json.loads(done.stdout)
+
+    assert compiled_without_asking("look") is False
+    assert compiled_without_asking("compile") is False  # ... and it compiles them, into the cache
+    assert compiled_without_asking("look") is True

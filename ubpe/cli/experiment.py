@@ -9,8 +9,9 @@ Fitted models and encodings are cached (``--cache``, default ``$UBPE_LAB_CACHE``
 ``~/.cache/ubpe/lab``): a rerun computes only what changed. The engine needs the ``lab``
 extra (``pip install 'ubpe[lab]'``); FASTA and MIDI datasets the ``fasta`` and ``midi`` ones.
 Exit status: 0 done; 1 a cell failed (the results are still written); 2 a bad input - the
-config, a dataset's file, a results folder that is incomplete - or a missing library (one
-line naming the extra to install), and usage errors.
+config (`ubpe.lab.schema` checks every key, encoder and format before any data is read), a
+dataset's file, a results folder that is incomplete - or a missing library (one line naming
+the extra to install), and usage errors.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ubpe_native._classic import PairTable, encode_words
+from ubpe_native._classic import PairTable, encode_texts, encode_words
 from ubpe_native._combine import top1_documents
 
 from ..vocabulary import ID_DTYPE, Vocabulary
@@ -39,6 +39,9 @@ class ClassicEncoder(Encoder):
     supports_nbest = False
     deterministic = True
     splits_batches = True
+    encodes_texts = True
+    #: (a batch of str documents to arrays takes the split path: ``encode_split_arrays``)
+    encode_texts_arrays = None
 
     def __init__(self, vocabulary: Vocabulary):
         self.vocabulary = vocabulary
@@ -73,6 +76,15 @@ class ClassicEncoder(Encoder):
     def encode_split_arrays(self, batch: SplitBatch, top_n: int = 1) -> EncodedBatch:
         """:meth:`encode_split` as an :class:`~ubpe.encoders.encoding.EncodedBatch` (no list built)."""
         return EncodedBatch.from_arrays(self._split(batch, top_n, True))
+
+    def encode_texts(self, splitter: Any, docs: Sequence[str], top_n: int = 1) -> list[list[Encoding]] | None:
+        """:meth:`encode` of str documents split by a native ``splitter``
+        (:meth:`ubpe.splitting.SplitPipeline.text_splitter`) in one kernel call; None where
+        the general path must run instead (a document it cannot split; a ``top_n`` other than
+        1, which that path checks after the split, as it always has)."""
+        if type(top_n) is not int or top_n != 1:
+            return None
+        return encode_texts(self._table, self._weights, splitter, docs)
 
     def _split(self, batch: SplitBatch, top_n: int, arrays: bool) -> Any:
         check_top_n(self, top_n)

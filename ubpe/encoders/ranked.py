@@ -27,7 +27,7 @@ from functools import cached_property
 import numpy as np
 
 from ubpe_native._combine import top1_documents
-from ubpe_native._ranked import MergeTable
+from ubpe_native._ranked import MergeTable, TextEncoder
 from ubpe_native._score import part_scores
 
 from ..errors import InvalidParameterError, RegexBudgetError, UnknownSymbolError, UnknownTokenError
@@ -181,6 +181,12 @@ class RankedEncoder(Encoder):
             raise
         except ValueError as exc:
             raise InvalidParameterError(str(exc)) from None
+
+    def text_encoder(self, classes: np.ndarray, pattern: int, ids: np.ndarray | None = None) -> TextEncoder:
+        """The kernel's one call from a str to its list of ids (:meth:`encode_text`, then
+        ``ids[token]`` for each token unless ``ids`` is None), for a preset ``pattern``:
+        ``encoder(text)``, None for a text with lone surrogates."""
+        return TextEncoder(self._table, classes, pattern, ids)
 
     def encode_text_batch(self, data: bytes, lengths: np.ndarray, classes: np.ndarray, pattern: int,
                           skip: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:

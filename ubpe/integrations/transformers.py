@@ -53,30 +53,15 @@ from transformers import BatchEncoding, PreTrainedTokenizer, PreTrainedTokenizer
 from transformers.utils import PaddingStrategy
 
 from ..errors import InvalidParameterError, ModelFormatError, UBPEError, UnknownSymbolError
+from ..io.write.hf import code_points, symbols_as_text
 from ..text.byte_chars import byte_string
 from . import STOCHASTIC_ENCODERS, is_fitted
 
 #: the model file ``save_pretrained`` writes beside ``tokenizer_config.json`` (any format ubpe reads)
 MODEL_FILE = "ubpe_model"
-#: the first code point of an alphabet's characters: the BMP private-use area (6,400 code
-#: points), else planes 15-16 (131,072); the rule of ubpe's tokenizer.json writer
-PRIVATE_USE, PRIVATE_USE_SIZE, PLANES_15_16, PLANES_15_16_SIZE = 0xE000, 6400, 0xF0000, 0x20000
 #: the special-token roles a family may define (``bos``...), as ``transformers`` names them
 ROLES = ("bos", "eos", "unk", "pad")
 _SEED_BOUND = 2**63
-
-
-def code_point_base(n_symbols: int) -> int:
-    """The character of alphabet symbol 0 (symbol ``i`` is ``chr(base + i)``).
-
-    >>> hex(code_point_base(300)), hex(code_point_base(10_000))
-    ('0xe000', '0xf0000')
-    """
-    if n_symbols <= PRIVATE_USE_SIZE:
-        return PRIVATE_USE
-    if n_symbols <= PLANES_15_16_SIZE:
-        return PLANES_15_16
-    raise InvalidParameterError(f"an alphabet of {n_symbols} symbols has no code point each (at most {PLANES_15_16_SIZE})")
 
 
 def _is_ubpe_family(model: Any) -> bool:
@@ -119,7 +104,7 @@ def _spellings(model: Any) -> list[str]:
     specials = getattr(model, "special_tokens", None)  # text -> id on byte-level families
     named = {token: text for text, token in specials.items()} if isinstance(specials, dict) else {}
     alphabet = _symbol_alphabet(model)
-    base = code_point_base(len(alphabet)) if alphabet is not None else 0
+    base = code_points(len(alphabet)) if alphabet is not None else 0
     out: list[str] = []
     seen: set[str] = set()
     for token in range(n):
@@ -178,7 +163,7 @@ class UBPETokenizer(PreTrainedTokenizer):
         self._spelling = _spellings(model)
         self._ids = {text: token for token, text in enumerate(self._spelling)}
         self._symbols = _symbol_alphabet(model)
-        self._base = code_point_base(len(self._symbols)) if self._symbols is not None else 0
+        self._base = code_points(len(self._symbols)) if self._symbols is not None else 0
         specials = family_specials(model)
         for role, (text, _) in specials.items():
             kwargs.setdefault(f"{role}_token", text)
@@ -219,7 +204,7 @@ class UBPETokenizer(PreTrainedTokenizer):
         """A document of a non-character alphabet as the text this tokenizer takes."""
         if self._symbols is None:
             raise InvalidParameterError("this tokenizer's alphabet is text: pass the text itself")
-        return "".join(chr(self._base + b) for b in self._symbols.ids_of(symbols).tolist())
+        return symbols_as_text(self._symbols, symbols)
 
     def text_to_symbols(self, text: str) -> list[Any]:
         """The document :meth:`symbols_to_text` spelled as ``text``."""
@@ -452,4 +437,4 @@ def fast_tokenizer(model: Any, path: str | os.PathLike, **kwargs: Any) -> PreTra
     return PreTrainedTokenizerFast(tokenizer_file=os.fspath(path), **kwargs)
 
 
-__all__ = ["MODEL_FILE", "UBPETokenizer", "code_point_base", "family_specials", "fast_tokenizer"]
+__all__ = ["MODEL_FILE", "UBPETokenizer", "family_specials", "fast_tokenizer"]

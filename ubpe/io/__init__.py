@@ -2,8 +2,10 @@
 
 Formats only: each format is one module that declares its detector (a look at a file's first
 bytes), its reader and its writer in a ``FORMAT`` (:class:`~ubpe.io.format.Format`), and
-:data:`FORMAT_MODULES` lists them in detection order; ``FORMATS`` is the table built from the
-declarations. :func:`load` finds the format by content (or takes ``format=``) and returns a
+:data:`FORMAT_REGISTRY` names them in detection order; ``FORMATS`` is the table built from the
+declarations. The format modules are imported when first needed, and import the models they
+build when they read one: loading a file imports that file's reader and model, not the
+others. :func:`load` finds the format by content (or takes ``format=``) and returns a
 tokenizer of the right family (a :class:`~ubpe.models.base.Tokenizer`); :func:`save` writes one
 in any format that can hold it. The modules: ``gguf``, ``sentencepiece``, ``ours`` (our
 versioned envelope), ``ubpe030`` (the reference's JSON), ``minbpe``, ``tiktoken``, ``tekken``
@@ -15,7 +17,7 @@ build when they run; the shared file helpers (atomic writes, bounded reads) are
 (:func:`ubpe.io.write.why_not`, the table of ``ubpe convert``).
 
 Adding a format is one module (``FORMAT = Format(name, title, detect, read, write)``) and its
-name in :data:`FORMAT_MODULES`.
+line in :data:`FORMAT_REGISTRY`.
 
 >>> import os, tempfile
 >>> from ubpe import UBPEClassic
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Iterator
 from typing import Any
 
 from ..errors import InvalidParameterError, ModelFormatError, UBPEError
@@ -41,10 +44,22 @@ from ..files import check_path, read_head
 from .format import Format
 
 
-#: The format modules, in detection order (the first whose detector accepts a file's head
-#: wins: binary formats with a magic or a protobuf tag first, then the JSON and text formats).
-#: A format is one module declaring ``FORMAT`` (see :mod:`ubpe.io.format`) plus its name here.
-FORMAT_MODULES = ("gguf", "sentencepiece", "ours", "ubpe030", "minbpe", "tiktoken", "tekken", "hf", "clip")
+#: Format name -> the module of this package that declares it (``FORMAT``), in detection order
+#: (the first whose detector accepts a file's head wins: binary formats with a magic or a
+#: protobuf tag first, then the JSON and text formats). A format is one module declaring
+#: ``FORMAT`` (see :mod:`ubpe.io.format`) plus its line here. The modules are imported when
+#: first needed - detection imports them in this order until one accepts the file, a named
+#: format its own module - so that ``import ubpe.io`` loads none of them.
+FORMAT_REGISTRY: dict[str, str] = {
+    "gguf": "gguf", "sentencepiece": "sentencepiece", "ubpe": "ours", "ubpe030": "ubpe030", "minbpe": "minbpe",
+    "tiktoken": "tiktoken", "tekken": "tekken", "hf": "hf", "clip": "clip",
+}
+#: The format modules, in detection order.
+FORMAT_MODULES = tuple(FORMAT_REGISTRY.values())
+
+#: Format name -> its :class:`Format` row, in detection order: every format module's
+#: declaration (built on first use, which imports every format module).
+FORMATS: dict[str, Format]
 
 
 def format_module(module: str) -> Any:
@@ -52,9 +67,18 @@ def format_module(module: str) -> Any:
     return importlib.import_module(f"{__name__}.{module}")
 
 
-FORMATS: dict[str, Format] = {
-    declared.name: declared for declared in (format_module(module).FORMAT for module in FORMAT_MODULES)
-}
+def _rows() -> Iterator[Format]:
+    """Every format's row in detection order, each module imported when reached."""
+    for module in FORMAT_MODULES:
+        yield format_module(module).FORMAT
+
+
+def __getattr__(name: str) -> Any:
+    if name == "FORMATS":  # (PEP 562: built once, then a plain module attribute)
+        table = {row.name: row for row in _rows()}
+        globals()["FORMATS"] = table
+        return table
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def supported(action: str = "read") -> list[str]:
@@ -63,7 +87,7 @@ def supported(action: str = "read") -> list[str]:
     >>> supported("read")[:3], "gguf" in supported("write"), "clip" in supported("write")
     (['gguf', 'sentencepiece', 'ubpe'], True, False)
     """
-    return [row.name for row in FORMATS.values() if (row.read if action == "read" else row.write) is not None]
+    return [row.name for row in _rows() if (row.read if action == "read" else row.write) is not None]
 
 
 def format_of(name: str) -> Format:
@@ -73,9 +97,10 @@ def format_of(name: str) -> Format:
     ('.tiktoken', False)
     """
     try:
-        return FORMATS[name]
+        module = FORMAT_REGISTRY[name]
     except (KeyError, TypeError):
-        raise ModelFormatError(f"unknown model format {name!r}; ubpe knows: {', '.join(FORMATS)}") from None
+        raise ModelFormatError(f"unknown model format {name!r}; ubpe knows: {', '.join(FORMAT_REGISTRY)}") from None
+    return format_module(module).FORMAT
 
 
 def detect(path: str | os.PathLike) -> str:
@@ -83,7 +108,7 @@ def detect(path: str | os.PathLike) -> str:
     head = read_head(path)
     if not head.strip():
         raise ModelFormatError(f"{path} is an empty file, not a model")
-    for row in FORMATS.values():
+    for row in _rows():
         if row.detect(head):
             return row.name
     raise ModelFormatError(

@@ -98,7 +98,11 @@ def from_json(text: str, where: str = "<tokenizer.json>") -> HFByteLevelBPE | HF
         from .write.hf import read_section
 
         return read_section(section, where)
-    return _Reader(where).tokenizer(doc)
+    tokenizer = _Reader(where).tokenizer(doc)
+    # the document is the model (the reader takes only what it runs exactly): the hf writer
+    # writes it back as it came (ubpe.io.write.model_view.SourceDocument)
+    tokenizer.source_json = text
+    return tokenizer
 
 
 class _Reader:

@@ -30,23 +30,25 @@ import json
 import math
 import os
 import re
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ubpe_native._numpy import np
 
-from ..alphabet import Alphabet
 from ..errors import InvalidParameterError, ModelFormatError
-from ..splitting import make_pipeline
-from ..models.ubpe import CLASSIC, UNIVERSAL, UBPE, UBPEClassic
-from ..vocabulary import Vocabulary
 from ..files import parse_json, read_text, unencodable, write_atomically
 from .format import Format
+
+if TYPE_CHECKING:
+    from ..vocabulary import Vocabulary
 
 #: The ``format`` field of our model files.
 FORMAT_NAME = "ubpe-model"
 _FORMAT_FIELD = re.compile(rb'"format"\s*:\s*"' + FORMAT_NAME.encode() + rb'"')
 FORMAT_VERSION = 1
 BYTELEVEL = "bytelevel"
+#: the variants of :mod:`ubpe.models.ubpe` (spelled here, as ``BYTELEVEL`` is: recognising a
+#: file by :func:`detect` must not import the models, their fit and their kernels)
+UNIVERSAL, CLASSIC = "universal", "classic"
 
 
 def read(path: str | os.PathLike) -> Any:
@@ -201,6 +203,10 @@ def _ubpe_body(tok: Any) -> dict:
 
 
 def _ubpe_from_body(body: dict, what: str) -> Any:
+    from ..alphabet import Alphabet
+    from ..models.ubpe import UBPE, UBPEClassic
+    from ..splitting import make_pipeline
+
     cls = UBPEClassic if body["variant"] == CLASSIC else UBPE
     try:
         alphabet = Alphabet.from_spec([decode_symbol(s) for s in body["alphabet"]])
@@ -236,6 +242,8 @@ def vocabulary_to_json(vocab: Vocabulary) -> dict:
 
 
 def vocabulary_from_json(data: Any) -> Vocabulary:
+    from ..vocabulary import Vocabulary
+
     fields = ("n_base", "merges", "pieces", "weights", "ranks")
     if not isinstance(data, dict) or any(k not in data for k in fields):
         raise ModelFormatError(f"the vocabulary must be an object with {', '.join(fields)}")

@@ -40,13 +40,12 @@ from collections.abc import Mapping
 from operator import itemgetter
 from typing import Any
 
-import regex
 from ubpe_native._base64_lines import parse_lines
 from ubpe_native._numpy import np
 
 from ..errors import InvalidParameterError, ModelFormatError
 from ..files import gc_paused, parse_json, read_text
-from ..text.patterns import PATTERNS
+from ..text.presets import PATTERNS
 from .format import Format
 
 N_BYTES = 256
@@ -188,6 +187,8 @@ def _pattern(config: Mapping, where: str) -> str:
     pattern = _field(config, "pattern", str, where, "config.")
     if pattern in PATTERNS:  # ubpe would read a preset's name as the preset; tiktoken as a regex
         raise ModelFormatError(f"{where}: config.pattern {pattern!r} is a word, not a pre-tokenization regex")
+    import regex  # (when a file is read: detecting one imports no regex engine)
+
     try:
         regex.compile(pattern)
     except regex.error as exc:

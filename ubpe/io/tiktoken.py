@@ -52,7 +52,7 @@ from typing import Any
 from ubpe_native._base64_lines import parse_lines
 from ubpe_native._numpy import np
 
-from ..text.patterns import DEFAULT_PATTERN, PATTERNS
+from ..text.presets import DEFAULT_PATTERN, PATTERNS
 from ..errors import IgnoredInputWarning, InvalidParameterError, ModelFormatError
 from ..files import write_atomically
 from .format import Format

@@ -31,18 +31,17 @@ import re
 import math
 import os
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ubpe_native._numpy import np
 
-from ..alphabet import Alphabet
 from ..errors import IgnoredInputWarning, InvalidParameterError, ModelFormatError, UBPEError
-from ..splitting import make_pipeline
-from ..models.ubpe import CLASSIC, UNIVERSAL, UBPE, UBPEClassic
-from ..vocabulary import Vocabulary
 from ..files import parse_json, read_text, write_atomically
 from .format import Format
-from .ours import BODIES, checksum
+from .ours import BODIES, CLASSIC, UNIVERSAL, checksum
+
+if TYPE_CHECKING:
+    from ..vocabulary import Vocabulary
 
 
 # the key that carries what the reference's fields cannot hold (the reference ignores it)
@@ -133,6 +132,10 @@ def loads(
         raise InvalidParameterError(f"ubpe 0.3.0 JSON holds a universal or classic model, not a {variant} one")
     if token_type is None:
         token_type = infer_symbol_type(model)
+    from ..alphabet import Alphabet  # (the model's modules, when a model is read: see ubpe.io.format)
+    from ..models.ubpe import UBPE, UBPEClassic
+    from ..splitting import make_pipeline
+
     try:
         alphabet = Alphabet.from_spec({token_type(k): v for k, v in model["alphabet"].items()})
     except (ValueError, TypeError, OverflowError) as exc:
@@ -212,6 +215,8 @@ def guess_variant(model: dict) -> str:
 
 
 def _vocabulary(mapper: dict, weights: dict, n_base: int, *, classic: bool) -> Vocabulary:
+    from ..vocabulary import Vocabulary
+
     try:
         entries = sorted((int(k), tuple(int(x) for x in v)) for k, v in mapper.items())
         weight_of = {int(k): float(v) for k, v in weights.items()}

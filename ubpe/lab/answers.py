@@ -25,11 +25,18 @@ from ubpe.lab.formatting import (
 )
 
 TESTED = ("a shorter", "a longer", "no significant difference")
+EXPLORATORY_SUFFIX = " (exploratory)"
+
+
+def _plain(verdict: str) -> str:
+    """A verdict without its exploratory label."""
+    return verdict.removesuffix(EXPLORATORY_SUFFIX)
 
 
 def _claim(rows: pd.DataFrame, a: str, b: str) -> str:
     """One sentence per kind: how many settings favour a, b or neither, with the test."""
     n = len(rows)
+    rows = rows.assign(verdict=rows["verdict"].map(_plain))
     parts = []
     for verdict, label in (("a shorter", f"`{a}` shorter"), ("a longer", f"`{a}` longer")):
         sub = rows[rows["verdict"] == verdict]
@@ -93,22 +100,26 @@ def _summary(comparisons: pd.DataFrame, run: dict[str, Any]) -> list[str]:
     rows = []
     for index, question in enumerate(run["config"]["comparisons"]):
         sub = counted[counted["question"] == index]
-        row = {"question (a vs b)": f"{index + 1}. `{question['a']}` vs `{question['b']}`"}
+        family = question.get("family", "primary")
+        row = {"question (a vs b)": f"{index + 1}. `{question['a']}` vs `{question['b']}`",
+               "family": family}
         for kind in kinds:
             cells = sub[sub["kind"] == kind]
             if cells.empty:
                 row[kind] = ("few units ‡" if kind in set(comparisons.loc[few, "kind"])
                              else "not run" if sub.empty else "–")
                 continue
-            counts = cells["verdict"].value_counts()
+            counts = cells["verdict"].map(_plain).value_counts()
             row[kind] = ", ".join(f"{SHORT_VERDICTS.get(v, v)} {counts[v]}/{len(cells)}"
                                   for v in counts.index) + f" ({cells['dataset'].nunique()} datasets)"
         rows.append(row)
     return ["## Summary", "",
             "Per question and dataset kind: in how many settings (datasets x vocabulary sizes x "
             "n_candidates) `a` gives significantly shorter or longer held-out encodings than `b` "
-            "(Wilcoxon signed-rank over independent units, Holm-adjusted p < "
-            f"{run['config']['stats']['alpha']}), no significant difference (n.s.), too few "
+            "(Wilcoxon signed-rank over independent units; *primary* questions: declared before "
+            "the run, one Holm family, adjusted p < "
+            f"{run['config']['stats']['alpha']}; *exploratory* ones: each at its own level, "
+            "hypotheses for a next run, not findings), no significant difference (n.s.), too few "
             "units to test, or an answer that holds by construction. The settings of one "
             "dataset share its held-out units: they are not independent replications (nested "
             "vocabulary sizes over the same documents), so each cell also says over how many "
@@ -136,7 +147,13 @@ def _answers(comparisons: pd.DataFrame, documents: pd.DataFrame, run: dict[str, 
     unavailable = set(run["unavailable_encoders"])
     for index, question in enumerate(run["config"]["comparisons"]):
         a, b = question["a"], question["b"]
-        lines += [f"### {index + 1}. {question['question']}", "", f"`a` = `{a}`, `b` = `{b}`.", ""]
+        family = question.get("family", "primary")
+        lines += [f"### {index + 1}. {question['question']}", "",
+                  f"`a` = `{a}`, `b` = `{b}`; "
+                  + ("**primary** (declared in the config before the run; Holm over the primary "
+                     "tests only)." if family == "primary" else
+                     "*exploratory* (p unadjusted, interval at the nominal level: a lead for a "
+                     "next run, not a finding)."), ""]
         rows = comparisons[comparisons["question"] == index] if not comparisons.empty else comparisons
         if rows.empty:
             missing = [e for e in (a, b) if e in unavailable]
@@ -156,7 +173,9 @@ def _answers(comparisons: pd.DataFrame, documents: pd.DataFrame, run: dict[str, 
             "kind": rows["kind"], "dataset": rows["dataset"], "size": rows["size"],
             "n_cand": rows["n_candidates"],
             "units / docs": [f"{u:,} / {n:,}" for u, n in zip(rows["n_units"], rows["n_docs"])],
-            "V a / b": [f"{x:,} / {y:,}" for x, y in zip(rows["vocab_size_a"], rows["vocab_size_b"])],
+            "V a / b": [f"{x:,} / {y:,}" + ("" if basis in ("equal", "") else f" ({basis})")
+                        for x, y, basis in zip(rows["vocab_size_a"], rows["vocab_size_b"],
+                                               rows.get("sizes", pd.Series([""] * len(rows), index=rows.index)).fillna(""))],
             "mean tokens a / b": [f"{x:,.1f} / {y:,.1f}" for x, y in zip(rows["mean_a"], rows["mean_b"])],
             "per-unit ratio [interval]": [f"{_ratio_pct(m)} {_interval(lo, hi)}" for m, lo, hi in
                                           zip(rows["hl_log_ratio"], rows["ci_low"], rows["ci_high"])],
@@ -164,9 +183,67 @@ def _answers(comparisons: pd.DataFrame, documents: pd.DataFrame, run: dict[str, 
             "units a shorter / longer": [f"{s:.0%} / {l:.0%}" for s, l in
                                          zip(rows["units_a_shorter"], rows["units_a_longer"])],
             "W": rows["wilcoxon_w"].map(lambda v: "–" if math.isnan(v) else f"{v:,.1f}"),
-            "p (Holm)": rows["p_holm"].map(_p),
+            "p (Holm; exploratory: raw)": rows["p_holm"].map(_p),
             "r": rows["rank_biserial"].map(lambda v: f"{v:+.2f}"),
             "verdict": rows["verdict"],
         })
         lines += [_table(table), "", _extremes(documents, a, b), ""]
     return lines
+
+
+def _decisions(decisions: pd.DataFrame, meta: pd.DataFrame) -> list[str]:
+    """Per setting the best encoder, the ones not separable from it and each effect against
+    the reference (`ubpe.lab.decisions`); per kind the random-effects pooled effects."""
+    if decisions.empty:
+        return []
+    from ubpe.lab import decisions as D
+
+    reference = decisions["reference"].dropna().iloc[0] if decisions["reference"].notna().any() else None
+    lines = ["## Decision per dataset", "",
+             "Per setting (dataset x vocabulary size x n_candidates), among the fitted "
+             "vocabularies (equal sizes): the **best** encoder (fewest held-out tokens, mean "
+             "over units of ln tokens), the encoders **not separable** from it (the bootstrap "
+             "interval of their mean per-unit log ratio to the best reaches 0, Bonferroni over "
+             "the encoders compared with the best), each encoder's rank with its 95 % bootstrap "
+             "interval, and its effect against the reference "
+             + (f"`{reference}`" if reference else "(none declared)")
+             + " with a 95 % percentile bootstrap interval over units (below 0 %: shorter). "
+             "Vocabularies from files are at their own size: listed with their effect, never "
+             f"ranked. With fewer than {validity.MIN_UNITS} units no best is claimed.", ""]
+    rows = []
+    for (dataset, size, n_candidates), group in decisions.groupby(["dataset", "size", "n_candidates"], sort=False):
+        best = group[group["decision"] == D.DECISION_BEST]
+        tied = group[group["decision"] == D.DECISION_TIED]
+        few = (group["decision"] == D.DECISION_FEW).any()
+        files = group[group["decision"] == D.DECISION_FILE]
+
+        def effect(r) -> str:
+            return "–" if math.isnan(r.log_ratio) else f"{_ratio_pct(r.log_ratio)} {_interval(r.ci_low, r.ci_high)}"
+
+        rows.append({
+            "dataset": dataset, "kind": group["kind"].iloc[0], "size": size, "n_cand": n_candidates,
+            "units": int(group["n_units"].iloc[0]),
+            "best [rank interval]": ("too few units" if few else "; ".join(
+                f"`{r.encoder}` [{r.rank_low:.0f}–{r.rank_high:.0f}] {effect(r)}" for r in best.itertuples())),
+            "not separable from the best": "–" if few or tied.empty else "; ".join(
+                f"`{r.encoder}` {effect(r)}" for r in tied.itertuples()),
+            "file vocabularies (own size)": "–" if files.empty else "; ".join(
+                f"`{r.encoder}` V={r.vocab_size:,} {effect(r)}" for r in files.itertuples()),
+        })
+    lines += [_table(pd.DataFrame(rows)), "",
+              "Every encoder's effect, rank and rank interval: `decisions.csv`.", ""]
+    if not meta.empty:
+        lines += ["### Across the datasets of a kind (random effects)", "",
+                  "Per kind and setting with at least two datasets: the DerSimonian-Laird pooled "
+                  "log ratio against the reference (each dataset's mean per-unit log ratio, "
+                  "weighted by 1 / (its sampling variance + tau²)), its 95 % interval, tau² (the "
+                  "between-dataset variance) and I².", "",
+                  _table(pd.DataFrame({
+                      "kind": meta["kind"], "size": meta["size"], "n_cand": meta["n_candidates"],
+                      "encoder": meta["encoder"].map(lambda e: f"`{e}`"), "vs": meta["reference"].map(lambda e: f"`{e}`"),
+                      "datasets": meta["k"], "pooled ratio [95 %]": [
+                          f"{_ratio_pct(m)} {_interval(lo, hi)}" for m, lo, hi in zip(meta["estimate"], meta["low"], meta["high"])],
+                      "tau²": meta["tau2"].map(lambda v: f"{v:.2e}"), "I²": meta["i2"].map(lambda v: f"{v:.0%}"),
+                  })), ""]
+    return lines
+

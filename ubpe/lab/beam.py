@@ -29,7 +29,6 @@ Writes ``beam.csv`` (per input and width), ``beam_summary.csv`` and ``tfidf_obje
 from __future__ import annotations
 
 import math
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -174,15 +173,13 @@ def jobs_for(config, grid, cache_dir: Path) -> list[Job]:
     return found
 
 
-def run_beam(config, grid, cache_dir: Path, jobs: int) -> dict[str, Any]:
+def run_beam(config, grid, cache_dir: Path, jobs: int, progress: bool = False) -> dict[str, Any]:
     """The beam tables of every dataset (a process pool when ``jobs > 1``) and the objective."""
+    from ubpe.lab.units import map_with_progress
+
     todo = jobs_for(config, grid, cache_dir)
     todo.sort(key=lambda j: -sum(len(d) for d in j.docs[: j.beam.max_docs]))
-    if jobs > 1 and len(todo) > 1:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            results = list(pool.map(run_job, todo))
-    else:
-        results = [run_job(j) for j in todo]
+    results = map_with_progress(run_job, todo, jobs, progress=progress, desc=f"{config.name}: beam")
     rows = pd.DataFrame([row for result in results for row in result])
     prose = next((j for j in todo if j.kind == "prose"), None)
     example = None

@@ -13,8 +13,13 @@ that take one). ``experiments/configs/default.toml`` is the documented example; 
     n_candidates = [50]                    # fit's pairs per round (ubpe's default is 50)
     top_n = 4                              # alternatives asked of n-best encoders (score gaps)
     seeds = [0, 1, 2]                      # one cell per seed for the seeded encoders
-    equal_size = true                      # fit each universal vocabulary to the size the
-                                           # classic one of the same setting ends with
+    equal_size = true                      # (the default) fit each universal vocabulary to
+                                           # the size the classic one of the same setting
+                                           # ends with; false compares unequal sizes, and
+                                           # the report's comparisons say so
+    max_symbols = 300000                   # the symbol caps of every dataset's train and
+    heldout_max_symbols = 75000            # held-out split (these are the defaults); `inf`
+                                           # lifts them; a dataset's own keys override them
 
     [encoders]                             # default: universal:tfidf and classic:classic,
                                            # compared (when [[comparisons]] names none)
@@ -28,8 +33,13 @@ that take one). ``experiments/configs/default.toml`` is the documented example; 
                                            # makes the run exit with status 1
 
     [statistics]
-    alpha = 0.05                           # significance after Holm's correction (the
-                                           # intervals are computed to agree with it)
+    alpha = 0.05                           # family-wise level of the primary comparisons
+                                           # (Holm within them; their intervals agree)
+    reference = "classic:classic"          # what each encoder's effect is measured against
+                                           # (default: [encoders] baseline, else
+                                           # classic:classic when it runs, else the first)
+    resamples = 2000                       # bootstrap resamples of the units, and their seed
+    seed = 0
 
     [downstream]                           # held-out bits per symbol under a Kneser-Ney
     sizes = ["+1024"]                      # n-gram model trained on each tokenisation of
@@ -44,10 +54,11 @@ that take one). ``experiments/configs/default.toml`` is the documented example; 
     n_candidates = 50                      # (`ubpe.lab.beam`)
     widths = [1, 5, 20, 64]
 
-    [[comparisons]]                        # paired tests, a - b per held-out document
+    [[comparisons]]                        # paired tests, a - b per held-out unit
     question = "Does universal (tf-idf, top-1) give shorter encodings than classic?"
     a = "universal:tfidf"
     b = "classic:classic"
+    primary = true                         # declared before the run: one Holm family
 
     [datasets.kjv]                         # every dataset to run, with its options:
     regex = "words"                        #   pre-tokenisation: a preset name or a pattern
@@ -70,6 +81,22 @@ that take one). ``experiments/configs/default.toml`` is the documented example; 
                                            # [...]`); `native` is the model's own encoding;
                                            # its cells are `llama3:native`, `llama3:fewest`
 
+Caps: a split keeps documents (in a fixed shuffled order) while they fit in its cap of symbols
+(default 300,000 train, 75,000 held-out: the default experiment fits and encodes every dataset
+in minutes on two cores). The runner prints what each cap left out (documents, units,
+symbols), ``run.json`` records it (``caps``) and the report says it; ``inf`` lifts a cap.
+
+Primary contrasts: comparisons marked ``primary = true`` form one multiplicity family (Holm
+within it, at ``alpha``); every other comparison is exploratory (its own p, its interval at
+``alpha``, labelled so). When no comparison carries the mark, the primary ones are those of
+`DEFAULT_PRIMARY` the config asks (else the first comparison), chosen a priori as the
+questions ubpe exists to answer: does the universal tokenizer with its own encoder give
+shorter held-out encodings than (1) classic BPE with its own encoder, (2) standard BPE (the
+classic vocabulary with merges applied by rank)? Whatever else a report shows (every
+encoder's effect against ``reference`` with bootstrap intervals, the best encoder and those not
+separable from it, rank intervals, the random-effects pooling across datasets:
+`ubpe.lab.decisions`) is an estimate with its interval, not a test of this family.
+
 The variant says which tokenizer is fitted (``universal`` = `ubpe.UBPE`, ``classic`` =
 `ubpe.UBPEClassic`), the encoder which registered encoder (``ubpe.encoders``) encodes the
 held-out split with that vocabulary. Vocabulary sizes relative to the alphabet keep the
@@ -80,8 +107,7 @@ its symbol set; merges are learnt from the training split only).
 
 from __future__ import annotations
 
-import hashlib
-import json
+import functools
 import os
 import tomllib
 from dataclasses import asdict, dataclass, field, replace
@@ -89,6 +115,7 @@ from pathlib import Path
 from typing import Any
 
 from ubpe.lab.patterns import PRESETS
+from ubpe.lab.schema import ConfigError, check_schema, suggest
 
 VARIANTS: tuple[str, ...] = ("universal", "classic")
 #: The encoder of a vocabulary from a file that is the model's own tokenisation.
@@ -101,16 +128,17 @@ DEFAULT_TOP_N = 1
 #: Encoders that sample (one cell per seed) unless a config says otherwise.
 DEFAULT_SEEDED: tuple[str, ...] = ("dropout",)
 DEFAULT_ALPHA = 0.05
+#: The primary contrasts when a config marks none (see the module docstring): (a, b) pairs.
+DEFAULT_PRIMARY: tuple[tuple[str, str], ...] = (("universal:tfidf", "classic:classic"),
+                                                ("universal:tfidf", "classic:ranked"))
+#: Variants compared at equal final vocabulary size unless ``[grid] equal_size = false``.
+DEFAULT_EQUAL_SIZE = True
 #: A config without ``[encoders] run`` compares the two fitted variants, each with its own
 #: encoder; without ``[[comparisons]]`` it asks the first two encoders' question.
 DEFAULT_ENCODERS: tuple[str, ...] = ("universal:tfidf", "classic:classic")
 # dataset keys the runner uses itself; the rest go to `experiments.datasets.load`
 _RUNNER_KEYS = {"dataset", "regex", "break_tokens", "vocab_sizes", "max_symbols",
                 "heldout_max_symbols"}
-
-
-class ConfigError(ValueError):
-    """The config file is missing, not TOML, or names something invalid."""
 
 
 @dataclass(frozen=True)
@@ -133,7 +161,8 @@ class EncoderSpec:
             raise ConfigError(f"an encoder is 'variant:encoder', got {text!r}")
         variant, encoder = (part.strip() for part in text.split(":"))
         if variant not in variants:
-            raise ConfigError(f"{text!r}: the variant must be one of {', '.join(variants)}")
+            raise ConfigError(f"{text!r}: the variant must be one of {', '.join(variants)}"
+                              f"{suggest(variant, variants)}")
         if not encoder:
             raise ConfigError(f"{text!r}: no encoder name")
         return cls(variant, encoder)
@@ -144,11 +173,13 @@ class EncoderSpec:
 
 @dataclass(frozen=True)
 class Comparison:
-    """A paired question: is ``a`` shorter than ``b`` on the same held-out documents?"""
+    """A paired question: is ``a`` shorter than ``b`` on the same held-out units? ``primary``:
+    one of the pre-declared contrasts (their own Holm family), else exploratory."""
 
     question: str
     a: EncoderSpec
     b: EncoderSpec
+    primary: bool = True
 
 
 @dataclass(frozen=True)
@@ -191,9 +222,14 @@ class VocabularyConfig:
 
 @dataclass(frozen=True)
 class StatsConfig:
-    """Per-unit paired tests (see `ubpe.lab.stats`) at this family-wise level."""
+    """Per-unit paired tests (see `ubpe.lab.stats`) at this family-wise level; effects against
+    ``reference`` (None: the default, `ExperimentConfig.reference`) with bootstrap intervals of
+    ``resamples`` draws from ``seed`` (`ubpe.lab.decisions`)."""
 
     alpha: float = DEFAULT_ALPHA
+    reference: str | None = None
+    resamples: int = 2000
+    seed: int = 0
 
 
 @dataclass(frozen=True)
@@ -237,7 +273,7 @@ class ExperimentConfig:
     seeded: tuple[str, ...] = DEFAULT_SEEDED
     allow_failures: tuple[EncoderSpec, ...] = ()
     top_n: int = DEFAULT_TOP_N
-    equal_size: bool = False
+    equal_size: bool = DEFAULT_EQUAL_SIZE
     comparisons: tuple[Comparison, ...] = ()
     stats: StatsConfig = field(default_factory=StatsConfig)
     source: str = ""
@@ -252,6 +288,16 @@ class ExperimentConfig:
     #: the folder a dataset's relative ``path`` is taken from (the config file's); not a setting
     folder: str = ""
 
+    def reference(self) -> str | None:
+        """What effects are measured against: ``[statistics] reference``, else the baseline,
+        else ``classic:classic`` when it runs, else the first encoder."""
+        names = [str(e) for e in self.encoders]
+        for candidate in (self.stats.reference, str(self.baseline) if self.baseline else None,
+                          "classic:classic"):
+            if candidate in names:
+                return candidate
+        return names[0] if names else None
+
     def sizes_for(self, dataset: DatasetConfig) -> tuple[int | str, ...]:
         return dataset.vocab_sizes if dataset.vocab_sizes is not None else self.vocab_sizes
 
@@ -263,7 +309,8 @@ class ExperimentConfig:
         data["baseline"] = str(self.baseline) if self.baseline else None
         data["allow_failures"] = [str(e) for e in self.allow_failures]
         data["comparisons"] = [
-            {"question": c.question, "a": str(c.a), "b": str(c.b)} for c in self.comparisons
+            {"question": c.question, "a": str(c.a), "b": str(c.b),
+             "family": "primary" if c.primary else "exploratory"} for c in self.comparisons
         ]
         return data
 
@@ -278,10 +325,6 @@ class ExperimentConfig:
         """Where a vocabulary's file is: ``$VARIABLES`` expanded, a relative path taken from
         the config's folder."""
         return Path(self.folder or ".") / Path(os.path.expandvars(vocabulary.path)).expanduser()
-
-    def fingerprint(self) -> str:
-        text = json.dumps(self.as_dict(), sort_keys=True, default=str)
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def n_tokens_for(size: int | str, alphabet_size: int) -> int:
@@ -299,24 +342,6 @@ def _parse_relative(size: str) -> int:
     if not size.startswith("+") or not size[1:].isdigit() or int(size[1:]) < 1:
         raise ConfigError(f"a relative vocabulary size is '+k' with k >= 1, got {size!r}")
     return int(size[1:])
-
-
-def _check_size(size: Any) -> int | str:
-    if isinstance(size, str):
-        _parse_relative(size)
-        return size
-    if isinstance(size, bool) or not isinstance(size, int) or size < 2:
-        raise ConfigError(f"a vocabulary size is an int >= 2 or '+k', got {size!r}")
-    return size
-
-
-def _int_list(value: Any, what: str, minimum: int) -> tuple[int, ...]:
-    if not isinstance(value, list) or not value:
-        raise ConfigError(f"{what} must be a non-empty list of ints")
-    for item in value:
-        if isinstance(item, bool) or not isinstance(item, int) or item < minimum:
-            raise ConfigError(f"{what}: {item!r} is not an int >= {minimum}")
-    return tuple(value)
 
 
 def _check_regex(dataset: str, regex: Any) -> None:
@@ -370,70 +395,60 @@ def _shown_path(path: Path) -> str:
 
 
 def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> ExperimentConfig:
-    """An `ExperimentConfig` from parsed TOML (a dict), checked."""
-    unknown_enc = set(data.get("encoders", {})) - {"run", "baseline", "options", "seeded",
-                                                    "allow_failures"}
-    if unknown_enc:
-        raise ConfigError(f"unknown keys in [encoders]: {', '.join(sorted(unknown_enc))}")
-    unknown = set(data) - {"name", "description", "grid", "encoders", "statistics",
-                           "comparisons", "datasets", "downstream", "beam", "vocabularies",
-                           "transformer"}
-    if unknown:
-        raise ConfigError(f"unknown top-level keys: {', '.join(sorted(unknown))}")
+    """An `ExperimentConfig` from parsed TOML (a dict), checked (`ubpe.lab.schema` first: every
+    key known, of its type and range; then what needs more than one key)."""
+    check_schema(data)
     name = data.get("name", default_name)
     if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
         raise ConfigError(f"`name` must be a plain folder name, got {name!r}")
     grid = data.get("grid", {})
-    vocab_sizes = tuple(_check_size(s) for s in grid.get("vocab_sizes", ["+1024"]))
-    if not vocab_sizes:
-        raise ConfigError("grid.vocab_sizes is empty")
-    n_candidates = _int_list(grid.get("n_candidates", [50]), "grid.n_candidates", 1)
-    seeds = _int_list(grid.get("seeds", [0]), "grid.seeds", 0)
+    vocab_sizes = tuple(grid.get("vocab_sizes", ["+1024"]))
+    n_candidates = tuple(grid.get("n_candidates", [50]))
+    seeds = tuple(grid.get("seeds", [0]))
     top_n = grid.get("top_n", DEFAULT_TOP_N)
-    equal_size = grid.get("equal_size", False)
-    if not isinstance(equal_size, bool):
-        raise ConfigError(f"grid.equal_size must be true or false, got {equal_size!r}")
-    if isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 1:
-        raise ConfigError(f"grid.top_n must be an int >= 1, got {top_n!r}")
+    equal_size = grid.get("equal_size", DEFAULT_EQUAL_SIZE)
 
     vocabularies = _vocabularies(data.get("vocabularies"))
     variants = VARIANTS + tuple(v.name for v in vocabularies)
     enc = data.get("encoders", {})
-    encoders = tuple(dict.fromkeys([*(EncoderSpec.parse(e, variants) for e in enc.get("run", DEFAULT_ENCODERS)),
+    known = _registered_encoders()
+    parse = functools.partial(_encoder, variants=variants, known=known)
+    encoders = tuple(dict.fromkeys([*(parse(f"encoders.run", e) for e in enc.get("run", DEFAULT_ENCODERS)),
                                     *(EncoderSpec(v.name, e) for v in vocabularies for e in v.encoders)]))
     if not encoders:
-        raise ConfigError("encoders.run names no encoder")
-    baseline = EncoderSpec.parse(enc["baseline"], variants) if enc.get("baseline") else None
+        raise ConfigError("encoders.run names no encoder (and no [vocabularies] table adds one)")
+    for vocabulary in vocabularies:
+        for encoder in vocabulary.encoders:
+            _check_encoder(f"vocabularies.{vocabulary.name}.encoders", encoder, known | {NATIVE})
+    baseline = parse("encoders.baseline", enc["baseline"]) if enc.get("baseline") else None
     options = enc.get("options", {})
-    seeded = enc.get("seeded", list(DEFAULT_SEEDED))
-    allowed = enc.get("allow_failures", [])
-    if not isinstance(allowed, list):
-        raise ConfigError("encoders.allow_failures must be a list of 'variant:encoder'")
-    allow_failures = tuple(dict.fromkeys(EncoderSpec.parse(e, variants) for e in allowed))
-    if not isinstance(seeded, list) or not all(isinstance(n, str) for n in seeded):
-        raise ConfigError("encoders.seeded must be a list of encoder names")
-    if not isinstance(options, dict) or not all(isinstance(v, dict) for v in options.values()):
+    if not all(isinstance(v, dict) for v in options.values()):
         raise ConfigError("encoders.options maps encoder names to tables of options")
+    for encoder in (*options, *enc.get("seeded", [])):
+        _check_encoder("encoders.options / encoders.seeded", encoder, known | {NATIVE})
+    seeded = enc.get("seeded", list(DEFAULT_SEEDED))
+    allow_failures = tuple(dict.fromkeys(parse("encoders.allow_failures", e)
+                                         for e in enc.get("allow_failures", [])))
 
     st = data.get("statistics", {})
-    if set(st) - {"alpha"}:
-        raise ConfigError(f"unknown keys in [statistics]: {', '.join(sorted(set(st) - {'alpha'}))} "
-                          "(intervals now invert the per-unit test: no resamples, confidence or seed)")
-    stats = StatsConfig(alpha=float(st.get("alpha", DEFAULT_ALPHA)))
-    if not 0 < stats.alpha < 1:
-        raise ConfigError("statistics: 0 < alpha < 1")
-
-    comparisons = []
-    for item in data.get("comparisons", []):
-        try:
-            comparisons.append(Comparison(str(item["question"]), EncoderSpec.parse(item["a"], variants),
-                                          EncoderSpec.parse(item["b"], variants)))
-        except KeyError as exc:
-            raise ConfigError(f"a comparison needs question, a and b (missing {exc})") from None
-
-    if "comparisons" not in data and len(encoders) >= 2:
-        a, b = encoders[:2]
-        comparisons.append(Comparison(f"Does {a} give shorter encodings than {b}?", a, b))
+    reference = str(parse("statistics.reference", st["reference"])) if "reference" in st else None
+    if reference is not None and EncoderSpec.parse(reference, variants) not in encoders:
+        raise ConfigError(f"statistics.reference {reference!r} is not one of the encoders the run lists")
+    stats = StatsConfig(alpha=float(st.get("alpha", DEFAULT_ALPHA)), reference=reference,
+                        resamples=st.get("resamples", StatsConfig.resamples), seed=st.get("seed", StatsConfig.seed))
+    comparisons = [Comparison(str(item["question"]), parse(f"comparisons[{i}].a", item["a"]),
+                              parse(f"comparisons[{i}].b", item["b"]), bool(item.get("primary", False)))
+                   for i, item in enumerate(data.get("comparisons", []))]
+    if "comparisons" not in data:
+        present = {str(e) for e in encoders}
+        for a, b in DEFAULT_PRIMARY:
+            if a in present and b in present:
+                comparisons.append(Comparison(f"Does {a} give shorter encodings than {b}?",
+                                              EncoderSpec.parse(a), EncoderSpec.parse(b)))
+        if not comparisons and len(encoders) >= 2:
+            a, b = encoders[:2]
+            comparisons.append(Comparison(f"Does {a} give shorter encodings than {b}?", a, b))
+    comparisons = _primaries(comparisons)
 
     datasets = []
     for ds_name, ds_options in (data.get("datasets") or {}).items():
@@ -449,9 +464,9 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
             dataset=str(ds_options.get("dataset", "")),
             regex=ds_options.get("regex"),
             break_tokens=tuple(breaks) if breaks else None,
-            vocab_sizes=tuple(_check_size(s) for s in sizes) if sizes is not None else None,
-            max_symbols=ds_options.get("max_symbols"),
-            heldout_max_symbols=ds_options.get("heldout_max_symbols"),
+            vocab_sizes=tuple(sizes) if sizes is not None else None,
+            max_symbols=ds_options.get("max_symbols", grid.get("max_symbols")),
+            heldout_max_symbols=ds_options.get("heldout_max_symbols", grid.get("heldout_max_symbols")),
             load_options={k: v for k, v in ds_options.items() if k not in _RUNNER_KEYS},
         ))
     if not datasets:
@@ -484,29 +499,58 @@ def parse_config(data: dict[str, Any], *, default_name: str = "experiment") -> E
     )
 
 
+def _primaries(comparisons: list[Comparison]) -> list[Comparison]:
+    """The primary family: the comparisons marked ``primary``; when none is, those of
+    `DEFAULT_PRIMARY`, else the first (see the module docstring)."""
+    if not comparisons or any(c.primary for c in comparisons):
+        return comparisons
+    defaults = {(EncoderSpec.parse(a), EncoderSpec.parse(b)) for a, b in DEFAULT_PRIMARY}
+    chosen = [(c.a, c.b) in defaults for c in comparisons]
+    if not any(chosen):
+        chosen[0] = True
+    return [replace(c, primary=flag) for c, flag in zip(comparisons, chosen)]
+
+
+def _registered_encoders() -> set[str]:
+    from ubpe.encoders import available_encoders
+
+    return set(available_encoders())
+
+
+def _check_encoder(where: str, encoder: str, known: set[str]) -> None:
+    """An encoder name the registry (`ubpe.encoders`) knows, else an error with the close ones."""
+    if encoder not in known:
+        raise ConfigError(f"{where}: no encoder {encoder!r}{suggest(encoder, known)} "
+                          f"(registered: {', '.join(sorted(known))})")
+
+
+def _encoder(where: str, text: Any, *, variants: tuple[str, ...], known: set[str]) -> EncoderSpec:
+    """``variant:encoder`` with a known variant and a registered encoder (``native`` for a
+    vocabulary from a file)."""
+    spec = EncoderSpec.parse(text, variants)
+    _check_encoder(f"{where} {text!r}", spec.encoder,
+                   known | ({NATIVE} if spec.variant not in VARIANTS else set()))
+    return spec
+
+
 def _vocabularies(tables: Any) -> tuple[VocabularyConfig, ...]:
-    """The ``[vocabularies.NAME]`` tables (`VocabularyConfig`), checked."""
-    if tables is None:
-        return ()
-    if not isinstance(tables, dict):
-        raise ConfigError("[vocabularies] holds one table per vocabulary: [vocabularies.NAME]")
+    """The ``[vocabularies.NAME]`` tables (`VocabularyConfig`; `ubpe.lab.schema` checked their
+    keys and types)."""
+    from ubpe.io import supported
+
     found = []
-    for name, table in tables.items():
+    for name, table in (tables or {}).items():
         where = f"vocabularies.{name}"
         if name in VARIANTS or not name.replace("-", "_").isidentifier():
             raise ConfigError(f"{where}: a vocabulary's name is a word other than {', '.join(VARIANTS)}")
-        if not isinstance(table, dict) or set(table) - {"path", "encoders", "datasets", "format"}:
-            raise ConfigError(f"{where} takes path, encoders, datasets and format")
-        if not isinstance(table.get("path"), str) or not table["path"]:
-            raise ConfigError(f"{where}.path must name the vocabulary's file")
-        encoders = table.get("encoders", [NATIVE])
-        if not isinstance(encoders, list) or not encoders or not all(isinstance(e, str) and e for e in encoders):
-            raise ConfigError(f"{where}.encoders must be a non-empty list of encoder names")
+        fmt = table.get("format")
+        readable = supported("read")
+        if fmt is not None and fmt not in readable:
+            raise ConfigError(f"{where}.format: no model format {fmt!r}{suggest(fmt, readable)} "
+                              f"(ubpe reads {', '.join(readable)})")
         datasets = table.get("datasets")
-        if datasets is not None and (not isinstance(datasets, list) or not all(isinstance(d, str) for d in datasets)):
-            raise ConfigError(f"{where}.datasets must be a list of dataset names")
-        found.append(VocabularyConfig(name, table["path"], tuple(dict.fromkeys(encoders)),
-                                      tuple(datasets) if datasets is not None else None, table.get("format")))
+        found.append(VocabularyConfig(name, table["path"], tuple(dict.fromkeys(table.get("encoders", [NATIVE]))),
+                                      tuple(datasets) if datasets is not None else None, fmt))
     return tuple(found)
 
 
@@ -526,20 +570,16 @@ def _check_files(name: str, options: dict[str, Any]) -> None:
 
 
 def _beam(table: Any) -> BeamConfig | None:
-    """The ``[beam]`` table (`BeamConfig`), checked."""
+    """The ``[beam]`` table (`BeamConfig`; `ubpe.lab.schema` checked its keys and types)."""
     if table is None:
         return None
-    keys = {"size", "n_candidates", "widths", "max_docs", "exact_max_symbols", "exact_max_nodes"}
-    if not isinstance(table, dict) or set(table) - keys:
-        raise ConfigError(f"[beam] takes {', '.join(sorted(keys))}")
     default = BeamConfig()
-    widths = _int_list(table.get("widths", list(default.widths)), "beam.widths", 1)
+    widths = tuple(table.get("widths", default.widths))
     if list(widths) != sorted(set(widths)) or widths[0] != 1:
         raise ConfigError("beam.widths must be increasing and start at 1")
-    numbers = {}
-    for key in ("n_candidates", "max_docs", "exact_max_symbols", "exact_max_nodes"):
-        numbers[key] = _int_list([table.get(key, getattr(default, key))], f"beam.{key}", 1)[0]
-    return BeamConfig(str(_check_size(table.get("size", default.size))), widths=widths, **numbers)
+    numbers = {key: table.get(key, getattr(default, key))
+               for key in ("n_candidates", "max_docs", "exact_max_symbols", "exact_max_nodes")}
+    return BeamConfig(str(table.get("size", default.size)), widths=widths, **numbers)
 
 
 def _transformer(table: Any):
@@ -553,27 +593,14 @@ def _transformer(table: Any):
 
 
 def _downstream(table: Any) -> DownstreamConfig | None:
-    """The ``[downstream]`` table (`ubpe.lab.downstream.DownstreamConfig`), checked."""
+    """The ``[downstream]`` table (`ubpe.lab.downstream.DownstreamConfig`; `ubpe.lab.schema`
+    checked its keys and types)."""
     if table is None:
         return None
-    keys = {"sizes", "n_candidates", "order", "discount", "orders", "train_fractions"}
-    if not isinstance(table, dict) or set(table) - keys:
-        raise ConfigError("[downstream] takes " + ", ".join(sorted(keys)))
-    sizes = tuple(str(_check_size(s)) for s in table.get("sizes", ["+1024"]))
-    n_candidates = _int_list(table.get("n_candidates", [50]), "downstream.n_candidates", 1)
-    order = table.get("order", 3)
-    discount = table.get("discount", 0.75)
-    if isinstance(order, bool) or not isinstance(order, int) or not 2 <= order <= 5:
-        raise ConfigError(f"downstream.order must be an int in 2 .. 5, got {order!r}")
-    if isinstance(discount, bool) or not isinstance(discount, (int, float)) or not 0 < discount < 1:
-        raise ConfigError(f"downstream.discount must be in (0, 1), got {discount!r}")
-    orders = table.get("orders", [2, 3, 4, 5])
-    if not isinstance(orders, list) or not orders or any(
-            isinstance(k, bool) or not isinstance(k, int) or not 2 <= k <= 5 for k in orders):
-        raise ConfigError(f"downstream.orders must be a list of ints in 2 .. 5, got {orders!r}")
-    fractions = table.get("train_fractions", [0.25, 0.5, 1.0])
-    if not isinstance(fractions, list) or not fractions or any(
-            isinstance(f, bool) or not isinstance(f, (int, float)) or not 0 < f <= 1 for f in fractions):
-        raise ConfigError(f"downstream.train_fractions must be a list of numbers in (0, 1], got {fractions!r}")
-    return DownstreamConfig(sizes, n_candidates, order, float(discount), tuple(sorted(set(orders))),
-                            tuple(sorted({float(f) for f in fractions})))
+    default = DownstreamConfig()
+    return DownstreamConfig(
+        tuple(str(s) for s in table.get("sizes", default.sizes)),
+        tuple(table.get("n_candidates", default.n_candidates)),
+        table.get("order", default.order), float(table.get("discount", default.discount)),
+        tuple(sorted(set(table.get("orders", default.orders)))),
+        tuple(sorted({float(f) for f in table.get("train_fractions", default.train_fractions)})))

@@ -36,7 +36,6 @@ independent unit, Holm over this family).
 from __future__ import annotations
 
 import math
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -208,15 +207,15 @@ def tasks(config, grid, cache_dir: Path) -> list[Task]:
 
 
 def run_downstream(config, grid, cache_dir: Path, jobs: int,
-                   units: dict[str, list[str]]) -> dict[str, pd.DataFrame]:
+                   units: dict[str, list[str]], progress: bool = False) -> dict[str, pd.DataFrame]:
     """Measure every task (in a process pool when ``jobs > 1``) and build the three tables."""
+    from ubpe.lab.units import map_with_progress
+
     todo = tasks(config, grid, cache_dir)
     if jobs > 1 and len(todo) > 1:
         todo.sort(key=lambda t: -sum(len(d) for d in t.train_docs))
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            results = list(pool.map(run_task, todo))
-    else:
-        results = [run_task(t) for t in todo]
+    results = map_with_progress(run_task, todo, jobs, progress=progress,
+                                desc=f"{config.name}: downstream")
     summary, documents, sensitivity = [], [], []
     for task, result in zip(todo, results):
         n_symbols = np.array([len(d) for d in task.heldout_docs], dtype=np.int64)

@@ -75,3 +75,24 @@ def _interval(low: float, high: float) -> str:
     if math.isnan(low) or math.isnan(high):
         return "–"
     return f"[{_ratio_pct(low)}, {_ratio_pct(high)}]"
+
+
+def cap_lines(caps: list[dict[str, Any]]) -> list[str]:
+    """One line per split that its cap cut, saying what was left out and how to lift it.
+
+    >>> cap_lines([{"dataset": "notes", "split": "train", "unit": "file", "max_symbols": 300000,
+    ...             "kept_documents": 28, "kept_units": 20, "kept_symbols": 299000,
+    ...             "dropped_documents": 52, "dropped_units": 9, "dropped_symbols": 600000}])[0][:79]
+    'notes train: the cap of 300,000 symbols left out 52 documents, 9 units (file), '
+    """
+    lines = []
+    for row in caps:
+        if not row["dropped_documents"]:
+            continue
+        key = "max_symbols" if row["split"] == "train" else "heldout_max_symbols"
+        lines.append(f"{row['dataset']} {row['split']}: the cap of {row['max_symbols']:,} symbols left out "
+                     f"{row['dropped_documents']:,} documents, {row['dropped_units']:,} units ({row['unit']}), "
+                     f"{row['dropped_symbols']:,} symbols (kept {row['kept_documents']:,} documents, "
+                     f"{row['kept_units']:,} units, {row['kept_symbols']:,} symbols); lift it with "
+                     f"`{key} = inf` in [grid] or the dataset's table")
+    return lines

@@ -129,7 +129,14 @@ def dataset_rows(study, task, result: dict[str, Any]) -> tuple[list[dict[str, An
                "n_seeds": len(seeds),
                "ngram_bits_per_symbol": float(ngram.sum()) / total_symbols if ngram is not None else math.nan,
                "matched_arm": matched}
-        for label, other in (("vs_symbols", j), ("vs_matched", k)):
+        # a sampled arm against the arm trained with its plain test encoder (same unit draws)
+        plain = next((index[a.name] for a in arms if arm.sampled and not a.sampled
+                      and a.train == arm.test and a.test == arm.test), None)
+        row["plain_arm"] = arms[plain].name if plain is not None else ""
+        for label, other in (("vs_symbols", j), ("vs_matched", k), ("vs_plain", plain)):
+            if other is None:
+                row[label] = row[f"{label}_low"] = row[f"{label}_high"] = math.nan
+                continue
             diff = ratios[:, i] - ratios[:, other]
             tail = (1 - CONFIDENCE) / 2 * 100
             row[label] = bps[i] - bps[other]
@@ -241,6 +248,21 @@ def summary(study, found: dict[str, pd.DataFrame], level: str = "#") -> str:
                          f"{_fmt(row.vs_symbols)} [{_fmt(row.vs_symbols_low)}, {_fmt(row.vs_symbols_high)}] | "
                          f"{_fmt(row.vs_matched)} [{_fmt(row.vs_matched_low)}, {_fmt(row.vs_matched_high)}] | "
                          f"{_fmt(row.ngram_bits_per_symbol)} | {rank_text} |")
+        lines.append("")
+    sampled = table[table["sampled_training"].astype(bool) & (table["plain_arm"].fillna("") != "")] \
+        if "plain_arm" in table else table.iloc[:0]
+    if not sampled.empty:
+        lines += [f"{level}# Training with sampling, tested with the plain encoder", "",
+                  "Bits per symbol of the model trained on sampled segmentations minus the one trained on "
+                  "the plain encoder's, both tested with the plain encoder (below 0: sampling helped; "
+                  "95 % paired bootstrap over units).", "",
+                  "| dataset | trained with | plain arm | bits/symbol | plain | difference [95 %] |",
+                  "|---|---|---|---|---|---|"]
+        bits = table.set_index(["dataset", "arm"])["bits_per_symbol"]
+        for row in sampled.itertuples():
+            lines.append(f"| {row.dataset} | {row.arm} | {row.plain_arm} | {_fmt(row.bits_per_symbol)} | "
+                         f"{_fmt(bits[row.dataset, row.plain_arm])} | {_fmt(row.vs_plain)} "
+                         f"[{_fmt(row.vs_plain_low)}, {_fmt(row.vs_plain_high)}] |")
         lines.append("")
     if not corr.empty:
         lines += [f"{level}# Do length and n-gram bits go with transformer bits? (correlation, per kind)", "",

@@ -135,9 +135,17 @@ def segmentation_key(tokens: Sequence[int], piece_lengths: np.ndarray) -> int:
     >>> segmentation_key([2, 0], lengths) == segmentation_key([0, 2], lengths)
     False
     """
-    runs = np.asarray(piece_lengths, dtype="<i8")[np.asarray(tokens, dtype=np.int64)]
-    digest = hashlib.blake2b(runs.tobytes(), digest_size=_SEGMENTATION_DIGEST_BYTES).digest()
-    return int.from_bytes(digest, "little")
+    return runs_key(np.asarray(piece_lengths, dtype="<i8")[np.asarray(tokens, dtype=np.int64)])
+
+
+def runs_key(runs: Sequence[int] | np.ndarray) -> int:
+    """`segmentation_key` of the symbols each token covers, given those runs directly.
+
+    >>> runs_key([2, 1]) == segmentation_key([2, 0], np.array([1, 1, 2]))
+    True
+    """
+    data = np.asarray(runs, dtype="<i8").tobytes()
+    return int.from_bytes(hashlib.blake2b(data, digest_size=_SEGMENTATION_DIGEST_BYTES).digest(), "little")
 
 
 def differ_share(keys_a: Sequence[int], keys_b: Sequence[int]) -> float:

@@ -15,11 +15,13 @@ empty strings rather than an error.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import math
 import os
 import platform
 import subprocess
+import sys
 import tomllib
 from collections.abc import Iterable
 from pathlib import Path
@@ -174,3 +176,106 @@ def known_stale(results_root: Path) -> dict[str, str]:
     with path.open("rb") as handle:
         table = tomllib.load(handle)
     return {name: entry["reason"] for name, entry in table.get("stale", {}).items()}
+
+
+# -- the config and the code a result was computed with (issue 34, point 7) -----------------
+
+#: Packages whose modules compute results: their source files are hashed into ``run.json``.
+COMPUTING_PACKAGES = ("ubpe", "ubpe_native", "experiments")
+#: Modules of those packages that only drive, render or record (the command line, the report's
+#: Markdown and plots, this module, the freshness check): never part of the code hash.
+NOT_COMPUTING = ("ubpe.cli", "ubpe.lab.report", "ubpe.lab.answers", "ubpe.lab.formatting",
+                 "ubpe.lab.plots", "ubpe.lab.extras_report", "ubpe.lab.example",
+                 "ubpe.lab.provenance", "ubpe.view", "experiments.__main__", "experiments.freshness",
+                 "experiments.findings")
+#: Sources of a compiled kernel: its Cython module and declarations beside it.
+KERNEL_SUFFIXES = (".pyx", ".pxd")
+
+
+def config_sha256(config_dict: dict[str, Any]) -> str:
+    """SHA-256 of a resolved config (`ExperimentConfig.as_dict`), keys sorted.
+
+    >>> config_sha256({"b": 1, "a": [2]}) == config_sha256({"a": [2], "b": 1})
+    True
+    """
+    text = json.dumps(config_dict, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def computing(name: str) -> bool:
+    """Whether module ``name`` is one whose source the code hash covers.
+
+    >>> computing("ubpe.lab.ngram"), computing("ubpe.lab.report"), computing("numpy")
+    (True, False, False)
+    """
+    top = name.split(".")[0]
+    return top in COMPUTING_PACKAGES and not any(name == m or name.startswith(m + ".") for m in NOT_COMPUTING)
+
+
+def module_sources(name: str, module: Any) -> dict[str, Path]:
+    """The source files of one loaded module, by their path in the repository
+    (``ubpe/lab/ngram.py``): a Python module's file; a compiled kernel's ``.pyx`` / ``.pxd``
+    (found beside it or in the package's folders). Empty when no source is on disk."""
+    file = getattr(module, "__file__", None)
+    if not file:
+        return {}
+    path = Path(file)
+    parts = name.split(".")
+    if path.suffix == ".py":
+        relative = "/".join(parts) + ("/__init__.py" if path.name == "__init__.py" else ".py")
+        return {relative: path}
+    found = {}
+    package = sys.modules.get(".".join(parts[:-1]))
+    folders = [path.parent, *(Path(p) for p in getattr(package, "__path__", []))]
+    for suffix in KERNEL_SUFFIXES:
+        for folder in folders:
+            source = folder / f"{parts[-1]}{suffix}"
+            if source.is_file():
+                found["/".join(parts) + suffix] = source
+                break
+    return found
+
+
+def code_record(names: Iterable[str] = ()) -> dict[str, Any]:
+    """``run.json``'s ``code``: SHA-256 of every source file of the computing modules that ran
+    (`computing`: ubpe's, its kernels' and the repository's experiments' modules loaded in this
+    process, plus ``names`` that workers reported), by repository path, and one hash of them all.
+
+    The set is what ran, not the whole package: a change to a format reader the run never
+    loaded does not make its result stale; a change to the Kneser-Ney code it ran does.
+    """
+    files: dict[str, str] = {}
+    for name in sorted(set(sys.modules) | set(names)):
+        if not computing(name):
+            continue
+        module = sys.modules.get(name)
+        if module is None:  # loaded in a worker only: its source is found by importing it here
+            try:
+                module = importlib.import_module(name)
+            except ImportError:
+                continue
+        for relative, path in module_sources(name, module).items():
+            files[relative] = file_digest(path)
+    overall = hashlib.sha256("".join(f"{k}\0{v}\n" for k, v in sorted(files.items())).encode()).hexdigest()
+    return {"sha256": overall, "files": dict(sorted(files.items())),
+            "rule": "source files of the computing modules that ran (ubpe.lab.provenance.code_record)"}
+
+
+def side_record(settings: dict[str, Any], names: Iterable[str] = ()) -> dict[str, Any]:
+    """``run.json``'s ``config``, ``config_sha256`` and ``code`` for an experiment that has no
+    config file (``python -m experiments midi``, ``variance``, ...): its settings (the command
+    line's values and the module constants it ran with) and the computing modules loaded in this
+    process plus ``names`` (`code_record`). `experiments.freshness.check_provenance` then checks
+    the code; the settings are the code's own constants, so the code hash covers them too.
+
+    >>> record = side_record({"merges": [64]}, ["ubpe.lab.ngram"])
+    >>> record["config"], "ubpe/lab/ngram.py" in record["code"]["files"]
+    ({'merges': [64]}, True)
+    """
+    config = json.loads(json.dumps(settings, default=str))
+    return {"config": config, "config_sha256": config_sha256(config), "code": code_record(names)}
+
+
+def file_digest(path: Path) -> str:
+    """SHA-256 of a source file's bytes."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()

@@ -18,10 +18,10 @@ import pandas as pd
 
 from ubpe.lab import plots, validity
 from ubpe.lab import stats as S
-from ubpe.lab.answers import _answers, _summary
+from ubpe.lab.answers import _answers, _decisions, _summary
 from ubpe.lab.extras_report import _read, beam_section, downstream_section
 from ubpe.lab.lm_tables import report_section as transformer_section
-from ubpe.lab.formatting import KIND_ORDER, _estimable, _kind_key, _num, _size_key, _table
+from ubpe.lab.formatting import KIND_ORDER, cap_lines, _estimable, _kind_key, _num, _size_key, _table
 from ubpe.lab.outputs import TABLES, IncompleteResultsError, check_complete
 
 __all__ = ["KIND_ORDER", "read_results", "render_report"]
@@ -35,6 +35,9 @@ def read_results(folder: Path) -> dict[str, Any]:
     folder = Path(folder)
     run = check_complete(folder)
     tables = {name: _read_table(folder / f"{name}.csv") for name in TABLES}
+    for name in ("decisions", "meta"):  # results before issue 34 have neither
+        path = folder / f"{name}.csv"
+        tables[name] = _read_table(path) if path.exists() else pd.DataFrame()
     tables["run"] = run
     return tables
 
@@ -76,7 +79,9 @@ def _settings(run: dict[str, Any], n_tests: int) -> list[str]:
            "first). Fitting to the size, rather than trimming a larger universal vocabulary: "
            "trimming goes by weight, the idf of the pair at merge time, so it would drop the "
            "most frequent tokens first and handicap the universal variant for a reason that "
-           "is not the variant; and one fit per setting is needed instead of a search"]
+           "is not the variant; and one fit per setting is needed instead of a search. This "
+           "holds for the fitted vocabularies only: a vocabulary from a file keeps its own size, "
+           "and its comparisons say so (`own size`)"]
           if cfg.get("equal_size") else []),
         f"- n_candidates: {', '.join(map(str, cfg['n_candidates']))} (1: standard BPE training, "
         f"one merge per round); top_n for n-best encoders: "
@@ -88,10 +93,12 @@ def _settings(run: dict[str, Any], n_tests: int) -> list[str]:
         f"- statistics: per independent unit (each dataset's unit is in the Data table; a "
         f"unit's documents are summed), the effect is the per-unit log ratio ln(A_u / B_u) of "
         f"held-out token counts; Wilcoxon signed-rank tests (two-sided, zero differences "
-        f"dropped) with Holm's correction over all {n_tests} tests of this report, "
-        f"family-wise level {stats['alpha']}; Hodges-Lehmann estimates with intervals from "
-        f"inverting the same test at the Holm-consistent level alpha x p / p_Holm (an interval "
-        f"excludes 0 exactly when the verdict is significant). Comparisons with fewer than "
+        f"dropped). The *primary* questions (declared in the config before the run) are one "
+        f"family: Holm's correction over their {n_tests} tests, family-wise level "
+        f"{stats['alpha']}, Hodges-Lehmann estimates with intervals from inverting the same test "
+        f"at the Holm-consistent level alpha x p / p_Holm (an interval excludes 0 exactly when "
+        f"the verdict is significant); every other question is *exploratory*: its p unadjusted, "
+        f"its interval at {stats['alpha']}, labelled so. Comparisons with fewer than "
         f"{S.MIN_UNITS} units are not tested (the exact two-sided test cannot reach p < 0.05); "
         f"comparisons of the fewest-tokens encoder with another encoder on the same vocabulary "
         f"hold by construction and are labelled, not tested. Holm compares the k-th smallest "
@@ -101,6 +108,7 @@ def _settings(run: dict[str, Any], n_tests: int) -> list[str]:
         f"at the last step {_units_to_reach(stats['alpha'], 1)} units can: how many units a "
         f"comparison needs depends on how many other tests are significant",
     ]
+    lines += _caps(run)
     for ds in cfg["datasets"]:
         extra = {k: v for k, v in ds.items()
                  if v not in (None, {}, (), "") and k not in ("name", "load_options")}
@@ -139,6 +147,19 @@ def _settings(run: dict[str, Any], n_tests: int) -> list[str]:
         lines += ["Cells that could not be computed (the encoder does not apply to that "
                   "vocabulary):", "", _table(grouped[["encoder", "cells", "datasets", "error"]]), ""]
     return lines
+
+
+def _caps(run: dict[str, Any]) -> list[str]:
+    """The symbol caps and what they left out (``run.json``'s ``caps``; older runs have none)."""
+    caps = run.get("caps")
+    if not caps:
+        return []
+
+    cut = cap_lines(caps)
+    caps_set = sorted({f"{c['split']} {c['max_symbols']:,}" for c in caps if c["max_symbols"] is not None})
+    return [f"- symbol caps per split (`max_symbols` / `heldout_max_symbols`; default 300,000 "
+            f"train / 75,000 held-out, `inf` lifts them): {', '.join(caps_set) or 'none'}; "
+            + ("what they left out: " + "; ".join(cut) if cut else "no split was cut")]
 
 
 def _units_to_reach(alpha: float, n_tests: int) -> int:
@@ -393,7 +414,9 @@ def render_report(folder: Path) -> Path:
     tables = read_results(folder)
     run, comparisons = tables["run"], tables["comparisons"]
     header = [f"# Experiment `{run['experiment']}`", "", run["description"], "", *stale_banner(folder)]
-    n_tests = int(comparisons["p_value"].notna().sum()) if not comparisons.empty else 0
+    primary = (comparisons["family"] == "primary" if "family" in comparisons.columns
+               else pd.Series(True, index=comparisons.index)) if not comparisons.empty else None
+    n_tests = int((comparisons["p_value"].notna() & primary).sum()) if not comparisons.empty else 0
     lines = [*header, *_settings(run, n_tests), *_data(tables["datasets"]),
              *_environment(run, tables["metrics"])]
     saturated = validity.saturated_sizes(tables["metrics"])
@@ -401,6 +424,7 @@ def render_report(folder: Path) -> Path:
         lines += ["## Results", "", "No cell could be computed: see the settings above.", ""]
     else:
         lines += [*_summary(_without_copies(comparisons, saturated), run), *_saturated(saturated),
+                  *_decisions(tables["decisions"], tables["meta"]),
                   *_tables(tables["metrics"]),
                   *_answers(comparisons, tables["documents"], run),
                   *downstream_section(folder, run), *transformer_section(folder, run),

@@ -36,7 +36,8 @@ from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any, Protocol
 
-from ubpe.lab import provenance, require
+from ubpe.lab import provenance
+from ubpe.lab.extras import require
 
 # pandas, SciPy, matplotlib (the engine's modules import them at their top): a missing one is
 # an error naming the `lab` extra, not an ImportError from deep inside
@@ -44,7 +45,8 @@ require()
 
 from ubpe.lab.cache import CACHE_DIR, cell_path, file_sha256, json_default, model_path, read_meta, read_raw
 from ubpe.lab.config import NATIVE, REGEX_PRESETS, ConfigError, ExperimentConfig
-from ubpe.lab.grid import LoadedDataset, plan, takes_seed
+from ubpe.lab.formatting import cap_lines
+from ubpe.lab.grid import SIZE_LEADER, LoadedDataset, plan, takes_seed
 from ubpe.lab.outputs import TABLES, kill_point, outputs_record, staged_folder
 from ubpe.lab.tables import collect, numbers_only, write_csv
 from ubpe.lab.units import Unit, UnitResult, final_size, run_unit
@@ -161,11 +163,12 @@ def _collect(pool: Executor, units: list[Unit], bar) -> dict[str, UnitResult]:
     return results
 
 
-def _compute(config: ExperimentConfig, grid, cache_dir: Path, jobs: int, force: bool,
-             progress: bool, scheduler: str | None) -> tuple[dict[str, UnitResult], int, int]:
-    """Fit and encode what the grid still misses: (results by fit key, computed, cached)."""
-    from tqdm import tqdm
+def _compute(grid, cache_dir: Path, jobs: int, force: bool, bar,
+             scheduler: str | None) -> tuple[dict[str, UnitResult], int, int]:
+    """Fit and encode what the grid still misses: (results by fit key, computed, cached).
 
+    ``bar`` (the run's one progress bar over every cell) moves by the cached cells at once and
+    by each unit's cells as it ends."""
     units, cached_cells, queued = [], 0, set()
     for fit, cells, data in grid:
         # a vocabulary from a file has the same cells at every grid setting: computed once
@@ -179,12 +182,16 @@ def _compute(config: ExperimentConfig, grid, cache_dir: Path, jobs: int, force: 
         if pending or refit:
             units.append(Unit(fit, list(data.train.docs), list(data.heldout.docs), pending,
                               cache_dir, force))
-    total = sum(len(u.cells) for u in units)
-    with tqdm(total=total, desc=f"{config.name}: cells", unit="cell", disable=not progress,
-              file=sys.stderr) as bar:
-        results = _run_units(units, jobs, bar, scheduler)
+    bar.update(cached_cells)
+    results = _run_units(units, jobs, bar, scheduler)
     computed = sum(1 for u in units for c in u.cells if cell_path(cache_dir, c).exists())
     return results, computed, cached_cells
+
+
+def _stage(message: str, progress: bool) -> None:
+    """One line on stderr for a stage of the run after the grid (so no stage is silent)."""
+    if progress:
+        print(message, file=sys.stderr, flush=True)
 
 
 def run_experiment(config: ExperimentConfig, *, jobs: int | None = None, force: bool = False,
@@ -218,36 +225,59 @@ def run_experiment(config: ExperimentConfig, *, jobs: int | None = None, force: 
         if not config.vocabulary_path(vocabulary).is_file():
             raise ConfigError(f"vocabularies.{vocabulary.name}.path: no file at {vocabulary.path!r}")
     datasets, missing = _load_datasets(config, named)
+    caps = cap_records(datasets)
+    for line in cap_lines(caps):
+        print(line, file=sys.stderr)
+
+    from tqdm import tqdm
 
     grid = plan(config, datasets, available)
-    results, computed, cached_cells = _compute(config, grid, cache_dir, jobs, force, progress, scheduler)
-    if config.equal_size:
-        # the classic fits are done: fit the other variants to their final sizes
-        sizes = {fit.setting: final_size(cache_dir, fit) for fit, _, _ in grid}
-        done = {fit.key for fit, _, _ in grid}
-        grid = plan(config, datasets, available, final_sizes=sizes)
-        pending = [entry for entry in grid if entry[0].key not in done]
-        more, more_computed, more_cached = _compute(config, pending, cache_dir, jobs, force,
-                                                    progress, scheduler)
-        results.update(more)
-        computed, cached_cells = computed + more_computed, cached_cells + more_cached
+    # every cell of the run, the equal-size ones fitted second included: the bar's total is
+    # what run.json's cells_computed + cells_cached + failed cells add up to
+    total = sum(len(cells) for _, cells, _ in plan(config, datasets, available, final_sizes={}))
+    with tqdm(total=total, desc=f"{config.name}: cells", unit="cell", disable=not progress,
+              file=sys.stderr) as bar:
+        results, computed, cached_cells = _compute(grid, cache_dir, jobs, force, bar, scheduler)
+        if config.equal_size:
+            # the size leader's fits are done: fit the other variants to their final sizes (the
+            # leader's only: a vocabulary from a file of the same setting has its own size)
+            sizes = {fit.setting: final_size(cache_dir, fit) for fit, _, _ in grid
+                     if fit.variant == SIZE_LEADER and fit.source_file is None}
+            done = {fit.key for fit, _, _ in grid}
+            grid = plan(config, datasets, available, final_sizes=sizes)
+            pending = [entry for entry in grid if entry[0].key not in done]
+            more, more_computed, more_cached = _compute(pending, cache_dir, jobs, force, bar, scheduler)
+            results.update(more)
+            computed, cached_cells = computed + more_computed, cached_cells + more_cached
 
     short = sum(1 for result in results.values() if result.short_fit)
     if short:  # one line for the run, not a warning per fit
         print(f"{short} of {len(results)} fits computed now ended with fewer ids than asked (the corpus "
               "held no more merges); their sizes are metrics.csv's vocab_size", file=sys.stderr)
+    _stage(f"{config.name}: tables and paired statistics of {total:,} cells", progress)
     tables = collect(config, grid, cache_dir, results)
+    from ubpe.lab.decisions import decide, meta_analysis
+
+    tables["decisions"] = decide(tables["documents"], tables["metrics"], config.reference(),
+                                 {v.name for v in config.vocabularies},
+                                 resamples=config.stats.resamples, seed=config.stats.seed)
+    tables["meta"] = meta_analysis(tables["decisions"])
     # written beside `out` and renamed into place when whole (`ubpe.lab.outputs`): a run
     # killed here leaves the previous results as they were
     with staged_folder(out) as stage:
-        for name in TABLES:
+        for name in (*TABLES, "decisions", "meta"):
             write_csv(tables[name], stage / f"{name}.csv")
             kill_point(f"{name}.csv")
-        extra_seconds = _extras(config, grid, cache_dir, jobs, stage)
+        extra_seconds = _extras(config, grid, cache_dir, jobs, stage, progress)
         info = run_info(config, available, tables["failures"], missing, jobs=jobs,
                         seconds=time.perf_counter() - started, computed=computed,
                         cached=cached_cells, force=force, dask=scheduler is not None)
         info["run"]["analysis_seconds"] = extra_seconds
+        info["run"]["cells_total"] = total
+        info["run"]["cells_failed"] = len(tables["failures"])
+        info["caps"] = caps
+        info["config_sha256"] = provenance.config_sha256(info["config"])
+        info["code"] = code_record(results)
         info["data"] = data_records(datasets)
         info["git"] = code
         info["commands"] = commands or {"run": f"ubpe experiment {config.source or config.name}",
@@ -257,6 +287,7 @@ def run_experiment(config: ExperimentConfig, *, jobs: int | None = None, force: 
     if render:
         from ubpe.lab.report import render_report
 
+        _stage(f"{config.name}: report and plots", progress)
         render_report(out)
     allowed = {str(e) for e in config.allow_failures}
     fatal = [f for f in tables["failures"] if f["encoder"] not in allowed]
@@ -265,7 +296,8 @@ def run_experiment(config: ExperimentConfig, *, jobs: int | None = None, force: 
     return out
 
 
-def _extras(config: ExperimentConfig, grid, cache_dir: Path, jobs: int, out: Path) -> dict[str, float]:
+def _extras(config: ExperimentConfig, grid, cache_dir: Path, jobs: int, out: Path,
+            progress: bool = False) -> dict[str, float]:
     """The analyses after the grid that the config asks for - the language-model proxy
     (``[downstream]``, `ubpe.lab.downstream`), the transformer study (``[transformer]``,
     `ubpe.lab.lm`) and the beam study (``[beam]``, `ubpe.lab.beam`) - written beside the
@@ -277,7 +309,8 @@ def _extras(config: ExperimentConfig, grid, cache_dir: Path, jobs: int, out: Pat
 
         started = time.perf_counter()
         units = {fit.dataset: units_of(data.heldout) for fit, _, data in grid}
-        for name, table in run_downstream(config, grid, cache_dir, jobs, units).items():
+        _stage(f"{config.name}: [downstream] n-gram models of each tokenisation", progress)
+        for name, table in run_downstream(config, grid, cache_dir, jobs, units, progress=progress).items():
             write_csv(table, out / f"{name}.csv")
         seconds["downstream"] = round(time.perf_counter() - started, 1)
     if config.transformer is not None:
@@ -292,12 +325,40 @@ def _extras(config: ExperimentConfig, grid, cache_dir: Path, jobs: int, out: Pat
         from ubpe.lab.beam import run_beam
 
         started = time.perf_counter()
-        found = run_beam(config, grid, cache_dir, jobs)
+        _stage(f"{config.name}: [beam] widths against the exact optimum", progress)
+        found = run_beam(config, grid, cache_dir, jobs, progress=progress)
         write_csv(found["beam"], out / "beam.csv")
         write_csv(found["beam_summary"], out / "beam_summary.csv")
         (out / "tfidf_objective.json").write_text(json.dumps(found["objective"], indent=2) + "\n")
         seconds["beam"] = round(time.perf_counter() - started, 1)
     return seconds
+
+
+def code_record(results: dict[str, UnitResult]) -> dict[str, Any]:
+    """``run.json``'s ``code`` (`ubpe.lab.provenance.code_record`): the computing modules loaded
+    here, those the workers reported, and the fitted variants' classes (a fully cached run fits
+    nothing, but its cells were computed by them)."""
+    import ubpe
+    from ubpe.lab.grid import VARIANT_CLASSES
+
+    for name in VARIANT_CLASSES.values():
+        getattr(ubpe, name)
+    return provenance.code_record(set().union(*(r.modules for r in results.values())))
+
+
+def cap_records(datasets: list[LoadedDataset]) -> list[dict[str, Any]]:
+    """``run.json``'s ``caps``: per dataset split its symbol cap (None: none), what it kept and
+    what it left out (`ubpe.lab.datasets.split`: documents, symbols, units)."""
+    rows = []
+    for d in datasets:
+        for split in (d.train, d.heldout):
+            dropped = split.settings.get("cap_dropped") or {}
+            rows.append({"dataset": d.config.name, "split": split.split, "unit": split.unit,
+                         "max_symbols": split.settings.get("max_symbols"),
+                         "kept_documents": split.n_docs, "kept_units": split.n_units,
+                         "kept_symbols": split.n_symbols,
+                         **{f"dropped_{k}": int(dropped.get(k, 0)) for k in ("documents", "units", "symbols")}})
+    return rows
 
 
 def data_records(datasets: list[LoadedDataset]) -> list[dict[str, Any]]:

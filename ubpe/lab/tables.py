@@ -165,6 +165,18 @@ def by_construction(a: str, b: str) -> str | None:
     return "a" if encoder_a == "fewest" else "b" if encoder_b == "fewest" else None
 
 
+#: ``comparisons.csv``'s ``sizes``: equal vocabulary sizes, a vocabulary from a file at its
+#: own size (never part of an equal-size claim), or fitted ones that ended unequal
+SIZES_EQUAL, SIZES_FILE, SIZES_UNEQUAL = "equal", "own size (file vocabulary)", "unequal"
+
+
+def size_basis(comparison, files: set[str], size_a: int, size_b: int) -> str:
+    """How the two sides' vocabulary sizes relate (`SIZES_EQUAL`, `SIZES_FILE`, `SIZES_UNEQUAL`)."""
+    if comparison.a.variant in files or comparison.b.variant in files:
+        return SIZES_FILE
+    return SIZES_EQUAL if size_a == size_b else SIZES_UNEQUAL
+
+
 VERDICT_SHORTER, VERDICT_LONGER = "a shorter", "a longer"
 VERDICT_NS = "no significant difference"
 VERDICT_FEW_UNITS = "too few units to test"
@@ -183,6 +195,7 @@ def compare(config: ExperimentConfig, grid, raw, by_label, units: dict[str, list
     is computed at the level that makes it agree with the Holm-adjusted verdict.
     """
     rows, differences = [], []
+    files = {v.name for v in config.vocabularies}
     settings = list(dict.fromkeys((fit.dataset, fit.kind, str(fit.size), fit.n_candidates)
                                   for fit, _, _ in grid))
     for index, comparison in enumerate(config.comparisons):
@@ -206,6 +219,8 @@ def compare(config: ExperimentConfig, grid, raw, by_label, units: dict[str, list
                 "dataset": dataset, "kind": kind, "size": size, "n_candidates": n_candidates,
                 "vocab_size_a": int(raw[cells_a[0].key]["vocab_size"]),
                 "vocab_size_b": int(raw[cells_b[0].key]["vocab_size"]),
+                "sizes": size_basis(comparison, files, int(raw[cells_a[0].key]["vocab_size"]),
+                                    int(raw[cells_b[0].key]["vocab_size"])),
                 "seeds_a": len(cells_a), "seeds_b": len(cells_b),
                 "n_docs": int(a.size),
                 "mean_a": float(a.mean()) if a.size else math.nan,
@@ -213,21 +228,35 @@ def compare(config: ExperimentConfig, grid, raw, by_label, units: dict[str, list
                 "docs_a_shorter": float(np.mean(a < b)) if a.size else math.nan,
                 "docs_a_longer": float(np.mean(a > b)) if a.size else math.nan,
                 **result,
+                "family": PRIMARY if comparison.primary else EXPLORATORY,
                 "by_construction": construction or "",
                 "share_segmentation_differs": M.differ_share(seg_a, seg_b),
             })
     return with_verdicts(pd.DataFrame(rows), differences, config.stats.alpha)
 
 
+#: ``comparisons.csv``'s ``family``: the pre-declared primary contrasts (one Holm family) and
+#: everything else (each row at its own level, labelled exploratory)
+PRIMARY, EXPLORATORY = "primary", "exploratory"
+
+
 def with_verdicts(table: pd.DataFrame, differences: list[np.ndarray], alpha: float,
                   words: tuple[str, str] = (VERDICT_SHORTER, VERDICT_LONGER)) -> pd.DataFrame:
-    """Holm-adjusted p-values over the table's tested rows, each interval at the level that
-    agrees with its verdict, and the verdicts (``words``: a below / above b)."""
+    """Holm-adjusted p-values over the table's tested *primary* rows (column ``family``; a
+    table without one is one primary family), each interval at the level that agrees with its
+    verdict, and the verdicts (``words``: a below / above b). An exploratory row keeps its own
+    p (``p_holm`` is that p, unadjusted), its interval is at ``alpha``, and its verdict says
+    it is exploratory."""
     if table.empty:
         return table
-    table["p_holm"] = S.holm(table["p_value"].to_numpy())
+    if "family" not in table.columns:
+        table["family"] = PRIMARY
+    primary = (table["family"] == PRIMARY).to_numpy()
+    p = table["p_value"].to_numpy(dtype=np.float64)
+    table["p_holm"] = np.where(primary, S.holm(np.where(primary, p, np.nan)), p)
     lows, highs, levels, verdicts = [], [], [], []
     for row, d in zip(table.itertuples(index=False), differences):
+        suffix = "" if row.family == PRIMARY else " (exploratory)"
         if row.by_construction:
             lows.append(math.nan), highs.append(math.nan), levels.append(math.nan)
             violated = row.docs_a_longer if row.by_construction == "a" else row.docs_a_shorter
@@ -243,8 +272,7 @@ def with_verdicts(table: pd.DataFrame, differences: list[np.ndarray], alpha: flo
         lows.append(low), highs.append(high), levels.append(level)
         significant, excludes_zero = row.p_holm < alpha, not low <= 0 <= high
         verdicts.append(VERDICT_DISAGREE if significant != excludes_zero
-                        else VERDICT_NS if not significant
-                        else words[0] if high < 0 else words[1])
+                        else (VERDICT_NS if not significant else words[0] if high < 0 else words[1]) + suffix)
     table["ci_level"] = levels
     table["ci_low"], table["ci_high"] = lows, highs
     table["verdict"] = verdicts

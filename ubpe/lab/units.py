@@ -10,9 +10,11 @@ bug: it is raised again as `CellCrashed`, naming the cell, and stops the run.
 from __future__ import annotations
 
 import json
+import sys
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,6 +51,8 @@ class UnitResult:
     fit_seconds: float | None = None
     errors: dict[str, str] = field(default_factory=dict)  # cell key (or "fit") -> message
     short_fit: bool = False  # the fit ended with fewer ids than asked (its size is vocab_size)
+    #: the computing modules loaded in the worker (`ubpe.lab.provenance.code_record`)
+    modules: list[str] = field(default_factory=list)
 
 
 def loaded_tokenizer(unit: Unit, result: UnitResult):
@@ -161,12 +165,43 @@ def encode_cell(tok, docs: Sequence[Any], cell: CellSpec) -> dict[str, np.ndarra
     }
 
 
-def token_lengths(tok) -> np.ndarray:
-    """Every id's length in the model's symbols: bytes as a byte-level model decodes it, else
-    the symbols of its piece."""
-    if tok.symbol_unit != "byte":
-        return piece_lengths(tok.vocabulary)
-    return np.array([len(tok.decode_bytes([i])) for i in range(tok.n_vocab)], dtype=np.int64)
+def id_bytes(tok) -> list[bytes]:
+    """What every id of a vocabulary from a file stands for alone, in UTF-8 bytes (the
+    contract's ``decode_bytes``: a sentencepiece ``▁`` is a space, a byte token its byte, a
+    control or special id nothing); indexed by id, over all ``n_vocab`` ids (specials too)."""
+    return [bytes(tok.decode_bytes([i])) for i in range(tok.n_vocab)]
+
+
+def char_runs(seq: Sequence[int], doc: str, pieces: list[bytes]) -> np.ndarray:
+    """The characters of ``doc`` each token covers (the runs `M.segmentation_key` hashes, so a
+    file vocabulary's segmentation compares with a fitted one's).
+
+    Token ends are byte offsets into the concatenated pieces; a leading space the document does
+    not have (sentencepiece's dummy prefix) is taken off first, and a token left empty by that
+    has no run. An end inside a character (a byte-level token that splits one) is run -1,
+    which no character segmentation has, and counts that character as ended there (the token
+    that ends it covers no new one).
+
+    >>> char_runs([0, 1], "the cat", [b" the", b" cat"]).tolist()    # dummy prefix
+    [3, 4]
+    >>> char_runs([0, 1, 2], "é!", [b"\\xc3", b"\\xa9", b"!"]).tolist()   # 'é' split in bytes
+    [-1, 0, 1]
+    """
+    if not len(seq):
+        return np.zeros(0, dtype=np.int64)
+    spelt = b"".join(pieces[t] for t in seq)
+    data = doc.encode("utf-8")
+    extra = len(spelt) - len(data)
+    shift = extra if 0 < extra and spelt[:extra].isspace() and spelt[extra:] == data else 0
+    ends = np.cumsum([len(pieces[t]) for t in seq]) - shift
+    ends = np.unique(ends[ends > 0])
+    codes = np.frombuffer(data, dtype=np.uint8)
+    starts = np.append(np.flatnonzero((codes & 0xC0) != 0x80), len(data))  # char starts in bytes
+    index = np.minimum(np.searchsorted(starts, ends), len(starts) - 1)
+    aligned = starts[index] == ends
+    runs = np.diff(np.concatenate([[0], index])).astype(np.int64)
+    runs[~aligned] = -1
+    return runs
 
 
 def decodes_to(tok, ids: Sequence[int], doc: str) -> bool:
@@ -179,19 +214,25 @@ def decodes_to(tok, ids: Sequence[int], doc: str) -> bool:
 def encode_loaded(tok, docs: Sequence[str], encoder: str, options: dict[str, Any]) -> dict[str, np.ndarray]:
     """`encode_cell` for a vocabulary from a file: ``native`` is the model's own encoding, any
     other name a ubpe encoder on its vocabulary. Lossless means decoding to the document;
-    segmentations are compared by their boundaries in the model's symbols (`token_lengths`)."""
+    segmentations are compared by the characters each token covers (`char_runs`; ubpe's own
+    model files by their pieces' symbols)."""
     started = time.perf_counter()
     name = None if encoder == NATIVE else encoder  # None: the family's own
     tokens = [list(tok.encode_with(doc, name, **options)[0][0]) for doc in docs]
     seconds = time.perf_counter() - started
-    lengths = token_lengths(tok)
+    if getattr(tok, "symbol_unit", "symbol") != "symbol":  # bytes or characters: an imported model
+        pieces = id_bytes(tok)
+        keys = [M.runs_key(char_runs(seq, doc, pieces)) for seq, doc in zip(tokens, docs)]
+    else:  # ubpe's own model file: ids are its vocabulary's
+        lengths = piece_lengths(tok.vocabulary)
+        keys = [M.segmentation_key(seq, lengths) for seq in tokens]
     n_symbols = np.array([len(doc) for doc in docs], dtype=np.int64)
     flat = np.fromiter((t for seq in tokens for t in seq), dtype=np.int64)
     return {
         "n_symbols": n_symbols,
         "n_tokens": np.array([len(seq) for seq in tokens], dtype=np.int64),
         "n_covered": np.where([decodes_to(tok, seq, doc) for seq, doc in zip(tokens, docs)], n_symbols, 0),
-        "segmentation": np.array([M.segmentation_key(seq, lengths) for seq in tokens], dtype=np.uint64),
+        "segmentation": np.array(keys, dtype=np.uint64),
         "scores": np.full((len(docs), 1), np.nan),
         "token_counts": np.bincount(flat, minlength=tok.n_vocab).astype(np.int64),
         "vocab_size": np.array(tok.n_vocab),
@@ -229,4 +270,27 @@ def run_unit(unit: Unit) -> UnitResult:
         except Exception as exc:
             raise CellCrashed(f"cell {cell.name()} crashed: {type(exc).__name__}: {exc}") from exc
         save_raw(path, raw)
+    from ubpe.lab.provenance import computing
+
+    result.modules = sorted(name for name in sys.modules if computing(name))
     return result
+
+
+def map_with_progress(function: Callable[[Any], Any], todo: list[Any], jobs: int, *,
+                      progress: bool, desc: str) -> list[Any]:
+    """``[function(t) for t in todo]`` in a process pool when ``jobs > 1``, in order, with a
+    progress bar of ``desc`` on stderr (the analyses after the grid: none of them is silent)."""
+    from tqdm import tqdm
+
+    results = []
+    with tqdm(total=len(todo), desc=desc, unit="task", disable=not progress, file=sys.stderr) as bar:
+        if jobs > 1 and len(todo) > 1:
+            with ProcessPoolExecutor(max_workers=jobs) as pool:
+                for result in pool.map(function, todo):
+                    results.append(result)
+                    bar.update()
+        else:
+            for item in todo:
+                results.append(function(item))
+                bar.update()
+    return results

@@ -52,10 +52,12 @@ from .chunks import CUTTABLE_PATTERNS, FlatIds, cuttable_unless, docs_matching, 
 from .imported import batch_workers
 from ..threads import threads_argument
 from ..text.scanner import pretokenize
-from ..text.specials import SpecialTokens, special_regex
+from ..text.specials import SpecialTokens, special_regex, tiktoken_allowed
 from .._hooks import file_formats
 from .base import Tokenizer
 from .bytelevel_trainer import N_BYTES, arrays_vocabulary, fit_bytelevel, ranks_vocabulary
+
+_NONE_ALLOWED: frozenset[str] = frozenset()  # encode's default allowed_special
 
 
 class ByteLevelBPE(Tokenizer):
@@ -78,6 +80,9 @@ class ByteLevelBPE(Tokenizer):
     default_encoder = "ranked"
     symbol_unit = "byte"
     symbol_type = str
+    #: the kernel's str -> ids call, for calls where no special token is allowed or refused
+    #: (see _plain_text_encoder; None: not built yet, False: none)
+    _plain: Any = None
 
     def __init__(self) -> None:
         self.vocabulary: Vocabulary | None = None
@@ -174,7 +179,7 @@ class ByteLevelBPE(Tokenizer):
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled (and deep-copied) without the compiled merge table, rebuilt on load."""
-        return {**super().__getstate__(), "_encoder": None}
+        return {**super().__getstate__(), "_encoder": None, "_plain": None}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -200,6 +205,7 @@ class ByteLevelBPE(Tokenizer):
         self._encoder = RankedEncoder(vocabulary, priority="rank")
         self._identity_ids = bool(np.array_equal(self.token_ids, np.arange(len(vocabulary))))
         self._decoding = None  # made on first use: encoding needs neither map
+        self._plain = None
 
     def _decoding_maps(self) -> tuple[dict[int, bytes], dict[bytes, int]]:
         """rank -> bytes (special tokens as their UTF-8 text) for decoding, and bytes ->
@@ -261,6 +267,8 @@ class ByteLevelBPE(Tokenizer):
         self,
         text: str,
         *,
+        add_special: bool = False,
+        parse_special: bool = False,
         allowed_special: Literal["all"] | AbstractSet[str] = frozenset(),
         disallowed_special: Literal["all"] | Collection[str] = "all",
     ) -> list[int]:
@@ -269,9 +277,25 @@ class ByteLevelBPE(Tokenizer):
         Special tokens in ``allowed_special`` become their ids; by default (``"all"``) any
         other special token in the text raises :class:`DisallowedSpecialTokenError`; those
         in neither set are encoded as plain text. Among allowed specials that start at the
-        same place the longest wins.
+        same place the longest wins. In the one vocabulary (:mod:`ubpe.text.specials`)
+        ``parse_special=True`` is ``allowed_special="all"``; ``add_special`` adds nothing
+        (tiktoken frames no text).
         """
+        plain = self._plain
+        if plain is None:
+            plain = self._plain = self._plain_text_encoder()
+        if (plain and type(text) is str and not parse_special and allowed_special == _NONE_ALLOWED
+                and (disallowed_special == () or (disallowed_special == "all" and not self._specials.ids))):
+            # no special token to allow or refuse: one kernel call (a short text's cost is the call's)
+            try:
+                ids = plain(text)
+            except ValueError:  # the general path below raises it as ours
+                ids = None
+            if ids is not None:
+                return ids
         self._check_text(text)
+        if parse_special:  # (no call on the common path)
+            allowed_special = tiktoken_allowed(parse_special, allowed_special)
         allowed = self._specials.allowed(allowed_special)
         self._specials.check(text, self._specials.disallowed(allowed, disallowed_special))
         try:
@@ -285,6 +309,8 @@ class ByteLevelBPE(Tokenizer):
         *,
         threads: int | None = None,
         num_threads: int | None = None,
+        add_special: bool = False,
+        parse_special: bool = False,
         allowed_special: Literal["all"] | AbstractSet[str] = frozenset(),
         disallowed_special: Literal["all"] | Collection[str] = "all",
     ) -> list[list[int]]:
@@ -298,14 +324,16 @@ class ByteLevelBPE(Tokenizer):
         >>> tok.encode_batch(["ab ab", "", "b"]) == [tok.encode(t) for t in ["ab ab", "", "b"]]
         True
         """
-        return id_lists(*self._flat_batch(text, threads, num_threads=num_threads, allowed_special=allowed_special,
-                                          disallowed_special=disallowed_special))
+        return id_lists(*self._flat_batch(text, threads, num_threads=num_threads, parse_special=parse_special,
+                                          allowed_special=allowed_special, disallowed_special=disallowed_special))
 
     def _flat_batch(self, text: Iterable[str], threads: int | None, *, num_threads: int | None = None,
+                    add_special: bool = False, parse_special: bool = False,
                     allowed_special: Literal["all"] | AbstractSet[str] = frozenset(),
                     disallowed_special: Literal["all"] | Collection[str] = "all") -> FlatIds:
         """:meth:`encode_batch`'s ids as flat arrays (``encode_batch_to_numpy``'s)."""
         encoder = self._check_fitted()
+        allowed_special = tiktoken_allowed(parse_special, allowed_special)
         allowed = self._specials.allowed(allowed_special)
         watched = allowed | self._specials.disallowed(allowed, disallowed_special)
         specials = special_regex(frozenset(watched)) if watched else None
@@ -350,6 +378,14 @@ class ByteLevelBPE(Tokenizer):
             else:
                 ids.extend(self._ids(self._encode_chunk(piece)).tolist())
         return ids
+
+    def _plain_text_encoder(self) -> Any:
+        """The kernel's str -> ids call (``_ranked.TextEncoder``: special tokens as plain text)
+        of a fitted tokenizer whose pattern the scanner splits; False where there is none."""
+        native = native_pattern_id(self.pattern)
+        if self._encoder is None or native is None:
+            return False
+        return self._encoder.text_encoder(code_point_classes(), native, None if self._identity_ids else self.token_ids)
 
     def _check_text(self, text: Any) -> None:
         self._check_fitted()

@@ -19,17 +19,19 @@ import functools
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
+from typing import TYPE_CHECKING
 
 import numpy as np
 import regex
 
 from ..errors import InvalidParameterError, ModelFormatError, SymbolTypeError
-from ..fit import corpus_parts, fit_vocabulary
-from ..splitting import SplitBatch
 from ..vocabulary import ID_DTYPE, Vocabulary
 from ..text.patterns import resolve_pattern, without_surrogates
 from ..text.scanner import native_bounds, whole_matches
 from ..text.specials import MAX_RANK, special_regex
+
+if TYPE_CHECKING:  # (the fit and the splitter are imported by the fit: loading a file needs neither)
+    from ..splitting import SplitBatch
 
 N_BYTES = 256
 
@@ -45,6 +47,8 @@ def fit_bytelevel(
 ) -> tuple[Vocabulary, dict[str, int]]:
     """The vocabulary (``n_tokens`` ids, the 256 bytes included) and the special tokens'
     ids: after the mergeable tokens in the order given, unless a mapping fixes them."""
+    from ..fit import corpus_parts, fit_vocabulary  # (the fit's modules when fitting: loading needs none)
+
     if isinstance(n_tokens, bool) or not isinstance(n_tokens, int):
         raise InvalidParameterError(f"`n_tokens` must be an int, not {type(n_tokens).__name__}")
     if not N_BYTES <= n_tokens <= MAX_RANK:
@@ -98,6 +102,8 @@ def split_corpus(texts: list[str], pattern: str, cut_specials: regex.Pattern | N
     :mod:`~ubpe.text.scanner`), other patterns by the `regex` module (whole matches, as
     ``scanner.whole_matches`` finds them); all bytes are
     joined once at the end, which keeps many short texts cheap."""
+    from ..splitting import SplitBatch
+
     chunks: list[bytes] = []
     piece_lengths: list[int] = []
     pieces_per_doc = np.zeros(len(texts) + 1, dtype=np.int64)

@@ -120,9 +120,11 @@ class Gemma4BPE(CharModel):
         ranks = [rank_of.get(self.texts[i], len(rank_of)) for i in model_ids]
         return np.argsort(np.asarray(ranks, dtype=np.int64), kind="stable")
 
-    # the merge lines' columns and the merges they record, as ImportedBPE reads them
+    # the merge lines' columns and the merges they record, as ImportedBPE reads them (and its
+    # merge_lines, which the writers read)
     _merge_texts = ImportedBPE._merge_texts
     _recorded_merges = ImportedBPE._recorded_merges
+    merge_lines = ImportedBPE.merge_lines
 
     def describe(self) -> dict[str, Any]:
         info = super().describe()

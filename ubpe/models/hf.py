@@ -177,7 +177,7 @@ class HFPipelineMixin:
         """A segment's ids from one kernel call that splits it (the scanner, or the program of
         the pre-tokenizer's steps: ``_scanner``) and merges its words."""
         text = segment.text
-        return self._scan_encode(text.encode("utf-8"), (len(text),))[0].tolist() if text else []  # type: ignore[attr-defined]
+        return self._scan_ids(text) if text else []  # type: ignore[attr-defined]
 
     def decode(self, ids, errors: str = "replace", *, skip_special: bool = True) -> str:
         """HF's ``Tokenizer.decode(ids, skip_special_tokens=skip_special)``."""
@@ -314,6 +314,7 @@ class _ProgramBatch:
     points, no long documents cut."""
 
     _scan_encode = ImportedBPE._scan_encode
+    _scan_ids = ImportedBPE._scan_ids
 
     def _scan_flagged(self) -> None:
         return None  # the program splits every text as HF's steps do

@@ -27,6 +27,7 @@ from ..encoders.ambiguity import Ambiguity, DocumentLattice
 from ..encoders.rerank import document_frequencies
 from ..errors import InvalidParameterError, ModelFormatError, NotFittedError, SymbolTypeError, UnknownTokenError
 from ..pieces import Inventory, checked_ids
+from ..text.specials import special_options
 from ..threads import default_threads
 from ..vocabulary import ID_DTYPE, Vocabulary
 from .chunks import FlatIds, flat_ids, framed, id_lists, run_chunks, run_flat_chunks, text_lengths
@@ -513,12 +514,12 @@ class ImportedTokenizer(ImportedContract, EncoderBridge, Tokenizer):
         return ([self.special_ids["bos"]] if self.add_bos and "bos" in self.special_ids else [],
                 [self.special_ids["eos"]] if self.add_eos and "eos" in self.special_ids else [])
 
-    def encode_batch(self, docs: Iterable[str], *, threads: int | None = None,
-                     **options: Any) -> list[list[int]]:
+    def encode_batch(self, docs: Iterable[str], *, threads: int | None = None, add_special: bool = False,
+                     parse_special: bool = False, **options: Any) -> list[list[int]]:
         """`encode` of every doc, on ``threads`` threads (default: ``UBPE_NUM_THREADS``, else
         one per core; the kernels release the GIL): the batch template's ids (`_flat_batch`)
         as lists. Same ids as one by one."""
-        return id_lists(*self._flat_batch(docs, threads, **options))
+        return id_lists(*self._flat_batch(docs, threads, **special_options(add_special, parse_special), **options))
 
     def _flat_batch(self, docs: Iterable[str], threads: int | None, **options: Any) -> FlatIds:
         """The one batch template of the imported families, ``encode_batch``'s ids as flat

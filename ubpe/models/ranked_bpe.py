@@ -192,10 +192,14 @@ class ImportedBPE(ImportedTokenizer):
 
     def _native(self, text: str) -> list[int]:
         """llama.cpp's ids of a text without special tokens (split as `_words` says)."""
-        if self._scanner is None and self._passes(compile=False) is None:
+        if self._scanner is not None:
+            ids = self._scan_ids(text)
+            return self._native_by_regex(text) if ids is None else ids
+        passes = self._passes(compile=False)
+        if passes is None:
             return self._native_by_regex(text)
-        ids, _, status = self._scan_encode(text.encode("utf-8"), (len(text),))
-        return self._native_by_regex(text) if status[0] else ids.tolist()
+        data = text.encode("utf-8")  # the passes' pieces, merged as words (as `_native_by_regex` merges its own)
+        return self._kernel.encode(data, split_passes(data, (len(text),), passes)[0]).tolist()
 
     # -- the kernel's scanner, and encode_batch ------------------------------------------------
 
@@ -213,6 +217,15 @@ class ImportedBPE(ImportedTokenizer):
         return self._kernel.encode_texts(data, lengths, code_point_classes(), scan.pattern,
                                          single_digits=scan.single_digits, prefix_space=scan.prefix_space,
                                          flagged=self._scan_flagged(), skip=skip, pretokenizer=scan.program)
+
+    def _scan_ids(self, text: str) -> list[int] | None:
+        """`_scan_encode` of one text with the scanner, as its id list, in one kernel call (a
+        short text's cost is the call's: no arrays in between); None if it holds a flagged code
+        point."""
+        scan = self._scanner
+        return self._kernel.encode_one_text(text, code_point_classes(), scan.pattern, single_digits=scan.single_digits,
+                                            prefix_space=scan.prefix_space, flagged=self._scan_flagged(),
+                                            pretokenizer=scan.program)
 
     def _passes_encode(self, data: bytes, lengths: Any, skip: np.ndarray | None) -> tuple[np.ndarray, ...]:
         """`_scan_encode` by llama.cpp's list of regexes: the pieces cut by

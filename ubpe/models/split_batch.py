@@ -4,10 +4,10 @@
 (:func:`batch_chunks`); each thread takes a range, splits it with the pipeline and encodes
 its parts (as lists, or with ``arrays`` into an
 :class:`~ubpe.encoders.encoding.EncodedBatch` filled without the GIL). Where the pipeline's
-splitting is the native scanner's alone and the encoder declares ``encodes_texts``, a range of
-str documents goes to the kernel in one call that splits and encodes (:class:`TextPath`).
-A sampling encoder runs on one thread, so that its random stream does not depend on how many
-there are.
+splitting is the native splitter's (no known words; a regex only if the scanner knows it)
+and the encoder declares ``encodes_texts``, a range of str documents goes to the kernel in one
+call that splits and encodes (:class:`TextPath`). A sampling encoder runs on one thread, so
+that its random stream does not depend on how many there are.
 
 >>> batch_chunks(["ab", "c", "def"], symbols=3)
 [(0, 2), (2, 3)]
@@ -53,16 +53,19 @@ class TextPath:
         self.encode_texts_arrays = encode_texts_arrays
 
     def __call__(self, split_mode: SplitMode, docs: Sequence[str], top_n: Any, arrays: bool = False) -> Any:
-        if split_mode is not SplitMode.FULL and self.pipeline.text_splitter(split_mode) is None:
-            return None
+        splitter = self.splitter
+        if split_mode is not SplitMode.FULL:  # (another mode may leave out break or stop symbols)
+            splitter = self.pipeline.text_splitter(split_mode)
+            if splitter is None:
+                return None
         if arrays:
-            return None if self.encode_texts_arrays is None else self.encode_texts_arrays(self.splitter, docs, top_n)
-        return self.encode_texts(self.splitter, docs, top_n)
+            return None if self.encode_texts_arrays is None else self.encode_texts_arrays(splitter, docs, top_n)
+        return self.encode_texts(splitter, docs, top_n)
 
 
 def text_path(pipeline: SplitPipeline, chosen: Encoder) -> TextPath | bool:
     """The :class:`TextPath` of ``chosen`` over ``pipeline``, or False if there is none (the
-    splitting is not the scanner's alone, or the encoder does not declare ``encodes_texts``)."""
+    pipeline has no native splitter, or the encoder does not declare ``encodes_texts``)."""
     from ..encoders._base import Encoder
 
     splitter = pipeline.text_splitter()

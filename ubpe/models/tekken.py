@@ -11,7 +11,9 @@ tekken's ids. What differs from tiktoken's surface is mistral-common's:
 
 * ``encode(text, bos=False, eos=False)`` never finds special tokens in the text (``"<s>"`` is
   three characters of text, as ``Tekkenizer.encode`` has it); ``allowed_special`` still cuts
-  named ones out, as tiktoken does;
+  named ones out, as tiktoken does; in the one vocabulary (:mod:`ubpe.text.specials`)
+  ``add_special`` puts the BOS in front (as a request starts) and ``parse_special`` cuts out
+  every special token;
 * ``decode`` drops special tokens (mistral-common's ``SpecialTokenPolicy.IGNORE``) unless
   ``special_token_policy="keep"``, and decodes each run of mergeable tokens between them on
   its own, as ``Tekkenizer.decode`` does; ``decode_bytes`` and ``pieces`` give special tokens
@@ -135,13 +137,17 @@ class TekkenBPE(ByteLevelBPE):
         bos: bool = False,
         eos: bool = False,
         *,
+        add_special: bool = False,
+        parse_special: bool = False,
         allowed_special: Literal["all"] | AbstractSet[str] = frozenset(),
         disallowed_special: Literal["all"] | Collection[str] = (),
     ) -> list[int]:
         """mistral-common's ids of ``text`` (``Tekkenizer.encode(text, bos, eos)``): special
-        tokens in the text are plain text unless named in ``allowed_special``."""
-        ids = super().encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
-        return self._framed(ids, bos, eos)
+        tokens in the text are plain text unless named in ``allowed_special`` (every one:
+        ``parse_special``); ``add_special`` is ``bos=True``."""
+        ids = super().encode(text, parse_special=parse_special, allowed_special=allowed_special,
+                             disallowed_special=disallowed_special)
+        return self._framed(ids, bos or add_special, eos)
 
     def encode_batch(  # type: ignore[override]
         self,
@@ -151,20 +157,23 @@ class TekkenBPE(ByteLevelBPE):
         eos: bool = False,
         threads: int | None = None,
         num_threads: int | None = None,
+        add_special: bool = False,
+        parse_special: bool = False,
         allowed_special: Literal["all"] | AbstractSet[str] = frozenset(),
         disallowed_special: Literal["all"] | Collection[str] = (),
     ) -> list[list[int]]:
         """:meth:`encode` of every text, on ``threads`` threads (same ids as one by one)."""
         return id_lists(*self._flat_batch(text, threads, bos=bos, eos=eos, num_threads=num_threads,
+                                          add_special=add_special, parse_special=parse_special,
                                           allowed_special=allowed_special, disallowed_special=disallowed_special))
 
     def _flat_batch(self, text: Sequence[str], threads: int | None, *, bos: bool = False,  # type: ignore[override]
-                    eos: bool = False, disallowed_special: Literal["all"] | Collection[str] = (),
-                    **options: Any) -> FlatIds:
+                    eos: bool = False, add_special: bool = False,
+                    disallowed_special: Literal["all"] | Collection[str] = (), **options: Any) -> FlatIds:
         ids, offsets = super()._flat_batch(text, threads, disallowed_special=disallowed_special, **options)
         if len(offsets) == 1:  # no text: no BOS or EOS asked of the model
             return ids, offsets
-        return framed(ids, offsets, [self.bos_id] if bos else [], [self.eos_id] if eos else [])
+        return framed(ids, offsets, [self.bos_id] if bos or add_special else [], [self.eos_id] if eos else [])
 
     def _framed(self, ids: list[int], bos: bool, eos: bool) -> list[int]:
         if bos:

@@ -224,6 +224,8 @@ class UBPEBase(Ubpe030Surface, Tokenizer):
         top_n: int = 1,
         encoder: str | None = None,
         rerank: Any = None,
+        add_special: bool = False,
+        parse_special: bool = False,
         **options: Any,
     ) -> list[Encoding]:
         """``[(tokens, score)]`` for ``doc``, best first (``top_n`` of them where supported).
@@ -232,7 +234,9 @@ class UBPEBase(Ubpe030Surface, Tokenizer):
         encoder by name (see :func:`ubpe.encoders.available_encoders`), ``options`` go to it.
         ``rerank`` (``"fewest"``, ``"mean_frequency"`` or a callable ``tokens -> number``,
         higher first) re-orders the alternatives, each then ``(tokens, key value, score)``
-        (:class:`ubpe.encoders.rerank.Reranked`).
+        (:class:`ubpe.encoders.rerank.Reranked`). ``add_special`` and ``parse_special`` are
+        the one special-token vocabulary of every family (:mod:`ubpe.text.specials`): a ubpe
+        vocabulary has no special tokens, so they change nothing.
 
         >>> tok = UBPE(alphabet="ab", n_tokens=5)
         >>> tok.fit(["abab", "abba", "baab"], quiet=True)
@@ -300,6 +304,8 @@ class UBPEBase(Ubpe030Surface, Tokenizer):
         encoder: str | None = None,
         threads: int | None = None,
         n_threads: int | None = None,
+        add_special: bool = False,
+        parse_special: bool = False,
         **options: Any,
     ) -> list[list[Encoding]]:
         """:meth:`encode` for many documents, on ``threads`` threads (default:
@@ -322,6 +328,8 @@ class UBPEBase(Ubpe030Surface, Tokenizer):
         encoder: str | None = None,
         threads: int | None = None,
         n_threads: int | None = None,
+        add_special: bool = False,
+        parse_special: bool = False,
         **options: Any,
     ) -> EncodedBatch:
         """:meth:`encode_batch` as an :class:`~ubpe.encoders.encoding.EncodedBatch`: the same

@@ -25,28 +25,10 @@ from ubpe_native._pretokenize import or_classes
 
 from ..errors import InvalidParameterError, SymbolTypeError
 from ..tables_cache import cached_arrays
+from .presets import DEFAULT_PATTERN, PATTERNS  # noqa: F401  (re-exported: the presets' home before presets.py)
 from .regex_program import compile_pattern
 
 
-# The pre-tokenization patterns of tiktoken's encodings (tiktoken_ext/openai_public.py) and of
-# Meta's Llama 3 tokenizer, character for character.
-PATTERNS: dict[str, str] = {
-    "gpt2": r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s""",
-    "cl100k": r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",
-    "o200k": "|".join(
-        [
-            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-            r"""\p{N}{1,3}""",
-            r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-            r"""\s*[\r\n]+""",
-            r"""\s+(?!\S)""",
-            r"""\s+""",
-        ]
-    ),
-    "llama3": r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
-}
-DEFAULT_PATTERN = "cl100k"
 # Presets split by the kernel's scanner instead of the regex engine (ids of _pretokenize.pxd).
 NATIVE_PATTERNS: dict[str, int] = {
     PATTERNS["gpt2"]: 1,

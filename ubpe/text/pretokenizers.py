@@ -333,6 +333,9 @@ _VM_LOCK = threading.Lock()
 
 
 def _vm_patterns(expressions: tuple[str, ...]) -> np.ndarray | None:
+    found = _VM_PATTERNS.get(expressions, False)  # (a look-up per text: no lock once compiled)
+    if found is not False:
+        return found
     from .regex_program import compile_pattern
 
     with _VM_LOCK:  # once per process, whichever thread asks first
@@ -347,6 +350,25 @@ def _vm_patterns(expressions: tuple[str, ...]) -> np.ndarray | None:
                 found.flags.writeable = False
             _VM_PATTERNS[expressions] = found
         return _VM_PATTERNS[expressions]
+
+
+#: lists of regexes whose programs were not all in the machine's cache when first looked for
+#: (looked for once per process: a text's encode must not look at the folder each time)
+_NOT_CACHED: set[tuple[str, ...]] = set()
+
+
+def _programs_cached(expressions: tuple[str, ...]) -> bool:
+    """Whether every regex of the list compiles to a VM program by a look-up (see
+    `regex_program.compiles_quickly`): then one text's encode may compile them too."""
+    if expressions in _NOT_CACHED:
+        return False
+    from .regex_program import compiles_quickly
+
+    patterns = [vm_pattern(expression) for expression in expressions]
+    if all(pattern is not None and compiles_quickly(pattern) for pattern in patterns):
+        return True
+    _NOT_CACHED.add(expressions)
+    return False
 
 
 def _make_pass(expression: str) -> _Pass:
@@ -381,10 +403,12 @@ class Pretokenizer:
     def vm_patterns(self, compile: bool = True) -> np.ndarray | None:
         """The ids of the regexes as programs of the kernel's regex VM (`vm_pattern`), which
         ``ubpe_native._multipass.split_passes`` runs as `split` does, or None if one is not
-        one (or, without ``compile``, if they are not compiled yet). Compiled once per process,
-        0.5-4 s (each class over every code point; deepseek-coder's ``\\p{L}`` takes most); ids
-        are per process, so they are not kept on the object, which may be pickled."""
-        if not compile and self.expressions not in _VM_PATTERNS:
+        one (or, without ``compile``, if they are not compiled yet, in this process or in the
+        machine's cache: ``ubpe.tables_cache``). Compiled once per machine, 0.5-4 s (each class
+        over every code point; deepseek-coder's ``\\p{L}`` takes most), then read from its
+        cache once per process; ids are per process, so they are not kept on the object, which
+        may be pickled."""
+        if not compile and self.expressions not in _VM_PATTERNS and not _programs_cached(self.expressions):
             return None
         return _vm_patterns(self.expressions)
 

@@ -9,6 +9,30 @@ one in the text is an error (:class:`DisallowedSpecialTokenError`), as in tiktok
 (['<|ab|>', '<|a|>'], ['<|ab|>'])
 >>> [(piece, special) for piece, special in policy.segments("x<|ab|>y", {"<|ab|>"})]
 [('x', False), ('<|ab|>', True), ('y', False)]
+
+**The one special-token vocabulary.** Every family's ``encode`` and ``encode_batch`` (and so
+``encode_batch_to_numpy``) take the same two keywords, keyword-only, both ``False`` by default:
+
+* ``add_special``: put the tokens the model frames a text with around its ids - BOS/EOS as
+  the file says (llama.cpp's ``add_special``), ``[CLS] ... [SEP]``, HF's post-processor
+  (``add_special_tokens``), CLIP's start/end of text, tekken's BOS (as mistral-common starts a
+  request, and llama.cpp's tekken GGUF files: ``add_bos_token`` true, ``add_eos_token``
+  false); nothing where the model has no such tokens (tiktoken's, ubpe's own);
+* ``parse_special``: the special tokens written in the text become their ids (llama.cpp's
+  ``parse_special``, tiktoken's ``allowed_special="all"``, minbpe's ``allowed_special="all"``);
+  ``False`` leaves special-token text to the system's own rule - plain text (llama.cpp,
+  sentencepiece, mistral-common, minbpe), an error (tiktoken's default
+  ``disallowed_special="all"``: :class:`DisallowedSpecialTokenError`), or cut out all the same
+  (HF's added tokens and CLIP's, which their tokenizers always cut out).
+
+The peers' own names stay, as aliases with exactly their meaning: tiktoken's
+``allowed_special`` / ``disallowed_special`` on the byte-level families (``ByteLevelBPE``,
+``TekkenBPE``), mistral-common's ``bos`` / ``eos`` on ``TekkenBPE`` (added to what
+``add_special`` adds). UBPE and UBPEClassic have no special tokens: the two keywords change
+nothing there (their ubpe 0.3.0 ``encode`` is otherwise unchanged).
+
+>>> tiktoken_allowed(True, frozenset()), tiktoken_allowed(False, {"<|a|>"})
+('all', {'<|a|>'})
 """
 
 from __future__ import annotations
@@ -24,6 +48,32 @@ from ..errors import DisallowedSpecialTokenError, InvalidParameterError
 
 # tiktoken ranks are u32, our ids 31-bit
 MAX_RANK = 2**31 - 2
+#: the one special-token vocabulary: the keywords every family's encode / encode_batch takes
+SPECIAL_KEYWORDS = ("add_special", "parse_special")
+
+
+def special_options(add_special: bool, parse_special: bool) -> dict[str, bool]:
+    """The one vocabulary's keywords that ask for something (the defaults left out, so that a
+    family's batch takes its fastest path for ``encode_batch(docs)`` as for
+    ``encode_batch(docs, add_special=False)``).
+
+    >>> special_options(True, False)
+    {'add_special': True}
+    """
+    return {name: True for name, value in zip(SPECIAL_KEYWORDS, (add_special, parse_special)) if value}
+
+
+def tiktoken_allowed(parse_special: bool, allowed_special: Literal["all"] | AbstractSet[str]
+                     ) -> Literal["all"] | AbstractSet[str]:
+    """tiktoken's ``allowed_special`` for the one vocabulary's ``parse_special`` and the alias
+    as given: ``parse_special=True`` is ``allowed_special="all"``; naming some of them as well
+    is a contradiction (:class:`InvalidParameterError`)."""
+    if not parse_special:
+        return allowed_special
+    if allowed_special and allowed_special != "all":
+        raise InvalidParameterError("parse_special=True allows every special token: pass it or "
+                                    "allowed_special=..., not both")
+    return "all"
 
 
 @functools.lru_cache(maxsize=64)

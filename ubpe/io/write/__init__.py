@@ -39,6 +39,8 @@ FAMILIES: dict[str, str] = {
     "hf:bytelevel-suffix": "HF byte-level BPE (suffix)",
     "hf:bpe": "HF BPE",
     "hf:wordpiece": "HF WordPiece",
+    "hf:unigram": "HF Unigram",
+    "hf:wordlevel": "HF WordLevel",
     "minbpe": "minbpe",
     "clip": "CLIP",
 }
@@ -47,13 +49,15 @@ FAMILIES: dict[str, str] = {
 TARGETS = ("ubpe", "ubpe030", "hf", "sentencepiece", "gguf", "tiktoken", "minbpe")
 
 _SENTENCEPIECE = ("gguf:llama", "spm:bpe", "spm:unigram", "gguf:t5")
+#: the families read from a tokenizer.json (model_view.HF_FAMILIES: no numpy here)
+_HF = ("hf:bytelevel", "hf:bytelevel-suffix", "hf:bpe", "hf:wordpiece", "hf:unigram", "hf:wordlevel")
 #: (families) each format holds; a family not listed gets the format's reason
 _HOLDS: dict[str, tuple[str, ...]] = {
     "ubpe": ("universal", "classic", "bytelevel"),
     "ubpe030": ("universal", "classic"),
-    "hf": ("classic", "bytelevel", "tekken", "gguf:gpt2", *_SENTENCEPIECE),
+    "hf": ("classic", "bytelevel", "tekken", "gguf:gpt2", "gguf:gemma4", *_SENTENCEPIECE, *_HF),
     "sentencepiece": ("classic", *_SENTENCEPIECE),
-    "gguf": ("classic", "bytelevel", "gguf:gpt2", *_SENTENCEPIECE),
+    "gguf": ("classic", "bytelevel", "gguf:gpt2", "gguf:bert", "gguf:gemma4", *_SENTENCEPIECE),
     "tiktoken": ("bytelevel", "tekken"),
     "minbpe": ("bytelevel", "minbpe"),
 }
@@ -67,11 +71,33 @@ CONDITIONS: dict[tuple[str, str], str] = {
     ("bytelevel", "gguf"): "a pattern llama.cpp names (gpt2, llama3, qwen2...)",
     ("spm:bpe", "gguf"): "no normalization (identity rule, no whitespace clean-up)",
     ("bytelevel", "minbpe"): "ids in creation order (fitted by ubpe, or read from minbpe)",
+    ("gguf:bert", "gguf"): "lowercase, accents stripped (what llama.cpp's WPM does)",
 }
-_READ_ONLY = "ubpe has no writer for this family (read-only: keep the source file)"
+_NO_WRITER = "ubpe has no writer from this family to this format (keep the source file)"
 _UNIVERSAL = "tf-idf top-n over all segmentations has no merge-list form"
 _BYTE_TOKENS = "its tokens are bytes (parts of a character have no piece text)"
 _NOT_BYTE_LEVEL = "a .tiktoken file holds byte-level tokens by tiktoken's rule"
+_MERGE_LIST = "tiktoken merges any pair whose concatenation is a token; this model merges by its own list"
+_PIPELINE = "its tokenizer.json pipeline (normalizers, pre-tokenizers) is no rule of the target's own"
+#: byte-level families (a sentencepiece piece is text)
+_BYTE_LEVEL = ("bytelevel", "tekken", "gguf:gpt2", "minbpe", "clip", "hf:bytelevel", "hf:bytelevel-suffix")
+#: families whose text rules no other system has, and which (one line each)
+_OWN_TEXT_RULES = {
+    "gguf:bert": "llama.cpp's WPM text rules (every mark dropped, ASCII symbols kept apart) are no other "
+                 "system's normalizer",
+    "clip": "open_clip cleans text with ftfy and HTML unescaping, which no other system's normalizer does",
+}
+#: the reasons of single cells (family, format)
+_CELL_REASONS = {
+    ("tekken", "gguf"): "llama.cpp names no pre-tokenizer with tekken's pattern",
+    ("gguf:gemma4", "sentencepiece"): "gemma4 merges by list rank within lines; sentencepiece merges by piece "
+                                      "score across a whole text",
+}
+_TARGET_REASONS = {
+    "ubpe030": "ubpe 0.3.0 JSON holds universal and classic models (UBPE, UBPEClassic)",
+    "ubpe": "ubpe's format holds the models ubpe fits; this one is read-only (keep the source file)",
+    "minbpe": "minbpe ids are the 256 bytes, then one merge per id in creation order",
+}
 
 
 def why_not(variant: str, target: str) -> str | None:
@@ -85,25 +111,21 @@ def why_not(variant: str, target: str) -> str | None:
         return None
     if variant not in FAMILIES:
         return f"unknown family {variant!r}"
-    if target == "tiktoken" and variant in ("universal", "classic", *_SENTENCEPIECE):
-        return _NOT_BYTE_LEVEL
+    if target == "tiktoken":
+        return _MERGE_LIST if variant in _BYTE_LEVEL else _NOT_BYTE_LEVEL
     if variant == "universal":
         return _UNIVERSAL
-    if not any(variant in families for families in _HOLDS.values()):
-        return _READ_ONLY
-    if target == "tiktoken":
-        return _NOT_BYTE_LEVEL
-    if target == "sentencepiece":
+    if (variant, target) in _CELL_REASONS:
+        return _CELL_REASONS[variant, target]
+    if variant in _OWN_TEXT_RULES and target in ("hf", "sentencepiece"):
+        return _OWN_TEXT_RULES[variant]
+    if target in _TARGET_REASONS:
+        return _TARGET_REASONS[target]
+    if target == "sentencepiece" and variant in _BYTE_LEVEL:
         return _BYTE_TOKENS
-    if target == "ubpe030":
-        return "ubpe 0.3.0 JSON holds universal and classic models (UBPE, UBPEClassic)"
-    if target == "ubpe":
-        return "ubpe's format holds the models ubpe fits (keep the source file)"
-    if target == "minbpe":
-        return "minbpe ids are the 256 bytes, then one merge per id in creation order"
-    if target == "gguf" and variant == "tekken":
-        return "llama.cpp names no pre-tokenizer with tekken's pattern"
-    return _READ_ONLY
+    if variant in _HF:
+        return _PIPELINE
+    return _NO_WRITER
 
 
 #: the format a file name asks for, by suffix (``tokenizer.json`` by name); other names: ours
@@ -128,13 +150,16 @@ def format_for(path: str | os.PathLike, variant: str) -> str:
     return target
 
 
-def conversion_table() -> str:
+def conversion_table(grouped: bool = False) -> str:
     """The Markdown table family x format: ✓ where the format holds the family (``✓ 1``: when
     the model meets note 1's condition), else ``✗`` and the letter of the reason; the notes
-    and reasons follow the table.
+    and reasons follow the table. ``grouped``: families whose rows are the same share one
+    (the README's shorter table).
 
     >>> print(conversion_table().splitlines()[0][:40])
     | from \\ to | ubpe | ubpe030 | hf | sent
+    >>> len(conversion_table(grouped=True).splitlines()) < len(conversion_table().splitlines())
+    True
     """
     notes = list(dict.fromkeys(CONDITIONS.values()))
     reasons: list[str] = []
@@ -150,8 +175,11 @@ def conversion_table() -> str:
 
     header = "| from \\ to | " + " | ".join(TARGETS) + " |"
     rule = "|" + "---|" * (len(TARGETS) + 1)
-    rows = [f"| {title} | " + " | ".join(cell(variant, target) for target in TARGETS) + " |"
-            for variant, title in FAMILIES.items()]
+    titles: dict[tuple[str, ...], list[str]] = {}
+    for variant, title in FAMILIES.items():
+        cells = tuple(cell(variant, target) for target in TARGETS)
+        titles.setdefault(cells if grouped else (variant, *cells), []).append(title)
+    rows = [f"| {', '.join(names)} | " + " | ".join(cells[-len(TARGETS):]) + " |" for cells, names in titles.items()]
     legend = [f"{k}. {note}" for k, note in enumerate(notes, start=1)]
     legend += [f"{chr(ord('a') + k)}. {reason}" for k, reason in enumerate(reasons)]
     return "\n".join([header, rule, *rows, "", *[f"- {line}" for line in legend]])

@@ -11,6 +11,8 @@ token-free hyperparameters (llama.cpp reads them even with ``vocab_only``) and t
 * sentencepiece BPE models without normalization (GGUF ``llama``, and ``.model`` files with the
   identity normalizer): ``llama`` with pieces, scores and types;
 * sentencepiece unigram models: ``t5`` with the precompiled charsmap and the whitespace flags;
+* llama.cpp's own ``gemma4`` and ``bert`` models (read from a GGUF file): written back as they
+  were read (tokens, types, scores, merges, special ids);
 * classic vocabularies over characters: ``llama`` with score ``-id`` per piece (llama.cpp's SPM
   loop merges the pair whose concatenation scores highest: ubpe's ``ranked`` encoder,
   ``priority="id"``), spaces written as ``▁`` (llama.cpp reads a space as ``▁``), no space
@@ -34,7 +36,8 @@ from ...files import write_atomically
 from ...text.byte_chars import byte_string
 from ...text.pretokenizers import REGEXES
 from .hf import SPACE, merges_from_ranks
-from .model_view import CONTROL, NORMAL, ByteMerges, ByteRanks, CannotWrite, Pieces, SymbolMerges, view_of
+from .model_view import (CONTROL, NORMAL, ByteMerges, ByteRanks, CannotWrite, CharMerges, Pieces, SymbolMerges,
+                         WordPieces, view_of)
 from .spm import _symbol_pieces
 
 ARCHITECTURE = "llama"
@@ -118,7 +121,17 @@ def metadata_of(tokenizer: Any) -> dict[str, Any]:
                 "merges": view.merges, "specials": view.special_ids}
     if isinstance(view, Pieces):
         return _pieces(view)
-    return _symbols(view)
+    if isinstance(view, CharMerges):  # a GGUF model back into GGUF, as llama.cpp read it
+        return {"model": "gemma4", "pre": "gemma4", "tokens": view.tokens, "types": view.token_types,
+                "scores": view.scores, "merges": view.merges, "add_space_prefix": view.add_space_prefix,
+                "specials": view.special_ids}
+    if isinstance(view, WordPieces):
+        if not (view.lowercase and view.strip_accents):
+            raise CannotWrite("llama.cpp's WPM lowercases and strips accents; this WordPiece model does not")
+        return {"model": "bert", "tokens": view.tokens, "types": view.token_types, "specials": view.special_ids}
+    if isinstance(view, SymbolMerges):
+        return _symbols(view)
+    raise CannotWrite("a GGUF file holds no tokenizer.json pipeline")
 
 
 def write(tokenizer: Any, path: str | os.PathLike) -> None:
@@ -151,7 +164,8 @@ def write(tokenizer: Any, path: str | os.PathLike) -> None:
             writer.add_add_space_prefix(bool(meta["add_space_prefix"]))
         specials = meta.get("specials", {})
         for key, add in (("bos", writer.add_bos_token_id), ("eos", writer.add_eos_token_id),
-                         ("unk", writer.add_unk_token_id), ("pad", writer.add_pad_token_id)):
+                         ("unk", writer.add_unk_token_id), ("pad", writer.add_pad_token_id),
+                         ("sep", writer.add_sep_token_id), ("mask", writer.add_mask_token_id)):
             if specials.get(key) is not None:
                 add(int(specials[key]))
         writer.add_add_bos_token(False)

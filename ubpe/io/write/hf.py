@@ -13,7 +13,12 @@ One document builder per record of :mod:`ubpe.io.write.model_view`:
   normalizer (``Precompiled`` charsmap, whitespace clean-up, ``▁`` prefix and escape) in
   ``tokenizers``' normalizers;
 * classic vocabularies over any alphabet: BPE over one character per symbol, one merge per
-  split of every token at the token's id (ubpe's ``ranked`` encoder, ``priority="id"``).
+  split of every token at the token's id (ubpe's ``ranked`` encoder, ``priority="id"``);
+* llama.cpp ``gemma4`` (character-level merges): spaces as ``▁`` (a ``Replace`` normalizer),
+  llama.cpp's line regex as a ``Split``, the merges as they are, ``byte_fallback``;
+* models read from a tokenizer.json (HF BPE, byte-level, WordPiece, Unigram, WordLevel): the
+  document they were read from, as it came (ubpe's reader takes a document only when it runs
+  all of it exactly).
 
 Alphabets that are not single characters (integers, bytes, tuples, multi-character strings)
 are written through :func:`code_points`: symbol ``i`` of the alphabet is the character
@@ -36,7 +41,8 @@ from typing import Any
 from ...files import write_atomically
 from ...text.byte_chars import byte_string
 from .model_view import (CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, ByteMerges, ByteRanks,
-                         CannotWrite, Pieces, SymbolMerges, view_of)
+                         CannotWrite, CharMerges, Pieces, SourceDocument, SymbolMerges, single_characters,
+                         view_of)
 
 #: the key, in the ``model`` object of a tokenizer.json, of what ubpe records, and its version
 UBPE_SECTION, UBPE_SECTION_VERSION = "ubpe", 1
@@ -138,14 +144,17 @@ def as_text(tokenizer: Any, doc: Any) -> str:
     >>> [hex(ord(c)) for c in as_text(tok, [20, 10])]
     ['0xe001', '0xe000']
     """
-    view = view_of(tokenizer)
-    if not isinstance(view, SymbolMerges):
+    if getattr(tokenizer, "variant", None) not in ("classic", "universal") or single_characters(tokenizer):
         return doc
-    if view.text:
-        return doc
-    index = tokenizer.alphabet
-    base = code_points(len(view.alphabet))
-    return "".join(chr(base + index[symbol]) for symbol in doc)
+    return symbols_as_text(tokenizer._alphabet, doc)
+
+
+def symbols_as_text(alphabet: Any, doc: Any) -> str:
+    """``doc``, symbols of ``alphabet`` (a :class:`ubpe.alphabet.Alphabet`), as the characters
+    that stand for them in a written tokenizer.json: symbol ``i`` is ``chr(base + i)``
+    (:func:`code_points`); an unknown symbol is the alphabet's :class:`UnknownSymbolError`."""
+    base = code_points(len(alphabet))
+    return "".join(chr(base + i) for i in alphabet.ids_of(doc).tolist())
 
 
 def _symbol_chars(view: SymbolMerges) -> list[str]:
@@ -237,6 +246,29 @@ def byte_merges_json(view: ByteMerges) -> dict[str, Any]:
                      decoder={"type": "ByteLevel", **byte_level}, added=added)
 
 
+#: llama.cpp's gemma4 pre-tokenizer: merges never cross a line end
+GEMMA4_LINES = "[^\\n]+|[\\n]+"
+
+
+def char_merges_json(view: CharMerges) -> dict[str, Any]:
+    """llama.cpp's ``gemma4`` model in ``tokenizers``' terms (user-defined tokens cut out of the
+    raw text, control ones special; the ids checked on held-out text by ``test_writers``)."""
+    vocab = {text: token for token, text in enumerate(view.tokens)}
+    if len(vocab) < len(view.tokens):
+        raise CannotWrite("this GGUF vocabulary holds one token text twice; tokenizer.json maps each text to one id")
+    added = [_added(token, view.tokens[token], kind == CONTROL)
+             for token, kind in enumerate(view.token_types.tolist()) if kind in (CONTROL, USER_DEFINED)]
+    unk = view.special_ids.get("unk")
+    model = _bpe(vocab, [line.split(" ", 1) for line in view.merges], byte_fallback=True,
+                 unk_token=view.tokens[unk] if unk is not None else None)
+    return _document(model, normalizer={"type": "Replace", "pattern": {"String": " "}, "content": SPACE},
+                     pre_tokenizer={"type": "Split", "pattern": {"Regex": GEMMA4_LINES}, "behavior": "Isolated",
+                                    "invert": False},
+                     decoder={"type": "Sequence", "decoders": [
+                         {"type": "Replace", "pattern": {"String": SPACE}, "content": " "},
+                         {"type": "ByteFallback"}, {"type": "Fuse"}]}, added=added)
+
+
 def _normalizer(view: Pieces) -> dict[str, Any] | None:
     steps: list[dict[str, Any]] = []
     if view.charsmap:
@@ -289,18 +321,26 @@ def pieces_json(view: Pieces) -> dict[str, Any]:
 def tokenizer_json(tokenizer: Any) -> dict[str, Any]:
     """The ``tokenizer.json`` document of ``tokenizer`` (:class:`CannotWrite`: none holds it)."""
     view = view_of(tokenizer)
+    if isinstance(view, SourceDocument):
+        return json.loads(view.text)
     if isinstance(view, ByteRanks):
         return ranks_json(view.ranks, view.pattern, view.specials)
     if isinstance(view, ByteMerges):
         return byte_merges_json(view)
     if isinstance(view, Pieces):
         return pieces_json(view)
+    if isinstance(view, CharMerges):
+        return char_merges_json(view)
     return symbol_merges_json(view)
 
 
 def write(tokenizer: Any, path: Any) -> None:
-    """Write ``tokenizer`` as an HF ``tokenizer.json`` (atomically)."""
-    write_atomically(path, json.dumps(tokenizer_json(tokenizer), ensure_ascii=False, indent=1))
+    """Write ``tokenizer`` as an HF ``tokenizer.json`` (atomically); a model read from one: that
+    document, as it came."""
+    view = view_of(tokenizer)
+    text = view.text if isinstance(view, SourceDocument) else json.dumps(tokenizer_json(tokenizer), ensure_ascii=False,
+                                                                         indent=1)
+    write_atomically(path, text)
 
 
-__all__ = ["as_text", "code_points", "merges_from_ranks", "ranks_json", "read_section", "tokenizer_json", "write"]
+__all__ = ["as_text", "code_points", "symbols_as_text", "merges_from_ranks", "ranks_json", "read_section", "tokenizer_json", "write"]

@@ -1,7 +1,7 @@
 """What a tokenizer holds, as the writers need it: one small record per kind of model.
 
 Every writer of :mod:`ubpe.io.write` reads a tokenizer through :func:`view_of`, never through
-a family's private fields, and gets one of four records:
+a family's private fields, and gets one record per kind of model:
 
 * :class:`ByteRanks` - byte-level BPE by tiktoken's rule (any adjacent pair whose concatenation
   is a token merges, lowest rank first): :class:`~ubpe.models.bytelevel.ByteLevelBPE` and
@@ -10,7 +10,14 @@ a family's private fields, and gets one of four records:
 * :class:`Pieces` - sentencepiece's models (BPE: the pair whose concatenation has the highest
   score merges; unigram: the Viterbi path), from a ``.model`` file or a GGUF ``llama`` model;
 * :class:`SymbolMerges` - a fitted classic vocabulary over any alphabet: pieces are runs of
-  alphabet ids, ranked by id (ubpe's ``ranked`` encoder with ``priority="id"``).
+  alphabet ids, ranked by id (ubpe's ``ranked`` encoder with ``priority="id"``);
+* :class:`CharMerges` - llama.cpp's ``gemma4`` model: character-level BPE by listed merges,
+  spaces as ``▁``, text cut at line ends, byte fallback;
+* :class:`WordPieces` - llama.cpp's ``bert`` model (WPM): greedy longest match over its own
+  normalization;
+* :class:`SourceDocument` - a model read from an HF ``tokenizer.json`` (BPE, byte-level,
+  WordPiece, Unigram, WordLevel): the document it was read from, which the reader took only
+  because ubpe runs all of it exactly.
 
 A tokenizer none of these describes raises :class:`CannotWrite` with the reason, which is what
 ``ubpe convert`` prints.
@@ -88,9 +95,49 @@ class SymbolMerges:
     model_json: str = field(repr=False, default="")
 
 
-def view_of(tokenizer: Any) -> ByteRanks | ByteMerges | Pieces | SymbolMerges:
+@dataclass
+class CharMerges:
+    """llama.cpp ``gemma4``: ``tokens`` and ``merges`` (``"left right"``) as the GGUF holds them."""
+
+    tokens: list[str]
+    merges: list[str]
+    token_types: np.ndarray
+    special_ids: dict[str, int]
+    scores: np.ndarray
+    add_space_prefix: bool
+
+
+@dataclass
+class WordPieces:
+    """llama.cpp ``bert`` (WPM): ``tokens`` in its spelling (``▁`` before a word-initial piece)."""
+
+    tokens: list[str]
+    token_types: np.ndarray
+    special_ids: dict[str, int]
+    lowercase: bool
+    strip_accents: bool
+
+
+@dataclass
+class SourceDocument:
+    """The text of the ``tokenizer.json`` an HF model was read from."""
+
+    text: str = field(repr=False)
+
+
+#: the families read from tokenizer.json (their document is their model)
+HF_FAMILIES = ("hf:bytelevel", "hf:bytelevel-suffix", "hf:bpe", "hf:wordpiece", "hf:unigram", "hf:wordlevel")
+
+
+def view_of(tokenizer: Any) -> ByteRanks | ByteMerges | Pieces | SymbolMerges | CharMerges | WordPieces | SourceDocument:
     """The record of ``tokenizer`` (:class:`CannotWrite` for a model none describes)."""
     variant = getattr(tokenizer, "variant", None)
+    if variant in HF_FAMILIES:  # (before `vocabulary`, which an imported model builds on first use)
+        source = getattr(tokenizer, "source_json", None)
+        if source is None:
+            raise CannotWrite(f"this {variant} model was built in memory, not read from a tokenizer.json, "
+                              "and ubpe writes such a model from its document only")
+        return SourceDocument(source)
     if getattr(tokenizer, "vocabulary", True) is None:
         raise NotFittedError("the tokenizer has no vocabulary yet: fit or load one first")
     if variant in ("bytelevel", "tekken"):
@@ -99,6 +146,13 @@ def view_of(tokenizer: Any) -> ByteRanks | ByteMerges | Pieces | SymbolMerges:
         return ByteMerges(list(tokenizer.texts), tokenizer.merge_lines, tokenizer.pre,
                           tuple(tokenizer.pretokenizer.expressions), bool(tokenizer.ignore_merges),
                           np.asarray(tokenizer.token_types), dict(tokenizer.special_ids))
+    if variant == "gguf:gemma4":
+        return CharMerges(list(tokenizer.texts), tokenizer.merge_lines, np.asarray(tokenizer.token_types),
+                          dict(tokenizer.special_ids), np.asarray(tokenizer.scores, np.float32),
+                          bool(tokenizer.add_space_prefix))
+    if variant == "gguf:bert":
+        return WordPieces(list(tokenizer.texts), np.asarray(tokenizer.token_types), dict(tokenizer.special_ids),
+                          bool(tokenizer.lowercase), bool(tokenizer.strip_accents))
     if variant in ("spm:bpe", "spm:unigram", "gguf:llama", "gguf:t5"):
         return _pieces(tokenizer, "unigram" if variant in ("spm:unigram", "gguf:t5") else "bpe")
     if variant == "classic":
@@ -136,5 +190,12 @@ def _symbol_merges(tokenizer: Any) -> SymbolMerges:
     pieces = [tuple(int(s) for s in vocabulary.piece(token)) for token in range(len(vocabulary))]
     if (vocabulary.merges[:, 0] < 0).any():
         raise CannotWrite("this classic model has tokens without a recorded merge")
-    text = tokenizer.symbol_type is str and all(isinstance(s, str) and len(s) == 1 for s in alphabet)
-    return SymbolMerges(alphabet, pieces, text, tokenizer.to_json())
+    return SymbolMerges(alphabet, pieces, single_characters(tokenizer), tokenizer.to_json())
+
+
+def single_characters(tokenizer: Any) -> bool:
+    """Whether a ubpe model's alphabet is text of one character per symbol (a tokenizer.json
+    holds those characters as they are; other alphabets go through code points)."""
+    symbols = tokenizer.inverse_alphabet
+    return tokenizer.symbol_type is str and all(isinstance(symbols[i], str) and len(symbols[i]) == 1
+                                                for i in range(len(symbols)))

@@ -117,6 +117,7 @@ def split_corpus(source: Any, corpus: RawCorpus, split: str, *, max_symbols: flo
                          [docs[i] for i in candidates], cap)
     selected = [candidates[k] for k in kept]
     settings["max_symbols"] = None if math.isinf(cap) else int(cap)
+    settings["cap_dropped"] = _dropped(corpus, docs, candidates, selected)
     out_docs = [docs[i] for i in selected]
     return Dataset(
         name=name, kind=source.kind, split=split, docs=out_docs,
@@ -125,3 +126,15 @@ def split_corpus(source: Any, corpus: RawCorpus, split: str, *, max_symbols: flo
         description=source.description, symbol_type=source.symbol_type, settings=settings,
         checksum=content_checksum(out_docs), unit=source.unit,
         doc_units=[corpus.units[i] for i in selected])
+
+
+def _dropped(corpus: RawCorpus, docs: list[Any], candidates: list[int], selected: list[int]) -> dict[str, int]:
+    """What the symbol cap left out of a split: documents, symbols, units (the independent
+    units of the paired tests) and, for a user's files, files (a unit that is a file)."""
+    kept = set(selected)
+    left = [i for i in candidates if i not in kept]
+    units_before = {corpus.units[i] for i in candidates}
+    units_after = {corpus.units[i] for i in selected}
+    return {"documents": len(left), "symbols": int(sum(len(docs[i]) for i in left)),
+            "units": len(units_before - units_after),
+            "symbols_before": int(sum(len(docs[i]) for i in candidates))}

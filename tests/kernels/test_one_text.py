@@ -1,0 +1,50 @@
+"""``PairMerges.encode_one_text`` (one str to its id list: what a GGUF or tokenizer.json
+byte-level model's ``encode`` of a short text runs) gives what ``encode_texts`` gives for that
+text as a one-document batch, with every option; None exactly where that batch flags it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ubpe.text.patterns import NATIVE_PATTERNS, code_point_classes
+from ubpe_native._merges import PairMerges, pack_units
+
+I32, I64 = np.int32, np.int64
+# a byte-level kernel whose merges fire on the texts below: "ab", "abc", " a", "12"
+RULES = [(97, 98), (256, 99), (32, 97), (49, 50)]
+TEXTS = st.text(alphabet=st.sampled_from("abc 12\n\t'sé\u0928\U0001f600\u0378Z")
+                | st.characters(blacklist_categories=("Cs",)), max_size=40)
+
+
+@pytest.fixture(scope="module")
+def kernel() -> PairMerges:
+    n = len(RULES)
+    return PairMerges(256 + n, np.array([r[0] for r in RULES], I32), np.array([r[1] for r in RULES], I32),
+                      np.arange(256, 256 + n, dtype=I32), np.arange(n, dtype=I64), np.zeros(1, I64),
+                      np.zeros(0, I32), pack_units([bytes([b]) for b in range(256)]), np.arange(256, dtype=I32),
+                      np.full(256, -1, I32), False, np.zeros(0, np.uint8), np.zeros(1, I64), np.zeros(0, I32))
+
+
+def _flagged() -> np.ndarray:
+    table = np.zeros(0x110000, np.uint8)
+    table[[0x378, 0xE9]] = 1  # an unassigned code point and "é"
+    return table
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=TEXTS, pattern=st.sampled_from(sorted(NATIVE_PATTERNS.values())), single_digits=st.booleans(),
+       prefix_space=st.booleans(), flag=st.booleans())
+def test_one_text_is_a_one_document_batch(kernel, text, pattern, single_digits, prefix_space, flag):
+    flagged = _flagged() if flag else None
+    options = dict(single_digits=single_digits, prefix_space=prefix_space, flagged=flagged)
+    ids, offsets, status = kernel.encode_texts(text.encode("utf-8"), [len(text)], code_point_classes(), pattern,
+                                               **options)
+    one = kernel.encode_one_text(text, code_point_classes(), pattern, **options)
+    if status[0]:
+        assert one is None and flag
+    else:
+        assert one == ids.tolist()
+        assert all(type(i) is int for i in one)

@@ -1,0 +1,93 @@
+"""``ByteLevelBPE.encode``'s one-call path (``_ranked.TextEncoder``: str -> ids for a tokenizer
+without special tokens) gives tiktoken's ids and the general path's, for identity and shuffled
+ranks, every preset, lone surrogates and the special-token arguments that keep it off."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tiktoken
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ubpe import ByteLevelBPE
+from ubpe.errors import DisallowedSpecialTokenError
+from ubpe.text.patterns import PATTERNS
+
+CORPUS = ["the cat sat on the mat, naïve café 12345 don't", "ab ab abc\n\n  x \U0001f600 ünï",
+          "the the the cat"] * 4
+TEXTS = st.text(alphabet=st.sampled_from("the cat'sé\u0928\U0001f600 \n\t9!") | st.characters(), max_size=60)
+
+
+def _tiktoken(tok: ByteLevelBPE) -> tiktoken.Encoding:
+    return tiktoken.Encoding("t", pat_str=tok.pattern, mergeable_ranks=tok.mergeable_ranks(), special_tokens={})
+
+
+@pytest.fixture(scope="module", params=sorted(PATTERNS))
+def pair(request) -> tuple[ByteLevelBPE, tiktoken.Encoding]:
+    tok = ByteLevelBPE().fit(CORPUS, n_tokens=300, pattern=request.param, quiet=True)
+    return tok, _tiktoken(tok)
+
+
+@pytest.fixture(scope="module")
+def shuffled() -> tuple[ByteLevelBPE, tiktoken.Encoding]:
+    """Ranks that are not the vocabulary's ids (single bytes in another order, gaps)."""
+    fitted = ByteLevelBPE().fit(CORPUS, n_tokens=300, pattern="cl100k", quiet=True)
+    byte_ranks = np.random.default_rng(0).permutation(256) * 3
+    ranks = {piece: int(byte_ranks[piece[0]]) if len(piece) == 1 else 1000 + 2 * rank
+             for piece, rank in fitted.mergeable_ranks().items()}
+    tok = ByteLevelBPE.from_mergeable_ranks(ranks, pattern="cl100k")
+    return tok, tiktoken.Encoding("s", pat_str=tok.pattern, mergeable_ranks=ranks, special_tokens={})
+
+
+def _general(tok: ByteLevelBPE, text: str) -> list[int]:
+    """The general path (``disallowed_special`` given as an empty frozenset keeps the one-call path off)."""
+    return tok.encode(text, disallowed_special=frozenset())
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=TEXTS)
+def test_one_call_path_is_tiktokens_and_the_general_paths(pair, text: str) -> None:
+    tok, reference = pair
+    assert tok._plain_text_encoder()  # a preset over a tokenizer without special tokens: the path exists
+    ids = tok.encode(text)
+    assert ids == _general(tok, text) == reference.encode_ordinary(text)
+    assert tok.encode_ordinary(text) == ids
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=TEXTS)
+def test_one_call_path_maps_shuffled_ranks(shuffled, text: str) -> None:
+    tok, reference = shuffled
+    assert tok.encode(text) == _general(tok, text) == reference.encode_ordinary(text)
+
+
+def test_special_tokens_are_refused_or_plain_text_as_before() -> None:
+    """With special tokens the one-call path serves only the calls that treat them as plain
+    text (``disallowed_special=()``, tekken's default); refused or allowed ones take the
+    general path."""
+    tok = ByteLevelBPE().fit(CORPUS, n_tokens=300, pattern="gpt2", special_tokens=["<|end|>"], quiet=True)
+    reference = tiktoken.Encoding("t", pat_str=tok.pattern, mergeable_ranks=tok.mergeable_ranks(),
+                                  special_tokens=tok.special_tokens)
+    text = "the <|end|> cat"
+    with pytest.raises(DisallowedSpecialTokenError):
+        tok.encode(text)
+    assert tok.encode_ordinary(text) == tok.encode(text, disallowed_special=()) == reference.encode_ordinary(text)
+    assert tok.encode(text, allowed_special="all") == reference.encode(text, allowed_special="all")
+    assert tok.encode(text, allowed_special="all") != tok.encode_ordinary(text)
+    # parse_special (the one vocabulary's name of allowed_special="all") parses them, whatever disallowed_special
+    assert tok.encode(text, parse_special=True, disallowed_special=()) == reference.encode(text, allowed_special="all")
+    assert tok.encode(text, parse_special=True) == tok.encode(text, allowed_special="all")
+    plain = ByteLevelBPE().fit(CORPUS, n_tokens=300, pattern="gpt2", quiet=True)
+    assert plain.encode(text, allowed_special="all") == plain.encode(text)
+    with pytest.raises(TypeError):
+        plain._plain_text_encoder()(b"bytes")
+
+
+def test_a_pickled_tokenizer_builds_its_own_call() -> None:
+    import pickle
+
+    tok = ByteLevelBPE().fit(CORPUS, n_tokens=300, pattern="o200k", quiet=True)
+    want = tok.encode("the cat")
+    copy = pickle.loads(pickle.dumps(tok))
+    assert copy._plain is None and copy.encode("the cat") == want
