@@ -900,9 +900,11 @@ def cli_lines(folder: Path) -> list[tuple[str, list[str] | str]]:
         (folder / name).write_bytes(make((folder / sources[name]).read_bytes()))
     (folder / "c.txt").write_text("the cat sat on the mat\nthe dog sat\n" * 3)
     (folder / "bad.txt").write_bytes(b"ab\xff cd\n")
-    fifo = folder / "fifo"
-    with contextlib.suppress(OSError):
-        os.mkfifo(fifo)
+    # one FIFO per line that reads one: the lines run concurrently, and two writers on one FIFO
+    # race (a reader may take both writers' bytes and leave the other reader waiting forever)
+    for fifo in ("fifo", "fifo-in"):
+        with contextlib.suppress(OSError):
+            os.mkfifo(folder / fifo)
     lines: list[tuple[str, list[str] | str]] = []
     for model in corrupt:
         lines += [
@@ -930,7 +932,7 @@ def cli_lines(folder: Path) -> list[tuple[str, list[str] | str]]:
         ("encode corrupt model from a pipe", "python -m ubpe encode <(cat cut.json) --text the"),
         ("encode gguf from a pipe", "python -m ubpe encode <(cat flipped.gguf) --text the"),
         ("encode model from a FIFO", "(cat universal.json > fifo &) ; python -m ubpe encode fifo --text 'the'"),
-        ("encode input from a FIFO", "(cat c.txt > fifo &) ; python -m ubpe encode universal.json fifo"),
+        ("encode input from a FIFO", "(cat c.txt > fifo-in &) ; python -m ubpe encode universal.json fifo-in"),
         ("decode ids 2**63", ["decode", "universal.json", "--ids", str(2**63)]),
         ("encode --ints 2**63", ["encode", "universal.json", "--ints", "--text", f"1 {2**63}"]),
         ("compare --encoders ''", ["compare", "universal.json", "--text", "the", "--encoders", ""]),

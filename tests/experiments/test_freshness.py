@@ -174,7 +174,8 @@ def _recorded(tmp_path, config_text: str):
     config_file.parent.mkdir(parents=True)
     config_file.write_text(config_text)
     config = json.loads(json.dumps(load_config(config_file).as_dict(), default=str))
-    code = code_record(["ubpe.lab.ngram", "ubpe.lab.metrics"])  # what a run computes with, loaded here or not
+    # what a run computes with, loaded here or not: a metric's modules, and a kernel
+    code = code_record(["ubpe.lab.ngram", "ubpe.lab.metrics", "ubpe_native._regex"])
     for relative in code["files"]:
         source = REPO_ROOT / relative
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
@@ -202,6 +203,19 @@ def test_a_changed_config_value_or_metric_code_makes_a_result_stale(tmp_path):
     ngram.write_text(ngram.read_text() + "\n# changed\n")
     stale = freshness.check_provenance(run, root=tmp_path)
     assert [(f.dataset, f.split, f.what) for f in stale] == [("code", "ubpe/lab/ngram.py", "source changed")]
+
+
+@pytest.mark.skipif(freshness.REPO_ROOT is None, reason="needs ubpe's sources (a checkout)")
+def test_a_kernels_code_is_its_pyx_and_what_it_compiles_in(tmp_path):
+    run = _recorded(tmp_path, TINY)
+    files = run["code"]["files"]
+    # the kernel's own source, the declarations it cimports (with their inline code) and the
+    # C++ headers they name, found in the checkout although an editable install runs a build folder
+    assert {"ubpe_native/_regex.pyx", "ubpe_native/_regex.pxd", "ubpe_native/regex_vm.h"} <= set(files)
+    header = tmp_path / "ubpe_native" / "regex_vm.h"
+    header.write_text(header.read_text() + "\n// changed\n")
+    stale = freshness.check_provenance(run, root=tmp_path)
+    assert [(f.dataset, f.split, f.what) for f in stale] == [("code", "ubpe_native/regex_vm.h", "source changed")]
 
 
 def test_a_run_without_hashes_or_from_a_dirty_tree_is_stale(tmp_path):

@@ -20,6 +20,7 @@ import json
 import math
 import os
 import platform
+import re
 import subprocess
 import sys
 import tomllib
@@ -190,6 +191,10 @@ NOT_COMPUTING = ("ubpe.cli", "ubpe.lab.report", "ubpe.lab.answers", "ubpe.lab.fo
                  "experiments.findings")
 #: Sources of a compiled kernel: its Cython module and declarations beside it.
 KERNEL_SUFFIXES = (".pyx", ".pxd")
+#: What a kernel's source compiles in from its package: cimported declarations (whose inline
+#: functions are compiled into it) and C++ headers (``cdef extern from``, ``#include``).
+_CIMPORT = re.compile(r"^[ \t]*(?:from[ \t]+\w+\.(\w+)[ \t]+cimport|cimport[ \t]+\w+\.(\w+))", re.M)
+_HEADER = re.compile(r'extern[ \t]+from[ \t]+"([\w./-]+)"|#[ \t]*include[ \t]+"([\w./-]+)"')
 
 
 def config_sha256(config_dict: dict[str, Any]) -> str:
@@ -227,12 +232,34 @@ def module_sources(name: str, module: Any) -> dict[str, Path]:
     found = {}
     package = sys.modules.get(".".join(parts[:-1]))
     folders = [path.parent, *(Path(p) for p in getattr(package, "__path__", []))]
+    if REPO_ROOT is not None:  # an editable install: the module is in the build folder, its sources in the checkout
+        folders.append(REPO_ROOT.joinpath(*parts[:-1]))
     for suffix in KERNEL_SUFFIXES:
         for folder in folders:
             source = folder / f"{parts[-1]}{suffix}"
             if source.is_file():
                 found["/".join(parts) + suffix] = source
                 break
+    return compiled_in(found, "/".join(parts[:-1]))
+
+
+def compiled_in(sources: dict[str, Path], package: str) -> dict[str, Path]:
+    """``sources`` and, transitively, the files of ``package``'s folder they compile in: the
+    ``.pxd`` of every module they cimport from the package and every header they name (a change
+    to the regex VM's ``regex_vm.h`` changes ``_regex``'s results as much as its ``.pyx`` does).
+    Names that are not files beside them (``Python.h``, libc's) are left out."""
+    found = dict(sources)
+    todo = list(sources.values())
+    while todo:
+        path = todo.pop()
+        text = path.read_text(encoding="utf-8", errors="replace")
+        names = [f"{a or b}.pxd" for a, b in _CIMPORT.findall(text)] + [a or b for a, b in _HEADER.findall(text)]
+        for name in names:
+            candidate = path.parent / name
+            key = f"{package}/{name}"
+            if key not in found and candidate.is_file():
+                found[key] = candidate
+                todo.append(candidate)
     return found
 
 
