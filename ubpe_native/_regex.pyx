@@ -56,7 +56,10 @@ cdef extern from "regex_vm.h" namespace "ubpe_regex" nogil:
         void (*refuse)(int32_t slot, int32_t why, ptrdiff_t at, uint64_t limit) noexcept nogil
     int32_t TOO_MANY_STEPS
     int32_t OP_MATCH, OP_CLASS, OP_SPAN_GREEDY, OP_SPAN_LAZY, OP_SPAN_POSSESSIVE, OP_SPLIT, OP_JUMP
-    int32_t OP_LOOKAHEAD, OP_ATOMIC, OP_ASSERT, N_OPS, N_ASSERTIONS, AT_END, WORD_BOUNDARY
+    int32_t OP_LOOKAHEAD, OP_ATOMIC, OP_ASSERT, OP_GROUP_GREEDY, OP_GROUP_LAZY, OP_GROUP_POSSESSIVE
+    int32_t N_OPS, N_ASSERTIONS, AT_END, WORD_BOUNDARY
+    cbool is_span(int32_t op)
+    cbool is_group(int32_t op)
     int GUARD_WORDS, BLOCK_SIZE
     void prepare(ProgramData& p, int n_classes) except +  # std::bad_alloc -> MemoryError
     ptrdiff_t match_with_capacity(const ProgramData& p, const uint8_t* s, ptrdiff_t n, ptrdiff_t i,
@@ -185,11 +188,18 @@ def register_program(const int32_t[:, ::1] code not None, const uint16_t[::1] bl
         op, x, y, z = code[pc, 0], code[pc, 1], code[pc, 2], code[pc, 3]
         if not 0 <= op < N_OPS:
             raise ValueError(f"instruction {pc}: unknown op {op}")
-        if op == OP_CLASS or op == OP_SPAN_GREEDY or op == OP_SPAN_LAZY or op == OP_SPAN_POSSESSIVE:
+        if op == OP_CLASS or is_span(op):
             if not 0 <= x < MAX_CLASSES:
                 raise ValueError(f"instruction {pc}: class {x} is not in 0..{MAX_CLASSES - 1}")
-            if op != OP_CLASS and (y < 0 or z < -1 or (z >= 0 and z < y) or (op == OP_SPAN_LAZY and z == y)):
-                raise ValueError(f"instruction {pc}: bad repeat {y}..{z}")
+        if (is_span(op) or is_group(op)) and (
+                y < 0 or z < -1 or (z >= 0 and z < y) or ((op == OP_SPAN_LAZY or op == OP_GROUP_LAZY) and z == y)):
+            raise ValueError(f"instruction {pc}: bad repeat {y}..{z}")
+        if is_group(op):  # its body: x classes, then an instruction to go on to
+            if not 1 <= x < n_code - pc - 1:
+                raise ValueError(f"instruction {pc}: a group body of {x} code points runs off the program")
+            for k in range(pc + 1, pc + 1 + x):
+                if code[k, 0] != OP_CLASS:
+                    raise ValueError(f"instruction {pc}: its group body holds instruction {k}, not a class")
         if op == OP_SPLIT and not (0 <= x < n_code and 0 <= y < n_code and -1 <= z < n_guards):
             raise ValueError(f"instruction {pc}: split outside the program or unknown guard")
         if op == OP_JUMP and not 0 <= x < n_code:
@@ -202,7 +212,7 @@ def register_program(const int32_t[:, ::1] code not None, const uint16_t[::1] bl
             if x >= WORD_BOUNDARY and word_class < 0:
                 raise ValueError(f"instruction {pc}: a word boundary needs word_class")
         # an instruction that goes on to pc + 1 must have one
-        if op in (OP_CLASS, OP_SPAN_GREEDY, OP_SPAN_LAZY, OP_SPAN_POSSESSIVE, OP_ASSERT) and pc + 1 >= n_code:
+        if (op == OP_CLASS or is_span(op) or op == OP_ASSERT) and pc + 1 >= n_code:
             raise ValueError(f"instruction {pc} runs off the end of the program")
     _check_control_flow(code)
     if _n_programs >= MAX_PROGRAMS:
@@ -255,9 +265,12 @@ cdef int _successors(const int32_t[:, ::1] code, Py_ssize_t pc, const uint8_t* n
         targets[0] = code[pc, 1]
         consumes[0] = op == OP_ATOMIC and not nullable_sub[pc]
         return 1
+    if is_group(op):  # past its body (which only this instruction reads)
+        targets[0] = pc + 1 + code[pc, 1]
+        consumes[0] = code[pc, 2] >= 1
+        return 1
     targets[0] = pc + 1
-    consumes[0] = op == OP_CLASS or ((op == OP_SPAN_GREEDY or op == OP_SPAN_LAZY or op == OP_SPAN_POSSESSIVE)
-                                     and code[pc, 2] >= 1)
+    consumes[0] = op == OP_CLASS or (is_span(op) and code[pc, 2] >= 1)
     return 1
 
 

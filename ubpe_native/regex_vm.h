@@ -35,13 +35,24 @@ enum Op : int32_t {
     OP_LOOKAHEAD = 7,        // the sub-program at pc + 1 matches here (y != 0: does not); then x
     OP_ATOMIC = 8,           // the sub-program at pc + 1 matches once, never revisited; then x
     OP_ASSERT = 9,           // a zero-width test x (Assertion)
-    N_OPS = 10,
+    // A repeated group of fixed width with no choice inside ((?:ab)+, (?:\r\n)*,
+    // (?:[a-z][0-9]){2,5}): y..z (z < 0: no limit) iterations of a body of x code points, one
+    // per OP_CLASS at pc + 1 .. pc + x (read only by this instruction); then pc + 1 + x. Each
+    // iteration matches in one way only, so the choices are the iteration counts, as for a
+    // run: one counted frame holds them all (a loop of splits pushes a frame per iteration).
+    OP_GROUP_GREEDY = 10,
+    OP_GROUP_LAZY = 11,
+    OP_GROUP_POSSESSIVE = 12,
+    N_OPS = 13,
     // Internal (written by prepare, never registered): OP_SPLIT whose branch y cannot fail
     // (nothing but jumps and runs that may be empty up to a match). Once it is taken, no choice
     // older than it can be asked for again, so it drops them: a greedy loop at the end of a
     // pattern then holds one frame, not one per iteration.
-    OP_SPLIT_CUT = 10,
+    OP_SPLIT_CUT = 13,
 };
+
+inline bool is_span(int32_t op) { return op == OP_SPAN_GREEDY || op == OP_SPAN_LAZY || op == OP_SPAN_POSSESSIVE; }
+inline bool is_group(int32_t op) { return op == OP_GROUP_GREEDY || op == OP_GROUP_LAZY || op == OP_GROUP_POSSESSIVE; }
 
 // Why a match was refused (the `refuse` hook's `why`).
 enum Refusal : int32_t { TOO_MANY_STEPS = 0, TOO_MANY_FRAMES = 1 };
@@ -98,8 +109,8 @@ struct Program {
     void (*refuse)(int32_t slot, int32_t why, std::ptrdiff_t at, uint64_t limit) = nullptr;
 };
 
-// Whether the program from `pc` reaches a match whatever the text (only jumps and runs that
-// may be empty on the way), for every pc at once: ubpe/text/regex_program.py's
+// Whether the program from `pc` reaches a match whatever the text (only jumps and runs or
+// groups that may be empty on the way), for every pc at once: ubpe/text/regex_program.py's
 // _cannot_fail_from, computed here for any registered program (cycles: no).
 inline std::vector<uint8_t> cannot_fail(const std::vector<Inst>& code) {
     const std::size_t n = code.size();
@@ -117,8 +128,8 @@ inline std::vector<uint8_t> cannot_fail(const std::vector<Inst>& code) {
             if (in.op == OP_MATCH) { found = YES; state[pc] = YES; break; }
             std::size_t next;
             if (in.op == OP_JUMP) next = static_cast<std::size_t>(in.x);
-            else if ((in.op == OP_SPAN_GREEDY || in.op == OP_SPAN_POSSESSIVE || in.op == OP_SPAN_LAZY) && in.y == 0)
-                next = pc + 1;
+            else if (is_span(in.op) && in.y == 0) next = pc + 1;
+            else if (is_group(in.op) && in.y == 0) next = pc + 1 + static_cast<std::size_t>(in.x);
             else { state[pc] = NO; found = NO; break; }
             if (next >= n) { state[pc] = NO; found = NO; break; }
             state[pc] = VISITING;
@@ -156,19 +167,21 @@ inline void prepare(Program& p, int n_classes) {
         }
 }
 
-// What to do when popping a backtrack frame.
-enum FrameKind : int32_t { RESUME = 0, GIVE_BACK = 1, TAKE_MORE = 2 };
+// What to do when popping a backtrack frame: RESUME at pc, pos; a greedy run or group gives
+// back one code point or iteration (pc: after the run / the group's instruction; aux: the byte
+// it cannot give back past); a lazy one takes one more (pc: its instruction; aux: the count).
+enum FrameKind : int32_t { RESUME = 0, GIVE_BACK = 1, TAKE_MORE = 2, GIVE_BACK_GROUP = 3, TAKE_MORE_GROUP = 4 };
 
 struct Frame {
     int32_t kind, pc;
-    std::ptrdiff_t pos, aux;  // GIVE_BACK: the floor of the run; TAKE_MORE: code points taken
+    std::ptrdiff_t pos, aux;
 };
 
 // The backtrack stack of a scan, and the budget of its current match: frames in a buffer on
-// the C stack, moved to the heap only when a match needs more (a loop over a group pushes one
-// frame per iteration, unless OP_SPLIT_CUT drops them). A frame is written field by field:
-// one built as a temporary and copied whole stalls on store forwarding, which cost a third of
-// the VM's time.
+// the C stack, moved to the heap only when a match needs more (a loop over a group with a
+// choice inside pushes one frame per iteration, unless OP_SPLIT_CUT drops them). A frame is
+// written field by field: one built as a temporary and copied whole stalls on store
+// forwarding, which cost a third of the VM's time.
 struct FrameStack {
     static const std::size_t INLINE_FRAMES = 64;
     Frame inline_frames[INLINE_FRAMES];
@@ -297,6 +310,18 @@ struct Matcher {
         return (guards[static_cast<std::size_t>(g) * GUARD_WORDS + (eq >> 6)] >> (eq & 63)) & 1u;
     }
 
+    // The end of one iteration of the group at `pc` from `pos` (its body: code[pc].x classes
+    // from pc + 1), or -1.
+    std::ptrdiff_t iteration_end(int32_t pc, std::ptrdiff_t pos) const {
+        const int32_t width = code[pc].x;
+        std::ptrdiff_t w;
+        for (int32_t k = 1; k <= width; ++k) {
+            if (!in_class(code[pc + k].x, pos, &w)) return -1;
+            pos += w;
+        }
+        return pos;
+    }
+
     bool is_word_at(std::ptrdiff_t pos) const {
         std::ptrdiff_t w;
         return in_class(word_class, pos, &w);
@@ -346,6 +371,21 @@ struct Matcher {
                     ++pc;
                     break;
                 }
+                case OP_GROUP_GREEDY:
+                case OP_GROUP_POSSESSIVE:
+                case OP_GROUP_LAZY: {  // as a run, an iteration at a time
+                    std::ptrdiff_t count = 0, floor = pos, next;
+                    const std::ptrdiff_t at_most = in.op == OP_GROUP_LAZY ? in.y : (in.z < 0 ? PTRDIFF_MAX : in.z);
+                    while (count < at_most && (next = iteration_end(pc, pos)) >= 0) {
+                        pos = next;
+                        if (++count == in.y) floor = pos;
+                    }
+                    if (count < in.y) { ok = false; break; }
+                    if (in.op == OP_GROUP_GREEDY && pos > floor) stack.push(GIVE_BACK_GROUP, pc, pos, floor);
+                    if (in.op == OP_GROUP_LAZY && (in.z < 0 || count < in.z)) stack.push(TAKE_MORE_GROUP, pc, pos, count);
+                    pc += 1 + in.x;
+                    break;
+                }
                 case OP_SPLIT_CUT:  // branch y cannot fail: no older choice is needed again
                     stack.size = base;
                     [[fallthrough]];
@@ -381,11 +421,24 @@ struct Matcher {
                     pos = previous_start(s, f.pos);
                     if (pos > f.aux) stack.push(GIVE_BACK, f.pc, pos, f.aux);
                     pc = f.pc; ok = true;
-                } else {  // TAKE_MORE: a lazy run takes one more code point
+                } else if (f.kind == TAKE_MORE) {  // a lazy run takes one more code point
                     const Inst span = code[f.pc];
                     if (in_class(span.x, f.pos, &w)) {
                         if (span.z < 0 || f.aux + 1 < span.z) stack.push(TAKE_MORE, f.pc, f.pos + w, f.aux + 1);
                         pc = f.pc + 1; pos = f.pos + w; ok = true;
+                    }
+                } else if (f.kind == GIVE_BACK_GROUP) {  // a greedy group gives back one iteration
+                    const int32_t width = code[f.pc].x;
+                    pos = f.pos;
+                    for (int32_t k = 0; k < width; ++k) pos = previous_start(s, pos);
+                    if (pos > f.aux) stack.push(GIVE_BACK_GROUP, f.pc, pos, f.aux);
+                    pc = f.pc + 1 + width; ok = true;
+                } else {  // TAKE_MORE_GROUP: a lazy group takes one more iteration
+                    const Inst group = code[f.pc];
+                    const std::ptrdiff_t next = iteration_end(f.pc, f.pos);
+                    if (next >= 0) {
+                        if (group.z < 0 || f.aux + 1 < group.z) stack.push(TAKE_MORE_GROUP, f.pc, next, f.aux + 1);
+                        pc = f.pc + 1 + group.x; pos = next; ok = true;
                     }
                 }
             }

@@ -31,8 +31,10 @@ COMPARED_UP_TO = 30  # characters: the regex module answers these patterns at on
 NESTED = [
     r"(a+)+$", r"(a|aa)+$", r"(a*)*b", r"(?:a+)+b", r"(a|a)+b", r"((a+)+)+c", r"(\w+\s?)+$", r"(?:a+|b)+$",
     r"(x+x+)+y", r"(?:a|ab|b)+c", r"(a?){15}a{15}", r"(\s*a\s*)+!", r"(?:\p{L}+\p{L}+)+\d", r"(a+?)+?b",
+    # repeats of groups of fixed width (one counted frame each) nested in a loop
+    r"(?:(?:aa)+)+b", r"(?:(?:a )+a?)+$", r"(?:aa|(?:a a){2})+!", r"(?:(?:aa){2,}?)+c",
 ]
-ATOMS = ["a", "b", "ab", r"\w", r"\s", r"\p{L}", "[ab]", "a|b", "a|ab"]
+ATOMS = ["a", "b", "ab", r"\w", r"\s", r"\p{L}", "[ab]", "a|b", "a|ab", "aa", "(?:a ){2}", r"a\s"]
 
 
 def _random_patterns(count: int) -> list[str]:

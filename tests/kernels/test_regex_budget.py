@@ -1,10 +1,10 @@
 """The regex VM on hostile patterns and hostile programs (issue 37): a match that backtracks
 exponentially is refused with ``RegexBudgetError`` naming the pattern, on every path that runs
 the VM (``find_pieces``, the scanner's ``piece_end``, a model's encode and fit); a long scan
-stops on SIGINT; a greedy loop whose way out cannot fail holds one backtrack frame, not one per
-iteration, and the frames of any match are bounded; ``register_program`` refuses a program
-whose control flow could loop without consuming text or recurse without end, and any program
-it takes finishes on any text; patterns the VM does not take are split by the `regex` module
+stops on SIGINT; a greedy loop whose way out cannot fail, and a repeated group of fixed width
+with no choice inside, hold one backtrack frame, not one per iteration, and the frames of any
+match are bounded; ``register_program`` refuses a program whose control flow could loop
+without consuming text or recurse without end, and any program it takes finishes on any text; patterns the VM does not take are split by the `regex` module
 into whole matches, as the VM would (a differential test over random patterns on both paths).
 The catastrophic patterns on long inputs, under a time bound, are in the fuzz lane
 (``tests/bad_input/test_regex_fuzz.py``)."""
@@ -43,6 +43,7 @@ CATASTROPHIC = [
     (r"(?:\s*x\s*)+y", " x " * 30),
 ]
 OP_CLASS, OP_SPLIT, OP_JUMP, OP_LOOKAHEAD, OP_ATOMIC, OP_MATCH, OP_SPAN_GREEDY = 1, 5, 6, 7, 8, 0, 2
+OP_GROUP_GREEDY, OP_GROUP_LAZY, OP_GROUP_POSSESSIVE = 10, 11, 12
 
 
 def _data(text: str) -> np.ndarray:
@@ -98,15 +99,50 @@ def test_long_matches_that_are_not_catastrophic_stay_within_the_budget(pattern, 
 # -- frames ------------------------------------------------------------------------------------
 
 def test_a_greedy_loop_whose_way_out_cannot_fail_holds_one_frame():
-    """``(?:ab)+`` pushed one 24-byte frame per iteration (36 times the text on one long
+    """``x|(?:a|b)+`` pushed one 24-byte frame per iteration (36 times the text on one long
     match); its way out reaches the match whatever follows, so older choices are dropped."""
     text = "ab" * 200_000
-    for pattern in (r"(?:ab)+", r"x|(?:ab)+\s*", r"(?:a|b)+"):
+    for pattern in (r"(?:ab)+", r"x|(?:ab)+\s*", r"(?:a|b)+", r"x|(?:a|b)+\s*"):
         end, frames = _py_match(compile_pattern(pattern).pattern_id, _data(text))
         assert end == len(text) and frames == 64, pattern  # the C stack's 64, never the heap
-    # a way out that can fail still needs a frame per iteration: the stack grows with the run
-    end, frames = _py_match(compile_pattern(r"(?:ab)+c").pattern_id, _data(text + "c"))
-    assert end == len(text) + 1 and frames >= len(text) // 2
+
+
+# (pattern, repeated unit, repeats, tail): a long match of a repeated group of fixed width with
+# no choice inside, whose way out can fail (some give back iterations to reach it)
+SIMPLE_REPEATS = [
+    (r"(?:ab)+c", "ab", 200_000, "c"),
+    (r"(ab)+c", "ab", 200_000, "c"),  # a capturing group: the VM captures nothing
+    (r"(?:\r\n)*x", "\r\n", 200_000, "x"),
+    (r"(?:[a-z][0-9])+!", "a1", 200_000, "!"),
+    (r"(?:ab)+(?:ab){3}c", "ab", 200_000, "c"),  # gives back three iterations
+    (r"(?:ab)+abc|\s", "ab", 200_000, "c"),
+    (r"(?:ab)+?c", "ab", 200_000, "c"),  # lazy: takes one more iteration at a time
+    (r"(?:ab){2,}?ab\b", "ab", 200_000, ""),
+    (r"(?:é\p{L}{2}\d)+éx", "éxy1", 100_000, ""),  # gives back a multi-byte iteration
+    (r"(?i:aB)+C", "Ab", 200_000, "C"),
+    (r"(?:(?>ab)c)+d", "abc", 100_000, "d"),
+]
+
+
+@pytest.mark.parametrize(("pattern", "unit", "repeats", "tail"), SIMPLE_REPEATS,
+                         ids=[p for p, *_ in SIMPLE_REPEATS])
+def test_a_repeated_group_of_fixed_width_holds_one_frame(pattern, unit, repeats, tail):
+    """A repeated group with no choice inside matches each iteration one way only: one counted
+    frame holds every iteration count (it pushed a frame per iteration, 20 times the text in
+    memory)."""
+    text = unit * repeats + tail
+    end, frames = _py_match(compile_pattern(pattern).pattern_id, _data(text))
+    want = regex.match(pattern, text)
+    assert want is not None and end == len(want.group().encode("utf-8"))
+    assert frames == 64  # the C stack's 64, never the heap
+
+
+def test_a_repeated_group_with_a_choice_inside_still_grows_the_stack():
+    """The counter above sees frames: a group with an alternative inside has a choice per
+    iteration, which needs its own frame (the stack's budget bounds them)."""
+    text = "ab" * 200_000
+    end, frames = _py_match(compile_pattern(r"(?:a|b)+c").pattern_id, _data(text + "c"))
+    assert end == len(text) + 1 and frames >= len(text)
 
 
 def test_the_frames_of_a_match_are_bounded():
@@ -132,6 +168,8 @@ def test_the_frames_of_a_match_are_bounded():
      "consumes nothing"),  # (?:a*)* : a loop over a run that may be empty
     ([[OP_SPLIT, 1, 4, -1], [OP_ATOMIC, 3, 0, 0], [OP_MATCH, 0, 0, 0], [OP_JUMP, 0, 0, 0], [OP_MATCH, 0, 0, 0]],
      "consumes nothing"),  # a loop over an atomic group that matches the empty string
+    ([[OP_SPLIT, 1, 4, -1], [OP_GROUP_GREEDY, 1, 0, -1], [OP_CLASS, 0, 0, 0], [OP_JUMP, 0, 0, 0], [OP_MATCH, 0, 0, 0]],
+     "consumes nothing"),  # (?:(?:ab)*)* : a loop over a group that may be empty
     ([[OP_LOOKAHEAD, 2, 0, 0], [OP_JUMP, 0, 0, 0], [OP_MATCH, 0, 0, 0]], "reaches it again"),
     ([[OP_ATOMIC, 3, 0, 0], [OP_LOOKAHEAD, 3, 0, 0], [OP_JUMP, 0, 0, 0], [OP_MATCH, 0, 0, 0]],
      "reaches it again"),  # two sub-programs that call each other
@@ -153,11 +191,18 @@ def test_register_program_takes_a_loop_over_an_atomic_group_that_consumes():
     assert find_pieces(_data("aaa"), pattern_id)[1].tolist() == [3]
 
 
-instructions = st.tuples(st.integers(0, 10), st.integers(-1, 12), st.integers(-1, 12), st.integers(-2, 12))
+N_OPS = 13  # regex_vm.h's; one more is an unknown op
+instructions = st.tuples(st.integers(0, N_OPS), st.integers(-1, 12), st.integers(-1, 12), st.integers(-2, 12))
+# a repeated group and its body of classes (a random body is rarely one: the VM would refuse it)
+group_blocks = st.tuples(st.sampled_from([OP_GROUP_GREEDY, OP_GROUP_LAZY, OP_GROUP_POSSESSIVE]), st.integers(1, 3),
+                         st.integers(-1, 3), st.integers(-2, 4), st.lists(st.integers(0, 1), min_size=3, max_size=3)
+                         ).map(lambda t: [(t[0], t[1], t[2], t[3])] + [(OP_CLASS, k, 0, 0) for k in t[4][:t[1]]])
+programs = st.lists(instructions.map(lambda i: [i]) | group_blocks, min_size=1, max_size=8).map(
+    lambda blocks: [i for block in blocks for i in block][:16])
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(code=st.lists(instructions, min_size=1, max_size=12), text=st.text("ab \n", max_size=30))
+@given(code=programs, text=st.text("ab \n", max_size=30))
 def test_any_program_is_refused_or_finishes(code, text):
     """A hostile program: refused at registration, or run on any text to an answer or to a
     refused match - never a hang, a crash or an abort."""
@@ -244,7 +289,11 @@ SLOW_SCANS = {
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process")
 @pytest.mark.parametrize("path", SLOW_SCANS)
 def test_sigint_stops_a_long_encode(path):
+    # the child's own Ctrl-C handler: a run started in the background (`pytest ... &`) hands on
+    # SIGINT ignored, and the child would then run for hours
     child = textwrap.dedent("""
+        import signal
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         TEXT = "a" * 2_000_000
         {setup}
         print("ready", flush=True)

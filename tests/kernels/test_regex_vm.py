@@ -30,9 +30,13 @@ TRICKY = (
     "09١٢½Ⅻ².,;!?-_/\\\"#(){}*é\u0301\u0308\u0903中文カ한ʰǅΣσςß"
     "🎉👍🏽\u200d👩\U0001f1fa\U0001f1f8"
 )
+# a short unit repeated, then a tail: what a repeated group matches and then gives back
+repeated_units = st.tuples(st.text(alphabet=st.sampled_from("aAs'é1 \r\n"), min_size=1, max_size=3),
+                           st.integers(1, 12), st.text(alphabet=st.sampled_from("aé1 \n!"), max_size=3)).map(
+    lambda t: t[0] * t[1] + t[2])
 texts = st.text(alphabet=st.sampled_from(TRICKY), max_size=40) | st.text(max_size=25) | st.lists(
     st.sampled_from(["Hello", " world", "DON'T", "  ", "\n\n", " 12345", "...", " café", "北京", "😀😀", "\t \n "]),
-    max_size=12).map("".join)
+    max_size=12).map("".join) | repeated_units
 
 # -- random patterns of the supported grammar ----------------------------------------------------
 
@@ -59,7 +63,15 @@ def _groups(inner: st.SearchStrategy) -> st.SearchStrategy:
     )
 
 
-atoms = _quantified(st.sampled_from(CLASSES)) | st.sampled_from(["^", "$", r"\b", r"\B", r"\Z", r"\A"])
+# repeated groups of fixed width with no choice inside ((?:ab)+, (?:\r\n)*, (?:[a-e]\d{2}){2,}?):
+# the VM repeats them with one counted frame (OP_GROUP_*)
+fixed_bodies = st.lists(st.tuples(st.sampled_from(CLASSES), st.sampled_from(["", "", "{2}"])).map("".join),
+                        min_size=1, max_size=3).map("".join)
+fixed_groups = st.tuples(st.sampled_from(["(?:{})", "({})", "(?i:{})", "(?>{})"]), fixed_bodies,
+                         st.sampled_from(["+", "*", "?", "{2,}", "{1,3}", "{3}", "{0,2}"]), st.sampled_from(SUFFIXES)
+                         ).map(lambda t: t[0].format(t[1]) + t[2] + t[3])
+atoms = (_quantified(st.sampled_from(CLASSES)) | st.sampled_from(["^", "$", r"\b", r"\B", r"\Z", r"\A"])
+         | fixed_groups)
 # a class taken at least once: most sequences then match no empty string (which the compiler
 # leaves to the regex module)
 required = st.tuples(st.sampled_from(CLASSES), st.sampled_from(["", "+", "{1,3}", "{2}", "+?", "++"])).map("".join)
@@ -111,6 +123,35 @@ def test_random_patterns_split_as_regex_does(pattern: str, text_list: list[str])
             data = text.encode("utf-8")
             bounds = split_text(np.frombuffer(data, np.uint8), code_point_classes(), compiled.pattern_id)
             assert [data[a:b].decode("utf-8") for a, b in zip(bounds[:-1], bounds[1:])] == want
+
+
+# repeated groups of fixed width over a small alphabet, and texts of that alphabet: iterations
+# repeat in the text, and the way out often needs some given back (or taken, if lazy)
+SMALL = "ab\u00e9 1\n"
+SMALL_CLASSES = ["a", "b", "\u00e9", "[ab]", r"\s", r"\d", ".", r"\w", r"[^a]", r"\p{L}"]
+small_bodies = st.lists(st.sampled_from(SMALL_CLASSES), min_size=1, max_size=3).map("".join)
+small_group_patterns = st.tuples(
+    st.sampled_from(["(?:{})", "({})", "(?>{})"]), small_bodies,
+    st.sampled_from(["+", "*", "{2,}", "{1,3}", "{0,2}", "{2}"]), st.sampled_from(["", "?", "+"]),
+    st.lists(st.sampled_from(SMALL_CLASSES + ["(?:ab)+", "(?:a\u00e9)*?", "$", r"\b"]), min_size=1, max_size=3),
+    st.sampled_from(["", r"|\s", "|a"]),
+).map(lambda t: t[0].format(t[1]) + t[2] + t[3] + "".join(t[4]) + t[5])
+
+
+# (few patterns, many texts each: every pattern takes one of the process's 1,024 program slots
+# for good, and the kernel tests run in one process)
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(pattern=small_group_patterns, text_list=st.lists(st.text(SMALL, max_size=24), min_size=4, max_size=12))
+def test_repeated_groups_of_fixed_width_split_as_regex_does(pattern: str, text_list: list[str]) -> None:
+    """The VM repeats these with one counted frame (OP_GROUP_*): giving back or taking one more
+    iteration of several code points, of several bytes each, must land where the regex module's
+    loop does."""
+    compiled = compile_pattern(pattern)
+    if compiled.pattern_id is None:  # e.g. a pattern that can match the empty string
+        assert compiled.reason
+        return
+    for text in text_list:
+        assert vm_pieces(compiled.pattern_id, text) == regex_pieces(pattern, text)
 
 
 def test_the_random_grammar_mostly_compiles() -> None:
@@ -281,6 +322,12 @@ def _program(**changes):
     ({"code": np.array([[9, 7, 0, 0], [0, 0, 0, 0]], np.int32)}, "unknown assertion"),
     ({"code": np.array([[9, 3, 0, 0], [0, 0, 0, 0]], np.int32)}, "word_class"),
     ({"code": np.array([[2, 0, 3, 1], [0, 0, 0, 0]], np.int32)}, "bad repeat"),
+    ({"code": np.array([[10, 2, 1, -1], [1, 0, 0, 0], [0, 0, 0, 0]], np.int32)}, "runs off"),  # body of 2
+    ({"code": np.array([[10, 0, 1, -1], [0, 0, 0, 0]], np.int32)}, "runs off"),  # an empty body
+    ({"code": np.array([[10, 1, 1, -1], [0, 0, 0, 0], [0, 0, 0, 0]], np.int32)}, "not a class"),
+    ({"code": np.array([[11, 1, 2, 2], [1, 0, 0, 0], [0, 0, 0, 0]], np.int32)}, "bad repeat"),
+    ({"code": np.array([[12, 1, 3, 1], [1, 0, 0, 0], [0, 0, 0, 0]], np.int32)}, "bad repeat"),
+    ({"code": np.array([[10, 1, 1, -1], [1, 64, 0, 0], [0, 0, 0, 0]], np.int32)}, "class 64"),
     ({"blocks": np.zeros(10, np.uint16)}, "blocks"),
     ({"blocks": np.full(0x1100, 5, np.uint16)}, "past block_classes"),
     ({"block_classes": np.zeros(100, np.uint8)}, "whole blocks"),

@@ -9,7 +9,9 @@ Why a VM of our own and not PCRE2's JIT: tokenizer patterns are short alternatio
 character-class runs with an optional lookahead, and the time goes into those runs. The VM
 runs a class run (``\p{L}+``) as one instruction that pushes a single backtrack frame for the
 whole run, and skips alternatives whose first code point cannot match (a guard per
-alternative), which is what a JIT would buy. It matches the `regex` module exactly *by
+alternative), which is what a JIT would buy; a repeated group of fixed width with no choice
+inside (``(?:\r\n)+``, ``(?:[a-z][0-9]){2,}``) runs the same way, one frame for all its
+iterations. It matches the `regex` module exactly *by
 construction*: every one-code-point atom (``\p{L}``, ``[^\s\p{L}\p{N}]``, ``(?i:s)``, ``.``)
 becomes a class whose members the `regex` module itself computes over all code points at
 compile time, so the Unicode version, the case folding and the class syntax are the `regex`
@@ -68,6 +70,9 @@ __all__ = ["CompiledPattern", "compile_pattern"]
 # Instructions and assertions of regex_vm.h
 OP_MATCH, OP_CLASS, OP_SPAN_GREEDY, OP_SPAN_LAZY, OP_SPAN_POSSESSIVE = 0, 1, 2, 3, 4
 OP_SPLIT, OP_JUMP, OP_LOOKAHEAD, OP_ATOMIC, OP_ASSERT = 5, 6, 7, 8, 9
+OP_GROUP_GREEDY, OP_GROUP_LAZY, OP_GROUP_POSSESSIVE = 10, 11, 12
+SPANS = (OP_SPAN_GREEDY, OP_SPAN_POSSESSIVE, OP_SPAN_LAZY)
+GROUPS = (OP_GROUP_GREEDY, OP_GROUP_POSSESSIVE, OP_GROUP_LAZY)
 MAX_CLASSES = 64  # one bit of a uint64 per class
 MAX_EQUIVALENCE_CLASSES = 256  # uint8 in the VM's tables
 MAX_INSTRUCTIONS = 20_000  # counted repeats of groups are unrolled; past this the regex module runs
@@ -76,6 +81,12 @@ BLOCK_SHIFT = 8
 N_CODE_POINTS = 0x110000
 SURROGATES = range(0xD800, 0xE000)
 GUARD_WORDS = 4
+#: the most code points in the body of a group that the VM repeats with one counted frame
+#: (OP_GROUP_*: one instruction per code point of the body, so (?:a{5000})+ would take 5,000);
+#: a wider one is compiled as a loop of splits
+MAX_GROUP_WIDTH = 64
+
+
 @dataclass(frozen=True)
 class CompiledPattern:
     """A pattern as the kernel runs it: ``pattern_id`` (None: the `regex` module splits it,
@@ -207,6 +218,29 @@ def _always(node: Node) -> bool:
     if kind == "atomic":
         return _always(node[1])
     return False
+
+
+def _fixed_body(node: Node) -> list[Node] | None:
+    """The one-code-point atoms that ``node`` matches one after the other when that is its
+    only way to match (classes in sequence, repeated a fixed number of times: ``ab``,
+    ``[a-z]{2}[0-9]``), else None (an alternative, a run of varying length, an assertion)."""
+    kind = node[0]
+    if kind == "class":
+        return [node]
+    if kind == "seq":
+        found = []
+        for child in node[1]:
+            part = _fixed_body(child)
+            if part is None:
+                return None
+            found += part
+        return found
+    if kind == "repeat" and node[2] == node[3]:
+        part = _fixed_body(node[1])
+        return None if part is None else part * node[2]
+    if kind == "atomic":  # one way to match: nothing for the atomic group to cut
+        return _fixed_body(node[1])
+    return None
 
 
 def _first(node: Node, classes: _Classes) -> int | None:
@@ -352,11 +386,22 @@ class _Emitter:
                 op = OP_SPAN_POSSESSIVE if mode == "possessive" else OP_SPAN_GREEDY
                 self.emit(op, k, low, -1 if high is None else high)
             return
+        if _nullable(inner) and (high is None or high > 1):
+            raise Unsupported("a repeated group that can match the empty string")
+        body = _fixed_body(inner)
+        if body and len(body) <= MAX_GROUP_WIDTH and high != 1:
+            # (?:ab)+ : one instruction, one counted frame, not a split per iteration
+            if mode == "lazy" and high != low:
+                op = OP_GROUP_LAZY
+            else:
+                op = OP_GROUP_POSSESSIVE if mode == "possessive" else OP_GROUP_GREEDY
+            self.emit(op, len(body), low, -1 if high is None else high)
+            for atom in body:
+                self.emit(OP_CLASS, self.classes.of(atom))
+            return
         if mode == "possessive":
             self._sub_program(OP_ATOMIC, ("repeat", inner, low, high, "greedy"), 0)
             return
-        if _nullable(inner) and (high is None or high > 1):
-            raise Unsupported("a repeated group that can match the empty string")
         for _ in range(low):
             self.node(inner)
         if high is None:
@@ -382,18 +427,22 @@ def _no_give_back_before_match(code: list[list[int]]) -> None:
     """Peepholes on the finished program. A jump to a match is that match. A greedy run that
     nothing after it can fail (runs that may be empty, up to the match) is never asked to
     give back a code point - the first match found is the one kept, also in a lookahead or
-    an atomic group - so it runs as possessive, which pushes no backtrack frame."""
+    an atomic group - so it runs as possessive, which pushes no backtrack frame; so does a
+    greedy group."""
     for instruction in code:
         if instruction[0] == OP_JUMP and code[instruction[1]][0] == OP_MATCH:
             instruction[:] = [OP_MATCH, 0, 0, 0]
     for pc in range(len(code) - 1, -1, -1):
         if code[pc][0] == OP_SPAN_GREEDY and _cannot_fail_from(code, pc + 1):
             code[pc][0] = OP_SPAN_POSSESSIVE
+        elif code[pc][0] == OP_GROUP_GREEDY and _cannot_fail_from(code, pc + 1 + code[pc][1]):
+            code[pc][0] = OP_GROUP_POSSESSIVE
 
 
 def _cannot_fail_from(code: list[list[int]], pc: int) -> bool:
-    """Whether the program from ``pc`` reaches its match whatever the text: only runs that
-    may be empty (``*``, ``?``: any number of code points, none included) and jumps on the way."""
+    """Whether the program from ``pc`` reaches its match whatever the text: only runs and
+    groups that may be empty (``*``, ``?``: any number of code points, none included) and jumps
+    on the way."""
     seen = set()
     while pc not in seen:
         seen.add(pc)
@@ -402,8 +451,10 @@ def _cannot_fail_from(code: list[list[int]], pc: int) -> bool:
             return True
         if op == OP_JUMP:
             pc = x
-        elif op in (OP_SPAN_GREEDY, OP_SPAN_POSSESSIVE, OP_SPAN_LAZY) and y == 0:
+        elif op in SPANS and y == 0:
             pc += 1
+        elif op in GROUPS and y == 0:
+            pc += 1 + x
         else:
             return False
     return False
