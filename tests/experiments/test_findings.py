@@ -115,3 +115,13 @@ def test_midi_findings_give_each_comparisons_verdicts_by_merges(tmp_path):
     [line] = findings.midi_findings(tmp_path)
     assert "ubpe shorter at 256 merges; not separable at 512, 1024 merges" in line
     assert "token ratio 0.980 to 1.001 (95 % intervals within [0.970, 1.011])" in line
+
+
+def test_the_committed_findings_are_the_committed_results_findings():
+    """results/FINDINGS.md is what `python -m experiments findings` writes from the committed
+    results today: regenerated results (or a changed rule) without new findings fail here."""
+    from experiments import RESULTS_DIR
+
+    if not (RESULTS_DIR / "FINDINGS.md").is_file():
+        pytest.skip("no results/ beside the experiments (a wheel's test run)")
+    assert findings.findings(RESULTS_DIR / "default") == (RESULTS_DIR / "FINDINGS.md").read_text(encoding="utf-8")
