@@ -107,7 +107,7 @@ def data_records(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``run.json``'s ``data`` (`experiments.freshness`): every split the tasks load, once."""
     from experiments.freshness import data_record
 
-    config = {d.name: d for d in load_config("default").datasets}
+    config = {d.name: d for d in load_config("default", named=CONFIG_DIR).datasets}
     records = {}
     for task in tasks:
         _, train, heldout = _splits(task)
