@@ -5,7 +5,9 @@
 decoding and inspection; :class:`EncoderBridge`: every ubpe encoder run on the same vocabulary
 (:meth:`EncoderBridge.encode_with`), and idf weights fitted on a corpus. The models are in
 :mod:`ubpe.models.ranked_bpe` (byte-level BPE) and :mod:`ubpe.models.sentencepiece`
-(sentencepiece-style).
+(sentencepiece-style). The module is just over 600 lines because the special-token cut, the
+native batch template and the encoder bridge are one contract every imported family keeps
+(:class:`ubpe.models.contract.ImportedContract`); split, they would import each other.
 
 >>> combine_kbest([[([1], -1.0), ([2, 3], -2.0)], [([4], 0.0)]], 2, [[], [9], []])
 [([1, 9, 4], -1.0), ([2, 3, 9, 4], -2.0)]
