@@ -48,6 +48,8 @@ cdef extern from "regex_vm.h" namespace "ubpe_regex" nogil:
         vector[uint8_t] block_classes
         vector[uint64_t] members
         vector[uint64_t] guards
+        vector[uint64_t] ascii
+        vector[uint64_t] ascii_guards
         int32_t word_class
         int32_t start_guard
         cbool total
@@ -65,7 +67,12 @@ cdef extern from "regex_vm.h" namespace "ubpe_regex" nogil:
     ptrdiff_t match_with_capacity(const ProgramData& p, const uint8_t* s, ptrdiff_t n, ptrdiff_t i,
                                   size_t* capacity) except +
 
-cdef int MAX_PROGRAMS = 1024  # distinct patterns per process; more are left to the regex module
+# Distinct patterns per process, and the bytes of their tables (~40 KB a pattern with Unicode
+# classes: 8,192 such patterns would hold 330 MB): more are left to the regex module. A slot is
+# never freed, as ids are read without a lock (program_of).
+cdef int MAX_PROGRAMS = 8192
+cdef size_t MAX_PROGRAM_BYTES = 128 << 20
+cdef size_t _program_bytes = 0
 # Instructions per program (the compiler stops at 20,000), and lookaheads and atomic groups
 # (each one's reach is walked at registration, and they nest as deep as there are of them)
 cdef Py_ssize_t MAX_INSTRUCTIONS = 1 << 16
@@ -73,7 +80,7 @@ cdef Py_ssize_t MAX_SUB_PROGRAMS = 256
 cdef int MAX_CLASSES = 64  # one bit of a uint64 per class
 cdef int N_EQUIVALENCE_CLASSES = 256  # uint8 equivalence classes
 cdef Py_ssize_t N_BLOCKS = 0x110000 // 256
-cdef ProgramData* _programs[1024]
+cdef ProgramData* _programs[8192]
 cdef int _n_programs = 0
 cdef list _patterns = []  # per slot: the pattern, and the exception class of a refused match
 cdef list _errors = []
@@ -137,8 +144,16 @@ def _py_match(int pattern, const uint8_t[::1] data not None, Py_ssize_t start=0)
 
 
 def n_free_slots():
-    """How many more programs :func:`register_program` takes."""
+    """How many more programs :func:`register_program` takes: 0 once it holds
+    ``MAX_PROGRAMS`` programs or ``MAX_PROGRAM_BYTES`` of their tables."""
+    if _program_bytes >= MAX_PROGRAM_BYTES:
+        return 0
     return MAX_PROGRAMS - _n_programs
+
+
+cdef size_t _table_bytes(const ProgramData* p) noexcept nogil:
+    return (p.code.size() * sizeof(Inst) + p.blocks.size() * 2 + p.block_classes.size()
+            + (p.members.size() + p.guards.size() + p.ascii.size() + p.ascii_guards.size()) * 8)
 
 
 def register_program(const int32_t[:, ::1] code not None, const uint16_t[::1] blocks not None,
@@ -216,7 +231,9 @@ def register_program(const int32_t[:, ::1] code not None, const uint16_t[::1] bl
             raise ValueError(f"instruction {pc} runs off the end of the program")
     _check_control_flow(code)
     if _n_programs >= MAX_PROGRAMS:
-        raise MemoryError(f"{MAX_PROGRAMS} patterns are compiled already")
+        raise MemoryError(f"{MAX_PROGRAMS:,} patterns are compiled already")
+    if _program_bytes >= MAX_PROGRAM_BYTES:
+        raise MemoryError(f"the compiled patterns hold {_program_bytes:,} bytes of tables already")
     cdef ProgramData* program = new ProgramData()
     program.code.resize(n_code)
     for pc in range(n_code):
@@ -240,7 +257,8 @@ def register_program(const int32_t[:, ::1] code not None, const uint16_t[::1] bl
     except MemoryError:
         del program
         raise
-    global _n_programs
+    global _n_programs, _program_bytes
+    _program_bytes += _table_bytes(program)
     _patterns.append(pattern)
     _errors.append(error)
     _programs[_n_programs] = program  # written before the id exists: readers never see it half-made

@@ -489,14 +489,18 @@ def _compile(pattern: str) -> CompiledPattern:
     program = cached_arrays("program", pattern, lambda: _program(pattern))
     if "reason" in program:
         return CompiledPattern(pattern, None, False, str(program["reason"]))
+    full = "the kernel holds as many compiled patterns as it takes (8,192, or 128 MB of their tables)"
     if n_free_slots() == 0:
-        return CompiledPattern(pattern, None, False, "the kernel holds as many compiled patterns as it takes")
+        return CompiledPattern(pattern, None, False, full)
     total = bool(program["total"])
-    pattern_id = register_program(
-        program["code"], program["blocks"], program["block_classes"], program["members"],
-        program["guards"], int(program["word"]), int(program["start_guard"]), total,
-        pattern=pattern, error=RegexBudgetError,
-    )
+    try:
+        pattern_id = register_program(
+            program["code"], program["blocks"], program["block_classes"], program["members"],
+            program["guards"], int(program["word"]), int(program["start_guard"]), total,
+            pattern=pattern, error=RegexBudgetError,
+        )
+    except MemoryError:  # the tables past the budget, or no memory for them
+        return CompiledPattern(pattern, None, False, full)
     return CompiledPattern(pattern, pattern_id, total, None)
 
 
