@@ -134,26 +134,44 @@ def conversion_section() -> str:
                       "`tests/spec/test_writers_llama.py`).", "", conversion_table(), ""])
 
 
-#: the README's "Use it elsewhere" table sits between these (snippet) markers; `tests/spec/test_readme.py`
-#: fails when it is not :func:`readme_conversion_table`'s, ``python docs/reference_pages.py`` writes it
+#: the README's "Use it elsewhere" table sits between these (snippet) markers, and the converting
+#: guide's table with its notes between the same markers there; `tests/spec/test_readme.py` fails
+#: when either is not what :func:`readme_conversion_table` / :func:`guide_conversion_table` give,
+#: ``python docs/reference_pages.py`` writes both
 README_CONVERSION_MARKERS = ("<!-- --8<-- [start:conversion] -->", "<!-- --8<-- [end:conversion] -->")
+CONVERT_GUIDE = Path(__file__).resolve().parent / "guides" / "convert.md"
 
 
 def readme_conversion_table() -> str:
     """The README's conversion table: :func:`ubpe.io.write.conversion_table`, families with the
-    same row in one (the front page's shorter form; the formats page has one row each)."""
+    same row in one, without the notes (the front page's short form; the converting guide has
+    the notes, the formats page one row per family)."""
+    from ubpe.io.write import conversion_table
+
+    return conversion_table(grouped=True, legend=False)
+
+
+def guide_conversion_table() -> str:
+    """The converting guide's conversion table: grouped rows, with the conditions (numbers) and
+    the reasons (letters)."""
     from ubpe.io.write import conversion_table
 
     return conversion_table(grouped=True)
 
 
-def write_readme_conversion_table(readme: Path = Path(__file__).resolve().parents[1] / "README.md") -> None:
-    """Write :func:`readme_conversion_table` into ``readme`` between the markers."""
+def _write_between_markers(path: Path, body: str) -> None:
     start, end = README_CONVERSION_MARKERS
-    text = readme.read_text(encoding="utf-8")
+    text = path.read_text(encoding="utf-8")
     head, rest = text.split(start, 1)
     _, tail = rest.split(end, 1)
-    readme.write_text(f"{head}{start}\n{readme_conversion_table()}\n{end}{tail}", encoding="utf-8")
+    path.write_text(f"{head}{start}\n{body}\n{end}{tail}", encoding="utf-8")
+
+
+def write_readme_conversion_table(readme: Path = Path(__file__).resolve().parents[1] / "README.md") -> None:
+    """Write :func:`readme_conversion_table` into ``readme`` and :func:`guide_conversion_table`
+    into the converting guide, between the markers."""
+    _write_between_markers(readme, readme_conversion_table())
+    _write_between_markers(CONVERT_GUIDE, guide_conversion_table())
 
 
 def _subcommands(parser: argparse.ArgumentParser):

@@ -150,11 +150,11 @@ def format_for(path: str | os.PathLike, variant: str) -> str:
     return target
 
 
-def conversion_table(grouped: bool = False) -> str:
+def conversion_table(grouped: bool = False, legend: bool = True) -> str:
     """The Markdown table family x format: ✓ where the format holds the family (``✓ 1``: when
     the model meets note 1's condition), else ``✗`` and the letter of the reason; the notes
-    and reasons follow the table. ``grouped``: families whose rows are the same share one
-    (the README's shorter table).
+    and reasons follow the table unless ``legend`` is false. ``grouped``: families whose rows
+    are the same share one (the README's shorter table).
 
     >>> print(conversion_table().splitlines()[0][:40])
     | from \\ to | ubpe | ubpe030 | hf | sent
@@ -180,9 +180,11 @@ def conversion_table(grouped: bool = False) -> str:
         cells = tuple(cell(variant, target) for target in TARGETS)
         titles.setdefault(cells if grouped else (variant, *cells), []).append(title)
     rows = [f"| {', '.join(names)} | " + " | ".join(cells[-len(TARGETS):]) + " |" for cells, names in titles.items()]
-    legend = [f"{k}. {note}" for k, note in enumerate(notes, start=1)]
-    legend += [f"{chr(ord('a') + k)}. {reason}" for k, reason in enumerate(reasons)]
-    return "\n".join([header, rule, *rows, "", *[f"- {line}" for line in legend]])
+    legend_lines = [f"{k}. {note}" for k, note in enumerate(notes, start=1)]
+    legend_lines += [f"{chr(ord('a') + k)}. {reason}" for k, reason in enumerate(reasons)]
+    if not legend:
+        return "\n".join([header, rule, *rows])
+    return "\n".join([header, rule, *rows, "", *[f"- {line}" for line in legend_lines]])
 
 
 __all__ = ["FAMILIES", "TARGETS", "CONDITIONS", "CannotWrite", "conversion_table", "format_for", "why_not"]
