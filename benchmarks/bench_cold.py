@@ -137,6 +137,9 @@ _ONE_SHOT = {
 
 def _environment(no_cache: bool) -> dict:
     env = dict(os.environ)
+    # a user's Python writes bytecode: with this set (some CI images and containers do), every
+    # process of an install without .pyc files (editable, or pip --no-compile) compiles ubpe's sources
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     if no_cache:
         env["UBPE_NO_CACHE"] = "1"
     return env
