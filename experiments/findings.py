@@ -1,5 +1,6 @@
 """``results/FINDINGS.md``: what holds across kinds, only for text, and what the data cannot
-decide - every sentence computed from a table of ``results/default`` and citing it (issue 27).
+decide - every sentence computed from a table of ``results/default`` (and of ``results/beyond_text``,
+``results/downstream`` and ``results/midi`` where they are published) and citing it (issue 27).
 
     python -m experiments findings            # reads results/default, writes results/FINDINGS.md
 
@@ -266,9 +267,20 @@ def decision_findings(decisions: pd.DataFrame) -> list[str]:
     return lines
 
 
+def counted_meta(decisions: pd.DataFrame) -> pd.DataFrame:
+    """``meta.csv``'s pooling (`ubpe.lab.decisions.meta_analysis`, DerSimonian-Laird) over the
+    datasets these findings count: those with at least ``validity.MIN_UNITS`` held-out units (the
+    report's ``meta.csv`` pools from ``ubpe.lab.stats.MIN_UNITS``, fewer)."""
+    from ubpe.lab.decisions import meta_analysis
+
+    if decisions.empty:
+        return pd.DataFrame()
+    return meta_analysis(decisions[~decisions["n_units"].map(validity.too_few_units)])
+
+
 def meta_findings(meta: pd.DataFrame) -> list[str]:
-    """Per kind with >= 2 datasets (``meta.csv``, DerSimonian-Laird): per setting the encoder with
-    the lowest pooled log ratio against the reference, with its interval and tau^2."""
+    """Per kind with >= 2 datasets (:func:`counted_meta`, DerSimonian-Laird): per setting the
+    encoder with the lowest pooled log ratio against the reference, with its interval and tau^2."""
     lines: list[str] = []
     if meta.empty:
         return lines
@@ -281,8 +293,17 @@ def meta_findings(meta: pd.DataFrame) -> list[str]:
         first = part.iloc[0]
         lines.append(f"- {kind} ({int(first['k'])} datasets: {first['datasets']}), the shortest against "
                      f"`{first['reference']}` per setting (size/n_candidates), random effects: " + "; ".join(items)
-                     + " (`meta.csv`).")
+                     + " (pooled from `decisions.csv`).")
     return lines
+
+
+def _left_out(decisions: pd.DataFrame) -> str:
+    """The datasets with too few units to count, with their units (``"none"``)."""
+    if decisions.empty:
+        return "none"
+    units = decisions.groupby("dataset", sort=False)["n_units"].max()
+    few = units[units.map(validity.too_few_units)]
+    return ", ".join(f"{name} ({int(n)} units)" for name, n in few.items()) or "none"
 
 
 def downstream_findings(folder: Path) -> list[str]:
@@ -371,8 +392,20 @@ def findings(folder: Path) -> str:
                 "tied with the best when the Bonferroni-level interval of its log ratio to the best "
                 "reaches 0; fitted vocabularies at equal size only).",
                 decision_findings(_read(folder, "decisions"))),
-               ("Across the datasets of a kind (random effects)", "From `results/default/meta.csv`.",
-                meta_findings(_read(folder, "meta")))]
+               ("Across the datasets of a kind (random effects)",
+                "From `results/default/decisions.csv`: `meta.csv`'s DerSimonian-Laird pooling over the "
+                f"datasets counted here ({validity.MIN_UNITS} or more units).",
+                meta_findings(counted_meta(_read(folder, "decisions"))))]
+    beyond = folder.parent / "beyond_text"
+    if (beyond / "run.json").exists():
+        commit = json.loads((beyond / "run.json").read_text())["git"]["commit"][:10]
+        decided.append((
+            "Beyond text: every non-text dataset",
+            f"From `results/beyond_text/` (commit `{commit}`; `python -m experiments beyond_text`): every "
+            "non-text dataset, the random-effects pooling per kind over the datasets counted here, then "
+            "the decision per dataset (both from `decisions.csv`), on the same rules as above; left out "
+            f"for too few units: {_left_out(_read(beyond, 'decisions'))}.",
+            meta_findings(counted_meta(_read(beyond, "decisions"))) + decision_findings(_read(beyond, "decisions"))))
     later = [("Does shorter mean a better model? (small transformers)",
               "From `results/downstream/` (equal parameters and training symbols, 3 seeds; an arm is "
               "ranked only where it beats both symbol-level baselines).",

@@ -125,3 +125,26 @@ def test_the_committed_findings_are_the_committed_results_findings():
     if not (RESULTS_DIR / "FINDINGS.md").is_file():
         pytest.skip("no results/ beside the experiments (a wheel's test run)")
     assert findings.findings(RESULTS_DIR / "default") == (RESULTS_DIR / "FINDINGS.md").read_text(encoding="utf-8")
+
+
+def test_findings_pool_only_the_datasets_they_count():
+    """The random-effects line pools the datasets with ``validity.MIN_UNITS`` units or more: a
+    dataset of 7 units (enough for the lab's own ``meta.csv``) changes the report's pooling but
+    not the findings', and is named as left out."""
+    rows = []
+    for dataset, units, ratio in (("a", 30, -0.2), ("b", 25, -0.3), ("small", 7, -0.9)):
+        for encoder, log_ratio in (("x", ratio), ("ref", 0.0)):
+            rows.append({"dataset": dataset, "kind": "music", "size": "+256", "n_candidates": 1,
+                         "encoder": encoder, "reference": "ref", "n_units": units, "log_ratio": log_ratio,
+                         "log_ratio_var": 0.001 if encoder == "x" else 0.0, "ci_low": log_ratio - 0.05,
+                         "ci_high": log_ratio + 0.05, "decision": "best" if encoder == "x" else "longer than the best"})
+    decisions = pd.DataFrame(rows)
+    from ubpe.lab.decisions import meta_analysis
+
+    everything, counted = meta_analysis(decisions), findings.counted_meta(decisions)
+    assert set(everything["datasets"].iloc[0].split(", ")) == {"a", "b", "small"}
+    assert counted["datasets"].iloc[0] == "a, b" and int(counted["k"].iloc[0]) == 2
+    assert counted["estimate"].iloc[0] > everything["estimate"].iloc[0]  # without the -0.9 dataset
+    line = findings.meta_findings(counted)[0]
+    assert line.startswith("- music (2 datasets: a, b)") and "-22.1 %" in line
+    assert findings._left_out(decisions) == "small (7 units)"
