@@ -66,33 +66,53 @@ def _chunks(docs, size: int, limit: int) -> list:
     return [c for c in out if len(c)][:limit]
 
 
+# computed in a child process: MidiTok imports PyTorch, ~210 MB that a pytest-xdist worker would
+# keep for the rest of the README's test run (issue 39's memory bound)
+_MIDI_CHILD = """
+import json, sys, zipfile
+from pathlib import Path
+from experiments.datasets.sources import archive_path
+from ubpe.errors import UBPEError
+from ubpe.lab.datasets import DataNotInstalledError
+from ubpe.lab.datasets.files import midi_tokenizer, midi_tokens
+
+folder = Path(sys.argv[1])
+try:
+    wheel = zipfile.ZipFile(archive_path("music21"))
+except DataNotInstalledError as exc:
+    print(json.dumps({"skip": str(exc)}))
+    raise SystemExit(0)
+remi = midi_tokenizer()
+out = []
+with wheel:
+    for member in sorted(n for n in wheel.namelist() if n.lower().endswith((".mid", ".midi"))):
+        path = folder / member.replace("/", "_")
+        path.write_bytes(wheel.read(member))
+        try:
+            out.append(midi_tokens(path, member, remi).tolist())
+        except UBPEError:
+            continue
+print(json.dumps({"ids": out}))
+"""
+
+
 def _midi_ids(tmp_path) -> list[list[int]]:
     """REMI ids (MidiTok, `ubpe.lab.datasets.files.midi_tokenizer`) of the real MIDI files the
-    pinned music21 wheel ships for its own tests."""
-    import zipfile
+    pinned music21 wheel ships for its own tests (in a child process, see ``_MIDI_CHILD``)."""
+    import importlib.util
+    from pathlib import Path
 
-    pytest.importorskip("miditok")
-    pytest.importorskip("symusic")
-    from experiments.datasets.sources import archive_path
-    from ubpe.errors import UBPEError
-    from ubpe.lab.datasets import DataNotInstalledError
-    from ubpe.lab.datasets.files import midi_tokenizer, midi_tokens
-
-    try:
-        wheel = zipfile.ZipFile(archive_path("music21"))
-    except DataNotInstalledError as exc:
-        pytest.skip(str(exc))
-    remi = midi_tokenizer()
-    out = []
-    with wheel:
-        for member in sorted(n for n in wheel.namelist() if n.lower().endswith((".mid", ".midi"))):
-            path = tmp_path / member.replace("/", "_")
-            path.write_bytes(wheel.read(member))
-            try:
-                out.append(midi_tokens(path, member, remi).tolist())
-            except UBPEError:
-                continue
-    return out
+    for name in ("miditok", "symusic"):  # found, not imported (importorskip would import PyTorch here)
+        if importlib.util.find_spec(name) is None:
+            pytest.skip(f"{name} is not installed (the [midi] extra)")
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", _MIDI_CHILD, str(tmp_path)], capture_output=True, text=True,
+                          cwd=root)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout)
+    if "skip" in result:
+        pytest.skip(result["skip"])
+    return result["ids"]
 
 
 def _check_classic(tok, held_out: list, tmp_path) -> None:
