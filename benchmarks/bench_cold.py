@@ -313,10 +313,14 @@ def main() -> None:
             best = _measure(path, peer, pattern, args.repeats, args.calls, seed, env, not args.no_cli)
             rows.append(_row(family, name, peer, best))
             print(" | ".join(str(v) for v in rows[-1].values()), flush=True)
-    command = "python benchmarks/bench_cold.py " + " ".join(sys.argv[1:])
+    # the interpreter's own path stays on this machine: the report names it by what it is
+    shown = ["VENV/bin/python" if arg == args.python and arg != sys.executable else arg for arg in sys.argv[1:]]
+    command = "python benchmarks/bench_cold.py " + " ".join(shown)
     notes = [
         "",
-        f"ubpe as the measured processes import it: {_install_kind()}.",
+        f"ubpe as the measured processes import it: {_install_kind()}"
+        + ("; VENV is a venv holding ubpe's wheel built at this commit (`pip wheel --no-build-isolation "
+           "--no-deps .`) beside the peers." if args.python != sys.executable else "."),
         "",
         f"Every process fresh; best of {args.repeats} rounds, ours and the reference's alternating. Sentence: "
         f"{SENTENCE!r}; per call: `encode({SHORT!r})`, best mean of loops of {args.calls} calls. "
