@@ -366,6 +366,22 @@ def test_fitted_bytelevel_everywhere(pattern, tmp_path):
     assert [back.encode(t) for t in texts] == [tok.encode(t) for t in texts]
 
 
+@pytest.mark.parametrize("pattern", ["cl100k", "o200k"])
+def test_fitted_bytelevel_with_tiktokens_newer_patterns_in_tokenizers(pattern, tmp_path):
+    """cl100k's possessive interval ``\\p{N}{1,3}+`` is written as the atomic group
+    ``(?>\\p{N}{1,3})``: Oniguruma reads ``{1,3}+`` as the interval repeated and took whole digit
+    runs into one piece (``"1423"`` for ``"142"``, ``"3"``). `tokenizers` gives ubpe's ids on held-out
+    text and on digit runs of every length; ubpe reads the file back to the same ids."""
+    train = text_lines(limit=3000, split="train") + [f"{n} {n * 7919}" for n in range(2000)]
+    tok = ByteLevelBPE().fit(train, n_tokens=600, pattern=pattern, quiet=True)
+    rng = random.Random(3)
+    texts = [*_texts(), *("".join(rng.choice("0123456789 'aZ") for _ in range(rng.randint(1, 24)))
+                          for _ in range(500)), *("7" * k for k in range(1, 12))]
+    _check_hf(tok, tmp_path, texts)
+    back = ubpe.load(tmp_path / "tokenizer.json")
+    assert [back.encode(t) for t in texts] == [tok.encode(t) for t in texts]
+
+
 # -- the conversion table: every cell -------------------------------------------------------------------
 
 

@@ -468,6 +468,25 @@ def onig_regex(pattern: str) -> str:
     >>> print(onig_regex(r"\p{N}{1,3}+|[a-z]{2}+x|(ab){1}+|\{1}+|a{2}"))
     (?:\p{N}{1,3})+|(?:[a-z]{2})+x|(?:(ab){1})+|\{1}+|a{2}
     """
+    return _rewrite_plus_intervals(pattern, lambda atom, interval: f"(?:{atom}{interval})+")
+
+
+def as_onig_regex(pattern: str) -> str:
+    r"""`regex`'s ``pattern`` written for Oniguruma (a tokenizer.json's ``Split``): a possessive
+    interval (``X{1,3}+``, which Oniguruma would repeat) becomes the atomic group that means the
+    same in both, ``(?>X{1,3})``; :func:`onig_regex` reads it back unchanged.
+
+    >>> print(as_onig_regex(r"\p{N}{1,3}+|[a-z]{2}+x|(ab){1}+|\{1}+|a{2}|b++"))
+    (?>\p{N}{1,3})|(?>[a-z]{2})x|(?>(ab){1})|\{1}+|a{2}|b++
+    >>> onig_regex(as_onig_regex(r"\p{N}{1,3}+")) == as_onig_regex(r"\p{N}{1,3}+")
+    True
+    """
+    return _rewrite_plus_intervals(pattern, lambda atom, interval: f"(?>{atom}{interval})")
+
+
+def _rewrite_plus_intervals(pattern: str, wrap: Any) -> str:
+    """``pattern`` with every atom followed by an interval and ``+`` (``X{1,3}+``) replaced by
+    ``wrap(atom, interval)``; everything else as it was."""
     out: list[str] = []
     opened: list[int] = []  # positions in `out` of the open groups
     atom = -1  # position in `out` of the last atom
@@ -476,7 +495,7 @@ def onig_regex(pattern: str) -> str:
         c = pattern[i]
         interval = _INTERVAL.match(pattern, i) if c == "{" else None
         if interval and atom >= 0 and interval.end() < len(pattern) and pattern[interval.end()] == "+":
-            out[atom:] = ["(?:" + "".join(out[atom:]) + interval.group() + ")+"]
+            out[atom:] = [wrap("".join(out[atom:]), interval.group())]
             i = interval.end() + 1
             continue
         start = i

@@ -75,7 +75,11 @@ def merges_from_ranks(mergeable_ranks: Mapping[bytes, int]) -> list[tuple[str, s
 
 def ranks_json(ranks: Mapping[bytes, int], pattern: str, special_tokens: Mapping[str, int]) -> dict[str, Any]:
     """The ``tokenizer.json`` document of byte-level BPE by tiktoken's rule: ``ranks`` (token
-    bytes -> id), the split ``pattern``, ``special_tokens`` (text -> id) as HF added tokens."""
+    bytes -> id), the split ``pattern``, ``special_tokens`` (text -> id) as HF added tokens.
+    The pattern is written as Oniguruma reads `regex`'s meaning (`as_onig_regex`: cl100k's
+    possessive ``\\p{N}{1,3}+`` would otherwise take every digit of a run there)."""
+    from ..hf_import import as_onig_regex
+
     vocab = {byte_string(piece): rank for piece, rank in sorted(ranks.items(), key=lambda item: item[1])}
     added_tokens = [
         {
@@ -99,7 +103,8 @@ def ranks_json(ranks: Mapping[bytes, int], pattern: str, special_tokens: Mapping
         "pre_tokenizer": {
             "type": "Sequence",
             "pretokenizers": [
-                {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False},
+                {"type": "Split", "pattern": {"Regex": as_onig_regex(pattern)}, "behavior": "Isolated",
+                 "invert": False},
                 {"type": "ByteLevel", **byte_level},
             ],
         },
