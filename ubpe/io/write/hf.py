@@ -78,7 +78,7 @@ def ranks_json(ranks: Mapping[bytes, int], pattern: str, special_tokens: Mapping
     bytes -> id), the split ``pattern``, ``special_tokens`` (text -> id) as HF added tokens.
     The pattern is written as Oniguruma reads `regex`'s meaning (`as_onig_regex`: cl100k's
     possessive ``\\p{N}{1,3}+`` would otherwise take every digit of a run there)."""
-    from ..hf_import import as_onig_regex
+    from ...text.onig import as_onig_regex
 
     vocab = {byte_string(piece): rank for piece, rank in sorted(ranks.items(), key=lambda item: item[1])}
     added_tokens = [
