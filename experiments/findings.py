@@ -399,13 +399,14 @@ def findings(folder: Path) -> str:
     beyond = folder.parent / "beyond_text"
     if (beyond / "run.json").exists():
         commit = json.loads((beyond / "run.json").read_text())["git"]["commit"][:10]
+        beyond_decisions = _read(beyond, "decisions")
         decided.append((
             "Beyond text: every non-text dataset",
             f"From `results/beyond_text/` (commit `{commit}`; `python -m experiments beyond_text`): every "
             "non-text dataset, the random-effects pooling per kind over the datasets counted here, then "
             "the decision per dataset (both from `decisions.csv`), on the same rules as above; left out "
-            f"for too few units: {_left_out(_read(beyond, 'decisions'))}.",
-            meta_findings(counted_meta(_read(beyond, "decisions"))) + decision_findings(_read(beyond, "decisions"))))
+            f"for too few units: {_left_out(beyond_decisions)}.",
+            meta_findings(counted_meta(beyond_decisions)) + decision_findings(beyond_decisions)))
     later = [("Does shorter mean a better model? (small transformers)",
               "From `results/downstream/` (equal parameters and training symbols, 3 seeds; an arm is "
               "ranked only where it beats both symbol-level baselines).",

@@ -65,19 +65,6 @@ def pytest_runtest_makereport(item, call):
         report.longrepr = f"skipped in CI (UBPE_NO_SKIP=1), which needs every dataset and dependency: {reason}"
 
 
-def _return_freed_memory() -> None:
-    """Hand the allocator's free pages back to the system (glibc's ``malloc_trim``; nothing
-    elsewhere), so that what one module freed does not count in the next one's footprint."""
-    import ctypes
-    import ctypes.util
-
-    name = ctypes.util.find_library("c")
-    try:
-        ctypes.CDLL(name).malloc_trim(0)
-    except (OSError, AttributeError, TypeError):
-        pass
-
-
 TESTS = Path(__file__).resolve().parent
 
 
@@ -90,8 +77,6 @@ def _release_module_caches():
     (the README's test command peaked at 6.6 GB when they accumulated; the issue asks for
     1.5 GB)."""
     yield
-    import gc
-
     for module in list(sys.modules.values()):
         name = getattr(module, "__name__", "")
         if not (str(getattr(module, "__file__", None) or "").startswith(str(TESTS)) or name == "ubpe"
@@ -101,8 +86,7 @@ def _release_module_caches():
             function = getattr(value, "__func__", value)  # a classmethod's cache
             if hasattr(function, "cache_clear") and getattr(function, "__module__", None) == module.__name__:
                 function.cache_clear()
-    gc.collect()
-    _return_freed_memory()
+    _release_memory()
 
 
 # Memory-heavy modules (each holds one or more large real vocabularies, 0.5-0.7 GB at its peak
