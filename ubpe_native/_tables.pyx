@@ -14,6 +14,15 @@ strings with one hash make the table refuse (``ValueError``), and the caller use
 >>> [a.tolist() for a in table.pair_ids(b"a b\\nab a", np.array([0, 4]), np.array([1, 6]), np.array([3, 8]))]
 [[0, 2], [1, 0], [2, -1]]
 
+`pair_ids_in` looks up tokenizer.json's merge rules (``"left right"`` strings or ``[left, right]``
+pairs, as the JSON decoder gives them) in its ``vocab`` dict, in one pass without Python frames:
+
+>>> *ids, repeated = pair_ids_in({"a": 0, "b": 1, "ab": 2}, ["a b", ["b", "a"], ("a", "ab"), "b a"])
+>>> [a.tolist() for a in ids], repeated
+([[0, 1, 0, 1], [1, 0, 2, 0], [2, -1, -1, -1]], True)
+>>> pair_ids_in({"a": 0}, ["a b c"]) is None, pair_ids_in({"a": 0}, [["a"]]) is None
+(True, True)
+
 `length_prefixed` reads a GGUF string array (each string: a little-endian u64 byte count,
 then the bytes) into one NUL-separated blob.
 
@@ -21,6 +30,7 @@ then the bytes) into one NUL-separated blob.
 (b'hi\\x00', 18, False)
 """
 
+from cpython.unicode cimport PyUnicode_Concat, PyUnicode_FindChar, PyUnicode_Substring
 from libc.stdint cimport int64_t, uint8_t, uint64_t
 from libc.string cimport memcmp
 from libcpp.vector cimport vector
@@ -28,7 +38,7 @@ from libcpp.vector cimport vector
 from ubpe_native._numpy import np
 
 from ubpe_native._checks cimport build_once, check_offsets
-from ubpe_native._flat_map cimport FlatMap
+from ubpe_native._flat_map cimport FlatMap, pack_key
 from ubpe_native._typedefs cimport id_t
 
 cdef uint64_t FNV_OFFSET = 0xCBF29CE484222325ULL
@@ -116,6 +126,55 @@ cdef class StringIds:
             rv[k] = self._find(data + cuts[k] + 1, ends[k] - cuts[k] - 1, NULL, 0)
             mv[k] = self._find(data + starts[k], cuts[k] - starts[k], data + cuts[k] + 1, ends[k] - cuts[k] - 1)
         return left, right, result
+
+
+cdef inline id_t _vocab_id(dict vocab, object text) except -2:
+    """``vocab[text]`` as an id, -1 when absent; -2 raises (a value that is no id in range)."""
+    cdef object value = vocab.get(text)
+    if value is None:
+        return -1
+    if type(value) is not int or not 0 <= value < 2147483647:
+        raise ValueError(f"the vocabulary gives {text!r:.40} the id {value!r:.40}, no non-negative int32")
+    return <id_t>value
+
+
+def pair_ids_in(dict vocab not None, list rules not None):
+    """``(left, right, result, repeated)``: the int32 ids in ``vocab`` of every rule's left and
+    right strings and of their concatenation (-1: not a key), and whether some pair of ids
+    comes twice (two missing strings count as one id), for rules that are each a ``str``
+    holding exactly one space (cut there, as HF cuts ``"left right"``) or a ``list`` / ``tuple``
+    of two ``str``; None when some rule is neither (the caller's own checks then name it).
+    ``ValueError`` when a value of ``vocab`` met is no id from 0 to 2**31 - 2."""
+    cdef Py_ssize_t n = len(rules), k, cut, size
+    cdef object rule, first, second
+    cdef FlatMap seen = FlatMap(<size_t>n)
+    cdef int64_t* slot
+    cdef bint repeated = False
+    left = np.empty(n, dtype=np.int32)
+    right = np.empty(n, dtype=np.int32)
+    result = np.empty(n, dtype=np.int32)
+    cdef id_t[::1] lv = left, rv = right, mv = result
+    for k in range(n):
+        rule = rules[k]
+        if type(rule) is str:
+            size = len(<str>rule)
+            cut = PyUnicode_FindChar(rule, 0x20, 0, size, 1)
+            if cut < 0 or PyUnicode_FindChar(rule, 0x20, cut + 1, size, 1) >= 0:
+                return None
+            first, second = PyUnicode_Substring(rule, 0, cut), PyUnicode_Substring(rule, cut + 1, size)
+        elif (type(rule) is list or type(rule) is tuple) and len(rule) == 2:
+            first, second = rule[0], rule[1]
+            if type(first) is not str or type(second) is not str:
+                return None
+        else:
+            return None
+        lv[k] = _vocab_id(vocab, first)
+        rv[k] = _vocab_id(vocab, second)
+        mv[k] = _vocab_id(vocab, PyUnicode_Concat(first, second))
+        slot = seen.slot(pack_key(lv[k] + 1, rv[k] + 1))
+        repeated |= slot[0] != 0
+        slot[0] = 1
+    return left, right, result, repeated
 
 
 def length_prefixed(const uint8_t[::1] data not None, Py_ssize_t pos, Py_ssize_t n, uint64_t max_length):

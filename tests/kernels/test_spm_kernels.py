@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from ubpe_native._spm import SpmBPE, SpmNormalizer
 from ubpe_native._spm_pipeline import SpmPipeline
-from ubpe_native._tables import StringIds, length_prefixed
+from ubpe_native._tables import StringIds, length_prefixed, pair_ids_in
 
 I32, I64 = np.int32, np.int64
 NO_FALLBACK = np.full(256, -1, I32)
@@ -118,6 +118,39 @@ def test_string_table_checks_its_arguments():
         table.pair_ids(b"a b", np.array([0], I64), np.array([1], I64), np.array([9], I64))
     with pytest.raises(ValueError):
         table.pair_ids(b"a b", np.array([0, 0], I64), np.array([1], I64), np.array([3], I64))
+
+
+@given(st.lists(st.text(alphabet="ab é\0", max_size=3), max_size=12),
+       st.lists(st.tuples(st.text(alphabet="ab é\0", max_size=3), st.text(alphabet="ab é\0", max_size=3),
+                          st.sampled_from(["line", "list", "tuple"])), max_size=30))
+def test_pair_ids_in_finds_what_the_dict_finds(texts, rules):
+    vocab = {text: i for i, text in enumerate(texts)}
+    made = [f"{a} {b}" if kind == "line" else [a, b] if kind == "list" else (a, b) for a, b, kind in rules]
+    found = pair_ids_in(vocab, made)
+    if any(kind == "line" and (" " in a or " " in b) for a, b, kind in rules):
+        assert found is None  # a line with two spaces: the caller names it
+        return
+    left, right, result, repeated = found
+    assert left.dtype == right.dtype == result.dtype == np.int32
+    assert left.tolist() == [vocab.get(a, -1) for a, _, _ in rules]
+    assert right.tolist() == [vocab.get(b, -1) for _, b, _ in rules]
+    assert result.tolist() == [vocab.get(a + b, -1) for a, b, _ in rules]
+    pairs = list(zip(left.tolist(), right.tolist()))
+    assert repeated == (len(set(pairs)) < len(pairs))
+
+
+def test_pair_ids_in_refuses_what_it_cannot_read():
+    assert pair_ids_in({"a": 0}, ["a"]) is None  # no space
+    assert pair_ids_in({"a": 0}, [["a", "b", "c"]]) is None
+    assert pair_ids_in({"a": 0}, [("a", 1)]) is None
+    assert pair_ids_in({"a": 0}, [b"a b"]) is None
+    for value in (-1, 2**31, "0", 1.0, True):
+        with pytest.raises(ValueError, match="no non-negative int32"):
+            pair_ids_in({"a": value}, ["a a"])
+    with pytest.raises(TypeError):
+        pair_ids_in(None, [])
+    with pytest.raises(TypeError):
+        pair_ids_in({}, ("a b",))
 
 
 def _array(*strings: bytes) -> bytes:

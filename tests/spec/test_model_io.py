@@ -147,3 +147,18 @@ def test_bytelevel_save_and_generic_load(tmp_path):
         assert isinstance(loaded, ByteLevelBPE)
         assert loaded.mergeable_ranks() == tok.mergeable_ranks()
         assert loaded.encode("hello there") == tok.encode("hello there")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet="a\r\n é\x85\u2028", max_size=40))
+def test_read_text_reads_as_text_mode_does(tmp_path_factory, text):
+    """`ubpe.files.read_text` decodes the bytes at once and then translates newlines: what
+    ``Path.read_text`` (universal newlines) gives, ``\\r\\n`` and lone ``\\r`` alike, and nothing
+    else (U+0085 and U+2028 kept)."""
+    from pathlib import Path
+
+    from ubpe.files import read_text
+
+    path = tmp_path_factory.mktemp("text") / "file.txt"
+    path.write_bytes(text.encode("utf-8"))
+    assert read_text(path) == Path(path).read_text(encoding="utf-8")

@@ -63,7 +63,6 @@ from ..text.hf_pipeline import BEHAVIORS, AddedToken, AddedTokens, PreTokenizer,
 from ..text.normalizers import BertNormalizer
 from ..text.precompiled import Precompiled
 from ..errors import ModelFormatError
-from ..models.ranked_bpe import split_merge_lines
 from ..files import check_depth, gc_paused, parse_json, read_text
 
 NORMALIZERS = ("Sequence", "NFC", "NFD", "NFKC", "NFKD", "Lowercase", "Prepend", "Replace", "Strip",
@@ -280,35 +279,17 @@ class _Reader:
 
     # -- the model --------------------------------------------------------------------------
 
-    def vocab_and_merges(self, model: dict) -> tuple[dict[str, int], list[tuple[str, str]]]:
+    def vocab_and_merges(self, model: dict) -> tuple[dict[str, int], list]:
+        """The BPE model's vocabulary and its merge rules as the file gives them (``"a b"``
+        lines or ``["a", "b"]`` lists, read by `ubpe.models.hf._merge_rules`, which names a
+        rule that is neither)."""
         vocab = model.get("vocab")
         if not isinstance(vocab, dict) or not _ids_by_string(vocab):
             raise self.fail("the BPE model's `vocab` must map token strings to non-negative ids")
         lines = model.get("merges") or []
         if not isinstance(lines, list):
             raise self.fail("the BPE model's `merges` must be a list")
-        pairs = split_merge_lines(lines)
-        if pairs is not None:
-            return vocab, pairs
-        try:  # the usual files: all lists, or all "a b" strings
-            merges = [(a, b) for a, b in lines] if not isinstance(lines[0], str) else \
-                [tuple(line.split(" ")) for line in lines]
-            if all(type(a) is str and type(b) is str for a, b in merges):
-                return vocab, merges
-        except (TypeError, ValueError, IndexError, AttributeError):
-            pass
-        merges = []
-        for line in lines:
-            if isinstance(line, str):
-                if line.count(" ") != 1:  # HF splits "a b" at its one space
-                    raise self.fail(f"merge {line!r} is not two tokens separated by one space")
-                a, b = line.split(" ")
-                merges.append((a, b))
-            elif isinstance(line, list) and len(line) == 2 and all(isinstance(t, str) for t in line):
-                merges.append((line[0], line[1]))
-            else:
-                raise self.fail(f"merge {line!r:.80} is neither \"a b\" nor [\"a\", \"b\"]")
-        return vocab, merges
+        return vocab, lines
 
     def check_ids(self, vocab: dict[str, int]) -> None:
         """The vocabulary's ids are in range and each names one token."""

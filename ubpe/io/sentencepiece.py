@@ -50,6 +50,8 @@ def check_pieces(pieces: list[str], types: list[int], byte_fallback: bool, where
     ...
     ubpe.errors.ModelFormatError: m.model: piece 2 ('a') is already defined (piece 1)
     """
+    if _pieces_pass(pieces, types, byte_fallback, one_table):
+        return
     seen: tuple[dict[str, int], dict[str, int]] = ({}, {})
     unknown = None
     bytes_found: set[int] = set()
@@ -81,6 +83,30 @@ def check_pieces(pieces: list[str], types: list[int], byte_fallback: bool, where
     if byte_fallback and len(bytes_found) != N_BYTES:
         raise ModelFormatError(f"{where}: byte_fallback is true but {N_BYTES - len(bytes_found)} of the 256 byte "
                                "pieces are missing (text that needs them would be lost)")
+
+
+def _pieces_pass(pieces: list[str], types: list[int], byte_fallback: bool, one_table: bool) -> bool:
+    """Whether `check_pieces` finds nothing, decided by whole-list operations in C (a
+    model's 32k-256k pieces; the loop of `check_pieces` then runs only to name a fault)."""
+    longest = max(map(len, pieces), default=0)
+    if longest * 4 >= MAX_PIECE_BYTES and max(len(p.encode("utf-8")) for p in pieces) >= MAX_PIECE_BYTES:
+        return False  # 4 bytes a code point at most: only then can a piece be too long
+    if not all(pieces) or "\0" in "".join(pieces) or types.count(UNKNOWN) != 1:
+        return False
+    if one_table:
+        if len(set(pieces)) != len(pieces):
+            return False
+    else:
+        shared = (NORMAL, USER_DEFINED, UNUSED)
+        first = [p for p, kind in zip(pieces, types) if kind in shared]
+        second = [p for p, kind in zip(pieces, types) if kind not in shared]
+        if len(set(first)) != len(first) or len(set(second)) != len(second):
+            return False
+    byte_pieces = [p for p, kind in zip(pieces, types) if kind == BYTE]
+    if not byte_fallback:
+        return not byte_pieces
+    found = {int(m.group(1), 16) for m in map(_BYTE_PIECE.fullmatch, byte_pieces) if m}
+    return len(found) == N_BYTES and all(_BYTE_PIECE.fullmatch(p) for p in byte_pieces)
 
 
 def read(path: str | os.PathLike):
@@ -115,19 +141,19 @@ def from_bytes(data: bytes, *, where: str = "<model>"):
     if type_name not in SUPPORTED_TYPES:
         raise ModelFormatError(f"{where}: sentencepiece model type {type_name!r} is not supported; "
                                f"supported: {', '.join(SUPPORTED_TYPES)}")
-    tokens = [p.piece for p in proto.pieces]
-    broken = next((i for i, t in enumerate(tokens) if not isinstance(t, str)), None)
-    if broken is not None:  # protobuf hands over a string field that is not UTF-8 as bytes
+    tokens, piece_types, values = zip(*[(p.piece, p.type, p.score) for p in proto.pieces])  # one pass
+    tokens, piece_types = list(tokens), list(piece_types)
+    if set(map(type, tokens)) != {str}:  # protobuf hands over a string field that is not UTF-8 as bytes
+        broken = next(i for i, t in enumerate(tokens) if not isinstance(t, str))
         raise ModelFormatError(f"{where}: piece {broken} is not valid UTF-8: {tokens[broken][:20]!r}")
     # BPE models keep all pieces in one table (sentencepiece's InitializePieces(false))
-    check_pieces(tokens, [p.type for p in proto.pieces], proto.trainer_spec.byte_fallback, where,
-                 one_table=type_name == "bpe")
-    scores = np.array([p.score for p in proto.pieces], dtype=np.float32)
+    check_pieces(tokens, piece_types, proto.trainer_spec.byte_fallback, where, one_table=type_name == "bpe")
+    scores = np.array(values, dtype=np.float32)
     if not np.all(np.isfinite(scores)):
         raise ModelFormatError(f"{where}: a piece score is NaN or infinite")
     # sentencepiece's piece types (NORMAL 1, UNKNOWN 2, CONTROL 3, USER_DEFINED 4, BYTE 6,
     # UNUSED 5) are llama.cpp's token type numbers
-    token_types = np.array([p.type for p in proto.pieces], dtype=np.int32)
+    token_types = np.array(piece_types, dtype=np.int32)
     spec = proto.normalizer_spec
     normalizer = Normalizer(
         spec.precompiled_charsmap,
@@ -135,7 +161,7 @@ def from_bytes(data: bytes, *, where: str = "<model>"):
         remove_extra_whitespaces=spec.remove_extra_whitespaces,
         escape_whitespaces=spec.escape_whitespaces,
         treat_whitespace_as_suffix=proto.trainer_spec.treat_whitespace_as_suffix,
-        protected=tuple(t for t, k in zip(tokens, token_types.tolist()) if k == 4),
+        protected=tuple(t for t, k in zip(tokens, piece_types) if k == USER_DEFINED),
     )
     trainer = proto.trainer_spec
     specials = {"unk": trainer.unk_id if 0 <= trainer.unk_id < len(tokens) else None,

@@ -38,6 +38,7 @@ import regex
 from ubpe_native._merges import DROPPED, FUSED, PairMerges, pack_units
 from ubpe_native._spm import SpmBPE, SpmNormalizer
 from ubpe_native._spm_pipeline import SpmPipeline
+from ubpe_native._tables import pair_ids_in
 
 from ..errors import ModelFormatError
 from ..vocabulary import ID_DTYPE
@@ -84,39 +85,79 @@ class _Segment:
 
 
 def _texts_and_types(vocab: dict[str, int], pipeline: HFPipeline, unk: str | None,
-                     byte_fallback: bool) -> tuple[list[str], np.ndarray]:
+                     byte_fallback: bool) -> tuple[list[str], np.ndarray, dict[int, str]]:
+    """Every id's text and type, and the vocabulary's text of each id an added token spells
+    otherwise (merge rules name the vocabulary's)."""
     added = pipeline.added.tokens
-    n = 1 + max([*vocab.values(), *(t.id for t in added), -1])
-    texts = [""] * n
+    ids = np.fromiter(vocab.values(), np.int64, len(vocab))
+    n = 1 + max(int(ids.max()) if len(ids) else -1, *(t.id for t in added), -1)
+    if n == len(ids) and (ids == np.arange(n)).all():
+        texts = list(vocab)  # the usual file: the vocabulary in id order
+    else:
+        texts = [""] * n
+        for text, i in vocab.items():
+            texts[i] = text
     types = np.full(n, UNUSED, dtype=np.int32)
-    for text, i in vocab.items():
-        texts[i] = text
-        types[i] = BYTE if byte_fallback and len(text) == 6 and text.startswith("<0x") and text.endswith(">") \
-            else NORMAL
+    types[ids] = NORMAL
+    if byte_fallback:
+        for text, i in vocab.items():
+            if len(text) == 6 and text.startswith("<0x") and text.endswith(">"):
+                types[i] = BYTE
     if unk is not None and unk in vocab:
         types[vocab[unk]] = UNKNOWN
+    shadowed = {}
     for token in added:
+        if types[token.id] != UNUSED and texts[token.id] != pipeline.added.spelling(token):
+            shadowed[token.id] = texts[token.id]
         texts[token.id] = pipeline.added.spelling(token)
         types[token.id] = CONTROL if token.special else USER_DEFINED
-    return texts, types
+    return texts, types, shadowed
 
 
-def _merge_rules(vocab: dict[str, int], merges: Sequence[tuple[str, str]], where: str):
-    """``(left, right, result, rank, merged texts, left texts, right texts)``; of two rules for one pair the last is
-    kept (HF builds a map from the list); every operand and result must be a token (as HF
-    requires)."""
-    last = dict(zip(merges, range(len(merges))))
-    firsts, seconds = (list(column) for column in zip(*last)) if last else ([], [])
-    merged = list(map(str.__add__, firsts, seconds))
-    columns = []
-    for texts in (firsts, seconds, merged):
-        ids = list(map(vocab.get, texts))
-        if None in ids:
-            k = ids.index(None)
-            raise ModelFormatError(f"{where}: merge {firsts[k]!r} {seconds[k]!r} uses {texts[k]!r}, "
+def _merge_rules(vocab: dict[str, int], merges: Sequence, where: str
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(left, right, result, rank)`` of the merge rules (``(left, right)`` pairs, or the
+    file's ``"left right"`` lines or ``[left, right]`` lists), looked up in C
+    (`ubpe_native._tables.pair_ids_in`); of two rules for one pair the first place is kept
+    with the last one's rank (HF builds a map from the list); every operand and result must be
+    a token (as HF requires)."""
+    rules = merges if isinstance(merges, list) else list(merges)
+    try:
+        found = pair_ids_in(vocab, rules)
+    except ValueError as exc:
+        raise ModelFormatError(f"{where}: {exc}") from None
+    if found is None:  # some rule is no "a b" line nor pair of exact strings
+        for rule in rules:
+            if isinstance(rule, str) and rule.count(" ") != 1:  # HF splits "a b" at its one space
+                raise ModelFormatError(f"{where}: merge {rule!r} is not two tokens separated by one space")
+            if not isinstance(rule, (str, list, tuple)) or not isinstance(rule, str) and (
+                    len(rule) != 2 or not all(isinstance(t, str) for t in rule)):
+                raise ModelFormatError(f'{where}: merge {rule!r:.80} is neither "a b" nor ["a", "b"]')
+        rules = [str(rule) if isinstance(rule, str) else (str(rule[0]), str(rule[1])) for rule in rules]
+        found = pair_ids_in(vocab, rules)
+    left, right, result, repeated = found
+    n = len(left)
+    keep, rank = None, np.arange(n, dtype=np.int64)
+    if repeated:  # first places in order, each with the rank of its pair's last rule
+        key = (left.astype(np.int64) + 1) << 32 | (right.astype(np.int64) + 1)
+        first = np.unique(key, return_index=True)[1]
+        last = n - 1 - np.unique(key[::-1], return_index=True)[1]
+        order = np.argsort(first, kind="stable")
+        keep, rank = first[order], last[order].astype(np.int64)
+        left, right, result = left[keep], right[keep], result[keep]
+    for k, column in enumerate((left, right, result)):
+        missing = np.flatnonzero(column < 0)
+        if len(missing):
+            place = int(missing[0]) if keep is None else int(keep[missing[0]])
+            a, b = _rule_texts(rules[place])
+            raise ModelFormatError(f"{where}: merge {a!r} {b!r} uses {(a, b, a + b)[k]!r}, "
                                    "which is not in the vocabulary")
-        columns.append(np.asarray(ids, _I32))
-    return (*columns, np.fromiter(last.values(), np.int64, len(last)), merged, firsts, seconds)
+    return left, right, result, rank
+
+
+def _rule_texts(rule) -> tuple[str, str]:
+    """A merge rule's two texts (a pair, or a ``"left right"`` line)."""
+    return tuple(rule.split(" ")) if isinstance(rule, str) else (rule[0], rule[1])
 
 
 _NO_WHOLE = (b"", np.zeros(1, np.int64), np.zeros(0, _I32))
@@ -221,7 +262,7 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
     def __init__(self, vocab: dict[str, int], merges: Sequence[tuple[str, str]], pipeline: HFPipeline, *,
                  unk: str | None = None, ignore_merges: bool = False, fuse_unk: bool = False, name: str = "",
                  where: str = "<tokenizer.json>"):
-        texts, types = _texts_and_types(vocab, pipeline, unk, False)
+        texts, types, self._shadowed = _texts_and_types(vocab, pipeline, unk, False)
         self._init_common(texts, types, {"unk": vocab.get(unk) if unk else None}, None, name, where)
         self._setup_pipeline(pipeline)
         self.pre = "hf"
@@ -229,8 +270,8 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
         self.ignore_merges = ignore_merges
         self.n_merges = len(merges)
         self._raw = byte_level_raw(self.texts)
-        left, right, result, rank, merged, firsts, seconds = _merge_rules(vocab, merges, where)
-        self._merge_columns = (firsts, seconds, merged)
+        left, right, result, rank = _merge_rules(vocab, merges, where)
+        self._rule_ids = (left, right, result)
         n = len(texts)
         unk_id = vocab.get(unk) if unk else None
         self.fuse_unk = fuse_unk
@@ -245,6 +286,12 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
             pack_units([bytes([b]) for b in range(256)]), np.asarray(units, _I32), np.full(256, -1, _I32),
             False, *whole, fuse_id=-1 if unk_id is None else unk_id)
         self._scanner, self._python_reason = self._fast_path(pipeline.pre)
+
+    def _merge_texts(self) -> tuple[list[str], list[str], list[str]]:
+        """``(lefts, rights, merged)`` of the merge rules in rule order, the vocabulary's texts
+        of their ids (made when asked: kept, they would be three strings per rule)."""
+        texts = [self._shadowed.get(i, text) for i, text in enumerate(self.texts)] if self._shadowed else self.texts
+        return tuple([texts[i] for i in column.tolist()] for column in self._rule_ids)
 
     @staticmethod
     def _fast_path(pre: PreTokenizer) -> tuple[Scan | None, str | None]:
@@ -338,7 +385,7 @@ class HFEndOfWordBPE(HFPipelineMixin, _ProgramBatch, EndOfWordBPE, ImportedToken
 
     def __init__(self, vocab: dict[str, int], merges: Sequence[tuple[str, str]], pipeline: HFPipeline, *,
                  suffix: str, unk: str | None = None, name: str = "", where: str = "<tokenizer.json>"):
-        texts, types = _texts_and_types(vocab, pipeline, unk, False)
+        texts, types, _ = _texts_and_types(vocab, pipeline, unk, False)
         unk_id = vocab.get(unk) if unk else None
         self._init_common(texts, types, {"unk": unk_id}, None, name, where)
         self._setup_pipeline(pipeline)
@@ -346,7 +393,7 @@ class HFEndOfWordBPE(HFPipelineMixin, _ProgramBatch, EndOfWordBPE, ImportedToken
         self.pretokenizer = pipeline.pre
         self.suffix = suffix
         self.n_merges = len(merges)
-        left, right, result, rank, *_ = _merge_rules(vocab, merges, where)
+        left, right, result, rank = _merge_rules(vocab, merges, where)
         self._setup_merges(np.stack([left, right, result, rank]).T.astype(np.int64),
                            [vocab.get(text) for text in unit_texts(suffix)], unk_id)
         self._raw = [self._stands_for(text, kind) for text, kind in zip(texts, types.tolist())]
@@ -412,9 +459,9 @@ class HFCharBPE(HFPipelineMixin, _ProgramBatch, CharModel):
     def __init__(self, vocab: dict[str, int], merges: Sequence[tuple[str, str]], pipeline: HFPipeline, *,
                  unk: str | None = None, fuse_unk: bool = False, byte_fallback: bool = False,
                  ignore_merges: bool = False, name: str = "", where: str = "<tokenizer.json>"):
-        texts, types = _texts_and_types(vocab, pipeline, unk, byte_fallback)
+        texts, types, _ = _texts_and_types(vocab, pipeline, unk, byte_fallback)
         self.byte_fallback = byte_fallback
-        left, right, result, rank, *_ = _merge_rules(vocab, merges, where)
+        left, right, result, rank = _merge_rules(vocab, merges, where)
         # ubpe's own encoders order pieces by score: a token's score is minus its first rank
         scores = np.zeros(len(texts), dtype=np.float32)
         first = np.full(len(texts), np.iinfo(np.int64).max, dtype=np.int64)

@@ -17,7 +17,6 @@ ranks (`ubpe_native._merges`), and tokens are GPT-2's byte-to-unicode strings.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
@@ -34,7 +33,7 @@ from .chunks import CUTTABLE_PATTERN_IDS, FlatIds, cuttable_unless, docs_matchin
 from .imported import BYTE, CONTROL, NORMAL, SILENT_TYPES, UNUSED, BatchRuns, ImportedTokenizer, token_bytes
 
 __all__ = ["BYTE_TO_CHAR", "CHAR_TO_BYTE", "ImportedBPE", "Scan", "byte_level_raw",
-           "cut_digits", "split_merge_lines", "split_merges", "whole_words",
+           "cut_digits", "split_merges", "whole_words",
            "BYTE", "CONTROL", "NORMAL", "UNUSED"]  # the token types, for the models built on this one
 from ..text.patterns import CLASS_BITS, NATIVE_PATTERNS, PATTERNS, code_point_classes, native_pattern_id
 from ..text.pretokenizers import Pretokenizer, resolve_pre, scanner_unsafe, single_pattern, unsafe_code_points
@@ -363,6 +362,10 @@ _TO_LATIN1 = str.maketrans({c: chr(b) for c, b in CHAR_TO_BYTE.items()})
 _NOT_MAPPED = regex.compile("[^" + "".join(regex.escape(c) for c in CHAR_TO_BYTE) + "]")
 
 
+_BYTE_OF = np.full(0x301, -1, dtype=np.int16)  # code point (0x300: any above) -> its byte, -1: none
+_BYTE_OF[[ord(char) for char in CHAR_TO_BYTE]] = list(CHAR_TO_BYTE.values())
+
+
 def byte_level_raw(texts: list[str]) -> list[bytes | None]:
     """The bytes every GPT-2-alphabet string stands for, or None for one that is not such a
     string (`_unmapped` of each, at once).
@@ -370,20 +373,18 @@ def byte_level_raw(texts: list[str]) -> list[bytes | None]:
     >>> byte_level_raw(["Ġa", "<一>", "ĠĠ", "a\\0b"])
     [b' a', None, b'  ', None]
     """
-    if any("\0" in text for text in texts):  # NUL is no GPT-2 alphabet character: no such string
+    joined = "\0".join(texts)  # NUL is not in the alphabet: it only separates
+    if joined.count("\0") != len(texts) - 1:  # NUL is no GPT-2 alphabet character: no such string
         clean = byte_level_raw([text for text in texts if "\0" not in text])[::-1]
         return [None if "\0" in text else clean.pop() for text in texts]
-    joined = "\0".join(texts)  # NUL is not in the alphabet: it only separates
     codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    table = np.full(0x300, -1, dtype=np.int16)
-    for char, byte in CHAR_TO_BYTE.items():
-        table[ord(char)] = byte
-    values = np.where(codes < 0x300, table[np.minimum(codes, 0x2FF)], -1)
-    ends = np.flatnonzero(codes == 0).tolist() + [len(codes)]
-    starts = [0] + [e + 1 for e in ends[:-1]]
-    bad = np.concatenate([[0], np.cumsum(values < 0)]).tolist()
+    values = _BYTE_OF[np.minimum(codes, 0x300)]
+    ends = np.append(np.flatnonzero(codes == 0), len(codes))
+    starts = np.append(0, ends[:-1] + 1)
+    bad = np.append(0, np.cumsum(values < 0))
+    good = (bad[ends] == bad[starts]).tolist()
     blob = values.astype(np.uint8).tobytes()
-    return [blob[s:e] if bad[e] == bad[s] else None for s, e in zip(starts, ends)]
+    return [blob[s:e] if ok else None for s, e, ok in zip(starts.tolist(), ends.tolist(), good)]
 
 
 def cut_digits(text: str, bounds: np.ndarray) -> np.ndarray:
@@ -407,40 +408,13 @@ def cut_digits(text: str, bounds: np.ndarray) -> np.ndarray:
 def whole_words(words: list[tuple[bytes | None, int]]) -> tuple[bytes, np.ndarray, np.ndarray]:
     """``(blob, offsets, ids)`` of the (bytes, id) words that have bytes, as `PairMerges`
     takes words that become one token (llama.cpp's ``ignore_merges``)."""
-    words = [(raw, i) for raw, i in words if raw]
-    offsets = np.zeros(len(words) + 1, dtype=np.int64)
-    np.cumsum([len(raw) for raw, _ in words], out=offsets[1:])
-    return b"".join(raw for raw, _ in words), offsets, np.asarray([i for _, i in words], np.int32)
+    raws, ids = [raw for raw, _ in words if raw], [i for raw, i in words if raw]
+    offsets = np.zeros(len(raws) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, raws), np.int64, len(raws)), out=offsets[1:])
+    return b"".join(raws), offsets, np.asarray(ids, np.int32)
 
 
 _ONE_SPACE_LINES = regex.compile(" [^\n]* ")  # a line with two spaces
-
-
-def split_merge_lines(lines: list) -> list[tuple[str, str]] | None:
-    """The ``(left, right)`` pairs of ``"left right"`` lines that all hold one space each (as
-    HF splits them), cut at once on the joined lines, or of ``[left, right]`` lists; None when
-    some line is neither (the caller then checks them one by one).
-
-    >>> split_merge_lines(["Ġ t", " x"]), split_merge_lines(["a b c"]), split_merge_lines([["a", "b"]])
-    ([('Ġ', 't'), ('', 'x')], None, [('a', 'b')])
-    >>> split_merge_lines([["a", "b", "c"]]), split_merge_lines([["a", 1]])
-    (None, None)
-    """
-    if lines and isinstance(lines[0], list):  # [["a", "b"], ...] as tokenizers >= 0.20 writes
-        pairs = list(map(tuple, lines)) if all(map(list.__instancecheck__, lines)) else []
-        try:
-            "".join(itertools.chain.from_iterable(pairs))
-        except TypeError:
-            return None
-        return pairs if pairs and set(map(len, pairs)) == {2} else None
-    try:
-        joined = "\n".join(lines)
-    except TypeError:
-        return None
-    if not lines or not _one_space_each(joined, len(lines)):
-        return None
-    parts = joined.replace("\n", " ").split(" ")
-    return list(zip(parts[0::2], parts[1::2]))
 
 
 def _merge_ids(texts: list[str], merges: list[str]) -> tuple[StringIds | None, tuple | None]:

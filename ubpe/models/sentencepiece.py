@@ -88,9 +88,13 @@ class CharModel(ImportedTokenizer):
         self._collapse_unk = normalizer is not None and not np.any(self.token_types == BYTE)
         self._user_regex = None
         if normalizer is not None and self._cuts_user_defined:
-            user = [t for i, t in enumerate(self.texts) if self.token_types[i] == USER_DEFINED and t]
+            user = [t for t, _ in self._user_defined()]
             self._user_regex = regex.compile("|".join(regex.escape(t) for t in sorted(user, key=len, reverse=True))) \
                 if user else None
+
+    def _user_defined(self) -> list[tuple[str, int]]:
+        """``(text, id)`` of the user-defined pieces that are not empty, in id order."""
+        return [(self.texts[i], i) for i in np.flatnonzero(self.token_types == USER_DEFINED).tolist() if self.texts[i]]
 
     @property
     def _llama_text(self) -> bool:
@@ -159,8 +163,7 @@ class CharModel(ImportedTokenizer):
     def _build_pipeline(self, model: SpmBPE | UnigramLattice) -> SpmPipeline:
         """The normalizer in C (`ubpe_native._spm.SpmNormalizer`) before ``model``."""
         norm = self.normalizer
-        user = [(t.encode("utf-8", "surrogatepass"), i) for i, t in enumerate(self.texts)
-                if self.token_types[i] == USER_DEFINED and t]
+        user = [(t.encode("utf-8", "surrogatepass"), i) for t, i in self._user_defined()]
         offsets = np.zeros(len(user) + 1, dtype=np.int64)
         np.cumsum([len(u[0]) for u in user], out=offsets[1:])
         native = SpmNormalizer(
@@ -455,10 +458,9 @@ class SentencePieceBPE(CharModel):
         """sentencepiece's own loop: unused pieces merge and are split again, user-defined
         pieces are frozen symbols, without byte pieces a run of unknown symbols is one id."""
         rules = self._merge_rules(np.isin(self.token_types, (NORMAL, USER_DEFINED, UNUSED)))
-        units = [(c.encode("utf-8", "surrogatepass"), rules["unit_ids"][k], 0)
-                 for k, c in enumerate(rules["units"])]
-        units += [(t.encode("utf-8", "surrogatepass"), i, 1) for i, t in enumerate(self.texts)
-                  if self.token_types[i] == USER_DEFINED and t]
+        units = [(c.encode("utf-8", "surrogatepass"), i, 0)
+                 for c, i in zip(rules["units"], rules["unit_ids"])]
+        units += [(t.encode("utf-8", "surrogatepass"), i, 1) for t, i in self._user_defined()]
         offsets = np.zeros(len(units) + 1, dtype=np.int64)
         np.cumsum([len(u[0]) for u in units], out=offsets[1:])
         unused = self.token_types == UNUSED

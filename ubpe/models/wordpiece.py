@@ -410,7 +410,7 @@ class HFWordPiece(HFPipelineMixin, WordPiece):
             raise ModelFormatError(f"{where}: the WordPiece model's vocabulary is empty")
         if unk not in vocab:
             raise ModelFormatError(f"{where}: the WordPiece model's unk_token {unk!r} is not in its vocabulary")
-        texts, types = _texts_and_types(vocab, pipeline, unk, False)
+        texts, types, _ = _texts_and_types(vocab, pipeline, unk, False)
         self._init_common(texts, types, {"unk": vocab[unk]}, None, name, where)
         self._setup_pipeline(pipeline)
         self.prefix = prefix
