@@ -166,3 +166,28 @@ def test_byte_fallback_on_a_byte_level_model():
     hf = Tokenizer(models.BPE(vocab={"a": 0, "b": 1}, merges=[], byte_fallback=True))
     hf.pre_tokenizer = _pre_tokenizer("bytelevel", False)
     assert hf_import.from_json(hf.to_str()).encode("abc") == hf.encode("abc").ids
+
+
+@pytest.fixture(scope="module")
+def with_added():
+    """A trained byte-level model with added tokens of every kind (`hf_builders.trained_bytelevel`),
+    and ubpe's reading of it."""
+    from hf_builders import trained_bytelevel
+
+    hf = trained_bytelevel()
+    return hf, hf_import.from_json(hf.to_str())
+
+
+ADDED_PIECES = [" hello world", "hello world", "[word]", "x[word]", "@@", " @@ ", "<|endoftext|>", "<|", "<", "[",
+                "@", " ", "the", "é", "\n", "1"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(ADDED_PIECES), max_size=8))
+def test_encode_of_texts_with_and_without_added_tokens(with_added, pieces):
+    """`HFByteLevelBPE.encode`'s one kernel call (a text holding no added token's first
+    character) and its general path (added tokens cut out first) give HF's ids alike."""
+    hf, tok = with_added
+    text = "".join(pieces)
+    assert tok.encode(text) == hf.encode(text, add_special_tokens=False).ids
+    assert tok.encode(text, add_special=True) == hf.encode(text).ids

@@ -46,8 +46,9 @@ from .chunks import cuttable_unless, docs_matching, text_lengths
 from ..text.hf_pipeline import BYTE_LEVEL_REGEX, AddedTokens, PreTokenizer, chars_bytes, decode_tokens
 from .clip import EndOfWordBPE, unit_texts
 from .ranked_bpe import BYTE_TO_CHAR, CHAR_TO_BYTE, ImportedBPE, Scan, byte_level_raw, whole_words
-from .imported import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, BatchRuns, ImportedTokenizer, check_doc
-from ..text.patterns import NATIVE_PATTERNS, PATTERNS, native_pattern_id
+from .imported import (BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, BatchRuns, ImportedTokenizer,
+                       check_doc)
+from ..text.patterns import NATIVE_PATTERNS, PATTERNS, code_point_classes, native_pattern_id
 from ..text.unicode import normalize as unicode_normalize
 from .sentencepiece import SPACE, CharModel, blob_offsets
 
@@ -286,6 +287,23 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
             pack_units([bytes([b]) for b in range(256)]), np.asarray(units, _I32), np.full(256, -1, _I32),
             False, *whole, fuse_id=-1 if unk_id is None else unk_id)
         self._scanner, self._python_reason = self._fast_path(pipeline.pre)
+        # `encode`'s one kernel call: without a normalizer, a text holding none of the added
+        # tokens' first characters is one segment, the scanner's
+        self._quick = None if pipeline.normalizer or self._scanner is None else frozenset(
+            t.content[0] for t in pipeline.added.tokens if t.content)
+
+    def encode(self, doc: str, *, add_special: bool = False, parse_special: bool = False) -> list[int]:
+        """HF's ``Tokenizer.encode(doc, add_special_tokens=add_special).ids``."""
+        quick = self._quick
+        if quick is not None and type(doc) is str and doc and not add_special and quick.isdisjoint(doc):
+            scan = self._scanner
+            try:  # (`_scan_ids`, without its frames)
+                return self._kernel.encode_one_text(doc, code_point_classes(), scan.pattern,
+                                                    single_digits=scan.single_digits, prefix_space=scan.prefix_space,
+                                                    pretokenizer=scan.program)
+            except UnicodeEncodeError:  # a lone surrogate: the general path names it
+                pass
+        return super().encode(doc, add_special=add_special, parse_special=parse_special)
 
     def _merge_texts(self) -> tuple[list[str], list[str], list[str]]:
         """``(lefts, rights, merged)`` of the merge rules in rule order, the vocabulary's texts

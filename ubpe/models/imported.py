@@ -275,6 +275,8 @@ class EncoderBridge:
         """ubpe's tf-idf score of the native encoding of ``doc``: 0 unless weights were
         fitted; per pre-token, as the other encoders score theirs (so the same tokens score
         the same)."""
+        if self._vocab is None:  # not built, so no weights fitted (built, it may hold them)
+            return 0.0
         vocabulary = self.vocabulary
         if not np.any(vocabulary.weights):
             return 0.0

@@ -298,8 +298,7 @@ class ImportedBPE(ImportedTokenizer):
 
     def _build_vocabulary(self) -> tuple[Vocabulary, np.ndarray, list[list[int]]]:
         rank_of: dict[bytes, int] = {}
-        for rank, created in enumerate(self._merge_texts()[2]):  # a token's rank: its first merge
-            raw = _unmapped(created)
+        for rank, raw in enumerate(byte_level_raw(self._merge_texts()[2])):  # a token's rank: its first merge
             if raw is not None:
                 rank_of.setdefault(raw, rank)
         base_expansion: list[list[int]] = [[] for _ in range(256)]
@@ -358,21 +357,19 @@ class ImportedBPE(ImportedTokenizer):
         return info
 
 
-_TO_LATIN1 = str.maketrans({c: chr(b) for c, b in CHAR_TO_BYTE.items()})
-_NOT_MAPPED = regex.compile("[^" + "".join(regex.escape(c) for c in CHAR_TO_BYTE) + "]")
-
-
 _BYTE_OF = np.full(0x301, -1, dtype=np.int16)  # code point (0x300: any above) -> its byte, -1: none
 _BYTE_OF[[ord(char) for char in CHAR_TO_BYTE]] = list(CHAR_TO_BYTE.values())
 
 
 def byte_level_raw(texts: list[str]) -> list[bytes | None]:
     """The bytes every GPT-2-alphabet string stands for, or None for one that is not such a
-    string (`_unmapped` of each, at once).
+    string.
 
     >>> byte_level_raw(["Ġa", "<一>", "ĠĠ", "a\\0b"])
     [b' a', None, b'  ', None]
     """
+    if not texts:
+        return []
     joined = "\0".join(texts)  # NUL is not in the alphabet: it only separates
     if joined.count("\0") != len(texts) - 1:  # NUL is no GPT-2 alphabet character: no such string
         clean = byte_level_raw([text for text in texts if "\0" not in text])[::-1]
@@ -466,10 +463,3 @@ def split_merges(merges: list[str]) -> tuple[list[str], list[str], list[str]]:
     cuts = [line.find(" ", 1) for line in merges]
     pairs = [(line[:cut], line[cut + 1 :]) for line, cut in zip(merges, cuts) if cut > 0]
     return [a for a, _ in pairs], [b for _, b in pairs], [a + b for a, b in pairs]
-
-
-def _unmapped(text: str) -> bytes | None:
-    """The bytes a GPT-2 byte-to-unicode string stands for, or None if it is not one."""
-    if _NOT_MAPPED.search(text):
-        return None
-    return text.translate(_TO_LATIN1).encode("latin-1")
