@@ -257,6 +257,7 @@ def test_gguf_to_tokenizer_json(name, tmp_path):
     _check_hf(tok, tmp_path, _texts(), parse_special=True)
 
 
+@pytest.mark.long  # the heaviest single-family conversions (3-5 s each): CI's long lane
 def test_gguf_t5_to_tokenizer_json(tmp_path):
     """llama.cpp's UGM drops the spaces between two control tokens it parses; tokenizers keeps
     them: the texts holding a control token's text are left out (as for sentencepiece)."""
@@ -264,6 +265,7 @@ def test_gguf_t5_to_tokenizer_json(tmp_path):
     _check_hf(tok, tmp_path, _without_control_text(tok, _texts()))
 
 
+@pytest.mark.long  # the heaviest single-family conversions (3-5 s each): CI's long lane
 def test_gguf_t5_to_sentencepiece_model(tmp_path):
     tok = ubpe.load(vocab_path("nomic-bert-moe"))
     _check_spm(tok, tmp_path, _without_control_text(tok, _texts()))
@@ -275,6 +277,7 @@ def test_gguf_llama_to_sentencepiece_model(tmp_path):
     _check_spm(tok, tmp_path, texts)
 
 
+@pytest.mark.long  # the heaviest single-family conversions (3-5 s each): CI's long lane
 def test_tekken_to_tokenizer_json_and_tiktoken(tmp_path):
     from vocab_corpora import MISTRAL_PACKAGE, shipped_files
 
@@ -329,6 +332,7 @@ def test_hf_families_to_tokenizer_json_again(name, tmp_path):
     assert back.variant == tok.variant and back.encode_batch(texts) == tok.encode_batch(texts)
 
 
+@pytest.mark.long  # the heaviest single-family conversions (3-5 s each): CI's long lane
 def test_gguf_gemma4_to_tokenizer_json(tmp_path):
     """llama.cpp's gemma4 (character merges within lines, byte fallback) as a tokenizer.json:
     ``tokenizers`` gives ubpe's (llama.cpp's) ids, on held-out text and on texts of newline
