@@ -13,8 +13,9 @@ the llama-cpp-python sdist, and the prose datasets) and the ``[vocab]`` and ``[b
 * sentencepiece: BPE and unigram models trained on the train split, our ``encode_batch`` vs
   ``SentencePieceProcessor.encode`` of the same held-out lines (a list), one thread on both
   sides and each at its default threading (ids checked equal);
-* every family on every core: the GGUF files and sentencepiece models above, and the GGUF
-  files whose pre-tokenizer is a list of regexes (beside ``tokenizers`` running them), ``encode_batch``
+* every family on every core: the GGUF files and sentencepiece models above, the GGUF
+  files whose pre-tokenizer is a list of regexes (beside ``tokenizers`` running them) and
+  ``.tiktoken`` files (whisper's, and GGUF ranks written as one, with four patterns), ``encode_batch``
   and ``encode_batch_to_numpy`` on all threads, cold (a fresh object's first pass) and warm,
   beside tiktoken's ``encode_ordinary_batch`` and HF ``tokenizers``' ``encode_batch`` (all
   threads) where they read the same vocabulary, ids checked equal;
@@ -182,6 +183,47 @@ def _every_core_rows(models, docs: list[str], train: list[str], repeats: int) ->
     return rows
 
 
+def _tiktoken_file_rows(models, docs: list[str], repeats: int) -> list[str]:
+    """``.tiktoken`` files on every core, read by ``ubpe.load`` and by tiktoken's own loader
+    (`common.every_core_rows`): whisper's two (the GPT-2 pattern, which p50k's is), and the GGUF
+    llama-bpe and qwen2 ranks written as ``.tiktoken`` files (what Llama 3's and Qwen's are) with
+    Llama 3's, cl100k's and o200k's patterns and Qwen's (a regex no preset names: the regex VM)."""
+    import base64
+    import tempfile
+
+    import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
+
+    import ubpe
+    from ubpe.io import gguf
+    from ubpe.models.hf import QWEN2_REGEX
+    from ubpe.text.patterns import PATTERNS
+    from vocab_corpora import WHISPER_FILES, whisper_file
+
+    threads = os.cpu_count() or 1
+    rows = []
+    with tempfile.TemporaryDirectory() as work:
+        files = [(f"whisper {name} (gpt2 pattern)", whisper_file(name), "gpt2", PATTERNS["gpt2"])
+                 for name in WHISPER_FILES]
+        for name, patterns in (("llama-bpe", ("llama3", "cl100k", "o200k")), ("qwen2", (QWEN2_REGEX,))):
+            tok = gguf.read(models / f"ggml-vocab-{name}.gguf")
+            path = pathlib.Path(work) / f"{name}.tiktoken"
+            path.write_text("".join(f"{base64.b64encode(raw).decode()} {i}\n" for i, raw in enumerate(tok._raw)
+                                    if raw is not None and tok.token_types[i] == 1), encoding="utf-8")
+            files += [(f"{name} ranks, {pattern if pattern in PATTERNS else 'Qwen'} pattern", path,
+                       pattern, PATTERNS.get(pattern, pattern)) for pattern in patterns]
+        for label, path, pattern, regex_text in files:
+            peers = {"tiktoken": (
+                lambda path=path, regex_text=regex_text: tiktoken.Encoding(
+                    "peer", pat_str=regex_text, mergeable_ranks=load_tiktoken_bpe(str(path)), special_tokens={}),
+                lambda enc, texts: enc.encode_ordinary_batch(texts, num_threads=threads), lambda out: out)}
+            rows.append(every_core_rows(f".tiktoken: {label}", docs,
+                                        lambda path=path, pattern=pattern: ubpe.load(path, pattern=pattern), peers,
+                                        repeats))
+            print(rows[-1], flush=True)
+    return rows
+
+
 def _encoder_rows(models, text: str, repeats: int) -> list[str]:
     from ubpe.io import gguf
 
@@ -247,6 +289,7 @@ def main() -> None:
         "the table above).", "",
         *EVERY_CORE_HEADER,
         *_every_core_rows(models, documents(text), train, args.repeats),
+        *_tiktoken_file_rows(models, documents(text), args.repeats),
         "", "## ubpe's encoders on the GPT-2 vocabulary (1 MB, MB/s)", "",
         "| encoder | MB/s | tokens per character |", "|---|---|---|",
         *_encoder_rows(models, text[: MB], args.repeats),
