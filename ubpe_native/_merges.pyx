@@ -134,6 +134,10 @@ def pack_units(units):
 
 
 
+cdef enum:
+    SHORT_TEXT = 256  # a text of at most this many UTF-8 bytes is encoded without releasing the GIL
+
+
 cdef class PairMerges:
     """Explicit merge rules, ready for llama.cpp-style encoding (see the module docstring).
 
@@ -331,6 +335,33 @@ cdef class PairMerges:
                 if flagged_view[k]:
                     raise ValueError("flagged may not flag ASCII code points")
             flagged_table = &flagged_view[0]
+        return self._one_text(text, &classes[0], pattern, single_digits, prefix_space, flagged_table, pretokenizer)
+
+    def text_ids(self, const class_t[::1] classes not None, int pattern, *, bint single_digits=False,
+                 bint prefix_space=False, flagged=None, HFPreTokenizer pretokenizer=None):
+        """:meth:`encode_one_text` with these arguments checked once and bound: a
+        :class:`TextIds` to call with each text (a short text's ``encode`` pays one call of it)."""
+        if pretokenizer is None:
+            check_split_arguments(classes.shape[0], pattern)
+        elif single_digits or prefix_space:
+            raise ValueError("single_digits and prefix_space are the pretokenizer's steps, not options")
+        cdef TextIds bound = TextIds()
+        cdef Py_ssize_t k
+        if flagged is not None:
+            bound.flagged = flagged
+            if bound.flagged.shape[0] != N_CODE_POINTS:
+                raise ValueError("flagged must hold one entry per code point (0x110000)")
+            for k in range(0x80):
+                if bound.flagged[k]:
+                    raise ValueError("flagged may not flag ASCII code points")
+        bound.merges, bound.classes, bound.pattern = self, classes, pattern
+        bound.single_digits, bound.prefix_space, bound.pretokenizer = single_digits, prefix_space, pretokenizer
+        return bound
+
+    cdef object _one_text(self, str text, const class_t* classes, int pattern, bint single_digits,
+                          bint prefix_space, const uint8_t* flagged_table, HFPreTokenizer pretokenizer):
+        """`encode_one_text`'s work, its arguments checked: the ids of ``text`` as a list (None:
+        flagged); a short text's encode holds the GIL (releasing it costs more than the work)."""
         data = PyUnicode_AsUTF8String(text)
         cdef const uint8_t* s = <const uint8_t*>PyBytes_AS_STRING(data)
         cdef int64_t starts[2]
@@ -342,9 +373,13 @@ cdef class PairMerges:
         cdef vector[id_t] out
         cdef MergeScratch scratch = self.scratches.take()
         try:
-            with nogil:
-                self._encode_texts(s, starts, 1, &classes[0], pattern, single_digits, prefix_space, flagged_table,
+            if starts[1] <= SHORT_TEXT:
+                self._encode_texts(s, starts, 1, classes, pattern, single_digits, prefix_space, flagged_table,
                                    &skip, out, offsets, &status, scratch, pretokenizer)
+            else:
+                with nogil:
+                    self._encode_texts(s, starts, 1, classes, pattern, single_digits, prefix_space, flagged_table,
+                                       &skip, out, offsets, &status, scratch, pretokenizer)
         finally:
             self.scratches.give(scratch)
         if status == DOC_FLAGGED:
@@ -478,3 +513,26 @@ cdef class PairMerges:
                 out.push_back(token)
             node = nodes.next_node[node]
         return 0
+
+
+cdef class TextIds:
+    """`PairMerges.encode_one_text` with its arguments bound (`PairMerges.text_ids`): calling it
+    with a str gives the text's ids as a list (None: it holds a flagged code point); a lone
+    surrogate raises UnicodeEncodeError."""
+
+    cdef PairMerges merges
+    cdef const class_t[::1] classes
+    cdef const uint8_t[::1] flagged  # None: no code point flagged
+    cdef int pattern
+    cdef bint single_digits, prefix_space
+    cdef HFPreTokenizer pretokenizer
+
+    def __call__(self, str text not None):
+        """The ids of ``text`` as a list; None if it holds a flagged code point."""
+        cdef const uint8_t* flagged = NULL
+        if self.merges is None:
+            raise ValueError("TextIds is made by PairMerges.text_ids")
+        if self.flagged is not None:
+            flagged = &self.flagged[0]
+        return self.merges._one_text(text, &self.classes[0], self.pattern, self.single_digits, self.prefix_space,
+                                     flagged, self.pretokenizer)

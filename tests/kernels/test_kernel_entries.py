@@ -31,7 +31,7 @@ from ubpe_native._regex import n_free_slots, register_program
 from ubpe_native._radix import RadixTree
 from ubpe_native._sampling import SegmentLattice
 from ubpe_native._score import part_scores, score_tokens
-from ubpe_native._tables import StringIds, length_prefixed
+from ubpe_native._tables import StringIds, length_prefixed, pair_ids_in
 from ubpe_native._textsplit import TextSplitter
 from ubpe_native._unigram import UnigramLattice
 
@@ -486,6 +486,10 @@ HOSTILE = {
     "StringIds/offsets not ascending": (lambda: StringIds(b"ab", np.array([0, 2, 1, 2], I64)), ValueError),
     "StringIds/None": (lambda: StringIds(None, np.array([0], I64)), TypeError),
     "StringIds.find/None": (lambda: _strings().find(None), TypeError),
+    "pair_ids_in/None": (lambda: pair_ids_in(None, []), TypeError),
+    "pair_ids_in/tuple of rules": (lambda: pair_ids_in({}, ("a b",)), TypeError),
+    "pair_ids_in/negative id": (lambda: pair_ids_in({"a": -1}, ["a a"]), ValueError),
+    "pair_ids_in/id past int32": (lambda: pair_ids_in({"a": 2**40}, ["a a"]), ValueError),
     "StringIds.pair_ids/cut past the end": (
         lambda: _strings().pair_ids(b"a b", np.array([0], I64), np.array([1], I64), np.array([9], I64)), ValueError),
     "StringIds.pair_ids/negative start": (

@@ -23,7 +23,7 @@ from ubpe_native._classic import PairTable, encode_texts, encode_words
 from ubpe_native._fit import PairMerger
 from ubpe_native._hf_pretok import GPT2_SPELLING, HFPreTokenizer
 from ubpe_native._merge_core import ScratchPool
-from ubpe_native._merges import id_lists, pack_units
+from ubpe_native._merges import TextIds, id_lists, pack_units
 from ubpe_native._multipass import split_passes
 from ubpe_native._radix import RadixTree
 from ubpe_native._ranked import MergeTable, TextEncoder
@@ -114,6 +114,14 @@ HOSTILE = {
         lambda: _merges().encode_one_text("ab", _classes(), 5, flagged=np.ones(0x110000, U8)), ValueError),
     "PairMerges.encode_one_text/surrogate": (lambda: _merges().encode_one_text("a\ud800", _classes(), 5),
                                              UnicodeEncodeError),
+    "PairMerges.text_ids/no pattern": (lambda: _merges().text_ids(_classes(), 63), ValueError),
+    "PairMerges.text_ids/flagged short": (lambda: _merges().text_ids(_classes(), 5, flagged=np.zeros(3, U8)),
+                                          ValueError),
+    "PairMerges.text_ids/ASCII flagged": (
+        lambda: _merges().text_ids(_classes(), 5, flagged=np.ones(0x110000, U8)), ValueError),
+    "PairMerges.text_ids/bytes": (lambda: _merges().text_ids(_classes(), 5)(b"ab"), TypeError),
+    "PairMerges.text_ids/surrogate": (lambda: _merges().text_ids(_classes(), 5)("a\ud800"), UnicodeEncodeError),
+    "TextIds/not made by text_ids": (lambda: TextIds()("ab"), ValueError),
     "id_lists/None": (lambda: id_lists(None, None), TypeError),
     "id_lists/offsets past the end": (lambda: id_lists(np.array([1, 2], I32), np.array([0, 5], I64)), ValueError),
     "pack_units/None": (lambda: pack_units(None), TypeError),

@@ -43,8 +43,19 @@ def test_one_text_is_a_one_document_batch(kernel, text, pattern, single_digits, 
     ids, offsets, status = kernel.encode_texts(text.encode("utf-8"), [len(text)], code_point_classes(), pattern,
                                                **options)
     one = kernel.encode_one_text(text, code_point_classes(), pattern, **options)
+    bound = kernel.text_ids(code_point_classes(), pattern, **options)(text)  # the arguments bound once
     if status[0]:
-        assert one is None and flag
+        assert one is None and bound is None and flag
     else:
-        assert one == ids.tolist()
+        assert one == bound == ids.tolist()
         assert all(type(i) is int for i in one)
+
+
+def test_bound_text_ids_hold_the_gil_on_short_texts_only_and_agree_past_the_limit(kernel):
+    """A text over 256 UTF-8 bytes is encoded without the GIL: the same ids either side."""
+    call = kernel.text_ids(code_point_classes(), NATIVE_PATTERNS[sorted(NATIVE_PATTERNS)[0]])
+    for n in (0, 1, 255, 256, 257, 5000):
+        text = ("ab c12 é " * 700)[:n]
+        ids, _, _ = kernel.encode_texts(text.encode("utf-8"), [len(text)], code_point_classes(),
+                                        NATIVE_PATTERNS[sorted(NATIVE_PATTERNS)[0]])
+        assert call(text) == ids.tolist()

@@ -125,7 +125,7 @@ def from_bytes(data: bytes, *, where: str = "<model>"):
     from ..models.sentencepiece import SentencePieceBPE, SentencePieceUnigram
     from ..text.normalizers import Normalizer
 
-    from .write.spm import model_pb2
+    from .spm_schema import model_pb2
 
     pb2 = model_pb2()
     proto = pb2.ModelProto()

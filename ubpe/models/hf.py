@@ -48,7 +48,7 @@ from .clip import EndOfWordBPE, unit_texts
 from .ranked_bpe import BYTE_TO_CHAR, CHAR_TO_BYTE, ImportedBPE, Scan, byte_level_raw, whole_words
 from .imported import (BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, BatchRuns, ImportedTokenizer,
                        check_doc)
-from ..text.patterns import NATIVE_PATTERNS, PATTERNS, code_point_classes, native_pattern_id
+from ..text.patterns import NATIVE_PATTERNS, PATTERNS, native_pattern_id
 from ..text.unicode import normalize as unicode_normalize
 from .sentencepiece import SPACE, CharModel, blob_offsets
 
@@ -296,11 +296,8 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
         """HF's ``Tokenizer.encode(doc, add_special_tokens=add_special).ids``."""
         quick = self._quick
         if quick is not None and type(doc) is str and doc and not add_special and quick.isdisjoint(doc):
-            scan = self._scanner
             try:  # (`_scan_ids`, without its frames)
-                return self._kernel.encode_one_text(doc, code_point_classes(), scan.pattern,
-                                                    single_digits=scan.single_digits, prefix_space=scan.prefix_space,
-                                                    pretokenizer=scan.program)
+                return self._text_ids(self._scanner)(doc)
             except UnicodeEncodeError:  # a lone surrogate: the general path names it
                 pass
         return super().encode(doc, add_special=add_special, parse_special=parse_special)
@@ -380,6 +377,7 @@ class _ProgramBatch:
 
     _scan_encode = ImportedBPE._scan_encode
     _scan_ids = ImportedBPE._scan_ids
+    _text_ids = ImportedBPE._text_ids
 
     def _scan_flagged(self) -> None:
         return None  # the program splits every text as HF's steps do

@@ -88,6 +88,28 @@ class ImportedBPE(ImportedTokenizer):
 
     variant = "gguf:gpt2"
     symbol_unit = "byte"
+    #: `encode` of a text without special tokens may be one kernel call: the class keeps
+    #: ImportedTokenizer's fragments and ends and this class's `_native`
+    _one_call = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._one_call = (cls._prepare is ImportedTokenizer._prepare and cls._native is ImportedBPE._native
+                         and cls._special_ends is ImportedTokenizer._special_ends)
+
+    def encode(self, doc: str, *, add_special: bool = False, parse_special: bool = False) -> list[int]:
+        """The model's own ids for ``doc`` (`ImportedTokenizer.encode`); a text that holds no
+        token cut out first and that the scanner splits is one kernel call."""
+        if not add_special and self._one_call and type(doc) is str and doc and self._scanner is not None:
+            table = self._special_table(parse_special)
+            if not table or self._special_finders[parse_special].search(doc) is None:
+                try:
+                    ids = self._scan_ids(doc)
+                except UnicodeEncodeError:  # a lone surrogate: the general path names it
+                    ids = None
+                if ids is not None:
+                    return ids
+        return super().encode(doc, add_special=add_special, parse_special=parse_special)
 
     def __init__(self, tokens: list[str], merges: list[str], *, pre: str = "default",
                  token_types: np.ndarray | None = None, specials: dict[str, int | None] | None = None,
@@ -221,10 +243,17 @@ class ImportedBPE(ImportedTokenizer):
         """`_scan_encode` of one text with the scanner, as its id list, in one kernel call (a
         short text's cost is the call's: no arrays in between); None if it holds a flagged code
         point."""
-        scan = self._scanner
-        return self._kernel.encode_one_text(text, code_point_classes(), scan.pattern, single_digits=scan.single_digits,
-                                            prefix_space=scan.prefix_space, flagged=self._scan_flagged(),
-                                            pretokenizer=scan.program)
+        return self._text_ids(self._scanner)(text)
+
+    def _text_ids(self, scan: Scan) -> Callable[[str], list[int] | None]:
+        """The kernel's str -> ids call with ``scan``'s arguments and the flagged code points
+        bound (`PairMerges.text_ids`), made once per scanner."""
+        bound = self.__dict__.get("_bound_text_ids")
+        if bound is None or bound[0] is not scan:
+            bound = self._bound_text_ids = (scan, self._kernel.text_ids(
+                code_point_classes(), scan.pattern, single_digits=scan.single_digits, prefix_space=scan.prefix_space,
+                flagged=self._scan_flagged(), pretokenizer=scan.program))
+        return bound[1]
 
     def _passes_encode(self, data: bytes, lengths: Any, skip: np.ndarray | None) -> tuple[np.ndarray, ...]:
         """`_scan_encode` by llama.cpp's list of regexes: the pieces cut by

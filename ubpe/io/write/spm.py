@@ -22,22 +22,11 @@ from typing import Any
 import numpy as np
 
 from ...files import write_atomically
-from ...errors import InvalidParameterError
 from .hf import _symbol_chars
 from .model_view import NORMAL, UNKNOWN, CannotWrite, Pieces, SymbolMerges, view_of
+from ..spm_schema import model_pb2
 
 UNKNOWN_PIECE = "<unk>"
-
-
-def model_pb2():
-    """sentencepiece's protobuf schema (``sentencepiece_model_pb2``), or a clear error."""
-    try:
-        from sentencepiece import sentencepiece_model_pb2
-    except ImportError:
-        raise InvalidParameterError(
-            "reading or writing sentencepiece models needs the `sentencepiece` and `protobuf` packages: "
-            "pip install 'ubpe[vocab]'") from None
-    return sentencepiece_model_pb2
 
 
 def _symbol_pieces(view: SymbolMerges) -> Pieces:
