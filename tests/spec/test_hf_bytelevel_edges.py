@@ -168,25 +168,31 @@ def test_byte_fallback_on_a_byte_level_model():
     assert hf_import.from_json(hf.to_str()).encode("abc") == hf.encode("abc").ids
 
 
-@pytest.fixture(scope="module")
-def with_added():
+@pytest.fixture(scope="module", params=[None, "NFKC"])
+def with_added(request):
     """A trained byte-level model with added tokens of every kind (`hf_builders.trained_bytelevel`),
-    and ubpe's reading of it."""
+    without a normalizer or with NFKC and a normalized added token that NFKC changes ("ﬁx" is
+    matched as "fix"), and ubpe's reading of it."""
     from hf_builders import trained_bytelevel
+    from tokenizers import AddedToken, normalizers
 
     hf = trained_bytelevel()
+    if request.param:
+        hf.normalizer = normalizers.NFKC()
+        hf.add_tokens([AddedToken("\ufb01x", normalized=True)])
     return hf, hf_import.from_json(hf.to_str())
 
 
 ADDED_PIECES = [" hello world", "hello world", "[word]", "x[word]", "@@", " @@ ", "<|endoftext|>", "<|", "<", "[",
-                "@", " ", "the", "é", "\n", "1"]
+                "@", " ", "the", "é", "\n", "1", "fix", "\ufb01x", "\ufb01", "A\u030a", "\u212b"]
 
 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.sampled_from(ADDED_PIECES), max_size=8))
 def test_encode_of_texts_with_and_without_added_tokens(with_added, pieces):
     """`HFByteLevelBPE.encode`'s one kernel call (a text holding no added token's first
-    character) and its general path (added tokens cut out first) give HF's ids alike."""
+    character as matched, and ASCII under a normalizer of Unicode forms) and its general path
+    (added tokens cut out first) give HF's ids alike."""
     hf, tok = with_added
     text = "".join(pieces)
     assert tok.encode(text) == hf.encode(text, add_special_tokens=False).ids

@@ -287,15 +287,20 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
             pack_units([bytes([b]) for b in range(256)]), np.asarray(units, _I32), np.full(256, -1, _I32),
             False, *whole, fuse_id=-1 if unk_id is None else unk_id)
         self._scanner, self._python_reason = self._fast_path(pipeline.pre)
-        # `encode`'s one kernel call: without a normalizer, a text holding none of the added
-        # tokens' first characters is one segment, the scanner's
-        self._quick = None if pipeline.normalizer or self._scanner is None else frozenset(
-            t.content[0] for t in pipeline.added.tokens if t.content)
+        # `encode`'s one kernel call: a text holding none of the added tokens' first characters
+        # (as matched: the normalized ones normalized) is one segment, the scanner's, when
+        # there is no normalizer or only Unicode normal forms and the text is ASCII (its
+        # normal forms are itself)
+        self._quick_ascii = bool(pipeline.normalizer)
+        spelled = [pipeline.added.spelling(t) for t in pipeline.added.tokens]
+        self._quick = None if self._scanner is None or any(step[0] != "unicode" for step in pipeline.normalizer) \
+            else frozenset(text[0] for text in spelled if text)
 
     def encode(self, doc: str, *, add_special: bool = False, parse_special: bool = False) -> list[int]:
         """HF's ``Tokenizer.encode(doc, add_special_tokens=add_special).ids``."""
         quick = self._quick
-        if quick is not None and type(doc) is str and doc and not add_special and quick.isdisjoint(doc):
+        if (quick is not None and type(doc) is str and doc and not add_special
+                and (not self._quick_ascii or doc.isascii()) and quick.isdisjoint(doc)):
             try:  # (`_scan_ids`, without its frames)
                 return self._text_ids(self._scanner)(doc)
             except UnicodeEncodeError:  # a lone surrogate: the general path names it
