@@ -349,6 +349,7 @@ cdef class PairMerges:
         cdef Py_ssize_t k
         if flagged is not None:
             bound.flagged = flagged
+            bound.has_flagged = True
             if bound.flagged.shape[0] != N_CODE_POINTS:
                 raise ValueError("flagged must hold one entry per code point (0x110000)")
             for k in range(0x80):
@@ -522,7 +523,8 @@ cdef class TextIds:
 
     cdef PairMerges merges
     cdef const class_t[::1] classes
-    cdef const uint8_t[::1] flagged  # None: no code point flagged
+    cdef const uint8_t[::1] flagged  # set only with has_flagged (an unset view is not read)
+    cdef bint has_flagged
     cdef int pattern
     cdef bint single_digits, prefix_space
     cdef HFPreTokenizer pretokenizer
@@ -532,7 +534,7 @@ cdef class TextIds:
         cdef const uint8_t* flagged = NULL
         if self.merges is None:
             raise ValueError("TextIds is made by PairMerges.text_ids")
-        if self.flagged is not None:
+        if self.has_flagged:
             flagged = &self.flagged[0]
         return self.merges._one_text(text, &self.classes[0], self.pattern, self.single_digits, self.prefix_space,
                                      flagged, self.pretokenizer)
