@@ -129,10 +129,10 @@ def _merge_rules(vocab: dict[str, int], merges: Sequence, where: str
         raise ModelFormatError(f"{where}: {exc}") from None
     if found is None:  # some rule is no "a b" line nor pair of exact strings
         for rule in rules:
-            if isinstance(rule, str) and rule.count(" ") != 1:  # HF splits "a b" at its one space
-                raise ModelFormatError(f"{where}: merge {rule!r} is not two tokens separated by one space")
-            if not isinstance(rule, (str, list, tuple)) or not isinstance(rule, str) and (
-                    len(rule) != 2 or not all(isinstance(t, str) for t in rule)):
+            if isinstance(rule, str):
+                if rule.count(" ") != 1:  # HF splits "a b" at its one space
+                    raise ModelFormatError(f"{where}: merge {rule!r} is not two tokens separated by one space")
+            elif not (isinstance(rule, (list, tuple)) and len(rule) == 2 and all(isinstance(t, str) for t in rule)):
                 raise ModelFormatError(f'{where}: merge {rule!r:.80} is neither "a b" nor ["a", "b"]')
         rules = [str(rule) if isinstance(rule, str) else (str(rule[0]), str(rule[1])) for rule in rules]
         found = pair_ids_in(vocab, rules)
