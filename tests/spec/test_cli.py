@@ -202,6 +202,7 @@ def test_inspect_ambiguity(workdir):
     assert report["entropy per symbol (nats)"] == pytest.approx(total / sum(map(len, CORPUS[:10])), abs=1e-4)
 
 
+@pytest.mark.long  # several CLI processes over real vocabularies (~2 s)
 def test_ambiguity_and_rerank_on_imported_and_bytelevel_models(tmp_path):
     """Capabilities, not types: an imported sentencepiece model has lattices (and token
     frequencies once weights are fitted); a byte-level model has neither."""

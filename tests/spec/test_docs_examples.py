@@ -26,12 +26,17 @@ def name(page: Path) -> str:
 
 
 def test_the_docs_have_pages_with_examples():
-    assert len(PAGES) >= 10
+    assert len(PAGES) >= 10 and LONG <= {name(page) for page in PAGES}
     assert sum(1 for page in PAGES for block in blocks(page.read_text(encoding="utf-8"))
                if block.language in ("python", "bash", "console")) >= 15
 
 
-@pytest.mark.parametrize("page", PAGES, ids=name)
+#: pages whose examples run many processes or fits (~3-4 s each): with the long tests, which CI runs
+LONG = {"guides/cli.md", "guides/own-data.md"}
+
+
+@pytest.mark.parametrize("page", [pytest.param(page, marks=pytest.mark.long) if name(page) in LONG else page
+                                  for page in PAGES], ids=name)
 def test_page_examples_run_and_print_what_the_page_shows(page, tmp_path, monkeypatch):
     for module in EXTRAS.get(name(page), ()):
         pytest.importorskip(module, reason=f"{name(page)}'s examples need {module}")

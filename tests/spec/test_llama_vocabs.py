@@ -107,6 +107,7 @@ def test_gemma4_passes_llama_cpp_own_tests():
 
 # -- decoding ----------------------------------------------------------------------------------------
 
+@pytest.mark.long  # every text of the shipped file and of the four variants (~2.5 s)
 def test_t5_decode_is_llama_cpp_detokenize():
     """On every text, the dummy prefix removed and ``<unk>`` written out, as
     ``llama_detokenize(..., unparse_special=true)``: where llama.cpp gives the text back
@@ -196,6 +197,7 @@ DISAGREE = {
 }
 
 
+@pytest.mark.long  # the four variants against sentencepiece (~6 s); the shipped settings run above
 @pytest.mark.parametrize("variant", list(T5_VARIANTS))
 def test_t5_sentencepiece_differences_are_llama_cpp_rules(variant):
     """ubpe's sentencepiece reader follows sentencepiece on every variant; where llama.cpp
@@ -240,8 +242,10 @@ def test_t5_path_sums_are_double_as_in_llama_cpp():
 # -- every encoder of the registry ---------------------------------------------------------------
 
 @pytest.mark.parametrize("encoder", available_encoders())
-# one model's encoders after the other's; gemma-4's (262k tokens, ~12 s) run with the long tests
-@pytest.mark.parametrize("name", [T5, pytest.param(GEMMA4, marks=pytest.mark.long)])
+# one model's encoders after the other's, with the long tests (t5 ~4 s, gemma-4's 262k tokens ~12 s):
+# every encoder runs on the imported vocabularies of tests/spec/test_hf_import.py in the README's lane
+@pytest.mark.long
+@pytest.mark.parametrize("name", [T5, GEMMA4])
 def test_every_encoder_runs_and_decodes_as_native(name, encoder):
     """Any encoder's ids decode to what the native ids decode to (for t5: the normalized
     text; for gemma4: the text), on texts the pieces cover (ubpe's encoders have no unknown

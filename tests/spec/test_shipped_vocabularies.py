@@ -109,6 +109,7 @@ def test_llama_type_vocabularies_round_trip(name):
     assert tok.decode(tok.encode("hello")) == "hello" and tok.decode(tok.encode(" hello")) == " hello"
 
 
+@pytest.mark.long  # two Mistral vocabularies loaded twice over (~2.3 s)
 def test_the_same_rule_is_sentencepieces_on_mistral_models():
     """One rule for both systems: on Mistral's sentencepiece models, ``decode`` of
     sentencepiece's ids is sentencepiece's text, and so are the ids."""

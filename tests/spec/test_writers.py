@@ -251,7 +251,8 @@ def test_sentencepiece_model_to_tokenizer_json_and_back(config, tmp_path):
     _check_spm(tok, tmp_path, texts)
 
 
-@pytest.mark.parametrize("name", ["llama-spm", "gpt-2", "llama-bpe"])
+# llama-bpe (128k tokens, ~2 s) runs with the long tests; gpt-2 covers the byte-level case here
+@pytest.mark.parametrize("name", ["llama-spm", "gpt-2", pytest.param("llama-bpe", marks=pytest.mark.long)])
 def test_gguf_to_tokenizer_json(name, tmp_path):
     tok = ubpe.load(vocab_path(name))
     _check_hf(tok, tmp_path, _texts(), parse_special=True)
@@ -448,6 +449,7 @@ def _own_ids(tok, variant: str, target: str, text: str) -> list[int]:
     return tok.encode(text)
 
 
+@pytest.mark.long  # every family x every target (~7 s); each family's own writer tests stay in the README's lane
 def test_every_cell_writes_and_round_trips_or_refuses(tmp_path):
     """Every family with a sample x every target: a ✓ cell writes a file that its own system
     loads and that gives ubpe's ids; every other cell refuses with the table's reason, and
