@@ -2,7 +2,9 @@
 deepseek, default): their passes run on the kernel's regex VM without the GIL
 (``ubpe.text.pretokenizers.vm_pattern``), and cut exactly as the Python path
 (:class:`~ubpe.text.pretokenizers.Pretokenizer`, collapsed text and all) on every script;
-batches on any number of threads, lists or arrays, are ``encode`` one by one. llama.cpp's own
+batches on any number of threads, lists or arrays, are ``encode`` one by one (which runs the
+passes as one program of isolated splits, ``ImportedBPE._passes_scan``, in the kernel call
+that merges: `_native` against `_native_by_regex` below). llama.cpp's own
 expected ids for these files (``test_gguf.py`` checks ``encode``, which takes the Python path
 until a batch has compiled the passes) hold on the native path too."""
 
@@ -32,6 +34,7 @@ def lines() -> list[str]:
 def test_native_passes_are_the_python_path(name, lines):
     tok = gguf_io.read(vocab_path(name))
     assert tok._scanner is None and tok._passes() is not None  # the VM's passes, no preset scanner
+    assert tok._passes_scan() is not None  # ... and one text's program
     assert [tok._native(line) for line in lines] == [tok._native_by_regex(line) for line in lines]
     want = [tok.encode(line) for line in lines]
     assert tok.encode_batch(lines, threads=1) == want

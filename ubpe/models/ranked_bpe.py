@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import regex
 
+from ubpe_native._hf_pretok import GPT2_SPELLING, HFPreTokenizer
 from ubpe_native._merges import PairMerges, pack_units
 from ubpe_native._multipass import split_passes
 from ubpe_native._pretokenize import split_text
@@ -61,6 +62,8 @@ class Scan(NamedTuple):
 _SCANNED = {"gpt2": Scan(NATIVE_PATTERNS[PATTERNS["gpt2"]]), "llama3": Scan(NATIVE_PATTERNS[PATTERNS["llama3"]]),
             "qwen2": Scan(NATIVE_PATTERNS[PATTERNS["llama3"]], single_digits=True)}
 _NUMBER_BIT = CLASS_BITS[r"\p{N}"]
+# `HFPreTokenizer`'s split step, and HF's isolated behaviour (`ubpe.text.hf_pipeline.BEHAVIORS`)
+SPLIT_STEP, ISOLATED = 0, 1
 # a total pattern whose one piece is the whole text: how `PairMerges.encode_texts` takes pieces
 # already cut (by llama.cpp's lists of regexes, `_multipass`) as documents of their own
 _WHOLE = "(?s:.)+"
@@ -91,6 +94,8 @@ class ImportedBPE(ImportedTokenizer):
     #: `encode` of a text without special tokens may be one kernel call: the class keeps
     #: ImportedTokenizer's fragments and ends and this class's `_native`
     _one_call = True
+    #: `_passes_scan`, once made (the class's None: not yet, or no compiled programs)
+    _program_scan: Scan | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -99,12 +104,14 @@ class ImportedBPE(ImportedTokenizer):
 
     def encode(self, doc: str, *, add_special: bool = False, parse_special: bool = False) -> list[int]:
         """The model's own ids for ``doc`` (`ImportedTokenizer.encode`); a text that holds no
-        token cut out first and that the scanner splits is one kernel call."""
-        if not add_special and self._one_call and type(doc) is str and doc and self._scanner is not None:
-            table = self._special_table(parse_special)
-            if not table or self._special_finders[parse_special].search(doc) is None:
+        token cut out first and that the scanner or the compiled list of regexes splits is one
+        kernel call."""
+        if not add_special and self._one_call and type(doc) is str and doc:
+            scan = self._scanner or self._program_scan or self._passes_scan()
+            table = self._special_table(parse_special) if scan is not None else None
+            if scan is not None and (not table or self._special_finders[parse_special].search(doc) is None):
                 try:
-                    ids = self._scan_ids(doc)
+                    ids = self._text_ids(scan)(doc)
                 except UnicodeEncodeError:  # a lone surrogate: the general path names it
                     ids = None
                 if ids is not None:
@@ -216,11 +223,30 @@ class ImportedBPE(ImportedTokenizer):
         if self._scanner is not None:
             ids = self._scan_ids(text)
             return self._native_by_regex(text) if ids is None else ids
-        passes = self._passes(compile=False)
-        if passes is None:
+        scan = self._passes_scan()
+        if scan is None:
             return self._native_by_regex(text)
+        ids = self._text_ids(scan)(text)  # one call; None: a flagged code point, cut by the passes below
+        if ids is not None:
+            return ids
         data = text.encode("utf-8")  # the passes' pieces, merged as words (as `_native_by_regex` merges its own)
-        return self._kernel.encode(data, split_passes(data, (len(text),), passes)[0]).tolist()
+        return self._kernel.encode(data, split_passes(data, (len(text),), self._passes())[0]).tolist()
+
+    def _passes_scan(self) -> Scan | None:
+        """`_passes` as a `Scan` whose program splits by each regex in turn, keeping matches and
+        the text between them (HF's ``isolated`` splits: what ``_multipass`` does), so that
+        `PairMerges.text_ids` encodes a text in one call; made once the programs are compiled
+        (None before, as `_passes` without ``compile``). The programs' ids are the process's:
+        the scan is not pickled (it holds a kernel object)."""
+        scan = self._program_scan
+        if scan is None:
+            passes = self._passes(compile=False)
+            if passes is None:
+                return None
+            steps = np.array([(SPLIT_STEP, pattern_id, ISOLATED, 0) for pattern_id in passes.tolist()], np.int32)
+            # the scanner's pattern is not read when a program gives the words
+            scan = self._program_scan = Scan(0, program=HFPreTokenizer(steps, None, GPT2_SPELLING))
+        return scan
 
     # -- the kernel's scanner, and encode_batch ------------------------------------------------
 

@@ -272,16 +272,30 @@ def _stand_in_class(atom: str, collapsed: bool) -> str | None:
     return f"[{''.join(ranges)}]" if ranges else None
 
 
+@functools.lru_cache(maxsize=256)
 def vm_pattern(expression: str) -> str | None:
     """One regex of a llama.cpp list as a pattern the kernel's regex VM runs on the real text,
     matching where :class:`Pretokenizer`'s pass matches; None where this cannot say so (a
-    construct outside the tokenizer subset, or a class no code point is in).
+    construct outside the tokenizer subset, or a class no code point is in). Its classes are
+    read off every code point's stand-in (~0.3-1 s the first time in a process): the result is
+    kept in the machine's cache (``ubpe.tables_cache``), so that a later process reads it.
 
     >>> vm_pattern(r"[0-9]{2}$")
     '[\\\\U00000030-\\\\U00000039]{2}\\\\Z'
     """
     if expression in _CUSTOM:
         return _CUSTOM[expression]
+
+    def build() -> dict[str, np.ndarray]:
+        pattern = _vm_pattern(expression)
+        return {"pattern": np.array(pattern or ""), "none": np.array(pattern is None)}
+
+    found = cached_arrays("vm-pattern", expression, build)
+    return None if bool(found["none"]) else str(found["pattern"])
+
+
+def _vm_pattern(expression: str) -> str | None:
+    """`vm_pattern`, built (the stand-in classes of its atoms)."""
     collapsed = bool(_PROPERTY.search(expression))
     if collapsed and not expression.isascii():
         return None
