@@ -131,11 +131,17 @@ def _create_temporary(target: Path) -> tuple[int, str]:
 
 def read_text(path: str | os.PathLike, what: str = "a ubpe model") -> str:
     """The UTF-8 text of the file at ``path`` (:class:`ModelFormatError` if it is not UTF-8)."""
-    try:  # the bytes decoded at once, newlines then as text mode reads them (twice as fast)
-        text = Path(check_path(path)).read_bytes().decode("utf-8")
-        return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+    try:
+        return decoded_text(Path(check_path(path)).read_bytes())
     except UnicodeDecodeError as exc:
         raise ModelFormatError(f"{path} is not {what} (not UTF-8 text): {exc}") from None
+
+
+def decoded_text(data: bytes) -> str:
+    """UTF-8 ``data`` as text mode reads a file: the bytes decoded at once, then the newlines
+    (twice as fast as a text-mode read); ``UnicodeDecodeError`` if it is not UTF-8."""
+    text = data.decode("utf-8")
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 def parse_json(text: str, what: str) -> Any:

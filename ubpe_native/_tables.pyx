@@ -30,15 +30,19 @@ then the bytes) into one NUL-separated blob.
 (b'hi\\x00', 18, False)
 """
 
-from cpython.unicode cimport PyUnicode_Concat, PyUnicode_FindChar, PyUnicode_Substring
-from libc.stdint cimport int64_t, uint8_t, uint64_t
-from libc.string cimport memcmp
+from cpython.dict cimport PyDict_Next
+from cpython.long cimport PyLong_AsLongLong
+from cpython.object cimport PyObject
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize, PyUnicode_Concat, PyUnicode_FindChar, PyUnicode_Substring
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.string cimport memcmp, memcpy
 from libcpp.vector cimport vector
 
 from ubpe_native._numpy import np
 
 from ubpe_native._checks cimport build_once, check_offsets
 from ubpe_native._flat_map cimport FlatMap, pack_key
+from ubpe_native._pretokenize cimport check_utf8
 from ubpe_native._typedefs cimport id_t
 
 cdef uint64_t FNV_OFFSET = 0xCBF29CE484222325ULL
@@ -215,3 +219,491 @@ def length_prefixed(const uint8_t[::1] data not None, Py_ssize_t pos, Py_ssize_t
         w += <Py_ssize_t>length
         pos += <Py_ssize_t>length
     return bytes(out), pos, nul_inside
+
+
+# -- tokenizer.json's merge rules from the file's bytes ---------------------------------------
+# A 280k-rule file decoded by the json module is 280k strings, cut and looked up one by one
+# (~0.2 s of Llama 3's load). `merges_span` finds the rules' array in the bytes, and
+# `pair_ids_in_json` reads it against the vocabulary in one pass that makes no Python object.
+# Both read strict JSON only and say None for anything they do not read exactly as the json
+# module would (the caller then decodes the document as before, which names what is wrong).
+
+cdef inline bint is_blank(uint8_t c) noexcept nogil:
+    return c == 0x20 or c == 0x0A or c == 0x0D or c == 0x09
+
+
+cdef inline Py_ssize_t skip_blanks(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
+    while i < n and is_blank(s[i]):
+        i += 1
+    return i
+
+
+cdef inline int hex4(const uint8_t* s) noexcept nogil:
+    """The value of 4 hex digits, -1 if they are not."""
+    cdef int value = 0, k, digit
+    cdef uint8_t c
+    for k in range(4):
+        c = s[k]
+        if 0x30 <= c <= 0x39:
+            digit = c - 0x30
+        elif 0x41 <= c <= 0x46:
+            digit = c - 0x37
+        elif 0x61 <= c <= 0x66:
+            digit = c - 0x57
+        else:
+            return -1
+        value = value * 16 + digit
+    return value
+
+
+cdef inline int push_code_point(vector[uint8_t]* out, uint32_t cp) except -1 nogil:
+    if cp < 0x80:
+        out.push_back(<uint8_t>cp)
+    elif cp < 0x800:
+        out.push_back(<uint8_t>(0xC0 | (cp >> 6)))
+        out.push_back(<uint8_t>(0x80 | (cp & 0x3F)))
+    elif cp < 0x10000:
+        out.push_back(<uint8_t>(0xE0 | (cp >> 12)))
+        out.push_back(<uint8_t>(0x80 | ((cp >> 6) & 0x3F)))
+        out.push_back(<uint8_t>(0x80 | (cp & 0x3F)))
+    else:
+        out.push_back(<uint8_t>(0xF0 | (cp >> 18)))
+        out.push_back(<uint8_t>(0x80 | ((cp >> 12) & 0x3F)))
+        out.push_back(<uint8_t>(0x80 | ((cp >> 6) & 0x3F)))
+        out.push_back(<uint8_t>(0x80 | (cp & 0x3F)))
+    return 0
+
+
+cdef Py_ssize_t json_string(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, vector[uint8_t]* out,
+                            bint* escaped) except -2 nogil:
+    """The position after the JSON string that starts at ``s[i]`` (its ``"``), its content
+    unescaped and appended to ``out`` (if not NULL), ``escaped`` set if it holds an escape;
+    -1 unless it is a string the json module decodes to the same code points: a control
+    character, an unknown escape or the end of the data refuse it, and when it is read into
+    ``out`` an escape of a lone surrogate (no UTF-8). (The bytes are checked as UTF-8 elsewhere.)"""
+    cdef uint8_t c
+    cdef int unit, low
+    cdef Py_ssize_t run
+    if i >= n or s[i] != 0x22:
+        return -1
+    i += 1
+    while i < n:
+        c = s[i]
+        if c == 0x22:
+            return i + 1
+        if c < 0x20:
+            return -1
+        if c != 0x5C:  # a run of plain bytes, appended at once
+            run = i
+            i += 1
+            while i < n and s[i] != 0x22 and s[i] != 0x5C and s[i] >= 0x20:
+                i += 1
+            if out != NULL:
+                out.insert(out.end(), s + run, s + i)
+            continue
+        escaped[0] = True
+        if i + 1 >= n:
+            return -1
+        c = s[i + 1]
+        if c == 0x75:  # \uXXXX, a surrogate pair as two of them
+            if i + 6 > n:
+                return -1
+            unit = hex4(s + i + 2)
+            if unit < 0:
+                return -1
+            i += 6
+            if out == NULL:  # skipped: any code unit is JSON (the json module takes lone surrogates)
+                continue
+            if 0xDC00 <= unit < 0xE000:
+                return -1
+            if 0xD800 <= unit < 0xDC00:
+                if i + 6 > n or s[i] != 0x5C or s[i + 1] != 0x75:
+                    return -1
+                low = hex4(s + i + 2)
+                if not 0xDC00 <= low < 0xE000:
+                    return -1
+                unit = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
+                i += 6
+            if out != NULL:
+                push_code_point(out, <uint32_t>unit)
+            continue
+        if c == 0x22 or c == 0x5C or c == 0x2F:
+            pass
+        elif c == 0x62:
+            c = 0x08
+        elif c == 0x66:
+            c = 0x0C
+        elif c == 0x6E:
+            c = 0x0A
+        elif c == 0x72:
+            c = 0x0D
+        elif c == 0x74:
+            c = 0x09
+        else:
+            return -1
+        if out != NULL:
+            out.push_back(c)
+        i += 2
+    return -1
+
+
+cdef Py_ssize_t skip_value(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) except -2 nogil:
+    """The position after the JSON value at ``s[i]``, -1 where it is not one. Strings are read
+    strictly; an array or object only by its brackets and the strings in it (the json module
+    reads it later and names a fault), a number or literal up to the next delimiter."""
+    cdef Py_ssize_t depth = 0
+    cdef bint escaped = False
+    cdef uint8_t c
+    if i >= n:
+        return -1
+    c = s[i]
+    if c == 0x22:
+        return json_string(s, n, i, NULL, &escaped)
+    if c == 0x7B or c == 0x5B:
+        while i < n:
+            c = s[i]
+            if c == 0x22:
+                i = json_string(s, n, i, NULL, &escaped)
+                if i < 0:
+                    return -1
+                continue
+            if c == 0x7B or c == 0x5B:
+                depth += 1
+            elif c == 0x7D or c == 0x5D:
+                depth -= 1
+                if depth == 0:
+                    return i + 1
+            i += 1
+        return -1
+    while i < n and not is_blank(s[i]) and s[i] != 0x2C and s[i] != 0x5D and s[i] != 0x7D:
+        i += 1
+    return i
+
+
+cdef int member_of(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, const char* name, Py_ssize_t length,
+                   Py_ssize_t* start, Py_ssize_t* end) except -2 nogil:
+    """Where the value of member ``name`` of the JSON object at ``s[i]`` is (``start``, ``end``):
+    1 found once, 0 not found, -1 not an object as read here, or a key with an escape (it might
+    spell ``name``), or ``name`` twice (the json module keeps the last)."""
+    cdef Py_ssize_t key, key_end, value
+    cdef bint escaped = False
+    cdef int found = 0
+    if i >= n or s[i] != 0x7B:
+        return -1
+    i = skip_blanks(s, n, i + 1)
+    if i < n and s[i] == 0x7D:
+        return 0
+    while True:
+        key = i
+        key_end = json_string(s, n, i, NULL, &escaped)
+        if key_end < 0 or escaped:
+            return -1
+        i = skip_blanks(s, n, key_end)
+        if i >= n or s[i] != 0x3A:
+            return -1
+        value = skip_blanks(s, n, i + 1)
+        i = skip_value(s, n, value)
+        if i < 0:
+            return -1
+        if key_end - key - 2 == length and memcmp(s + key + 1, name, length) == 0:
+            if found:
+                return -1
+            found = 1
+            start[0], end[0] = value, i
+        i = skip_blanks(s, n, i)
+        if i < n and s[i] == 0x2C:
+            i = skip_blanks(s, n, i + 1)
+        elif i < n and s[i] == 0x7D:
+            return found
+        else:
+            return -1
+
+
+cdef extern from "Python.h":
+    int PyUnicode_READY(object) except? -1
+    int PyUnicode_KIND(object) nogil
+    void* PyUnicode_DATA(object) nogil
+    Py_ssize_t PyUnicode_GET_LENGTH(object) nogil
+    uint32_t PyUnicode_READ(int kind, void* data, Py_ssize_t index) nogil
+
+
+cdef enum:
+    HEAD = 12  # bytes of a key kept in its entry
+
+
+cdef struct KeyEntry:
+    uint64_t hash   # `mixed` fnv1a of the key's bytes
+    int32_t id      # -1: an empty slot
+    uint32_t size   # the key's bytes
+    uint32_t place  # where they are in the blob
+    uint8_t head[HEAD]  # its first bytes: all of a short key's, so that a hit reads one entry
+
+
+cdef inline uint64_t mixed(uint64_t x) noexcept nogil:
+    """splitmix64's finaliser: FNV's low bits, which pick the slot, spread."""
+    x ^= x >> 30
+    x *= 0xBF58476D1CE4E5B9ULL
+    x ^= x >> 27
+    x *= 0x94D049BB133111EBULL
+    return x ^ (x >> 31)
+
+
+cdef class _VocabTable:
+    """A vocabulary's keys in UTF-8 with their ids, found by a hash of their bytes (each hit
+    checked byte for byte, from the entry itself for a key of up to `HEAD` bytes, which most
+    are: one cache line read per look-up, where a dict reads three)."""
+
+    cdef vector[uint8_t] blob
+    cdef vector[KeyEntry] entries
+    cdef uint64_t mask
+    cdef Py_ssize_t n_ids  # the highest id + 1
+
+    cdef int fill(self, dict vocab) except -1:
+        """0; 1 where a key or an id is not one this table holds as `pair_ids_in` reads it (a
+        key that is no str or holds a surrogate, an id that is no int in 0..2**31 - 2): the
+        caller then uses the dict."""
+        cdef Py_ssize_t position = 0, length, k, place, capacity = 16
+        cdef PyObject* key
+        cdef PyObject* value
+        cdef int kind
+        cdef void* chars
+        cdef uint32_t cp
+        cdef long long number
+        cdef KeyEntry entry
+        cdef uint64_t slot
+        cdef vector[uint8_t]* blob = &self.blob
+        while capacity < 2 * len(vocab):
+            capacity *= 2
+        entry.id = -1
+        self.entries.clear()
+        self.entries.resize(capacity, entry)
+        self.mask = capacity - 1
+        blob.reserve(8 * len(vocab))
+        while PyDict_Next(vocab, &position, &key, &value):
+            if type(<object>key) is not str or type(<object>value) is not int:
+                return 1
+            try:
+                number = PyLong_AsLongLong(<object>value)
+            except OverflowError:
+                return 1
+            if not 0 <= number < 2147483647 or blob.size() >= 0x7FFFFFFF:
+                return 1
+            PyUnicode_READY(<object>key)
+            kind, chars, length = PyUnicode_KIND(<object>key), PyUnicode_DATA(<object>key), PyUnicode_GET_LENGTH(<object>key)
+            place = <Py_ssize_t>blob.size()
+            for k in range(length):
+                cp = PyUnicode_READ(kind, chars, k)
+                if 0xD800 <= cp < 0xE000:
+                    return 1
+                push_code_point(blob, cp)
+            entry.size = <uint32_t>(blob.size() - place)
+            entry.place = <uint32_t>place
+            entry.id = <int32_t>number
+            self.n_ids = max(self.n_ids, <Py_ssize_t>number + 1)
+            entry.hash = mixed(fnv1a(FNV_OFFSET, blob.data() + place, entry.size))
+            memcpy(entry.head, blob.data() + place, entry.size if entry.size < HEAD else HEAD)
+            slot = entry.hash & self.mask
+            while self.entries[slot].id >= 0:  # keys are distinct: no key is met again
+                slot = (slot + 1) & self.mask
+            self.entries[slot] = entry
+        return 0
+
+    cdef inline id_t find(self, uint64_t h, const uint8_t* a, Py_ssize_t na, const uint8_t* b,
+                          Py_ssize_t nb) noexcept nogil:
+        """The id of ``a[:na] + b[:nb]`` (whose `fnv1a` hash is ``h``), -1 if it is no key."""
+        cdef uint64_t hash = mixed(h), slot = hash & self.mask
+        cdef const KeyEntry* entry
+        cdef const uint8_t* key
+        cdef Py_ssize_t in_head
+        while True:
+            entry = &self.entries[slot]
+            if entry.id < 0:
+                return -1
+            if entry.hash == hash and entry.size == na + nb:
+                key = <const uint8_t*>entry.head if entry.size <= HEAD else self.blob.data() + entry.place
+                if (na == 0 or memcmp(key, a, na) == 0) and (nb == 0 or memcmp(key + na, b, nb) == 0):
+                    return entry.id
+            slot = (slot + 1) & self.mask
+
+
+cdef Py_ssize_t read_rules(const uint8_t* s, Py_ssize_t n, _VocabTable table, vector[id_t]* ids) except -2 nogil:
+    """The number of merge rules in the JSON array ``s[:n]`` (``"a b"`` strings, ``["a", "b"]``
+    pairs), each one's left, right and result ids appended to ``ids``; -1 where the array is
+    not read exactly (see `json_string`), or a string rule holds no space or two."""
+    cdef vector[uint8_t] first, second
+    cdef Py_ssize_t i, count = 0, cut, k, size
+    cdef bint escaped = False
+    cdef uint64_t h_first
+    cdef id_t left, right
+    if n < 2 or s[0] != 0x5B:
+        return -1
+    i = skip_blanks(s, n, 1)
+    if i < n and s[i] == 0x5D:
+        return 0 if i + 1 == n else -1
+    while True:
+        first.clear()
+        second.clear()
+        if i < n and s[i] == 0x22:
+            i = json_string(s, n, i, &first, &escaped)
+            if i < 0:
+                return -1
+            cut = -1
+            size = <Py_ssize_t>first.size()
+            for k in range(size):
+                if first[k] == 0x20:
+                    if cut >= 0:
+                        return -1
+                    cut = k
+            if cut < 0:
+                return -1
+            second.assign(first.begin() + cut + 1, first.end())
+            first.resize(cut)
+        elif i < n and s[i] == 0x5B:
+            i = skip_blanks(s, n, i + 1)
+            i = json_string(s, n, i, &first, &escaped)
+            if i < 0:
+                return -1
+            i = skip_blanks(s, n, i)
+            if i >= n or s[i] != 0x2C:
+                return -1
+            i = skip_blanks(s, n, i + 1)
+            i = json_string(s, n, i, &second, &escaped)
+            if i < 0:
+                return -1
+            i = skip_blanks(s, n, i)
+            if i >= n or s[i] != 0x5D:
+                return -1
+            i += 1
+        else:
+            return -1
+        h_first = fnv1a(FNV_OFFSET, first.data(), first.size())
+        left = table.find(h_first, first.data(), first.size(), NULL, 0)
+        right = table.find(fnv1a(FNV_OFFSET, second.data(), second.size()), second.data(), second.size(), NULL, 0)
+        ids.push_back(left)
+        ids.push_back(right)
+        ids.push_back(table.find(fnv1a(h_first, second.data(), second.size()), first.data(), first.size(),
+                                 second.data(), second.size()))
+        count += 1
+        i = skip_blanks(s, n, i)
+        if i < n and s[i] == 0x2C:
+            i = skip_blanks(s, n, i + 1)
+        elif i < n and s[i] == 0x5D:
+            return count if i + 1 == n else -1
+        else:
+            return -1
+
+
+cdef bint repeats(const vector[id_t]& ids, Py_ssize_t count, Py_ssize_t n_ids) except -1 nogil:
+    """Whether some pair of ids comes twice among the ``count`` rules (left, right, result
+    triples of ``ids``; two missing strings count as one id). One pair has one result, so a
+    pair is compared in a hash set only when another rule has its result (few do: a map of all
+    pairs is tens of MB, read at random) or when an id is missing."""
+    cdef vector[int32_t] owner  # result id -> the first rule with it, -1
+    cdef vector[uint8_t] shared  # result id -> its first rule's pair is in the set
+    cdef FlatMap seen
+    cdef int64_t* slot
+    cdef Py_ssize_t k, first
+    cdef id_t result
+    owner.resize(n_ids, -1)
+    shared.resize(n_ids, 0)
+    for k in range(count):
+        result = ids[3 * k + 2]
+        if result >= 0 and ids[3 * k] >= 0 and ids[3 * k + 1] >= 0:
+            first = owner[result]
+            if first < 0:
+                owner[result] = <int32_t>k
+                continue
+            if not shared[result]:
+                shared[result] = 1
+                seen.slot(pack_key(ids[3 * first] + 1, ids[3 * first + 1] + 1))[0] = 1
+        slot = seen.slot(pack_key(ids[3 * k] + 1, ids[3 * k + 1] + 1))
+        if slot[0] != 0:
+            return True
+        slot[0] = 1
+    return False
+
+
+cdef Py_ssize_t array_length(const uint8_t* s, Py_ssize_t n) except -2 nogil:
+    """The number of elements of the JSON array ``s[:n]`` (its commas at depth 1, strings
+    skipped, plus one unless it is empty); -1 where a string is not read exactly."""
+    cdef Py_ssize_t i = 1, depth = 1, commas = 0
+    cdef bint escaped = False, empty = True
+    cdef uint8_t c
+    while i < n - 1:
+        c = s[i]
+        if c == 0x22:
+            i = json_string(s, n, i, NULL, &escaped)
+            if i < 0:
+                return -1
+            empty = False
+            continue
+        if c == 0x5B or c == 0x7B:
+            depth += 1
+        elif c == 0x5D or c == 0x7D:
+            depth -= 1
+        elif c == 0x2C and depth == 1:
+            commas += 1
+        if not is_blank(c):
+            empty = False
+        i += 1
+    return 0 if empty else commas + 1
+
+
+def merges_span(const uint8_t[::1] data not None):
+    """``(start, end, count)``: where in a tokenizer.json's bytes the value of ``model.merges``
+    is, an array of ``count`` elements in well-formed UTF-8; None if the document is not an
+    object with one ``model`` object holding one ``merges`` array as read here (`member_of`;
+    nothing is claimed of the rest: the json module reads it, and `pair_ids_in_json` the array).
+
+    >>> merges_span(b'{"model": {"vocab": {"a b": 0}, "merges": ["a b", ["a", "b"]]}, "x": 1}')
+    (42, 61, 2)
+    >>> merges_span(b'{"model": {"merges": ["a b"], "merges": []}}') is None
+    True
+    """
+    cdef Py_ssize_t n = data.shape[0], model_start = 0, model_end = 0, start = 0, end = 0, count = -1
+    cdef int found = 0
+    if n == 0:
+        return None
+    cdef const uint8_t* s = &data[0]
+    with nogil:
+        if member_of(s, n, skip_blanks(s, n, 0), b"model", 5, &model_start, &model_end) == 1:
+            found = member_of(s, model_end, model_start, b"merges", 6, &start, &end)
+        if found == 1 and s[start] == 0x5B:
+            count = array_length(s + start, end - start)
+    if count < 0:
+        return None
+    try:
+        check_utf8(data[start:end])
+    except ValueError:
+        return None
+    return start, end, count
+
+
+def pair_ids_in_json(dict vocab not None, const uint8_t[::1] rules not None):
+    """`pair_ids_in` of the merge rules in the JSON array ``rules`` (bytes `merges_span` found),
+    read without a Python object per rule; None where it might not be `pair_ids_in` of the
+    decoded array exactly: the array not read exactly (see `read_rules`), a key of ``vocab``
+    that is no str or holds a surrogate, a value that is no id (`pair_ids_in` names it).
+
+    >>> *ids, repeated = pair_ids_in_json({"a": 0, "b": 1, "ab": 2}, b'["a b", ["b", "a"], ["a", "ab"], "b a"]')
+    >>> [a.tolist() for a in ids], repeated
+    ([[0, 1, 0, 1], [1, 0, 2, 0], [2, -1, -1, -1]], True)
+    """
+    cdef Py_ssize_t n = rules.shape[0], count
+    cdef bint repeated = False
+    cdef vector[id_t] ids
+    cdef _VocabTable table = _VocabTable()
+    if n == 0 or table.fill(vocab):
+        return None
+    with nogil:
+        count = read_rules(&rules[0], n, table, &ids)
+        if count > 0:
+            repeated = repeats(ids, count, table.n_ids)
+    if count < 0:
+        return None
+    columns = np.empty((3, count), dtype=np.int32)
+    cdef id_t[:, ::1] view = columns
+    cdef Py_ssize_t k
+    for k in range(count):
+        view[0, k], view[1, k], view[2, k] = ids[3 * k], ids[3 * k + 1], ids[3 * k + 2]
+    return columns[0], columns[1], columns[2], repeated

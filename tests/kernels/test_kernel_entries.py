@@ -31,7 +31,7 @@ from ubpe_native._regex import n_free_slots, register_program
 from ubpe_native._radix import RadixTree
 from ubpe_native._sampling import SegmentLattice
 from ubpe_native._score import part_scores, score_tokens
-from ubpe_native._tables import StringIds, length_prefixed, pair_ids_in
+from ubpe_native._tables import StringIds, length_prefixed, merges_span, pair_ids_in, pair_ids_in_json
 from ubpe_native._textsplit import TextSplitter
 from ubpe_native._unigram import UnigramLattice
 
@@ -490,6 +490,10 @@ HOSTILE = {
     "pair_ids_in/tuple of rules": (lambda: pair_ids_in({}, ("a b",)), TypeError),
     "pair_ids_in/negative id": (lambda: pair_ids_in({"a": -1}, ["a a"]), ValueError),
     "pair_ids_in/id past int32": (lambda: pair_ids_in({"a": 2**40}, ["a a"]), ValueError),
+    "pair_ids_in_json/None": (lambda: pair_ids_in_json(None, b"[]"), TypeError),
+    "pair_ids_in_json/str rules": (lambda: pair_ids_in_json({}, '["a b"]'), TypeError),
+    "merges_span/None": (lambda: merges_span(None), TypeError),
+    "merges_span/str": (lambda: merges_span('{"model": {"merges": []}}'), TypeError),
     "StringIds.pair_ids/cut past the end": (
         lambda: _strings().pair_ids(b"a b", np.array([0], I64), np.array([1], I64), np.array([9], I64)), ValueError),
     "StringIds.pair_ids/negative start": (

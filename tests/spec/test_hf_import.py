@@ -117,6 +117,55 @@ def test_merges_as_strings_read_alike(heldout, tmp_path_factory, tmp_path):
     assert all(legacy.encode(text) == tok.encode(text) for text in heldout[::5])
 
 
+@pytest.mark.parametrize("name", ["gpt2", "llama2", "clip"])
+def test_a_file_s_merges_are_read_from_its_bytes_as_from_its_text(name, heldout, tmp_path_factory, tmp_path):
+    """``ubpe.load`` of a file reads its merge rules from the bytes (`JsonMerges`, in C) where
+    ``from_json`` of its text decodes them: the same rules, ranks and ids; and the file's
+    document, kept as bytes, is what the writer writes back. A file whose merges repeat a pair,
+    with CRLF newlines and its keys in another order, too (the rules' ids and ranks:
+    tests/units/test_json_merges_rules.py)."""
+    _, path = built(name, tmp_path_factory)
+    text = Path(path).read_text(encoding="utf-8")
+    doc = json.loads(text)
+    model = doc["model"]
+    merges = model["merges"]
+    model["merges"] = merges[:50] + merges[:3] + merges[50:]  # three pairs again, later
+    moved = {"model": {"merges": model.pop("merges"), **model}, **{k: v for k, v in doc.items() if k != "model"}}
+    again = tmp_path / "moved.json"
+    again.write_bytes(json.dumps(moved, indent=1).replace("\n", "\r\n").encode("utf-8"))
+    for source in (Path(path), again):
+        fast = ubpe.load(source, "hf")
+        slow = from_json(source.read_text(encoding="utf-8"), str(source))
+        assert isinstance(fast.source_json, bytes) and isinstance(slow.source_json, str)
+        assert fast.n_merges == slow.n_merges
+        assert [fast.encode(line) for line in heldout[::9]] == [slow.encode(line) for line in heldout[::9]]
+        written = tmp_path / "written.json"
+        fast.save(written, "hf")
+        assert written.read_text(encoding="utf-8") == source.read_text(encoding="utf-8")
+
+
+def test_a_file_s_bad_merges_are_named_as_before(tmp_path):
+    """A rule the C reader does not read (no JSON, no single space, a lone surrogate's escape)
+    sends the file to the decoded rules, which name what is wrong, or read it as before."""
+    base = {"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2, "\ud800": 3, "a\ud800": 4}, "merges": ["a b"]},
+            "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "use_regex": True}}
+    path = tmp_path / "tokenizer.json"
+
+    def loaded(merges_text: str):
+        text = json.dumps(base).replace('["a b"]', merges_text)
+        path.write_text(text, encoding="utf-8")
+        return ubpe.load(path)
+
+    with pytest.raises(ModelFormatError, match="not two tokens separated by one space"):
+        loaded('["a b", "a b b"]')
+    with pytest.raises(ModelFormatError, match="not valid JSON"):
+        loaded('["a b",]')
+    with pytest.raises(ModelFormatError, match="which is not in the vocabulary"):
+        loaded('["a b", "b a"]')
+    tok = loaded('["a b", "a \\ud800"]')  # a lone surrogate (no UTF-8): the json module's reading
+    assert tok.n_merges == 2 and tok.encode("ab") == [2]
+
+
 # a byte-level and a character file every run; the other two with the long tests
 @pytest.mark.parametrize("name", ["gpt2", pytest.param("qwen2", marks=pytest.mark.long), "llama2",
                                   pytest.param("trained-metaspace", marks=pytest.mark.long)], scope="module")

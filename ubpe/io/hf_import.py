@@ -47,12 +47,16 @@ import binascii
 import collections
 import dataclasses
 import functools
+import json
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import regex
 
-from ..models.hf import HFByteLevelBPE, HFCharBPE, HFEndOfWordBPE, HFPipeline
+from ubpe_native._tables import merges_span
+
+from ..models.hf import HFByteLevelBPE, HFCharBPE, HFEndOfWordBPE, HFPipeline, JsonMerges
 from ..text.byte_chars import BYTE_TO_CHAR
 from ..text.onig import onig_regex
 from ..text.patterns import compile_regex
@@ -63,7 +67,7 @@ from ..text.hf_pipeline import BEHAVIORS, AddedToken, AddedTokens, PreTokenizer,
 from ..text.normalizers import BertNormalizer
 from ..text.precompiled import Precompiled
 from ..errors import ModelFormatError
-from ..files import check_depth, gc_paused, parse_json, read_text
+from ..files import check_depth, check_path, decoded_text, gc_paused, parse_json, read_text
 
 NORMALIZERS = ("Sequence", "NFC", "NFD", "NFKC", "NFKD", "Lowercase", "Prepend", "Replace", "Strip",
                "BertNormalizer", "Precompiled", "StripAccents")
@@ -83,12 +87,44 @@ WALKED_COMPONENTS = ("normalizer", "pre_tokenizer", "post_processor", "decoder")
 def read(path: str | os.PathLike) -> HFByteLevelBPE | HFCharBPE | ComposedTokenizer:
     """The tokenizer of an HF ``tokenizer.json`` file (see the module docstring)."""
     with gc_paused():
-        return from_json(read_text(path, "an HF tokenizer.json"), where=str(path))
+        data = Path(check_path(path)).read_bytes()
+        doc = _without_merges(data, str(path))
+        if doc is None:
+            return from_json(read_text(path, "an HF tokenizer.json"), where=str(path))
+        return _from_doc(doc, str(path), data)
+
+
+#: what stands for ``model.merges`` in the document the json module reads (`_without_merges`)
+_MERGES_HERE = "\x00ubpe: the merges, read apart"
+
+
+def _without_merges(data: bytes, where: str) -> dict | None:
+    """The document of a tokenizer.json's bytes with its BPE merge rules left undecoded
+    (a `JsonMerges` in their place: 280k rules are 280k strings for the json module, then cut
+    and looked up one by one), or None where the file is not read so (no ``model.merges``
+    array, not UTF-8, no JSON: `from_json` then reads it, and names what is wrong)."""
+    span = merges_span(data)
+    if span is None:
+        return None
+    start, end, count = span
+    try:  # the rest decoded as `read_text` decodes a file
+        doc = json.loads(decoded_text(data[:start] + json.dumps(_MERGES_HERE).encode() + data[end:]))
+    except (ValueError, RecursionError):  # not UTF-8 or not JSON: from_json names it
+        return None
+    model = doc.get("model") if isinstance(doc, dict) else None
+    if not isinstance(model, dict) or model.get("merges") != _MERGES_HERE:
+        return None
+    model["merges"] = JsonMerges(data[start:end], count, where)
+    return doc
 
 
 def from_json(text: str, where: str = "<tokenizer.json>") -> HFByteLevelBPE | HFCharBPE | ComposedTokenizer:
     """The tokenizer of a ``tokenizer.json`` document's text."""
-    doc = parse_json(text, where)
+    return _from_doc(parse_json(text, where), where, text)
+
+
+def _from_doc(doc: Any, where: str, source: str | bytes) -> HFByteLevelBPE | HFCharBPE | ComposedTokenizer:
+    """The tokenizer of a parsed document; ``source`` its text (or the file's bytes)."""
     if not isinstance(doc, dict) or not isinstance(doc.get("model"), dict):
         raise ModelFormatError(f"{where}: not an HF tokenizer.json (no `model` object)")
     for component in WALKED_COMPONENTS:  # the reader recurses into these (Sequence in Sequence...)
@@ -100,8 +136,8 @@ def from_json(text: str, where: str = "<tokenizer.json>") -> HFByteLevelBPE | HF
         return read_section(section, where)
     tokenizer = _Reader(where).tokenizer(doc)
     # the document is the model (the reader takes only what it runs exactly): the hf writer
-    # writes it back as it came (ubpe.io.write.model_view.SourceDocument)
-    tokenizer.source_json = text
+    # writes it back as it came (ubpe.io.write.model_view.SourceDocument, which decodes bytes)
+    tokenizer.source_json = source
     return tokenizer
 
 
@@ -287,7 +323,7 @@ class _Reader:
         if not isinstance(vocab, dict) or not _ids_by_string(vocab):
             raise self.fail("the BPE model's `vocab` must map token strings to non-negative ids")
         lines = model.get("merges") or []
-        if not isinstance(lines, list):
+        if not isinstance(lines, (list, JsonMerges)):
             raise self.fail("the BPE model's `merges` must be a list")
         return vocab, lines
 

@@ -28,6 +28,7 @@ would split it: `HFCharBPE` and its C pipeline into a module of its own beside t
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,7 +39,7 @@ import regex
 from ubpe_native._merges import DROPPED, FUSED, PairMerges, pack_units
 from ubpe_native._spm import SpmBPE, SpmNormalizer
 from ubpe_native._spm_pipeline import SpmPipeline
-from ubpe_native._tables import pair_ids_in
+from ubpe_native._tables import pair_ids_in, pair_ids_in_json
 
 from ..errors import ModelFormatError
 from ..vocabulary import ID_DTYPE
@@ -115,18 +116,61 @@ def _texts_and_types(vocab: dict[str, int], pipeline: HFPipeline, unk: str | Non
     return texts, types, shadowed
 
 
+class JsonMerges:
+    """A tokenizer.json's merge rules as the bytes of their JSON array, left undecoded by
+    `ubpe.io.hf_import.read` (``count`` rules, ``"a b"`` lines or ``["a", "b"]`` lists): what
+    `_merge_rules` reads in C, without a Python string per rule; any other reader sees the
+    decoded list."""
+
+    __slots__ = ("data", "count", "where", "_rules")
+
+    def __init__(self, data: bytes, count: int, where: str):
+        self.data, self.count, self.where, self._rules = data, count, where, None
+
+    def __len__(self) -> int:
+        return self.count
+
+    def rules(self) -> list:
+        """The decoded list (the json module's, once; :class:`ModelFormatError` if it is no JSON)."""
+        if self._rules is None:
+            try:
+                self._rules = json.loads(self.data.decode("utf-8"))
+            except ValueError as exc:  # (the bytes were checked as UTF-8)
+                raise ModelFormatError(f"{self.where} is not valid JSON (corrupt or truncated?): "
+                                       f"its merges: {exc}") from None
+        return self._rules
+
+    def __iter__(self):
+        return iter(self.rules())
+
+    def __getitem__(self, index):
+        return self.rules()[index]
+
+    def __getstate__(self) -> tuple:
+        return self.data, self.count, self.where
+
+    def __setstate__(self, state: tuple) -> None:
+        self.data, self.count, self.where = state
+        self._rules = None
+
+
 def _merge_rules(vocab: dict[str, int], merges: Sequence, where: str
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(left, right, result, rank)`` of the merge rules (``(left, right)`` pairs, or the
-    file's ``"left right"`` lines or ``[left, right]`` lists), looked up in C
-    (`ubpe_native._tables.pair_ids_in`); of two rules for one pair the first place is kept
-    with the last one's rank (HF builds a map from the list); every operand and result must be
-    a token (as HF requires)."""
-    rules = merges if isinstance(merges, list) else list(merges)
-    try:
-        found = pair_ids_in(vocab, rules)
-    except ValueError as exc:
-        raise ModelFormatError(f"{where}: {exc}") from None
+    file's ``"left right"`` lines or ``[left, right]`` lists, or their JSON bytes:
+    `JsonMerges`), looked up in C (`ubpe_native._tables.pair_ids_in`, `pair_ids_in_json`); of
+    two rules for one pair the first place is kept with the last one's rank (HF builds a map
+    from the list); every operand and result must be a token (as HF requires)."""
+    found = pair_ids_in_json(vocab, merges.data) if isinstance(merges, JsonMerges) and len(merges) else None
+    if found is not None and len(found[0]) == len(merges):
+        rules = merges  # (read again only to name a rule that uses no token)
+    else:  # a list, or JSON rules the C reader does not read exactly: decoded, and named below
+        rules = merges.rules() if isinstance(merges, JsonMerges) else merges
+        rules = rules if isinstance(rules, list) else list(rules)
+        try:
+            found = pair_ids_in(vocab, rules)
+        except ValueError as exc:
+            raise ModelFormatError(f"{where}: {exc}") from None
     if found is None:  # some rule is no "a b" line nor pair of exact strings
         for rule in rules:
             if isinstance(rule, str):

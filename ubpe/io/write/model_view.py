@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import InvalidParameterError, NotFittedError
+from ...files import decoded_text
 from . import CannotWrite  # noqa: F401  (defined in the package: saving imports no numpy)
 
 #: sentencepiece's piece types (the GGUF token types use the same numbers)
@@ -137,7 +138,7 @@ def view_of(tokenizer: Any) -> ByteRanks | ByteMerges | Pieces | SymbolMerges | 
         if source is None:
             raise CannotWrite(f"this {variant} model was built in memory, not read from a tokenizer.json, "
                               "and ubpe writes such a model from its document only")
-        return SourceDocument(source)
+        return SourceDocument(decoded_text(source) if isinstance(source, bytes) else source)
     if getattr(tokenizer, "vocabulary", True) is None:
         raise NotFittedError("the tokenizer has no vocabulary yet: fit or load one first")
     if variant in ("bytelevel", "tekken"):

@@ -1,0 +1,49 @@
+"""`ubpe.models.hf._merge_rules` of a tokenizer.json's merge rules read from its bytes
+(`JsonMerges`, `ubpe_native._tables.pair_ids_in_json`) against the same rules decoded by the
+json module: the same ids, and the same ranks where pairs repeat (the first place, the last
+rank, as HF's map keeps them)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ubpe.errors import ModelFormatError
+from ubpe.io.hf_import import _without_merges
+from ubpe.models.hf import JsonMerges, _merge_rules
+
+TOKENS = ["a", "b", "c", "é", "Ġ", "😀", '"', "\\"]
+
+
+def _vocab() -> dict[str, int]:
+    texts = list(TOKENS)
+    texts += [a + b for a in TOKENS for b in TOKENS]
+    return {text: 2 * i for i, text in enumerate(dict.fromkeys(texts))}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(TOKENS), st.sampled_from(TOKENS), st.booleans()), min_size=1, max_size=40),
+       st.booleans(), st.sampled_from([None, 2]))
+def test_rules_from_the_bytes_are_the_decoded_rules(rules, ascii_only, indent):
+    vocab = _vocab()
+    merges = [f"{a} {b}" if line else [a, b] for a, b, line in rules]
+    doc = {"version": "1.0", "model": {"type": "BPE", "vocab": vocab, "merges": merges}}
+    data = json.dumps(doc, ensure_ascii=ascii_only, indent=indent).encode("utf-8")
+    read = _without_merges(data, "x.json")
+    assert isinstance(read["model"]["merges"], JsonMerges) and len(read["model"]["merges"]) == len(merges)
+    assert read["model"]["vocab"] == vocab
+    found = _merge_rules(vocab, read["model"]["merges"], "x.json")
+    want = _merge_rules(vocab, merges, "x.json")
+    for a, b in zip(found, want):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+
+
+def test_a_rule_that_uses_no_token_is_named_from_the_bytes():
+    vocab = _vocab()
+    data = json.dumps({"model": {"vocab": vocab, "merges": ["a b", "a z"]}}).encode()
+    with pytest.raises(ModelFormatError, match="merge 'a' 'z' uses 'z'"):
+        _merge_rules(vocab, _without_merges(data, "x.json")["model"]["merges"], "x.json")
