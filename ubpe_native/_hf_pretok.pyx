@@ -40,6 +40,7 @@ from ubpe_native._numpy import np
 from ubpe_native._checks cimport as_array, build_once
 from ubpe_native._pretokenize cimport PATTERN_GPT2, check_utf8, decode_utf8, piece_end
 from ubpe_native._regex cimport FIRST_PROGRAM_ID, Program, find_next, program_of
+from ubpe_native._shared cimport push_code_point
 
 cdef Py_ssize_t N_CODE_POINTS = 0x110000
 cdef int N_BEHAVIORS = 5
@@ -70,20 +71,6 @@ cdef inline int push_utf8(vector[uint8_t]& out, uint32_t cp) except -1 nogil:
     else:
         out.push_back(<uint8_t>(0xC0 | (cp >> 6)))
         out.push_back(<uint8_t>(0x80 | (cp & 0x3F)))
-    return 0
-
-
-cdef inline int push_code_point(vector[uint8_t]& out, uint32_t cp) except -1 nogil:
-    """Append any code point as UTF-8."""
-    if cp < MAX_SPELLING:
-        return push_utf8(out, cp)
-    if cp < 0x10000:
-        out.push_back(<uint8_t>(0xE0 | (cp >> 12)))
-    else:
-        out.push_back(<uint8_t>(0xF0 | (cp >> 18)))
-        out.push_back(<uint8_t>(0x80 | ((cp >> 12) & 0x3F)))
-    out.push_back(<uint8_t>(0x80 | ((cp >> 6) & 0x3F)))
-    out.push_back(<uint8_t>(0x80 | (cp & 0x3F)))
     return 0
 
 

@@ -33,9 +33,9 @@ then the bytes) into one NUL-separated blob.
 from cpython.dict cimport PyDict_Next
 from cpython.long cimport PyLong_AsLongLong
 from cpython.object cimport PyObject
-from cpython.unicode cimport PyUnicode_AsUTF8AndSize, PyUnicode_Concat, PyUnicode_FindChar, PyUnicode_Substring
+from cpython.unicode cimport PyUnicode_Concat, PyUnicode_FindChar, PyUnicode_Substring
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.string cimport memcmp, memcpy
+from libc.string cimport memchr, memcmp, memcpy
 from libcpp.vector cimport vector
 
 from ubpe_native._numpy import np
@@ -43,6 +43,8 @@ from ubpe_native._numpy import np
 from ubpe_native._checks cimport build_once, check_offsets
 from ubpe_native._flat_map cimport FlatMap, pack_key
 from ubpe_native._pretokenize cimport check_utf8
+from ubpe_native._shared cimport (PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_READ,
+                                  PyUnicode_READY, push_code_point)
 from ubpe_native._typedefs cimport id_t
 
 cdef uint64_t FNV_OFFSET = 0xCBF29CE484222325ULL
@@ -256,34 +258,12 @@ cdef inline int hex4(const uint8_t* s) noexcept nogil:
     return value
 
 
-cdef inline int push_code_point(vector[uint8_t]* out, uint32_t cp) except -1 nogil:
-    if cp < 0x80:
-        out.push_back(<uint8_t>cp)
-    elif cp < 0x800:
-        out.push_back(<uint8_t>(0xC0 | (cp >> 6)))
-        out.push_back(<uint8_t>(0x80 | (cp & 0x3F)))
-    elif cp < 0x10000:
-        out.push_back(<uint8_t>(0xE0 | (cp >> 12)))
-        out.push_back(<uint8_t>(0x80 | ((cp >> 6) & 0x3F)))
-        out.push_back(<uint8_t>(0x80 | (cp & 0x3F)))
-    else:
-        out.push_back(<uint8_t>(0xF0 | (cp >> 18)))
-        out.push_back(<uint8_t>(0x80 | ((cp >> 12) & 0x3F)))
-        out.push_back(<uint8_t>(0x80 | ((cp >> 6) & 0x3F)))
-        out.push_back(<uint8_t>(0x80 | (cp & 0x3F)))
-    return 0
-
-
-cdef Py_ssize_t json_string(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, vector[uint8_t]* out,
-                            bint* escaped) except -2 nogil:
-    """The position after the JSON string that starts at ``s[i]`` (its ``"``), its content
-    unescaped and appended to ``out`` (if not NULL), ``escaped`` set if it holds an escape;
-    -1 unless it is a string the json module decodes to the same code points: a control
-    character, an unknown escape or the end of the data refuse it, and when it is read into
-    ``out`` an escape of a lone surrogate (no UTF-8). (The bytes are checked as UTF-8 elsewhere.)"""
+cdef Py_ssize_t string_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, bint* escaped) noexcept nogil:
+    """The position after the JSON string that starts at ``s[i]`` (its ``"``), ``escaped`` set
+    if it holds an escape; -1 at a control character (the json module refuses it), a malformed
+    escape or the end of the data. Any ``\\uXXXX`` is taken (the json module takes lone
+    surrogates; `unescaped` does not)."""
     cdef uint8_t c
-    cdef int unit, low
-    cdef Py_ssize_t run
     if i >= n or s[i] != 0x22:
         return -1
     i += 1
@@ -293,27 +273,44 @@ cdef Py_ssize_t json_string(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, vector
             return i + 1
         if c < 0x20:
             return -1
-        if c != 0x5C:  # a run of plain bytes, appended at once
-            run = i
+        if c != 0x5C:
             i += 1
-            while i < n and s[i] != 0x22 and s[i] != 0x5C and s[i] >= 0x20:
-                i += 1
-            if out != NULL:
-                out.insert(out.end(), s + run, s + i)
             continue
         escaped[0] = True
         if i + 1 >= n:
             return -1
         c = s[i + 1]
-        if c == 0x75:  # \uXXXX, a surrogate pair as two of them
-            if i + 6 > n:
-                return -1
-            unit = hex4(s + i + 2)
-            if unit < 0:
+        if c == 0x75:
+            if i + 6 > n or hex4(s + i + 2) < 0:
                 return -1
             i += 6
-            if out == NULL:  # skipped: any code unit is JSON (the json module takes lone surrogates)
-                continue
+        elif c == 0x22 or c == 0x5C or c == 0x2F or c == 0x62 or c == 0x66 or c == 0x6E or c == 0x72 or c == 0x74:
+            i += 2
+        else:
+            return -1
+    return -1
+
+
+cdef int unescaped(const uint8_t* s, Py_ssize_t n, vector[uint8_t]& out) except -2 nogil:
+    """The content ``s[:n]`` of a JSON string that `string_end` read (quotes left out),
+    unescaped into ``out`` (UTF-8) as the json module decodes it: 0; -1 at an escape of a lone
+    surrogate (no UTF-8)."""
+    cdef Py_ssize_t i = 0, run
+    cdef uint8_t c
+    cdef int unit, low
+    out.clear()
+    while i < n:
+        c = s[i]
+        if c != 0x5C:
+            run = i
+            while i < n and s[i] != 0x5C:
+                i += 1
+            out.insert(out.end(), s + run, s + i)
+            continue
+        c = s[i + 1]
+        if c == 0x75:  # \uXXXX, a surrogate pair as two of them
+            unit = hex4(s + i + 2)
+            i += 6
             if 0xDC00 <= unit < 0xE000:
                 return -1
             if 0xD800 <= unit < 0xDC00:
@@ -324,12 +321,9 @@ cdef Py_ssize_t json_string(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, vector
                     return -1
                 unit = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
                 i += 6
-            if out != NULL:
-                push_code_point(out, <uint32_t>unit)
+            push_code_point(out, <uint32_t>unit)
             continue
-        if c == 0x22 or c == 0x5C or c == 0x2F:
-            pass
-        elif c == 0x62:
+        if c == 0x62:
             c = 0x08
         elif c == 0x66:
             c = 0x0C
@@ -339,40 +333,47 @@ cdef Py_ssize_t json_string(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, vector
             c = 0x0D
         elif c == 0x74:
             c = 0x09
-        else:
-            return -1
-        if out != NULL:
-            out.push_back(c)
+        out.push_back(c)  # (or the escaped ", \ or /)
         i += 2
-    return -1
+    return 0
 
 
-cdef Py_ssize_t skip_value(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) except -2 nogil:
-    """The position after the JSON value at ``s[i]``, -1 where it is not one. Strings are read
-    strictly; an array or object only by its brackets and the strings in it (the json module
+cdef Py_ssize_t value_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, Py_ssize_t* elements) noexcept nogil:
+    """The position after the JSON value at ``s[i]``, -1 where it is not one; for an array,
+    its number of elements in ``elements`` (if not NULL). Strings are read as `string_end`
+    reads them; an array or object only by its brackets and the strings in it (the json module
     reads it later and names a fault), a number or literal up to the next delimiter."""
-    cdef Py_ssize_t depth = 0
-    cdef bint escaped = False
-    cdef uint8_t c
+    cdef Py_ssize_t depth = 0, commas = 0
+    cdef bint escaped = False, empty = True
+    cdef uint8_t c, opening
     if i >= n:
         return -1
-    c = s[i]
-    if c == 0x22:
-        return json_string(s, n, i, NULL, &escaped)
-    if c == 0x7B or c == 0x5B:
+    opening = s[i]
+    if opening == 0x22:
+        return string_end(s, n, i, &escaped)
+    if opening == 0x7B or opening == 0x5B:
         while i < n:
             c = s[i]
             if c == 0x22:
-                i = json_string(s, n, i, NULL, &escaped)
+                i = string_end(s, n, i, &escaped)
                 if i < 0:
                     return -1
+                empty = False
                 continue
             if c == 0x7B or c == 0x5B:
                 depth += 1
+                if depth > 1:
+                    empty = False
             elif c == 0x7D or c == 0x5D:
                 depth -= 1
                 if depth == 0:
+                    if elements != NULL:
+                        elements[0] = 0 if empty else commas + 1
                     return i + 1
+            elif depth == 1 and c == 0x2C:
+                commas += 1
+            elif not is_blank(c):
+                empty = False
             i += 1
         return -1
     while i < n and not is_blank(s[i]) and s[i] != 0x2C and s[i] != 0x5D and s[i] != 0x7D:
@@ -381,54 +382,63 @@ cdef Py_ssize_t skip_value(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) except 
 
 
 cdef int member_of(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, const char* name, Py_ssize_t length,
-                   Py_ssize_t* start, Py_ssize_t* end) except -2 nogil:
-    """Where the value of member ``name`` of the JSON object at ``s[i]`` is (``start``, ``end``):
-    1 found once, 0 not found, -1 not an object as read here, or a key with an escape (it might
-    spell ``name``), or ``name`` twice (the json module keeps the last)."""
-    cdef Py_ssize_t key, key_end, value
+                   const char* inner, Py_ssize_t inner_length, Py_ssize_t* start, Py_ssize_t* end,
+                   Py_ssize_t* elements, Py_ssize_t* object_end) noexcept nogil:
+    """Where the value of member ``name`` of the JSON object at ``s[i]`` is (``start``, ``end``;
+    ``elements``: its length if it is an array), or with ``inner`` the value of that member of
+    it (an object read once); ``object_end``: the position after this object. 1 found once, 0
+    not found, -1 not an object as read here, or a key with an escape (it might spell a name),
+    or a name twice (the json module keeps the last)."""
+    cdef Py_ssize_t key, key_end, value, after
     cdef bint escaped = False
     cdef int found = 0
     if i >= n or s[i] != 0x7B:
         return -1
     i = skip_blanks(s, n, i + 1)
     if i < n and s[i] == 0x7D:
+        if object_end != NULL:
+            object_end[0] = i + 1
         return 0
     while True:
         key = i
-        key_end = json_string(s, n, i, NULL, &escaped)
+        key_end = string_end(s, n, i, &escaped)
         if key_end < 0 or escaped:
             return -1
         i = skip_blanks(s, n, key_end)
         if i >= n or s[i] != 0x3A:
             return -1
         value = skip_blanks(s, n, i + 1)
-        i = skip_value(s, n, value)
-        if i < 0:
-            return -1
         if key_end - key - 2 == length and memcmp(s + key + 1, name, length) == 0:
             if found:
                 return -1
             found = 1
-            start[0], end[0] = value, i
-        i = skip_blanks(s, n, i)
+            if inner == NULL:
+                after = value_end(s, n, value, elements)
+                start[0], end[0] = value, after
+            elif member_of(s, n, value, inner, inner_length, NULL, 0, start, end, elements, &after) != 1:
+                return -1
+        else:
+            after = value_end(s, n, value, NULL)
+        if after < 0:
+            return -1
+        i = skip_blanks(s, n, after)
         if i < n and s[i] == 0x2C:
             i = skip_blanks(s, n, i + 1)
         elif i < n and s[i] == 0x7D:
+            if object_end != NULL:
+                object_end[0] = i + 1
             return found
         else:
             return -1
 
 
-cdef extern from "Python.h":
-    int PyUnicode_READY(object) except? -1
-    int PyUnicode_KIND(object) nogil
-    void* PyUnicode_DATA(object) nogil
-    Py_ssize_t PyUnicode_GET_LENGTH(object) nogil
-    uint32_t PyUnicode_READ(int kind, void* data, Py_ssize_t index) nogil
-
-
 cdef enum:
     HEAD = 12  # bytes of a key kept in its entry
+    AHEAD = 8  # look-ups asked for in advance
+
+
+cdef extern from *:
+    void __builtin_prefetch(const void* address) noexcept nogil
 
 
 cdef struct KeyEntry:
@@ -451,7 +461,7 @@ cdef inline uint64_t mixed(uint64_t x) noexcept nogil:
 cdef class _VocabTable:
     """A vocabulary's keys in UTF-8 with their ids, found by a hash of their bytes (each hit
     checked byte for byte, from the entry itself for a key of up to `HEAD` bytes, which most
-    are: one cache line read per look-up, where a dict reads three)."""
+    are: one cache line read per look-up)."""
 
     cdef vector[uint8_t] blob
     cdef vector[KeyEntry] entries
@@ -470,15 +480,15 @@ cdef class _VocabTable:
         cdef uint32_t cp
         cdef long long number
         cdef KeyEntry entry
-        cdef uint64_t slot
-        cdef vector[uint8_t]* blob = &self.blob
-        while capacity < 2 * len(vocab):
+        cdef vector[KeyEntry] pending  # in the dict's order; placed below, the table read ahead
+        while 3 * capacity < 4 * len(vocab):  # at most 3/4 full: one 32-byte entry per key and a third
             capacity *= 2
         entry.id = -1
         self.entries.clear()
         self.entries.resize(capacity, entry)
         self.mask = capacity - 1
-        blob.reserve(8 * len(vocab))
+        self.blob.reserve(8 * len(vocab))
+        pending.reserve(len(vocab))
         while PyDict_Next(vocab, &position, &key, &value):
             if type(<object>key) is not str or type(<object>value) is not int:
                 return 1
@@ -486,35 +496,51 @@ cdef class _VocabTable:
                 number = PyLong_AsLongLong(<object>value)
             except OverflowError:
                 return 1
-            if not 0 <= number < 2147483647 or blob.size() >= 0x7FFFFFFF:
+            if not 0 <= number < 2147483647 or self.blob.size() >= 0x7FFFFFFF:
                 return 1
             PyUnicode_READY(<object>key)
             kind, chars, length = PyUnicode_KIND(<object>key), PyUnicode_DATA(<object>key), PyUnicode_GET_LENGTH(<object>key)
-            place = <Py_ssize_t>blob.size()
+            place = <Py_ssize_t>self.blob.size()
             for k in range(length):
                 cp = PyUnicode_READ(kind, chars, k)
                 if 0xD800 <= cp < 0xE000:
                     return 1
-                push_code_point(blob, cp)
-            entry.size = <uint32_t>(blob.size() - place)
+                push_code_point(self.blob, cp)
+            entry.size = <uint32_t>(self.blob.size() - place)
             entry.place = <uint32_t>place
             entry.id = <int32_t>number
             self.n_ids = max(self.n_ids, <Py_ssize_t>number + 1)
-            entry.hash = mixed(fnv1a(FNV_OFFSET, blob.data() + place, entry.size))
-            memcpy(entry.head, blob.data() + place, entry.size if entry.size < HEAD else HEAD)
-            slot = entry.hash & self.mask
-            while self.entries[slot].id >= 0:  # keys are distinct: no key is met again
-                slot = (slot + 1) & self.mask
-            self.entries[slot] = entry
+            entry.hash = mixed(fnv1a(FNV_OFFSET, self.blob.data() + place, entry.size))
+            memcpy(entry.head, self.blob.data() + place, entry.size if entry.size < HEAD else HEAD)
+            pending.push_back(entry)
+        with nogil:
+            self._place(pending)
         return 0
 
-    cdef inline id_t find(self, uint64_t h, const uint8_t* a, Py_ssize_t na, const uint8_t* b,
+    cdef void _place(self, const vector[KeyEntry]& pending) noexcept nogil:
+        """Each entry into its slot (keys are distinct: none is met again), the slot of the
+        entry `AHEAD` places on asked for in advance: the table is read at random."""
+        cdef Py_ssize_t k, n = <Py_ssize_t>pending.size()
+        cdef uint64_t slot
+        for k in range(n):
+            if k + AHEAD < n:
+                __builtin_prefetch(&self.entries[pending[k + AHEAD].hash & self.mask])
+            slot = pending[k].hash & self.mask
+            while self.entries[slot].id >= 0:
+                slot = (slot + 1) & self.mask
+            self.entries[slot] = pending[k]
+
+    cdef inline void ask(self, uint64_t hash) noexcept nogil:
+        """Ask for the slot of a key of ``hash`` ahead of `find`."""
+        __builtin_prefetch(&self.entries[hash & self.mask])
+
+    cdef inline id_t find(self, uint64_t hash, const uint8_t* a, Py_ssize_t na, const uint8_t* b,
                           Py_ssize_t nb) noexcept nogil:
-        """The id of ``a[:na] + b[:nb]`` (whose `fnv1a` hash is ``h``), -1 if it is no key."""
-        cdef uint64_t hash = mixed(h), slot = hash & self.mask
+        """The id of ``a[:na] + b[:nb]`` (whose `mixed` `fnv1a` hash is ``hash``), -1 if it is
+        no key."""
+        cdef uint64_t slot = hash & self.mask
         cdef const KeyEntry* entry
         cdef const uint8_t* key
-        cdef Py_ssize_t in_head
         while True:
             entry = &self.entries[slot]
             if entry.id < 0:
@@ -526,71 +552,116 @@ cdef class _VocabTable:
             slot = (slot + 1) & self.mask
 
 
-cdef Py_ssize_t read_rules(const uint8_t* s, Py_ssize_t n, _VocabTable table, vector[id_t]* ids) except -2 nogil:
+cdef struct Operand:
+    const uint8_t* text
+    Py_ssize_t size
+
+
+cdef Py_ssize_t operand_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, vector[uint8_t]& buffer,
+                           Operand* out) except -2 nogil:
+    """The JSON string at ``s[i]`` as UTF-8 (``out``: in ``s`` itself, or unescaped into
+    ``buffer``): the position after it; -1 where it is not read exactly."""
+    cdef bint escaped = False
+    cdef Py_ssize_t end = string_end(s, n, i, &escaped)
+    if end < 0:
+        return -1
+    if not escaped:
+        out.text, out.size = s + i + 1, end - i - 2
+        return end
+    if unescaped(s + i + 1, end - i - 2, buffer) < 0:
+        return -1
+    out.text, out.size = buffer.data(), <Py_ssize_t>buffer.size()
+    return end
+
+
+cdef struct Rule:
+    uint64_t hashes[3]  # of the left operand, the right, the result (left + right)
+    int64_t left        # where the operands' bytes are: >= 0 in the JSON, else -1 - k in the
+    int64_t right       # buffer of unescaped ones
+    uint32_t left_size
+    uint32_t right_size
+
+
+cdef Py_ssize_t read_rules(const uint8_t* s, Py_ssize_t n, _VocabTable table, vector[id_t]& ids) except -2 nogil:
     """The number of merge rules in the JSON array ``s[:n]`` (``"a b"`` strings, ``["a", "b"]``
     pairs), each one's left, right and result ids appended to ``ids``; -1 where the array is
-    not read exactly (see `json_string`), or a string rule holds no space or two."""
-    cdef vector[uint8_t] first, second
-    cdef Py_ssize_t i, count = 0, cut, k, size
-    cdef bint escaped = False
-    cdef uint64_t h_first
-    cdef id_t left, right
+    not read exactly (see `operand_at`), or a string rule holds no space or two. The rules are
+    read first, then looked up, each one's slots asked for `AHEAD` rules in advance."""
+    cdef vector[uint8_t] first_buffer, second_buffer, unescaped_ones
+    cdef vector[Rule] rules
+    cdef Rule rule
+    cdef Operand first, second
+    cdef Py_ssize_t i, k, count
+    cdef const uint8_t* space
+    cdef const uint8_t* a
+    cdef const uint8_t* b
     if n < 2 or s[0] != 0x5B:
         return -1
+    rules.reserve(n // 18 + 1)  # (a rule takes ~18 bytes)
     i = skip_blanks(s, n, 1)
     if i < n and s[i] == 0x5D:
         return 0 if i + 1 == n else -1
     while True:
-        first.clear()
-        second.clear()
-        if i < n and s[i] == 0x22:
-            i = json_string(s, n, i, &first, &escaped)
+        if i < n and s[i] == 0x22:  # "left right", cut at its one space
+            i = operand_at(s, n, i, first_buffer, &first)
             if i < 0:
                 return -1
-            cut = -1
-            size = <Py_ssize_t>first.size()
-            for k in range(size):
-                if first[k] == 0x20:
-                    if cut >= 0:
-                        return -1
-                    cut = k
-            if cut < 0:
+            space = <const uint8_t*>memchr(first.text, 0x20, first.size)
+            if space == NULL or memchr(space + 1, 0x20, first.text + first.size - space - 1) != NULL:
                 return -1
-            second.assign(first.begin() + cut + 1, first.end())
-            first.resize(cut)
-        elif i < n and s[i] == 0x5B:
-            i = skip_blanks(s, n, i + 1)
-            i = json_string(s, n, i, &first, &escaped)
+            second.text, second.size = space + 1, first.text + first.size - space - 1
+            first.size = space - first.text
+        elif i < n and s[i] == 0x5B:  # ["left", "right"]
+            i = operand_at(s, n, skip_blanks(s, n, i + 1), first_buffer, &first)
+            if i >= 0:
+                i = skip_blanks(s, n, i)
+                i = operand_at(s, n, skip_blanks(s, n, i + 1), second_buffer, &second) \
+                    if i < n and s[i] == 0x2C else -1
+            if i >= 0:
+                i = skip_blanks(s, n, i)
+                i = i + 1 if i < n and s[i] == 0x5D else -1
             if i < 0:
                 return -1
-            i = skip_blanks(s, n, i)
-            if i >= n or s[i] != 0x2C:
-                return -1
-            i = skip_blanks(s, n, i + 1)
-            i = json_string(s, n, i, &second, &escaped)
-            if i < 0:
-                return -1
-            i = skip_blanks(s, n, i)
-            if i >= n or s[i] != 0x5D:
-                return -1
-            i += 1
         else:
             return -1
-        h_first = fnv1a(FNV_OFFSET, first.data(), first.size())
-        left = table.find(h_first, first.data(), first.size(), NULL, 0)
-        right = table.find(fnv1a(FNV_OFFSET, second.data(), second.size()), second.data(), second.size(), NULL, 0)
-        ids.push_back(left)
-        ids.push_back(right)
-        ids.push_back(table.find(fnv1a(h_first, second.data(), second.size()), first.data(), first.size(),
-                                 second.data(), second.size()))
-        count += 1
+        rule.hashes[0] = fnv1a(FNV_OFFSET, first.text, first.size)
+        rule.hashes[1] = mixed(fnv1a(FNV_OFFSET, second.text, second.size))
+        rule.hashes[2] = mixed(fnv1a(rule.hashes[0], second.text, second.size))
+        rule.hashes[0] = mixed(rule.hashes[0])
+        rule.left_size, rule.right_size = <uint32_t>first.size, <uint32_t>second.size
+        if s <= first.text < s + n:
+            rule.left = first.text - s
+        else:
+            rule.left = -1 - <int64_t>unescaped_ones.size()
+            unescaped_ones.insert(unescaped_ones.end(), first.text, first.text + first.size)
+        if s <= second.text < s + n:
+            rule.right = second.text - s
+        else:
+            rule.right = -1 - <int64_t>unescaped_ones.size()
+            unescaped_ones.insert(unescaped_ones.end(), second.text, second.text + second.size)
+        rules.push_back(rule)
         i = skip_blanks(s, n, i)
         if i < n and s[i] == 0x2C:
             i = skip_blanks(s, n, i + 1)
         elif i < n and s[i] == 0x5D:
-            return count if i + 1 == n else -1
+            if i + 1 != n:
+                return -1
+            break
         else:
             return -1
+    count = <Py_ssize_t>rules.size()
+    ids.resize(3 * count)
+    for k in range(count):
+        if k + AHEAD < count:
+            table.ask(rules[k + AHEAD].hashes[0])
+            table.ask(rules[k + AHEAD].hashes[1])
+            table.ask(rules[k + AHEAD].hashes[2])
+        a = s + rules[k].left if rules[k].left >= 0 else unescaped_ones.data() + (-1 - rules[k].left)
+        b = s + rules[k].right if rules[k].right >= 0 else unescaped_ones.data() + (-1 - rules[k].right)
+        ids[3 * k] = table.find(rules[k].hashes[0], a, rules[k].left_size, NULL, 0)
+        ids[3 * k + 1] = table.find(rules[k].hashes[1], b, rules[k].right_size, NULL, 0)
+        ids[3 * k + 2] = table.find(rules[k].hashes[2], a, rules[k].left_size, b, rules[k].right_size)
+    return count
 
 
 cdef bint repeats(const vector[id_t]& ids, Py_ssize_t count, Py_ssize_t n_ids) except -1 nogil:
@@ -623,32 +694,6 @@ cdef bint repeats(const vector[id_t]& ids, Py_ssize_t count, Py_ssize_t n_ids) e
     return False
 
 
-cdef Py_ssize_t array_length(const uint8_t* s, Py_ssize_t n) except -2 nogil:
-    """The number of elements of the JSON array ``s[:n]`` (its commas at depth 1, strings
-    skipped, plus one unless it is empty); -1 where a string is not read exactly."""
-    cdef Py_ssize_t i = 1, depth = 1, commas = 0
-    cdef bint escaped = False, empty = True
-    cdef uint8_t c
-    while i < n - 1:
-        c = s[i]
-        if c == 0x22:
-            i = json_string(s, n, i, NULL, &escaped)
-            if i < 0:
-                return -1
-            empty = False
-            continue
-        if c == 0x5B or c == 0x7B:
-            depth += 1
-        elif c == 0x5D or c == 0x7D:
-            depth -= 1
-        elif c == 0x2C and depth == 1:
-            commas += 1
-        if not is_blank(c):
-            empty = False
-        i += 1
-    return 0 if empty else commas + 1
-
-
 def merges_span(const uint8_t[::1] data not None):
     """``(start, end, count)``: where in a tokenizer.json's bytes the value of ``model.merges``
     is, an array of ``count`` elements in well-formed UTF-8; None if the document is not an
@@ -660,17 +705,14 @@ def merges_span(const uint8_t[::1] data not None):
     >>> merges_span(b'{"model": {"merges": ["a b"], "merges": []}}') is None
     True
     """
-    cdef Py_ssize_t n = data.shape[0], model_start = 0, model_end = 0, start = 0, end = 0, count = -1
+    cdef Py_ssize_t n = data.shape[0], start = 0, end = 0, count = -1
     cdef int found = 0
     if n == 0:
         return None
     cdef const uint8_t* s = &data[0]
-    with nogil:
-        if member_of(s, n, skip_blanks(s, n, 0), b"model", 5, &model_start, &model_end) == 1:
-            found = member_of(s, model_end, model_start, b"merges", 6, &start, &end)
-        if found == 1 and s[start] == 0x5B:
-            count = array_length(s + start, end - start)
-    if count < 0:
+    with nogil:  # the top-level object and, once, the model's
+        found = member_of(s, n, skip_blanks(s, n, 0), b"model", 5, b"merges", 6, &start, &end, &count, NULL)
+    if found != 1 or s[start] != 0x5B:
         return None
     try:
         check_utf8(data[start:end])
@@ -696,7 +738,7 @@ def pair_ids_in_json(dict vocab not None, const uint8_t[::1] rules not None):
     if n == 0 or table.fill(vocab):
         return None
     with nogil:
-        count = read_rules(&rules[0], n, table, &ids)
+        count = read_rules(&rules[0], n, table, ids)
         if count > 0:
             repeated = repeats(ids, count, table.n_ids)
     if count < 0:

@@ -39,12 +39,8 @@ from ubpe_native._pretokenize cimport class_t, check_split_arguments, split_piec
 from ubpe_native._typedefs cimport id_t
 
 
-cdef extern from "Python.h":
-    int PyUnicode_READY(object) except? -1
-    int PyUnicode_KIND(object) nogil
-    void* PyUnicode_DATA(object) nogil
-    Py_ssize_t PyUnicode_GET_LENGTH(object) nogil
-    uint32_t PyUnicode_READ(int kind, void* data, Py_ssize_t index) nogil
+from ubpe_native._shared cimport (PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_READ,
+                                  PyUnicode_READY, push_code_point)
 
 # Pattern ids, as in _pretokenize.pxd
 cdef int PATTERN_WORDS = 5
@@ -185,20 +181,8 @@ cdef class TextSplitter:
                 ids.resize(start)
                 return False
             ids.push_back(symbol)
-            if c < 0x80:
-                utf8.push_back(<uint8_t>c)
-            else:
-                ascii = False
-                if c < 0x800:
-                    utf8.push_back(<uint8_t>(0xC0 | (c >> 6)))
-                elif c < 0x10000:
-                    utf8.push_back(<uint8_t>(0xE0 | (c >> 12)))
-                    utf8.push_back(<uint8_t>(0x80 | ((c >> 6) & 0x3F)))
-                else:
-                    utf8.push_back(<uint8_t>(0xF0 | (c >> 18)))
-                    utf8.push_back(<uint8_t>(0x80 | ((c >> 12) & 0x3F)))
-                    utf8.push_back(<uint8_t>(0x80 | ((c >> 6) & 0x3F)))
-                utf8.push_back(<uint8_t>(0x80 | (c & 0x3F)))
+            ascii = ascii and c < 0x80
+            push_code_point(utf8, c)
         if not self.plain:
             return self._split_run(ids.data() + start, utf8.data(), 0, text.length, utf8.size(), start,
                                    part_offsets, separator, bounds)
