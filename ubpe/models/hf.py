@@ -46,7 +46,7 @@ from ..vocabulary import ID_DTYPE
 from .chunks import cuttable_unless, docs_matching, text_lengths
 from ..text.hf_pipeline import BYTE_LEVEL_REGEX, AddedTokens, PreTokenizer, chars_bytes, decode_tokens
 from .clip import EndOfWordBPE, unit_texts
-from .ranked_bpe import BYTE_TO_CHAR, CHAR_TO_BYTE, ImportedBPE, Scan, byte_level_raw, whole_words
+from .ranked_bpe import BYTE_TO_CHAR, CHAR_TO_BYTE, ImportedBPE, Scan, whole_words
 from .imported import (BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, BatchRuns, ImportedTokenizer,
                        check_doc)
 from ..text.patterns import NATIVE_PATTERNS, PATTERNS, native_pattern_id
@@ -314,7 +314,6 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
         self.pretokenizer = pipeline.pre
         self.ignore_merges = ignore_merges
         self.n_merges = len(merges)
-        self._raw = byte_level_raw(self.texts)
         left, right, result, rank = _merge_rules(vocab, merges, where)
         self._rule_ids = (left, right, result)
         n = len(texts)

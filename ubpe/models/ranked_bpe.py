@@ -17,6 +17,7 @@ ranks (`ubpe_native._merges`), and tokens are GPT-2's byte-to-unicode strings.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
@@ -124,8 +125,14 @@ class ImportedBPE(ImportedTokenizer):
         self.pretokenizer = Pretokenizer.for_type(pre_type)
         self._scanner = _scan_of(pre_type)
         self.n_merges = len(merges)
-        self._raw: list[bytes | None] = byte_level_raw(self.texts)
         self._kernel = self._build_kernel(merges)
+
+    @functools.cached_property
+    def _raw(self) -> list[bytes | None]:
+        """The bytes each token stands for (None: no string of the byte alphabet), made when
+        first asked for (to decode, to match whole words, to write): a load that needs neither
+        does not make 150k of them (~25 ms)."""
+        return byte_level_raw(self.texts)
 
     def _build_kernel(self, merges: list[str]) -> PairMerges:
         n = len(self.texts)
