@@ -668,18 +668,21 @@ cdef bint repeats(const vector[id_t]& ids, Py_ssize_t count, Py_ssize_t n_ids) e
     """Whether some pair of ids comes twice among the ``count`` rules (left, right, result
     triples of ``ids``; two missing strings count as one id). One pair has one result, so a
     pair is compared in a hash set only when another rule has its result (few do: a map of all
-    pairs is tens of MB, read at random) or when an id is missing."""
+    pairs is tens of MB, read at random) or when an id is missing. Ids far more spread than the
+    rules (a vocabulary of few tokens with large ids) put every pair in the set instead."""
     cdef vector[int32_t] owner  # result id -> the first rule with it, -1
     cdef vector[uint8_t] shared  # result id -> its first rule's pair is in the set
     cdef FlatMap seen
     cdef int64_t* slot
     cdef Py_ssize_t k, first
     cdef id_t result
-    owner.resize(n_ids, -1)
-    shared.resize(n_ids, 0)
+    cdef bint by_result = n_ids <= 4 * count + 65536
+    if by_result:
+        owner.resize(n_ids, -1)
+        shared.resize(n_ids, 0)
     for k in range(count):
         result = ids[3 * k + 2]
-        if result >= 0 and ids[3 * k] >= 0 and ids[3 * k + 1] >= 0:
+        if by_result and result >= 0 and ids[3 * k] >= 0 and ids[3 * k + 1] >= 0:
             first = owner[result]
             if first < 0:
                 owner[result] = <int32_t>k

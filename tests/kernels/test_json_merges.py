@@ -71,6 +71,14 @@ def test_a_pair_repeated_is_found_among_rules_of_one_result():
         assert pair_ids_in_json(vocab, json.dumps(rules).encode())[3] is repeated, rules
 
 
+def test_ids_far_apart_are_compared_in_a_set():
+    """A few tokens with ids near 2**31: no table by id (it would be 8 GB)."""
+    vocab = {"a": 2**31 - 2, "b": 2**31 - 3, "ab": 2**31 - 4}
+    *ids, repeated = pair_ids_in_json(vocab, b'["a b", "b a", ["a", "b"]]')
+    assert [a.tolist() for a in ids] == [[2**31 - 2, 2**31 - 3, 2**31 - 2], [2**31 - 3, 2**31 - 2, 2**31 - 3],
+                                         [2**31 - 4, -1, 2**31 - 4]] and repeated
+
+
 @pytest.mark.parametrize("data", [
     b'["a b",]', b'["a b" "a b"]', b'["a b"', b'[1]', b'[["a"]]', b'[["a", "b", "c"]]', b'["a\x01 b"]',
     b'["a\\x b"]', b'["\\ud800 a"]', b'["\\udc00 a"]', b'["\\ud800\\u0041 a"]', b'["ab"]', b'["a b c"]',
