@@ -162,6 +162,8 @@ def test_a_file_s_bad_merges_are_named_as_before(tmp_path):
         loaded('["a b",]')
     with pytest.raises(ModelFormatError, match="which is not in the vocabulary"):
         loaded('["a b", "b a"]')
+    with pytest.raises(ModelFormatError, match="too deep"):  # (found by the fuzz lane: a RecursionError)
+        loaded("[" * 5000 + "]" * 5000)
     tok = loaded('["a b", "a \\ud800"]')  # a lone surrogate (no UTF-8): the json module's reading
     assert tok.n_merges == 2 and tok.encode("ab") == [2]
 

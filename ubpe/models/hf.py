@@ -28,7 +28,6 @@ would split it: `HFCharBPE` and its C pipeline into a module of its own beside t
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +41,7 @@ from ubpe_native._spm_pipeline import SpmPipeline
 from ubpe_native._tables import pair_ids_in, pair_ids_in_json
 
 from ..errors import ModelFormatError
+from ..files import parse_json
 from ..vocabulary import ID_DTYPE
 from .chunks import cuttable_unless, docs_matching, text_lengths
 from ..text.hf_pipeline import BYTE_LEVEL_REGEX, AddedTokens, PreTokenizer, chars_bytes, decode_tokens
@@ -131,13 +131,10 @@ class JsonMerges:
         return self.count
 
     def rules(self) -> list:
-        """The decoded list (the json module's, once; :class:`ModelFormatError` if it is no JSON)."""
-        if self._rules is None:
-            try:
-                self._rules = json.loads(self.data.decode("utf-8"))
-            except ValueError as exc:  # (the bytes were checked as UTF-8)
-                raise ModelFormatError(f"{self.where} is not valid JSON (corrupt or truncated?): "
-                                       f"its merges: {exc}") from None
+        """The decoded list (the json module's, once; :class:`ModelFormatError` if it is no JSON,
+        as `ubpe.files.parse_json` names it: nested too deep, a number too long...)."""
+        if self._rules is None:  # (the bytes were checked as UTF-8)
+            self._rules = parse_json(self.data.decode("utf-8"), f"{self.where} (its merges)")
         return self._rules
 
     def __iter__(self):
