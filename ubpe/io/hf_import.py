@@ -89,9 +89,13 @@ def read(path: str | os.PathLike) -> HFByteLevelBPE | HFCharBPE | ComposedTokeni
     with gc_paused():
         data = Path(check_path(path)).read_bytes()
         doc = _without_merges(data, str(path))
-        if doc is None:
-            return from_json(read_text(path, "an HF tokenizer.json"), where=str(path))
-        return _from_doc(doc, str(path), data)
+        if doc is not None:
+            return _from_doc(doc, str(path), data)
+        try:  # (the bytes already read: a WordPiece, Unigram or WordLevel file always comes here)
+            text = decoded_text(data)
+        except UnicodeDecodeError:
+            text = read_text(path, "an HF tokenizer.json")  # which names the fault
+        return from_json(text, where=str(path))
 
 
 #: what stands for ``model.merges`` in the document the json module reads (`_without_merges`)

@@ -21,8 +21,9 @@ accepted and has no effect); ``decode`` skips special tokens as HF's ``decode`` 
 ([3, 4, 2, 1], 'ab ab')
 
 The module is over 600 lines because it is the one home of the HF BPE families, which share the
-pipeline mixin, the merge-rule reading and the kernel program's batch (`_ProgramBatch`). What
-would split it: `HFCharBPE` and its C pipeline into a module of its own beside this one.
+pipeline mixin, the merge-rule reading (from a list, or from a file's bytes: `JsonMerges`) and the
+kernel program's batch (`_ProgramBatch`). What would split it: `HFCharBPE` and its C pipeline
+into a module of its own beside this one, and the merge-rule reading into another.
 """
 
 from __future__ import annotations
