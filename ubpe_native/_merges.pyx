@@ -45,7 +45,7 @@ from cython.operator cimport dereference as deref
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.ref cimport Py_INCREF
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
-from cpython.unicode cimport PyUnicode_AsUTF8String
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize, PyUnicode_AsUTF8String, PyUnicode_GET_LENGTH
 
 from ubpe_native._numpy import np
 
@@ -137,6 +137,58 @@ def pack_units(units):
 cdef enum:
     SHORT_TEXT = 256  # a text of at most this many UTF-8 bytes is encoded without releasing the GIL
 
+# a TextScratch's buffers grown past this many bytes by a long document are given back when its
+# call ends (one scratch per thread stays in the pool)
+cdef size_t KEPT_BUFFER_BYTES = 1 << 20
+
+
+# free a buffer's memory if it holds more than KEPT_BUFFER_BYTES (it is emptied)
+cdef inline void give_back_bytes(vector[uint8_t]& buffer) noexcept nogil:
+    cdef vector[uint8_t] empty
+    if buffer.capacity() > KEPT_BUFFER_BYTES:
+        buffer.swap(empty)
+
+
+cdef inline void give_back_offsets(vector[int64_t]& buffer) noexcept nogil:
+    cdef vector[int64_t] empty
+    if buffer.capacity() * sizeof(int64_t) > KEPT_BUFFER_BYTES:
+        buffer.swap(empty)
+
+
+cdef inline void give_back_ids(vector[id_t]& buffer) noexcept nogil:
+    cdef vector[id_t] empty
+    if buffer.capacity() * sizeof(id_t) > KEPT_BUFFER_BYTES:
+        buffer.swap(empty)
+
+
+cdef extern from "Python.h":
+    bint PyUnicode_IS_ASCII(object) nogil
+
+
+cdef class TextScratch(MergeScratch):
+    """A `MergeScratch` with `PairMerges._encode_texts`' text working space: the
+    pre-tokenizer program's buffers, the scanner's word bounds, a document with a blank put in
+    front, one text's ids. Kept from call to call, so that a short text's ``encode`` allocates
+    none of them (fresh ones were a sixth of ``encode("the cat")`` on Falcon's program: malloc,
+    realloc and free)."""
+
+    cdef PretokBuffers words
+    cdef vector[int64_t] bounds, split_scratch
+    cdef vector[uint8_t] spaced
+    cdef vector[id_t] out
+
+    cdef void release_large(self) noexcept nogil:
+        """Give back the buffers a long document grew past `KEPT_BUFFER_BYTES`."""
+        give_back_bytes(self.words.text)
+        give_back_bytes(self.words.next_text)
+        give_back_offsets(self.words.words)
+        give_back_offsets(self.words.next_words)
+        give_back_offsets(self.words.spans)
+        give_back_offsets(self.bounds)
+        give_back_offsets(self.split_scratch)
+        give_back_bytes(self.spaced)
+        give_back_ids(self.out)
+
 
 cdef class PairMerges:
     """Explicit merge rules, ready for llama.cpp-style encoding (see the module docstring).
@@ -172,7 +224,7 @@ cdef class PairMerges:
 
     def __cinit__(self, *args, **kwargs):
         # here, not in __init__: even an object __init__ never ran on has its pool
-        self.scratches = ScratchPool()
+        self.scratches = ScratchPool(TextScratch)
 
     cdef bint built  # __init__ ran (build_once)
 
@@ -300,15 +352,16 @@ cdef class PairMerges:
         cdef int64_t[::1] offset_view = offsets
         cdef uint8_t[::1] status_view = status
         cdef vector[id_t] out
-        cdef MergeScratch scratch
+        cdef TextScratch scratch
         if n_docs:
-            scratch = self.scratches.take()
+            scratch = <TextScratch>self.scratches.take()
             try:
                 with nogil:
                     self._encode_texts(&data[0] if data.shape[0] else NULL, &starts[0], n_docs, &classes[0],
                                        pattern, single_digits, prefix_space, flagged_table, &skip_view[0],
                                        out, &offset_view[0], &status_view[0], scratch, pretokenizer)
             finally:
+                scratch.release_large()
                 self.scratches.give(scratch)
         return id_array(out), offsets, status
 
@@ -363,41 +416,48 @@ cdef class PairMerges:
                           bint prefix_space, const uint8_t* flagged_table, HFPreTokenizer pretokenizer):
         """`encode_one_text`'s work, its arguments checked: the ids of ``text`` as a list (None:
         flagged); a short text's encode holds the GIL (releasing it costs more than the work)."""
-        data = PyUnicode_AsUTF8String(text)
-        cdef const uint8_t* s = <const uint8_t*>PyBytes_AS_STRING(data)
+        cdef const uint8_t* s
+        cdef Py_ssize_t n
+        data = None
+        if PyUnicode_IS_ASCII(text) or PyUnicode_GET_LENGTH(text) <= SHORT_TEXT:
+            # the str's own UTF-8 (an ASCII str's code points; else made once and kept by the str)
+            s = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n)
+        else:  # a long text's copy is this call's
+            data = PyUnicode_AsUTF8String(text)
+            s = <const uint8_t*>PyBytes_AS_STRING(data)
+            n = PyBytes_GET_SIZE(data)
         cdef int64_t starts[2]
         cdef int64_t offsets[2]
         cdef uint8_t skip = 0, status = 0
         starts[0] = 0
-        starts[1] = PyBytes_GET_SIZE(data)
+        starts[1] = n
         offsets[0] = offsets[1] = 0
-        cdef vector[id_t] out
-        cdef MergeScratch scratch = self.scratches.take()
+        cdef TextScratch scratch = <TextScratch>self.scratches.take()
+        scratch.out.clear()
         try:
-            if starts[1] <= SHORT_TEXT:
+            if n <= SHORT_TEXT:
                 self._encode_texts(s, starts, 1, classes, pattern, single_digits, prefix_space, flagged_table,
-                                   &skip, out, offsets, &status, scratch, pretokenizer)
+                                   &skip, scratch.out, offsets, &status, scratch, pretokenizer)
             else:
                 with nogil:
                     self._encode_texts(s, starts, 1, classes, pattern, single_digits, prefix_space, flagged_table,
-                                       &skip, out, offsets, &status, scratch, pretokenizer)
+                                       &skip, scratch.out, offsets, &status, scratch, pretokenizer)
+            ids = None if status == DOC_FLAGGED else id_list(id_table(ID_TABLE), scratch.out.data(), scratch.out.size())
         finally:
+            scratch.release_large()
             self.scratches.give(scratch)
-        if status == DOC_FLAGGED:
-            return None
-        return id_list(id_table(ID_TABLE), out.data(), out.size())
+        return ids
 
     cdef int _encode_texts(self, const uint8_t* data, const int64_t* starts, Py_ssize_t n_docs,
                            const class_t* classes, int pattern, bint single_digits,
                            bint prefix_space, const uint8_t* flagged, const uint8_t* skip,
                            vector[id_t]& out, int64_t* offsets, uint8_t* status,
-                           MergeScratch scratch, HFPreTokenizer pretokenizer) except -1 nogil:
-        # growing containers raise MemoryError (``except -1``)
-        cdef vector[int64_t] bounds, split_scratch
-        cdef PretokBuffers words  # the pretokenizer's (None: the scanner's bounds)
+                           TextScratch scratch, HFPreTokenizer pretokenizer) except -1 nogil:
+        # growing containers raise MemoryError (``except -1``); the working space is the
+        # scratch's: the program's buffers (None: the scanner's bounds), a document with the
+        # blank put in front
         cdef bint programmed = pretokenizer is not None
         cdef Py_ssize_t w
-        cdef vector[uint8_t] spaced  # a document with the blank put in front
         cdef Py_ssize_t d, n
         cdef const uint8_t* s
         for d in range(n_docs):
@@ -408,18 +468,18 @@ cdef class PairMerges:
             elif flagged != NULL and holds_flagged(s, n, flagged):
                 status[d] = DOC_FLAGGED
             elif n and programmed:
-                pretokenizer.run(s, n, words)
-                for w in range(0, <Py_ssize_t>words.words.size(), 2):  # a word: its (start, end) as bounds
-                    self._encode_words(words.text.data(), &words.words[w], 1, out, scratch)
+                pretokenizer.run(s, n, scratch.words)
+                for w in range(0, <Py_ssize_t>scratch.words.words.size(), 2):  # a word: its (start, end) as bounds
+                    self._encode_words(scratch.words.text.data(), &scratch.words.words[w], 1, out, scratch)
             elif n:
                 if prefix_space and s[0] != BLANK:
-                    spaced.resize(n + 1)
-                    spaced[0] = BLANK
-                    memcpy(&spaced[1], s, n)
-                    s = spaced.data()
+                    scratch.spaced.resize(n + 1)
+                    scratch.spaced[0] = BLANK
+                    memcpy(&scratch.spaced[1], s, n)
+                    s = scratch.spaced.data()
                     n += 1
-                split_document(s, n, classes, pattern, single_digits, bounds, split_scratch)
-                self._encode_words(s, bounds.data(), <Py_ssize_t>bounds.size() - 1, out, scratch)
+                split_document(s, n, classes, pattern, single_digits, scratch.bounds, scratch.split_scratch)
+                self._encode_words(s, scratch.bounds.data(), <Py_ssize_t>scratch.bounds.size() - 1, out, scratch)
             offsets[d + 1] = out.size()
         return 0
 

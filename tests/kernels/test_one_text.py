@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ubpe.text.hf_pipeline import PreTokenizer
 from ubpe.text.patterns import NATIVE_PATTERNS, code_point_classes
 from ubpe_native._merges import PairMerges, pack_units
 
@@ -21,6 +23,10 @@ TEXTS = st.text(alphabet=st.sampled_from("abc 12\n\t'sé\u0928\U0001f600\u0378Z"
 
 @pytest.fixture(scope="module")
 def kernel() -> PairMerges:
+    return _fresh_kernel()
+
+
+def _fresh_kernel() -> PairMerges:
     n = len(RULES)
     return PairMerges(256 + n, np.array([r[0] for r in RULES], I32), np.array([r[1] for r in RULES], I32),
                       np.arange(256, 256 + n, dtype=I32), np.arange(n, dtype=I64), np.zeros(1, I64),
@@ -59,3 +65,39 @@ def test_bound_text_ids_hold_the_gil_on_short_texts_only_and_agree_past_the_limi
         ids, _, _ = kernel.encode_texts(text.encode("utf-8"), [len(text)], code_point_classes(),
                                         NATIVE_PATTERNS[sorted(NATIVE_PATTERNS)[0]])
         assert call(text) == ids.tolist()
+
+
+
+# pre-tokenizer programs like Falcon's (a punctuation split, GPT-2's regex with the words spelled
+# for the next steps, digits, a three-digit split) and one that puts a blank in front: every
+# buffer of the program's working space in use
+PROGRAM_STEPS = [
+    [("split", regex.compile(r"\p{P}"), "contiguous", False), ("byte_level", False, True),
+     ("split", regex.compile(r"\p{N}+"), "isolated", False), ("split", regex.compile("[0-9][0-9][0-9]"), "isolated", False)],
+    [("byte_level", True, True), ("split", regex.compile(r"\p{N}"), "isolated", False)],
+]
+# short and long, ASCII and not (a long ASCII str's own bytes are read, a long other one's are
+# copied), past the size whose buffers a call gives back (1 MiB), then short again
+SEQUENCE = ["the cat", "", "ab c12 é 1234567 'sé", "x" * 300, "ab, c12. é!" * 120_000, "the cat",
+            "é" * 400, "ab 12 ab" * 200_000, " 123 abc", "\U0001f600 ab"]
+
+
+@pytest.mark.parametrize("steps", [None, *PROGRAM_STEPS], ids=["scanner", "falcon-like", "prefix-space"])
+def test_a_call_after_any_other_gives_a_fresh_kernels_ids(steps):
+    """The working space a call keeps for the next (`TextScratch`: the program's buffers, the
+    scanner's bounds, the ids; those a long text grew given back) never shows in the ids: each
+    text of a sequence gets what a kernel that never encoded anything gives it."""
+    pattern = NATIVE_PATTERNS[sorted(NATIVE_PATTERNS)[0]]
+    options = dict(prefix_space=True) if steps is None else dict(pretokenizer=PreTokenizer(steps).native()[0])
+    used = _fresh_kernel()
+    call = used.text_ids(code_point_classes(), pattern, **options)
+    for text in SEQUENCE:
+        fresh = _fresh_kernel().encode_one_text(text, code_point_classes(), pattern, **options)
+        assert call(text) == fresh
+        assert used.encode_one_text(text, code_point_classes(), pattern, **options) == fresh
+        ids, _, _ = used.encode_texts(text.encode("utf-8"), [len(text)], code_point_classes(), pattern, **options)
+        assert ids.tolist() == fresh
+    for text in ("a\ud800b", "a\ud800" + "b" * 300):  # a lone surrogate, short and long, then a good text
+        with pytest.raises(UnicodeEncodeError):
+            call(text)
+        assert call("the cat") == _fresh_kernel().encode_one_text("the cat", code_point_classes(), pattern, **options)
