@@ -111,3 +111,26 @@ def test_loading_one_format_imports_no_other_family(tmp_path):
     for other in ("models.bytelevel", "models.ranked_bpe", "models.sentencepiece", "models.hf", "models.minbpe",
                   "io.hf_import", "ubpe_native._merges", "ubpe_native._spm"):
         assert f"ubpe.{other}" not in loaded and other not in loaded
+
+
+@pytest.mark.parametrize("order", ["model first", "version then model", "sorted keys"])
+def test_a_tokenizer_json_is_detected_whatever_the_order_of_its_keys(order, tmp_path):
+    """HF writes ``version``, ``truncation``, ``padding``, ``added_tokens``... then ``model``;
+    a file written with its keys in another order (``json.dump(doc, sort_keys=True)``, a
+    rewritten dict) is still a tokenizer.json, its model's vocabulary possibly filling the first
+    64 KB that detection reads."""
+    import json
+
+    from hf_builders import BUILDERS
+
+    reference = BUILDERS["gpt2"]()
+    doc = json.loads(reference.to_str())
+    first = {"model first": ["model"], "version then model": ["version", "model"], "sorted keys": sorted(doc)}[order]
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps({**{key: doc[key] for key in first}, **doc}), encoding="utf-8")
+    if order != "sorted keys":  # the vocabulary fills the head: only the model's keys are there to see
+        assert b'"added_tokens"' not in path.read_bytes()[:1 << 16]
+    assert detect(path) == "hf"
+    tok = ubpe.load(path)
+    for line in text_lines(limit=200):
+        assert tok.encode(line) == reference.encode(line, add_special_tokens=False).ids
