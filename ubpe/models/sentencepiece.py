@@ -478,7 +478,7 @@ class SentencePieceBPE(CharModel):
         text_of = {i: c for c, i in rules["extra"].items()}
         n = len(self.texts)
         return any((self.texts[i] if i < n else text_of[i]).startswith(SPACE)
-                   for i in np.unique(rules["right"]).tolist())
+                   for i in set(rules["right"].tolist()))  # (np.unique imports numpy.ma)
 
     def _native(self, text: str) -> list[int]:
         data = text.encode("utf-8", "surrogatepass")
