@@ -4,13 +4,14 @@ from libcpp.vector cimport vector
 
 from ubpe_native._pretokenize cimport class_t
 
-# a step's kind (column 0 of the steps table)
-cdef enum:
+# a step's kind (column 0 of the steps table); cpdef: the module's ints too, which
+# ubpe.text.hf_pipeline and ubpe.models.ranked_bpe write their tables with
+cpdef enum:
     STEP_SPLIT = 0        # (STEP_SPLIT, pattern id, behaviour, invert)
     STEP_BYTE_LEVEL = 1   # (STEP_BYTE_LEVEL, add_prefix_space, use_regex, 0)
 
 # HF's SplitDelimiterBehavior, in ubpe.text.hf_pipeline.BEHAVIORS order
-cdef enum:
+cpdef enum:
     REMOVED = 0
     ISOLATED = 1
     MERGED_WITH_PREVIOUS = 2

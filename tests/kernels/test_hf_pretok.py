@@ -163,3 +163,11 @@ def test_bad_tables_and_text_are_refused():
     long = "a1 " * 20_000  # a long text: no recursion, no quadratic work
     buffer, words = program.words(np.frombuffer(long.encode(), np.uint8))
     assert [buffer[a:b] for a, b in words.tolist()] == oracle([("byte_level", False, True)], long, False)
+
+
+def test_the_behaviours_are_the_kernels():
+    """The tables ``PreTokenizer.native`` writes name HF's behaviours by their index in
+    ``BEHAVIORS``: the kernel's enum, in that order."""
+    from ubpe_native import _hf_pretok
+
+    assert [getattr(_hf_pretok, name.upper()) for name in BEHAVIORS] == list(range(len(BEHAVIORS)))

@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import regex
 
-from ubpe_native._hf_pretok import GPT2_SPELLING, HFPreTokenizer
+from ubpe_native._hf_pretok import GPT2_SPELLING, ISOLATED, STEP_SPLIT, HFPreTokenizer
 from ubpe_native._merges import PairMerges, pack_units
 from ubpe_native._multipass import split_passes
 from ubpe_native._pretokenize import split_text
@@ -63,8 +63,6 @@ class Scan(NamedTuple):
 _SCANNED = {"gpt2": Scan(NATIVE_PATTERNS[PATTERNS["gpt2"]]), "llama3": Scan(NATIVE_PATTERNS[PATTERNS["llama3"]]),
             "qwen2": Scan(NATIVE_PATTERNS[PATTERNS["llama3"]], single_digits=True)}
 _NUMBER_BIT = CLASS_BITS[r"\p{N}"]
-# `HFPreTokenizer`'s split step, and HF's isolated behaviour (`ubpe.text.hf_pipeline.BEHAVIORS`)
-SPLIT_STEP, ISOLATED = 0, 1
 
 
 def _scan_of(pre_type: str) -> Scan | None:
@@ -248,7 +246,7 @@ class ImportedBPE(ImportedTokenizer):
             passes = self._passes(compile)
             if passes is None:
                 return None
-            steps = np.array([(SPLIT_STEP, pattern_id, ISOLATED, 0) for pattern_id in passes.tolist()], np.int32)
+            steps = np.array([(STEP_SPLIT, pattern_id, ISOLATED, 0) for pattern_id in passes.tolist()], np.int32)
             # the scanner's pattern is not read when a program gives the words
             scan = self._program_scan = Scan(0, program=HFPreTokenizer(steps, None, GPT2_SPELLING))
         return scan

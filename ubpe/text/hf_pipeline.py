@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import regex
 
-from ubpe_native._hf_pretok import GPT2_SPELLING, HFPreTokenizer
+from ubpe_native._hf_pretok import GPT2_SPELLING, STEP_BYTE_LEVEL, STEP_SPLIT, HFPreTokenizer
 
 from .byte_chars import BYTE_TO_CHAR, CHAR_TO_BYTE, byte_chars, chars_bytes
 from .patterns import code_point_classes
@@ -43,9 +43,8 @@ from .unicode import lowercase, normalize as unicode_normalize
 
 #: GPT-2's regex as HF's ``ByteLevel`` pre-tokenizer writes it (``pre_tokenizers/byte_level.rs``)
 BYTE_LEVEL_REGEX = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+# HF's SplitDelimiterBehavior, in the order of `ubpe_native._hf_pretok`'s enum (a step's behaviour is its index)
 BEHAVIORS = ("removed", "isolated", "merged_with_previous", "merged_with_next", "contiguous")
-#: a ``split`` and a ``byte_level`` step in `ubpe_native._hf_pretok`'s table
-_NATIVE_SPLIT, _NATIVE_BYTE_LEVEL = 0, 1
 _DEFAULT_FLAGS = regex.compile("").flags
 _BYTES_TO_CHARS = "".join(BYTE_TO_CHAR[b] for b in range(256))
 _LEADING_SPACE = regex.compile(r"^\s+")
@@ -187,7 +186,7 @@ class PreTokenizer:
         rows = []
         for step in self.steps:
             if step[0] == "byte_level":
-                rows.append((_NATIVE_BYTE_LEVEL, int(step[1]), int(step[2]), 0))
+                rows.append((STEP_BYTE_LEVEL, int(step[1]), int(step[2]), 0))
                 continue
             if step[0] != "split":
                 return None, f"the kernel does not run a {step[0]!r} step"
@@ -196,7 +195,7 @@ class PreTokenizer:
             compiled = compile_pattern(step[1].pattern)
             if compiled.pattern_id is None:
                 return None, f"the regex VM does not take {step[1].pattern!r}: {compiled.reason}"
-            rows.append((_NATIVE_SPLIT, compiled.pattern_id, BEHAVIORS.index(step[2]), int(step[3])))
+            rows.append((STEP_SPLIT, compiled.pattern_id, BEHAVIORS.index(step[2]), int(step[3])))
         if characters is not None:
             if self.byte_level:
                 return None, "a byte_level step in a character model"
