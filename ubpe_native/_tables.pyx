@@ -4,8 +4,7 @@
 `StringIds(blob, offsets)` indexes strings ``blob[offsets[k]:offsets[k+1]]`` (id ``k``) by a
 64-bit hash of their bytes; `pair_ids` looks up, for many ``"left right"`` lines of one UTF-8
 blob, the ids of ``left``, ``right`` and ``left + right`` (-1: not a string of the table).
-Every hit is checked byte for byte, so a hash collision never gives a wrong id; two indexed
-strings with one hash make the table refuse (``ValueError``), and the caller uses dicts.
+Every hit is checked byte for byte, so a hash collision never gives a wrong id.
 
 >>> import numpy as np
 >>> table = StringIds(b"abab", np.array([0, 1, 2, 4]))
@@ -49,7 +48,6 @@ from ubpe_native._typedefs cimport id_t
 
 cdef uint64_t FNV_OFFSET = 0xCBF29CE484222325ULL
 cdef uint64_t FNV_PRIME = 0x100000001B3ULL
-cdef uint64_t RESERVED = 0xFFFFFFFFFFFFFFFFULL  # FlatMap's empty key
 
 
 cdef inline uint64_t fnv1a(uint64_t h, const uint8_t* s, Py_ssize_t n) noexcept nogil:
@@ -57,81 +55,6 @@ cdef inline uint64_t fnv1a(uint64_t h, const uint8_t* s, Py_ssize_t n) noexcept 
     for k in range(n):
         h = (h ^ s[k]) * FNV_PRIME
     return h
-
-
-cdef inline uint64_t finish(uint64_t h) noexcept nogil:
-    return h - 1 if h == RESERVED else h
-
-
-cdef class StringIds:
-    """``StringIds(blob, offsets)``: string ``k`` is ``blob[offsets[k]:offsets[k+1]]``; of
-    equal strings the last keeps its id (as ``dict(zip(texts, range(n)))``)."""
-
-    cdef bytes blob
-    cdef vector[int64_t] offsets
-    cdef FlatMap ids  # hash -> id + 1
-
-    cdef bint built  # __init__ ran (build_once)
-
-    def __init__(self, bytes blob not None, const int64_t[::1] offsets not None):
-        build_once(&self.built, self)
-        cdef Py_ssize_t n = offsets.shape[0] - 1, k
-        cdef const uint8_t* data = <const uint8_t*><const char*>blob
-        cdef int64_t* slot
-        cdef id_t other
-        check_offsets(offsets, len(blob), "offsets")
-        self.blob = blob
-        self.offsets.assign(&offsets[0], &offsets[0] + n + 1)
-        for k in range(n):
-            slot = self.ids.slot(finish(fnv1a(FNV_OFFSET, data + offsets[k], offsets[k + 1] - offsets[k])))
-            if slot[0] != 0:
-                other = <id_t>(slot[0] - 1)
-                if not self._same(other, data + offsets[k], offsets[k + 1] - offsets[k], NULL, 0):
-                    raise ValueError(f"strings {other} and {k} share a hash")
-            slot[0] = k + 1
-
-    cdef inline bint _same(self, id_t token, const uint8_t* a, Py_ssize_t na, const uint8_t* b,
-                           Py_ssize_t nb) noexcept:
-        """Whether string ``token`` is ``a[:na] + b[:nb]``."""
-        cdef const uint8_t* data = <const uint8_t*><const char*>self.blob
-        cdef int64_t start = self.offsets[token], length = self.offsets[token + 1] - start
-        return length == na + nb and memcmp(data + start, a, na) == 0 \
-            and (nb == 0 or memcmp(data + start + na, b, nb) == 0)
-
-    cdef inline id_t _find(self, const uint8_t* a, Py_ssize_t na, const uint8_t* b, Py_ssize_t nb) noexcept:
-        cdef uint64_t h = fnv1a(FNV_OFFSET, a, na)
-        if nb:
-            h = fnv1a(h, b, nb)
-        cdef int64_t found = self.ids.get(finish(h), 0)
-        if found == 0 or not self._same(<id_t>(found - 1), a, na, b, nb):
-            return -1
-        return <id_t>(found - 1)
-
-    def find(self, bytes text not None):
-        """The id of ``text``, -1 if it is none of the strings."""
-        return self._find(<const uint8_t*><const char*>text, len(text), NULL, 0)
-
-    def pair_ids(self, bytes text not None, const int64_t[::1] starts not None, const int64_t[::1] cuts not None,
-                 const int64_t[::1] ends not None):
-        """``(left, right, result)`` ids of the lines ``text[starts[k]:ends[k]]`` cut at
-        ``cuts[k]`` (the separator's position: left ``starts[k]:cuts[k]``, right
-        ``cuts[k]+1:ends[k]``), -1 where a part is no string of the table."""
-        cdef Py_ssize_t n = starts.shape[0], k
-        cdef const uint8_t* data = <const uint8_t*><const char*>text
-        if cuts.shape[0] != n or ends.shape[0] != n:
-            raise ValueError("starts, cuts and ends disagree in length")
-        for k in range(n):
-            if not 0 <= starts[k] <= cuts[k] < ends[k] <= len(text):
-                raise ValueError(f"line {k} is not inside the text with its cut")
-        left = np.empty(n, dtype=np.int32)
-        right = np.empty(n, dtype=np.int32)
-        result = np.empty(n, dtype=np.int32)
-        cdef id_t[::1] lv = left, rv = right, mv = result
-        for k in range(n):
-            lv[k] = self._find(data + starts[k], cuts[k] - starts[k], NULL, 0)
-            rv[k] = self._find(data + cuts[k] + 1, ends[k] - cuts[k] - 1, NULL, 0)
-            mv[k] = self._find(data + starts[k], cuts[k] - starts[k], data + cuts[k] + 1, ends[k] - cuts[k] - 1)
-        return left, right, result
 
 
 cdef inline id_t _vocab_id(dict vocab, object text) except -2:
@@ -458,21 +381,67 @@ cdef inline uint64_t mixed(uint64_t x) noexcept nogil:
     return x ^ (x >> 31)
 
 
-cdef class _VocabTable:
-    """A vocabulary's keys in UTF-8 with their ids, found by a hash of their bytes (each hit
-    checked byte for byte, from the entry itself for a key of up to `HEAD` bytes, which most
-    are: one cache line read per look-up)."""
+cdef class StringIds:
+    """``StringIds(blob, offsets)``: string ``k`` is ``blob[offsets[k]:offsets[k+1]]``; of
+    equal strings the last keeps its id (as ``dict(zip(texts, range(n)))``). Found by a hash
+    of their bytes, each hit checked byte for byte, from the entry itself for a string of up to
+    `HEAD` bytes, which most are: one cache line read per look-up. `pair_ids_in_json` fills
+    one from a vocabulary dict instead (`strings_of`)."""
 
     cdef vector[uint8_t] blob
     cdef vector[KeyEntry] entries
     cdef uint64_t mask
     cdef Py_ssize_t n_ids  # the highest id + 1
 
+    cdef bint built  # __init__ ran (build_once), or `strings_of` filled it
+
+    def __init__(self, bytes blob not None, const int64_t[::1] offsets not None):
+        build_once(&self.built, self)
+        cdef Py_ssize_t n = offsets.shape[0] - 1, k
+        cdef const uint8_t* data = <const uint8_t*><const char*>blob
+        cdef KeyEntry entry
+        check_offsets(offsets, len(blob), "offsets")
+        if len(blob) >= 0x7FFFFFFF or n >= 0x7FFFFFFF:
+            raise ValueError("StringIds holds less than 2**31 - 1 bytes and strings")
+        self._size_for(n)
+        self.blob.assign(data, data + len(blob))
+        self.n_ids = n
+        for k in range(n):
+            entry.place, entry.size, entry.id = <uint32_t>offsets[k], <uint32_t>(offsets[k + 1] - offsets[k]), <int32_t>k
+            entry.hash = mixed(fnv1a(FNV_OFFSET, data + entry.place, entry.size))
+            memcpy(entry.head, data + entry.place, entry.size if entry.size < HEAD else HEAD)
+            self._put(entry)
+
+    cdef int _size_for(self, Py_ssize_t n) except -1:
+        """Empty slots for ``n`` strings: at most 3/4 full (one 32-byte entry per string and a third)."""
+        cdef Py_ssize_t capacity = 16
+        cdef KeyEntry entry
+        while 3 * capacity < 4 * n:
+            capacity *= 2
+        entry.id = -1
+        self.entries.clear()
+        self.entries.resize(capacity, entry)
+        self.mask = capacity - 1
+        return 0
+
+    cdef void _put(self, const KeyEntry& entry) noexcept:
+        """``entry`` into its slot, or over an equal string's (the last keeps its id)."""
+        cdef uint64_t slot = entry.hash & self.mask
+        cdef KeyEntry* there
+        while self.entries[slot].id >= 0:
+            there = &self.entries[slot]
+            if there.hash == entry.hash and there.size == entry.size and memcmp(
+                    self.blob.data() + there.place, self.blob.data() + entry.place, entry.size) == 0:
+                there.id = entry.id
+                return
+            slot = (slot + 1) & self.mask
+        self.entries[slot] = entry
+
     cdef int fill(self, dict vocab) except -1:
         """0; 1 where a key or an id is not one this table holds as `pair_ids_in` reads it (a
         key that is no str or holds a surrogate, an id that is no int in 0..2**31 - 2): the
         caller then uses the dict."""
-        cdef Py_ssize_t position = 0, length, k, place, capacity = 16
+        cdef Py_ssize_t position = 0, length, k, place
         cdef PyObject* key
         cdef PyObject* value
         cdef int kind
@@ -481,12 +450,7 @@ cdef class _VocabTable:
         cdef long long number
         cdef KeyEntry entry
         cdef vector[KeyEntry] pending  # in the dict's order; placed below, the table read ahead
-        while 3 * capacity < 4 * len(vocab):  # at most 3/4 full: one 32-byte entry per key and a third
-            capacity *= 2
-        entry.id = -1
-        self.entries.clear()
-        self.entries.resize(capacity, entry)
-        self.mask = capacity - 1
+        self._size_for(len(vocab))
         self.blob.reserve(8 * len(vocab))
         pending.reserve(len(vocab))
         while PyDict_Next(vocab, &position, &key, &value):
@@ -518,8 +482,8 @@ cdef class _VocabTable:
         return 0
 
     cdef void _place(self, const vector[KeyEntry]& pending) noexcept nogil:
-        """Each entry into its slot (keys are distinct: none is met again), the slot of the
-        entry `AHEAD` places on asked for in advance: the table is read at random."""
+        """Each entry into its slot (a dict's keys are distinct: none is met again), the slot
+        of the entry `AHEAD` places on asked for in advance: the table is read at random."""
         cdef Py_ssize_t k, n = <Py_ssize_t>pending.size()
         cdef uint64_t slot
         for k in range(n):
@@ -531,13 +495,13 @@ cdef class _VocabTable:
             self.entries[slot] = pending[k]
 
     cdef inline void ask(self, uint64_t hash) noexcept nogil:
-        """Ask for the slot of a key of ``hash`` ahead of `find`."""
+        """Ask for the slot of a string of ``hash`` ahead of `find_hashed`."""
         __builtin_prefetch(&self.entries[hash & self.mask])
 
-    cdef inline id_t find(self, uint64_t hash, const uint8_t* a, Py_ssize_t na, const uint8_t* b,
-                          Py_ssize_t nb) noexcept nogil:
+    cdef inline id_t find_hashed(self, uint64_t hash, const uint8_t* a, Py_ssize_t na, const uint8_t* b,
+                                 Py_ssize_t nb) noexcept nogil:
         """The id of ``a[:na] + b[:nb]`` (whose `mixed` `fnv1a` hash is ``hash``), -1 if it is
-        no key."""
+        no string of the table."""
         cdef uint64_t slot = hash & self.mask
         cdef const KeyEntry* entry
         cdef const uint8_t* key
@@ -550,6 +514,54 @@ cdef class _VocabTable:
                 if (na == 0 or memcmp(key, a, na) == 0) and (nb == 0 or memcmp(key + na, b, nb) == 0):
                     return entry.id
             slot = (slot + 1) & self.mask
+
+    cdef inline id_t _find(self, const uint8_t* a, Py_ssize_t na, const uint8_t* b, Py_ssize_t nb) noexcept nogil:
+        cdef uint64_t h = fnv1a(FNV_OFFSET, a, na)
+        if nb:
+            h = fnv1a(h, b, nb)
+        return self.find_hashed(mixed(h), a, na, b, nb)
+
+    cdef int _check_built(self) except -1:
+        if not self.built:
+            raise ValueError("a StringIds is made by StringIds(blob, offsets)")
+        return 0
+
+    def find(self, bytes text not None):
+        """The id of ``text``, -1 if it is none of the strings."""
+        self._check_built()
+        return self._find(<const uint8_t*><const char*>text, len(text), NULL, 0)
+
+    def pair_ids(self, bytes text not None, const int64_t[::1] starts not None, const int64_t[::1] cuts not None,
+                 const int64_t[::1] ends not None):
+        """``(left, right, result)`` ids of the lines ``text[starts[k]:ends[k]]`` cut at
+        ``cuts[k]`` (the separator's position: left ``starts[k]:cuts[k]``, right
+        ``cuts[k]+1:ends[k]``), -1 where a part is no string of the table."""
+        cdef Py_ssize_t n = starts.shape[0], k
+        cdef const uint8_t* data = <const uint8_t*><const char*>text
+        self._check_built()
+        if cuts.shape[0] != n or ends.shape[0] != n:
+            raise ValueError("starts, cuts and ends disagree in length")
+        for k in range(n):
+            if not 0 <= starts[k] <= cuts[k] < ends[k] <= len(text):
+                raise ValueError(f"line {k} is not inside the text with its cut")
+        left = np.empty(n, dtype=np.int32)
+        right = np.empty(n, dtype=np.int32)
+        result = np.empty(n, dtype=np.int32)
+        cdef id_t[::1] lv = left, rv = right, mv = result
+        for k in range(n):
+            lv[k] = self._find(data + starts[k], cuts[k] - starts[k], NULL, 0)
+            rv[k] = self._find(data + cuts[k] + 1, ends[k] - cuts[k] - 1, NULL, 0)
+            mv[k] = self._find(data + starts[k], cuts[k] - starts[k], data + cuts[k] + 1, ends[k] - cuts[k] - 1)
+        return left, right, result
+
+
+cdef StringIds strings_of(dict vocab):
+    """A `StringIds` of ``vocab``'s keys and ids (`StringIds.fill`); None where it cannot hold them."""
+    cdef StringIds table = StringIds.__new__(StringIds)
+    if table.fill(vocab):
+        return None
+    table.built = True
+    return table
 
 
 cdef struct Operand:
@@ -582,7 +594,7 @@ cdef struct Rule:
     uint32_t right_size
 
 
-cdef Py_ssize_t read_rules(const uint8_t* s, Py_ssize_t n, _VocabTable table, vector[id_t]& ids) except -2 nogil:
+cdef Py_ssize_t read_rules(const uint8_t* s, Py_ssize_t n, StringIds table, vector[id_t]& ids) except -2 nogil:
     """The number of merge rules in the JSON array ``s[:n]`` (``"a b"`` strings, ``["a", "b"]``
     pairs), each one's left, right and result ids appended to ``ids``; -1 where the array is
     not read exactly (see `operand_at`), or a string rule holds no space or two. The rules are
@@ -658,9 +670,9 @@ cdef Py_ssize_t read_rules(const uint8_t* s, Py_ssize_t n, _VocabTable table, ve
             table.ask(rules[k + AHEAD].hashes[2])
         a = s + rules[k].left if rules[k].left >= 0 else unescaped_ones.data() + (-1 - rules[k].left)
         b = s + rules[k].right if rules[k].right >= 0 else unescaped_ones.data() + (-1 - rules[k].right)
-        ids[3 * k] = table.find(rules[k].hashes[0], a, rules[k].left_size, NULL, 0)
-        ids[3 * k + 1] = table.find(rules[k].hashes[1], b, rules[k].right_size, NULL, 0)
-        ids[3 * k + 2] = table.find(rules[k].hashes[2], a, rules[k].left_size, b, rules[k].right_size)
+        ids[3 * k] = table.find_hashed(rules[k].hashes[0], a, rules[k].left_size, NULL, 0)
+        ids[3 * k + 1] = table.find_hashed(rules[k].hashes[1], b, rules[k].right_size, NULL, 0)
+        ids[3 * k + 2] = table.find_hashed(rules[k].hashes[2], a, rules[k].left_size, b, rules[k].right_size)
     return count
 
 
@@ -737,8 +749,10 @@ def pair_ids_in_json(dict vocab not None, const uint8_t[::1] rules not None):
     cdef Py_ssize_t n = rules.shape[0], count
     cdef bint repeated = False
     cdef vector[id_t] ids
-    cdef _VocabTable table = _VocabTable()
-    if n == 0 or table.fill(vocab):
+    if n == 0:
+        return None
+    cdef StringIds table = strings_of(vocab)
+    if table is None:
         return None
     with nogil:
         count = read_rules(&rules[0], n, table, ids)

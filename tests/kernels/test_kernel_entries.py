@@ -486,6 +486,9 @@ HOSTILE = {
     "StringIds/offsets not ascending": (lambda: StringIds(b"ab", np.array([0, 2, 1, 2], I64)), ValueError),
     "StringIds/None": (lambda: StringIds(None, np.array([0], I64)), TypeError),
     "StringIds.find/None": (lambda: _strings().find(None), TypeError),
+    "StringIds.find/never built": (lambda: StringIds.__new__(StringIds).find(b"a"), ValueError),
+    "StringIds.pair_ids/never built": (lambda: StringIds.__new__(StringIds).pair_ids(
+        b"a b", np.array([0], I64), np.array([1], I64), np.array([3], I64)), ValueError),
     "pair_ids_in/None": (lambda: pair_ids_in(None, []), TypeError),
     "pair_ids_in/tuple of rules": (lambda: pair_ids_in({}, ("a b",)), TypeError),
     "pair_ids_in/negative id": (lambda: pair_ids_in({"a": -1}, ["a a"]), ValueError),

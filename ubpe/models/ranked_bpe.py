@@ -472,7 +472,7 @@ def _merge_ids(texts: list[str], merges: list[str]) -> tuple[StringIds | None, t
         np.cumsum(list(map(len, encoded)), out=offsets[1:])
     try:
         table = StringIds(blob, offsets)
-    except ValueError:  # two tokens share a hash
+    except ValueError:  # more than StringIds holds (2 GiB of texts)
         return None, None
     data = joined.encode("utf-8", "surrogatepass")
     codes = np.frombuffer(data, dtype=np.uint8)
