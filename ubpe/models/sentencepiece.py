@@ -175,7 +175,12 @@ class CharModel(ImportedTokenizer):
     def encode(self, doc: str, *, add_special: bool = False, parse_special: bool = False) -> list[int]:
         if self._pipeline is None or (parse_special and self._llama_text):
             return self._general_encode(doc, add_special=add_special, parse_special=parse_special)
-        return self._with_specials(self._run([doc])[0].tolist(), add_special)
+        try:  # `_run` of one text, its ids as a list from the kernel (no arrays: a short text's cost is the call)
+            ids = self._pipeline.encode_batch(self._sendable([doc]))[0]
+        except (TypeError, UnicodeEncodeError):
+            check_doc(doc)  # the kernel refuses what check_doc explains
+            raise
+        return self._with_specials(self._general_encode(doc) if ids is None else ids, add_special)
 
     def _batch_runs(self, options: dict[str, Any]) -> BatchRuns | None:
         """The batch template's run encoder (`ImportedTokenizer._flat_batch`): with the text
