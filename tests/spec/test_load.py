@@ -134,3 +134,16 @@ def test_a_tokenizer_json_is_detected_whatever_the_order_of_its_keys(order, tmp_
     tok = ubpe.load(path)
     for line in text_lines(limit=200):
         assert tok.encode(line) == reference.encode(line, add_special_tokens=False).ids
+
+
+@pytest.mark.parametrize("suffix, body", [(".json", b'{"version": "1.0", "truncation": null, "model": {}}'),
+                                          (".tiktoken", b"IQ== 0\nIg== 1\n")])
+def test_a_byte_order_mark_is_named(suffix, body, tmp_path):
+    """A file a Windows editor saved with a UTF-8 byte order mark is no model file (tokenizers
+    and tiktoken refuse it too): the error says what is in the way."""
+    path = tmp_path / f"model{suffix}"
+    path.write_bytes(b"\xef\xbb\xbf" + body)
+    with pytest.raises(ModelFormatError, match="byte order mark"):
+        ubpe.load(path)
+    path.write_bytes(body)
+    assert detect(path) in ("hf", "tiktoken")

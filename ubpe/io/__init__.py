@@ -108,6 +108,9 @@ def detect(path: str | os.PathLike) -> str:
     head = read_head(path)
     if not head.strip():
         raise ModelFormatError(f"{path} is an empty file, not a model")
+    if head.startswith(b"\xef\xbb\xbf"):  # (a Windows editor's); the peers refuse it too
+        raise ModelFormatError(f"{path} starts with a UTF-8 byte order mark, which no model format has: "
+                               "save it as UTF-8 without one")
     for row in _rows():
         if row.detect(head):
             return row.name
