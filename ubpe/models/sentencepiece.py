@@ -19,12 +19,17 @@ goes the general way (`CharModel._general_encode`) in its place.
 [6, 1, 7]
 >>> tok.decode([6, 1, 7])
 'ab c'
+
+The module is just over 600 lines because `CharModel` (the C pipeline's one-text and batch
+calls, shared by the HF character BPE and unigram families) and the sentencepiece BPE model
+that first needed it live together; what would split it is `CharModel` into a module of its own.
 """
 
 from __future__ import annotations
 
 import bisect
 import hashlib
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -175,11 +180,8 @@ class CharModel(ImportedTokenizer):
     def encode(self, doc: str, *, add_special: bool = False, parse_special: bool = False) -> list[int]:
         if self._pipeline is None or (parse_special and self._llama_text):
             return self._general_encode(doc, add_special=add_special, parse_special=parse_special)
-        try:  # `_run` of one text, its ids as a list from the kernel (no arrays: a short text's cost is the call)
-            ids = self._pipeline.encode_batch(self._sendable([doc]))[0]
-        except (TypeError, UnicodeEncodeError):
-            check_doc(doc)  # the kernel refuses what check_doc explains
-            raise
+        # `_run` of one text, its ids as a list from the kernel (no arrays: a short text's cost is the call)
+        ids = self._pipeline_call(self._pipeline.encode_batch, [doc])[0]
         return self._with_specials(self._general_encode(doc) if ids is None else ids, add_special)
 
     def _batch_runs(self, options: dict[str, Any]) -> BatchRuns | None:
@@ -193,13 +195,18 @@ class CharModel(ImportedTokenizer):
     def _run(self, docs: list) -> FlatIds:
         """The ids of ``docs`` from the C pipeline; a text it hands back (one holding a
         special token, say) goes through `_general_encode`, spliced in its place."""
+        ids, offsets, skipped = self._pipeline_call(self._pipeline.encode_flat, docs)
+        return spliced(ids, offsets, {k: self._general_encode(docs[k]) for k in np.flatnonzero(skipped).tolist()})
+
+    def _pipeline_call(self, call: Callable[[list], Any], docs: list) -> Any:
+        """``call`` (a C pipeline method) on `_sendable` ``docs``; what it refuses (a text
+        that is no str, a lone surrogate) is named as `check_doc` names it."""
         try:
-            ids, offsets, skipped = self._pipeline.encode_flat(self._sendable(docs))
+            return call(self._sendable(docs))
         except (TypeError, UnicodeEncodeError):
-            for doc in docs:  # the kernel refuses what check_doc explains
+            for doc in docs:
                 check_doc(doc)
             raise
-        return spliced(ids, offsets, {k: self._general_encode(docs[k]) for k in np.flatnonzero(skipped).tolist()})
 
     def _sendable(self, docs: list) -> list:
         """``docs`` with None for a text the C pipeline must not see."""
