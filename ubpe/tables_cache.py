@@ -5,7 +5,8 @@ file content a sentencepiece BPE model's merge rules (derived in Python). Built 
 machine, then read in a few milliseconds by every later process.
 
 Where: ``$UBPE_CACHE_DIR``, else the user cache folder (``platformdirs.user_cache_dir``:
-``~/.cache/ubpe`` on Linux, ``$XDG_CACHE_HOME`` honoured), in a subfolder named by the key of
+``~/.cache/ubpe`` on Linux, ``$XDG_CACHE_HOME`` honoured, found here without importing
+platformdirs), in a subfolder named by the key of
 what the tables depend on - ubpe's version, the `regex` module's version (its Unicode data
 decides every class) and the source of the modules that build them - so an upgrade or an edit
 starts a new folder instead of reading stale tables. Each entry is one ``.npz`` file named by
@@ -26,17 +27,22 @@ same. ``UBPE_NO_CACHE=1`` turns it off.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 import tempfile
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ._version import __version__
 
-__all__ = ["cache_dir", "cached_arrays", "DISABLE_VARIABLE", "DIR_VARIABLE"]
+try:  # CPython's own BLAKE2: `hashlib` loads OpenSSL's libcrypto first, ~2.5 ms of every cold load
+    from _blake2 import blake2b as _blake2b
+except ImportError:  # (another Python)
+    from hashlib import blake2b as _blake2b
+
+__all__ = ["cache_dir", "cached_arrays", "hasher", "DISABLE_VARIABLE", "DIR_VARIABLE"]
 
 #: set to a non-empty value other than "0" to build every table in the process, as without a cache
 DISABLE_VARIABLE = "UBPE_NO_CACHE"
@@ -55,19 +61,29 @@ def _disabled() -> bool:
     return os.environ.get(DISABLE_VARIABLE, "") not in ("", "0")
 
 
+def hasher(data: bytes = b"", size: int = 32) -> Any:
+    """A BLAKE2b hash object of ``size`` bytes (``.update``, ``.hexdigest``), for the content
+    keys of entries.
+
+    >>> hasher(b"abc", 8).hexdigest() == __import__("hashlib").blake2b(b"abc", digest_size=8).hexdigest()
+    True
+    """
+    return _blake2b(data, digest_size=size)
+
+
 def _code_key() -> str:
     """A hash of what every table depends on beyond its own key."""
     import numpy as np  # here, not at import: a process that never builds a table imports none
     import regex
 
-    digest = hashlib.sha256(f"{__version__}|{regex.__version__}|{sys.byteorder}|{np.__version__[:1]}".encode())
+    digest = hasher(f"{__version__}|{regex.__version__}|{sys.byteorder}|{np.__version__[:1]}".encode(), 8)
     package = Path(__file__).parent
     for name in _SOURCES:
         try:
             digest.update((package / name).read_bytes())
         except OSError:  # a frozen or zipped install: the version alone decides
             digest.update(name.encode())
-    return digest.hexdigest()[:16]
+    return digest.hexdigest()
 
 
 def cache_dir() -> Path | None:
@@ -79,9 +95,7 @@ def cache_dir() -> Path | None:
     if _folder is False:
         root = os.environ.get(DIR_VARIABLE)
         if not root:
-            import platformdirs
-
-            root = platformdirs.user_cache_dir("ubpe", appauthor=False)
+            root = user_cache_dir()
         folder = Path(root) / f"tables-{__version__}-{_code_key()}"
         try:
             folder.mkdir(parents=True, exist_ok=True)
@@ -89,6 +103,18 @@ def cache_dir() -> Path | None:
             folder = None
         _folder = folder
     return _folder
+
+
+def user_cache_dir() -> str:
+    """``platformdirs.user_cache_dir("ubpe", appauthor=False)``; on Linux its rule without
+    the import (~2-4 ms of a cold load): ``$XDG_CACHE_HOME`` (unless blank), else
+    ``~/.cache``, then ``ubpe``."""
+    if sys.platform.startswith("linux"):
+        root = os.environ.get("XDG_CACHE_HOME", "")
+        return os.path.join(root if root.strip() else os.path.expanduser("~/.cache"), "ubpe")
+    import platformdirs
+
+    return platformdirs.user_cache_dir("ubpe", appauthor=False)
 
 
 def _reset() -> None:
@@ -121,7 +147,7 @@ def is_cached(kind: str, key: str) -> bool:
 
 
 def _entry_path(folder: Path, kind: str, key: str) -> Path:
-    return folder / f"{kind}-{hashlib.sha256(key.encode('utf-8', 'surrogatepass')).hexdigest()[:24]}.npz"
+    return folder / f"{kind}-{hasher(key.encode('utf-8', 'surrogatepass'), 12).hexdigest()}.npz"
 
 
 def _read(path: Path, key: str) -> dict[str, np.ndarray] | None:

@@ -391,6 +391,25 @@ def test_usage_errors_exit_2(tmp_path):
     assert run(tmp_path, "--version").stdout.startswith("ubpe ")
 
 
+def test_a_command_builds_and_imports_its_own_parser_only(workdir):
+    """``ubpe encode`` adds only its own arguments and imports no other command's module, no
+    writer, no lab (a one-shot call's cost, issue 36); ``--help`` still lists every encoder
+    and every command."""
+    code = ("import sys; from ubpe.cli import main; code = main(sys.argv[1:]); "
+            "print(code, sorted(m for m in sys.modules if m.startswith(('ubpe.cli.', 'ubpe.io.write', 'ubpe.lab'))))")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", code, "encode", "model.json", "--text", "the cat"], cwd=workdir,
+                         capture_output=True, text=True, env=env, check=True).stdout.splitlines()
+    assert out[-1] == "0 ['ubpe.cli.encode', 'ubpe.cli.inputs', 'ubpe.cli.parser']", out
+    from ubpe.encoders import available_encoders
+
+    helped = run(workdir, "encode", "--help").stdout
+    assert all(name in " ".join(helped.split()) for name in available_encoders())
+    listed = run(workdir, "--help").stdout
+    assert all(command in listed for command in ("fit", "encode", "decode", "view", "inspect", "compare",
+                                                 "convert", "experiment"))
+
+
 def test_fit_output_folder_must_exist(tmp_path):
     (tmp_path / "t.txt").write_text("abc abc\n")
     result = run(tmp_path, "fit", "t.txt", "-o", "no/such/dir/m.json", ok=False)

@@ -133,6 +133,35 @@ def test_the_folder_is_keyed_by_version_and_code(cache):
     assert folder.name.startswith("tables-") and tables_cache.__version__ in folder.name
 
 
+@pytest.mark.parametrize("xdg", [None, "", "   ", "/somewhere/cache"])
+def test_the_user_cache_folder_is_platformdirs_own(monkeypatch, xdg):
+    platformdirs = pytest.importorskip("platformdirs")
+    if xdg is None:
+        monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    else:
+        monkeypatch.setenv("XDG_CACHE_HOME", xdg)
+    assert tables_cache.user_cache_dir() == platformdirs.user_cache_dir("ubpe", appauthor=False)
+
+
+def test_a_cold_load_reads_the_cache_without_openssl_nor_platformdirs(tmp_path):
+    """What a load and a first encode of a tokenizer.json import: not `hashlib` (its OpenSSL
+    start), not platformdirs, not the encoders nor the writers (each a few ms of a cold start)."""
+    from hf_builders import BUILDERS
+
+    path = tmp_path / "tokenizer.json"
+    BUILDERS["gpt2"]().save(str(path))
+    code = ("import sys, ubpe; tok = ubpe.load(sys.argv[1]); print(tok.encode('Hello world')); "
+            "print(sorted(m for m in sys.modules if m in ('hashlib', '_hashlib', 'platformdirs', 'html') "
+            "or m.startswith(('ubpe.encoders', 'ubpe.io.write', 'ubpe.lab', 'ubpe.fit'))))")
+    env = {**os.environ, "UBPE_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("XDG_CACHE_HOME", None)
+    env.pop(tables_cache.DISABLE_VARIABLE, None)
+    for _ in range(2):  # the first process fills the cache, the second reads it
+        out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, env=env,
+                             check=True).stdout.splitlines()
+        assert json.loads(out[0]) and out[1] == "[]", out
+
+
 def test_code_point_classes_from_the_cache_equal_a_fresh_build(cache):
     fresh = _every_code_point_classes()["classes"]
     code_point_classes.cache_clear()

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 
 from ..errors import UBPEError
 from .inputs import PROG
-from .parser import build_parser
+from .parser import COMMANDS, build_parser, command_of
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 EXIT_BUG = 70  # sysexits' EX_SOFTWARE: an internal error
@@ -48,7 +48,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     >>> main(["decode", "no-such-model.json", "--ids", "1"])
     1
     """
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(command if (command := command_of(argv)) in COMMANDS else None)
     args = parser.parse_args(argv)
     if getattr(args, "top_n", 1) < 1:
         parser.error("--top-n must be at least 1")

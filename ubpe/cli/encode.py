@@ -5,14 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..encoders import Encoding
-from ..encoders.rerank import rerank
 from ..errors import NotFittedError
-from ..view import use_color
 from .inputs import CLIError, load_model, parse_options, read_model_docs
-from .view import view_text
+
+if TYPE_CHECKING:
+    from ..encoders import Encoding
 
 
 def run(args: argparse.Namespace) -> int:
@@ -23,7 +22,10 @@ def run(args: argparse.Namespace) -> int:
     if args.rerank:
         results, keys = rerank_results(model, results, args.rerank)
     out = sys.stdout
-    if args.view:
+    if args.view:  # (what only --view uses is imported here: a plain call stays light)
+        from ..view import use_color
+        from .view import view_text
+
         color = use_color(out, force=args.color)
         for encodings in results:
             out.write(view_text(model, encodings, args.top_n, color) + "\n")
@@ -54,6 +56,8 @@ def rerank_results(model: Any, results: list[list[Encoding]],
     """Each document's alternatives re-ordered by ``key`` (``ubpe.encoders.rerank``), and the
     key's values beside them. ``mean_frequency`` needs the model's ``token_frequencies()``
     (ubpe models; imported ones after ``fit_weights``)."""
+    from ..encoders.rerank import rerank
+
     frequencies = None
     if key == "mean_frequency":
         if not model.has_token_frequencies:

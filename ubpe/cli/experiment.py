@@ -28,11 +28,11 @@ INIT, REPORT = "init", "report"
 DEFAULT_CONFIG = "experiment.toml"
 
 
-def add_parser(commands) -> None:
-    """The ``experiment`` sub-command of the ``ubpe`` parser."""
+def add_parser(commands, name: str, help_text: str) -> None:
+    """The ``experiment`` sub-command (``name``, ``help_text``: ``ubpe.cli.parser.COMMANDS``'s)
+    of the ``ubpe`` parser."""
     parser = commands.add_parser(
-        "experiment", help="run an experiment config on your own data (init: write an example)",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+        name, help=help_text, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("config", metavar="CONFIG",
                         help=f"a .toml config; '{INIT}' writes an example, '{REPORT}' re-renders a report")
     parser.add_argument("target", nargs="?", metavar="PATH",

@@ -18,12 +18,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from ubpe_native._numpy import np
 
 from ..errors import UBPEError
 from ..io import load
 from ..models.base import LOG_PROB
-from ..view import NO_SCORE
 from ..files import parse_json
 
 PROG = "ubpe"
@@ -247,6 +246,8 @@ def fit_weights_from(model: Any, paths: Sequence[str] | None) -> None:
 
 def score_note(model: Any) -> str | None:
     """One line saying what the score column holds, where it is not ubpe's tf-idf score."""
+    from ..view import NO_SCORE
+
     kind = model.score_kind()
     if kind == LOG_PROB:
         return f"score: the encoding's log-probability under this {model.variant} model (higher: likelier)"

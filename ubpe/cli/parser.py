@@ -1,27 +1,21 @@
-"""The command line's parser: one sub-command per module of :mod:`ubpe.cli`."""
+"""The command line's parser: one sub-command per module of :mod:`ubpe.cli`.
+
+Each sub-command's arguments are added by its own builder (``_fit``, ``_encode``...), which
+imports what its options name (presets, encoders, formats) and its command's module.
+``build_parser(only)`` builds one sub-command's arguments and lists the others by name and
+help only: ``ubpe encode`` imports neither the fitting code, the writers nor the lab (a
+one-shot call costs the reader it uses, not the whole package: issue 36).
+"""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 from .._version import __version__
-from ..text.patterns import PATTERNS, resolve_pattern
-from ..models.bytelevel import ByteLevelBPE
-from ..encoders import available_encoders
 from ..errors import InvalidParameterError
-from ..io import supported
-from ..models.ubpe import CLASSIC, DEFAULT_N_TOKENS, UNIVERSAL
-from . import compare as compare_cmd
-from . import convert as convert_cmd
-from . import decode as decode_cmd
-from . import encode as encode_cmd
-from . import experiment as experiment_cmd
-from . import fit as fit_cmd
-from . import inspect as inspect_cmd
-from . import view as view_cmd
 from .inputs import DOCS_PER, PROG
 
-VARIANTS = (UNIVERSAL, CLASSIC, ByteLevelBPE.variant)
 # inspect: how many rows the listings show by default
 DEFAULT_TOP = 10
 
@@ -36,9 +30,20 @@ def _input_options(parser: argparse.ArgumentParser, *, docs_per_default: str = "
     parser.add_argument("--glob", default="*", help="which files of a directory to read (default: '*')")
 
 
+class _EncoderNames:
+    """The registered encoders' names, looked up when a help text is printed (``%s``): the
+    registry imports every encoder module, which a call that prints no help does not need."""
+
+    def __str__(self) -> str:
+        from ..encoders import available_encoders
+
+        return ", ".join(available_encoders())
+
+
 def _encoder_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--encoder", metavar="NAME",
-                        help=f"one of: {', '.join(available_encoders())} (default: the model's own)")
+    action = parser.add_argument("--encoder", metavar="NAME",
+                                 help="one of: %(encoder_names)s (default: the model's own)")
+    action.encoder_names = _EncoderNames()  # (argparse formats a help with the action's attributes)
     parser.add_argument("--top-n", type=int, default=1, metavar="N", help="the N best encodings (default: 1)")
     parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                         help="an encoder option, e.g. p=0.1 or exact=true (repeatable)")
@@ -59,13 +64,21 @@ def _color_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _pattern_arg(value: str) -> str:
+    from ..text.patterns import resolve_pattern
+
     try:
         return resolve_pattern(value)
     except InvalidParameterError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; ``only`` (a sub-command's name): that sub-command's arguments
+    alone, the others listed by name and help (what ``main`` builds for one call).
+
+    >>> build_parser("decode").parse_args(["decode", "model.json", "--ids", "5 3"]).ids
+    ['5 3']
+    """
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Universal Byte-Pair Encoding: fit, encode, inspect and compare tokenizers.",
@@ -74,13 +87,37 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true",
                         help="show the traceback of an error instead of one line (for bug reports)")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, (help_text, build) in COMMANDS.items():
+        if only is None or name == only:
+            build(commands, name, help_text)
+        else:
+            commands.add_parser(name, help=help_text)
+    return parser
 
-    fit = commands.add_parser("fit", help="fit a model on text or integer sequences",
-                              description="Fit a model and write it to -o (our format; .tiktoken for byte-level).")
+
+def command_of(argv: list[str]) -> str | None:
+    """The sub-command ``argv`` names (the first word that is not an option: the top-level
+    options take no value), or None.
+
+    >>> command_of(["--debug", "encode", "model.json"]), command_of(["--version"])
+    ('encode', None)
+    """
+    return next((word for word in argv if not word.startswith("-")), None)
+
+
+def _fit(commands: argparse._SubParsersAction, name: str, help_text: str) -> None:
+    from ..models.bytelevel import ByteLevelBPE
+    from ..models.ubpe import CLASSIC, DEFAULT_N_TOKENS, UNIVERSAL
+    from ..text.presets import PATTERNS
+    from . import fit as fit_cmd
+
+    fit = commands.add_parser(
+        name, help=help_text,
+        description="Fit a model and write it to -o (our format; .tiktoken for byte-level).")
     fit.add_argument("inputs", nargs="*", metavar="INPUT",
                      help="text files, directories, .npy arrays, or '-' for stdin (default: stdin)")
     fit.add_argument("-o", "--output", required=True, metavar="MODEL", help="where to write the model")
-    fit.add_argument("--variant", choices=VARIANTS, default=UNIVERSAL, help="default: universal")
+    fit.add_argument("--variant", choices=(UNIVERSAL, CLASSIC, ByteLevelBPE.variant), default=UNIVERSAL, help="default: universal")
     fit.add_argument("--n-tokens", type=int, metavar="N",
                      help=f"vocabulary size, alphabet included (default: {DEFAULT_N_TOKENS})")
     fit.add_argument("--n-candidates", type=int, default=50, metavar="K", help="pairs merged per round at most (default: 50)")
@@ -108,8 +145,13 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("-q", "--quiet", action="store_true", help="no progress bars nor summary")
     fit.set_defaults(handler=fit_cmd.run)
 
-    encode = commands.add_parser("encode", help="encode documents to token ids",
-                                 description="Encode each document; one line of output per document.")
+
+def _encode(commands: argparse._SubParsersAction, name: str, help_text: str) -> None:
+    from . import encode as encode_cmd
+
+    encode = commands.add_parser(
+        name, help=help_text,
+        description="Encode each document; one line of output per document.")
     encode.add_argument("model", help="a model file")
     _input_options(encode)
     encode.add_argument("--ints", action="store_true", help="documents are integer sequences")
@@ -122,8 +164,13 @@ def build_parser() -> argparse.ArgumentParser:
     _color_options(encode)
     encode.set_defaults(handler=encode_cmd.run)
 
-    decode = commands.add_parser("decode", help="decode token ids back to documents",
-                                 description="Decode one sequence of ids per line (plain, JSON list, or encode's JSON records).")
+
+def _decode(commands: argparse._SubParsersAction, name: str, help_text: str) -> None:
+    from . import decode as decode_cmd
+
+    decode = commands.add_parser(
+        name, help=help_text,
+        description="Decode one sequence of ids per line (plain, JSON list, or encode's JSON records).")
     decode.add_argument("model", help="a model file")
     decode.add_argument("inputs", nargs="*", metavar="INPUT", help="files of ids or '-' (default: stdin)")
     decode.add_argument("--ids", action="append", metavar="IDS", help="ids given on the command line, e.g. '5 3 9'")
@@ -131,7 +178,12 @@ def build_parser() -> argparse.ArgumentParser:
                         help="plain: one document per line; json: one JSON value per line")
     decode.set_defaults(handler=decode_cmd.run)
 
-    view = commands.add_parser("view", help="show where token boundaries fall (terminal or HTML)")
+
+def _view(commands: argparse._SubParsersAction, name: str, help_text: str) -> None:
+    from . import view as view_cmd
+
+    view = commands.add_parser(
+        name, help=help_text)
     view.add_argument("model", help="a model file")
     _input_options(view)
     view.add_argument("--ints", action="store_true", help="documents are integer sequences")
@@ -142,7 +194,12 @@ def build_parser() -> argparse.ArgumentParser:
     view.add_argument("-q", "--quiet", action="store_true")
     view.set_defaults(handler=view_cmd.run)
 
-    inspect = commands.add_parser("inspect", help="vocabulary size, longest tokens, weights, merge trees, coverage, ambiguity")
+
+def _inspect(commands: argparse._SubParsersAction, name: str, help_text: str) -> None:
+    from . import inspect as inspect_cmd
+
+    inspect = commands.add_parser(
+        name, help=help_text)
     inspect.add_argument("model", help="a model file")
     inspect.add_argument("--top", type=_at_least_one, default=DEFAULT_TOP, metavar="K", help=f"rows per listing (default: {DEFAULT_TOP})")
     inspect.add_argument("--tree", action="append", metavar="TOKEN",
@@ -157,8 +214,13 @@ def build_parser() -> argparse.ArgumentParser:
     inspect.add_argument("--format", choices=("plain", "json"), default="plain")
     inspect.set_defaults(handler=inspect_cmd.run)
 
-    compare = commands.add_parser("compare", help="one document, several encoders side by side",
-                                  description="Encode one document (a whole file, '-' or --text) with several encoders.")
+
+def _compare(commands: argparse._SubParsersAction, name: str, help_text: str) -> None:
+    from . import compare as compare_cmd
+
+    compare = commands.add_parser(
+        name, help=help_text,
+        description="Encode one document (a whole file, '-' or --text) with several encoders.")
     compare.add_argument("model", help="a model file")
     compare.add_argument("inputs", nargs="*", metavar="INPUT", help="one file or '-'")
     compare.add_argument("--text", action="append", metavar="DOC", help="the document")
@@ -173,11 +235,18 @@ def build_parser() -> argparse.ArgumentParser:
     _weights_option(compare)
     compare.set_defaults(handler=compare_cmd.run, docs_per="file", glob="*")
 
+
+def _convert(commands: argparse._SubParsersAction, name: str, help_text: str) -> None:
+    from ..io import supported
+    from ..models.ubpe import CLASSIC, UNIVERSAL
+    from ..text.presets import PATTERNS
+    from . import convert as convert_cmd
+
     convert = commands.add_parser(
-        "convert", help="any model file to any format that can hold it (tokenizer.json, .model, GGUF, ...)",
+        name, help=help_text,
         description="Convert a model. Without --to: the output's name decides (tokenizer.json, .model, .gguf, "
-                    ".tiktoken), else ubpe 0.3.0 JSON becomes our format and ours becomes ubpe 0.3.0 JSON. "
-                    "A target that cannot hold the model: one line saying why, exit code 2.",
+        ".tiktoken), else ubpe 0.3.0 JSON becomes our format and ours becomes ubpe 0.3.0 JSON. "
+        "A target that cannot hold the model: one line saying why, exit code 2.",
     )
     convert.add_argument("input", help=f"a model file in any format ubpe reads ({', '.join(supported())})")
     convert.add_argument("output")
@@ -194,8 +263,24 @@ def build_parser() -> argparse.ArgumentParser:
     convert.add_argument("-q", "--quiet", action="store_true")
     convert.set_defaults(handler=convert_cmd.run)
 
-    experiment_cmd.add_parser(commands)
-    return parser
+
+def _experiment(commands: argparse._SubParsersAction, name: str, help_text: str) -> None:
+    from . import experiment as experiment_cmd
+
+    experiment_cmd.add_parser(commands, name, help_text)
+
+
+#: sub-command -> (its help, the builder of its arguments), in the order ``ubpe --help`` lists them
+COMMANDS: dict[str, tuple[str, Callable[[argparse._SubParsersAction, str, str], None]]] = {
+    "fit": ("fit a model on text or integer sequences", _fit),
+    "encode": ("encode documents to token ids", _encode),
+    "decode": ("decode token ids back to documents", _decode),
+    "view": ("show where token boundaries fall (terminal or HTML)", _view),
+    "inspect": ("vocabulary size, longest tokens, weights, merge trees, coverage, ambiguity", _inspect),
+    "compare": ("one document, several encoders side by side", _compare),
+    "convert": ("any model file to any format that can hold it (tokenizer.json, .model, GGUF, ...)", _convert),
+    "experiment": ("run an experiment config on your own data (init: write an example)", _experiment),
+}
 
 
 def _at_least(least: int, text: str) -> int:

@@ -25,7 +25,6 @@ constructors (``UBPEBase.restore``, ``ByteLevelBPE.from_mergeable_ranks``).
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import math
 import os
@@ -93,6 +92,8 @@ def from_json(text: str, *, what: str = "the model", variant: str | None = None)
 
 def checksum(body: dict) -> str:
     canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    import hashlib  # (here: a file of another format never needs it; see ubpe.tables_cache)
+
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 

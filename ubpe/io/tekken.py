@@ -40,7 +40,6 @@ from collections.abc import Mapping
 from operator import itemgetter
 from typing import Any
 
-from ubpe_native._base64_lines import parse_lines
 from ubpe_native._numpy import np
 
 from ..errors import InvalidParameterError, ModelFormatError
@@ -149,6 +148,8 @@ def _token_arrays(vocab: list, n_ranks: int) -> tuple[np.ndarray, np.ndarray] | 
         return None
     if data.count(b"\n") != len(entries) - 1 or b"\r" in data:  # one line per entry
         return None
+    from ubpe_native._base64_lines import parse_lines  # (here: detection imports this module for every file)
+
     tokens = parse_lines(data, False)
     if tokens is None or len(tokens[2]) != len(entries):  # a field the fast path does not read, or empty
         return None

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import os
 import re
 import warnings
@@ -49,7 +48,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ubpe_native._base64_lines import parse_lines
 from ubpe_native._numpy import np
 
 from ..text.presets import DEFAULT_PATTERN, PATTERNS
@@ -94,6 +92,8 @@ def read(
         raise ModelFormatError(f"{path} is an empty file, not a .tiktoken model")
     if pattern is None:
         pattern = pattern_of(data, path)
+    from ubpe_native._base64_lines import parse_lines  # (here: detection imports this module for every file)
+
     from ..models.bytelevel import ByteLevelBPE
     from ..models.bytelevel_trainer import gather_pieces
 
@@ -116,6 +116,8 @@ def pattern_of(data: bytes, path: str | os.PathLike = "<bytes>") -> str:
     """The pattern preset a ``.tiktoken`` file's bytes are read with when the caller names
     none: its encoding's if the file is pinned (`PINNED_FILES`), else
     :data:`DEFAULT_TIKTOKEN_PATTERN` with an `IgnoredInputWarning` saying so."""
+    import hashlib  # (here: detection imports this module for every file; see ubpe.tables_cache)
+
     pinned = PINNED_FILES.get(hashlib.sha256(data).hexdigest())
     if pinned is not None:
         return pinned

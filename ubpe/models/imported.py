@@ -20,13 +20,10 @@ import functools
 import heapq
 import re
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..encoders import TfidfScorer
-from ..encoders.ambiguity import Ambiguity, DocumentLattice
-from ..encoders.rerank import document_frequencies
 from ..errors import InvalidParameterError, ModelFormatError, NotFittedError, SymbolTypeError, UnknownTokenError
 from ..pieces import Inventory, checked_ids
 from ..text.specials import special_options
@@ -35,6 +32,9 @@ from ..vocabulary import ID_DTYPE, Vocabulary
 from .chunks import FlatIds, flat_ids, framed, id_lists, run_chunks, run_flat_chunks, text_lengths
 from .base import LOG_PROB, Tokenizer
 from .contract import ImportedContract
+
+if TYPE_CHECKING:
+    from ..encoders.ambiguity import Ambiguity
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -287,6 +287,8 @@ class EncoderBridge:
                    if not isinstance(fragment, int) for part in self._parts(fragment)]
         bounds = np.zeros(len(lengths) + 1, dtype=np.int64)
         np.cumsum(lengths, out=bounds[1:])
+        from ..encoders import TfidfScorer  # (the encoders: imported by what uses them, not by a load)
+
         return TfidfScorer(vocabulary).score(tokens, bounds)
 
     def _model_to_vocab(self) -> dict[int, int]:
@@ -319,6 +321,8 @@ class EncoderBridge:
         if encoding is not None:
             fixed = {fragment for fragment in fragments if isinstance(fragment, int)}
             encoding = self._vocabulary_ids([i for i in encoding if i not in fixed])
+        from ..encoders.ambiguity import DocumentLattice
+
         return DocumentLattice(self.vocabulary, parts, weights, temperature).ambiguity(encoding)
 
     def _default_weights(self) -> np.ndarray | None:
@@ -389,6 +393,8 @@ class EncoderBridge:
         if not np.any(vocabulary.weights):
             raise NotFittedError("no token frequencies before fit_weights(corpus)")
         out = np.ones(self.n_vocab)
+        from ..encoders.rerank import document_frequencies
+
         vocab_frequencies = document_frequencies(vocabulary)
         for model_id, vocab_id in self._model_to_vocab().items():
             out[model_id] = vocab_frequencies[vocab_id]

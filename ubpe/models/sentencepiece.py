@@ -28,7 +28,6 @@ that first needed it live together; what would split it is `CharModel` into a mo
 from __future__ import annotations
 
 import bisect
-import hashlib
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -42,7 +41,7 @@ from ubpe_native._spm_pipeline import SpmPipeline
 from ubpe_native._unigram import UnigramLattice
 
 from ..errors import ModelFormatError
-from ..tables_cache import cached_arrays
+from ..tables_cache import cached_arrays, hasher
 from ..vocabulary import ID_DTYPE, Vocabulary
 from .chunks import FlatIds, spliced
 from .imported import (BYTE, CONTROL, NORMAL, SILENT_TYPES, UNKNOWN, UNUSED, USER_DEFINED, BatchRuns, ImportedTokenizer,
@@ -373,7 +372,7 @@ class SentencePieceBPE(CharModel):
         against sentencepiece's 0.04 s load), then read from the machine's cache
         (`ubpe.tables_cache`), keyed by everything the rules depend on."""
         n = len(self.texts)
-        key = hashlib.sha256("\0".join(self.texts).encode("utf-8", "surrogatepass"))
+        key = hasher("\0".join(self.texts).encode("utf-8", "surrogatepass"))
         for part in (np.fromiter(map(len, self.texts), dtype=np.int64, count=n), np.asarray(self.scores, np.float64),
                      np.asarray(mergeable, dtype=bool)):
             key.update(np.ascontiguousarray(part).tobytes())

@@ -19,7 +19,6 @@ text is first cleaned.
 from __future__ import annotations
 
 import functools
-import html
 from collections.abc import Sequence
 
 import regex
@@ -49,7 +48,9 @@ def require_ftfy() -> None:
 def clean(text: str) -> str:
     """open_clip's ``_clean_lower``: ``ftfy.fix_text``, HTML unescaped twice, stripped, every
     whitespace run one space, lower case."""
-    text = html.unescape(html.unescape(_fix_text()(text))).strip()
+    from html import unescape  # (here: ftfy's call costs far more; a load of another model imports neither)
+
+    text = unescape(unescape(_fix_text()(text))).strip()
     return " ".join(text.split()).lower()
 
 
