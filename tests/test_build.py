@@ -146,6 +146,7 @@ def test_importing_beside_the_reference_kernels_is_a_clear_error(tmp_path, folde
     """The reference's ``ubpe-native`` writes into our ``ubpe_native/``: ``import ubpe`` with its
     metadata on the path refuses, naming it and what to do (a subprocess: a fresh import)."""
     (tmp_path / folder).mkdir()
+    (tmp_path / "ubpe_native").mkdir()  # the folder both write (an empty one: the real one is found further on)
     (tmp_path / "ubpe-1.0.0.dist-info").mkdir()  # a distribution named ubpe alone is no clash
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run([sys.executable, "-c", "import ubpe"], capture_output=True, text=True, env=env,
@@ -157,3 +158,7 @@ def test_importing_beside_the_reference_kernels_is_a_clear_error(tmp_path, folde
     (alone / "ubpe-1.0.0.dist-info").mkdir(parents=True)
     env["PYTHONPATH"] = os.pathsep.join([str(alone), os.environ.get("PYTHONPATH", "")])
     assert subprocess.run([sys.executable, "-c", "import ubpe"], env=env, cwd=alone).returncode == 0
+    stale = tmp_path / "stale"  # the reference's metadata where no ubpe_native/ is: nothing of it to clash with
+    (stale / folder).mkdir(parents=True)
+    env["PYTHONPATH"] = os.pathsep.join([str(stale), os.environ.get("PYTHONPATH", "")])
+    assert subprocess.run([sys.executable, "-c", "import ubpe"], env=env, cwd=stale).returncode == 0
