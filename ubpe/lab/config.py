@@ -103,6 +103,11 @@ held-out split with that vocabulary. Vocabulary sizes relative to the alphabet k
 number of *merged* tokens the same across datasets whose alphabets range from 4 (DNA) to
 ~1,800 symbols (UDHR); the alphabet is the union of both splits' symbols (a tokenizer is told
 its symbol set; merges are learnt from the training split only).
+
+The module is just over 600 lines because its docstring is the config's documented example
+(the rendered reference of every key, ~110 lines) and every table's parser checks what it
+reads where it reads it, naming the key at fault. What would split it: the per-table parsers
+(``_vocabularies``, ``_beam``, ``_downstream``...) into a module beside the dataclasses.
 """
 
 from __future__ import annotations
