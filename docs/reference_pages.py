@@ -184,6 +184,7 @@ def _subcommands(parser: argparse.ArgumentParser):
 
 def _argument_rows(parser: argparse.ArgumentParser) -> list[str]:
     rows = []
+    formatter = parser._get_formatter()  # (its %-expansion of a help, as ``--help`` prints it)
     for action in parser._actions:
         if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
             continue
@@ -194,7 +195,7 @@ def _argument_rows(parser: argparse.ArgumentParser) -> list[str]:
         shown = "" if default in (None, False, [], argparse.SUPPRESS) or action.nargs == 0 else f"`{default}`"
         choices = ", ".join(f"`{c}`" for c in action.choices) if action.choices else ""
         required = "yes" if action.required or not action.option_strings and action.nargs not in ("*", "?") else ""
-        rows.append(f"| `{name}` | {required} | {shown} | {choices} | {_cell(action.help or '')} |")
+        rows.append(f"| `{name}` | {required} | {shown} | {choices} | {_cell(formatter._expand_help(action) if action.help else '')} |")
     return rows
 
 

@@ -410,6 +410,22 @@ def test_a_command_builds_and_imports_its_own_parser_only(workdir):
                                                  "convert", "experiment"))
 
 
+def test_the_sites_command_line_page_shows_every_help_as_help_prints_it():
+    """The documentation's command-line page (``docs/reference_pages.py``, from the whole
+    parser) expands the helps as ``--help`` does: the encoders' names, no ``%(...)s`` left."""
+    from ubpe.encoders import available_encoders
+
+    sys.path.insert(0, str(ROOT / "docs"))
+    try:
+        from reference_pages import cli_page
+    finally:
+        sys.path.remove(str(ROOT / "docs"))
+    page = cli_page()
+    row = next(line for line in page.splitlines() if line.startswith("| `--encoder NAME`"))
+    assert all(name in row for name in available_encoders()) and "%(" not in page
+    assert all(f"## `ubpe {command}`" in page for command in ("fit", "encode", "convert", "experiment"))
+
+
 def test_fit_output_folder_must_exist(tmp_path):
     (tmp_path / "t.txt").write_text("abc abc\n")
     result = run(tmp_path, "fit", "t.txt", "-o", "no/such/dir/m.json", ok=False)
