@@ -134,6 +134,21 @@ def test_mixed_marks_and_composites(text):
         assert peer_unicode.normalize(form, text) == _steps()[form].normalize_str(text), form
 
 
+def test_strip_accents_removes_what_tokenizers_removes_on_every_code_point():
+    """HF's ``StripAccents`` removes the marks of ``tokenizers``' own Unicode tables (485 code
+    points fewer than Python 3.11's ``\\p{M}``, 2 more): every code point, and the varied texts."""
+    from ubpe.text.hf_pipeline import normalize
+    from vocab_corpora import varied_texts
+
+    step = normalizers.StripAccents()
+    strip = [("strip_accents",)]
+    texts = [chr(cp) for cp in CODE_POINTS]
+    joined = "a".join(texts)  # (a character-wise filter: no text reaches another)
+    if normalize(strip, joined) != step.normalize_str(joined):
+        assert [ascii(t) for t in texts if normalize(strip, t) != step.normalize_str(t)][:5] == []
+    assert [ascii(t) for t in varied_texts(n_random=300) if normalize(strip, t) != step.normalize_str(t)][:5] == []
+
+
 def test_through_a_tokenizer_json(tmp_path):
     """ubpe.load on a byte-level file with an NFKC (and an NFC + Lowercase) normalizer:
     the issue's texts get ``tokenizers``' ids on every path (encode, encode_batch,

@@ -50,8 +50,6 @@ _BYTES_TO_CHARS = "".join(BYTE_TO_CHAR[b] for b in range(256))
 _LEADING_SPACE = regex.compile(r"^\s+")
 _TRAILING_SPACE = regex.compile(r"\s+$")
 _WORD_CHAR = regex.compile(r"\w")
-#: what HF's ``StripAccents`` removes (``is_combining_mark``: the general category Mark)
-_COMBINING_MARKS = regex.compile(r"\p{M}+")
 
 
 
@@ -62,6 +60,16 @@ _COMBINING_MARKS = regex.compile(r"\p{M}+")
 #: ``("replace", compiled pattern, content)``, ``("strip", left, right)``, ``("bert", BertNormalizer)``,
 #: ``("precompiled", Precompiled)`` (:mod:`ubpe.text.precompiled`), ``("strip_accents",)``.
 Normalizer = Sequence[tuple]
+
+
+@functools.cache
+def _combining_marks() -> re.Pattern:
+    """What HF's ``StripAccents`` removes: ``is_combining_mark``, the category Mark of the
+    Unicode tables ``tokenizers`` carries (`ubpe.text.bert_tables.MARKS`, read off it), not
+    this Python's (485 code points fewer than Python 3.11's ``\p{M}``, 2 more)."""
+    from .bert_tables import MARKS
+
+    return re.compile("[" + "".join(f"{chr(first)}-{chr(last)}" for first, last in MARKS) + "]+")
 
 
 def normalize(steps: Normalizer, text: str) -> str:
@@ -88,7 +96,7 @@ def normalize(steps: Normalizer, text: str) -> str:
         elif kind in ("bert", "precompiled"):  # a callable stage of its own
             text = step[1](text)
         elif kind == "strip_accents":
-            text = _COMBINING_MARKS.sub("", text)
+            text = _combining_marks().sub("", text)
     return text
 
 
