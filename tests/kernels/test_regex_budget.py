@@ -260,7 +260,11 @@ def _check_both_paths(pattern: str, text_list: list[str], vm: bool) -> None:
         except UnicodeEncodeError:
             continue
         want = [m.group() for m in regex.finditer(pattern, text) if m.group()]
-        assert _pieces(text, pattern) == want
+        try:
+            got = _pieces(text, pattern)
+        except RegexBudgetError:  # a nested repeat the generator made ((?:\p{L}|\p{L}+)*): refused, by design,
+            continue  # where the regex module's own tricks may answer; never a different split
+        assert got == want
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
