@@ -9,8 +9,11 @@ Where: ``$UBPE_CACHE_DIR``, else the user cache folder (``platformdirs.user_cach
 platformdirs), in a subfolder named by the key of
 what the tables depend on - ubpe's version, the `regex` module's version (its Unicode data
 decides every class) and the source of the modules that build them - so an upgrade or an edit
-starts a new folder instead of reading stale tables. Each entry is one ``.npz`` file named by
-a hash of its content key (the pattern, ...), and stores that key again: a file that does not
+starts a new folder instead of reading stale tables. Each entry is one file named by a hash of
+its content key (the pattern, ...): a JSON header holding that key again and each array's
+dtype, shape and place, then the arrays' bytes, read at once into one buffer that the arrays
+view - numpy arrays (:func:`cached_arrays`), or memoryviews read without importing numpy
+(:func:`cached_buffers`: what a load that runs only the kernels needs); a file that does not
 load, or holds another key, is rebuilt and replaced. Writes go to a temporary file renamed
 into place (atomic on POSIX and Windows), so concurrent processes never read half a file; a
 folder that cannot be written leaves the cache off for that process, with the results the
@@ -29,8 +32,8 @@ from __future__ import annotations
 
 import os
 import sys
+import json
 import tempfile
-import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -42,7 +45,7 @@ try:  # CPython's own BLAKE2: `hashlib` loads OpenSSL's libcrypto first, ~2.5 ms
 except ImportError:  # (another Python)
     from hashlib import blake2b as _blake2b
 
-__all__ = ["cache_dir", "cached_arrays", "hasher", "DISABLE_VARIABLE", "DIR_VARIABLE"]
+__all__ = ["cache_dir", "cached_arrays", "cached_buffers", "hasher", "DISABLE_VARIABLE", "DIR_VARIABLE"]
 
 #: set to a non-empty value other than "0" to build every table in the process, as without a cache
 DISABLE_VARIABLE = "UBPE_NO_CACHE"
@@ -51,8 +54,14 @@ DIR_VARIABLE = "UBPE_CACHE_DIR"
 #: the modules whose code decides the tables' content (relative to the package)
 _SOURCES = ("text/patterns.py", "text/regex_program.py", "text/regex_parse.py", "text/pretokenizers.py",
             "models/sentencepiece.py", "tables_cache.py")
-#: the key an entry stores beside its arrays
-_KEY_FIELD = "__key__"
+#: an entry's file: its name's ending, its first bytes, the largest header read (a key is a
+#: pattern or a hash), where each array starts (a multiple of this from the file's start)
+SUFFIX, _MAGIC, _MAX_HEADER, _ALIGN = ".tables", b"UBPETBL1", 1 << 20, 64
+#: the numbers' dtypes an entry holds (little-endian: ``sys.byteorder`` is in the folder's
+#: key), and the ``memoryview`` format of each (on a little-endian machine)
+_FORMATS = {"|b1": "?", "|u1": "B", "|i1": "b", "<u2": "H", "<i2": "h", "<u4": "I", "<i4": "i", "<u8": "Q",
+            "<i8": "q", "<f4": "f", "<f8": "d"}
+_DTYPE_OF_FORMAT = {code: dtype for dtype, code in _FORMATS.items()}
 
 _folder: Path | None | bool = False  # False: not computed yet; None: no cache
 
@@ -73,10 +82,9 @@ def hasher(data: bytes = b"", size: int = 32) -> Any:
 
 def _code_key() -> str:
     """A hash of what every table depends on beyond its own key."""
-    import numpy as np  # here, not at import: a process that never builds a table imports none
-    import regex
+    import regex  # here, not at import: a process that never reads a table imports it not
 
-    digest = hasher(f"{__version__}|{regex.__version__}|{sys.byteorder}|{np.__version__[:1]}".encode(), 8)
+    digest = hasher(f"{__version__}|{regex.__version__}|{sys.byteorder}".encode(), 8)
     package = Path(__file__).parent
     for name in _SOURCES:
         try:
@@ -123,10 +131,37 @@ def _reset() -> None:
     _folder = False
 
 
-def cached_arrays(kind: str, key: str, build: Callable[[], dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+def cached_arrays(kind: str, key: str, build: Callable[[], dict[str, Any]]) -> dict[str, np.ndarray]:
     """The arrays ``build()`` returns for ``key`` (a string that decides them, e.g. a pattern),
     read from the machine's cache when an intact entry of ``kind`` holds them, else built and
-    written there. ``build`` must return a dict of numpy arrays (no object arrays)."""
+    written there. ``build`` returns a dict of numpy arrays (or of ``memoryview`` objects) of
+    numbers or text; the arrays returned are numpy arrays."""
+    import numpy as np
+
+    found = _cached(kind, key, build)
+    if isinstance(found, tuple):
+        data, layout = found
+        return {name: np.frombuffer(data, dtype=dtype, count=count, offset=offset).reshape(shape) if count
+                else np.zeros(shape, dtype=dtype) for name, (dtype, shape, count, offset) in layout.items()}
+    return {name: np.asarray(value) for name, value in found.items()}
+
+
+def cached_buffers(kind: str, key: str, build: Callable[[], dict[str, Any]]) -> dict[str, memoryview]:
+    """:func:`cached_arrays` as memoryviews of the entry's buffer (shaped, of the arrays'
+    formats; a scalar as one item, an empty array 1-D), read without importing numpy; ``build``'s arrays as
+    memoryviews when it runs. Numbers only (no text)."""
+    found = _cached(kind, key, build)
+    if not isinstance(found, tuple):
+        return {name: memoryview(value) for name, value in found.items()}
+    data, layout = found
+    view = memoryview(data)
+    return {name: view[offset:offset + count * _itemsize(dtype)].cast(_FORMATS[dtype], *([shape] if count and shape else []))
+            for name, (dtype, shape, count, offset) in layout.items()}
+
+
+def _cached(kind: str, key: str, build: Callable[[], dict[str, Any]]) -> Any:
+    """``(buffer, layout)`` of the intact entry of ``kind`` holding ``key``, else what
+    ``build()`` returns (written to the cache first, when it is on)."""
     folder = cache_dir()
     if folder is None:
         return build()
@@ -147,38 +182,107 @@ def is_cached(kind: str, key: str) -> bool:
 
 
 def _entry_path(folder: Path, kind: str, key: str) -> Path:
-    return folder / f"{kind}-{hasher(key.encode('utf-8', 'surrogatepass'), 12).hexdigest()}.npz"
+    return folder / f"{kind}-{hasher(key.encode('utf-8', 'surrogatepass'), 12).hexdigest()}{SUFFIX}"
 
 
-def _read(path: Path, key: str) -> dict[str, np.ndarray] | None:
-    """The arrays of an intact entry holding ``key``, else None (missing, truncated, corrupt,
-    another key: the caller rebuilds it)."""
-    import numpy as np
-
+def _read(path: Path, key: str) -> tuple[bytearray, dict[str, tuple[str, tuple[int, ...], int, int]]] | None:
+    """The buffer of an intact entry holding ``key`` and its arrays' ``(dtype, shape, count,
+    offset)``, else None (missing, truncated, corrupt, another key: the caller rebuilds it)."""
     try:
-        with np.load(path, allow_pickle=False) as stored:
-            arrays = {name: stored[name] for name in stored.files}
-    except FileNotFoundError:
+        with open(path, "rb") as handle:
+            data = bytearray(os.fstat(handle.fileno()).st_size)
+            if handle.readinto(data) != len(data):
+                return None
+    except (OSError, ValueError):  # missing, a folder in the way, unreadable
         return None
-    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile):
-        return None
-    stored_key = arrays.pop(_KEY_FIELD, None)
-    if stored_key is None or stored_key.dtype.kind != "U" or str(stored_key) != key:
-        return None
-    return arrays
+    layout = _layout(data, key)
+    return None if layout is None else (data, layout)
 
 
-def _write(path: Path, key: str, arrays: dict[str, np.ndarray]) -> None:
-    """Write an entry atomically: a temporary file in the same folder, renamed over ``path``."""
+def _layout(data: bytearray, key: str) -> dict[str, tuple[str, tuple[int, ...], int, int]] | None:
+    """Each array's ``(dtype, shape, count, offset)`` in an entry's bytes, if its header is
+    intact, holds ``key`` and places every array inside the file; else None."""
+    start = len(_MAGIC) + 4
+    if len(data) < start or not data.startswith(_MAGIC):
+        return None
+    size = int.from_bytes(data[len(_MAGIC):start], "little")
+    if size > _MAX_HEADER or start + size > len(data):
+        return None
+    base = start + size + (-(start + size) % _ALIGN)  # where the arrays start (offsets count from here)
+    try:
+        header = json.loads(bytes(data[start:start + size]))
+        if header["key"] != key:
+            return None
+        layout = {}
+        for name, dtype, shape, offset in header["arrays"]:
+            shape = tuple(shape)
+            count = 1
+            for extent in shape:
+                count *= extent
+            itemsize = _itemsize(dtype)
+            if (itemsize is None or not all(type(e) is int and e >= 0 for e in shape)
+                    or type(offset) is not int or offset < 0 or base + offset + count * itemsize > len(data)):
+                return None
+            layout[str(name)] = (dtype, shape, count, base + offset)
+    except (ValueError, KeyError, TypeError):  # not JSON, a field missing or of another type
+        return None
+    return layout
+
+
+def _itemsize(dtype: Any) -> int | None:
+    """The bytes per item of a dtype an entry may hold (``_FORMATS``, or text: ``<U`` and a
+    length, as a failed program's reason), else None."""
+    if type(dtype) is not str:
+        return None
+    if dtype in _FORMATS:
+        return int(dtype[2:])
+    if dtype.startswith("<U") and dtype[2:].isdigit() and 0 < int(dtype[2:]) <= _MAX_HEADER:
+        return 4 * int(dtype[2:])
+    return None
+
+
+def _described(value: Any) -> tuple[str, list[int], bytes] | None:
+    """``(dtype, shape, bytes)`` of a numpy array or a ``memoryview`` to store, or None for
+    what an entry does not hold (objects; a memoryview on a big-endian machine)."""
+    if isinstance(value, memoryview):
+        dtype = _DTYPE_OF_FORMAT.get(value.format) if sys.byteorder == "little" else None
+        return None if dtype is None else (dtype, list(value.shape), value.tobytes())
     import numpy as np
 
+    value = np.asarray(value, order="C")  # (ascontiguousarray would make a scalar 1-D)
+    dtype = value.dtype.newbyteorder("<").str if value.dtype.itemsize > 1 else "|" + value.dtype.str[1:]
+    if _itemsize(dtype) is None:
+        return None
+    return dtype, list(value.shape), value.astype(dtype, copy=False).tobytes()
+
+
+def _write(path: Path, key: str, arrays: dict[str, Any]) -> None:
+    """Write an entry atomically: a temporary file in the same folder, renamed over ``path``.
+    The entry: ``_MAGIC``, the header's length (4 bytes, little-endian), the header (JSON: the
+    key, each array's name, dtype, shape and offset from the arrays' start), then the arrays'
+    bytes, each at a multiple of 64 bytes from the file's start. An array the format does not
+    hold leaves the entry unwritten (the tables stay what ``build`` made)."""
+    rows, blobs, offset = [], [], 0
+    for name, value in arrays.items():
+        described = _described(value)
+        if described is None:
+            return
+        dtype, shape, blob = described
+        rows.append([name, dtype, shape, offset])
+        blobs.append(blob + bytes(-len(blob) % _ALIGN))
+        offset += len(blobs[-1])
+    header = json.dumps({"key": key, "arrays": rows}).encode("ascii")
+    head = _MAGIC + len(header).to_bytes(4, "little") + header
+    head += bytes(-len(head) % _ALIGN)
     try:
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.stem, suffix=".tmp")
     except OSError:
         return
     try:
         with os.fdopen(handle, "wb") as out:
-            np.savez(out, **arrays, **{_KEY_FIELD: np.array(key)})
+            out.write(head)
+            for blob in blobs:
+                out.write(blob)
         os.replace(temporary, path)
     except (OSError, ValueError):
         try:

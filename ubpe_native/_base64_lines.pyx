@@ -22,7 +22,8 @@ True
 2
 """
 
-from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
+from cpython cimport array as carray
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcmp, memcpy
 from libcpp.vector cimport vector
 
@@ -48,6 +49,21 @@ cdef uint64_t MAX_RANK = 0xFFFFFFFF
 cdef uint64_t FNV_OFFSET = 0xCBF29CE484222325ULL
 cdef uint64_t FNV_PRIME = 0x100000001B3ULL
 cdef uint64_t RESERVED_KEY = 0xFFFFFFFFFFFFFFFFULL
+# a byte-level vocabulary's single bytes
+cdef Py_ssize_t N_BYTE_TOKENS = 256
+
+cdef extern from *:
+    """
+    #include <algorithm>
+    #include <vector>
+    #include <cstdint>
+    /* order (indices into ranks) sorted by rank, ties by index: a stable order */
+    static void ubpe_sort_by_rank(std::vector<int64_t>& order, const std::vector<int64_t>& ranks) {
+        std::stable_sort(order.begin(), order.end(),
+                         [&ranks](int64_t a, int64_t b) { return ranks[a] < ranks[b]; });
+    }
+    """
+    void sort_by_rank "ubpe_sort_by_rank"(vector[int64_t]& order, const vector[int64_t]& ranks) except + nogil
 
 
 cdef Py_ssize_t decode_field(const uint8_t* field, Py_ssize_t length, uint8_t* out) noexcept nogil:
@@ -204,3 +220,120 @@ def first_repeat(const uint8_t[::1] pieces not None, const int64_t[::1] offsets 
             chain[k] = slot[0]
             slot[0] = k + 1
     return found
+
+
+# -- A .tiktoken file's merge tables, without numpy -------------------------------------------
+
+# the largest rank a vocabulary takes (``ubpe.text.specials.MAX_RANK``: ids are int32)
+cdef int64_t MAX_VOCAB_RANK = 0x7FFFFFFE
+cdef carray.array INT32_TEMPLATE = carray.array("i")
+cdef carray.array INT64_TEMPLATE = carray.array("q")
+
+
+cdef carray.array _array_of(carray.array template, const void* data, Py_ssize_t n, size_t itemsize):
+    """A new ``array.array`` like ``template`` of ``n`` items copied from ``data``."""
+    cdef carray.array out = carray.clone(template, n, False)
+    if n:
+        memcpy(out.data.as_voidptr, data, n * itemsize)
+    return out
+
+
+def ranked_tables(const uint8_t[::1] data not None):
+    """What a ``.tiktoken`` file's bytes give a byte-level model, read and checked in C with no
+    numpy array and no Python object per token: ``(symbols, offsets, token_ids, priorities,
+    identity)``, or ``None`` when the file is not in the regular form (`parse_lines`) or breaks
+    a rule of `ubpe.models.bytelevel_trainer.arrays_vocabulary` (the caller then reads it the
+    way that names the fault).
+
+    The empty token is left out (BPE never makes it). The merged tokens (two bytes or more), in
+    rank order, are ``symbols[offsets[t]:offsets[t + 1]]`` (int32 byte values, int64 offsets
+    from 0) with priority ``t``; ``token_ids`` (int32) gives each vocabulary id its rank: byte
+    ``b`` is id ``b``, merged token ``t`` id ``256 + t``; ``identity``: every id is its rank.
+    ``array.array`` objects of typecodes ``i`` and ``q`` (what the kernels take as they are).
+
+    >>> symbols, offsets, ids, priorities, identity = ranked_tables(
+    ...     b"\\n".join(__import__("base64").b64encode(bytes([b])) + b" %d" % b for b in range(256)) + b"\\nYWI= 256\\n")
+    >>> symbols.tolist(), offsets.tolist(), ids[-1], priorities.tolist(), identity
+    ([97, 98], [0, 2], 256, [0], True)
+    """
+    cdef vector[uint8_t] pieces
+    cdef vector[int64_t] offsets, ranks, out_offsets, priorities
+    cdef vector[int32_t] out_symbols, ids
+    cdef Py_ssize_t n = data.shape[0], k
+    cdef int invalid = 1
+    if n:
+        with nogil:
+            invalid = parse_all(&data[0], n, True, pieces, offsets, ranks)
+            if not invalid:
+                invalid = rank_tables(pieces, offsets, ranks, out_symbols, out_offsets, ids, priorities)
+    if invalid:
+        return None
+    cdef bint identity = True
+    for k in range(<Py_ssize_t>ids.size()):
+        if ids[k] != k:
+            identity = False
+            break
+    return (_array_of(INT32_TEMPLATE, out_symbols.data(), out_symbols.size(), 4),
+            _array_of(INT64_TEMPLATE, out_offsets.data(), out_offsets.size(), 8),
+            _array_of(INT32_TEMPLATE, ids.data(), ids.size(), 4),
+            _array_of(INT64_TEMPLATE, priorities.data(), priorities.size(), 8), identity)
+
+
+cdef int rank_tables(const vector[uint8_t]& pieces, const vector[int64_t]& offsets, const vector[int64_t]& ranks,
+                     vector[int32_t]& out_symbols, vector[int64_t]& out_offsets, vector[int32_t]& ids,
+                     vector[int64_t]& priorities) except -1 nogil:
+    """`ranked_tables`' checks and tables from `parse_all`'s arrays; 1 if a rule is broken
+    (a rank out of range or given twice, a piece given twice, a single byte missing), else 0."""
+    cdef vector[int64_t] kept  # the tokens that are not empty, in file order, then in rank order
+    cdef vector[int64_t] byte_rank
+    cdef vector[int64_t] chain  # kept index -> the previous kept index of the same hash + 1 (0: none)
+    cdef Py_ssize_t k, j, count
+    cdef int64_t length, start, other
+    cdef int64_t* slot
+    cdef bint sorted_ranks = True
+    for k in range(<Py_ssize_t>ranks.size()):
+        if offsets[k + 1] > offsets[k]:
+            if ranks[k] < 0 or ranks[k] > MAX_VOCAB_RANK:
+                return 1
+            if kept.size() and ranks[k] <= ranks[kept.back()]:
+                sorted_ranks = False
+            kept.push_back(k)
+    count = kept.size()
+    cdef FlatMap seen = FlatMap(<size_t>count)  # piece hash -> kept index + 1 of the first with it
+    chain.resize(count)
+    for j in range(count):
+        k = kept[j]
+        length = offsets[k + 1] - offsets[k]
+        slot = seen.slot(piece_hash(pieces.data() + offsets[k], length))
+        other = slot[0]
+        while other:
+            start = kept[other - 1]
+            if (offsets[start + 1] - offsets[start] == length
+                    and memcmp(pieces.data() + offsets[start], pieces.data() + offsets[k], length) == 0):
+                return 1
+            other = chain[other - 1]
+        chain[j] = slot[0]
+        slot[0] = j + 1
+    if not sorted_ranks:
+        sort_by_rank(kept, ranks)
+        for j in range(1, count):
+            if ranks[kept[j]] == ranks[kept[j - 1]]:
+                return 1
+    byte_rank.resize(N_BYTE_TOKENS, -1)
+    ids.resize(N_BYTE_TOKENS)
+    out_offsets.push_back(0)
+    for j in range(count):
+        k = kept[j]
+        if offsets[k + 1] - offsets[k] == 1:
+            byte_rank[pieces[offsets[k]]] = ranks[k]
+            continue
+        for start in range(offsets[k], offsets[k + 1]):
+            out_symbols.push_back(pieces[start])
+        out_offsets.push_back(out_symbols.size())
+        priorities.push_back(priorities.size())
+        ids.push_back(<int32_t>ranks[k])
+    for k in range(N_BYTE_TOKENS):
+        if byte_rank[k] < 0:
+            return 1
+        ids[k] = <int32_t>byte_rank[k]
+    return 0

@@ -70,6 +70,21 @@ cdef inline object as_array(values, object dtype, str name):
     return numpy.ascontiguousarray(array, dtype=dtype)
 
 
+cdef inline object as_buffer(values, str typecode, str dtype, str name):
+    """``values`` as they are if they are a buffer numpy is not needed for - an
+    ``array.array`` of ``typecode`` or a 1-D contiguous ``memoryview`` of that format (what a
+    load without numpy hands the kernels) - else :func:`as_array` of numpy's ``dtype`` (a
+    name: ``"uint16"``), which imports numpy."""
+    if type(values) is memoryview:
+        if values.format == typecode and values.ndim == 1 and values.c_contiguous:
+            return values
+    elif type(values).__name__ == "array" and type(values).__module__ == "array":
+        if values.typecode == typecode:
+            return values
+    import numpy
+    return as_array(values, getattr(numpy, dtype), name)
+
+
 # -- Sizes, lengths and busy objects (issue 28: every def entry checked the same way) ---------
 
 cdef extern from *:

@@ -56,11 +56,13 @@ cdef enum:
 
 
 def _gpt2_spelling():
+    from array import array
     from ubpe.text.byte_chars import BYTE_TO_CHAR
-    return np.array([ord(BYTE_TO_CHAR[b]) for b in range(256)], dtype=np.uint32)
+    return array("I", [ord(BYTE_TO_CHAR[b]) for b in range(256)])
 
 
-#: GPT-2's byte -> printable code point table (``ubpe.text.byte_chars.BYTE_TO_CHAR``)
+#: GPT-2's byte -> printable code point table (``ubpe.text.byte_chars.BYTE_TO_CHAR``), an
+#: ``array.array`` of uint32: made without numpy, since every model module imports this one
 GPT2_SPELLING = _gpt2_spelling()
 
 

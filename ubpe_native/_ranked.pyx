@@ -28,12 +28,14 @@ patterns' scanner (``_pretokenize``) and merges every piece, in one call without
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
+from array import array
+
 from ubpe_native._numpy import np
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_AsUTF8String
 
-from ubpe_native._checks cimport as_array, build_once, check_ids, check_offsets
+from ubpe_native._checks cimport as_array, as_buffer, build_once, check_ids, check_offsets
 from ubpe_native._combine cimport id_list, id_table
 from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._merge_core cimport (MAX_RANK, MergeHooks, MergeScratch, MergeWord, ScratchPool, cache_find,
@@ -499,12 +501,12 @@ cdef class TextEncoder:
 
     def __init__(self, MergeTable table not None, classes, int pattern, ids=None):
         build_once(&self.built, self)
-        self.classes = as_array(classes, np.uint16, "classes")
+        self.classes = as_buffer(classes, "H", "uint16", "classes")  # (a load's memoryview: no numpy)
         check_split_arguments(self.classes.shape[0], pattern)
         if table.n_base < N_BYTE_VALUES:
             raise ValueError("byte-level encoding needs a vocabulary over the 256 byte values")
         self.mapped = ids is not None
-        self.ids = as_array(np.zeros(0, np.int32) if ids is None else ids, np.int32, "ids")
+        self.ids = as_buffer(array("i") if ids is None else ids, "i", "int32", "ids")
         if self.mapped and self.ids.shape[0] < table.n_base + table.n_merged:
             raise ValueError(f"ids must hold one entry per token ({table.n_base + table.n_merged})")
         cdef Py_ssize_t k

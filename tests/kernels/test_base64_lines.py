@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ubpe_native._base64_lines import first_repeat, parse_lines
+from ubpe_native._base64_lines import first_repeat, parse_lines, ranked_tables
 
 
 def python_lines(data: bytes) -> list[tuple[bytes, int]] | None:
@@ -69,3 +69,65 @@ def test_first_repeat_finds_the_first_equal_piece(pieces):
     np.cumsum([len(p) for p in pieces], out=offsets[1:])
     want = next((k for k, p in enumerate(pieces) if p in pieces[:k]), -1)
     assert first_repeat(np.frombuffer(b"".join(pieces), np.uint8), offsets) == want
+
+
+def _python_tables(data: bytes):
+    """What the numpy path makes of a ``.tiktoken`` file: `parse_lines`, the empty token left
+    out, then `arrays_vocabulary` (``None`` where either refuses)."""
+    from ubpe.errors import ModelFormatError
+    from ubpe.models.bytelevel_trainer import arrays_vocabulary, gather_pieces
+
+    parsed = parse_lines(data, True)
+    if parsed is None:
+        return None
+    pieces, offsets, ranks = parsed
+    kept = np.flatnonzero(np.diff(offsets) > 0)
+    (pieces, offsets), ranks = gather_pieces(pieces, offsets, kept), ranks[kept]
+    try:
+        vocabulary, token_ids = arrays_vocabulary(pieces, offsets, ranks)
+    except ModelFormatError:
+        return None
+    return vocabulary.piece_symbols.tolist(), vocabulary.piece_offsets.tolist(), token_ids.tolist()
+
+
+#: a vocabulary's lines: the 256 bytes (some may go missing or repeat), merged pieces, and ranks
+#: drawn from a small range so that repeats happen, shuffled
+vocabulary_lines = st.tuples(
+    st.permutations(range(256)), st.sampled_from([0, 0, 0, 1, 3]),
+    st.lists(st.tuples(st.binary(min_size=2, max_size=5), st.integers(0, 5000)), max_size=40)
+    | st.lists(st.tuples(st.binary(max_size=3), st.integers(0, 60)), max_size=8),  # empty, one-byte, repeats
+    st.booleans(), st.randoms(use_true_random=False))
+
+
+@settings(max_examples=300, deadline=None)
+@given(vocabulary_lines)
+def test_ranked_tables_give_what_the_numpy_path_gives(drawn):
+    """`ranked_tables` (C, no numpy) against `parse_lines` + `arrays_vocabulary`: the same
+    merged pieces in the same order and the same token ids, or ``None`` exactly where those
+    refuse the file (a rank given twice, a piece given twice, a byte missing, a rank too large)."""
+    byte_ranks, dropped, merged, in_order, rng = drawn
+    entries = [(bytes([b]), rank) for b, rank in zip(range(dropped, 256), byte_ranks[dropped:])]
+    entries += [(piece, 256 + rank) for piece, rank in merged]
+    if not in_order:
+        rng.shuffle(entries)
+    data = b"".join((base64.b64encode(piece) or b"=") + b" %d\n" % rank for piece, rank in entries)
+    got = ranked_tables(data)
+    want = _python_tables(data)
+    if want is None:
+        assert got is None
+        return
+    assert got is not None
+    symbols, offsets, token_ids, priorities, identity = got
+    assert (symbols.tolist(), offsets.tolist(), token_ids.tolist()) == want
+    assert priorities.tolist() == list(range(len(offsets) - 1))
+    assert identity == (token_ids.tolist() == list(range(len(token_ids))))
+    assert (symbols.typecode, offsets.typecode, token_ids.typecode, priorities.typecode) == ("i", "q", "i", "q")
+
+
+def test_ranked_tables_refuse_a_rank_past_an_int32_id_and_an_irregular_file():
+    lines = b"".join(base64.b64encode(bytes([b])) + b" %d\n" % b for b in range(256))
+    assert ranked_tables(lines) is not None
+    assert ranked_tables(lines + b"YWI= %d\n" % (2**31 - 1)) is None  # ids are int32: 2**31 - 2 at most
+    assert ranked_tables(lines + b"YWI= %d\n" % (2**31 - 2)) is not None
+    assert ranked_tables(lines + b"YWI 300\n") is None  # padding missing: the slow path names it
+    assert ranked_tables(b"") is None

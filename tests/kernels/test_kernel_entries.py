@@ -20,6 +20,7 @@ import threading
 import numpy as np
 import pytest
 
+from ubpe_native._base64_lines import ranked_tables
 from ubpe_native._combine import top1_documents, walk
 from ubpe_native._errors import BusyError
 from ubpe_native._fit import MAX_THREADS, PairMerger
@@ -298,6 +299,10 @@ def _top1(tokens=(5, 1, 2), token_offsets=(0, 1, 3), scores=(1.0, 0.5), doc_part
 # name -> (call, the exception it must raise)
 HOSTILE = {
     # _combine
+    "ranked_tables/None": (lambda: ranked_tables(None), TypeError),
+    "ranked_tables/str": (lambda: ranked_tables("YQ== 0"), TypeError),
+    "ranked_tables/int32 buffer": (lambda: ranked_tables(np.zeros(4, I32)), ValueError),
+    "ranked_tables/2-D": (lambda: ranked_tables(np.zeros((2, 2), np.uint8)), ValueError),
     "walk/negative id": (lambda: _walk(tokens=(5, -1, 2, 3)), ValueError),
     "walk/offsets not from 0": (lambda: _walk(candidate_offsets=(1, 2, 3)), ValueError),
     "walk/offsets not ascending": (lambda: _walk(token_offsets=(0, 3, 1, 4)), ValueError),

@@ -91,3 +91,100 @@ def test_a_pickled_tokenizer_builds_its_own_call() -> None:
     want = tok.encode("the cat")
     copy = pickle.loads(pickle.dumps(tok))
     assert copy._plain is None and copy.encode("the cat") == want
+
+
+@pytest.fixture(scope="module")
+def from_file(tmp_path_factory, shuffled) -> tuple[ByteLevelBPE, tiktoken.Encoding]:
+    """The shuffled ranks written as a ``.tiktoken`` file and read back: the load path that
+    builds the merge table and this one-call path without numpy (`ByteLevelBPE._from_tables`)."""
+    import ubpe
+
+    tok, encoding = shuffled
+    path = tmp_path_factory.mktemp("tiktoken") / "shuffled.tiktoken"
+    ubpe.save(tok, path, format="tiktoken")
+    loaded = ubpe.load(path, pattern=tok.pattern)
+    assert "_tables" in vars(loaded)  # read by that path, nothing built yet
+    return loaded, encoding
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=TEXTS)
+def test_a_file_read_without_numpy_encodes_as_tiktoken(from_file, text: str) -> None:
+    loaded, encoding = from_file
+    assert loaded.encode(text, disallowed_special=()) == encoding.encode(text, disallowed_special=())
+
+
+def test_a_file_read_without_numpy_builds_the_rest_when_asked(shuffled, tmp_path) -> None:
+    """Its vocabulary, token ids and encoder come when first used, equal to a tokenizer built
+    the numpy way; it pickles, copies, decodes and encodes batches like one."""
+    import copy
+    import pickle
+
+    import ubpe
+
+    tok, _ = shuffled
+    path = tmp_path / "shuffled.tiktoken"
+    ubpe.save(tok, path, format="tiktoken")
+
+    def load() -> ByteLevelBPE:
+        return ubpe.load(path, pattern=tok.pattern)
+
+    fresh = load()
+    np.testing.assert_array_equal(fresh.token_ids, tok.token_ids)
+    assert fresh.vocabulary.pieces() == tok.vocabulary.pieces() and "_tables" not in vars(fresh)
+    texts = ["the cat sat", "naïve café 12345", ""]
+    for other in (pickle.loads(pickle.dumps(load())), copy.deepcopy(load()), load(), fresh):
+        assert [other.encode(t) for t in texts] == [tok.encode(t) for t in texts]
+        assert other.decode(other.encode("the cat")) == "the cat"
+        assert other.encode_batch(texts) == tok.encode_batch(texts)
+        assert other.mergeable_ranks() == tok.mergeable_ranks()
+
+
+@pytest.mark.parametrize("special", [3, 1000, 10**6])
+def test_a_file_read_without_numpy_checks_its_special_tokens_as_the_numpy_path(shuffled, tmp_path, special) -> None:
+    """A special token's id among the ranks (a byte's, a merged token's) is refused with the
+    message of `ByteLevelBPE._install`; one past them is taken."""
+    import ubpe
+    from ubpe.errors import InvalidParameterError
+
+    tok, _ = shuffled
+    path = tmp_path / "shuffled.tiktoken"
+    ubpe.save(tok, path, format="tiktoken")
+    ranks = set(tok.mergeable_ranks().values())
+    if special in ranks:
+        with pytest.raises(InvalidParameterError, match=rf"special token ids \[{special}\] are mergeable tokens"):
+            ubpe.load(path, pattern=tok.pattern, special_tokens={"<s>": special})
+        with pytest.raises(InvalidParameterError, match=rf"special token ids \[{special}\] are mergeable tokens"):
+            ByteLevelBPE.from_mergeable_ranks(tok.mergeable_ranks(), pattern=tok.pattern, special_tokens={"<s>": special})
+    else:
+        loaded = ubpe.load(path, pattern=tok.pattern, special_tokens={"<s>": special})
+        assert loaded.encode("a<s>b", allowed_special="all")[1] == special
+
+
+def test_a_file_read_without_numpy_refits_and_builds_once_across_threads(shuffled, tmp_path) -> None:
+    """Refitting a loaded file's tokenizer replaces its tables (a pickle holds the new model,
+    not the file's); threads that ask for its vocabulary at once get the one built."""
+    import pickle
+    import threading
+
+    import ubpe
+
+    tok, _ = shuffled
+    path = tmp_path / "shuffled.tiktoken"
+    ubpe.save(tok, path, format="tiktoken")
+    refit = ubpe.load(path, pattern=tok.pattern).fit(["xyz xyz xyz"], n_tokens=258, quiet=True)
+    again = pickle.loads(pickle.dumps(refit))
+    assert again.encode("xyz") == refit.encode("xyz") and len(again.vocabulary) == 258
+    loaded = ubpe.load(path, pattern=tok.pattern)
+    seen, barrier = [], threading.Barrier(4)
+
+    def ask() -> None:
+        barrier.wait()
+        seen.append((loaded.vocabulary, loaded._encoder, loaded.token_ids))
+
+    workers = [threading.Thread(target=ask) for _ in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert len(seen) == 4 and all(entry[0] is seen[0][0] and entry[1] is seen[0][1] for entry in seen)

@@ -312,3 +312,47 @@ def test_unfitted_and_bad_parameters():
     tiny = ByteLevelBPE().fit(["abab abab"], n_tokens=300, pattern=r"\S+|\s+", quiet=True)
     assert len(tiny.vocabulary) < 300  # stops when no pair is left
     assert tiny.decode(tiny.encode("abab ab")) == "abab ab"
+
+
+_COLD_ENCODE = r"""
+import json, sys
+import ubpe
+from ubpe.cli import main
+path, texts = sys.argv[1], json.loads(sys.argv[2])
+tok = ubpe.load(path, pattern="cl100k", special_tokens={"<|end|>": 100000})
+out = [tok.encode(text) for text in texts if "<|end|>" not in text]
+out += [tok.encode(text, allowed_special="all") for text in texts]
+print(json.dumps(out))
+main(["encode", path, "--text", texts[0]])
+print(json.dumps(sorted(m for m in sys.modules if m == "numpy" or m.startswith("numpy."))))
+"""
+
+
+def test_a_tiktoken_file_loads_and_encodes_without_numpy(tmp_path):
+    """A ``.tiktoken`` file's load, its encodes (special tokens allowed or not) and a one-shot
+    ``ubpe encode`` import no numpy in a fresh process (~35 ms of a cold start: issue 36),
+    and give tiktoken's ids."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    import ubpe
+
+    tok = ByteLevelBPE().fit(["the cat sat on the mat, naïve café 12345 don't"] * 3, n_tokens=300,
+                             pattern="cl100k", quiet=True)
+    path = tmp_path / "cat.tiktoken"
+    ubpe.save(tok, path, format="tiktoken")
+    texts = ["the cat sat", "naïve café\n\n 12345 🦙", "a<|end|>the cat", "lone \ud800 surrogate", ""]
+    env = {**os.environ, "UBPE_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("UBPE_NO_CACHE", None)
+    for _ in range(2):  # the first process builds the machine's tables, the second reads them
+        done = subprocess.run([sys.executable, "-c", _COLD_ENCODE, str(path), json.dumps(texts)],
+                              capture_output=True, text=True, env=env, check=True)
+        ids, cli, imported = done.stdout.splitlines()
+        assert json.loads(imported) == []
+    encoding = tiktoken.Encoding("cat", pat_str=PATTERNS["cl100k"], mergeable_ranks=tok.mergeable_ranks(),
+                                 special_tokens={"<|end|>": 100000})
+    plain = [t for t in texts if "<|end|>" not in t]
+    want = [encoding.encode(t) for t in plain] + [encoding.encode(t, allowed_special="all") for t in texts]
+    assert json.loads(ids) == want and cli == " ".join(map(str, want[0]))

@@ -15,7 +15,7 @@ import pytest
 
 from ubpe import tables_cache
 from ubpe.text import regex_program
-from ubpe.text.patterns import PATTERNS, _every_code_point_classes, code_point_classes
+from ubpe.text.patterns import PATTERNS, _every_code_point_classes, code_point_class_buffer, code_point_classes
 
 TEKKEN = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|"
           r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}|"
@@ -47,7 +47,7 @@ class Builder:
 
 
 def _entries(folder) -> list:
-    return sorted(p for p in folder.rglob("*.npz"))
+    return sorted(p for p in folder.rglob("*" + tables_cache.SUFFIX))
 
 
 def test_an_entry_is_built_once_and_read_back_equal(cache):
@@ -97,10 +97,66 @@ def test_an_entry_holding_another_key_is_rebuilt(cache):
     """Two keys whose file names collided (or an entry written by other code) are not mixed up."""
     tables_cache.cached_arrays("kind", "key", Builder(3))
     (entry,) = _entries(cache)
-    np.savez(entry, table=np.arange(9), __key__=np.array("another key"))
+    tables_cache._write(entry, "another key", {"table": np.arange(9)})
     build = Builder(4)
     assert tables_cache.cached_arrays("kind", "key", build)["table"].tolist() == list(range(4))
     assert build.calls == 1
+
+
+def test_every_kind_of_array_reads_back_as_written(cache):
+    """Dtypes, shapes (scalars, empty arrays, 2-D), text, a key with a lone surrogate: read back
+    equal and writable, as the builder made them; as memoryviews too, without numpy's help."""
+    arrays = {"u2": np.arange(5, dtype=np.uint16), "grid": np.arange(12, dtype=np.int32).reshape(3, 4),
+              "scalar": np.array(7, np.int64), "flag": np.array(True), "empty": np.zeros(0, np.uint32),
+              "bytes": np.frombuffer(b"abc", np.uint8), "floats": np.array([0.5, -1.0]), "wide": np.arange(3, dtype=np.uint64)}
+    key = "a key \ud800 with a lone surrogate"
+    text = {"reason": np.array("why a program failed")}
+    tables_cache.cached_arrays("kinds", key, lambda: {**arrays, **text})
+    found = tables_cache.cached_arrays("kinds", key, lambda: pytest.fail("rebuilt"))
+    assert found.keys() == arrays.keys() | text.keys()
+    for name, value in {**arrays, **text}.items():
+        assert found[name].dtype == value.dtype and found[name].shape == value.shape, name
+        np.testing.assert_array_equal(found[name], value)
+    found["u2"][0] = 9  # writable, as np.load's arrays were
+    tables_cache.cached_arrays("numbers", key, lambda: arrays)
+    views = tables_cache.cached_buffers("numbers", key, lambda: pytest.fail("rebuilt"))
+    for name, value in arrays.items():
+        assert views[name].tolist() == (value.reshape(-1) if value.ndim == 0 or not value.size else value).tolist(), name
+        assert np.asarray(views[name]).dtype == value.dtype, name
+    assert views["u2"].format == "H" and views["grid"].shape == (3, 4)
+
+
+def test_buffers_built_without_numpy_are_stored_and_read_back(cache):
+    from array import array
+
+    built = {"table": memoryview(array("H", [1, 2, 65535])), "ids": memoryview(array("i", [-1, 5]))}
+    assert tables_cache.cached_buffers("buffers", "key", lambda: built)["table"].tolist() == [1, 2, 65535]
+    again = tables_cache.cached_buffers("buffers", "key", lambda: pytest.fail("rebuilt"))
+    assert again["table"].tolist() == [1, 2, 65535] and again["ids"].tolist() == [-1, 5]
+    assert tables_cache.cached_arrays("buffers", "key", lambda: pytest.fail("rebuilt"))["ids"].dtype == np.int32
+
+
+@pytest.mark.parametrize("header", [
+    {"key": "key", "arrays": [["table", "<u2", [10 ** 12], 0]]},  # past the file's end
+    {"key": "key", "arrays": [["table", "|O", [1], 0]]},  # an object dtype
+    {"key": "key", "arrays": [["table", "<U99999999999", [1], 0]]},  # text past any size
+    {"key": "key", "arrays": [["table", "<u2", [-1], 0]]},  # a negative extent
+    {"key": "key", "arrays": [["table", "<u2", [1], -64]]},  # before the arrays
+    {"key": "key", "arrays": [["table", "<u2", [1]]]},  # a field missing
+    {"key": "key", "arrays": "table"},  # not a list of rows
+    ["key"],  # not an object
+])
+def test_a_tampered_header_is_rebuilt_not_trusted(cache, header):
+    build = Builder()
+    tables_cache.cached_arrays("kind", "key", build)
+    (entry,) = _entries(cache)
+    text = json.dumps(header).encode()
+    entry.write_bytes(tables_cache._MAGIC + len(text).to_bytes(4, "little") + text + bytes(64))
+    assert tables_cache.cached_arrays("kind", "key", build)["table"].tolist() == list(range(7))
+    assert build.calls == 2
+    entry.write_bytes(tables_cache._MAGIC + (1 << 31).to_bytes(4, "little") + bytes(64))  # a header past the bound
+    assert tables_cache.cached_arrays("kind", "key", build)["table"].tolist() == list(range(7))
+    assert build.calls == 3
 
 
 def test_the_environment_variable_turns_the_cache_off(cache, monkeypatch):
@@ -162,18 +218,26 @@ def test_a_cold_load_reads_the_cache_without_openssl_nor_platformdirs(tmp_path):
         assert json.loads(out[0]) and out[1] == "[]", out
 
 
+def _forget_code_point_classes() -> None:
+    code_point_classes.cache_clear()
+    code_point_class_buffer.cache_clear()
+
+
 def test_code_point_classes_from_the_cache_equal_a_fresh_build(cache):
     fresh = _every_code_point_classes()["classes"]
-    code_point_classes.cache_clear()
+    _forget_code_point_classes()
     try:
         first = code_point_classes()  # built and written
-        code_point_classes.cache_clear()
+        _forget_code_point_classes()
         cached = code_point_classes()  # read back
+        _forget_code_point_classes()
+        buffer = code_point_class_buffer()  # read back without numpy
     finally:
-        code_point_classes.cache_clear()
-    assert cached.dtype == fresh.dtype == np.uint16
+        _forget_code_point_classes()
+    assert cached.dtype == fresh.dtype == np.uint16 and buffer.format == "H"
     np.testing.assert_array_equal(first, fresh)
     np.testing.assert_array_equal(cached, fresh)
+    np.testing.assert_array_equal(np.asarray(buffer), fresh)
     assert len(_entries(cache)) == 1
 
 

@@ -37,7 +37,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-import numpy as np  # noqa: F401  (the examples below use it)
+from ubpe_native._numpy import np  # noqa: F401  (the examples below use it)
 
 from .._lazy import lazy_attributes
 from ..errors import InvalidParameterError

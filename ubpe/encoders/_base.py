@@ -25,7 +25,7 @@ from functools import reduce
 from operator import add
 from typing import Any, ClassVar
 
-import numpy as np
+from ubpe_native._numpy import np
 
 from ubpe_native._score import score_tokens
 

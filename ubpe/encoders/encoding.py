@@ -24,7 +24,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
+from ubpe_native._numpy import np
 
 from ..errors import InvalidParameterError
 __all__ = ["EncodedBatch", "Encoding"]
@@ -32,7 +32,7 @@ __all__ = ["EncodedBatch", "Encoding"]
 #: One encoding of a document: its tokens and their tf-idf score.
 Encoding = tuple[list[int], float]
 
-_DTYPES = {"ids": np.int32, "token_offsets": np.int64, "scores": np.float64, "doc_offsets": np.int64}
+_DTYPES = {"ids": "int32", "token_offsets": "int64", "scores": "float64", "doc_offsets": "int64"}
 
 
 @dataclass(frozen=True, eq=False)

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 from functools import cached_property
 
-import numpy as np
+from ubpe_native._numpy import np
 
 from ubpe_native._combine import top1_documents
 from ubpe_native._ranked import MergeTable, TextEncoder
@@ -78,11 +78,13 @@ class RankedEncoder(Encoder):
     deterministic = True
     splits_batches = True
 
-    def __init__(self, vocabulary: Vocabulary, *, priority: str = "rank"):
+    def __init__(self, vocabulary: Vocabulary, *, priority: str = "rank", table: MergeTable | None = None):
+        """``table``: the vocabulary's merge table at this priority, if the caller built it
+        already (a byte-level file's load: `ubpe.models.bytelevel.ByteLevelBPE._from_tables`)."""
         priorities, self.priority = _priorities(vocabulary, priority)
         self.vocabulary = vocabulary
         self._pieces = PieceTable(vocabulary)
-        self._table = MergeTable(
+        self._table = table if table is not None else MergeTable(
             vocabulary.n_base,
             np.ascontiguousarray(vocabulary.piece_offsets, dtype=np.int64),
             np.ascontiguousarray(vocabulary.piece_symbols, dtype=ID_DTYPE),

@@ -92,9 +92,13 @@ def read(
         raise ModelFormatError(f"{path} is an empty file, not a .tiktoken model")
     if pattern is None:
         pattern = pattern_of(data, path)
-    from ubpe_native._base64_lines import parse_lines  # (here: detection imports this module for every file)
+    from ubpe_native._base64_lines import parse_lines, ranked_tables  # (here: detection imports this module for every file)
 
     from ..models.bytelevel import ByteLevelBPE
+
+    tables = ranked_tables(data)  # the whole file in C, checked, without numpy; None: see below
+    if tables is not None:
+        return ByteLevelBPE._from_tables(tables, pattern=pattern, special_tokens=special_tokens)
     from ..models.bytelevel_trainer import gather_pieces
 
     tokens = parse_lines(data, True)  # the whole file in C; None: read it line by line

@@ -29,20 +29,22 @@ pre-tokenized pieces (``encode_with(text, encoder="fewest")``).
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import AbstractSet, Any, Literal
 
-import numpy as np
+from ubpe_native._numpy import np
 import regex
 
 from ..encoders import Encoding
-from ..encoders.ranked import RankedEncoder
+from ..encoders.ranked import MergeTable, RankedEncoder, TextEncoder
 from ..errors import InvalidParameterError, NotFittedError, SymbolTypeError, UnknownTokenError
 from ..pieces import Inventory, checked_ids
 from ..vocabulary import ID_DTYPE, Vocabulary
 from ..text.patterns import (
     DEFAULT_PATTERN,
     PATTERNS,
+    code_point_class_buffer,
     code_point_classes,
     native_pattern_id,
     resolve_pattern,
@@ -58,13 +60,16 @@ from .base import Tokenizer
 from .bytelevel_trainer import N_BYTES, arrays_vocabulary, fit_bytelevel, ranks_vocabulary
 
 _NONE_ALLOWED: frozenset[str] = frozenset()  # encode's default allowed_special
+_MATERIALIZING = threading.Lock()  # ByteLevelBPE._materialize: one thread builds, the others wait
 
 
 class ByteLevelBPE(Tokenizer):
     """A byte-level BPE text tokenizer (tiktoken's model) fitted with ubpe's fit kernel.
 
     Build one with :meth:`fit`, :meth:`from_mergeable_ranks` or ``ubpe.load`` (our files
-    and ``.tiktoken`` files). Over 250 lines because it is two public surfaces on one model:
+    and ``.tiktoken`` files; a ``.tiktoken`` file's load builds the merge table and the
+    one-text encoder only, without numpy, and the vocabulary, token ids and encoder when first
+    asked for: :meth:`_from_tables`). Over 250 lines because it is two public surfaces on one model:
     tiktoken's (``encode``, ``encode_ordinary``, ``decode_bytes``, ``mergeable_ranks``...) and
     ubpe's :class:`~ubpe.models.ubpe.Tokenizer` contract.
 
@@ -167,6 +172,59 @@ class ByteLevelBPE(Tokenizer):
         tok._install(vocabulary, token_ids, resolve_pattern(pattern), dict(special_tokens or {}))
         return tok
 
+    @classmethod
+    def _from_tables(cls, tables: tuple, *, pattern: str, special_tokens: Mapping[str, int] | None) -> ByteLevelBPE:
+        """A tokenizer from a file's tables as `ubpe_native._base64_lines.ranked_tables`
+        gives them, built without numpy: the merge table and the one-text encoder now (a load
+        and its first ``encode`` import no numpy), the vocabulary, token ids and encoder when
+        first asked for (:meth:`_materialize`)."""
+        symbols, offsets, token_ids, priorities, identity = tables
+        pattern = resolve_pattern(pattern)
+        specials = SpecialTokens(dict(special_tokens or {}))
+        special_ids = list(specials.ids.values())
+        if special_ids:  # the byte ids hold any ranks; the merged ones come in rank order
+            ranks = token_ids[:N_BYTES].tolist() + ([token_ids[N_BYTES], token_ids[-1]] if len(token_ids) > N_BYTES else [])
+            if not (max(special_ids) < min(ranks) or min(special_ids) > max(ranks)):
+                clash = sorted(set(special_ids).intersection(token_ids))
+                if clash:
+                    raise InvalidParameterError(f"special token ids {clash[:5]} are mergeable tokens")
+        tok = cls.__new__(cls)
+        native = native_pattern_id(pattern)
+        table = MergeTable(N_BYTES, offsets, symbols, priorities)
+        tok.__dict__.update(
+            pattern=pattern, _specials=specials, _regex=regex.compile(pattern), _decoding=None, _identity_ids=identity,
+            _tables=(symbols, offsets, token_ids, priorities, table),
+            _plain=False if native is None else TextEncoder(table, code_point_class_buffer(), native,
+                                                            None if identity else token_ids))
+        return tok
+
+    #: what a tokenizer made by `_from_tables` builds when first asked for
+    _MATERIALIZED = frozenset({"vocabulary", "token_ids", "_encoder"})
+
+    def __getattr__(self, name: str) -> Any:
+        # (only for an attribute not set: a loaded file's vocabulary, token ids and encoder;
+        # ``name in state``: another thread made them since this lookup missed)
+        state = self.__dict__
+        if name in ByteLevelBPE._MATERIALIZED and ("_tables" in state or name in state):
+            self._materialize()
+            return state[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _materialize(self) -> None:
+        """The vocabulary, token ids (as numpy arrays) and encoder of `_from_tables`' tables,
+        the merge table reused; once, whichever thread asks first."""
+        with _MATERIALIZING:
+            tables = self.__dict__.get("_tables")
+            if tables is None:  # made already
+                return
+            symbols, offsets, token_ids, priorities, table = tables
+            vocabulary = Vocabulary.from_arrays(N_BYTES, np.frombuffer(offsets, np.int64), np.frombuffer(symbols, ID_DTYPE),
+                                                ranks=np.frombuffer(priorities, np.int64))
+            self.vocabulary = vocabulary
+            self.token_ids = np.asarray(token_ids, dtype=np.int64)
+            self._encoder = RankedEncoder(vocabulary, priority="rank", table=table)
+            del self.__dict__["_tables"]  # last: a reader that sees no tables sees the attributes
+
     def with_pattern(self, pattern: str) -> ByteLevelBPE:
         """The same tokens and special tokens, pre-tokenized by ``pattern`` (a preset or regex).
 
@@ -179,6 +237,8 @@ class ByteLevelBPE(Tokenizer):
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled (and deep-copied) without the compiled merge table, rebuilt on load."""
+        if "_tables" in self.__dict__:
+            self._materialize()
         return {**super().__getstate__(), "_encoder": None, "_plain": None}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -197,6 +257,7 @@ class ByteLevelBPE(Tokenizer):
         clash = special_ids[:0] if apart else np.intersect1d(special_ids, token_ids)
         if len(clash):
             raise InvalidParameterError(f"special token ids {clash[:5].tolist()} are mergeable tokens")
+        self.__dict__.pop("_tables", None)  # (a loaded file's, not built yet: this model replaces them)
         self.token_ids = token_ids
         self.vocabulary = vocabulary
         self.pattern = pattern
@@ -370,14 +431,30 @@ class ByteLevelBPE(Tokenizer):
 
     def _encode_segments(self, text: str, allowed: set[str]) -> list[int]:
         if not allowed:
-            return self._ids(self._encode_chunk(text)).tolist()
+            return self._chunk_ids(text)
         ids: list[int] = []
         for piece, special in self._specials.segments(text, allowed):
             if special:
                 ids.append(self.special_tokens[piece])
             else:
-                ids.extend(self._ids(self._encode_chunk(piece)).tolist())
+                ids.extend(self._chunk_ids(piece))
         return ids
+
+    def _chunk_ids(self, text: str) -> list[int]:
+        """The ids of ``text`` holding no special token: the one-call kernel's where there is
+        one (a text it refuses goes the encoder's way; lone surrogates raise UnicodeEncodeError)."""
+        plain = self._plain
+        if plain is None:
+            plain = self._plain = self._plain_text_encoder()
+        if plain:
+            try:
+                ids = plain(text)
+            except ValueError:  # the encoder's way raises it as ours
+                ids = None
+            if ids is not None:
+                return ids
+            text.encode("utf-8")  # lone surrogates: UnicodeEncodeError, which encode handles as tiktoken does
+        return self._ids(self._encode_chunk(text)).tolist()
 
     def _plain_text_encoder(self) -> Any:
         """The kernel's str -> ids call (``_ranked.TextEncoder``: special tokens as plain text)
@@ -388,7 +465,8 @@ class ByteLevelBPE(Tokenizer):
         return self._encoder.text_encoder(code_point_classes(), native, None if self._identity_ids else self.token_ids)
 
     def _check_text(self, text: Any) -> None:
-        self._check_fitted()
+        if "_tables" not in self.__dict__:  # (a file's tables are a fitted model: no encoder built to say so)
+            self._check_fitted()
         if not isinstance(text, str):
             raise SymbolTypeError(f"`text` must be a str, not {type(text).__name__}")
 

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING
 
-import numpy as np
+from ubpe_native._numpy import np
 import regex
 
 from ..errors import InvalidParameterError, ModelFormatError, SymbolTypeError

@@ -25,7 +25,7 @@ import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
+from ubpe_native._numpy import np
 import regex
 
 from ubpe_native._merges import id_lists
@@ -39,7 +39,7 @@ __all__ = ["CHUNK_CHARS", "FlatIds", "chunk_ranges", "concat_flat", "cut_long_do
 #: A batch's ids in two arrays: every document's ids back to back (int32), and the offsets
 #: (int64, one per document plus one) where each starts: document ``d``'s ids are
 #: ``ids[offsets[d]:offsets[d + 1]]`` (``id_lists`` makes them lists).
-FlatIds = tuple[np.ndarray, np.ndarray]
+FlatIds = tuple["np.ndarray", "np.ndarray"]  # (names: numpy is imported when first used)
 
 #: A chunk holds about this many characters (the last document may overshoot): large enough
 #: that the per-call work is nothing beside the kernel's, small enough to keep threads balanced.
@@ -118,10 +118,10 @@ def docs_matching(pattern: regex.Pattern | None, text: str, lengths: np.ndarray)
 
 
 #: ``prepare(docs, lengths) -> (text, lengths, skip)``: what a kernel encodes for ``docs``.
-Prepare = Callable[[list, np.ndarray], tuple[str, np.ndarray, Any]]
+Prepare = Callable[[list, "np.ndarray"], tuple[str, "np.ndarray", Any]]
 #: ``kernel(data, lengths, skip) -> (ids, offsets, redo)``: a kernel call; ``redo`` marks the
 #: documents it left out (None: none).
-Kernel = Callable[[bytes, np.ndarray, Any], tuple[np.ndarray, np.ndarray, Any]]
+Kernel = Callable[[bytes, "np.ndarray", Any], tuple["np.ndarray", "np.ndarray", Any]]
 
 
 def encode_chunk(docs: list, lengths: np.ndarray, prepare: Prepare, kernel: Kernel,

@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
+from ubpe_native._numpy import np
 
 from ..errors import InvalidParameterError, ModelFormatError, NotFittedError, SymbolTypeError, UnknownTokenError
 from ..pieces import Inventory, checked_ids
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 #: a family's ``_batch_runs``: its encoder of a run of documents and which long ones it may cut
-BatchRuns = tuple[Callable[[list, np.ndarray], FlatIds], Callable[[str], bool] | None]
+BatchRuns = tuple[Callable[[list, "np.ndarray"], FlatIds], Callable[[str], bool] | None]
 
 
 def _holds_kernel(value: Any, depth: int = 2) -> bool:

@@ -24,7 +24,7 @@ from ubpe_native._numpy import np, numpy_types
 from ubpe_native._pretokenize import or_classes
 
 from ..errors import InvalidParameterError, SymbolTypeError
-from ..tables_cache import cached_arrays
+from ..tables_cache import cached_buffers
 from .presets import DEFAULT_PATTERN, PATTERNS  # noqa: F401  (re-exported: the presets' home before presets.py)
 from .regex_program import compile_pattern
 
@@ -152,14 +152,26 @@ def code_point_classes() -> np.ndarray:
     "upper" and "lower" letter classes); high byte: which of ``s d m t l v r e`` the code
     point is under case-insensitive matching (``ſ`` is an ``s``). Built once per machine
     (~0.3-1 s) and kept in its cache (`ubpe.tables_cache`), read from there in milliseconds.
+    A numpy view of :func:`code_point_class_buffer`.
     """
-    return cached_arrays("classes", "code points", _every_code_point_classes)["classes"]
+    return np.frombuffer(code_point_class_buffer(), dtype=np.uint16)
+
+
+@functools.lru_cache(maxsize=1)
+def code_point_class_buffer() -> memoryview:
+    """:func:`code_point_classes` as a uint16 ``memoryview``, read from the machine's cache
+    (or built) without importing numpy: what a load that runs only the kernel's scanner needs."""
+    return cached_buffers("classes", "code points", _every_code_point_class_buffer)["classes"]
+
+
+def _every_code_point_class_buffer() -> dict[str, memoryview]:
+    every = array("I", range(SURROGATES.start))  # every code point but the surrogates, which str cannot hold
+    every.extend(range(SURROGATES.stop, N_CODE_POINTS))
+    return {"classes": classes_of(every)}
 
 
 def _every_code_point_classes() -> dict[str, np.ndarray]:
-    every = array("I", range(SURROGATES.start))  # every code point but the surrogates, which str cannot hold
-    every.extend(range(SURROGATES.stop, N_CODE_POINTS))
-    return {"classes": np.frombuffer(classes_of(every), dtype=np.uint16)}
+    return {"classes": np.frombuffer(_every_code_point_class_buffer()["classes"], dtype=np.uint16)}
 
 
 def classes_of(code_points: Any) -> memoryview:

@@ -19,7 +19,7 @@ does.
 
 from __future__ import annotations
 
-import numpy as np
+from ubpe_native._numpy import np
 import regex
 
 from ubpe_native._pretokenize import find_pieces, split_text

@@ -42,7 +42,7 @@ import re
 from collections.abc import Collection, Iterator, Mapping
 from typing import AbstractSet, Literal
 
-import numpy as np
+from ubpe_native._numpy import numpy_types
 
 from ..errors import DisallowedSpecialTokenError, InvalidParameterError
 
@@ -92,7 +92,8 @@ class SpecialTokens:
         for text, token in (special_tokens or {}).items():
             if not isinstance(text, str) or not text:
                 raise InvalidParameterError(f"special tokens must be non-empty str, got {text!r}")
-            if isinstance(token, bool) or not isinstance(token, (int, np.integer)) or not 0 <= token <= MAX_RANK:
+            if (isinstance(token, bool) or not isinstance(token, (int, *numpy_types("integer")))
+                    or not 0 <= token <= MAX_RANK):
                 raise InvalidParameterError(f"special token {text!r} has an invalid id {token!r}")
             specials[text] = int(token)
         if len(set(specials.values())) != len(specials):
