@@ -66,7 +66,7 @@ Normalizer = Sequence[tuple]
 def _combining_marks() -> re.Pattern:
     """What HF's ``StripAccents`` removes: ``is_combining_mark``, the category Mark of the
     Unicode tables ``tokenizers`` carries (`ubpe.text.bert_tables.MARKS`, read off it), not
-    this Python's (485 code points fewer than Python 3.11's ``\p{M}``, 2 more)."""
+    this Python's (485 code points fewer than Python 3.11's ``\\p{M}``, 2 more)."""
     from .bert_tables import MARKS
 
     return re.compile("[" + "".join(f"{chr(first)}-{chr(last)}" for first, last in MARKS) + "]+")
