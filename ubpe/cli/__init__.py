@@ -49,7 +49,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     1
     """
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(command if (command := command_of(argv)) in COMMANDS else None)
+    command = command_of(argv)  # (a word that names no command: the whole parser, whose error lists them)
+    parser = build_parser(command if command in COMMANDS else None)
     args = parser.parse_args(argv)
     if getattr(args, "top_n", 1) < 1:
         parser.error("--top-n must be at least 1")

@@ -117,7 +117,8 @@ def _fit(commands: argparse._SubParsersAction, name: str, help_text: str) -> Non
     fit.add_argument("inputs", nargs="*", metavar="INPUT",
                      help="text files, directories, .npy arrays, or '-' for stdin (default: stdin)")
     fit.add_argument("-o", "--output", required=True, metavar="MODEL", help="where to write the model")
-    fit.add_argument("--variant", choices=(UNIVERSAL, CLASSIC, ByteLevelBPE.variant), default=UNIVERSAL, help="default: universal")
+    fit.add_argument("--variant", choices=(UNIVERSAL, CLASSIC, ByteLevelBPE.variant), default=UNIVERSAL,
+                     help="default: universal")
     fit.add_argument("--n-tokens", type=int, metavar="N",
                      help=f"vocabulary size, alphabet included (default: {DEFAULT_N_TOKENS})")
     fit.add_argument("--n-candidates", type=int, default=50, metavar="K", help="pairs merged per round at most (default: 50)")
@@ -182,8 +183,7 @@ def _decode(commands: argparse._SubParsersAction, name: str, help_text: str) -> 
 def _view(commands: argparse._SubParsersAction, name: str, help_text: str) -> None:
     from . import view as view_cmd
 
-    view = commands.add_parser(
-        name, help=help_text)
+    view = commands.add_parser(name, help=help_text)
     view.add_argument("model", help="a model file")
     _input_options(view)
     view.add_argument("--ints", action="store_true", help="documents are integer sequences")
@@ -198,8 +198,7 @@ def _view(commands: argparse._SubParsersAction, name: str, help_text: str) -> No
 def _inspect(commands: argparse._SubParsersAction, name: str, help_text: str) -> None:
     from . import inspect as inspect_cmd
 
-    inspect = commands.add_parser(
-        name, help=help_text)
+    inspect = commands.add_parser(name, help=help_text)
     inspect.add_argument("model", help="a model file")
     inspect.add_argument("--top", type=_at_least_one, default=DEFAULT_TOP, metavar="K", help=f"rows per listing (default: {DEFAULT_TOP})")
     inspect.add_argument("--tree", action="append", metavar="TOKEN",
@@ -245,8 +244,8 @@ def _convert(commands: argparse._SubParsersAction, name: str, help_text: str) ->
     convert = commands.add_parser(
         name, help=help_text,
         description="Convert a model. Without --to: the output's name decides (tokenizer.json, .model, .gguf, "
-        ".tiktoken), else ubpe 0.3.0 JSON becomes our format and ours becomes ubpe 0.3.0 JSON. "
-        "A target that cannot hold the model: one line saying why, exit code 2.",
+                    ".tiktoken), else ubpe 0.3.0 JSON becomes our format and ours becomes ubpe 0.3.0 JSON. "
+                    "A target that cannot hold the model: one line saying why, exit code 2.",
     )
     convert.add_argument("input", help=f"a model file in any format ubpe reads ({', '.join(supported())})")
     convert.add_argument("output")

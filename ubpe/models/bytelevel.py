@@ -63,6 +63,17 @@ _NONE_ALLOWED: frozenset[str] = frozenset()  # encode's default allowed_special
 _MATERIALIZING = threading.Lock()  # ByteLevelBPE._materialize: one thread builds, the others wait
 
 
+def _refuse_mergeable_specials(special_ids: list[int], lowest: int, highest: int, token_ids: Iterable[int]) -> None:
+    """InvalidParameterError when a special token's id is the rank of a mergeable token
+    (``token_ids``, whose ranks run from ``lowest`` to ``highest``). Special ids usually come
+    all before the ranks (tekken) or all after (tiktoken): then the ranks are not read."""
+    if not special_ids or max(special_ids) < lowest or min(special_ids) > highest:
+        return
+    clash = sorted(set(special_ids).intersection(map(int, token_ids)))
+    if clash:
+        raise InvalidParameterError(f"special token ids {clash[:5]} are mergeable tokens")
+
+
 class ByteLevelBPE(Tokenizer):
     """A byte-level BPE text tokenizer (tiktoken's model) fitted with ubpe's fit kernel.
 
@@ -181,13 +192,9 @@ class ByteLevelBPE(Tokenizer):
         symbols, offsets, token_ids, priorities, identity = tables
         pattern = resolve_pattern(pattern)
         specials = SpecialTokens(dict(special_tokens or {}))
-        special_ids = list(specials.ids.values())
-        if special_ids:  # the byte ids hold any ranks; the merged ones come in rank order
-            ranks = token_ids[:N_BYTES].tolist() + ([token_ids[N_BYTES], token_ids[-1]] if len(token_ids) > N_BYTES else [])
-            if not (max(special_ids) < min(ranks) or min(special_ids) > max(ranks)):
-                clash = sorted(set(special_ids).intersection(token_ids))
-                if clash:
-                    raise InvalidParameterError(f"special token ids {clash[:5]} are mergeable tokens")
+        # the byte ids hold any ranks; the merged ones come in rank order: their first and last
+        ends = token_ids[:N_BYTES].tolist() + ([token_ids[N_BYTES], token_ids[-1]] if len(token_ids) > N_BYTES else [])
+        _refuse_mergeable_specials(list(specials.ids.values()), min(ends), max(ends), token_ids)
         tok = cls.__new__(cls)
         native = native_pattern_id(pattern)
         table = MergeTable(N_BYTES, offsets, symbols, priorities)
@@ -251,12 +258,7 @@ class ByteLevelBPE(Tokenizer):
     ) -> None:
         specials = SpecialTokens(special_tokens)
         token_ids = np.asarray(token_ids, dtype=np.int64)
-        special_ids = np.fromiter(specials.ids.values(), dtype=np.int64, count=len(specials.ids))
-        # special ids usually come all before the ranks (tekken) or all after (tiktoken)
-        apart = not len(special_ids) or special_ids.max() < token_ids.min() or special_ids.min() > token_ids.max()
-        clash = special_ids[:0] if apart else np.intersect1d(special_ids, token_ids)
-        if len(clash):
-            raise InvalidParameterError(f"special token ids {clash[:5].tolist()} are mergeable tokens")
+        _refuse_mergeable_specials(list(specials.ids.values()), int(token_ids.min()), int(token_ids.max()), token_ids)
         self.__dict__.pop("_tables", None)  # (a loaded file's, not built yet: this model replaces them)
         self.token_ids = token_ids
         self.vocabulary = vocabulary

@@ -3,7 +3,8 @@
 
 Code points in hexadecimal, entries cut by ``;`` (`ubpe.text.unicode.parsed` reads them).
 ``DIFFER_*``: per Python Unicode version, ranges ``(first, last)`` of the code points where
-``unicodedata`` and ``str.lower`` are not these.
+``unicodedata`` and ``str.lower`` are not these. Over 600 lines because it is data only: every
+code point whose normalization or lowercase ``tokenizers`` changes.
 """
 
 TOKENIZERS_VERSION = '0.23.3'
