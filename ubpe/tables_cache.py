@@ -146,17 +146,35 @@ def cached_arrays(kind: str, key: str, build: Callable[[], dict[str, Any]]) -> d
     return {name: np.asarray(value) for name, value in found.items()}
 
 
-def cached_buffers(kind: str, key: str, build: Callable[[], dict[str, Any]]) -> dict[str, memoryview]:
+def cached_buffers(kind: str, key: str, build: Callable[[], dict[str, Any]]) -> dict[str, memoryview | str]:
     """:func:`cached_arrays` as memoryviews of the entry's buffer (shaped, of the arrays'
     formats; a scalar as one item, an empty array 1-D), read without importing numpy; ``build``'s arrays as
-    memoryviews when it runs. Numbers only (no text)."""
+    such memoryviews when it runs. A text scalar (a failed program's reason) comes as a ``str``."""
     found = _cached(kind, key, build)
     if not isinstance(found, tuple):
-        return {name: memoryview(value) for name, value in found.items()}
+        return {name: _built_view(value) for name, value in found.items()}
     data, layout = found
     view = memoryview(data)
-    return {name: view[offset:offset + count * _itemsize(dtype)].cast(_FORMATS[dtype], *([shape] if count and shape else []))
+    return {name: _text(view[offset:offset + count * _itemsize(dtype)]) if dtype.startswith("<U") else
+            view[offset:offset + count * _itemsize(dtype)].cast(_FORMATS[dtype], *([shape] if count and shape else []))
             for name, (dtype, shape, count, offset) in layout.items()}
+
+
+def _text(view: memoryview) -> str:
+    """A text scalar's UTF-32 bytes (padded with NULs, as numpy keeps them) as a str."""
+    return bytes(view).decode("utf-32-le", "surrogatepass").rstrip("\0")
+
+
+def _built_view(value: Any) -> memoryview | str:
+    """What :func:`cached_buffers` gives of an array ``build`` returned: as if read back."""
+    if not isinstance(value, memoryview):
+        import numpy as np
+
+        value = np.ascontiguousarray(value) if np.ndim(value) else np.asarray(value).reshape(1)
+        if value.dtype.kind == "U":
+            return str(value[0]) if value.shape == (1,) else str(value)
+    view = memoryview(value)
+    return view.cast("B").cast(view.format, list(view.shape) or [1]) if view.ndim != 1 else view
 
 
 def _cached(kind: str, key: str, build: Callable[[], dict[str, Any]]) -> Any:

@@ -31,13 +31,14 @@ others become a sentinel character (the unknown token's unit) or are dropped, as
 [b'ab', b'1', b'2', b' cd']
 """
 
+from cpython cimport array as carray
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 from libc.string cimport memcpy, memset
 from libcpp.vector cimport vector
 
 from ubpe_native._numpy import np
 
-from ubpe_native._checks cimport as_array, build_once
+from ubpe_native._checks cimport as_array, as_buffer, build_once
 from ubpe_native._pretokenize cimport PATTERN_GPT2, check_utf8, decode_utf8, piece_end
 from ubpe_native._regex cimport FIRST_PROGRAM_ID, Program, find_next, program_of
 from ubpe_native._shared cimport push_code_point
@@ -165,6 +166,30 @@ cdef void drop_empty(vector[int64_t]& out, Py_ssize_t first) noexcept nogil:
     out.resize(kept)
 
 
+cdef carray.array INT32_TEMPLATE = carray.array("i")
+
+
+cdef object step_rows(steps):
+    """``steps`` as one int32 buffer of rows of 4: a list or tuple of rows of 4 ints (built
+    without numpy: what a model's load hands over), or an array of shape ``(n, 4)``."""
+    cdef carray.array flat
+    if type(steps) is list or type(steps) is tuple:
+        flat = carray.clone(INT32_TEMPLATE, 0, False)
+        for row in steps:
+            if len(row) != 4:
+                raise ValueError("steps must be rows of 4 ints")
+            if not all(type(value) is int for value in row):
+                raise TypeError("steps must hold integers")
+            try:
+                flat.extend(row)
+            except OverflowError:
+                raise ValueError("steps holds values outside the int32 range") from None
+        return flat
+    if not len(steps):
+        return carray.clone(INT32_TEMPLATE, 0, False)
+    return as_array(steps, np.int32, "steps").reshape(-1, 4).reshape(-1)
+
+
 cdef class HFPreTokenizer:
     """A list of HF pre-tokenizer steps, run natively (see the module docstring).
 
@@ -183,10 +208,9 @@ cdef class HFPreTokenizer:
     def __init__(self, steps, const class_t[::1] classes, spelling, int output=OUT_BYTES,
                  known=None, int sentinel=-1, bint fuse=False):
         build_once(&self.built, self)
-        cdef const int32_t[:, ::1] table = as_array(steps, np.int32, "steps").reshape(-1, 4) \
-            if len(steps) else np.zeros((0, 4), np.int32)
-        cdef const uint32_t[::1] spelled = as_array(spelling, np.uint32, "spelling")
-        cdef Py_ssize_t k, n_steps = table.shape[0]
+        cdef const int32_t[::1] table = step_rows(steps)
+        cdef const uint32_t[::1] spelled = as_buffer(spelling, "I", "uint32", "spelling")
+        cdef Py_ssize_t k, n_steps = table.shape[0] // 4
         cdef Step step
         cdef bint byte_level = False
         if output != OUT_BYTES and output != OUT_END_OF_WORD:
@@ -202,7 +226,7 @@ cdef class HFPreTokenizer:
             self.unspelling[spelled[k]] = <uint8_t>k
             self.spelled_at[spelled[k]] = True
         for k in range(n_steps):
-            step.kind, step.a, step.b, step.c = table[k, 0], table[k, 1], table[k, 2], table[k, 3]
+            step.kind, step.a, step.b, step.c = table[4 * k], table[4 * k + 1], table[4 * k + 2], table[4 * k + 3]
             if step.kind == STEP_SPLIT:
                 if step.a < FIRST_PROGRAM_ID or program_of(step.a) == NULL:
                     raise ValueError(f"step {k}: {step.a} is not the id of a compiled pattern")
@@ -222,7 +246,7 @@ cdef class HFPreTokenizer:
         if known is not None:
             if byte_level:
                 raise ValueError("known is for a character model: steps without byte_level")
-            known_view = as_array(known, np.uint8, "known")
+            known_view = as_buffer(known, "B", "uint8", "known")
             if known_view.shape[0] != N_CODE_POINTS:
                 raise ValueError("known must hold one entry per code point (0x110000)")
             if not -1 <= sentinel < N_CODE_POINTS or 0xD800 <= sentinel < 0xE000:

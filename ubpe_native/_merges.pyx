@@ -42,6 +42,7 @@ from libcpp.unordered_map cimport unordered_map
 from libcpp.utility cimport pair
 from libcpp.vector cimport vector
 from cython.operator cimport dereference as deref
+from cpython cimport array as carray
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.ref cimport Py_INCREF
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
@@ -119,16 +120,21 @@ def id_lists(ids, offsets):
     return out
 
 
+cdef carray.array UINT64_TEMPLATE = carray.array("Q")
+
+
 def pack_units(units):
-    """The keys of units (``bytes`` of 1 to 4 bytes each), as `PairMerges` takes them."""
-    keys = np.empty(len(units), dtype=np.uint64)
-    cdef Py_ssize_t k
+    """The keys of units (``bytes`` of 1 to 4 bytes each), as `PairMerges` takes them: an
+    ``array.array`` of typecode ``Q`` (no numpy needed to load a model)."""
+    cdef Py_ssize_t k, n = len(units)
+    cdef carray.array keys = carray.clone(UINT64_TEMPLATE, n, False)
+    cdef uint64_t[::1] view = keys
     cdef bytes unit
-    for k in range(len(units)):
+    for k in range(n):
         unit = units[k]
         if not 1 <= len(unit) <= 4:
             raise ValueError(f"unit {unit!r} does not hold 1 to 4 bytes")
-        keys[k] = unit_key(<const uint8_t*><const char*>unit, len(unit))
+        view[k] = unit_key(<const uint8_t*><const char*>unit, len(unit))
     return keys
 
 

@@ -29,6 +29,7 @@ then the bytes) into one NUL-separated blob.
 (b'hi\\x00', 18, False)
 """
 
+from cpython cimport array as carray
 from cpython.dict cimport PyDict_Next
 from cpython.long cimport PyLong_AsLongLong
 from cpython.object cimport PyObject
@@ -45,6 +46,9 @@ from ubpe_native._pretokenize cimport check_utf8
 from ubpe_native._shared cimport (PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_READ,
                                   PyUnicode_READY, push_code_point)
 from ubpe_native._typedefs cimport id_t
+
+# the columns of ids come back as ``array.array('i')``: a model loads without numpy
+cdef carray.array INT32_TEMPLATE = carray.array("i")
 
 cdef uint64_t FNV_OFFSET = 0xCBF29CE484222325ULL
 cdef uint64_t FNV_PRIME = 0x100000001B3ULL
@@ -68,7 +72,7 @@ cdef inline id_t _vocab_id(dict vocab, object text) except -2:
 
 
 def pair_ids_in(dict vocab not None, list rules not None):
-    """``(left, right, result, repeated)``: the int32 ids in ``vocab`` of every rule's left and
+    """``(left, right, result, repeated)``: the int32 ids (``array.array('i')``) in ``vocab`` of every rule's left and
     right strings and of their concatenation (-1: not a key), and whether some pair of ids
     comes twice (two missing strings count as one id), for rules that are each a ``str``
     holding exactly one space (cut there, as HF cuts ``"left right"``) or a ``list`` / ``tuple``
@@ -79,9 +83,9 @@ def pair_ids_in(dict vocab not None, list rules not None):
     cdef FlatMap seen = FlatMap(<size_t>n)
     cdef int64_t* slot
     cdef bint repeated = False
-    left = np.empty(n, dtype=np.int32)
-    right = np.empty(n, dtype=np.int32)
-    result = np.empty(n, dtype=np.int32)
+    cdef carray.array left = carray.clone(INT32_TEMPLATE, n, False)
+    cdef carray.array right = carray.clone(INT32_TEMPLATE, n, False)
+    cdef carray.array result = carray.clone(INT32_TEMPLATE, n, False)
     cdef id_t[::1] lv = left, rv = right, mv = result
     for k in range(n):
         rule = rules[k]
@@ -760,9 +764,11 @@ def pair_ids_in_json(dict vocab not None, const uint8_t[::1] rules not None):
             repeated = repeats(ids, count, table.n_ids)
     if count < 0:
         return None
-    columns = np.empty((3, count), dtype=np.int32)
-    cdef id_t[:, ::1] view = columns
+    cdef carray.array left = carray.clone(INT32_TEMPLATE, count, False)
+    cdef carray.array right = carray.clone(INT32_TEMPLATE, count, False)
+    cdef carray.array result = carray.clone(INT32_TEMPLATE, count, False)
+    cdef id_t[::1] lv = left, rv = right, mv = result
     cdef Py_ssize_t k
     for k in range(count):
-        view[0, k], view[1, k], view[2, k] = ids[3 * k], ids[3 * k + 1], ids[3 * k + 2]
-    return columns[0], columns[1], columns[2], repeated
+        lv[k], rv[k], mv[k] = ids[3 * k], ids[3 * k + 1], ids[3 * k + 2]
+    return left, right, result, repeated

@@ -448,3 +448,33 @@ def test_ambiguity_of_hf_models(name, tmp_path_factory):
     tok, _ = built(name, tmp_path_factory)
     found = tok.ambiguity("Hello world, it's a test")
     assert found.n_segmentations > 1 and found.encoding_probability == pytest.approx(found.best_probability)
+
+
+_COLD_LOAD = r"""
+import json, sys
+import ubpe
+tok = ubpe.load(sys.argv[1])
+print(json.dumps([tok.encode(text) for text in json.loads(sys.argv[2])]))
+print(json.dumps(sorted(m for m in sys.modules if m == "numpy" or m.startswith("numpy."))))
+"""
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama3", "qwen2", "falcon", "trained-bytelevel"])
+def test_a_byte_level_file_loads_and_encodes_without_numpy(name, tmp_path_factory, tmp_path):
+    """A byte-level tokenizer.json (the kernel's scanner, ``ignore_merges``' whole words, a
+    regex the VM runs as a program) loads and encodes in a fresh process without importing
+    numpy (~35 ms of a cold start: issue 36), with HF's ids; the first process builds the
+    machine's tables (code-point classes, the regex program), the second reads them."""
+    from tokenizers import Tokenizer
+
+    path = _saved(name, tmp_path_factory.getbasetemp())
+    texts = EDGES + ["The quick brown fox, naïve café 12345 don't 🦙", "a\U0010ffffb 中文 ① x"]
+    env = {**os.environ, "UBPE_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("UBPE_NO_CACHE", None)
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-c", _COLD_LOAD, str(path), json.dumps(texts)],
+                              capture_output=True, text=True, env=env, check=True, cwd=tempfile.gettempdir())
+        ids, imported = done.stdout.splitlines()
+    assert json.loads(imported) == []
+    reference = Tokenizer.from_file(str(path))
+    assert json.loads(ids) == [reference.encode(text, add_special_tokens=False).ids for text in texts]

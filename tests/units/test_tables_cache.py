@@ -126,6 +126,23 @@ def test_every_kind_of_array_reads_back_as_written(cache):
     assert views["u2"].format == "H" and views["grid"].shape == (3, 4)
 
 
+@pytest.mark.parametrize("disabled", [False, True])
+def test_buffers_of_numpy_arrays_and_text_read_alike_built_or_cached(cache, monkeypatch, disabled):
+    """`cached_buffers` gives what it reads back when ``build`` runs too (a scalar as one
+    item, 2-D kept, text as a str: a failed program's reason), with the cache on or off."""
+    if disabled:
+        monkeypatch.setenv(tables_cache.DISABLE_VARIABLE, "1")
+        tables_cache._reset()
+    arrays = {"grid": np.arange(12, dtype=np.int32).reshape(3, 4), "scalar": np.array(7, np.int64),
+              "flag": np.array(True), "wide": np.arange(3, dtype=np.uint64), "reason": np.array("why not ✓")}
+    for _ in range(2):
+        views = tables_cache.cached_buffers("mixed", "key", lambda: arrays)
+        assert views["reason"] == "why not ✓"
+        assert views["grid"].shape == (3, 4) and views["grid"].tolist() == arrays["grid"].tolist()
+        assert views["scalar"].tolist() == [7] and views["flag"].tolist() == [True]
+        assert views["wide"].tolist() == [0, 1, 2]
+
+
 def test_buffers_built_without_numpy_are_stored_and_read_back(cache):
     from array import array
 

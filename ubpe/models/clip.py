@@ -29,9 +29,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import numpy as np
-
 from ubpe_native._merges import DROPPED, PairMerges, pack_units
+from ubpe_native._numpy import np
 
 from ..errors import InvalidParameterError, ModelFormatError
 from ..text.byte_chars import BYTE_TO_CHAR, CHAR_TO_BYTE, N_BYTES
@@ -49,7 +48,7 @@ N_MERGES = VOCAB_SIZE - N_BYTES - 2
 CONTEXT_LENGTH = 77
 #: units of the merge kernel and base ids of the vocabulary: 256 bytes, then 256 word-final bytes
 N_UNITS = 2 * N_BYTES
-_I32 = np.int32
+_I32 = "int32"
 
 
 def _unit_char(unit: int) -> str:

@@ -29,14 +29,16 @@ into a module of its own beside this one, and the merge-rule reading into anothe
 from __future__ import annotations
 
 import functools
+import operator
+from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import regex
 
 from ubpe_native._merges import DROPPED, FUSED, PairMerges, pack_units
+from ubpe_native._numpy import np
 from ubpe_native._spm import SpmBPE, SpmNormalizer
 from ubpe_native._spm_pipeline import SpmPipeline
 from ubpe_native._tables import pair_ids_in, pair_ids_in_json
@@ -49,7 +51,7 @@ from ..text.hf_pipeline import BYTE_LEVEL_REGEX, AddedTokens, PreTokenizer, char
 from .clip import EndOfWordBPE, unit_texts
 from .ranked_bpe import BYTE_TO_CHAR, CHAR_TO_BYTE, ImportedBPE, Scan, whole_words
 from .imported import (BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, BatchRuns, ImportedTokenizer,
-                       check_doc)
+                       check_doc, indexes_of)
 from ..text.patterns import NATIVE_PATTERNS, PATTERNS, native_pattern_id
 from ..text.unicode import normalize as unicode_normalize
 from .sentencepiece import SPACE, CharModel, blob_offsets
@@ -61,7 +63,7 @@ QWEN2_REGEX = PATTERNS["llama3"].replace(r"\p{N}{1,3}", r"\p{N}")
 _SCANNED = {BYTE_LEVEL_REGEX: Scan(NATIVE_PATTERNS[PATTERNS["gpt2"]]),
             PATTERNS["llama3"]: Scan(NATIVE_PATTERNS[PATTERNS["llama3"]]),
             QWEN2_REGEX: Scan(NATIVE_PATTERNS[PATTERNS["llama3"]], single_digits=True)}
-_I32 = np.int32
+_I32 = "int32"
 
 
 @dataclass
@@ -88,20 +90,26 @@ class _Segment:
 
 
 def _texts_and_types(vocab: dict[str, int], pipeline: HFPipeline, unk: str | None,
-                     byte_fallback: bool) -> tuple[list[str], np.ndarray, dict[int, str]]:
-    """Every id's text and type, and the vocabulary's text of each id an added token spells
-    otherwise (merge rules name the vocabulary's)."""
+                     byte_fallback: bool) -> tuple[list[str], array, dict[int, str]]:
+    """Every id's text and type (an ``array.array('i')``), and the vocabulary's text of each id
+    an added token spells otherwise (merge rules name the vocabulary's). The vocabulary's ids
+    are distinct (`ubpe.io.hf_import` checks)."""
     added = pipeline.added.tokens
-    ids = np.fromiter(vocab.values(), np.int64, len(vocab))
-    n = 1 + max(int(ids.max()) if len(ids) else -1, *(t.id for t in added), -1)
-    if n == len(ids) and (ids == np.arange(n)).all():
+    top = max(vocab.values(), default=-1)
+    n = 1 + max(top, *(t.id for t in added), -1)
+    if n == len(vocab) and all(map(operator.eq, vocab.values(), range(n))):
         texts = list(vocab)  # the usual file: the vocabulary in id order
     else:
         texts = [""] * n
         for text, i in vocab.items():
             texts[i] = text
-    types = np.full(n, UNUSED, dtype=np.int32)
-    types[ids] = NORMAL
+    if top + 1 == len(vocab):  # (distinct ids: every one below top)
+        types = array("i", [NORMAL]) * n
+        types[len(vocab):] = array("i", [UNUSED]) * (n - len(vocab))
+    else:
+        types = array("i", [UNUSED]) * n
+        for i in vocab.values():
+            types[i] = NORMAL
     if byte_fallback:
         for text, i in vocab.items():
             if len(text) == 6 and text.startswith("<0x") and text.endswith(">"):
@@ -153,8 +161,8 @@ class JsonMerges:
 
 
 def _merge_rules(vocab: dict[str, int], merges: Sequence, where: str
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(left, right, result, rank)`` of the merge rules (``(left, right)`` pairs, or the
+                 ) -> tuple[array, array, array, array]:
+    """``(left, right, result, rank)`` (``array.array`` of int32, int64 ranks) of the merge rules (``(left, right)`` pairs, or the
     file's ``"left right"`` lines or ``[left, right]`` lists, or their JSON bytes:
     `JsonMerges`), looked up in C (`ubpe_native._tables.pair_ids_in`, `pair_ids_in_json`); of
     two rules for one pair the first place is kept with the last one's rank (HF builds a map
@@ -178,20 +186,22 @@ def _merge_rules(vocab: dict[str, int], merges: Sequence, where: str
                 raise ModelFormatError(f'{where}: merge {rule!r:.80} is neither "a b" nor ["a", "b"]')
         rules = [str(rule) if isinstance(rule, str) else (str(rule[0]), str(rule[1])) for rule in rules]
         found = pair_ids_in(vocab, rules)
-    left, right, result, repeated = found
+    left, right, result, repeated = found  # array('i') columns
     n = len(left)
-    keep, rank = None, np.arange(n, dtype=np.int64)
+    keep, rank = None, array("q", range(n))
     if repeated:  # first places in order, each with the rank of its pair's last rule
+        left, right, result = (np.frombuffer(column, np.int32) for column in (left, right, result))
         key = (left.astype(np.int64) + 1) << 32 | (right.astype(np.int64) + 1)
         first = np.unique(key, return_index=True)[1]
         last = n - 1 - np.unique(key[::-1], return_index=True)[1]
         order = np.argsort(first, kind="stable")
         keep, rank = first[order], last[order].astype(np.int64)
-        left, right, result = left[keep], right[keep], result[keep]
+        left, right, result = (array("i", column[keep].tobytes()) for column in (left, right, result))
+        rank = array("q", rank.tobytes())
     for k, column in enumerate((left, right, result)):
-        missing = np.flatnonzero(column < 0)
-        if len(missing):
-            place = int(missing[0]) if keep is None else int(keep[missing[0]])
+        missing = indexes_of(column, (-1,), first=True)
+        if missing:
+            place = missing[0] if keep is None else int(keep[missing[0]])
             a, b = _rule_texts(rules[place])
             raise ModelFormatError(f"{where}: merge {a!r} {b!r} uses {(a, b, a + b)[k]!r}, "
                                    "which is not in the vocabulary")
@@ -203,7 +213,11 @@ def _rule_texts(rule) -> tuple[str, str]:
     return tuple(rule.split(" ")) if isinstance(rule, str) else (rule[0], rule[1])
 
 
-_NO_WHOLE = (b"", np.zeros(1, np.int64), np.zeros(0, _I32))
+
+
+def _no_whole() -> tuple:
+    """`whole_words` of no word (`PairMerges`' ``whole_*`` arguments without ``ignore_merges``)."""
+    return b"", array("q", [0]), array("i")
 
 
 def _program_scan(found: tuple) -> tuple[Scan | None, str | None]:
@@ -322,10 +336,10 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
         # one unknown token for a run of them
         missing = DROPPED if unk_id is None else FUSED if fuse_unk else unk_id
         units = [vocab.get(BYTE_TO_CHAR[b], missing) for b in range(256)]
-        whole = whole_words([(self._raw[i], i) for i in vocab.values()]) if ignore_merges else _NO_WHOLE
+        whole = whole_words([(self._raw[i], i) for i in vocab.values()]) if ignore_merges else _no_whole()
         self._kernel = PairMerges(
-            n, left, right, result, rank, np.zeros(1, np.int64), np.zeros(0, _I32),
-            pack_units([bytes([b]) for b in range(256)]), np.asarray(units, _I32), np.full(256, -1, _I32),
+            n, left, right, result, rank, array("q", [0]), array("i"),
+            pack_units([bytes([b]) for b in range(256)]), array("i", units), array("i", [-1]) * 256,
             False, *whole, fuse_id=-1 if unk_id is None else unk_id)
         self._scanner, self._python_reason = self._fast_path(pipeline.pre)
         # `encode`'s one kernel call: a text holding none of the added tokens' first characters
@@ -558,7 +572,7 @@ class HFCharBPE(HFPipelineMixin, _ProgramBatch, CharModel):
             units[self._sentinel] = len(texts)
         expansion = [] if unk_id is None else [unk_id]
         whole = (whole_words([(t.encode("utf-8", "surrogatepass"), i) for t, i in vocab.items()])
-                 if ignore_merges else _NO_WHOLE)
+                 if ignore_merges else _no_whole())
         self._kernel = PairMerges(
             len(texts), left, right, result, rank, np.array([0, len(expansion)], np.int64),
             np.asarray(expansion, _I32), pack_units([c.encode("utf-8", "surrogatepass") for c in units]),

@@ -19,6 +19,7 @@ import dataclasses
 import functools
 import heapq
 import re
+from array import array
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +53,43 @@ def _holds_kernel(value: Any, depth: int = 2) -> bool:
     if depth and isinstance(value, tuple):  # a named tuple of settings holding one (Scan's program)
         return any(_holds_kernel(v, depth - 1) for v in value)
     return False
+
+
+def indexes_of(values: array, wanted: Iterable[int], *, first: bool = False) -> list[int]:
+    """The indexes, in order, of the items of ``values`` (an ``array.array``) equal to one of
+    ``wanted`` (only the first one with ``first``): its bytes searched in C, not one Python int
+    per item (a vocabulary's 128k token types: a few rare kinds, at no numpy import).
+
+    >>> indexes_of(array("i", [1, 3, 256, 3, 0]), (3, 0)), indexes_of(array("i", [768, 3]), (3,), first=True)
+    ([1, 3, 4], [1])
+    """
+    data, size, found = values.tobytes(), values.itemsize, []
+    for value in wanted:
+        needle = array(values.typecode, [value]).tobytes()
+        at = data.find(needle)
+        while at >= 0:  # a match across two items is no item: searched on from the next byte
+            if at % size:
+                at = data.find(needle, at + 1)
+                continue
+            found.append(at // size)
+            if first:
+                break
+            at = data.find(needle, at + size)
+    found.sort()
+    return found[:1] if first else found
+
+
+class _TokenTypes:
+    """``token_types``, the numpy array (int32), of a model whose loader gave an
+    ``array.array('i')`` (``_types``): made on first use (numpy is imported then), then an
+    attribute of the instance like any other."""
+
+    def __get__(self, instance: Any, owner: type) -> Any:
+        if instance is None:
+            return self
+        value = np.frombuffer(instance._types, dtype=np.int32)
+        instance.__dict__["token_types"] = value
+        return value
 
 
 def _rebuilt(cls: type, args: tuple, options: dict) -> Any:
@@ -433,6 +471,7 @@ class ImportedTokenizer(ImportedContract, EncoderBridge, Tokenizer):
     # it is rebuilt from its constructor's arguments (recorded below), which builds them, and
     # gets back the rest of its state (e.g. the vocabulary with the weights of ``fit_weights``).
     _KERNELS = ("_kernel", "_pipeline", "_encoders", "_init_args")
+    token_types = _TokenTypes()
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         init = cls.__dict__.get("__init__")
@@ -459,10 +498,13 @@ class ImportedTokenizer(ImportedContract, EncoderBridge, Tokenizer):
         self.texts = texts
         n = len(texts)
         if token_types is None:
-            token_types = np.full(n, NORMAL, dtype=np.int32)
-        self.token_types = np.asarray(token_types, dtype=np.int32)
-        if len(self.token_types) != n:
-            raise ModelFormatError(f"{where}: {len(self.token_types)} token types for {n} tokens")
+            token_types = array("i", [NORMAL]) * n
+        if isinstance(token_types, array) and token_types.typecode == "i":  # numpy's array when asked
+            self._types = token_types
+        else:
+            self.token_types = np.asarray(token_types, dtype=np.int32)
+        if len(token_types) != n:
+            raise ModelFormatError(f"{where}: {len(token_types)} token types for {n} tokens")
         self.special_ids = {k: v for k, v in (specials or {}).items() if v is not None}
         flags = flags or {}
         self.add_bos = bool(flags.get("add_bos") or False)
@@ -481,7 +523,10 @@ class ImportedTokenizer(ImportedContract, EncoderBridge, Tokenizer):
         if cached is not None:
             return cached
         kinds = (USER_DEFINED, CONTROL, UNKNOWN) if parse_special else (USER_DEFINED,)
-        ids = np.flatnonzero(np.isin(self.token_types, kinds)).tolist()
+        if "token_types" in self.__dict__:
+            ids = np.flatnonzero(np.isin(self.token_types, kinds)).tolist()
+        else:
+            ids = indexes_of(self._types, kinds)
         table = [(self.texts[i], i, *self._strip_flags(i)) for i in ids if self.texts[i]]
         table.sort(key=lambda entry: -len(entry[0].encode("utf-8")))
         if table:  # finds whether any of them is in a text at all (Qwen2 has 293: 97 -> 13 µs a short text)

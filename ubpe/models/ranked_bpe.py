@@ -17,16 +17,19 @@ ranks (`ubpe_native._merges`), and tokens are GPT-2's byte-to-unicode strings.
 
 from __future__ import annotations
 
+import codecs
 import functools
+from array import array
 from collections.abc import Callable, Iterable
+from itertools import accumulate
 from typing import Any, NamedTuple
 
-import numpy as np
 import regex
 
 from ubpe_native._hf_pretok import GPT2_SPELLING, ISOLATED, STEP_SPLIT, HFPreTokenizer
 from ubpe_native._merges import PairMerges, pack_units
 from ubpe_native._multipass import split_passes
+from ubpe_native._numpy import np
 from ubpe_native._pretokenize import split_text
 from ubpe_native._tables import StringIds
 
@@ -37,7 +40,8 @@ from .imported import BYTE, CONTROL, NORMAL, SILENT_TYPES, UNUSED, BatchRuns, Im
 __all__ = ["BYTE_TO_CHAR", "CHAR_TO_BYTE", "ImportedBPE", "Scan", "byte_level_raw",
            "cut_digits", "split_merges", "whole_words",
            "BYTE", "CONTROL", "NORMAL", "UNUSED"]  # the token types, for the models built on this one
-from ..text.patterns import CLASS_BITS, NATIVE_PATTERNS, PATTERNS, code_point_classes, native_pattern_id
+from ..text.patterns import (CLASS_BITS, NATIVE_PATTERNS, PATTERNS, code_point_class_buffer, code_point_classes,
+                             native_pattern_id)
 from ..text.pretokenizers import Pretokenizer, resolve_pre, scanner_unsafe, single_pattern, unsafe_code_points
 from ..text.byte_chars import BYTE_TO_CHAR, CHAR_TO_BYTE
 from ..text.specials import special_regex
@@ -278,7 +282,7 @@ class ImportedBPE(ImportedTokenizer):
         bound = self.__dict__.get("_bound_text_ids")
         if bound is None or bound[0] is not scan:
             bound = self._bound_text_ids = (scan, self._kernel.text_ids(
-                code_point_classes(), scan.pattern, single_digits=scan.single_digits, prefix_space=scan.prefix_space,
+                code_point_class_buffer(), scan.pattern, single_digits=scan.single_digits, prefix_space=scan.prefix_space,
                 flagged=self._scan_flagged(), pretokenizer=scan.program))
         return bound[1]
 
@@ -396,31 +400,37 @@ class ImportedBPE(ImportedTokenizer):
         return info
 
 
-_BYTE_OF = np.full(0x301, -1, dtype=np.int16)  # code point (0x300: any above) -> its byte, -1: none
-_BYTE_OF[[ord(char) for char in CHAR_TO_BYTE]] = list(CHAR_TO_BYTE.values())
+@functools.cache
+def _byte_level_codec() -> Any:
+    """The GPT-2 alphabet as a charmap codec's encoding table: character -> the byte it stands
+    for (`codecs.charmap_encode` runs it in C; any other character is an encoding error)."""
+    return codecs.charmap_build("".join(BYTE_TO_CHAR[b] for b in range(256)))
 
 
 def byte_level_raw(texts: list[str]) -> list[bytes | None]:
     """The bytes every GPT-2-alphabet string stands for, or None for one that is not such a
-    string.
+    string (one character, one byte: all texts are encoded at once in C, then cut).
 
     >>> byte_level_raw(["Ġa", "<一>", "ĠĠ", "a\\0b"])
     [b' a', None, b'  ', None]
     """
-    if not texts:
-        return []
-    joined = "\0".join(texts)  # NUL is not in the alphabet: it only separates
-    if joined.count("\0") != len(texts) - 1:  # NUL is no GPT-2 alphabet character: no such string
-        clean = byte_level_raw([text for text in texts if "\0" not in text])[::-1]
-        return [None if "\0" in text else clean.pop() for text in texts]
-    codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    values = _BYTE_OF[np.minimum(codes, 0x300)]
-    ends = np.append(np.flatnonzero(codes == 0), len(codes))
-    starts = np.append(0, ends[:-1] + 1)
-    bad = np.append(0, np.cumsum(values < 0))
-    good = (bad[ends] == bad[starts]).tolist()
-    blob = values.astype(np.uint8).tobytes()
-    return [blob[s:e] if ok else None for s, e, ok in zip(starts.tolist(), ends.tolist(), good)]
+    table = _byte_level_codec()
+    try:
+        blob = codecs.charmap_encode("".join(texts), "strict", table)[0]
+    except UnicodeEncodeError:  # some text is no such string: each on its own
+        return [_one_raw(text, table) for text in texts]
+    out, at = [], 0
+    for length in map(len, texts):
+        out.append(blob[at:at + length])
+        at += length
+    return out
+
+
+def _one_raw(text: str, table: Any) -> bytes | None:
+    try:
+        return codecs.charmap_encode(text, "strict", table)[0]
+    except UnicodeEncodeError:
+        return None
 
 
 def cut_digits(text: str, bounds: np.ndarray) -> np.ndarray:
@@ -441,13 +451,11 @@ def cut_digits(text: str, bounds: np.ndarray) -> np.ndarray:
     return np.unique(np.concatenate([bounds, ends[numeric] - widths[numeric], ends[numeric]]))
 
 
-def whole_words(words: list[tuple[bytes | None, int]]) -> tuple[bytes, np.ndarray, np.ndarray]:
+def whole_words(words: list[tuple[bytes | None, int]]) -> tuple[bytes, array, array]:
     """``(blob, offsets, ids)`` of the (bytes, id) words that have bytes, as `PairMerges`
     takes words that become one token (llama.cpp's ``ignore_merges``)."""
     raws, ids = [raw for raw, _ in words if raw], [i for raw, i in words if raw]
-    offsets = np.zeros(len(raws) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, raws), np.int64, len(raws)), out=offsets[1:])
-    return b"".join(raws), offsets, np.asarray(ids, np.int32)
+    return b"".join(raws), array("q", accumulate(map(len, raws), initial=0)), array("i", ids)
 
 
 _ONE_SPACE_LINES = regex.compile(" [^\n]* ")  # a line with two spaces

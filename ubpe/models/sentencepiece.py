@@ -31,11 +31,10 @@ import bisect
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-import numpy as np
-
 import regex
 
 from ubpe_native._merges import PairMerges, pack_units
+from ubpe_native._numpy import np
 from ubpe_native._spm import SpmBPE, SpmNormalizer
 from ubpe_native._spm_pipeline import SpmPipeline
 from ubpe_native._unigram import UnigramLattice

@@ -38,9 +38,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
 import regex
 
+from ubpe_native._numpy import np
 from ubpe_native._wordpiece import WordPieceKernel
 
 from ..errors import ModelFormatError

@@ -15,8 +15,10 @@ import functools
 import re
 from collections.abc import Iterable
 
-import numpy as np
 import regex
+
+from ubpe_native._numpy import np
+
 
 @functools.lru_cache(maxsize=None)
 def _bert_words_regex() -> regex.Pattern:

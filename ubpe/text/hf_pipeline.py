@@ -30,13 +30,13 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-import numpy as np
 import regex
 
 from ubpe_native._hf_pretok import GPT2_SPELLING, STEP_BYTE_LEVEL, STEP_SPLIT, HFPreTokenizer
+from ubpe_native._numpy import np
 
 from .byte_chars import BYTE_TO_CHAR, CHAR_TO_BYTE, byte_chars, chars_bytes
-from .patterns import code_point_classes
+from .patterns import code_point_class_buffer
 from .bert_words import bert_words
 from .regex_program import compile_pattern
 from .unicode import lowercase, normalize as unicode_normalize
@@ -211,7 +211,7 @@ class PreTokenizer:
             return HFPreTokenizer(rows, None, GPT2_SPELLING, 0, known, sentinel, fuse), None
         if not self.byte_level:
             return None, "no byte_level step"
-        return HFPreTokenizer(rows, code_point_classes(), GPT2_SPELLING, int(end_of_word)), None
+        return HFPreTokenizer(rows, code_point_class_buffer(), GPT2_SPELLING, int(end_of_word)), None
 
     def words(self, text: str, first: bool, spell: bool = True) -> list[str]:
         """The words of one normalized segment; ``first``: the segment starts the text.

@@ -17,7 +17,8 @@ from __future__ import annotations
 import os
 import re
 import struct
-import numpy as np
+
+from ubpe_native._numpy import np
 
 from ..errors import ModelFormatError
 from .unicode import lowercase, normalize as unicode_normalize

@@ -34,8 +34,9 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-import numpy as np
 import regex
+
+from ubpe_native._numpy import np
 
 from ..errors import ModelFormatError
 from ..tables_cache import cached_arrays

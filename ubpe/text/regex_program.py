@@ -62,7 +62,7 @@ from ubpe_native._numpy import np
 from ubpe_native._regex import n_free_slots, register_program
 
 from ..errors import RegexBudgetError
-from ..tables_cache import cached_arrays, is_cached
+from ..tables_cache import cached_buffers, is_cached
 from .regex_parse import Node, Unsupported, _Parser
 
 __all__ = ["CompiledPattern", "compile_pattern"]
@@ -486,17 +486,18 @@ def compiles_quickly(pattern: str) -> bool:
 
 
 def _compile(pattern: str) -> CompiledPattern:
-    program = cached_arrays("program", pattern, lambda: _program(pattern))
+    # (read as buffers: a model whose pattern the machine's cache holds loads without numpy)
+    program = cached_buffers("program", pattern, lambda: _program(pattern))
     if "reason" in program:
         return CompiledPattern(pattern, None, False, str(program["reason"]))
     full = "the kernel holds as many compiled patterns as it takes (8,192, or 128 MB of their tables)"
     if n_free_slots() == 0:
         return CompiledPattern(pattern, None, False, full)
-    total = bool(program["total"])
+    total = bool(program["total"][0])
     try:
         pattern_id = register_program(
             program["code"], program["blocks"], program["block_classes"], program["members"],
-            program["guards"], int(program["word"]), int(program["start_guard"]), total,
+            program["guards"], int(program["word"][0]), int(program["start_guard"][0]), total,
             pattern=pattern, error=RegexBudgetError,
         )
     except MemoryError:  # the tables past the budget, or no memory for them
