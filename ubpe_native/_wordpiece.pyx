@@ -31,10 +31,11 @@ trie whose nodes say which initial and which continuation piece ends there.
 ([1, 3, 4, 2, 5, 5, 6, 0], [0, 3, 8])
 """
 
+from cpython cimport array as carray
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
-from ubpe_native._checks cimport as_array, build_once, check_length, check_range
+from ubpe_native._checks cimport as_array, as_buffer, build_once, check_length, check_range
 from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._numpy import np
 from ubpe_native._pretokenize cimport check_utf8, decode_utf8, document_flags, utf8_documents
@@ -51,6 +52,7 @@ cdef enum:
 
 #: code points a table covers: one entry for each of U+0000..U+10FFFF
 CODE_POINTS = 0x110000
+cdef Py_ssize_t N_CODE_POINTS = CODE_POINTS  # (C comparisons in the loops below)
 cdef id_t NO_PIECE = -1
 
 
@@ -81,17 +83,50 @@ cdef inline Py_ssize_t write_utf8(uint32_t cp, uint8_t* out) noexcept nogil:
 
 
 cdef object code_point_map(object values, str name):
-    """``values`` as a map of one code point per code point (None or empty: no map), checked."""
+    """``values`` as a map of one code point per code point (None or empty: no map), checked:
+    an array of 0x110000 int32 entries, or a ``dict`` of the code points it changes (int ->
+    int; the table is then built here, every other code point itself)."""
     if values is None:
         return None
-    table = as_array(values, np.int32, name)
-    if table.shape[0] == 0:
+    cdef carray.array built
+    cdef int32_t[::1] built_view
+    cdef Py_ssize_t cp
+    if type(values) is dict:
+        built = carray.clone(INT32_TEMPLATE, CODE_POINTS, False)
+        built_view = built
+        for cp in range(N_CODE_POINTS):
+            built_view[cp] = <int32_t>cp
+        for key, value in (<dict>values).items():
+            if type(key) is not int or type(value) is not int:
+                raise TypeError(f"{name} must map int code points to int code points")
+            if not 0 <= key < CODE_POINTS or not 0 <= value < CODE_POINTS:
+                raise ValueError(f"{name} must map code points to code points")
+            built_view[key] = <int32_t>value
+        table = built
+    else:
+        table = as_buffer(values, "i", "int32", name)
+    cdef const int32_t[::1] view = table
+    if view.shape[0] == 0:
         return None
-    check_length(table.shape[0], CODE_POINTS, name, "one per code point")
-    surrogates = (table >= 0xD800) & (table < 0xE000)
-    if table.min() < 0 or table.max() >= CODE_POINTS or (surrogates & (table != np.arange(CODE_POINTS))).any():
-        raise ValueError(f"{name} must map to code points (a surrogate only to itself: UTF-8 has none)")
+    check_length(view.shape[0], CODE_POINTS, name, "one per code point")
+    for cp in range(N_CODE_POINTS):
+        if not 0 <= view[cp] < N_CODE_POINTS or (0xD800 <= view[cp] < 0xE000 and view[cp] != cp):
+            raise ValueError(f"{name} must map to code points (a surrogate only to itself: UTF-8 has none)")
     return table
+
+
+cdef carray.array INT32_TEMPLATE = carray.array("i")
+
+
+cdef object _ids(object values):
+    """A list or tuple of ids as an ``array('i')`` (a model's load needs no numpy), anything
+    else as it is (`as_buffer` then reads or converts it)."""
+    if type(values) is list or type(values) is tuple:
+        try:
+            return carray.array("i", values)
+        except OverflowError:
+            raise ValueError("ids must fit in int32") from None
+    return values
 
 
 cdef class WordPieceKernel:
@@ -119,21 +154,27 @@ cdef class WordPieceKernel:
     def __init__(self, initial not None, initial_ids, continuation not None, continuation_ids, id_t unk,
                  int64_t max_chars, id_t empty_initial, classes not None, fold=None, lower=None):
         build_once(&self.built, self)
-        cdef const id_t[::1] initial_view = as_array(initial_ids, np.int32, "initial_ids")
-        cdef const id_t[::1] continuation_view = as_array(continuation_ids, np.int32, "continuation_ids")
+        cdef Py_ssize_t k
+        cdef const id_t[::1] initial_view = as_buffer(_ids(initial_ids), "i", "int32", "initial_ids")
+        cdef const id_t[::1] continuation_view = as_buffer(_ids(continuation_ids), "i", "int32", "continuation_ids")
         initial, continuation = list(initial), list(continuation)
         check_length(initial_view.shape[0], len(initial), "initial_ids", "one per initial piece")
         check_length(continuation_view.shape[0], len(continuation), "continuation_ids", "one per continuation piece")
         check_range(unk, 0, 2**31 - 1, "unk")
         check_range(max_chars, -1, 2**62, "max_chars")
         check_range(empty_initial, -1, 2**31 - 1, "empty_initial")
-        for view, name in ((initial_view, "initial_ids"), (continuation_view, "continuation_ids")):
-            if len(view) and min(view) < 0:
-                raise ValueError(f"{name} must hold ids >= 0")
-        table = as_array(classes, np.uint8, "classes")
-        check_length(table.shape[0], CODE_POINTS, "classes", "one per code point")
-        if table.max() >= N_CLASSES:
-            raise ValueError(f"classes must hold classes 0..{N_CLASSES - 1} only")
+        for k in range(initial_view.shape[0]):
+            if initial_view[k] < 0:
+                raise ValueError("initial_ids must hold ids >= 0")
+        for k in range(continuation_view.shape[0]):
+            if continuation_view[k] < 0:
+                raise ValueError("continuation_ids must hold ids >= 0")
+        table = as_buffer(classes, "B", "uint8", "classes")
+        cdef const uint8_t[::1] checked = table
+        check_length(checked.shape[0], CODE_POINTS, "classes", "one per code point")
+        for k in range(N_CODE_POINTS):
+            if checked[k] >= N_CLASSES:
+                raise ValueError(f"classes must hold classes 0..{N_CLASSES - 1} only")
         self.classes = table
         self.fold = code_point_map(fold, "fold")
         self.lower = code_point_map(lower, "lower")
@@ -166,10 +207,11 @@ cdef class WordPieceKernel:
         cdef bytes joined = b"".join(pieces)
         cdef const uint8_t[::1] blob = joined
         check_utf8(blob)
-        starts = np.zeros(len(pieces) + 1, dtype=np.int64)
-        np.cumsum([len(piece) for piece in pieces], out=starts[1:])
-        cdef const int64_t[::1] at = starts
+        cdef vector[int64_t] at
         cdef Py_ssize_t k, i
+        at.push_back(0)
+        for k in range(len(pieces)):
+            at.push_back(at.back() + len(<bytes>pieces[k]))
         for k in range(len(pieces)):
             if at[k] < blob.shape[0] and (blob[at[k]] & 0xC0) == 0x80:
                 raise ValueError(f"piece {k} is not well-formed UTF-8 (it starts inside a character)")
@@ -207,6 +249,22 @@ cdef class WordPieceKernel:
                 self._encode_texts(&data[0] if data.shape[0] else NULL, &starts[0], n_docs, &skip_view[0],
                                    out, &offset_view[0])
         return id_array(out), offsets
+
+    def text_ids(self, const uint8_t[::1] data not None):
+        """The ids of one document, UTF-8 ``data`` (checked), as a list: `encode_texts` of it
+        without arrays in between (``encode`` of one text)."""
+        check_utf8(data)
+        cdef int64_t starts[2]
+        cdef int64_t offsets[2]
+        cdef uint8_t skip = 0
+        cdef vector[id_t] out
+        starts[0], starts[1] = 0, data.shape[0]
+        offsets[0] = offsets[1] = 0
+        if data.shape[0]:
+            with nogil:
+                self._encode_texts(&data[0], starts, 1, &skip, out, offsets)
+        cdef list ids = out
+        return ids
 
     def encode_words(self, words):
         """The ids of already cut ``words`` (``str``), each as one word (tests reach the greedy

@@ -151,6 +151,8 @@ HOSTILE = {
     "WordPieceKernel.encode_texts/lengths": (lambda: _wordpiece().encode_texts(TEXT, [99]), ValueError),
     "WordPieceKernel.encode_texts/not UTF-8": (lambda: _wordpiece().encode_texts(NOT_UTF8, [2]), ValueError),
     "WordPieceKernel.encode_words/None": (lambda: _wordpiece().encode_words(None), TypeError),
+    "WordPieceKernel.text_ids/None": (lambda: _wordpiece().text_ids(None), TypeError),
+    "WordPieceKernel.text_ids/not UTF-8": (lambda: _wordpiece().text_ids(NOT_UTF8), ValueError),
 }
 # entries with no argument to be hostile about (or only flags), checked by other tests
 HARMLESS = {"Lattice.clear_cache", "PairMerger.merges", "PairMerger.current_tokens", "PairMerger.pair_counts",

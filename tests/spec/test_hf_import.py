@@ -459,15 +459,22 @@ print(json.dumps(sorted(m for m in sys.modules if m == "numpy" or m.startswith("
 """
 
 
-@pytest.mark.parametrize("name", ["gpt2", "llama3", "qwen2", "falcon", "trained-bytelevel"])
-def test_a_byte_level_file_loads_and_encodes_without_numpy(name, tmp_path_factory, tmp_path):
+@pytest.mark.parametrize("name", ["gpt2", "llama3", "qwen2", "falcon", "trained-bytelevel", "bert", "bert-cased"])
+def test_a_byte_level_or_wordpiece_file_loads_and_encodes_without_numpy(name, tmp_path_factory, tmp_path):
     """A byte-level tokenizer.json (the kernel's scanner, ``ignore_merges``' whole words, a
-    regex the VM runs as a program) loads and encodes in a fresh process without importing
-    numpy (~35 ms of a cold start: issue 36), with HF's ids; the first process builds the
-    machine's tables (code-point classes, the regex program), the second reads them."""
+    regex the VM runs as a program) or a BERT WordPiece one (the WordPiece kernel's tables)
+    loads and encodes in a fresh process without importing numpy (~35 ms of a cold start:
+    issue 36), with HF's ids; the first process builds the machine's tables (code-point
+    classes, the regex program), the second reads them."""
     from tokenizers import Tokenizer
 
-    path = _saved(name, tmp_path_factory.getbasetemp())
+    from hf_builders import bert
+
+    if name.startswith("bert"):
+        path = tmp_path / f"{name}.json"
+        bert(lowercase=name == "bert").save(str(path))
+    else:
+        path = _saved(name, tmp_path_factory.getbasetemp())
     texts = EDGES + ["The quick brown fox, naïve café 12345 don't 🦙", "a\U0010ffffb 中文 ① x"]
     env = {**os.environ, "UBPE_CACHE_DIR": str(tmp_path / "cache")}
     env.pop("UBPE_NO_CACHE", None)

@@ -192,7 +192,7 @@ class WordPiece(ImportedTokenizer):
             data = text.encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate: the reference says what is wrong
             return None
-        return kernel.encode_texts(data, (len(text),))[0].tolist()
+        return kernel.text_ids(data)
 
     def _batch_runs(self, options: dict[str, Any]) -> BatchRuns | None:
         """The batch template's run encoder (`ImportedTokenizer._flat_batch`): a run of

@@ -96,14 +96,14 @@ WORD, SPACE, ALONE, DROPPED = 0, 1, 2, 3
 CODE_POINTS = 0x110000
 
 
-def _class_table(*layers: tuple[int, Iterable[tuple[int, int]]]) -> np.ndarray:
-    """A class per code point: ``WORD``, then each ``(class, ranges)`` of ``layers`` in order
-    (a later one wins)."""
-    table = np.zeros(CODE_POINTS, dtype=np.uint8)
+def _class_table(*layers: tuple[int, Iterable[tuple[int, int]]]) -> memoryview:
+    """A class per code point (a byte each, as the kernel reads them; built without numpy):
+    ``WORD``, then each ``(class, ranges)`` of ``layers`` in order (a later one wins)."""
+    table = bytearray(CODE_POINTS)
     for cls, ranges in layers:
         for first, last in ranges:
-            table[first : last + 1] = cls
-    return table
+            table[first : last + 1] = bytes((cls,)) * (last + 1 - first)
+    return memoryview(table)
 
 
 def _char_ranges(chars: str) -> list[tuple[int, int]]:
@@ -111,7 +111,7 @@ def _char_ranges(chars: str) -> list[tuple[int, int]]:
 
 
 @functools.lru_cache(maxsize=None)
-def bert_classes(handle_chinese_chars: bool, strip_accents: bool) -> np.ndarray:
+def bert_classes(handle_chinese_chars: bool, strip_accents: bool) -> memoryview:
     """The kernel's classes for HF's ``BertPreTokenizer`` behind a ``BertNormalizer`` whose
     character rewriting (``BertNormalizer.rewrite``) ran first: whitespace splits, punctuation
     stands alone, and so do CJK ideographs (``handle_chinese_chars`` pads them with spaces);
@@ -129,24 +129,22 @@ def bert_classes(handle_chinese_chars: bool, strip_accents: bool) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=None)
-def bert_lower_map() -> np.ndarray:
-    """The kernel's ``lower`` map behind ``BertNormalizer.rewrite`` with ``lowercase``: the
+def bert_lower_map() -> dict[int, int]:
+    """The kernel's ``lower`` map behind ``BertNormalizer.rewrite`` with ``lowercase``, as the
+    code points it changes (the kernel builds the table, every other code point itself): the
     letters that HF lowercases and Python's older Unicode does not
-    (:data:`~ubpe.text.bert_tables.LOWERCASE`), every other code point itself.
+    (:data:`~ubpe.text.bert_tables.LOWERCASE`).
 
-    >>> chr(bert_lower_map()[0x1C89]), chr(bert_lower_map()[ord("A")])
-    ('\u1c8a', 'A')
+    >>> chr(bert_lower_map()[0x1C89]), ord("A") in bert_lower_map()
+    ('\u1c8a', False)
     """
     from .bert_tables import LOWERCASE
 
-    table = np.arange(CODE_POINTS, dtype=np.int32)
-    for cp, text in LOWERCASE.items():
-        table[cp] = ord(text)
-    return table
+    return {cp: ord(text) for cp, text in LOWERCASE.items()}
 
 
 @functools.lru_cache(maxsize=None)
-def wpm_classes(strip_accents: bool) -> np.ndarray:
+def wpm_classes(strip_accents: bool) -> memoryview:
     """The kernel's classes for llama.cpp's WPM preprocessing (:func:`wpm_words`), read on a
     code point after its ``fold`` (:func:`wpm_maps`): punctuation, ASCII symbols and CJK
     ideographs stand alone; NUL, U+FFFD and ``\\p{C}`` are dropped; whitespace splits (it
