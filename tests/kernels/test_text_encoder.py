@@ -16,7 +16,12 @@ from ubpe.text.patterns import PATTERNS
 
 CORPUS = ["the cat sat on the mat, naïve café 12345 don't", "ab ab abc\n\n  x \U0001f600 ünï",
           "the the the cat"] * 4
-TEXTS = st.text(alphabet=st.sampled_from("the cat'sé\u0928\U0001f600 \n\t9!") | st.characters(), max_size=60)
+# Code points assigned in the Unicode of Python's unicodedata: the scanner's classes follow the
+# `regex` module's Unicode (17 and later), tiktoken's engine an older one, and the two split
+# alike wherever both have the code point (a character unassigned in tiktoken's tables but a
+# letter in regex's, U+3EE07, puts "'t" in another piece)
+TEXTS = st.text(alphabet=st.sampled_from("the cat'sé\u0928\U0001f600 \n\t9!") |
+                st.characters(exclude_categories=("Cs", "Cn")), max_size=60)
 
 
 def _tiktoken(tok: ByteLevelBPE) -> tiktoken.Encoding:
