@@ -19,14 +19,15 @@ document decodes by joining strings; for other symbols every entry is a list of 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ubpe_native._numpy import np, numpy_types  # noqa: F401  (np: the examples use it)
 
 from .alphabet import Alphabet
 from .errors import SymbolTypeError, UnknownTokenError
-from .vocabulary import Vocabulary
+
+if TYPE_CHECKING:
+    from .vocabulary import Vocabulary
 
 
 class PieceTable:
@@ -112,7 +113,6 @@ def checked_ids(ids: Any) -> list[int]:
     return out
 
 
-@dataclass
 class Inventory:
     """Every id of a tokenizer with its piece, length, weight and (where recorded) the pair
     it merges, in the ids ``encode`` returns: what ``ubpe inspect`` lists and draws.
@@ -125,12 +125,24 @@ class Inventory:
     ([0, 1, 2, 3], 'abab', {2: (0, 1), 3: (2, 2)}, 4, [0, 1])
     """
 
-    ids: list[int]
-    pieces: dict[int, Any]
-    merges: dict[int, tuple[int, int]]
-    base: set[int]
-    lengths: dict[int, int]
-    weights: dict[int, float] = field(default_factory=dict)
+    _FIELDS = ("ids", "pieces", "merges", "base", "lengths", "weights")
+
+    # (a plain class, not a dataclass: `dataclasses` imports `inspect`, 4 ms of every load)
+    def __init__(self, ids: list[int], pieces: dict[int, Any], merges: dict[int, tuple[int, int]], base: set[int],
+                 lengths: dict[int, int], weights: dict[int, float] | None = None):
+        self.ids, self.pieces, self.merges, self.base, self.lengths = ids, pieces, merges, base, lengths
+        self.weights = {} if weights is None else weights
+
+    def _fields(self) -> tuple:
+        return tuple(getattr(self, name) for name in self._FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]  # (mutable, as the dataclass was)
+
+    def __repr__(self) -> str:
+        return f"Inventory({', '.join(f'{name}={getattr(self, name)!r}' for name in self._FIELDS)})"
 
 
 class PieceLookups:

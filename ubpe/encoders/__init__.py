@@ -41,10 +41,10 @@ from ubpe_native._numpy import np  # noqa: F401  (the examples below use it)
 
 from .._lazy import lazy_attributes
 from ..errors import InvalidParameterError
-from ..vocabulary import Vocabulary
 from ._base import MAX_TOP_N, Encoder, EncoderInfo, Encoding, TfidfScorer, check_top_n, flatten_parts
 
 if TYPE_CHECKING:
+    from ..vocabulary import Vocabulary
     from .encoding import EncodedBatch
     from .classic import ClassicEncoder
     from .paths import (
@@ -147,6 +147,7 @@ def encoder_info(name: str) -> EncoderInfo:
 def make_encoder(name: str, vocabulary: Vocabulary, **options: Any) -> Encoder:
     """An encoder by name on ``vocabulary``; ``options`` go to the encoder.
 
+    >>> from ubpe.vocabulary import Vocabulary
     >>> vocab = Vocabulary.from_merges(2, [0], [1], documents=[1], n_docs=2)
     >>> make_encoder("fewest", vocab).encode([np.array([0, 1, 1], np.int32)])
     [([2, 1], 0.4054651081081644)]

@@ -20,18 +20,19 @@ from __future__ import annotations
 import os
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import reduce
 from operator import add
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
-from ubpe_native._numpy import np
+from ubpe_native._numpy import ID_DTYPE, np
 
 from ubpe_native._score import score_tokens
 
 from ..errors import InvalidParameterError, SymbolTypeError, UnknownSymbolError
-from ..vocabulary import ID_DTYPE, Vocabulary
 from .encoding import EncodedBatch, Encoding
+
+if TYPE_CHECKING:
+    from ..vocabulary import Vocabulary
 
 # top-n search keeps top_n candidates per lattice position: past this it is a mistake, not a
 # request (memory grows as length x top_n)
@@ -78,8 +79,7 @@ class Encoder:
         return EncodedBatch.from_lists(self.encode_split(batch, top_n))
 
 
-@dataclass(frozen=True)
-class EncoderInfo:
+class EncoderInfo(NamedTuple):
     """A registered encoder: how to build it and what it is.
 
     >>> info = EncoderInfo("mine", dict, False, "nothing", "a doctest")
@@ -200,6 +200,7 @@ def encode_document_arrays(encoder: Any, batch: Any, top_n: int = 1) -> Any:
 def all_weights(vocabulary: Vocabulary) -> np.ndarray:
     """The weight of every id, 0 for base ids (alphabet symbols and known words).
 
+    >>> from ubpe.vocabulary import Vocabulary
     >>> all_weights(Vocabulary.from_merges(2, [0], [1], documents=[1], n_docs=2)).tolist()
     [0.0, 0.0, 0.4054651081081644]
     """
@@ -223,6 +224,7 @@ class TfidfScorer:
     compensated, in the reference's order; a document's score is the sum over its parts, left
     to right. This is :func:`ubpe_native._score.score_tokens` after finding the parts.
 
+    >>> from ubpe.vocabulary import Vocabulary
     >>> vocab = Vocabulary.from_merges(2, [0], [1], documents=[1], n_docs=2)
     >>> round(TfidfScorer(vocab).score(np.array([2, 2, 0]), np.array([0, 5])), 6)  # one part
     0.686512

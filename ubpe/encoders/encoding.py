@@ -21,7 +21,6 @@ PyTorch or Arrow without a list in between.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from ubpe_native._numpy import np
@@ -35,7 +34,6 @@ Encoding = tuple[list[int], float]
 _DTYPES = {"ids": "int32", "token_offsets": "int64", "scores": "float64", "doc_offsets": "int64"}
 
 
-@dataclass(frozen=True, eq=False)
 class EncodedBatch:
     """The encodings of ``n`` documents, best first per document, in four arrays:
 
@@ -60,12 +58,25 @@ class EncodedBatch:
     scores: np.ndarray
     doc_offsets: np.ndarray
 
-    def __post_init__(self) -> None:
+    # (a plain class, immutable as the frozen dataclass it was: `dataclasses` imports
+    # `inspect`, 4 ms of every load that imports the encoders)
+    def __init__(self, ids: np.ndarray, token_offsets: np.ndarray, scores: np.ndarray, doc_offsets: np.ndarray):
+        for name, value in zip(_DTYPES, (ids, token_offsets, scores, doc_offsets)):
+            object.__setattr__(self, name, value)
         # the caller keeps its arrays: the batch holds copies, so later edits cannot bypass the
         # checks (the kernels' and the batch's own constructors hand over fresh arrays: _owned)
         self._check()
         for name in _DTYPES:
             object.__setattr__(self, name, getattr(self, name).copy())
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"an EncodedBatch is immutable: cannot assign to {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"an EncodedBatch is immutable: cannot delete {name!r}")
+
+    def __repr__(self) -> str:
+        return f"EncodedBatch({', '.join(f'{name}={getattr(self, name)!r}' for name in _DTYPES)})"
 
     @classmethod
     def _owned(cls, ids: np.ndarray, token_offsets: np.ndarray, scores: np.ndarray,

@@ -21,19 +21,21 @@ build them from the registry's options.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from functools import cached_property
 
-from ubpe_native._numpy import np
+from ubpe_native._numpy import ID_DTYPE, np
 
 from ubpe_native._combine import top1_documents
 from ubpe_native._ranked import MergeTable, TextEncoder
 from ubpe_native._score import part_scores
 
 from ..errors import InvalidParameterError, RegexBudgetError, UnknownSymbolError, UnknownTokenError
-from ..vocabulary import ID_DTYPE, Vocabulary
 from ._base import Encoder, EncoderInfo, Encoding, TfidfScorer, check_top_n, flatten_parts
 from .encoding import EncodedBatch
+
+if TYPE_CHECKING:
+    from ..vocabulary import Vocabulary
 
 PRIORITIES = ("rank", "id")
 UNKNOWN_RANK = -1

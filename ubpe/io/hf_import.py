@@ -45,7 +45,6 @@ from __future__ import annotations
 import base64
 import binascii
 import collections
-import dataclasses
 import functools
 import json
 import os
@@ -474,7 +473,7 @@ def _renumbered(tokens: list[AddedToken], vocab: dict[str, int]) -> list[AddedTo
             top = max(given.values(), default=None)
             found = size if top is None or (top < size and size) else top + 1
         given.setdefault(token.content, found)
-        out.append(dataclasses.replace(token, id=found))
+        out.append(token._replace(id=found))
     return out
 
 

@@ -31,16 +31,15 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import AbstractSet, Any, Literal
+from typing import TYPE_CHECKING, AbstractSet, Any, Literal
 
-from ubpe_native._numpy import np
+from ubpe_native._numpy import ID_DTYPE, np
 import regex
 
 from ..encoders import Encoding
 from ..encoders.ranked import MergeTable, RankedEncoder, TextEncoder
 from ..errors import InvalidParameterError, NotFittedError, SymbolTypeError, UnknownTokenError
 from ..pieces import Inventory, checked_ids
-from ..vocabulary import ID_DTYPE, Vocabulary
 from ..text.patterns import (
     DEFAULT_PATTERN,
     PATTERNS,
@@ -58,6 +57,9 @@ from ..text.specials import SpecialTokens, special_regex, tiktoken_allowed
 from .._hooks import file_formats
 from .base import Tokenizer
 from .bytelevel_trainer import N_BYTES, arrays_vocabulary, fit_bytelevel, ranks_vocabulary
+
+if TYPE_CHECKING:
+    from ..vocabulary import Vocabulary
 
 _NONE_ALLOWED: frozenset[str] = frozenset()  # encode's default allowed_special
 _MATERIALIZING = threading.Lock()  # ByteLevelBPE._materialize: one thread builds, the others wait
@@ -225,6 +227,7 @@ class ByteLevelBPE(Tokenizer):
             if tables is None:  # made already
                 return
             symbols, offsets, token_ids, priorities, table = tables
+            from ..vocabulary import Vocabulary  # (not at import: it imports dataclasses)
             vocabulary = Vocabulary.from_arrays(N_BYTES, np.frombuffer(offsets, np.int64), np.frombuffer(symbols, ID_DTYPE),
                                                 ranks=np.frombuffer(priorities, np.int64))
             self.vocabulary = vocabulary

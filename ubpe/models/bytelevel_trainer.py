@@ -21,17 +21,17 @@ from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING
 
-from ubpe_native._numpy import np
+from ubpe_native._numpy import ID_DTYPE, np
 import regex
 
 from ..errors import InvalidParameterError, ModelFormatError, SymbolTypeError
-from ..vocabulary import ID_DTYPE, Vocabulary
 from ..text.patterns import resolve_pattern, without_surrogates
 from ..text.scanner import native_bounds, whole_matches
 from ..text.specials import MAX_RANK, special_regex
 
 if TYPE_CHECKING:  # (the fit and the splitter are imported by the fit: loading a file needs neither)
     from ..splitting import SplitBatch
+    from ..vocabulary import Vocabulary
 
 N_BYTES = 256
 
@@ -142,6 +142,7 @@ def first_tokens(vocabulary: Vocabulary, n_merged: int) -> Vocabulary:
     earlier ones, so the cut is a vocabulary of its own)."""
     n = min(n_merged, vocabulary.n_merged)
     end = int(vocabulary.piece_offsets[n])
+    from ..vocabulary import Vocabulary  # (not at import: it imports dataclasses)
     return Vocabulary(
         vocabulary.n_base,
         vocabulary.merges[:n],
@@ -216,6 +217,7 @@ def arrays_vocabulary(pieces: np.ndarray, offsets: np.ndarray, ranks: np.ndarray
         )
     merged = by_rank[~single[by_rank]]  # the merged tokens in rank order
     merged_pieces, merged_offsets = gather_pieces(pieces, offsets, merged)
+    from ..vocabulary import Vocabulary  # (not at import: it imports dataclasses)
     vocabulary = Vocabulary.from_arrays(
         N_BYTES, merged_offsets, merged_pieces.astype(ID_DTYPE),
         ranks=np.arange(len(merged), dtype=np.int64),  # rank order is creation order

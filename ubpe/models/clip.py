@@ -27,16 +27,18 @@ with an ``end_of_word_suffix`` share (:class:`~ubpe.models.hf.HFEndOfWordBPE`).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ubpe_native._merges import DROPPED, PairMerges, pack_units
-from ubpe_native._numpy import np
+from ubpe_native._numpy import ID_DTYPE, np
 
 from ..errors import InvalidParameterError, ModelFormatError
 from ..text.byte_chars import BYTE_TO_CHAR, CHAR_TO_BYTE, N_BYTES
 from ..text.clip import clean, require_ftfy, word_regex
-from ..vocabulary import ID_DTYPE, Vocabulary
 from .imported import CONTROL, NORMAL, ImportedTokenizer, check_doc
+
+if TYPE_CHECKING:
+    from ..vocabulary import Vocabulary
 
 END_OF_WORD = "</w>"
 START_OF_TEXT, END_OF_TEXT = "<start_of_text>", "<end_of_text>"
@@ -130,6 +132,7 @@ class EndOfWordBPE:
             if result not in symbols and left in symbols and right in symbols:
                 symbols[result] = symbols[left] + symbols[right]
         merged = [(token, piece) for token, piece in symbols.items() if len(piece) > 1]
+        from ..vocabulary import Vocabulary  # (not at import: it imports dataclasses)
         vocabulary = Vocabulary.from_pieces(N_UNITS, [list(piece) for _, piece in merged], np.zeros(len(merged)),
                                             ranks=np.arange(len(merged), dtype=np.int64))
         return vocabulary, np.asarray([token for token, _ in merged], dtype=np.int64), self._unit_expansion

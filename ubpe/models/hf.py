@@ -32,20 +32,18 @@ import functools
 import operator
 from array import array
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import regex
 
 from ubpe_native._merges import DROPPED, FUSED, PairMerges, pack_units
-from ubpe_native._numpy import np
+from ubpe_native._numpy import ID_DTYPE, np
 from ubpe_native._spm import SpmBPE, SpmNormalizer
 from ubpe_native._spm_pipeline import SpmPipeline
 from ubpe_native._tables import pair_ids_in, pair_ids_in_json
 
 from ..errors import ModelFormatError
 from ..files import parse_json
-from ..vocabulary import ID_DTYPE
 from .chunks import cuttable_unless, docs_matching, text_lengths
 from ..text.hf_pipeline import BYTE_LEVEL_REGEX, AddedTokens, PreTokenizer, chars_bytes, decode_tokens
 from .clip import EndOfWordBPE, unit_texts
@@ -66,17 +64,15 @@ _SCANNED = {BYTE_LEVEL_REGEX: Scan(NATIVE_PATTERNS[PATTERNS["gpt2"]]),
 _I32 = "int32"
 
 
-@dataclass
 class HFPipeline:
     """What surrounds an HF model: added tokens, normalizer steps, pre-tokenizer, decoder
     steps (``None``: no decoder) and the post-processor's tokens around one sequence."""
 
-    added: AddedTokens
-    normalizer: list[tuple]
-    pre: PreTokenizer
-    decoder: list[tuple] | None
-    prefix: list[int] = field(default_factory=list)
-    suffix: list[int] = field(default_factory=list)
+    def __init__(self, added: AddedTokens, normalizer: list[tuple], pre: PreTokenizer, decoder: list[tuple] | None,
+                 prefix: list[int] | None = None, suffix: list[int] | None = None):
+        self.added, self.normalizer, self.pre, self.decoder = added, normalizer, pre, decoder
+        self.prefix = [] if prefix is None else prefix
+        self.suffix = [] if suffix is None else suffix
 
 
 class _Segment:

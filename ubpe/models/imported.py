@@ -15,7 +15,6 @@ native batch template and the encoder bridge are one contract every imported fam
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import heapq
 import re
@@ -23,18 +22,18 @@ from array import array
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ubpe_native._numpy import np
+from ubpe_native._numpy import ID_DTYPE, np
 
 from ..errors import InvalidParameterError, ModelFormatError, NotFittedError, SymbolTypeError, UnknownTokenError
 from ..pieces import Inventory, checked_ids
 from ..text.specials import special_options
 from ..threads import default_threads
-from ..vocabulary import ID_DTYPE, Vocabulary
 from .chunks import FlatIds, flat_ids, framed, id_lists, run_chunks, run_flat_chunks, text_lengths
 from .base import LOG_PROB, Tokenizer
 from .contract import ImportedContract
 
 if TYPE_CHECKING:
+    from ..vocabulary import Vocabulary
     from ..encoders.ambiguity import Ambiguity
 
 
@@ -449,6 +448,7 @@ class EncoderBridge:
             seen = {position[i] for i in self.encode(doc) if i in position}
             counts[list(seen)] += 1
         weights = np.log((1 + len(docs)) / (1 + counts))
+        from ..vocabulary import Vocabulary  # (not at import: it imports dataclasses)
         fitted = Vocabulary(vocabulary.n_base, vocabulary.merges, vocabulary.piece_offsets,
                             vocabulary.piece_symbols, weights, vocabulary.ranks)
         self._vocab = (fitted, vocab_to_model, base_expansion)
@@ -631,7 +631,9 @@ class ImportedTokenizer(ImportedContract, EncoderBridge, Tokenizer):
 
     def inventory(self) -> Inventory:
         """The contract's inventory, with the merges the model records (``inspect --tree``)."""
-        return dataclasses.replace(super().inventory(), merges=self._recorded_merges())
+        inventory = super().inventory()  # (a new one)
+        inventory.merges = self._recorded_merges()
+        return inventory
 
     def _recorded_merges(self) -> dict[int, tuple[int, int]]:
         return {}

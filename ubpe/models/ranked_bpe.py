@@ -22,18 +22,17 @@ import functools
 from array import array
 from collections.abc import Callable, Iterable
 from itertools import accumulate
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import regex
 
 from ubpe_native._hf_pretok import GPT2_SPELLING, ISOLATED, STEP_SPLIT, HFPreTokenizer
 from ubpe_native._merges import PairMerges, pack_units
 from ubpe_native._multipass import split_passes
-from ubpe_native._numpy import np
+from ubpe_native._numpy import ID_DTYPE, np
 from ubpe_native._pretokenize import split_text
 from ubpe_native._tables import StringIds
 
-from ..vocabulary import ID_DTYPE, Vocabulary
 from .chunks import CUTTABLE_PATTERN_IDS, FlatIds, cuttable_unless, docs_matching, encode_chunk
 from .imported import BYTE, CONTROL, NORMAL, SILENT_TYPES, UNUSED, BatchRuns, ImportedTokenizer, token_bytes
 
@@ -45,6 +44,9 @@ from ..text.patterns import (CLASS_BITS, NATIVE_PATTERNS, PATTERNS, code_point_c
 from ..text.pretokenizers import Pretokenizer, resolve_pre, scanner_unsafe, single_pattern, unsafe_code_points
 from ..text.byte_chars import BYTE_TO_CHAR, CHAR_TO_BYTE
 from ..text.specials import special_regex
+
+if TYPE_CHECKING:
+    from ..vocabulary import Vocabulary
 
 
 class Scan(NamedTuple):
@@ -356,6 +358,7 @@ class ImportedBPE(ImportedTokenizer):
                 model_ids.append(i)
                 ranks.append(rank_of.get(raw, len(rank_of) + len(ranks)))
         order = np.argsort(np.asarray(ranks, dtype=np.int64), kind="stable")
+        from ..vocabulary import Vocabulary  # (not at import: it imports dataclasses)
         vocabulary = Vocabulary.from_pieces(256, [pieces[k] for k in order], np.zeros(len(pieces)),
                                             ranks=np.arange(len(pieces), dtype=np.int64))
         return vocabulary, np.asarray(model_ids, dtype=np.int64)[order], base_expansion

@@ -29,23 +29,25 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import regex
 
 from ubpe_native._merges import PairMerges, pack_units
-from ubpe_native._numpy import np
+from ubpe_native._numpy import ID_DTYPE, np
 from ubpe_native._spm import SpmBPE, SpmNormalizer
 from ubpe_native._spm_pipeline import SpmPipeline
 from ubpe_native._unigram import UnigramLattice
 
 from ..errors import ModelFormatError
 from ..tables_cache import cached_arrays, hasher
-from ..vocabulary import ID_DTYPE, Vocabulary
 from .chunks import FlatIds, spliced
 from .imported import (BYTE, CONTROL, NORMAL, SILENT_TYPES, UNKNOWN, UNUSED, USER_DEFINED, BatchRuns, ImportedTokenizer,
                        check_doc, token_bytes)
 from ..text.normalizers import Normalizer
+
+if TYPE_CHECKING:
+    from ..vocabulary import Vocabulary
 
 SPACE = "▁"
 _UNK_SURFACE = " \u2047 "
@@ -264,6 +266,7 @@ class CharModel(ImportedTokenizer):
                 pieces.append([self._base_of[c] for c in self.texts[i]])
                 model_ids.append(i)
         order = self._piece_order(model_ids)
+        from ..vocabulary import Vocabulary  # (not at import: it imports dataclasses)
         vocabulary = Vocabulary.from_pieces(
             len(base_expansion), [pieces[k] for k in order], np.zeros(len(pieces)),
             ranks=np.arange(len(pieces), dtype=np.int64))

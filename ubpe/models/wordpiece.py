@@ -36,20 +36,22 @@ continuation ``l a y``).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import regex
 
-from ubpe_native._numpy import np
+from ubpe_native._numpy import ID_DTYPE, np
 from ubpe_native._wordpiece import WordPieceKernel
 
 from ..errors import ModelFormatError
 from ..text.bert_words import bert_classes, bert_lower_map, wpm_classes, wpm_maps, wpm_words
 from ..text.specials import special_regex
-from ..vocabulary import ID_DTYPE, Vocabulary
 from .chunks import FlatIds, cuttable_unless, docs_matching, encode_chunk, text_lengths
 from .hf import HFPipeline, HFPipelineMixin, _Segment, _texts_and_types
 from .imported import NORMAL, USER_DEFINED, BatchRuns, ImportedTokenizer
+
+if TYPE_CHECKING:
+    from ..vocabulary import Vocabulary
 
 SPACE = "▁"
 #: HF's defaults (``models/wordpiece/mod.rs``)
@@ -301,6 +303,7 @@ class WordPiece(ImportedTokenizer):
                     pieces.append([2 * self._base_of[text[0]] + first] + [2 * self._base_of[c] + 1 for c in text[1:]])
                     model_ids.append(token)
         order = np.argsort([len(p) for p in pieces], kind="stable")
+        from ..vocabulary import Vocabulary  # (not at import: it imports dataclasses)
         vocabulary = Vocabulary.from_pieces(len(base_expansion), [pieces[k] for k in order], np.zeros(len(pieces)),
                                             ranks=np.arange(len(pieces), dtype=np.int64))
         return vocabulary, np.asarray(model_ids, dtype=np.int64)[order], base_expansion

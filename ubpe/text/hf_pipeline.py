@@ -28,7 +28,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import regex
 
@@ -274,9 +274,8 @@ def _metaspace_words(replacement: str) -> regex.Pattern:
 # -- added tokens -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class AddedToken:
-    """One entry of ``added_tokens``."""
+class AddedToken(NamedTuple):
+    """One entry of ``added_tokens`` (a named tuple: no `dataclasses` on a load's path)."""
 
     content: str
     id: int

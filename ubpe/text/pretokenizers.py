@@ -32,7 +32,7 @@ import re
 import threading
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import regex
 
@@ -214,8 +214,7 @@ def _collapse_regex(expression: str) -> str:
     return _end_anchors(collapsed(_regex_atoms(expression)))
 
 
-@dataclass(frozen=True)
-class _Pass:
+class _Pass(NamedTuple):
     """One regex of the list: how to transform a piece, and the compiled pattern."""
 
     pattern: regex.Pattern | re.Pattern

@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import regex
 
@@ -87,8 +87,7 @@ GUARD_WORDS = 4
 MAX_GROUP_WIDTH = 64
 
 
-@dataclass(frozen=True)
-class CompiledPattern:
+class CompiledPattern(NamedTuple):
     """A pattern as the kernel runs it: ``pattern_id`` (None: the `regex` module splits it,
     ``reason`` says why), ``total`` (its pieces tile any text: the scanner's kernels take it
     where they take a preset)."""
