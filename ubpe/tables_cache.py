@@ -80,11 +80,29 @@ def hasher(data: bytes = b"", size: int = 32) -> Any:
     return _blake2b(data, digest_size=size)
 
 
+def _regex_version() -> str:
+    """The installed `regex` module's version (its Unicode makes the code-point classes), read
+    from the name of its distribution's metadata folder beside it: importing it to ask costs
+    8 ms that a load whose text needs no regex does not pay. Else the module's own."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("regex")
+    if spec is not None and spec.origin:
+        folder = os.path.dirname(os.path.dirname(spec.origin))
+        try:
+            found = [name for name in os.listdir(folder) if name.startswith("regex-") and name.endswith(".dist-info")]
+        except OSError:
+            found = []
+        if len(found) == 1:
+            return found[0][len("regex-"):-len(".dist-info")]
+    import regex
+
+    return regex.__version__
+
+
 def _code_key() -> str:
     """A hash of what every table depends on beyond its own key."""
-    import regex  # here, not at import: a process that never reads a table imports it not
-
-    digest = hasher(f"{__version__}|{regex.__version__}|{sys.byteorder}".encode(), 8)
+    digest = hasher(f"{__version__}|{_regex_version()}|{sys.byteorder}".encode(), 8)
     package = Path(__file__).parent
     for name in _SOURCES:
         try:

@@ -26,8 +26,9 @@ from typing import Any
 ID_DTYPE = "int32"
 
 
-class _LazyModule:
-    """A module imported on the first attribute look-up; names are then cached here."""
+class LazyModule:
+    """A module imported on the first attribute look-up; names are then cached here (numpy
+    here; :mod:`ubpe._lazy` makes ``regex`` one too)."""
 
     def __init__(self, name: str):
         self.__name = name
@@ -38,11 +39,11 @@ class _LazyModule:
         return value
 
     def __repr__(self) -> str:
-        return f"<numpy, imported when first used: {self.__name}>"
+        return f"<module {self.__name!r}, imported when first used>"
 
 
 #: ``numpy``, imported on first use (``np.ndarray``, ``np.empty``...)
-np: Any = _LazyModule("numpy")
+np: Any = LazyModule("numpy")
 
 
 def numpy_types(*names: str) -> tuple[type, ...]:

@@ -331,7 +331,8 @@ print(json.dumps(sorted(m for m in sys.modules if m == "numpy" or m.startswith("
 def test_a_tiktoken_file_loads_and_encodes_without_numpy(tmp_path):
     """A ``.tiktoken`` file's load, its encodes (special tokens allowed or not) and a one-shot
     ``ubpe encode`` import no numpy in a fresh process (~35 ms of a cold start: issue 36),
-    and give tiktoken's ids."""
+    a plain text's load and encode no regex module and no dataclasses either, and give
+    tiktoken's ids."""
     import json
     import os
     import subprocess
@@ -351,8 +352,15 @@ def test_a_tiktoken_file_loads_and_encodes_without_numpy(tmp_path):
                               capture_output=True, text=True, env=env, check=True)
         ids, cli, imported = done.stdout.splitlines()
         assert json.loads(imported) == []
+    lean = ("import json, sys, ubpe; tok = ubpe.load(sys.argv[1], pattern='cl100k'); ids = tok.encode(sys.argv[2]); "
+            "print(json.dumps([ids, sorted(m for m in ('numpy', 'regex', 'dataclasses') if m in sys.modules)]))")
+    done = subprocess.run([sys.executable, "-c", lean, str(path), texts[1]], capture_output=True, text=True, env=env,
+                          check=True)
+    lean_ids, lean_imported = json.loads(done.stdout)  # a preset's text needs no regex module (8 ms) either
+    assert lean_imported == []
     encoding = tiktoken.Encoding("cat", pat_str=PATTERNS["cl100k"], mergeable_ranks=tok.mergeable_ranks(),
                                  special_tokens={"<|end|>": 100000})
+    assert lean_ids == encoding.encode_ordinary(texts[1])
     plain = [t for t in texts if "<|end|>" not in t]
     want = [encoding.encode(t) for t in plain] + [encoding.encode(t, allowed_special="all") for t in texts]
     assert json.loads(ids) == want and cli == " ".join(map(str, want[0]))

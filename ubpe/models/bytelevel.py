@@ -34,8 +34,8 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, AbstractSet, Any, Literal
 
 from ubpe_native._numpy import ID_DTYPE, np
-import regex
 
+from .._lazy import regex
 from ..encoders import Encoding
 from ..encoders.ranked import MergeTable, RankedEncoder, TextEncoder
 from ..errors import InvalidParameterError, NotFittedError, SymbolTypeError, UnknownTokenError
@@ -190,7 +190,8 @@ class ByteLevelBPE(Tokenizer):
         """A tokenizer from a file's tables as `ubpe_native._base64_lines.ranked_tables`
         gives them, built without numpy: the merge table and the one-text encoder now (a load
         and its first ``encode`` import no numpy), the vocabulary, token ids and encoder when
-        first asked for (:meth:`_materialize`)."""
+        first asked for (:meth:`_materialize`), the compiled pattern when a text needs it
+        (``regex``, 8 ms to import, is not needed by a preset's one-text encoder)."""
         symbols, offsets, token_ids, priorities, identity = tables
         pattern = resolve_pattern(pattern)
         specials = SpecialTokens(dict(special_tokens or {}))
@@ -201,7 +202,7 @@ class ByteLevelBPE(Tokenizer):
         native = native_pattern_id(pattern)
         table = MergeTable(N_BYTES, offsets, symbols, priorities)
         tok.__dict__.update(
-            pattern=pattern, _specials=specials, _regex=regex.compile(pattern), _decoding=None, _identity_ids=identity,
+            pattern=pattern, _specials=specials, _decoding=None, _identity_ids=identity,
             _tables=(symbols, offsets, token_ids, priorities, table),
             _plain=False if native is None else TextEncoder(table, code_point_class_buffer(), native,
                                                             None if identity else token_ids))
@@ -217,6 +218,8 @@ class ByteLevelBPE(Tokenizer):
         if name in ByteLevelBPE._MATERIALIZED and ("_tables" in state or name in state):
             self._materialize()
             return state[name]
+        if name == "_regex" and "pattern" in state:  # `_from_tables`': compiled when a text needs it
+            return state.setdefault("_regex", regex.compile(state["pattern"]))
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _materialize(self) -> None:

@@ -22,8 +22,8 @@ from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING
 
 from ubpe_native._numpy import ID_DTYPE, np
-import regex
 
+from .._lazy import regex
 from ..errors import InvalidParameterError, ModelFormatError, SymbolTypeError
 from ..text.patterns import resolve_pattern, without_surrogates
 from ..text.scanner import native_bounds, whole_matches

@@ -22,14 +22,15 @@ one long document does not hold up the rest.
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from ubpe_native._numpy import np
-import regex
 
 from ubpe_native._merges import id_lists
 
+from .._lazy import regex
 from ..text.patterns import PATTERNS, native_pattern_id
 from ..threads import concat_in_order, run_in_order
 
@@ -176,7 +177,7 @@ def run_flat_chunks(docs: list, lengths: np.ndarray, workers: int,
 #: there - a run of letters ends at the space, and the space starts the next word's piece -
 #: and the piece before the cut is the same whether or not the text goes on (it ends in a
 #: letter: no lookahead decided it), so the parts' pieces are the whole's.
-_CUT = regex.compile(r"[A-Za-z](?= [A-Za-z])")
+_CUT = re.compile(r"[A-Za-z](?= [A-Za-z])")  # (ASCII: re, which the interpreter has loaded)
 #: The patterns (and their ids in the kernel's scanner) whose documents :data:`_CUT` may cut.
 CUTTABLE_PATTERNS = frozenset(PATTERNS.values())
 CUTTABLE_PATTERN_IDS = frozenset(native_pattern_id(pattern) for pattern in CUTTABLE_PATTERNS)

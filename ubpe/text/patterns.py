@@ -14,15 +14,16 @@ from __future__ import annotations
 
 import functools
 import mmap
+import re
 import sys
 from array import array
 from typing import Any
 
-import regex
 
 from ubpe_native._numpy import np, numpy_types
 from ubpe_native._pretokenize import or_classes
 
+from .._lazy import regex
 from ..errors import InvalidParameterError, SymbolTypeError
 from ..tables_cache import cached_buffers
 from .presets import DEFAULT_PATTERN, PATTERNS  # noqa: F401  (re-exported: the presets' home before presets.py)
@@ -99,7 +100,7 @@ def native_pattern_id(pattern: str) -> int | None:
 
 
 # a bare name such as "gpt5" or "cl100k_base": taken for a preset name, never for a regex
-_PRESET_LIKE = regex.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
+_PRESET_LIKE = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")  # (ASCII: re, loaded already)
 
 
 #: The longest split pattern a file may give: published ones are under 200 characters, and the

@@ -10,9 +10,10 @@ the syntax tree that :mod:`ubpe.text.regex_program` compiles; anything else rais
 
 from __future__ import annotations
 
+import functools
 from typing import Union
 
-import regex
+from .._lazy import regex
 
 __all__ = ["Node", "Unsupported", "FLAGS"]
 
@@ -20,11 +21,19 @@ __all__ = ["Node", "Unsupported", "FLAGS"]
 AT_START, AT_END_OR_FINAL_NEWLINE, AT_END, WORD_BOUNDARY, NOT_WORD_BOUNDARY = 0, 1, 2, 3, 4
 
 FLAGS = "is"  # the inline flags the compiler knows (the others change what it would emit)
-_QUANTIFIER = regex.compile(r"\{(\d*)(?:(,)(\d*))?\}")
-_FLAG_GROUP = regex.compile(r"\(\?([a-zA-Z]*)(?:-([a-zA-Z]*))?([:)])")
 # escapes that stand for one code point each (the regex module says which)
 _CLASS_ESCAPES = set("sSdDwWnrtfva")
 _BRACED_ESCAPES = set("pPxN")  # \p{..} \x{..} \N{..}; also \pL and \xhh
+
+
+@functools.cache
+def _quantifier() -> regex.Pattern:
+    return regex.compile(r"\{(\d*)(?:(,)(\d*))?\}")
+
+
+@functools.cache
+def _flag_group() -> regex.Pattern:
+    return regex.compile(r"\(\?([a-zA-Z]*)(?:-([a-zA-Z]*))?([:)])")
 
 
 class Unsupported(Exception):
@@ -45,7 +54,7 @@ class _Parser:
 
     def parse(self) -> Node:
         flags = ""
-        found = _FLAG_GROUP.match(self.source)
+        found = _flag_group().match(self.source)
         if found and found.group(3) == ")":  # global flags: only at the start
             flags = self._flags(found)
             self.at = found.end()
@@ -84,7 +93,7 @@ class _Parser:
             low, high = {"?": (0, 1), "*": (0, None), "+": (1, None)}[c]
             self.at += 1
         elif c == "{":
-            found = _QUANTIFIER.match(self.source, self.at)
+            found = _quantifier().match(self.source, self.at)
             if not found or (not found.group(1) and not found.group(2)):
                 raise Unsupported(f"a '{{' that is no quantifier at {self.at}")
             low = int(found.group(1) or 0)
@@ -99,7 +108,7 @@ class _Parser:
             mode, self.at = "lazy", self.at + 1
         elif self._peek() == "+":
             mode, self.at = "possessive", self.at + 1
-        if self._peek() in ("?", "*", "+") or _QUANTIFIER.match(self.source, self.at):
+        if self._peek() in ("?", "*", "+") or _quantifier().match(self.source, self.at):
             raise Unsupported("a quantifier on a quantifier")
         if atom[0] in ("look", "assert"):
             raise Unsupported("a quantifier on a zero-width assertion")
@@ -194,7 +203,7 @@ class _Parser:
         source, at = self.source, self.at
         kind = "group"
         if source.startswith("(?", at):
-            found = _FLAG_GROUP.match(source, at)
+            found = _flag_group().match(source, at)
             if source.startswith("(?:", at):
                 self.at = at + 3
             elif source.startswith(("(?=", "(?!"), at):

@@ -56,11 +56,11 @@ import functools
 import threading
 from typing import NamedTuple
 
-import regex
 
 from ubpe_native._numpy import np
 from ubpe_native._regex import n_free_slots, register_program
 
+from .._lazy import regex
 from ..errors import RegexBudgetError
 from ..tables_cache import cached_buffers, is_cached
 from .regex_parse import Node, Unsupported, _Parser

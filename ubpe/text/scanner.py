@@ -20,11 +20,11 @@ does.
 from __future__ import annotations
 
 from ubpe_native._numpy import np
-import regex
 
 from ubpe_native._pretokenize import find_pieces, split_text
 from ubpe_native._numpy import ID_DTYPE
 
+from .._lazy import regex
 from ..errors import RegexBudgetError
 from .patterns import UTF8_WIDTH_STEPS, code_point_classes, native_pattern_id
 from .regex_program import compile_pattern
