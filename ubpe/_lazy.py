@@ -26,6 +26,37 @@ from ubpe_native._numpy import LazyModule, numpy_types
 regex: Any = LazyModule("regex")
 
 
+class LazyPattern:
+    """``regex.compile(pattern, flags)`` when first used, for a module-level pattern of a module
+    on a load's path (its methods and attributes are the compiled pattern's).
+
+    >>> words = LazyPattern(r"\\w+")
+    >>> words.findall("a bc"), words.pattern
+    (['a', 'bc'], '\\\\w+')
+    >>> import copy, pickle
+    >>> pickle.loads(pickle.dumps(words, 0)).findall("x y"), type(copy.deepcopy(words)).__name__
+    (['x', 'y'], 'LazyPattern')
+    """
+
+    __slots__ = ("_args", "_compiled")
+
+    def __init__(self, pattern: str, flags: int = 0):
+        self._args = (pattern, flags)
+        self._compiled = None
+
+    def __getattr__(self, name: str) -> Any:
+        if name in LazyPattern.__slots__ or name.startswith("__"):  # (a copy being made, copy's
+            raise AttributeError(name)  # __deepcopy__...: never recurse, never compile for it)
+        compiled = self._compiled
+        if compiled is None:  # (two threads may both compile: the same pattern)
+            compiled = self._compiled = regex.compile(*self._args)
+        return getattr(compiled, name)
+
+    def __reduce__(self) -> tuple:
+        """Pickled (and copied) as its arguments, compiled again when used."""
+        return LazyPattern, self._args
+
+
 def lazy_attributes(
     package: str, modules: Mapping[str, str], namespace: dict[str, Any]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:

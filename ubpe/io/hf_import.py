@@ -48,13 +48,13 @@ import collections
 import functools
 import json
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import regex
-
 from ubpe_native._tables import merges_span
 
+from .._lazy import regex
 from ..models.hf import HFByteLevelBPE, HFCharBPE, HFEndOfWordBPE, HFPipeline, JsonMerges
 from ..text.byte_chars import BYTE_TO_CHAR
 from ..text.onig import onig_regex
@@ -493,4 +493,4 @@ def _is_id(value: Any) -> bool:
 
 def _snake(name: str) -> str:
     """``MergedWithPrevious`` -> ``merged_with_previous``."""
-    return regex.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
+    return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()  # (ASCII: re, loaded already)

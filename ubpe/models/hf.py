@@ -34,14 +34,13 @@ from array import array
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import regex
-
 from ubpe_native._merges import DROPPED, FUSED, PairMerges, pack_units
 from ubpe_native._numpy import ID_DTYPE, np
 from ubpe_native._spm import SpmBPE, SpmNormalizer
 from ubpe_native._spm_pipeline import SpmPipeline
 from ubpe_native._tables import pair_ids_in, pair_ids_in_json
 
+from .._lazy import regex
 from ..errors import ModelFormatError
 from ..files import parse_json
 from .chunks import cuttable_unless, docs_matching, text_lengths

@@ -24,8 +24,6 @@ from collections.abc import Callable, Iterable
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-import regex
-
 from ubpe_native._hf_pretok import GPT2_SPELLING, ISOLATED, STEP_SPLIT, HFPreTokenizer
 from ubpe_native._merges import PairMerges, pack_units
 from ubpe_native._multipass import split_passes
@@ -33,6 +31,7 @@ from ubpe_native._numpy import ID_DTYPE, np
 from ubpe_native._pretokenize import split_text
 from ubpe_native._tables import StringIds
 
+from .._lazy import LazyPattern
 from .chunks import CUTTABLE_PATTERN_IDS, FlatIds, cuttable_unless, docs_matching, encode_chunk
 from .imported import BYTE, CONTROL, NORMAL, SILENT_TYPES, UNUSED, BatchRuns, ImportedTokenizer, token_bytes
 
@@ -461,7 +460,7 @@ def whole_words(words: list[tuple[bytes | None, int]]) -> tuple[bytes, array, ar
     return b"".join(raws), array("q", accumulate(map(len, raws), initial=0)), array("i", ids)
 
 
-_ONE_SPACE_LINES = regex.compile(" [^\n]* ")  # a line with two spaces
+_ONE_SPACE_LINES = LazyPattern(" [^\n]* ")  # a line with two spaces
 
 
 def _merge_ids(texts: list[str], merges: list[str]) -> tuple[StringIds | None, tuple | None]:

@@ -31,14 +31,13 @@ import bisect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import regex
-
 from ubpe_native._merges import PairMerges, pack_units
 from ubpe_native._numpy import ID_DTYPE, np
 from ubpe_native._spm import SpmBPE, SpmNormalizer
 from ubpe_native._spm_pipeline import SpmPipeline
 from ubpe_native._unigram import UnigramLattice
 
+from .._lazy import regex
 from ..errors import ModelFormatError
 from ..tables_cache import cached_arrays, hasher
 from .chunks import FlatIds, spliced

@@ -38,11 +38,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-import regex
-
 from ubpe_native._numpy import ID_DTYPE, np
 from ubpe_native._wordpiece import WordPieceKernel
 
+from .._lazy import regex
 from ..errors import ModelFormatError
 from ..text.bert_words import bert_classes, bert_lower_map, wpm_classes, wpm_maps, wpm_words
 from ..text.specials import special_regex

@@ -15,9 +15,9 @@ import functools
 import re
 from collections.abc import Iterable
 
-import regex
-
 from ubpe_native._numpy import np
+
+from .._lazy import regex
 
 
 @functools.lru_cache(maxsize=None)

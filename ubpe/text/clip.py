@@ -21,8 +21,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 
-import regex
-
+from .._lazy import regex
 from ..errors import InvalidParameterError
 
 #: CLIP's words after its special tokens: English contractions, letter runs, one digit, runs of

@@ -30,11 +30,10 @@ import re
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
-import regex
-
 from ubpe_native._hf_pretok import GPT2_SPELLING, STEP_BYTE_LEVEL, STEP_SPLIT, HFPreTokenizer
 from ubpe_native._numpy import np
 
+from .._lazy import LazyPattern, regex
 from .byte_chars import BYTE_TO_CHAR, CHAR_TO_BYTE, byte_chars, chars_bytes
 from .patterns import code_point_class_buffer
 from .bert_words import bert_words
@@ -45,11 +44,10 @@ from .unicode import lowercase, normalize as unicode_normalize
 BYTE_LEVEL_REGEX = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
 # HF's SplitDelimiterBehavior, in the order of `ubpe_native._hf_pretok`'s enum (a step's behaviour is its index)
 BEHAVIORS = ("removed", "isolated", "merged_with_previous", "merged_with_next", "contiguous")
-_DEFAULT_FLAGS = regex.compile("").flags
 _BYTES_TO_CHARS = "".join(BYTE_TO_CHAR[b] for b in range(256))
-_LEADING_SPACE = regex.compile(r"^\s+")
-_TRAILING_SPACE = regex.compile(r"\s+$")
-_WORD_CHAR = regex.compile(r"\w")
+_LEADING_SPACE = LazyPattern(r"^\s+")
+_TRAILING_SPACE = LazyPattern(r"\s+$")
+_WORD_CHAR = LazyPattern(r"\w")
 
 
 
@@ -174,7 +172,7 @@ class PreTokenizer:
     def __init__(self, steps: Sequence[tuple]):
         self.steps = list(steps)
         self.byte_level = any(step[0] == "byte_level" for step in self.steps)
-        self._byte_level_regex = regex.compile(BYTE_LEVEL_REGEX)
+        self._byte_level_regex = LazyPattern(BYTE_LEVEL_REGEX)  # (compiled when Python splits)
 
     def native(self, end_of_word: bool = False,
                characters: tuple[np.ndarray | None, int, bool] | None = None) -> tuple[HFPreTokenizer | None, str | None]:
@@ -198,7 +196,7 @@ class PreTokenizer:
                 continue
             if step[0] != "split":
                 return None, f"the kernel does not run a {step[0]!r} step"
-            if step[1].flags != _DEFAULT_FLAGS:
+            if step[1].flags != regex.compile("").flags:  # (the default flags)
                 return None, f"the split pattern {step[1].pattern!r} has flags"
             compiled = compile_pattern(step[1].pattern)
             if compiled.pattern_id is None:

@@ -249,19 +249,17 @@ class BertNormalizer:
 
     def __init__(self, clean_text: bool = True, handle_chinese_chars: bool = True, strip_accents: bool | None = None,
                  lowercase: bool = True):
-        import regex
-
         from . import bert_tables as tables
+        from .._lazy import LazyPattern  # (the `regex` module when a text is normalized: `rewrite` needs none)
 
         self.clean_text = clean_text
         self.handle_chinese_chars = handle_chinese_chars
         self.strip_accents = lowercase if strip_accents is None else strip_accents
         self.lowercase = lowercase
-        space = regex.escape(WHITESPACE)
-        self._other = regex.compile(f"[{char_class(tables.OTHER)}]+")
-        self._space = regex.compile(f"[{space}]")
-        self._cjk = regex.compile(f"([{char_class(CJK_RANGES)}])")
-        self._marks = regex.compile(f"[{char_class(tables.NONSPACING_MARKS)}]+")
+        self._other = LazyPattern(f"[{char_class(tables.OTHER)}]+")
+        self._space = LazyPattern(f"[{char_class((ord(c), ord(c)) for c in WHITESPACE)}]")
+        self._cjk = LazyPattern(f"([{char_class(CJK_RANGES)}])")
+        self._marks = LazyPattern(f"[{char_class(tables.NONSPACING_MARKS)}]+")
         # the stdlib's engine: several times faster than `regex` on a class of many ranges
         self._removed = re.compile(f"[{char_class(tables.OTHER)}]+")
 

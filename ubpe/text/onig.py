@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import regex
+from .._lazy import LazyPattern, regex
 
-_INTERVAL = regex.compile(r"\{\d+(?:,\d*)?\}")
+_INTERVAL = LazyPattern(r"\{\d+(?:,\d*)?\}")
 
 
 def onig_regex(pattern: str) -> str:

@@ -19,7 +19,6 @@ import sys
 from array import array
 from typing import Any
 
-
 from ubpe_native._numpy import np, numpy_types
 from ubpe_native._pretokenize import or_classes
 

@@ -15,14 +15,14 @@ No whitespace handling: in a ``tokenizer.json`` that is the ``Strip`` / ``Replac
 
 from __future__ import annotations
 
-import regex
+from .._lazy import LazyPattern
 
 from ..errors import ModelFormatError
 from .normalizers import Normalizer
 
 #: a grapheme cluster shorter than this (in UTF-8 bytes) is looked up whole (HF's ``len() < 6``)
 WHOLE_GRAPHEME_BYTES = 6
-_GRAPHEMES = regex.compile(r"\X", regex.DOTALL)
+_GRAPHEMES = LazyPattern(r"(?s)\X")
 _CRLF = "\r\n"
 
 

@@ -34,10 +34,9 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple
 
-import regex
-
 from ubpe_native._numpy import np
 
+from .._lazy import regex
 from ..errors import ModelFormatError
 from ..tables_cache import cached_arrays
 

@@ -56,7 +56,6 @@ import functools
 import threading
 from typing import NamedTuple
 
-
 from ubpe_native._numpy import np
 from ubpe_native._regex import n_free_slots, register_program
 
