@@ -21,16 +21,15 @@ one long document does not hold up the rest.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from ubpe_native._numpy import np
-import regex
 
 from ubpe_native._merges import id_lists
 
-from ..text.patterns import PATTERNS, native_pattern_id
 from ..threads import concat_in_order, run_in_order
 
 __all__ = ["CHUNK_CHARS", "FlatIds", "chunk_ranges", "concat_flat", "cut_long_docs", "cuttable_unless", "docs_matching", "encode_chunk", "flat_ids",
@@ -95,6 +94,7 @@ def docs_matching(pattern: regex.Pattern | None, text: str, lengths: np.ndarray)
     none does. A match across a document boundary marks both documents: the caller encodes
     them one by one, which is right either way.
 
+    >>> import regex
     >>> docs_matching(regex.compile("<s>"), "a<s>bc<s>", np.array([4, 2, 3])).tolist()
     [1, 0, 1]
     >>> docs_matching(regex.compile("<s>"), "a<s>b", np.array([2, 3])).tolist()  # across a boundary
@@ -176,10 +176,28 @@ def run_flat_chunks(docs: list, lengths: np.ndarray, workers: int,
 #: there - a run of letters ends at the space, and the space starts the next word's piece -
 #: and the piece before the cut is the same whether or not the text goes on (it ends in a
 #: letter: no lookahead decided it), so the parts' pieces are the whole's.
-_CUT = regex.compile(r"[A-Za-z](?= [A-Za-z])")
-#: The patterns (and their ids in the kernel's scanner) whose documents :data:`_CUT` may cut.
-CUTTABLE_PATTERNS = frozenset(PATTERNS.values())
-CUTTABLE_PATTERN_IDS = frozenset(native_pattern_id(pattern) for pattern in CUTTABLE_PATTERNS)
+_CUT = r"[A-Za-z](?= [A-Za-z])"
+
+
+@functools.cache
+def _cut_regex() -> Any:
+    import regex  # (here: the models that never cut a document, a .model file's, import it not)
+
+    return regex.compile(_CUT)
+
+
+def __getattr__(name: str) -> frozenset:
+    """``CUTTABLE_PATTERNS`` and ``CUTTABLE_PATTERN_IDS``: the patterns (and their ids in the
+    kernel's scanner) whose documents :data:`_CUT` may cut, made when first imported (they
+    import the patterns' module, and `regex`, which a sentencepiece model never needs)."""
+    if name not in ("CUTTABLE_PATTERNS", "CUTTABLE_PATTERN_IDS"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from ..text.patterns import PATTERNS, native_pattern_id
+
+    patterns = frozenset(PATTERNS.values())
+    globals().update(CUTTABLE_PATTERNS=patterns,
+                     CUTTABLE_PATTERN_IDS=frozenset(native_pattern_id(pattern) for pattern in patterns))
+    return globals()[name]
 
 
 def cuttable_unless(*specials: regex.Pattern | None) -> Callable[[str], bool]:
@@ -187,6 +205,7 @@ def cuttable_unless(*specials: regex.Pattern | None) -> Callable[[str], bool]:
     caller's error names the index in the whole) and holds no match of any pattern of
     ``specials`` (which a cut could split; None: no pattern).
 
+    >>> import regex
     >>> cuttable_unless(regex.compile("<s>"))("a <s> b"), cuttable_unless(None)("a\\udc80")
     (False, False)
     """
@@ -221,7 +240,7 @@ def cut_long_docs(docs: list, lengths: np.ndarray, part_chars: int,
             continue
         at, positions = 0, []
         for target in range(part_chars, len(doc), part_chars):
-            found = _CUT.search(doc, max(target - 1, at))
+            found = _cut_regex().search(doc, max(target - 1, at))
             if found is None:
                 break
             if found.end() > at:
