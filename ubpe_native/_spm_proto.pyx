@@ -78,6 +78,7 @@ cdef int64_t MAX_IDS = 0x7FFFFFFE
 # come from its running hashes in O(1) each (the map mixes the keys again)
 cdef uint64_t HASH_BASE = 0x100000001B3ULL
 cdef uint64_t RESERVED_KEY = 0xFFFFFFFFFFFFFFFFULL
+cdef uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL  # 2**64 / phi: a piece's slot is its hash times this
 # the second table of a unigram model's pieces (control, unknown and byte pieces) hashes apart
 cdef uint64_t SECOND_TABLE = 0x9E3779B97F4A7C15ULL
 cdef uint32_t SPACE_SYMBOL = 0x2581  # "▁"
@@ -543,7 +544,7 @@ cdef Py_ssize_t check_pieces_arguments(const uint8_t[::1] blob, const int64_t[::
     if n < 1:
         raise ValueError("a model needs at least one piece")
     if n + blob.shape[0] > MAX_IDS:
-        raise ValueError("too many pieces for 32-bit ids")
+        raise ValueError("too many pieces for 32-bit ids")  # (and offsets below 2**32)
     for k in range(n):
         if offsets[k + 1] > offsets[k] and count_chars(&blob[0] + offsets[k], offsets[k + 1] - offsets[k]) < 0:
             raise ValueError(f"piece {k} is not UTF-8")
@@ -552,36 +553,69 @@ cdef Py_ssize_t check_pieces_arguments(const uint8_t[::1] blob, const int64_t[::
     return n
 
 
+cdef struct PieceSlot:
+    # a piece in `PieceIndex`: where its bytes are, so that a hit reads the slot and the bytes
+    uint32_t check  # more bits of its hash
+    uint32_t length
+    uint32_t start
+    int32_t id  # -1: an empty slot
+
+
 cdef struct PieceIndex:
-    # text -> id of the pieces (the last of equal texts wins, as a dict built in id order)
+    # text -> id of the pieces (the last of equal texts wins, as a dict built in id order): open
+    # addressing, linear probing, a slot picked by the top bits of the hash times GOLDEN
     const uint8_t* blob
-    const int64_t* offsets
-    FlatMap* index  # hash -> id + 1 of the last piece with it
-    int64_t* chain  # id -> the previous id of the same hash + 1 (0: none)
+    PieceSlot* slots
+    uint64_t mask
+    int shift
 
 
 cdef int64_t find_piece(const PieceIndex* pieces, const uint8_t* s, int64_t n, uint64_t h) noexcept nogil:
     """The id of the piece whose text is ``s[:n]`` (of `piece_hash` ``h``), else -1."""
-    cdef int64_t other = pieces.index.get(map_key(h), 0), k
-    while other:
-        k = other - 1
-        if pieces.offsets[k + 1] - pieces.offsets[k] == n and memcmp(pieces.blob + pieces.offsets[k], s, n) == 0:
-            return k
-        other = pieces.chain[k]
-    return -1
+    cdef uint64_t mixed = h * GOLDEN, i = mixed >> pieces.shift
+    cdef uint32_t check = <uint32_t>(mixed >> 16)
+    cdef const PieceSlot* slot
+    while True:
+        slot = pieces.slots + i
+        if slot.id < 0:
+            return -1
+        if slot.check == check and slot.length == n and memcmp(pieces.blob + slot.start, s, n) == 0:
+            return slot.id
+        i = (i + 1) & pieces.mask
 
 
-cdef int index_pieces(PieceIndex* pieces, Py_ssize_t n, vector[int64_t]& chain) except -1 nogil:
-    """Fills ``pieces``' map (``chain``: its storage)."""
+cdef int index_pieces(PieceIndex* pieces, const int64_t* offsets, Py_ssize_t n,
+                      vector[PieceSlot]& slots) except -1 nogil:
+    """Fills ``pieces``' table (``slots``: its storage, twice the pieces or more; offsets below
+    2**32, which the callers check)."""
     cdef Py_ssize_t k
-    cdef int64_t* slot
-    chain.resize(n)
-    pieces.chain = chain.data()
+    cdef uint64_t size = 16, mixed, i
+    cdef int bits = 4
+    cdef PieceSlot empty
+    cdef PieceSlot* slot
+    cdef int64_t length
+    while size < 2 * <uint64_t>n:
+        size <<= 1
+        bits += 1
+    empty.id = -1
+    slots.resize(size, empty)
+    pieces.slots = slots.data()
+    pieces.mask = size - 1
+    pieces.shift = 64 - bits
     for k in range(n):
-        slot = pieces.index.slot(map_key(piece_hash(pieces.blob + pieces.offsets[k],
-                                                    pieces.offsets[k + 1] - pieces.offsets[k])))
-        chain[k] = slot[0]
-        slot[0] = k + 1
+        length = offsets[k + 1] - offsets[k]
+        mixed = piece_hash(pieces.blob + offsets[k], length) * GOLDEN
+        i = mixed >> pieces.shift
+        while True:
+            slot = pieces.slots + i
+            if slot.id < 0 or (slot.check == <uint32_t>(mixed >> 16) and slot.length == length
+                               and memcmp(pieces.blob + slot.start, pieces.blob + offsets[k], length) == 0):
+                break
+            i = (i + 1) & pieces.mask
+        slot.check = <uint32_t>(mixed >> 16)
+        slot.length = <uint32_t>length
+        slot.start = <uint32_t>offsets[k]
+        slot.id = <int32_t>k  # (equal texts: the last one's)
     return 0
 
 
@@ -650,9 +684,9 @@ cdef int add_unit(Symbols* symbols, Rules* rules, uint32_t cp) except -1 nogil:
 cdef int derive_rules(const uint8_t* blob, const int64_t* offsets, const int32_t* types, const float* scores,
                       Py_ssize_t n, int32_t unk_id, Rules* rules) except -1 nogil:
     """`bpe_tables`' rules (the steps of ``_derive_merge_rules``, in its order)."""
-    cdef FlatMap index = FlatMap(<size_t>n)
+    cdef vector[PieceSlot] slots
     cdef FlatMap extra_of
-    cdef vector[int64_t] chain, bounds, prev_length, n_chars, rank_of
+    cdef vector[int64_t] bounds, prev_length, n_chars, rank_of
     cdef vector[pair[double, int64_t]] order
     cdef vector[uint64_t] running, powers  # a piece's prefix hashes; HASH_BASE ** k
     cdef vector[uint32_t] extra
@@ -667,9 +701,7 @@ cdef int derive_rules(const uint8_t* blob, const int64_t* offsets, const int32_t
     cdef vector[uint8_t] utf8  # an extra character's bytes
     cdef int j
     pieces.blob = blob
-    pieces.offsets = offsets
-    pieces.index = &index
-    index_pieces(&pieces, n, chain)
+    index_pieces(&pieces, offsets, n, slots)
     symbols.pieces = &pieces
     symbols.n_pieces = n
     symbols.extra_of = &extra_of
@@ -856,18 +888,16 @@ def unigram_tables(const uint8_t[::1] blob not None, const int64_t[::1] offsets 
     """
     cdef Py_ssize_t n = check_pieces_arguments(blob, offsets, types, scores), k
     cdef vector[uint8_t] out_blob, user_defined
-    cdef vector[int64_t] out_offsets, chain
+    cdef vector[int64_t] out_offsets
     cdef vector[int32_t] ids, fallback
     cdef vector[double] out_scores  # (float32 values: the lattice sums them in float32)
     cdef int64_t byte_ids[256]
     cdef bint has_normal = False
     cdef float lowest = 0.0
     cdef const uint8_t* data = &blob[0] if blob.shape[0] else <const uint8_t*>b""
-    cdef FlatMap index = FlatMap(<size_t>n)
+    cdef vector[PieceSlot] slots
     cdef PieceIndex pieces
     pieces.blob = data
-    pieces.offsets = &offsets[0]
-    pieces.index = &index
     with nogil:
         out_offsets.push_back(0)
         for k in range(n):
@@ -881,7 +911,7 @@ def unigram_tables(const uint8_t[::1] blob not None, const int64_t[::1] offsets 
             ids.push_back(-1 if types[k] == UNUSED else <int32_t>k)
             out_scores.push_back(scores[k])
             user_defined.push_back(types[k] == USER_DEFINED)
-        index_pieces(&pieces, n, chain)
+        index_pieces(&pieces, &offsets[0], n, slots)
         byte_pieces(&pieces, byte_ids)
         for k in range(N_BYTES):
             fallback.push_back(<int32_t>byte_ids[k])

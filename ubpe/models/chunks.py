@@ -28,8 +28,6 @@ from typing import Any
 
 from ubpe_native._numpy import np
 
-from ubpe_native._merges import id_lists
-
 from ..threads import concat_in_order, run_in_order
 
 __all__ = ["CHUNK_CHARS", "FlatIds", "chunk_ranges", "concat_flat", "cut_long_docs", "cuttable_unless", "docs_matching", "encode_chunk", "flat_ids",
@@ -39,6 +37,15 @@ __all__ = ["CHUNK_CHARS", "FlatIds", "chunk_ranges", "concat_flat", "cut_long_do
 #: (int64, one per document plus one) where each starts: document ``d``'s ids are
 #: ``ids[offsets[d]:offsets[d + 1]]`` (``id_lists`` makes them lists).
 FlatIds = tuple["np.ndarray", "np.ndarray"]  # (names: numpy is imported when first used)
+
+def id_lists(ids: Any, offsets: Any) -> list[list[int]]:
+    """`ubpe_native._merges.id_lists`: :data:`FlatIds` as one list of ids per document (the
+    kernel module imported when first called: a model whose encodes give lists without it, a
+    ``.model`` file's, never loads it)."""
+    from ubpe_native._merges import id_lists as lists
+
+    return lists(ids, offsets)
+
 
 #: A chunk holds about this many characters (the last document may overshoot): large enough
 #: that the per-call work is nothing beside the kernel's, small enough to keep threads balanced.

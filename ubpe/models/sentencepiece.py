@@ -39,7 +39,6 @@ from array import array
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from ubpe_native._merges import PairMerges, pack_units
 from ubpe_native._numpy import np
 from ubpe_native._spm import SpmBPE, SpmNormalizer
 from ubpe_native._spm_pipeline import SpmPipeline
@@ -48,7 +47,6 @@ from ubpe_native._unigram import UnigramLattice
 
 from .._lazy import as_buffer
 from ..errors import ModelFormatError
-from ..tables_cache import cached_arrays, hasher
 from ..vocabulary import ID_DTYPE, Vocabulary
 from .chunks import FlatIds, spliced
 from .imported import (BYTE, CONTROL, NORMAL, SILENT_TYPES, UNKNOWN, UNUSED, USER_DEFINED, BatchRuns, ImportedTokenizer,
@@ -464,6 +462,8 @@ class SentencePieceBPE(CharModel):
         Derived once per machine and file content (0.3-1.5 s of Python for a 32k vocabulary,
         against sentencepiece's 0.04 s load), then read from the machine's cache
         (`ubpe.tables_cache`), keyed by everything the rules depend on."""
+        from ..tables_cache import cached_arrays, hasher  # (llama.cpp's models: a .model file's rules are derived in C)
+
         n = len(self.texts)
         key = hasher("\0".join(self.texts).encode("utf-8", "surrogatepass"))
         for part in (np.fromiter(map(len, self.texts), dtype=np.int64, count=n), np.asarray(self.scores, np.float64),
@@ -530,9 +530,11 @@ class SentencePieceBPE(CharModel):
                     expand_ids=_i32([t for e in expansions for t in e]),
                     fallback=[(-1 if unk is None else unk) if t is None else t for t in fallback])
 
-    def _build_kernel(self, rules: dict[str, Any] | None = None) -> PairMerges | SpmBPE:
+    def _build_kernel(self, rules: dict[str, Any] | None = None) -> Any:
         if self.normalizer is not None:
             return self._build_spm_kernel()
+        from ubpe_native._merges import PairMerges, pack_units  # (llama.cpp's; a .model file's load needs it not)
+
         if rules is None:
             rules = self._merge_rules(np.ones(len(self.texts), dtype=bool))
         encoded_units = [c.encode("utf-8", "surrogatepass") for c in rules["units"]]
