@@ -25,6 +25,7 @@ objects, which the kernels take as they are. (The module is over 600 lines becau
 and the tables share the pieces' rules - UTF-8, the hash of pieces, sentencepiece's two tables -
 and the derivation of the merge rules is a long single pass, kept in one place.)
 
+>>> # pieces "<unk>" (type 2, unknown) and "a" (score 0.0); trainer_spec: model_type 2 (BPE)
 >>> data = bytes.fromhex("0a090a053c756e6b3e1802" "0a080a01611500000000" "12021802")
 >>> blob, offsets, scores, types, spec = read_model_proto(data)
 >>> blob, offsets.tolist(), scores.tolist(), types.tolist(), spec["model_type"], spec["unk_id"]

@@ -24,11 +24,14 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ubpe_native._numpy import np
 
 from ..threads import concat_in_order, run_in_order
+
+if TYPE_CHECKING:
+    import regex
 
 __all__ = ["CHUNK_CHARS", "FlatIds", "chunk_ranges", "concat_flat", "cut_long_docs", "cuttable_unless", "docs_matching", "encode_chunk", "flat_ids",
            "framed", "id_lists", "run_chunks", "run_flat_chunks", "spliced", "text_lengths"]
@@ -37,6 +40,7 @@ __all__ = ["CHUNK_CHARS", "FlatIds", "chunk_ranges", "concat_flat", "cut_long_do
 #: (int64, one per document plus one) where each starts: document ``d``'s ids are
 #: ``ids[offsets[d]:offsets[d + 1]]`` (``id_lists`` makes them lists).
 FlatIds = tuple["np.ndarray", "np.ndarray"]  # (names: numpy is imported when first used)
+
 
 def id_lists(ids: Any, offsets: Any) -> list[list[int]]:
     """`ubpe_native._merges.id_lists`: :data:`FlatIds` as one list of ids per document (the

@@ -37,7 +37,7 @@ import itertools
 import threading
 from array import array
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ubpe_native._numpy import np
 from ubpe_native._spm import SpmBPE, SpmNormalizer
@@ -52,6 +52,9 @@ from .chunks import FlatIds, spliced
 from .imported import (BYTE, CONTROL, NORMAL, SILENT_TYPES, UNKNOWN, UNUSED, USER_DEFINED, BatchRuns, ImportedTokenizer,
                        check_doc, token_bytes)
 from ..text.normalizers import Normalizer
+
+if TYPE_CHECKING:
+    from ubpe_native._merges import PairMerges
 
 SPACE = "▁"
 _UNK_SURFACE = " \u2047 "
@@ -530,7 +533,7 @@ class SentencePieceBPE(CharModel):
                     expand_ids=_i32([t for e in expansions for t in e]),
                     fallback=[(-1 if unk is None else unk) if t is None else t for t in fallback])
 
-    def _build_kernel(self, rules: dict[str, Any] | None = None) -> Any:
+    def _build_kernel(self, rules: dict[str, Any] | None = None) -> PairMerges | SpmBPE:
         if self.normalizer is not None:
             return self._build_spm_kernel()
         from ubpe_native._merges import PairMerges, pack_units  # (llama.cpp's; a .model file's load needs it not)
