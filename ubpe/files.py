@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import json
 import os
 import stat
 from pathlib import Path
@@ -154,6 +153,8 @@ def parse_json(text: str, what: str) -> Any:
     ...
     ubpe.errors.ModelFormatError: x.json nests arrays and objects too deep to be a model file
     """
+    import json  # (here: loading a file of another format, a .model or .tiktoken file, needs it not)
+
     try:
         return json.loads(text)
     except (json.JSONDecodeError, TypeError) as exc:

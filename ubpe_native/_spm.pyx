@@ -143,6 +143,7 @@ cdef class SpmBPE:
         cdef int64_t* slot
         cdef vector[uint8_t] kept  # rule k is its pair's rule (not a later duplicate)
         kept.resize(n_rules)
+        self.pairs = FlatMap(<size_t>n_rules)  # sized once (growing it rule by rule rehashes ~15 times)
         for k in range(n_rules):
             kept[k] = rule_add(self.pairs, left[k], right[k], rank[k], result[k])
         if self.has_unused:

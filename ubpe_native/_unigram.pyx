@@ -30,6 +30,8 @@ byte fallback its bytes' ``<0xXX>`` ids if every byte has one, else one unknown 
 [5, 0, 4]
 """
 
+from cpython cimport array as carray
+from libc.math cimport isfinite
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libcpp.vector cimport vector
 
@@ -63,6 +65,7 @@ cdef class UnigramLattice:
     ``blob[offsets[k]:offsets[k+1]]`` with id ``ids[k]``, score ``scores[k]`` (any float
     array: float32 for sentencepiece, float64 for HF) and ``user_defined[k]``; ``byte_fallback[b]`` is the id of byte ``b``'s
     piece, or -1 everywhere when the model has no byte fallback (unknown runs -> ``unk_id``).
+    Scores given as an ``array.array`` of doubles are read as they are (no numpy).
     Unused pieces are left out by the caller but their text must still be a trie path, so
     pass them with ``ids[k] = -1``."""
 
@@ -74,7 +77,11 @@ cdef class UnigramLattice:
                  const id_t[::1] byte_fallback not None, bint double_sums=False, bint hf_unknowns=False):
         build_once(&self.built, self)
         cdef Py_ssize_t n = ids.shape[0], k, j
-        cdef const double[::1] scores = np.ascontiguousarray(scores_in, dtype=np.float64)
+        cdef const double[::1] scores
+        if isinstance(scores_in, carray.array) and scores_in.typecode == "d":
+            scores = scores_in  # (a .model file's load imports no numpy)
+        else:
+            scores = np.ascontiguousarray(scores_in, dtype=np.float64)
         self.double_sums = double_sums
         self.hf_unknowns = hf_unknowns
         if offsets.shape[0] != n + 1 or scores.shape[0] != n or user_defined.shape[0] != n:
@@ -85,7 +92,7 @@ cdef class UnigramLattice:
             if ids[k] < -1:
                 raise ValueError(f"piece {k} has a negative id")
             check_range(ids[k], -1, ID_MAX, "piece ids")  # (n_ids = 1 + the largest must not wrap)
-            if not np.isfinite(scores[k]):
+            if not isfinite(scores[k]):
                 raise ValueError(f"piece {k} has a score that is not finite")
         if unk_id < 0:
             raise ValueError("unk_id must be an id")

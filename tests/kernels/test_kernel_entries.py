@@ -33,6 +33,7 @@ from ubpe_native._radix import RadixTree
 from ubpe_native._sampling import SegmentLattice
 from ubpe_native._score import part_scores, score_tokens
 from ubpe_native._tables import StringIds, length_prefixed, merges_span, pair_ids_in, pair_ids_in_json
+from ubpe_native._spm_proto import bpe_tables, piece_texts, read_model_proto, unigram_tables, user_defined_table
 from ubpe_native._textsplit import TextSplitter
 from ubpe_native._unigram import UnigramLattice
 
@@ -296,9 +297,59 @@ def _top1(tokens=(5, 1, 2), token_offsets=(0, 1, 3), scores=(1.0, 0.5), doc_part
     return top1_documents(tokens, token_offsets, scores, doc_part_offsets, **options)
 
 
+def _pieces(function, blob=b"<unk>ab", offsets=(0, 5, 6, 7), types=(2, 1, 1), scores=(0.0, -1.0, -2.0), **options):
+    """A `_spm_proto` table function on three pieces (``<unk>``, ``a``, ``b``), one argument
+    changed."""
+    from array import array
+
+    args = [blob, array("q", offsets) if isinstance(offsets, tuple) else offsets,
+            array("i", types) if isinstance(types, tuple) else types]
+    if function is not user_defined_table:
+        args.append(array("f", scores) if isinstance(scores, tuple) else scores)
+    return function(*args, **options)
+
+
 # name -> (call, the exception it must raise)
 HOSTILE = {
     # _combine
+    # _spm_proto (bytes that are no model give None: tests/kernels/test_spm_proto.py)
+    "read_model_proto/None": (lambda: read_model_proto(None), TypeError),
+    "read_model_proto/str": (lambda: read_model_proto("\n\x00"), TypeError),
+    "read_model_proto/int32 buffer": (lambda: read_model_proto(np.zeros(4, I32)), ValueError),
+    "read_model_proto/2-D": (lambda: read_model_proto(np.zeros((2, 2), np.uint8)), ValueError),
+    "bpe_tables/None": (lambda: _pieces(bpe_tables, blob=None, unk_id=0), TypeError),
+    "bpe_tables/no pieces": (lambda: _pieces(bpe_tables, b"", (0,), (), (), unk_id=0), ValueError),
+    "bpe_tables/offsets not from 0": (lambda: _pieces(bpe_tables, offsets=(1, 5, 6, 7), unk_id=0), ValueError),
+    "bpe_tables/offsets past the end": (lambda: _pieces(bpe_tables, offsets=(0, 5, 6, 9), unk_id=0), ValueError),
+    "bpe_tables/offsets not ascending": (lambda: _pieces(bpe_tables, offsets=(0, 6, 5, 7), unk_id=0), ValueError),
+    "bpe_tables/types short": (lambda: _pieces(bpe_tables, types=(2, 1), unk_id=0), ValueError),
+    "bpe_tables/scores short": (lambda: _pieces(bpe_tables, scores=(0.0,), unk_id=0), ValueError),
+    "bpe_tables/NaN score": (lambda: _pieces(bpe_tables, scores=(0.0, float("nan"), 1.0), unk_id=0), ValueError),
+    "bpe_tables/infinite score": (lambda: _pieces(bpe_tables, scores=(0.0, float("-inf"), 1.0), unk_id=0),
+                                  ValueError),
+    "bpe_tables/float64 scores": (lambda: _pieces(bpe_tables, scores=np.zeros(3), unk_id=0), ValueError),
+    "bpe_tables/not UTF-8": (lambda: _pieces(bpe_tables, blob=b"<unk>\xffb", unk_id=0), ValueError),
+    "bpe_tables/cut character": (lambda: _pieces(bpe_tables, blob="<unk>é".encode(), unk_id=0), ValueError),
+    "bpe_tables/negative unk": (lambda: _pieces(bpe_tables, unk_id=-1), ValueError),
+    "bpe_tables/unk past the pieces": (lambda: _pieces(bpe_tables, unk_id=3), ValueError),
+    "bpe_tables/unk past int32": (lambda: _pieces(bpe_tables, unk_id=2**31), OverflowError),
+    "unigram_tables/None": (lambda: _pieces(unigram_tables, types=None), TypeError),
+    "unigram_tables/no pieces": (lambda: _pieces(unigram_tables, b"", (0,), (), ()), ValueError),
+    "unigram_tables/offsets past the end": (lambda: _pieces(unigram_tables, offsets=(0, 5, 6, 8)), ValueError),
+    "unigram_tables/types short": (lambda: _pieces(unigram_tables, types=(2,)), ValueError),
+    "unigram_tables/NaN score": (lambda: _pieces(unigram_tables, scores=(0.0, float("nan"), 1.0)), ValueError),
+    "unigram_tables/not UTF-8": (lambda: _pieces(unigram_tables, blob=b"<unk>\xed\xa0"), ValueError),
+    "unigram_tables/int64 types": (lambda: _pieces(unigram_tables, types=np.array([2, 1, 1], I64)), ValueError),
+    "user_defined_table/None": (lambda: _pieces(user_defined_table, offsets=None), TypeError),
+    "user_defined_table/offsets past the end": (lambda: _pieces(user_defined_table, offsets=(0, 5, 6, 8)),
+                                                ValueError),
+    "user_defined_table/no offsets": (lambda: _pieces(user_defined_table, offsets=np.zeros(0, I64), types=()),
+                                      ValueError),
+    "user_defined_table/types short": (lambda: _pieces(user_defined_table, types=(2, 4)), ValueError),
+    "piece_texts/None": (lambda: piece_texts(None, np.array([0], I64)), TypeError),
+    "piece_texts/offsets past the end": (lambda: piece_texts(b"ab", np.array([0, 3], I64)), ValueError),
+    "piece_texts/offsets not ascending": (lambda: piece_texts(b"ab", np.array([0, 2, 1], I64)), ValueError),
+    "piece_texts/not UTF-8": (lambda: piece_texts(b"a\xff", np.array([0, 1, 2], I64)), UnicodeDecodeError),
     "ranked_tables/None": (lambda: ranked_tables(None), TypeError),
     "ranked_tables/str": (lambda: ranked_tables("YQ== 0"), TypeError),
     "ranked_tables/int32 buffer": (lambda: ranked_tables(np.zeros(4, I32)), ValueError),

@@ -115,17 +115,48 @@ def test_native_normalizer_and_batches_match(config):
         tok.encode_batch(["a"], threads=0)
 
 
+_COLD_ENCODE = r"""
+import json, sys
+import ubpe
+tok = ubpe.load(sys.argv[1])
+print(json.dumps([tok.encode(text) for text in json.loads(sys.argv[2])]))
+print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in ("numpy", "google", "regex"))))
+"""
+
+
+@pytest.mark.parametrize("config", ["bpe-user-bytes", "bpe-identity", "unigram-user", "unigram-bytes"])
+def test_a_model_file_loads_and_encodes_without_numpy_or_protobuf(config, tmp_path):
+    """A ``.model`` file's load and encodes, in a fresh process, import neither numpy nor
+    protobuf (nor `regex`): the file is read in C, the model's tables built in C, what only
+    other calls need made when first asked for. The ids are sentencepiece's."""
+    import json
+    import subprocess
+    import sys
+
+    path = tmp_path / "m.model"
+    path.write_bytes(_model(config))
+    texts = _heldout()[::40]
+    done = subprocess.run([sys.executable, "-c", _COLD_ENCODE, str(path), json.dumps(texts)],
+                          capture_output=True, text=True, check=True)
+    ids, imported = done.stdout.splitlines()
+    assert json.loads(imported) == []
+    processor = spm.SentencePieceProcessor(model_file=str(path))
+    assert json.loads(ids) == [processor.encode(text) for text in texts]
+
+
 @pytest.mark.parametrize("config", ["bpe", "bpe-bytes", "bpe-user-bytes", "bpe-identity"])
 def test_bpe_words_merge_apart_as_the_whole_text(config, monkeypatch):
     """A sentencepiece BPE model whose rules never join a symbol to one starting with ``▁``
     is encoded word by word (``split_words``, cached per batch): the same ids as merging the
     whole text at once, one by one and in batches; a model with unused pieces is not split
-    (sentencepiece's ``rev_merge`` spans the whole text)."""
+    (sentencepiece's ``rev_merge`` spans the whole text). The split model is read in C, the
+    whole one with protobuf (its rules derived in Python)."""
     from ubpe.models.sentencepiece import SentencePieceBPE
 
     split = spm_io.from_bytes(_model(config))
     assert split._kernel.split_words
     monkeypatch.setattr(SentencePieceBPE, "_joins_space", lambda self, rules: True)
+    monkeypatch.setattr(spm_io, "read_model_proto", lambda data: None)  # the protobuf path
     whole = spm_io.from_bytes(_model(config))
     assert not whole._kernel.split_words
     lines = _heldout() + [" ".join(_heldout()[:200])]

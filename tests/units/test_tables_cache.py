@@ -312,7 +312,7 @@ def _mistral_model():
 def test_sentencepiece_merge_rules_from_the_cache_equal_a_fresh_derivation(cache):
     import ubpe
 
-    tok = ubpe.load(_mistral_model())  # derives the rules and writes them
+    tok = ubpe.load(_mistral_model())  # (its rules derived in C; _merge_rules derives and writes them)
     mergeable = np.isin(tok.token_types, (1, 4, 5))  # NORMAL, USER_DEFINED, UNUSED: what the kernel merges
     fresh = tok._derive_merge_rules(mergeable)
     cached = tok._merge_rules(mergeable)
@@ -350,7 +350,8 @@ def test_fresh_processes_encode_a_sentencepiece_model_the_same_with_and_without_
                               text=True, env=env, check=True)
         runs.append(json.loads(done.stdout))
     assert runs[0] == runs[1] == runs[2]
-    assert any(p.name.startswith("spm-rules-") for p in _entries(tmp_path / "cache"))
+    # a .model file's merge rules are derived in C at every load (ubpe_native._spm_proto), not cached
+    assert not any(p.name.startswith("spm-rules-") for p in _entries(tmp_path / "cache"))
 
 
 def test_is_cached_says_whether_an_entry_is_there(cache, monkeypatch):

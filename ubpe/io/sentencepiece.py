@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 
 from ubpe_native._numpy import np
+from ubpe_native._spm_proto import read_model_proto
 
 from ..errors import ModelFormatError
 from .format import Format
@@ -119,7 +120,21 @@ def read(path: str | os.PathLike):
 
 
 def from_bytes(data: bytes, *, where: str = "<model>"):
-    """The tokenizer of a serialized ModelProto."""
+    """The tokenizer of a serialized ModelProto: read in C
+    (`ubpe_native._spm_proto.read_model_proto`, which checks what `check_pieces` checks; no
+    protobuf, no numpy), or, for a file it is not sure of, with protobuf (`_from_protobuf`),
+    which names the fault."""
+    tables = read_model_proto(data)
+    if tables is None:
+        return _from_protobuf(data, where=where)
+    from ..models.sentencepiece import SentencePieceBPE, SentencePieceUnigram
+
+    model = SentencePieceBPE if tables[-1]["model_type"] == "bpe" else SentencePieceUnigram
+    return model._from_tables(tables, name=Path(where).name, where=where)
+
+
+def _from_protobuf(data: bytes, *, where: str = "<model>"):
+    """`from_bytes` with sentencepiece's protobuf schema."""
     from google.protobuf.message import DecodeError
 
     from ..models.sentencepiece import SentencePieceBPE, SentencePieceUnigram

@@ -21,18 +21,17 @@ one long document does not hold up the rest.
 
 from __future__ import annotations
 
+import functools
 import itertools
-import re
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ubpe_native._numpy import np
 
-from ubpe_native._merges import id_lists
-
-from .._lazy import regex
-from ..text.patterns import PATTERNS, native_pattern_id
 from ..threads import concat_in_order, run_in_order
+
+if TYPE_CHECKING:
+    import regex
 
 __all__ = ["CHUNK_CHARS", "FlatIds", "chunk_ranges", "concat_flat", "cut_long_docs", "cuttable_unless", "docs_matching", "encode_chunk", "flat_ids",
            "framed", "id_lists", "run_chunks", "run_flat_chunks", "spliced", "text_lengths"]
@@ -41,6 +40,16 @@ __all__ = ["CHUNK_CHARS", "FlatIds", "chunk_ranges", "concat_flat", "cut_long_do
 #: (int64, one per document plus one) where each starts: document ``d``'s ids are
 #: ``ids[offsets[d]:offsets[d + 1]]`` (``id_lists`` makes them lists).
 FlatIds = tuple["np.ndarray", "np.ndarray"]  # (names: numpy is imported when first used)
+
+
+def id_lists(ids: Any, offsets: Any) -> list[list[int]]:
+    """`ubpe_native._merges.id_lists`: :data:`FlatIds` as one list of ids per document (the
+    kernel module imported when first called: a model whose encodes give lists without it, a
+    ``.model`` file's, never loads it)."""
+    from ubpe_native._merges import id_lists as lists
+
+    return lists(ids, offsets)
+
 
 #: A chunk holds about this many characters (the last document may overshoot): large enough
 #: that the per-call work is nothing beside the kernel's, small enough to keep threads balanced.
@@ -96,6 +105,7 @@ def docs_matching(pattern: regex.Pattern | None, text: str, lengths: np.ndarray)
     none does. A match across a document boundary marks both documents: the caller encodes
     them one by one, which is right either way.
 
+    >>> import regex
     >>> docs_matching(regex.compile("<s>"), "a<s>bc<s>", np.array([4, 2, 3])).tolist()
     [1, 0, 1]
     >>> docs_matching(regex.compile("<s>"), "a<s>b", np.array([2, 3])).tolist()  # across a boundary
@@ -177,10 +187,28 @@ def run_flat_chunks(docs: list, lengths: np.ndarray, workers: int,
 #: there - a run of letters ends at the space, and the space starts the next word's piece -
 #: and the piece before the cut is the same whether or not the text goes on (it ends in a
 #: letter: no lookahead decided it), so the parts' pieces are the whole's.
-_CUT = re.compile(r"[A-Za-z](?= [A-Za-z])")  # (ASCII: re, which the interpreter has loaded)
-#: The patterns (and their ids in the kernel's scanner) whose documents :data:`_CUT` may cut.
-CUTTABLE_PATTERNS = frozenset(PATTERNS.values())
-CUTTABLE_PATTERN_IDS = frozenset(native_pattern_id(pattern) for pattern in CUTTABLE_PATTERNS)
+_CUT = r"[A-Za-z](?= [A-Za-z])"
+
+
+@functools.cache
+def _cut_regex() -> Any:
+    import regex  # (here: the models that never cut a document, a .model file's, import it not)
+
+    return regex.compile(_CUT)
+
+
+def __getattr__(name: str) -> frozenset:
+    """``CUTTABLE_PATTERNS`` and ``CUTTABLE_PATTERN_IDS``: the patterns (and their ids in the
+    kernel's scanner) whose documents :data:`_CUT` may cut, made when first imported (they
+    import the patterns' module, and `regex`, which a sentencepiece model never needs)."""
+    if name not in ("CUTTABLE_PATTERNS", "CUTTABLE_PATTERN_IDS"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from ..text.patterns import PATTERNS, native_pattern_id
+
+    patterns = frozenset(PATTERNS.values())
+    globals().update(CUTTABLE_PATTERNS=patterns,
+                     CUTTABLE_PATTERN_IDS=frozenset(native_pattern_id(pattern) for pattern in patterns))
+    return globals()[name]
 
 
 def cuttable_unless(*specials: regex.Pattern | None) -> Callable[[str], bool]:
@@ -188,6 +216,7 @@ def cuttable_unless(*specials: regex.Pattern | None) -> Callable[[str], bool]:
     caller's error names the index in the whole) and holds no match of any pattern of
     ``specials`` (which a cut could split; None: no pattern).
 
+    >>> import regex
     >>> cuttable_unless(regex.compile("<s>"))("a <s> b"), cuttable_unless(None)("a\\udc80")
     (False, False)
     """
@@ -222,7 +251,7 @@ def cut_long_docs(docs: list, lengths: np.ndarray, part_chars: int,
             continue
         at, positions = 0, []
         for target in range(part_chars, len(doc), part_chars):
-            found = _CUT.search(doc, max(target - 1, at))
+            found = _cut_regex().search(doc, max(target - 1, at))
             if found is None:
                 break
             if found.end() > at:

@@ -20,32 +20,41 @@ goes the general way (`CharModel._general_encode`) in its place.
 >>> tok.decode([6, 1, 7])
 'ab c'
 
-The module is just over 600 lines because `CharModel` (the C pipeline's one-text and batch
-calls, shared by the HF character BPE and unigram families) and the sentencepiece BPE model
-that first needed it live together; what would split it is `CharModel` into a module of its own.
+A ``.model`` file's model is built from the tables that `ubpe_native._spm_proto` reads and
+derives in C (`SentencePieceBPE._from_tables`, `SentencePieceUnigram._from_tables`): its load
+and first encodes import no numpy; the texts, scores and types are made when first asked for.
+
+The module is over 600 lines because `CharModel` (the C pipeline's one-text and batch calls,
+shared by the HF character BPE and unigram families, and the tables' lazy attributes) and the
+sentencepiece models that first needed it live together; what would split it is `CharModel`
+into a module of its own.
 """
 
 from __future__ import annotations
 
 import bisect
+import itertools
+import threading
+from array import array
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ubpe_native._merges import PairMerges, pack_units
 from ubpe_native._numpy import ID_DTYPE, np
 from ubpe_native._spm import SpmBPE, SpmNormalizer
 from ubpe_native._spm_pipeline import SpmPipeline
+from ubpe_native._spm_proto import bpe_tables, piece_texts, unigram_tables, user_defined_table
 from ubpe_native._unigram import UnigramLattice
 
-from .._lazy import regex
+from .._lazy import as_buffer
 from ..errors import ModelFormatError
-from ..tables_cache import cached_arrays, hasher
 from .chunks import FlatIds, spliced
 from .imported import (BYTE, CONTROL, NORMAL, SILENT_TYPES, UNKNOWN, UNUSED, USER_DEFINED, BatchRuns, ImportedTokenizer,
                        check_doc, token_bytes)
 from ..text.normalizers import Normalizer
 
 if TYPE_CHECKING:
+    from ubpe_native._merges import PairMerges
+
     from ..vocabulary import Vocabulary
 
 SPACE = "▁"
@@ -53,6 +62,7 @@ _UNK_SURFACE = " \u2047 "
 # llama.cpp gives Phi-3's special tokens rstrip, except these (llama_vocab::impl::load)
 _PHI3_NAMES = ("phi-3", "phi3")
 _PHI3_NO_RSTRIP = ("<unk>", "<s>", "<|endoftext|>")
+_MATERIALIZING = threading.Lock()  # CharModel._materialize: one thread builds, the others wait
 
 
 class CharModel(ImportedTokenizer):
@@ -64,6 +74,8 @@ class CharModel(ImportedTokenizer):
     #: sentencepiece cuts a text at its user-defined pieces before encoding (BPE: they never
     #: merge); its unigram model instead scores them in the lattice (``0.1 * (bytes - 1)``).
     _cuts_user_defined: ClassVar[bool] = True
+    #: what a model read by `_init_from_tables` builds when first asked for (`_materialize`)
+    _MATERIALIZED = frozenset({"texts", "scores", "token_types", "_text_to_id", "_user_regex", "_init_args"})
 
     def _init_char_model(self, tokens: list[str], scores: np.ndarray | None,
                          token_types: np.ndarray | None, specials: dict[str, int | None] | None,
@@ -90,11 +102,79 @@ class CharModel(ImportedTokenizer):
         self._text_to_id = {text: i for i, text in enumerate(self.texts)}
         # sentencepiece without byte fallback writes one unknown id per run of unknown pieces
         self._collapse_unk = normalizer is not None and not np.any(self.token_types == BYTE)
-        self._user_regex = None
-        if normalizer is not None and self._cuts_user_defined:
-            user = [t for t, _ in self._user_defined()]
-            self._user_regex = regex.compile("|".join(regex.escape(t) for t in sorted(user, key=len, reverse=True))) \
-                if user else None
+        self._user_regex = self._compiled_user_regex()
+
+    def _compiled_user_regex(self) -> Any:
+        """What `_fragments` cuts a sentencepiece text at: its user-defined pieces, longest
+        first (None: none, or llama.cpp's text handling, or a model that scores them)."""
+        if self.normalizer is None or not self._cuts_user_defined:
+            return None
+        user = [t for t, _ in self._user_defined()]
+        if not user:
+            return None
+        import regex  # (here: a load and its encodes, in C, never cut a text in Python)
+
+        return regex.compile("|".join(regex.escape(t) for t in sorted(user, key=len, reverse=True)))
+
+    def _init_from_tables(self, tables: tuple, name: str, where: str, variant: str | None) -> tuple:
+        """The state `_init_char_model` sets, from a ``.model`` file's tables as
+        `ubpe_native._spm_proto.read_model_proto` gives them, without numpy: what encoding
+        needs now (the normalizer, the special ids), the pieces' texts, scores and types (numpy
+        arrays) and the dict of texts when first asked for (`_materialize`). Returns the
+        user-defined pieces' table for the normalizer in C (`_build_pipeline`)."""
+        blob, offsets, scores, types, spec = tables
+        n = len(offsets) - 1
+        user = user_defined_table(blob, offsets, types)
+        normalizer = Normalizer(
+            spec["precompiled_charsmap"], add_dummy_prefix=spec["add_dummy_prefix"],
+            remove_extra_whitespaces=spec["remove_extra_whitespaces"], escape_whitespaces=spec["escape_whitespaces"],
+            treat_whitespace_as_suffix=spec["treat_whitespace_as_suffix"], protected=tuple(piece_texts(*user[:2])))
+        specials = {kind: spec[kind + "_id"] if 0 <= spec[kind + "_id"] < n else None for kind in ("unk", "bos", "eos")}
+        flags = {"add_bos": False, "add_eos": False, "add_space_prefix": spec["add_dummy_prefix"]}
+        special_ids = {k: v for k, v in specials.items() if v is not None}
+        special_ids.setdefault("unk", types.index(UNKNOWN))  # (the reader made sure there is one)
+        self.__dict__.update(
+            name=name, where=where, special_ids=special_ids, add_bos=False, add_eos=False, _special_tables={},
+            _special_finders={}, _vocab=None, _id_table=None, add_space_prefix=bool(spec["add_dummy_prefix"]),
+            normalizer=normalizer, _pipeline=None, _phi3=any(key in name.lower() for key in _PHI3_NAMES),
+            _collapse_unk=BYTE not in types, _tables=(blob, offsets, scores, types, specials, flags, variant))
+        if variant:
+            self.variant = variant
+        return user
+
+    def __getattr__(self, name: str) -> Any:
+        # (only for an attribute not set: a loaded file's texts, scores, types..., made now, or
+        # by another thread since this lookup missed; any other name is missing)
+        if name in CharModel._MATERIALIZED:
+            self._materialize()
+            if name in self.__dict__:
+                return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _materialize(self) -> None:
+        """The attributes `_init_from_tables` left for later, as `_init_char_model` sets them,
+        and the constructor's arguments (for pickling); once, whichever thread asks first."""
+        with _MATERIALIZING:
+            if "_tables" not in self.__dict__:  # made already, or a model built otherwise
+                return
+            blob, offsets, scores, types, specials, flags, variant = self.__dict__["_tables"]
+            texts = piece_texts(blob, offsets)
+            self.texts = texts
+            self.scores = np.frombuffer(scores, dtype=np.float32)
+            self.token_types = np.frombuffer(types, dtype=np.int32)
+            self._text_to_id = {text: i for i, text in enumerate(texts)}
+            self._user_regex = self._compiled_user_regex()
+            options = dict(token_types=self.token_types, specials=specials, flags=flags, name=self.name,
+                           variant=variant, where=self.where, normalizer=self.normalizer)
+            if variant is None:
+                del options["variant"]
+            self._init_args = ((list(texts), self.scores), options)
+            del self.__dict__["_tables"]  # last: a reader that sees no tables sees the attributes
+
+    def __reduce__(self) -> tuple:
+        if "_tables" in self.__dict__:
+            self._materialize()
+        return super().__reduce__()
 
     def _user_defined(self) -> list[tuple[str, int]]:
         """``(text, id)`` of the user-defined pieces that are not empty, in id order."""
@@ -164,16 +244,17 @@ class CharModel(ImportedTokenizer):
             previous_special = False
         return out
 
-    def _build_pipeline(self, model: SpmBPE | UnigramLattice) -> SpmPipeline:
-        """The normalizer in C (`ubpe_native._spm.SpmNormalizer`) before ``model``."""
+    def _build_pipeline(self, model: SpmBPE | UnigramLattice, user: tuple | None = None) -> SpmPipeline:
+        """The normalizer in C (`ubpe_native._spm.SpmNormalizer`) before ``model``; ``user``:
+        the user-defined pieces' ``(blob, offsets, ids)`` (default: from the texts)."""
         norm = self.normalizer
-        user = [(t.encode("utf-8", "surrogatepass"), i) for t, i in self._user_defined()]
-        offsets = np.zeros(len(user) + 1, dtype=np.int64)
-        np.cumsum([len(u[0]) for u in user], out=offsets[1:])
+        if user is None:
+            pieces = [(t.encode("utf-8", "surrogatepass"), i) for t, i in self._user_defined()]
+            user = (b"".join(p for p, _ in pieces), array("q", [0, *itertools.accumulate(len(p) for p, _ in pieces)]),
+                    array("i", [i for _, i in pieces]))
         native = SpmNormalizer(
-            np.asarray(norm._array or [], dtype=np.uint32), norm._replacements, norm.add_dummy_prefix,
-            norm.remove_extra_whitespaces, norm.escape_whitespaces, norm.treat_whitespace_as_suffix,
-            b"".join(u[0] for u in user), offsets, np.asarray([u[1] for u in user], dtype=np.int32))
+            as_buffer(norm._array or (), "I"), norm._replacements, norm.add_dummy_prefix,
+            norm.remove_extra_whitespaces, norm.escape_whitespaces, norm.treat_whitespace_as_suffix, *user)
         return SpmPipeline(native, model)
 
     def encode(self, doc: str, *, add_special: bool = False, parse_special: bool = False) -> list[int]:
@@ -364,6 +445,20 @@ class SentencePieceBPE(CharModel):
             self._kernel = self._build_kernel()
             self._pipeline = self._build_pipeline(self._kernel)
 
+    @classmethod
+    def _from_tables(cls, tables: tuple, *, name: str, where: str) -> SentencePieceBPE:
+        """A ``.model`` file's BPE model from `ubpe_native._spm_proto.read_model_proto`'s
+        tables, built without numpy: the merge rules derived in C
+        (`ubpe_native._spm_proto.bpe_tables`, what `_build_spm_kernel` derives in Python),
+        the rest when first asked for (`CharModel._init_from_tables`)."""
+        tok = cls.__new__(cls)
+        user = tok._init_from_tables(tables, name, where, "spm:bpe")
+        blob, offsets, scores, types, _ = tables
+        *rules, fallback, collapse_unk, split_words = bpe_tables(blob, offsets, types, scores, tok.special_ids["unk"])
+        tok._kernel = SpmBPE(len(types), *rules, tok.special_ids["unk"], fallback, collapse_unk, split_words)
+        tok._pipeline = tok._build_pipeline(tok._kernel, user)
+        return tok
+
     def _merge_rules(self, mergeable: np.ndarray) -> dict[str, Any]:
         """Every way to cut a mergeable piece in two known symbols, as a pair rule (rank: the
         piece's place among the distinct scores, highest first; equal scores share a rank, so
@@ -372,6 +467,8 @@ class SentencePieceBPE(CharModel):
         Derived once per machine and file content (0.3-1.5 s of Python for a 32k vocabulary,
         against sentencepiece's 0.04 s load), then read from the machine's cache
         (`ubpe.tables_cache`), keyed by everything the rules depend on."""
+        from ..tables_cache import cached_arrays, hasher  # (llama.cpp's models: a .model file's rules are derived in C)
+
         n = len(self.texts)
         key = hasher("\0".join(self.texts).encode("utf-8", "surrogatepass"))
         for part in (np.fromiter(map(len, self.texts), dtype=np.int64, count=n), np.asarray(self.scores, np.float64),
@@ -441,6 +538,8 @@ class SentencePieceBPE(CharModel):
     def _build_kernel(self, rules: dict[str, Any] | None = None) -> PairMerges | SpmBPE:
         if self.normalizer is not None:
             return self._build_spm_kernel()
+        from ubpe_native._merges import PairMerges, pack_units  # (llama.cpp's; a .model file's load needs it not)
+
         if rules is None:
             rules = self._merge_rules(np.ones(len(self.texts), dtype=bool))
         encoded_units = [c.encode("utf-8", "surrogatepass") for c in rules["units"]]
@@ -537,6 +636,23 @@ class SentencePieceUnigram(CharModel):
                               normalizer)
         self._kernel = self._build_lattice()
         self._pipeline = self._build_pipeline(self._kernel)
+
+    @classmethod
+    def _from_tables(cls, tables: tuple, *, name: str, where: str) -> SentencePieceUnigram:
+        """A ``.model`` file's unigram model from `ubpe_native._spm_proto.read_model_proto`'s
+        tables: the lattice's tables made in C (`ubpe_native._spm_proto.unigram_tables`,
+        what `_build_lattice` makes), the rest when first asked for
+        (`CharModel._init_from_tables`)."""
+        tok = cls.__new__(cls)
+        user = tok._init_from_tables(tables, name, where, None)
+        blob, offsets, scores, types, _ = tables
+        *lattice, unk_score, fallback = unigram_tables(blob, offsets, types, scores)
+        if unk_score is None:
+            raise ModelFormatError(f"{where}: a unigram model needs normal pieces (their scores set the "
+                                   "unknown piece's)")
+        tok._kernel = UnigramLattice(*lattice, tok.special_ids["unk"], unk_score, fallback, double_sums=False)
+        tok._pipeline = tok._build_pipeline(tok._kernel, user)
+        return tok
 
     def _build_lattice(self, *, llama: bool = False) -> UnigramLattice:
         """The Viterbi kernel over the normal, user-defined and unused pieces: sentencepiece's

@@ -14,14 +14,14 @@ become ``▁`` (``escape_whitespaces``).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import struct
-
-from ubpe_native._numpy import np
+import sys
+from array import array
 
 from ..errors import ModelFormatError
-from .unicode import lowercase, normalize as unicode_normalize
 
 SPACE = "▁"
 _REPLACEMENT = "\ufffd"
@@ -58,25 +58,32 @@ class Normalizer:
         self.precompiled_charsmap = bytes(precompiled_charsmap or b"")
         self._protected = sorted({p.encode("utf-8") for p in protected if p}, key=len, reverse=True)
         self._protect_prefixes = protect_prefixes
-        self._array: np.ndarray | None = None
+        self._array: array | None = None  # the trie's units (uint32)
         self._replacements = b""
         if precompiled_charsmap:
             self._load(bytes(precompiled_charsmap))
-        # ASCII bytes no rule starts with (nor a protected piece): runs of them are copied whole
+
+    # (made on the first text normalized here: a model's load, which normalizes in C, needs neither)
+    @functools.cached_property
+    def _free_run(self) -> re.Pattern | None:
+        """ASCII bytes no rule starts with (nor a protected piece): runs of them are copied whole."""
         starts = {p[0] for p in self._protected}
         free = [b for b in range(0x21, 0x80) if b not in starts
                 and (self._array is None or self._longest_rule(bytes([b]), 0)[0] == 0
                      and not self._rule_starts_with(b))]
-        self._free_run = re.compile(b"[" + b"".join(re.escape(bytes([b])) for b in free) + b"]+") if free else None
-        # ASCII text: when no rule spans two ASCII bytes, rules apply byte by byte (a table)
-        self._ascii_table: dict[int, str] | None = None
-        if not self._protected and (self._array is None or not self._ascii_pair_rule()):
-            table = {}
-            for b in range(0x80):
-                piece, used = self._prefix(bytes([b]), 0)
-                if piece != bytes([b]):
-                    table[b] = piece.decode("utf-8")
-            self._ascii_table = table
+        return re.compile(b"[" + b"".join(re.escape(bytes([b])) for b in free) + b"]+") if free else None
+
+    @functools.cached_property
+    def _ascii_table(self) -> dict[int, str] | None:
+        """ASCII text: when no rule spans two ASCII bytes, rules apply byte by byte (a table)."""
+        if self._protected or self._array is not None and self._ascii_pair_rule():
+            return None
+        table = {}
+        for b in range(0x80):
+            piece, used = self._prefix(bytes([b]), 0)
+            if piece != bytes([b]):
+                table[b] = piece.decode("utf-8")
+        return table
 
     def _ascii_pair_rule(self) -> bool:
         """Whether some rule's key is two or more ASCII bytes (then the table is not enough)."""
@@ -108,7 +115,10 @@ class Normalizer:
         trie_size = struct.unpack_from("<I", blob)[0]
         if trie_size % 4 or 4 + trie_size > len(blob):
             raise ModelFormatError("the precompiled charsmap is corrupt (bad trie size)")
-        self._array = np.frombuffer(blob, dtype="<u4", count=trie_size // 4, offset=4).astype(np.int64).tolist()
+        units = array("I", blob[4 : 4 + trie_size])  # (little-endian uint32: "I" is 4 bytes)
+        if sys.byteorder == "big":
+            units.byteswap()
+        self._array = units
         self._replacements = blob[4 + trie_size :]
 
     def _longest_rule(self, data: bytes, pos: int) -> tuple[int, int]:
@@ -299,8 +309,12 @@ class BertNormalizer:
 
     @staticmethod
     def _nfd(text: str) -> str:
-        return unicode_normalize("NFD", text)  # tokenizers' tables (ubpe.text.unicode)
+        from .unicode import normalize  # (here: sentencepiece's normalizer needs no Unicode tables)
+
+        return normalize("NFD", text)  # tokenizers' tables (ubpe.text.unicode)
 
     @staticmethod
     def _lowered(text: str) -> str:
+        from .unicode import lowercase
+
         return lowercase(text)  # char by char (a final sigma is σ), Rust's table (ubpe.text.unicode)
