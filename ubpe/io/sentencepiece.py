@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 from ubpe_native._numpy import np
 from ubpe_native._spm_proto import read_model_proto
