@@ -297,8 +297,9 @@ cdef class PairMerges:
             self.whole.erase(word)
             self.whole.insert(pair[string, id_t](word, whole_ids[k]))
 
-    def encode(self, const uint8_t[::1] data not None, const int64_t[::1] bounds not None):
-        """Ids of every word ``data[bounds[w]:bounds[w + 1]]``, concatenated (GIL released)."""
+    def encode(self, const uint8_t[::1] data not None, const int64_t[::1] bounds not None, *, bint as_list=False):
+        """Ids of every word ``data[bounds[w]:bounds[w + 1]]``, concatenated (GIL released): an
+        int32 array, or with ``as_list`` a list (no numpy needed: a model's first texts)."""
         cdef Py_ssize_t n_words = bounds.shape[0] - 1, w
         if n_words < 0:
             raise ValueError("bounds must hold at least one offset")
@@ -316,6 +317,8 @@ cdef class PairMerges:
                     self._encode_words(&data[0], &bounds[0], n_words, out, scratch)
             finally:
                 self.scratches.give(scratch)
+        if as_list:
+            return [token for token in out]
         return id_array(out)
 
     def encode_texts(self, const uint8_t[::1] data not None, char_lengths,

@@ -32,6 +32,20 @@ def test_a_good_kernel_merges_by_rank():
     assert merges().encode(data, i64([0, 3, 5])).tolist() == [257, 256]
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.binary(max_size=12), max_size=8))
+def test_ids_as_a_list_are_the_arrays(words):
+    """``encode(..., as_list=True)`` (a model's first texts, without numpy) gives the array's ids,
+    from buffers that are no numpy arrays."""
+    from array import array
+    from itertools import accumulate
+
+    kernel = merges()
+    bounds = array("q", accumulate(map(len, words), initial=0))
+    listed = kernel.encode(b"".join(words), bounds, as_list=True)
+    assert type(listed) is list and listed == kernel.encode(b"".join(words), bounds).tolist()
+
+
 @pytest.mark.parametrize(
     "changes, message",
     [

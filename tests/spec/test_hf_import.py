@@ -459,10 +459,13 @@ print(json.dumps(sorted(m for m in sys.modules if m == "numpy" or m.startswith("
 """
 
 
-@pytest.mark.parametrize("name", ["gpt2", "llama3", "qwen2", "falcon", "trained-bytelevel", "bert", "bert-cased"])
-def test_a_byte_level_or_wordpiece_file_loads_and_encodes_without_numpy(name, tmp_path_factory, tmp_path):
+@pytest.mark.parametrize("name", ["gpt2", "llama3", "qwen2", "falcon", "trained-bytelevel", "bert", "bert-cased",
+                                  "llama2", "trained-metaspace", "trained-metaspace-nofuse", "trained-byte-fallback",
+                                  "trained-byte-fallback-partial"])
+def test_a_file_loads_and_encodes_without_numpy(name, tmp_path_factory, tmp_path):
     """A byte-level tokenizer.json (the kernel's scanner, ``ignore_merges``' whole words, a
-    regex the VM runs as a program) or a BERT WordPiece one (the WordPiece kernel's tables)
+    regex the VM runs as a program), a BERT WordPiece one (the WordPiece kernel's tables) or
+    a character BPE one (the C pipeline; unknown characters as HF's merge_word writes them)
     loads and encodes in a fresh process without importing numpy (~35 ms of a cold start:
     issue 36), with HF's ids; the first process builds the machine's tables (code-point
     classes, the regex program), the second reads them."""

@@ -29,7 +29,9 @@ into a module of its own beside this one, and the merge-rule reading into anothe
 from __future__ import annotations
 
 import functools
+import itertools
 import operator
+import re
 from array import array
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -40,7 +42,7 @@ from ubpe_native._spm import SpmBPE, SpmNormalizer
 from ubpe_native._spm_pipeline import SpmPipeline
 from ubpe_native._tables import pair_ids_in, pair_ids_in_json
 
-from .._lazy import regex
+from .._lazy import LazyPattern, regex
 from ..errors import ModelFormatError
 from ..files import parse_json
 from .chunks import cuttable_unless, docs_matching, text_lengths
@@ -201,6 +203,17 @@ def _merge_rules(vocab: dict[str, int], merges: Sequence, where: str
             raise ModelFormatError(f"{where}: merge {a!r} {b!r} uses {(a, b, a + b)[k]!r}, "
                                    "which is not in the vocabulary")
     return left, right, result, rank
+
+
+def _merge_scores(n: int, result: array, rank: array) -> np.ndarray:
+    """Each token's score for ubpe's own encoders, which order pieces by it: minus one minus
+    the rank of the first rule that makes it (0 for a token no rule makes)."""
+    scores = np.zeros(n, dtype=np.float32)
+    first = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(first, np.asarray(result, np.int64), np.asarray(rank, np.int64))
+    made = first < np.iinfo(np.int64).max
+    scores[made] = -1.0 - first[made].astype(np.float32)
+    return scores
 
 
 def _rule_texts(rule) -> tuple[str, str]:
@@ -411,9 +424,8 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
         return [chars_bytes(w) for w in pre.words(segment.text, segment.first)]
 
     def _encode_words(self, words: list[bytes]) -> list[int]:
-        bounds = np.zeros(len(words) + 1, dtype=np.int64)
-        np.cumsum([len(w) for w in words], out=bounds[1:])
-        return self._kernel.encode(np.frombuffer(b"".join(words), dtype=np.uint8), bounds).tolist()
+        bounds = array("q", itertools.accumulate(map(len, words), initial=0))
+        return self._kernel.encode(b"".join(words), bounds, as_list=True)
 
     def _parts(self, segment: _Segment) -> list[np.ndarray]:
         return [np.frombuffer(w, dtype=np.uint8).astype(ID_DTYPE) for w in self._words(segment)]
@@ -510,7 +522,7 @@ class HFEndOfWordBPE(HFPipelineMixin, _ProgramBatch, EndOfWordBPE, ImportedToken
 
 
 def _is_space(pattern: regex.Pattern) -> bool:
-    return pattern.pattern in (" ", regex.escape(" "))
+    return pattern.pattern in (" ", "\\ ")  # (a space, or regex.escape's)
 
 
 def _replaces_spaces(step: tuple) -> bool:
@@ -533,15 +545,10 @@ class HFCharBPE(HFPipelineMixin, _ProgramBatch, CharModel):
         texts, types, _ = _texts_and_types(vocab, pipeline, unk, byte_fallback)
         self.byte_fallback = byte_fallback
         left, right, result, rank = _merge_rules(vocab, merges, where)
-        # ubpe's own encoders order pieces by score: a token's score is minus its first rank
-        scores = np.zeros(len(texts), dtype=np.float32)
-        first = np.full(len(texts), np.iinfo(np.int64).max, dtype=np.int64)
-        np.minimum.at(first, result, rank)
-        made = first < np.iinfo(np.int64).max
-        scores[made] = -1.0 - first[made].astype(np.float32)
         unk_id = vocab.get(unk) if unk else None
-        self._init_char_model(texts, scores, types, {"unk": unk_id}, {"add_bos": False, "add_space_prefix": False},
-                              name, None, where, None)
+        # (the scores, which only ubpe's own encoders read, made when first asked for: numpy's)
+        self._init_char_model(texts, functools.partial(_merge_scores, len(texts), result, rank), types, {"unk": unk_id},
+                              {"add_bos": False, "add_space_prefix": False}, name, None, where, None)
         if unk_id is None:
             self.special_ids.pop("unk", None)
         self._setup_pipeline(pipeline)
@@ -561,17 +568,17 @@ class HFCharBPE(HFPipelineMixin, _ProgramBatch, CharModel):
         self._unknown = None
         if max(fallback) < 0:
             self._sentinel = next(c for c in map(chr, range(0x10FFFF, 0, -1)) if c not in units)
-            known = "".join(regex.escape(c) for c in sorted(units))
-            self._unknown = regex.compile(f"[^{known}]+" if fuse_unk or unk_id is None else f"[^{known}]") \
-                if known else regex.compile("(?s:.)+" if fuse_unk or unk_id is None else "(?s:.)")
+            known = "".join(map(re.escape, sorted(units)))  # (a class's body: re's escapes are regex's too)
+            self._unknown = LazyPattern(f"[^{known}]+" if fuse_unk or unk_id is None else f"[^{known}]") \
+                if known else LazyPattern("(?s:.)+" if fuse_unk or unk_id is None else "(?s:.)")
             units[self._sentinel] = len(texts)
         expansion = [] if unk_id is None else [unk_id]
         whole = (whole_words([(t.encode("utf-8", "surrogatepass"), i) for t, i in vocab.items()])
                  if ignore_merges else _no_whole())
         self._kernel = PairMerges(
-            len(texts), left, right, result, rank, np.array([0, len(expansion)], np.int64),
-            np.asarray(expansion, _I32), pack_units([c.encode("utf-8", "surrogatepass") for c in units]),
-            np.asarray(list(units.values()), _I32), np.asarray(fallback, _I32), True, *whole)
+            len(texts), left, right, result, rank, array("q", [0, len(expansion)]),
+            array("i", expansion), pack_units([c.encode("utf-8", "surrogatepass") for c in units]),
+            array("i", units.values()), array("i", fallback), True, *whole)
         self._pipeline = self._build_native_pipeline(left, right, result, rank)
         self._scanner, self._python_reason = _program_scan(self._word_program())
 
@@ -603,18 +610,18 @@ class HFCharBPE(HFPipelineMixin, _ProgramBatch, CharModel):
                 or (escaped and any(t.normalized for t in pipeline.added.tokens)):
             return None
         n = len(self.texts)
-        units = [(t, i) for t, i in self._text_to_id.items() if len(t) == 1 and self.token_types[i] != CONTROL]
+        units = [(t, i) for t, i in self._text_to_id.items() if len(t) == 1 and self._type_of(i) != CONTROL]
         blob = [t.encode("utf-8", "surrogatepass") for t, _ in units]
         split = metaspace and pre[0][3]
         # (a set: np.unique imports numpy.ma, 3 ms of a small file's load)
         joins_space = any(self.texts[i].startswith(SPACE) for i in set(right.tolist()))
         model = SpmBPE(
-            n, left, right, result, rank, np.zeros(n, np.uint8), b"".join(blob), blob_offsets(blob),
-            np.asarray([i for _, i in units], _I32), np.zeros(len(units), np.uint8), np.zeros(0, _I32),
-            np.zeros(1, np.int64), -1 if self._unk_id is None else self._unk_id, np.asarray(self._fallback, _I32),
+            n, left, right, result, rank, bytes(n), b"".join(blob), blob_offsets(blob),
+            array("i", [i for _, i in units]), bytes(len(units)), array("i"),
+            array("q", [0]), -1 if self._unk_id is None else self._unk_id, array("i", self._fallback),
             self.fuse_unk, split or not joins_space, hf_unknowns=True)
-        normalizer = SpmNormalizer(np.zeros(0, np.uint32), b"", legacy, False, escaped or metaspace, False, b"",
-                                   np.zeros(1, np.int64), np.zeros(0, _I32))
+        normalizer = SpmNormalizer(array("I"), b"", legacy, False, escaped or metaspace, False, b"",
+                                   array("q", [0]), array("i"))
         # added tokens: a normalized one without flags is cut out in C (HF matches it in the
         # normalized text, which a text sent to C is); a text holding any other goes the general way
         triggers: dict[bytes, int] = {}
@@ -627,7 +634,7 @@ class HFCharBPE(HFPipelineMixin, _ProgramBatch, CharModel):
         triggers.pop(b"", None)
         scheme = pre[0][2] if metaspace else "never"
         return SpmPipeline(normalizer, model, scheme != "never", b"".join(triggers), blob_offsets(list(triggers)),
-                           np.asarray(list(triggers.values()), _I32), scheme == "always")
+                           array("i", triggers.values()), scheme == "always")
 
     # CharModel's: the C pipeline where there is one, else HFPipelineMixin's via _general_encode
     encode = CharModel.encode
@@ -682,10 +689,11 @@ class HFCharBPE(HFPipelineMixin, _ProgramBatch, CharModel):
             return self.pipeline.pre.native(characters=(None, -1, False))
         if self._unknown is None:
             return None, "byte fallback without every byte token"
-        known = np.zeros(0x110000, np.uint8)
-        known[[ord(c) for c in self._known]] = 1
+        known = bytearray(0x110000)
+        for char in self._known:
+            known[ord(char)] = 1
         sentinel = -1 if self._unk_id is None else ord(self._sentinel)  # HF drops unknowns without <unk>
-        return self.pipeline.pre.native(characters=(known, sentinel, self.fuse_unk or self._unk_id is None))
+        return self.pipeline.pre.native(characters=(memoryview(known), sentinel, self.fuse_unk or self._unk_id is None))
 
     def _encode_segment(self, segment: _Segment) -> list[int]:
         if self._scanner is not None:  # the steps and unknown characters in the kernel
@@ -732,9 +740,8 @@ class HFCharBPE(HFPipelineMixin, _ProgramBatch, CharModel):
 
     def _encode_known(self, words: list[str]) -> list[int]:
         encoded = [w.encode("utf-8", "surrogatepass") for w in words]
-        bounds = np.zeros(len(encoded) + 1, dtype=np.int64)
-        np.cumsum([len(w) for w in encoded], out=bounds[1:])
-        return self._kernel.encode(np.frombuffer(b"".join(encoded), dtype=np.uint8), bounds).tolist()
+        bounds = array("q", itertools.accumulate(map(len, encoded), initial=0))
+        return self._kernel.encode(b"".join(encoded), bounds, as_list=True)
 
     def _parts(self, segment: _Segment) -> list[np.ndarray]:
         return [part for word in self._words(segment) for part in CharModel._parts(self, word)]

@@ -86,6 +86,8 @@ class _TokenTypes:
     def __get__(self, instance: Any, owner: type) -> Any:
         if instance is None:
             return self
+        if "_types" not in instance.__dict__:  # (a subclass may make it: its __getattr__ runs next)
+            raise AttributeError("token_types")
         value = np.frombuffer(instance._types, dtype=np.int32)
         instance.__dict__["token_types"] = value
         return value
@@ -523,16 +525,26 @@ class ImportedTokenizer(ImportedContract, EncoderBridge, Tokenizer):
         if cached is not None:
             return cached
         kinds = (USER_DEFINED, CONTROL, UNKNOWN) if parse_special else (USER_DEFINED,)
-        if "token_types" in self.__dict__:
-            ids = np.flatnonzero(np.isin(self.token_types, kinds)).tolist()
-        else:
-            ids = indexes_of(self._types, kinds)
+        ids = self._ids_of_types(kinds)
         table = [(self.texts[i], i, *self._strip_flags(i)) for i in ids if self.texts[i]]
         table.sort(key=lambda entry: -len(entry[0].encode("utf-8")))
         if table:  # finds whether any of them is in a text at all (Qwen2 has 293: 97 -> 13 µs a short text)
             self._special_finders[parse_special] = re.compile("|".join(re.escape(entry[0]) for entry in table))
         self._special_tables[parse_special] = table
         return table
+
+    def _ids_of_types(self, kinds: tuple[int, ...], *, first: bool = False) -> list[int]:
+        """The ids whose type is one of ``kinds``, in order (the first only with ``first``):
+        from the loader's ``array('i')`` while no one has asked for numpy's ``token_types``."""
+        if "_types" in self.__dict__ and "token_types" not in self.__dict__:
+            return indexes_of(self._types, kinds, first=first)
+        found = np.flatnonzero(np.isin(self.token_types, kinds)).tolist()
+        return found[:1] if first else found
+
+    def _type_of(self, token: int) -> int:
+        """``token_types[token]``, without making numpy's array of a loader's ``array('i')``."""
+        types = self.__dict__.get("_types") if "token_types" not in self.__dict__ else None
+        return types[token] if types is not None else int(self.token_types[token])
 
     def _strip_flags(self, token: int) -> tuple[bool, bool]:
         return False, False

@@ -85,17 +85,20 @@ class CharModel(ImportedTokenizer):
         if variant:
             self.variant = variant
         n = len(self.texts)
-        self.scores = np.zeros(n, dtype=np.float32) if scores is None else np.asarray(scores, np.float32)
-        if len(self.scores) != n:
-            raise ModelFormatError(f"{where}: {len(self.scores)} scores for {n} tokens")
+        if callable(scores):  # the scores made when first asked for (`__getattr__`: an HF file's)
+            self._make_scores = scores
+        else:
+            self.scores = np.zeros(n, dtype=np.float32) if scores is None else np.asarray(scores, np.float32)
+            if len(self.scores) != n:
+                raise ModelFormatError(f"{where}: {len(self.scores)} scores for {n} tokens")
         flags = flags or {}
         # llama.cpp: add_space_prefix defaults to true for the llama type; add_bos too
         self.add_space_prefix = True if flags.get("add_space_prefix") is None else bool(flags["add_space_prefix"])
         if flags.get("add_bos") is None and normalizer is None:
             self.add_bos = True
         if "unk" not in self.special_ids:
-            unknown = np.flatnonzero(self.token_types == UNKNOWN)
-            self.special_ids["unk"] = int(unknown[0]) if len(unknown) else 0
+            unknown = self._ids_of_types((UNKNOWN,), first=True)
+            self.special_ids["unk"] = unknown[0] if unknown else 0
         self.normalizer = normalizer
         self._pipeline: SpmPipeline | None = None  # the text pipeline in C, where there is one
         self._phi3 = any(key in name.lower() for key in _PHI3_NAMES)
@@ -149,6 +152,8 @@ class CharModel(ImportedTokenizer):
             self._materialize()
             if name in self.__dict__:
                 return self.__dict__[name]
+            if name == "scores" and "_make_scores" in self.__dict__:  # (two threads: one result kept)
+                return self.__dict__.setdefault("scores", self.__dict__["_make_scores"]())
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _materialize(self) -> None:
@@ -602,16 +607,14 @@ def _i32(values) -> np.ndarray:
     return np.asarray(values, dtype=np.int32)
 
 
-def blob_offsets(parts: list[bytes]) -> np.ndarray:
+def blob_offsets(parts: list[bytes]) -> array:
     """Where each of ``parts`` starts in their concatenation, and the end (a kernel's
     ``blob`` / ``offsets`` pair).
 
     >>> blob_offsets([b"ab", b"", b"c"]).tolist()
     [0, 2, 2, 3]
     """
-    offsets = np.zeros(len(parts) + 1, dtype=np.int64)
-    np.cumsum([len(p) for p in parts], out=offsets[1:])
-    return offsets
+    return array("q", itertools.accumulate(map(len, parts), initial=0))  # (no numpy needed)
 
 
 # unigram weights: a base symbol that is no piece (only byte tokens spell it)
