@@ -44,6 +44,11 @@ class LazyPattern:
         self._args = (pattern, flags)
         self._compiled = None
 
+    @property
+    def pattern(self) -> str:
+        """The source, as the compiled pattern's (without compiling it)."""
+        return self._args[0]
+
     def __getattr__(self, name: str) -> Any:
         if name in LazyPattern.__slots__ or name.startswith("__"):  # (a copy being made, copy's
             raise AttributeError(name)  # __deepcopy__...: never recurse, never compile for it)

@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any
 
 from ubpe_native._tables import merges_span
 
-from .._lazy import regex
+from .._lazy import LazyPattern, regex
 from ..models.hf import HFByteLevelBPE, HFCharBPE, HFEndOfWordBPE, HFPipeline, JsonMerges
 from ..text.byte_chars import BYTE_TO_CHAR
 from ..text.onig import onig_regex
@@ -159,8 +159,8 @@ class _Reader:
         return node["type"]
 
     def pattern(self, node: Any, component: str) -> regex.Pattern:
-        if isinstance(node, dict) and isinstance(node.get("String"), str):
-            return regex.compile(regex.escape(node["String"]))
+        if isinstance(node, dict) and isinstance(node.get("String"), str):  # (a literal: compiled when
+            return LazyPattern(re.escape(node["String"]))  # a text needs it; re's escapes are regex's too)
         if isinstance(node, dict) and isinstance(node.get("Regex"), str):
             try:
                 return compile_regex(onig_regex(node["Regex"]), f"{component}'s regex", ModelFormatError)

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from ubpe_native._numpy import np
-from ubpe_native._spm_proto import read_model_proto
 
 from ..errors import ModelFormatError
 from .format import Format
@@ -109,6 +108,14 @@ def _pieces_pass(pieces: list[str], types: list[int], byte_fallback: bool, one_t
         return not byte_pieces
     found = {int(m.group(1), 16) for m in map(_BYTE_PIECE.fullmatch, byte_pieces) if m}
     return len(found) == N_BYTES and all(_BYTE_PIECE.fullmatch(p) for p in byte_pieces)
+
+
+def read_model_proto(data: bytes) -> Any:
+    """`ubpe_native._spm_proto.read_model_proto`, its extension imported when first called
+    (detection imports this module for every file)."""
+    from ubpe_native._spm_proto import read_model_proto as read_in_c
+
+    return read_in_c(data)
 
 
 def read(path: str | os.PathLike):
