@@ -63,7 +63,7 @@ def indexes_of(values: array, wanted: Iterable[int], *, first: bool = False) -> 
     ([1, 3, 4], [1])
     """
     data, size, found = values.tobytes(), values.itemsize, []
-    for value in wanted:
+    for value in set(wanted):  # (a value named twice is one)
         needle = array(values.typecode, [value]).tobytes()
         at = data.find(needle)
         while at >= 0:  # a match across two items is no item: searched on from the next byte
