@@ -55,10 +55,11 @@ from typing import TYPE_CHECKING, Any
 from ubpe_native._tables import merges_span
 
 from .._lazy import LazyPattern, regex
-from ..models.hf import HFByteLevelBPE, HFCharBPE, HFEndOfWordBPE, HFPipeline, JsonMerges
+from ..models.hf import SCANNED_REGEXES, HFByteLevelBPE, HFCharBPE, HFEndOfWordBPE, HFPipeline, JsonMerges
 from ..text.byte_chars import BYTE_TO_CHAR
 from ..text.onig import onig_regex
-from ..text.patterns import compile_regex
+from ..text.patterns import MAX_PATTERN_CHARS, compile_regex
+from ..text.regex_program import compile_pattern, compiles_quickly
 if TYPE_CHECKING:
     from ..models.composed import ComposedTokenizer
     from ..models.wordpiece import HFWordPiece
@@ -162,8 +163,11 @@ class _Reader:
         if isinstance(node, dict) and isinstance(node.get("String"), str):  # (a literal: compiled when
             return LazyPattern(re.escape(node["String"]))  # a text needs it; re's escapes are regex's too)
         if isinstance(node, dict) and isinstance(node.get("Regex"), str):
+            source = onig_regex(node["Regex"])
+            if _valid_by_the_cache(source):
+                return LazyPattern(source)
             try:
-                return compile_regex(onig_regex(node["Regex"]), f"{component}'s regex", ModelFormatError)
+                return compile_regex(source, f"{component}'s regex", ModelFormatError)
             except ModelFormatError as exc:
                 raise self.fail(str(exc)) from None
         raise self.fail(f"{component}'s pattern must be {{\"String\": ...}} or {{\"Regex\": ...}}, got {node!r:.80}")
@@ -231,17 +235,17 @@ class _Reader:
             return [("metaspace", replacement, scheme, bool(node.get("split", True)))]
         if kind == "Digits":
             behavior = "isolated" if node.get("individual_digits", False) else "contiguous"
-            return [("split", regex.compile(r"\p{N}"), behavior, False)]
+            return [("split", LazyPattern(r"\p{N}"), behavior, False)]  # (our constants: compiled when used)
         if kind == "Punctuation":
             behavior = _snake(str(node.get("behavior", "Isolated")))
             if behavior not in BEHAVIORS:
                 raise self.fail(f"Punctuation behavior {node.get('behavior')!r} is not one of {', '.join(BEHAVIORS)}")
-            return [("split", regex.compile(_PUNCTUATION), behavior, False)]
+            return [("split", LazyPattern(_PUNCTUATION), behavior, False)]
         if kind == "Whitespace":
-            return [("split", regex.compile(r"\w+|[^\w\s]+"), "removed", True)]
+            return [("split", LazyPattern(r"\w+|[^\w\s]+"), "removed", True)]
         if kind == "BertPreTokenizer":
             return [("bert",)]
-        return [("split", regex.compile(r"\s+"), "removed", False)]  # WhitespaceSplit
+        return [("split", LazyPattern(r"\s+"), "removed", False)]  # WhitespaceSplit
 
     def decoder(self, node: Any) -> list[tuple] | None:
         if node is None:
@@ -485,6 +489,24 @@ def _ids_by_string(vocab: dict) -> bool:
         return False
     values = vocab.values()
     return not values or set(map(type, values)) == {int} and 0 <= min(values) and max(values) <= _MAX_ID
+
+
+#: a global inline flag group (``(?i)``, not ``(?i:...)``): the whole pattern's flags, which only a compile tells
+_FLAG_GROUP = re.compile(r"\(\?[a-zA-Z]*(?:-[a-zA-Z]*)?\)")
+
+
+def _valid_by_the_cache(pattern: str) -> bool:
+    """Whether ``pattern`` is known to be a valid regex without compiling it (the `regex`
+    module's import, 8 ms of a load): one of the regexes the kernel's scanner splits (ours:
+    GPT-2's, Llama 3's, Qwen2's), or one whose regex VM program is in the machine's cache,
+    made after the `regex` module compiled it, and that sets no flags (`PreTokenizer.native`
+    reads a compiled pattern's flags); its compile is then left for a text the Python path
+    splits (`ubpe._lazy.LazyPattern`)."""
+    if pattern in SCANNED_REGEXES:
+        return True
+    if len(pattern) > MAX_PATTERN_CHARS or _FLAG_GROUP.search(pattern) or not compiles_quickly(pattern):
+        return False
+    return compile_pattern(pattern).pattern_id is not None
 
 
 def _is_id(value: Any) -> bool:

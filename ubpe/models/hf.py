@@ -62,6 +62,8 @@ QWEN2_REGEX = PATTERNS["llama3"].replace(r"\p{N}{1,3}", r"\p{N}")
 _SCANNED = {BYTE_LEVEL_REGEX: Scan(NATIVE_PATTERNS[PATTERNS["gpt2"]]),
             PATTERNS["llama3"]: Scan(NATIVE_PATTERNS[PATTERNS["llama3"]]),
             QWEN2_REGEX: Scan(NATIVE_PATTERNS[PATTERNS["llama3"]], single_digits=True)}
+#: the regexes the scanner splits (valid by construction: their compile waits for a text that needs it)
+SCANNED_REGEXES = frozenset(_SCANNED)
 _I32 = "int32"
 
 

@@ -6,11 +6,12 @@ the writer (`ubpe.io.write.hf`) writes `regex`'s with :func:`as_onig_regex`."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from .._lazy import LazyPattern, regex
-
-_INTERVAL = LazyPattern(r"\{\d+(?:,\d*)?\}")
+# (re, which the interpreter has loaded: reading a file's pattern imports no regex module)
+_INTERVAL = re.compile(r"\{\d+(?:,\d*)?\}")
+_ESCAPE = re.compile(r"\\[pP]\{[^}]*\}|\\x\{[0-9a-fA-F]+\}|\\.", re.S)
 
 
 def onig_regex(pattern: str) -> str:
@@ -54,8 +55,8 @@ def _rewrite_plus_intervals(pattern: str, wrap: Any) -> str:
             continue
         start = i
         if c == "\\":
-            found = regex.match(r"\\[pP]\{[^}]*\}|\\x\{[0-9a-fA-F]+\}|\\.", pattern[i:], regex.S)
-            i += len(found.group()) if found else 1
+            found = _ESCAPE.match(pattern, i)
+            i = found.end() if found else i + 1
         elif c == "[":
             i = _class_end(pattern, i)
         elif c == "(":
