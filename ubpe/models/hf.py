@@ -64,7 +64,6 @@ _SCANNED = {BYTE_LEVEL_REGEX: Scan(NATIVE_PATTERNS[PATTERNS["gpt2"]]),
             QWEN2_REGEX: Scan(NATIVE_PATTERNS[PATTERNS["llama3"]], single_digits=True)}
 #: the regexes the scanner splits (valid by construction: their compile waits for a text that needs it)
 SCANNED_REGEXES = frozenset(_SCANNED)
-_I32 = "int32"
 
 
 class HFPipeline:
@@ -161,9 +160,9 @@ class JsonMerges:
 
 def _merge_rules(vocab: dict[str, int], merges: Sequence, where: str
                  ) -> tuple[array, array, array, array]:
-    """``(left, right, result, rank)`` (``array.array`` of int32, int64 ranks) of the merge rules (``(left, right)`` pairs, or the
-    file's ``"left right"`` lines or ``[left, right]`` lists, or their JSON bytes:
-    `JsonMerges`), looked up in C (`ubpe_native._tables.pair_ids_in`, `pair_ids_in_json`); of
+    """``(left, right, result, rank)`` (``array.array`` of int32, int64 ranks) of the merge
+    rules (``(left, right)`` pairs, or the file's ``"left right"`` lines or ``[left, right]``
+    lists, or their JSON bytes: `JsonMerges`), looked up in C (`ubpe_native._tables.pair_ids_in`, `pair_ids_in_json`); of
     two rules for one pair the first place is kept with the last one's rank (HF builds a map
     from the list); every operand and result must be a token (as HF requires)."""
     found = pair_ids_in_json(vocab, merges.data) if isinstance(merges, JsonMerges) and len(merges) else None
@@ -223,11 +222,6 @@ def _rule_texts(rule) -> tuple[str, str]:
     return tuple(rule.split(" ")) if isinstance(rule, str) else (rule[0], rule[1])
 
 
-
-
-def _no_whole() -> tuple:
-    """`whole_words` of no word (`PairMerges`' ``whole_*`` arguments without ``ignore_merges``)."""
-    return b"", array("q", [0]), array("i")
 
 
 def _program_scan(found: tuple) -> tuple[Scan | None, str | None]:
@@ -346,7 +340,7 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
         # one unknown token for a run of them
         missing = DROPPED if unk_id is None else FUSED if fuse_unk else unk_id
         units = [vocab.get(BYTE_TO_CHAR[b], missing) for b in range(256)]
-        whole = whole_words([(self._raw[i], i) for i in vocab.values()]) if ignore_merges else _no_whole()
+        whole = whole_words([(self._raw[i], i) for i in vocab.values()] if ignore_merges else [])
         self._kernel = PairMerges(
             n, left, right, result, rank, array("q", [0]), array("i"),
             pack_units([bytes([b]) for b in range(256)]), array("i", units), array("i", [-1]) * 256,
@@ -575,8 +569,8 @@ class HFCharBPE(HFPipelineMixin, _ProgramBatch, CharModel):
                 if known else LazyPattern("(?s:.)+" if fuse_unk or unk_id is None else "(?s:.)")
             units[self._sentinel] = len(texts)
         expansion = [] if unk_id is None else [unk_id]
-        whole = (whole_words([(t.encode("utf-8", "surrogatepass"), i) for t, i in vocab.items()])
-                 if ignore_merges else _no_whole())
+        whole = whole_words([(t.encode("utf-8", "surrogatepass"), i) for t, i in vocab.items()]
+                            if ignore_merges else [])
         self._kernel = PairMerges(
             len(texts), left, right, result, rank, array("q", [0, len(expansion)]),
             array("i", expansion), pack_units([c.encode("utf-8", "surrogatepass") for c in units]),

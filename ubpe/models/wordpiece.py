@@ -243,7 +243,7 @@ class WordPiece(ImportedTokenizer):
         def utf8(table: dict[str, int]) -> tuple[list[bytes], list[int]]:
             joined = "\0".join(table)  # one encode and one split in C, not one encode per piece
             if joined.count("\0") == len(table) - 1:  # (no piece holds a NUL)
-                return joined.encode("utf-8", "surrogatepass").split(b"\0") if table else [], list(table.values())
+                return joined.encode("utf-8", "surrogatepass").split(b"\0"), list(table.values())
             return [t.encode("utf-8", "surrogatepass") for t in table], list(table.values())
 
         limit = self.max_input_chars_per_word
