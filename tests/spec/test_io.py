@@ -66,20 +66,33 @@ def _modules_after(code: str, tmp_path) -> set[str]:
     return set(done.stdout.split())
 
 
-def test_importing_io_or_detecting_a_file_imports_no_reader_nor_model(models, tmp_path):
-    """``import ubpe.io`` imports no format module; detecting a file imports the format
-    modules up to its own, and no model; loading with ``format=`` imports that format's
-    module alone (issue 36: a 4 KB file's load is not the import of every format)."""
-    path = tmp_path / "model.tiktoken"
-    save(models["bytelevel"], path, format="tiktoken")
+@pytest.mark.parametrize("fmt", ["tiktoken", "hf"])
+def test_importing_io_or_detecting_a_file_imports_no_reader_nor_model(models, tmp_path, fmt):
+    """``import ubpe.io`` imports no format module; detecting a file imports none either (the
+    detectors are `ubpe.io.sniff`'s) and no model; loading it, detected or with ``format=``,
+    imports that format's module alone (issue 36: a 4 KB file's load is not the import of
+    every format)."""
+    path = tmp_path / "model"
+    save(models["bytelevel"], path, format=fmt)
     formats = {f"ubpe.io.{m}" for m in ubpe.io.FORMAT_MODULES}
     assert _modules_after("import ubpe.io", tmp_path) & formats == set()
-    detected = _modules_after(f"import ubpe.io; assert ubpe.io.detect({str(path)!r}) == 'tiktoken'", tmp_path)
-    order = list(ubpe.io.FORMAT_MODULES)
-    assert detected & formats == {f"ubpe.io.{m}" for m in order[: order.index("tiktoken") + 1]}
+    detected = _modules_after(f"import ubpe.io; assert ubpe.io.detect({str(path)!r}) == {fmt!r}", tmp_path)
+    assert detected & formats == set()
     assert not any(m.startswith(("ubpe.models", "ubpe.splitting", "ubpe.fit")) for m in detected)
-    loaded = _modules_after(f"import ubpe.io; ubpe.io.load({str(path)!r}, format='tiktoken')", tmp_path)
-    assert loaded & formats == {"ubpe.io.tiktoken"}
+    own = {f"ubpe.io.{ubpe.io.FORMAT_REGISTRY[fmt]}"}
+    for how in ("", f", format={fmt!r}"):
+        loaded = _modules_after(f"import ubpe.io; ubpe.io.load({str(path)!r}{how})", tmp_path)
+        assert loaded & formats == own
+
+
+def test_each_format_declares_the_detector_detection_asks():
+    """`ubpe.io.sniff.DETECTORS` holds the registry's formats in its order, and each format's
+    ``FORMAT.detect`` is its detector there (detection and ``FORMATS`` cannot disagree)."""
+    import ubpe.io as io
+    from ubpe.io.sniff import DETECTORS
+
+    assert list(DETECTORS) == list(io.FORMAT_REGISTRY)
+    assert all(FORMATS[name].detect is accepts for name, accepts in DETECTORS.items())
 
 
 @pytest.mark.parametrize(

@@ -89,9 +89,9 @@ def test_imported_models_keep_the_contract_and_the_cli_takes_them(name, capsys):
 
 
 def test_loading_one_format_imports_no_other_family(tmp_path):
-    """Recognising a file imports the format modules' detectors, never a model family another
-    format's reader would build (the byte-level, sentencepiece, HF and minbpe models and their
-    kernels)."""
+    """Recognising a file imports no other format's module (the detectors are
+    `ubpe.io.sniff`'s), nor a model family another format's reader would build (the byte-level,
+    sentencepiece, HF and minbpe models and their kernels)."""
     import subprocess
     import sys
 
@@ -107,8 +107,8 @@ def test_loading_one_format_imports_no_other_family(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     loaded = set(done.stdout.split())
-    assert {"ubpe.io.ours", "ubpe.io.gguf", "ubpe.models.ubpe"} <= loaded
-    for other in ("models.bytelevel", "models.ranked_bpe", "models.sentencepiece", "models.hf", "models.minbpe",
+    assert {"ubpe.io.ours", "ubpe.models.ubpe"} <= loaded
+    for other in ("io.gguf", "io.sentencepiece", "models.bytelevel", "models.ranked_bpe", "models.sentencepiece", "models.hf", "models.minbpe",
                   "io.hf_import", "ubpe_native._merges", "ubpe_native._spm"):
         assert f"ubpe.{other}" not in loaded and other not in loaded
 

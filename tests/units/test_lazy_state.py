@@ -87,6 +87,18 @@ def test_pickled_before_and_after_first_use():
         assert np.array_equal(copy.scores, tok.scores) and np.array_equal(copy.token_types, tok.token_types)
 
 
+def test_types_set_again_replace_the_view_made_of_the_first():
+    """``_init_common`` run again (with an ``array('i')`` or with numpy's array) after
+    ``token_types`` was made: what is read next is the new types, whichever way they came."""
+    tok = from_json(_doc(True))
+    n = len(tok.texts)
+    assert tok.token_types.tolist()[0] == 3
+    tok._init_common(tok.texts, array("i", [1]) * n, {}, None, tok.name, tok.where)
+    assert tok.token_types.tolist() == [1] * n and tok._ids_of_types((3,)) == []
+    tok._init_common(tok.texts, np.full(n, 2, dtype=np.int32), {}, None, tok.name, tok.where)
+    assert tok._ids_of_types((2,)) == list(range(n)) and tok._type_of(0) == 2
+
+
 def test_lazy_pattern_compiles_once_and_pickles_uncompiled():
     pattern = LazyPattern(r"[ab]+")
     assert pattern.pattern == "[ab]+" and pattern._compiled is None  # read without compiling

@@ -1,7 +1,7 @@
 """Model files: format detection and every reader and writer, behind :func:`load` and :func:`save`.
 
 Formats only: each format is one module that declares its detector (a look at a file's first
-bytes), its reader and its writer in a ``FORMAT`` (:class:`~ubpe.io.format.Format`), and
+bytes, kept in :mod:`ubpe.io.sniff` so that detection imports no format module), its reader and its writer in a ``FORMAT`` (:class:`~ubpe.io.format.Format`), and
 :data:`FORMAT_REGISTRY` names them in detection order; ``FORMATS`` is the table built from the
 declarations. The format modules are imported when first needed, and import the models they
 build when they read one: loading a file imports that file's reader and model, not the
@@ -16,8 +16,8 @@ build when they run; the shared file helpers (atomic writes, bounded reads) are
 ``.model``, GGUF) are :mod:`ubpe.io.write`, which also says which format holds which family
 (:func:`ubpe.io.write.why_not`, the table of ``ubpe convert``).
 
-Adding a format is one module (``FORMAT = Format(name, title, detect, read, write)``) and its
-line in :data:`FORMAT_REGISTRY`.
+Adding a format is one module (``FORMAT = Format(name, title, detect, read, write)``), its
+line in :data:`FORMAT_REGISTRY` and its detector in ``ubpe.io.sniff.DETECTORS``.
 
 >>> import os, tempfile
 >>> from ubpe import UBPEClassic
@@ -42,14 +42,15 @@ from typing import Any
 from ..errors import InvalidParameterError, ModelFormatError, UBPEError
 from ..files import check_path, read_head
 from .format import Format
+from .sniff import DETECTORS
 
 
 #: Format name -> the module of this package that declares it (``FORMAT``), in detection order
 #: (the first whose detector accepts a file's head wins: binary formats with a magic or a
 #: protobuf tag first, then the JSON and text formats). A format is one module declaring
 #: ``FORMAT`` (see :mod:`ubpe.io.format`) plus its line here. The modules are imported when
-#: first needed - detection imports them in this order until one accepts the file, a named
-#: format its own module - so that ``import ubpe.io`` loads none of them.
+#: first needed - detection asks `ubpe.io.sniff`'s detectors, in this order, then imports the
+#: module of the one that accepts the file - so that ``import ubpe.io`` loads none of them.
 FORMAT_REGISTRY: dict[str, str] = {
     "gguf": "gguf", "sentencepiece": "sentencepiece", "ubpe": "ours", "ubpe030": "ubpe030", "minbpe": "minbpe",
     "tiktoken": "tiktoken", "tekken": "tekken", "hf": "hf", "clip": "clip",
@@ -111,9 +112,9 @@ def detect(path: str | os.PathLike) -> str:
     if head.startswith(b"\xef\xbb\xbf"):  # (a Windows editor's); the peers refuse it too
         raise ModelFormatError(f"{path} starts with a UTF-8 byte order mark, which no model format has: "
                                "save it as UTF-8 without one")
-    for row in _rows():
-        if row.detect(head):
-            return row.name
+    for name, accepts in DETECTORS.items():  # (imports no format module: `ubpe.io.sniff`)
+        if accepts(head):
+            return name
     raise ModelFormatError(
         f"{path} is not a ubpe model nor any other model file ubpe reads ({', '.join(supported('read'))})"
     )

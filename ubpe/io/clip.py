@@ -29,31 +29,12 @@ from ..errors import ModelFormatError
 from ..files import check_path
 from ..text.byte_chars import CHAR_TO_BYTE
 from .format import Format
+from .sniff import CLIP_HEADER, GZIP_MAGIC, clip as detect
 
-GZIP_MAGIC = b"\x1f\x8b"
-HEADER = "#version"
+HEADER = CLIP_HEADER
 #: the most bytes a merges file may unpack to (CLIP's unpacks to 1.6 MB)
 MAX_UNPACKED = 1 << 26
-#: how much of an unpacked head detection looks at
-_DETECT_BYTES = 4096
 _END_OF_WORD = "</w>"
-
-
-def _unpack_head(head: bytes) -> bytes:
-    """The first unpacked bytes of gzip'd ``head`` (empty if it does not unpack)."""
-    try:
-        return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, _DETECT_BYTES)
-    except zlib.error:
-        return b""
-
-
-def detect(head: bytes) -> bool:
-    """Whether ``head`` starts a gzip'd CLIP merges file: its first line holds ``#version``
-    and its second is two tokens separated by one space."""
-    if not head.startswith(GZIP_MAGIC):
-        return False
-    lines = _unpack_head(head).split(b"\n", 2)
-    return len(lines) == 3 and HEADER.encode() in lines[0] and len(lines[1].split(b" ")) == 2
 
 
 def read(path: str | os.PathLike) -> Any:

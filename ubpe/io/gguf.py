@@ -50,12 +50,13 @@ from typing import Any
 
 from ubpe_native._numpy import np
 
-from ..errors import InvalidParameterError, ModelFormatError
+from ..errors import ModelFormatError
 from ..files import gc_paused
 from .format import Format
+from .sniff import GGUF_MAGIC, gguf as detect
 
 #: A GGUF file's first four bytes.
-MAGIC = b"GGUF"
+MAGIC = GGUF_MAGIC
 SUPPORTED_VERSIONS = (2, 3)
 SUPPORTED_MODELS = ("gpt2", "llama", "bert", "t5", "gemma4")
 # Largest key or string we accept (a chat template is a few kB; tokens are short).
@@ -387,15 +388,6 @@ def read_vocab_tests(path: str | os.PathLike) -> list[tuple[str, list[int]]]:
     if len(inputs) != len(lines):
         raise ModelFormatError(f"{base}: {len(inputs)} inputs but {len(lines)} expected outputs")
     return [(text, [int(t) for t in line.split()]) for text, line in zip(inputs, lines)]
-
-
-def detect(head: bytes) -> bool:
-    """Whether a file starting with ``head`` is a GGUF file (its magic).
-
-    >>> detect(b"GGUF\\x03\\x00"), detect(b"GGML")
-    (True, False)
-    """
-    return head[:4] == MAGIC
 
 
 def write(tokenizer: Any, path: str | os.PathLike) -> None:

@@ -26,16 +26,10 @@ Pre-tokenization is a ``Split`` with the same regex (HF runs it in Oniguruma, we
 from __future__ import annotations
 
 import os
-import re
 from typing import Any
 
 from .format import Format
-
-# keys only HF's tokenizer.json has at its top level
-_HF_KEYS = re.compile(rb'"(added_tokens|pre_tokenizer|post_processor|truncation)"\s*:')
-# a file whose keys come in another order than HF writes them (the model first, its vocabulary
-# longer than the head): the model object, by its own first key
-_HF_MODEL = re.compile(rb'"model"\s*:\s*\{\s*"(type|vocab|merges|unk_token|dropout|continuing_subword_prefix)"\s*:')
+from .sniff import hf as detect
 
 N_BYTES = 256
 
@@ -65,19 +59,6 @@ def save_tokenizer_json(tokenizer: Any, path: str | os.PathLike) -> None:
     from .write.hf import write
 
     write(tokenizer, path)
-
-
-def detect(head: bytes) -> bool:
-    """Whether ``head`` starts an HF ``tokenizer.json``: a JSON object with HF's top-level
-    keys, or whose ``model`` is an object of HF's model keys (keys in another order than HF
-    writes them put the model and its vocabulary before the others).
-
-    >>> detect(b'{"version": "1.0", "truncation": null}'), detect(b'{"a": 1}')
-    (True, False)
-    >>> detect(b'{"model": {"type": "BPE", "vocab": {"a": 0'), detect(b'{"model": "gpt-4"}')
-    (True, False)
-    """
-    return head.lstrip()[:1] == b"{" and (_HF_KEYS.search(head) is not None or _HF_MODEL.search(head) is not None)
 
 
 def read(path: str | os.PathLike) -> Any:

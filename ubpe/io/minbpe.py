@@ -22,12 +22,13 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ModelFormatError
 from ..files import read_text, write_atomically
 from .format import Format
+from .sniff import MINBPE_VERSION, minbpe as detect
 
 if TYPE_CHECKING:
     from ..models.minbpe import MinbpeBPE
 
 #: minbpe's first line
-VERSION = "minbpe v1"
+VERSION = MINBPE_VERSION
 
 
 def read(path: str | os.PathLike) -> MinbpeBPE:
@@ -90,11 +91,6 @@ def write(tokenizer: Any, path: str | os.PathLike) -> None:
     lines += [f"{text} {token}" for text, token in specials.items()]
     lines += [f"{a} {b}" for a, b in merges]
     write_atomically(Path(path), "\n".join(lines) + "\n")
-
-
-def detect(head: bytes) -> bool:
-    """Whether ``head`` starts with minbpe's version line."""
-    return head.split(b"\n", 1)[0].rstrip(b"\r") == VERSION.encode()
 
 
 FORMAT = Format("minbpe", "minbpe .model", detect, read, write)

@@ -28,7 +28,6 @@ import base64
 import json
 import math
 import os
-import re
 from typing import TYPE_CHECKING, Any, Callable
 
 from ubpe_native._numpy import np
@@ -36,13 +35,13 @@ from ubpe_native._numpy import np
 from ..errors import InvalidParameterError, ModelFormatError
 from ..files import parse_json, read_text, unencodable, write_atomically
 from .format import Format
+from .sniff import UBPE_FORMAT_NAME, ubpe as detect
 
 if TYPE_CHECKING:
     from ..vocabulary import Vocabulary
 
 #: The ``format`` field of our model files.
-FORMAT_NAME = "ubpe-model"
-_FORMAT_FIELD = re.compile(rb'"format"\s*:\s*"' + FORMAT_NAME.encode() + rb'"')
+FORMAT_NAME = UBPE_FORMAT_NAME
 FORMAT_VERSION = 1
 BYTELEVEL = "bytelevel"
 #: the variants of :mod:`ubpe.models.ubpe` (spelled here, as ``BYTELEVEL`` is: recognising a
@@ -314,11 +313,6 @@ BODIES: dict[str, tuple[Callable[[Any], dict], Callable[[dict, str], Any]]] = {
     CLASSIC: (_ubpe_body, _ubpe_from_body),
     BYTELEVEL: (_bytelevel_body, _bytelevel_from_body),
 }
-
-
-def detect(head: bytes) -> bool:
-    """Whether ``head`` (a file's first bytes) starts one of our model files."""
-    return head.lstrip()[:1] == b"{" and _FORMAT_FIELD.search(head) is not None
 
 
 FORMAT = Format("ubpe", "ubpe model format", detect, read, write)

@@ -21,10 +21,9 @@ from ubpe_native._numpy import np
 
 from ..errors import ModelFormatError
 from .format import Format
+from .sniff import sentencepiece as detect
 
 # ModelProto field 1 (pieces), wire type 2 -> tag byte 0x0A; its SentencePiece field 1 too
-_PIECES_TAG = 0x0A
-_MAX_VARINT_BYTES = 10
 
 SUPPORTED_TYPES = ("unigram", "bpe")
 
@@ -198,39 +197,6 @@ def _from_protobuf(data: bytes, *, where: str = "<model>"):
                                 normalizer=normalizer)
     return SentencePieceUnigram(tokens, scores, token_types=token_types, specials=specials,
                                 flags=flags, name=name, where=where, normalizer=normalizer)
-
-
-def _varint(head: bytes, pos: int) -> tuple[int, int] | None:
-    value = shift = 0
-    for k in range(pos, min(len(head), pos + _MAX_VARINT_BYTES)):
-        value |= (head[k] & 0x7F) << shift
-        shift += 7
-        if not head[k] & 0x80:
-            return value, k + 1
-    return None
-
-
-def detect(head: bytes) -> bool:
-    """Whether ``head`` starts like a sentencepiece ModelProto: a ``pieces`` entry whose first
-    field is the piece string, of a length that fits in the entry, in UTF-8.
-
-    >>> detect(b"\\n\\x0c\\n\\x05<unk>"), detect(b"\\n\\x0c\\n\\x00")
-    (True, False)
-    """
-    if len(head) < 4 or head[0] != _PIECES_TAG:
-        return False
-    outer = _varint(head, 1)
-    if outer is None or outer[1] >= len(head) or head[outer[1]] != _PIECES_TAG:
-        return False
-    inner = _varint(head, outer[1] + 1)
-    if inner is None or inner[0] == 0 or inner[1] + inner[0] > outer[1] + outer[0]:
-        return False
-    piece = head[inner[1] : inner[1] + inner[0]]
-    try:
-        piece.decode("utf-8")
-    except UnicodeDecodeError:
-        return len(piece) < inner[0] and len(head) == inner[1] + len(piece)  # cut by the head
-    return True
 
 
 def write(tokenizer: Any, path: str | os.PathLike) -> None:

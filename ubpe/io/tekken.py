@@ -35,7 +35,6 @@ from __future__ import annotations
 import base64
 import binascii
 import os
-import re
 from collections.abc import Mapping
 from operator import itemgetter
 from typing import Any
@@ -46,6 +45,7 @@ from ..errors import InvalidParameterError, ModelFormatError
 from ..files import gc_paused, parse_json, read_text
 from ..text.presets import PATTERNS
 from .format import Format
+from .sniff import tekken as detect
 
 N_BYTES = 256
 #: mistral-common 1.13.1's ``TokenizerVersion`` names, oldest first
@@ -66,17 +66,6 @@ MAX_SPECIAL_TOKENS = 1 << 16
 _VOCAB_KEYS = frozenset({"rank", "token_bytes", "token_str"})
 
 # a vocabulary or special-token entry as Mistral writes them, or the config's two sizes
-_ENTRY = re.compile(rb'\{\s*"rank"\s*:\s*[0-9]+\s*,\s*"(token_bytes|token_str)"\s*:')
-_SIZES = (re.compile(rb'"default_vocab_size"\s*:\s*[0-9]'), re.compile(rb'"default_num_special_tokens"\s*:\s*[0-9]'))
-
-
-def detect(head: bytes) -> bool:
-    """Whether ``head`` starts a tekken file: a JSON object holding a vocabulary or special
-    token entry as Mistral writes them (``{"rank": 0, "token_bytes": ...``), or both sizes of
-    its ``config``."""
-    if head.lstrip()[:1] != b"{":
-        return False
-    return _ENTRY.search(head) is not None or all(size.search(head) for size in _SIZES)
 
 
 def read(path: str | os.PathLike) -> Any:

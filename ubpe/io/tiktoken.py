@@ -42,7 +42,6 @@ from __future__ import annotations
 import base64
 import binascii
 import os
-import re
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
@@ -54,8 +53,8 @@ from ..text.presets import DEFAULT_PATTERN, PATTERNS
 from ..errors import IgnoredInputWarning, InvalidParameterError, ModelFormatError
 from ..files import write_atomically
 from .format import Format
+from .sniff import tiktoken as detect
 
-_LINE = re.compile(rb"[A-Za-z0-9+/]+={0,2} [0-9]+(\r?\n|$)")
 _PADDING = "="
 #: tiktoken's ranks are 32-bit (``Rank = u32`` in its Rust core): a larger one it cannot load
 MAX_RANK = 2**32 - 1
@@ -188,11 +187,6 @@ def parse_tiktoken(text: str, where: str = "<string>") -> dict[bytes, int]:
             raise ModelFormatError(f"{where}:{number}: token {piece!r} appears twice")
         ranks[piece] = int(rank)
     return ranks
-
-
-def detect(head: bytes) -> bool:
-    """Whether ``head`` starts with a ``.tiktoken`` line."""
-    return _LINE.match(head.lstrip(b"\r\n")) is not None
 
 
 FORMAT = Format("tiktoken", ".tiktoken", detect, read, write, hints=("pattern", "special_tokens"))

@@ -27,7 +27,6 @@ True
 from __future__ import annotations
 
 import json
-import re
 import math
 import os
 import warnings
@@ -38,6 +37,7 @@ from ubpe_native._numpy import np
 from ..errors import IgnoredInputWarning, InvalidParameterError, ModelFormatError, UBPEError
 from ..files import parse_json, read_text, write_atomically
 from .format import Format
+from .sniff import UBPE030_FIELDS, ubpe030 as detect
 from .ours import BODIES, CLASSIC, UNIVERSAL, checksum
 
 if TYPE_CHECKING:
@@ -49,8 +49,7 @@ EXTRA_KEY = "ubpe_model"
 
 #: The fields of a ubpe 0.3.0 dump; its JSON object starts with one of them (the reference
 #: writes n_tokens first; other writers may not keep the order).
-FIELDS = ("n_tokens", "alphabet", "known_words", "break_tokens", "regex_str", "stop_tokens", "mapper", "weights")
-_FIRST_FIELD = re.compile(rb'\s*\{\s*"(' + "|".join(FIELDS).encode() + rb')"\s*:')
+FIELDS = UBPE030_FIELDS
 # optional fields: (name, type, JSON name); a falsy value means "none"
 OPTIONAL = (("known_words", dict, "object"), ("break_tokens", list, "array"), ("stop_tokens", list, "array"),
             ("regex_str", str, "string"))
@@ -288,15 +287,6 @@ def _is_canonical_int(text: str) -> bool:
         return str(int(text)) == text
     except ValueError:
         return False
-
-
-def detect(head: bytes) -> bool:
-    """Whether ``head`` starts a ubpe 0.3.0 JSON dump.
-
-    >>> detect(b'{"n_tokens": 9, "alphabet": {"a": 0}'), detect(b'{"format": "ubpe-model"')
-    (True, False)
-    """
-    return _FIRST_FIELD.match(head) is not None
 
 
 FORMAT = Format("ubpe030", "ubpe 0.3.0 JSON", detect, read, write, hints=("variant", "token_type"))

@@ -502,8 +502,10 @@ class ImportedTokenizer(ImportedContract, EncoderBridge, Tokenizer):
         if token_types is None:
             token_types = array("i", [NORMAL]) * n
         if isinstance(token_types, array) and token_types.typecode == "i":  # numpy's array when asked
+            self.__dict__.pop("token_types", None)  # (a view of an earlier call's array)
             self._types = token_types
         else:
+            self.__dict__.pop("_types", None)
             self.token_types = np.asarray(token_types, dtype=np.int32)
         if len(token_types) != n:
             raise ModelFormatError(f"{where}: {len(token_types)} token types for {n} tokens")
