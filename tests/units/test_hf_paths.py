@@ -7,7 +7,7 @@ import pytest
 
 import ubpe
 from ubpe.io.gguf import read_vocab_tests
-from ubpe.models.hf import _Segment
+from ubpe.models.hf_base import _Segment
 
 from hf_builders import BUILDERS
 from vocab_corpora import text_lines, vocab_path
@@ -36,3 +36,12 @@ def test_scanner_path_equals_pre_tokenizer_path(name, heldout, tmp_path):
     for text in heldout:
         segment = _Segment(text, True)
         assert tok._encode_segment(segment) == tok._encode_words(tok._words(segment)), repr(text)
+
+
+def test_the_loader_defers_the_regexes_the_scanner_splits():
+    """`ubpe.models.hf_base.SCANNED_REGEXES` (which the loader leaves uncompiled) are exactly
+    the regexes `ubpe.models.hf` sends to the kernel's scanner."""
+    from ubpe.models.hf import _SCANNED
+    from ubpe.models.hf_base import SCANNED_REGEXES
+
+    assert frozenset(_SCANNED) == SCANNED_REGEXES

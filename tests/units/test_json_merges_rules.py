@@ -1,4 +1,4 @@
-"""`ubpe.models.hf._merge_rules` of a tokenizer.json's merge rules read from its bytes
+"""`ubpe.models.hf_base._merge_rules` of a tokenizer.json's merge rules read from its bytes
 (`JsonMerges`, `ubpe_native._tables.pair_ids_in_json`) against the same rules decoded by the
 json module: the same ids, and the same ranks where pairs repeat (the first place, the last
 rank, as HF's map keeps them)."""
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from ubpe.errors import ModelFormatError
 from ubpe.io.hf_import import _without_merges
-from ubpe.models.hf import JsonMerges, _merge_rules
+from ubpe.models.hf_base import JsonMerges, _merge_rules
 
 TOKENS = ["a", "b", "c", "é", "Ġ", "😀", '"', "\\"]
 

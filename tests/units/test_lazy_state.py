@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from ubpe._lazy import LazyPattern
 from ubpe.io.hf_import import from_json
-from ubpe.models.hf import _merge_scores
+from ubpe.models.hf_base import _merge_scores
 from ubpe.models.imported import indexes_of
 
 INT32 = st.integers(-(2**31), 2**31 - 1)

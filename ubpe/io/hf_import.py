@@ -55,13 +55,14 @@ from typing import TYPE_CHECKING, Any
 from ubpe_native._tables import merges_span
 
 from .._lazy import LazyPattern, regex
-from ..models.hf import SCANNED_REGEXES, HFByteLevelBPE, HFCharBPE, HFEndOfWordBPE, HFPipeline, JsonMerges
+from ..models.hf_base import SCANNED_REGEXES, HFPipeline, JsonMerges
 from ..text.byte_chars import BYTE_TO_CHAR
 from ..text.onig import onig_regex
 from ..text.patterns import MAX_PATTERN_CHARS, compile_regex
 from ..text.regex_program import compile_pattern, compiles_quickly
 if TYPE_CHECKING:
     from ..models.composed import ComposedTokenizer
+    from ..models.hf import HFByteLevelBPE, HFCharBPE, HFEndOfWordBPE
     from ..models.wordpiece import HFWordPiece
 from ..text.hf_pipeline import BEHAVIORS, AddedToken, AddedTokens, PreTokenizer, normalize
 from ..text.normalizers import BertNormalizer
@@ -324,7 +325,7 @@ class _Reader:
 
     def vocab_and_merges(self, model: dict) -> tuple[dict[str, int], list]:
         """The BPE model's vocabulary and its merge rules as the file gives them (``"a b"``
-        lines or ``["a", "b"]`` lists, read by `ubpe.models.hf._merge_rules`, which names a
+        lines or ``["a", "b"]`` lists, read by `ubpe.models.hf_base._merge_rules`, which names a
         rule that is neither)."""
         vocab = model.get("vocab")
         if not isinstance(vocab, dict) or not _ids_by_string(vocab):
@@ -437,6 +438,8 @@ class _Reader:
         word_end = model.get("end_of_word_suffix") or None
         if word_end is not None and not isinstance(word_end, str):
             raise self.fail(f"BPE `end_of_word_suffix` must be a string, got {word_end!r:.40}")
+        from ..models.hf import HFByteLevelBPE, HFCharBPE, HFEndOfWordBPE  # (a WordPiece file's load imports no BPE model)
+
         vocab, merges = self.vocab_and_merges(model)
         self.check_ids(vocab)
         pipeline = self.pipeline(doc, vocab)

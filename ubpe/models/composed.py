@@ -1,7 +1,7 @@
 """A tokenizer as a composition of stages: normalizer + pre-tokenizer + model + decoder +
 post-processor, as HF ``tokenizers``' ``Tokenizer`` is.
 
-:class:`ComposedTokenizer` holds the text stages of :class:`~ubpe.models.hf.HFPipeline` (added
+:class:`ComposedTokenizer` holds the text stages of :class:`~ubpe.models.hf_base.HFPipeline` (added
 tokens, normalizer, pre-tokenizer, decoder, post-processor; each one of HF's components, in
 :mod:`ubpe.text`) and a *model stage* (:class:`ModelStage`): a small object that encodes
 pre-tokens and says what its ids are. The tokenizer contract (``encode``, ``encode_batch``,
@@ -16,7 +16,7 @@ kernel in one call without the GIL (``ModelStage.encode_flat``); a document hold
 token goes the general way, spliced in its place.
 
 >>> from ubpe.text.hf_pipeline import AddedToken, AddedTokens, PreTokenizer
->>> from ubpe.models.hf import HFPipeline
+>>> from ubpe.models.hf_base import HFPipeline
 >>> from ubpe.models.unigram import UnigramModel
 >>> model = UnigramModel([("<unk>", 0.0), ("▁a", -1.0), ("b", -2.0), ("▁", -3.0), ("</s>", 0.0)], unk_id=0)
 >>> pipe = HFPipeline(AddedTokens([AddedToken("</s>", 4, special=True)], lambda t: t), [],

@@ -46,7 +46,7 @@ from ..errors import ModelFormatError
 from ..text.bert_words import bert_classes, bert_lower_map, wpm_classes, wpm_maps, wpm_words
 from ..text.specials import special_regex
 from .chunks import FlatIds, cuttable_unless, docs_matching, encode_chunk, text_lengths
-from .hf import HFPipeline, HFPipelineMixin, _Segment, _texts_and_types
+from .hf_base import HFPipeline, HFPipelineMixin, _Segment, _texts_and_types
 from .imported import NORMAL, USER_DEFINED, BatchRuns, ImportedTokenizer
 
 if TYPE_CHECKING:
