@@ -21,7 +21,9 @@ the longest *continuation* piece from where that one ended, and so on; a word lo
 ``max_chars`` code points, or that cannot be cut to its end, is the unknown token, whole.
 With an ``empty_initial`` token (llama.cpp's ``▁`` alone) a word whose start no initial piece
 covers begins with it and goes on with continuation pieces. Pieces are looked up in one byte
-trie whose nodes say which initial and which continuation piece ends there.
+trie (``byte_trie.h``: built at once from the pieces in sorted order, the root's children a
+direct table, every other node's a short sorted run) whose nodes say which initial and which
+continuation piece ends there.
 
 >>> classes = np.zeros(0x110000, np.uint8)
 >>> classes[ord(" ")], classes[ord("!")] = 1, 2  # SPACE, ALONE
@@ -32,11 +34,10 @@ trie whose nodes say which initial and which continuation piece ends there.
 """
 
 from cpython cimport array as carray
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 from libcpp.vector cimport vector
 
 from ubpe_native._checks cimport as_array, as_buffer, build_once, check_length, check_range
-from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._numpy import np
 from ubpe_native._pretokenize cimport check_utf8, decode_utf8, document_flags, utf8_documents
 from ubpe_native._shared cimport id_array
@@ -56,9 +57,19 @@ cdef Py_ssize_t N_CODE_POINTS = CODE_POINTS  # (C comparisons in the loops below
 cdef id_t NO_PIECE = -1
 
 
-cdef inline uint64_t child_key(int64_t node, uint8_t byte) noexcept nogil:
-    """The trie's key of ``node``'s child by ``byte`` (never the map's reserved all-ones key)."""
-    return (<uint64_t>node << 8) | byte
+#: the pieces' bytes the trie takes (its nodes are int32)
+MAX_TRIE_BYTES = 2**31 - 1
+
+
+cdef extern from "byte_trie.h" namespace "ubpe" nogil:
+    cdef struct TrieKey:
+        const uint8_t* data
+        size_t size
+
+    cdef cppclass ByteTrie:  # a byte trie, built at once from sorted keys (see byte_trie.h)
+        void build(const TrieKey* keys, size_t n, int32_t* node_of) except +
+        int32_t child(int32_t node, uint8_t byte)
+        size_t size()
 
 
 cdef inline Py_ssize_t write_utf8(uint32_t cp, uint8_t* out) noexcept nogil:
@@ -129,6 +140,30 @@ cdef object _ids(object values):
     return values
 
 
+cdef bytes _piece_keys(list pieces, vector[TrieKey]& keys):
+    """Appends the UTF-8 ``pieces`` (each checked whole) to ``keys``, as spans of the blob
+    returned (the keys point into it: keep it alive). One blob, one check: a piece is
+    well-formed if the blob is and no piece starts with a continuation byte (nor the next one:
+    then it ends whole)."""
+    for piece in pieces:
+        if not isinstance(piece, bytes):
+            raise TypeError(f"pieces must be bytes, not {type(piece).__name__}")
+    cdef bytes joined = b"".join(pieces)
+    cdef const uint8_t[::1] blob = joined
+    check_utf8(blob)
+    cdef const uint8_t* start = <const uint8_t*>(<char*>joined)
+    cdef Py_ssize_t k, at = 0, size, total = blob.shape[0]
+    cdef TrieKey key
+    for k in range(len(pieces)):
+        size = len(<bytes>pieces[k])
+        if at < total and (start[at] & 0xC0) == 0x80:
+            raise ValueError(f"piece {k} is not well-formed UTF-8 (it starts inside a character)")
+        key.data, key.size = start + at, <size_t>size
+        keys.push_back(key)
+        at += size
+    return joined
+
+
 cdef class WordPieceKernel:
     """The tables of one WordPiece model (see the module docstring): ``initial`` and
     ``continuation`` pieces as UTF-8 ``bytes`` with their ids (of two equal texts the last
@@ -136,7 +171,7 @@ cdef class WordPieceKernel:
     ``empty_initial`` (-1: none), the ``classes`` table and the optional ``fold`` and
     ``lower`` maps. Read-only once built: any number of threads may encode at once."""
 
-    cdef FlatMap trie  # child_key(node, byte) -> child node (the root is node 0)
+    cdef ByteTrie trie  # the initial and continuation pieces' bytes (the root is node 0)
     cdef vector[id_t] initial_end  # node -> the initial piece that ends there, or NO_PIECE
     cdef vector[id_t] continuation_end
     cdef readonly id_t unk
@@ -189,47 +224,27 @@ cdef class WordPieceKernel:
             map_view = self.lower
             self.lower_of = &map_view[0]
         self.unk, self.max_chars, self.empty_initial = unk, max_chars, empty_initial
-        self.trie = FlatMap(sum(map(len, initial)) + sum(map(len, continuation)))  # at most a node per byte
+        cdef vector[TrieKey] keys
+        keys.reserve(len(initial) + len(continuation))
+        cdef bytes initial_blob = _piece_keys(initial, keys)
+        cdef bytes continuation_blob = _piece_keys(continuation, keys)
+        if len(initial_blob) + len(continuation_blob) >= MAX_TRIE_BYTES:
+            raise ValueError(f"the pieces may hold {MAX_TRIE_BYTES - 1} bytes at most")
+        cdef vector[int32_t] node_of
+        node_of.resize(keys.size())
+        with nogil:
+            self.trie.build(keys.data(), keys.size(), node_of.data())
         self.initial_end.clear()
-        self.initial_end.resize(1, NO_PIECE)
+        self.initial_end.resize(self.trie.size(), NO_PIECE)
         self.continuation_end.clear()
-        self.continuation_end.resize(1, NO_PIECE)
-        self._insert_all(initial, initial_view, self.initial_end)
-        self._insert_all(continuation, continuation_view, self.continuation_end)
-
-    cdef int _insert_all(self, list pieces, const id_t[::1] tokens, vector[id_t]& ends) except -1:
-        """Adds the UTF-8 ``pieces`` (each checked whole) of ``tokens`` to the trie; ``ends``
-        marks where each ends. One blob, one check: a piece is well-formed if the blob is and
-        no piece starts with a continuation byte (nor the next one: then it ends whole)."""
-        for piece in pieces:
-            if not isinstance(piece, bytes):
-                raise TypeError(f"pieces must be bytes, not {type(piece).__name__}")
-        cdef bytes joined = b"".join(pieces)
-        cdef const uint8_t[::1] blob = joined
-        check_utf8(blob)
-        cdef vector[int64_t] at
-        cdef Py_ssize_t k, i
-        at.push_back(0)
-        for k in range(len(pieces)):
-            at.push_back(at.back() + len(<bytes>pieces[k]))
-        for k in range(len(pieces)):
-            if at[k] < blob.shape[0] and (blob[at[k]] & 0xC0) == 0x80:
-                raise ValueError(f"piece {k} is not well-formed UTF-8 (it starts inside a character)")
-        cdef int64_t node
-        cdef int64_t* slot
-        for k in range(len(pieces)):
-            if at[k + 1] == at[k]:
-                continue  # an empty piece covers nothing: never matched
-            node = 0
-            for i in range(at[k], at[k + 1]):
-                slot = self.trie.slot(child_key(node, blob[i]))
-                if slot[0] == 0:
-                    slot[0] = <int64_t>self.initial_end.size()
-                    self.initial_end.push_back(NO_PIECE)
-                    self.continuation_end.push_back(NO_PIECE)
-                node = slot[0]
-            ends[node] = tokens[k]
-        return 0
+        self.continuation_end.resize(self.trie.size(), NO_PIECE)
+        cdef Py_ssize_t n_initial = initial_view.shape[0]
+        # in order: of two equal pieces the last counts; an empty one ends at the root, where
+        # no match ends (a match is at least one byte)
+        for k in range(n_initial):
+            self.initial_end[node_of[k]] = initial_view[k]
+        for k in range(continuation_view.shape[0]):
+            self.continuation_end[node_of[n_initial + k]] = continuation_view[k]
 
     def encode_texts(self, const uint8_t[::1] data not None, char_lengths, skip=None):
         """Cut and encode documents back to back in UTF-8 ``data`` (``char_lengths``: each
@@ -322,7 +337,7 @@ cdef class WordPieceKernel:
         """Appends the ids of the word ``w[:n]`` (``n_chars`` code points) to ``out``."""
         cdef size_t mark = out.size()
         cdef Py_ssize_t start = 0, i, best_end
-        cdef int64_t node
+        cdef int32_t node
         cdef id_t best
         cdef bint first = True
         if self.max_chars >= 0 and n_chars > self.max_chars:
@@ -331,7 +346,7 @@ cdef class WordPieceKernel:
         while start < n:
             node, best, best_end, i = 0, NO_PIECE, start, start
             while i < n:
-                node = self.trie.get(child_key(node, w[i]), -1)
+                node = self.trie.child(node, w[i])
                 if node < 0:
                     break
                 i += 1

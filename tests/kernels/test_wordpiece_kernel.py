@@ -71,6 +71,30 @@ def test_the_greedy_match_is_the_references(initial, continuation, words, max_ch
     assert ids.tolist() == want and offsets.tolist() == [0, len(want)]
 
 
+# Pieces as the kernel's lists take them: duplicates (the last counts), empty ones (never
+# matched), pieces that are prefixes of others, 1- to 4-byte UTF-8 and NUL
+_ALPHABET = "ab\0é中😀"
+_RAW_PIECES = st.lists(st.text(alphabet=_ALPHABET, max_size=4), max_size=12)
+
+
+def _last_counts(pieces: list[str], first_id: int) -> dict[str, int]:
+    """The oracle's table: a plain dict of the non-empty pieces, a later equal piece's id
+    replacing the earlier one's."""
+    return {text: first_id + k for k, text in enumerate(pieces) if text}
+
+
+@settings(max_examples=300, deadline=None)
+@given(initial=_RAW_PIECES, continuation=_RAW_PIECES,
+       words=st.lists(st.text(alphabet=_ALPHABET, min_size=1, max_size=10), max_size=6), empty=st.booleans())
+def test_the_trie_is_a_dict_of_the_pieces(initial, continuation, words, empty):
+    kernel = WordPieceKernel([t.encode() for t in initial], [1 + k for k in range(len(initial))],
+                             [t.encode() for t in continuation], [100 + k for k in range(len(continuation))],
+                             UNK, -1, 99 if empty else -1, _classes())
+    first, rest = _last_counts(initial, 1), _last_counts(continuation, 100)
+    want = [token for word in words for token in reference(word, first, rest, -1, 99 if empty else -1)]
+    assert kernel.encode_words(words).tolist() == want
+
+
 def test_a_word_of_its_own_and_the_documents_offsets():
     kernel = _kernel({"ab": 1, ",": 2}, {"b": 3})
     ids, offsets = kernel.encode_texts("ab,abb  ,x".encode(), [3, 0, 7], skip=[0, 0, 0])
