@@ -96,27 +96,15 @@ cdef inline Py_ssize_t write_utf8(uint32_t cp, uint8_t* out) noexcept nogil:
 cdef object code_point_map(object values, str name):
     """``values`` as a map of one code point per code point (None or empty: no map), checked:
     an array of 0x110000 int32 entries, or a ``dict`` of the code points it changes (int ->
-    int; the table is then built here, every other code point itself)."""
+    int). A dict's table is built here up to the largest code point it changes (BERT's
+    lowercase: 0x16EB8, not a 4.4 MB table): past its end a code point is itself."""
     if values is None:
         return None
-    cdef carray.array built
-    cdef int32_t[::1] built_view
-    cdef Py_ssize_t cp
     if type(values) is dict:
-        built = carray.clone(INT32_TEMPLATE, CODE_POINTS, False)
-        built_view = built
-        for cp in range(N_CODE_POINTS):
-            built_view[cp] = <int32_t>cp
-        for key, value in (<dict>values).items():
-            if type(key) is not int or type(value) is not int:
-                raise TypeError(f"{name} must map int code points to int code points")
-            if not 0 <= key < CODE_POINTS or not 0 <= value < CODE_POINTS:
-                raise ValueError(f"{name} must map code points to code points")
-            built_view[key] = <int32_t>value
-        table = built
-    else:
-        table = as_buffer(values, "i", "int32", name)
+        return _built_map(<dict>values, name)
+    table = as_buffer(values, "i", "int32", name)
     cdef const int32_t[::1] view = table
+    cdef Py_ssize_t cp
     if view.shape[0] == 0:
         return None
     check_length(view.shape[0], CODE_POINTS, name, "one per code point")
@@ -124,6 +112,27 @@ cdef object code_point_map(object values, str name):
         if not 0 <= view[cp] < N_CODE_POINTS or (0xD800 <= view[cp] < 0xE000 and view[cp] != cp):
             raise ValueError(f"{name} must map to code points (a surrogate only to itself: UTF-8 has none)")
     return table
+
+
+cdef object _built_map(dict changes, str name):
+    """The table of `code_point_map`'s dict ``changes``, each entry checked as the array's."""
+    for key, value in changes.items():
+        if type(key) is not int or type(value) is not int:
+            raise TypeError(f"{name} must map int code points to int code points")
+        if not 0 <= key < CODE_POINTS or not 0 <= value < CODE_POINTS:
+            raise ValueError(f"{name} must map code points to code points")
+        if 0xD800 <= value < 0xE000 and value != key:
+            raise ValueError(f"{name} must map to code points (a surrogate only to itself: UTF-8 has none)")
+    if not changes:
+        return None
+    cdef Py_ssize_t cp, size = max(changes) + 1
+    cdef carray.array built = carray.clone(INT32_TEMPLATE, size, False)
+    cdef int32_t[::1] built_view = built
+    for cp in range(size):
+        built_view[cp] = <int32_t>cp
+    for key, value in changes.items():
+        built_view[<Py_ssize_t>key] = <int32_t>value
+    return built
 
 
 cdef carray.array INT32_TEMPLATE = carray.array("i")
@@ -183,6 +192,8 @@ cdef class WordPieceKernel:
     cdef const uint8_t* class_of
     cdef const int32_t* fold_of
     cdef const int32_t* lower_of
+    cdef uint32_t fold_size  # the code points fold_of covers (0: no map); past them, cp itself
+    cdef uint32_t lower_size
 
     cdef bint built  # __init__ ran (build_once)
 
@@ -217,12 +228,13 @@ cdef class WordPieceKernel:
         cdef const int32_t[::1] map_view
         self.class_of = &class_view[0]
         self.fold_of = self.lower_of = NULL
+        self.fold_size = self.lower_size = 0
         if self.fold is not None:
             map_view = self.fold
-            self.fold_of = &map_view[0]
+            self.fold_of, self.fold_size = &map_view[0], <uint32_t>map_view.shape[0]
         if self.lower is not None:
             map_view = self.lower
-            self.lower_of = &map_view[0]
+            self.lower_of, self.lower_size = &map_view[0], <uint32_t>map_view.shape[0]
         self.unk, self.max_chars, self.empty_initial = unk, max_chars, empty_initial
         cdef vector[TrieKey] keys
         keys.reserve(len(initial) + len(continuation))
@@ -307,7 +319,7 @@ cdef class WordPieceKernel:
                 while i < end:
                     cp = decode_utf8(data, i, &width)
                     i += width
-                    if self.fold_of != NULL:
+                    if cp < self.fold_size:
                         cp = <uint32_t>self.fold_of[cp]
                     cls = self.class_of[cp]
                     if cls == DROPPED:
@@ -319,7 +331,7 @@ cdef class WordPieceKernel:
                             n_chars = 0
                         if cls == SPACE:
                             continue
-                    if self.lower_of != NULL:
+                    if cp < self.lower_size:
                         cp = <uint32_t>self.lower_of[cp]
                     if cls == ALONE:
                         self._encode_word(alone, write_utf8(cp, alone), 1, out)

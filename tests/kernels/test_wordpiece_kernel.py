@@ -95,6 +95,30 @@ def test_the_trie_is_a_dict_of_the_pieces(initial, continuation, words, empty):
     assert kernel.encode_words(words).tolist() == want
 
 
+_CHANGES = st.dictionaries(st.sampled_from([0x41, 0x42, 0xC9, 0x4E2D, 0x1F600, 0x10FFFF]),
+                           st.sampled_from([0x61, 0x62, 0xE9, 0x4E2D, 0xD800, 0x10FFFF]), max_size=4)
+
+
+@settings(max_examples=100, deadline=None)
+@given(fold=_CHANGES, lower=_CHANGES, text=st.text(alphabet="aAbBÉé中😀\U0010FFFF ,", max_size=20))
+def test_a_dict_map_is_its_full_table(fold, lower, text):
+    """A ``fold`` or ``lower`` dict is built only up to its largest code point: the same
+    encoding as the full table of 0x110000 entries (a surrogate only to itself)."""
+    fold = {key: value for key, value in fold.items() if not 0xD800 <= value < 0xE000}
+    lower = {key: value for key, value in lower.items() if not 0xD800 <= value < 0xE000}
+
+    def full(changes):
+        table = np.arange(CODE_POINTS, dtype=np.int32)
+        table[list(changes)] = list(changes.values())
+        return table
+
+    pieces = {"a": 1, "b": 2, "é": 3, "中": 4, "\U0010FFFF": 5, ",": 6}
+    by_dict = _kernel(pieces, {"a": 7, "b": 8}, fold=fold or None, lower=lower or None)
+    by_table = _kernel(pieces, {"a": 7, "b": 8}, fold=full(fold), lower=full(lower))
+    data = text.encode()
+    assert by_dict.encode_texts(data, [len(text)])[0].tolist() == by_table.encode_texts(data, [len(text)])[0].tolist()
+
+
 def test_a_word_of_its_own_and_the_documents_offsets():
     kernel = _kernel({"ab": 1, ",": 2}, {"b": 3})
     ids, offsets = kernel.encode_texts("ab,abb  ,x".encode(), [3, 0, 7], skip=[0, 0, 0])
@@ -122,6 +146,9 @@ HOSTILE = {
     "fold short": (dict(fold=np.arange(5, dtype=np.int32)), ValueError),
     "fold past the last code point": (dict(fold=np.full(CODE_POINTS, CODE_POINTS, np.int32)), ValueError),
     "lower to a surrogate": (dict(lower=np.full(CODE_POINTS, 0xD800, np.int32)), ValueError),
+    "lower as a dict, to a surrogate": (dict(lower={0x41: 0xD800}), ValueError),
+    "fold as a dict, past the last code point": (dict(fold={CODE_POINTS: 0x41}), ValueError),
+    "fold as a dict of str": (dict(fold={"A": "a"}), TypeError),
 }
 
 
