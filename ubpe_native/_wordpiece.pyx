@@ -218,9 +218,11 @@ cdef class WordPieceKernel:
         table = as_buffer(classes, "B", "uint8", "classes")
         cdef const uint8_t[::1] checked = table
         check_length(checked.shape[0], CODE_POINTS, "classes", "one per code point")
-        for k in range(N_CODE_POINTS):
-            if checked[k] >= N_CLASSES:
-                raise ValueError(f"classes must hold classes 0..{N_CLASSES - 1} only")
+        cdef uint8_t largest = 0
+        for k in range(N_CODE_POINTS):  # (no exit in the loop: the compiler vectorizes it)
+            largest = max(largest, checked[k])
+        if largest >= N_CLASSES:
+            raise ValueError(f"classes must hold classes 0..{N_CLASSES - 1} only")
         self.classes = table
         self.fold = code_point_map(fold, "fold")
         self.lower = code_point_map(lower, "lower")
