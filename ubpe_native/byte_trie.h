@@ -22,6 +22,9 @@
 #include <cstring>
 #include <stdexcept>
 #include <vector>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 namespace ubpe {
 
@@ -34,6 +37,7 @@ class ByteTrie {
  public:
   static constexpr int32_t kNone = -1;  // no such child
   static constexpr size_t kMaxNodes = INT32_MAX;
+  static constexpr int32_t kBlock = 16;  // the labels `child` compares at once
 
   ByteTrie() { std::fill(root_, root_ + 256, kNone); }
 
@@ -47,53 +51,57 @@ class ByteTrie {
     std::vector<Sorted> order = sorted(keys, n);
 
     // First pass: each key's common prefix with the key before it. Key i adds the nodes of
-    // its bytes past that prefix, one per level; `per_level` counts them.
+    // its bytes past that prefix, one per level; `per_level` counts them (first as changes
+    // from the level before: +1 where a key's new levels start, -1 past where they end).
     std::vector<uint32_t> shared(n);
-    std::vector<size_t> per_level(1, 1);  // level 0: the root
+    std::vector<int64_t> per_level(2, 0);
+    per_level[0] = 1;  // the root
+    per_level[1] = -1;
     size_t n_nodes = 1;
-    const TrieKey* previous = nullptr;
     for (size_t i = 0; i < n; ++i) {
-      const TrieKey& key = keys[order[i].index];
-      size_t common = 0;
-      if (previous != nullptr) {
-        size_t most = std::min(key.size, previous->size);
+      size_t size = order[i].size, common = 0;
+      if (i > 0) {  // the heads tell, unless the keys share their first 8 bytes
+        size_t most = std::min(size, static_cast<size_t>(order[i - 1].size));
         uint64_t differ = order[i].head ^ order[i - 1].head;
-        if (differ != 0) {  // they part within the first 8 bytes (or one ends there)
+        if (differ != 0) {
           common = std::min(static_cast<size_t>(__builtin_clzll(differ) / 8), most);
         } else {
-          common = std::min(kHeadBytes, most);
-          while (common < most && key.data[common] == previous->data[common]) ++common;
+          const uint8_t* key = keys[order[i].index].data;
+          const uint8_t* previous = keys[order[i - 1].index].data;
+          for (common = std::min(kHeadBytes, most); common < most && key[common] == previous[common];) ++common;
         }
       }
       shared[i] = static_cast<uint32_t>(common);
-      if (key.size > common) {
-        if (key.size >= per_level.size()) per_level.resize(key.size + 1, 0);
-        for (size_t level = common + 1; level <= key.size; ++level) ++per_level[level];
-        n_nodes += key.size - common;
+      if (size > common) {
+        if (size + 1 >= per_level.size()) per_level.resize(size + 2, 0);
+        ++per_level[common + 1];
+        --per_level[size + 1];
+        n_nodes += size - common;
         if (n_nodes > kMaxNodes) throw std::length_error("too many trie nodes");
       }
-      previous = &key;
     }
 
     // Second pass: the nodes numbered level by level; within a level in key order, which is
     // the order of (parent, byte), so a node's children are consecutive and sorted.
     std::vector<size_t> next(per_level.size());  // the next free number of each level
     for (size_t level = 0, at = 0; level < per_level.size(); ++level) {
+      if (level > 0) per_level[level] += per_level[level - 1];
       next[level] = at;
-      at += per_level[level];
+      at += static_cast<size_t>(per_level[level]);
     }
     std::vector<int32_t> path(per_level.size(), 0);  // the nodes of the current key's prefixes
-    label_.resize(n_nodes, 0);
+    label_.resize(n_nodes + kBlock, 0);
     first_child_.resize(n_nodes + 1, 0);  // first the number of children of each node
     for (size_t i = 0; i < n; ++i) {
-      const TrieKey& key = keys[order[i].index];
-      for (size_t level = shared[i] + 1; level <= key.size; ++level) {
+      size_t size = order[i].size;
+      for (size_t level = shared[i] + 1; level <= size; ++level) {
         int32_t node = static_cast<int32_t>(next[level]++);
-        label_[node] = key.data[level - 1];
+        label_[node] = level <= kHeadBytes ? static_cast<uint8_t>(order[i].head >> shift_of(level - 1))
+                                           : keys[order[i].index].data[level - 1];
         ++first_child_[path[level - 1]];
         path[level] = node;
       }
-      node_of[order[i].index] = path[key.size];
+      node_of[order[i].index] = path[size];
     }
     // counts -> starts: the root's children come first, right after it
     int32_t start = 1;
@@ -109,19 +117,34 @@ class ByteTrie {
   int32_t child(int32_t node, uint8_t byte) const {
     if (node == 0) return root_[byte];
     const uint8_t* label = label_.data();
-    for (int32_t child = first_child_[node], end = first_child_[node + 1]; child < end; ++child) {
+    int32_t child = first_child_[node], end = first_child_[node + 1];
+#ifdef __SSE2__
+    // 16 labels at a time, one compare (label_ has kBlock bytes of room past its last node)
+    const __m128i wanted = _mm_set1_epi8(static_cast<char>(byte));
+    for (; child < end; child += kBlock) {
+      __m128i block = _mm_loadu_si128(reinterpret_cast<const __m128i*>(label + child));
+      unsigned hits = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(block, wanted)));
+      if (hits != 0) {
+        int32_t at = child + __builtin_ctz(hits);
+        return at < end ? at : kNone;
+      }
+    }
+#else
+    for (; child < end; ++child) {
       if (label[child] >= byte) return label[child] == byte ? child : kNone;
     }
+#endif
     return kNone;
   }
 
   // The number of nodes (the root included); node numbers are 0 .. size() - 1.
-  size_t size() const { return label_.empty() ? 1 : label_.size(); }
+  size_t size() const { return first_child_.empty() ? 1 : first_child_.size() - 1; }
 
  private:
-  struct Sorted {
+  struct Sorted {  // a key in the sort: its head (see shift_of), index and size
     uint64_t head;
     uint32_t index;
+    uint32_t size;
   };
 
   int32_t root_[256];
@@ -131,37 +154,48 @@ class ByteTrie {
   static constexpr size_t kHeadBytes = 8;
   static constexpr size_t kRadix = 256;
 
-  // The first kHeadBytes bytes of `key` as a big-endian number, zeros past its end: numbers
-  // keep the keys' order (a key that ends compares as if followed by zeros, and equal numbers
-  // fall back to the bytes).
-  static uint64_t head(const TrieKey& key) {
-    uint64_t value = 0;
-    size_t size = std::min(key.size, kHeadBytes);
-    for (size_t i = 0; i < size; ++i) value |= static_cast<uint64_t>(key.data[i]) << (8 * (kHeadBytes - 1 - i));
-    return value;
-  }
+  // A key's head: its first kHeadBytes bytes as a big-endian number, zeros past its end.
+  // Heads keep the keys' order (a key that ends compares as if followed by zeros; equal heads
+  // fall back to the bytes). Byte p of a key is at bit shift_of(p) of its head.
+  static unsigned shift_of(size_t p) { return static_cast<unsigned>(8 * (kHeadBytes - 1 - p)); }
 
-  // The keys' indices in the keys' byte order. A radix sort of the heads (least significant
-  // byte first, a pass per byte where the keys differ), then a comparison sort of each run
-  // of equal heads (keys that share their first 8 bytes, rare): a comparison sort of them
-  // all costs ~4x more (36k keys: 1.5 ms).
+  // The keys in the keys' byte order: a radix sort of the heads (least significant byte
+  // first, a pass per byte where the keys differ), then a comparison sort of each run of equal
+  // heads (keys that share their first 8 bytes, few). A comparison sort of them all costs
+  // ~4x more (36k keys: 1.5 ms), an MSD radix sort a little more.
   static std::vector<Sorted> sorted(const TrieKey* keys, size_t n) {
     std::vector<Sorted> order(n), spare(n);
-    std::vector<size_t> counts(kHeadBytes * kRadix, 0);
+    // the heads, and how many keys hold each byte value at each of their first 8 bytes; a
+    // key that ends before byte p is counted as a zero there at the end (keys of a few bytes
+    // are most: counting their padding one by one, the same counter over and over, is slow)
+    std::vector<size_t> counts(kHeadBytes * kRadix, 0);  // byte p's at p * kRadix
+    size_t sizes[kHeadBytes + 1] = {0};  // keys by their first bytes held, up to 8
     for (size_t k = 0; k < n; ++k) {
-      uint64_t value = head(keys[k]);
-      order[k] = Sorted{value, static_cast<uint32_t>(k)};
-      for (size_t b = 0; b < kHeadBytes; ++b) ++counts[b * kRadix + ((value >> (8 * b)) & 0xFF)];
+      if (keys[k].size > kMaxNodes) throw std::length_error("too many trie nodes");
+      size_t held = std::min(keys[k].size, kHeadBytes);
+      uint64_t value = 0;
+      for (size_t p = 0; p < held; ++p) {
+        uint8_t byte = keys[k].data[p];
+        value |= static_cast<uint64_t>(byte) << shift_of(p);
+        ++counts[p * kRadix + byte];
+      }
+      ++sizes[held];
+      order[k] = Sorted{value, static_cast<uint32_t>(k), static_cast<uint32_t>(keys[k].size)};
     }
-    for (size_t b = 0; b < kHeadBytes; ++b) {
-      size_t* count = counts.data() + b * kRadix;
+    for (size_t p = 0, ended = 0; p < kHeadBytes; ++p) {
+      ended += sizes[p];
+      counts[p * kRadix] += ended;
+    }
+    for (size_t p = kHeadBytes; p-- > 0;) {
+      size_t* count = counts.data() + p * kRadix;
       if (std::find(count, count + kRadix, n) != count + kRadix) continue;  // one value: no change
       for (size_t digit = 0, at = 0; digit < kRadix; ++digit) {
         size_t here = count[digit];
         count[digit] = at;
         at += here;
       }
-      for (const Sorted& entry : order) spare[count[(entry.head >> (8 * b)) & 0xFF]++] = entry;
+      unsigned shift = shift_of(p);
+      for (const Sorted& entry : order) spare[count[(entry.head >> shift) & 0xFF]++] = entry;
       order.swap(spare);
     }
     auto before = [keys](const Sorted& a, const Sorted& b) {
