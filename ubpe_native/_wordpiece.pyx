@@ -34,6 +34,8 @@ continuation piece ends there.
 """
 
 from cpython cimport array as carray
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from libc.string cimport memcpy
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 from libcpp.vector cimport vector
 
@@ -153,23 +155,30 @@ cdef bytes _piece_keys(list pieces, vector[TrieKey]& keys):
     """Appends the UTF-8 ``pieces`` (each checked whole) to ``keys``, as spans of the blob
     returned (the keys point into it: keep it alive). One blob, one check: a piece is
     well-formed if the blob is and no piece starts with a continuation byte (nor the next one:
-    then it ends whole)."""
+    then it ends whole). ``pieces`` is the caller's own list: nothing else changes it.
+
+    The blob is copied here, not by ``b"".join``, which holds a 80-byte buffer view of every
+    piece while it copies (BERT: 2 MB of fresh pages, ~0.8 ms of page faults)."""
+    cdef Py_ssize_t k, at = 0, size, total = 0
     for piece in pieces:
         if not isinstance(piece, bytes):
             raise TypeError(f"pieces must be bytes, not {type(piece).__name__}")
-    cdef bytes joined = b"".join(pieces)
-    cdef const uint8_t[::1] blob = joined
-    check_utf8(blob)
-    cdef const uint8_t* start = <const uint8_t*>(<char*>joined)
-    cdef Py_ssize_t k, at = 0, size, total = blob.shape[0]
+        total += PyBytes_GET_SIZE(piece)
+    cdef bytes joined = PyBytes_FromStringAndSize(NULL, total)
+    cdef uint8_t* start = <uint8_t*>PyBytes_AS_STRING(joined)
     cdef TrieKey key
-    for k in range(len(pieces)):
-        size = len(<bytes>pieces[k])
-        if at < total and (start[at] & 0xC0) == 0x80:
-            raise ValueError(f"piece {k} is not well-formed UTF-8 (it starts inside a character)")
+    for piece in pieces:
+        size = PyBytes_GET_SIZE(piece)
+        memcpy(start + at, PyBytes_AS_STRING(piece), size)
         key.data, key.size = start + at, <size_t>size
         keys.push_back(key)
         at += size
+    check_utf8(joined)
+    at = 0
+    for k in range(len(pieces)):
+        if at < total and (start[at] & 0xC0) == 0x80:
+            raise ValueError(f"piece {k} is not well-formed UTF-8 (it starts inside a character)")
+        at += PyBytes_GET_SIZE(pieces[k])
     return joined
 
 
