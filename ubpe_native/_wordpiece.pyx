@@ -57,6 +57,7 @@ cdef enum:
 CODE_POINTS = 0x110000
 cdef Py_ssize_t N_CODE_POINTS = CODE_POINTS  # (C comparisons in the loops below)
 cdef id_t NO_PIECE = -1
+cdef int64_t INT32_LIMIT = 2**31  # ids are -INT32_LIMIT .. INT32_LIMIT - 1
 
 
 #: the pieces' bytes the trie takes (its nodes are int32)
@@ -142,13 +143,33 @@ cdef carray.array INT32_TEMPLATE = carray.array("i")
 
 cdef object _ids(object values):
     """A list or tuple of ids as an ``array('i')`` (a model's load needs no numpy), anything
-    else as it is (`as_buffer` then reads or converts it)."""
-    if type(values) is list or type(values) is tuple:
-        try:
-            return carray.array("i", values)
-        except OverflowError:
-            raise ValueError("ids must fit in int32") from None
-    return values
+    else as it is (`as_buffer` then reads or converts it). Plain ``int`` ids are copied in one
+    loop here (BERT's 36k: 0.4 -> 0.1 ms); any other item sends the whole list to ``array``,
+    which takes what it takes (``__index__``) and refuses the rest as it does."""
+    if type(values) is not list and type(values) is not tuple:
+        return values
+    cdef Py_ssize_t k = 0
+    cdef carray.array built = carray.clone(INT32_TEMPLATE, len(values), False)
+    cdef int64_t value
+    try:
+        for item in values:
+            if type(item) is not int:
+                return _ids_by_array(values)
+            value = item
+            if value < -INT32_LIMIT or value >= INT32_LIMIT:
+                return _ids_by_array(values)
+            built.data.as_ints[k] = <int32_t>value
+            k += 1
+    except OverflowError:  # past int64
+        return _ids_by_array(values)
+    return built
+
+
+cdef object _ids_by_array(object values):
+    try:
+        return carray.array("i", values)
+    except OverflowError:
+        raise ValueError("ids must fit in int32") from None
 
 
 cdef bytes _piece_keys(list pieces, vector[TrieKey]& keys):

@@ -133,6 +133,9 @@ HOSTILE = {
     "ids short": (dict(initial_ids=[]), ValueError),
     "negative id": (dict(continuation_ids=[-1]), ValueError),
     "id past int32": (dict(initial_ids=[2**40]), ValueError),
+    "id past int64": (dict(initial_ids=[2**70]), ValueError),
+    "id below int32": (dict(initial_ids=[-2**31 - 1]), ValueError),
+    "id a float": (dict(initial_ids=[1.5]), TypeError),
     "negative unk": (dict(unk=-3), ValueError),
     "max_chars below -1": (dict(max_chars=-2), ValueError),
     "classes short": (dict(classes=np.zeros(10, np.uint8)), ValueError),
@@ -150,6 +153,13 @@ HOSTILE = {
     "fold as a dict, past the last code point": (dict(fold={CODE_POINTS: 0x41}), ValueError),
     "fold as a dict of str": (dict(fold={"A": "a"}), TypeError),
 }
+
+
+@pytest.mark.parametrize("ids", [[True], [np.int64(7)], (7,), [2**31 - 1], np.array([7], np.int64)])
+def test_ids_are_any_integers(ids):
+    """Plain ints take a fast path; anything else what ``array('i')`` or numpy takes."""
+    kernel = WordPieceKernel(*{**GOOD, "initial_ids": ids}.values())
+    assert kernel.encode_words(["a"]).tolist() == [int(ids[0])]
 
 
 @pytest.mark.parametrize("case", HOSTILE)
