@@ -647,7 +647,7 @@ cdef struct PieceIndex:
     int shift
 
 
-cdef int64_t find_piece(const PieceIndex* pieces, const uint8_t* s, int64_t n, uint64_t h) noexcept nogil:
+cdef inline int64_t find_piece(const PieceIndex* pieces, const uint8_t* s, int64_t n, uint64_t h) noexcept nogil:
     """The id of the piece whose text is ``s[:n]`` (of `piece_hash` ``h``; ``s`` readable
     PADDING bytes past ``n``), else -1."""
     cdef uint64_t mixed = h * GOLDEN, i = mixed >> pieces.shift
@@ -865,14 +865,15 @@ cdef int derive_rules(const uint8_t* blob, const int64_t* offsets, const int32_t
         start = offsets[k]
         total = offsets[k + 1] - start
         # the characters' starts and the hashes of the piece's prefixes
-        running[0] = 0
+        running[0] = h = 0
         j = 0
         for pos in range(total):
             c = blob[start + pos]
             if c & 0xC0 != 0x80:
                 bounds[j] = <uint32_t>pos
                 j += 1
-            running[pos + 1] = running[pos] * HASH_BASE + c + 1
+            h = h * HASH_BASE + c + 1  # (in a local: not a chain of loads and stores)
+            running[pos + 1] = h
         bounds[size] = <uint32_t>total
         # the first character's id, extra ids numbered in the order of the Python derivation
         first = char_symbol(&symbols, code_point(blob + start, bounds[1]))
