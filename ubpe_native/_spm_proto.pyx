@@ -87,6 +87,8 @@ cdef uint32_t MAX_CODE_POINT = 0x10FFFF
 cdef uint64_t ASCII_MASK = 0x8080808080808080ULL  # the high bits of eight bytes
 cdef enum:
     PADDING = 8  # bytes readable past a text that `same_text` compares
+    FILTER_BITS_PER_SLOT = 8  # `PieceIndex`' filter: a text that is no piece passes 1 time in 32
+    FILTER_SHIFT = 8  # its bits of a hash times GOLDEN: from the 8th up (the slot's: the top ones)
 
 cdef extern from *:
     """
@@ -639,12 +641,30 @@ cdef struct PieceSlot:
 
 cdef struct PieceIndex:
     # text -> id of the pieces (the last of equal texts wins, as a dict built in id order): open
-    # addressing, linear probing, a slot picked by the top bits of the hash times GOLDEN
+    # addressing, linear probing, a slot picked by the top bits of the hash times GOLDEN; in
+    # front of it a filter of eight bits a slot (FILTER_BITS_PER_SLOT), one set per piece
+    # (more bits of the same product): most texts that are no piece stop there, in a table
+    # an eighth of the slots' size, without reading a slot
     const uint8_t* blob  # the pieces' blob followed by PADDING bytes (`same_text` reads past a text)
     const int64_t* offsets  # piece k is blob[offsets[k]:offsets[k + 1]]
     PieceSlot* slots
     uint64_t mask
     int shift
+    const uint64_t* filter
+    uint64_t filter_mask
+
+
+cdef struct IndexMemory:
+    # the storage of a `PieceIndex`
+    vector[uint8_t] text  # its padded blob
+    vector[PieceSlot] slots
+    vector[uint64_t] filter
+
+
+cdef inline uint64_t filter_bit(const PieceIndex* pieces, uint64_t mixed) noexcept nogil:
+    """The filter's bit of a text whose hash times GOLDEN is ``mixed`` (bits below those that
+    pick its slot)."""
+    return (mixed >> FILTER_SHIFT) & pieces.filter_mask
 
 
 cdef inline int64_t find_piece(const PieceIndex* pieces, const uint8_t* s, int64_t n, uint64_t h) noexcept nogil:
@@ -654,6 +674,9 @@ cdef inline int64_t find_piece(const PieceIndex* pieces, const uint8_t* s, int64
     cdef uint32_t check = <uint32_t>(mixed >> 16)
     cdef const PieceSlot* slot
     cdef int64_t start
+    cdef uint64_t bit = filter_bit(pieces, mixed)
+    if not pieces.filter[bit >> 6] >> (bit & 63) & 1:
+        return -1
     while True:
         slot = pieces.slots + i
         if slot.id < 0:
@@ -666,31 +689,36 @@ cdef inline int64_t find_piece(const PieceIndex* pieces, const uint8_t* s, int64
 
 
 cdef int index_pieces(PieceIndex* pieces, const uint8_t* blob, const int64_t* offsets, Py_ssize_t n,
-                      vector[uint8_t]& text, vector[PieceSlot]& slots, const uint64_t* hashes) except -1 nogil:
-    """Fills ``pieces``' table (``text``: the storage of its padded blob, ``slots`` of its
-    table, four times the pieces or more; ``hashes``: the pieces' `piece_hash`, or NULL)."""
+                      IndexMemory& memory, const uint64_t* hashes) except -1 nogil:
+    """Fills ``pieces``' table (``memory``: its storage, four slots a piece or more;
+    ``hashes``: the pieces' `piece_hash`, or NULL)."""
     cdef Py_ssize_t k
-    cdef uint64_t size = 16, mixed, i
+    cdef uint64_t size = 16, mixed, i, bit
     cdef int bits = 4
     cdef PieceSlot empty
     cdef PieceSlot* slot
     cdef int64_t length, start
-    text.reserve(offsets[n] + PADDING)
-    text.insert(text.end(), blob, blob + offsets[n])
-    text.resize(offsets[n] + PADDING, 0)
-    pieces.blob = text.data()
+    memory.text.reserve(offsets[n] + PADDING)
+    memory.text.insert(memory.text.end(), blob, blob + offsets[n])
+    memory.text.resize(offsets[n] + PADDING, 0)
+    pieces.blob = memory.text.data()
     pieces.offsets = offsets
     while size < 4 * <uint64_t>n:
         size <<= 1
         bits += 1
     empty.id = -1
-    slots.resize(size, empty)
-    pieces.slots = slots.data()
+    memory.slots.resize(size, empty)
+    pieces.slots = memory.slots.data()
     pieces.mask = size - 1
     pieces.shift = 64 - bits
+    memory.filter.resize(size * FILTER_BITS_PER_SLOT // 64, 0)
+    pieces.filter = memory.filter.data()
+    pieces.filter_mask = size * FILTER_BITS_PER_SLOT - 1
     for k in range(n):
         length = offsets[k + 1] - offsets[k]
         mixed = (hashes[k] if hashes != NULL else piece_hash(pieces.blob + offsets[k], length)) * GOLDEN
+        bit = filter_bit(pieces, mixed)
+        memory.filter[bit >> 6] |= 1ULL << (bit & 63)
         i = mixed >> pieces.shift
         while True:
             slot = pieces.slots + i
@@ -765,8 +793,7 @@ cdef inline bint starts_with_space(const uint8_t* s, int64_t n) noexcept nogil:
 cdef int derive_rules(const uint8_t* blob, const int64_t* offsets, const int32_t* types, const float* scores,
                       Py_ssize_t n, int32_t unk_id, Rules* rules) except -1 nogil:
     """`bpe_tables`' rules (the steps of ``_derive_merge_rules``, in its order)."""
-    cdef vector[PieceSlot] slots
-    cdef vector[uint8_t] padded
+    cdef IndexMemory memory
     cdef FlatMap extra_of, char_ids
     cdef vector[int64_t] prev_length, n_chars, rank_of
     cdef vector[uint32_t] bounds  # a piece's characters' starts (from the piece's start), then its length
@@ -816,7 +843,7 @@ cdef int derive_rules(const uint8_t* blob, const int64_t* offsets, const int32_t
             char_ids.slot(cp)[0] = k + 1
         max_chars = max(max_chars, size)
         max_bytes = max(max_bytes, end - start)
-    index_pieces(&pieces, blob, offsets, n, padded, slots, hashes.data())
+    index_pieces(&pieces, blob, offsets, n, memory, hashes.data())
     blob = pieces.blob  # (the same bytes, padded for `same_text`)
     symbols.pieces = &pieces
     symbols.n_pieces = n
@@ -1009,8 +1036,7 @@ def unigram_tables(const uint8_t[::1] blob not None, const int64_t[::1] offsets 
     cdef bint has_normal = False
     cdef float lowest = 0.0
     cdef const uint8_t* data = &blob[0] if blob.shape[0] else <const uint8_t*>b""
-    cdef vector[PieceSlot] slots
-    cdef vector[uint8_t] padded
+    cdef IndexMemory memory
     cdef PieceIndex pieces
     with nogil:
         out_offsets.push_back(0)
@@ -1025,7 +1051,7 @@ def unigram_tables(const uint8_t[::1] blob not None, const int64_t[::1] offsets 
             ids.push_back(-1 if types[k] == UNUSED else <int32_t>k)
             out_scores.push_back(scores[k])
             user_defined.push_back(types[k] == USER_DEFINED)
-        index_pieces(&pieces, data, &offsets[0], n, padded, slots, NULL)
+        index_pieces(&pieces, data, &offsets[0], n, memory, NULL)
         byte_pieces(&pieces, byte_ids)
         for k in range(N_BYTES):
             fallback.push_back(<int32_t>byte_ids[k])
