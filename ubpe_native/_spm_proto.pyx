@@ -87,7 +87,7 @@ cdef uint32_t MAX_CODE_POINT = 0x10FFFF
 cdef uint64_t ASCII_MASK = 0x8080808080808080ULL  # the high bits of eight bytes
 cdef enum:
     PADDING = 8  # bytes readable past a text that `same_text` compares
-    FILTER_BITS_PER_SLOT = 8  # `PieceIndex`' filter: a text that is no piece passes 1 time in 32
+    FILTER_BITS_PER_SLOT = 16  # `PieceIndex`' filter: a text that is no piece passes 1 time in 32
     FILTER_SHIFT = 8  # its bits of a hash times GOLDEN: from the 8th up (the slot's: the top ones)
 
 cdef extern from *:
@@ -633,8 +633,7 @@ cdef bint pieces_are_sound(const uint8_t* blob, const int64_t* offsets, const fl
 
 
 cdef struct PieceSlot:
-    # a piece in `PieceIndex` (eight bytes: the table is four times the pieces, and a probe
-    # that misses reads the slot only)
+    # a piece in `PieceIndex` (eight bytes: a hit reads the piece's offsets and text after it)
     uint32_t check  # more bits of its hash
     int32_t id  # -1: an empty slot
 
@@ -642,9 +641,9 @@ cdef struct PieceSlot:
 cdef struct PieceIndex:
     # text -> id of the pieces (the last of equal texts wins, as a dict built in id order): open
     # addressing, linear probing, a slot picked by the top bits of the hash times GOLDEN; in
-    # front of it a filter of eight bits a slot (FILTER_BITS_PER_SLOT), one set per piece
+    # front of it a filter of 16 bits a slot (FILTER_BITS_PER_SLOT), one set per piece
     # (more bits of the same product): most texts that are no piece stop there, in a table
-    # an eighth of the slots' size, without reading a slot
+    # a quarter of the slots' size, without reading a slot
     const uint8_t* blob  # the pieces' blob followed by PADDING bytes (`same_text` reads past a text)
     const int64_t* offsets  # piece k is blob[offsets[k]:offsets[k + 1]]
     PieceSlot* slots
@@ -690,7 +689,7 @@ cdef inline int64_t find_piece(const PieceIndex* pieces, const uint8_t* s, int64
 
 cdef int index_pieces(PieceIndex* pieces, const uint8_t* blob, const int64_t* offsets, Py_ssize_t n,
                       IndexMemory& memory, const uint64_t* hashes) except -1 nogil:
-    """Fills ``pieces``' table (``memory``: its storage, four slots a piece or more;
+    """Fills ``pieces``' table (``memory``: its storage, two slots a piece or more;
     ``hashes``: the pieces' `piece_hash`, or NULL)."""
     cdef Py_ssize_t k
     cdef uint64_t size = 16, mixed, i, bit
@@ -703,7 +702,7 @@ cdef int index_pieces(PieceIndex* pieces, const uint8_t* blob, const int64_t* of
     memory.text.resize(offsets[n] + PADDING, 0)
     pieces.blob = memory.text.data()
     pieces.offsets = offsets
-    while size < 4 * <uint64_t>n:
+    while size < 2 * <uint64_t>n:
         size <<= 1
         bits += 1
     empty.id = -1
