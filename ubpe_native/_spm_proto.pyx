@@ -399,7 +399,7 @@ cdef int read_model(const uint8_t* data, Py_ssize_t end, Pieces* pieces, Specs* 
 
 # -- the pieces' rules ----------------------------------------------------------------------
 
-cdef Py_ssize_t char_length(const uint8_t* s, Py_ssize_t n) noexcept nogil:
+cdef inline Py_ssize_t char_length(const uint8_t* s, Py_ssize_t n) noexcept nogil:
     """Bytes of the well-formed UTF-8 character at ``s`` (of ``n`` bytes left; Python's strict
     decoder: no surrogate, no overlong form, at most U+10FFFF), 0 if there is none."""
     cdef uint8_t lead = s[0]
