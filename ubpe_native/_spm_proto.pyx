@@ -880,10 +880,12 @@ cdef int derive_rules(const uint8_t* blob, const int64_t* offsets, const int32_t
         if has_length[k]:
             longest = k
     rules.joins_space = rules.makes_unused = False
-    rules.left.reserve(n)
-    rules.right.reserve(n)
-    rules.result.reserve(n)
-    rules.rank.reserve(n)
+    # (a vocabulary has about twice as many rules as pieces, 1.8 times for Mistral's: they do
+    # not grow and copy, and pages reserved but never written cost nothing)
+    rules.left.reserve(2 * n)
+    rules.right.reserve(2 * n)
+    rules.result.reserve(2 * n)
+    rules.rank.reserve(2 * n)
     for k in range(n):
         size = n_chars[k]
         if not in_first_table(types[k]) or size < 2:
