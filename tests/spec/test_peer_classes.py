@@ -5,7 +5,7 @@ the installed `regex` module's Unicode.
 
 * the tables: every code point (1,112,064), every bit and every fold letter of tiktoken's and
   ``tokenizers``' tables against the engines themselves, llama.cpp's against the sdist's
-  ``unicode-data.cpp``;
+  ``unicode-data.cpp``; (the ``long`` lane) the module as the generator writes it today;
 * end to end: texts of the code points where the tables differ (each in a few contexts:
   letters, ``'t`` after it, digits, punctuation, ``'ſ``) through whisper's ``.tiktoken`` files
   with each preset against ``tiktoken.Encoding`` on the same ranks, byte-level
@@ -71,22 +71,40 @@ def test_tiktokens_table_is_tiktokens_engine_on_every_code_point():
     assert not _differences(tiktoken_table(), "tiktoken")
 
 
-def test_tokenizers_table_is_oniguruma_on_every_code_point():
+@functools.lru_cache(maxsize=1)
+def tokenizers_table() -> bytes:
     pytest.importorskip("tokenizers")
-    table = generator().probed_table(generator().oniguruma_members).tobytes()
-    assert not _differences(table, "tokenizers")
+    return generator().probed_table(generator().oniguruma_members).tobytes()
 
 
-def test_llama_cpps_table_is_its_unicode_data():
+@functools.lru_cache(maxsize=1)
+def llama_cpp_table() -> bytes:
     from ubpe.lab.datasets import DataNotInstalledError
 
     try:
         source = generator().llama_source(None)
     except DataNotInstalledError as exc:
         pytest.skip(str(exc))
+    return generator().llama_cpp_table(source, generator().array("H", tiktoken_table())).tobytes()
+
+
+def test_tokenizers_table_is_oniguruma_on_every_code_point():
+    assert not _differences(tokenizers_table(), "tokenizers")
+
+
+def test_llama_cpps_table_is_its_unicode_data():
+    assert not _differences(llama_cpp_table(), "llama.cpp")
+
+
+@pytest.mark.long
+def test_the_module_is_what_the_generator_writes():
+    """``ubpe/text/peer_classes.py`` as the generator writes it today, versions and all (a newer
+    tiktoken or tokenizers installed: regenerate it, see its generator's docstring)."""
     array = generator().array
-    table = generator().llama_cpp_table(source, array("H", tiktoken_table())).tobytes()
-    assert not _differences(table, "llama.cpp")
+    tables = {"tiktoken": array("H", tiktoken_table()), "tokenizers": array("H", tokenizers_table()),
+              "llama.cpp": array("H", llama_cpp_table())}
+    written = Path(__file__).resolve().parents[2] / "ubpe" / "text" / "peer_classes.py"
+    assert generator().render(tables) == written.read_text(encoding="utf-8")
 
 
 def test_the_tables_differ_where_the_peers_unicode_is_older():
