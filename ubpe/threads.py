@@ -30,7 +30,6 @@ ZeroDivisionError: integer division or modulo by zero
 from __future__ import annotations
 
 import itertools
-import numbers
 import os
 import threading
 import warnings
@@ -88,8 +87,10 @@ def check_n_threads(n_threads: Any, name: str = "n_threads") -> None:
     ...
     ubpe.errors.InvalidParameterError: n_threads must be None or an int >= 1, got 0
     """
-    if n_threads is None:
+    if n_threads is None or (type(n_threads) is int and n_threads >= 1):  # (the usual call: no import)
         return
+    import numbers  # (here: a load imports no more than it uses)
+
     if isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral) or n_threads < 1:
         raise InvalidParameterError(f"{name} must be None or an int >= 1, got {n_threads!r}")
 

@@ -84,6 +84,11 @@ cdef uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL  # 2**64 / phi: a piece's slot is i
 cdef uint64_t SECOND_TABLE = 0x9E3779B97F4A7C15ULL
 cdef uint32_t SPACE_SYMBOL = 0x2581  # "▁"
 cdef uint32_t MAX_CODE_POINT = 0x10FFFF
+cdef uint64_t ASCII_MASK = 0x8080808080808080ULL  # the high bits of eight bytes
+cdef enum:
+    PADDING = 8  # bytes readable past a text that `same_text` compares
+    FILTER_BITS_PER_SLOT = 16  # `PieceIndex`' filter: a text that is no piece passes 1 time in 32
+    FILTER_SHIFT = 8  # its bits of a hash times GOLDEN: from the 8th up (the slot's: the top ones)
 
 cdef extern from *:
     """
@@ -121,6 +126,49 @@ cdef extern from *:
     }
     """
     void sort_runs "ubpe_sort_runs"(vector[pair[double, int64_t]]& values) except + nogil
+
+
+cdef extern from *:
+    """
+    #include <cstdint>
+    #include <cstring>
+    /* whether a[:n] == b[:n], eight bytes at a time: both must be readable up to 7 bytes past n */
+    static inline int ubpe_same_text(const uint8_t* a, const uint8_t* b, int64_t n) {
+        uint64_t x, y;
+        for (; n > 8; n -= 8, a += 8, b += 8) {
+            std::memcpy(&x, a, 8);
+            std::memcpy(&y, b, 8);
+            if (x != y)
+                return 0;
+        }
+        if (n <= 0)
+            return 1;
+        std::memcpy(&x, a, 8);
+        std::memcpy(&y, b, 8);
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        return ((x ^ y) >> (64 - 8 * n)) == 0;
+    #else
+        return ((x ^ y) << (64 - 8 * n)) == 0;
+    #endif
+    }
+    /* the place, in memory order, of the first of eight bytes (read into `high`, other bits
+       cleared) whose high bit is set; `high` is not 0 */
+    static inline int ubpe_first_high_byte(uint64_t high) {
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        int k = 0;
+        for (; !(high >> 63); high <<= 8) ++k;
+        return k;
+    #elif defined(__GNUC__) || defined(__clang__)
+        return __builtin_ctzll(high) >> 3;
+    #else
+        int k = 0;
+        for (; !(high & 0x80); high >>= 8) ++k;
+        return k;
+    #endif
+    }
+    """
+    bint same_text "ubpe_same_text"(const uint8_t* a, const uint8_t* b, int64_t n) noexcept nogil
+    int first_high_byte "ubpe_first_high_byte"(uint64_t high) noexcept nogil
 
 
 cdef list MODEL_TYPE_NAMES = [None, "unigram", "bpe"]
@@ -351,7 +399,7 @@ cdef int read_model(const uint8_t* data, Py_ssize_t end, Pieces* pieces, Specs* 
 
 # -- the pieces' rules ----------------------------------------------------------------------
 
-cdef Py_ssize_t char_length(const uint8_t* s, Py_ssize_t n) noexcept nogil:
+cdef inline Py_ssize_t char_length(const uint8_t* s, Py_ssize_t n) noexcept nogil:
     """Bytes of the well-formed UTF-8 character at ``s`` (of ``n`` bytes left; Python's strict
     decoder: no surrogate, no overlong form, at most U+10FFFF), 0 if there is none."""
     cdef uint8_t lead = s[0]
@@ -546,7 +594,9 @@ cdef Py_ssize_t check_pieces_arguments(const uint8_t[::1] blob, const int64_t[::
         raise ValueError("a model needs at least one piece")
     if n + blob.shape[0] > MAX_IDS:
         raise ValueError("too many pieces for 32-bit ids")  # (and offsets below 2**32)
-    for k in range(n):
+    if pieces_are_sound(&blob[0] if blob.shape[0] else <const uint8_t*>b"", &offsets[0], &scores[0], n):
+        return n
+    for k in range(n):  # which piece is not: the first one, as the error names it
         if offsets[k + 1] > offsets[k] and count_chars(&blob[0] + offsets[k], offsets[k + 1] - offsets[k]) < 0:
             raise ValueError(f"piece {k} is not UTF-8")
         if not isfinite(scores[k]):
@@ -554,75 +604,138 @@ cdef Py_ssize_t check_pieces_arguments(const uint8_t[::1] blob, const int64_t[::
     return n
 
 
+cdef bint pieces_are_sound(const uint8_t* blob, const int64_t* offsets, const float* scores,
+                           Py_ssize_t n) noexcept nogil:
+    """Whether every piece is UTF-8 and every score finite, in one pass over the blob: the
+    pieces (which cover it, `check_offsets`) are UTF-8 when the blob is and each piece starts
+    a character (then each ends one too); ASCII eight bytes at a time."""
+    cdef Py_ssize_t k, pos = 0, size, end = offsets[n]
+    cdef uint64_t word
+    for k in range(n):
+        if not isfinite(scores[k]) or offsets[k] < end and blob[offsets[k]] & 0xC0 == 0x80:
+            return False
+    while pos < end:
+        if end - pos >= 8:
+            memcpy(&word, blob + pos, 8)
+            word &= ASCII_MASK
+            if word == 0:
+                pos += 8
+                continue
+            pos += first_high_byte(word)  # (to the first byte that is not ASCII)
+        elif blob[pos] < 0x80:
+            pos += 1
+            continue
+        size = char_length(blob + pos, end - pos)
+        if size == 0:
+            return False
+        pos += size
+    return True
+
+
 cdef struct PieceSlot:
-    # a piece in `PieceIndex`: where its bytes are, so that a hit reads the slot and the bytes
+    # a piece in `PieceIndex` (eight bytes: a hit reads the piece's offsets and text after it)
     uint32_t check  # more bits of its hash
-    uint32_t length
-    uint32_t start
     int32_t id  # -1: an empty slot
 
 
 cdef struct PieceIndex:
     # text -> id of the pieces (the last of equal texts wins, as a dict built in id order): open
-    # addressing, linear probing, a slot picked by the top bits of the hash times GOLDEN
-    const uint8_t* blob
+    # addressing, linear probing, a slot picked by the top bits of the hash times GOLDEN; in
+    # front of it a filter of 16 bits a slot (FILTER_BITS_PER_SLOT), one set per piece
+    # (more bits of the same product): most texts that are no piece stop there, in a table
+    # a quarter of the slots' size, without reading a slot
+    const uint8_t* blob  # the pieces' blob followed by PADDING bytes (`same_text` reads past a text)
+    const int64_t* offsets  # piece k is blob[offsets[k]:offsets[k + 1]]
     PieceSlot* slots
     uint64_t mask
     int shift
+    const uint64_t* filter
+    uint64_t filter_mask
 
 
-cdef int64_t find_piece(const PieceIndex* pieces, const uint8_t* s, int64_t n, uint64_t h) noexcept nogil:
-    """The id of the piece whose text is ``s[:n]`` (of `piece_hash` ``h``), else -1."""
+cdef struct IndexMemory:
+    # the storage of a `PieceIndex`
+    vector[uint8_t] text  # its padded blob
+    vector[PieceSlot] slots
+    vector[uint64_t] filter
+
+
+cdef inline uint64_t filter_bit(const PieceIndex* pieces, uint64_t mixed) noexcept nogil:
+    """The filter's bit of a text whose hash times GOLDEN is ``mixed`` (bits below those that
+    pick its slot)."""
+    return (mixed >> FILTER_SHIFT) & pieces.filter_mask
+
+
+cdef inline int64_t find_piece(const PieceIndex* pieces, const uint8_t* s, int64_t n, uint64_t h) noexcept nogil:
+    """The id of the piece whose text is ``s[:n]`` (of `piece_hash` ``h``; ``s`` readable
+    PADDING bytes past ``n``), else -1."""
     cdef uint64_t mixed = h * GOLDEN, i = mixed >> pieces.shift
     cdef uint32_t check = <uint32_t>(mixed >> 16)
     cdef const PieceSlot* slot
+    cdef int64_t start
+    cdef uint64_t bit = filter_bit(pieces, mixed)
+    if not pieces.filter[bit >> 6] >> (bit & 63) & 1:
+        return -1
     while True:
         slot = pieces.slots + i
         if slot.id < 0:
             return -1
-        if slot.check == check and slot.length == n and memcmp(pieces.blob + slot.start, s, n) == 0:
-            return slot.id
+        if slot.check == check:
+            start = pieces.offsets[slot.id]
+            if pieces.offsets[slot.id + 1] - start == n and same_text(pieces.blob + start, s, n):
+                return slot.id
         i = (i + 1) & pieces.mask
 
 
-cdef int index_pieces(PieceIndex* pieces, const int64_t* offsets, Py_ssize_t n,
-                      vector[PieceSlot]& slots) except -1 nogil:
-    """Fills ``pieces``' table (``slots``: its storage, twice the pieces or more; offsets below
-    2**32, which the callers check)."""
+cdef int index_pieces(PieceIndex* pieces, const uint8_t* blob, const int64_t* offsets, Py_ssize_t n,
+                      IndexMemory& memory, const uint64_t* hashes) except -1 nogil:
+    """Fills ``pieces``' table (``memory``: its storage, two slots a piece or more;
+    ``hashes``: the pieces' `piece_hash`, or NULL)."""
     cdef Py_ssize_t k
-    cdef uint64_t size = 16, mixed, i
+    cdef uint64_t size = 16, mixed, i, bit
     cdef int bits = 4
     cdef PieceSlot empty
     cdef PieceSlot* slot
-    cdef int64_t length
+    cdef int64_t length, start
+    memory.text.reserve(offsets[n] + PADDING)
+    memory.text.insert(memory.text.end(), blob, blob + offsets[n])
+    memory.text.resize(offsets[n] + PADDING, 0)
+    pieces.blob = memory.text.data()
+    pieces.offsets = offsets
     while size < 2 * <uint64_t>n:
         size <<= 1
         bits += 1
     empty.id = -1
-    slots.resize(size, empty)
-    pieces.slots = slots.data()
+    memory.slots.resize(size, empty)
+    pieces.slots = memory.slots.data()
     pieces.mask = size - 1
     pieces.shift = 64 - bits
+    memory.filter.resize(size * FILTER_BITS_PER_SLOT // 64, 0)
+    pieces.filter = memory.filter.data()
+    pieces.filter_mask = size * FILTER_BITS_PER_SLOT - 1
     for k in range(n):
         length = offsets[k + 1] - offsets[k]
-        mixed = piece_hash(pieces.blob + offsets[k], length) * GOLDEN
+        mixed = (hashes[k] if hashes != NULL else piece_hash(pieces.blob + offsets[k], length)) * GOLDEN
+        bit = filter_bit(pieces, mixed)
+        memory.filter[bit >> 6] |= 1ULL << (bit & 63)
         i = mixed >> pieces.shift
         while True:
             slot = pieces.slots + i
-            if slot.id < 0 or (slot.check == <uint32_t>(mixed >> 16) and slot.length == length
-                               and memcmp(pieces.blob + slot.start, pieces.blob + offsets[k], length) == 0):
+            if slot.id < 0:
+                break
+            start = offsets[slot.id]
+            if (slot.check == <uint32_t>(mixed >> 16) and offsets[slot.id + 1] - start == length
+                    and same_text(pieces.blob + start, pieces.blob + offsets[k], length)):
                 break
             i = (i + 1) & pieces.mask
         slot.check = <uint32_t>(mixed >> 16)
-        slot.length = <uint32_t>length
-        slot.start = <uint32_t>offsets[k]
         slot.id = <int32_t>k  # (equal texts: the last one's)
     return 0
 
 
 cdef int byte_pieces(const PieceIndex* pieces, int64_t* out) noexcept nogil:
     """Per byte, the id of its piece ``<0xXX>``, else -1."""
-    cdef uint8_t text[6]
+    cdef uint8_t text[6 + PADDING]
     cdef int b
     cdef const char* digits = b"0123456789ABCDEF"
     text[0], text[1], text[2], text[5] = c'<', c'0', c'x', c'>'
@@ -637,20 +750,21 @@ cdef struct Symbols:
     # the merge operands of `bpe_tables`: pieces, and characters that are no piece (extra ids)
     const PieceIndex* pieces
     int64_t n_pieces
+    FlatMap* char_ids  # code point -> id + 1 of the piece that is this one character
     FlatMap* extra_of  # code point -> extra index + 1
     vector[uint32_t]* extra  # the extra characters' code points, in the order of their ids
 
 
-cdef int64_t symbol(Symbols* symbols, const uint8_t* s, int64_t n, uint64_t h, bint one_char) except -2 nogil:
-    """The id of the text ``s[:n]`` (of `piece_hash` ``h``): its piece's, else for one
-    character an extra id (numbered in the order they are first asked for), else -1."""
-    cdef int64_t token = find_piece(symbols.pieces, s, n, h)
+cdef int64_t char_symbol(Symbols* symbols, uint32_t cp) except -1 nogil:
+    """The id of character ``cp``: its piece's, else an extra id (numbered in the order they
+    are first asked for)."""
+    cdef int64_t token = symbols.char_ids.get(cp, 0)
     cdef int64_t* slot
-    if token >= 0 or not one_char:
-        return token
-    slot = symbols.extra_of.slot(code_point(s, n))
+    if token:
+        return token - 1
+    slot = symbols.extra_of.slot(cp)
     if slot[0] == 0:
-        symbols.extra.push_back(code_point(s, n))
+        symbols.extra.push_back(cp)
         slot[0] = symbols.extra.size()
     return symbols.n_pieces + slot[0] - 1
 
@@ -670,41 +784,69 @@ cdef struct Rules:
     bint makes_unused  # a rule's result is an unused piece
 
 
-cdef int add_unit(Symbols* symbols, Rules* rules, uint32_t cp) except -1 nogil:
-    """Character ``cp`` as a unit (not frozen): its piece's id, else an extra id."""
-    cdef size_t start = rules.unit_blob.size()
-    push_code_point(rules.unit_blob, cp)
-    cdef const uint8_t* text = rules.unit_blob.data() + start
-    cdef int64_t m = rules.unit_blob.size() - start
-    rules.unit_ids.push_back(<int32_t>symbol(symbols, text, m, piece_hash(text, m), True))
-    rules.unit_offsets.push_back(rules.unit_blob.size())
-    rules.unit_frozen.push_back(0)
-    return 0
+cdef inline bint starts_with_space(const uint8_t* s, int64_t n) noexcept nogil:
+    """Whether ``s[:n]`` starts with "▁" (E2 96 81)."""
+    return n >= 3 and s[0] == 0xE2 and s[1] == 0x96 and s[2] == 0x81
 
 
 cdef int derive_rules(const uint8_t* blob, const int64_t* offsets, const int32_t* types, const float* scores,
                       Py_ssize_t n, int32_t unk_id, Rules* rules) except -1 nogil:
     """`bpe_tables`' rules (the steps of ``_derive_merge_rules``, in its order)."""
-    cdef vector[PieceSlot] slots
-    cdef FlatMap extra_of
-    cdef vector[int64_t] bounds, prev_length, n_chars, rank_of
+    cdef IndexMemory memory
+    cdef FlatMap extra_of, char_ids
+    cdef vector[int64_t] prev_length, n_chars, rank_of
+    cdef vector[uint32_t] bounds  # a piece's characters' starts (from the piece's start), then its length
     cdef vector[pair[double, int64_t]] order
+    cdef vector[uint64_t] hashes  # each piece's `piece_hash`
     cdef vector[uint64_t] running, powers  # a piece's prefix hashes; HASH_BASE ** k
     cdef vector[uint32_t] extra
     cdef vector[uint64_t] seen_chars  # a bit per code point: the pieces' characters
     cdef vector[uint8_t] has_length
     cdef PieceIndex pieces
     cdef Symbols symbols
-    cdef Py_ssize_t k, size, cut, pos, length, max_chars = 1, max_bytes = 0
-    cdef int64_t a, b, start, end, rank, longest
+    cdef Py_ssize_t k, size, cut, pos, length, total, max_chars = 1, max_bytes = 0
+    cdef int64_t a, b, start, end, rank, longest, first
     cdef int64_t byte_ids[256]
     cdef uint32_t cp
+    cdef uint64_t h
+    cdef uint8_t c
     cdef vector[uint8_t] utf8  # an extra character's bytes
     cdef int j
-    pieces.blob = blob
-    index_pieces(&pieces, offsets, n, slots)
+    # each piece's characters (a bit per code point), their number, its hash; the pieces of one
+    # character by code point (the last of equal texts wins, as in the index)
+    seen_chars.resize((MAX_CODE_POINT >> 6) + 1, 0)
+    n_chars.resize(n)
+    hashes.resize(n)
+    for k in range(n):
+        start = offsets[k]
+        end = offsets[k + 1]
+        h = 0
+        for pos in range(start, end):
+            h = h * HASH_BASE + blob[pos] + 1
+        hashes[k] = h
+        pos = start
+        size = 0
+        while pos < end:  # (the pieces are UTF-8: `check_pieces_arguments`)
+            c = blob[pos]
+            if c < 0x80:
+                cp = c
+                pos += 1
+            else:
+                length = utf8_length(c)
+                cp = code_point(blob + pos, length)
+                pos += length
+            seen_chars[cp >> 6] |= 1ULL << (cp & 63)
+            size += 1
+        n_chars[k] = size
+        if size == 1:
+            char_ids.slot(cp)[0] = k + 1
+        max_chars = max(max_chars, size)
+        max_bytes = max(max_bytes, end - start)
+    index_pieces(&pieces, blob, offsets, n, memory, hashes.data())
+    blob = pieces.blob  # (the same bytes, padded for `same_text`)
     symbols.pieces = &pieces
     symbols.n_pieces = n
+    symbols.char_ids = &char_ids
     symbols.extra_of = &extra_of
     symbols.extra = &extra
     # each score's rank among the distinct scores, highest first (np.unique of the negated;
@@ -720,26 +862,13 @@ cdef int derive_rules(const uint8_t* blob, const int64_t* offsets, const int32_t
         if k and order[k].first != order[k - 1].first:  # (-0.0 and 0.0 are one score)
             rank += 1
         rank_of[order[k].second] = rank
-    # the pieces' lengths in characters, their characters; each length's longest shorter one
-    seen_chars.resize((MAX_CODE_POINT >> 6) + 1, 0)
-    n_chars.resize(n)
-    for k in range(n):
-        pos = offsets[k]
-        end = offsets[k + 1]
-        size = 0
-        while pos < end:
-            length = char_length(blob + pos, end - pos)
-            cp = code_point(blob + pos, length)
-            seen_chars[cp >> 6] |= 1ULL << (cp & 63)
-            pos += length
-            size += 1
-        n_chars[k] = size
-        max_chars = max(max_chars, size)
-        max_bytes = max(max_bytes, end - offsets[k])
+    # each length's longest shorter one (a cut's halves are pieces or single characters)
     powers.resize(max_bytes + 1)
     powers[0] = 1
     for k in range(max_bytes):
         powers[k + 1] = powers[k] * HASH_BASE
+    running.resize(max_bytes + 1)
+    bounds.resize(max_chars + 1)
     has_length.resize(max_chars + 1, 0)
     has_length[1] = 1
     for k in range(n):
@@ -750,40 +879,57 @@ cdef int derive_rules(const uint8_t* blob, const int64_t* offsets, const int32_t
         prev_length[k] = longest
         if has_length[k]:
             longest = k
+    rules.joins_space = rules.makes_unused = False
+    # (a vocabulary has about twice as many rules as pieces, 1.8 times for Mistral's: they do
+    # not grow and copy, and pages reserved but never written cost nothing)
+    rules.left.reserve(2 * n)
+    rules.right.reserve(2 * n)
+    rules.result.reserve(2 * n)
+    rules.rank.reserve(2 * n)
     for k in range(n):
         size = n_chars[k]
         if not in_first_table(types[k]) or size < 2:
             continue
         start = offsets[k]
-        end = offsets[k + 1]
-        bounds.clear()
-        pos = start
-        while pos < end:
-            bounds.push_back(pos)
-            pos += char_length(blob + pos, end - pos)
-        bounds.push_back(end)
-        running.resize(end - start + 1)  # the hashes of the piece's prefixes
-        running[0] = 0
-        for pos in range(end - start):
-            running[pos + 1] = running[pos] * HASH_BASE + blob[start + pos] + 1
-        symbol(&symbols, blob + start, bounds[1] - start, running[bounds[1] - start], True)
+        total = offsets[k + 1] - start
+        # the characters' starts and the hashes of the piece's prefixes
+        running[0] = h = 0
+        j = 0
+        for pos in range(total):
+            c = blob[start + pos]
+            if c & 0xC0 != 0x80:
+                bounds[j] = <uint32_t>pos
+                j += 1
+            h = h * HASH_BASE + c + 1  # (in a local: not a chain of loads and stores)
+            running[pos + 1] = h
+        bounds[size] = <uint32_t>total
+        # the first character's id, extra ids numbered in the order of the Python derivation
+        first = char_symbol(&symbols, code_point(blob + start, bounds[1]))
         longest = prev_length[size]
         rank = rank_of[k]
         for cut in range(max(1, size - longest), min(size - 1, longest) + 1):
             if not has_length[cut] or not has_length[size - cut]:
                 continue
-            length = bounds[cut] - start
-            a = symbol(&symbols, blob + start, length, running[length], cut == 1)
-            if a < 0:
-                continue
-            b = symbol(&symbols, blob + bounds[cut], end - bounds[cut],
-                       running[end - start] - running[length] * powers[end - bounds[cut]], size - cut == 1)
-            if b < 0:
-                continue
+            length = bounds[cut]
+            if cut == 1:
+                a = first
+            else:
+                a = find_piece(&pieces, blob + start, length, running[length])
+                if a < 0:
+                    continue
+            if size - cut == 1:
+                b = char_symbol(&symbols, code_point(blob + start + length, total - length))
+            else:
+                b = find_piece(&pieces, blob + start + length, total - length,
+                               running[total] - running[length] * powers[total - length])
+                if b < 0:
+                    continue
             rules.left.push_back(<int32_t>a)
             rules.right.push_back(<int32_t>b)
             rules.result.push_back(<int32_t>k)
             rules.rank.push_back(rank)
+            rules.joins_space |= starts_with_space(blob + start + length, total - length)
+            rules.makes_unused |= types[k] == UNUSED
     # units: every character of every piece (by code point), then the user-defined pieces, frozen
     rules.unit_offsets.push_back(0)
     for k in range(<Py_ssize_t>seen_chars.size()):
@@ -791,7 +937,11 @@ cdef int derive_rules(const uint8_t* blob, const int64_t* offsets, const int32_t
             continue
         for j in range(64):
             if seen_chars[k] >> j & 1:
-                add_unit(&symbols, rules, <uint32_t>(k << 6 | j))
+                cp = <uint32_t>(k << 6 | j)
+                rules.unit_ids.push_back(<int32_t>char_symbol(&symbols, cp))
+                push_code_point(rules.unit_blob, cp)
+                rules.unit_offsets.push_back(rules.unit_blob.size())
+                rules.unit_frozen.push_back(0)
     for k in range(n):
         if types[k] == USER_DEFINED and offsets[k + 1] > offsets[k]:
             rules.unit_ids.push_back(<int32_t>k)
@@ -812,15 +962,6 @@ cdef int derive_rules(const uint8_t* blob, const int64_t* offsets, const int32_t
     rules.unused.resize(n)
     for k in range(n):
         rules.unused[k] = types[k] == UNUSED
-    rules.joins_space = rules.makes_unused = False
-    for k in range(<Py_ssize_t>rules.right.size()):
-        a = rules.right[k]
-        rules.makes_unused |= types[rules.result[k]] == UNUSED
-        if a < n:
-            rules.joins_space |= (offsets[a + 1] - offsets[a] >= 3 and blob[offsets[a]] == 0xE2
-                                  and blob[offsets[a] + 1] == 0x96 and blob[offsets[a] + 2] == 0x81)
-        else:
-            rules.joins_space |= extra[a - n] == SPACE_SYMBOL
     return 0
 
 
@@ -896,9 +1037,8 @@ def unigram_tables(const uint8_t[::1] blob not None, const int64_t[::1] offsets 
     cdef bint has_normal = False
     cdef float lowest = 0.0
     cdef const uint8_t* data = &blob[0] if blob.shape[0] else <const uint8_t*>b""
-    cdef vector[PieceSlot] slots
+    cdef IndexMemory memory
     cdef PieceIndex pieces
-    pieces.blob = data
     with nogil:
         out_offsets.push_back(0)
         for k in range(n):
@@ -912,7 +1052,7 @@ def unigram_tables(const uint8_t[::1] blob not None, const int64_t[::1] offsets 
             ids.push_back(-1 if types[k] == UNUSED else <int32_t>k)
             out_scores.push_back(scores[k])
             user_defined.push_back(types[k] == USER_DEFINED)
-        index_pieces(&pieces, &offsets[0], n, slots)
+        index_pieces(&pieces, data, &offsets[0], n, memory, NULL)
         byte_pieces(&pieces, byte_ids)
         for k in range(N_BYTES):
             fallback.push_back(<int32_t>byte_ids[k])

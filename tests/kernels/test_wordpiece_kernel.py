@@ -71,6 +71,54 @@ def test_the_greedy_match_is_the_references(initial, continuation, words, max_ch
     assert ids.tolist() == want and offsets.tolist() == [0, len(want)]
 
 
+# Pieces as the kernel's lists take them: duplicates (the last counts), empty ones (never
+# matched), pieces that are prefixes of others, 1- to 4-byte UTF-8 and NUL
+_ALPHABET = "ab\0é中😀"
+_RAW_PIECES = st.lists(st.text(alphabet=_ALPHABET, max_size=4), max_size=12)
+
+
+def _last_counts(pieces: list[str], first_id: int) -> dict[str, int]:
+    """The oracle's table: a plain dict of the non-empty pieces, a later equal piece's id
+    replacing the earlier one's."""
+    return {text: first_id + k for k, text in enumerate(pieces) if text}
+
+
+@settings(max_examples=300, deadline=None)
+@given(initial=_RAW_PIECES, continuation=_RAW_PIECES,
+       words=st.lists(st.text(alphabet=_ALPHABET, min_size=1, max_size=10), max_size=6), empty=st.booleans())
+def test_the_trie_is_a_dict_of_the_pieces(initial, continuation, words, empty):
+    kernel = WordPieceKernel([t.encode() for t in initial], [1 + k for k in range(len(initial))],
+                             [t.encode() for t in continuation], [100 + k for k in range(len(continuation))],
+                             UNK, -1, 99 if empty else -1, _classes())
+    first, rest = _last_counts(initial, 1), _last_counts(continuation, 100)
+    want = [token for word in words for token in reference(word, first, rest, -1, 99 if empty else -1)]
+    assert kernel.encode_words(words).tolist() == want
+
+
+_CHANGES = st.dictionaries(st.sampled_from([0x41, 0x42, 0xC9, 0x4E2D, 0x1F600, 0x10FFFF]),
+                           st.sampled_from([0x61, 0x62, 0xE9, 0x4E2D, 0xD800, 0x10FFFF]), max_size=4)
+
+
+@settings(max_examples=100, deadline=None)
+@given(fold=_CHANGES, lower=_CHANGES, text=st.text(alphabet="aAbBÉé中😀\U0010FFFF ,", max_size=20))
+def test_a_dict_map_is_its_full_table(fold, lower, text):
+    """A ``fold`` or ``lower`` dict is built only up to its largest code point: the same
+    encoding as the full table of 0x110000 entries (a surrogate only to itself)."""
+    fold = {key: value for key, value in fold.items() if not 0xD800 <= value < 0xE000}
+    lower = {key: value for key, value in lower.items() if not 0xD800 <= value < 0xE000}
+
+    def full(changes):
+        table = np.arange(CODE_POINTS, dtype=np.int32)
+        table[list(changes)] = list(changes.values())
+        return table
+
+    pieces = {"a": 1, "b": 2, "é": 3, "中": 4, "\U0010FFFF": 5, ",": 6}
+    by_dict = _kernel(pieces, {"a": 7, "b": 8}, fold=fold or None, lower=lower or None)
+    by_table = _kernel(pieces, {"a": 7, "b": 8}, fold=full(fold), lower=full(lower))
+    data = text.encode()
+    assert by_dict.encode_texts(data, [len(text)])[0].tolist() == by_table.encode_texts(data, [len(text)])[0].tolist()
+
+
 def test_a_word_of_its_own_and_the_documents_offsets():
     kernel = _kernel({"ab": 1, ",": 2}, {"b": 3})
     ids, offsets = kernel.encode_texts("ab,abb  ,x".encode(), [3, 0, 7], skip=[0, 0, 0])
@@ -85,6 +133,9 @@ HOSTILE = {
     "ids short": (dict(initial_ids=[]), ValueError),
     "negative id": (dict(continuation_ids=[-1]), ValueError),
     "id past int32": (dict(initial_ids=[2**40]), ValueError),
+    "id past int64": (dict(initial_ids=[2**70]), ValueError),
+    "id below int32": (dict(initial_ids=[-2**31 - 1]), ValueError),
+    "id a float": (dict(initial_ids=[1.5]), TypeError),
     "negative unk": (dict(unk=-3), ValueError),
     "max_chars below -1": (dict(max_chars=-2), ValueError),
     "classes short": (dict(classes=np.zeros(10, np.uint8)), ValueError),
@@ -98,7 +149,17 @@ HOSTILE = {
     "fold short": (dict(fold=np.arange(5, dtype=np.int32)), ValueError),
     "fold past the last code point": (dict(fold=np.full(CODE_POINTS, CODE_POINTS, np.int32)), ValueError),
     "lower to a surrogate": (dict(lower=np.full(CODE_POINTS, 0xD800, np.int32)), ValueError),
+    "lower as a dict, to a surrogate": (dict(lower={0x41: 0xD800}), ValueError),
+    "fold as a dict, past the last code point": (dict(fold={CODE_POINTS: 0x41}), ValueError),
+    "fold as a dict of str": (dict(fold={"A": "a"}), TypeError),
 }
+
+
+@pytest.mark.parametrize("ids", [[True], [np.int64(7)], (7,), [2**31 - 1], np.array([7], np.int64)])
+def test_ids_are_any_integers(ids):
+    """Plain ints take a fast path; anything else what ``array('i')`` or numpy takes."""
+    kernel = WordPieceKernel(*{**GOOD, "initial_ids": ids}.values())
+    assert kernel.encode_words(["a"]).tolist() == [int(ids[0])]
 
 
 @pytest.mark.parametrize("case", HOSTILE)

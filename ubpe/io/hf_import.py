@@ -42,8 +42,6 @@ ubpe.errors.ModelFormatError: <tokenizer.json>: model type 'Foo' is not supporte
 
 from __future__ import annotations
 
-import base64
-import binascii
 import collections
 import functools
 import json
@@ -52,21 +50,16 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ubpe_native._tables import merges_span
-
 from .._lazy import LazyPattern, regex
 from ..models.hf_base import SCANNED_REGEXES, HFPipeline, JsonMerges
 from ..text.byte_chars import BYTE_TO_CHAR
-from ..text.onig import onig_regex
-from ..text.patterns import MAX_PATTERN_CHARS, compile_regex
-from ..text.regex_program import compile_pattern, compiles_quickly
 if TYPE_CHECKING:
+    from ..text.precompiled import Precompiled
     from ..models.composed import ComposedTokenizer
     from ..models.hf import HFByteLevelBPE, HFCharBPE, HFEndOfWordBPE
     from ..models.wordpiece import HFWordPiece
 from ..text.hf_pipeline import BEHAVIORS, AddedToken, AddedTokens, PreTokenizer, normalize
 from ..text.normalizers import BertNormalizer
-from ..text.precompiled import Precompiled
 from ..errors import ModelFormatError
 from ..files import check_depth, check_path, decoded_text, gc_paused, parse_json, read_text
 
@@ -108,6 +101,10 @@ def _without_merges(data: bytes, where: str) -> dict | None:
     (a `JsonMerges` in their place: 280k rules are 280k strings for the json module, then cut
     and looked up one by one), or None where the file is not read so (no ``model.merges``
     array, not UTF-8, no JSON: `from_json` then reads it, and names what is wrong)."""
+    if b'"merges"' not in data:  # (WordPiece, Unigram, WordLevel: then no extension to import)
+        return None
+    from ubpe_native._tables import merges_span  # (each import when a file needs it)
+
     span = merges_span(data)
     if span is None:
         return None
@@ -164,6 +161,9 @@ class _Reader:
         if isinstance(node, dict) and isinstance(node.get("String"), str):  # (a literal: compiled when
             return LazyPattern(re.escape(node["String"]))  # a text needs it; re's escapes are regex's too)
         if isinstance(node, dict) and isinstance(node.get("Regex"), str):
+            from ..text.onig import onig_regex
+            from ..text.patterns import compile_regex
+
             source = onig_regex(node["Regex"])
             if _valid_by_the_cache(source):
                 return LazyPattern(source)
@@ -201,6 +201,11 @@ class _Reader:
 
     def precompiled(self, charsmap: Any) -> Precompiled:
         """HF's ``Precompiled`` normalizer from its base64 charsmap."""
+        import base64
+        import binascii
+
+        from ..text.precompiled import Precompiled
+
         if not isinstance(charsmap, str):
             raise self.fail(f"the Precompiled normalizer's `precompiled_charsmap` must be a base64 string, "
                             f"got {charsmap!r:.40}")
@@ -507,6 +512,9 @@ def _valid_by_the_cache(pattern: str) -> bool:
     splits (`ubpe._lazy.LazyPattern`)."""
     if pattern in SCANNED_REGEXES:
         return True
+    from ..text.patterns import MAX_PATTERN_CHARS
+    from ..text.regex_program import compile_pattern, compiles_quickly
+
     if len(pattern) > MAX_PATTERN_CHARS or _FLAG_GROUP.search(pattern) or not compiles_quickly(pattern):
         return False
     return compile_pattern(pattern).pattern_id is not None

@@ -20,12 +20,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from ubpe_native._numpy import np
-from ubpe_native._tables import pair_ids_in, pair_ids_in_json
 
 from ..errors import ModelFormatError
 from ..files import parse_json
 from ..text.hf_pipeline import BYTE_LEVEL_REGEX, UNICODE, AddedTokens, PreTokenizer, decode_tokens
-from ..text.patterns import PATTERNS
+from ..text.presets import PATTERNS
 from ..text.unicode import normalize as unicode_normalize
 from .chunks import docs_matching, text_lengths
 from .imported import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, check_doc, indexes_of
@@ -135,6 +134,8 @@ def _merge_rules(vocab: dict[str, int], merges: Sequence, where: str
     lists, or their JSON bytes: `JsonMerges`), looked up in C (`ubpe_native._tables.pair_ids_in`, `pair_ids_in_json`); of
     two rules for one pair the first place is kept with the last one's rank (HF builds a map
     from the list); every operand and result must be a token (as HF requires)."""
+    from ubpe_native._tables import pair_ids_in, pair_ids_in_json  # (a WordPiece file has no merges)
+
     found = pair_ids_in_json(vocab, merges.data) if isinstance(merges, JsonMerges) and len(merges) else None
     if found is not None and len(found[0]) == len(merges):
         rules = merges  # (read again only to name a rule that uses no token)

@@ -28,24 +28,24 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from ubpe_native._hf_pretok import GPT2_SPELLING, STEP_BYTE_LEVEL, STEP_SPLIT, HFPreTokenizer
 from ubpe_native._numpy import np
 
 from .._lazy import LazyPattern, regex
 from .byte_chars import BYTE_TO_CHAR, CHAR_TO_BYTE, byte_chars, chars_bytes
-from .patterns import code_point_class_buffer
 from .bert_words import bert_words
-from .regex_program import compile_pattern
 from .unicode import lowercase, normalize as unicode_normalize
+
+if TYPE_CHECKING:
+    from ubpe_native._hf_pretok import HFPreTokenizer
 
 #: GPT-2's regex as HF's ``ByteLevel`` pre-tokenizer writes it (``pre_tokenizers/byte_level.rs``)
 BYTE_LEVEL_REGEX = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
-# HF's SplitDelimiterBehavior, in the order of `ubpe_native._hf_pretok`'s enum (a step's behaviour is its index)
 #: whose Unicode HF's pre-tokenizers classify code points by (Oniguruma's, read off
 #: ``tokenizers``: `ubpe.text.peer_classes`), for the kernel's steps
 UNICODE = "tokenizers"
+# HF's SplitDelimiterBehavior, in the order of `ubpe_native._hf_pretok`'s enum (a step's behaviour is its index)
 BEHAVIORS = ("removed", "isolated", "merged_with_previous", "merged_with_next", "contiguous")
 _BYTES_TO_CHARS = "".join(BYTE_TO_CHAR[b] for b in range(256))
 _LEADING_SPACE = LazyPattern(r"^\s+")
@@ -195,6 +195,12 @@ class PreTokenizer:
         >>> PreTokenizer([("bert",), ("byte_level", False, True)]).native()[1]
         "the kernel does not run a 'bert' step"
         """
+        # (here: a file whose pipeline the kernel does not run, BERT's, imports neither)
+        from ubpe_native._hf_pretok import GPT2_SPELLING, STEP_BYTE_LEVEL, STEP_SPLIT, HFPreTokenizer
+
+        from .patterns import code_point_class_buffer
+        from .regex_program import compile_pattern
+
         rows = []
         for step in self.steps:
             if step[0] == "byte_level":
