@@ -56,7 +56,7 @@ def oracle(steps: list[tuple], text: str, end_of_word: bool) -> list[bytes]:
 
 
 def native(steps: list[tuple], text: str, end_of_word: bool) -> list[bytes]:
-    program, reason = PreTokenizer(steps).native(end_of_word)
+    program, reason = PreTokenizer(steps).native(end_of_word, unicode="regex")  # as the oracle, the regex module
     assert reason is None
     buffer, words = program.words(np.frombuffer(text.encode("utf-8"), np.uint8))
     return [buffer[a:b] for a, b in words.tolist()]

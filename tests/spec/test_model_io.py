@@ -149,6 +149,27 @@ def test_bytelevel_save_and_generic_load(tmp_path):
         assert loaded.encode("hello there") == tok.encode("hello there")
 
 
+def test_bytelevel_file_keeps_whose_unicode_splits_it(tmp_path):
+    """A fitted model's body has no ``unicode`` field (the `regex` module's classes, the
+    default: its file is as before); a model read from a peer's file writes the peer's, and a
+    value that names no table is refused."""
+    from ubpe import ByteLevelBPE
+    from ubpe.errors import ModelFormatError
+
+    tok = ByteLevelBPE().fit(["hello world, hello there"] * 20, n_tokens=280, quiet=True)
+    path = tmp_path / "bytelevel.json"
+    tok.save(path)
+    assert "unicode" not in json.loads(path.read_text())["body"] and load(path).unicode == "regex"
+    ByteLevelBPE.from_mergeable_ranks(tok.mergeable_ranks(), unicode="tiktoken").save(path)
+    document = json.loads(path.read_text())
+    assert document["body"]["unicode"] == "tiktoken" and load(path).unicode == "tiktoken"
+    document["body"]["unicode"] = "unicodedata"
+    document["checksum"] = serialization.checksum(document["body"])
+    path.write_text(json.dumps(document))
+    with pytest.raises(ModelFormatError, match="`unicode` must be one of regex, tiktoken"):
+        load(path)
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.text(alphabet="a\r\n é\x85\u2028", max_size=40))
 def test_read_text_reads_as_text_mode_does(tmp_path_factory, text):

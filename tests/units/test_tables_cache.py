@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from ubpe import tables_cache
-from ubpe.text import regex_program
+from ubpe.text import patterns as text_patterns, regex_program
 from ubpe.text.patterns import PATTERNS, _every_code_point_classes, code_point_class_buffer, code_point_classes
 
 TEKKEN = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|"
@@ -236,8 +236,8 @@ def test_a_cold_load_reads_the_cache_without_openssl_nor_platformdirs(tmp_path):
 
 
 def _forget_code_point_classes() -> None:
-    code_point_classes.cache_clear()
-    code_point_class_buffer.cache_clear()
+    text_patterns._class_array.cache_clear()
+    text_patterns._class_buffer.cache_clear()
 
 
 def test_code_point_classes_from_the_cache_equal_a_fresh_build(cache):
@@ -256,6 +256,26 @@ def test_code_point_classes_from_the_cache_equal_a_fresh_build(cache):
     np.testing.assert_array_equal(cached, fresh)
     np.testing.assert_array_equal(np.asarray(buffer), fresh)
     assert len(_entries(cache)) == 1
+
+
+def test_a_peers_classes_are_its_runs_and_a_new_table_is_a_new_entry(cache, monkeypatch):
+    from ubpe.text import peer_classes
+
+    expected = bytes(text_patterns.table_of_runs(peer_classes.RUNS["llama.cpp"], peer_classes.CHANGES.get("llama.cpp", "")))
+    _forget_code_point_classes()
+    try:
+        built = code_point_class_buffer("llama.cpp")  # built from the runs and written
+        _forget_code_point_classes()
+        cached = code_point_class_buffer("llama.cpp")  # read back
+        assert len(_entries(cache)) == 1
+        monkeypatch.setitem(peer_classes.RUNS, "llama.cpp", "0 0;41 1")  # as if generated anew
+        monkeypatch.setitem(peer_classes.CHANGES, "llama.cpp", "42 43 7")
+        _forget_code_point_classes()
+        regenerated = code_point_class_buffer("llama.cpp")
+    finally:
+        _forget_code_point_classes()
+    assert cached.format == built.format == "H" and bytes(cached) == bytes(built) == expected
+    assert (regenerated[0x40], regenerated[0x43], regenerated[0x10FFFF]) == (0, 7, 1) and len(_entries(cache)) == 2
 
 
 @pytest.mark.parametrize("pattern", PATTERNS_TRIED)

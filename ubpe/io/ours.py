@@ -9,10 +9,14 @@
                              "ranks": ...}}}
 
 A byte-level body is ``{"variant": "bytelevel", "pattern": ..., "special_tokens": {...},
-"mergeable_ranks": [["<base64>", rank], ...]}``. Symbols of any type are written with
-:func:`encode_symbol` (str and int as they are, other types tagged). Each variant has one
-writer and one reader in ``BODIES``; the readers build tokenizers through the families' own
-constructors (``UBPEBase.restore``, ``ByteLevelBPE.from_mergeable_ranks``).
+"mergeable_ranks": [["<base64>", rank], ...]}``, and ``"unicode": "tiktoken"`` (whose code point
+classes its pattern splits by: ``ByteLevelBPE.unicode``) when it is not the `regex` module's, the
+default: a model read from a ``.tiktoken`` file keeps tiktoken's (an optional field, so format
+version 1 still: a reader before it reads the model with `regex`'s classes, as it did).
+Symbols of any type are written with :func:`encode_symbol` (str and int as they are, other
+types tagged). Each variant has one writer and one reader in ``BODIES``; the readers build
+tokenizers through the families' own constructors (``UBPEBase.restore``,
+``ByteLevelBPE.from_mergeable_ranks``).
 
 >>> from ubpe import UBPEClassic
 >>> tok = UBPEClassic(alphabet="ab", n_tokens=3)
@@ -281,12 +285,15 @@ def _int(value: Any, what: str) -> int:
 
 def _bytelevel_body(tok: Any) -> dict:
     ranks = sorted(tok.mergeable_ranks().items(), key=lambda item: item[1])
-    return {
+    body = {
         "variant": BYTELEVEL,
         "pattern": tok.pattern,
         "special_tokens": dict(tok.special_tokens),
         "mergeable_ranks": [[base64.b64encode(piece).decode("ascii"), rank] for piece, rank in ranks],
     }
+    if tok.unicode != "regex":  # (the default: a fitted model's file stays as it was)
+        body["unicode"] = tok.unicode
+    return body
 
 
 def _bytelevel_from_body(body: dict, what: str) -> Any:
@@ -298,13 +305,19 @@ def _bytelevel_from_body(body: dict, what: str) -> Any:
         raise ModelFormatError(f"{what} is malformed: `mergeable_ranks` must be an array of [base64, rank] pairs")
     if not isinstance(pattern, str):
         raise ModelFormatError(f"{what} is malformed: `pattern` must be a string")
+    from ..text.patterns import UNICODES  # (a fitted UBPE's file imports no text module)
+
+    unicode = body.get("unicode", UNICODES[0])
+    if unicode not in UNICODES:
+        raise ModelFormatError(f"{what} is malformed: `unicode` must be one of {', '.join(UNICODES)}")
     lines = "\n".join(f"{piece} {rank}" for piece, rank in ranks)
     if not isinstance(specials, dict):
         raise ModelFormatError(f"{what}: special_tokens must be an object of text -> id")
     from ..models.bytelevel import ByteLevelBPE  # (a fitted UBPE is saved without the byte-level modules)
     from .tiktoken import parse_tiktoken
 
-    return ByteLevelBPE.from_mergeable_ranks(parse_tiktoken(lines, what), pattern=pattern, special_tokens=specials)
+    return ByteLevelBPE.from_mergeable_ranks(parse_tiktoken(lines, what), pattern=pattern, special_tokens=specials,
+                                             unicode=unicode)
 
 
 # variant -> (body writer, body reader)

@@ -60,6 +60,9 @@ _PADDING = "="
 MAX_RANK = 2**32 - 1
 MAX_RANK_DIGITS = len(str(MAX_RANK))
 
+#: whose code point classes a ``.tiktoken`` file's model splits by (`ByteLevelBPE.unicode`):
+#: tiktoken's, so that it gives tiktoken's ids on every code point
+UNICODE = "tiktoken"
 #: the pattern a ``.tiktoken`` file is read with when none is given and it is not pinned (API and CLI)
 DEFAULT_TIKTOKEN_PATTERN = DEFAULT_PATTERN
 
@@ -97,7 +100,7 @@ def read(
 
     tables = ranked_tables(data)  # the whole file in C, checked, without numpy; None: see below
     if tables is not None:
-        return ByteLevelBPE._from_tables(tables, pattern=pattern, special_tokens=special_tokens)
+        return ByteLevelBPE._from_tables(tables, pattern=pattern, special_tokens=special_tokens, unicode=UNICODE)
     from ..models.bytelevel_trainer import gather_pieces
 
     tokens = parse_lines(data, True)  # the whole file in C; None: read it line by line
@@ -107,12 +110,13 @@ def read(
         if len(kept) < len(ranks):
             (pieces, offsets), ranks = gather_pieces(pieces, offsets, kept), ranks[kept]
         try:
-            return ByteLevelBPE.from_token_arrays(pieces, offsets, ranks, pattern=pattern, special_tokens=special_tokens)
+            return ByteLevelBPE.from_token_arrays(pieces, offsets, ranks, pattern=pattern, special_tokens=special_tokens,
+                                                  unicode=UNICODE)
         except ModelFormatError:
             pass  # a token twice...: read line by line, which names the line
     ranks_of = parse_tiktoken(text, str(path))
     ranks_of.pop(b"", None)  # the empty token: never made by BPE (see the module docstring)
-    return ByteLevelBPE.from_mergeable_ranks(ranks_of, pattern=pattern, special_tokens=special_tokens)
+    return ByteLevelBPE.from_mergeable_ranks(ranks_of, pattern=pattern, special_tokens=special_tokens, unicode=UNICODE)
 
 
 def pattern_of(data: bytes, path: str | os.PathLike = "<bytes>") -> str:

@@ -43,6 +43,7 @@ from ..pieces import Inventory, checked_ids
 from ..text.patterns import (
     DEFAULT_PATTERN,
     PATTERNS,
+    checked_unicode,
     code_point_class_buffer,
     code_point_classes,
     native_pattern_id,
@@ -101,6 +102,10 @@ class ByteLevelBPE(Tokenizer):
     #: the kernel's str -> ids call, for calls where no special token is allowed or refused
     #: (see _plain_text_encoder; None: not built yet, False: none)
     _plain: Any = None
+    #: whose Unicode classifies code points for the kernel's scanner
+    #: (`ubpe.text.patterns.code_point_classes`): the `regex` module's for a fitted model (it
+    #: encodes as its fit split), tiktoken's for one read from a ``.tiktoken`` or tekken file
+    unicode: str = "regex"
 
     def __init__(self) -> None:
         self.vocabulary: Vocabulary | None = None
@@ -138,7 +143,8 @@ class ByteLevelBPE(Tokenizer):
             texts, n_tokens=n_tokens, n_candidates=n_candidates, pattern=pattern,
             special_tokens=special_tokens, quiet=quiet,
         )
-        self._install(vocabulary, np.arange(len(vocabulary), dtype=np.int64), resolve_pattern(pattern), specials)
+        self._install(vocabulary, np.arange(len(vocabulary), dtype=np.int64), resolve_pattern(pattern), specials,
+                      "regex")
         return self
 
     @classmethod
@@ -148,15 +154,19 @@ class ByteLevelBPE(Tokenizer):
         *,
         pattern: str = DEFAULT_PATTERN,
         special_tokens: Mapping[str, int] | None = None,
+        unicode: str | None = None,
     ) -> ByteLevelBPE:
         """A tokenizer from tiktoken's ``mergeable_ranks`` (``bytes -> rank``).
 
         Every single byte must have a rank. Merge priority is the rank; ranks need not be
-        contiguous nor start at 0, and they are the ids that ``encode`` returns.
+        contiguous nor start at 0, and they are the ids that ``encode`` returns. ``unicode``:
+        whose code point classes the pattern's presets split by (`ubpe.text.patterns.UNICODES`;
+        default the class's :attr:`unicode`): ``"tiktoken"`` gives tiktoken's ids on every
+        code point, ``"regex"`` splits as ``regex.findall``.
         """
         vocabulary, token_ids = ranks_vocabulary(mergeable_ranks)
         tok = cls()
-        tok._install(vocabulary, token_ids, resolve_pattern(pattern), dict(special_tokens or {}))
+        tok._install(vocabulary, token_ids, resolve_pattern(pattern), dict(special_tokens or {}), unicode or cls.unicode)
         return tok
 
     @classmethod
@@ -168,6 +178,7 @@ class ByteLevelBPE(Tokenizer):
         *,
         pattern: str = DEFAULT_PATTERN,
         special_tokens: Mapping[str, int] | None = None,
+        unicode: str | None = None,
     ) -> ByteLevelBPE:
         """:meth:`from_mergeable_ranks` of the mergeable tokens as arrays, as a file reader
         has them (no Python object per token): token ``k`` is the bytes
@@ -182,11 +193,12 @@ class ByteLevelBPE(Tokenizer):
             np.asarray(pieces, dtype=np.uint8), np.asarray(offsets, dtype=np.int64), np.asarray(ranks, dtype=np.int64)
         )
         tok = cls()
-        tok._install(vocabulary, token_ids, resolve_pattern(pattern), dict(special_tokens or {}))
+        tok._install(vocabulary, token_ids, resolve_pattern(pattern), dict(special_tokens or {}), unicode or cls.unicode)
         return tok
 
     @classmethod
-    def _from_tables(cls, tables: tuple, *, pattern: str, special_tokens: Mapping[str, int] | None) -> ByteLevelBPE:
+    def _from_tables(cls, tables: tuple, *, pattern: str, special_tokens: Mapping[str, int] | None,
+                     unicode: str | None = None) -> ByteLevelBPE:
         """A tokenizer from a file's tables as `ubpe_native._base64_lines.ranked_tables`
         gives them, built without numpy: the merge table and the one-text encoder now (a load
         and its first ``encode`` import no numpy), the vocabulary, token ids and encoder when
@@ -200,12 +212,13 @@ class ByteLevelBPE(Tokenizer):
         _refuse_mergeable_specials(list(specials.ids.values()), min(ends), max(ends), token_ids)
         tok = cls.__new__(cls)
         native = native_pattern_id(pattern)
+        unicode = checked_unicode(unicode or cls.unicode)
+        classes = None if native is None else code_point_class_buffer(unicode)
         table = MergeTable(N_BYTES, offsets, symbols, priorities)
         tok.__dict__.update(
-            pattern=pattern, _specials=specials, _decoding=None, _identity_ids=identity,
+            pattern=pattern, unicode=unicode, _specials=specials, _decoding=None, _identity_ids=identity,
             _tables=(symbols, offsets, token_ids, priorities, table),
-            _plain=False if native is None else TextEncoder(table, code_point_class_buffer(), native,
-                                                            None if identity else token_ids))
+            _plain=False if native is None else TextEncoder(table, classes, native, None if identity else token_ids))
         return tok
 
     #: what a tokenizer made by `_from_tables` builds when first asked for
@@ -246,7 +259,8 @@ class ByteLevelBPE(Tokenizer):
         >>> other.mergeable_ranks() == tok.mergeable_ranks(), other.pattern == PATTERNS["cl100k"]
         (True, True)
         """
-        return type(self).from_mergeable_ranks(self.mergeable_ranks(), pattern=pattern, special_tokens=self.special_tokens)
+        return type(self).from_mergeable_ranks(self.mergeable_ranks(), pattern=pattern, special_tokens=self.special_tokens,
+                                               unicode=self.unicode)
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled (and deep-copied) without the compiled merge table, rebuilt on load."""
@@ -260,8 +274,10 @@ class ByteLevelBPE(Tokenizer):
             self._encoder = RankedEncoder(self.vocabulary, priority="rank")
 
     def _install(
-        self, vocabulary: Vocabulary, token_ids: np.ndarray, pattern: str, special_tokens: Mapping[str, int]
+        self, vocabulary: Vocabulary, token_ids: np.ndarray, pattern: str, special_tokens: Mapping[str, int],
+        unicode: str,
     ) -> None:
+        checked_unicode(unicode)  # (before anything changes)
         specials = SpecialTokens(special_tokens)
         token_ids = np.asarray(token_ids, dtype=np.int64)
         _refuse_mergeable_specials(list(specials.ids.values()), int(token_ids.min()), int(token_ids.max()), token_ids)
@@ -269,6 +285,7 @@ class ByteLevelBPE(Tokenizer):
         self.token_ids = token_ids
         self.vocabulary = vocabulary
         self.pattern = pattern
+        self.unicode = unicode
         self._regex = regex.compile(pattern)
         self._specials = specials
         self._encoder = RankedEncoder(vocabulary, priority="rank")
@@ -417,7 +434,7 @@ class ByteLevelBPE(Tokenizer):
             return joined, lengths, docs_matching(specials, joined, lengths)
 
         def kernel(data: bytes, lengths: np.ndarray, skip: np.ndarray | None) -> tuple:
-            tokens, offsets = encoder.encode_text_batch(data, lengths, code_point_classes(), native, skip)
+            tokens, offsets = encoder.encode_text_batch(data, lengths, code_point_classes(self.unicode), native, skip)
             return self._ids(tokens), offsets, skip
 
         workers = batch_workers(threads_argument(threads, num_threads=num_threads))
@@ -470,7 +487,8 @@ class ByteLevelBPE(Tokenizer):
         native = native_pattern_id(self.pattern)
         if self._encoder is None or native is None:
             return False
-        return self._encoder.text_encoder(code_point_classes(), native, None if self._identity_ids else self.token_ids)
+        return self._encoder.text_encoder(code_point_classes(self.unicode), native,
+                                          None if self._identity_ids else self.token_ids)
 
     def _check_text(self, text: Any) -> None:
         if "_tables" not in self.__dict__:  # (a file's tables are a fitted model: no encoder built to say so)
@@ -489,8 +507,8 @@ class ByteLevelBPE(Tokenizer):
             return np.empty(0, dtype=ID_DTYPE)
         native = native_pattern_id(self.pattern)
         if native is not None:
-            return self._encoder.encode_text(text.encode("utf-8"), code_point_classes(), native)  # type: ignore[union-attr]
-        symbols, bounds = pretokenize(text, self.pattern)
+            return self._encoder.encode_text(text.encode("utf-8"), code_point_classes(self.unicode), native)  # type: ignore[union-attr]
+        symbols, bounds = pretokenize(text, self.pattern, self.unicode)
         return self._encoder.encode_flat(symbols, bounds, whole_piece_shortcut=True)  # type: ignore[union-attr]
 
     def pretokenize(self, text: str) -> tuple[np.ndarray, np.ndarray]:
@@ -505,9 +523,9 @@ class ByteLevelBPE(Tokenizer):
         """
         self._check_text(text)
         try:
-            return pretokenize(text, self.pattern)
+            return pretokenize(text, self.pattern, self.unicode)
         except UnicodeEncodeError:
-            return pretokenize(without_surrogates(text), self.pattern)
+            return pretokenize(without_surrogates(text), self.pattern, self.unicode)
 
     def _own_encodings(self, doc: str, top_n: int, options: dict[str, Any]) -> list[Encoding]:
         """The contract's default (``ranked``, no options): :meth:`encode` with every special

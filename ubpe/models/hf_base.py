@@ -23,7 +23,7 @@ from ubpe_native._numpy import np
 
 from ..errors import ModelFormatError
 from ..files import parse_json
-from ..text.hf_pipeline import BYTE_LEVEL_REGEX, AddedTokens, PreTokenizer, decode_tokens
+from ..text.hf_pipeline import BYTE_LEVEL_REGEX, UNICODE, AddedTokens, PreTokenizer, decode_tokens
 from ..text.presets import PATTERNS
 from ..text.unicode import normalize as unicode_normalize
 from .chunks import docs_matching, text_lengths
@@ -199,6 +199,9 @@ class HFPipelineMixin:
     """The HF text pipeline around a model's ``_encode_segment`` (see the module docstring)."""
 
     pipeline: HFPipeline
+    #: whose Unicode classifies code points for the kernel's scanner and programs
+    #: (`ubpe.text.patterns.code_point_classes`): HF tokenizers' (Oniguruma's)
+    unicode = UNICODE
 
     def _setup_pipeline(self, pipeline: HFPipeline) -> None:
         self.pipeline = pipeline

@@ -35,6 +35,8 @@ class MinbpeBPE(ImportedBPE):
     """A minbpe ``.model``: ``merges[i] = (left, right)`` creates id ``256 + i``."""
 
     variant = "minbpe"
+    #: minbpe splits with the `regex` module (`ImportedBPE`'s scanner is not used: `_FindAll`)
+    unicode = "regex"
 
     def __init__(self, merges: Sequence[tuple[int, int]], *, pattern: str,
                  special_tokens: Mapping[str, int] | None = None, where: str = "<minbpe>"):

@@ -68,6 +68,7 @@ class Scan(NamedTuple):
 _SCANNED = {"gpt2": Scan(NATIVE_PATTERNS[PATTERNS["gpt2"]]), "llama3": Scan(NATIVE_PATTERNS[PATTERNS["llama3"]]),
             "qwen2": Scan(NATIVE_PATTERNS[PATTERNS["llama3"]], single_digits=True)}
 _NUMBER_BIT = CLASS_BITS[r"\p{N}"]
+_PRESET_IDS = frozenset(NATIVE_PATTERNS.values())
 
 
 def _scan_of(pre_type: str) -> Scan | None:
@@ -97,6 +98,9 @@ class ImportedBPE(ImportedTokenizer):
     _one_call = True
     #: `_passes_scan`, once made (the class's None: not yet, or no compiled programs)
     _program_scan: Scan | None = None
+    #: whose Unicode classifies code points for the kernel's scanner
+    #: (`ubpe.text.patterns.code_point_classes`): llama.cpp's, the peer whose file this is
+    unicode = "llama.cpp"
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -193,16 +197,18 @@ class ImportedBPE(ImportedTokenizer):
         """The pre-tokens of a text without special tokens: its UTF-8 bytes and their bounds.
 
         For the GPT-2, Llama 3 and Qwen2 pre-tokenizers the kernel's scanner (written for
-        tiktoken's patterns of the first two) splits the text: they cut alike except on
-        unassigned code points and on ``'ſ`` (see `pretokenizers.scanner_unsafe`), and texts
-        holding those take the regex path. The types that are lists of regexes run them on the
-        regex VM (`_passes`) once a batch has compiled them, else with the `regex` module.
+        tiktoken's patterns of the first two) splits the text with llama.cpp's code point
+        classes (`unicode`): they cut alike on every code point. Qwen3.5's one regex, compiled
+        for the regex VM, classifies by the `regex` module's Unicode: texts holding code points
+        unassigned there or ``'ſ`` (see `pretokenizers.scanner_unsafe`) take the regex path.
+        The types that are lists of regexes run them on the regex VM (`_passes`) once a batch
+        has compiled them, else with the `regex` module.
         """
         scan = self._scanner
-        if scan is not None and not scanner_unsafe(text):
+        if scan is not None and (self._scan_flagged() is None or not scanner_unsafe(text)):
             data = text.encode("utf-8")
-            bounds = split_text(np.frombuffer(data, dtype=np.uint8), code_point_classes(), scan.pattern)
-            return data, cut_digits(text, bounds) if scan.single_digits else bounds
+            bounds = split_text(np.frombuffer(data, dtype=np.uint8), code_point_classes(self.unicode), scan.pattern)
+            return data, cut_digits(text, bounds, self.unicode) if scan.single_digits else bounds
         passes = self._passes(compile=False)
         if passes is not None:
             data = text.encode("utf-8")
@@ -260,14 +266,18 @@ class ImportedBPE(ImportedTokenizer):
 
     def _scan_flagged(self) -> np.ndarray | None:
         """Code points that send a text to the regex path (see `_words`), as the kernel's
-        ``flagged`` table."""
+        ``flagged`` table; None for a preset's scanner, which classifies by llama.cpp's Unicode
+        (the regex VM's programs classify by the `regex` module's)."""
+        scan = self._scanner
+        if scan is not None and scan.program is None and scan.pattern in _PRESET_IDS:
+            return None
         return unsafe_code_points().view(np.uint8)
 
     def _scan_encode(self, data: bytes, lengths: Any, skip: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
         """``PairMerges.encode_texts`` of documents back to back in UTF-8 ``data`` (``lengths``:
         theirs in characters): ``(ids, offsets, status)``."""
         scan = self._scanner or self._passes_scan(compile=True)  # (`_batch_runs` checked there is one)
-        return self._kernel.encode_texts(data, lengths, code_point_classes(), scan.pattern,
+        return self._kernel.encode_texts(data, lengths, code_point_classes(self.unicode), scan.pattern,
                                          single_digits=scan.single_digits, prefix_space=scan.prefix_space,
                                          flagged=self._scan_flagged(), skip=skip, pretokenizer=scan.program)
 
@@ -283,8 +293,8 @@ class ImportedBPE(ImportedTokenizer):
         bound = self.__dict__.get("_bound_text_ids")
         if bound is None or bound[0] is not scan:
             bound = self._bound_text_ids = (scan, self._kernel.text_ids(
-                code_point_class_buffer(), scan.pattern, single_digits=scan.single_digits, prefix_space=scan.prefix_space,
-                flagged=self._scan_flagged(), pretokenizer=scan.program))
+                code_point_class_buffer(self.unicode), scan.pattern, single_digits=scan.single_digits,
+                prefix_space=scan.prefix_space, flagged=self._scan_flagged(), pretokenizer=scan.program))
         return bound[1]
 
     def _batch_runs(self, options: dict[str, Any]) -> BatchRuns | None:
@@ -435,9 +445,10 @@ def _one_raw(text: str, table: Any) -> bytes | None:
         return None
 
 
-def cut_digits(text: str, bounds: np.ndarray) -> np.ndarray:
+def cut_digits(text: str, bounds: np.ndarray, unicode: str = "regex") -> np.ndarray:
     """``bounds`` (byte offsets of ``text``'s pieces) with every number character
-    (``\\p{N}``) cut out as a piece of its own (`Scan.single_digits`).
+    (``\\p{N}`` by the Unicode of ``unicode``: `ubpe.text.patterns.code_point_classes`) cut
+    out as a piece of its own (`Scan.single_digits`).
 
     >>> cut_digits("ab 123", np.array([0, 2, 3, 6])).tolist()
     [0, 2, 3, 4, 5, 6]
@@ -445,7 +456,7 @@ def cut_digits(text: str, bounds: np.ndarray) -> np.ndarray:
     if text.isascii() and not any(c.isdigit() for c in text):
         return bounds
     points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    numeric = (code_point_classes()[points] & _NUMBER_BIT) != 0
+    numeric = (code_point_classes(unicode)[points] & _NUMBER_BIT) != 0
     if not numeric.any():
         return bounds
     widths = 1 + (points >= 0x80).astype(np.int64) + (points >= 0x800) + (points >= 0x10000)

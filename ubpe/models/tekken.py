@@ -61,6 +61,8 @@ class TekkenBPE(ByteLevelBPE):
 
     variant = "tekken"
     can_save = False
+    #: mistral-common encodes with tiktoken: its code point classes (`ByteLevelBPE.unicode`)
+    unicode = "tiktoken"
 
     def __init__(self) -> None:
         super().__init__()

@@ -4,7 +4,8 @@ Everything here works on text and knows no vocabulary; the models (:mod:`ubpe.mo
 the file readers (:mod:`ubpe.io`) put these steps in front of a model. One module per job:
 
 * ``patterns`` - the pre-tokenization regexes (presets ``gpt2``, ``cl100k``, ``o200k``,
-  ``llama3``, ...) and the code-point classes of the native scanner;
+  ``llama3``, ...) and the code-point classes of the native scanner (the `regex` module's or a
+  peer's, ``peer_classes``: tiktoken's, HF tokenizers', llama.cpp's);
 * ``scanner`` - the native scanner's piece bounds (``ubpe_native._pretokenize``) for the presets;
 * ``pretokenizers`` - llama.cpp's named pre-tokenizers (GGUF ``tokenizer.ggml.pre``);
 * ``hf_pipeline`` - Hugging Face ``tokenizer.json`` normalizers, pre-tokenizers, added tokens

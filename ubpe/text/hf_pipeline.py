@@ -42,6 +42,9 @@ if TYPE_CHECKING:
 
 #: GPT-2's regex as HF's ``ByteLevel`` pre-tokenizer writes it (``pre_tokenizers/byte_level.rs``)
 BYTE_LEVEL_REGEX = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+#: whose Unicode HF's pre-tokenizers classify code points by (Oniguruma's, read off
+#: ``tokenizers``: `ubpe.text.peer_classes`), for the kernel's steps
+UNICODE = "tokenizers"
 # HF's SplitDelimiterBehavior, in the order of `ubpe_native._hf_pretok`'s enum (a step's behaviour is its index)
 BEHAVIORS = ("removed", "isolated", "merged_with_previous", "merged_with_next", "contiguous")
 _BYTES_TO_CHARS = "".join(BYTE_TO_CHAR[b] for b in range(256))
@@ -174,15 +177,18 @@ class PreTokenizer:
         self.byte_level = any(step[0] == "byte_level" for step in self.steps)
         self._byte_level_regex = LazyPattern(BYTE_LEVEL_REGEX)  # (compiled when Python splits)
 
-    def native(self, end_of_word: bool = False,
-               characters: tuple[np.ndarray | None, int, bool] | None = None) -> tuple[HFPreTokenizer | None, str | None]:
+    def native(self, end_of_word: bool = False, characters: tuple[np.ndarray | None, int, bool] | None = None,
+               unicode: str = UNICODE) -> tuple[HFPreTokenizer | None, str | None]:
         """``(program, reason)``: these steps as `ubpe_native._hf_pretok.HFPreTokenizer`, which
         gives a byte-level model's words (``end_of_word``: as an end-of-word model's units)
         without the GIL, or None and why not: the kernel takes ``split`` steps whose pattern
         the regex VM compiles and ``byte_level`` steps, with one ``byte_level`` at least. For a
         character model (``characters``: its table of known code points or None, the code
         point an unknown one becomes or -1, whether a run of them becomes one) there is no
-        ``byte_level`` step and the words are text, its unknown characters replaced.
+        ``byte_level`` step and the words are text, its unknown characters replaced. The
+        ``byte_level`` steps classify code points by the Unicode of ``unicode``
+        (`ubpe.text.patterns.code_point_classes`): HF's, Oniguruma's, by default; ``"regex"``
+        splits as `words` does (the `regex` module's).
 
         >>> PreTokenizer([("split", regex.compile(r"\\p{N}"), "isolated", False), ("byte_level", False, True)]).native()[1] is None
         True
@@ -216,7 +222,7 @@ class PreTokenizer:
             return HFPreTokenizer(rows, None, GPT2_SPELLING, 0, known, sentinel, fuse), None
         if not self.byte_level:
             return None, "no byte_level step"
-        return HFPreTokenizer(rows, code_point_class_buffer(), GPT2_SPELLING, int(end_of_word)), None
+        return HFPreTokenizer(rows, code_point_class_buffer(unicode), GPT2_SPELLING, int(end_of_word)), None
 
     def words(self, text: str, first: bool, spell: bool = True) -> list[str]:
         """The words of one normalized segment; ``first``: the segment starts the text.

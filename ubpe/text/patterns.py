@@ -2,8 +2,9 @@
 
 ``PATTERNS`` holds tiktoken's and Llama 3's presets character for character; the kernel's
 scanner (``ubpe_native._pretokenize``) splits the presets of ``NATIVE_PATTERNS`` itself, with
-the code point classes computed here so that it agrees with ``regex.findall`` exactly. Any
-other pattern is compiled for the kernel's regex VM (:mod:`~ubpe.text.regex_program`);
+the code point classes computed here so that it agrees with ``regex.findall`` exactly, or with a
+peer's own (:data:`UNICODES`, `ubpe.text.peer_classes`) for a model read from the peer's file.
+Any other pattern is compiled for the kernel's regex VM (:mod:`~ubpe.text.regex_program`);
 :func:`native_pattern_id` says which id the kernels split a pattern by.
 
 >>> resolve_pattern("gpt2") == PATTERNS["gpt2"]
@@ -24,7 +25,7 @@ from ubpe_native._pretokenize import or_classes
 
 from .._lazy import regex
 from ..errors import InvalidParameterError, SymbolTypeError
-from ..tables_cache import cached_buffers
+from ..tables_cache import cached_buffers, hasher
 from .presets import DEFAULT_PATTERN, PATTERNS  # noqa: F401  (re-exported: the presets' home before presets.py)
 from .regex_program import compile_pattern
 
@@ -143,25 +144,83 @@ def resolve_pattern(pattern: str) -> str:
     return pattern
 
 
-@functools.lru_cache(maxsize=1)
-def code_point_classes() -> np.ndarray:
-    """One uint16 per code point for the kernel's scanner, computed with the `regex` module
-    so that the scanner splits exactly like ``regex.findall`` with the same pattern.
+#: Whose Unicode a class table follows: the `regex` module's (what ubpe fits and splits with),
+#: or a peer's, read off the peer itself (`ubpe.text.peer_classes`): the models read from a
+#: peer's file classify code points as the peer does
+UNICODES = ("regex", "tiktoken", "tokenizers", "llama.cpp")
+
+
+def code_point_classes(unicode: str = "regex") -> np.ndarray:
+    """One uint16 per code point for the kernel's scanner, by the Unicode of ``unicode``
+    (:data:`UNICODES`): by default computed with the `regex` module, so that the scanner splits
+    exactly like ``regex.findall`` with the same pattern; a peer's name gives the peer's
+    table (tiktoken's engine, HF tokenizers' Oniguruma, llama.cpp's tables), so that a model
+    read from its file splits as it does on every code point.
 
     Low byte: the bits of :data:`CLASS_BITS` (letter, number, whitespace, CR/LF, o200k's
     "upper" and "lower" letter classes); high byte: which of ``s d m t l v r e`` the code
-    point is under case-insensitive matching (``ſ`` is an ``s``). Built once per machine
-    (~0.3-1 s) and kept in its cache (`ubpe.tables_cache`), read from there in milliseconds.
-    A numpy view of :func:`code_point_class_buffer`.
+    point is under case-insensitive matching (``ſ`` is an ``s`` for `regex` and tiktoken).
+    Built once per machine (`regex`'s in ~0.3-1 s) and kept in its cache
+    (`ubpe.tables_cache`), read from there in milliseconds. A numpy view of
+    :func:`code_point_class_buffer`.
+
+    >>> int(code_point_classes()[0x3EE07] & 1), int(code_point_classes("llama.cpp")[0x3EE07] & 1)
+    (1, 0)
     """
-    return np.frombuffer(code_point_class_buffer(), dtype=np.uint16)
+    return _class_array(checked_unicode(unicode))
 
 
-@functools.lru_cache(maxsize=1)
-def code_point_class_buffer() -> memoryview:
+def code_point_class_buffer(unicode: str = "regex") -> memoryview:
     """:func:`code_point_classes` as a uint16 ``memoryview``, read from the machine's cache
     (or built) without importing numpy: what a load that runs only the kernel's scanner needs."""
-    return cached_buffers("classes", "code points", _every_code_point_class_buffer)["classes"]
+    return _class_buffer(checked_unicode(unicode))
+
+
+def checked_unicode(unicode: str) -> str:
+    """``unicode`` if it names a class table (:data:`UNICODES`), else InvalidParameterError."""
+    if unicode not in UNICODES:
+        raise InvalidParameterError(f"no code point classes for the Unicode of {unicode!r}: one of {', '.join(UNICODES)}")
+    return unicode
+
+
+@functools.lru_cache(maxsize=None)
+def _class_array(unicode: str) -> np.ndarray:
+    return np.frombuffer(_class_buffer(unicode), dtype=np.uint16)
+
+
+@functools.lru_cache(maxsize=None)
+def _class_buffer(unicode: str) -> memoryview:
+    if unicode == "regex":
+        return cached_buffers("classes", "code points", _every_code_point_class_buffer)["classes"]
+    from .peer_classes import CHANGES, RUNS  # (a peer's load only: its runs compile in ~0.5 ms)
+
+    runs, changes = RUNS[unicode], CHANGES.get(unicode, "")
+    # keyed by the runs themselves: a regenerated table is a new entry
+    key = f"{unicode} runs {hasher(f'{runs}|{changes}'.encode('ascii'), 16).hexdigest()}"
+    return cached_buffers("classes", key, lambda: {"classes": table_of_runs(runs, changes)})["classes"]
+
+
+def table_of_runs(runs: str, changes: str = "") -> memoryview:
+    """The uint16 table of ``runs`` (``"start value;..."``, hexadecimal: from ``start`` on,
+    each code point has ``value`` up to the next start), then ``changes`` (``"first last
+    value;..."``: each code point of ``first..last`` has ``value``), as
+    `ubpe.text.peer_classes` holds the peers' tables.
+
+    >>> table = table_of_runs("0 0;41 1;5B 0", "42 43 3")
+    >>> table[0x40], table[0x41], table[0x42], table[0x43], table[0x5A], table[0x5B], len(table)
+    (0, 1, 3, 3, 1, 0, 1114112)
+    """
+    table = array("H", bytes(2 * N_CODE_POINTS))
+    entries = [entry.split(" ") for entry in runs.split(";")]
+    starts = [int(start, 16) for start, _ in entries] + [N_CODE_POINTS]
+    for (_, value), start, end in zip(entries, starts, starts[1:]):
+        value = int(value, 16)
+        if value:
+            table[start:end] = array("H", [value]) * (end - start)
+    for entry in changes.split(";") if changes else ():
+        first, last, value = (int(field, 16) for field in entry.split(" "))
+        table[first:last + 1] = array("H", [value]) * (last + 1 - first)
+    return memoryview(table)
 
 
 def _every_code_point_class_buffer() -> dict[str, memoryview]:

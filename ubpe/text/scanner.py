@@ -58,9 +58,11 @@ def whole_matches(pattern: str | regex.Pattern, text: str) -> list[str]:
             "many ways to match); rewrite it so that each character can be matched in fewer ways") from None
 
 
-def native_bounds(data: bytes, pattern: str) -> np.ndarray | None:
+def native_bounds(data: bytes, pattern: str, unicode: str = "regex") -> np.ndarray | None:
     """Byte offsets of the pieces of UTF-8 ``data`` by the kernel's scanner, or ``None`` when
-    the kernel cannot take ``pattern`` as a tiling of the text (see ``native_pattern_id``).
+    the kernel cannot take ``pattern`` as a tiling of the text (see ``native_pattern_id``);
+    a preset's scanner classifies code points by the Unicode of ``unicode``
+    (`ubpe.text.patterns.code_point_classes`).
 
     >>> from ubpe.text.patterns import PATTERNS
     >>> native_bounds("hi there".encode(), PATTERNS["cl100k"]).tolist(), native_bounds(b"x", "x+")
@@ -69,15 +71,17 @@ def native_bounds(data: bytes, pattern: str) -> np.ndarray | None:
     native = native_pattern_id(pattern)
     if native is None:
         return None
-    return split_text(np.frombuffer(data, dtype=np.uint8), code_point_classes(), native)
+    return split_text(np.frombuffer(data, dtype=np.uint8), code_point_classes(unicode), native)
 
 
-def pretokenize(text: str, pattern: str) -> tuple[np.ndarray, np.ndarray]:
+def pretokenize(text: str, pattern: str, unicode: str = "regex") -> tuple[np.ndarray, np.ndarray]:
     """``(symbols, bounds)``: the UTF-8 bytes of ``text``'s pieces under ``pattern`` (a
-    pat_str) as ids, piece ``k`` at ``bounds[k]:bounds[k+1]``. Raises ``UnicodeEncodeError``
-    on lone surrogates (callers replace them first, see ``without_surrogates``)."""
+    pat_str) as ids, piece ``k`` at ``bounds[k]:bounds[k+1]``; a preset's scanner classifies
+    code points by the Unicode of ``unicode`` (any other pattern by the `regex` module's).
+    Raises ``UnicodeEncodeError`` on lone surrogates (callers replace them first, see
+    ``without_surrogates``)."""
     data = text.encode("utf-8")
-    bounds = native_bounds(data, pattern)
+    bounds = native_bounds(data, pattern, unicode)
     if bounds is not None:
         return np.frombuffer(data, dtype=np.uint8).astype(ID_DTYPE), bounds
     compiled = compile_pattern(pattern)
