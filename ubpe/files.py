@@ -17,7 +17,6 @@ import contextlib
 import gc
 import os
 import stat
-from pathlib import Path
 from collections.abc import Iterator
 from typing import Any
 
@@ -83,8 +82,8 @@ def write_atomically(path: str | os.PathLike, text: str | bytes) -> None:
         data = text if isinstance(text, bytes) else text.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise unencodable(path, exc) from None
-    target = Path(os.path.realpath(path))
-    if target.is_dir():  # os.replace would raise IsADirectoryError (or replace an empty folder)
+    target = os.fsdecode(os.path.realpath(path))
+    if os.path.isdir(target):  # os.replace would raise IsADirectoryError (or replace an empty folder)
         raise InvalidParameterError(f"cannot save {os.fspath(path)}: it is a directory (give the path of a file)")
     try:
         mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
@@ -100,7 +99,8 @@ def write_atomically(path: str | os.PathLike, text: str | bytes) -> None:
             os.fsync(handle.fileno())
         os.replace(temporary, target)
     except BaseException:
-        Path(temporary).unlink(missing_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
         raise
 
 
@@ -113,14 +113,15 @@ def unencodable(path: str | os.PathLike, exc: UnicodeEncodeError) -> InvalidPara
     )
 
 
-def _create_temporary(target: Path) -> tuple[int, str]:
+def _create_temporary(target: str) -> tuple[int, str]:
     """A new, empty, hidden file next to ``target`` (mode 0o666 minus the umask)."""
     import secrets  # (when a file is written: its import loads OpenSSL, ~3-14 ms)
 
     for _ in range(100):
-        name = target.parent / f".{target.name}.{secrets.token_hex(4)}.tmp"
+        folder, base = os.path.split(target)
+        name = os.path.join(folder, f".{base}.{secrets.token_hex(4)}.tmp")
         try:
-            return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), str(name)
+            return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), name
         except FileExistsError:
             continue
         except OSError as exc:  # name the file the user asked for, not the hidden temporary
@@ -131,7 +132,8 @@ def _create_temporary(target: Path) -> tuple[int, str]:
 def read_text(path: str | os.PathLike, what: str = "a ubpe model") -> str:
     """The UTF-8 text of the file at ``path`` (:class:`ModelFormatError` if it is not UTF-8)."""
     try:
-        return decoded_text(Path(check_path(path)).read_bytes())
+        with open(check_path(path), "rb") as handle:
+            return decoded_text(handle.read())
     except UnicodeDecodeError as exc:
         raise ModelFormatError(f"{path} is not {what} (not UTF-8 text): {exc}") from None
 

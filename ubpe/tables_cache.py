@@ -34,12 +34,13 @@ from __future__ import annotations
 import os
 import sys
 import json
-import tempfile
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 try:  # CPython's own BLAKE2: `hashlib` loads OpenSSL's libcrypto first, ~2.5 ms of every cold load
     from _blake2 import blake2b as _blake2b
@@ -64,7 +65,7 @@ _FORMATS = {"|b1": "?", "|u1": "B", "|i1": "b", "<u2": "H", "<i2": "h", "<u4": "
             "<i8": "q", "<f4": "f", "<f8": "d"}
 _DTYPE_OF_FORMAT = {code: dtype for dtype, code in _FORMATS.items()}
 
-_folder: Path | None | bool = False  # False: not computed yet; None: no cache
+_folder: str | None | bool = False  # False: not computed yet; None: no cache
 
 
 def _disabled() -> bool:
@@ -104,10 +105,11 @@ def _regex_version() -> str:
 def _code_key() -> str:
     """A hash of what every table depends on beyond its own key."""
     digest = hasher(f"{__version__}|{_regex_version()}|{sys.byteorder}".encode(), 8)
-    package = Path(__file__).parent
+    package = os.path.dirname(__file__)
     for name in _SOURCES:
         try:
-            digest.update((package / name).read_bytes())
+            with open(os.path.join(package, name), "rb") as source:
+                digest.update(source.read())
         except OSError:  # a frozen or zipped install: the version alone decides
             digest.update(name.encode())
     return digest.hexdigest()
@@ -116,6 +118,14 @@ def _code_key() -> str:
 def cache_dir() -> Path | None:
     """The folder of this version's tables (created), or None when the cache is off or the
     folder cannot be made."""
+    from pathlib import Path  # (a load's path keeps to os.path: pathlib imports urllib, ~1 ms)
+
+    folder = _cache_folder()
+    return None if folder is None else Path(folder)
+
+
+def _cache_folder() -> str | None:
+    """:func:`cache_dir` as a str."""
     global _folder
     if _disabled():
         return None
@@ -123,9 +133,9 @@ def cache_dir() -> Path | None:
         root = os.environ.get(DIR_VARIABLE)
         if not root:
             root = user_cache_dir()
-        folder = Path(root) / f"tables-{__version__}-{_code_key()}"
+        folder: str | None = os.path.join(root, f"tables-{__version__}-{_code_key()}")
         try:
-            folder.mkdir(parents=True, exist_ok=True)
+            os.makedirs(folder, exist_ok=True)
         except OSError:
             folder = None
         _folder = folder
@@ -199,7 +209,7 @@ def _built_view(value: Any) -> memoryview | str:
 def _cached(kind: str, key: str, build: Callable[[], dict[str, Any]]) -> Any:
     """``(buffer, layout)`` of the intact entry of ``kind`` holding ``key``, else what
     ``build()`` returns (written to the cache first, when it is on)."""
-    folder = cache_dir()
+    folder = _cache_folder()
     if folder is None:
         return build()
     path = _entry_path(folder, kind, key)
@@ -214,15 +224,15 @@ def _cached(kind: str, key: str, build: Callable[[], dict[str, Any]]) -> Any:
 def is_cached(kind: str, key: str) -> bool:
     """Whether the machine's cache has an entry of ``kind`` for ``key`` (a look at the folder:
     whether it loads, :func:`cached_arrays` finds out, rebuilding it if not)."""
-    folder = cache_dir()
-    return folder is not None and _entry_path(folder, kind, key).is_file()
+    folder = _cache_folder()
+    return folder is not None and os.path.isfile(_entry_path(folder, kind, key))
 
 
-def _entry_path(folder: Path, kind: str, key: str) -> Path:
-    return folder / f"{kind}-{hasher(key.encode('utf-8', 'surrogatepass'), 12).hexdigest()}{SUFFIX}"
+def _entry_path(folder: str, kind: str, key: str) -> str:
+    return os.path.join(folder, f"{kind}-{hasher(key.encode('utf-8', 'surrogatepass'), 12).hexdigest()}{SUFFIX}")
 
 
-def _read(path: Path, key: str) -> tuple[bytearray, dict[str, tuple[str, tuple[int, ...], int, int]]] | None:
+def _read(path: str | os.PathLike, key: str) -> tuple[bytearray, dict[str, tuple[str, tuple[int, ...], int, int]]] | None:
     """The buffer of an intact entry holding ``key`` and its arrays' ``(dtype, shape, count,
     offset)``, else None (missing, truncated, corrupt, another key: the caller rebuilds it)."""
     try:
@@ -293,7 +303,7 @@ def _described(value: Any) -> tuple[str, list[int], bytes] | None:
     return dtype, list(value.shape), value.astype(dtype, copy=False).tobytes()
 
 
-def _write(path: Path, key: str, arrays: dict[str, Any]) -> None:
+def _write(path: str | os.PathLike, key: str, arrays: dict[str, Any]) -> None:
     """Write an entry atomically: a temporary file in the same folder, renamed over ``path``.
     The entry: ``_MAGIC``, the header's length (4 bytes, little-endian), the header (JSON: the
     key, each array's name, dtype, shape and offset from the arrays' start), then the arrays'
@@ -311,8 +321,11 @@ def _write(path: Path, key: str, arrays: dict[str, Any]) -> None:
     header = json.dumps({"key": key, "arrays": rows}).encode("ascii")
     head = _MAGIC + len(header).to_bytes(4, "little") + header
     head += bytes(-len(head) % _ALIGN)
+    import tempfile  # (only when an entry is written: it imports shutil, random, bz2, lzma)
+
+    folder, name = os.path.split(os.fspath(path))
     try:
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.stem, suffix=".tmp")
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=os.path.splitext(name)[0], suffix=".tmp")
     except OSError:
         return
     try:

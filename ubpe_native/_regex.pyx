@@ -26,7 +26,8 @@ with KeyboardInterrupt.
 True
 """
 
-import threading
+import _thread
+import sys
 
 from cpython.exc cimport PyErr_SetObject
 from libc.stddef cimport ptrdiff_t
@@ -84,7 +85,12 @@ cdef ProgramData* _programs[8192]
 cdef int _n_programs = 0
 cdef list _patterns = []  # per slot: the pattern, and the exception class of a refused match
 cdef list _errors = []
-cdef unsigned long _main_thread = threading.main_thread().ident
+# The thread that runs signal handlers: `threading`'s main thread when it is imported; else
+# this one (a thread other than the main one is started through `threading`, save by
+# `_thread` itself), so that a load does not import `threading` (~0.4 ms) to ask
+_threading = sys.modules.get("threading")
+cdef unsigned long _main_thread = _threading.main_thread().ident if _threading is not None else _thread.get_ident()
+del _threading
 
 
 cdef int _poll() noexcept nogil:

@@ -113,6 +113,54 @@ def test_loading_one_format_imports_no_other_family(tmp_path):
         assert f"ubpe.{other}" not in loaded and other not in loaded
 
 
+#: standard modules that a load of a small file (and its first encode, and the one-shot CLI
+#: call) does without, each 0.3-1.5 ms of a cold start (issue 36): pathlib (it imports urllib
+#: and ipaddress), tempfile and shutil (random, bz2, lzma: for written entries of the machine's
+#: cache only), threading (`_thread`'s lock is enough), heapq, struct, mmap
+_NOT_ON_A_LOADS_PATH = ("pathlib", "tempfile", "shutil", "threading", "heapq", "struct", "mmap")
+#: a fresh process that records each of those that a statement of ubpe's code imports (an
+#: editable install's loader imports some of them at start-up: sys.modules cannot tell)
+_SPY = """
+import builtins, sys
+seen, real = set(), builtins.__import__
+def spy(name, globals=None, locals=None, fromlist=(), level=0):
+    if level == 0 and name in {watch!r} and str((globals or {{}}).get("__name__", "")).startswith("ubpe"):
+        seen.add(name)
+    return real(name, globals, locals, fromlist, level)
+builtins.__import__ = spy
+{run}
+print(" ".join(sorted(seen)), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("kind", ["metaspace", "bert", "model"])
+def test_a_small_files_load_and_one_shot_cli_import_no_standard_module_they_do_not_need(kind, tmp_path):
+    import subprocess
+    import sys
+
+    from hf_builders import BUILDERS, bert
+
+    if kind == "model":
+        out = io.BytesIO()
+        spm.SentencePieceTrainer.train(sentence_iterator=iter(text_lines(limit=500)), model_writer=out,
+                                       model_type="bpe", vocab_size=200, minloglevel=2, num_threads=1)
+        path = tmp_path / "tokenizer.model"
+        path.write_bytes(out.getvalue())
+    else:
+        path = tmp_path / "tokenizer.json"
+        (bert() if kind == "bert" else BUILDERS["trained-metaspace"]()).save(str(path))
+    ubpe.load(path).encode("warm")  # the machine's cache filled: a later process reads it
+    load = f"import ubpe\nubpe.load({str(path)!r}).encode('The quick brown fox')"
+    cli = ("import runpy\n"
+           f"sys.argv = ['ubpe', 'encode', {str(path)!r}, '--text', 'The quick brown fox']\n"
+           "runpy.run_module('ubpe', run_name='__main__', alter_sys=True)")
+    for run in (load, cli):
+        code = _SPY.format(watch=set(_NOT_ON_A_LOADS_PATH), run=run)
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert done.stderr.split() == [], run
+
+
 @pytest.mark.parametrize("order", ["model first", "version then model", "sorted keys"])
 def test_a_tokenizer_json_is_detected_whatever_the_order_of_its_keys(order, tmp_path):
     """HF writes ``version``, ``truncation``, ``padding``, ``added_tokens``... then ``model``;

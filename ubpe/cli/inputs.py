@@ -10,12 +10,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import stat
 import sys
-import tempfile
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from ubpe_native._numpy import np
@@ -68,8 +65,10 @@ def input_files(inputs: Sequence[str], glob: str) -> list[str]:
         if name == "-":
             files.append(name)
             continue
-        path = Path(name)
-        if path.is_dir():
+        if os.path.isdir(name):
+            from pathlib import Path  # (only to walk a folder: pathlib imports urllib, ~1 ms of a one-shot call)
+
+            path = Path(name)
             found = sorted(
                 p for p in path.rglob(glob)
                 if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts)
@@ -77,9 +76,9 @@ def input_files(inputs: Sequence[str], glob: str) -> list[str]:
             if not found:
                 raise CLIError(f"no files matching {glob!r} in directory {name}")
             files.extend(str(p) for p in found)
-        elif path.is_file() or _is_pipe(name):  # a pipe, a FIFO, a process substitution <(...)
+        elif os.path.isfile(name) or _is_pipe(name):  # a pipe, a FIFO, a process substitution <(...)
             files.append(name)
-        elif path.exists():
+        elif os.path.exists(name):
             raise CLIError(f"{name} is a device, not a file of documents (use - to read stdin)")
         else:
             raise CLIError(f"no such file or directory: {name}")
@@ -104,7 +103,8 @@ def read_file(name: str) -> str:
             if stream is None:  # already text (a test's StringIO)
                 return sys.stdin.read()
             return stream.read().decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
-        return Path(name).read_text(encoding="utf-8")
+        with open(name, encoding="utf-8") as handle:
+            return handle.read()
     except UnicodeDecodeError as exc:
         where = "stdin" if name == "-" else name
         raise CLIError(f"{where} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
@@ -311,11 +311,11 @@ def parse_options(pairs: Sequence[str]) -> dict[str, Any]:
 def check_output(path: str) -> None:
     """Fail before any work if ``path`` cannot be written: its folder (a symlink's target's)
     is missing or not writable (the atomic save creates a file there), or it is a folder."""
-    target = Path(os.path.realpath(path))
-    folder = target.parent
-    if not folder.is_dir():
+    target = os.fsdecode(os.path.realpath(path))
+    folder = os.path.dirname(target)
+    if not os.path.isdir(folder):
         raise CLIError(f"cannot write {path}: no such directory {folder}")
-    if target.is_dir():
+    if os.path.isdir(target):
         raise CLIError(f"cannot write {path}: it is a directory")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise CLIError(f"cannot write {path}: permission denied in {folder}")
@@ -328,6 +328,9 @@ def load_model(path: str, *, variant: str | None = None, pattern: str | None = N
     a FIFO) is copied to a temporary file first: readers open the path more than once."""
     if not _is_pipe(path):
         return load(path, variant=variant, pattern=pattern)
+    import shutil
+    import tempfile
+
     with tempfile.TemporaryDirectory(prefix="ubpe-model-") as folder:
         copy = os.path.join(folder, "model")
         with open(path, "rb") as source, open(copy, "wb") as target:

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import os
 
+from collections import namedtuple
 from collections.abc import Callable, Sequence
 from functools import reduce
 from operator import add
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ubpe_native._numpy import ID_DTYPE, np
 
@@ -79,13 +80,15 @@ class Encoder:
         return EncodedBatch.from_lists(self.encode_split(batch, top_n))
 
 
-class EncoderInfo(NamedTuple):
+class EncoderInfo(namedtuple("EncoderInfo", "name factory supports_nbest optimises source")):
     """A registered encoder: how to build it and what it is.
 
     >>> info = EncoderInfo("mine", dict, False, "nothing", "a doctest")
     >>> info.name, info.supports_nbest
     ('mine', False)
     """
+
+    __slots__ = ()  # (`collections`' named tuple: `typing.NamedTuple` compiles each annotation)
 
     name: str
     factory: Callable[..., Encoder]

@@ -23,8 +23,9 @@ the encoder's score beside the key's.
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -34,8 +35,10 @@ from ..vocabulary import Vocabulary
 Key = Callable[[list[int]], float]
 
 
-class Reranked(NamedTuple):
+class Reranked(namedtuple("Reranked", "tokens score original")):
     """An alternative after reranking: its tokens, the key's value, the encoder's score."""
+
+    __slots__ = ()
 
     tokens: list[int]
     score: float

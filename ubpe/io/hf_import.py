@@ -47,7 +47,6 @@ import functools
 import json
 import os
 import re
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._lazy import LazyPattern, regex
@@ -81,7 +80,8 @@ WALKED_COMPONENTS = ("normalizer", "pre_tokenizer", "post_processor", "decoder")
 def read(path: str | os.PathLike) -> HFByteLevelBPE | HFCharBPE | ComposedTokenizer:
     """The tokenizer of an HF ``tokenizer.json`` file (see the module docstring)."""
     with gc_paused():
-        data = Path(check_path(path)).read_bytes()
+        with open(check_path(path), "rb") as handle:
+            data = handle.read()
         doc = _without_merges(data, str(path))
         if doc is not None:
             return _from_doc(doc, str(path), data)

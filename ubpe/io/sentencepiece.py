@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
 from typing import Any
 
 from ubpe_native._numpy import np
@@ -120,7 +119,8 @@ def read_model_proto(data: bytes) -> Any:
 def read(path: str | os.PathLike):
     """The tokenizer of a sentencepiece ``.model`` file."""
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as handle:
+            data = handle.read()
     except OSError as exc:
         raise ModelFormatError(f"{path}: cannot read: {exc}") from None
     return from_bytes(data, where=str(path))
@@ -137,7 +137,7 @@ def from_bytes(data: bytes, *, where: str = "<model>"):
     from ..models.sentencepiece import SentencePieceBPE, SentencePieceUnigram
 
     model = SentencePieceBPE if tables[-1]["model_type"] == "bpe" else SentencePieceUnigram
-    return model._from_tables(tables, name=Path(where).name, where=where)
+    return model._from_tables(tables, name=os.path.basename(where), where=where)
 
 
 def _from_protobuf(data: bytes, *, where: str = "<model>"):
@@ -190,7 +190,7 @@ def _from_protobuf(data: bytes, *, where: str = "<model>"):
                 "bos": trainer.bos_id if 0 <= trainer.bos_id < len(tokens) else None,
                 "eos": trainer.eos_id if 0 <= trainer.eos_id < len(tokens) else None}
     flags = {"add_bos": False, "add_eos": False, "add_space_prefix": spec.add_dummy_prefix}
-    name = Path(where).name
+    name = os.path.basename(where)
     if type_name == "bpe":
         return SentencePieceBPE(tokens, scores, token_types=token_types, specials=specials,
                                 flags=flags, name=name, variant="spm:bpe", where=where,

@@ -3,7 +3,7 @@
 Detection reads a file's head (``ubpe.files.read_head``) and asks these in order; the first
 that accepts names the format, and only that format's module is then imported (each module
 imports what reading its files needs: numpy, ``base64``, ``mmap``...). This module imports the
-standard library's ``re`` and ``zlib`` only, so that loading a ``tokenizer.json``, the eighth
+standard library's ``re`` only (``zlib`` for a gzip'd head), so that loading a ``tokenizer.json``, the eighth
 format tried, does not import seven readers first; its patterns are compiled when a detector
 first needs one (``re``'s cache), behind a plain bytes test that turns most other files away
 (eight compiles are 0.6 ms of a 2 ms file's load). Each format module declares its detector
@@ -18,7 +18,6 @@ first needs one (``re``'s cache), behind a plain bytes test that turns most othe
 from __future__ import annotations
 
 import re
-import zlib
 from typing import Callable
 
 #: GGUF's magic (the file's first four bytes)
@@ -156,8 +155,10 @@ def hf(head: bytes) -> bool:
     return head.lstrip()[:1] == b"{" and (re.search(_HF_KEYS, head) is not None or re.search(_HF_MODEL, head) is not None)
 
 
-def unpack_head(head: bytes) -> bytes:
+def _unpack_head(head: bytes) -> bytes:
     """The first unpacked bytes of gzip'd ``head`` (empty if it does not unpack)."""
+    import zlib
+
     try:
         return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, _CLIP_HEAD_BYTES)
     except zlib.error:
@@ -174,7 +175,7 @@ def clip(head: bytes) -> bool:
     """
     if not head.startswith(GZIP_MAGIC):
         return False
-    lines = unpack_head(head).split(b"\n", 2)
+    lines = _unpack_head(head).split(b"\n", 2)
     return len(lines) == 3 and CLIP_HEADER.encode() in lines[0] and len(lines[1].split(b" ")) == 2
 
 

@@ -16,7 +16,6 @@ native batch template and the encoder bridge are one contract every imported fam
 from __future__ import annotations
 
 import functools
-import heapq
 import re
 from array import array
 from collections.abc import Callable, Iterable, Sequence
@@ -212,6 +211,8 @@ def combine_kbest(lists: Sequence[Sequence[tuple[list[int], float]]], top_n: int
     ``joints[k]`` (e.g. a special token) placed before the alternative of list ``k``."""
     if not lists:
         return [([t for joint in joints for t in joint], 0.0)]
+    import heapq  # (a top-n search's: not on a load's path)
+
     best: list[tuple[list[int], float]] = []
     start = tuple(0 for _ in lists)
     heap = [(-sum(alts[0][1] for alts in lists), start)]

@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import functools
 import re
+from collections import namedtuple
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from ubpe_native._numpy import np
 
@@ -285,16 +286,20 @@ def _metaspace_words(replacement: str) -> regex.Pattern:
 # -- added tokens -----------------------------------------------------------------------------
 
 
-class AddedToken(NamedTuple):
-    """One entry of ``added_tokens`` (a named tuple: no `dataclasses` on a load's path)."""
+class AddedToken(namedtuple("AddedToken", "content id special single_word lstrip rstrip normalized",
+                            defaults=(False,) * 5)):
+    """One entry of ``added_tokens`` (`collections`' named tuple: no `dataclasses` on a load's
+    path, and no `typing.NamedTuple`, which compiles each field's annotation)."""
+
+    __slots__ = ()
 
     content: str
     id: int
-    special: bool = False
-    single_word: bool = False
-    lstrip: bool = False
-    rstrip: bool = False
-    normalized: bool = False
+    special: bool  # (default: False)
+    single_word: bool  # (default: False)
+    lstrip: bool  # (default: False)
+    rstrip: bool  # (default: False)
+    normalized: bool  # (default: False)
 
 
 class AddedTokens:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import functools
 import os
 import re
-import struct
 import sys
 from array import array
 
@@ -112,7 +111,7 @@ class Normalizer:
     def _load(self, blob: bytes) -> None:
         if len(blob) < 4:
             raise ModelFormatError("the precompiled charsmap is truncated")
-        trie_size = struct.unpack_from("<I", blob)[0]
+        trie_size = int.from_bytes(blob[:4], "little")
         if trie_size % 4 or 4 + trie_size > len(blob):
             raise ModelFormatError("the precompiled charsmap is corrupt (bad trie size)")
         units = array("I", blob[4 : 4 + trie_size])  # (little-endian uint32: "I" is 4 bytes)

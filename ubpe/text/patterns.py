@@ -14,7 +14,6 @@ True
 from __future__ import annotations
 
 import functools
-import mmap
 import re
 import sys
 from array import array
@@ -251,6 +250,8 @@ def classes_of(code_points: Any) -> memoryview:
     elif not (isinstance(code_points, array) and code_points.typecode == "I"):
         code_points = array("I", code_points)
     every_char = code_points.tobytes().decode("utf-32-le" if sys.byteorder == "little" else "utf-32-be")
+    import mmap  # (a table's build: not on a load's path)
+
     classes = memoryview(mmap.mmap(-1, 2 * N_CODE_POINTS)).cast("H")  # zero pages until written
     for expression, bit in CLASS_BITS.items():
         for run in regex.finditer(f"{expression}+", every_char):

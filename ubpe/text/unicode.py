@@ -28,7 +28,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from typing import NamedTuple
+from collections import namedtuple
 
 FORMS = ("NFC", "NFD", "NFKC", "NFKD")
 _SIGMA, _SMALL_SIGMA = "\u03a3", "\u03c3"
@@ -41,8 +41,10 @@ _SURROGATES = (0xD800, 0xDFFF)
 _LAST_BMP = 0xFFFF
 
 
-class Tables(NamedTuple):
+class Tables(namedtuple("Tables", "nfd nfkd ccc compose lower")):
     """``tokenizers``' data as the algorithm reads it: code points as one-character strings."""
+
+    __slots__ = ()
 
     nfd: dict[str, str]  # code point -> its full canonical decomposition
     nfkd: dict[str, str]  # code point -> its full compatibility decomposition (or canonical)
@@ -84,10 +86,12 @@ def _tables() -> Tables:
     return parsed(unicode_tables)
 
 
-class _Differ(NamedTuple):
+class _Differ(namedtuple("_Differ", "quick exact")):
     """Where this Python's data is not ``tokenizers``': ``quick`` finds the first code point
     that may be one (a bitmap for the Basic Multilingual Plane, any code point above it),
     ``exact`` says whether one is there from that point on. None: nowhere."""
+
+    __slots__ = ()
 
     quick: re.Pattern
     exact: re.Pattern
