@@ -13,8 +13,6 @@ kernels, not the file formats, byte-level models or encoders it does not use.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from . import _hooks
 from ._lazy import lazy_attributes
 from ._version import __version__, check_environment
@@ -33,6 +31,7 @@ from .errors import (
 
 check_environment()  # the reference's ubpe-native beside us: a clear ImportError, not mixed kernels
 
+TYPE_CHECKING = False  # (typing's, without importing typing: ~1.5 ms of a cold load)
 if TYPE_CHECKING:  # what the names below resolve to, for type checkers and IDEs
     from .alphabet import Alphabet
     from .models.bytelevel import ByteLevelBPE

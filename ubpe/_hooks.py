@@ -18,7 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any
+
+TYPE_CHECKING = False  # (typing's, without importing typing: ~1.5 ms of a cold load)
+if TYPE_CHECKING:
+    from typing import Any
 
 _file_formats: Callable[[], ModuleType] | None = None
 _counters: list[tuple[Callable[[Any], bool], Callable[..., Any]]] = []

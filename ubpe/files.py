@@ -18,9 +18,12 @@ import gc
 import os
 import stat
 from collections.abc import Iterator
-from typing import Any
 
 from .errors import InvalidParameterError, ModelFormatError
+
+TYPE_CHECKING = False  # (typing's, without importing typing: ~1.5 ms of a cold load)
+if TYPE_CHECKING:
+    from typing import Any
 
 # how many bytes format detection reads
 HEAD_SIZE = 1 << 16

@@ -116,8 +116,9 @@ def test_loading_one_format_imports_no_other_family(tmp_path):
 #: standard modules that a load of a small file (and its first encode, and the one-shot CLI
 #: call) does without, each 0.3-1.5 ms of a cold start (issue 36): pathlib (it imports urllib
 #: and ipaddress), tempfile and shutil (random, bz2, lzma: for written entries of the machine's
-#: cache only), threading (`_thread`'s lock is enough), heapq, struct, mmap
-_NOT_ON_A_LOADS_PATH = ("pathlib", "tempfile", "shutil", "threading", "heapq", "struct", "mmap")
+#: cache only), threading (`_thread`'s lock is enough), heapq, struct, mmap, typing (1.5 ms;
+#: `TYPE_CHECKING = False` in its place)
+_NOT_ON_A_LOADS_PATH = ("pathlib", "tempfile", "shutil", "threading", "heapq", "struct", "mmap", "typing")
 #: a fresh process that records each of those that a statement of ubpe's code imports (an
 #: editable install's loader imports some of them at start-up: sys.modules cannot tell)
 _SPY = """

@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING, Any
 
 from ..errors import NotFittedError
 from .inputs import CLIError, load_model, parse_options, read_model_docs
 
+TYPE_CHECKING = False  # (typing's, without importing typing: ~1.5 ms of a cold load)
 if TYPE_CHECKING:
+    from typing import Any
     from ..encoders import Encoding
 
 

@@ -13,7 +13,6 @@ import contextlib
 import sys
 import time
 from collections.abc import Iterable
-from typing import Any
 
 import numpy as np
 
@@ -23,6 +22,10 @@ from ..io import save
 from ..models.ubpe import CLASSIC, DEFAULT_N_TOKENS, UBPE, UBPEBase, UBPEClassic
 from .inputs import DEFAULT_BYTELEVEL_PATTERN, PROG, CLIError, check_output, parse_symbols, read_file, unescape
 from .stream import DocStream
+
+TYPE_CHECKING = False  # (typing's, without importing typing: ~1.5 ms of a cold load)
+if TYPE_CHECKING:
+    from typing import Any
 
 TIKTOKEN_SUFFIX = ".tiktoken"
 

@@ -13,7 +13,6 @@ import os
 import stat
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 from ubpe_native._numpy import np
 
@@ -21,6 +20,10 @@ from ..errors import UBPEError
 from ..io import load
 from ..models.base import LOG_PROB
 from ..files import parse_json
+
+TYPE_CHECKING = False  # (typing's, without importing typing: ~1.5 ms of a cold load)
+if TYPE_CHECKING:
+    from typing import Any
 
 PROG = "ubpe"
 DOCS_PER = ("line", "file", "paragraph")

@@ -6,12 +6,15 @@ import argparse
 import json
 import math
 import sys
-from typing import Any
 
 from ..io import FORMATS, detect
 from ..errors import UBPEError
 from ..pieces import Inventory
 from .inputs import CLIError, load_model, parse_ints, read_docs, unescape
+
+TYPE_CHECKING = False  # (typing's, without importing typing: ~1.5 ms of a cold load)
+if TYPE_CHECKING:
+    from typing import Any
 
 # --ambiguity: exact counts with more digits than this are shown as a power of ten
 MAX_COUNT_DIGITS = 30

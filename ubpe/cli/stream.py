@@ -25,9 +25,12 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Iterator, Sequence
-from typing import Any
 
 from .inputs import CLIError, _npy_docs, _progress, input_files, parse_symbols, split_docs
+
+TYPE_CHECKING = False  # (typing's, without importing typing: ~1.5 ms of a cold load)
+if TYPE_CHECKING:
+    from typing import Any
 
 STDIN = "-"
 

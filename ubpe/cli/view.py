@@ -5,11 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
 from ..files import write_atomically
 from ..view import render, render_alternatives, render_html, use_color
 from .inputs import PROG, check_output, fit_weights_from, load_model, parse_options, read_model_docs, score_note
+
+TYPE_CHECKING = False  # (typing's, without importing typing: ~1.5 ms of a cold load)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def run(args: argparse.Namespace) -> int:

@@ -21,11 +21,14 @@ PyTorch or Arrow without a list in between.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
 
 from ubpe_native._numpy import np
 
 from ..errors import InvalidParameterError
+
+TYPE_CHECKING = False  # (typing's, without importing typing: ~1.5 ms of a cold load)
+if TYPE_CHECKING:
+    from typing import Any
 __all__ = ["EncodedBatch", "Encoding"]
 
 #: One encoding of a document: its tokens and their tf-idf score.

@@ -21,7 +21,6 @@ build them from the registry's options.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
 from functools import cached_property
 
 from ubpe_native._numpy import ID_DTYPE, np
@@ -34,7 +33,9 @@ from ..errors import InvalidParameterError, RegexBudgetError, UnknownSymbolError
 from ._base import Encoder, EncoderInfo, Encoding, TfidfScorer, check_top_n, flatten_parts
 from .encoding import EncodedBatch
 
+TYPE_CHECKING = False  # (typing's, without importing typing: ~1.5 ms of a cold load)
 if TYPE_CHECKING:
+    from typing import Any
     from ..vocabulary import Vocabulary
 
 PRIORITIES = ("rank", "id")

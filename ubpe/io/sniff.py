@@ -18,7 +18,10 @@ first needs one (``re``'s cache), behind a plain bytes test that turns most othe
 from __future__ import annotations
 
 import re
-from typing import Callable
+
+TYPE_CHECKING = False  # (typing's, without importing typing: ~1.5 ms of a cold load)
+if TYPE_CHECKING:
+    from typing import Callable
 
 #: GGUF's magic (the file's first four bytes)
 GGUF_MAGIC = b"GGUF"

@@ -35,10 +35,9 @@ The text steps in front of a model (normalizers, pre-tokenizers, special tokens)
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .._lazy import lazy_attributes
 
+TYPE_CHECKING = False  # (typing's, without importing typing: ~1.5 ms of a cold load)
 if TYPE_CHECKING:
     from .bytelevel import ByteLevelBPE
     from .imported import ImportedTokenizer

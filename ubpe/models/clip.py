@@ -27,7 +27,6 @@ with an ``end_of_word_suffix`` share (:class:`~ubpe.models.hf.HFEndOfWordBPE`).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
 
 from ubpe_native._merges import DROPPED, PairMerges, pack_units
 from ubpe_native._numpy import ID_DTYPE, np
@@ -37,7 +36,9 @@ from ..text.byte_chars import BYTE_TO_CHAR, CHAR_TO_BYTE, N_BYTES
 from ..text.clip import clean, require_ftfy, word_regex
 from .imported import CONTROL, NORMAL, ImportedTokenizer, check_doc
 
+TYPE_CHECKING = False  # (typing's, without importing typing: ~1.5 ms of a cold load)
 if TYPE_CHECKING:
+    from typing import Any
     from ..vocabulary import Vocabulary
 
 END_OF_WORD = "</w>"

@@ -29,7 +29,6 @@ import functools
 import re
 from collections import namedtuple
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 from ubpe_native._numpy import np
 
@@ -38,6 +37,7 @@ from .byte_chars import BYTE_TO_CHAR, CHAR_TO_BYTE, byte_chars, chars_bytes
 from .bert_words import bert_words
 from .unicode import lowercase, normalize as unicode_normalize
 
+TYPE_CHECKING = False  # (typing's, without importing typing: ~1.5 ms of a cold load)
 if TYPE_CHECKING:
     from ubpe_native._hf_pretok import HFPreTokenizer
 

@@ -11,7 +11,6 @@ the syntax tree that :mod:`ubpe.text.regex_program` compiles; anything else rais
 from __future__ import annotations
 
 import functools
-from typing import Union
 
 from .._lazy import regex
 
@@ -41,7 +40,7 @@ class Unsupported(Exception):
 
 
 # The syntax tree: one-code-point atoms are ("class", key) with key (source, ignorecase, dotall)
-Node = Union[tuple]
+Node = tuple
 
 
 class _Parser:
