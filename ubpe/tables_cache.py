@@ -53,7 +53,7 @@ DISABLE_VARIABLE = "UBPE_NO_CACHE"
 #: the cache's folder, instead of the user cache folder
 DIR_VARIABLE = "UBPE_CACHE_DIR"
 #: the modules whose code decides the tables' content (relative to the package)
-_SOURCES = ("text/patterns.py", "text/regex_program.py", "text/regex_parse.py", "text/pretokenizers.py",
+_SOURCES = ("text/patterns.py", "text/class_tables.py", "text/regex_program.py", "text/regex_parse.py", "text/pretokenizers.py",
             "models/sentencepiece.py", "tables_cache.py")
 #: an entry's file: its name's ending, its first bytes, the largest header read (a key is a
 #: pattern or a hash), where each array starts (a multiple of this from the file's start)

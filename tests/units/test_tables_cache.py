@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 from ubpe import tables_cache
-from ubpe.text import patterns as text_patterns, regex_program
-from ubpe.text.patterns import PATTERNS, _every_code_point_classes, code_point_class_buffer, code_point_classes
+from ubpe.text import class_tables, regex_program
+from ubpe.text.class_tables import _every_code_point_classes, code_point_class_buffer, code_point_classes
+from ubpe.text.patterns import PATTERNS
 
 TEKKEN = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|"
           r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}|"
@@ -236,8 +237,8 @@ def test_a_cold_load_reads_the_cache_without_openssl_nor_platformdirs(tmp_path):
 
 
 def _forget_code_point_classes() -> None:
-    text_patterns._class_array.cache_clear()
-    text_patterns._class_buffer.cache_clear()
+    class_tables._class_array.cache_clear()
+    class_tables._class_buffer.cache_clear()
 
 
 def test_code_point_classes_from_the_cache_equal_a_fresh_build(cache):
@@ -261,7 +262,7 @@ def test_code_point_classes_from_the_cache_equal_a_fresh_build(cache):
 def test_a_peers_classes_are_its_runs_and_a_new_table_is_a_new_entry(cache, monkeypatch):
     from ubpe.text import peer_classes
 
-    expected = bytes(text_patterns.table_of_runs(peer_classes.RUNS["llama.cpp"], peer_classes.CHANGES.get("llama.cpp", "")))
+    expected = bytes(class_tables.table_of_runs(peer_classes.RUNS["llama.cpp"], peer_classes.CHANGES.get("llama.cpp", "")))
     _forget_code_point_classes()
     try:
         built = code_point_class_buffer("llama.cpp")  # built from the runs and written
