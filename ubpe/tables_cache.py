@@ -1,6 +1,6 @@
 """A per-machine cache of the tables every process would otherwise rebuild: the scanner's code
 point classes (2.2 MB, ~0.3-1 s with the `regex` module), the regex VM's compiled programs
-(~0.05-0.5 s per pattern, over every code point), llama.cpp's unsafe code points, and per
+(~0.05-0.5 s per pattern, over every code point; a peer's Unicode keyed by its class table), and per
 file content a GGUF llama model's merge rules (derived in Python; a ``.model`` file's are
 derived in C at every load, ubpe_native._spm_proto). Built once per
 machine, then read in a few milliseconds by every later process.

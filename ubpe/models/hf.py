@@ -41,7 +41,7 @@ from ubpe_native._spm_pipeline import SpmPipeline
 
 from .._lazy import LazyPattern, regex
 from .chunks import cuttable_unless
-from ..text.hf_pipeline import BYTE_LEVEL_REGEX, PreTokenizer, chars_bytes
+from ..text.hf_pipeline import BYTE_LEVEL_REGEX, UNICODE, PreTokenizer, chars_bytes
 from .clip import EndOfWordBPE, unit_texts
 from .ranked_bpe import BYTE_TO_CHAR, CHAR_TO_BYTE, ImportedBPE, Scan, whole_words
 from .imported import CONTROL, NORMAL, BatchRuns, ImportedTokenizer
@@ -156,7 +156,7 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
             pattern = steps[0][1].pattern
             if pattern in _SCANNED:
                 return _SCANNED[pattern]
-            native = native_pattern_id(pattern)  # any other regex whose pieces tile the text: the VM
+            native = native_pattern_id(pattern, UNICODE)  # any other regex whose pieces tile the text: the VM
             return Scan(native) if native is not None else None
         return None
 

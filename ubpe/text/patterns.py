@@ -48,22 +48,25 @@ class CompiledPatternId(int):
     """
 
     pattern: str
+    unicode: str
 
-    def __new__(cls, value: int, pattern: str) -> CompiledPatternId:
+    def __new__(cls, value: int, pattern: str, unicode: str = "regex") -> CompiledPatternId:
         found = super().__new__(cls, value)
         found.pattern = pattern
+        found.unicode = unicode
         return found
 
     def __reduce__(self) -> tuple:
-        return native_pattern_id, (self.pattern,)
+        return native_pattern_id, (self.pattern, self.unicode)
 
 
-def native_pattern_id(pattern: str) -> int | None:
+def native_pattern_id(pattern: str, unicode: str = "regex") -> int | None:
     r"""The id by which the kernels split text with ``pattern`` (a pat_str): a preset's
     scanner, else the pattern compiled for the kernel's regex VM when its pieces tile any
-    text; None when the `regex` module splits it (``compile_pattern(pattern).reason`` says
-    why, or the pattern can leave text unmatched: then ``ubpe.text.scanner.pretokenize``
-    still finds its pieces natively).
+    text (its classes by the Unicode of ``unicode``, :data:`UNICODES`: a preset's scanner takes
+    the class table as an argument instead); None when the `regex` module splits it
+    (``compile_pattern(pattern).reason`` says why, or the pattern can leave text unmatched:
+    then ``ubpe.text.scanner.pretokenize`` still finds its pieces natively).
 
     >>> native_pattern_id(PATTERNS["gpt2"]), native_pattern_id(r"\S+|\s+") >= 64, native_pattern_id(r"\w+")
     (1, True, None)
@@ -71,8 +74,8 @@ def native_pattern_id(pattern: str) -> int | None:
     preset = NATIVE_PATTERNS.get(pattern)
     if preset is not None:
         return preset
-    compiled = compile_pattern(pattern)
-    return CompiledPatternId(compiled.pattern_id, pattern) if compiled.total else None
+    compiled = compile_pattern(pattern, checked_unicode(unicode))
+    return CompiledPatternId(compiled.pattern_id, pattern, unicode) if compiled.total else None
 
 
 # a bare name such as "gpt5" or "cl100k_base": taken for a preset name, never for a regex
