@@ -247,19 +247,14 @@ def test_tokenizer_json_files_give_tokenizers_ids_on_every_differing_code_point(
     assert mismatch is None
 
 
-#: GGUF pre-tokenizers whose regexes run on the regex VM (or the `regex` module), whose classes
-#: are the `regex` module's (`ubpe.text.regex_program`, `ubpe.text.pretokenizers`): the lists
-#: holding GPT-2's regex (default: gpt-neox, aquila; falcon; starcoder: command-r, refact) and
-#: Qwen3.5's one regex. Not yet llama.cpp's on every code point (deepseek's lists are, here).
-_VM_CLASSES = pytest.mark.xfail(reason="the regex VM classifies code points by the regex module's Unicode",
-                                strict=True)
-
-
 @pytest.mark.long
 @pytest.mark.parametrize("name", ["llama-bpe", "qwen2", "gpt-2", "mpt", "deepseek-coder", "deepseek-llm",
-                                  *(pytest.param(name, marks=_VM_CLASSES) for name in
-                                    ("gpt-neox", "aquila", "falcon", "starcoder", "command-r", "refact", "qwen35"))])
+                                  # lists of regexes holding GPT-2's (default: gpt-neox, aquila; falcon;
+                                  # starcoder: command-r, refact) and Qwen3.5's one regex: on the regex VM
+                                  "gpt-neox", "aquila", "falcon", "starcoder", "command-r", "refact", "qwen35"])
 def test_gguf_files_give_llama_cpps_ids_on_every_differing_code_point(name):
+    """A GGUF file's ids against llama.cpp's own; one text's encode before a batch (the regex
+    path, or the regex VM for a text it would classify apart) and the batch's."""
     from llama_build import llama_ids
 
     import ubpe
@@ -268,6 +263,7 @@ def test_gguf_files_give_llama_cpps_ids_on_every_differing_code_point(name):
     tok = ubpe.load(str(path))
     texts = texts_of(differing("llama.cpp"))
     expected = llama_ids(path, texts)
+    assert [tok.encode(text) for text in texts[:20]] == expected[:20]
     mismatches = [_mismatch(text, got, want) for text, got, want in zip(texts, tok.encode_batch(texts), expected)
                   if got != want]
     assert not mismatches, f"{len(mismatches)} of {len(texts)} texts differ, first: {mismatches[0]}"

@@ -165,9 +165,6 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
             return self._encode_words(self._words(segment))
         return self._scanned_ids(segment)
 
-    def _scan_flagged(self) -> None:
-        return None  # HF's regexes and tiktoken's patterns cut alike everywhere
-
     def _cuttable(self, parse_special: bool) -> Callable[[str], bool] | None:
         """Long documents are cut only without a normalizer (it runs on the whole text), and
         not where an added token occurs; never with a program of steps (that a cut falls
@@ -198,15 +195,12 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
 
 class _ProgramBatch:
     """What ImportedBPE's chunked batch asks of a model whose ``_scanner`` holds only a program
-    of the pre-tokenizer's steps (`PreTokenizer.native`): its kernel call, no flagged code
-    points, no long documents cut."""
+    of the pre-tokenizer's steps (`PreTokenizer.native`): its kernel call, no long documents
+    cut."""
 
     _scan_encode = ImportedBPE._scan_encode
     _scan_ids = ImportedBPE._scan_ids
     _text_ids = ImportedBPE._text_ids
-
-    def _scan_flagged(self) -> None:
-        return None  # the program splits every text as HF's steps do
 
     def _passes(self, compile: bool = True) -> None:
         return None  # llama.cpp's lists of regexes are GGUF's (`ImportedBPE._passes`)
