@@ -1,6 +1,6 @@
 """A per-machine cache of the tables every process would otherwise rebuild: the scanner's code
 point classes (2.2 MB, ~0.3-1 s with the `regex` module), the regex VM's compiled programs
-(~0.05-0.5 s per pattern, over every code point), llama.cpp's unsafe code points, and per
+(~0.05-0.5 s per pattern, over every code point; a peer's Unicode keyed by its class table), and per
 file content a GGUF llama model's merge rules (derived in Python; a ``.model`` file's are
 derived in C at every load, ubpe_native._spm_proto). Built once per
 machine, then read in a few milliseconds by every later process.
@@ -55,7 +55,7 @@ DISABLE_VARIABLE = "UBPE_NO_CACHE"
 #: the cache's folder, instead of the user cache folder
 DIR_VARIABLE = "UBPE_CACHE_DIR"
 #: the modules whose code decides the tables' content (relative to the package)
-_SOURCES = ("text/patterns.py", "text/regex_program.py", "text/regex_parse.py", "text/pretokenizers.py",
+_SOURCES = ("text/patterns.py", "text/class_tables.py", "text/regex_program.py", "text/regex_parse.py", "text/pretokenizers.py",
             "models/sentencepiece.py", "tables_cache.py")
 #: an entry's file: its name's ending, its first bytes, the largest header read (a key is a
 #: pattern or a hash), where each array starts (a multiple of this from the file's start)

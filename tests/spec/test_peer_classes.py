@@ -179,7 +179,60 @@ def test_tiktoken_files_give_tiktokens_ids_on_every_differing_code_point(name, p
     assert fitted_like.unicode == "regex"
 
 
-@pytest.mark.parametrize("builder", ["gpt2", "llama3", "qwen2", "falcon"])
+def test_tekken_files_give_tiktokens_ids_on_every_differing_code_point():
+    """A tekken file's own pattern (no preset: the regex VM runs it, by tiktoken's Unicode)
+    against ``tiktoken.Encoding`` with that pattern on the same ranks."""
+    tiktoken = pytest.importorskip("tiktoken")
+    from test_tekken import tekken_path
+
+    import ubpe
+
+    tok = ubpe.load(tekken_path("tekken_240911.json"))
+    reference = tiktoken.Encoding("ref", pat_str=tok.pattern, mergeable_ranks=tok.mergeable_ranks(), special_tokens={})
+    texts = texts_of(differing("tiktoken"))
+    assert tok.unicode == "tiktoken" and tok.pattern not in PATTERNS.values()
+    assert _first_mismatch(tok.encode, reference.encode_ordinary, texts) is None
+    assert tok.encode_batch(texts) == reference.encode_ordinary_batch(texts)
+
+
+#: patterns the regex VM runs (no preset): Whisper's (GPT-2's and a final ``\\s+``) and tekken's
+#: (o200k's letter classes)
+VM_PATTERNS = {
+    "whisper": r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+",
+    "tekken": r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|"
+              r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}|"
+              r" ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+}
+
+
+@pytest.mark.parametrize("name", VM_PATTERNS)
+def test_the_regex_vm_splits_by_the_peers_unicode_where_the_tables_differ(name):
+    """`ubpe.text.scanner.pretokenize` of a pattern the regex VM runs, by Oniguruma's Unicode
+    against a ``Split`` pre-tokenizer of HF tokenizers, and by the `regex` module's against
+    ``regex.findall``, on every code point where the tables differ (tiktoken's: through the
+    tekken and ``.tiktoken`` files' ids)."""
+    tokenizers = pytest.importorskip("tokenizers")
+    import regex
+
+    from ubpe.text.scanner import pretokenize
+
+    pattern = VM_PATTERNS[name]
+
+    def ours(unicode):
+        def pieces(text):
+            symbols, bounds = pretokenize(text, pattern, unicode)
+            data = bytes(symbols.tolist())
+            return [data[a:b].decode("utf-8") for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
+        return pieces
+
+    split = tokenizers.pre_tokenizers.Split(tokenizers.Regex(pattern), "isolated")
+    peers = {"tokenizers": lambda text: [piece for piece, _ in split.pre_tokenize_str(text)],
+             "regex": lambda text: regex.findall(pattern, text)}
+    for unicode, theirs in peers.items():
+        assert _first_mismatch(ours(unicode), theirs, texts_of(differing(unicode))) is None, unicode
+
+
+@pytest.mark.parametrize("builder", ["gpt2", "llama3", "qwen2", "falcon", "tekken-split", "clip", "deepseek-coder"])
 def test_tokenizer_json_files_give_tokenizers_ids_on_every_differing_code_point(builder, tmp_path):
     pytest.importorskip("tokenizers")
     from hf_builders import BUILDERS
@@ -194,19 +247,14 @@ def test_tokenizer_json_files_give_tokenizers_ids_on_every_differing_code_point(
     assert mismatch is None
 
 
-#: GGUF pre-tokenizers whose regexes run on the regex VM (or the `regex` module), whose classes
-#: are the `regex` module's (`ubpe.text.regex_program`, `ubpe.text.pretokenizers`): the lists
-#: holding GPT-2's regex (default: gpt-neox, aquila; falcon; starcoder: command-r, refact) and
-#: Qwen3.5's one regex. Not yet llama.cpp's on every code point (deepseek's lists are, here).
-_VM_CLASSES = pytest.mark.xfail(reason="the regex VM classifies code points by the regex module's Unicode",
-                                strict=True)
-
-
 @pytest.mark.long
 @pytest.mark.parametrize("name", ["llama-bpe", "qwen2", "gpt-2", "mpt", "deepseek-coder", "deepseek-llm",
-                                  *(pytest.param(name, marks=_VM_CLASSES) for name in
-                                    ("gpt-neox", "aquila", "falcon", "starcoder", "command-r", "refact", "qwen35"))])
+                                  # lists of regexes holding GPT-2's (default: gpt-neox, aquila; falcon;
+                                  # starcoder: command-r, refact) and Qwen3.5's one regex: on the regex VM
+                                  "gpt-neox", "aquila", "falcon", "starcoder", "command-r", "refact", "qwen35"])
 def test_gguf_files_give_llama_cpps_ids_on_every_differing_code_point(name):
+    """A GGUF file's ids against llama.cpp's own; one text's encode before a batch (the regex
+    path, or the regex VM for a text it would classify apart) and the batch's."""
     from llama_build import llama_ids
 
     import ubpe
@@ -215,6 +263,7 @@ def test_gguf_files_give_llama_cpps_ids_on_every_differing_code_point(name):
     tok = ubpe.load(str(path))
     texts = texts_of(differing("llama.cpp"))
     expected = llama_ids(path, texts)
+    assert [tok.encode(text) for text in texts[:20]] == expected[:20]
     mismatches = [_mismatch(text, got, want) for text, got, want in zip(texts, tok.encode_batch(texts), expected)
                   if got != want]
     assert not mismatches, f"{len(mismatches)} of {len(texts)} texts differ, first: {mismatches[0]}"

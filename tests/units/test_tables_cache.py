@@ -14,8 +14,10 @@ import numpy as np
 import pytest
 
 from ubpe import tables_cache
-from ubpe.text import patterns as text_patterns, regex_program
-from ubpe.text.patterns import PATTERNS, _every_code_point_classes, code_point_class_buffer, code_point_classes
+from ubpe.errors import InvalidParameterError
+from ubpe.text import class_tables, regex_program
+from ubpe.text.class_tables import _every_code_point_classes, code_point_class_buffer, code_point_classes
+from ubpe.text.patterns import PATTERNS
 
 TEKKEN = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|"
           r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}|"
@@ -236,8 +238,8 @@ def test_a_cold_load_reads_the_cache_without_openssl_nor_platformdirs(tmp_path):
 
 
 def _forget_code_point_classes() -> None:
-    text_patterns._class_array.cache_clear()
-    text_patterns._class_buffer.cache_clear()
+    class_tables._class_array.cache_clear()
+    class_tables._class_buffer.cache_clear()
 
 
 def test_code_point_classes_from_the_cache_equal_a_fresh_build(cache):
@@ -261,7 +263,7 @@ def test_code_point_classes_from_the_cache_equal_a_fresh_build(cache):
 def test_a_peers_classes_are_its_runs_and_a_new_table_is_a_new_entry(cache, monkeypatch):
     from ubpe.text import peer_classes
 
-    expected = bytes(text_patterns.table_of_runs(peer_classes.RUNS["llama.cpp"], peer_classes.CHANGES.get("llama.cpp", "")))
+    expected = bytes(class_tables.table_of_runs(peer_classes.RUNS["llama.cpp"], peer_classes.CHANGES.get("llama.cpp", "")))
     _forget_code_point_classes()
     try:
         built = code_point_class_buffer("llama.cpp")  # built from the runs and written
@@ -276,6 +278,24 @@ def test_a_peers_classes_are_its_runs_and_a_new_table_is_a_new_entry(cache, monk
         _forget_code_point_classes()
     assert cached.format == built.format == "H" and bytes(cached) == bytes(built) == expected
     assert (regenerated[0x40], regenerated[0x43], regenerated[0x10FFFF]) == (0, 7, 1) and len(_entries(cache)) == 2
+
+
+def test_a_peers_program_is_an_entry_of_its_own_keyed_by_the_peers_table(cache, monkeypatch):
+    """A program compiled by a peer's Unicode is cached apart from the `regex` module's, and a
+    regenerated peer table makes it anew (its key holds the table's)."""
+    from ubpe.text import peer_classes
+
+    pattern = r"x\p{L}+y"
+    keys = [regex_program._program_key(pattern, unicode) for unicode in ("regex", "tiktoken", "llama.cpp")]
+    assert len(set(keys)) == 3 and keys[0] == pattern
+    assert not regex_program.compiles_quickly(pattern, "llama.cpp")
+    tables_cache.cached_arrays("program", keys[2], lambda: regex_program._program(pattern, "llama.cpp"))
+    assert regex_program.compiles_quickly(pattern, "llama.cpp") and not regex_program.compiles_quickly(pattern)
+    monkeypatch.setitem(peer_classes.RUNS, "llama.cpp", "0 0;41 1")  # as if generated anew
+    assert regex_program._program_key(pattern, "llama.cpp") != keys[2]
+    assert not regex_program.compiles_quickly(pattern, "llama.cpp")
+    with pytest.raises(InvalidParameterError, match="one of regex, tiktoken"):
+        regex_program.compile_pattern(pattern, "unicodedata")
 
 
 @pytest.mark.parametrize("pattern", PATTERNS_TRIED)

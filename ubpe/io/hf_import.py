@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from ..models.composed import ComposedTokenizer
     from ..models.hf import HFByteLevelBPE, HFCharBPE, HFEndOfWordBPE
     from ..models.wordpiece import HFWordPiece
-from ..text.hf_pipeline import BEHAVIORS, AddedToken, AddedTokens, PreTokenizer, normalize
+from ..text.hf_pipeline import BEHAVIORS, UNICODE, AddedToken, AddedTokens, PreTokenizer, normalize
 from ..text.normalizers import BertNormalizer
 from ..errors import ModelFormatError
 from ..files import check_depth, check_path, decoded_text, gc_paused, parse_json, read_text
@@ -516,9 +516,10 @@ def _valid_by_the_cache(pattern: str) -> bool:
     from ..text.patterns import MAX_PATTERN_CHARS
     from ..text.regex_program import compile_pattern, compiles_quickly
 
-    if len(pattern) > MAX_PATTERN_CHARS or _FLAG_GROUP.search(pattern) or not compiles_quickly(pattern):
+    # (the program by HF's Unicode: the one `PreTokenizer.native` runs)
+    if len(pattern) > MAX_PATTERN_CHARS or _FLAG_GROUP.search(pattern) or not compiles_quickly(pattern, UNICODE):
         return False
-    return compile_pattern(pattern).pattern_id is not None
+    return compile_pattern(pattern, UNICODE).pattern_id is not None
 
 
 def _is_id(value: Any) -> bool:

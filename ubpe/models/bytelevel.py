@@ -103,9 +103,10 @@ class ByteLevelBPE(Tokenizer):
     #: the kernel's str -> ids call, for calls where no special token is allowed or refused
     #: (see _plain_text_encoder; None: not built yet, False: none)
     _plain: Any = None
-    #: whose Unicode classifies code points for the kernel's scanner
-    #: (`ubpe.text.patterns.code_point_classes`): the `regex` module's for a fitted model (it
-    #: encodes as its fit split), tiktoken's for one read from a ``.tiktoken`` or tekken file
+    #: whose Unicode classifies code points for the kernel's scanner and regex VM
+    #: (`ubpe.text.patterns.code_point_classes`, `ubpe.text.regex_program`): the `regex`
+    #: module's for a fitted model (it encodes as its fit split), tiktoken's for one read
+    #: from a ``.tiktoken`` or tekken file
     unicode: str = "regex"
 
     def __init__(self) -> None:
@@ -161,7 +162,7 @@ class ByteLevelBPE(Tokenizer):
 
         Every single byte must have a rank. Merge priority is the rank; ranks need not be
         contiguous nor start at 0, and they are the ids that ``encode`` returns. ``unicode``:
-        whose code point classes the pattern's presets split by (`ubpe.text.patterns.UNICODES`;
+        whose code point classes the pattern splits by (`ubpe.text.patterns.UNICODES`;
         default the class's :attr:`unicode`): ``"tiktoken"`` gives tiktoken's ids on every
         code point, ``"regex"`` splits as ``regex.findall``.
         """
@@ -212,8 +213,8 @@ class ByteLevelBPE(Tokenizer):
         ends = token_ids[:N_BYTES].tolist() + ([token_ids[N_BYTES], token_ids[-1]] if len(token_ids) > N_BYTES else [])
         _refuse_mergeable_specials(list(specials.ids.values()), min(ends), max(ends), token_ids)
         tok = cls.__new__(cls)
-        native = native_pattern_id(pattern)
         unicode = checked_unicode(unicode or cls.unicode)
+        native = native_pattern_id(pattern, unicode)
         classes = None if native is None else code_point_class_buffer(unicode)
         table = MergeTable(N_BYTES, offsets, symbols, priorities)
         tok.__dict__.update(
@@ -424,7 +425,7 @@ class ByteLevelBPE(Tokenizer):
         allowed = self._specials.allowed(allowed_special)
         watched = allowed | self._specials.disallowed(allowed, disallowed_special)
         specials = special_regex(frozenset(watched)) if watched else None
-        native = native_pattern_id(self.pattern)
+        native = native_pattern_id(self.pattern, self.unicode)
         docs = list(text)
 
         def one(doc: str) -> list[int]:
@@ -485,7 +486,7 @@ class ByteLevelBPE(Tokenizer):
     def _plain_text_encoder(self) -> Any:
         """The kernel's str -> ids call (``_ranked.TextEncoder``: special tokens as plain text)
         of a fitted tokenizer whose pattern the scanner splits; False where there is none."""
-        native = native_pattern_id(self.pattern)
+        native = native_pattern_id(self.pattern, self.unicode)
         if self._encoder is None or native is None:
             return False
         return self._encoder.text_encoder(code_point_classes(self.unicode), native,
@@ -506,7 +507,7 @@ class ByteLevelBPE(Tokenizer):
         bytes itself)."""
         if not text:
             return np.empty(0, dtype=ID_DTYPE)
-        native = native_pattern_id(self.pattern)
+        native = native_pattern_id(self.pattern, self.unicode)
         if native is not None:
             return self._encoder.encode_text(text.encode("utf-8"), code_point_classes(self.unicode), native)  # type: ignore[union-attr]
         symbols, bounds = pretokenize(text, self.pattern, self.unicode)

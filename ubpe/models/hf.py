@@ -40,7 +40,7 @@ from ubpe_native._spm_pipeline import SpmPipeline
 
 from .._lazy import LazyPattern, regex
 from .chunks import cuttable_unless
-from ..text.hf_pipeline import BYTE_LEVEL_REGEX, PreTokenizer, chars_bytes
+from ..text.hf_pipeline import BYTE_LEVEL_REGEX, UNICODE, PreTokenizer, chars_bytes
 from .clip import EndOfWordBPE, unit_texts
 from .ranked_bpe import BYTE_TO_CHAR, CHAR_TO_BYTE, ImportedBPE, Scan, whole_words
 from .imported import CONTROL, NORMAL, BatchRuns, ImportedTokenizer
@@ -159,7 +159,7 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
             pattern = steps[0][1].pattern
             if pattern in _SCANNED:
                 return _SCANNED[pattern]
-            native = native_pattern_id(pattern)  # any other regex whose pieces tile the text: the VM
+            native = native_pattern_id(pattern, UNICODE)  # any other regex whose pieces tile the text: the VM
             return Scan(native) if native is not None else None
         return None
 
@@ -167,9 +167,6 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
         if self._scanner is None:
             return self._encode_words(self._words(segment))
         return self._scanned_ids(segment)
-
-    def _scan_flagged(self) -> None:
-        return None  # HF's regexes and tiktoken's patterns cut alike everywhere
 
     def _cuttable(self, parse_special: bool) -> Callable[[str], bool] | None:
         """Long documents are cut only without a normalizer (it runs on the whole text), and
@@ -201,15 +198,12 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
 
 class _ProgramBatch:
     """What ImportedBPE's chunked batch asks of a model whose ``_scanner`` holds only a program
-    of the pre-tokenizer's steps (`PreTokenizer.native`): its kernel call, no flagged code
-    points, no long documents cut."""
+    of the pre-tokenizer's steps (`PreTokenizer.native`): its kernel call, no long documents
+    cut."""
 
     _scan_encode = ImportedBPE._scan_encode
     _scan_ids = ImportedBPE._scan_ids
     _text_ids = ImportedBPE._text_ids
-
-    def _scan_flagged(self) -> None:
-        return None  # the program splits every text as HF's steps do
 
     def _passes(self, compile: bool = True) -> None:
         return None  # llama.cpp's lists of regexes are GGUF's (`ImportedBPE._passes`)

@@ -40,7 +40,7 @@ __all__ = ["BYTE_TO_CHAR", "CHAR_TO_BYTE", "ImportedBPE", "Scan", "byte_level_ra
            "BYTE", "CONTROL", "NORMAL", "UNUSED"]  # the token types, for the models built on this one
 from ..text.patterns import (CLASS_BITS, NATIVE_PATTERNS, PATTERNS, code_point_class_buffer, code_point_classes,
                              native_pattern_id)
-from ..text.pretokenizers import Pretokenizer, resolve_pre, scanner_unsafe, single_pattern, unsafe_code_points
+from ..text.pretokenizers import Pretokenizer, resolve_pre, scanner_unsafe, single_pattern
 from ..text.byte_chars import BYTE_TO_CHAR, CHAR_TO_BYTE
 from ..text.specials import special_regex
 
@@ -73,7 +73,6 @@ class Scan(namedtuple("Scan", "pattern single_digits prefix_space program", defa
 _SCANNED = {"gpt2": Scan(NATIVE_PATTERNS[PATTERNS["gpt2"]]), "llama3": Scan(NATIVE_PATTERNS[PATTERNS["llama3"]]),
             "qwen2": Scan(NATIVE_PATTERNS[PATTERNS["llama3"]], single_digits=True)}
 _NUMBER_BIT = CLASS_BITS[r"\p{N}"]
-_PRESET_IDS = frozenset(NATIVE_PATTERNS.values())
 
 
 def _scan_of(pre_type: str) -> Scan | None:
@@ -83,7 +82,7 @@ def _scan_of(pre_type: str) -> Scan | None:
     if pre_type in _SCANNED:
         return _SCANNED[pre_type]
     pattern = single_pattern(pre_type)
-    native = native_pattern_id(pattern) if pattern is not None else None
+    native = native_pattern_id(pattern, ImportedBPE.unicode) if pattern is not None else None
     return Scan(native) if native is not None else None
 
 
@@ -203,18 +202,18 @@ class ImportedBPE(ImportedTokenizer):
 
         For the GPT-2, Llama 3 and Qwen2 pre-tokenizers the kernel's scanner (written for
         tiktoken's patterns of the first two) splits the text with llama.cpp's code point
-        classes (`unicode`): they cut alike on every code point. Qwen3.5's one regex, compiled
-        for the regex VM, classifies by the `regex` module's Unicode: texts holding code points
-        unassigned there or ``'ſ`` (see `pretokenizers.scanner_unsafe`) take the regex path.
-        The types that are lists of regexes run them on the regex VM (`_passes`) once a batch
-        has compiled them, else with the `regex` module.
+        classes (`unicode`): they cut alike on every code point; so does Qwen3.5's one regex,
+        compiled for the regex VM by llama.cpp's Unicode. The types that are lists of regexes
+        run them on the regex VM (`_passes`) once a batch has compiled them, else with the
+        `regex` module, whose Unicode is not llama.cpp's: a text holding a code point the two
+        classify apart (`pretokenizers.scanner_unsafe`) compiles them first.
         """
         scan = self._scanner
-        if scan is not None and (self._scan_flagged() is None or not scanner_unsafe(text)):
+        if scan is not None:
             data = text.encode("utf-8")
             bounds = split_text(np.frombuffer(data, dtype=np.uint8), code_point_classes(self.unicode), scan.pattern)
             return data, cut_digits(text, bounds, self.unicode) if scan.single_digits else bounds
-        passes = self._passes(compile=False)
+        passes = self._passes(compile=scanner_unsafe(text))
         if passes is not None:
             data = text.encode("utf-8")
             return data, split_passes(data, (len(text),), passes)[0]
@@ -239,16 +238,11 @@ class ImportedBPE(ImportedTokenizer):
     def _native(self, text: str) -> list[int]:
         """llama.cpp's ids of a text without special tokens (split as `_words` says)."""
         if self._scanner is not None:
-            ids = self._scan_ids(text)
-            return self._native_by_regex(text) if ids is None else ids
-        scan = self._passes_scan()
+            return self._scan_ids(text)
+        scan = self._passes_scan(compile=scanner_unsafe(text))  # (see `_words`)
         if scan is None:
             return self._native_by_regex(text)
-        ids = self._text_ids(scan)(text)  # one call; None: a flagged code point, cut by the passes below
-        if ids is not None:
-            return ids
-        data = text.encode("utf-8")  # the passes' pieces, merged as words (as `_native_by_regex` merges its own)
-        return self._kernel.encode(data, split_passes(data, (len(text),), self._passes())[0]).tolist()
+        return self._text_ids(scan)(text)  # one call
 
     def _passes_scan(self, compile: bool = False) -> Scan | None:
         """`_passes` as a `Scan` whose program splits by each regex in turn, keeping matches and
@@ -269,37 +263,27 @@ class ImportedBPE(ImportedTokenizer):
 
     # -- the kernel's scanner, and encode_batch ------------------------------------------------
 
-    def _scan_flagged(self) -> np.ndarray | None:
-        """Code points that send a text to the regex path (see `_words`), as the kernel's
-        ``flagged`` table; None for a preset's scanner, which classifies by llama.cpp's Unicode
-        (the regex VM's programs classify by the `regex` module's)."""
-        scan = self._scanner
-        if scan is not None and scan.program is None and scan.pattern in _PRESET_IDS:
-            return None
-        return unsafe_code_points().view(np.uint8)
-
     def _scan_encode(self, data: bytes, lengths: Any, skip: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
         """``PairMerges.encode_texts`` of documents back to back in UTF-8 ``data`` (``lengths``:
         theirs in characters): ``(ids, offsets, status)``."""
         scan = self._scanner or self._passes_scan(compile=True)  # (`_batch_runs` checked there is one)
         return self._kernel.encode_texts(data, lengths, code_point_classes(self.unicode), scan.pattern,
                                          single_digits=scan.single_digits, prefix_space=scan.prefix_space,
-                                         flagged=self._scan_flagged(), skip=skip, pretokenizer=scan.program)
+                                         skip=skip, pretokenizer=scan.program)
 
-    def _scan_ids(self, text: str) -> list[int] | None:
+    def _scan_ids(self, text: str) -> list[int]:
         """`_scan_encode` of one text with the scanner, as its id list, in one kernel call (a
-        short text's cost is the call's: no arrays in between); None if it holds a flagged code
-        point."""
+        short text's cost is the call's: no arrays in between)."""
         return self._text_ids(self._scanner)(text)
 
-    def _text_ids(self, scan: Scan) -> Callable[[str], list[int] | None]:
-        """The kernel's str -> ids call with ``scan``'s arguments and the flagged code points
-        bound (`PairMerges.text_ids`), made once per scanner."""
+    def _text_ids(self, scan: Scan) -> Callable[[str], list[int]]:
+        """The kernel's str -> ids call with ``scan``'s arguments bound (`PairMerges.text_ids`),
+        made once per scanner."""
         bound = self.__dict__.get("_bound_text_ids")
         if bound is None or bound[0] is not scan:
             bound = self._bound_text_ids = (scan, self._kernel.text_ids(
                 code_point_class_buffer(self.unicode), scan.pattern, single_digits=scan.single_digits,
-                prefix_space=scan.prefix_space, flagged=self._scan_flagged(), pretokenizer=scan.program))
+                prefix_space=scan.prefix_space, pretokenizer=scan.program))
         return bound[1]
 
     def _batch_runs(self, options: dict[str, Any]) -> BatchRuns | None:

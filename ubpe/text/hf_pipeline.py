@@ -187,9 +187,9 @@ class PreTokenizer:
         character model (``characters``: its table of known code points or None, the code
         point an unknown one becomes or -1, whether a run of them becomes one) there is no
         ``byte_level`` step and the words are text, its unknown characters replaced. The
-        ``byte_level`` steps classify code points by the Unicode of ``unicode``
-        (`ubpe.text.patterns.code_point_classes`): HF's, Oniguruma's, by default; ``"regex"``
-        splits as `words` does (the `regex` module's).
+        ``split`` and ``byte_level`` steps classify code points by the Unicode of ``unicode``
+        (`ubpe.text.patterns.code_point_classes`, `ubpe.text.regex_program`): HF's,
+        Oniguruma's, by default; ``"regex"`` splits as `words` does (the `regex` module's).
 
         >>> PreTokenizer([("split", regex.compile(r"\\p{N}"), "isolated", False), ("byte_level", False, True)]).native()[1] is None
         True
@@ -212,7 +212,7 @@ class PreTokenizer:
             # (a pattern left uncompiled has the default flags: `ubpe.io.hf_import._valid_by_the_cache`)
             if not isinstance(step[1], LazyPattern) and step[1].flags != regex.compile("").flags:
                 return None, f"the split pattern {step[1].pattern!r} has flags"
-            compiled = compile_pattern(step[1].pattern)
+            compiled = compile_pattern(step[1].pattern, unicode)
             if compiled.pattern_id is None:
                 return None, f"the regex VM does not take {step[1].pattern!r}: {compiled.reason}"
             rows.append((STEP_SPLIT, compiled.pattern_id, BEHAVIORS.index(step[2]), int(step[3])))

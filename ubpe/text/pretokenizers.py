@@ -6,8 +6,10 @@ of its own (unlike tiktoken, nothing is dropped). Each regex runs one of three w
 :class:`Pretokenizer`:
 
 * a few well-known patterns (GPT-2's, Llama 3's, Qwen2's, Qwen3.5's) have hand-written
-  scanners in llama.cpp; here they are the equivalent ``regex`` patterns on the real text, with
-  unassigned code points (which llama.cpp's scanners match by no rule) cut one by one;
+  scanners in llama.cpp; here they are the equivalent ``regex`` patterns on the real text
+  (an unassigned code point, flagged UNDEFINED there, is one of ``[^\\s\\p{L}\\p{N}]`` as in
+  the pattern), classifying code points by llama.cpp's Unicode on the regex VM
+  (``compile_pattern(pattern, "llama.cpp")``), by the `regex` module's on the Python path;
 * a regex with Unicode classes (``\\p{L}``...) runs on a *collapsed* copy of the text in which
   every non-ASCII character is replaced by one byte standing for its class (letter, number,
   punctuation, mark, symbol, whitespace, other), and each ``\\p{..}`` by that byte plus the
@@ -17,7 +19,9 @@ of its own (unlike tiktoken, nothing is dropped). Each regex runs one of three w
 Natively (``Pretokenizer.vm_patterns``), every regex of a list is one program of the kernel's
 regex VM, whose one-code-point atoms are the classes of code points whose collapsed or widened
 stand-in the atom matches (`vm_pattern`); ``ubpe_native._multipass`` runs the passes over many
-texts without the GIL, cutting where :meth:`Pretokenizer.split` cuts.
+texts without the GIL, cutting where :meth:`Pretokenizer.split` cuts - except that the
+scanners' patterns classify by llama.cpp's Unicode there: on a text holding a code point the
+two classify apart (`scanner_unsafe`), only the VM is llama.cpp's.
 
 >>> Pretokenizer.for_pre("gpt-2").split("Hello  world's 123")
 ['Hello', ' ', ' world', "'s", ' 123']
@@ -96,14 +100,15 @@ PRE_TYPES: dict[str, tuple[str, bool]] = {
 #: ``gpt2``-type vocabulary adds no BOS unless its file says so.
 ADDS_BOS: frozenset[str] = frozenset(_LLAMA3_NAMES)
 
-# llama.cpp's hand-written scanners, as regex patterns: the same alternatives, a class that
-# excludes unassigned code points wherever the scanner requires a known category, and a final
-# single character for what no rule matches.
+# llama.cpp's hand-written scanners, as regex patterns: the same alternatives, and a final single
+# character for what no rule matches. Their "punctuation" rule takes any code point that is no
+# whitespace, letter (or mark, Qwen3.5's) or number and has flags, and every code point has
+# some (an unassigned one: UNDEFINED), so it takes unassigned ones too.
 _CUSTOM: dict[str, str] = {
-    _GPT2: r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}\p{Cn}]+|\s+(?!\S)|\s+|(?s:.)""",
-    _LLAMA3: r"""(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}\p{Cn}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+|(?s:.)""",
-    _QWEN2: r"""(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}\p{Cn}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+|(?s:.)""",
-    _QWEN35: r"""(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}\p{Cn}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+|(?s:.)""",
+    _GPT2: r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+|(?s:.)""",
+    _LLAMA3: r"""(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+|(?s:.)""",
+    _QWEN2: r"""(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+|(?s:.)""",
+    _QWEN35: r"""(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+|(?s:.)""",
 }
 
 # Collapsed text: one character per class (llama.cpp's k_ucat_cpt), and the ASCII members of
@@ -242,7 +247,8 @@ class _Pass(namedtuple("_Pass", "pattern transform")):
 # replaced by the class of the code points whose stand-in it matches: the matches fall at the
 # same places. The classes are explicit ranges, computed with ``re`` (the Python path's engine)
 # on the stand-ins of every code point, so the VM (whose classes are the `regex` module's, by
-# its Unicode tables) agrees with the Python path to the code point.
+# its Unicode tables) agrees with the Python path to the code point. The scanners' patterns
+# (`_CUSTOM`) run on the real text, by llama.cpp's Unicode (`_unicode_of`).
 
 _QUANTIFIER = re.compile(r"\{\d*(?:,\d*)?\}")
 _KEPT_ESCAPES = ("\\Z", "\\A", "\\b", "\\B")
@@ -343,6 +349,13 @@ def _vm_pattern(expression: str) -> str | None:
     return "".join(out)
 
 
+def _unicode_of(expression: str) -> str:
+    """Whose Unicode the VM program of one regex of a list classifies by: llama.cpp's for a
+    scanner's pattern, which runs on the real text; the `regex` module's for the others, whose
+    classes are explicit ranges of code points already (see above)."""
+    return "llama.cpp" if expression in _CUSTOM else "regex"
+
+
 _VM_PATTERNS: dict[tuple[str, ...], np.ndarray | None] = {}
 _VM_LOCK = allocate_lock()
 
@@ -358,7 +371,7 @@ def _vm_patterns(expressions: tuple[str, ...]) -> np.ndarray | None:
             ids = []
             for expression in expressions:
                 pattern = vm_pattern(expression)
-                compiled = compile_pattern(pattern) if pattern is not None else None
+                compiled = compile_pattern(pattern, _unicode_of(expression)) if pattern is not None else None
                 ids.append(None if compiled is None else compiled.pattern_id)
             found = None if None in ids else np.array(ids, dtype=np.int32)
             if found is not None:
@@ -379,8 +392,8 @@ def _programs_cached(expressions: tuple[str, ...]) -> bool:
         return False
     from .regex_program import compiles_quickly
 
-    patterns = [vm_pattern(expression) for expression in expressions]
-    if all(pattern is not None and compiles_quickly(pattern) for pattern in patterns):
+    patterns = [(vm_pattern(expression), _unicode_of(expression)) for expression in expressions]
+    if all(pattern is not None and compiles_quickly(pattern, unicode) for pattern, unicode in patterns):
         return True
     _NOT_CACHED.add(expressions)
     return False
@@ -440,22 +453,15 @@ class Pretokenizer:
 
 @functools.lru_cache(maxsize=1)
 def unsafe_code_points() -> np.ndarray:
-    """Code points where tiktoken-pattern scanners and llama.cpp's scanners may cut apart:
-    unassigned ones (llama.cpp's scanners match them by no rule) and ``ſ`` (``(?i:'s)``
-    matches ``'ſ``, llama.cpp's lower-casing compare does not). Built once per machine (~0.3 s)
-    and read from its cache (`ubpe.tables_cache`)."""
-    return cached_arrays("unsafe", "unassigned and long s", _unsafe_code_points)["table"]
+    """Code points that the regex path (the scanners' patterns by the `regex` module's Unicode)
+    and llama.cpp classify apart: where llama.cpp's class table differs from the `regex`
+    module's (letters and numbers of a newer Unicode, ``ſ``'s case folding), and the lone
+    surrogates. A text holding one is split on the regex VM, which classifies by llama.cpp's."""
+    from .class_tables import code_point_classes  # (when first needed: the tables are 2.2 MB each)
 
-
-def _unsafe_code_points() -> dict[str, np.ndarray]:
-    table = np.zeros(0x110000, dtype=bool)
-    every = "".join(map(chr, range(0xD800))) + "".join(map(chr, range(0xE000, 0x110000)))
-    offsets = np.concatenate([np.arange(0xD800), np.arange(0xE000, 0x110000)])
-    for run in regex.finditer(r"\p{Cn}+", every):
-        table[offsets[run.start() : run.end()]] = True
+    table = code_point_classes("regex") != code_point_classes("llama.cpp")
     table[0xD800:0xE000] = True  # lone surrogates: not valid text at all
-    table[ord("ſ")] = True
-    return {"table": table}
+    return table
 
 
 def scanner_unsafe(text: str) -> bool:

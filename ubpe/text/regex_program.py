@@ -19,6 +19,20 @@ module's, where PCRE2 brings its own Unicode tables (another version) and its ow
 PCRE2 would also have to be vendored (no system headers here; sources in the sdist), for a
 gain the presets' numbers say we do not need.
 
+A model read from a peer's file splits as the peer does, whose Unicode is another version
+(``compile_pattern(pattern, unicode=peer)``, :data:`ubpe.text.patterns.UNICODES`). The peer's
+class table (`ubpe.text.peer_classes`) holds, per code point, the properties tokenizer patterns
+read: letter, number, whitespace, CR/LF, o200k's letter classes, ``\w``, the contraction
+letters under ``(?i)``. Where the peer's bits and the `regex` module's differ (a letter of
+Unicode 17 is unassigned in tiktoken's Unicode, ``ſ`` is no ``s`` to llama.cpp), the code point
+takes, class by class, what is usual for code points of the peer's bits (the majority's, over
+the code points that both tables give those bits: for no bits, unassigned ones, which most of
+them are) - in each class where it is itself usual for its `regex` bits. Where it is not (a
+class that names it, ``[\u0800-\u4e00]``, or reads a property the tables do not hold,
+``\p{Greek}``), and where no code point has its peer bits in both tables, it keeps the
+`regex` module's member (`_as_peer`). The tests compare the splits with the peers themselves
+on every code point where the tables differ.
+
 The subset: literals, ``.``, escapes ``\s \S \d \D \w \W \p{..} \P{..} \x.. \u.... \n`` ...,
 sets ``[...]`` (their meaning is the `regex` module's; only their extent is parsed here),
 groups ``(...)`` ``(?:...)`` ``(?P<name>...)`` (a piece is the whole match, as tiktoken takes
@@ -62,6 +76,7 @@ from ubpe_native._regex import n_free_slots, register_program
 from .._lazy import regex
 from ..errors import RegexBudgetError
 from ..tables_cache import cached_buffers, is_cached
+from .class_tables import class_table_key, code_point_classes
 from .regex_parse import Node, Unsupported, _Parser
 
 __all__ = ["CompiledPattern", "compile_pattern"]
@@ -128,10 +143,45 @@ def _members(key: tuple[str, bool, bool]) -> np.ndarray:
     return np.array(runs, dtype=np.int64).reshape(-1, 2)
 
 
-class _Classes:
-    """The classes of one pattern and its equivalence classes of code points."""
+def _as_peer(signature: np.ndarray, unicode: str) -> None:
+    """``signature`` (each code point's classes, a bit each, indexed as ``_every_code_point``)
+    changed in place to the classes of the peer ``unicode``'s Unicode, as the module docstring
+    says: a code point whose peer bits differ from its `regex` bits takes, in each class where
+    it is a usual code point of its `regex` bits, what is usual for its peer bits.
 
-    def __init__(self, tree: Node, word: bool) -> None:
+    The usual membership of bits ``b``: the majority's, over the code points whose `regex` bits
+    and peer bits are both ``b`` (for no bits: ~815,000 unassigned of ~960,000 code points)."""
+    ours, theirs = ([table[: SURROGATES.start], table[SURROGATES.stop :]] for table in
+                    (code_point_classes("regex"), code_point_classes(unicode)))
+    ours, theirs = np.concatenate(ours), np.concatenate(theirs)  # (indexed as _every_code_point)
+    differ = np.flatnonzero(ours != theirs)
+    if not len(differ):
+        return
+    # counted on the runs where neither the classes nor the bits change (a few thousand)
+    changes = (signature[1:] != signature[:-1]) | (ours[1:] != ours[:-1]) | (theirs[1:] != theirs[:-1])
+    starts = np.flatnonzero(np.concatenate([[True], changes]))
+    lengths = np.diff(np.append(starts, len(ours)))
+    run_classes, run_bits, run_agrees = signature[starts], ours[starts], ours[starts] == theirs[starts]
+    usual = np.zeros(1 << 16, dtype=np.uint64)  # by the bits (uint16): the usual classes
+    known = np.zeros(1 << 16, dtype=bool)  # whether a code point has those bits in both tables
+    for bits in np.unique(np.concatenate([ours[differ], theirs[differ]])).tolist():
+        kind = run_agrees & (run_bits == bits)
+        total = int(lengths[kind].sum())
+        known[bits] = total > 0
+        usual[bits] = sum(1 << k for k in range(MAX_CLASSES)
+                          if 2 * int(lengths[kind & ((run_classes >> np.uint64(k)) & np.uint64(1) == 1)].sum()) > total)
+    own, peer = ours[differ], theirs[differ]
+    differ = differ[known[own] & known[peer]]  # (else no code point to learn from: the regex module's)
+    own, peer, found = ours[differ], theirs[differ], signature[differ]
+    is_usual = ~(found ^ usual[own])  # the classes where the code point is as its kind is
+    signature[differ] = (found & ~is_usual) | (usual[peer] & is_usual)
+
+
+class _Classes:
+    """The classes of one pattern and its equivalence classes of code points (by the Unicode of
+    ``unicode``: `_as_peer`)."""
+
+    def __init__(self, tree: Node, word: bool, unicode: str = "regex") -> None:
         self.index: dict[tuple, int] = {}
         self._sets: dict[int, int] = {}
         self._collect(tree)
@@ -147,6 +197,8 @@ class _Classes:
             bit = np.uint64(1 << k)
             for start, end in _members(key).tolist():
                 signature[start:end] |= bit
+        if unicode != "regex":
+            _as_peer(signature, unicode)
         # the signature changes a few thousand times along the code points: work on its runs
         run_starts = np.flatnonzero(np.concatenate([[True], signature[1:] != signature[:-1]]))
         values, run_classes = np.unique(signature[run_starts], return_inverse=True)
@@ -462,33 +514,44 @@ def _cannot_fail_from(code: list[list[int]], pc: int) -> bool:
 
 
 _lock = allocate_lock()
-_compiled: dict[str, CompiledPattern] = {}
+_compiled: dict[tuple[str, str], CompiledPattern] = {}
 
 
-def compile_pattern(pattern: str) -> CompiledPattern:
+def compile_pattern(pattern: str, unicode: str = "regex") -> CompiledPattern:
     """``pattern`` compiled for the kernel and registered there (once per process; the same
-    object for the same pattern afterwards, from any thread), or with the reason it is not.
-    The first compile of a pattern takes ~0.05-0.5 s (its classes over all code points)."""
-    found = _compiled.get(pattern)
+    object for the same pattern afterwards, from any thread), or with the reason it is not; its
+    classes by the Unicode of ``unicode`` (:data:`ubpe.text.patterns.UNICODES`: the `regex`
+    module's, or a peer's for a model read from the peer's file, see the module docstring).
+    The first compile of a pattern takes ~0.05-0.5 s (its classes over all code points; a
+    peer's ~0.1 s more), then its program is read from the machine's cache."""
+    found = _compiled.get((pattern, unicode))
     if found is not None:
         return found
     with _lock:
-        found = _compiled.get(pattern)
+        found = _compiled.get((pattern, unicode))
         if found is None:
-            found = _compile(pattern)
-            _compiled[pattern] = found
+            found = _compile(pattern, unicode)
+            _compiled[pattern, unicode] = found
     return found
 
 
-def compiles_quickly(pattern: str) -> bool:
+def compiles_quickly(pattern: str, unicode: str = "regex") -> bool:
     """Whether :func:`compile_pattern` of ``pattern`` is a look-up: compiled in this process,
     or its program in the machine's cache (~10 ms to read, not 0.05-0.5 s to build)."""
-    return pattern in _compiled or is_cached("program", pattern)
+    return (pattern, unicode) in _compiled or is_cached("program", _program_key(pattern, unicode))
 
 
-def _compile(pattern: str) -> CompiledPattern:
+def _program_key(pattern: str, unicode: str) -> str:
+    """The machine cache's key of ``pattern``'s program: the pattern, and for a peer's Unicode
+    the key of its class table (a regenerated table makes new programs)."""
+    if unicode == "regex":
+        return pattern
+    return f"{class_table_key(unicode)}\n{pattern}"
+
+
+def _compile(pattern: str, unicode: str) -> CompiledPattern:
     # (read as buffers: a model whose pattern the machine's cache holds loads without numpy)
-    program = cached_buffers("program", pattern, lambda: _program(pattern))
+    program = cached_buffers("program", _program_key(pattern, unicode), lambda: _program(pattern, unicode))
     if "reason" in program:
         return CompiledPattern(pattern, None, False, str(program["reason"]))
     full = "the kernel holds as many compiled patterns as it takes (8,192, or 128 MB of their tables)"
@@ -506,7 +569,7 @@ def _compile(pattern: str) -> CompiledPattern:
     return CompiledPattern(pattern, pattern_id, total, None)
 
 
-def _program(pattern: str) -> dict[str, np.ndarray]:
+def _program(pattern: str, unicode: str = "regex") -> dict[str, np.ndarray]:
     """The arrays of ``pattern``'s program as `register_program` takes them (what the machine's
     cache keeps, see `ubpe.tables_cache`), or ``{"reason": why not}``."""
     try:
@@ -518,7 +581,7 @@ def _program(pattern: str) -> dict[str, np.ndarray]:
         tree = parser.parse()
         if _nullable(tree):
             raise Unsupported("the pattern can match the empty string")
-        classes = _Classes(tree, parser.uses_word_boundary)
+        classes = _Classes(tree, parser.uses_word_boundary, unicode)
         emitter = _Emitter(classes)
         start_guard = emitter.guard(tree)
         emitter.node(tree)

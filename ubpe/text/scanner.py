@@ -61,14 +61,14 @@ def whole_matches(pattern: str | regex.Pattern, text: str) -> list[str]:
 def native_bounds(data: bytes, pattern: str, unicode: str = "regex") -> np.ndarray | None:
     """Byte offsets of the pieces of UTF-8 ``data`` by the kernel's scanner, or ``None`` when
     the kernel cannot take ``pattern`` as a tiling of the text (see ``native_pattern_id``);
-    a preset's scanner classifies code points by the Unicode of ``unicode``
-    (`ubpe.text.patterns.code_point_classes`).
+    code points are classified by the Unicode of ``unicode``
+    (`ubpe.text.patterns.code_point_classes`, `ubpe.text.regex_program`).
 
     >>> from ubpe.text.patterns import PATTERNS
     >>> native_bounds("hi there".encode(), PATTERNS["cl100k"]).tolist(), native_bounds(b"x", "x+")
     ([0, 2, 8], None)
     """
-    native = native_pattern_id(pattern)
+    native = native_pattern_id(pattern, unicode)
     if native is None:
         return None
     return split_text(np.frombuffer(data, dtype=np.uint8), code_point_classes(unicode), native)
@@ -76,15 +76,16 @@ def native_bounds(data: bytes, pattern: str, unicode: str = "regex") -> np.ndarr
 
 def pretokenize(text: str, pattern: str, unicode: str = "regex") -> tuple[np.ndarray, np.ndarray]:
     """``(symbols, bounds)``: the UTF-8 bytes of ``text``'s pieces under ``pattern`` (a
-    pat_str) as ids, piece ``k`` at ``bounds[k]:bounds[k+1]``; a preset's scanner classifies
-    code points by the Unicode of ``unicode`` (any other pattern by the `regex` module's).
+    pat_str) as ids, piece ``k`` at ``bounds[k]:bounds[k+1]``; code points are classified by
+    the Unicode of ``unicode`` (`ubpe.text.patterns.UNICODES`), except by a pattern the regex
+    VM does not take, which the `regex` module splits with its own.
     Raises ``UnicodeEncodeError`` on lone surrogates (callers replace them first, see
     ``without_surrogates``)."""
     data = text.encode("utf-8")
     bounds = native_bounds(data, pattern, unicode)
     if bounds is not None:
         return np.frombuffer(data, dtype=np.uint8).astype(ID_DTYPE), bounds
-    compiled = compile_pattern(pattern)
+    compiled = compile_pattern(pattern, unicode)
     if compiled.pattern_id is not None:  # the kernel's VM; characters between pieces are dropped
         raw = np.frombuffer(data, dtype=np.uint8)
         starts, ends = find_pieces(raw, compiled.pattern_id)
