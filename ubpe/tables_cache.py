@@ -9,7 +9,8 @@ Where: ``$UBPE_CACHE_DIR``, else the user cache folder (``platformdirs.user_cach
 ``~/.cache/ubpe`` on Linux, ``$XDG_CACHE_HOME`` honoured, found here without importing
 platformdirs), in a subfolder named by the key of
 what the tables depend on - ubpe's version, the `regex` module's version (its Unicode data
-decides every class) and the source of the modules that build them - so an upgrade or an edit
+decides every class) and the source of the modules that build them and of the peers' tables
+(``text/peer_classes.py``: a peer's entries are keyed by its name alone) - so an upgrade or an edit
 starts a new folder instead of reading stale tables. Each entry is one file named by a hash of
 its content key (the pattern, ...): a JSON header holding that key again and each array's
 dtype, shape and place, then the arrays' bytes, read at once into one buffer that the arrays
@@ -55,8 +56,8 @@ DISABLE_VARIABLE = "UBPE_NO_CACHE"
 #: the cache's folder, instead of the user cache folder
 DIR_VARIABLE = "UBPE_CACHE_DIR"
 #: the modules whose code decides the tables' content (relative to the package)
-_SOURCES = ("text/patterns.py", "text/class_tables.py", "text/regex_program.py", "text/regex_parse.py", "text/pretokenizers.py",
-            "models/sentencepiece.py", "tables_cache.py")
+_SOURCES = ("text/patterns.py", "text/class_tables.py", "text/peer_classes.py", "text/regex_program.py",
+            "text/regex_parse.py", "text/pretokenizers.py", "models/sentencepiece.py", "tables_cache.py")
 #: an entry's file: its name's ending, its first bytes, the largest header read (a key is a
 #: pattern or a hash), where each array starts (a multiple of this from the file's start)
 SUFFIX, _MAGIC, _MAX_HEADER, _ALIGN = ".tables", b"UBPETBL1", 1 << 20, 64
@@ -86,10 +87,11 @@ def hasher(data: bytes = b"", size: int = 32) -> Any:
 def _regex_version() -> str:
     """The installed `regex` module's version (its Unicode makes the code-point classes), read
     from the name of its distribution's metadata folder beside it: importing it to ask costs
-    8 ms that a load whose text needs no regex does not pay. Else the module's own."""
-    import importlib.util
+    8 ms that a load whose text needs no regex does not pay. Else the module's own. (The path
+    finder itself: `importlib.util`'s import is ~1-2 ms of a cold load.)"""
+    from importlib.machinery import PathFinder
 
-    spec = importlib.util.find_spec("regex")
+    spec = None if "regex" in sys.modules else PathFinder.find_spec("regex")
     if spec is not None and spec.origin:
         folder = os.path.dirname(os.path.dirname(spec.origin))
         try:

@@ -260,7 +260,7 @@ def test_code_point_classes_from_the_cache_equal_a_fresh_build(cache):
     assert len(_entries(cache)) == 1
 
 
-def test_a_peers_classes_are_its_runs_and_a_new_table_is_a_new_entry(cache, monkeypatch):
+def test_a_peers_classes_are_its_runs(cache):
     from ubpe.text import peer_classes
 
     expected = bytes(class_tables.table_of_runs(peer_classes.RUNS["llama.cpp"], peer_classes.CHANGES.get("llama.cpp", "")))
@@ -270,30 +270,39 @@ def test_a_peers_classes_are_its_runs_and_a_new_table_is_a_new_entry(cache, monk
         _forget_code_point_classes()
         cached = code_point_class_buffer("llama.cpp")  # read back
         assert len(_entries(cache)) == 1
-        monkeypatch.setitem(peer_classes.RUNS, "llama.cpp", "0 0;41 1")  # as if generated anew
-        monkeypatch.setitem(peer_classes.CHANGES, "llama.cpp", "42 43 7")
-        _forget_code_point_classes()
-        regenerated = code_point_class_buffer("llama.cpp")
     finally:
         _forget_code_point_classes()
     assert cached.format == built.format == "H" and bytes(cached) == bytes(built) == expected
-    assert (regenerated[0x40], regenerated[0x43], regenerated[0x10FFFF]) == (0, 7, 1) and len(_entries(cache)) == 2
+
+
+def test_a_regenerated_peer_table_is_a_new_folder_of_the_cache(tmp_path, monkeypatch):
+    """A peer's entries (its classes, the programs compiled by them) are keyed by its name in a
+    folder whose key hashes ``text/peer_classes.py``: a regenerated table is another folder, so
+    no process reads the old table's entries (and a load whose tables are cached does not
+    import the tables' module to hash them)."""
+    import shutil
+
+    package = os.path.dirname(tables_cache.__file__)
+    for name in tables_cache._SOURCES:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(os.path.join(package, name), tmp_path / name)
+    monkeypatch.setattr(tables_cache, "__file__", str(tmp_path / "tables_cache.py"))
+    before = tables_cache._code_key()
+    assert tables_cache._code_key() == before
+    tables = tmp_path / "text" / "peer_classes.py"
+    tables.write_text(tables.read_text(encoding="utf-8").replace('"0 0;', '"0 1;', 1), encoding="utf-8")
+    assert tables_cache._code_key() != before
 
 
 def test_a_peers_program_is_an_entry_of_its_own_keyed_by_the_peers_table(cache, monkeypatch):
-    """A program compiled by a peer's Unicode is cached apart from the `regex` module's, and a
-    regenerated peer table makes it anew (its key holds the table's)."""
-    from ubpe.text import peer_classes
-
+    """A program compiled by a peer's Unicode is cached apart from the `regex` module's (a
+    regenerated peer table is a new folder: the test above)."""
     pattern = r"x\p{L}+y"
     keys = [regex_program._program_key(pattern, unicode) for unicode in ("regex", "tiktoken", "llama.cpp")]
     assert len(set(keys)) == 3 and keys[0] == pattern
     assert not regex_program.compiles_quickly(pattern, "llama.cpp")
     tables_cache.cached_arrays("program", keys[2], lambda: regex_program._program(pattern, "llama.cpp"))
     assert regex_program.compiles_quickly(pattern, "llama.cpp") and not regex_program.compiles_quickly(pattern)
-    monkeypatch.setitem(peer_classes.RUNS, "llama.cpp", "0 0;41 1")  # as if generated anew
-    assert regex_program._program_key(pattern, "llama.cpp") != keys[2]
-    assert not regex_program.compiles_quickly(pattern, "llama.cpp")
     with pytest.raises(InvalidParameterError, match="one of regex, tiktoken"):
         regex_program.compile_pattern(pattern, "unicodedata")
 
