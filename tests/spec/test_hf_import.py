@@ -454,12 +454,13 @@ _COLD_LOAD = r"""
 import json, sys
 import ubpe
 tok = ubpe.load(sys.argv[1])
+loaded = sorted(m for m in sys.modules if m.startswith("ubpe.models."))
 texts = json.loads(sys.argv[2])
 plain = tok.encode(texts[-2])
 lean = sorted(m for m in ("numpy", "regex", "dataclasses") if m in sys.modules)
 print(json.dumps([tok.encode(text) for text in texts]))
 print(json.dumps([lean, sorted(m for m in sys.modules if m == "numpy" or m.startswith("numpy.")),
-                  sorted(m for m in sys.modules if m.startswith(("ubpe.models.", "ubpe.io.")))]))
+                  sorted(m for m in sys.modules if m.startswith(("ubpe.models.", "ubpe.io."))), loaded]))
 """
 
 
@@ -474,8 +475,9 @@ def test_a_file_loads_and_encodes_without_numpy(name, tmp_path_factory, tmp_path
     issue 36), and a plain text without the regex module and dataclasses either (12 ms; a
     Split regex's validity read from the machine's cache of its VM program), with HF's ids;
     the first process builds the machine's tables (code-point classes, the regex program),
-    the second reads them. A WordPiece file imports no BPE model, and no file another format's
-    reader (`ubpe.models.hf_base`, `ubpe.io.sniff`)."""
+    the second reads them. A WordPiece file imports no BPE model, a character model no
+    byte-level one (`ubpe.models.hf_char`), and no file another format's reader
+    (`ubpe.models.hf_base`, `ubpe.io.sniff`)."""
     from tokenizers import Tokenizer
 
     from hf_builders import bert
@@ -492,10 +494,13 @@ def test_a_file_loads_and_encodes_without_numpy(name, tmp_path_factory, tmp_path
         done = subprocess.run([sys.executable, "-c", _COLD_LOAD, str(path), json.dumps(texts)],
                               capture_output=True, text=True, env=env, check=True, cwd=tempfile.gettempdir())
         ids, imported = done.stdout.splitlines()
-    lean, after_all, modules = json.loads(imported)
+    lean, after_all, modules, loaded = json.loads(imported)
     assert lean == [] and after_all == []  # a plain text's load and encode: no numpy, regex, dataclasses; any text: no numpy
     bpe = {"ubpe.models.hf", "ubpe.models.ranked_bpe", "ubpe.models.sentencepiece", "ubpe.models.clip"}
+    byte_level = {"ubpe.models.hf", "ubpe.models.ranked_bpe", "ubpe.models.clip"}
+    character = name.startswith(("llama2", "trained-metaspace", "trained-byte-fallback"))
     assert not set(modules) & (bpe if name.startswith("bert") else set())
+    assert not set(loaded) & (byte_level if character else set())  # (a text with added tokens may borrow its calls)
     readers = {f"ubpe.io.{m}" for m in ubpe.io.FORMAT_MODULES if m != "hf"}
     assert not set(modules) & readers and "ubpe.io.hf_import" in modules
     reference = Tokenizer.from_file(str(path))

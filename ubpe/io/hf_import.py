@@ -3,7 +3,7 @@
 The components are turned into :mod:`ubpe.text.hf_pipeline` steps and the model into
 :class:`~ubpe.models.hf.HFByteLevelBPE` (when the pre-tokenizer holds ``ByteLevel``;
 :class:`~ubpe.models.hf.HFEndOfWordBPE` when the model has an ``end_of_word_suffix``, as CLIP's),
-:class:`~ubpe.models.hf.HFCharBPE`, or :class:`~ubpe.models.wordpiece.HFWordPiece`. What is read:
+:class:`~ubpe.models.hf_char.HFCharBPE`, or :class:`~ubpe.models.wordpiece.HFWordPiece`. What is read:
 
 * ``model``: ``BPE`` (``vocab``, ``merges`` as ``"a b"`` or ``["a", "b"]``, ``unk_token``,
   ``fuse_unk``, ``byte_fallback``, ``ignore_merges``, ``end_of_word_suffix`` on byte-level
@@ -56,7 +56,8 @@ if TYPE_CHECKING:
     from typing import Any
     from ..text.precompiled import Precompiled
     from ..models.composed import ComposedTokenizer
-    from ..models.hf import HFByteLevelBPE, HFCharBPE, HFEndOfWordBPE
+    from ..models.hf import HFByteLevelBPE, HFEndOfWordBPE
+    from ..models.hf_char import HFCharBPE
     from ..models.wordpiece import HFWordPiece
 from ..text.hf_pipeline import BEHAVIORS, UNICODE, AddedToken, AddedTokens, PreTokenizer, normalize
 from ..text.normalizers import BertNormalizer
@@ -444,8 +445,6 @@ class _Reader:
         word_end = model.get("end_of_word_suffix") or None
         if word_end is not None and not isinstance(word_end, str):
             raise self.fail(f"BPE `end_of_word_suffix` must be a string, got {word_end!r:.40}")
-        from ..models.hf import HFByteLevelBPE, HFCharBPE, HFEndOfWordBPE  # (a WordPiece file's load imports no BPE model)
-
         vocab, merges = self.vocab_and_merges(model)
         self.check_ids(vocab)
         pipeline = self.pipeline(doc, vocab)
@@ -454,6 +453,10 @@ class _Reader:
         unk = unk if isinstance(unk, str) else None
         common = dict(unk=unk, ignore_merges=bool(model.get("ignore_merges", False)), name="tokenizer.json",
                       where=self.where)
+        if word_end is not None or pre.byte_level:  # (a WordPiece or character model's load imports no byte-level model)
+            from ..models.hf import HFByteLevelBPE, HFEndOfWordBPE
+        else:
+            from ..models.hf_char import HFCharBPE
         if word_end is not None:
             if not pre.byte_level or common["ignore_merges"]:
                 raise self.fail("BPE `end_of_word_suffix` is supported on byte-level models without "

@@ -19,10 +19,7 @@ from __future__ import annotations
 
 import codecs
 import functools
-from array import array
-from collections import namedtuple
 from collections.abc import Callable, Iterable
-from itertools import accumulate
 
 from ubpe_native._hf_pretok import GPT2_SPELLING, ISOLATED, STEP_SPLIT, HFPreTokenizer
 from ubpe_native._merges import PairMerges, pack_units
@@ -34,6 +31,7 @@ from ubpe_native._tables import StringIds
 from .._lazy import LazyPattern
 from .chunks import CUTTABLE_PATTERN_IDS, FlatIds, cuttable_unless, docs_matching, encode_chunk
 from .imported import BYTE, CONTROL, NORMAL, SILENT_TYPES, UNUSED, BatchRuns, ImportedTokenizer, token_bytes
+from .scan import Scan, whole_words  # (their home is scan.py: a character model's load imports no byte-level model)
 
 __all__ = ["BYTE_TO_CHAR", "CHAR_TO_BYTE", "ImportedBPE", "Scan", "byte_level_raw",
            "cut_digits", "split_merges", "whole_words",
@@ -48,25 +46,6 @@ TYPE_CHECKING = False  # (typing's, without importing typing: ~1.5 ms of a cold 
 if TYPE_CHECKING:
     from typing import Any
     from ..vocabulary import Vocabulary
-
-
-class Scan(namedtuple("Scan", "pattern single_digits prefix_space program", defaults=(False, False, None))):
-    """How the kernel's scanner splits a model's text: by a preset ``pattern`` of
-    `ubpe_native._pretokenize`, with every number code point cut out on its own
-    (``single_digits``: Qwen2's ``\\p{N}`` where Llama 3's pattern has ``\\p{N}{1,3}``, the
-    one alternative that matches a number), after a blank put in front of a text that has none
-    (``prefix_space``: HF's ``ByteLevel(add_prefix_space=true)``), or by a ``program`` of HF's
-    pre-tokenizer steps. (`collections`' named tuple: `typing.NamedTuple` compiles each
-    field's annotation, ~0.5 ms of a load.)"""
-
-    __slots__ = ()
-
-    pattern: int
-    single_digits: bool  # (default: False)
-    prefix_space: bool  # (default: False)
-    #: an `ubpe_native._hf_pretok.HFPreTokenizer` that gives the words instead of ``pattern``
-    #: (HF's multi-step pre-tokenizers; ``pattern`` is then not read; default: None)
-    program: Any
 
 
 # Pre-tokenizer types that the kernel's scanner splits as llama.cpp does (see _words)
@@ -451,13 +430,6 @@ def cut_digits(text: str, bounds: np.ndarray, unicode: str = "regex") -> np.ndar
     widths = 1 + (points >= 0x80).astype(np.int64) + (points >= 0x800) + (points >= 0x10000)
     ends = np.cumsum(widths)
     return np.unique(np.concatenate([bounds, ends[numeric] - widths[numeric], ends[numeric]]))
-
-
-def whole_words(words: list[tuple[bytes | None, int]]) -> tuple[bytes, array, array]:
-    """``(blob, offsets, ids)`` of the (bytes, id) words that have bytes, as `PairMerges`
-    takes words that become one token (llama.cpp's ``ignore_merges``)."""
-    raws, ids = [raw for raw, _ in words if raw], [i for raw, i in words if raw]
-    return b"".join(raws), array("q", accumulate(map(len, raws), initial=0)), array("i", ids)
 
 
 _ONE_SPACE_LINES = LazyPattern(" [^\n]* ")  # a line with two spaces

@@ -199,9 +199,6 @@ class PreTokenizer:
         # (here: a file whose pipeline the kernel does not run, BERT's, imports neither)
         from ubpe_native._hf_pretok import GPT2_SPELLING, STEP_BYTE_LEVEL, STEP_SPLIT, HFPreTokenizer
 
-        from .patterns import code_point_class_buffer
-        from .regex_program import compile_pattern
-
         rows = []
         for step in self.steps:
             if step[0] == "byte_level":
@@ -212,6 +209,8 @@ class PreTokenizer:
             # (a pattern left uncompiled has the default flags: `ubpe.io.hf_import._valid_by_the_cache`)
             if not isinstance(step[1], LazyPattern) and step[1].flags != regex.compile("").flags:
                 return None, f"the split pattern {step[1].pattern!r} has flags"
+            from .regex_program import compile_pattern  # (a Split step's: Metaspace's pipeline imports no VM)
+
             compiled = compile_pattern(step[1].pattern, unicode)
             if compiled.pattern_id is None:
                 return None, f"the regex VM does not take {step[1].pattern!r}: {compiled.reason}"
@@ -223,6 +222,8 @@ class PreTokenizer:
             return HFPreTokenizer(rows, None, GPT2_SPELLING, 0, known, sentinel, fuse), None
         if not self.byte_level:
             return None, "no byte_level step"
+        from .class_tables import code_point_class_buffer
+
         return HFPreTokenizer(rows, code_point_class_buffer(unicode), GPT2_SPELLING, int(end_of_word)), None
 
     def words(self, text: str, first: bool, spell: bool = True) -> list[str]:
