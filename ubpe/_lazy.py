@@ -27,6 +27,10 @@ if TYPE_CHECKING:
 #: ``regex``, imported on first use: 8 ms that a load whose text needs no regex (a ``.tiktoken``
 #: file with its preset, a tokenizer.json the kernel's scanner splits) does not pay
 regex: Any = LazyModule("regex")
+#: the standard library's ``re``, imported on first use: with ``enum``, ~2 ms of a small file's
+#: cold load, which a load that compiles no pattern (a tokenizer.json with a few added tokens,
+#: :mod:`ubpe.text.literals`) does not pay
+re: Any = LazyModule("re")
 
 
 class LazyPattern:

@@ -34,10 +34,10 @@ from __future__ import annotations
 
 import os
 import sys
-import json
 from collections.abc import Callable
 
 from ._version import __version__
+from .files import loads_json  # (json's C scanner: the json package compiles regexes on import)
 
 TYPE_CHECKING = False  # (typing's, without importing typing: ~1.5 ms of a cold load)
 if TYPE_CHECKING:
@@ -260,7 +260,7 @@ def _layout(data: bytearray, key: str) -> dict[str, tuple[str, tuple[int, ...], 
         return None
     base = start + size + (-(start + size) % _ALIGN)  # where the arrays start (offsets count from here)
     try:
-        header = json.loads(bytes(data[start:start + size]))
+        header = loads_json(bytes(data[start:start + size]).decode("ascii"))
         if header["key"] != key:
             return None
         layout = {}
@@ -274,7 +274,7 @@ def _layout(data: bytearray, key: str) -> dict[str, tuple[str, tuple[int, ...], 
                     or type(offset) is not int or offset < 0 or base + offset + count * itemsize > len(data)):
                 return None
             layout[str(name)] = (dtype, shape, count, base + offset)
-    except (ValueError, KeyError, TypeError):  # not JSON, a field missing or of another type
+    except (ValueError, KeyError, TypeError, RecursionError):  # not JSON, a field missing or of another type
         return None
     return layout
 
@@ -321,6 +321,8 @@ def _write(path: str | os.PathLike, key: str, arrays: dict[str, Any]) -> None:
         rows.append([name, dtype, shape, offset])
         blobs.append(blob + bytes(-len(blob) % _ALIGN))
         offset += len(blobs[-1])
+    import json  # (only when an entry is written)
+
     header = json.dumps({"key": key, "arrays": rows}).encode("ascii")
     head = _MAGIC + len(header).to_bytes(4, "little") + header
     head += bytes(-len(head) % _ALIGN)

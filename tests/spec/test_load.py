@@ -117,18 +117,26 @@ def test_loading_one_format_imports_no_other_family(tmp_path):
 #: call) does without, each 0.3-1.5 ms of a cold start (issue 36): pathlib (it imports urllib
 #: and ipaddress), tempfile and shutil (random, bz2, lzma: for written entries of the machine's
 #: cache only), threading (`_thread`'s lock is enough), heapq, struct, mmap, typing (1.5 ms;
-#: `TYPE_CHECKING = False` in its place)
-_NOT_ON_A_LOADS_PATH = ("pathlib", "tempfile", "shutil", "threading", "heapq", "struct", "mmap", "typing")
-#: a fresh process that records each of those that a statement of ubpe's code imports (an
-#: editable install's loader imports some of them at start-up: sys.modules cannot tell)
+#: `TYPE_CHECKING = False` in its place), re (with enum, ~2 ms: `ubpe.text.literals` finds a few
+#: added tokens; `ubpe._lazy.re` where a pattern is needed), json (its package compiles regexes
+#: on import: `ubpe.files.loads_json` calls its C scanner), contextlib
+_NOT_ON_A_LOADS_PATH = ("pathlib", "tempfile", "shutil", "threading", "heapq", "struct", "mmap", "typing", "re",
+                        "json", "contextlib")
+#: a fresh process that records each of those that a statement of ubpe's code imports, or
+#: its ``importlib.import_module`` call (a lazy module's first use) (an editable install's
+#: loader imports some of them at start-up: sys.modules cannot tell)
 _SPY = """
-import builtins, sys
-seen, real = set(), builtins.__import__
+import builtins, importlib, sys
+seen, real, real_module = set(), builtins.__import__, importlib.import_module
 def spy(name, globals=None, locals=None, fromlist=(), level=0):
     if level == 0 and name in {watch!r} and str((globals or {{}}).get("__name__", "")).startswith("ubpe"):
         seen.add(name)
     return real(name, globals, locals, fromlist, level)
-builtins.__import__ = spy
+def spy_module(name, package=None):
+    if name in {watch!r} and str(sys._getframe(1).f_globals.get("__name__", "")).startswith("ubpe"):
+        seen.add(name)
+    return real_module(name, package)
+builtins.__import__, importlib.import_module = spy, spy_module
 {run}
 print(" ".join(sorted(seen)), file=sys.stderr)
 """

@@ -44,13 +44,12 @@ from __future__ import annotations
 
 import collections
 import functools
-import json
 import os
-import re
 
-from .._lazy import LazyPattern, regex
+from .._lazy import LazyPattern, re, regex  # (each imported when first used)
 from ..models.hf_base import SCANNED_REGEXES, HFPipeline, JsonMerges
 from ..text.byte_chars import BYTE_TO_CHAR
+from ..text.literals import escape
 TYPE_CHECKING = False  # (typing's, without importing typing: ~1.5 ms of a cold load)
 if TYPE_CHECKING:
     from typing import Any
@@ -62,7 +61,7 @@ if TYPE_CHECKING:
 from ..text.hf_pipeline import BEHAVIORS, UNICODE, AddedToken, AddedTokens, PreTokenizer, normalize
 from ..text.normalizers import BertNormalizer
 from ..errors import ModelFormatError
-from ..files import check_depth, check_path, decoded_text, gc_paused, parse_json, read_text
+from ..files import check_depth, check_path, decoded_text, gc_paused, loads_json, parse_json, read_text
 
 NORMALIZERS = ("Sequence", "NFC", "NFD", "NFKC", "NFKD", "Lowercase", "Prepend", "Replace", "Strip",
                "BertNormalizer", "Precompiled", "StripAccents")
@@ -96,6 +95,7 @@ def read(path: str | os.PathLike) -> HFByteLevelBPE | HFCharBPE | ComposedTokeni
 
 #: what stands for ``model.merges`` in the document the json module reads (`_without_merges`)
 _MERGES_HERE = "\x00ubpe: the merges, read apart"
+_MERGES_HERE_JSON = b'"\\u0000ubpe: the merges, read apart"'  # (json.dumps(_MERGES_HERE))
 
 
 def _without_merges(data: bytes, where: str) -> dict | None:
@@ -112,7 +112,7 @@ def _without_merges(data: bytes, where: str) -> dict | None:
         return None
     start, end, count = span
     try:  # the rest decoded as `read_text` decodes a file
-        doc = json.loads(decoded_text(data[:start] + json.dumps(_MERGES_HERE).encode() + data[end:]))
+        doc = loads_json(decoded_text(data[:start] + _MERGES_HERE_JSON + data[end:]))
     except (ValueError, RecursionError):  # not UTF-8 or not JSON: from_json names it
         return None
     model = doc.get("model") if isinstance(doc, dict) else None
@@ -161,7 +161,7 @@ class _Reader:
 
     def pattern(self, node: Any, component: str) -> regex.Pattern:
         if isinstance(node, dict) and isinstance(node.get("String"), str):  # (a literal: compiled when
-            return LazyPattern(re.escape(node["String"]))  # a text needs it; re's escapes are regex's too)
+            return LazyPattern(escape(node["String"]))  # a text needs it; re's escapes are regex's too)
         if isinstance(node, dict) and isinstance(node.get("Regex"), str):
             from ..text.onig import onig_regex
             from ..text.patterns import compile_regex
@@ -504,7 +504,7 @@ def _ids_by_string(vocab: dict) -> bool:
 
 
 #: a global inline flag group (``(?i)``, not ``(?i:...)``): the whole pattern's flags, which only a compile tells
-_FLAG_GROUP = re.compile(r"\(\?[a-zA-Z]*(?:-[a-zA-Z]*)?\)")
+_FLAG_GROUP = r"\(\?[a-zA-Z]*(?:-[a-zA-Z]*)?\)"  # (compiled by `re`'s cache when first used)
 
 
 def _valid_by_the_cache(pattern: str) -> bool:
@@ -520,7 +520,7 @@ def _valid_by_the_cache(pattern: str) -> bool:
     from ..text.regex_program import compile_pattern, compiles_quickly
 
     # (the program by HF's Unicode: the one `PreTokenizer.native` runs)
-    if len(pattern) > MAX_PATTERN_CHARS or _FLAG_GROUP.search(pattern) or not compiles_quickly(pattern, UNICODE):
+    if len(pattern) > MAX_PATTERN_CHARS or re.search(_FLAG_GROUP, pattern) or not compiles_quickly(pattern, UNICODE):
         return False
     return compile_pattern(pattern, UNICODE).pattern_id is not None
 
@@ -530,5 +530,10 @@ def _is_id(value: Any) -> bool:
 
 
 def _snake(name: str) -> str:
-    """``MergedWithPrevious`` -> ``merged_with_previous``."""
-    return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()  # (ASCII: re, loaded already)
+    """``MergedWithPrevious`` -> ``merged_with_previous`` (an underscore before each ASCII
+    capital but the first character).
+
+    >>> _snake("MergedWithPrevious"), _snake("Isolated"), _snake("ÉtéX")
+    ('merged_with_previous', 'isolated', 'été_x')
+    """
+    return "".join("_" + c if k and "A" <= c <= "Z" else c for k, c in enumerate(name)).lower()

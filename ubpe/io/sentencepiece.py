@@ -13,7 +13,6 @@ sentencepiece's ids. Word and char models, and protobufs that are no ModelProto,
 from __future__ import annotations
 
 import os
-import re
 
 from ubpe_native._numpy import np
 
@@ -32,7 +31,7 @@ SUPPORTED_TYPES = ("unigram", "bpe")
 
 # sentencepiece's piece types
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
-_BYTE_PIECE = re.compile(r"<0x([0-9A-F]{2})>")
+_HEX_DIGITS = frozenset("0123456789ABCDEF")
 N_BYTES = 256
 #: sentencepiece refuses a piece of this many UTF-8 bytes or more (``kMaxPieceSize``)
 MAX_PIECE_BYTES = 8000
@@ -76,15 +75,27 @@ def check_pieces(pieces: list[str], types: list[int], byte_fallback: bool, where
         elif kind == BYTE:
             if not byte_fallback:
                 raise ModelFormatError(f"{where}: byte piece {piece[:40]!r} is found although byte_fallback is false")
-            matched = _BYTE_PIECE.fullmatch(piece)
-            if matched is None:
+            value = byte_piece_value(piece)
+            if value is None:
                 raise ModelFormatError(f"{where}: byte piece {piece[:40]!r} is not of the form <0xXX>")
-            bytes_found.add(int(matched.group(1), 16))
+            bytes_found.add(value)
     if unknown is None:
         raise ModelFormatError(f"{where}: no piece is the unknown piece (sentencepiece needs one)")
     if byte_fallback and len(bytes_found) != N_BYTES:
         raise ModelFormatError(f"{where}: byte_fallback is true but {N_BYTES - len(bytes_found)} of the 256 byte "
                                "pieces are missing (text that needs them would be lost)")
+
+
+def byte_piece_value(piece: str) -> int | None:
+    """The byte that a byte piece ``<0xXX>`` (two uppercase hex digits, as sentencepiece writes
+    them) stands for, or None if ``piece`` is not of that form.
+
+    >>> byte_piece_value("<0x0A>"), byte_piece_value("<0x0a>"), byte_piece_value("<0x0A> ")
+    (10, None, None)
+    """
+    if len(piece) == 6 and piece[:3] == "<0x" and piece[5] == ">" and piece[3] in _HEX_DIGITS and piece[4] in _HEX_DIGITS:
+        return int(piece[3:5], 16)
+    return None
 
 
 def _pieces_pass(pieces: list[str], types: list[int], byte_fallback: bool, one_table: bool) -> bool:
@@ -107,8 +118,8 @@ def _pieces_pass(pieces: list[str], types: list[int], byte_fallback: bool, one_t
     byte_pieces = [p for p, kind in zip(pieces, types) if kind == BYTE]
     if not byte_fallback:
         return not byte_pieces
-    found = {int(m.group(1), 16) for m in map(_BYTE_PIECE.fullmatch, byte_pieces) if m}
-    return len(found) == N_BYTES and all(_BYTE_PIECE.fullmatch(p) for p in byte_pieces)
+    values = list(map(byte_piece_value, byte_pieces))
+    return None not in values and len(set(values)) == N_BYTES
 
 
 def read_model_proto(data: bytes) -> Any:

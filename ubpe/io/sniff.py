@@ -17,8 +17,6 @@ first needs one (``re``'s cache), behind a plain bytes test that turns most othe
 
 from __future__ import annotations
 
-import re
-
 TYPE_CHECKING = False  # (typing's, without importing typing: ~1.5 ms of a cold load)
 if TYPE_CHECKING:
     from typing import Callable
@@ -30,25 +28,81 @@ _PIECES_TAG = 0x0A
 _MAX_VARINT_BYTES = 10
 #: the ``format`` field of ubpe's own model files
 UBPE_FORMAT_NAME = "ubpe-model"
-_UBPE_FORMAT_FIELD = rb'"format"\s*:\s*"' + UBPE_FORMAT_NAME.encode() + rb'"'
 #: the top-level fields of a ubpe 0.3.0 JSON dump (one of them comes first)
 UBPE030_FIELDS = ("n_tokens", "alphabet", "known_words", "break_tokens", "regex_str", "stop_tokens", "mapper",
                   "weights")
-_UBPE030_FIRST_FIELD = rb'\s*\{\s*"(' + "|".join(UBPE030_FIELDS).encode() + rb')"\s*:'
 #: minbpe's first line
 MINBPE_VERSION = "minbpe v1"
-_TIKTOKEN_LINE = rb"[A-Za-z0-9+/]+={0,2} [0-9]+(\r?\n|$)"
 _BASE64_FIRST = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
-_TEKKEN_ENTRY = rb'\{\s*"rank"\s*:\s*[0-9]+\s*,\s*"(token_bytes|token_str)"\s*:'
-_TEKKEN_SIZES = (rb'"default_vocab_size"\s*:\s*[0-9]', rb'"default_num_special_tokens"\s*:\s*[0-9]')
+_BASE64 = bytes(sorted(_BASE64_FIRST))
+#: whitespace between a JSON file's tokens, as a bytes regex's ``\s`` reads it
+_SPACE = frozenset(b" \t\n\r\x0b\x0c")
+#: a part of :func:`_then` that stands for one or more ASCII digits
+DIGITS = b"[0-9]+"
+
+
+def _quoted(*names: str) -> tuple[bytes, ...]:
+    return tuple(f'"{name}"'.encode() for name in names)
+
+
 # HF's top-level keys, or its model object's first keys: a file whose keys come in another
 # order than HF writes them puts the model and its vocabulary first
-_HF_KEYS = rb'"(added_tokens|pre_tokenizer|post_processor|truncation)"\s*:'
-_HF_MODEL = rb'"model"\s*:\s*\{\s*"(type|vocab|merges|unk_token|dropout|continuing_subword_prefix)"\s*:'
+_HF_KEYS = _quoted("added_tokens", "pre_tokenizer", "post_processor", "truncation")
+_HF_MODEL_KEYS = _quoted("type", "vocab", "merges", "unk_token", "dropout", "continuing_subword_prefix")
+_TEKKEN_TOKEN_KEYS = _quoted("token_bytes", "token_str")
 GZIP_MAGIC = b"\x1f\x8b"
 #: what the first line of CLIP's merges file holds
 CLIP_HEADER = "#version"
 _CLIP_HEAD_BYTES = 4096
+
+
+def _then(head: bytes, pos: int, *parts: bytes | tuple[bytes, ...]) -> int:
+    """The position after ``parts`` read in order from ``pos`` of ``head``, whitespace allowed
+    before each (a tuple: any one of its literals; :data:`DIGITS`: one or more digits), or -1
+    where they do not follow. ``_then(head, 0, b"{", b'"a"', b":")`` is ``re.match(rb'\\s*\\{\\s*"a"\\s*:', head)``.
+
+    >>> _then(b' { "a" :1', 0, b"{", (b'"b"', b'"a"'), b":", DIGITS), _then(b'{"a"', 0, b"{", b":")
+    (9, -1)
+    """
+    end = len(head)
+    for part in parts:
+        while pos < end and head[pos] in _SPACE:
+            pos += 1
+        if part is DIGITS:
+            start = pos
+            while pos < end and 48 <= head[pos] <= 57:
+                pos += 1
+            if pos == start:
+                return -1
+            continue
+        for option in part if isinstance(part, tuple) else (part,):
+            if head.startswith(option, pos):
+                pos += len(option)
+                break
+        else:
+            return -1
+    return pos
+
+
+def _occurs(head: bytes, keys: tuple[bytes, ...], *parts: bytes | tuple[bytes, ...], after: bytes = b"") -> bool:
+    """Whether one of ``keys`` occurs in ``head`` followed by ``parts`` (:func:`_then`) and, if
+    ``after`` is given, right after it and whitespace (``re.search(after + r'\\s*' + key + ...)``).
+
+    >>> _occurs(b'[{ "rank": 3', (b'"rank"',), b":", DIGITS, after=b"{"), _occurs(b'["rank": 3', (b'"rank"',), b":")
+    (True, True)
+    >>> _occurs(b'["rank": 3', (b'"rank"',), b":", after=b"{")
+    False
+    """
+    for key in keys:
+        at = head.find(key)
+        while at >= 0:
+            before = at - 1
+            while before >= 0 and head[before] in _SPACE:
+                before -= 1
+            if (not after or before >= 0 and head[before] == after[0]) and _then(head, at + len(key), *parts) >= 0:
+                return True
+            at = head.find(key, at + 1)
+    return False
 
 
 def gguf(head: bytes) -> bool:
@@ -100,7 +154,8 @@ def ubpe(head: bytes) -> bool:
     >>> ubpe(b'{"format": "ubpe-model", "format_version": 1'), ubpe(b'{"n_tokens": 9')
     (True, False)
     """
-    return head.lstrip()[:1] == b"{" and UBPE_FORMAT_NAME.encode() in head and re.search(_UBPE_FORMAT_FIELD, head) is not None
+    return head.lstrip()[:1] == b"{" and UBPE_FORMAT_NAME.encode() in head and _occurs(
+        head, (b'"format"',), b":", f'"{UBPE_FORMAT_NAME}"'.encode())
 
 
 def ubpe030(head: bytes) -> bool:
@@ -110,7 +165,7 @@ def ubpe030(head: bytes) -> bool:
     (True, False)
     """
     start = head.lstrip()
-    return start[:1] == b"{" and start[1:].lstrip()[:1] == b'"' and re.match(_UBPE030_FIRST_FIELD, head) is not None
+    return start[:1] == b"{" and start[1:].lstrip()[:1] == b'"' and _then(head, 0, b"{", _quoted(*UBPE030_FIELDS), b":") >= 0
 
 
 def minbpe(head: bytes) -> bool:
@@ -129,7 +184,16 @@ def tiktoken(head: bytes) -> bool:
     (True, False)
     """
     line = head.lstrip(b"\r\n")
-    return line[:1] != b"" and line[0] in _BASE64_FIRST and re.match(_TIKTOKEN_LINE, line) is not None
+    if line[:1] == b"" or line[0] not in _BASE64_FIRST:
+        return False
+    token, space, rest = line.partition(b" ")  # rb"[A-Za-z0-9+/]+={0,2} [0-9]+(\r?\n|$)"
+    body = token.rstrip(b"=")
+    if not space or len(token) - len(body) > 2 or body.translate(None, _BASE64):
+        return False
+    if not rest[:1].isdigit():
+        return False
+    tail = rest[_then(rest, 0, DIGITS):]
+    return tail[:1] in (b"", b"\n") or tail[:2] == b"\r\n"
 
 
 def tekken(head: bytes) -> bool:
@@ -142,7 +206,8 @@ def tekken(head: bytes) -> bool:
     """
     if head.lstrip()[:1] != b"{" or (b'"rank"' not in head and b'"default_vocab_size"' not in head):
         return False
-    return re.search(_TEKKEN_ENTRY, head) is not None or all(re.search(size, head) for size in _TEKKEN_SIZES)
+    return _occurs(head, (b'"rank"',), b":", DIGITS, b",", _TEKKEN_TOKEN_KEYS, b":", after=b"{") or all(
+        _occurs(head, (key,), b":", DIGITS) for key in _quoted("default_vocab_size", "default_num_special_tokens"))
 
 
 def hf(head: bytes) -> bool:
@@ -155,7 +220,7 @@ def hf(head: bytes) -> bool:
     >>> hf(b'{"model": {"type": "BPE", "vocab": {"a": 0'), hf(b'{"model": "gpt-4"}')
     (True, False)
     """
-    return head.lstrip()[:1] == b"{" and (re.search(_HF_KEYS, head) is not None or re.search(_HF_MODEL, head) is not None)
+    return head.lstrip()[:1] == b"{" and (_occurs(head, _HF_KEYS, b":") or _occurs(head, (b'"model"',), b":", b"{", _HF_MODEL_KEYS, b":"))
 
 
 def _unpack_head(head: bytes) -> bytes:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import re
 from array import array
 from collections.abc import Sequence
 
@@ -30,6 +29,7 @@ from ubpe_native._spm import SpmBPE, SpmNormalizer
 from ubpe_native._spm_pipeline import SpmPipeline
 
 from .._lazy import LazyPattern
+from ..text.literals import escape
 from ..text.unicode import normalize as unicode_normalize
 from .hf_base import HFPipeline, HFPipelineMixin, _merge_rules, _merge_scores, _Segment, _texts_and_types
 from .imported import CONTROL, BatchRuns
@@ -137,7 +137,7 @@ class HFCharBPE(HFPipelineMixin, _ProgramBatch, CharModel):
         self._unknown = None
         if max(fallback) < 0:
             self._sentinel = next(c for c in map(chr, range(0x10FFFF, 0, -1)) if c not in units)
-            known = "".join(map(re.escape, sorted(units)))  # (a class's body: re's escapes are regex's too)
+            known = "".join(map(escape, sorted(units)))  # (a class's body: re's escapes are regex's too)
             self._unknown = LazyPattern(f"[^{known}]+" if fuse_unk or unk_id is None else f"[^{known}]") \
                 if known else LazyPattern("(?s:.)+" if fuse_unk or unk_id is None else "(?s:.)")
             units[self._sentinel] = len(texts)

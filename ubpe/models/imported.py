@@ -16,14 +16,15 @@ native batch template and the encoder bridge are one contract every imported fam
 from __future__ import annotations
 
 import functools
-import re
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 
 from ubpe_native._numpy import ID_DTYPE, np
 
 from ..errors import InvalidParameterError, ModelFormatError, NotFittedError, SymbolTypeError, UnknownTokenError
+from .._lazy import re  # (imported when first used: with enum, ~2 ms of a cold load)
 from ..pieces import Inventory, checked_ids
+from ..text.literals import literal_finder
 from ..text.specials import special_options
 from ..threads import default_threads
 from .chunks import FlatIds, flat_ids, framed, id_lists, run_chunks, run_flat_chunks, text_lengths
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from ..encoders.ambiguity import Ambiguity
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = "[\ud800-\udfff]"  # (compiled by `re`'s cache when a text is not ASCII)
 #: a family's ``_batch_runs``: its encoder of a run of documents and which long ones it may cut
 BatchRuns = tuple[Callable[[list, "np.ndarray"], FlatIds], Callable[[str], bool] | None]
 
@@ -111,7 +112,7 @@ def check_doc(text: Any) -> str:
     if not isinstance(text, str):
         raise SymbolTypeError(f"`doc` must be a str, not {type(text).__name__}")
     if not text.isascii():
-        found = _SURROGATE.search(text)
+        found = re.search(_SURROGATE, text)
         if found is not None:
             raise InvalidParameterError(
                 f"`doc` holds a lone surrogate U+{ord(found.group()):04X} at index {found.start()}, "
@@ -533,7 +534,7 @@ class ImportedTokenizer(ImportedContract, EncoderBridge, Tokenizer):
         table = [(self.texts[i], i, *self._strip_flags(i)) for i in ids if self.texts[i]]
         table.sort(key=lambda entry: -len(entry[0].encode("utf-8")))
         if table:  # finds whether any of them is in a text at all (Qwen2 has 293: 97 -> 13 µs a short text)
-            self._special_finders[parse_special] = re.compile("|".join(re.escape(entry[0]) for entry in table))
+            self._special_finders[parse_special] = literal_finder(entry[0] for entry in table)
         self._special_tables[parse_special] = table
         return table
 

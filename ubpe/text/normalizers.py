@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import sys
 from array import array
 
 from ..errors import ModelFormatError
+from .._lazy import re  # (imported when first used: with enum, ~2 ms of a cold load)
 
 SPACE = "▁"
 _REPLACEMENT = "\ufffd"
@@ -269,8 +269,10 @@ class BertNormalizer:
         self._space = LazyPattern(f"[{char_class((ord(c), ord(c)) for c in WHITESPACE)}]")
         self._cjk = LazyPattern(f"([{char_class(CJK_RANGES)}])")
         self._marks = LazyPattern(f"[{char_class(tables.NONSPACING_MARKS)}]+")
-        # the stdlib's engine: several times faster than `regex` on a class of many ranges
-        self._removed = re.compile(f"[{char_class(tables.OTHER)}]+")
+        # ASCII's removed characters by `str.translate`; other text's by the stdlib's engine
+        # (several times faster than `regex` on a class of many ranges), compiled when first used
+        self._ascii_removed = str.maketrans(dict.fromkeys(
+            c for first, last in tables.OTHER for c in range(first, min(last, 0x7F) + 1)))
 
     def __call__(self, text: str) -> str:
         if self.clean_text:
@@ -299,12 +301,22 @@ class BertNormalizer:
         'he\u0301llo\\xa0world中文'
         """
         if self.clean_text:
-            text = self._removed.sub("", text)
+            if not text.isascii():
+                text = self._removed.sub("", text)
+            elif not text.isprintable():  # (printable ASCII holds none of them)
+                text = text.translate(self._ascii_removed)
         if self.strip_accents and not text.isascii():
             text = self._nfd(text)
         if self.lowercase:
             text = self._lowered(text)
         return text
+
+    @functools.cached_property
+    def _removed(self) -> re.Pattern:
+        """The characters ``clean_text`` removes (Unicode's ``Cc``, ``Cf``... by ``tokenizers``' tables)."""
+        from . import bert_tables as tables
+
+        return re.compile(f"[{char_class(tables.OTHER)}]+")
 
     @staticmethod
     def _nfd(text: str) -> str:

@@ -14,8 +14,6 @@ True
 
 from __future__ import annotations
 
-import re
-
 from .._lazy import regex
 from ..errors import InvalidParameterError, SymbolTypeError
 from .class_tables import (CLASS_BITS, CONTRACTION_LETTERS, FOLD_SHIFT, N_CODE_POINTS, SURROGATES,  # noqa: F401
@@ -79,7 +77,17 @@ def native_pattern_id(pattern: str, unicode: str = "regex") -> int | None:
 
 
 # a bare name such as "gpt5" or "cl100k_base": taken for a preset name, never for a regex
-_PRESET_LIKE = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")  # (ASCII: re, loaded already)
+_PRESET_FIRST = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_PRESET_REST = _PRESET_FIRST | frozenset("0123456789_.-")
+
+
+def _preset_like(name: str) -> bool:
+    """Whether ``name`` reads as a preset's name: ``[A-Za-z][A-Za-z0-9_.-]*`` (ASCII).
+
+    >>> _preset_like("gpt4o"), _preset_like("o200k_base.v2"), _preset_like("4o"), _preset_like("a b")
+    (True, True, False, False)
+    """
+    return name[:1] in _PRESET_FIRST and all(c in _PRESET_REST for c in name)
 
 
 #: The longest split pattern a file may give: published ones are under 200 characters, and the
@@ -112,7 +120,7 @@ def resolve_pattern(pattern: str) -> str:
         raise SymbolTypeError(f"`pattern` must be a str, not {type(pattern).__name__}")
     if pattern in PATTERNS:
         return PATTERNS[pattern]
-    if _PRESET_LIKE.fullmatch(pattern):  # a misspelt preset, not a regex meant to match that word
+    if _preset_like(pattern):  # a misspelt preset, not a regex meant to match that word
         raise InvalidParameterError(
             f"`pattern` {pattern!r} is not a preset ({', '.join(sorted(PATTERNS))}); a regex that "
             "only matches one literal word cannot pre-tokenize text"

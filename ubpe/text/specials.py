@@ -38,12 +38,12 @@ nothing there (their ubpe 0.3.0 ``encode`` is otherwise unchanged).
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Collection, Iterator, Mapping
 
 from ubpe_native._numpy import numpy_types
 
 from ..errors import DisallowedSpecialTokenError, InvalidParameterError
+from .._lazy import re  # (imported when first used: with enum, ~2 ms of a cold load)
 
 TYPE_CHECKING = False  # (typing's, without importing typing: ~1.5 ms of a cold load)
 if TYPE_CHECKING:

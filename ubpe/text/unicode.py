@@ -26,9 +26,9 @@ tables do not list has the set computed once, on the first text that is not ASCI
 from __future__ import annotations
 
 import functools
-import re
 import unicodedata
 from collections import namedtuple
+from .._lazy import re  # (imported when first used: with enum, ~2 ms of a cold load)
 
 FORMS = ("NFC", "NFD", "NFKC", "NFKD")
 _SIGMA, _SMALL_SIGMA = "\u03a3", "\u03c3"
