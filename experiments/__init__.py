@@ -22,7 +22,12 @@ CACHE_DIR = Path(__file__).resolve().parent / ".cache"
 def refuse_dirty(out: Path, allow_dirty: bool) -> None:
     """Stop (SystemExit, one line) before an experiment writes ``out`` inside the published
     ``results/`` from a tree with uncommitted changes, unless ``allow_dirty``: a published
-    result names the commit that computed it (issue 34, point 7)."""
+    result names the commit that computed it (issue 34, point 7); and before it writes its
+    files into ``results/`` itself, the folder of every experiment's folder (``--results
+    results`` names the parent for the runner's experiments, the output folder for these)."""
+    if Path(out).resolve() == RESULTS_DIR.resolve():
+        raise SystemExit(f"{out} holds every experiment's folder of published results: write this "
+                         "experiment's own folder (no --results publishes it there)")
     if Path(out).resolve().is_relative_to(RESULTS_DIR.resolve()):
         from ubpe.lab.provenance import require_clean
 

@@ -437,3 +437,16 @@ def test_exact_tfidf_limits():
     negative = Vocabulary.from_pieces(1, [[0, 0]], [-1.0])
     with pytest.raises(InvalidParameterError, match="non-negative"):
         ExactTfidf(negative)
+
+
+@pytest.mark.parametrize("experiment", ["alternatives", "llm"])
+def test_results_root_is_not_an_experiments_folder(experiment):
+    """`--results results` names the parent for the runner's experiments and the output folder
+    for these two: written there, their tables would land beside every experiment's folder."""
+    import importlib
+
+    from experiments import RESULTS_DIR
+
+    module = importlib.import_module(f"experiments.{experiment}")
+    with pytest.raises(SystemExit, match="every experiment's folder"):
+        module.main(["--results", str(RESULTS_DIR), "--allow-dirty"])
