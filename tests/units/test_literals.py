@@ -51,3 +51,14 @@ def test_an_empty_literal_is_refused():
         assert "empty" in str(exc)
     else:
         raise AssertionError("an empty literal was accepted")
+
+
+def test_copies_and_pickles_find_the_same():
+    import copy
+    import pickle
+
+    finder = Literals(["<s>", "</s>"])
+    for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
+        again = pickle.loads(pickle.dumps(finder, protocol))
+        assert again == finder and [m.span() for m in again.finditer("a<s></s>")] == [(1, 4), (4, 8)]
+    assert copy.deepcopy(finder) == finder

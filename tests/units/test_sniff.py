@@ -51,16 +51,6 @@ def test_each_detector_accepts_what_its_regex_accepts(head):
         assert sniff.DETECTORS[name](head) == _by_regex(name, head), (name, head)
 
 
-def test_the_detectors_import_no_regex_module():
-    import subprocess
-    import sys
-
-    code = ("import sys; from ubpe.io import sniff; from ubpe.files import loads_json; "
-            "loads_json('{\"a\": [1]}'); print('re' in sys.modules, 'json' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["False", "False"]
-
-
 def test_the_usual_heads():
     assert sniff.ubpe(b'{\n  "format": "ubpe-model", "format_version": 1')
     assert sniff.ubpe030(b' \n{ "alphabet": {"a": 0}') and not sniff.ubpe030(b'{"format": "ubpe-model"')

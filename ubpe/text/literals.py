@@ -86,6 +86,15 @@ class Literals:
             raise ValueError("a literal to find must not be empty")
         self.pattern = "|".join(map(escape, self.literals))
 
+    def __reduce__(self) -> tuple:  # (pickle protocols 0 and 1 copy no __slots__ by themselves)
+        return Literals, (self.literals,)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Literals) and other.literals == self.literals
+
+    def __hash__(self) -> int:
+        return hash(self.literals)
+
     def search(self, text: str) -> Found | None:
         """The first occurrence in ``text``, or None."""
         best = end = -1
