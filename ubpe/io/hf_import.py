@@ -59,7 +59,6 @@ if TYPE_CHECKING:
     from ..models.hf_char import HFCharBPE
     from ..models.wordpiece import HFWordPiece
 from ..text.hf_pipeline import BEHAVIORS, UNICODE, AddedToken, AddedTokens, PreTokenizer, normalize
-from ..text.normalizers import BertNormalizer
 from ..errors import ModelFormatError
 from ..files import check_depth, check_path, decoded_text, gc_paused, loads_json, parse_json, read_text
 
@@ -196,6 +195,8 @@ class _Reader:
         if kind == "StripAccents":
             return [("strip_accents",)]
         if kind == "BertNormalizer":
+            from ..text.normalizers import BertNormalizer  # (a BERT file's: the module's import when one needs it)
+
             strip = node.get("strip_accents")
             return [("bert", BertNormalizer(bool(node.get("clean_text", True)), bool(node.get("handle_chinese_chars", True)),
                                             None if strip is None else bool(strip), bool(node.get("lowercase", True))))]

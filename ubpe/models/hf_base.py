@@ -24,7 +24,6 @@ from ..errors import ModelFormatError
 from ..files import parse_json
 from ..text.hf_pipeline import BYTE_LEVEL_REGEX, UNICODE, AddedTokens, PreTokenizer, decode_tokens
 from ..text.presets import PATTERNS
-from ..text.unicode import normalize as unicode_normalize
 from .chunks import docs_matching, text_lengths
 from .imported import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, check_doc, indexes_of
 
@@ -260,7 +259,9 @@ class HFPipelineMixin:
         text = raw
         steps = self.pipeline.normalizer
         if steps:  # one Unicode normalization (Qwen2's NFC) is the C function itself
-            one = functools.partial(unicode_normalize, steps[0][1]) \
+            from ..text.unicode import normalize  # (per batch of documents; its first import when a file needs it)
+
+            one = functools.partial(normalize, steps[0][1]) \
                 if len(steps) == 1 and steps[0][0] == "unicode" else added.normalizer
             texts = list(map(one, docs))
             text, lengths = "".join(texts), text_lengths(texts)

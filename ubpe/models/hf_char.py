@@ -30,7 +30,6 @@ from ubpe_native._spm_pipeline import SpmPipeline
 
 from .._lazy import LazyPattern
 from ..text.literals import escape
-from ..text.unicode import normalize as unicode_normalize
 from .hf_base import HFPipeline, HFPipelineMixin, _merge_rules, _merge_scores, _Segment, _texts_and_types
 from .imported import CONTROL, BatchRuns
 from .scan import Scan, whole_words
@@ -223,6 +222,8 @@ class HFCharBPE(HFPipelineMixin, _ProgramBatch, CharModel):
         forms = self._unicode_forms
         if not forms:
             return docs
+        from ..text.unicode import normalize as unicode_normalize  # (per batch; imported when a file needs it)
+
         out = list(docs)
         for k, doc in enumerate(docs):
             if type(doc) is not str or doc.isascii():

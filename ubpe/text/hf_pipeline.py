@@ -31,11 +31,9 @@ from collections.abc import Callable, Sequence
 
 from ubpe_native._numpy import np
 
-from .._lazy import LazyPattern, regex
+from .._lazy import LazyModule, LazyPattern, regex
 from .byte_chars import BYTE_TO_CHAR, CHAR_TO_BYTE, byte_chars, chars_bytes
-from .bert_words import bert_words
 from .literals import literal_finder
-from .unicode import lowercase, normalize as unicode_normalize
 from .._lazy import re  # (imported when first used: with enum, ~2 ms of a cold load)
 
 TYPE_CHECKING = False  # (typing's, without importing typing: ~1.5 ms of a cold load)
@@ -51,6 +49,10 @@ UNICODE = "tokenizers"
 BEHAVIORS = ("removed", "isolated", "merged_with_previous", "merged_with_next", "contiguous")
 _BYTES_TO_CHARS = "".join(BYTE_TO_CHAR[b] for b in range(256))
 _LEADING_SPACE = LazyPattern(r"^\s+")
+#: the modules of BERT's words and of ``tokenizers``' Unicode steps, imported when a pipeline
+#: first runs one (a Metaspace or byte-level file's load needs neither)
+_bert_words = LazyModule("ubpe.text.bert_words")
+_unicode = LazyModule("ubpe.text.unicode")
 _TRAILING_SPACE = LazyPattern(r"\s+$")
 _WORD_CHAR = LazyPattern(r"\w")
 
@@ -84,9 +86,9 @@ def normalize(steps: Normalizer, text: str) -> str:
     for step in steps:
         kind = step[0]
         if kind == "unicode":  # with tokenizers' Unicode tables, not this Python's (ubpe.text.unicode)
-            text = unicode_normalize(step[1], text)
+            text = _unicode.normalize(step[1], text)
         elif kind == "lowercase":
-            text = lowercase(text)
+            text = _unicode.lowercase(text)
         elif kind == "prepend":
             text = step[1] + text if text else text
         elif kind == "replace":  # content is literal: its backslashes escaped for the template
@@ -246,7 +248,7 @@ class PreTokenizer:
         if kind == "split":
             return split_spans(step[1], word, step[2], step[3])
         if kind == "bert":
-            return bert_words(word)
+            return _bert_words.bert_words(word)
         if kind == "byte_level":
             if step[1] and not word.startswith(" "):
                 word = " " + word
