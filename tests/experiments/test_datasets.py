@@ -457,3 +457,34 @@ def test_archive_members_are_extracted_with_a_marker(monkeypatch, tmp_path):
     archive.extraction_marker().write_text("0" * 64)
     with pytest.raises(DataNotInstalledError, match="another"):
         sources.extracted_dir("pkg")
+
+
+def test_install_script_names_a_broken_ubpe_install(tmp_path):
+    """An editable install whose build folder is gone (a fresh clone at the same path: stop 48's CI)
+    fails every ``import ubpe`` inside meson-python's loader; ``install_data.sh`` says what to do
+    instead of printing the loader's traceback. The broken install is imitated by a finder that
+    raises as meson-python's does."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    (tmp_path / "sitecustomize.py").write_text(
+        "import sys\n"
+        "class Stale:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'ubpe':\n"
+        "            raise FileNotFoundError(2, 'No such file or directory', '/gone/build/cp311/meson-logs/log.txt')\n"
+        "sys.meta_path.insert(0, Stale())\n", encoding="utf-8")
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHON=sys.executable, PYTHONPATH=str(tmp_path), UBPE_DATA_CACHE=str(tmp_path))
+    done = subprocess.run(["bash", str(root / "experiments" / "install_data.sh"), "--check", "--no-apt"],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert "cannot import ubpe: FileNotFoundError" in done.stderr and "/gone/build/cp311" in done.stderr
+    assert "pip install --no-build-isolation -e ." in done.stderr
+    # without the broken finder the same call reaches the installer (an empty cache: exit 1, its report)
+    env.pop("PYTHONPATH")
+    done = subprocess.run(["bash", str(root / "experiments" / "install_data.sh"), "--check", "--no-apt"],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert "cannot import ubpe" not in done.stderr and "Traceback" not in done.stderr

@@ -17,8 +17,8 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 #: are in the converting guide)
 MAX_LINES = 200
 SETUP_COMMANDS = [
-    'bash experiments/install_data.sh && pip install -r requirements-build.txt && pip install --no-build-isolation -e ".[experiments]" && python -m experiments',
-    'bash experiments/install_data.sh && pip install -r requirements-build.txt && pip install --no-build-isolation -e ".[test]" && python -m pytest -n auto --dist loadgroup tests/spec tests/units tests/test_build.py',
+    'pip install -r requirements-build.txt && pip install --no-build-isolation -e ".[experiments]" && bash experiments/install_data.sh && python -m experiments',
+    'pip install -r requirements-build.txt && pip install --no-build-isolation -e ".[test]" && bash experiments/install_data.sh && python -m pytest -n auto --dist loadgroup tests/spec tests/units tests/test_build.py',
 ]
 
 
