@@ -35,7 +35,7 @@ continuation piece ends there.
 
 from cpython cimport array as carray
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from libc.string cimport memcpy
+from libc.string cimport memcmp, memcpy
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 from libcpp.vector cimport vector
 
@@ -172,6 +172,14 @@ cdef object _ids_by_array(object values):
         raise ValueError("ids must fit in int32") from None
 
 
+cdef int _check_ids(const id_t[::1] ids, str name) except -1:
+    cdef Py_ssize_t k
+    for k in range(ids.shape[0]):
+        if ids[k] < 0:
+            raise ValueError(f"{name} must hold ids >= 0")
+    return 0
+
+
 cdef bytes _piece_keys(list pieces, vector[TrieKey]& keys):
     """Appends the UTF-8 ``pieces`` (each checked whole) to ``keys``, as spans of the blob
     returned (the keys point into it: keep it alive). One blob, one check: a piece is
@@ -226,6 +234,7 @@ cdef class WordPieceKernel:
     cdef uint32_t lower_size
 
     cdef bint built  # __init__ ran (build_once)
+    cdef bint ready  # its tables are whole (a failed __init__ leaves it False)
 
     def __init__(self, initial not None, initial_ids, continuation not None, continuation_ids, id_t unk,
                  int64_t max_chars, id_t empty_initial, classes not None, fold=None, lower=None):
@@ -236,15 +245,97 @@ cdef class WordPieceKernel:
         initial, continuation = list(initial), list(continuation)
         check_length(initial_view.shape[0], len(initial), "initial_ids", "one per initial piece")
         check_length(continuation_view.shape[0], len(continuation), "continuation_ids", "one per continuation piece")
+        _check_ids(initial_view, "initial_ids")
+        _check_ids(continuation_view, "continuation_ids")
+        self._set_options(unk, max_chars, empty_initial, classes, fold, lower)
+        cdef vector[TrieKey] keys
+        keys.reserve(len(initial) + len(continuation))
+        cdef bytes initial_blob = _piece_keys(initial, keys)
+        cdef bytes continuation_blob = _piece_keys(continuation, keys)
+        if len(initial_blob) + len(continuation_blob) >= MAX_TRIE_BYTES:
+            raise ValueError(f"the pieces may hold {MAX_TRIE_BYTES - 1} bytes at most")
+        cdef vector[id_t] ids
+        ids.reserve(keys.size())
+        for k in range(initial_view.shape[0]):
+            ids.push_back(initial_view[k])
+        for k in range(continuation_view.shape[0]):
+            ids.push_back(continuation_view[k])
+        self._build_trie(keys, ids, initial_view.shape[0])
+
+    @classmethod
+    def from_vocabulary(cls, const uint8_t[::1] pieces not None, ids,
+                        const uint8_t[::1] initial_prefix not None, const uint8_t[::1] continuation_prefix not None,
+                        id_t unk, int64_t max_chars, id_t empty_initial, classes not None, fold=None, lower=None):
+        """A kernel from a whole vocabulary, split into its two tables here: ``pieces``, the
+        tokens' UTF-8 joined by NUL bytes (one token per entry of ``ids``: ``len(ids) - 1``
+        NULs, so no token holds one), ``ids`` their ids. A token that starts with
+        ``initial_prefix`` is the initial piece of what follows it (an empty prefix: every
+        token, whole), one that starts with ``continuation_prefix`` the continuation piece of
+        what follows it: HF's WordPiece is ``(b"", b"##")``, llama.cpp's WPM ``("▁", b"")``. Of
+        two equal pieces the last counts; an empty one is left out. The rest as ``__init__``.
+        What a model's load does in Python otherwise (BERT: two dicts of 30k entries) happens
+        here at the first encode.
+
+        >>> k = WordPieceKernel.from_vocabulary(b"[UNK]\\0un\\0##aff\\0##able", [0, 1, 2, 3], b"", b"##",
+        ...                                     0, 100, -1, np.zeros(0x110000, np.uint8))
+        >>> k.encode_words(["unaffable", "able"]).tolist()
+        [1, 2, 3, 0]
+        """
+        cdef WordPieceKernel self = <WordPieceKernel>cls.__new__(cls)
+        build_once(&self.built, self)
+        cdef const id_t[::1] id_view = as_buffer(_ids(ids), "i", "int32", "ids")
+        _check_ids(id_view, "ids")
+        cdef Py_ssize_t n = id_view.shape[0], size = pieces.shape[0], at = 0, end, k
+        check_utf8(pieces)
+        for prefix, name in ((initial_prefix, "initial_prefix"), (continuation_prefix, "continuation_prefix")):
+            check_utf8(prefix)
+            if b"\0" in bytes(prefix):
+                raise ValueError(f"{name} must not hold a NUL byte (it separates the pieces)")
+        if size >= MAX_TRIE_BYTES:
+            raise ValueError(f"the pieces may hold {MAX_TRIE_BYTES - 1} bytes at most")
+        cdef const uint8_t* data = &pieces[0] if size else NULL
+        cdef Py_ssize_t separators = 0
+        for k in range(size):
+            separators += data[k] == 0
+        if separators != (n - 1 if n else 0) or (n == 0 and size):
+            raise ValueError(f"pieces must hold {n} tokens joined by NUL bytes (one per id), "
+                             f"not {separators + 1 if size or n else 0}")
+        self._set_options(unk, max_chars, empty_initial, classes, fold, lower)
+        cdef vector[TrieKey] keys, continuation_keys
+        cdef vector[id_t] key_ids, continuation_ids
+        cdef TrieKey key
+        cdef Py_ssize_t initial_size = initial_prefix.shape[0], continuation_size = continuation_prefix.shape[0]
+        cdef const uint8_t* initial_start = &initial_prefix[0] if initial_size else NULL
+        cdef const uint8_t* continuation_start = &continuation_prefix[0] if continuation_size else NULL
+        keys.reserve(n)
+        key_ids.reserve(n)
+        for k in range(n):
+            end = at
+            while end < size and data[end] != 0:
+                end += 1
+            if end - at > initial_size and (initial_size == 0 or memcmp(data + at, initial_start, initial_size) == 0):
+                key.data, key.size = data + at + initial_size, <size_t>(end - at - initial_size)
+                keys.push_back(key)
+                key_ids.push_back(id_view[k])
+            if end - at > continuation_size and (continuation_size == 0
+                                                  or memcmp(data + at, continuation_start, continuation_size) == 0):
+                key.data, key.size = data + at + continuation_size, <size_t>(end - at - continuation_size)
+                continuation_keys.push_back(key)
+                continuation_ids.push_back(id_view[k])
+            at = end + 1
+        cdef Py_ssize_t n_initial = keys.size()
+        keys.insert(keys.end(), continuation_keys.begin(), continuation_keys.end())
+        key_ids.insert(key_ids.end(), continuation_ids.begin(), continuation_ids.end())
+        self._build_trie(keys, key_ids, n_initial)
+        return self
+
+    cdef int _set_options(self, id_t unk, int64_t max_chars, id_t empty_initial, object classes, object fold,
+                          object lower) except -1:
+        """Checks and keeps everything but the pieces (see the class docstring)."""
         check_range(unk, 0, 2**31 - 1, "unk")
         check_range(max_chars, -1, 2**62, "max_chars")
         check_range(empty_initial, -1, 2**31 - 1, "empty_initial")
-        for k in range(initial_view.shape[0]):
-            if initial_view[k] < 0:
-                raise ValueError("initial_ids must hold ids >= 0")
-        for k in range(continuation_view.shape[0]):
-            if continuation_view[k] < 0:
-                raise ValueError("continuation_ids must hold ids >= 0")
+        cdef Py_ssize_t k
         table = as_buffer(classes, "B", "uint8", "classes")
         cdef const uint8_t[::1] checked = table
         check_length(checked.shape[0], CODE_POINTS, "classes", "one per code point")
@@ -268,13 +359,13 @@ cdef class WordPieceKernel:
             map_view = self.lower
             self.lower_of, self.lower_size = &map_view[0], <uint32_t>map_view.shape[0]
         self.unk, self.max_chars, self.empty_initial = unk, max_chars, empty_initial
-        cdef vector[TrieKey] keys
-        keys.reserve(len(initial) + len(continuation))
-        cdef bytes initial_blob = _piece_keys(initial, keys)
-        cdef bytes continuation_blob = _piece_keys(continuation, keys)
-        if len(initial_blob) + len(continuation_blob) >= MAX_TRIE_BYTES:
-            raise ValueError(f"the pieces may hold {MAX_TRIE_BYTES - 1} bytes at most")
+        return 0
+
+    cdef int _build_trie(self, vector[TrieKey]& keys, vector[id_t]& ids, Py_ssize_t n_initial) except -1:
+        """The trie of ``keys`` (checked UTF-8, kept alive by the caller), the first
+        ``n_initial`` initial pieces and the rest continuation ones, ``ids[k]`` the id of ``keys[k]``."""
         cdef vector[int32_t] node_of
+        cdef size_t k
         node_of.resize(keys.size())
         with nogil:
             self.trie.build(keys.data(), keys.size(), node_of.data())
@@ -282,13 +373,20 @@ cdef class WordPieceKernel:
         self.initial_end.resize(self.trie.size(), NO_PIECE)
         self.continuation_end.clear()
         self.continuation_end.resize(self.trie.size(), NO_PIECE)
-        cdef Py_ssize_t n_initial = initial_view.shape[0]
         # in order: of two equal pieces the last counts; an empty one ends at the root, where
         # no match ends (a match is at least one byte)
-        for k in range(n_initial):
-            self.initial_end[node_of[k]] = initial_view[k]
-        for k in range(continuation_view.shape[0]):
-            self.continuation_end[node_of[n_initial + k]] = continuation_view[k]
+        for k in range(keys.size()):
+            if <Py_ssize_t>k < n_initial:
+                self.initial_end[node_of[k]] = ids[k]
+            else:
+                self.continuation_end[node_of[k]] = ids[k]
+        self.ready = True
+        return 0
+
+    cdef int _check_built(self) except -1:
+        if not self.ready:
+            raise ValueError("this WordPieceKernel was never built (WordPieceKernel(...) or from_vocabulary)")
+        return 0
 
     def encode_texts(self, const uint8_t[::1] data not None, char_lengths, skip=None):
         """Cut and encode documents back to back in UTF-8 ``data`` (``char_lengths``: each
@@ -297,6 +395,7 @@ cdef class WordPieceKernel:
 
         Returns ``(ids, offsets)``: document ``d``'s ids are ``ids[offsets[d]:offsets[d + 1]]``.
         """
+        self._check_built()
         cdef const int64_t[::1] starts = utf8_documents(data, char_lengths)
         cdef Py_ssize_t n_docs = starts.shape[0] - 1
         cdef const uint8_t[::1] skip_view = document_flags(skip, n_docs, "skip")
@@ -312,6 +411,7 @@ cdef class WordPieceKernel:
     def text_ids(self, const uint8_t[::1] data not None):
         """The ids of one document, UTF-8 ``data`` (checked), as a list: `encode_texts` of it
         without arrays in between (``encode`` of one text)."""
+        self._check_built()
         check_utf8(data)
         cdef int64_t starts[2]
         cdef int64_t offsets[2]
@@ -328,6 +428,7 @@ cdef class WordPieceKernel:
     def encode_words(self, words):
         """The ids of already cut ``words`` (``str``), each as one word (tests reach the greedy
         match alone through this)."""
+        self._check_built()
         cdef vector[id_t] out
         cdef bytes text
         for word in words:

@@ -52,6 +52,10 @@ def _wordpiece():
     return WordPieceKernel(*WORDPIECE.values())
 
 
+#: unk, max_chars, empty_initial, classes of a WordPieceKernel.from_vocabulary call
+_WORDPIECE_OPTIONS = (0, -1, -1, np.zeros(0x110000, np.uint8))
+
+
 def _byte_table():
     """The 256 byte values and one merge, b"ab"."""
     return MergeTable(256, np.array([0, 2], I64), np.array([97, 98], I32), np.array([0], I64))
@@ -148,6 +152,31 @@ HOSTILE = {
     "SpmNormalizer.normalize/int32 data": (lambda: test_spm_kernels._normalizer().normalize(np.zeros(3, I32)),
                                            ValueError),
     "WordPieceKernel/ids short": (lambda: WordPieceKernel(*{**WORDPIECE, "initial_ids": []}.values()), ValueError),
+    "WordPieceKernel.from_vocabulary/ids short": (
+        lambda: WordPieceKernel.from_vocabulary(b"a\0b", [1], b"", b"##", *_WORDPIECE_OPTIONS), ValueError),
+    "WordPieceKernel.from_vocabulary/ids long": (
+        lambda: WordPieceKernel.from_vocabulary(b"a", [1, 2], b"", b"##", *_WORDPIECE_OPTIONS), ValueError),
+    "WordPieceKernel.from_vocabulary/no ids, a piece": (
+        lambda: WordPieceKernel.from_vocabulary(b"a", [], b"", b"##", *_WORDPIECE_OPTIONS), ValueError),
+    "WordPieceKernel.from_vocabulary/negative id": (
+        lambda: WordPieceKernel.from_vocabulary(b"a", [-1], b"", b"##", *_WORDPIECE_OPTIONS), ValueError),
+    "WordPieceKernel.from_vocabulary/not UTF-8": (
+        lambda: WordPieceKernel.from_vocabulary(b"\xc3\0\xa9", [1, 2], b"", b"##", *_WORDPIECE_OPTIONS), ValueError),
+    "WordPieceKernel.from_vocabulary/prefix not UTF-8": (
+        lambda: WordPieceKernel.from_vocabulary(b"a", [1], b"\xff", b"##", *_WORDPIECE_OPTIONS), ValueError),
+    "WordPieceKernel.from_vocabulary/prefix with NUL": (
+        lambda: WordPieceKernel.from_vocabulary(b"a", [1], b"", b"#\0", *_WORDPIECE_OPTIONS), ValueError),
+    "WordPieceKernel.from_vocabulary/pieces str": (
+        lambda: WordPieceKernel.from_vocabulary("a", [1], b"", b"##", *_WORDPIECE_OPTIONS), TypeError),
+    "WordPieceKernel.from_vocabulary/pieces None": (
+        lambda: WordPieceKernel.from_vocabulary(None, [1], b"", b"##", *_WORDPIECE_OPTIONS), TypeError),
+    "WordPieceKernel.from_vocabulary/classes short": (
+        lambda: WordPieceKernel.from_vocabulary(b"a", [1], b"", b"##", 0, -1, -1, np.zeros(3, np.uint8)), ValueError),
+    "WordPieceKernel.encode_texts/never built": (
+        lambda: WordPieceKernel.__new__(WordPieceKernel).encode_texts(TEXT, [5]), ValueError),
+    "WordPieceKernel.text_ids/never built": (lambda: WordPieceKernel.__new__(WordPieceKernel).text_ids(TEXT), ValueError),
+    "WordPieceKernel.encode_words/never built": (
+        lambda: WordPieceKernel.__new__(WordPieceKernel).encode_words(["a"]), ValueError),
     "WordPieceKernel.encode_texts/lengths": (lambda: _wordpiece().encode_texts(TEXT, [99]), ValueError),
     "WordPieceKernel.encode_texts/not UTF-8": (lambda: _wordpiece().encode_texts(NOT_UTF8, [2]), ValueError),
     "WordPieceKernel.encode_words/None": (lambda: _wordpiece().encode_words(None), TypeError),
@@ -190,7 +219,8 @@ def _entries(module) -> list[str]:
             if value.__init__ is not object.__init__:
                 found.append(name)
             for method, member in vars(value).items():
-                if callable(member) and (not method.startswith("_") or method in ("__contains__", "__len__")):
+                if (callable(member) or isinstance(member, classmethod)) \
+                        and (not method.startswith("_") or method in ("__contains__", "__len__")):
                     found.append(f"{name}.{method}")
         elif callable(value):
             found.append(name)

@@ -183,3 +183,49 @@ def test_hostile_texts_are_refused(data, lengths, skip, error):
     kernel = WordPieceKernel(*GOOD.values())
     with pytest.raises(error):
         kernel.encode_texts(data, lengths, skip)
+
+
+def _split(source: dict[str, int], prefix: str) -> dict[str, int]:
+    """The oracle's table of one side: the tokens spelled ``prefix`` + text, by that text."""
+    return {text[len(prefix):]: i for text, i in source.items() if text.startswith(prefix) and len(text) > len(prefix)}
+
+
+_VOCAB_ALPHABET = "ab#▁é中😀"
+
+
+@settings(max_examples=300, deadline=None)
+@given(tokens=st.lists(st.text(alphabet=_VOCAB_ALPHABET, max_size=5), max_size=14),
+       prefixes=st.sampled_from([("", "##"), ("▁", ""), ("#", "#"), ("", ""), ("▁", "##"), ("é", "😀")]),
+       words=st.lists(st.text(alphabet=_VOCAB_ALPHABET, min_size=1, max_size=10), max_size=6),
+       empty=st.booleans(), max_chars=st.integers(-1, 6))
+def test_a_vocabulary_is_split_as_two_tables(tokens, prefixes, words, empty, max_chars):
+    """``from_vocabulary`` (one blob, split in C) encodes as the oracle's two tables: the
+    tokens spelled with each prefix, an empty piece left out, of equal texts the last id."""
+    source = {text: 3 + k for k, text in enumerate(tokens)}  # (a dict: one id per text, the last)
+    initial_prefix, continuation_prefix = prefixes
+    kernel = WordPieceKernel.from_vocabulary("\0".join(source).encode(), list(source.values()),
+                                             initial_prefix.encode(), continuation_prefix.encode(),
+                                             UNK, max_chars, 99 if empty else -1, _classes())
+    first, rest = _split(source, initial_prefix), _split(source, continuation_prefix)
+    want = [token for word in words for token in reference(word, first, rest, max_chars, 99 if empty else -1)]
+    assert kernel.encode_words(words).tolist() == want
+    ids, offsets = kernel.encode_texts(" ".join(words).encode(), [len(" ".join(words))])
+    assert ids.tolist() == want and offsets.tolist() == [0, len(want)]
+
+
+def test_a_vocabulary_of_one_empty_token_and_of_none():
+    none = WordPieceKernel.from_vocabulary(b"", [], b"", b"##", UNK, -1, -1, _classes())
+    assert none.encode_words(["ab"]).tolist() == [UNK]
+    empty = WordPieceKernel.from_vocabulary(b"", [7], b"", b"##", UNK, -1, -1, _classes())
+    assert empty.encode_words(["ab"]).tolist() == [UNK]
+
+
+def test_a_failed_build_leaves_no_half_built_kernel():
+    """``__init__`` refused after the object was claimed: its encoders refuse too (no table to read)."""
+    kernel = WordPieceKernel.__new__(WordPieceKernel)
+    with pytest.raises(ValueError):
+        kernel.__init__(*{**GOOD, "classes": np.zeros(10, np.uint8)}.values())
+    with pytest.raises(ValueError, match="never built"):
+        kernel.encode_words(["a"])
+    with pytest.raises(ValueError, match="never built"):
+        kernel.text_ids(b"a")

@@ -27,19 +27,23 @@ driven by a merges list:
 
 from __future__ import annotations
 
-from typing import Any
-
-import numpy as np
-import regex
+import itertools
+from array import array
 
 from ubpe_native._merges import PairMerges, pack_units
+from ubpe_native._numpy import np
 
+from .._lazy import LazyPattern
 from ..errors import ModelFormatError
-from .ranked_bpe import ImportedBPE, split_merges, whole_words
+from .ranked_bpe import ImportedBPE, whole_words
 from .sentencepiece import SPACE, CharModel, _i32, blob_offsets
 
+TYPE_CHECKING = False  # (typing's, without importing typing)
+if TYPE_CHECKING:
+    from typing import Any
+
 # the gemma4 pre-tokenizer's one regex (llm_tokenizer_bpe, LLAMA_VOCAB_PRE_TYPE_GEMMA4)
-_LINES = regex.compile(r"[^\n]+|[\n]+")
+_LINES = LazyPattern(r"[^\n]+|[\n]+")  # (compiled for the first text of several lines)
 
 
 class Gemma4BPE(CharModel):
@@ -103,11 +107,15 @@ class Gemma4BPE(CharModel):
         return [f if isinstance(f, int) else f.replace(" ", SPACE) for f in fragments]
 
     def _native(self, text: str) -> list[int]:
+        """Each run of newlines and each line between apart (a text of one line: itself, with
+        no regex or arrays in between: ``encode`` of a short text pays the call)."""
         data = text.encode("utf-8", "surrogatepass")
-        pieces = _LINES.findall(text)
-        bounds = np.zeros(len(pieces) + 1, dtype=np.int64)
-        np.cumsum([len(p.encode("utf-8", "surrogatepass")) for p in pieces], out=bounds[1:])
-        return self._kernel.encode(data, bounds).tolist()
+        if "\n" not in text:
+            bounds = array("q", (0, len(data)) if data else (0,))
+        else:
+            bounds = array("q", (0,))
+            bounds.extend(itertools.accumulate(len(p.encode("utf-8", "surrogatepass")) for p in _LINES.findall(text)))
+        return self._kernel.encode(data, bounds, as_list=True)
 
     def _parts(self, text: str) -> list[np.ndarray]:
         return [part for piece in _LINES.findall(text) for part in CharModel._parts(self, piece)]

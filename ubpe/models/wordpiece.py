@@ -35,6 +35,7 @@ continuation ``l a y``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 
 from ubpe_native._numpy import ID_DTYPE, np
@@ -83,21 +84,21 @@ class WordPiece(ImportedTokenizer):
                           None, name, where)
         self.lowercase = lowercase
         self.strip_accents = lowercase if strip_accents is None else strip_accents
-        initial: dict[str, int] = {}
-        continuation: dict[str, int] = {}
-        for i, text in enumerate(self.texts):  # llama.cpp's token_to_id: the last of equal texts
-            continuation[text] = i
-            if text.startswith(SPACE):
-                initial[text[1:]] = i
-        self._setup_matching(initial, continuation, None, where)
+        # llama.cpp's token_to_id: the last of equal texts; a word-initial piece is spelled "▁" +
+        # its text, a continuation piece is any token's text
+        self._setup_matching({text: i for i, text in enumerate(self.texts)}, SPACE, "", None, where)
 
     # -- the model --------------------------------------------------------------------------
 
-    def _setup_matching(self, initial: dict[str, int], continuation: dict[str, int], max_chars: int | None,
-                        where: str) -> None:
-        """The two tables of pieces, keyed by the text they cover; ``max_chars``: longer words
-        are unknown (HF), ``None``: no limit (llama.cpp). An empty initial piece (llama.cpp's
-        ``▁`` alone) is taken only where no longer one matches."""
+    def _setup_matching(self, source: dict[str, int], initial_prefix: str, continuation_prefix: str,
+                        max_chars: int | None, where: str) -> None:
+        """The model's pieces: ``source``, every token by its text (one id each), is read as
+        word-initial pieces (the tokens spelled ``initial_prefix`` + text; ``""``: every token)
+        and continuation pieces (likewise ``continuation_prefix``); both tables are made when
+        first needed (:attr:`_initial`, :attr:`_continuation`: the Python path), the kernel splits
+        ``source`` itself. ``max_chars``: longer words are unknown (HF), ``None``: no limit
+        (llama.cpp). The prefix alone (llama.cpp's ``▁``) is the empty initial piece, taken only
+        where no longer one matches."""
         if not self.texts:
             raise ModelFormatError(f"{where}: the vocabulary is empty")
         unk = self.special_ids.get("unk")
@@ -105,14 +106,29 @@ class WordPiece(ImportedTokenizer):
             raise ModelFormatError(f"{where}: the vocabulary has no unknown token, which WordPiece needs "
                                    "for a word it cannot cut")
         self._unk = unk
-        self._empty_initial = initial.pop("", None)
-        continuation.pop("", None)
-        self._initial = initial
-        self._continuation = continuation
-        self._longest_initial = max(map(len, initial), default=0)
-        self._longest_continuation = max(map(len, continuation), default=0)
+        self._source = source
+        self._initial_prefix, self._continuation_prefix = initial_prefix, continuation_prefix
+        self._empty_initial = source.get(initial_prefix)
         self.max_input_chars_per_word = max_chars
         self._word_cache: dict[str, tuple[int, ...]] = {}
+
+    @functools.cached_property
+    def _initial(self) -> dict[str, int]:
+        """The word-initial pieces by the text they cover (no empty one)."""
+        return _pieces_after(self._source, self._initial_prefix)
+
+    @functools.cached_property
+    def _continuation(self) -> dict[str, int]:
+        """The continuation pieces by the text they cover (no empty one)."""
+        return _pieces_after(self._source, self._continuation_prefix)
+
+    @functools.cached_property
+    def _longest_initial(self) -> int:
+        return max(map(len, self._initial), default=0)
+
+    @functools.cached_property
+    def _longest_continuation(self) -> int:
+        return max(map(len, self._continuation), default=0)
 
     def _word_ids(self, word: str) -> tuple[int, ...]:
         """The ids of one word: greedy longest-match-first, or the unknown token, whole.
@@ -241,16 +257,20 @@ class WordPiece(ImportedTokenizer):
 
     def _kernel_on(self, classes: np.ndarray, fold: np.ndarray | None = None,
                    lower: np.ndarray | None = None) -> WordPieceKernel:
+        limit = -1 if self.max_input_chars_per_word is None else self.max_input_chars_per_word
+        empty = -1 if self._empty_initial is None else self._empty_initial
+        source, prefixes = self._source, (self._initial_prefix, self._continuation_prefix)
+        joined = "\0".join(source)  # one encode, and the kernel splits it (no piece holds a NUL)
+        if joined.count("\0") == max(len(source) - 1, 0) and not any("\0" in prefix for prefix in prefixes):
+            return WordPieceKernel.from_vocabulary(joined.encode("utf-8", "surrogatepass"), list(source.values()),
+                                                   *(prefix.encode("utf-8", "surrogatepass") for prefix in prefixes),
+                                                   self._unk, limit, empty, classes, fold, lower)
+
         def utf8(table: dict[str, int]) -> tuple[list[bytes], list[int]]:
-            joined = "\0".join(table)  # one encode and one split in C, not one encode per piece
-            if joined.count("\0") == len(table) - 1:  # (no piece holds a NUL)
-                return joined.encode("utf-8", "surrogatepass").split(b"\0"), list(table.values())
             return [t.encode("utf-8", "surrogatepass") for t in table], list(table.values())
 
-        limit = self.max_input_chars_per_word
-        return WordPieceKernel(*utf8(self._initial), *utf8(self._continuation), self._unk,
-                               -1 if limit is None else limit,
-                               -1 if self._empty_initial is None else self._empty_initial, classes, fold, lower)
+        return WordPieceKernel(*utf8(self._initial), *utf8(self._continuation), self._unk, limit, empty,
+                               classes, fold, lower)
 
     def _batch_specials(self, parse_special: bool) -> regex.Pattern | None:
         """The tokens that send a document to :meth:`_reference_encode` (it cuts them out), as
@@ -351,6 +371,18 @@ class WordPiece(ImportedTokenizer):
         return info
 
 
+def _pieces_after(source: dict[str, int], prefix: str) -> dict[str, int]:
+    """The tokens of ``source`` spelled ``prefix`` + text, by that text (``""``: all of them),
+    the empty text left out."""
+    if prefix:
+        n = len(prefix)
+        table = {text[n:]: i for text, i in source.items() if text.startswith(prefix)}
+    else:
+        table = dict(source)
+    table.pop("", None)
+    return table
+
+
 def clean_spaces(text: bytes) -> bytes:
     """llama.cpp's ``clean_spaces`` (``llama_vocab::impl::detokenize``), its three passes over
     the bytes: no space before ``? ! . ,``; `` ' `` becomes ``'``; no space before ``'s``,
@@ -421,9 +453,7 @@ class HFWordPiece(HFPipelineMixin, WordPiece):
         self._setup_pipeline(pipeline)
         self.prefix = prefix
         self.lowercase = self.strip_accents = None
-        initial = dict(vocab)
-        continuation = {t[len(prefix):]: i for t, i in vocab.items() if t.startswith(prefix)} if prefix else dict(vocab)
-        self._setup_matching(initial, continuation, max_input_chars_per_word, where)
+        self._setup_matching(dict(vocab), "", prefix, max_input_chars_per_word, where)
         self._empty_initial = None  # HF's first piece covers a character at least
 
     def _build_kernel(self) -> WordPieceKernel | None:
