@@ -89,47 +89,70 @@ def _tables() -> Tables:
     return parsed(unicode_tables)
 
 
-class _Differ(namedtuple("_Differ", "quick exact")):
-    """Where this Python's data is not ``tokenizers``': ``quick`` finds the first code point
-    that may be one (a bitmap for the Basic Multilingual Plane, any code point above it),
-    ``exact`` says whether one is there from that point on. None: nowhere."""
+class _Differ:
+    """Where this Python's data is not ``tokenizers``' (``ranges`` of code points, sorted):
+    :meth:`search` says whether a text holds one. A text whose code points are all below the
+    first of them (all of Latin-1 on every Python the tables list) says no without a regex;
+    any other text goes through ``quick``, which finds the first code point that may be one
+    (a bitmap for the Basic Multilingual Plane, any code point above it), then ``exact`` from
+    there. Both are compiled when first needed (``re``: a first text of Latin-1 imports none).
 
-    __slots__ = ()
+    >>> finder = _Differ([(0x7FD, 0x7FD), (0x1D000, 0x1D001)])
+    >>> finder.search("naïve café"), finder.search("a\u07fdb"), finder.search("中\U0001d001"), finder.search("中😀")
+    (False, True, True, False)
+    """
 
-    quick: re.Pattern
-    exact: re.Pattern
+    __slots__ = ("ranges", "_latin1_clear", "_quick", "_exact")
+
+    def __init__(self, ranges: list[tuple[int, int]]):
+        self.ranges = ranges
+        self._latin1_clear = ranges[0][0] > 0xFF
+        self._quick: re.Pattern | None = None
+        self._exact: re.Pattern | None = None
 
     def search(self, text: str) -> bool:
-        found = self.quick.search(text)
-        return found is not None and self.exact.search(text, found.start()) is not None
+        start = 0
+        if self._latin1_clear:
+            try:
+                text.encode("latin-1")  # (a copy, for a text of one byte per code point)
+                return False
+            except UnicodeEncodeError as error:
+                start = error.start  # the first code point past Latin-1
+        if self._quick is None:
+            self._compile()
+        found = self._quick.search(text, start)
+        return found is not None and self._exact.search(text, found.start()) is not None
 
+    def _compile(self) -> None:
+        import re  # (here, once: a load that normalizes no text imports no `re`; the module runs alone too)
 
-def _differ_finder(ranges) -> _Differ | None:
-    import re  # (here, once: a load that normalizes no text imports no `re`; the module runs alone too)
+        def body(spans) -> str:
+            return "".join(f"\\U{a:08x}" if a == b else f"\\U{a:08x}-\\U{b:08x}" for a, b in spans)
 
-    def body(spans) -> str:
-        return "".join(f"\\U{a:08x}" if a == b else f"\\U{a:08x}-\\U{b:08x}" for a, b in spans)
-
-    if not ranges:
-        return None
-    # a class of BMP code points alone compiles to a bitmap (one look per character); one
-    # with others is a list of ranges, tried one by one
-    plane = [(a, min(b, _LAST_BMP)) for a, b in ranges if a <= _LAST_BMP]
-    return _Differ(re.compile(f"[{body(plane)}\\U{_LAST_BMP + 1:08x}-\\U0010ffff]"), re.compile(f"[{body(ranges)}]"))
+        # a class of BMP code points alone compiles to a bitmap (one look per character); one
+        # with others is a list of ranges, tried one by one
+        plane = [(a, min(b, _LAST_BMP)) for a, b in self.ranges if a <= _LAST_BMP]
+        self._exact = re.compile(f"[{body(self.ranges)}]")
+        self._quick = re.compile(f"[{body(plane)}\\U{_LAST_BMP + 1:08x}-\\U0010ffff]")
 
 
 @functools.lru_cache(maxsize=None)
-def _differ() -> tuple[_Differ | None, _Differ | None]:
-    """Where this Python's ``unicodedata`` (normalization) and ``str.lower`` are not
-    ``tokenizers``' (module docstring)."""
+def _differ(lower: bool) -> _Differ | None:
+    """Where this Python's ``unicodedata`` (normalization; ``lower``: ``str.lower``) is not
+    ``tokenizers``' (module docstring); None: nowhere."""
     from . import unicode_tables as t
 
     version = unicodedata.unidata_version
     if version in t.DIFFER_NORMALIZE:
-        normalize_ranges, lower_ranges = t.DIFFER_NORMALIZE[version], t.DIFFER_LOWER[version]
+        ranges = (t.DIFFER_LOWER if lower else t.DIFFER_NORMALIZE)[version]
     else:
-        normalize_ranges, lower_ranges = differing(t)
-    return _differ_finder(normalize_ranges), _differ_finder(lower_ranges)
+        ranges = _computed(t)[lower]
+    return _Differ(sorted(ranges)) if ranges else None
+
+
+@functools.lru_cache(maxsize=None)
+def _computed(tables) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    return differing(tables)  # (once for both kinds: about a second)
 
 
 def normalize(form: str, text: str) -> str:
@@ -141,7 +164,7 @@ def normalize(form: str, text: str) -> str:
     """
     if text.isascii():
         return text
-    differ = _differ()[0]
+    differ = _differ(False)
     if differ is None or not differ.search(text):
         return unicodedata.normalize(form, text)
     return _normalize_tables(form, text)
@@ -156,7 +179,7 @@ def lowercase(text: str) -> str:
     """
     if text.isascii():
         return text.lower()
-    differ = _differ()[1]
+    differ = _differ(True)
     if differ is None or not differ.search(text):
         return text.replace(_SIGMA, _SMALL_SIGMA).lower()
     return text.translate(_tables().lower)
