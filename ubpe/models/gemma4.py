@@ -32,6 +32,7 @@ from array import array
 
 from ubpe_native._merges import PairMerges, pack_units
 from ubpe_native._numpy import np
+from ubpe_native._tables import StringIds
 
 from .._lazy import LazyPattern
 from ..errors import ModelFormatError
@@ -44,6 +45,45 @@ if TYPE_CHECKING:
 
 # the gemma4 pre-tokenizer's one regex (llm_tokenizer_bpe, LLAMA_VOCAB_PRE_TYPE_GEMMA4)
 _LINES = LazyPattern(r"[^\n]+|[\n]+")  # (compiled for the first text of several lines)
+
+
+def _looked_up_in_c(texts: list[str], merges: list[str]) -> tuple[list, list] | None:
+    """The merge lines' ``(left, right, merged)`` ids (int32 arrays) looked up in C
+    (`ubpe_native._tables.StringIds`: no Python string per rule; 514,906 rules of gemma-4), and
+    per column the ``(rule, text)`` of each that is no token (-1 in the array); None where a
+    line is not one space between two texts, or a text or line holds a NUL (the caller's Python
+    path, which names a bad line). The lines are joined by NUL, not newline: gemma-4 merges
+    newlines."""
+    joined = "\0".join(merges)
+    if not merges or joined.count("\0") != len(merges) - 1:
+        return None
+    data = joined.encode("utf-8", "surrogatepass")
+    codes = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(codes == 0)
+    starts = np.concatenate([[0], ends + 1])
+    ends = np.append(ends, len(data))
+    cuts = np.flatnonzero(codes == 0x20)
+    # one space per line, after its first character: then the k-th space is line k's
+    if len(cuts) != len(merges) or not np.all((cuts > starts) & (cuts < ends)):
+        return None
+    blob = "\0".join(texts).encode("utf-8", "surrogatepass")
+    nuls = np.flatnonzero(np.frombuffer(blob, dtype=np.uint8) == 0)
+    if len(nuls) != len(texts) - 1:
+        return None
+    offsets = np.append(np.concatenate([[0], nuls + 1]) - np.arange(len(texts)), len(blob) - len(nuls))
+    try:
+        table = StringIds(blob.replace(b"\0", b""), offsets.astype(np.int64))
+    except ValueError:  # more than StringIds holds (2 GiB of texts)
+        return None
+    columns = table.pair_ids(data, starts, cuts, ends)
+
+    def text(k: int, column: int) -> str:
+        first, cut, end = int(starts[k]), int(cuts[k]), int(ends[k])
+        piece = data[first:cut] if column == 0 else data[cut + 1:end] if column == 1 else data[first:cut] + data[cut + 1:end]
+        return piece.decode("utf-8", "surrogatepass")
+
+    missing = [[(int(k), text(int(k), column)) for k in np.flatnonzero(ids < 0)] for column, ids in enumerate(columns)]
+    return list(columns), missing
 
 
 class Gemma4BPE(CharModel):
@@ -74,23 +114,28 @@ class Gemma4BPE(CharModel):
         n = len(self.texts)
         text_to_id = self._text_to_id
         extra: dict[str, int] = {}
-
-        def ids_of(texts: list[str]) -> list[int]:
-            found = list(map(text_to_id.get, texts))
-            if None in found:
-                for k, token in enumerate(found):
-                    if token is None:
-                        found[k] = extra.setdefault(texts[k], n + len(extra))
-            return found
-
-        lefts, rights, merged = self._merge_texts()
-        if len(lefts) != len(merges):
-            bad = next(k for k, line in enumerate(merges) if line.find(" ", 1) <= 0)
-            raise ModelFormatError(f"{self.where}: merge {bad} ({merges[bad][:40]!r}) is not two symbols "
-                                   "separated by a space")
-        left, right, result = ids_of(lefts), ids_of(rights), ids_of(merged)
-        units = sorted({t for t in self.texts if len(t) == 1} | {t for t in (*lefts, *rights) if len(t) == 1})
-        unit_ids = ids_of(units)
+        looked_up = _looked_up_in_c(self.texts, merges)
+        if looked_up is None:  # (the lines' own checks, in Python)
+            lefts, rights, merged = self._merge_texts()
+            if len(lefts) != len(merges):
+                bad = next(k for k, line in enumerate(merges) if line.find(" ", 1) <= 0)
+                raise ModelFormatError(f"{self.where}: merge {bad} ({merges[bad][:40]!r}) is not two symbols "
+                                       "separated by a space")
+            columns = [list(map(text_to_id.get, column)) for column in (lefts, rights, merged)]
+            missing = [[(k, column_texts[k]) for k, token in enumerate(ids) if token is None]
+                       for ids, column_texts in zip(columns, (lefts, rights, merged))]
+        else:
+            columns, missing = looked_up
+        # an operand or result that is no token: a new id, in the order of the columns and the rules
+        for ids, column_missing in zip(columns, missing):
+            for k, text in column_missing:
+                ids[k] = extra.setdefault(text, n + len(extra))
+        left, right, result = columns
+        one_char = {t for t in self.texts if len(t) == 1}
+        one_char.update(text for column_missing in missing[:2] for _, text in column_missing if len(text) == 1)
+        units = sorted(one_char)
+        unit_ids = [token if token is not None else extra[text]
+                    for text, token in zip(units, map(text_to_id.get, units))]
         expansions = [[t for t in map(self._byte_token, text.encode("utf-8", "surrogatepass")) if t is not None]
                       for text in extra]
         fallback = [self._byte_token(b) for b in range(256)]
