@@ -28,6 +28,7 @@ from ubpe_native._multipass import split_passes
 from ubpe_native._radix import RadixTree
 from ubpe_native._ranked import MergeTable, TextEncoder
 from ubpe_native._textsplit import BREAK_SYMBOL, NO_PATTERN, TextSplitter
+from ubpe_native._vocab import vocab_ids
 from ubpe_native._wordpiece import WordPieceKernel
 
 import test_kernel_entries
@@ -172,6 +173,10 @@ HOSTILE = {
         lambda: WordPieceKernel.from_vocabulary(None, [1], b"", b"##", *_WORDPIECE_OPTIONS), TypeError),
     "WordPieceKernel.from_vocabulary/classes short": (
         lambda: WordPieceKernel.from_vocabulary(b"a", [1], b"", b"##", 0, -1, -1, np.zeros(3, np.uint8)), ValueError),
+    "vocab_ids/None": (lambda: vocab_ids(None, 5), TypeError),
+    "vocab_ids/a list": (lambda: vocab_ids([("a", 0)], 5), TypeError),
+    "vocab_ids/negative largest": (lambda: vocab_ids({"a": 0}, -1), ValueError),
+    "vocab_ids/largest past int64": (lambda: vocab_ids({"a": 0}, 2**70), OverflowError),
     "WordPieceKernel.encode_texts/never built": (
         lambda: WordPieceKernel.__new__(WordPieceKernel).encode_texts(TEXT, [5]), ValueError),
     "WordPieceKernel.text_ids/never built": (lambda: WordPieceKernel.__new__(WordPieceKernel).text_ids(TEXT), ValueError),

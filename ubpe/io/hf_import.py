@@ -46,6 +46,8 @@ import collections
 import functools
 import os
 
+from ubpe_native._vocab import vocab_ids
+
 from .._lazy import LazyPattern, re, regex  # (each imported when first used)
 from ..models.hf_base import SCANNED_REGEXES, HFPipeline, JsonMerges
 from ..text.byte_chars import BYTE_TO_CHAR
@@ -344,10 +346,14 @@ class _Reader:
         return vocab, lines
 
     def check_ids(self, vocab: dict[str, int]) -> None:
-        """The vocabulary's ids are in range and each names one token."""
-        if vocab and max(vocab.values()) >= MAX_TOKENS:
-            raise self.fail(f"the vocabulary names id {max(vocab.values())}; ids up to {MAX_TOKENS - 1} are supported")
-        if len(set(vocab.values())) != len(vocab):
+        """The vocabulary's ids (checked by `_ids_by_string`) are in range and each names one token."""
+        found = vocab_ids(vocab, _MAX_ID)
+        if found is None:
+            raise self.fail("the model's `vocab` must map token strings to non-negative ids")
+        top, in_order = found
+        if top >= MAX_TOKENS:
+            raise self.fail(f"the vocabulary names id {top}; ids up to {MAX_TOKENS - 1} are supported")
+        if not in_order and len(set(vocab.values())) != len(vocab):
             # tokenizers reads such a file, but which token an id decodes to then depends on its
             # hash map's order (one file decoded 121 as 'y' in one load and '{' in another)
             shared = collections.Counter(vocab.values()).most_common(1)[0][0]
@@ -495,13 +501,8 @@ def _renumbered(tokens: list[AddedToken], vocab: dict[str, int]) -> list[AddedTo
 
 
 def _ids_by_string(vocab: dict) -> bool:
-    """Whether every key is a str and every value an id (checked in C, not per entry)."""
-    try:
-        "".join(vocab)
-    except TypeError:
-        return False
-    values = vocab.values()
-    return not values or set(map(type, values)) == {int} and 0 <= min(values) and max(values) <= _MAX_ID
+    """Whether every key is a str and every value an id (one pass in C: `vocab_ids`)."""
+    return vocab_ids(vocab, _MAX_ID) is not None
 
 
 #: a global inline flag group (``(?i)``, not ``(?i:...)``): the whole pattern's flags, which only a compile tells

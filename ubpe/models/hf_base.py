@@ -19,6 +19,7 @@ from array import array
 from collections.abc import Sequence
 
 from ubpe_native._numpy import np
+from ubpe_native._vocab import vocab_ids
 
 from ..errors import ModelFormatError
 from ..files import parse_json
@@ -64,9 +65,9 @@ def _texts_and_types(vocab: dict[str, int], pipeline: HFPipeline, unk: str | Non
     an added token spells otherwise (merge rules name the vocabulary's). The vocabulary's ids
     are distinct (`ubpe.io.hf_import` checks)."""
     added = pipeline.added.tokens
-    top = max(vocab.values(), default=-1)
+    top, in_order = vocab_ids(vocab, (1 << 31) - 2) or (max(vocab.values(), default=-1), False)
     n = 1 + max(top, *(t.id for t in added), -1)
-    if n == len(vocab) and all(map(operator.eq, vocab.values(), range(n))):
+    if n == len(vocab) and (in_order or all(map(operator.eq, vocab.values(), range(n)))):
         texts = list(vocab)  # the usual file: the vocabulary in id order
     else:
         texts = [""] * n
