@@ -49,7 +49,7 @@ import os
 from ubpe_native._vocab import vocab_ids
 
 from .._lazy import LazyPattern, re, regex  # (each imported when first used)
-from ..models.hf_base import SCANNED_REGEXES, HFPipeline, JsonMerges
+from ..models.hf_base import _MAX_ID, SCANNED_REGEXES, HFPipeline, JsonMerges
 from ..text.byte_chars import BYTE_TO_CHAR
 from ..text.literals import escape
 TYPE_CHECKING = False  # (typing's, without importing typing: ~1.5 ms of a cold load)
@@ -71,7 +71,6 @@ PRE_TOKENIZERS = ("Sequence", "ByteLevel", "Split", "Metaspace", "Digits", "Punc
 DECODERS = ("Sequence", "ByteLevel", "Replace", "ByteFallback", "Fuse", "Strip", "Metaspace", "WordPiece")
 POST_PROCESSORS = ("Sequence", "TemplateProcessing", "RobertaProcessing", "BertProcessing", "ByteLevel")
 _PUNCTUATION = r"[\p{P}!-/:-@\[-`{-~]"  # Unicode punctuation and ASCII's (Rust's is_ascii_punctuation)
-_MAX_ID = (1 << 31) - 2
 #: The most ids a vocabulary may span (a file naming id 2**31 - 2 must not make us allocate
 #: two billion entries); real vocabularies hold up to a few hundred thousand.
 MAX_TOKENS = 1 << 24

@@ -59,13 +59,17 @@ class _Segment:
         self.first = first
 
 
+#: the largest id a tokenizer.json may name (int32, one below its largest value)
+_MAX_ID = (1 << 31) - 2
+
+
 def _texts_and_types(vocab: dict[str, int], pipeline: HFPipeline, unk: str | None,
                      byte_fallback: bool) -> tuple[list[str], array, dict[int, str]]:
     """Every id's text and type (an ``array.array('i')``), and the vocabulary's text of each id
     an added token spells otherwise (merge rules name the vocabulary's). The vocabulary's ids
     are distinct (`ubpe.io.hf_import` checks)."""
     added = pipeline.added.tokens
-    top, in_order = vocab_ids(vocab, (1 << 31) - 2) or (max(vocab.values(), default=-1), False)
+    top, in_order = vocab_ids(vocab, _MAX_ID) or (max(vocab.values(), default=-1), False)
     n = 1 + max(top, *(t.id for t in added), -1)
     if n == len(vocab) and (in_order or all(map(operator.eq, vocab.values(), range(n)))):
         texts = list(vocab)  # the usual file: the vocabulary in id order
