@@ -217,6 +217,7 @@ cdef inline int merge_word(FlatMap& rules, MergeWord& word, Py_ssize_t n,
 cdef extern from "word_cache.h" namespace "ubpe" nogil:
     cdef cppclass WordCache:  # word bytes -> ids, flat (see word_cache.h)
         bint find(const uint8_t* word, size_t length, vector[id_t]& out) except +
+        bint lookup(const uint8_t* word, size_t length, vector[id_t]& out) except +  # const: no miss recorded
         void store(const vector[id_t]& ids, size_t limit) except +
         void clear()
         size_t size()

@@ -37,11 +37,7 @@ one call without the GIL, for ``encode_batch``; ``id_lists`` cuts its flat ids i
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
-from libcpp.string cimport string
-from libcpp.unordered_map cimport unordered_map
-from libcpp.utility cimport pair
 from libcpp.vector cimport vector
-from cython.operator cimport dereference as deref
 from cpython cimport array as carray
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.ref cimport Py_INCREF
@@ -53,8 +49,8 @@ from ubpe_native._numpy import np
 from ubpe_native._combine cimport id_list, id_table
 from ubpe_native._checks cimport as_array, build_once, check_ids, check_offsets
 from ubpe_native._flat_map cimport FlatMap
-from ubpe_native._merge_core cimport (MAX_RANK, MergeHooks, MergeScratch, MergeWord, ScratchPool, cache_find,
-                                      cache_store, check_rules, merge_word, rule_add)
+from ubpe_native._merge_core cimport (MAX_RANK, MergeHooks, MergeScratch, MergeWord, ScratchPool, WordCache,
+                                      cache_find, cache_store, check_rules, merge_word, rule_add)
 from ubpe_native._hf_pretok cimport HFPreTokenizer, PretokBuffers
 from ubpe_native._pretokenize cimport (check_split_arguments, class_t, document_flags, document_starts, flag_table,
                                        holds_flagged, split_document, utf8_documents)
@@ -223,7 +219,7 @@ cdef class PairMerges:
     cdef vector[int64_t] expand_offsets
     cdef vector[id_t] expand_ids
     cdef id_t byte_fallback[256]
-    cdef unordered_map[string, id_t] whole
+    cdef WordCache whole  # filled once in __init__, then only read (`lookup`): no lock
     # encode may run in several threads at once (it releases the GIL): each call takes an idle
     # scratch (and its word cache) from here
     cdef ScratchPool scratches
@@ -276,6 +272,8 @@ cdef class PairMerges:
             raise ValueError("whole_offsets must hold one offset more than whole_ids")
         check_offsets(whole_offsets, whole_blob.shape[0], "whole_offsets")
         check_ids(whole_ids, n_ids, "whole_ids")
+        if whole_blob.shape[0] >= 0x7FFFFFFF or whole_blob.shape[0] // 4 + 4 * n_whole >= 0x7FFFFFFF:
+            raise ValueError("whole words: fewer than 2**31 - 1 bytes, and of words")  # (the table's one arena)
         if hf_units and max(self.byte_fallback) >= 0:
             raise ValueError("DROPPED and FUSED units go without byte fallback")
         self.n_ids = n_ids
@@ -289,13 +287,14 @@ cdef class PairMerges:
         self.expand_offsets.assign(&expand_offsets[0], &expand_offsets[0] + n_extra + 1)
         if expand_ids.shape[0]:
             self.expand_ids.assign(&expand_ids[0], &expand_ids[0] + expand_ids.shape[0])
-        cdef string word
-        cdef const char* blob = <const char*>&whole_blob[0] if whole_blob.shape[0] else NULL
-        for k in range(n_whole):
-            word.assign(blob + whole_offsets[k], whole_offsets[k + 1] - whole_offsets[k])
-            # the last id of a repeated word wins; insert (unlike []) raises MemoryError
-            self.whole.erase(word)
-            self.whole.insert(pair[string, id_t](word, whole_ids[k]))
+        cdef const uint8_t* blob = &whole_blob[0] if whole_blob.shape[0] else NULL
+        cdef vector[id_t] one
+        self.whole.clear()
+        for k in range(n_whole - 1, -1, -1):  # from the end: the last id of a repeated word wins
+            one.clear()
+            if not self.whole.find(blob + whole_offsets[k], whole_offsets[k + 1] - whole_offsets[k], one):
+                one.push_back(whole_ids[k])
+                self.whole.store(one, <size_t>-1)
 
     def encode(self, const uint8_t[::1] data not None, const int64_t[::1] bounds not None, *, bint as_list=False):
         """Ids of every word ``data[bounds[w]:bounds[w + 1]]``, concatenated (GIL released): an
@@ -534,9 +533,7 @@ cdef class PairMerges:
         hooks.unused = NULL
         hooks.dropout = 0.0
         hooks.rng = NULL
-        whole = self.whole.find(string(<const char*>word, length))
-        if whole != self.whole.end():
-            out.push_back(deref(whole).second)
+        if self.whole.size() and self.whole.lookup(word, length, out):
             return 0
         cdef int64_t slot
         cdef Py_ssize_t fused_end = -1  # where the last FUSED unit ends

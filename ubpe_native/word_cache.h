@@ -23,22 +23,22 @@ class WordCache {
   // (then `store` caches the ids of this word).
   bool find(const uint8_t* word, size_t length, std::vector<int32_t>& out) {
     uint64_t h = hash(word, length);
-    if (!slots_.empty()) {
-      size_t i = h & mask_;
-      while (slots_[i] != 0) {
-        if ((slots_[i] >> 32) == (h >> 32)) {
-          const int32_t* record = arena_.data() + ((slots_[i] & 0xFFFFFFFFULL) - 1);
-          if (static_cast<size_t>(record[0]) == length &&
-              std::memcmp(record + 2 + record[1], word, length) == 0) {
-            out.insert(out.end(), record + 2, record + 2 + record[1]);
-            return true;
-          }
-        }
-        i = (i + 1) & mask_;
-      }
+    if (const int32_t* record = record_of(word, length, h)) {
+      out.insert(out.end(), record + 2, record + 2 + record[1]);
+      return true;
     }
     key_.assign(word, word + length);
     key_hash_ = h;
+    return false;
+  }
+
+  // `find` that changes nothing on a miss: for a table filled once (`PairMerges`' whole
+  // words) that several threads read at once while none stores.
+  bool lookup(const uint8_t* word, size_t length, std::vector<int32_t>& out) const {
+    if (const int32_t* record = record_of(word, length, hash(word, length))) {
+      out.insert(out.end(), record + 2, record + 2 + record[1]);
+      return true;
+    }
     return false;
   }
 
@@ -99,6 +99,21 @@ class WordCache {
     h *= 0x94D049BB133111EBULL;
     h ^= h >> 31;
     return h;
+  }
+
+  // The record of `word` (hash `h`): its length, its ids' count, its ids, its bytes; or null.
+  const int32_t* record_of(const uint8_t* word, size_t length, uint64_t h) const {
+    if (slots_.empty()) return nullptr;
+    size_t i = h & mask_;
+    while (slots_[i] != 0) {
+      if ((slots_[i] >> 32) == (h >> 32)) {
+        const int32_t* record = arena_.data() + ((slots_[i] & 0xFFFFFFFFULL) - 1);
+        if (static_cast<size_t>(record[0]) == length && std::memcmp(record + 2 + record[1], word, length) == 0)
+          return record;
+      }
+      i = (i + 1) & mask_;
+    }
+    return nullptr;
   }
 
   void place(uint64_t h, size_t offset) {

@@ -46,6 +46,26 @@ def test_ids_as_a_list_are_the_arrays(words):
     assert type(listed) is list and listed == kernel.encode(b"".join(words), bounds).tolist()
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.text("abcx", min_size=1, max_size=5).map(str.encode), st.integers(0, 257)), max_size=30),
+       st.lists(st.text("abcx", min_size=1, max_size=5).map(str.encode), max_size=10))
+def test_whole_words_become_their_token_the_last_id_winning(table, words):
+    """llama.cpp's ``ignore_merges``: a word in the whole-word table is its (last) id, any other
+    word is merged; the table is read by every thread at once, so a miss must not change it."""
+    from array import array
+    from itertools import accumulate
+
+    blob = b"".join(word for word, _ in table)
+    kernel = merges(whole_blob=np.frombuffer(blob, np.uint8) if blob else np.zeros(0, np.uint8),
+                    whole_offsets=i64(list(accumulate((len(w) for w, _ in table), initial=0))),
+                    whole_ids=i32([token for _, token in table]))
+    plain, last = merges(), dict(table)
+    for word in words + [word for word, _ in table]:
+        bounds = array("q", [0, len(word)])
+        expected = [last[word]] if word in last else plain.encode(word, bounds, as_list=True)
+        assert kernel.encode(word, bounds, as_list=True) == expected
+
+
 @pytest.mark.parametrize(
     "changes, message",
     [

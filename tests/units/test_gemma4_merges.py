@@ -43,8 +43,10 @@ def test_lines_it_cannot_cut_go_the_python_way(merges):
     assert gemma4._looked_up_in_c(_TOKENS, merges) is None
 
 
-def test_a_token_holding_a_nul_goes_the_python_way():
-    assert gemma4._looked_up_in_c([*_TOKENS, "a\0"], ["a b"]) is None
+def test_a_token_holding_a_nul_is_looked_up_as_any_other():
+    """(the tokens' table is then cut per token, not at NUL separators)"""
+    columns, missing = gemma4._looked_up_in_c([*_TOKENS, "a\0", "ab"], ["a b", "ab b"])
+    assert [c.tolist() for c in columns] == [[6, 11], [7, 7], [11, -1]] and missing == [[], [], [(1, "abb")]]
 
 
 def test_the_columns_and_what_is_missing():

@@ -32,11 +32,10 @@ from array import array
 
 from ubpe_native._merges import PairMerges, pack_units
 from ubpe_native._numpy import np
-from ubpe_native._tables import StringIds
 
 from .._lazy import LazyPattern
 from ..errors import ModelFormatError
-from .ranked_bpe import ImportedBPE, whole_words
+from .ranked_bpe import ImportedBPE, one_space_lines, string_table, whole_words
 from .sentencepiece import SPACE, CharModel, _i32, blob_offsets
 
 TYPE_CHECKING = False  # (typing's, without importing typing)
@@ -51,30 +50,16 @@ def _looked_up_in_c(texts: list[str], merges: list[str]) -> tuple[list, list] | 
     """The merge lines' ``(left, right, merged)`` ids (int32 arrays) looked up in C
     (`ubpe_native._tables.StringIds`: no Python string per rule; 514,906 rules of gemma-4), and
     per column the ``(rule, text)`` of each that is no token (-1 in the array); None where a
-    line is not one space between two texts, or a text or line holds a NUL (the caller's Python
-    path, which names a bad line). The lines are joined by NUL, not newline: gemma-4 merges
-    newlines."""
-    joined = "\0".join(merges)
-    if not merges or joined.count("\0") != len(merges) - 1:
+    line is not one space between two texts or holds a NUL (the caller's Python path, which
+    names a bad line). The lines are joined by NUL, not newline: gemma-4 merges newlines."""
+    if not merges:
         return None
-    data = joined.encode("utf-8", "surrogatepass")
-    codes = np.frombuffer(data, dtype=np.uint8)
-    ends = np.flatnonzero(codes == 0)
-    starts = np.concatenate([[0], ends + 1])
-    ends = np.append(ends, len(data))
-    cuts = np.flatnonzero(codes == 0x20)
-    # one space per line, after its first character: then the k-th space is line k's
-    if len(cuts) != len(merges) or not np.all((cuts > starts) & (cuts < ends)):
+    data = "\0".join(merges).encode("utf-8", "surrogatepass")
+    lines = one_space_lines(data, len(merges), 0)
+    table = string_table(texts) if lines is not None else None
+    if table is None:
         return None
-    blob = "\0".join(texts).encode("utf-8", "surrogatepass")
-    nuls = np.flatnonzero(np.frombuffer(blob, dtype=np.uint8) == 0)
-    if len(nuls) != len(texts) - 1:
-        return None
-    offsets = np.append(np.concatenate([[0], nuls + 1]) - np.arange(len(texts)), len(blob) - len(nuls))
-    try:
-        table = StringIds(blob.replace(b"\0", b""), offsets.astype(np.int64))
-    except ValueError:  # more than StringIds holds (2 GiB of texts)
-        return None
+    starts, cuts, ends = lines
     columns = table.pair_ids(data, starts, cuts, ends)
 
     def text(k: int, column: int) -> str:
