@@ -37,3 +37,11 @@ def test_the_tables_finders_are_above_latin1():
         finder = unicode._Differ(sorted(ranges))
         assert not finder.search("naïve café ÿ") and finder._quick is None  # (no regex compiled)
         assert finder.search("x\u07fd") is (0x7FD in {cp for a, b in ranges for cp in range(a, b + 1)})
+
+
+def test_a_short_text_below_the_first_range_compiles_nothing():
+    """(BERT's first text: accents after NFD, then lowercased)"""
+    finder = unicode._Differ([(0x1C89, 0x1C89), (0xA7CB, 0xA7CC)])
+    assert not finder.search("nai\u0308ve cafe\u0301 ΑΣ") and finder._quick is None
+    assert not finder.search("\u1c88" * unicode._SHORT_TEXT) and finder._quick is None
+    assert finder.search("\u1c88" * unicode._SHORT_TEXT + "\u1c89") and finder._quick is not None

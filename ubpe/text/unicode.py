@@ -95,18 +95,20 @@ class _Differ:
     first of them (all of Latin-1 on every Python the tables list) says no without a regex;
     any other text goes through ``quick``, which finds the first code point that may be one
     (a bitmap for the Basic Multilingual Plane, any code point above it), then ``exact`` from
-    there. Both are compiled when first needed (``re``: a first text of Latin-1 imports none).
+    there. Both are compiled when first needed (``re``: a first text of Latin-1 imports none,
+    nor does a short one whose code points are all below the first range).
 
     >>> finder = _Differ([(0x7FD, 0x7FD), (0x1D000, 0x1D001)])
     >>> finder.search("naïve café"), finder.search("a\u07fdb"), finder.search("中\U0001d001"), finder.search("中😀")
     (False, True, True, False)
     """
 
-    __slots__ = ("ranges", "_latin1_clear", "_quick", "_exact")
+    __slots__ = ("ranges", "_latin1_clear", "_first", "_quick", "_exact")
 
     def __init__(self, ranges: list[tuple[int, int]]):
         self.ranges = ranges
         self._latin1_clear = ranges[0][0] > 0xFF
+        self._first = chr(ranges[0][0])
         self._quick: re.Pattern | None = None
         self._exact: re.Pattern | None = None
 
@@ -119,6 +121,10 @@ class _Differ:
             except UnicodeEncodeError as error:
                 start = error.start  # the first code point past Latin-1
         if self._quick is None:
+            # a short text below the first range (accents after NFD, Greek, Cyrillic...): no
+            # regex yet (`max` makes a string per character: once compiled, the regex is faster)
+            if len(text) <= _SHORT_TEXT and max(text, default="") < self._first:
+                return False
             self._compile()
         found = self._quick.search(text, start)
         return found is not None and self._exact.search(text, found.start()) is not None
@@ -134,6 +140,9 @@ class _Differ:
         plane = [(a, min(b, _LAST_BMP)) for a, b in self.ranges if a <= _LAST_BMP]
         self._exact = re.compile(f"[{body(self.ranges)}]")
         self._quick = re.compile(f"[{body(plane)}\\U{_LAST_BMP + 1:08x}-\\U0010ffff]")
+
+
+_SHORT_TEXT = 2048  # code points: what `_Differ` scans by `max` before it compiles its regexes
 
 
 @functools.lru_cache(maxsize=None)
