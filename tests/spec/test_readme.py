@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
 from pages import ROOT, blocks, run_page, section
 from ubpe.io import FORMATS
 

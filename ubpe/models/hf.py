@@ -35,16 +35,17 @@ from collections.abc import Callable, Sequence
 
 from ubpe_native._merges import DROPPED, FUSED, PairMerges, pack_units
 from ubpe_native._numpy import ID_DTYPE, np
+from ubpe_native._vocab import vocab_ids
 
 from .chunks import cuttable_unless
 from ..text.hf_pipeline import BYTE_LEVEL_REGEX, UNICODE, PreTokenizer, chars_bytes
 from .clip import EndOfWordBPE, unit_texts
-from .ranked_bpe import BYTE_TO_CHAR, CHAR_TO_BYTE, ImportedBPE, Scan, whole_words
+from .ranked_bpe import BYTE_TO_CHAR, CHAR_TO_BYTE, ImportedBPE, Scan, byte_level_words, whole_words
 from .imported import NORMAL, ImportedTokenizer
 from ..text.patterns import NATIVE_PATTERNS, PATTERNS, native_pattern_id
 from .hf_char import HFCharBPE, _pre_tokenization, _program_scan, _ProgramBatch
-from .hf_base import (QWEN2_REGEX, SCANNED_REGEXES, HFPipeline, HFPipelineMixin, JsonMerges, _merge_rules, _Segment,
-                      _texts_and_types)
+from .hf_base import (QWEN2_REGEX, SCANNED_REGEXES, HFPipeline, HFPipelineMixin, JsonMerges, _MAX_ID, _merge_rules,
+                      _Segment, _texts_and_types)
 
 TYPE_CHECKING = False  # (typing's, without importing typing: ~1.5 ms of a cold load)
 if TYPE_CHECKING:
@@ -87,7 +88,7 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
         # one unknown token for a run of them
         missing = DROPPED if unk_id is None else FUSED if fuse_unk else unk_id
         units = [vocab.get(BYTE_TO_CHAR[b], missing) for b in range(256)]
-        whole = whole_words([(self._raw[i], i) for i in vocab.values()] if ignore_merges else [])
+        whole = whole_words([]) if not ignore_merges else self._whole_words(vocab, texts)
         self._kernel = PairMerges(
             n, left, right, result, rank, array("q", [0]), array("i"),
             pack_units([bytes([b]) for b in range(256)]), array("i", units), array("i", [-1]) * 256,
@@ -112,6 +113,15 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
             except UnicodeEncodeError:  # a lone surrogate: the general path names it
                 pass
         return super().encode(doc, add_special=add_special, parse_special=parse_special)
+
+    def _whole_words(self, vocab: dict[str, int], texts: list[str]) -> tuple:
+        """The words that become one token (``ignore_merges``): every vocabulary id's bytes,
+        the last of equal ones winning. When its ids are ``0, 1, 2...`` in order (the usual
+        file; added tokens after them) they are read at once (`byte_level_words`), with no
+        bytes object per token."""
+        if vocab_ids(vocab, _MAX_ID) == (len(vocab) - 1, True):
+            return byte_level_words(texts[:len(vocab)])
+        return whole_words([(self._raw[i], i) for i in vocab.values()])
 
     def _merge_texts(self) -> tuple[list[str], list[str], list[str]]:
         """``(lefts, rights, merged)`` of the merge rules in rule order, the vocabulary's texts
