@@ -1,4 +1,4 @@
-"""`ubpe.models.ranked_bpe.byte_level_raw` (all texts at once, in numpy) against the one-text reading: the
+"""`ubpe.models.ranked_bpe.byte_level_raw` (all texts at once, by a charmap codec in C) against the one-text reading: the
 bytes of a string of GPT-2's byte alphabet, None for any other string; `byte_level_words` (the whole-word
 table of llama.cpp's ``ignore_merges``, without a bytes object per token) against `whole_words` of them."""
 

@@ -17,8 +17,11 @@ ranks (`ubpe_native._merges`), and tokens are GPT-2's byte-to-unicode strings.
 
 from __future__ import annotations
 
+import codecs
 import functools
+from array import array
 from collections.abc import Callable, Iterable
+from itertools import accumulate
 
 from ubpe_native._hf_pretok import GPT2_SPELLING, ISOLATED, STEP_SPLIT, HFPreTokenizer
 from ubpe_native._merges import PairMerges, pack_units
@@ -380,59 +383,56 @@ class ImportedBPE(ImportedTokenizer):
 
 
 @functools.cache
-def _byte_of_char() -> np.ndarray:
-    """The GPT-2 alphabet as a table: code point -> the byte it stands for, -1 for none; the
-    last entry stands for every code point past the alphabet's (U+0143)."""
-    table = np.full(max(map(ord, CHAR_TO_BYTE)) + 2, -1, dtype=np.int16)
-    for char, byte in CHAR_TO_BYTE.items():
-        table[ord(char)] = byte
-    return table
-
-
-def _alphabet_codes(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(codes, lengths, whole)`` of ``texts`` read in the GPT-2 alphabet (one character, one
-    byte): the byte of every character of the texts back to back (-1: none), the length of
-    each text, and whether each text is all of the alphabet. In numpy: 128k texts in ~10 ms."""
-    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    points = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    table = _byte_of_char()
-    codes = table[np.minimum(points, len(table) - 1)]
-    whole = np.ones(len(texts), dtype=bool)
-    outside = codes < 0
-    if outside.any():
-        whole[np.repeat(np.arange(len(texts)), lengths)[outside]] = False
-    return codes, lengths, whole
+def _byte_level_codec() -> Any:
+    """The GPT-2 alphabet as a charmap codec's encoding table: character -> the byte it stands
+    for (`codecs.charmap_encode` runs it in C; any other character is an encoding error)."""
+    return codecs.charmap_build("".join(BYTE_TO_CHAR[b] for b in range(256)))
 
 
 def byte_level_raw(texts: list[str]) -> list[bytes | None]:
     """The bytes every GPT-2-alphabet string stands for, or None for one that is not such a
-    string (all texts are read at once, then cut).
+    string (one character, one byte: all texts are encoded at once in C, then cut; no numpy,
+    which a tokenizer.json's load and ``pieces`` do not import).
 
     >>> byte_level_raw(["Ġa", "<一>", "ĠĠ", "a\\0b", ""])
     [b' a', None, b'  ', None, b'']
     """
-    codes, lengths, whole = _alphabet_codes(texts)
-    blob = codes.astype(np.uint8).tobytes()
-    ends = np.cumsum(lengths).tolist()
-    return [blob[end - length:end] if ok else None for end, length, ok in zip(ends, lengths.tolist(), whole.tolist())]
+    table = _byte_level_codec()
+    try:
+        blob = codecs.charmap_encode("".join(texts), "strict", table)[0]
+    except UnicodeEncodeError:  # some text is no such string: each on its own
+        return [_one_raw(text, table) for text in texts]
+    out, at = [], 0
+    for length in map(len, texts):
+        out.append(blob[at:at + length])
+        at += length
+    return out
 
 
-def byte_level_words(texts: list[str]) -> tuple[bytes, np.ndarray, np.ndarray]:
+def _one_raw(text: str, table: Any) -> bytes | None:
+    try:
+        return codecs.charmap_encode(text, "strict", table)[0]
+    except UnicodeEncodeError:
+        return None
+
+
+def byte_level_words(texts: list[str]) -> tuple[bytes, array, array]:
     """``(blob, offsets, ids)`` of the texts that stand for bytes, as `whole_words` gives them
     (llama.cpp's ``ignore_merges``: a word that is a token is that token), token ``k`` being
-    ``texts[k]``: `byte_level_raw` without a bytes object per token.
+    ``texts[k]``. When every text is a non-empty string of the alphabet (Llama 3's 128k), with
+    no bytes object per token: encoded at once, cut by their lengths.
 
     >>> blob, offsets, ids = byte_level_words(["Ġa", "<一>", "", "b"])
     >>> blob, offsets.tolist(), ids.tolist()
     (b' ab', [0, 2, 3], [0, 3])
     """
-    codes, lengths, whole = _alphabet_codes(texts)
-    kept = whole & (lengths > 0)
-    if not kept.all():
-        codes = codes[np.repeat(kept, lengths)]
-    offsets = np.zeros(int(kept.sum()) + 1, dtype=np.int64)
-    np.cumsum(lengths[kept], out=offsets[1:])
-    return codes.astype(np.uint8).tobytes(), offsets, np.flatnonzero(kept).astype(np.int32)
+    try:
+        blob = codecs.charmap_encode("".join(texts), "strict", _byte_level_codec())[0]
+    except UnicodeEncodeError:
+        blob = None
+    if blob is None or "" in texts:
+        return whole_words(list(zip(byte_level_raw(texts), range(len(texts)))))
+    return blob, array("q", accumulate(map(len, texts), initial=0)), array("i", range(len(texts)))
 
 
 def cut_digits(text: str, bounds: np.ndarray, unicode: str = "regex") -> np.ndarray:
