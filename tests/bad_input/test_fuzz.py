@@ -377,7 +377,8 @@ def test_random_documents_every_loader_family(m, family):
         text = tok.decode(ids)
         if family in LOSSLESS and not any("\ud800" <= c <= "\udfff" for c in doc):
             assert text == doc
-        elif family == "s" and tok.covers(doc) and doc == " ".join(doc.split()) and not doc.startswith(" "):
+        elif family == "s" and tok.covers(doc) and doc == " ".join(doc.split()) and not doc.startswith(" ") \
+                and "\u2581" not in doc:  # (sentencepiece reads its space symbol as a space: "a▁b" -> "a b")
             assert text == doc
 
     run()
