@@ -410,6 +410,41 @@ def test_a_command_builds_and_imports_its_own_parser_only(workdir):
                                                  "convert", "experiment"))
 
 
+def test_help_before_the_command_is_the_top_level_help(workdir):
+    """``ubpe --help encode``: argparse reads the help option first, so the help printed is the
+    top-level one, which lists every command (main builds the whole parser for it)."""
+    listed = run(workdir, "--help", "encode").stdout
+    assert listed.startswith("usage: ubpe [-h]")
+    assert all(command in listed for command in ("fit", "encode", "decode", "view", "inspect", "compare",
+                                                 "convert", "experiment"))
+
+
+@pytest.mark.parametrize("columns", ["40", "100", "200"])
+def test_help_is_argparses_own_at_the_terminal_width_read_without_shutil(monkeypatch, columns):
+    """The parser's help is what argparse's own formatter prints at the terminal's width
+    (``COLUMNS``), and neither building the parser nor printing its help asks ``shutil``
+    (importing it for a width only a help needs cost a one-shot call ~3 ms)."""
+    import argparse
+    import shutil
+
+    from ubpe.cli import build_parser
+
+    def no_shutil(*args, **kwargs):
+        raise AssertionError("shutil.get_terminal_size called")
+
+    monkeypatch.setenv("COLUMNS", columns)
+    with monkeypatch.context() as patched:
+        patched.setattr(shutil, "get_terminal_size", no_shutil)
+        parser = build_parser("encode")
+        encode = next(action for action in parser._actions
+                      if isinstance(action, argparse._SubParsersAction)).choices["encode"]
+        ours = [encode.format_help(), parser.format_help()]
+    for each in (encode, parser):
+        each.formatter_class = argparse.HelpFormatter
+    assert ours == [encode.format_help(), parser.format_help()]
+    assert max(map(len, ours[0].splitlines())) <= int(columns) - 2 or int(columns) < 60
+
+
 def test_the_sites_command_line_page_shows_every_help_as_help_prints_it():
     """The documentation's command-line page (``docs/reference_pages.py``, from the whole
     parser) expands the helps as ``--help`` does: the encoders' names, no ``%(...)s`` left."""

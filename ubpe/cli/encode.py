@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from ..errors import NotFittedError
@@ -33,6 +32,8 @@ def run(args: argparse.Namespace) -> int:
             if args.top_n > 1:
                 out.write("\n")
         return 0
+    if args.format == "json":
+        import json  # (a plain call's output needs none)
     for d, encodings in enumerate(results):
         if args.format == "json":
             if args.top_n == 1:

@@ -8,7 +8,6 @@ reports as one line on stderr with exit code 1.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import stat
 import sys
@@ -139,13 +138,15 @@ def parse_ints(line: str, where: str = "input") -> list[int]:
     stripped = line.strip()
     try:
         if stripped.startswith("["):
+            import json  # (a JSON list's: a plain one-shot call imports no json)
+
             parsed = json.loads(stripped)
             if not isinstance(parsed, list):
                 raise ValueError
             values = [as_int(v) for v in parsed]
         else:
             values = [int(v) for v in stripped.replace(",", " ").split()]
-    except (ValueError, TypeError, json.JSONDecodeError):
+    except (ValueError, TypeError):  # (json.JSONDecodeError is a ValueError)
         raise CLIError(f"{where}: expected integers, got {stripped[:60]!r}") from None
     return values
 
@@ -180,11 +181,13 @@ def ids_of_line(line: str, where: str) -> list[int]:
     """
     stripped = line.strip()
     if stripped.startswith("{"):
+        import json
+
         try:
             record = json.loads(stripped)
             tokens = record["tokens"] if "tokens" in record else record["encodings"][0]["tokens"]
             return [as_int(t) for t in tokens]
-        except (json.JSONDecodeError, KeyError, IndexError, TypeError, ValueError):
+        except (KeyError, IndexError, TypeError, ValueError):
             raise CLIError(f"{where}: not an encode record with `tokens`: {stripped[:60]!r}") from None
     if "\t" in stripped:  # a top-n line of plain `encode` output: score, tab, ids
         stripped = stripped.split("\t", 1)[1]
@@ -304,6 +307,8 @@ def parse_options(pairs: Sequence[str]) -> dict[str, Any]:
             else:
                 options[key] = parse_json(read_file(source), source)
             continue
+        import json  # (only a call with options pays for it)
+
         try:
             options[key] = json.loads(value)
         except json.JSONDecodeError:

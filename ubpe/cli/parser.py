@@ -2,14 +2,18 @@
 
 Each sub-command's arguments are added by its own builder (``_fit``, ``_encode``...), which
 imports what its options name (presets, encoders, formats) and its command's module.
-``build_parser(only)`` builds one sub-command's arguments and lists the others by name and
-help only: ``ubpe encode`` imports neither the fitting code, the writers nor the lab (a
-one-shot call costs the reader it uses, not the whole package: issue 36).
+``build_parser(only)`` builds one sub-command's parser alone: ``ubpe encode`` imports neither
+the fitting code, the writers nor the lab, nor builds seven parsers it does not use (a one-shot
+call costs the reader it uses, not the whole package: issue 36). Help is formatted to the
+terminal's width as argparse's own formatter does, read without importing ``shutil`` (and the
+three compression modules it imports: ~3 ms of a one-shot call, for a width only a help needs).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from collections.abc import Callable
 
 from .._version import __version__
@@ -72,14 +76,52 @@ def _pattern_arg(value: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def terminal_columns() -> int:
+    """The width help is formatted to, as ``shutil.get_terminal_size`` reads it (``COLUMNS``,
+    then standard output's terminal, then 80), less argparse's margin of 2.
+
+    >>> terminal_columns() > 0
+    True
+    """
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):  # (no standard output, or not a terminal)
+            columns = 0
+    return (columns or 80) - 2
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help formatter, its width from `terminal_columns` (argparse makes one for
+    every argument added, to check its metavar, and its own reads the width through
+    ``shutil``)."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position,
+                         terminal_columns() if width is None else width)
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose help is formatted by `_Formatter` unless a command asks for
+    another (``experiment``'s raw description); its sub-commands' parsers are of this class too."""
+
+    def __init__(self, *args, formatter_class: type = _Formatter, **kwargs) -> None:
+        super().__init__(*args, formatter_class=formatter_class, **kwargs)
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The command line's parser; ``only`` (a sub-command's name): that sub-command's arguments
-    alone, the others listed by name and help (what ``main`` builds for one call).
+    """The command line's parser; ``only`` (a sub-command's name): that sub-command alone
+    (what ``main`` builds for one call; ``ubpe --help`` needs them all).
 
     >>> build_parser("decode").parse_args(["decode", "model.json", "--ids", "5 3"]).ids
     ['5 3']
     """
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog=PROG,
         description="Universal Byte-Pair Encoding: fit, encode, inspect and compare tokenizers.",
     )
@@ -90,19 +132,23 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     for name, (help_text, build) in COMMANDS.items():
         if only is None or name == only:
             build(commands, name, help_text)
-        else:
-            commands.add_parser(name, help=help_text)
     return parser
 
 
 def command_of(argv: list[str]) -> str | None:
     """The sub-command ``argv`` names (the first word that is not an option: the top-level
-    options take no value), or None.
+    options take no value), or None; None too when a help option comes before it (``ubpe
+    --help encode`` prints the top-level help, which lists every command).
 
-    >>> command_of(["--debug", "encode", "model.json"]), command_of(["--version"])
-    ('encode', None)
+    >>> command_of(["--debug", "encode", "model.json"]), command_of(["--version"]), command_of(["-h", "encode"])
+    ('encode', None, None)
     """
-    return next((word for word in argv if not word.startswith("-")), None)
+    for word in argv:
+        if word in ("-h", "--help"):
+            return None
+        if not word.startswith("-"):
+            return word
+    return None
 
 
 def _fit(commands: argparse._SubParsersAction, name: str, help_text: str) -> None:
