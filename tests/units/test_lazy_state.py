@@ -1,6 +1,8 @@
 """What a numpy-free load leaves for later (issue 36, point 3): `imported.indexes_of` against a
 Python oracle, ``token_types`` and an HF character model's scores made on first use equal to
-what the numpy path made, from any thread at once, and through pickling before and after."""
+what the numpy path made, from any thread at once, and through pickling before and after; the
+word path of an HF character model whose pipeline runs in C, made when a text first needs it,
+against ``tokenizers``."""
 
 from __future__ import annotations
 
@@ -85,6 +87,45 @@ def test_pickled_before_and_after_first_use():
         copy = pickle.loads(pickle.dumps(tok))
         assert copy.encode("ab a xb") == tok.encode("ab a xb")
         assert np.array_equal(copy.scores, tok.scores) and np.array_equal(copy.token_types, tok.token_types)
+
+
+#: texts of `_doc`'s characters, some holding its added token (which sends a text the general way)
+PIECES = st.lists(st.sampled_from(["a", "b", "c", "x", " ", "▁", "<unk>", "ab "]), max_size=8).map("".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(PIECES, min_size=1, max_size=6), st.booleans())
+def test_the_word_path_made_when_a_text_first_needs_it_gives_the_peers_ids(texts, fuse_unk):
+    """A file whose pipeline runs in C loads without the word path's kernels (`_kernel`,
+    `_scanner`); a text holding an added token goes the general way, which makes them then:
+    every text's ids are ``tokenizers``' either way, before and after."""
+    from tokenizers import Tokenizer
+
+    doc = _doc(fuse_unk)
+    tok, reference = from_json(doc), Tokenizer.from_str(doc)
+    assert "_kernel" not in tok.__dict__ and "_scanner" not in tok.__dict__
+    for text in texts + ["ab<unk> a"] + texts:
+        assert tok.encode(text) == reference.encode(text, add_special_tokens=False).ids, text
+    assert "_kernel" in tok.__dict__ and "_word_path" not in tok.__dict__
+
+
+def test_the_word_path_from_many_threads_is_made_once_and_survives_pickling():
+    tok = from_json(_doc(False))
+    copy = pickle.loads(pickle.dumps(tok))  # before it is made: the copy makes its own
+    seen: list = []
+    barrier = threading.Barrier(8)
+
+    def ask() -> None:
+        barrier.wait()
+        seen.append((tok.encode("ab<unk> a"), tok._kernel))
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert all(ids == [6, 0, 4] and kernel is seen[0][1] for ids, kernel in seen)
+    assert copy.encode("ab<unk> a") == [6, 0, 4] and pickle.loads(pickle.dumps(tok)).encode("ab<unk> a") == [6, 0, 4]
 
 
 def test_types_set_again_replace_the_view_made_of_the_first():

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import functools
 import itertools
+from _thread import allocate_lock  # threading.Lock without importing threading
 from array import array
 from collections.abc import Sequence
 
-from ubpe_native._merges import PairMerges, pack_units
 from ubpe_native._numpy import np
 from ubpe_native._spm import SpmBPE, SpmNormalizer
 from ubpe_native._spm_pipeline import SpmPipeline
@@ -32,7 +32,6 @@ from .._lazy import LazyPattern
 from ..text.literals import escape
 from .hf_base import HFPipeline, HFPipelineMixin, _merge_rules, _merge_scores, _Segment, _texts_and_types
 from .imported import CONTROL, BatchRuns
-from .scan import Scan, whole_words
 from .sentencepiece import SPACE, CharModel, blob_offsets
 
 TYPE_CHECKING = False  # (typing's, without importing typing: ~1.5 ms of a cold load)
@@ -41,14 +40,24 @@ if TYPE_CHECKING:
 
     import regex
 
+    from .scan import Scan
+
 __all__ = ["HFCharBPE"]
+
+#: what the word path (`HFCharBPE._build_word_path`) sets, made when first needed beside a C pipeline
+_WORD_PATH = frozenset({"_kernel", "_scanner", "_python_reason"})
+_BUILDING_WORD_PATH = allocate_lock()  # one thread builds it, the others wait
 
 
 def _program_scan(found: tuple) -> tuple[Scan | None, str | None]:
     """``(scan, reason)`` of `PreTokenizer.native`'s ``(program, reason)``: the program as the
     kernel's `Scan`, or None and why Python splits."""
     program, reason = found
-    return (None, reason) if program is None else (Scan(0, program=program), None)
+    if program is None:
+        return None, reason
+    from .scan import Scan
+
+    return Scan(0, program=program), None
 
 
 def _pre_tokenization(scan: Scan | None, reason: str | None) -> str:
@@ -103,9 +112,15 @@ class HFCharBPE(HFPipelineMixin, _ProgramBatch, CharModel):
     ``Metaspace`` or the normalizer, ``byte_fallback`` to ``<0xXX>`` tokens, else the unknown
     token for a character that is no token (one per run with ``fuse_unk``; it merges with
     nothing), or, without an unknown token, nothing at all (its neighbours may then merge) -
-    as HF's ``BPE::merge_word``."""
+    as HF's ``BPE::merge_word``.
+
+    The word path (`_encode_segment`: the merge kernel and the pre-tokenizer's program, for a
+    pipeline that does not run in C, or a text that goes the general way) is built when first
+    needed where the C pipeline runs the rest: a load of such a file imports neither kernel.
+    """
 
     variant = "hf:bpe"
+    _KERNELS = CharModel._KERNELS + ("_word_path",)
 
     def __init__(self, vocab: dict[str, int], merges: Sequence[tuple[str, str]], pipeline: HFPipeline, *,
                  unk: str | None = None, fuse_unk: bool = False, byte_fallback: bool = False,
@@ -140,15 +155,42 @@ class HFCharBPE(HFPipelineMixin, _ProgramBatch, CharModel):
             self._unknown = LazyPattern(f"[^{known}]+" if fuse_unk or unk_id is None else f"[^{known}]") \
                 if known else LazyPattern("(?s:.)+" if fuse_unk or unk_id is None else "(?s:.)")
             units[self._sentinel] = len(texts)
-        expansion = [] if unk_id is None else [unk_id]
-        whole = whole_words([(t.encode("utf-8", "surrogatepass"), i) for t, i in vocab.items()]
-                            if ignore_merges else [])
-        self._kernel = PairMerges(
-            len(texts), left, right, result, rank, array("q", [0, len(expansion)]),
-            array("i", expansion), pack_units([c.encode("utf-8", "surrogatepass") for c in units]),
-            array("i", units.values()), array("i", fallback), True, *whole)
+        whole = [(t.encode("utf-8", "surrogatepass"), i) for t, i in vocab.items()] if ignore_merges else []
         self._pipeline = self._build_native_pipeline(left, right, result, rank)
+        word_path = functools.partial(self._build_word_path, left, right, result, rank, units, whole)
+        if self._pipeline is None:
+            word_path()
+        else:  # (made by `__getattr__` when a text first goes the general way)
+            self._word_path = word_path
+
+    def _build_word_path(self, left: np.ndarray, right: np.ndarray, result: np.ndarray, rank: np.ndarray,
+                         units: dict[str, int], whole: list[tuple[bytes, int]]) -> None:
+        """The word path's merge kernel over ``units`` (the characters that are tokens, and the
+        sentinel of unknown ones) and ``whole`` (``ignore_merges``' words) and the pre-tokenizer's
+        program (`_word_program`)."""
+        from ubpe_native._merges import PairMerges, pack_units
+
+        from .scan import whole_words
+
+        expansion = [] if self._unk_id is None else [self._unk_id]
+        self._kernel = PairMerges(
+            len(self.texts), left, right, result, rank, array("q", [0, len(expansion)]),
+            array("i", expansion), pack_units([c.encode("utf-8", "surrogatepass") for c in units]),
+            array("i", units.values()), array("i", self._fallback), True, *whole_words(whole))
         self._scanner, self._python_reason = _program_scan(self._word_program())
+
+    def __getattr__(self, name: str) -> Any:
+        # (only for an attribute not set: the word path's, made now or by another thread since
+        # this lookup missed; else CharModel's)
+        if name in _WORD_PATH:
+            with _BUILDING_WORD_PATH:
+                build = self.__dict__.get("_word_path")
+                if build is not None:
+                    build()
+                    del self.__dict__["_word_path"]
+            if name in self.__dict__:
+                return self.__dict__[name]
+        return CharModel.__getattr__(self, name)
 
     def _build_native_pipeline(self, left: np.ndarray, right: np.ndarray, result: np.ndarray,
                                rank: np.ndarray) -> SpmPipeline | None:
