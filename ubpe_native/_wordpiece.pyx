@@ -35,7 +35,11 @@ continuation piece ends there.
 
 from cpython cimport array as carray
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from libc.string cimport memcmp, memcpy
+from cpython.dict cimport PyDict_Next
+from cpython.long cimport PyLong_AsLongLong
+from cpython.object cimport PyObject
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize
+from libc.string cimport memchr, memcmp, memcpy
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 from libcpp.vector cimport vector
 
@@ -170,6 +174,54 @@ cdef object _ids_by_array(object values):
         return carray.array("i", values)
     except OverflowError:
         raise ValueError("ids must fit in int32") from None
+
+
+def utf8_pieces(dict vocab not None):
+    """A ``{piece: id}`` dict as `WordPieceKernel.from_vocabulary` takes it: its keys' UTF-8
+    joined by NUL bytes and its ids (``array('i')``), in one pass over the dict; None where a
+    key is not a ``str``, holds a NUL or a lone surrogate (whose UTF-8 is ``surrogatepass``'s),
+    or an id is not an ``int`` in ``0 .. 2**31 - 1``: the caller then goes its general way,
+    which names what is wrong. It does what ``"\\0".join(vocab)`` and its encoding did
+    (BERT's 30k pieces: ~2 ms of a first encode, the join converting every piece to the
+    widest kind of character of any) without a joined string: CPython keeps an ASCII string's
+    UTF-8 in it, and caches any other's.
+
+    >>> blob, ids = utf8_pieces({"un": 3, "##aff": 0, "é": 7})
+    >>> blob, ids.tolist()
+    (b'un\\x00##aff\\x00\\xc3\\xa9', [3, 0, 7])
+    >>> utf8_pieces({"a\\0b": 0}), utf8_pieces({"\\ud800": 0}), utf8_pieces({"a": -1}), utf8_pieces({"a": True})
+    (None, None, None, None)
+    """
+    cdef Py_ssize_t position = 0, size, n = len(vocab), k = 0
+    cdef PyObject* key
+    cdef PyObject* value
+    cdef const char* utf8
+    cdef int64_t id_value
+    cdef vector[char] blob
+    cdef carray.array ids = carray.clone(INT32_TEMPLATE, n, False)
+    # (no Python code runs in the loop - exact str keys, exact int values - so the dict cannot
+    # change under it)
+    while PyDict_Next(vocab, &position, &key, &value):
+        if type(<object>key) is not str or type(<object>value) is not int:
+            return None
+        try:
+            utf8 = PyUnicode_AsUTF8AndSize(<object>key, &size)
+        except UnicodeEncodeError:  # a lone surrogate
+            return None
+        if size and memchr(utf8, 0, size) != NULL:
+            return None
+        try:
+            id_value = PyLong_AsLongLong(<object>value)
+        except OverflowError:  # past int64
+            return None
+        if id_value < 0 or id_value >= INT32_LIMIT:
+            return None
+        if k:
+            blob.push_back(0)
+        blob.insert(blob.end(), utf8, utf8 + size)
+        ids.data.as_ints[k] = <int32_t>id_value
+        k += 1
+    return PyBytes_FromStringAndSize(blob.data() if blob.size() else NULL, blob.size()), ids
 
 
 cdef int _check_ids(const id_t[::1] ids, str name) except -1:

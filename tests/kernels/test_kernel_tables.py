@@ -29,7 +29,7 @@ from ubpe_native._radix import RadixTree
 from ubpe_native._ranked import MergeTable, TextEncoder
 from ubpe_native._textsplit import BREAK_SYMBOL, NO_PATTERN, TextSplitter
 from ubpe_native._vocab import vocab_ids
-from ubpe_native._wordpiece import WordPieceKernel
+from ubpe_native._wordpiece import WordPieceKernel, utf8_pieces
 
 import test_kernel_entries
 import test_merges_kernel
@@ -173,6 +173,9 @@ HOSTILE = {
         lambda: WordPieceKernel.from_vocabulary(None, [1], b"", b"##", *_WORDPIECE_OPTIONS), TypeError),
     "WordPieceKernel.from_vocabulary/classes short": (
         lambda: WordPieceKernel.from_vocabulary(b"a", [1], b"", b"##", 0, -1, -1, np.zeros(3, np.uint8)), ValueError),
+    "utf8_pieces/None": (lambda: utf8_pieces(None), TypeError),
+    "utf8_pieces/a list": (lambda: utf8_pieces([("a", 0)]), TypeError),
+    "utf8_pieces/a str": (lambda: utf8_pieces("a"), TypeError),
     "vocab_ids/None": (lambda: vocab_ids(None, 5), TypeError),
     "vocab_ids/a list": (lambda: vocab_ids([("a", 0)], 5), TypeError),
     "vocab_ids/negative largest": (lambda: vocab_ids({"a": 0}, -1), ValueError),

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ubpe_native._wordpiece import WordPieceKernel
+from ubpe_native._wordpiece import WordPieceKernel, utf8_pieces
 
 CODE_POINTS = 0x110000
 SPACE, ALONE = 1, 2
@@ -211,6 +211,36 @@ def test_a_vocabulary_is_split_as_two_tables(tokens, prefixes, words, empty, max
     assert kernel.encode_words(words).tolist() == want
     ids, offsets = kernel.encode_texts(" ".join(words).encode(), [len(" ".join(words))])
     assert ids.tolist() == want and offsets.tolist() == [0, len(want)]
+
+
+_KEYS = st.one_of(st.text(alphabet=_VOCAB_ALPHABET + "\0", max_size=5), st.text(max_size=4),
+                  st.sampled_from(["\ud800", "a\udfff", "\0"]), st.integers(), st.binary(max_size=2))
+_VALUES = st.one_of(st.integers(0, 2**31 - 1), st.integers(-(2**63) - 1, 2**64), st.booleans(),
+                    st.floats(allow_nan=False), st.none())
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.dictionaries(_KEYS, _VALUES, max_size=8))
+def test_utf8_pieces_is_the_join_or_none(vocab):
+    """The pieces in one pass are ``"\\0".join`` of the keys encoded and their ids; None exactly
+    where a key is not a str, holds a NUL or a lone surrogate, or an id is not an int in
+    ``0 .. 2**31 - 1`` (bools are not ids)."""
+    def plain(key) -> bool:
+        if type(key) is not str or "\0" in key:
+            return False
+        try:
+            key.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return True
+
+    takes = all(plain(key) and type(value) is int and 0 <= value < 2**31 for key, value in vocab.items())
+    found = utf8_pieces(vocab)
+    if not takes:
+        assert found is None
+        return
+    blob, ids = found
+    assert blob == "\0".join(vocab).encode("utf-8") and ids.typecode == "i" and ids.tolist() == list(vocab.values())
 
 
 def test_a_vocabulary_of_one_empty_token_and_of_none():

@@ -39,7 +39,7 @@ import functools
 from collections.abc import Callable, Sequence
 
 from ubpe_native._numpy import ID_DTYPE, np
-from ubpe_native._wordpiece import WordPieceKernel
+from ubpe_native._wordpiece import WordPieceKernel, utf8_pieces
 
 from .._lazy import regex
 from ..errors import ModelFormatError
@@ -260,11 +260,14 @@ class WordPiece(ImportedTokenizer):
         limit = -1 if self.max_input_chars_per_word is None else self.max_input_chars_per_word
         empty = -1 if self._empty_initial is None else self._empty_initial
         source, prefixes = self._source, (self._initial_prefix, self._continuation_prefix)
-        joined = "\0".join(source)  # one encode, and the kernel splits it (no piece holds a NUL)
-        if joined.count("\0") == max(len(source) - 1, 0) and not any("\0" in prefix for prefix in prefixes):
-            return WordPieceKernel.from_vocabulary(joined.encode("utf-8", "surrogatepass"), list(source.values()),
-                                                   *(prefix.encode("utf-8", "surrogatepass") for prefix in prefixes),
-                                                   self._unk, limit, empty, classes, fold, lower)
+        if not any("\0" in prefix for prefix in prefixes):
+            # the pieces' UTF-8 joined by NULs in one pass over the dict, which the kernel splits
+            # (None: a piece holding a NUL or a lone surrogate, or an id that is no int32 >= 0)
+            pieces = utf8_pieces(source) if type(source) is dict else None
+            if pieces is not None:
+                return WordPieceKernel.from_vocabulary(
+                    *pieces, *(prefix.encode("utf-8", "surrogatepass") for prefix in prefixes),
+                    self._unk, limit, empty, classes, fold, lower)
 
         def utf8(table: dict[str, int]) -> tuple[list[bytes], list[int]]:
             return [t.encode("utf-8", "surrogatepass") for t in table], list(table.values())
