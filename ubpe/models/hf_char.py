@@ -157,9 +157,11 @@ class HFCharBPE(HFPipelineMixin, _ProgramBatch, CharModel):
             units[self._sentinel] = len(texts)
         whole = [(t.encode("utf-8", "surrogatepass"), i) for t, i in vocab.items()] if ignore_merges else []
         self._pipeline = self._build_native_pipeline(left, right, result, rank)
-        word_path = functools.partial(self._build_word_path, left, right, result, rank, units, whole)
+        # (the unbound method: a bound one would make the model a cycle of references)
+        word_path = functools.partial(type(self)._build_word_path, left=left, right=right, result=result,
+                                      rank=rank, units=units, whole=whole)
         if self._pipeline is None:
-            word_path()
+            word_path(self)
         else:  # (made by `__getattr__` when a text first goes the general way)
             self._word_path = word_path
 
@@ -186,7 +188,7 @@ class HFCharBPE(HFPipelineMixin, _ProgramBatch, CharModel):
             with _BUILDING_WORD_PATH:
                 build = self.__dict__.get("_word_path")
                 if build is not None:
-                    build()
+                    build(self)
                     del self.__dict__["_word_path"]
             if name in self.__dict__:
                 return self.__dict__[name]
