@@ -23,6 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import ubpe.models.char_model as char_model
 import ubpe.models.sentencepiece as spm_models
 from ubpe.errors import ModelFormatError
 from ubpe.io import sentencepiece as spm_io
@@ -138,7 +139,9 @@ def _kernel_arguments(monkeypatch, data: bytes, reader) -> dict[str, list]:
             calls[_name] = [_plain(a) for a in args] + sorted((k, _plain(v)) for k, v in options.items())
             return _real(*args, **options)
 
-        monkeypatch.setattr(spm_models, name, record)
+        for module in (spm_models, char_model):  # (CharModel builds the normalizer)
+            if hasattr(module, name):
+                monkeypatch.setattr(module, name, record)
     reader(data)
     monkeypatch.undo()
     return calls

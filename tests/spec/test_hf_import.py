@@ -454,7 +454,7 @@ _COLD_LOAD = r"""
 import json, sys
 import ubpe
 tok = ubpe.load(sys.argv[1])
-loaded = sorted(m for m in sys.modules if m.startswith("ubpe.models."))
+loaded = sorted(m for m in sys.modules if m.startswith(("ubpe.models.", "ubpe_native.")))
 texts = json.loads(sys.argv[2])
 plain = tok.encode(texts[-2])
 lean = sorted(m for m in ("numpy", "regex", "dataclasses") if m in sys.modules)
@@ -476,7 +476,8 @@ def test_a_file_loads_and_encodes_without_numpy(name, tmp_path_factory, tmp_path
     Split regex's validity read from the machine's cache of its VM program), with HF's ids;
     the first process builds the machine's tables (code-point classes, the regex program),
     the second reads them. A WordPiece file imports no BPE model, a character model no
-    byte-level one (`ubpe.models.hf_char`), and no file another format's reader
+    byte-level one (`ubpe.models.hf_char`) nor, at load, the word path's kernel, the
+    sentencepiece models or the ``.model`` reader, and no file another format's reader
     (`ubpe.models.hf_base`, `ubpe.io.sniff`)."""
     from tokenizers import Tokenizer
 
@@ -501,6 +502,10 @@ def test_a_file_loads_and_encodes_without_numpy(name, tmp_path_factory, tmp_path
     character = name.startswith(("llama2", "trained-metaspace", "trained-byte-fallback"))
     assert not set(modules) & (bpe if name.startswith("bert") else set())
     assert not set(loaded) & (byte_level if character else set())  # (a text with added tokens may borrow its calls)
+    # a character file's pipeline runs in C: its load builds no word path (the merge kernel, the
+    # scanner) and imports neither the sentencepiece models nor the .model reader
+    word_path = {"ubpe_native._merges", "ubpe.models.scan", "ubpe.models.sentencepiece", "ubpe_native._spm_proto"}
+    assert not set(loaded) & (word_path if character else set()), loaded
     readers = {f"ubpe.io.{m}" for m in ubpe.io.FORMAT_MODULES if m != "hf"}
     assert not set(modules) & readers and "ubpe.io.hf_import" in modules
     reference = Tokenizer.from_file(str(path))

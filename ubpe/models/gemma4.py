@@ -36,7 +36,7 @@ from ubpe_native._numpy import np
 from .._lazy import LazyPattern
 from ..errors import ModelFormatError
 from .ranked_bpe import ImportedBPE, one_space_lines, string_table, whole_words
-from .sentencepiece import SPACE, CharModel, _i32, blob_offsets
+from .char_model import SPACE, CharModel, _i32, blob_offsets
 
 TYPE_CHECKING = False  # (typing's, without importing typing)
 if TYPE_CHECKING:

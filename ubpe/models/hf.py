@@ -4,7 +4,7 @@ character-level with ``▁`` and byte fallback (Llama 2, Mistral).
 HF's BPE merges explicit pairs of tokens by their place in ``merges`` (lowest first, leftmost
 on ties) - the pair-ranked loop of `ubpe_native._merges.PairMerges` that llama.cpp's models
 use too. So :class:`HFByteLevelBPE` is :class:`~ubpe.models.ranked_bpe.ImportedBPE` and
-:class:`HFCharBPE` a :class:`~ubpe.models.sentencepiece.CharModel` with HF's text pipeline
+:class:`HFCharBPE` a :class:`~ubpe.models.char_model.CharModel` with HF's text pipeline
 (:mod:`ubpe.text.hf_pipeline`) in front: added tokens, normalizer, pre-tokenizer; HF's
 decoder behind; the post-processor's tokens with ``add_special=True``. A character model with
 the usual pipeline (Llama 2's, ``Metaspace``) runs it all in C

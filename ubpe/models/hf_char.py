@@ -1,7 +1,7 @@
 """HF ``tokenizers`` BPE over characters, id for id: ``▁`` for spaces and byte fallback (Llama 2,
 Mistral, a trained ``Metaspace`` model), :class:`HFCharBPE`.
 
-A :class:`~ubpe.models.sentencepiece.CharModel` with HF's text pipeline
+A :class:`~ubpe.models.char_model.CharModel` with HF's text pipeline
 (:mod:`ubpe.text.hf_pipeline`) in front; the usual pipeline (Llama 2's, ``Metaspace``) runs it
 all in C (`HFCharBPE._build_native_pipeline`). A module of its own, beside the byte-level
 models of :mod:`ubpe.models.hf` (which re-exports it): a character model's load imports no
@@ -32,7 +32,7 @@ from .._lazy import LazyPattern
 from ..text.literals import escape
 from .hf_base import HFPipeline, HFPipelineMixin, _merge_rules, _merge_scores, _Segment, _texts_and_types
 from .imported import CONTROL, BatchRuns
-from .sentencepiece import SPACE, CharModel, blob_offsets
+from .char_model import SPACE, CharModel, blob_offsets
 
 TYPE_CHECKING = False  # (typing's, without importing typing: ~1.5 ms of a cold load)
 if TYPE_CHECKING:
