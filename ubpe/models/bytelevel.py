@@ -24,6 +24,11 @@ Fitting is in :mod:`~ubpe.models.bytelevel_trainer`, the special-token policy in
 :mod:`~ubpe.text.specials`, the file formats in :mod:`ubpe.io`. The class implements
 the :class:`~ubpe.models.ubpe.Tokenizer` contract: any of ubpe's encoders runs on its
 pre-tokenized pieces (``encode_with(text, encoder="fewest")``).
+
+The module is just over 600 lines because the one class is tiktoken's whole ``Encoding``
+surface (ranks, special tokens, the ordinary and batch calls, pickling, ``.tiktoken`` files)
+beside ubpe's contract; what it delegates (fitting, the special-token policy, the formats)
+already lives elsewhere, and a split would cut the class, not a job.
 """
 
 from __future__ import annotations

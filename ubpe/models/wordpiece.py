@@ -263,7 +263,7 @@ class WordPiece(ImportedTokenizer):
         if not any("\0" in prefix for prefix in prefixes):
             # the pieces' UTF-8 joined by NULs in one pass over the dict, which the kernel splits
             # (None: a piece holding a NUL or a lone surrogate, or an id that is no int32 >= 0)
-            pieces = utf8_pieces(source) if type(source) is dict else None
+            pieces = utf8_pieces(source)  # (`_setup_matching` keeps a dict)
             if pieces is not None:
                 return WordPieceKernel.from_vocabulary(
                     *pieces, *(prefix.encode("utf-8", "surrogatepass") for prefix in prefixes),
