@@ -289,7 +289,6 @@ cdef class PairMerges:
             self.expand_ids.assign(&expand_ids[0], &expand_ids[0] + expand_ids.shape[0])
         cdef const uint8_t* blob = &whole_blob[0] if whole_blob.shape[0] else NULL
         cdef vector[id_t] one
-        self.whole.clear()
         for k in range(n_whole - 1, -1, -1):  # from the end: the last id of a repeated word wins
             one.clear()
             if not self.whole.find(blob + whole_offsets[k], whole_offsets[k + 1] - whole_offsets[k], one):

@@ -122,7 +122,7 @@ def from_file(tmp_path_factory, shuffled) -> tuple[ByteLevelBPE, tiktoken.Encodi
     path = tmp_path_factory.mktemp("tiktoken") / "shuffled.tiktoken"
     ubpe.save(tok, path, format="tiktoken")
     loaded = ubpe.load(path, pattern=tok.pattern)
-    assert "_tables" in vars(loaded)  # read by that path, nothing built yet
+    assert loaded._is_deferred("vocabulary")  # read by that path, nothing built yet
     return loaded, encoding
 
 
@@ -150,7 +150,7 @@ def test_a_file_read_without_numpy_builds_the_rest_when_asked(shuffled, tmp_path
 
     fresh = load()
     np.testing.assert_array_equal(fresh.token_ids, tok.token_ids)
-    assert fresh.vocabulary.pieces() == tok.vocabulary.pieces() and "_tables" not in vars(fresh)
+    assert fresh.vocabulary.pieces() == tok.vocabulary.pieces() and not fresh._is_deferred("vocabulary")
     texts = ["the cat sat", "naïve café 12345", ""]
     for other in (pickle.loads(pickle.dumps(load())), copy.deepcopy(load()), load(), fresh):
         assert [other.encode(t) for t in texts] == [tok.encode(t) for t in texts]

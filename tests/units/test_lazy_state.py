@@ -11,11 +11,13 @@ import threading
 from array import array
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ubpe._lazy import LazyPattern
 from ubpe.io.hf_import import from_json
+from ubpe.models.deferred import Deferred
 from ubpe.models.hf_base import _merge_scores
 from ubpe.models.imported import indexes_of
 
@@ -103,10 +105,10 @@ def test_the_word_path_made_when_a_text_first_needs_it_gives_the_peers_ids(texts
 
     doc = _doc(fuse_unk)
     tok, reference = from_json(doc), Tokenizer.from_str(doc)
-    assert "_kernel" not in tok.__dict__ and "_scanner" not in tok.__dict__
+    assert "_kernel" not in tok.__dict__ and {"_kernel", "_scanner", "_python_reason"} <= set(tok.pending())
     for text in texts + ["ab<unk> a"] + texts:
         assert tok.encode(text) == reference.encode(text, add_special_tokens=False).ids, text
-    assert "_kernel" in tok.__dict__ and "_word_path" not in tok.__dict__
+    assert "_kernel" in tok.__dict__ and "_scanner" in tok.__dict__ and "_kernel" not in tok.pending()
 
 
 def test_the_word_path_from_many_threads_is_made_once_and_survives_pickling():
@@ -146,3 +148,93 @@ def test_lazy_pattern_compiles_once_and_pickles_uncompiled():
     assert pattern.findall("xaby") == ["ab"] and pattern._compiled is not None
     again = pickle.loads(pickle.dumps(pattern))
     assert again._compiled is None and again.sub("-", "abc") == "-c"
+
+
+# -- the mechanism the three models share (ubpe.models.deferred) -------------------------
+
+class _Counted(Deferred):
+    """A `Deferred` whose builders log their runs; ``b``'s builder reads ``a`` (another
+    builder's name: the lock is re-entered); ``a``'s fails as often as ``failures`` says."""
+
+    def __init__(self, failures: int = 0):
+        self.runs: list[str] = []
+        self.failures = failures
+        self._defer(_Counted.build_a, "a", "a2")
+        self._defer(_Counted.build_b, "b")
+
+    def build_a(self) -> None:
+        self.runs.append("a")
+        if self.failures:
+            self.failures -= 1
+            raise OSError("a failed builder leaves its names deferred")
+        self.a, self.a2 = 1, 2
+
+    def build_b(self) -> None:
+        self.runs.append("b")
+        self.b = self.a + 10
+
+
+def test_deferred_names_are_built_once_by_their_builder():
+    model = _Counted()
+    assert model.pending() == ["a", "a2", "b"] and "a" not in vars(model)
+    assert model.b == 11 and model.a2 == 2 and model.a == 1  # b's builder read a: built a first
+    assert model.runs == ["b", "a"] and model.pending() == []
+    with pytest.raises(AttributeError, match="'_Counted' object has no attribute 'c'"):
+        model.c  # noqa: B018
+    assert not model._is_deferred("a")
+
+
+def test_a_builder_that_fails_is_run_again_on_the_next_read():
+    model = _Counted(failures=1)
+    with pytest.raises(OSError, match="leaves its names deferred"):
+        model.a  # noqa: B018
+    assert model._is_deferred("a") and model.a == 1 and model.runs == ["a", "a"]
+
+
+def test_deferred_names_from_many_threads_are_built_once():
+    for name in ("a", "a2", "b"):
+        model = _Counted()
+        barrier = threading.Barrier(8)
+        seen: list = []
+
+        def ask() -> None:
+            barrier.wait()
+            seen.append(getattr(model, name))
+
+        threads = [threading.Thread(target=ask) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert len(seen) == 8 and len(set(seen)) == 1
+        assert sorted(model.runs) == (["a", "b"] if name == "b" else ["a"])
+
+
+def test_cancelled_builders_never_run():
+    model = _Counted()
+    model._cancel_deferred()
+    assert model.pending() == [] and model.runs == []
+    with pytest.raises(AttributeError):
+        model.a  # noqa: B018
+
+
+def test_a_tiktoken_file_with_a_users_pattern_builds_its_vocabulary_when_asked(tmp_path):
+    """A ``.tiktoken`` file read without numpy, with a user's pattern, leaves its vocabulary
+    for later (also through pickling, which builds it first) and encodes as tiktoken does."""
+    import tiktoken
+
+    import ubpe
+    from ubpe.models.bytelevel import ByteLevelBPE
+
+    pattern = r"[a-z]+|\s+|[^a-z\s]+"
+    tok = ByteLevelBPE().fit(["the cat sat on the mat"] * 5, n_tokens=280, pattern="gpt2", quiet=True)
+    path = tmp_path / "m.tiktoken"
+    ubpe.save(tok, path, format="tiktoken")
+    reference = tiktoken.Encoding("m", pat_str=pattern, mergeable_ranks=tok.mergeable_ranks(), special_tokens={})
+    text = "the cat, 12 mats!"
+    loaded = ubpe.load(path, pattern=pattern)
+    assert loaded.pending() == ["_encoder", "token_ids", "vocabulary"]
+    assert loaded.encode(text) == reference.encode(text) and loaded.pending()  # (one text needs no vocabulary)
+    copy = pickle.loads(pickle.dumps(loaded))
+    assert loaded.pending() == copy.pending() == [] and copy.encode_batch([text, ""]) == [reference.encode(text), []]
+    assert loaded.vocabulary.pieces() == copy.vocabulary.pieces()

@@ -33,13 +33,12 @@ already lives elsewhere, and a split would cut the class, not a job.
 
 from __future__ import annotations
 
+import functools
 import os
-from _thread import allocate_lock  # threading.Lock without importing threading (~0.4 ms)
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from ubpe_native._numpy import ID_DTYPE, np
 
-from .._lazy import regex
 from ..encoders import Encoding
 from ..encoders.ranked import MergeTable, RankedEncoder, TextEncoder
 from ..errors import InvalidParameterError, NotFittedError, SymbolTypeError, UnknownTokenError
@@ -61,6 +60,7 @@ from ..text.scanner import pretokenize
 from ..text.specials import SpecialTokens, special_regex, tiktoken_allowed
 from .._hooks import file_formats
 from .base import Tokenizer
+from .deferred import Deferred
 from .bytelevel_trainer import N_BYTES, arrays_vocabulary, fit_bytelevel, ranks_vocabulary
 
 TYPE_CHECKING = False  # (typing's, without importing typing: ~1.5 ms of a cold load)
@@ -69,7 +69,6 @@ if TYPE_CHECKING:
     from ..vocabulary import Vocabulary
 
 _NONE_ALLOWED: frozenset[str] = frozenset()  # encode's default allowed_special
-_MATERIALIZING = allocate_lock()  # ByteLevelBPE._materialize: one thread builds, the others wait
 
 
 def _refuse_mergeable_specials(special_ids: list[int], lowest: int, highest: int, token_ids: Iterable[int]) -> None:
@@ -82,8 +81,10 @@ def _refuse_mergeable_specials(special_ids: list[int], lowest: int, highest: int
     if clash:
         raise InvalidParameterError(f"special token ids {clash[:5]} are mergeable tokens")
 
+#: what a tokenizer made by `ByteLevelBPE._from_tables` builds when first asked for
+_MATERIALIZED = ("vocabulary", "token_ids", "_encoder")
 
-class ByteLevelBPE(Tokenizer):
+class ByteLevelBPE(Deferred, Tokenizer):
     """A byte-level BPE text tokenizer (tiktoken's model) fitted with ubpe's fit kernel.
 
     Build one with :meth:`fit`, :meth:`from_mergeable_ranks` or ``ubpe.load`` (our files
@@ -121,7 +122,6 @@ class ByteLevelBPE(Tokenizer):
         # vocabulary id -> tiktoken rank (the id encode returns), and its inverse
         self.token_ids: np.ndarray = np.arange(N_BYTES, dtype=np.int64)
         self._encoder: RankedEncoder | None = None
-        self._regex = regex.compile(self.pattern)
         # rank -> bytes and bytes -> rank, made on first use (see _decoding_maps)
         self._decoding: tuple[dict[int, bytes], dict[bytes, int]] | None = None
 
@@ -209,8 +209,7 @@ class ByteLevelBPE(Tokenizer):
         """A tokenizer from a file's tables as `ubpe_native._base64_lines.ranked_tables`
         gives them, built without numpy: the merge table and the one-text encoder now (a load
         and its first ``encode`` import no numpy), the vocabulary, token ids and encoder when
-        first asked for (:meth:`_materialize`), the compiled pattern when a text needs it
-        (``regex``, 8 ms to import, is not needed by a preset's one-text encoder)."""
+        first asked for (:meth:`_materialize`)."""
         symbols, offsets, token_ids, priorities, identity = tables
         pattern = resolve_pattern(pattern)
         specials = SpecialTokens(dict(special_tokens or {}))
@@ -224,39 +223,21 @@ class ByteLevelBPE(Tokenizer):
         table = MergeTable(N_BYTES, offsets, symbols, priorities)
         tok.__dict__.update(
             pattern=pattern, unicode=unicode, _specials=specials, _decoding=None, _identity_ids=identity,
-            _tables=(symbols, offsets, token_ids, priorities, table),
             _plain=False if native is None else TextEncoder(table, classes, native, None if identity else token_ids))
+        tok._defer(functools.partial(ByteLevelBPE._materialize, tables=(symbols, offsets, token_ids, priorities, table)),
+                   *_MATERIALIZED)
         return tok
 
-    #: what a tokenizer made by `_from_tables` builds when first asked for
-    _MATERIALIZED = frozenset({"vocabulary", "token_ids", "_encoder"})
-
-    def __getattr__(self, name: str) -> Any:
-        # (only for an attribute not set: a loaded file's vocabulary, token ids and encoder;
-        # ``name in state``: another thread made them since this lookup missed)
-        state = self.__dict__
-        if name in ByteLevelBPE._MATERIALIZED and ("_tables" in state or name in state):
-            self._materialize()
-            return state[name]
-        if name == "_regex" and "pattern" in state:  # `_from_tables`': compiled when a text needs it
-            return state.setdefault("_regex", regex.compile(state["pattern"]))
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
-    def _materialize(self) -> None:
+    def _materialize(self, tables: tuple) -> None:
         """The vocabulary, token ids (as numpy arrays) and encoder of `_from_tables`' tables,
-        the merge table reused; once, whichever thread asks first."""
-        with _MATERIALIZING:
-            tables = self.__dict__.get("_tables")
-            if tables is None:  # made already
-                return
-            symbols, offsets, token_ids, priorities, table = tables
-            from ..vocabulary import Vocabulary  # (not at import: it imports dataclasses)
-            vocabulary = Vocabulary.from_arrays(N_BYTES, np.frombuffer(offsets, np.int64), np.frombuffer(symbols, ID_DTYPE),
-                                                ranks=np.frombuffer(priorities, np.int64))
-            self.vocabulary = vocabulary
-            self.token_ids = np.asarray(token_ids, dtype=np.int64)
-            self._encoder = RankedEncoder(vocabulary, priority="rank", table=table)
-            del self.__dict__["_tables"]  # last: a reader that sees no tables sees the attributes
+        the merge table reused (:data:`_MATERIALIZED`)."""
+        symbols, offsets, token_ids, priorities, table = tables
+        from ..vocabulary import Vocabulary  # (not at import: it imports dataclasses)
+        vocabulary = Vocabulary.from_arrays(N_BYTES, np.frombuffer(offsets, np.int64), np.frombuffer(symbols, ID_DTYPE),
+                                            ranks=np.frombuffer(priorities, np.int64))
+        self.vocabulary = vocabulary
+        self.token_ids = np.asarray(token_ids, dtype=np.int64)
+        self._encoder = RankedEncoder(vocabulary, priority="rank", table=table)
 
     def with_pattern(self, pattern: str) -> ByteLevelBPE:
         """The same tokens and special tokens, pre-tokenized by ``pattern`` (a preset or regex).
@@ -271,9 +252,10 @@ class ByteLevelBPE(Tokenizer):
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled (and deep-copied) without the compiled merge table, rebuilt on load."""
-        if "_tables" in self.__dict__:
-            self._materialize()
-        return {**super().__getstate__(), "_encoder": None, "_plain": None}
+        self._build_deferred(*_MATERIALIZED)
+        state = {**super().__getstate__(), "_encoder": None, "_plain": None}
+        state.pop("_later", None)  # (empty: built above)
+        return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -288,12 +270,11 @@ class ByteLevelBPE(Tokenizer):
         specials = SpecialTokens(special_tokens)
         token_ids = np.asarray(token_ids, dtype=np.int64)
         _refuse_mergeable_specials(list(specials.ids.values()), int(token_ids.min()), int(token_ids.max()), token_ids)
-        self.__dict__.pop("_tables", None)  # (a loaded file's, not built yet: this model replaces them)
+        self._cancel_deferred()  # (a loaded file's tables, not built yet: this model replaces them)
         self.token_ids = token_ids
         self.vocabulary = vocabulary
         self.pattern = pattern
         self.unicode = unicode
-        self._regex = regex.compile(pattern)
         self._specials = specials
         self._encoder = RankedEncoder(vocabulary, priority="rank")
         self._identity_ids = bool(np.array_equal(self.token_ids, np.arange(len(vocabulary))))
@@ -498,7 +479,7 @@ class ByteLevelBPE(Tokenizer):
                                           None if self._identity_ids else self.token_ids)
 
     def _check_text(self, text: Any) -> None:
-        if "_tables" not in self.__dict__:  # (a file's tables are a fitted model: no encoder built to say so)
+        if not self._is_deferred("vocabulary"):  # (a file's tables are a fitted model: no encoder built to say so)
             self._check_fitted()
         if not isinstance(text, str):
             raise SymbolTypeError(f"`text` must be a str, not {type(text).__name__}")

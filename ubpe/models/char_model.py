@@ -14,8 +14,8 @@ tables are read here when one is loaded (`CharModel._init_from_tables`).
 
 from __future__ import annotations
 
+import functools
 import itertools
-from _thread import allocate_lock  # threading.Lock without importing threading (~0.4 ms)
 from array import array
 from collections.abc import Callable
 
@@ -26,6 +26,7 @@ from ubpe_native._spm_pipeline import SpmPipeline
 from .._lazy import as_buffer
 from ..errors import ModelFormatError
 from .chunks import FlatIds, spliced
+from .deferred import Deferred
 from .imported import (BYTE, CONTROL, NORMAL, SILENT_TYPES, UNKNOWN, UNUSED, USER_DEFINED, BatchRuns, ImportedTokenizer,
                        check_doc, token_bytes)
 
@@ -44,10 +45,14 @@ _UNK_SURFACE = " \u2047 "
 # llama.cpp gives Phi-3's special tokens rstrip, except these (llama_vocab::impl::load)
 _PHI3_NAMES = ("phi-3", "phi3")
 _PHI3_NO_RSTRIP = ("<unk>", "<s>", "<|endoftext|>")
-_MATERIALIZING = allocate_lock()  # CharModel._materialize: one thread builds, the others wait
 
 
-class CharModel(ImportedTokenizer):
+def _made_scores(model: CharModel, make: Callable[[], np.ndarray]) -> None:
+    """The builder of the scores an HF character file's load leaves for later."""
+    model.scores = make()
+
+
+class CharModel(Deferred, ImportedTokenizer):
     """What the sentencepiece-style models share: pieces over characters with ``▁``, byte
     fallback, and either llama.cpp's text handling (dummy prefix after special tokens) or
     sentencepiece's (its `Normalizer`, user-defined pieces kept whole)."""
@@ -57,7 +62,9 @@ class CharModel(ImportedTokenizer):
     #: merge); its unigram model instead scores them in the lattice (``0.1 * (bytes - 1)``).
     _cuts_user_defined: ClassVar[bool] = True
     #: what a model read by `_init_from_tables` builds when first asked for (`_materialize`)
-    _MATERIALIZED = frozenset({"texts", "scores", "token_types", "_text_to_id", "_user_regex", "_init_args"})
+    _MATERIALIZED = ("texts", "scores", "token_types", "_text_to_id", "_user_regex", "_init_args")
+    #: (the builders of `Deferred`: the constructor, which a pickle calls again, defers them again)
+    _KERNELS = ImportedTokenizer._KERNELS + ("_later",)
 
     def _init_char_model(self, tokens: list[str], scores: np.ndarray | None,
                          token_types: np.ndarray | None, specials: dict[str, int | None] | None,
@@ -67,8 +74,8 @@ class CharModel(ImportedTokenizer):
         if variant:
             self.variant = variant
         n = len(self.texts)
-        if callable(scores):  # the scores made when first asked for (`__getattr__`: an HF file's)
-            self._make_scores = scores
+        if callable(scores):  # the scores made when first asked for (an HF file's: numpy's)
+            self._defer(functools.partial(_made_scores, make=scores), "scores")
         else:
             self.scores = np.zeros(n, dtype=np.float32) if scores is None else np.asarray(scores, np.float32)
             if len(self.scores) != n:
@@ -126,47 +133,33 @@ class CharModel(ImportedTokenizer):
             name=name, where=where, special_ids=special_ids, add_bos=False, add_eos=False, _special_tables={},
             _special_finders={}, _vocab=None, _id_table=None, add_space_prefix=bool(spec["add_dummy_prefix"]),
             normalizer=normalizer, _pipeline=None, _phi3=any(key in name.lower() for key in _PHI3_NAMES),
-            _collapse_unk=BYTE not in types, _tables=(blob, offsets, scores, types, specials, flags, variant))
+            _collapse_unk=BYTE not in types)
+        self._defer(functools.partial(CharModel._materialize, tables=(blob, offsets, scores, types, specials, flags,
+                                                                      variant)), *CharModel._MATERIALIZED)
         if variant:
             self.variant = variant
         return user
 
-    def __getattr__(self, name: str) -> Any:
-        # (only for an attribute not set: a loaded file's texts, scores, types..., made now, or
-        # by another thread since this lookup missed; any other name is missing)
-        if name in CharModel._MATERIALIZED:
-            self._materialize()
-            if name in self.__dict__:
-                return self.__dict__[name]
-            if name == "scores" and "_make_scores" in self.__dict__:  # (two threads: one result kept)
-                return self.__dict__.setdefault("scores", self.__dict__["_make_scores"]())
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+    def _materialize(self, tables: tuple) -> None:
+        """The attributes `_init_from_tables` left for later (:attr:`_MATERIALIZED`), as
+        `_init_char_model` sets them, and the constructor's arguments (for pickling)."""
+        from ubpe_native._spm_proto import piece_texts
 
-    def _materialize(self) -> None:
-        """The attributes `_init_from_tables` left for later, as `_init_char_model` sets them,
-        and the constructor's arguments (for pickling); once, whichever thread asks first."""
-        with _MATERIALIZING:
-            if "_tables" not in self.__dict__:  # made already, or a model built otherwise
-                return
-            from ubpe_native._spm_proto import piece_texts
-
-            blob, offsets, scores, types, specials, flags, variant = self.__dict__["_tables"]
-            texts = piece_texts(blob, offsets)
-            self.texts = texts
-            self.scores = np.frombuffer(scores, dtype=np.float32)
-            self.token_types = np.frombuffer(types, dtype=np.int32)
-            self._text_to_id = {text: i for i, text in enumerate(texts)}
-            self._user_regex = self._compiled_user_regex()
-            options = dict(token_types=self.token_types, specials=specials, flags=flags, name=self.name,
-                           variant=variant, where=self.where, normalizer=self.normalizer)
-            if variant is None:
-                del options["variant"]
-            self._init_args = ((list(texts), self.scores), options)
-            del self.__dict__["_tables"]  # last: a reader that sees no tables sees the attributes
+        blob, offsets, scores, types, specials, flags, variant = tables
+        texts = piece_texts(blob, offsets)
+        self.texts = texts
+        self.scores = np.frombuffer(scores, dtype=np.float32)
+        self.token_types = np.frombuffer(types, dtype=np.int32)
+        self._text_to_id = {text: i for i, text in enumerate(texts)}
+        self._user_regex = self._compiled_user_regex()
+        options = dict(token_types=self.token_types, specials=specials, flags=flags, name=self.name,
+                       variant=variant, where=self.where, normalizer=self.normalizer)
+        if variant is None:
+            del options["variant"]
+        self._init_args = ((list(texts), self.scores), options)
 
     def __reduce__(self) -> tuple:
-        if "_tables" in self.__dict__:
-            self._materialize()
+        self._build_deferred("_init_args")  # (a loaded file's: what the copy is rebuilt from)
         return super().__reduce__()
 
     def _user_defined(self) -> list[tuple[str, int]]:

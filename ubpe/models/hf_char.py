@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-from _thread import allocate_lock  # threading.Lock without importing threading
 from array import array
 from collections.abc import Sequence
 
@@ -45,8 +44,7 @@ if TYPE_CHECKING:
 __all__ = ["HFCharBPE"]
 
 #: what the word path (`HFCharBPE._build_word_path`) sets, made when first needed beside a C pipeline
-_WORD_PATH = frozenset({"_kernel", "_scanner", "_python_reason"})
-_BUILDING_WORD_PATH = allocate_lock()  # one thread builds it, the others wait
+_WORD_PATH = ("_kernel", "_scanner", "_python_reason")
 
 
 def _program_scan(found: tuple) -> tuple[Scan | None, str | None]:
@@ -120,7 +118,6 @@ class HFCharBPE(HFPipelineMixin, _ProgramBatch, CharModel):
     """
 
     variant = "hf:bpe"
-    _KERNELS = CharModel._KERNELS + ("_word_path",)
 
     def __init__(self, vocab: dict[str, int], merges: Sequence[tuple[str, str]], pipeline: HFPipeline, *,
                  unk: str | None = None, fuse_unk: bool = False, byte_fallback: bool = False,
@@ -162,8 +159,8 @@ class HFCharBPE(HFPipelineMixin, _ProgramBatch, CharModel):
                                       rank=rank, units=units, whole=whole)
         if self._pipeline is None:
             word_path(self)
-        else:  # (made by `__getattr__` when a text first goes the general way)
-            self._word_path = word_path
+        else:  # (made when a text first goes the general way)
+            self._defer(word_path, *_WORD_PATH)
 
     def _build_word_path(self, left: np.ndarray, right: np.ndarray, result: np.ndarray, rank: np.ndarray,
                          units: dict[str, int], whole: list[tuple[bytes, int]]) -> None:
@@ -180,19 +177,6 @@ class HFCharBPE(HFPipelineMixin, _ProgramBatch, CharModel):
             array("i", expansion), pack_units([c.encode("utf-8", "surrogatepass") for c in units]),
             array("i", units.values()), array("i", self._fallback), True, *whole_words(whole))
         self._scanner, self._python_reason = _program_scan(self._word_program())
-
-    def __getattr__(self, name: str) -> Any:
-        # (only for an attribute not set: the word path's, made now or by another thread since
-        # this lookup missed; else CharModel's)
-        if name in _WORD_PATH:
-            with _BUILDING_WORD_PATH:
-                build = self.__dict__.get("_word_path")
-                if build is not None:
-                    build(self)
-                    del self.__dict__["_word_path"]
-            if name in self.__dict__:
-                return self.__dict__[name]
-        return CharModel.__getattr__(self, name)
 
     def _build_native_pipeline(self, left: np.ndarray, right: np.ndarray, result: np.ndarray,
                                rank: np.ndarray) -> SpmPipeline | None:
