@@ -17,6 +17,9 @@ rounds. Per family and file:
   waits for before the first call;
 * first: load + the first ``encode`` of one sentence (the import not included), and
   import + load + first, the like-for-like figure of the two;
+* load, modules imported (and load + first): ubpe's load in a fresh process that imported,
+  before its clock, every module this file's load and first encode import (listed by one
+  untimed process): what a reference's load follows, its import having loaded its library;
 * per call: the best mean time of ``encode`` of a short text over loops of ``--calls`` calls,
   after the first call;
 * per-document loop (fitted ``UBPE`` / ``UBPEClassic`` rows): characters per CPU second of
@@ -67,12 +70,17 @@ PYTHON = [sys.executable]
 # What one child process runs: {"import", "load", "first", "call"} seconds and the ids, as JSON.
 # Nothing but `sys` and `time` is imported before the clock starts (json only to print the
 # result): a module imported first would pre-pay part of a side's import (json imports re,
-# enum, functools and collections: 10 ms of tokenizers' 22 ms import, 3 of ubpe's 6).
+# enum, functools and collections: 10 ms of tokenizers' 22 ms import, 3 of ubpe's 6). Unless
+# `preload` names modules: then they are imported first on purpose (`_preloaded`).
 _CHILD = r"""
 import sys, time
-side, path, sentence, short, calls, pattern, prose, fill = sys.argv[1:9]
+side, path, sentence, short, calls, pattern, prose, fill, preload = sys.argv[1:10]
 calls = int(calls)
 clock = time.perf_counter
+if preload:  # ubpe's modules that this file's load and first encode import, imported first (untimed)
+    import importlib
+    for name in preload.split(","):
+        importlib.import_module(name)
 t0 = clock()
 if side == "ubpe":
     import ubpe
@@ -154,14 +162,43 @@ def _environment(no_cache: bool) -> dict:
     return env
 
 
-def _child(side: str, path: Path, pattern: str | None, calls: int, env: dict, fill: bool = False) -> dict:
+def _child(side: str, path: Path, pattern: str | None, calls: int, env: dict, fill: bool = False,
+           preload: list[str] | None = None) -> dict:
     """One fresh process's measurements; ``fill``: also a batch call at its end (untimed), which
-    writes what a batch builds (GGUF lists of regexes compiled for the VM) to the machine's cache."""
+    writes what a batch builds (GGUF lists of regexes compiled for the VM) to the machine's cache;
+    ``preload``: modules imported before the clock starts."""
     prose = path.parent / PROSE_FILE
-    prose_arg = str(prose) if side == "ubpe" and path.name.startswith(FITTED_PREFIX) else ""
-    spec = [side, str(path), SENTENCE, SHORT, str(calls), pattern or "", prose_arg, "1" if fill else ""]
+    prose_arg = str(prose) if side == "ubpe" and path.name.startswith(FITTED_PREFIX) and not preload else ""
+    spec = [side, str(path), SENTENCE, SHORT, str(calls), pattern or "", prose_arg, "1" if fill else "",
+            ",".join(preload or ())]
     out, _ = in_new_process(["-c", _CHILD, *spec], python=PYTHON[0], cwd=path.parent, env=env,
                             what=f"{side} on {path.name}")
+    return json.loads(out)
+
+
+#: What `_preloaded` runs: the modules a fresh process has after ``ubpe.load`` and one encode
+#: that it did not have after ``import ubpe`` (the standard library's and numpy's included; not
+#: the entries Cython adds that no import finds, ``cython_runtime``).
+_PROBE = r"""
+import sys
+path, pattern, sentence = sys.argv[1:4]
+import ubpe
+before = set(sys.modules)
+tok = ubpe.load(path)
+tok.encode(sentence)
+import json
+new = set(sys.modules) - before
+print(json.dumps(sorted(name for name in new if (not name.startswith("_") or "." in name)
+                        and getattr(sys.modules[name], "__spec__", None) is not None)))
+"""
+
+
+def _preloaded(path: Path, pattern: str | None, env: dict) -> list[str]:
+    """The modules ``ubpe.load(path)`` and its first encode import (`_PROBE`): what a reference's
+    import holds, imported before the clock by the `load, modules imported` figures. (Private
+    top-level modules, the extensions' own, come with the modules that import them.)"""
+    out, _ = in_new_process(["-c", _PROBE, str(path), pattern or "", SENTENCE], python=PYTHON[0], cwd=path.parent,
+                            env=env, what=f"the modules of {path.name}")
     return json.loads(out)
 
 
@@ -176,15 +213,21 @@ def _one_shot(side: str, path: Path, pattern: str | None, env: dict) -> float:
 
 
 def _measure(path: Path, peer: str | None, pattern: str | None, repeats: int, calls: int, seed: int,
-             env: dict, cli: bool) -> dict[str, dict]:
-    """The best of ``repeats`` rounds of every measurement for ubpe and ``peer``, alternating."""
-    sides = ["ubpe"] + ([peer] if peer else [])
+             env: dict, cli: bool, preload: list[str]) -> dict[str, dict]:
+    """The best of ``repeats`` rounds of every measurement for ubpe and ``peer``, alternating;
+    ``preload``: the modules of ubpe's ``modules imported`` side (`_preloaded`)."""
+    sides = ["ubpe", "ubpe, modules imported"] + ([peer] if peer else [])
     best: dict[str, dict] = {side: {} for side in sides}
     order = random.Random(seed)
     for round_ in range(repeats):
         order.shuffle(sides)
         for side in sides:
             if side == "gguf" and round_:  # GGUFReader takes 10-40 s on a 128k vocabulary: one round
+                continue
+            if side == "ubpe, modules imported":
+                found = _child("ubpe", path, pattern, 1, env, preload=preload)
+                for key in ("load", "first"):
+                    best[side][key] = min(best[side].get(key, float("inf")), found[key])
                 continue
             found = _child(side, path, pattern, calls, env)
             if cli and side in ("ubpe", *_ONE_SHOT):
@@ -280,7 +323,7 @@ def _ratio(ours: float | None, theirs: float | None) -> str:
 
 
 def _row(family: str, name: str, peer: str | None, best: dict[str, dict]) -> dict:
-    ours, theirs = best["ubpe"], best.get(peer or "", {})
+    ours, theirs, imported = best["ubpe"], best.get(peer or "", {}), best["ubpe, modules imported"]
     same = "" if "ids" not in theirs else ("equal" if theirs["ids"] == ours["ids"] else "DIFFER")
     return {
         "family": family, "file": name, "reference": peer or "-",
@@ -292,6 +335,9 @@ def _row(family: str, name: str, peer: str | None, best: dict[str, dict]) -> dic
         "first ratio": _ratio(ours["first"], theirs.get("first")),
         "import + load + first": _ms(ours["import_first"]), "ref import + load + first": _ms(theirs.get("import_first")),
         "import + first ratio": _ratio(ours["import_first"], theirs.get("import_first")),
+        "load, modules imported": _ms(imported["load"]), "its load ratio": _ratio(imported["load"], theirs.get("load")),
+        "load + first, modules imported": _ms(imported["first"]),
+        "its first ratio": _ratio(imported["first"], theirs.get("first")),
         "per call": _us(ours["call"]), "ref per call": _us(theirs.get("call")),
         "per-doc loop, first pass": "" if "loop" not in ours else f"{ours['loop'] / 1e6:.2f} M chars/s",
         "CLI": _ms(ours.get("cli")), "ref CLI": _ms(theirs.get("cli")), "CLI ratio": _ratio(ours.get("cli"), theirs.get("cli")),
@@ -323,7 +369,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as work:
         for seed, (family, name, path, peer, pattern) in enumerate(_files(Path(work), set(args.families))):
             _child("ubpe", path, pattern, 1, env, fill=True)  # untimed: fills the machine's cache and the page cache
-            best = _measure(path, peer, pattern, args.repeats, args.calls, seed, env, not args.no_cli)
+            preload = _preloaded(path, pattern, env)
+            best = _measure(path, peer, pattern, args.repeats, args.calls, seed, env, not args.no_cli, preload)
             rows.append(_row(family, name, peer, best))
             print(" | ".join(str(v) for v in rows[-1].values()), flush=True)
     # the interpreter's own path stays on this machine: the report names it by what it is
@@ -340,7 +387,9 @@ def main() -> None:
         f"{'Without' if args.no_cache else 'With'} ubpe's machine cache of tables (`ubpe.tables_cache`). "
         f"Targets (issue 36): import ≤ {IMPORT_TARGET} s; load and load + first encode ≤ the reference's "
         "(ubpe's load imports the format's modules, which a reference's import holds: `import + load` "
-        "and `import + load + first` compare the two sides' whole wait); "
+        "and `import + load + first` compare the two sides' whole wait, and `load, modules imported` and "
+        "`load + first, modules imported` time ubpe's in a fresh process that imported, before its clock, "
+        "every module this file's load and first encode import, as a reference's import does); "
         f"GGUF load ≤ {GGUF_TARGET} s for a 128k vocabulary, gemma-4 ≤ {GEMMA_TARGET} s; CLI ≤ {CLI_RATIO}× the "
         f"reference's `python -c`; per call ≤ {CALL_RATIO}× tiktoken's on byte-level files and ≤ "
         f"{CALL_TARGET * 1e6:.0f} µs everywhere; a per-document `UBPE.encode` loop ≥ {LOOP_TARGET / 1e6:.0f} M "
