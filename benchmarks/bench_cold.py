@@ -5,7 +5,9 @@
 
 Every measurement runs in a fresh Python process (``subprocess``), ours and the reference's in
 alternation, in a new seeded order each round; every figure is the best of ``--repeats``
-rounds. Per family and file:
+rounds, and each round goes over every file in turn (a slow stretch of a shared machine, which
+lasts minutes, then spoils one round of each file rather than every round of one). Per family
+and file:
 
 * import: ``import ubpe`` (``tokenizers``, ``sentencepiece``, ``tiktoken``) in the process;
 * load: ``ubpe.load(path)`` (``Tokenizer.from_file``, ``SentencePieceProcessor(model_file=)``,
@@ -212,34 +214,32 @@ def _one_shot(side: str, path: Path, pattern: str | None, env: dict) -> float:
     return elapsed
 
 
-def _measure(path: Path, peer: str | None, pattern: str | None, repeats: int, calls: int, seed: int,
-             env: dict, cli: bool, preload: list[str]) -> dict[str, dict]:
-    """The best of ``repeats`` rounds of every measurement for ubpe and ``peer``, alternating;
+def _round(path: Path, peer: str | None, pattern: str | None, round_: int, calls: int, order: random.Random,
+           env: dict, cli: bool, preload: list[str], best: dict[str, dict]) -> None:
+    """Round ``round_`` of every measurement of one file for ubpe and ``peer``, in an order
+    ``order`` draws; each figure kept in ``best`` (by side) where it is the best so far.
     ``preload``: the modules of ubpe's ``modules imported`` side (`_preloaded`)."""
     sides = ["ubpe", "ubpe, modules imported"] + ([peer] if peer else [])
-    best: dict[str, dict] = {side: {} for side in sides}
-    order = random.Random(seed)
-    for round_ in range(repeats):
-        order.shuffle(sides)
-        for side in sides:
-            if side == "gguf" and round_:  # GGUFReader takes 10-40 s on a 128k vocabulary: one round
-                continue
-            if side == "ubpe, modules imported":
-                found = _child("ubpe", path, pattern, 1, env, preload=preload)
-                for key in ("load", "first"):
-                    best[side][key] = min(best[side].get(key, float("inf")), found[key])
-                continue
-            found = _child(side, path, pattern, calls, env)
-            if cli and side in ("ubpe", *_ONE_SHOT):
-                found["cli"] = _one_shot(side, path, pattern, env)
-            for key, value in found.items():
-                if key == "ids":
-                    best[side]["ids"] = value
-                elif key == "loop":  # characters per second: the best is the largest
-                    best[side][key] = max(best[side].get(key, 0.0), value)
-                else:
-                    best[side][key] = min(best[side].get(key, float("inf")), value)
-    return best
+    order.shuffle(sides)
+    for side in sides:
+        best.setdefault(side, {})
+        if side == "gguf" and round_:  # GGUFReader takes 10-40 s on a 128k vocabulary: one round
+            continue
+        if side == "ubpe, modules imported":
+            found = _child("ubpe", path, pattern, 1, env, preload=preload)
+            for key in ("load", "first"):
+                best[side][key] = min(best[side].get(key, float("inf")), found[key])
+            continue
+        found = _child(side, path, pattern, calls, env)
+        if cli and side in ("ubpe", *_ONE_SHOT):
+            found["cli"] = _one_shot(side, path, pattern, env)
+        for key, value in found.items():
+            if key == "ids":
+                best[side]["ids"] = value
+            elif key == "loop":  # characters per second: the best is the largest
+                best[side][key] = max(best[side].get(key, 0.0), value)
+            else:
+                best[side][key] = min(best[side].get(key, float("inf")), value)
 
 
 def _files(work: Path, families: set[str]) -> list[tuple[str, str, Path, str | None, str | None]]:
@@ -365,14 +365,19 @@ def main() -> None:
     state = provenance.require_clean(args.allow_dirty)
     load_before = provenance.load_average()
     env = _environment(args.no_cache)
-    rows = []
     with tempfile.TemporaryDirectory() as work:
+        measured = []  # per file: (family, name, path, peer, pattern, preload, its order's draws, best)
         for seed, (family, name, path, peer, pattern) in enumerate(_files(Path(work), set(args.families))):
             _child("ubpe", path, pattern, 1, env, fill=True)  # untimed: fills the machine's cache and the page cache
             preload = _preloaded(path, pattern, env)
-            best = _measure(path, peer, pattern, args.repeats, args.calls, seed, env, not args.no_cli, preload)
-            rows.append(_row(family, name, peer, best))
-            print(" | ".join(str(v) for v in rows[-1].values()), flush=True)
+            measured.append((family, name, path, peer, pattern, preload, random.Random(seed), {}))
+        # rounds outermost: a slow stretch of the machine (minutes, on this VM) spoils a round of
+        # every file, not every round of one
+        for round_ in range(args.repeats):
+            for family, name, path, peer, pattern, preload, order, best in measured:
+                _round(path, peer, pattern, round_, args.calls, order, env, not args.no_cli, preload, best)
+            print(f"round {round_ + 1} of {args.repeats}: {len(measured)} files", flush=True)
+        rows = [_row(family, name, peer, best) for family, name, _, peer, _, _, _, best in measured]
     # the interpreter's own path stays on this machine: the report names it by what it is
     shown = ["VENV/bin/python" if arg == args.python and arg != sys.executable else arg for arg in sys.argv[1:]]
     command = "python benchmarks/bench_cold.py " + " ".join(shown)
@@ -382,7 +387,8 @@ def main() -> None:
         + ("; VENV is a venv holding ubpe's wheel built at this commit (`pip wheel --no-build-isolation "
            "--no-deps .`) beside the peers." if args.python != sys.executable else "."),
         "",
-        f"Every process fresh; best of {args.repeats} rounds, ours and the reference's alternating. Sentence: "
+        f"Every process fresh; best of {args.repeats} rounds, ours and the reference's alternating, each round "
+        f"over every file in turn. Sentence: "
         f"{SENTENCE!r}; per call: `encode({SHORT!r})`, best mean of loops of {args.calls} calls. "
         f"{'Without' if args.no_cache else 'With'} ubpe's machine cache of tables (`ubpe.tables_cache`). "
         f"Targets (issue 36): import ≤ {IMPORT_TARGET} s; load and load + first encode ≤ the reference's "
