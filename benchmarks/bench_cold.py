@@ -183,7 +183,7 @@ def _child(side: str, path: Path, pattern: str | None, calls: int, env: dict, fi
 #: the entries Cython adds that no import finds, ``cython_runtime``).
 _PROBE = r"""
 import sys
-path, pattern, sentence = sys.argv[1:4]
+path, sentence = sys.argv[1:3]
 import ubpe
 before = set(sys.modules)
 tok = ubpe.load(path)
@@ -195,12 +195,12 @@ print(json.dumps(sorted(name for name in new if (not name.startswith("_") or "."
 """
 
 
-def _preloaded(path: Path, pattern: str | None, env: dict) -> list[str]:
+def _preloaded(path: Path, env: dict) -> list[str]:
     """The modules ``ubpe.load(path)`` and its first encode import (`_PROBE`): what a reference's
     import holds, imported before the clock by the `load, modules imported` figures. (Private
     top-level modules, the extensions' own, come with the modules that import them.)"""
-    out, _ = in_new_process(["-c", _PROBE, str(path), pattern or "", SENTENCE], python=PYTHON[0], cwd=path.parent,
-                            env=env, what=f"the modules of {path.name}")
+    out, _ = in_new_process(["-c", _PROBE, str(path), SENTENCE], python=PYTHON[0], cwd=path.parent, env=env,
+                            what=f"the modules of {path.name}")
     return json.loads(out)
 
 
@@ -369,7 +369,7 @@ def main() -> None:
         measured = []  # per file: (family, name, path, peer, pattern, preload, its order's draws, best)
         for seed, (family, name, path, peer, pattern) in enumerate(_files(Path(work), set(args.families))):
             _child("ubpe", path, pattern, 1, env, fill=True)  # untimed: fills the machine's cache and the page cache
-            preload = _preloaded(path, pattern, env)
+            preload = _preloaded(path, env)
             measured.append((family, name, path, peer, pattern, preload, random.Random(seed), {}))
         # rounds outermost: a slow stretch of the machine (minutes, on this VM) spoils a round of
         # every file, not every round of one

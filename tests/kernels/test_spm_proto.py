@@ -187,14 +187,14 @@ def test_a_load_builds_the_rest_when_first_asked_for_and_pickles():
 
     data = _trained("bpe-bytes-user")
     tok = spm_io.from_bytes(data)
-    assert "texts" in tok.pending() and "texts" not in vars(tok)
+    assert "texts" in tok._pending() and "texts" not in vars(tok)
     seen = []
     threads = [threading.Thread(target=lambda: seen.append(id(tok.texts))) for _ in range(8)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    assert len(set(seen)) == 1 and tok.pending() == []
+    assert len(set(seen)) == 1 and tok._pending() == []
     again = pickle.loads(pickle.dumps(spm_io.from_bytes(data, where="m.model")))
     assert_same_model(again, _protobuf_model(data))
     with pytest.raises(AttributeError):

@@ -105,10 +105,10 @@ def test_the_word_path_made_when_a_text_first_needs_it_gives_the_peers_ids(texts
 
     doc = _doc(fuse_unk)
     tok, reference = from_json(doc), Tokenizer.from_str(doc)
-    assert "_kernel" not in tok.__dict__ and {"_kernel", "_scanner", "_python_reason"} <= set(tok.pending())
+    assert "_kernel" not in tok.__dict__ and {"_kernel", "_scanner", "_python_reason"} <= set(tok._pending())
     for text in texts + ["ab<unk> a"] + texts:
         assert tok.encode(text) == reference.encode(text, add_special_tokens=False).ids, text
-    assert "_kernel" in tok.__dict__ and "_scanner" in tok.__dict__ and "_kernel" not in tok.pending()
+    assert "_kernel" in tok.__dict__ and "_scanner" in tok.__dict__ and "_kernel" not in tok._pending()
 
 
 def test_the_word_path_from_many_threads_is_made_once_and_survives_pickling():
@@ -176,9 +176,9 @@ class _Counted(Deferred):
 
 def test_deferred_names_are_built_once_by_their_builder():
     model = _Counted()
-    assert model.pending() == ["a", "a2", "b"] and "a" not in vars(model)
+    assert model._pending() == ["a", "a2", "b"] and "a" not in vars(model)
     assert model.b == 11 and model.a2 == 2 and model.a == 1  # b's builder read a: built a first
-    assert model.runs == ["b", "a"] and model.pending() == []
+    assert model.runs == ["b", "a"] and model._pending() == []
     with pytest.raises(AttributeError, match="'_Counted' object has no attribute 'c'"):
         model.c  # noqa: B018
     assert not model._is_deferred("a")
@@ -213,7 +213,7 @@ def test_deferred_names_from_many_threads_are_built_once():
 def test_cancelled_builders_never_run():
     model = _Counted()
     model._cancel_deferred()
-    assert model.pending() == [] and model.runs == []
+    assert model._pending() == [] and model.runs == []
     with pytest.raises(AttributeError):
         model.a  # noqa: B018
 
@@ -233,8 +233,8 @@ def test_a_tiktoken_file_with_a_users_pattern_builds_its_vocabulary_when_asked(t
     reference = tiktoken.Encoding("m", pat_str=pattern, mergeable_ranks=tok.mergeable_ranks(), special_tokens={})
     text = "the cat, 12 mats!"
     loaded = ubpe.load(path, pattern=pattern)
-    assert loaded.pending() == ["_encoder", "token_ids", "vocabulary"]
-    assert loaded.encode(text) == reference.encode(text) and loaded.pending()  # (one text needs no vocabulary)
+    assert loaded._pending() == ["_encoder", "token_ids", "vocabulary"]
+    assert loaded.encode(text) == reference.encode(text) and loaded._pending()  # (one text needs no vocabulary)
     copy = pickle.loads(pickle.dumps(loaded))
-    assert loaded.pending() == copy.pending() == [] and copy.encode_batch([text, ""]) == [reference.encode(text), []]
+    assert loaded._pending() == copy._pending() == [] and copy.encode_batch([text, ""]) == [reference.encode(text), []]
     assert loaded.vocabulary.pieces() == copy.vocabulary.pieces()

@@ -84,6 +84,7 @@ def _refuse_mergeable_specials(special_ids: list[int], lowest: int, highest: int
 #: what a tokenizer made by `ByteLevelBPE._from_tables` builds when first asked for
 _MATERIALIZED = ("vocabulary", "token_ids", "_encoder")
 
+
 class ByteLevelBPE(Deferred, Tokenizer):
     """A byte-level BPE text tokenizer (tiktoken's model) fitted with ubpe's fit kernel.
 

@@ -15,7 +15,7 @@ first read of one of them runs it.
 ...         self.squares = [k * k for k in range(self.n)]
 ...         self.total = sum(self.squares)
 >>> s = Squares(4)
->>> "total" in s.__dict__, s.total, s.squares, s.pending()
+>>> "total" in s.__dict__, s.total, s.squares, s._pending()
 (False, 14, [0, 1, 4, 9], [])
 """
 
@@ -54,7 +54,7 @@ class Deferred:
         for name in names:
             later[name] = build
 
-    def pending(self) -> list[str]:
+    def _pending(self) -> list[str]:
         """The names whose builder has not run yet."""
         return sorted(self.__dict__.get(_LATER, ()))
 
