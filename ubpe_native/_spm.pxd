@@ -7,6 +7,7 @@ from libcpp.vector cimport vector
 
 from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._merge_core cimport MergeScratch, ScratchPool
+from ubpe_native._piece_index cimport IndexMemory, PieceIndex
 from ubpe_native._typedefs cimport id_t
 
 
@@ -17,6 +18,7 @@ cdef class BpeScratch(MergeScratch):
     cdef vector[id_t] text_token, stack  # the text's units; _emit's pieces to split
     cdef vector[uint8_t] text_frozen
     cdef vector[Py_ssize_t] word_start
+    cdef vector[uint64_t] prefix_hash, powers  # by_text: the word's prefixes' piece_hash; HASH_BASE ** k
 
 
 cdef class SpmBPE:
@@ -40,6 +42,15 @@ cdef class SpmBPE:
     cdef id_t byte_fallback[256]
     cdef bint has_byte_fallback
     cdef ScratchPool scratches  # for `encode`: a scratch per call, kept (its word cache too) from call to call
+    # by_text (a .model file's): no rules; a pair merges into the piece its text is
+    cdef readonly bint by_text
+    cdef IndexMemory index_memory
+    cdef PieceIndex pieces  # the pieces by text (pointers into index_memory and the views below)
+    cdef const uint8_t[::1] piece_blob  # the pieces as given (held: their buffers cannot move)
+    cdef const int64_t[::1] piece_offsets
+    cdef const int32_t[::1] piece_types
+    cdef const float[::1] piece_scores
+    cdef int64_t longest_piece  # in bytes
 
     cdef int _unknown(self, const uint8_t* data, int64_t start, int64_t end, vector[id_t]& out) except -1 nogil
     cdef bint _all_bytes(self, const uint8_t* data, int64_t start, int64_t end) noexcept nogil
@@ -47,6 +58,12 @@ cdef class SpmBPE:
     cdef Py_ssize_t _units(self, const uint8_t* data, Py_ssize_t size, BpeScratch s) except -1 nogil
     cdef int _merge_word(self, const uint8_t* data, Py_ssize_t first, Py_ssize_t stop, BpeScratch s,
                          vector[id_t]& out) except -1 nogil
+    cdef int _take_pieces(self, id_t n_ids, const uint8_t[::1] blob, const int64_t[::1] offsets,
+                          const int32_t[::1] types, const float[::1] scores) except -1
+    cdef int _propose_by_text(self, const uint8_t* data, Py_ssize_t first, Py_ssize_t stop, BpeScratch s,
+                              int32_t left, int32_t right) except -1 nogil
+    cdef int _merge_by_text(self, const uint8_t* data, Py_ssize_t first, Py_ssize_t stop,
+                            BpeScratch s) except -1 nogil
     cdef int encode_into(self, const uint8_t* data, Py_ssize_t size, vector[id_t]& out,
                          BpeScratch s) except -1 nogil
 

@@ -6,7 +6,10 @@ starts there (a *frozen* symbol: it never merges), else one UTF-8 character. Of 
 pairs of unfrozen symbols whose concatenation is a piece (normal, user-defined or unused), the
 one forming the piece of highest score merges first, the leftmost on ties. The rules are
 explicit pairs ``(left, right) -> (rank, result)`` (rank 0 = highest score), as in
-`_merges.PairMerges`. A finished symbol that is an *unused* piece is split again into the two
+`_merges.PairMerges`; or, given the pieces themselves (a ``.model`` file's, ``by_text``), a
+pair is looked up by its text as sentencepiece does, in a hash table of the pieces, and no
+rules are derived at load (``_spm_proto.bpe_tables`` derives 60k for a 32k vocabulary: 7-10
+ms, most of a cold load). A finished symbol that is an *unused* piece is split again into the two
 symbols whose pair was last proposed for that piece (sentencepiece's ``rev_merge``), and those
 likewise, recursively. A symbol that is no piece (a character no piece spells, or an id
 ``>= n_ids``: a character that is only part of pieces) becomes the ids of its bytes
@@ -40,8 +43,9 @@ the normalizer is the next to move out.)
 [4, 1, 2]
 """
 
+from libc.math cimport isfinite
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.string cimport memchr
+from libc.string cimport memchr, memcpy
 from libcpp.string cimport string
 from libcpp.unordered_map cimport unordered_map
 from libcpp.utility cimport pair
@@ -50,10 +54,14 @@ from cython.operator cimport dereference as deref
 
 from ubpe_native._numpy import np
 
+from ubpe_native._chain cimport chain_init, chain_merge
 from ubpe_native._checks cimport build_once, check_ids, check_offsets
-from ubpe_native._flat_map cimport FlatMap
-from ubpe_native._merge_core cimport (MAX_RANK, MergeHooks, ScratchPool, cache_find, cache_store, check_rules,
-                                      merge_word, refuse_unused_cycles, rule_add)
+from ubpe_native._flat_map cimport FlatMap, pack_key
+from ubpe_native._heap cimport heap_pop, heap_push
+from ubpe_native._merge_core cimport (MAX_RANK, MERGE_HEAP_ARITY, MERGED_AWAY, MergeEntry, MergeHooks, ScratchPool,
+                                      cache_find, cache_store, check_rules, lower_entry, merge_word,
+                                      refuse_unused_cycles, rule_add)
+from ubpe_native._piece_index cimport HASH_BASE, find_piece, in_first_table, index_pieces
 from ubpe_native._typedefs cimport id_t
 from ubpe_native._shared cimport id_array, utf8_length
 
@@ -64,6 +72,17 @@ cdef int64_t NOT_A_UNIT = -1
 cdef int64_t WALK = -2  # ascii_unit: a longer (frozen) unit starts with this byte
 cdef Py_ssize_t CACHE_MAX_WORD = 64  # longer words are merged, not cached
 cdef size_t CACHE_LIMIT = 1 << 15  # cached words per scratch (a few MB), then the cache starts over
+
+
+cdef inline uint32_t score_rank(float score) noexcept nogil:
+    """A piece's rank in the merge heap by its score: a higher score a lower rank, equal
+    scores (-0.0 and 0.0 too) one rank - the order of the ranks ``bpe_tables`` derives."""
+    cdef uint32_t bits
+    if score == 0.0:
+        score = 0.0
+    memcpy(&bits, &score, 4)
+    bits = ~bits if bits >> 31 else bits | 0x80000000U  # (now it grows with the score)
+    return ~bits
 
 
 cdef class BpeScratch(MergeScratch):
@@ -90,6 +109,11 @@ cdef class SpmBPE:
     * ``hf_unknowns``: characters that are no piece as HF's ``merge_word`` writes them (see
       the module's docstring); ``byte_fallback`` may then cover only some bytes, and
       ``unk_id`` -1 means none (such characters are dropped).
+    * ``pieces``: ``(blob, offsets, types, scores)`` of the ``n_ids`` pieces (as
+      `_spm_proto.read_model_proto` gives them; each text once), with no rules: a pair of
+      symbols merges into the piece its text is, if that piece is normal, user-defined or
+      unused, ranked by the pieces' scores - sentencepiece's own look-up, and the rules
+      ``bpe_tables`` derives from the same pieces, without deriving them at load.
     """
 
     def __cinit__(self, *args, **kwargs):
@@ -103,7 +127,7 @@ cdef class SpmBPE:
                  const uint8_t[::1] unit_frozen not None, const id_t[::1] expand_ids not None,
                  const int64_t[::1] expand_offsets not None, id_t unk_id,
                  const id_t[::1] byte_fallback not None, bint collapse_unk, bint split_words=False,
-                 bint hf_unknowns=False):
+                 bint hf_unknowns=False, tuple pieces=None):
         build_once(&self.built, self)
         cdef Py_ssize_t n_rules = left.shape[0], n_units = unit_ids.shape[0], k, j
         cdef Py_ssize_t n_extra = expand_offsets.shape[0] - 1
@@ -148,6 +172,14 @@ cdef class SpmBPE:
             kept[k] = rule_add(self.pairs, left[k], right[k], rank[k], result[k])
         if self.has_unused:
             refuse_unused_cycles(n_ids, &unused[0], left, right, result, kept)
+        if pieces is not None:
+            if n_rules:
+                raise ValueError("give merge rules or pieces, not both")
+            if len(pieces) != 4:
+                raise ValueError("pieces must be (blob, offsets, types, scores)")
+            if any(part is None for part in pieces):
+                raise ValueError("pieces must be (blob, offsets, types, scores), none of them None")
+            self._take_pieces(n_ids, pieces[0], pieces[1], pieces[2], pieces[3])
         cdef int64_t node
         self.node_unit.push_back(NOT_A_UNIT)  # the root
         for k in range(n_units):
@@ -173,6 +205,27 @@ cdef class SpmBPE:
         for k in range(n_units):
             if unit_offsets[k + 1] - unit_offsets[k] > 1 and unit_blob[unit_offsets[k]] < 0x80:
                 self.ascii_unit[unit_blob[unit_offsets[k]]] = WALK
+
+    cdef int _take_pieces(self, id_t n_ids, const uint8_t[::1] blob, const int64_t[::1] offsets,
+                          const int32_t[::1] types, const float[::1] scores) except -1:
+        """`__init__`'s ``pieces``: held as they are (views: their buffers cannot move or be
+        resized while this model lives), and the index of their texts."""
+        cdef Py_ssize_t n = offsets.shape[0] - 1, k
+        if n != n_ids or types.shape[0] != n or scores.shape[0] != n:
+            raise ValueError(f"pieces: {n_ids} ids need {n_ids} offsets' runs, types and scores, not "
+                             f"{n}, {types.shape[0]} and {scores.shape[0]}")
+        check_offsets(offsets, blob.shape[0], "the pieces' offsets")
+        self.longest_piece = 0
+        for k in range(n):
+            if not isfinite(scores[k]):
+                raise ValueError(f"the score of piece {k} is NaN or infinite")
+            self.longest_piece = max(self.longest_piece, offsets[k + 1] - offsets[k])
+        self.piece_blob, self.piece_offsets, self.piece_types, self.piece_scores = blob, offsets, types, scores
+        if index_pieces(&self.pieces, &blob[0] if blob.shape[0] else <const uint8_t*>b"", &offsets[0], n,
+                        self.index_memory, NULL, False):
+            raise ValueError("two pieces have one text: a pair is looked up by its text")
+        self.by_text = True
+        return 0
 
     def encode(self, const uint8_t[::1] data not None):
         """The ids of one normalized text (UTF-8 bytes)."""
@@ -297,7 +350,10 @@ cdef class SpmBPE:
         s.word.token_at.assign(s.text_token.begin() + first, s.text_token.begin() + stop)
         if self.has_frozen:
             s.word.frozen.assign(s.text_frozen.begin() + first, s.text_frozen.begin() + stop)
-        merge_word(self.pairs, s.word, n, hooks)
+        if self.by_text:
+            self._merge_by_text(data, first, stop, s)
+        else:
+            merge_word(self.pairs, s.word, n, hooks)
         node = 0 if n else -1
         while node >= 0:
             token = s.word.token_at[node]
@@ -327,6 +383,76 @@ cdef class SpmBPE:
                 pending = True
         if pending:
             out.push_back(self.unk_id)
+        return 0
+
+    cdef int _propose_by_text(self, const uint8_t* data, Py_ssize_t first, Py_ssize_t stop, BpeScratch s,
+                              int32_t left, int32_t right) except -1 nogil:
+        """`_merge_core.merge_propose` by text: push the pair of nodes ``left right`` (of the
+        units ``first..stop-1``) if its text is a piece it may become."""
+        cdef id_t a = s.word.token_at[left], b = s.word.token_at[right]
+        cdef int32_t after
+        cdef int64_t start, length, token
+        cdef MergeEntry entry
+        if a < 0 or b < 0 or self.has_frozen and (s.word.frozen[left] or s.word.frozen[right]):
+            return 0
+        after = s.word.next_node[right]
+        start = s.node_start[first + left]
+        length = (s.node_start[first + after] if after >= 0 else s.node_start[stop]) - start
+        if length > self.longest_piece:
+            return 0
+        start -= s.node_start[first]  # (from the word's start: its prefixes' hashes give the text's)
+        token = find_piece(&self.pieces, data + s.node_start[first] + start, length,
+                           s.prefix_hash[start + length] - s.prefix_hash[start] * s.powers[length], False)
+        if token < 0 or not in_first_table(self.piece_types[token]):
+            return 0
+        entry.key = (<uint64_t>score_rank(self.piece_scores[token]) << 32) | <uint32_t>left
+        entry.left_token = a
+        entry.right_token = b
+        entry.token = <id_t>token
+        if self.has_unused and self.unused[token]:  # the last pair proposed for it wins (rev_merge)
+            found = s.word.proposed.find(entry.token)
+            if found != s.word.proposed.end():
+                deref(found).second = pack_key(a, b)
+            else:
+                s.word.proposed.insert(pair[id_t, uint64_t](entry.token, pack_key(a, b)))
+        heap_push(s.word.heap, entry, MERGE_HEAP_ARITY, lower_entry)
+        return 0
+
+    cdef int _merge_by_text(self, const uint8_t* data, Py_ssize_t first, Py_ssize_t stop,
+                            BpeScratch s) except -1 nogil:
+        """`_merge_core.merge_word` with the pairs looked up by text (``by_text``): the
+        units ``first..stop-1`` of ``data`` (``s.word.token_at``, ``s.word.frozen`` filled)."""
+        cdef Py_ssize_t n = stop - first, i
+        cdef int64_t size = s.node_start[stop] - s.node_start[first], longest = min(size, self.longest_piece)
+        cdef const uint8_t* word = data + s.node_start[first]
+        cdef uint64_t h = 0
+        cdef int32_t left, right, after
+        cdef MergeEntry entry
+        s.prefix_hash.resize(size + 1)
+        s.prefix_hash[0] = 0
+        for i in range(size):
+            h = h * HASH_BASE + word[i] + 1
+            s.prefix_hash[i + 1] = h
+        if s.powers.empty():
+            s.powers.push_back(1)
+        while <int64_t>s.powers.size() <= longest:
+            s.powers.push_back(s.powers.back() * HASH_BASE)
+        chain_init(s.word.next_node, s.word.prev_node, n)
+        s.word.heap.clear()
+        for i in range(n - 1):
+            self._propose_by_text(data, first, stop, s, <int32_t>i, <int32_t>(i + 1))
+        while s.word.heap.size():
+            entry = heap_pop(s.word.heap, MERGE_HEAP_ARITY, lower_entry)
+            left = <int32_t>(entry.key & 0xFFFFFFFFULL)
+            right = s.word.next_node[left]
+            if s.word.token_at[left] != entry.left_token or right < 0 or s.word.token_at[right] != entry.right_token:
+                continue  # stale: a node of it merged since
+            after = chain_merge(s.word.token_at, s.word.next_node, s.word.prev_node, left, right, entry.token,
+                                MERGED_AWAY)
+            if s.word.prev_node[left] >= 0:
+                self._propose_by_text(data, first, stop, s, s.word.prev_node[left], left)
+            if after >= 0:
+                self._propose_by_text(data, first, stop, s, left, after)
         return 0
 
     cdef int encode_into(self, const uint8_t* data, Py_ssize_t size, vector[id_t]& out,

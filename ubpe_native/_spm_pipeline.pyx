@@ -68,7 +68,8 @@ cdef class SpmPipeline:
     cdef vector[id_t] trigger_ends  # node -> id of the trigger ending there, HAND_BACK, or NO_TRIGGER
     cdef bint has_hand_back
     cdef ScratchPool scratches  # idle BpeScratch objects: each call takes one (its word cache lives on)
-    cdef list ints  # ints[i] is i (_combine.id_table), for the ids below ID_TABLE
+    cdef list ints  # ints[i] is i (_combine.id_table), for the ids below ID_TABLE, once `made` reached it
+    cdef Py_ssize_t made  # ids `encode_batch` has made into ints so far
     cdef bint trigger_first[256]  # bytes a trigger starts with
 
     def __cinit__(self, *args, **kwargs):
@@ -97,7 +98,7 @@ cdef class SpmPipeline:
         for k in range(256):
             self.trigger_first[k] = False
         self.prefix_after_cut = prefix_after_cut
-        self.ints = id_table(min(self.bpe.n_ids if self.bpe is not None else self.unigram.n_ids, ID_TABLE))
+        self.ints = id_table(0)  # (the process's table as it is: a load builds none, 1-2 ms for 32k ids)
         self.has_hand_back = False
         self.trigger_ends.push_back(NO_TRIGGER)
         if trigger_offsets is None:
@@ -134,6 +135,11 @@ cdef class SpmPipeline:
         cdef vector[uint8_t] skipped
         cdef Py_ssize_t n = self._encode_texts(docs, out, bounds, skipped), k
         cdef list result = PyList_New(n)
+        cdef Py_ssize_t wanted = min(self.bpe.n_ids if self.bpe is not None else self.unigram.n_ids, ID_TABLE)
+        if len(self.ints) < wanted:  # the table, once it saves as many ints as it makes
+            self.made += out.size()
+            if self.made >= wanted:
+                self.ints = id_table(wanted)
         for k in range(n):
             item = None if skipped[k] else id_list(self.ints, out.data() + bounds[k], bounds[k + 1] - bounds[k])
             Py_INCREF(item)

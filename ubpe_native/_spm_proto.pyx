@@ -19,7 +19,8 @@ the bytes left before it is used.
 
 `bpe_tables` derives a BPE model's merge rules from its pieces (what
 ``ubpe.models.sentencepiece.SentencePieceBPE._derive_merge_rules`` does in Python, in the same
-order), `unigram_tables` a unigram model's lattice, `user_defined_table` the pieces the
+order), or only the rest of its tables (a ``.model`` file's kernel looks its pairs up by text:
+``_spm.SpmBPE``'s ``pieces``), `unigram_tables` a unigram model's lattice, `user_defined_table` the pieces the
 normalizer keeps whole, `piece_texts` the pieces as str. All of them give ``array.array``
 objects, which the kernels take as they are. (The module is over 600 lines because the reader
 and the tables share the pieces' rules - UTF-8, the hash of pieces, sentencepiece's two tables -
@@ -36,6 +37,7 @@ True
 ['<unk>', 'a']
 """
 
+from cpython cimport array
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.ref cimport Py_INCREF
@@ -46,9 +48,12 @@ from libc.string cimport memchr, memcmp, memcpy
 from libcpp.utility cimport pair
 from libcpp.vector cimport vector
 
-from ubpe_native._buffers cimport copy_array
+from ubpe_native._buffers cimport copy_array, new_array
 from ubpe_native._checks cimport check_offsets
 from ubpe_native._flat_map cimport FlatMap
+from ubpe_native._piece_index cimport (BYTE, GOLDEN, HASH_BASE, NORMAL, PADDING, UNKNOWN, UNUSED,
+                                       USER_DEFINED, IndexMemory, PieceIndex, find_piece, in_first_table,
+                                       index_pieces, piece_hash)
 from ubpe_native._shared cimport push_code_point, utf8_length
 
 # protobuf wire types (a group's start and end, 3 and 4, and 6, 7 are refused)
@@ -67,7 +72,6 @@ cdef uint64_t NORMALIZER_CHARSMAP = 2, NORMALIZER_DUMMY_PREFIX = 3, NORMALIZER_E
 cdef uint64_t NORMALIZER_ESCAPE = 5
 # the schema's enums: TrainerSpec.ModelType and SentencePiece.Type
 cdef int UNIGRAM = 1, BPE = 2, WORD = 3, CHAR = 4
-cdef int32_t NORMAL = 1, UNKNOWN = 2, CONTROL = 3, USER_DEFINED = 4, UNUSED = 5, BYTE = 6
 # sentencepiece refuses a piece of this many bytes or more (kMaxPieceSize)
 cdef int64_t MAX_PIECE_BYTES = 8000
 cdef int N_BYTES = 256
@@ -75,20 +79,13 @@ cdef int N_BYTES = 256
 cdef float UNK_PENALTY = 10.0
 # ids are int32: a model's pieces and the characters that are no piece must fit
 cdef int64_t MAX_IDS = 0x7FFFFFFE
-# the hash of pieces: a polynomial one (mod 2**64), so that a piece's prefix and suffix hashes
-# come from its running hashes in O(1) each (the map mixes the keys again)
-cdef uint64_t HASH_BASE = 0x100000001B3ULL
-cdef uint64_t RESERVED_KEY = 0xFFFFFFFFFFFFFFFFULL
-cdef uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL  # 2**64 / phi: a piece's slot is its hash times this
+# protobuf refuses a message of 2 GiB or more; so does the reader (piece places are 32-bit)
+cdef Py_ssize_t MAX_MESSAGE_BYTES = 0x7FFFFFFF
 # the second table of a unigram model's pieces (control, unknown and byte pieces) hashes apart
 cdef uint64_t SECOND_TABLE = 0x9E3779B97F4A7C15ULL
 cdef uint32_t SPACE_SYMBOL = 0x2581  # "▁"
 cdef uint32_t MAX_CODE_POINT = 0x10FFFF
 cdef uint64_t ASCII_MASK = 0x8080808080808080ULL  # the high bits of eight bytes
-cdef enum:
-    PADDING = 8  # bytes readable past a text that `same_text` compares
-    FILTER_BITS_PER_SLOT = 16  # `PieceIndex`' filter: a text that is no piece passes 1 time in 32
-    FILTER_SHIFT = 8  # its bits of a hash times GOLDEN: from the 8th up (the slot's: the top ones)
 
 cdef extern from *:
     """
@@ -132,25 +129,6 @@ cdef extern from *:
     """
     #include <cstdint>
     #include <cstring>
-    /* whether a[:n] == b[:n], eight bytes at a time: both must be readable up to 7 bytes past n */
-    static inline int ubpe_same_text(const uint8_t* a, const uint8_t* b, int64_t n) {
-        uint64_t x, y;
-        for (; n > 8; n -= 8, a += 8, b += 8) {
-            std::memcpy(&x, a, 8);
-            std::memcpy(&y, b, 8);
-            if (x != y)
-                return 0;
-        }
-        if (n <= 0)
-            return 1;
-        std::memcpy(&x, a, 8);
-        std::memcpy(&y, b, 8);
-    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-        return ((x ^ y) >> (64 - 8 * n)) == 0;
-    #else
-        return ((x ^ y) << (64 - 8 * n)) == 0;
-    #endif
-    }
     /* the place, in memory order, of the first of eight bytes (read into `high`, other bits
        cleared) whose high bit is set; `high` is not 0 */
     static inline int ubpe_first_high_byte(uint64_t high) {
@@ -167,7 +145,6 @@ cdef extern from *:
     #endif
     }
     """
-    bint same_text "ubpe_same_text"(const uint8_t* a, const uint8_t* b, int64_t n) noexcept nogil
     int first_high_byte "ubpe_first_high_byte"(uint64_t high) noexcept nogil
 
 
@@ -191,11 +168,14 @@ cdef struct Specs:
 
 
 cdef struct Pieces:
-    # each piece's place in the file, score and type, in file order
-    vector[int64_t] start
-    vector[int64_t] length
-    vector[float] score
-    vector[int32_t] type
+    # each piece's place in the file (a file is below 2 GiB, as protobuf's messages are), in
+    # file order; its score and type go straight into the arrays `read_model_proto` returns,
+    # of ``capacity`` items (`count_pieces`): a cold process pays for every page it touches
+    vector[uint32_t] start
+    vector[uint32_t] length
+    float* score
+    int32_t* type
+    Py_ssize_t capacity
 
 
 # -- the wire format ------------------------------------------------------------------------
@@ -275,6 +255,7 @@ cdef int read_piece(const uint8_t* data, Py_ssize_t pos, Py_ssize_t end, Pieces*
     cdef float score = 0.0
     cdef int32_t kind = NORMAL
     cdef uint32_t bits
+    cdef Py_ssize_t k
     while pos < end:
         if read_tag(data, &pos, end, &field, &wire):
             return 1
@@ -295,10 +276,13 @@ cdef int read_piece(const uint8_t* data, Py_ssize_t pos, Py_ssize_t end, Pieces*
             kind = <int32_t>value
         elif skip_field(data, &pos, end, wire):
             return 1
-    pieces.start.push_back(start)
-    pieces.length.push_back(length)
-    pieces.score.push_back(score)
-    pieces.type.push_back(kind)
+    k = pieces.start.size()
+    if k >= pieces.capacity:
+        return 1  # (more than `count_pieces` found: cannot be, as both walk the same fields)
+    pieces.start.push_back(<uint32_t>start)
+    pieces.length.push_back(<uint32_t>length)
+    pieces.score[k] = score
+    pieces.type[k] = kind
     return 0
 
 
@@ -363,6 +347,19 @@ cdef void default_specs(Specs* specs) noexcept nogil:
     specs[0] = Specs(has_trainer=False, model_type=UNIGRAM, byte_fallback=False, treat_whitespace_as_suffix=False,
                      unk_id=0, bos_id=1, eos_id=2, charsmap_start=0, charsmap_length=0, add_dummy_prefix=True,
                      remove_extra_whitespaces=True, escape_whitespaces=True)
+
+
+cdef Py_ssize_t count_pieces(const uint8_t* data, Py_ssize_t end) noexcept nogil:
+    """The ``pieces`` fields of a ModelProto, as far as its wire data can be walked (`read_model`
+    checks it)."""
+    cdef uint64_t field
+    cdef int wire
+    cdef Py_ssize_t pos = 0, count = 0
+    while pos < end:
+        if read_tag(data, &pos, end, &field, &wire) or skip_field(data, &pos, end, wire):
+            break
+        count += field == MODEL_PIECES and wire == LENGTH
+    return count
 
 
 cdef int read_model(const uint8_t* data, Py_ssize_t end, Pieces* pieces, Specs* specs) except -1 nogil:
@@ -446,24 +443,6 @@ cdef Py_ssize_t count_chars(const uint8_t* s, Py_ssize_t n) noexcept nogil:
     return count
 
 
-cdef uint64_t piece_hash(const uint8_t* piece, Py_ssize_t length) noexcept nogil:
-    """``sum((piece[i] + 1) * HASH_BASE ** (length - 1 - i))`` mod 2**64."""
-    cdef uint64_t h = 0
-    cdef Py_ssize_t i
-    for i in range(length):
-        h = h * HASH_BASE + piece[i] + 1
-    return h
-
-
-cdef inline uint64_t map_key(uint64_t h) noexcept nogil:
-    return h - 1 if h == RESERVED_KEY else h
-
-
-cdef inline bint in_first_table(int32_t kind) noexcept nogil:
-    """Normal, user-defined and unused pieces share a table (sentencepiece's ``pieces_``)."""
-    return kind == NORMAL or kind == USER_DEFINED or kind == UNUSED
-
-
 cdef int byte_piece(const uint8_t* s, Py_ssize_t n) noexcept nogil:
     """The byte ``0xXX`` a piece ``<0xXX>`` (upper-case hex digits) stands for, else -1."""
     cdef int value = 0, k
@@ -487,13 +466,12 @@ cdef int pieces_break_rules(const uint8_t* data, const Pieces* pieces, bint byte
     defined twice, not one unknown piece, byte pieces without byte_fallback or not all 256 of
     them with it) or a score is NaN or infinite, else 0."""
     cdef Py_ssize_t n = pieces.start.size(), k
-    cdef int64_t start, length, other, j
-    cdef int n_unknown = 0, n_bytes = 0, value
+    cdef int64_t start, length, j
+    cdef int n_unknown = 0, n_bytes = 0, value, bits = 4
     cdef bint seen_byte[256]
-    cdef uint64_t h
-    cdef int64_t* slot
+    cdef uint64_t h, i, size = 16
     cdef bint second
-    cdef vector[int64_t] chain  # index -> the previous index of the same key + 1 (0: none)
+    cdef vector[int32_t] seen  # a table of pieces (index + 1; 0: empty) by hash, linear probing
     for k in range(N_BYTES):
         seen_byte[k] = False
     for k in range(n):
@@ -513,23 +491,23 @@ cdef int pieces_break_rules(const uint8_t* data, const Pieces* pieces, bint byte
                 n_bytes += 1
     if n_unknown != 1 or byte_fallback and n_bytes != N_BYTES:
         return 1
-    cdef FlatMap seen = FlatMap(<size_t>n)
-    chain.resize(n)
+    while size < 2 * <uint64_t>n:
+        size <<= 1
+        bits += 1
+    seen.resize(size, 0)
     for k in range(n):
         start = pieces.start[k]
         length = pieces.length[k]
         second = not one_table and not in_first_table(pieces.type[k])
         h = piece_hash(data + start, length)
-        slot = seen.slot(map_key(h ^ SECOND_TABLE if second else h))
-        other = slot[0]
-        while other:
-            j = other - 1
+        i = ((h ^ SECOND_TABLE if second else h) * GOLDEN) >> (64 - bits)
+        while seen[i]:
+            j = seen[i] - 1
             if (pieces.length[j] == length and second == (not one_table and not in_first_table(pieces.type[j]))
                     and memcmp(data + pieces.start[j], data + start, length) == 0):
                 return 1
-            other = chain[j]
-        chain[k] = slot[0]
-        slot[0] = k + 1
+            i = (i + 1) & (size - 1)
+        seen[i] = <int32_t>(k + 1)
     return 0
 
 
@@ -547,11 +525,21 @@ def read_model_proto(const uint8_t[::1] data not None):
     cdef Py_ssize_t n = data.shape[0], k, total = 0
     cdef int unsure = 1
     cdef const uint8_t* base = &data[0] if n else NULL
-    if n:
+    cdef array.array scores, types, offsets
+    if n and n < MAX_MESSAGE_BYTES:
         with nogil:
+            pieces.capacity = count_pieces(base, n)
+        scores = new_array("f", pieces.capacity)
+        types = new_array("i", pieces.capacity)
+        pieces.score = <float*>scores.data.as_voidptr
+        pieces.type = <int32_t*>types.data.as_voidptr
+        with nogil:
+            pieces.start.reserve(pieces.capacity)
+            pieces.length.reserve(pieces.capacity)
             unsure = read_model(base, n, &pieces, &specs)
             if not unsure:
                 unsure = (pieces.start.size() == 0 or not specs.has_trainer
+                          or <Py_ssize_t>pieces.start.size() != pieces.capacity
                           or not (specs.model_type == UNIGRAM or specs.model_type == BPE)
                           or <int64_t>pieces.start.size() > MAX_IDS)
             if not unsure:
@@ -559,15 +547,16 @@ def read_model_proto(const uint8_t[::1] data not None):
     if unsure:
         return None
     n_pieces = <Py_ssize_t>pieces.start.size()
-    cdef vector[int64_t] offsets
-    offsets.resize(n_pieces + 1)
+    offsets = new_array("q", n_pieces + 1)
+    cdef int64_t* ends = <int64_t*>offsets.data.as_voidptr
+    ends[0] = 0
     for k in range(n_pieces):
         total += pieces.length[k]
-        offsets[k + 1] = total
+        ends[k + 1] = total
     blob = PyBytes_FromStringAndSize(NULL, total)
     cdef char* out = blob
     for k in range(n_pieces):
-        memcpy(out + offsets[k], base + pieces.start[k], pieces.length[k])
+        memcpy(out + ends[k], base + pieces.start[k], pieces.length[k])
     spec = {
         "model_type": MODEL_TYPE_NAMES[specs.model_type], "byte_fallback": bool(specs.byte_fallback),
         "treat_whitespace_as_suffix": bool(specs.treat_whitespace_as_suffix),
@@ -578,8 +567,7 @@ def read_model_proto(const uint8_t[::1] data not None):
         "remove_extra_whitespaces": bool(specs.remove_extra_whitespaces),
         "escape_whitespaces": bool(specs.escape_whitespaces),
     }
-    return (blob, copy_array("q", offsets.data(), n_pieces + 1), copy_array("f", pieces.score.data(), n_pieces),
-            copy_array("i", pieces.type.data(), n_pieces), spec)
+    return blob, offsets, scores, types, spec
 
 
 cdef Py_ssize_t check_pieces_arguments(const uint8_t[::1] blob, const int64_t[::1] offsets,
@@ -632,117 +620,17 @@ cdef bint pieces_are_sound(const uint8_t* blob, const int64_t* offsets, const fl
     return True
 
 
-cdef struct PieceSlot:
-    # a piece in `PieceIndex` (eight bytes: a hit reads the piece's offsets and text after it)
-    uint32_t check  # more bits of its hash
-    int32_t id  # -1: an empty slot
-
-
-cdef struct PieceIndex:
-    # text -> id of the pieces (the last of equal texts wins, as a dict built in id order): open
-    # addressing, linear probing, a slot picked by the top bits of the hash times GOLDEN; in
-    # front of it a filter of 16 bits a slot (FILTER_BITS_PER_SLOT), one set per piece
-    # (more bits of the same product): most texts that are no piece stop there, in a table
-    # a quarter of the slots' size, without reading a slot
-    const uint8_t* blob  # the pieces' blob followed by PADDING bytes (`same_text` reads past a text)
-    const int64_t* offsets  # piece k is blob[offsets[k]:offsets[k + 1]]
-    PieceSlot* slots
-    uint64_t mask
-    int shift
-    const uint64_t* filter
-    uint64_t filter_mask
-
-
-cdef struct IndexMemory:
-    # the storage of a `PieceIndex`
-    vector[uint8_t] text  # its padded blob
-    vector[PieceSlot] slots
-    vector[uint64_t] filter
-
-
-cdef inline uint64_t filter_bit(const PieceIndex* pieces, uint64_t mixed) noexcept nogil:
-    """The filter's bit of a text whose hash times GOLDEN is ``mixed`` (bits below those that
-    pick its slot)."""
-    return (mixed >> FILTER_SHIFT) & pieces.filter_mask
-
-
-cdef inline int64_t find_piece(const PieceIndex* pieces, const uint8_t* s, int64_t n, uint64_t h) noexcept nogil:
-    """The id of the piece whose text is ``s[:n]`` (of `piece_hash` ``h``; ``s`` readable
-    PADDING bytes past ``n``), else -1."""
-    cdef uint64_t mixed = h * GOLDEN, i = mixed >> pieces.shift
-    cdef uint32_t check = <uint32_t>(mixed >> 16)
-    cdef const PieceSlot* slot
-    cdef int64_t start
-    cdef uint64_t bit = filter_bit(pieces, mixed)
-    if not pieces.filter[bit >> 6] >> (bit & 63) & 1:
-        return -1
-    while True:
-        slot = pieces.slots + i
-        if slot.id < 0:
-            return -1
-        if slot.check == check:
-            start = pieces.offsets[slot.id]
-            if pieces.offsets[slot.id + 1] - start == n and same_text(pieces.blob + start, s, n):
-                return slot.id
-        i = (i + 1) & pieces.mask
-
-
-cdef int index_pieces(PieceIndex* pieces, const uint8_t* blob, const int64_t* offsets, Py_ssize_t n,
-                      IndexMemory& memory, const uint64_t* hashes) except -1 nogil:
-    """Fills ``pieces``' table (``memory``: its storage, two slots a piece or more;
-    ``hashes``: the pieces' `piece_hash`, or NULL)."""
+cdef int byte_pieces(const uint8_t* blob, const int64_t* offsets, Py_ssize_t n, int64_t* out) noexcept nogil:
+    """Per byte, the id of its piece ``<0xXX>`` (the last of equal texts), else -1."""
     cdef Py_ssize_t k
-    cdef uint64_t size = 16, mixed, i, bit
-    cdef int bits = 4
-    cdef PieceSlot empty
-    cdef PieceSlot* slot
-    cdef int64_t length, start
-    memory.text.reserve(offsets[n] + PADDING)
-    memory.text.insert(memory.text.end(), blob, blob + offsets[n])
-    memory.text.resize(offsets[n] + PADDING, 0)
-    pieces.blob = memory.text.data()
-    pieces.offsets = offsets
-    while size < 2 * <uint64_t>n:
-        size <<= 1
-        bits += 1
-    empty.id = -1
-    memory.slots.resize(size, empty)
-    pieces.slots = memory.slots.data()
-    pieces.mask = size - 1
-    pieces.shift = 64 - bits
-    memory.filter.resize(size * FILTER_BITS_PER_SLOT // 64, 0)
-    pieces.filter = memory.filter.data()
-    pieces.filter_mask = size * FILTER_BITS_PER_SLOT - 1
-    for k in range(n):
-        length = offsets[k + 1] - offsets[k]
-        mixed = (hashes[k] if hashes != NULL else piece_hash(pieces.blob + offsets[k], length)) * GOLDEN
-        bit = filter_bit(pieces, mixed)
-        memory.filter[bit >> 6] |= 1ULL << (bit & 63)
-        i = mixed >> pieces.shift
-        while True:
-            slot = pieces.slots + i
-            if slot.id < 0:
-                break
-            start = offsets[slot.id]
-            if (slot.check == <uint32_t>(mixed >> 16) and offsets[slot.id + 1] - start == length
-                    and same_text(pieces.blob + start, pieces.blob + offsets[k], length)):
-                break
-            i = (i + 1) & pieces.mask
-        slot.check = <uint32_t>(mixed >> 16)
-        slot.id = <int32_t>k  # (equal texts: the last one's)
-    return 0
-
-
-cdef int byte_pieces(const PieceIndex* pieces, int64_t* out) noexcept nogil:
-    """Per byte, the id of its piece ``<0xXX>``, else -1."""
-    cdef uint8_t text[6 + PADDING]
     cdef int b
-    cdef const char* digits = b"0123456789ABCDEF"
-    text[0], text[1], text[2], text[5] = c'<', c'0', c'x', c'>'
     for b in range(N_BYTES):
-        text[3] = digits[b >> 4]
-        text[4] = digits[b & 15]
-        out[b] = find_piece(pieces, text, 6, piece_hash(text, 6))
+        out[b] = -1
+    for k in range(n):
+        if offsets[k + 1] - offsets[k] == 6:
+            b = byte_piece(blob + offsets[k], 6)
+            if b >= 0:
+                out[b] = k
     return 0
 
 
@@ -789,20 +677,34 @@ cdef inline bint starts_with_space(const uint8_t* s, int64_t n) noexcept nogil:
     return n >= 3 and s[0] == 0xE2 and s[1] == 0x96 and s[2] == 0x81
 
 
+cdef bint inner_space(const uint8_t* s, int64_t n) noexcept nogil:
+    """Whether "▁" is in ``s[:n]`` after its first character (a cut of it may join one)."""
+    cdef int64_t pos
+    for pos in range(1, n - 2):
+        if starts_with_space(s + pos, n - pos):
+            return True
+    return False
+
+
 cdef int derive_rules(const uint8_t* blob, const int64_t* offsets, const int32_t* types, const float* scores,
-                      Py_ssize_t n, int32_t unk_id, Rules* rules) except -1 nogil:
-    """`bpe_tables`' rules (the steps of ``_derive_merge_rules``, in its order)."""
+                      Py_ssize_t n, int32_t unk_id, bint with_rules, Rules* rules) except -1 nogil:
+    """`bpe_tables`' rules (the steps of ``_derive_merge_rules``, in its order); without
+    ``with_rules`` only what the rules decide (``joins_space``, ``makes_unused``) and the other
+    tables: the cuts are tried of the pieces that can decide those only."""
     cdef IndexMemory memory
     cdef FlatMap extra_of, char_ids
-    cdef vector[int64_t] prev_length, n_chars, rank_of
+    cdef vector[int64_t] prev_length, rank_of
+    cdef vector[uint32_t] n_chars  # (the blob is below 2**31 bytes: `check_pieces_arguments`)
     cdef vector[uint32_t] bounds  # a piece's characters' starts (from the piece's start), then its length
     cdef vector[pair[double, int64_t]] order
     cdef vector[uint64_t] hashes  # each piece's `piece_hash`
     cdef vector[uint64_t] running, powers  # a piece's prefix hashes; HASH_BASE ** k
     cdef vector[uint32_t] extra
     cdef vector[uint64_t] seen_chars  # a bit per code point: the pieces' characters
+    cdef uint64_t ascii_seen[2]  # the same for code points below 128
     cdef vector[uint8_t] has_length
     cdef PieceIndex pieces
+    cdef bint indexed
     cdef Symbols symbols
     cdef Py_ssize_t k, size, cut, pos, length, total, max_chars = 1, max_bytes = 0
     cdef int64_t a, b, start, end, rank, longest, first
@@ -815,15 +717,17 @@ cdef int derive_rules(const uint8_t* blob, const int64_t* offsets, const int32_t
     # each piece's characters (a bit per code point), their number, its hash; the pieces of one
     # character by code point (the last of equal texts wins, as in the index)
     seen_chars.resize((MAX_CODE_POINT >> 6) + 1, 0)
+    ascii_seen[0] = ascii_seen[1] = 0
     n_chars.resize(n)
-    hashes.resize(n)
+    hashes.resize(n if with_rules else 0)
     for k in range(n):
         start = offsets[k]
         end = offsets[k + 1]
-        h = 0
-        for pos in range(start, end):
-            h = h * HASH_BASE + blob[pos] + 1
-        hashes[k] = h
+        if with_rules:
+            h = 0
+            for pos in range(start, end):
+                h = h * HASH_BASE + blob[pos] + 1
+            hashes[k] = h
         pos = start
         size = 0
         while pos < end:  # (the pieces are UTF-8: `check_pieces_arguments`)
@@ -831,19 +735,24 @@ cdef int derive_rules(const uint8_t* blob, const int64_t* offsets, const int32_t
             if c < 0x80:
                 cp = c
                 pos += 1
+                ascii_seen[c >> 6] |= 1ULL << (c & 63)  # (in registers: no store per byte)
             else:
                 length = utf8_length(c)
                 cp = code_point(blob + pos, length)
                 pos += length
-            seen_chars[cp >> 6] |= 1ULL << (cp & 63)
+                seen_chars[cp >> 6] |= 1ULL << (cp & 63)
             size += 1
         n_chars[k] = size
         if size == 1:
             char_ids.slot(cp)[0] = k + 1
         max_chars = max(max_chars, size)
         max_bytes = max(max_bytes, end - start)
-    index_pieces(&pieces, blob, offsets, n, memory, hashes.data())
-    blob = pieces.blob  # (the same bytes, padded for `same_text`)
+    seen_chars[0] |= ascii_seen[0]
+    seen_chars[1] |= ascii_seen[1]
+    indexed = with_rules  # (without the rules: when a cut first needs it, if one does)
+    if indexed:
+        index_pieces(&pieces, blob, offsets, n, memory, hashes.data())
+        blob = pieces.blob  # (the same bytes, padded for `same_text`)
     symbols.pieces = &pieces
     symbols.n_pieces = n
     symbols.char_ids = &char_ids
@@ -851,14 +760,14 @@ cdef int derive_rules(const uint8_t* blob, const int64_t* offsets, const int32_t
     symbols.extra = &extra
     # each score's rank among the distinct scores, highest first (np.unique of the negated;
     # a BPE model's scores usually come sorted already)
-    order.resize(n)
-    for k in range(n):
+    order.resize(n if with_rules else 0)
+    for k in range(<Py_ssize_t>order.size()):
         order[k].first = -<double>scores[k]
         order[k].second = k
     sort_runs(order)
-    rank_of.resize(n)
+    rank_of.resize(n if with_rules else 0)
     rank = 0
-    for k in range(n):
+    for k in range(<Py_ssize_t>order.size()):
         if k and order[k].first != order[k - 1].first:  # (-0.0 and 0.0 are one score)
             rank += 1
         rank_of[order[k].second] = rank
@@ -882,16 +791,20 @@ cdef int derive_rules(const uint8_t* blob, const int64_t* offsets, const int32_t
     rules.joins_space = rules.makes_unused = False
     # (a vocabulary has about twice as many rules as pieces, 1.8 times for Mistral's: they do
     # not grow and copy, and pages reserved but never written cost nothing)
-    rules.left.reserve(2 * n)
-    rules.right.reserve(2 * n)
-    rules.result.reserve(2 * n)
-    rules.rank.reserve(2 * n)
+    if with_rules:
+        rules.left.reserve(2 * n)
+        rules.right.reserve(2 * n)
+        rules.result.reserve(2 * n)
+        rules.rank.reserve(2 * n)
     for k in range(n):
         size = n_chars[k]
         if not in_first_table(types[k]) or size < 2:
             continue
         start = offsets[k]
         total = offsets[k + 1] - start
+        if not with_rules and (rules.makes_unused or types[k] != UNUSED) and (
+                rules.joins_space or not inner_space(blob + start, total)):
+            continue  # (no cut of it can set a flag not yet set)
         # the characters' starts and the hashes of the piece's prefixes
         running[0] = h = 0
         j = 0
@@ -906,7 +819,11 @@ cdef int derive_rules(const uint8_t* blob, const int64_t* offsets, const int32_t
         # the first character's id, extra ids numbered in the order of the Python derivation
         first = char_symbol(&symbols, code_point(blob + start, bounds[1]))
         longest = prev_length[size]
-        rank = rank_of[k]
+        rank = rank_of[k] if with_rules else 0
+        if size > 2 and not indexed:  # (a half of two characters or more is looked up)
+            index_pieces(&pieces, blob, offsets, n, memory, NULL)
+            blob = pieces.blob
+            indexed = True
         for cut in range(max(1, size - longest), min(size - 1, longest) + 1):
             if not has_length[cut] or not has_length[size - cut]:
                 continue
@@ -924,10 +841,11 @@ cdef int derive_rules(const uint8_t* blob, const int64_t* offsets, const int32_t
                                running[total] - running[length] * powers[total - length])
                 if b < 0:
                     continue
-            rules.left.push_back(<int32_t>a)
-            rules.right.push_back(<int32_t>b)
-            rules.result.push_back(<int32_t>k)
-            rules.rank.push_back(rank)
+            if with_rules:
+                rules.left.push_back(<int32_t>a)
+                rules.right.push_back(<int32_t>b)
+                rules.result.push_back(<int32_t>k)
+                rules.rank.push_back(rank)
             rules.joins_space |= starts_with_space(blob + start + length, total - length)
             rules.makes_unused |= types[k] == UNUSED
     # units: every character of every piece (by code point), then the user-defined pieces, frozen
@@ -949,7 +867,7 @@ cdef int derive_rules(const uint8_t* blob, const int64_t* offsets, const int32_t
             rules.unit_offsets.push_back(rules.unit_blob.size())
             rules.unit_frozen.push_back(1)
     # a character that is no piece: its bytes' pieces, or the unknown piece
-    byte_pieces(&pieces, byte_ids)
+    byte_pieces(blob, offsets, n, byte_ids)
     rules.expand_offsets.push_back(0)
     for k in range(<Py_ssize_t>extra.size()):
         utf8.clear()
@@ -966,7 +884,8 @@ cdef int derive_rules(const uint8_t* blob, const int64_t* offsets, const int32_t
 
 
 def bpe_tables(const uint8_t[::1] blob not None, const int64_t[::1] offsets not None,
-               const int32_t[::1] types not None, const float[::1] scores not None, int32_t unk_id):
+               const int32_t[::1] types not None, const float[::1] scores not None, int32_t unk_id,
+               bint rules=True):
     """A sentencepiece BPE model's merge tables from its pieces (as `read_model_proto` gives
     them; ``unk_id`` its unknown piece): the arguments of `ubpe_native._spm.SpmBPE` after
     ``n_ids`` - ``(left, right, result, rank, unused, unit_blob, unit_offsets, unit_ids,
@@ -978,7 +897,9 @@ def bpe_tables(const uint8_t[::1] blob not None, const int64_t[::1] offsets not 
     (highest first); the units are every character of the pieces, by code point, then the
     user-defined pieces (frozen); ``collapse_unk`` when there are no byte pieces;
     ``split_words`` when no rule makes an unused piece nor joins a symbol to one that starts
-    with ``▁``.
+    with ``▁``. Without ``rules`` the four rule arrays are empty (an `SpmBPE` given the pieces
+    looks the pairs up by text as it merges) and the extra ids are numbered by code point;
+    the rest is the same.
 
     >>> from array import array
     >>> # pieces: 0 <unk>, 1 a, 2 b, 3 ab, 4 ▁, 5 ▁ab
@@ -988,28 +909,28 @@ def bpe_tables(const uint8_t[::1] blob not None, const int64_t[::1] offsets not 
     ([[1, 4], [2, 3], [3, 5], [2, 3]], [6, 7, 1, 2, 8, 9, 10, 4], (True, True))
     """
     cdef Py_ssize_t n = check_pieces_arguments(blob, offsets, types, scores), k
-    cdef Rules rules
-    cdef bint has_byte = False
+    cdef Rules tables
+    cdef bint has_byte = False, with_rules = rules
     if not 0 <= unk_id < n:
         raise ValueError(f"unk_id must be a piece id in 0..{n - 1}, not {unk_id}")
     for k in range(n):
         has_byte |= types[k] == BYTE
     cdef const uint8_t* data = &blob[0] if blob.shape[0] else <const uint8_t*>b""
     with nogil:
-        derive_rules(data, &offsets[0], &types[0], &scores[0], n, unk_id, &rules)
-    return (copy_array("i", rules.left.data(), rules.left.size()),
-            copy_array("i", rules.right.data(), rules.right.size()),
-            copy_array("i", rules.result.data(), rules.result.size()),
-            copy_array("q", rules.rank.data(), rules.rank.size()),
-            copy_array("B", rules.unused.data(), rules.unused.size()),
-            PyBytes_FromStringAndSize(<const char*>rules.unit_blob.data(), rules.unit_blob.size()),
-            copy_array("q", rules.unit_offsets.data(), rules.unit_offsets.size()),
-            copy_array("i", rules.unit_ids.data(), rules.unit_ids.size()),
-            copy_array("B", rules.unit_frozen.data(), rules.unit_frozen.size()),
-            copy_array("i", rules.expand_ids.data(), rules.expand_ids.size()),
-            copy_array("q", rules.expand_offsets.data(), rules.expand_offsets.size()),
-            copy_array("i", rules.fallback.data(), rules.fallback.size()),
-            not has_byte, not rules.makes_unused and not rules.joins_space)
+        derive_rules(data, &offsets[0], &types[0], &scores[0], n, unk_id, with_rules, &tables)
+    return (copy_array("i", tables.left.data(), tables.left.size()),
+            copy_array("i", tables.right.data(), tables.right.size()),
+            copy_array("i", tables.result.data(), tables.result.size()),
+            copy_array("q", tables.rank.data(), tables.rank.size()),
+            copy_array("B", tables.unused.data(), tables.unused.size()),
+            PyBytes_FromStringAndSize(<const char*>tables.unit_blob.data(), tables.unit_blob.size()),
+            copy_array("q", tables.unit_offsets.data(), tables.unit_offsets.size()),
+            copy_array("i", tables.unit_ids.data(), tables.unit_ids.size()),
+            copy_array("B", tables.unit_frozen.data(), tables.unit_frozen.size()),
+            copy_array("i", tables.expand_ids.data(), tables.expand_ids.size()),
+            copy_array("q", tables.expand_offsets.data(), tables.expand_offsets.size()),
+            copy_array("i", tables.fallback.data(), tables.fallback.size()),
+            not has_byte, not tables.makes_unused and not tables.joins_space)
 
 
 
@@ -1037,8 +958,6 @@ def unigram_tables(const uint8_t[::1] blob not None, const int64_t[::1] offsets 
     cdef bint has_normal = False
     cdef float lowest = 0.0
     cdef const uint8_t* data = &blob[0] if blob.shape[0] else <const uint8_t*>b""
-    cdef IndexMemory memory
-    cdef PieceIndex pieces
     with nogil:
         out_offsets.push_back(0)
         for k in range(n):
@@ -1052,8 +971,7 @@ def unigram_tables(const uint8_t[::1] blob not None, const int64_t[::1] offsets 
             ids.push_back(-1 if types[k] == UNUSED else <int32_t>k)
             out_scores.push_back(scores[k])
             user_defined.push_back(types[k] == USER_DEFINED)
-        index_pieces(&pieces, data, &offsets[0], n, memory, NULL)
-        byte_pieces(&pieces, byte_ids)
+        byte_pieces(data, &offsets[0], n, byte_ids)
         for k in range(N_BYTES):
             fallback.push_back(<int32_t>byte_ids[k])
     return (PyBytes_FromStringAndSize(<const char*>out_blob.data(), out_blob.size()),

@@ -71,6 +71,24 @@ def _pretokenizer():
     return HFPreTokenizer([[1, 1, 0, 0]], None, GPT2_SPELLING)
 
 
+
+NO_RULES = dict(left=np.zeros(0, np.int32), right=np.zeros(0, np.int32), result=np.zeros(0, np.int32),
+                rank=np.zeros(0, np.int64))
+
+
+def _by_text(blob=b"xabab", offsets=(0, 1, 2, 3, 5, 5), types=(2, 1, 1, 5, 1), scores=(0, -1, -1, -2, -3),
+             **changes):
+    """`SpmBPE` given the pieces ``x a b ab`` (unused) and an empty one, to merge by their
+    texts (with the rules of `test_spm_kernels._bpe` unless ``changes`` drop them)."""
+    from array import array
+
+    pieces = (blob, array("q", offsets) if isinstance(offsets, tuple) else offsets,
+              array("i", types) if isinstance(types, tuple) else types,
+              array("f", scores) if isinstance(scores, tuple) else scores)
+    pieces = changes.pop("pieces", pieces)
+    return test_spm_kernels.SpmBPE(*test_spm_kernels._bpe_arguments(**changes).values(), pieces=pieces)
+
+
 HOSTILE = {
     "parse_lines/None": (lambda: parse_lines(None, True), TypeError),
     "parse_lines/int32 data": (lambda: parse_lines(np.zeros(3, I32), True), ValueError),
@@ -146,6 +164,16 @@ HOSTILE = {
     "MergeTable.set_cache_limit/negative": (lambda: _ranked().set_cache_limit(-1), OverflowError),
     "MergeTable.find/None": (lambda: _ranked().find(None), TypeError),
     "SpmBPE/ranks short": (lambda: test_spm_kernels._bpe(rank=np.array([0], I64)), ValueError),
+    "SpmBPE/rules and pieces": (lambda: _by_text(), ValueError),
+    "SpmBPE/pieces not four": (lambda: _by_text(pieces=(b"ab",), **NO_RULES), ValueError),
+    "SpmBPE/pieces None": (lambda: _by_text(pieces=(None, None, None, None), **NO_RULES), ValueError),
+    "SpmBPE/pieces a list": (lambda: _by_text(pieces=[b"ab"], **NO_RULES), TypeError),
+    "SpmBPE/pieces short": (lambda: _by_text(offsets=(0, 1, 2), **NO_RULES), ValueError),
+    "SpmBPE/pieces' offsets past the end": (lambda: _by_text(offsets=(0, 1, 2, 3, 5, 9), **NO_RULES), ValueError),
+    "SpmBPE/pieces' types short": (lambda: _by_text(types=(2, 1), **NO_RULES), ValueError),
+    "SpmBPE/pieces' NaN score": (lambda: _by_text(scores=(0, 0, 0, float("nan"), 0), **NO_RULES), ValueError),
+    "SpmBPE/pieces' float64 scores": (lambda: _by_text(scores=np.zeros(5), **NO_RULES), ValueError),
+    "SpmBPE/a piece twice": (lambda: _by_text(blob=b"xaaaa", **NO_RULES), ValueError),
     "SpmBPE.encode/None": (lambda: test_spm_kernels._bpe().encode(None), TypeError),
     "SpmBPE.encode/int32 data": (lambda: test_spm_kernels._bpe().encode(np.zeros(3, I32)), ValueError),
     "SpmNormalizer/offsets": (lambda: test_spm_kernels._normalizer(offsets=np.array([1], I64)), ValueError),

@@ -21,13 +21,18 @@ NO_FALLBACK = np.full(256, -1, I32)
 
 
 def _bpe(**changes):
+    return SpmBPE(*_bpe_arguments(**changes).values())
+
+
+def _bpe_arguments(**changes) -> dict:
+    """`_bpe`'s arguments: pieces 0 unknown, 1 ``a``, 2 ``b``, 3 ``ab`` (unused), 4 ``abb``."""
     args = dict(n_ids=5, left=np.array([1, 3], I32), right=np.array([2, 2], I32), result=np.array([3, 4], I32),
                 rank=np.array([0, 1], I64), unused=np.array([0, 0, 0, 1, 0], np.uint8), unit_blob=b"ab",
                 unit_offsets=np.array([0, 1, 2], I64), unit_ids=np.array([1, 2], I32),
                 unit_frozen=np.zeros(2, np.uint8), expand_ids=np.array([], I32), expand_offsets=np.array([0], I64),
                 unk_id=0, byte_fallback=NO_FALLBACK, collapse_unk=True)
     args.update(changes)
-    return SpmBPE(*args.values())
+    return args
 
 
 def _normalizer(**changes):

@@ -27,7 +27,7 @@ import ubpe.models.char_model as char_model
 import ubpe.models.sentencepiece as spm_models
 from ubpe.errors import ModelFormatError
 from ubpe.io import sentencepiece as spm_io
-from ubpe_native._spm_proto import piece_texts, read_model_proto
+from ubpe_native._spm_proto import bpe_tables, piece_texts, read_model_proto
 
 spm = pytest.importorskip("sentencepiece")
 from sentencepiece import sentencepiece_model_pb2 as pb2  # noqa: E402
@@ -155,16 +155,37 @@ def _plain(value):
 @pytest.mark.parametrize("config", CONFIGS)
 def test_kernels_get_the_python_derivations_arguments(config, monkeypatch):
     """`bpe_tables` and `unigram_tables` make, in C, what `_build_spm_kernel` (its merge rules
-    by `_derive_merge_rules`) and `_build_lattice` make in Python, value for value."""
+    by `_derive_merge_rules`) and `_build_lattice` make in Python, value for value; a BPE
+    model read in C merges by its pieces' texts instead (`_same_kernels`)."""
     data = _trained(config)
-    found = _kernel_arguments(monkeypatch, data, spm_io.from_bytes)
-    want = _kernel_arguments(monkeypatch, data, spm_io._from_protobuf)
+    _same_kernels(_kernel_arguments(monkeypatch, data, spm_io.from_bytes),
+                  _kernel_arguments(monkeypatch, data, spm_io._from_protobuf))
+
+
+# SpmBPE's arguments: the rules, then the tables that do not hold the ids of characters that
+# are no piece (``bpe_tables`` without the rules numbers those by code point)
+RULES, SAME_TABLES = slice(1, 5), (0, 5, 6, 7, 9, 12, 13, 14, 15)
+
+
+def _same_kernels(found: dict[str, list], want: dict[str, list]) -> None:
+    """``found`` (the model read in C) and ``want`` (the protobuf path's) have the same
+    normalizer and unigram lattice; a BPE model read in C is given its pieces and no rules,
+    the protobuf path's tables but for the ids of characters that are no piece, and
+    `bpe_tables` with the rules gives the protobuf path's arguments value for value."""
     assert set(found) == set(want) and len(found) == 2
     for name in found:
         options = [entry for entry in want[name] if isinstance(entry, tuple)]
-        assert [entry for entry in found[name] if not isinstance(entry, tuple)] == \
-            [entry for entry in want[name] if not isinstance(entry, tuple)], name
+        got = [entry for entry in found[name] if not isinstance(entry, tuple)]
+        wanted = [entry for entry in want[name] if not isinstance(entry, tuple)]
         assert all(entry in found[name] for entry in options), name
+        if name != "SpmBPE":
+            assert got == wanted, name
+            continue
+        blob, offsets, types, scores = dict(entry for entry in found[name] if isinstance(entry, tuple))["pieces"]
+        assert got[RULES] == [[]] * 4
+        assert [got[k] for k in SAME_TABLES] == [wanted[k] for k in SAME_TABLES]
+        derived = bpe_tables(blob, offsets, types, scores, wanted[12])
+        assert [got[0], *map(_plain, derived[:11]), wanted[12], *map(_plain, derived[11:])] == wanted
 
 
 def test_shipped_models_read_as_protobuf_reads_them(monkeypatch):
@@ -175,8 +196,8 @@ def test_shipped_models_read_as_protobuf_reads_them(monkeypatch):
     for path in shipped_files(MISTRAL_PACKAGE, "*/src/mistral_common/data/*.model.v*"):
         data = path.read_bytes()
         assert_as_protobuf(data)
-        assert _kernel_arguments(monkeypatch, data, spm_io.from_bytes) == \
-            _kernel_arguments(monkeypatch, data, spm_io._from_protobuf), path.name
+        _same_kernels(_kernel_arguments(monkeypatch, data, spm_io.from_bytes),
+                      _kernel_arguments(monkeypatch, data, spm_io._from_protobuf))
 
 
 def test_a_load_builds_the_rest_when_first_asked_for_and_pickles():

@@ -4,7 +4,9 @@ rules by ``_derive_merge_rules``. On random small piece sets - pieces given twic
 pieces, characters of one to four bytes, every piece type, equal scores (``0.0`` and ``-0.0``
 among them) - the kernel gets the very same arguments either way: the rules and their order,
 the ids of the characters that are no piece (``n + j`` in the order they are first met), the
-units, the byte fallback and the flags.
+units, the byte fallback and the flags. And an `SpmBPE` that merges by the pieces' texts (a
+``.model`` file's: ``bpe_tables(..., rules=False)`` and the pieces, no rules) gives the ids of
+the one built on the derived rules, on random texts over the pieces' characters and others.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from hypothesis import strategies as st
 import ubpe.models.sentencepiece as spm_models
 import ubpe.tables_cache
 from ubpe.text.normalizers import Normalizer
+from ubpe_native._spm import SpmBPE
 from ubpe_native._spm_proto import bpe_tables
 
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
@@ -78,3 +81,38 @@ def test_bpe_tables_give_the_python_derivations_kernel_arguments(pieces):
                                                              array("f", scores), unk_id)
     found = [len(texts), *map(_plain, rules), unk_id, _plain(fallback), collapse_unk, split_words]
     assert found == _python_arguments(texts, types, scores, unk_id)
+
+
+def _pieces(texts, types, scores) -> tuple:
+    encoded = [t.encode() for t in texts]
+    offsets = array("q", [0])
+    for e in encoded:
+        offsets.append(offsets[-1] + len(e))
+    return b"".join(encoded), offsets, array("i", types), array("f", scores)
+
+
+@settings(max_examples=500, deadline=None)
+@given(piece_sets(), st.lists(st.one_of(st.integers(0, 23), st.sampled_from("ab▁é東🦙z")), max_size=12),
+       st.lists(st.sampled_from([0.0, -1.0, -2.5, 3.0, -7.0, 1.5]), min_size=24, max_size=24), st.booleans())
+def test_merging_by_text_gives_the_derived_rules_ids(pieces, parts, other_scores, distinct):
+    """The text: pieces (by index) and characters, one after another; half the time the
+    scores are of more distinct values (then the order of the merges is the scores')."""
+    texts, types, scores, unk_id = pieces
+    if distinct:
+        scores = other_scores[: len(texts)]
+    kept = {text: k for k, text in reversed(list(enumerate(texts)))}  # each text once: its first piece
+    if kept[texts[unk_id]] != unk_id:
+        return
+    keep = sorted(kept.values())
+    unk_id = keep.index(unk_id)
+    texts, types, scores = ([values[k] for k in keep] for values in (texts, types, scores))
+    blob, offsets, kinds, weights = _pieces(texts, types, scores)
+    *rules, fallback, collapse_unk, split_words = bpe_tables(blob, offsets, kinds, weights, unk_id)
+    derived = SpmBPE(len(texts), *rules, unk_id, fallback, collapse_unk, split_words)
+    *tables, fallback_2, collapse_2, split_2 = bpe_tables(blob, offsets, kinds, weights, unk_id, False)
+    assert [len(t) for t in tables[:4]] == [0] * 4
+    assert (_plain(fallback_2), collapse_2, split_2) == (_plain(fallback), collapse_unk, split_words)
+    by_text = SpmBPE(len(texts), *tables, unk_id, fallback, collapse_unk, split_words,
+                     pieces=(blob, offsets, kinds, weights))
+    text = "".join(texts[p % len(texts)] if isinstance(p, int) else p for p in parts).encode()
+    assert by_text.encode(text).tolist() == derived.encode(text).tolist()

@@ -23,6 +23,9 @@ goes the general way (`CharModel._general_encode`) in its place.
 A ``.model`` file's model is built from the tables that `ubpe_native._spm_proto` reads and
 derives in C (`SentencePieceBPE._from_tables`, `SentencePieceUnigram._from_tables`): its load
 and first encodes import no numpy; the texts, scores and types are made when first asked for.
+Its BPE kernel merges by the pieces' texts, as sentencepiece does (no merge rules are derived
+at load); the same model built from a list of pieces uses the derived rules, which give the
+same ids (`tests/kernels/test_spm_rules.py`).
 
 What these models share with the other character models (the C pipeline's one-text and batch
 calls, the tables' lazy attributes) is `ubpe.models.char_model.CharModel`.
@@ -79,14 +82,18 @@ class SentencePieceBPE(CharModel):
     @classmethod
     def _from_tables(cls, tables: tuple, *, name: str, where: str) -> SentencePieceBPE:
         """A ``.model`` file's BPE model from `ubpe_native._spm_proto.read_model_proto`'s
-        tables, built without numpy: the merge rules derived in C
-        (`ubpe_native._spm_proto.bpe_tables`, what `_build_spm_kernel` derives in Python),
-        the rest when first asked for (`CharModel._init_from_tables`)."""
+        tables, built without numpy: the kernel merges by the pieces' texts, as sentencepiece
+        does (`ubpe_native._spm.SpmBPE` given the pieces; no rules derived at load), with the
+        units, fallbacks and flags of `ubpe_native._spm_proto.bpe_tables` (what
+        `_build_spm_kernel` derives in Python); the rest when first asked for
+        (`CharModel._init_from_tables`)."""
         tok = cls.__new__(cls)
         user = tok._init_from_tables(tables, name, where, "spm:bpe")
         blob, offsets, scores, types, _ = tables
-        *rules, fallback, collapse_unk, split_words = bpe_tables(blob, offsets, types, scores, tok.special_ids["unk"])
-        tok._kernel = SpmBPE(len(types), *rules, tok.special_ids["unk"], fallback, collapse_unk, split_words)
+        unk = tok.special_ids["unk"]
+        *rules, fallback, collapse_unk, split_words = bpe_tables(blob, offsets, types, scores, unk, False)
+        tok._kernel = SpmBPE(len(types), *rules, unk, fallback, collapse_unk, split_words,
+                             pieces=(blob, offsets, types, scores))
         tok._pipeline = tok._build_pipeline(tok._kernel, user)
         return tok
 
