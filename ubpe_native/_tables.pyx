@@ -740,6 +740,28 @@ def merges_span(const uint8_t[::1] data not None):
     return start, end, count
 
 
+def vocab_span(const uint8_t[::1] data not None):
+    """``(start, end)``: where in a tokenizer.json's bytes the value of ``model.vocab`` is, an
+    object (WordPiece, WordLevel, BPE; a unigram model's vocab is an array); None if the
+    document is not an object with one ``model`` object holding one ``vocab`` object as read
+    here (`member_of`). Nothing is claimed of the rest: the json module reads it, and
+    `ubpe_native._vocab.vocab_from_json` the object (which checks it is UTF-8).
+
+    >>> vocab_span(b'{"model": {"vocab": {"a": 0}, "merges": []}}'), vocab_span(b'{"model": {"vocab": []}}')
+    ((20, 28), None)
+    """
+    cdef Py_ssize_t n = data.shape[0], start = 0, end = 0
+    cdef int found = 0
+    if n == 0:
+        return None
+    cdef const uint8_t* s = &data[0]
+    with nogil:
+        found = member_of(s, n, skip_blanks(s, n, 0), b"model", 5, b"vocab", 5, &start, &end, NULL, NULL)
+    if found != 1 or s[start] != 0x7B:
+        return None
+    return start, end
+
+
 def pair_ids_in_json(dict vocab not None, const uint8_t[::1] rules not None):
     """`pair_ids_in` of the merge rules in the JSON array ``rules`` (bytes `merges_span` found),
     read without a Python object per rule; None where it might not be `pair_ids_in` of the

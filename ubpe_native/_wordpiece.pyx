@@ -40,7 +40,7 @@ from cpython.exc cimport PyErr_Clear
 from cpython.long cimport PyLong_CheckExact
 from cpython.object cimport PyObject
 from cpython.unicode cimport PyUnicode_CheckExact
-from libc.string cimport memchr, memcmp, memcpy
+from libc.string cimport memchr, memcmp, memcpy, memset
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 from libcpp.vector cimport vector
 
@@ -67,6 +67,45 @@ cdef int64_t INT32_LIMIT = 2**31  # ids are -INT32_LIMIT .. INT32_LIMIT - 1
 
 #: the pieces' bytes the trie takes (its nodes are int32)
 MAX_TRIE_BYTES = 2**31 - 1
+# id -> the tables `class_table` made (views of bytes): immutable, checked as they were made (a kernel does not
+# read 1.1 MB again to check one: a cold process pays ~3 us a page it touches first); at most
+# MAX_MADE_TABLES, then the kernels check what they are given
+cdef dict _made_tables = {}
+cdef Py_ssize_t MAX_MADE_TABLES = 64
+
+
+def class_table(layers not None):
+    """A table of one class per code point, as the kernels take ``classes``: ``WORD`` (0)
+    everywhere, then each ``(class, ranges)`` of ``layers`` in order, a later one winning
+    (``ranges``: ``(first, last)`` pairs of code points, both ends in). A view of immutable
+    bytes whose memory is the allocator's zeroed pages: a process pays for the pages a layer writes and a
+    text reads, not for 1.1 MB (nor does a kernel check it again).
+
+    >>> table = class_table([(1, [(0x20, 0x20)]), (2, [(0x21, 0x2F), (0x4E00, 0x9FFF)])])  # SPACE, ALONE
+    >>> [table[cp] for cp in (0x41, 0x20, 0x2C, 0x4E2D)], len(table)
+    ([0, 1, 2, 2], 1114112)
+    """
+    cdef bytes table = bytes(N_CODE_POINTS)  # (calloc: fresh pages are not written)
+    cdef uint8_t* out = <uint8_t*>PyBytes_AS_STRING(table)
+    cdef int64_t first, last
+    cdef int kind
+    for layer in layers:
+        if len(layer) != 2:
+            raise ValueError(f"a layer must be (class, ranges), not {len(layer)} items")
+        kind, ranges = layer
+        check_range(kind, 0, N_CLASSES - 1, "a layer's class")
+        for pair in ranges:
+            if len(pair) != 2:
+                raise ValueError(f"a range must be (first, last), not {len(pair)} items")
+            first, last = pair
+            if not 0 <= first <= last < N_CODE_POINTS:
+                raise ValueError(f"a range must be code points first <= last, not {first:#x}..{last:#x}")
+            memset(out + first, kind, last + 1 - first)
+    view = memoryview(table)
+    if len(_made_tables) >= MAX_MADE_TABLES:
+        _made_tables.clear()
+    _made_tables[id(view)] = view
+    return view
 
 
 cdef extern from "byte_trie.h" namespace "ubpe" nogil:
@@ -370,31 +409,32 @@ cdef class WordPieceKernel:
             raise ValueError(f"pieces must hold {n} tokens joined by NUL bytes (one per id), "
                              f"not {separators + 1 if size or n else 0}")
         self._set_options(unk, max_chars, empty_initial, classes, fold, lower)
-        cdef vector[TrieKey] keys, continuation_keys
-        cdef vector[id_t] key_ids, continuation_ids
+        cdef vector[TrieKey] keys
+        cdef vector[id_t] key_ids
         cdef TrieKey key
-        cdef Py_ssize_t initial_size = initial_prefix.shape[0], continuation_size = continuation_prefix.shape[0]
-        cdef const uint8_t* initial_start = &initial_prefix[0] if initial_size else NULL
-        cdef const uint8_t* continuation_start = &continuation_prefix[0] if continuation_size else NULL
-        keys.reserve(n)
-        key_ids.reserve(n)
-        for k in range(n):
-            end = at
-            while end < size and data[end] != 0:
-                end += 1
-            if end - at > initial_size and (initial_size == 0 or memcmp(data + at, initial_start, initial_size) == 0):
-                key.data, key.size = data + at + initial_size, <size_t>(end - at - initial_size)
-                keys.push_back(key)
-                key_ids.push_back(id_view[k])
-            if end - at > continuation_size and (continuation_size == 0
-                                                  or memcmp(data + at, continuation_start, continuation_size) == 0):
-                key.data, key.size = data + at + continuation_size, <size_t>(end - at - continuation_size)
-                continuation_keys.push_back(key)
-                continuation_ids.push_back(id_view[k])
-            at = end + 1
-        cdef Py_ssize_t n_initial = keys.size()
-        keys.insert(keys.end(), continuation_keys.begin(), continuation_keys.end())
-        key_ids.insert(key_ids.end(), continuation_ids.begin(), continuation_ids.end())
+        cdef Py_ssize_t n_initial = 0, table, prefix_size
+        cdef const uint8_t* prefix_at
+        # room for a key per token in each table: pages reserved and never written cost nothing,
+        # where growing (and copying) the vectors touched twice the memory of a cold process
+        keys.reserve(2 * n)
+        key_ids.reserve(2 * n)
+        for table in range(2):  # the initial pieces, then the continuation ones
+            prefix_size = initial_prefix.shape[0] if table == 0 else continuation_prefix.shape[0]
+            prefix_at = NULL
+            if prefix_size:
+                prefix_at = &initial_prefix[0] if table == 0 else &continuation_prefix[0]
+            at = 0
+            for k in range(n):
+                end = at
+                while end < size and data[end] != 0:
+                    end += 1
+                if end - at > prefix_size and (prefix_size == 0 or memcmp(data + at, prefix_at, prefix_size) == 0):
+                    key.data, key.size = data + at + prefix_size, <size_t>(end - at - prefix_size)
+                    keys.push_back(key)
+                    key_ids.push_back(id_view[k])
+                at = end + 1
+            if table == 0:
+                n_initial = keys.size()
         self._build_trie(keys, key_ids, n_initial)
         return self
 
@@ -409,8 +449,9 @@ cdef class WordPieceKernel:
         cdef const uint8_t[::1] checked = table
         check_length(checked.shape[0], CODE_POINTS, "classes", "one per code point")
         cdef uint8_t largest = 0
-        for k in range(N_CODE_POINTS):  # (no exit in the loop: the compiler vectorizes it)
-            largest = max(largest, checked[k])
+        if _made_tables.get(id(classes)) is not classes:  # (`class_table`'s: checked as made)
+            for k in range(N_CODE_POINTS):  # (no exit in the loop: the compiler vectorizes it)
+                largest = max(largest, checked[k])
         if largest >= N_CLASSES:
             raise ValueError(f"classes must hold classes 0..{N_CLASSES - 1} only")
         self.classes = table

@@ -28,8 +28,9 @@ from ubpe_native._multipass import split_passes
 from ubpe_native._radix import RadixTree
 from ubpe_native._ranked import MergeTable, TextEncoder
 from ubpe_native._textsplit import BREAK_SYMBOL, NO_PATTERN, TextSplitter
-from ubpe_native._vocab import vocab_ids
-from ubpe_native._wordpiece import WordPieceKernel, utf8_pieces
+from ubpe_native._tables import vocab_span
+from ubpe_native._vocab import vocab_from_json, vocab_ids
+from ubpe_native._wordpiece import WordPieceKernel, class_table, utf8_pieces
 
 import test_kernel_entries
 import test_merges_kernel
@@ -180,6 +181,14 @@ HOSTILE = {
     "SpmNormalizer.normalize/None": (lambda: test_spm_kernels._normalizer().normalize(None), TypeError),
     "SpmNormalizer.normalize/int32 data": (lambda: test_spm_kernels._normalizer().normalize(np.zeros(3, I32)),
                                            ValueError),
+    "class_table/None": (lambda: class_table(None), TypeError),
+    "class_table/a class past the last": (lambda: class_table([(4, [(0x20, 0x20)])]), ValueError),
+    "class_table/a negative class": (lambda: class_table([(-1, [(0x20, 0x20)])]), ValueError),
+    "class_table/a range backwards": (lambda: class_table([(1, [(0x21, 0x20)])]), ValueError),
+    "class_table/a range past the code points": (lambda: class_table([(1, [(0x20, 0x110000)])]), ValueError),
+    "class_table/a negative code point": (lambda: class_table([(1, [(-1, 0x20)])]), ValueError),
+    "class_table/a layer of three": (lambda: class_table([(1, [(0, 1)], 2)]), ValueError),
+    "class_table/a range of one end": (lambda: class_table([(1, [(0x20,)])]), ValueError),
     "WordPieceKernel/ids short": (lambda: WordPieceKernel(*{**WORDPIECE, "initial_ids": []}.values()), ValueError),
     "WordPieceKernel.from_vocabulary/ids short": (
         lambda: WordPieceKernel.from_vocabulary(b"a\0b", [1], b"", b"##", *_WORDPIECE_OPTIONS), ValueError),
@@ -204,6 +213,11 @@ HOSTILE = {
     "utf8_pieces/None": (lambda: utf8_pieces(None), TypeError),
     "utf8_pieces/a list": (lambda: utf8_pieces([("a", 0)]), TypeError),
     "utf8_pieces/a str": (lambda: utf8_pieces("a"), TypeError),
+    "vocab_from_json/None": (lambda: vocab_from_json(None), TypeError),
+    "vocab_from_json/a str": (lambda: vocab_from_json('{"a": 0}'), TypeError),
+    "vocab_from_json/a dict": (lambda: vocab_from_json({"a": 0}), TypeError),
+    "vocab_span/None": (lambda: vocab_span(None), TypeError),
+    "vocab_span/a str": (lambda: vocab_span('{"model": {"vocab": {}}}'), TypeError),
     "vocab_ids/None": (lambda: vocab_ids(None, 5), TypeError),
     "vocab_ids/a list": (lambda: vocab_ids([("a", 0)], 5), TypeError),
     "vocab_ids/negative largest": (lambda: vocab_ids({"a": 0}, -1), ValueError),

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ubpe.errors import ModelFormatError
-from ubpe.io.hf_import import _without_merges
+from ubpe.io.hf_import import _read_apart
 from ubpe.models.hf_base import JsonMerges, _merge_rules
 
 TOKENS = ["a", "b", "c", "é", "Ġ", "😀", '"', "\\"]
@@ -33,7 +33,7 @@ def test_rules_from_the_bytes_are_the_decoded_rules(rules, ascii_only, indent):
     merges = [f"{a} {b}" if line else [a, b] for a, b, line in rules]
     doc = {"version": "1.0", "model": {"type": "BPE", "vocab": vocab, "merges": merges}}
     data = json.dumps(doc, ensure_ascii=ascii_only, indent=indent).encode("utf-8")
-    read = _without_merges(data, "x.json")
+    read = _read_apart(data, "x.json")
     assert isinstance(read["model"]["merges"], JsonMerges) and len(read["model"]["merges"]) == len(merges)
     assert read["model"]["vocab"] == vocab
     found = _merge_rules(vocab, read["model"]["merges"], "x.json")
@@ -46,4 +46,4 @@ def test_a_rule_that_uses_no_token_is_named_from_the_bytes():
     vocab = _vocab()
     data = json.dumps({"model": {"vocab": vocab, "merges": ["a b", "a z"]}}).encode()
     with pytest.raises(ModelFormatError, match="merge 'a' 'z' uses 'z'"):
-        _merge_rules(vocab, _without_merges(data, "x.json")["model"]["merges"], "x.json")
+        _merge_rules(vocab, _read_apart(data, "x.json")["model"]["merges"], "x.json")
