@@ -175,6 +175,8 @@ cdef class SpmBPE:
         if pieces is not None:
             if n_rules:
                 raise ValueError("give merge rules or pieces, not both")
+            if hf_unknowns:  # (it drops characters: a pair's symbols would not cover one text)
+                raise ValueError("pieces are for sentencepiece's loop, not with hf_unknowns")
             if len(pieces) != 4:
                 raise ValueError("pieces must be (blob, offsets, types, scores)")
             if any(part is None for part in pieces):

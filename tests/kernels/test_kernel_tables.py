@@ -87,7 +87,8 @@ def _by_text(blob=b"xabab", offsets=(0, 1, 2, 3, 5, 5), types=(2, 1, 1, 5, 1), s
               array("i", types) if isinstance(types, tuple) else types,
               array("f", scores) if isinstance(scores, tuple) else scores)
     pieces = changes.pop("pieces", pieces)
-    return test_spm_kernels.SpmBPE(*test_spm_kernels._bpe_arguments(**changes).values(), pieces=pieces)
+    flags = {name: changes.pop(name) for name in ("split_words", "hf_unknowns") if name in changes}
+    return test_spm_kernels.SpmBPE(*test_spm_kernels._bpe_arguments(**changes).values(), pieces=pieces, **flags)
 
 
 HOSTILE = {
@@ -166,6 +167,7 @@ HOSTILE = {
     "MergeTable.find/None": (lambda: _ranked().find(None), TypeError),
     "SpmBPE/ranks short": (lambda: test_spm_kernels._bpe(rank=np.array([0], I64)), ValueError),
     "SpmBPE/rules and pieces": (lambda: _by_text(), ValueError),
+    "SpmBPE/pieces with hf_unknowns": (lambda: _by_text(hf_unknowns=True, **NO_RULES), ValueError),
     "SpmBPE/pieces not four": (lambda: _by_text(pieces=(b"ab",), **NO_RULES), ValueError),
     "SpmBPE/pieces None": (lambda: _by_text(pieces=(None, None, None, None), **NO_RULES), ValueError),
     "SpmBPE/pieces a list": (lambda: _by_text(pieces=[b"ab"], **NO_RULES), TypeError),
