@@ -111,42 +111,35 @@ def _read_apart(data: bytes, where: str) -> dict | None:
     is as fast, the second scan for the span slower); or None where the file is not read so
     (neither member, not UTF-8, no JSON: `from_json` then reads it, and names what is wrong)."""
     has_merges = b'"merges"' in data
-    has_vocab = not has_merges and b'"vocab"' in data
-    if not (has_merges or has_vocab):  # (a unigram file's vocab is an array: read whole)
+    if not has_merges and b'"vocab"' not in data:  # (a unigram file's vocab is an array: read whole)
         return None
     from ubpe_native._tables import merges_span, vocab_span  # (each import when a file needs it)
 
-    merges = merges_span(data) if has_merges else None
-    vocab = vocab_span(data) if has_vocab else None
-    spans = sorted(([(merges[0], merges[1], _MERGES_HERE_JSON)] if merges else [])
-                   + ([(vocab[0], vocab[1], _VOCAB_HERE_JSON)] if vocab else []))
-    if not spans:
+    member, placeholder, placeholder_json, find_span = (
+        ("merges", _MERGES_HERE, _MERGES_HERE_JSON, merges_span) if has_merges
+        else ("vocab", _VOCAB_HERE, _VOCAB_HERE_JSON, vocab_span))
+    span = find_span(data)
+    if span is None:
         return None
-    parts, at = [], 0
-    for start, end, placeholder in spans:
-        parts += (data[at:start], placeholder)
-        at = end
-    parts.append(data[at:])
+    start, end = span[0], span[1]
     try:  # the rest decoded as `read_text` decodes a file
-        doc = loads_json(decoded_text(b"".join(parts)))
+        doc = loads_json(decoded_text(data[:start] + placeholder_json + data[end:]))
     except (ValueError, RecursionError):  # not UTF-8 or not JSON: from_json names it
         return None
     model = doc.get("model") if isinstance(doc, dict) else None
-    if not isinstance(model, dict) or merges and model.get("merges") != _MERGES_HERE \
-            or vocab and model.get("vocab") != _VOCAB_HERE:
+    if not isinstance(model, dict) or model.get(member) != placeholder:
         return None
-    if merges:
-        model["merges"] = JsonMerges(data[merges[0]:merges[1]], merges[2], where)
-    if vocab:
-        from ubpe_native._vocab import vocab_from_json
+    if has_merges:
+        model["merges"] = JsonMerges(data[start:end], span[2], where)
+        return doc
+    from ubpe_native._vocab import vocab_from_json
 
-        span = data[vocab[0]:vocab[1]]
-        model["vocab"] = vocab_from_json(span)
-        if model["vocab"] is None:  # (ids that are no plain integers, escapes it does not read...)
-            try:
-                model["vocab"] = loads_json(decoded_text(span))
-            except (ValueError, RecursionError):
-                return None
+    model["vocab"] = vocab_from_json(data[start:end])
+    if model["vocab"] is None:  # (ids that are no plain integers, escapes it does not read...)
+        try:
+            model["vocab"] = loads_json(decoded_text(data[start:end]))
+        except (ValueError, RecursionError):
+            return None
     return doc
 
 
