@@ -13,7 +13,7 @@ from ubpe.errors import ModelFormatError
 from ubpe.io import detect, supported
 
 from cli_checks import cli_encode_and_compare_agree
-from vocab_corpora import shipped_file, text_lines, vocab_path
+from vocab_corpora import shipped_file, text_lines, vocab_path, whisper_file
 
 
 @pytest.mark.parametrize("name, variant", [("gpt-2", "gguf:gpt2"), ("llama-spm", "gguf:llama")])
@@ -113,15 +113,16 @@ def test_loading_one_format_imports_no_other_family(tmp_path):
         assert f"ubpe.{other}" not in loaded and other not in loaded
 
 
-#: standard modules that a load of a small file (and its first encode, and the one-shot CLI
+#: standard modules that a load (and its first encode, and the one-shot CLI
 #: call) does without, each 0.3-1.5 ms of a cold start (issue 36): pathlib (it imports urllib
 #: and ipaddress), tempfile and shutil (random, bz2, lzma: for written entries of the machine's
 #: cache only), threading (`_thread`'s lock is enough), heapq, struct, mmap, typing (1.5 ms;
 #: `TYPE_CHECKING = False` in its place), re (with enum, ~2 ms: `ubpe.text.literals` finds a few
 #: added tokens; `ubpe._lazy.re` where a pattern is needed), json (its package compiles regexes
-#: on import: `ubpe.files.loads_json` calls its C scanner), contextlib
+#: on import: `ubpe.files.loads_json` calls its C scanner), contextlib, hashlib (OpenSSL's libcrypto,
+#: ~3 ms: a ``.tiktoken`` file's pin is hashed by CPython's own SHA-256), base64 (it imports re)
 _NOT_ON_A_LOADS_PATH = ("pathlib", "tempfile", "shutil", "threading", "heapq", "struct", "mmap", "typing", "re",
-                        "json", "contextlib")
+                        "json", "contextlib", "hashlib", "base64")
 #: a fresh process that records each of those that a statement of ubpe's code imports, or
 #: its ``importlib.import_module`` call (a lazy module's first use) (an editable install's
 #: loader imports some of them at start-up: sys.modules cannot tell)
@@ -142,7 +143,7 @@ print(" ".join(sorted(seen)), file=sys.stderr)
 """
 
 
-@pytest.mark.parametrize("kind", ["metaspace", "bert", "model"])
+@pytest.mark.parametrize("kind", ["metaspace", "bert", "model", "bytelevel", "tiktoken"])
 def test_a_small_files_load_and_one_shot_cli_import_no_standard_module_they_do_not_need(kind, tmp_path):
     import subprocess
     import sys
@@ -155,9 +156,12 @@ def test_a_small_files_load_and_one_shot_cli_import_no_standard_module_they_do_n
                                        model_type="bpe", vocab_size=200, minloglevel=2, num_threads=1)
         path = tmp_path / "tokenizer.model"
         path.write_bytes(out.getvalue())
+    elif kind == "tiktoken":  # (whisper's, 50k tokens: a pinned file, whose hash names its pattern)
+        path = whisper_file("gpt2.tiktoken")
     else:
         path = tmp_path / "tokenizer.json"
-        (bert() if kind == "bert" else BUILDERS["trained-metaspace"]()).save(str(path))
+        builder = {"bert": bert, "metaspace": BUILDERS["trained-metaspace"], "bytelevel": BUILDERS["trained-bytelevel"]}
+        builder[kind]().save(str(path))
     ubpe.load(path).encode("warm")  # the machine's cache filled: a later process reads it
     load = f"import ubpe\nubpe.load({str(path)!r}).encode('The quick brown fox')"
     cli = ("import runpy\n"

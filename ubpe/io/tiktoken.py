@@ -39,12 +39,9 @@ special tokens; keeping it would take an empty mergeable token in
 
 from __future__ import annotations
 
-import base64
-import binascii
 import os
 import warnings
 from collections.abc import Mapping
-from pathlib import Path
 
 from ubpe_native._numpy import np
 
@@ -89,7 +86,8 @@ def read(
     ``cl100k_base.tiktoken``) with the ``pattern`` and ``special_tokens`` that go with it
     (without ``pattern``: see the module docstring)."""
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as file:  # (not pathlib: it imports re and urllib, ~10 ms of a cold load)
+            data = file.read()
         text = data.decode("ascii")
     except UnicodeDecodeError as exc:
         raise ModelFormatError(f"{path} is not a .tiktoken file (not ASCII): {exc}") from None
@@ -122,19 +120,34 @@ def read(
     return ByteLevelBPE.from_mergeable_ranks(ranks_of, pattern=pattern, special_tokens=special_tokens, unicode=UNICODE)
 
 
+def sha256_hex(data: bytes) -> str:
+    """SHA-256 of ``data`` in hex, by CPython's own module where it has one: `hashlib` loads
+    OpenSSL's libcrypto first, ~3 ms of a cold load (as `ubpe.tables_cache` does for BLAKE2).
+
+    >>> sha256_hex(b"abc")[:16]
+    'ba7816bf8f01cfea'
+    """
+    try:
+        from _sha2 import sha256  # (Python 3.12+)
+    except ImportError:
+        try:
+            from _sha256 import sha256  # (3.11)
+        except ImportError:  # (another Python)
+            from hashlib import sha256
+    return sha256(data).hexdigest()
+
+
 def pattern_of(data: bytes, path: str | os.PathLike = "<bytes>") -> str:
     """The pattern preset a ``.tiktoken`` file's bytes are read with when the caller names
     none: its encoding's if the file is pinned (`PINNED_FILES`), else
     :data:`DEFAULT_TIKTOKEN_PATTERN` with an `IgnoredInputWarning` saying so."""
-    import hashlib  # (here: detection imports this module for every file; see ubpe.tables_cache)
-
-    pinned = PINNED_FILES.get(hashlib.sha256(data).hexdigest())
+    pinned = PINNED_FILES.get(sha256_hex(data))
     if pinned is not None:
         return pinned
     warnings.warn(
         f"{path}: a .tiktoken file does not record its pattern and this is no published file: read "
         f"with the default {DEFAULT_TIKTOKEN_PATTERN!r}; if it was made with another, name it: "
-        f"pattern='gpt2' (CLI: ubpe convert {Path(path).name} model.json --pattern gpt2), or o200k, "
+        f"pattern='gpt2' (CLI: ubpe convert {os.path.basename(path)} model.json --pattern gpt2), or o200k, "
         f"llama3, a regex",
         IgnoredInputWarning,
         stacklevel=4,
@@ -156,11 +169,13 @@ def write(tokenizer: Any, path: str | os.PathLike) -> None:
         warnings.warn(
             f"{path}: a .tiktoken file does not record the pattern; this model's "
             f"({preset or 'a custom regex'}) is not the {DEFAULT_TIKTOKEN_PATTERN} that readers assume: "
-            f"read it with pattern={preset or '<the regex>'!r} (CLI: ubpe convert {Path(path).name} "
+            f"read it with pattern={preset or '<the regex>'!r} (CLI: ubpe convert {os.path.basename(path)} "
             f"model.json --pattern {preset or 'REGEX'})",
             IgnoredInputWarning,
             stacklevel=3,
         )
+    import base64  # (here, as in parse_tiktoken: a load does not need it, and it imports re)
+
     lines = [
         f"{base64.b64encode(piece).decode('ascii')} {rank}\n"
         for piece, rank in sorted(ranks_of().items(), key=lambda item: item[1])
@@ -170,6 +185,9 @@ def write(tokenizer: Any, path: str | os.PathLike) -> None:
 
 def parse_tiktoken(text: str, where: str = "<string>") -> dict[bytes, int]:
     """``bytes -> rank`` from the lines of a ``.tiktoken`` file; blank lines are skipped."""
+    import base64
+    import binascii
+
     ranks: dict[bytes, int] = {}
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():

@@ -32,7 +32,6 @@ two classify apart (`scanner_unsafe`), only the VM is llama.cpp's.
 from __future__ import annotations
 
 import functools
-import re
 from _thread import allocate_lock  # threading.Lock without importing threading (~0.4 ms)
 import unicodedata
 from collections import namedtuple
@@ -40,7 +39,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 from ubpe_native._numpy import np
 
-from .._lazy import regex
+from .._lazy import re, regex  # (re: with enum ~5 ms of a byte-level tokenizer.json's cold load; GGUF's lists only)
 from ..errors import ModelFormatError
 from ..tables_cache import cached_arrays
 
@@ -123,7 +122,14 @@ _CLASS_ASCII = {
     "M": "",
     "S": "\\$\\+<-=>\\^`\\|~",
 }
-_PROPERTY = re.compile(r"\\p\{(L[ultmo]?|N|P|M|S)\}")
+
+
+@functools.lru_cache(maxsize=None)
+def _property() -> re.Pattern:
+    """A ``\\p{..}`` class of the collapsed text (compiled when first used: see the imports)."""
+    return re.compile(r"\\p\{(L[ultmo]?|N|P|M|S)\}")
+
+
 # White_Space code points (llama.cpp's unicode_set_whitespace)
 _WHITESPACE = frozenset([0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x20, 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B),
                          0x2028, 0x2029, 0x202F, 0x205F, 0x3000])
@@ -162,7 +168,7 @@ def _regex_atoms(expression: str) -> Iterator[tuple[str, bool]]:
     while i < len(expression):
         c = expression[i]
         if c == "\\":
-            found = _PROPERTY.match(expression, i)
+            found = _property().match(expression, i)
             end = found.end() if found else min(i + 2, len(expression))
             yield expression[i:end], inside
             i = end
@@ -207,7 +213,7 @@ def _collapse_regex(expression: str) -> str:
 
     def collapsed(atoms: Iterable[tuple[str, bool]]) -> Iterator[tuple[str, bool]]:
         for atom, inside in atoms:
-            found = _PROPERTY.fullmatch(atom)
+            found = _property().fullmatch(atom)
             if found is None:
                 yield atom, inside
                 continue
@@ -250,7 +256,14 @@ class _Pass(namedtuple("_Pass", "pattern transform")):
 # its Unicode tables) agrees with the Python path to the code point. The scanners' patterns
 # (`_CUSTOM`) run on the real text, by llama.cpp's Unicode (`_unicode_of`).
 
-_QUANTIFIER = re.compile(r"\{\d*(?:,\d*)?\}")
+
+
+@functools.lru_cache(maxsize=None)
+def _quantifier() -> re.Pattern:
+    """A ``{m,n}`` quantifier (compiled when first used)."""
+    return re.compile(r"\{\d*(?:,\d*)?\}")
+
+
 _KEPT_ESCAPES = ("\\Z", "\\A", "\\b", "\\B")
 _GROUPS = ("(?:", "(?!", "(?=")
 
@@ -303,7 +316,7 @@ def vm_pattern(expression: str) -> str | None:
 
 def _vm_pattern(expression: str) -> str | None:
     """`vm_pattern`, built (the stand-in classes of its atoms)."""
-    collapsed = bool(_PROPERTY.search(expression))
+    collapsed = bool(_property().search(expression))
     if collapsed and not expression.isascii():
         return None
     atoms = list(_regex_atoms(expression))
@@ -334,8 +347,8 @@ def _vm_pattern(expression: str) -> str | None:
                 out.append(atom)
                 k, pos = k + 1, pos + 1
             continue
-        elif atom == "{" and _QUANTIFIER.match(expression, pos):
-            quantifier = _QUANTIFIER.match(expression, pos).group()
+        elif atom == "{" and _quantifier().match(expression, pos):
+            quantifier = _quantifier().match(expression, pos).group()
             out.append(quantifier)
             k, pos = k + len(quantifier), pos + len(quantifier)
             continue
@@ -402,7 +415,7 @@ def _programs_cached(expressions: tuple[str, ...]) -> bool:
 def _make_pass(expression: str) -> _Pass:
     if expression in _CUSTOM:
         return _Pass(regex.compile(_CUSTOM[expression]), None)
-    if _PROPERTY.search(expression):
+    if _property().search(expression):
         if not expression.isascii():
             raise ModelFormatError("a regex mixes Unicode classes and non-ASCII characters "
                                    "(llama.cpp does not support it either)")
