@@ -17,10 +17,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import regex
-
 from ubpe_native._numpy import numpy_types
 
+from ._lazy import regex  # (imported when known words are compiled)
 from .alphabet import Alphabet, normalize_symbol
 from .errors import InvalidParameterError, SymbolTypeError
 

@@ -35,10 +35,9 @@ from itertools import accumulate
 import warnings
 from typing import Any
 
-import regex
-
 from ubpe_native._numpy import np, numpy_types
 
+from ._lazy import regex  # (the `regex` module, imported when a pattern is compiled: ~20 ms of a cold load)
 from .alphabet import ID_DTYPE, Alphabet, normalize_symbol, short_repr
 from .known_words import KnownWords, normalize_known_words
 from .errors import IgnoredInputWarning, InvalidParameterError, SymbolTypeError, UnknownSymbolError

@@ -123,3 +123,57 @@ def test_invalid_inputs_raise():
         encode_words(table, np.zeros(3), np.array([0, 3], np.int32), np.array([0, 2]))
     with pytest.raises(ValueError):
         encode_words(table, np.zeros(3), np.array([0, 1], np.int32), np.array([0, 1]))
+
+
+def _words_call(words):
+    return [np.array(w, np.int32) for w in words]
+
+
+@settings(max_examples=60, deadline=None)
+@given(corpora, st.data())
+def test_one_table_over_many_calls_is_a_fresh_table_each_call(corpus, data):
+    """A table keeps the work space of its last call for the next (``_classic._new_word``):
+    calls over other words, other lengths and other weights, one after the other on one
+    encoder, give what a fresh encoder gives each of them."""
+    n_base, documents, rearrange, n_candidates = corpus
+    vocab = ref.fitted_vocabulary(documents, n_base, 14, n_candidates, rearrange)
+    calls = data.draw(st.lists(st.lists(st.lists(st.integers(0, n_base - 1), max_size=12), max_size=5),
+                               min_size=2, max_size=8))
+    shared = ClassicEncoder(vocab)
+    for words in calls:
+        assert shared.part_candidates(_words_call(words)) == ClassicEncoder(vocab).part_candidates(_words_call(words))
+    table = shared._table
+    for words in calls:  # other weights (a longer table of them) take a new work space, then keep it
+        symbols = np.concatenate([np.zeros(0, np.int32)] + _words_call(words))
+        bounds = np.cumsum([0] + [len(w) for w in words])
+        weights = np.concatenate([shared._weights, np.ones(3)])
+        fresh = ClassicEncoder(vocab)._table
+        assert [a.tolist() for a in encode_words(table, weights, symbols, bounds)] == \
+            [a.tolist() for a in encode_words(fresh, weights, symbols, bounds)]
+
+
+def test_a_long_call_between_short_ones():
+    """A call longer than the work space a table keeps (``KEEP_LIMIT``, 65,536 symbols) frees
+    its own; the short calls around it give the same as on a fresh table."""
+    vocab = doubling_vocabulary()
+    encoder = ClassicEncoder(vocab)
+    short = [[0] * 5, [0, 0, 0]]
+    want = ClassicEncoder(vocab).part_candidates(_words_call(short))
+    assert encoder.part_candidates(_words_call(short)) == want
+    assert [kernel_words(vocab, [[0] * 70_000])] == encoder.part_candidates(_words_call([[0] * 70_000]))
+    assert encoder.part_candidates(_words_call(short)) == want
+
+
+def test_threads_sharing_a_table():
+    """Threads calling one table at once: each call takes the spare work space or makes its own."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(3)
+    docs = [[rng.integers(0, 4, size=40).tolist()] for _ in range(30)]
+    vocab = ref.fitted_vocabulary(docs, 4, 40, 8, "classic")
+    calls = [[rng.integers(0, 4, size=int(n)).tolist() for n in rng.integers(0, 300, size=4)] for _ in range(200)]
+    want = [ClassicEncoder(vocab).part_candidates(_words_call(words)) for words in calls]
+    shared = ClassicEncoder(vocab)
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda words: shared.part_candidates(_words_call(words)), calls))
+    assert got == want

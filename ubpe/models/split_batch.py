@@ -19,7 +19,6 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidParameterError, SymbolTypeError
-from ..fit import document_ranges
 from ..splitting import SplitMode, SplitPipeline
 from ..threads import check_n_threads, concat_in_order, default_threads, run_in_order
 
@@ -36,6 +35,8 @@ BATCH_CHUNK_SYMBOLS = 32_768
 def batch_chunks(docs: Sequence[Any], symbols: int | None = None) -> list[tuple[int, int]]:
     """``(first, last)`` document ranges of about ``symbols`` (default
     :data:`BATCH_CHUNK_SYMBOLS`) symbols each; at least one range."""
+    from ..fit import document_ranges  # (the fit's module and kernels: a load and an encode need neither)
+
     return [(first, last) for first, last, _ in document_ranges(docs, symbols or BATCH_CHUNK_SYMBOLS)]
 
 

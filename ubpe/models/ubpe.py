@@ -30,7 +30,6 @@ from ubpe_native._numpy import np, numpy_types
 
 from ..alphabet import Alphabet
 from ..errors import AlreadyFittedError, InvalidParameterError, NotFittedError, SymbolTypeError, VocabularySizeWarning
-from ..fit import fit_corpus
 from ..pieces import Inventory, PieceTable
 from ..splitting import SplitMode, SplitPipeline, make_pipeline
 from ..threads import check_n_threads, default_threads, threads_argument
@@ -186,6 +185,8 @@ class UBPEBase(Ubpe030Surface, Tokenizer):
             raise AlreadyFittedError("the tokenizer can be fitted only once")
         if not isinstance(rearrange_tokens, (bool, *numpy_types("bool_"))):
             raise InvalidParameterError(f"`rearrange_tokens` must be True or False, got {rearrange_tokens!r}")
+        from ..fit import fit_corpus  # (the fit's modules and kernels: a loaded model does not need them)
+
         vocabulary = fit_corpus(
             self.split_pipeline, corpus, n_tokens=self.n_tokens, n_candidates=n_candidates, quiet=quiet,
             split_mode=split_mode, description=f"{type(self).__name__}.fit", n_threads=n_threads or default_threads(),
