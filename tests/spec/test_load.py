@@ -174,6 +174,35 @@ def test_a_small_files_load_and_one_shot_cli_import_no_standard_module_they_do_n
         assert done.stderr.split() == [], run
 
 
+#: what a fitted model's load and encode do not import: the fit's modules and kernels, and the
+#: `regex` module (~20 ms of a fresh process; compiled only for a `regex_str` or known words)
+_NOT_ON_A_FITTED_MODELS_PATH = ("regex", "ubpe.fit", "ubpe_native._fit", "ubpe_native._parts")
+
+
+@pytest.mark.parametrize("cls", ["UBPE", "UBPEClassic"])
+def test_a_fitted_models_load_and_encode_import_neither_the_fit_nor_regex(cls, tmp_path):
+    """The 0.3.0 way (``loads`` of its JSON) and ours (``ubpe.load``), then ``encode``, in a
+    fresh process: the modules a fit needs stay unimported (a 0.3.0 user's script waited ~20 ms
+    longer for `regex` alone; session 29)."""
+    import subprocess
+    import sys
+
+    lines = text_lines(limit=300)
+    tok = getattr(ubpe, cls)(alphabet=sorted(set("".join(lines)) | set("the cat")), n_tokens=120, break_tokens=" ")
+    tok.fit(lines, quiet=True)
+    (tmp_path / "model.json").write_text(tok.dumps(), encoding="utf-8")
+    tok.save(tmp_path / "model.ubpe")
+    run = (f"import sys, ubpe\n"
+           f"a = ubpe.{cls}.loads(open('model.json', encoding='utf-8').read(), token_type=str)\n"
+           "b = ubpe.load('model.ubpe')\n"
+           "assert a.encode('the cat') == b.encode('the cat'), 'the two loads disagree'\n"
+           f"print(' '.join(m for m in {_NOT_ON_A_FITTED_MODELS_PATH!r} if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", run], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == []
+    assert ubpe.load(tmp_path / "model.ubpe").encode("the cat") == tok.encode("the cat")
+
+
 @pytest.mark.parametrize("order", ["model first", "version then model", "sorted keys"])
 def test_a_tokenizer_json_is_detected_whatever_the_order_of_its_keys(order, tmp_path):
     """HF writes ``version``, ``truncation``, ``padding``, ``added_tokens``... then ``model``;
