@@ -40,8 +40,8 @@ class PieceTable:
         entries: list[Any] = list(symbols) if self.text else [[s] for s in symbols]
         for word, _ in sorted(known_words.items(), key=lambda item: item[1]) if known_words else []:
             entries.append(word if self.text and isinstance(word, str) else list(word))
-        bounds = vocabulary.piece_offsets.tolist()
-        flat = vocabulary.piece_symbols.tolist()
+        bounds = vocabulary._piece_offsets.tolist()  # (the buffers: no numpy for a decode)
+        flat = vocabulary._piece_symbols.tolist()
         for t in range(vocabulary.n_merged):
             piece = [symbols[i] for i in flat[bounds[t] : bounds[t + 1]]]
             entries.append("".join(piece) if self.text else piece)

@@ -28,7 +28,6 @@ What would split it: those native paths into a module of their own beside this o
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from enum import Flag, auto
 from array import array
 from itertools import accumulate
@@ -96,9 +95,8 @@ class SplitMode(Flag):
     FULL = KNOWN_WORDS | BREAK_TOKENS | REGEX | STOP_TOKENS
 
 
-@dataclass(frozen=True)
 class SplitBatch:
-    """Documents split into parts, all in flat arrays.
+    """Documents split into parts, all in flat arrays (immutable).
 
     ``tokens`` holds every document's ids back to back, with each known word collapsed to its
     single id. Part ``k`` is ``tokens[part_offsets[k]:part_offsets[k + 1]]``;
@@ -107,10 +105,26 @@ class SplitBatch:
     ``doc_part_offsets[d]:doc_part_offsets[d + 1]``.
     """
 
+    # (a plain class, not a frozen dataclass: `dataclasses` imports `inspect`, ~5 ms of a
+    # fitted model's cold load)
     tokens: np.ndarray
     part_offsets: np.ndarray
     part_is_separator: np.ndarray
     doc_part_offsets: np.ndarray
+
+    def __init__(self, tokens: Any, part_offsets: Any, part_is_separator: Any, doc_part_offsets: Any):
+        state = self.__dict__
+        state["tokens"], state["part_offsets"] = tokens, part_offsets
+        state["part_is_separator"], state["doc_part_offsets"] = part_is_separator, doc_part_offsets
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"a SplitBatch is immutable: {name} cannot be set")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"a SplitBatch is immutable: {name} cannot be deleted")
+
+    def __repr__(self) -> str:
+        return f"SplitBatch(n_docs={self.n_docs}, parts={len(self.part_offsets) - 1}, tokens={len(self.tokens)})"
 
     @property
     def n_docs(self) -> int:
@@ -209,10 +223,11 @@ class SplitPipeline:
         self._break_ids = self._ids_array(self.break_tokens)
         self._stop_ids = self._ids_array(self.stop_tokens)
 
-    def _ids_array(self, symbols: frozenset | None) -> np.ndarray | None:
+    def _ids_array(self, symbols: frozenset | None) -> list[int] | None:
+        """The sorted alphabet ids of ``symbols`` (a list: a load needs no numpy for it)."""
         if symbols is None:
             return None
-        return np.array(sorted(self.alphabet.id_of(s) for s in symbols), dtype=ID_DTYPE)
+        return sorted(self.alphabet.id_of(s) for s in symbols)
 
     # -- splitting ---------------------------------------------------------------------------
 
@@ -545,14 +560,14 @@ class SplitPipeline:
 
         kinds = None
         if breaks or stops:
-            kinds = np.zeros(len(self.alphabet), dtype=np.uint8)
-            if breaks:
-                kinds[self._break_ids] |= BREAK_SYMBOL
-            if stops:
-                kinds[self._stop_ids] |= STOP_SYMBOL
+            kinds = array("B", bytes(len(self.alphabet)))
+            for i in self._break_ids if breaks else ():
+                kinds[i] |= BREAK_SYMBOL
+            for i in self._stop_ids if stops else ():
+                kinds[i] |= STOP_SYMBOL
         if regex_step:
             return TextSplitter(table, self._scanner_classes(), self._native, kinds)
-        return TextSplitter(table, np.zeros(0, dtype=np.uint16), NO_PATTERN, kinds)
+        return TextSplitter(table, array("H"), NO_PATTERN, kinds)
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled (and deep-copied) without the native splitter and the scanner's class table,

@@ -24,11 +24,10 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass
 from itertools import accumulate, chain
 from typing import Any
 
-from ubpe_native._numpy import ID_DTYPE, np
+from ubpe_native._numpy import ID_DTYPE, np, numpy_types
 
 from ._lazy import BufferField, drop_views
 from .errors import ModelFormatError, UnknownTokenError
@@ -42,23 +41,56 @@ def idf_weight(n_docs: int, documents: int) -> float:
     return math.log((1 + n_docs) / (1 + documents))
 
 
-@dataclass(frozen=True, eq=False)
 class Vocabulary:
-    """Merges, pieces, weights and ranks of a fitted vocabulary (see the module docstring).
+    """Merges, pieces, weights and ranks of a fitted vocabulary (see the module docstring):
+    immutable (a field cannot be set; :meth:`replace` makes a changed copy).
 
     >>> v = Vocabulary.from_merges(2, [0, 1], [1, 1], documents=[2, 1], n_docs=3)
     >>> v.pieces(), [round(w, 3) for w in v.weights.tolist()]
     ({2: (0, 1), 3: (1, 1)}, [0.288, 0.693])
     >>> v.rearranged(3, classic=False).pieces()   # keeps the heavier token, renumbered
     {2: (1, 1)}
+    >>> v.replace(ranks=[1, 0]).ranks.tolist(), v.ranks.tolist()
+    ([1, 0], [0, 1])
+    >>> v.n_base = 3
+    Traceback (most recent call last):
+    AttributeError: a Vocabulary is immutable: replace(n_base=...) makes a changed copy
     """
 
+    # (a plain class, not a frozen dataclass: `dataclasses` imports `inspect`, ~5 ms of a
+    # fitted model's cold load, which needs no other dataclass)
+    #: the fields, in the constructor's order
+    FIELDS = ("n_base", "merges", "piece_offsets", "piece_symbols", "weights", "ranks")
     n_base: int
     merges: np.ndarray = BufferField("i", columns=2)  # (T, 2) int32, NO_TOKEN where a component is not in the vocabulary
     piece_offsets: np.ndarray = BufferField("q")  # (T + 1,) int64
     piece_symbols: np.ndarray = BufferField("i")  # int32 base ids of all pieces back to back
     weights: np.ndarray = BufferField("d")  # (T,) float64
     ranks: np.ndarray = BufferField("q")  # (T,) int64
+
+    def __init__(self, n_base: int, merges: Any, piece_offsets: Any, piece_symbols: Any, weights: Any, ranks: Any):
+        setattr_ = object.__setattr__  # (the buffer fields' descriptors convert what they are given)
+        setattr_(self, "n_base", n_base)
+        setattr_(self, "merges", merges)
+        setattr_(self, "piece_offsets", piece_offsets)
+        setattr_(self, "piece_symbols", piece_symbols)
+        setattr_(self, "weights", weights)
+        setattr_(self, "ranks", ranks)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"a Vocabulary is immutable: replace({name}=...) makes a changed copy")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"a Vocabulary is immutable: {name} cannot be deleted")
+
+    def replace(self, **changes: Any) -> Vocabulary:
+        """A copy with the fields ``changes`` names changed (what ``dataclasses.replace`` did)."""
+        unknown = set(changes) - set(self.FIELDS)
+        if unknown:
+            raise TypeError(f"Vocabulary has no field {sorted(unknown)[0]!r}")
+        state = self.__dict__
+        return Vocabulary(*(changes[name] if name in changes else state[name if name == "n_base" else "_" + name]
+                            for name in self.FIELDS))
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled (and copied) as its buffers, without the numpy views made of them."""
@@ -93,7 +125,14 @@ class Vocabulary:
         merges: np.ndarray | None = None,
         ranks: Sequence[int] | None = None,
     ) -> Vocabulary:
-        """A vocabulary from flattened pieces (token ``n_base + t`` is ``pieces[t]``)."""
+        """A vocabulary from flattened pieces (token ``n_base + t`` is ``pieces[t]``).
+
+        Merges given as a sequence of pairs (or none) take a path without numpy: what a load
+        of a fitted model's file does (``loads``, ``ubpe.load``), so its first encode does not
+        wait ~60 ms for numpy's import.
+        """
+        if not isinstance(merges, numpy_types("ndarray")):
+            return cls._from_piece_lists(n_base, pieces, weights, merges, ranks)
         lengths = np.fromiter((len(p) for p in pieces), dtype=np.int64, count=len(pieces))
         offsets = np.zeros(len(pieces) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
@@ -109,6 +148,36 @@ class Vocabulary:
             raise ModelFormatError(f"{len(merges)} merges for {len(pieces)} pieces")
         _check_merges_build_pieces(n_base, merges, offsets, symbols)
         return cls._assemble(n_base, merges, offsets, symbols, weights, ranks)
+
+    @classmethod
+    def _from_piece_lists(cls, n_base: int, pieces: Sequence[Sequence[int]], weights: Sequence[float],
+                          merges: Sequence[Sequence[int]] | None, ranks: Sequence[int] | None) -> Vocabulary:
+        """:meth:`from_pieces` of merges given as pairs (or none), as ``array.array``: the same
+        checks, the same errors, no numpy unless the model is corrupt (then the error comes
+        from the numpy check, which names the first bad token)."""
+        offsets, symbols = _offsets_and_symbols(pieces, "a piece")
+        _check_id_range(symbols, "a piece")
+        if len(symbols) and (min(symbols) < 0 or max(symbols) >= n_base):
+            raise ModelFormatError("a piece holds an id that is not a base id")
+        if any(map((2).__gt__, map(len, pieces))):
+            raise ModelFormatError("every piece must hold at least two base ids")
+        if merges is None:
+            pairs = [(NO_TOKEN, NO_TOKEN)] * len(pieces)
+        else:
+            pairs = [tuple(pair) for pair in merges]
+            if any(len(pair) != 2 for pair in pairs):
+                raise ModelFormatError("a merge must hold two ids")
+            _check_id_range(_offsets_and_symbols(pairs, "a merge")[1], "a merge")
+        if len(pairs) != len(pieces):
+            raise ModelFormatError(f"{len(pairs)} merges for {len(pieces)} pieces")
+        from ubpe_native._classic import first_misspelled
+
+        merge_ids = array("i", chain.from_iterable(pairs))
+        if merges is not None and first_misspelled(n_base, merge_ids, offsets, symbols) >= 0:
+            _check_merges_build_pieces(n_base, _id_array(pairs, "a merge").reshape(-1, 2),  # (names the token)
+                                       np.frombuffer(offsets, dtype=np.int64), np.frombuffer(symbols, dtype=ID_DTYPE))
+            raise AssertionError("the C and numpy checks of a model's merges disagree")
+        return cls._assemble(n_base, merge_ids, offsets, symbols, weights, ranks)
 
     @classmethod
     def from_arrays(
@@ -144,7 +213,13 @@ class Vocabulary:
         *,
         ranks: Sequence[int] | None = None,
     ) -> Vocabulary:
-        """A vocabulary from the recursive mapping alone (pieces are expanded from it)."""
+        """A vocabulary from the recursive mapping alone (pieces are expanded from it); merges
+        given as pairs (a list of 2-tuples: a 0.3.0 model's load) take no numpy."""
+        if not isinstance(merges, numpy_types("ndarray")):
+            pairs = [tuple(pair) if isinstance(pair, (list, tuple)) else pair for pair in merges]
+            if all(type(pair) is tuple and len(pair) == 2 for pair in pairs):
+                _check_id_range(_offsets_and_symbols(pairs, "a merge")[1], "a merge")
+                return cls._of_pairs(n_base, pairs, weights, ranks)
         return cls._of_pairs(n_base, _id_array(merges, "a merge").reshape(-1, 2).tolist(), weights, ranks)
 
     @classmethod
@@ -156,7 +231,7 @@ class Vocabulary:
     @classmethod
     def _assemble(cls, n_base, merges, offsets, symbols, weights, ranks) -> Vocabulary:
         """The vocabulary of checked arrays; unknown ``ranks`` (None) are -1."""
-        ranks = array("q", [-1]) * len(merges) if ranks is None else ranks
+        ranks = array("q", [-1]) * (len(offsets) - 1) if ranks is None else ranks
         return cls(n_base, merges, offsets, symbols, weights, ranks)
 
     # -- access -----------------------------------------------------------------------------
@@ -463,8 +538,26 @@ def _flatten_in_order(n_base: int, pair_list: Sequence[Sequence[int]]) -> tuple[
     return _offsets_and_symbols(pieces)
 
 
-def _offsets_and_symbols(pieces: list[list[int]]) -> tuple[array, array]:
-    """The pieces back to back: ``(offsets, symbols)`` (int64, int32 ``array.array``)."""
-    offsets = array("q", [0])
-    offsets.extend(accumulate(map(len, pieces)))
-    return offsets, array("i", chain.from_iterable(pieces))
+def _offsets_and_symbols(pieces: Sequence[Sequence[int]], what: str = "") -> tuple[array, array]:
+    """The pieces back to back: ``(offsets, symbols)`` (int64, int32 ``array.array``); an id
+    that is no int32 integer is a corrupt model (``what`` names the piece) when ``what`` is
+    given.
+
+    >>> _offsets_and_symbols([[1, 2], [3.5]], "a piece")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ubpe.errors.ModelFormatError: a piece holds an invalid id: ...float...
+    """
+    try:
+        offsets = array("q", [0])
+        offsets.extend(accumulate(map(len, pieces)))
+        return offsets, array("i", chain.from_iterable(pieces))
+    except (TypeError, OverflowError) as exc:
+        if not what:
+            raise
+        raise ModelFormatError(f"{what} holds an invalid id: {exc}") from None
+
+
+def _check_id_range(ids: array, what: str) -> None:
+    """:func:`_id_array`'s range check of int32 ids (``NO_TOKEN`` the least allowed)."""
+    if len(ids) and min(ids) < NO_TOKEN:
+        raise ModelFormatError(f"{what} holds an invalid id: an id outside {NO_TOKEN}..{2**31 - 1}")

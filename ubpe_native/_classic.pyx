@@ -40,11 +40,13 @@ from libc.stdint cimport int32_t, int64_t, uint8_t
 from libcpp.algorithm cimport sort, unique
 from libcpp.vector cimport vector
 
+from array import array
+
 from ubpe_native._numpy import np
 
 from ubpe_native._chain cimport chain_init, chain_merge
 from ubpe_native._combine cimport id_table, top1_lists
-from ubpe_native._checks cimport as_array, build_once, check_ids, check_offsets, check_per_token
+from ubpe_native._checks cimport as_array, as_buffer, build_once, check_ids, check_offsets, check_per_token
 from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._heap cimport heap_pop, heap_push
 from ubpe_native._merge_core cimport MAX_RANK, rule_of, rule_put, rule_rank
@@ -93,18 +95,22 @@ cdef class PairTable:
 
     def __init__(self, left, right, tokens):
         build_once(&self.built, self)
-        cdef const id_t[::1] left_view = as_array(left, np.int32, "left")
-        cdef const id_t[::1] right_view = as_array(right, np.int32, "right")
-        cdef const id_t[::1] token_view = as_array(tokens, np.int32, "tokens")
+        cdef const id_t[::1] left_view = as_buffer(left, "i", "int32", "left")
+        cdef const id_t[::1] right_view = as_buffer(right, "i", "int32", "right")
+        cdef const id_t[::1] token_view = as_buffer(tokens, "i", "int32", "tokens")
         cdef Py_ssize_t n = left_view.shape[0], k
         if right_view.shape[0] != n or token_view.shape[0] != n:
             raise ValueError("left, right and tokens must have the same length")
-        if n and min(np.min(left_view), np.min(right_view), np.min(token_view)) < 0:
+        cdef id_t smallest = 0, largest = -1  # (in C: numpy's min and max cost its import)
+        for k in range(n):
+            smallest = min(smallest, left_view[k], right_view[k], token_view[k])
+            largest = max(largest, left_view[k], right_view[k], token_view[k])
+        if smallest < 0:
             raise ValueError("classic encoding needs both components of every token "
                              "(this vocabulary only knows some tokens' pieces)")
         if n >= MAX_RANK:
             raise ValueError("too many pairs: priorities are 31-bit")
-        self.max_token = max(np.max(left_view), np.max(right_view), np.max(token_view)) if n else -1
+        self.max_token = largest
         cdef int64_t rule, place
         cdef vector[int32_t] next_with
         with nogil:
@@ -315,8 +321,8 @@ def encode_words(PairTable table not None, weights, tokens, offsets):
     table. Returns ``(tokens, offsets, scores)``: word ``k`` becomes
     ``tokens[offsets[k]:offsets[k + 1]]`` with score ``scores[k]``.
     """
-    cdef const double[::1] weight_view = as_array(weights, np.float64, "weights")
-    cdef const id_t[::1] token_view = as_array(tokens, np.int32, "tokens")
+    cdef const double[::1] weight_view = as_buffer(weights, "d", "float64", "weights")
+    cdef const id_t[::1] token_view = as_buffer(tokens, "i", "int32", "tokens")
     cdef const int64_t[::1] offset_view = as_array(offsets, np.int64, "offsets")
     check_offsets(offset_view, token_view.shape[0], "offsets")
     cdef Py_ssize_t n_words = offset_view.shape[0] - 1, k
@@ -384,7 +390,7 @@ def encode_texts(PairTable table not None, weights, TextSplitter splitter not No
     ``_combine.top1_documents`` give for the split (``UBPEClassic.encode`` of text). None if a
     document is no str, has a symbol outside the splitter's alphabet or a lone surrogate
     (the caller's general path raises the error)."""
-    cdef const double[::1] weight_view = as_array(weights, np.float64, "weights")
+    cdef const double[::1] weight_view = as_buffer(weights, "d", "float64", "weights")
     check_per_token(table.max_token, weight_view.shape[0], "weights")
     if splitter.max_id >= weight_view.shape[0]:
         raise ValueError(f"the splitter gives ids up to {splitter.max_id}, weights has {weight_view.shape[0]}")
@@ -406,3 +412,71 @@ def encode_texts(PairTable table not None, weights, TextSplitter splitter not No
                        work.out_scores.data(), NULL, NULL, doc_part_offsets.data(), doc_part_offsets.size() - 1)
     _keep_word(table, work, symbols.size())
     return found
+
+
+def first_misspelled(id_t n_base, merges, piece_offsets, piece_symbols):
+    """The index ``t`` of the first merged token whose recorded merge ``(left, right)`` does not
+    spell its piece (``piece(left) + piece(right) != piece(n_base + t)``, a base id spelling
+    itself) or names an id outside the vocabulary; -1 if every recorded merge spells its piece.
+    A merge with a component of -1 records none and is skipped. ``merges`` is the pairs back to
+    back (int32, ``2 * T`` ids), ``piece_offsets`` (int64, ``T + 1``) and ``piece_symbols``
+    (int32) the pieces of the ``T`` merged tokens: what a load checks a model file's merges
+    against its pieces with, in C and without numpy (:meth:`ubpe.vocabulary.Vocabulary.from_pieces`).
+
+    >>> from array import array
+    >>> offsets, symbols = array("q", [0, 2, 5]), array("i", [0, 1, 0, 1, 1])
+    >>> first_misspelled(2, array("i", [0, 1, 2, 1]), offsets, symbols)
+    -1
+    >>> first_misspelled(2, array("i", [0, 1, 1, 2]), offsets, symbols)
+    1
+    >>> first_misspelled(2, array("i", [-1, -1, 2, 1]), offsets, symbols)
+    -1
+    """
+    if n_base < 0:
+        raise ValueError(f"n_base must be non-negative, got {n_base}")
+    cdef const id_t[::1] pairs = as_buffer(merges, "i", "int32", "merges")
+    cdef const int64_t[::1] offsets = as_buffer(piece_offsets, "q", "int64", "piece_offsets")
+    cdef const id_t[::1] symbols = as_buffer(piece_symbols, "i", "int32", "piece_symbols")
+    cdef Py_ssize_t n = offsets.shape[0] - 1, t
+    check_offsets(offsets, symbols.shape[0], "piece_offsets")
+    if pairs.shape[0] != 2 * n:
+        raise ValueError(f"merges must hold two ids per piece ({2 * n}), not {pairs.shape[0]}")
+    with nogil:
+        t = _first_misspelled(n_base, pairs, offsets, symbols)
+    return t
+
+
+cdef Py_ssize_t _first_misspelled(id_t n_base, const id_t[::1] pairs, const int64_t[::1] offsets,
+                                  const id_t[::1] symbols) noexcept nogil:
+    """:func:`first_misspelled` of checked buffers."""
+    cdef Py_ssize_t n = offsets.shape[0] - 1, t, k, k2, at, start, length, part_length
+    cdef int64_t limit = <int64_t>n_base + n
+    cdef id_t part, parts[2]
+    for t in range(n):
+        parts[0], parts[1] = pairs[2 * t], pairs[2 * t + 1]
+        if parts[0] == -1 or parts[1] == -1:
+            continue
+        if parts[0] < 0 or parts[1] < 0 or parts[0] >= limit or parts[1] >= limit:
+            return t
+        at = offsets[t]
+        length = offsets[t + 1] - at
+        for k in range(2):
+            part = parts[k]
+            if part < n_base:
+                if length < 1 or symbols[at] != part:
+                    return t
+                at += 1
+                length -= 1
+            else:
+                start = offsets[part - n_base]
+                part_length = offsets[part - n_base + 1] - start
+                if part_length > length:
+                    return t
+                for k2 in range(part_length):
+                    if symbols[at + k2] != symbols[start + k2]:
+                        return t
+                at += part_length
+                length -= part_length
+        if length != 0:
+            return t
+    return -1

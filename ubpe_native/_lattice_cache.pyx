@@ -22,9 +22,12 @@ from cpython.pyport cimport PY_SSIZE_T_MAX
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
+from array import array
+
 from ubpe_native._numpy import np
 
-from ubpe_native._checks cimport as_array, build_once, check_buffer, check_ids, check_offsets, check_per_token, check_range
+from ubpe_native._checks cimport (as_array, as_buffer, build_once, check_buffer, check_ids, check_offsets,
+                                  check_per_token, check_range)
 from ubpe_native._combine cimport id_table, nbest_arrays, nbest_lists, top1_arrays, top1_lists
 from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._lattice cimport _Workspace
@@ -204,7 +207,7 @@ cdef class Lattice:
                  bint cache=True, Py_ssize_t _min_compaction=TRIE_MIN_COMPACTION,
                  Py_ssize_t _cache_entries=CACHE_MAX_ENTRIES, Py_ssize_t _cache_tokens=CACHE_MAX_TOKENS):
         build_once(&self.built, self)
-        cdef const double[::1] weight_view = as_array(weights, np.float64, "weights")
+        cdef const double[::1] weight_view = as_buffer(weights, "d", "float64", "weights")
         cdef Py_ssize_t k
         check_per_token(tree.max_token, weight_view.shape[0], "weights")
         for k in range(min(<Py_ssize_t>tree.n_base, weight_view.shape[0])):  # a C loop: no array per call

@@ -31,9 +31,11 @@ rest of the part: ``prefix_matches`` walks down once and reports them shortest f
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libcpp.algorithm cimport sort, unique
 
+from array import array
+
 from ubpe_native._numpy import np
 
-from ubpe_native._checks cimport as_array, build_once, check_ids, check_offsets
+from ubpe_native._checks cimport as_array, as_buffer, build_once, check_ids, check_offsets
 from ubpe_native._flat_map cimport pack_key
 from ubpe_native._typedefs cimport id_t
 
@@ -93,12 +95,12 @@ cdef class RadixTree:
             return
         if piece_offsets is None or piece_symbols is None:
             raise ValueError("piece_offsets and piece_symbols go together")
-        cdef const int64_t[::1] offsets = as_array(piece_offsets, np.int64, "piece_offsets")
-        cdef const id_t[::1] symbols = as_array(piece_symbols, np.int32, "piece_symbols")
+        cdef const int64_t[::1] offsets = as_buffer(piece_offsets, "q", "int64", "piece_offsets")
+        cdef const id_t[::1] symbols = as_buffer(piece_symbols, "i", "int32", "piece_symbols")
         cdef Py_ssize_t n_pieces = offsets.shape[0] - 1
         if tokens is None:
-            tokens = np.arange(n_base, n_base + max(n_pieces, 0), dtype=np.int32)
-        cdef const id_t[::1] token_view = as_array(tokens, np.int32, "tokens")
+            tokens = array("i", range(n_base, n_base + max(n_pieces, 0)))
+        cdef const id_t[::1] token_view = as_buffer(tokens, "i", "int32", "tokens")
         _check_pieces(offsets, symbols, token_view)
         cdef Py_ssize_t k
         with nogil:

@@ -32,9 +32,11 @@ from cpython.unicode cimport PyUnicode_Check
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 from libcpp.vector cimport vector
 
+from array import array
+
 from ubpe_native._numpy import np
 
-from ubpe_native._checks cimport as_array, build_once
+from ubpe_native._checks cimport as_array, as_buffer, build_once
 from ubpe_native._pretokenize cimport class_t, check_split_arguments, split_pieces
 from ubpe_native._typedefs cimport id_t
 
@@ -65,11 +67,11 @@ cdef class TextSplitter:
 
     def __init__(self, table, classes, int pattern, kinds=None):
         build_once(&self.built, self)
-        self.table_view = as_array(table, np.int32, "table")
+        self.table_view = as_buffer(table, "i", "int32", "table")  # (a load's array.array: no numpy)
         if self.table_view.shape[0] == 0:
             raise ValueError("table must not be empty")
         self.table = table
-        self.classes = as_array(classes, np.uint16, "classes")
+        self.classes = as_buffer(classes, "H", "uint16", "classes")
         if pattern != NO_PATTERN_ID:
             check_split_arguments(self.classes.shape[0], pattern)
         self.pattern = pattern
@@ -77,7 +79,7 @@ cdef class TextSplitter:
         self.max_id = -1
         for k in range(self.table_view.shape[0]):
             self.max_id = max(self.max_id, self.table_view[k])
-        self.kinds = as_array(np.zeros(0, np.uint8) if kinds is None else kinds, np.uint8, "kinds")
+        self.kinds = as_buffer(array("B") if kinds is None else kinds, "B", "uint8", "kinds")
         if self.kinds.shape[0] and self.kinds.shape[0] <= self.max_id:
             raise ValueError(f"kinds must hold one entry per alphabet id (up to {self.max_id})")
         for k in range(self.kinds.shape[0]):

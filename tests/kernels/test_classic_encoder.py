@@ -177,3 +177,34 @@ def test_threads_sharing_a_table():
     with ThreadPoolExecutor(4) as pool:
         got = list(pool.map(lambda words: shared.part_candidates(_words_call(words)), calls))
     assert got == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 4), st.lists(st.tuples(st.integers(-1, 9), st.integers(-1, 9)), min_size=1, max_size=8),
+       st.data())
+def test_first_misspelled_is_the_numpy_check(n_base, pairs, data):
+    """The C check a load runs on a model's merges (``first_misspelled``) finds a bad merge
+    exactly when the numpy check does (``_check_merges_build_pieces``, which names it): random
+    pairs over random pieces, some true to their pieces, some not, some unrecorded (-1)."""
+    from array import array
+
+    from ubpe.errors import ModelFormatError
+    from ubpe.vocabulary import _check_merges_build_pieces, _flatten
+    from ubpe_native._classic import first_misspelled
+
+    pairs = [(min(left, n_base + t - 1), min(right, n_base + t - 1)) for t, (left, right) in enumerate(pairs)]
+    true = [(max(left, 0), max(right, 0)) for left, right in pairs]  # creation order: each spells a piece
+    offsets, symbols = _flatten(n_base, true)
+    if data.draw(st.booleans()):  # a piece changed: the merges that spell it no longer do
+        symbols = array("i", symbols)
+        k = data.draw(st.integers(0, len(symbols) - 1))
+        symbols[k] = (symbols[k] + 1) % n_base
+    merges = data.draw(st.sampled_from([pairs, true]))
+    flat = array("i", [i for pair in merges for i in pair])
+    bad = first_misspelled(n_base, flat, offsets, symbols)
+    try:
+        _check_merges_build_pieces(n_base, np.array(merges).reshape(-1, 2), np.frombuffer(offsets, np.int64),
+                                   np.frombuffer(symbols, np.int32))
+        assert bad == -1
+    except ModelFormatError as exc:
+        assert bad >= 0 and f"token {n_base + bad} " in str(exc)

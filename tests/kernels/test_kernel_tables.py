@@ -19,7 +19,7 @@ import pytest
 
 import ubpe_native
 from ubpe_native._base64_lines import first_repeat, parse_lines
-from ubpe_native._classic import PairTable, encode_texts, encode_words
+from ubpe_native._classic import PairTable, encode_texts, encode_words, first_misspelled
 from ubpe_native._fit import PairMerger
 from ubpe_native._hf_pretok import GPT2_SPELLING, HFPreTokenizer
 from ubpe_native._merge_core import ScratchPool
@@ -103,6 +103,16 @@ HOSTILE = {
     "encode_words/offsets past the end": (
         lambda: encode_words(PairTable([0], [1], [2]), WEIGHTS, np.array([0, 1], I32), np.array([0, 5], I64)),
         ValueError),
+    "first_misspelled/negative n_base": (
+        lambda: first_misspelled(-1, np.zeros(0, I32), np.zeros(1, I64), np.zeros(0, I32)), ValueError),
+    "first_misspelled/offsets past the symbols": (
+        lambda: first_misspelled(2, np.array([0, 1], I32), np.array([0, 9], I64), np.array([0, 1], I32)), ValueError),
+    "first_misspelled/no offsets": (
+        lambda: first_misspelled(2, np.zeros(0, I32), np.zeros(0, I64), np.zeros(0, I32)), ValueError),
+    "first_misspelled/one id per merge": (
+        lambda: first_misspelled(2, np.array([0], I32), np.array([0, 2], I64), np.array([0, 1], I32)), ValueError),
+    "first_misspelled/floats": (
+        lambda: first_misspelled(2, np.array([0.5, 1]), np.array([0, 2], I64), np.array([0, 1], I32)), TypeError),
     "encode_texts/None": (lambda: encode_texts(None, WEIGHTS, _ab_splitter(), ["ab"]), TypeError),
     "encode_texts/no splitter": (lambda: encode_texts(PairTable([0], [1], [2]), WEIGHTS, None, ["ab"]), TypeError),
     "encode_texts/weights short": (

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 
 import numpy as np
 import pytest
@@ -50,7 +49,7 @@ def vocabularies(draw):
         right.append(draw(st.integers(0, n_base + t - 1)))
     vocabulary = Vocabulary.from_merges(n_base, left, right, documents=[1] * n_merged, n_docs=1)
     ranks = draw(st.permutations(range(n_merged)))
-    return dataclasses.replace(vocabulary, ranks=np.array(ranks, dtype=np.int64))
+    return vocabulary.replace(ranks=np.array(ranks, dtype=np.int64))
 
 
 @st.composite
@@ -127,9 +126,9 @@ def test_long_runs_merge_pairwise_from_the_left():
 
 def test_unknown_ranks_fall_back_to_id_order():
     vocabulary = Vocabulary.from_merges(2, [0, 1], [1, 0], documents=[1, 1], n_docs=1)
-    unknown = dataclasses.replace(vocabulary, ranks=np.full(2, -1, dtype=np.int64))
+    unknown = vocabulary.replace(ranks=np.full(2, -1, dtype=np.int64))
     assert RankedEncoder(unknown).priority == "id"
-    mixed = dataclasses.replace(vocabulary, ranks=np.array([0, -1], dtype=np.int64))
+    mixed = vocabulary.replace(ranks=np.array([0, -1], dtype=np.int64))
     with pytest.raises(InvalidParameterError):
         RankedEncoder(mixed)
 
@@ -164,7 +163,7 @@ def byte_vocabulary_and_text(draw):
         left.append(draw(st.sampled_from(alphabet + [256 + k for k in range(t)])))
         right.append(draw(st.sampled_from(alphabet + [256 + k for k in range(t)])))
     vocabulary = Vocabulary.from_merges(256, left, right, documents=[1] * n_merged, n_docs=1)
-    vocabulary = dataclasses.replace(vocabulary, ranks=np.array(draw(st.permutations(range(n_merged))), dtype=np.int64))
+    vocabulary = vocabulary.replace(ranks=np.array(draw(st.permutations(range(n_merged))), dtype=np.int64))
     words = draw(st.lists(st.text(letters, min_size=1, max_size=8), min_size=1, max_size=4))
     text = " ".join(draw(st.lists(st.sampled_from(words), max_size=30)))
     return vocabulary, text
@@ -217,7 +216,7 @@ def test_the_word_cache_is_one_per_thread():
 
     words = ["ab", "ba", "aab", "abab", "b"]
     vocabulary = Vocabulary.from_merges(256, [97, 256, 98], [98, 97, 256], documents=[1] * 3, n_docs=1)
-    table = _byte_level_tables(dataclasses.replace(vocabulary, ranks=np.array([2, 0, 1])))()
+    table = _byte_level_tables(vocabulary.replace(ranks=np.array([2, 0, 1])))()
     classes, pattern = code_point_classes(), native_pattern_id(PATTERNS["gpt2"])
     texts = [" ".join(words[(k + j) % len(words)] for j in range(400)).encode() for k in range(8)]
     alone = [table.encode_text(text, classes, pattern).tolist() for text in texts]

@@ -127,3 +127,29 @@ def test_a_tokenizer_keeps_its_most_recently_used_encoders_only():
     assert tok.encoder(names[0]) is not first  # dropped, built again
     assert tok.encoder(names[KEPT_ENCODERS]) is kept[-1]  # recently used: still the same object
     assert tok.encode("abba", encoder=names[0]) == tok.encode("abba", encoder=names[0])
+
+
+def test_each_builtin_encoder_is_found_in_its_module_alone():
+    """``BUILTIN_MODULE`` (name -> module, what lets a first encode import its encoder's module
+    alone) names every built-in encoder's module, and only those; in a fresh process, asking
+    for one encoder imports its module and no other encoder module (but those ``sample`` builds
+    on: its encoder is a path encoder, its lattice reads ``ranked``'s piece table)."""
+    import importlib
+    import subprocess
+    import sys
+
+    from ubpe import encoders
+
+    declared = {info.name: module for module in encoders.ENCODER_MODULES
+                for info in importlib.import_module(f"ubpe.encoders.{module}").ENCODERS}
+    assert encoders.BUILTIN_MODULE == declared
+    for name, module in declared.items():
+        code = ("import sys\nfrom ubpe.encoders import encoder_info\n"
+                f"assert encoder_info({name!r}).name == {name!r}\n"
+                "print(sorted(m for m in sys.modules if m.startswith('ubpe.encoders.')\n"
+                f"             and m[14:] in {encoders.ENCODER_MODULES!r}))")
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        builds_on = {"ubpe.encoders.paths", "ubpe.encoders.ranked"} if module == "sample" else set()
+        expected = sorted({f"ubpe.encoders.{module}"} | builds_on)
+        assert done.stdout.strip() == str(expected), name

@@ -174,9 +174,12 @@ def test_a_small_files_load_and_one_shot_cli_import_no_standard_module_they_do_n
         assert done.stderr.split() == [], run
 
 
-#: what a fitted model's load and encode do not import: the fit's modules and kernels, and the
-#: `regex` module (~20 ms of a fresh process; compiled only for a `regex_str` or known words)
-_NOT_ON_A_FITTED_MODELS_PATH = ("regex", "ubpe.fit", "ubpe_native._fit", "ubpe_native._parts")
+#: what a fitted model's load, encode and decode do not import: the fit's modules and kernels,
+#: the `regex` module (~20 ms of a fresh process; compiled only for a `regex_str` or known
+#: words), numpy (~60 ms: the reference's load of the same JSON takes ~45 ms in all; session 31)
+#: and the encoders a first encode does not use
+_NOT_ON_A_FITTED_MODELS_PATH = ("regex", "ubpe.fit", "ubpe_native._fit", "ubpe_native._parts", "numpy",
+                                "ubpe.encoders.paths", "ubpe.encoders.ranked", "ubpe.encoders.sample")
 
 
 @pytest.mark.parametrize("cls", ["UBPE", "UBPEClassic"])
@@ -191,11 +194,20 @@ def test_a_fitted_models_load_and_encode_import_neither_the_fit_nor_regex(cls, t
     tok = getattr(ubpe, cls)(alphabet=sorted(set("".join(lines)) | set("the cat")), n_tokens=120, break_tokens=" ")
     tok.fit(lines, quiet=True)
     (tmp_path / "model.json").write_text(tok.dumps(), encoding="utf-8")
+    # the reference's fields alone (a file ubpe 0.3.0 wrote): a classic model's pairs expanded
+    import json
+
+    from ubpe.io.ubpe030 import EXTRA_KEY
+
+    plain = {k: v for k, v in json.loads(tok.dumps()).items() if k != EXTRA_KEY}
+    (tmp_path / "plain.json").write_text(json.dumps(plain), encoding="utf-8")
     tok.save(tmp_path / "model.ubpe")
     run = (f"import sys, ubpe\n"
            f"a = ubpe.{cls}.loads(open('model.json', encoding='utf-8').read(), token_type=str)\n"
+           f"p = ubpe.{cls}.loads(open('plain.json', encoding='utf-8').read(), token_type=str)\n"
            "b = ubpe.load('model.ubpe')\n"
-           "assert a.encode('the cat') == b.encode('the cat'), 'the two loads disagree'\n"
+           "assert a.encode('the cat') == b.encode('the cat') == p.encode('the cat'), 'the loads disagree'\n"
+           "assert b.decode(b.encode('the cat')[0][0]) == p.decode(p.encode('the cat')[0][0]) == 'the cat'\n"
            f"print(' '.join(m for m in {_NOT_ON_A_FITTED_MODELS_PATH!r} if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", run], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 0, done.stderr

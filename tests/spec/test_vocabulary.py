@@ -48,6 +48,8 @@ def test_any_swapped_merge_is_refused(data):
         return  # the change happens to spell the same piece: still a valid model
     with pytest.raises(ModelFormatError, match=f"token {v.n_base + t} merges"):
         rebuild(v, merges=merges)
+    with pytest.raises(ModelFormatError, match=f"token {v.n_base + t} merges"):  # pairs: a load's path, in C
+        rebuild(v, merges=merges.tolist())
 
 
 @pytest.mark.parametrize("bad", [10**12, 2**31, -5])
@@ -55,10 +57,37 @@ def test_out_of_range_ids_are_format_errors(bad):
     v = fitted()
     merges = v.merges.astype(np.int64).copy()
     merges[0, 0] = bad
-    with pytest.raises(ModelFormatError):
-        rebuild(v, merges=merges)
-    with pytest.raises(ModelFormatError):
-        Vocabulary.from_pairs(v.n_base, merges, v.weights)
+    for given in (merges, merges.tolist()):  # numpy's path and the pairs' (a load's, without numpy)
+        with pytest.raises(ModelFormatError):
+            rebuild(v, merges=given)
+        with pytest.raises(ModelFormatError):
+            Vocabulary.from_pairs(v.n_base, given, v.weights)
+
+
+def test_pairs_and_arrays_build_the_same_vocabulary():
+    """Merges as a list of pairs (what a model file's load passes: no numpy) and as an array
+    give the same vocabulary, unknown ranks -1 for every token (not for every id of the pairs)."""
+    v = fitted()
+    bounds, flat = v.piece_offsets.tolist(), v.piece_symbols.tolist()
+    pieces = [flat[bounds[t] : bounds[t + 1]] for t in range(v.n_merged)]
+    from_lists = Vocabulary.from_pieces(v.n_base, pieces, v.weights.tolist(), merges=v.merges.tolist())
+    from_arrays = Vocabulary.from_pieces(v.n_base, pieces, v.weights, merges=v.merges)
+    assert from_lists == from_arrays and from_lists.ranks.tolist() == [-1] * v.n_merged
+    assert Vocabulary.from_pieces(v.n_base, pieces, v.weights.tolist()).merges.tolist() == [[-1, -1]] * v.n_merged
+    assert Vocabulary.from_pairs(v.n_base, [[0, 1], [2, 1]], [0.5, 0.25]) == Vocabulary.from_pairs(
+        v.n_base, np.array([[0, 1], [2, 1]]), [0.5, 0.25])
+
+
+def test_a_vocabulary_is_immutable_and_replace_copies():
+    v = fitted()
+    for name in Vocabulary.FIELDS:
+        with pytest.raises(AttributeError, match="immutable"):
+            setattr(v, name, getattr(v, name))
+    changed = v.replace(weights=np.zeros(v.n_merged))
+    assert changed.weights.tolist() == [0.0] * v.n_merged and v.weights.tolist() != changed.weights.tolist()
+    assert changed.replace(weights=v.weights) == v
+    with pytest.raises(TypeError, match="no field 'size'"):
+        v.replace(size=3)
 
 
 def test_piece_with_huge_id_is_a_format_error():

@@ -87,6 +87,15 @@ __all__ = [
 #: encoder is one module (a class and its ``EncoderInfo``) plus its name here.
 ENCODER_MODULES = ("tfidf", "classic", "ranked", "paths", "sample")
 
+#: built-in encoder name -> its module: asking for one built-in before the registry is filled
+#: imports its module alone (a ``UBPE``'s first encode needs ``tfidf``, not the path encoders'
+#: modules and numpy; a test checks this against every module's ``ENCODERS``)
+BUILTIN_MODULE = {
+    "tfidf": "tfidf", "classic": "classic", "ranked": "ranked", "dropout": "ranked",
+    "fewest": "paths", "additive": "paths", "longest_prefix": "paths", "longest_suffix": "paths",
+    "longest_token": "paths", "sample": "sample",
+}
+
 
 def _builtin_encoders() -> tuple[EncoderInfo, ...]:
     """The built-in encoders' registry entries (importing their modules)."""
@@ -137,6 +146,9 @@ def encoder_info(name: str) -> EncoderInfo:
     >>> encoder_info("fewest").supports_nbest
     True
     """
+    module = BUILTIN_MODULE.get(name) if not _REGISTRY else None
+    if module is not None:  # nothing registered yet: the built-in entry stands
+        return next(info for info in importlib.import_module(f"{__name__}.{module}").ENCODERS if info.name == name)
     try:
         return _registry()[name]
     except KeyError:

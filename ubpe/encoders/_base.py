@@ -18,6 +18,7 @@ nothing that imports them (so the package ``__init__`` can import everything wit
 from __future__ import annotations
 
 import os
+from array import array
 
 from collections import namedtuple
 from collections.abc import Callable, Sequence
@@ -201,14 +202,26 @@ def encode_document_arrays(encoder: Any, batch: Any, top_n: int = 1) -> Any:
     return EncodedBatch.from_lists(encode_documents(encoder, batch, top_n))
 
 
-def all_weights(vocabulary: Vocabulary) -> np.ndarray:
-    """The weight of every id, 0 for base ids (alphabet symbols and known words).
+def all_weights(vocabulary: Vocabulary) -> array:
+    """The weight of every id, 0 for base ids (alphabet symbols and known words): a float64
+    ``array.array``, which the kernels read as it is (an encoder's build imports no numpy).
 
     >>> from ubpe.vocabulary import Vocabulary
     >>> all_weights(Vocabulary.from_merges(2, [0], [1], documents=[1], n_docs=2)).tolist()
     [0.0, 0.0, 0.4054651081081644]
     """
-    return np.concatenate([np.zeros(vocabulary.n_base), vocabulary.weights]).astype(np.float64)
+    return array("d", bytes(8 * vocabulary.n_base)) + vocabulary._weights
+
+
+def concatenate_best(tokens: np.ndarray, token_offsets: np.ndarray, scores: np.ndarray) -> list[Encoding]:
+    """Top-1 over several parts: one candidate per part, back to back, scores added left to
+    right. A one-symbol part encodes to itself with score 0, exactly what the reference
+    appends for it.
+
+    >>> concatenate_best(np.array([2, 1, 2]), np.array([0, 1, 2, 3]), np.array([0.5, 0.0, 0.5]))
+    [([2, 1, 2], 1.0)]
+    """
+    return [(tokens[token_offsets[0] : token_offsets[-1]].tolist(), add_left_to_right(scores.tolist()))]
 
 
 def add_left_to_right(scores: Sequence[float]) -> float:

@@ -11,18 +11,19 @@ one and concatenated, their scores added left to right, as ubpe 0.3.0's ``UBPECl
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
+from itertools import compress
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
+from ubpe_native._numpy import np
 
 from ubpe_native._classic import PairTable, encode_texts, encode_words
 from ubpe_native._combine import top1_documents
 
-from ..vocabulary import ID_DTYPE, Vocabulary
-from ._base import Encoder, EncoderInfo, Encoding, all_weights, check_top_n, flatten_parts
+from ..vocabulary import Vocabulary
+from ._base import Encoder, EncoderInfo, Encoding, all_weights, check_top_n, concatenate_best, flatten_parts
 from .encoding import EncodedBatch
-from .tfidf import concatenate_best
 
 if TYPE_CHECKING:
     from ..splitting import SplitBatch
@@ -45,10 +46,13 @@ class ClassicEncoder(Encoder):
 
     def __init__(self, vocabulary: Vocabulary):
         self.vocabulary = vocabulary
-        tokens = np.arange(vocabulary.n_base, vocabulary.n_base + vocabulary.n_merged, dtype=ID_DTYPE)
-        has_pair = (vocabulary.merges >= 0).all(axis=1)
+        # (array.array throughout: an encoder's build imports no numpy)
+        flat = vocabulary._merges
+        left, right = flat[0::2], flat[1::2]
+        has_pair = [min(pair) >= 0 for pair in zip(left, right)]  # (a trimmed token may have none)
         self._table = PairTable(
-            vocabulary.merges[has_pair, 0].copy(), vocabulary.merges[has_pair, 1].copy(), tokens[has_pair]
+            array("i", compress(left, has_pair)), array("i", compress(right, has_pair)),
+            array("i", compress(range(vocabulary.n_base, len(vocabulary)), has_pair)),
         )
         self._weights = all_weights(vocabulary)
 

@@ -29,7 +29,7 @@ import heapq
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
+from ubpe_native._numpy import np, numpy_types
 
 from ubpe_native._combine import walk
 from ubpe_native._lattice_cache import DEFAULT_EXACT_MAX_LENGTH, Lattice
@@ -38,22 +38,11 @@ from ubpe_native._radix import RadixTree
 from ..errors import InvalidParameterError
 from ..vocabulary import Vocabulary
 from ._base import (NBEST_BYTES_PER_CELL, Encoder, EncoderInfo, Encoding, add_left_to_right, all_weights,
-                    check_nbest_memory, check_top_n, flatten_parts, nbest_memory_budget)
+                    check_nbest_memory, check_top_n, concatenate_best, flatten_parts, nbest_memory_budget)
 from .encoding import EncodedBatch
 
 if TYPE_CHECKING:
     from ..splitting import SplitBatch
-
-
-def concatenate_best(tokens: np.ndarray, token_offsets: np.ndarray, scores: np.ndarray) -> list[Encoding]:
-    """Top-1 over several parts: one candidate per part, back to back, scores added left to
-    right. A one-symbol part encodes to itself with score 0, exactly what the reference
-    appends for it.
-
-    >>> concatenate_best(np.array([2, 1, 2]), np.array([0, 1, 2, 3]), np.array([0.5, 0.0, 0.5]))
-    [([2, 1, 2], 1.0)]
-    """
-    return [(tokens[token_offsets[0] : token_offsets[-1]].tolist(), add_left_to_right(scores.tolist()))]
 
 
 class _Tail:
@@ -172,14 +161,15 @@ class TfidfEncoder(Encoder):
 
     def __init__(self, vocabulary: Vocabulary, *, exact: bool = False,
                  exact_max_length: int = DEFAULT_EXACT_MAX_LENGTH):
-        if not isinstance(exact, (bool, np.bool_)):
+        if not isinstance(exact, (bool, *numpy_types("bool_"))):
             raise InvalidParameterError(f"exact must be True or False, got {exact!r}")
-        if isinstance(exact_max_length, bool) or not isinstance(exact_max_length, (int, np.integer)) or exact_max_length < 0:
+        if (isinstance(exact_max_length, bool) or not isinstance(exact_max_length, (int, *numpy_types("integer")))
+                or exact_max_length < 0):
             raise InvalidParameterError(f"exact_max_length must be an int >= 0, got {exact_max_length!r}")
         self.vocabulary = vocabulary
         self.exact = bool(exact)
         self.exact_max_length = int(exact_max_length)
-        self._tree = RadixTree(vocabulary.n_base, vocabulary.piece_offsets, vocabulary.piece_symbols)
+        self._tree = RadixTree(vocabulary.n_base, vocabulary._piece_offsets, vocabulary._piece_symbols)
         self._weights = all_weights(vocabulary)
         # the kernel, with its cache of the parts seen so far (frequent words cost a copy)
         self._lattice = Lattice(self._tree, self._weights, self.exact_max_length)

@@ -28,13 +28,10 @@ tokenizers through the families' own constructors (``UBPEBase.restore``,
 
 from __future__ import annotations
 
-import base64
 import json
 import math
 import os
 from typing import TYPE_CHECKING, Any, Callable
-
-from ubpe_native._numpy import np
 
 from ..errors import InvalidParameterError, ModelFormatError
 from ..files import parse_json, read_text, unencodable, write_atomically
@@ -262,10 +259,9 @@ def vocabulary_from_json(data: Any) -> Vocabulary:
         raise ModelFormatError("the vocabulary has a weight that is not a finite number")
     if not (len(pieces) == len(weights) == len(merges) == len(ranks)):
         raise ModelFormatError("the vocabulary's pieces, weights, merges and ranks differ in length")
-    merges_array = np.asarray(merges, dtype=np.int64).reshape(-1, 2)
-    if len(merges) and (merges_array.min() < -1 or merges_array.max() >= n_base + len(merges)):
+    if len(merges) and not -1 <= min(map(min, merges)) <= max(map(max, merges)) < n_base + len(merges):
         raise ModelFormatError("the vocabulary has a merge with an id outside it")
-    return Vocabulary.from_pieces(n_base, pieces, [float(w) for w in weights], merges=merges_array, ranks=ranks)
+    return Vocabulary.from_pieces(n_base, pieces, [float(w) for w in weights], merges=merges, ranks=ranks)
 
 
 def _list(value: Any, what: str, size: int | None = None) -> list:
@@ -284,6 +280,8 @@ def _int(value: Any, what: str) -> int:
 
 
 def _bytelevel_body(tok: Any) -> dict:
+    import base64  # (here: a fitted UBPE's load and save do not need it)
+
     ranks = sorted(tok.mergeable_ranks().items(), key=lambda item: item[1])
     body = {
         "variant": BYTELEVEL,

@@ -32,8 +32,6 @@ import os
 import warnings
 from typing import TYPE_CHECKING, Any
 
-from ubpe_native._numpy import np
-
 from ..errors import IgnoredInputWarning, InvalidParameterError, ModelFormatError, UBPEError
 from ..files import parse_json, read_text, write_atomically
 from .format import Format
@@ -238,7 +236,7 @@ def _vocabulary(mapper: dict, weights: dict, n_base: int, *, classic: bool) -> V
     if classic:
         if any(len(s) != 2 for s in seqs):
             raise ModelFormatError("a classic model maps every token to a pair")
-        return Vocabulary.from_pairs(n_base, np.asarray(seqs, dtype=np.int64), token_weights)
+        return Vocabulary.from_pairs(n_base, seqs, token_weights)  # (pairs: no numpy)
     return Vocabulary.from_pieces(n_base, seqs, token_weights)
 
 
