@@ -470,18 +470,44 @@ def _check_merges_build_pieces(
 
 def _flatten(n_base: int, pair_list: Sequence[Sequence[int]]) -> tuple[array, array]:
     """Pieces of every token from the pair mapping, components expanded recursively:
-    ``(offsets, symbols)`` (int64, int32 ``array.array``).
+    ``(offsets, symbols)`` (int64, int32 ``array.array``), in C (``_classic.flatten_pairs``).
+
+    Components may come after the tokens they build (after rearrangement ids follow weight,
+    not creation); a cycle or an id outside the vocabulary is a corrupt model (named by
+    :func:`_flatten_walk`), and so are pieces past ``MAX_PIECE_SYMBOLS`` symbols in all (a chain
+    of merges that each double their component: 2**k symbols from a few bytes of file).
+
+    >>> [a.tolist() for a in _flatten(2, [(3, 1), (0, 1)])]
+    [[0, 3, 5], [0, 1, 1, 0, 1]]
+    >>> _flatten(2, [(0, 1)] + [(t, t) for t in range(2, 40)])
+    Traceback (most recent call last):
+    ubpe.errors.ModelFormatError: the merges spell pieces of more than 268,435,456 symbols in all (each token twice its component?)
+    """
+    from ubpe_native._classic import FLATTEN_TOO_LONG, MAX_PIECE_SYMBOLS, flatten_pairs
+
+    try:
+        flat = flatten_pairs(n_base, array("i", chain.from_iterable(pair_list)))
+    except (TypeError, OverflowError, ValueError) as exc:
+        raise ModelFormatError(f"a merge holds an invalid id: {exc}") from None
+    if flat == FLATTEN_TOO_LONG:
+        raise ModelFormatError(f"the merges spell pieces of more than {MAX_PIECE_SYMBOLS:,} symbols in all "
+                               "(each token twice its component?)")
+    if isinstance(flat, int):  # corrupt: the walk names the token
+        return _flatten_walk(n_base, pair_list)
+    return flat
+
+
+def _flatten_walk(n_base: int, pair_list: Sequence[Sequence[int]]) -> tuple[array, array]:
+    """:func:`_flatten` in Python (the test's oracle of the kernel; and what names the token of a
+    corrupt model): ``(offsets, symbols)`` (int64, int32 ``array.array``).
 
     Components may come after the tokens they build (after rearrangement ids follow weight,
     not creation), so tokens are expanded depth first with memoisation; a cycle or an id
     outside the vocabulary is a corrupt model.
 
-    >>> [a.tolist() for a in _flatten(2, [(3, 1), (0, 1)])]
+    >>> [a.tolist() for a in _flatten_walk(2, [(3, 1), (0, 1)])]
     [[0, 3, 5], [0, 1, 1, 0, 1]]
     """
-    in_order = _flatten_in_order(n_base, pair_list)  # creation order: one pass, no stack
-    if in_order is not None:
-        return in_order
     n_merged = len(pair_list)
     pieces: list[list[int] | None] = [None] * n_merged
     state = bytearray(n_merged)  # 0 new, 1 in progress, 2 done
@@ -516,26 +542,6 @@ def _flatten(n_base: int, pair_list: Sequence[Sequence[int]]) -> tuple[array, ar
                     pieces[t] = component_piece(left) + component_piece(right)
                     state[t] = 2
     return _offsets_and_symbols(pieces)  # type: ignore[arg-type]
-
-
-def _flatten_in_order(n_base: int, pair_list: Sequence[Sequence[int]]) -> tuple[array, array] | None:
-    """:func:`_flatten` when every token is built from base ids and earlier tokens only (a
-    fit's creation order): each piece is its two components' pieces, already known. None
-    when a token is not.
-
-    >>> [a.tolist() for a in _flatten_in_order(2, [[0, 1], [2, 2]])]
-    [[0, 2, 6], [0, 1, 0, 1, 0, 1]]
-    >>> _flatten_in_order(2, [[0, 3], [0, 1]]) is None
-    True
-    """
-    pieces: list[list[int]] = []
-    for left, right in pair_list:
-        limit = n_base + len(pieces)
-        if not (0 <= left < limit and 0 <= right < limit):
-            return None
-        pieces.append((pieces[left - n_base] if left >= n_base else [left])
-                      + (pieces[right - n_base] if right >= n_base else [right]))
-    return _offsets_and_symbols(pieces)
 
 
 def _offsets_and_symbols(pieces: Sequence[Sequence[int]], what: str = "") -> tuple[array, array]:

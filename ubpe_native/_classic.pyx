@@ -38,6 +38,7 @@ only in the last bit, rarely: no document of the golden fixtures differs.)
 
 from libc.stdint cimport int32_t, int64_t, uint8_t
 from libcpp.algorithm cimport sort, unique
+from libc.string cimport memcpy
 from libcpp.vector cimport vector
 
 from array import array
@@ -46,7 +47,8 @@ from ubpe_native._numpy import np
 
 from ubpe_native._chain cimport chain_init, chain_merge
 from ubpe_native._combine cimport id_table, top1_lists
-from ubpe_native._checks cimport as_array, as_buffer, build_once, check_ids, check_offsets, check_per_token
+from ubpe_native._checks cimport (as_array, as_buffer, build_once, check_buffer, check_ids, check_offsets,
+                                  check_per_token)
 from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._heap cimport heap_pop, heap_push
 from ubpe_native._merge_core cimport MAX_RANK, rule_of, rule_put, rule_rank
@@ -480,3 +482,127 @@ cdef Py_ssize_t _first_misspelled(id_t n_base, const id_t[::1] pairs, const int6
         if length != 0:
             return t
     return -1
+
+
+cdef enum:
+    _CORRUPT = 1
+    _TOO_LONG = 2
+    _MAX_SYMBOLS = 1 << 28
+
+#: the most symbols the pieces of a vocabulary's merges may spell in all (1 GiB of int32): past
+#: it a model is refused before anything is allocated - a chain of merges that each double
+#: their component (token k = (k - 1, k - 1)) spells 2**k symbols from a few bytes of file
+MAX_PIECE_SYMBOLS = _MAX_SYMBOLS
+
+#: :func:`flatten_pairs`' answers when the pieces are not made
+FLATTEN_CORRUPT = _CORRUPT  # a component outside the vocabulary, or a token built from itself
+FLATTEN_TOO_LONG = _TOO_LONG  # the pieces would hold more than MAX_PIECE_SYMBOLS symbols
+
+
+def flatten_pairs(id_t n_base, merges):
+    """The pieces of every merged token from its pair (token ``n_base + t`` is
+    ``(merges[2t], merges[2t + 1])``; components may come after the tokens they build):
+    ``(offsets, symbols)`` as int64 and int32 ``array.array``, each piece its left component's
+    piece then its right's (a base id spells itself). :data:`FLATTEN_CORRUPT` if a component is
+    outside the vocabulary or a token is built from itself (the caller names the token),
+    :data:`FLATTEN_TOO_LONG` if the pieces would pass :data:`MAX_PIECE_SYMBOLS`. Linear in the
+    pieces' length, in C: a 0.3.0 classic model's load (``UBPEClassic.loads``) expands its pairs
+    with it.
+
+    >>> from array import array
+    >>> [a.tolist() for a in flatten_pairs(2, array("i", [3, 1, 0, 1]))]
+    [[0, 3, 5], [0, 1, 1, 0, 1]]
+    >>> flatten_pairs(2, array("i", [2, 1])) == FLATTEN_CORRUPT, flatten_pairs(2, array("i", [0, 5])) == FLATTEN_CORRUPT
+    (True, True)
+    >>> flatten_pairs(2, array("i", [0, 1] + [k for t in range(2, 40) for k in (t, t)])) == FLATTEN_TOO_LONG
+    True
+    """
+    if n_base < 0:
+        raise ValueError(f"n_base must be non-negative, got {n_base}")
+    cdef const id_t[::1] pairs = as_buffer(merges, "i", "int32", "merges")
+    if pairs.shape[0] % 2:
+        raise ValueError(f"merges must hold two ids per token, not {pairs.shape[0]} ids")
+    cdef Py_ssize_t n = pairs.shape[0] // 2
+    check_buffer(n + 1, 1, 8, "the pieces' offsets")
+    offsets = array("q", bytes(8 * (n + 1)))
+    cdef int64_t[::1] offset_view = offsets
+    cdef vector[int32_t] order  # the tokens, each after its components (post-order)
+    cdef int status
+    with nogil:
+        status = _piece_lengths(n_base, pairs, offset_view, order)
+    if status:
+        return status
+    symbols = array("i", bytes(4 * offset_view[n]))
+    cdef id_t[::1] symbol_view = symbols
+    with nogil:
+        _spell_pieces(n_base, pairs, offset_view, order, symbol_view)
+    return offsets, symbols
+
+
+cdef int _piece_lengths(id_t n_base, const id_t[::1] pairs, int64_t[::1] offsets,
+                        vector[int32_t]& order) except -1 nogil:
+    """Every piece's length (into ``offsets[1:]``, then summed into offsets) and the order to
+    spell them in; FLATTEN_CORRUPT or FLATTEN_TOO_LONG instead where that is the answer."""
+    cdef Py_ssize_t n = offsets.shape[0] - 1, t, root
+    cdef int64_t limit = <int64_t>n_base + n, length
+    cdef vector[uint8_t] state  # 0 new, 1 on the stack, 2 done
+    cdef vector[int32_t] stack
+    cdef id_t c, k
+    state.resize(n, 0)
+    order.reserve(n)
+    for root in range(n):
+        if state[root]:
+            continue
+        stack.push_back(root)
+        while stack.size():
+            t = stack.back()
+            if state[t] == 0:
+                state[t] = 1
+                for k in range(2):
+                    c = pairs[2 * t + k]
+                    if c < 0 or c >= limit:
+                        return _CORRUPT
+                    if c >= n_base:
+                        if state[c - n_base] == 1:
+                            return _CORRUPT
+                        if state[c - n_base] == 0:
+                            stack.push_back(c - n_base)
+            else:
+                stack.pop_back()
+                if state[t] == 1:
+                    length = 0
+                    for k in range(2):
+                        c = pairs[2 * t + k]
+                        length += 1 if c < n_base else offsets[c - n_base + 1]
+                    if length > _MAX_SYMBOLS:
+                        return _TOO_LONG
+                    offsets[t + 1] = length
+                    state[t] = 2
+                    order.push_back(t)
+    length = 0
+    for t in range(n):
+        length += offsets[t + 1]
+        if length > _MAX_SYMBOLS:
+            return _TOO_LONG
+        offsets[t + 1] = length
+    return 0
+
+
+cdef void _spell_pieces(id_t n_base, const id_t[::1] pairs, const int64_t[::1] offsets,
+                        const vector[int32_t]& order, id_t[::1] symbols) noexcept nogil:
+    """Each piece, in ``order`` (components first), as its components' pieces back to back."""
+    cdef Py_ssize_t i, at, start, end
+    cdef int32_t t
+    cdef id_t c, k
+    for i in range(<Py_ssize_t>order.size()):
+        t = order[i]
+        at = offsets[t]
+        for k in range(2):
+            c = pairs[2 * t + k]
+            if c < n_base:
+                symbols[at] = c
+                at += 1
+            else:
+                start, end = offsets[c - n_base], offsets[c - n_base + 1]
+                memcpy(&symbols[at], &symbols[start], (end - start) * sizeof(id_t))
+                at += end - start

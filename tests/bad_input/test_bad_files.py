@@ -172,6 +172,7 @@ REFERENCE = [
     BadFile("regex_str a list", "ubpe030", _json(lambda doc: _set(doc, "regex_str", ["x"])), None, ModelFormatError, "`regex_str` must be a JSON string"),
     BadFile("regex_str invalid", "ubpe030", _json(lambda doc: _set(doc, "regex_str", "(")), None, InvalidParameterError, "not a valid regex"),
     BadFile("cycle", "ubpe030", lambda d: json.dumps({"n_tokens": 4, "alphabet": {"a": 0, "b": 1}, "mapper": {"2": [3, 0], "3": [2, 1]}, "weights": {"2": 0.1, "3": 0.2}}).encode(), None, ModelFormatError, "built from itself"),
+    BadFile("pieces that double", "ubpe030", lambda d: json.dumps({"n_tokens": 72, "alphabet": {"a": 0, "b": 1}, "mapper": {"2": [0, 1], **{str(t): [t - 1, t - 1] for t in range(3, 72)}}, "weights": {str(t): 0.1 for t in range(2, 72)}}).encode(), None, ModelFormatError, "more than 268,435,456 symbols"),
     BadFile("weight NaN", "ubpe030", _json(lambda doc: doc["weights"].update({k: float("nan") for k in doc["weights"]})), None, ModelFormatError, "finite"),
     BadFile("token id 2**40", "ubpe030", _json(lambda doc: doc["mapper"].update({str(2**40): [0, 1]})), None, ModelFormatError, "must be the ids 13.."),
     BadFile("pair id 2**63", "ubpe030", _json(lambda doc: doc["mapper"].update({"13": [2**63, 1]})), None, ModelFormatError, "`mapper`: token 13 maps to"),

@@ -208,3 +208,47 @@ def test_first_misspelled_is_the_numpy_check(n_base, pairs, data):
         assert bad == -1
     except ModelFormatError as exc:
         assert bad >= 0 and f"token {n_base + bad} " in str(exc)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 5), st.lists(st.tuples(st.integers(-2, 14), st.integers(-2, 14)), max_size=10))
+def test_flatten_pairs_is_the_python_walk(n_base, pairs):
+    """The kernel that expands a classic model's pairs into pieces (``flatten_pairs``) gives
+    the pieces the Python walk gives, in any order of components (after rearrangement a
+    token may be built from later ids), and refuses what the walk refuses: an id outside the
+    vocabulary, a token built from itself (``_flatten`` then names the token as the walk does)."""
+    from array import array
+
+    from ubpe.errors import ModelFormatError
+    from ubpe.vocabulary import _flatten, _flatten_walk
+    from ubpe_native._classic import FLATTEN_CORRUPT, flatten_pairs
+
+    flat = flatten_pairs(n_base, array("i", [i for pair in pairs for i in pair]))
+    try:
+        expected = _flatten_walk(n_base, pairs)
+    except ModelFormatError as exc:
+        assert flat == FLATTEN_CORRUPT
+        with pytest.raises(ModelFormatError) as raised:
+            _flatten(n_base, pairs)
+        assert str(raised.value) == str(exc)
+        return
+    assert flat == expected and _flatten(n_base, pairs) == expected
+
+
+def test_pieces_that_double_are_refused_before_they_are_made():
+    """A chain of pairs that each double their component spells 2**k symbols from a few
+    bytes: refused at once, by its length in all, before anything is allocated (the walk in
+    Python would build it and never return)."""
+    from array import array
+
+    from ubpe.errors import ModelFormatError
+    from ubpe.vocabulary import Vocabulary
+    from ubpe_native._classic import FLATTEN_TOO_LONG, MAX_PIECE_SYMBOLS, flatten_pairs
+
+    doubling = [(0, 1)] + [(t, t) for t in range(2, 2 + 80)]
+    assert flatten_pairs(2, array("i", [i for pair in doubling for i in pair])) == FLATTEN_TOO_LONG
+    with pytest.raises(ModelFormatError, match="more than 268,435,456 symbols"):
+        Vocabulary.from_pairs(2, doubling, [0.0] * len(doubling))
+    k = MAX_PIECE_SYMBOLS.bit_length() - 2  # the longest chain that fits: 2**(k + 1) symbols
+    offsets, _ = flatten_pairs(2, array("i", [i for pair in doubling[:k] for i in pair]))
+    assert offsets[-1] == sum(2 ** (t + 1) for t in range(k)) <= MAX_PIECE_SYMBOLS

@@ -19,7 +19,7 @@ import pytest
 
 import ubpe_native
 from ubpe_native._base64_lines import first_repeat, parse_lines
-from ubpe_native._classic import PairTable, encode_texts, encode_words, first_misspelled
+from ubpe_native._classic import PairTable, encode_texts, encode_words, first_misspelled, flatten_pairs
 from ubpe_native._fit import PairMerger
 from ubpe_native._hf_pretok import GPT2_SPELLING, HFPreTokenizer
 from ubpe_native._merge_core import ScratchPool
@@ -113,6 +113,11 @@ HOSTILE = {
         lambda: first_misspelled(2, np.array([0], I32), np.array([0, 2], I64), np.array([0, 1], I32)), ValueError),
     "first_misspelled/floats": (
         lambda: first_misspelled(2, np.array([0.5, 1]), np.array([0, 2], I64), np.array([0, 1], I32)), TypeError),
+    "flatten_pairs/negative n_base": (lambda: flatten_pairs(-1, np.zeros(0, I32)), ValueError),
+    "flatten_pairs/an odd number of ids": (lambda: flatten_pairs(2, np.array([0, 1, 0], I32)), ValueError),
+    "flatten_pairs/floats": (lambda: flatten_pairs(2, np.array([0.5, 1.0])), TypeError),
+    "flatten_pairs/ids past int32": (lambda: flatten_pairs(2, np.array([0, 2**40])), ValueError),
+    "flatten_pairs/two dimensions": (lambda: flatten_pairs(2, np.zeros((2, 2), I32)), ValueError),
     "encode_texts/None": (lambda: encode_texts(None, WEIGHTS, _ab_splitter(), ["ab"]), TypeError),
     "encode_texts/no splitter": (lambda: encode_texts(PairTable([0], [1], [2]), WEIGHTS, None, ["ab"]), TypeError),
     "encode_texts/weights short": (
