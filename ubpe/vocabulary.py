@@ -170,7 +170,7 @@ class Vocabulary:
             _check_id_range(_offsets_and_symbols(pairs, "a merge")[1], "a merge")
         if len(pairs) != len(pieces):
             raise ModelFormatError(f"{len(pairs)} merges for {len(pieces)} pieces")
-        from ubpe_native._classic import first_misspelled
+        from ubpe_native._pieces import first_misspelled
 
         merge_ids = array("i", chain.from_iterable(pairs))
         if merges is not None and first_misspelled(n_base, merge_ids, offsets, symbols) >= 0:
@@ -483,7 +483,7 @@ def _flatten(n_base: int, pair_list: Sequence[Sequence[int]]) -> tuple[array, ar
     Traceback (most recent call last):
     ubpe.errors.ModelFormatError: the merges spell pieces of more than 268,435,456 symbols in all (each token twice its component?)
     """
-    from ubpe_native._classic import FLATTEN_TOO_LONG, MAX_PIECE_SYMBOLS, flatten_pairs
+    from ubpe_native._pieces import FLATTEN_TOO_LONG, MAX_PIECE_SYMBOLS, flatten_pairs
 
     try:
         flat = flatten_pairs(n_base, array("i", chain.from_iterable(pair_list)))

@@ -5,7 +5,8 @@ Kernels: ``_fit`` (pair merging for fitting), ``_radix`` (radix tree over id seq
 kernel over many parts with a cache of the parts encoded), ``_combine`` (top-n across parts),
 ``_classic`` (batched pair substitution), ``_ranked`` (rank-ordered merges, BPE-dropout),
 ``_paths`` (fewest tokens, longest match, additive scores), ``_pretokenize`` (native regex
-presets), ``_score`` (the tf-idf score of an encoding: ``score_tokens``).
+presets), ``_score`` (the tf-idf score of an encoding: ``score_tokens``), ``_pieces`` (a
+vocabulary's pairs expanded into pieces, and checked against them).
 
 Shared helpers, cimported by the kernels (as scikit-learn keeps ``utils/_heap.pxd``):
 ``_typedefs.pxd`` (id and count types), ``_flat_map.pxd`` + ``flat_map.h`` (the hash map and

@@ -190,7 +190,7 @@ def test_first_misspelled_is_the_numpy_check(n_base, pairs, data):
 
     from ubpe.errors import ModelFormatError
     from ubpe.vocabulary import _check_merges_build_pieces, _flatten
-    from ubpe_native._classic import first_misspelled
+    from ubpe_native._pieces import first_misspelled
 
     pairs = [(min(left, n_base + t - 1), min(right, n_base + t - 1)) for t, (left, right) in enumerate(pairs)]
     true = [(max(left, 0), max(right, 0)) for left, right in pairs]  # creation order: each spells a piece
@@ -221,7 +221,7 @@ def test_flatten_pairs_is_the_python_walk(n_base, pairs):
 
     from ubpe.errors import ModelFormatError
     from ubpe.vocabulary import _flatten, _flatten_walk
-    from ubpe_native._classic import FLATTEN_CORRUPT, flatten_pairs
+    from ubpe_native._pieces import FLATTEN_CORRUPT, flatten_pairs
 
     flat = flatten_pairs(n_base, array("i", [i for pair in pairs for i in pair]))
     try:
@@ -243,7 +243,7 @@ def test_pieces_that_double_are_refused_before_they_are_made():
 
     from ubpe.errors import ModelFormatError
     from ubpe.vocabulary import Vocabulary
-    from ubpe_native._classic import FLATTEN_TOO_LONG, MAX_PIECE_SYMBOLS, flatten_pairs
+    from ubpe_native._pieces import FLATTEN_TOO_LONG, MAX_PIECE_SYMBOLS, flatten_pairs
 
     doubling = [(0, 1)] + [(t, t) for t in range(2, 2 + 80)]
     assert flatten_pairs(2, array("i", [i for pair in doubling for i in pair])) == FLATTEN_TOO_LONG

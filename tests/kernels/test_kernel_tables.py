@@ -1,7 +1,7 @@
 """Every kernel module's ``def`` entries, found by inspection (issue 37): the modules of
 ``ubpe_native`` are listed by ``pkgutil`` and every public function, class and method of each
 compiled one must have hostile calls in ``test_kernel_entries.HOSTILE`` or in ``HOSTILE`` here
-(the modules that file did not list: ``_base64_lines``, ``_classic``, ``_hf_pretok``,
+(the modules that file did not list: ``_base64_lines``, ``_classic``, ``_pieces``, ``_hf_pretok``,
 ``_merge_core``, ``_merges``, ``_multipass``, ``_ranked``, ``_spm``, ``_wordpiece``). And every
 kernel class with an ``__init__`` refuses a second one (``_checks.build_once``, as
 ``PairMerger`` did first): its tables are read without the GIL by other threads, which a
@@ -19,7 +19,8 @@ import pytest
 
 import ubpe_native
 from ubpe_native._base64_lines import first_repeat, parse_lines
-from ubpe_native._classic import PairTable, encode_texts, encode_words, first_misspelled, flatten_pairs
+from ubpe_native._classic import PairTable, encode_texts, encode_words
+from ubpe_native._pieces import first_misspelled, flatten_pairs
 from ubpe_native._fit import PairMerger
 from ubpe_native._hf_pretok import GPT2_SPELLING, HFPreTokenizer
 from ubpe_native._merge_core import ScratchPool

@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from itertools import chain
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import InvalidParameterError, ModelFormatError
@@ -251,9 +252,9 @@ def vocabulary_from_json(data: Any) -> Vocabulary:
     if not all(isinstance(data[k], list) for k in fields[1:]):
         raise ModelFormatError("the vocabulary's merges, pieces, weights and ranks must be arrays")
     n_base = _int(data["n_base"], "n_base")
-    pieces = [[_int(s, "piece symbol") for s in _list(p, "piece")] for p in data["pieces"]]
-    merges = [[_int(x, "merge id") for x in _list(m, "merge", 2)] for m in data["merges"]]
-    ranks = [_int(r, "rank") for r in data["ranks"]]
+    pieces = _int_rows(data["pieces"], "piece symbol", "piece")
+    merges = _int_rows(data["merges"], "merge id", "merge", 2)
+    ranks = data["ranks"] if _all_int32(data["ranks"]) else [_int(r, "rank") for r in data["ranks"]]
     weights = [w for w in data["weights"] if isinstance(w, (int, float)) and not isinstance(w, bool)]
     if len(weights) != len(data["weights"]) or not all(math.isfinite(w) for w in weights):
         raise ModelFormatError("the vocabulary has a weight that is not a finite number")
@@ -262,6 +263,22 @@ def vocabulary_from_json(data: Any) -> Vocabulary:
     if len(merges) and not -1 <= min(map(min, merges)) <= max(map(max, merges)) < n_base + len(merges):
         raise ModelFormatError("the vocabulary has a merge with an id outside it")
     return Vocabulary.from_pieces(n_base, pieces, [float(w) for w in weights], merges=merges, ranks=ranks)
+
+
+def _int_rows(rows: list, item: str, row: str, size: int | None = None) -> list[list[int]]:
+    """``rows`` (a JSON array of arrays of 32-bit integers, of ``size`` each if given) as they
+    are, checked by whole-list operations (C loops: a 3,000-token model's 20k ids took 18 ms
+    one by one); where they fail, the per-item check names the first fault."""
+    if set(map(type, rows)) <= {list} and (size is None or set(map(len, rows)) <= {size}):
+        if _all_int32(chain.from_iterable(rows)):
+            return rows
+    return [[_int(x, item) for x in _list(r, row, size)] for r in rows]
+
+
+def _all_int32(values: Any) -> bool:
+    """Whether every value is an int (not a bool) in the int32 range."""
+    values = list(values)
+    return set(map(type, values)) <= {int} and (not values or (-(2**31) <= min(values) and max(values) < 2**31))
 
 
 def _list(value: Any, what: str, size: int | None = None) -> list:

@@ -66,6 +66,13 @@ def write(tokenizer: Any, path: str | os.PathLike) -> None:
 
 def dumps(tok: Any) -> str:
     """The model as ubpe 0.3.0's JSON (loadable by the reference's ``loads``)."""
+    model = _fields(tok)
+    model[EXTRA_KEY] = {"fields_checksum": checksum(_as_read(model)), "body": BODIES[tok.variant][0](tok)}
+    return json.dumps(model)
+
+
+def _fields(tok: Any) -> dict[str, Any]:
+    """The reference's fields of ``tok`` (what :func:`dumps` writes beside its body)."""
     if getattr(tok, "variant", None) not in (UNIVERSAL, CLASSIC):
         raise InvalidParameterError(
             f"ubpe 0.3.0 JSON holds universal and classic models, not {getattr(tok, 'variant', type(tok).__name__)} ones"
@@ -87,8 +94,7 @@ def dumps(tok: Any) -> str:
         model["stop_tokens"] = sorted(pipeline.stop_tokens)
     model["mapper"] = tok.tokens_mapper["backward"]
     model["weights"] = tok.tokens_weights
-    model[EXTRA_KEY] = {"fields_checksum": checksum(_as_read(model)), "body": BODIES[tok.variant][0](tok)}
-    return json.dumps(model)
+    return model
 
 
 def _as_read(fields: dict) -> dict:
@@ -97,10 +103,10 @@ def _as_read(fields: dict) -> dict:
 
 
 def _reference_fields(tok: Any) -> dict:
-    """The reference's fields of ``tok``, as :func:`dumps` writes them and a reader sees them."""
-    model = json.loads(dumps(tok))
-    model.pop(EXTRA_KEY)
-    return model
+    """The reference's fields of ``tok``, as :func:`dumps` writes them and a reader sees them
+    (without writing the body and its checksum: a load checks a file's body against its fields
+    with this)."""
+    return _as_read(_fields(tok))
 
 
 def loads(
