@@ -38,6 +38,7 @@ from ._hooks import scale_out_counter
 from ._lazy import BufferField, drop_views
 from .errors import EmptyCorpusError, InvalidParameterError, SymbolTypeError
 from .splitting import SplitBatch, SplitMode, SplitPipeline
+from .threads import document_ranges
 from .vocabulary import Vocabulary
 
 #: A corpus splitter: ``split(docs, first_doc=...)`` cuts a chunk of documents into parts;
@@ -285,24 +286,6 @@ def _add_native(counter: PartCounter, chunk: Sequence[Any], native: tuple[Any, i
         return False
     doc_chars = array("q", accumulate(map(len, chunk), initial=0))
     return counter.add_text(data, doc_chars, classes, pattern, table) < 0
-
-
-def document_ranges(docs: Sequence[Any], max_symbols: int) -> list[tuple[int, int, int]]:
-    """``(first, last, symbols)`` of consecutive runs of documents of about ``max_symbols``
-    symbols (a run ends with the document that reaches them); at least one.
-
-    >>> document_ranges(["ab", "c", "def"], 3)
-    [(0, 2, 3), (2, 3, 3)]
-    """
-    chunks, first, size = [], 0, 0
-    for d, doc in enumerate(docs):
-        size += len(doc) if hasattr(doc, "__len__") else 1
-        if size >= max_symbols:
-            chunks.append((first, d + 1, size))
-            first, size = d + 1, 0
-    if first < len(docs) or not chunks:
-        chunks.append((first, len(docs), size))
-    return chunks
 
 
 def _runs(chunks: list[tuple[int, int, int]], n_runs: int) -> list[list[tuple[int, int, int]]]:

@@ -15,13 +15,16 @@ left-to-right scan does.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from ubpe_native._numpy import numpy_types
 
 from ._lazy import regex  # (imported when known words are compiled)
 from .alphabet import Alphabet, normalize_symbol
 from .errors import InvalidParameterError, SymbolTypeError
+
+TYPE_CHECKING = False  # (typing's, without importing typing: see ubpe.files)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class KnownWords:

@@ -32,7 +32,6 @@ from enum import Flag, auto
 from array import array
 from itertools import accumulate
 import warnings
-from typing import Any
 
 from ubpe_native._numpy import np, numpy_types
 
@@ -40,6 +39,10 @@ from ._lazy import regex  # (the `regex` module, imported when a pattern is comp
 from .alphabet import ID_DTYPE, Alphabet, normalize_symbol, short_repr
 from .known_words import KnownWords, normalize_known_words
 from .errors import IgnoredInputWarning, InvalidParameterError, SymbolTypeError, UnknownSymbolError
+
+TYPE_CHECKING = False  # (typing's, without importing typing: see ubpe.files)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 #: GPT-2's split *shape* (contractions, letter runs, digit runs, other symbols, each led by

@@ -188,6 +188,24 @@ class pool_helpers:  # noqa: N801 (a context manager; not contextlib's: its impo
                 helper.result()  # started: it ends with the work it holds
 
 
+def document_ranges(docs: Sequence[Any], max_symbols: int) -> list[tuple[int, int, int]]:
+    """``(first, last, symbols)`` of consecutive runs of documents of about ``max_symbols``
+    symbols (a run ends with the document that reaches them); at least one.
+
+    >>> document_ranges(["ab", "c", "def"], 3)
+    [(0, 2, 3), (2, 3, 3)]
+    """
+    chunks, first, size = [], 0, 0
+    for d, doc in enumerate(docs):
+        size += len(doc) if hasattr(doc, "__len__") else 1
+        if size >= max_symbols:
+            chunks.append((first, d + 1, size))
+            first, size = d + 1, 0
+    if first < len(docs) or not chunks:
+        chunks.append((first, len(docs), size))
+    return chunks
+
+
 def run_in_order(function: Callable[[T], R], items: Sequence[T], workers: int) -> list[R]:
     """``[function(item) for item in items]`` on ``workers`` threads, the caller one of them
     (see the module's docstring); ``function`` should release the GIL for its heavy part.

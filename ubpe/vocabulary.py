@@ -25,12 +25,15 @@ import math
 from array import array
 from collections.abc import Sequence
 from itertools import accumulate, chain
-from typing import Any
 
 from ubpe_native._numpy import ID_DTYPE, np, numpy_types
 
 from ._lazy import BufferField, drop_views
 from .errors import ModelFormatError, UnknownTokenError
+
+TYPE_CHECKING = False  # (typing's, without importing typing: see ubpe.files)
+if TYPE_CHECKING:
+    from typing import Any
 
 #: numpy's dtype of ids (a name: numpy is imported when first used)
 NO_TOKEN = -1

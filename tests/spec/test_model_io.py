@@ -137,6 +137,37 @@ def test_format_version_is_written(cls, tmp_path):
     assert document["format_version"] == serialization.FORMAT_VERSION
 
 
+def test_written_and_respelled_files_read_alike(cls, tmp_path, monkeypatch):
+    """A file as ``save`` writes it (its body in the canonical spelling the checksum covers) is
+    checked by hashing its text; the same document spelled otherwise (an older writer's spaces
+    and key order, a newline added by an editor) is checked field by field: both read the same
+    model, and a changed body is refused on both paths."""
+    from ubpe.errors import ModelFormatError
+
+    tok = fit_text(cls, known_words=["abc"], break_tokens=" ")
+    path = tmp_path / "model.ubpe.json"
+    tok.save(path)
+    text = path.read_text(encoding="utf-8")
+    document = json.loads(text)
+    assert text.endswith(serialization._canonical(document["body"]) + "}")
+    respelled = {"indented": json.dumps(document, indent=1) + "\n",
+                 "old writer": json.dumps(document, ensure_ascii=False),
+                 "keys reordered": json.dumps({k: document[k] for k in reversed(list(document))})}
+    hashed = []
+    monkeypatch.setattr(serialization, "_written_body",
+                        lambda t, w, real=serialization._written_body: hashed.append(real(t, w)) or hashed[-1])
+    for spelling in [text, *respelled.values()]:
+        loaded = serialization.from_json(spelling)
+        assert loaded.vocabulary == tok.vocabulary and loaded.dumps() == tok.dumps()
+    assert [body is not None for body in hashed] == [True, False, False, False]
+    changed = text.replace('"n_tokens":', '"n_tokens": ', 1)  # the same body spelled otherwise: read
+    assert serialization.from_json(changed).vocabulary == tok.vocabulary and hashed[-1] is None
+    for corrupt in (text.replace('"weights":[', '"weights":[1.5,', 1),
+                    json.dumps(document | {"body": document["body"] | {"n_tokens": 7}})):
+        with pytest.raises(ModelFormatError, match="checksum does not match"):
+            serialization.from_json(corrupt)
+
+
 def test_bytelevel_save_and_generic_load(tmp_path):
     from ubpe import ByteLevelBPE
 

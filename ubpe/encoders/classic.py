@@ -14,7 +14,6 @@ from __future__ import annotations
 from array import array
 from collections.abc import Sequence
 from itertools import compress
-from typing import TYPE_CHECKING, Any
 
 from ubpe_native._numpy import np
 
@@ -25,7 +24,10 @@ from ..vocabulary import Vocabulary
 from ._base import Encoder, EncoderInfo, Encoding, all_weights, check_top_n, concatenate_best, flatten_parts
 from .encoding import EncodedBatch
 
+TYPE_CHECKING = False  # (typing's, without importing typing: see ubpe.files)
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..splitting import SplitBatch
 
 

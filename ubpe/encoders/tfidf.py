@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
 
 from ubpe_native._numpy import np, numpy_types
 
@@ -41,7 +40,10 @@ from ._base import (NBEST_BYTES_PER_CELL, Encoder, EncoderInfo, Encoding, add_le
                     check_nbest_memory, check_top_n, concatenate_best, flatten_parts, nbest_memory_budget)
 from .encoding import EncodedBatch
 
+TYPE_CHECKING = False  # (typing's, without importing typing: see ubpe.files)
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..splitting import SplitBatch
 
 

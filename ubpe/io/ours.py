@@ -28,18 +28,19 @@ tokenizers through the families' own constructors (``UBPEBase.restore``,
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from itertools import chain
-from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import InvalidParameterError, ModelFormatError
-from ..files import parse_json, read_text, unencodable, write_atomically
+from ..files import parse_json, read_text, sha256_hex, unencodable, write_atomically
 from .format import Format
 from .sniff import UBPE_FORMAT_NAME, ubpe as detect
 
+TYPE_CHECKING = False  # (typing's, without importing typing: see ubpe.files)
 if TYPE_CHECKING:
+    from typing import Any, Callable
+
     from ..vocabulary import Vocabulary
 
 #: The ``format`` field of our model files.
@@ -79,7 +80,9 @@ def to_json(tokenizer: Any) -> str:
 
 def from_json(text: str, *, what: str = "the model", variant: str | None = None) -> Any:
     """The tokenizer in ``text``; with ``variant``, it must be of that variant."""
-    body = unwrap_body(parse_json(text, what), what)
+    body = _written_body(text, what)
+    if body is None:
+        body = unwrap_body(parse_json(text, what), what)
     kind = body.get("variant")
     if variant is not None and kind != variant:
         raise ModelFormatError(f"{what} holds a {kind} model, not a {variant} one")
@@ -92,17 +95,46 @@ def from_json(text: str, *, what: str = "the model", variant: str | None = None)
 
 
 def checksum(body: dict) -> str:
-    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    import hashlib  # (here: a file of another format never needs it; see ubpe.tables_cache)
+    """The SHA-256 of ``body``'s canonical JSON (sorted keys, no spaces, not ASCII-escaped):
+    what the ``checksum`` field holds, however the body is spelled in the file."""
+    return sha256_hex(_canonical(body).encode("utf-8"))
 
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+def _canonical(body: dict) -> str:
+    import json  # (here: reading a file `wrap_body` wrote needs no json.dumps, and json compiles regexes)
+
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+# the envelope as `wrap_body` spells it, up to the checksum and from it to the body
+_HEAD = f'{{"format": "{FORMAT_NAME}", "format_version": {FORMAT_VERSION}, "checksum": "'
+_TO_BODY = '", "body": '
+_DIGITS = 64
 
 
 def wrap_body(body: dict) -> str:
-    return json.dumps(
-        {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, "checksum": checksum(body), "body": body},
-        ensure_ascii=False,
-    )
+    """Our model file's text for ``body``: the envelope, then the body in its canonical
+    spelling, so that a reader hashes the file's own text (`_written_body`) rather than
+    spelling the parsed body out again."""
+    canonical = _canonical(body)
+    return f"{_HEAD}{sha256_hex(canonical.encode('utf-8'))}{_TO_BODY}{canonical}}}"
+
+
+def _written_body(text: str, what: str) -> dict | None:
+    """The body of a file as `wrap_body` writes it, checked by hashing its text; ``None`` for
+    any other spelling (an older writer's, an edited file's, a corrupt one), which
+    `unwrap_body` then reads and checks field by field. The two agree: a body whose text hashes
+    to its checksum is the canonical spelling of the body the file holds, and the envelope
+    around it is the one that holds exactly that body (the text parsed alone must be one JSON
+    object, and nothing but the final brace follows it)."""
+    start = len(_HEAD) + _DIGITS + len(_TO_BODY)
+    if not (text.startswith(_HEAD) and text.startswith(_TO_BODY, start - len(_TO_BODY)) and text.endswith("}")):
+        return None
+    canonical = text[start:-1]
+    if sha256_hex(canonical.encode("utf-8")) != text[len(_HEAD):len(_HEAD) + _DIGITS]:
+        return None
+    body = parse_json(canonical, what)
+    return body if isinstance(body, dict) else None
 
 
 def unwrap_body(document: Any, what: str) -> dict:

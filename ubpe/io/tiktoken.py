@@ -47,7 +47,7 @@ from ubpe_native._numpy import np
 
 from ..text.presets import DEFAULT_PATTERN, PATTERNS
 from ..errors import IgnoredInputWarning, InvalidParameterError, ModelFormatError
-from ..files import write_atomically
+from ..files import sha256_hex, write_atomically
 from .format import Format
 from .sniff import tiktoken as detect
 
@@ -118,23 +118,6 @@ def read(
     ranks_of = parse_tiktoken(text, str(path))
     ranks_of.pop(b"", None)  # the empty token: never made by BPE (see the module docstring)
     return ByteLevelBPE.from_mergeable_ranks(ranks_of, pattern=pattern, special_tokens=special_tokens, unicode=UNICODE)
-
-
-def sha256_hex(data: bytes) -> str:
-    """SHA-256 of ``data`` in hex, by CPython's own module where it has one: `hashlib` loads
-    OpenSSL's libcrypto first, ~3 ms of a cold load (as `ubpe.tables_cache` does for BLAKE2).
-
-    >>> sha256_hex(b"abc")[:16]
-    'ba7816bf8f01cfea'
-    """
-    try:
-        from _sha2 import sha256  # (Python 3.12+)
-    except ImportError:
-        try:
-            from _sha256 import sha256  # (3.11)
-        except ImportError:  # (another Python)
-            from hashlib import sha256
-    return sha256(data).hexdigest()
 
 
 def pattern_of(data: bytes, path: str | os.PathLike = "<bytes>") -> str:

@@ -17,6 +17,7 @@ reference's fields only.
 >>> from ubpe import UBPE
 >>> tok = UBPE(alphabet="ab", n_tokens=4)
 >>> tok.fit(["abab", "abba"], quiet=True)
+>>> import json
 >>> text = dumps(tok)
 >>> detect(text.encode()), guess_variant(json.loads(text))
 (True, 'universal')
@@ -26,11 +27,9 @@ True
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import warnings
-from typing import TYPE_CHECKING, Any
 
 from ..errors import IgnoredInputWarning, InvalidParameterError, ModelFormatError, UBPEError
 from ..files import parse_json, read_text, write_atomically
@@ -38,7 +37,10 @@ from .format import Format
 from .sniff import UBPE030_FIELDS, ubpe030 as detect
 from .ours import BODIES, CLASSIC, UNIVERSAL, checksum
 
+TYPE_CHECKING = False  # (typing's, without importing typing: see ubpe.files)
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..vocabulary import Vocabulary
 
 
@@ -68,6 +70,8 @@ def dumps(tok: Any) -> str:
     """The model as ubpe 0.3.0's JSON (loadable by the reference's ``loads``)."""
     model = _fields(tok)
     model[EXTRA_KEY] = {"fields_checksum": checksum(_as_read(model)), "body": BODIES[tok.variant][0](tok)}
+    import json  # (here: reading a reference's file needs no json.dumps, and json compiles regexes)
+
     return json.dumps(model)
 
 
@@ -99,6 +103,8 @@ def _fields(tok: Any) -> dict[str, Any]:
 
 def _as_read(fields: dict) -> dict:
     """The reference's fields as a reader sees them (object keys become str)."""
+    import json
+
     return json.loads(json.dumps(fields))
 
 

@@ -18,9 +18,11 @@ its tuple, flattened for ``UBPE``, a pair for ``UBPEClassic``; ``forward``: the 
 
 from __future__ import annotations
 
-from typing import Any
-
 from .._hooks import file_formats
+
+TYPE_CHECKING = False  # (typing's, without importing typing: see ubpe.files)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Ubpe030Surface:

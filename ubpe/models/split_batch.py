@@ -16,13 +16,15 @@ that its random stream does not depend on how many there are.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidParameterError, SymbolTypeError
 from ..splitting import SplitMode, SplitPipeline
-from ..threads import check_n_threads, concat_in_order, default_threads, run_in_order
+from ..threads import check_n_threads, concat_in_order, default_threads, document_ranges, run_in_order
 
+TYPE_CHECKING = False  # (typing's, without importing typing: see ubpe.files)
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..encoders import Encoder
 
 __all__ = ["BATCH_CHUNK_SYMBOLS", "TextPath", "batch_chunks", "check_documents", "encode_batch", "text_path"]
@@ -35,8 +37,6 @@ BATCH_CHUNK_SYMBOLS = 32_768
 def batch_chunks(docs: Sequence[Any], symbols: int | None = None) -> list[tuple[int, int]]:
     """``(first, last)`` document ranges of about ``symbols`` (default
     :data:`BATCH_CHUNK_SYMBOLS`) symbols each; at least one range."""
-    from ..fit import document_ranges  # (the fit's module and kernels: a load and an encode need neither)
-
     return [(first, last) for first, last, _ in document_ranges(docs, symbols or BATCH_CHUNK_SYMBOLS)]
 
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
 
 from ubpe_native._numpy import np, numpy_types
 
@@ -38,7 +37,10 @@ from . import split_batch
 from .base import Tokenizer
 from .compat import Ubpe030Surface
 
+TYPE_CHECKING = False  # (typing's, without importing typing: see ubpe.files)
 if TYPE_CHECKING:  # the encoders (and their kernels) are imported by the methods that use them
+    from typing import Any, ClassVar
+
     from ..encoders import Encoder, Encoding
     from ..encoders.ambiguity import Ambiguity, Weights
     from ..encoders.encoding import EncodedBatch
