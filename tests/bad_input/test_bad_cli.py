@@ -12,6 +12,7 @@ line) and no traceback, and write no output file. To add a case, add a row to it
 from __future__ import annotations
 
 import io
+import re
 import shutil
 import sys
 from typing import NamedTuple
@@ -218,7 +219,10 @@ def workdir(m, tmp_path, monkeypatch):
     (tmp_path / "fake.npy").write_bytes(b"not numpy")
     text = (tmp_path / "universal.json").read_text()
     (tmp_path / "cut.json").write_text(text[: len(text) // 2])
-    (tmp_path / "corrupt.json").write_text(text.replace('"weights": [', '"weights": [1e9, ', 1).replace("1e9, ", "", 0))
+    # one more weight than tokens, the checksum left as it was (whichever spelling the writer used)
+    corrupt = re.sub(r'"weights": ?\[', '"weights":[1e9,', text, count=1)
+    assert corrupt != text, "the model file holds no weights to corrupt"
+    (tmp_path / "corrupt.json").write_text(corrupt)
     (tmp_path / "noise.bin").write_bytes(bytes(range(3, 250)) * 4)
     monkeypatch.chdir(tmp_path)
     return tmp_path
