@@ -153,9 +153,13 @@ def test_written_and_respelled_files_read_alike(cls, tmp_path, monkeypatch):
     respelled = {"indented": json.dumps(document, indent=1) + "\n",
                  "old writer": json.dumps(document, ensure_ascii=False),
                  "keys reordered": json.dumps({k: document[k] for k in reversed(list(document))})}
-    hashed = []
-    monkeypatch.setattr(serialization, "_written_body",
-                        lambda t, w, real=serialization._written_body: hashed.append(real(t, w)) or hashed[-1])
+    hashed, written_body = [], serialization._written_body
+
+    def recorded(text, what):  # what the hashing path gave for each read
+        hashed.append(written_body(text, what))
+        return hashed[-1]
+
+    monkeypatch.setattr(serialization, "_written_body", recorded)
     for spelling in [text, *respelled.values()]:
         loaded = serialization.from_json(spelling)
         assert loaded.vocabulary == tok.vocabulary and loaded.dumps() == tok.dumps()
