@@ -209,7 +209,7 @@ def _child(side: str, path: Path, pattern: str | None, calls: int, env: dict, fi
 #: that it did not have after ``import ubpe`` (the standard library's and numpy's included; not
 #: the entries Cython adds that no import finds, ``cython_runtime``).
 _PROBE = r"""
-import sys
+import sys, json  # (before the snapshot: the probe's own printing is not the load's)
 path, sentence, loads = sys.argv[1:4]
 import ubpe
 before = set(sys.modules)
@@ -219,7 +219,6 @@ if loads:  # the 0.3.0 API: UBPE.loads / UBPEClassic.loads
 else:
     tok = ubpe.load(path)
 tok.encode(sentence)
-import json
 new = set(sys.modules) - before
 print(json.dumps(sorted(name for name in new if (not name.startswith("_") or "." in name)
                         and getattr(sys.modules[name], "__spec__", None) is not None)))
@@ -295,7 +294,8 @@ def _files(work: Path, families: set[str]) -> list[tuple[str, str, Path, str | N
     if "tokenizer.json" in families:
         from hf_builders import BUILDERS, bert
 
-        for name in ("gpt2", "llama3", "qwen2", "falcon", "llama2", "trained-metaspace", "bert"):
+        # (the trained files: a researcher's own small vocabularies, 3,000 tokens, byte-level and Metaspace)
+        for name in ("gpt2", "llama3", "qwen2", "falcon", "llama2", "trained-bytelevel", "trained-metaspace", "bert"):
             path = work / f"{name}.json"
             (bert() if name == "bert" else BUILDERS[name]()).save(str(path))
             files.append(("tokenizer.json", name, path, "tokenizers", None, "ubpe"))

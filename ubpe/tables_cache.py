@@ -13,7 +13,7 @@ decides every class) and the source of the modules that build them and of the pe
 (``text/peer_classes.py``: a peer's entries are keyed by its name alone) - so an upgrade or an edit
 starts a new folder instead of reading stale tables. Each entry is one file named by a hash of
 its content key (the pattern, ...): a JSON header holding that key again and each array's
-dtype, shape and place, then the arrays' bytes, read at once into one buffer that the arrays
+dtype, shape and place, then the arrays' bytes, mapped copy-on-write as one buffer that the arrays
 view - numpy arrays (:func:`cached_arrays`), or memoryviews read without importing numpy
 (:func:`cached_buffers`: what a load that runs only the kernels needs); a file that does not
 load, or holds another key, is rebuilt and replaced. Writes go to a temporary file renamed
@@ -41,6 +41,7 @@ from .files import loads_json  # (json's C scanner: the json package compiles re
 
 TYPE_CHECKING = False  # (typing's, without importing typing: ~1.5 ms of a cold load)
 if TYPE_CHECKING:
+    from mmap import mmap
     from typing import Any
     from pathlib import Path
 
@@ -235,25 +236,34 @@ def _entry_path(folder: str, kind: str, key: str) -> str:
     return os.path.join(folder, f"{kind}-{hasher(key.encode('utf-8', 'surrogatepass'), 12).hexdigest()}{SUFFIX}")
 
 
-def _read(path: str | os.PathLike, key: str) -> tuple[bytearray, dict[str, tuple[str, tuple[int, ...], int, int]]] | None:
+def _read(path: str | os.PathLike, key: str) -> tuple[mmap, dict[str, tuple[str, tuple[int, ...], int, int]]] | None:
     """The buffer of an intact entry holding ``key`` and its arrays' ``(dtype, shape, count,
-    offset)``, else None (missing, truncated, corrupt, another key: the caller rebuilds it)."""
+    offset)``, else None (missing, truncated, corrupt, another key: the caller rebuilds it).
+
+    The buffer maps the file copy-on-write (``ACCESS_COPY``: writable and private, as a copy
+    read into memory was): a table's pages are read when the kernels first touch them, so a
+    process that encodes a sentence reads a page or two of the 2.2 MB code point classes, not
+    all of them (reading the whole was ~1.5 ms of a first ``encode``). Entries are only ever
+    replaced by renaming a new file into place (`_write`), never rewritten, so a mapped entry
+    keeps its content whatever later processes write."""
+    import mmap  # (~0.3 ms, where reading the code point classes into memory took ~1.5)
+
     try:
         with open(path, "rb") as handle:
-            data = bytearray(os.fstat(handle.fileno()).st_size)
-            if handle.readinto(data) != len(data):
-                return None
-    except (OSError, ValueError):  # missing, a folder in the way, unreadable
+            if os.fstat(handle.fileno()).st_size < len(_MAGIC) + 4:
+                return None  # (an empty file cannot be mapped)
+            data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_COPY)
+    except (OSError, ValueError):  # missing, a folder in the way, unreadable, emptied meanwhile
         return None
     layout = _layout(data, key)
     return None if layout is None else (data, layout)
 
 
-def _layout(data: bytearray, key: str) -> dict[str, tuple[str, tuple[int, ...], int, int]] | None:
+def _layout(data: bytes | bytearray | mmap, key: str) -> dict[str, tuple[str, tuple[int, ...], int, int]] | None:
     """Each array's ``(dtype, shape, count, offset)`` in an entry's bytes, if its header is
     intact, holds ``key`` and places every array inside the file; else None."""
     start = len(_MAGIC) + 4
-    if len(data) < start or not data.startswith(_MAGIC):
+    if len(data) < start or data[:len(_MAGIC)] != _MAGIC:
         return None
     size = int.from_bytes(data[len(_MAGIC):start], "little")
     if size > _MAX_HEADER or start + size > len(data):

@@ -41,5 +41,9 @@ cdef tuple nbest_arrays(const id_t* tokens, const int64_t* token_offsets, const 
 # A list whose item t is the int t for every t < n (shared by all lists built here).
 cdef list id_table(Py_ssize_t n)
 
+# id_table for a call about to hand out n_out ids below limit: grown only as far as the ids
+# handed out so far warrant (a process's first short encode makes a few ints, not the table).
+cdef list id_table_for(Py_ssize_t limit, Py_ssize_t n_out)
+
 # tokens[:n] as a new list of ints, those below len(ids) taken from ids = id_table(...).
 cdef list id_list(list ids, const id_t* tokens, Py_ssize_t n)

@@ -55,6 +55,8 @@ cdef extern from "Python.h":
 # by a longer one when a larger id comes, so a reader's reference stays valid; made when first
 # asked for, as long as asked (65,536 ints at import were 1.6 ms of every load).
 cdef list _ids = []
+# The ids handed out through `id_table_for` in this process (what its growth is paid by).
+cdef Py_ssize_t _handed_out = 0
 # Ids are int32 and never negative: every id is below this.
 cdef int64_t ID_LIMIT = 0x7FFFFFFF
 # The largest table the ``def`` entries here ask for (2M ints, about 70 MB): a larger id in
@@ -68,6 +70,19 @@ cdef list id_table(Py_ssize_t n):
     if n > len(_ids):
         _ids = list(range(max(n, 2 * len(_ids))))
     return _ids
+
+
+cdef list id_table_for(Py_ssize_t limit, Py_ssize_t n_out):
+    """:func:`id_table` for a call about to hand out ``n_out`` ids below ``limit``, grown to at
+    most twice the ids handed out through here so far (``_handed_out``): the table's ints are
+    paid for by the lists that take them. A process's first short ``encode`` makes a few ints
+    where ``id_table(65536)`` made 65,536 (~1.5-2 ms of its first call); a run of calls reaches
+    the whole table once it has handed out half as many ids. (An id past the table gets a new
+    int in :func:`id_list`: the same values.)"""
+    global _handed_out
+    _handed_out += n_out
+    cdef Py_ssize_t wanted = min(limit, 2 * _handed_out)
+    return id_table(wanted) if wanted > len(_ids) else _ids
 
 
 def walk(const int64_t[::1] candidate_offsets not None, const int64_t[::1] token_offsets not None,

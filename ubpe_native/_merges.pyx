@@ -46,7 +46,7 @@ from cpython.unicode cimport PyUnicode_AsUTF8AndSize, PyUnicode_AsUTF8String, Py
 
 from ubpe_native._numpy import np
 
-from ubpe_native._combine cimport id_list, id_table
+from ubpe_native._combine cimport id_list, id_table_for
 from ubpe_native._checks cimport as_array, build_once, check_ids, check_offsets
 from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._merge_core cimport (MAX_RANK, MergeHooks, MergeScratch, MergeWord, ScratchPool, WordCache,
@@ -72,7 +72,8 @@ cdef size_t CACHE_LIMIT = 1 << 18
 # Longer words (a whole sentencepiece-style text, say) are not cached.
 cdef Py_ssize_t CACHE_MAX_WORD = 256
 # id lists take the int objects of ids below this from one table shared by the kernels
-# (_combine.id_table: 65,536 ints, ~2 MB, made once); a larger id gets a new int.
+# (_combine.id_table_for: up to 65,536 ints, ~2 MB, grown as ids are handed out); a larger id
+# gets a new int.
 cdef Py_ssize_t ID_TABLE = 1 << 16
 # code points, the size of a ``flagged`` table (as in _pretokenize)
 cdef Py_ssize_t N_CODE_POINTS = 0x110000
@@ -106,7 +107,7 @@ def id_lists(ids, offsets):
     cdef const int64_t[::1] cuts = as_array(offsets, np.int64, "offsets")
     check_offsets(cuts, flat.shape[0], "offsets")
     cdef Py_ssize_t n_docs = cuts.shape[0] - 1, d
-    cdef list ints = id_table(ID_TABLE)
+    cdef list ints = id_table_for(ID_TABLE, flat.shape[0])
     cdef const id_t* data = &flat[0] if flat.shape[0] else NULL
     out = PyList_New(n_docs)
     for d in range(n_docs):
@@ -449,7 +450,10 @@ cdef class PairMerges:
                 with nogil:
                     self._encode_texts(s, starts, 1, classes, pattern, single_digits, prefix_space, flagged_table,
                                        &skip, scratch.out, offsets, &status, scratch, pretokenizer)
-            ids = None if status == DOC_FLAGGED else id_list(id_table(ID_TABLE), scratch.out.data(), scratch.out.size())
+            if status == DOC_FLAGGED:
+                ids = None
+            else:
+                ids = id_list(id_table_for(ID_TABLE, scratch.out.size()), scratch.out.data(), scratch.out.size())
         finally:
             scratch.release_large()
             self.scratches.give(scratch)

@@ -36,7 +36,7 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_AsUTF8String
 
 from ubpe_native._checks cimport as_array, as_buffer, build_once, check_ids, check_offsets
-from ubpe_native._combine cimport id_list, id_table
+from ubpe_native._combine cimport id_list, id_table_for
 from ubpe_native._flat_map cimport FlatMap
 from ubpe_native._merge_core cimport (MAX_RANK, MergeHooks, MergeScratch, MergeWord, ScratchPool, cache_find,
                                       cache_store, merge_word, rule_add)
@@ -479,7 +479,7 @@ cdef class MergeTable:
         return n_out
 
 
-#: the ids returned as shared int objects (``_combine.id_table``) up to this one; larger ones are new ints
+#: the ids returned as shared int objects (``_combine.id_table_for``) up to this one; larger ones are new ints
 cdef Py_ssize_t ID_TABLE_SIZE = 1 << 21
 
 
@@ -549,4 +549,4 @@ cdef class TextEncoder:
                         tokens[i] = self.ids[tokens[i]]
         finally:
             self.table.scratches.give(scratch)
-        return id_list(id_table(min(self.id_limit, ID_TABLE_SIZE)), tokens.data(), n_out)
+        return id_list(id_table_for(min(self.id_limit, ID_TABLE_SIZE), n_out), tokens.data(), n_out)

@@ -64,6 +64,26 @@ def test_an_entry_is_built_once_and_read_back_equal(cache):
     assert not list(cache.rglob("*.tmp"))  # the temporary file was renamed into place
 
 
+def test_an_entry_read_back_is_private_and_outlives_its_file_being_replaced(cache):
+    """Entries are mapped copy-on-write: the arrays read back can be written as a copy in
+    memory could (the file and later reads keep the table), and a holder keeps what it read
+    when a later process replaces the entry (by renaming a new file into place, as `_write`
+    does) or removes it."""
+    tables_cache.cached_arrays("kind", "key", Builder())
+    held = tables_cache.cached_arrays("kind", "key", Builder())
+    view = tables_cache.cached_buffers("kind", "key", Builder())["table"]
+    assert held["table"].flags.writeable
+    held["table"][:] = 99
+    assert tables_cache.cached_arrays("kind", "key", Builder())["table"].tolist() == list(range(7))
+    assert view.tolist() == list(range(7))  # (another mapping of the same file)
+    (entry,) = _entries(cache)
+    tables_cache._write(entry, "key", {"table": np.arange(7, dtype=np.uint16)[::-1].copy(), "flag": np.array(True)})
+    assert view.tolist() == list(range(7))
+    assert tables_cache.cached_arrays("kind", "key", Builder())["table"].tolist() == list(range(6, -1, -1))
+    entry.unlink()
+    assert view.tolist() == list(range(7))
+
+
 def test_keys_and_kinds_do_not_collide(cache):
     small, large = Builder(3), Builder(5)
     assert len(tables_cache.cached_arrays("kind", "a", small)["table"]) == 3

@@ -57,8 +57,9 @@ if TYPE_CHECKING:
     from typing import Any
     from ..text.precompiled import Precompiled
     from ..models.composed import ComposedTokenizer
-    from ..models.hf import HFByteLevelBPE, HFEndOfWordBPE
+    from ..models.hf import HFByteLevelBPE
     from ..models.hf_char import HFCharBPE
+    from ..models.hf_clip import HFEndOfWordBPE
     from ..models.wordpiece import HFWordPiece
 from ..text.hf_pipeline import BEHAVIORS, UNICODE, AddedToken, AddedTokens, PreTokenizer, normalize
 from ..errors import ModelFormatError
@@ -480,21 +481,24 @@ class _Reader:
         unk = unk if isinstance(unk, str) else None
         common = dict(unk=unk, ignore_merges=bool(model.get("ignore_merges", False)), name="tokenizer.json",
                       where=self.where)
-        if word_end is not None or pre.byte_level:  # (a WordPiece or character model's load imports no byte-level model)
-            from ..models.hf import HFByteLevelBPE, HFEndOfWordBPE
-        else:
-            from ..models.hf_char import HFCharBPE
+        # (each family's module imported here: a load imports no other family's models)
         if word_end is not None:
             if not pre.byte_level or common["ignore_merges"]:
                 raise self.fail("BPE `end_of_word_suffix` is supported on byte-level models without "
                                 "`ignore_merges` (CLIP's); this model is " + (
                                     "character-level" if not pre.byte_level else "ignore_merges"))
+            from ..models.hf_clip import HFEndOfWordBPE
+
             return HFEndOfWordBPE(vocab, merges, pipeline, suffix=word_end, unk=unk, name=common["name"],
                                   where=self.where)
         if pre.byte_level:
-            if model.get("byte_fallback") and word_end is None:
+            from ..models.hf import HFByteLevelBPE
+
+            if model.get("byte_fallback"):
                 self.check_byte_level_fallback(vocab)
             return HFByteLevelBPE(vocab, merges, pipeline, fuse_unk=bool(model.get("fuse_unk", False)), **common)
+        from ..models.hf_char import HFCharBPE
+
         return HFCharBPE(vocab, merges, pipeline, fuse_unk=bool(model.get("fuse_unk", False)),
                          byte_fallback=bool(model.get("byte_fallback", False)), **common)
 

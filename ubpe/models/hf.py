@@ -11,8 +11,10 @@ the usual pipeline (Llama 2's, ``Metaspace``) runs it all in C
 (`HFCharBPE._build_native_pipeline`), whatever its byte fallback and unknown token. Added tokens are always
 cut out of the text, special or not, as ``Tokenizer.encode`` does (``parse_special`` is
 accepted and has no effect); ``decode`` skips special tokens as HF's ``decode`` does by default.
-:class:`HFCharBPE` lives in :mod:`ubpe.models.hf_char` (named here too), so that a character
-model's load imports none of the byte-level models.
+:class:`HFCharBPE` lives in :mod:`ubpe.models.hf_char` and :class:`HFEndOfWordBPE` (CLIP's
+``</w>``) in :mod:`ubpe.models.hf_clip`, both named here too and imported when first asked
+for: a character model's load imports none of the byte-level models, a byte-level model's
+neither the character models' kernels nor CLIP's.
 
 >>> from ubpe.text.hf_pipeline import AddedTokens, PreTokenizer
 >>> vocab = {"a": 0, "b": 1, "Ġ": 2, "ab": 3, "Ġab": 4}
@@ -39,11 +41,9 @@ from ubpe_native._vocab import vocab_ids
 
 from .chunks import cuttable_unless
 from ..text.hf_pipeline import BYTE_LEVEL_REGEX, UNICODE, PreTokenizer, chars_bytes
-from .clip import EndOfWordBPE, unit_texts
-from .ranked_bpe import BYTE_TO_CHAR, CHAR_TO_BYTE, ImportedBPE, Scan, byte_level_words, whole_words
-from .imported import NORMAL, ImportedTokenizer
+from .ranked_bpe import BYTE_TO_CHAR, ImportedBPE, Scan, byte_level_words, whole_words
 from ..text.patterns import NATIVE_PATTERNS, PATTERNS, native_pattern_id
-from .hf_char import HFCharBPE, _pre_tokenization, _program_scan, _ProgramBatch
+from .hf_program import _pre_tokenization, _program_scan
 from .hf_base import (QWEN2_REGEX, SCANNED_REGEXES, HFPipeline, HFPipelineMixin, JsonMerges, _MAX_ID, _merge_rules,
                       _Segment, _texts_and_types)
 
@@ -187,68 +187,14 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
         return info
 
 
-class HFEndOfWordBPE(HFPipelineMixin, _ProgramBatch, EndOfWordBPE, ImportedTokenizer):
-    """An HF byte-level BPE ``tokenizer.json`` whose model marks the end of a word
-    (``end_of_word_suffix``, CLIP's ``</w>``): the last character of every pre-token is looked
-    up with the suffix (HF's ``BPE::merge_word``), so it is a symbol of its own; merges are
-    pair-ranked as in :class:`HFByteLevelBPE` (`ubpe.models.clip.EndOfWordBPE`). A character
-    that is no token (with or without the suffix) becomes the unknown token, or nothing."""
+def __getattr__(name: str) -> type:
+    """:class:`HFCharBPE` and :class:`HFEndOfWordBPE`, from their modules when first asked for."""
+    if name == "HFCharBPE":
+        from .hf_char import HFCharBPE
 
-    variant = "hf:bytelevel-suffix"
-    symbol_unit = "byte"
+        return HFCharBPE
+    if name == "HFEndOfWordBPE":
+        from .hf_clip import HFEndOfWordBPE
 
-    def __init__(self, vocab: dict[str, int], merges: Sequence[tuple[str, str]], pipeline: HFPipeline, *,
-                 suffix: str, unk: str | None = None, name: str = "", where: str = "<tokenizer.json>"):
-        texts, types, _ = _texts_and_types(vocab, pipeline, unk, False)
-        unk_id = vocab.get(unk) if unk else None
-        self._init_common(texts, types, {"unk": unk_id}, None, name, where)
-        self._setup_pipeline(pipeline)
-        self.pre = "hf"
-        self.pretokenizer = pipeline.pre
-        self.suffix = suffix
-        self.n_merges = len(merges)
-        left, right, result, rank = _merge_rules(vocab, merges, where)
-        self._setup_merges(np.stack([left, right, result, rank]).T.astype(np.int64),
-                           [vocab.get(text) for text in unit_texts(suffix)], unk_id)
-        self._raw = [self._stands_for(text, kind) for text, kind in zip(texts, types.tolist())]
-        self._scanner, self._python_reason = _program_scan(pipeline.pre.native(end_of_word=True))
-
-    def _stands_for(self, text: str, kind: int) -> bytes:
-        """A token's bytes: its byte characters' (the suffix read as a space), or an added or
-        odd token's text."""
-        core, end = (text[: -len(self.suffix)], b" ") if text.endswith(self.suffix) else (text, b"")
-        if kind != NORMAL or not all(c in CHAR_TO_BYTE for c in core):
-            return text.encode("utf-8", "surrogatepass")
-        return chars_bytes(core) + end
-
-    def _words(self, segment: _Segment) -> list[bytes]:
-        pre = self.pipeline.pre
-        if pre.steps[-1][0] == "byte_level":  # spelled as text: their UTF-8 bytes are the units
-            return [w.encode("utf-8", "surrogatepass") for w in pre.words(segment.text, segment.first, False)]
-        return [chars_bytes(w) for w in pre.words(segment.text, segment.first)]
-
-    def _encode_segment(self, segment: _Segment) -> list[int]:
-        if self._scanner is None:
-            return self._merge_words(self._words(segment))
-        return self._scanned_ids(segment)
-
-    # ImportedBPE's batch: chunks of documents, pre-tokenized by the program and merged in one
-    # kernel call each without the GIL (its units are the end-of-word units the program
-    # writes); documents holding added tokens go through encode. Without a program: one by one.
-    _batch_runs = ImportedBPE._batch_runs
-
-    def _parts(self, segment: _Segment) -> list[np.ndarray]:
-        return self._word_parts(self._words(segment))
-
-    def decode_bytes(self, ids) -> bytes:
-        """What the ids stand for: a token's bytes, the suffix read as a space (``decode`` is
-        HF's decoder, which keeps it)."""
-        return b"".join(self._raw[i] for i in self._check_ids(ids))
-
-    def describe(self) -> dict[str, Any]:
-        info = super().describe()
-        info.update(self._hf_description(), end_of_word_suffix=self.suffix, n_merges=self.n_merges,
-                    pre_tokenization=_pre_tokenization(self._scanner, self._python_reason))
-        return info
-
-
+        return HFEndOfWordBPE
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -32,6 +32,7 @@ from ..text.literals import escape
 from .hf_base import HFPipeline, HFPipelineMixin, _merge_rules, _merge_scores, _Segment, _texts_and_types
 from .imported import CONTROL, BatchRuns
 from .char_model import SPACE, CharModel, blob_offsets
+from .hf_program import _ProgramBatch, _imported_bpe, _pre_tokenization, _program_scan
 
 TYPE_CHECKING = False  # (typing's, without importing typing: ~1.5 ms of a cold load)
 if TYPE_CHECKING:
@@ -45,55 +46,6 @@ __all__ = ["HFCharBPE"]
 
 #: what the word path (`HFCharBPE._build_word_path`) sets, made when first needed beside a C pipeline
 _WORD_PATH = ("_kernel", "_scanner", "_python_reason")
-
-
-def _program_scan(found: tuple) -> tuple[Scan | None, str | None]:
-    """``(scan, reason)`` of `PreTokenizer.native`'s ``(program, reason)``: the program as the
-    kernel's `Scan`, or None and why Python splits."""
-    program, reason = found
-    if program is None:
-        return None, reason
-    from .scan import Scan
-
-    return Scan(0, program=program), None
-
-
-def _pre_tokenization(scan: Scan | None, reason: str | None) -> str:
-    """What ``describe()`` says about who splits the text: the kernel's scanner, the kernel's
-    program of HF's steps (both without the GIL), or HF's steps in Python (and why)."""
-    if scan is None:
-        return f"python ({reason})"
-    return "native program" if scan.program is not None else "native scanner"
-
-
-@functools.lru_cache(maxsize=1)
-def _imported_bpe() -> type:
-    """`ubpe.models.ranked_bpe.ImportedBPE`, imported when a batch or the word path first needs
-    its kernel calls (a load of a character model does not)."""
-    from .ranked_bpe import ImportedBPE
-
-    return ImportedBPE
-
-
-class _ProgramBatch:
-    """What ImportedBPE's chunked batch asks of a model whose ``_scanner`` holds only a program
-    of the pre-tokenizer's steps (`PreTokenizer.native`): its kernel call (ImportedBPE's), no
-    long documents cut."""
-
-    def _scan_encode(self, data: bytes, lengths: Any, skip: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
-        return _imported_bpe()._scan_encode(self, data, lengths, skip)
-
-    def _scan_ids(self, text: str) -> list[int]:
-        return self._text_ids(self._scanner)(text)
-
-    def _text_ids(self, scan: Scan) -> Any:
-        return _imported_bpe()._text_ids(self, scan)
-
-    def _passes(self, compile: bool = True) -> None:
-        return None  # llama.cpp's lists of regexes are GGUF's (`ImportedBPE._passes`)
-
-    def _cuttable(self, parse_special: bool) -> None:
-        return None  # a cut between two of the program's words is not proven
 
 
 def _is_space(pattern: regex.Pattern) -> bool:
