@@ -219,8 +219,12 @@ class Vocabulary:
         """A vocabulary from the recursive mapping alone (pieces are expanded from it); merges
         given as pairs (a list of 2-tuples: a 0.3.0 model's load) take no numpy."""
         if not isinstance(merges, numpy_types("ndarray")):
-            pairs = [tuple(pair) if isinstance(pair, (list, tuple)) else pair for pair in merges]
-            if all(type(pair) is tuple and len(pair) == 2 for pair in pairs):
+            if type(merges) is list and set(map(type, merges)) == {tuple} and set(map(len, merges)) == {2}:
+                pairs, all_pairs = merges, True  # (the usual: 2-tuples already, looked at in C loops)
+            else:
+                pairs = [tuple(pair) if isinstance(pair, (list, tuple)) else pair for pair in merges]
+                all_pairs = all(type(pair) is tuple and len(pair) == 2 for pair in pairs)
+            if all_pairs:
                 _check_id_range(_offsets_and_symbols(pairs, "a merge")[1], "a merge")
                 return cls._of_pairs(n_base, pairs, weights, ranks)
         return cls._of_pairs(n_base, _id_array(merges, "a merge").reshape(-1, 2).tolist(), weights, ranks)

@@ -165,9 +165,10 @@ def test_a_small_files_load_and_one_shot_cli_import_no_standard_module_they_do_n
         builder = {"bert": bert, "metaspace": BUILDERS["trained-metaspace"], "bytelevel": BUILDERS["trained-bytelevel"]}
         builder[kind]().save(str(path))
     ubpe.load(path).encode("warm")  # the machine's cache filled: a later process reads it
-    load = f"import ubpe\nubpe.load({str(path)!r}).encode('The quick brown fox')"
+    sentence = "The quick brown fox, and naïve café owners"  # (not ASCII: the lone surrogates' check runs)
+    load = f"import ubpe\nubpe.load({str(path)!r}).encode({sentence!r})"
     cli = ("import runpy\n"
-           f"sys.argv = ['ubpe', 'encode', {str(path)!r}, '--text', 'The quick brown fox']\n"
+           f"sys.argv = ['ubpe', 'encode', {str(path)!r}, '--text', {sentence!r}]\n"
            "runpy.run_module('ubpe', run_name='__main__', alter_sys=True)")
     for run in (load, cli):
         code = _SPY.format(watch=set(_NOT_ON_A_LOADS_PATH), run=run)

@@ -97,7 +97,12 @@ def from_json(text: str, *, what: str = "the model", variant: str | None = None)
 def checksum(body: dict) -> str:
     """The SHA-256 of ``body``'s canonical JSON (sorted keys, no spaces, not ASCII-escaped):
     what the ``checksum`` field holds, however the body is spelled in the file."""
-    return sha256_hex(_canonical(body).encode("utf-8"))
+    return _digest(_canonical(body))
+
+
+def _digest(text: str) -> str:
+    """The SHA-256 of ``text``'s UTF-8, in hex: a checksum of a canonical body."""
+    return sha256_hex(text.encode("utf-8"))
 
 
 def _canonical(body: dict) -> str:
@@ -110,6 +115,9 @@ def _canonical(body: dict) -> str:
 _HEAD = f'{{"format": "{FORMAT_NAME}", "format_version": {FORMAT_VERSION}, "checksum": "'
 _TO_BODY = '", "body": '
 _DIGITS = 64
+# where the checksum ends and the body starts in a file `wrap_body` wrote
+_CHECKSUM_END = len(_HEAD) + _DIGITS
+_BODY_START = _CHECKSUM_END + len(_TO_BODY)
 
 
 def wrap_body(body: dict) -> str:
@@ -117,7 +125,7 @@ def wrap_body(body: dict) -> str:
     spelling, so that a reader hashes the file's own text (`_written_body`) rather than
     spelling the parsed body out again."""
     canonical = _canonical(body)
-    return f"{_HEAD}{sha256_hex(canonical.encode('utf-8'))}{_TO_BODY}{canonical}}}"
+    return f"{_HEAD}{_digest(canonical)}{_TO_BODY}{canonical}}}"
 
 
 def _written_body(text: str, what: str) -> dict | None:
@@ -127,11 +135,10 @@ def _written_body(text: str, what: str) -> dict | None:
     to its checksum is the canonical spelling of the body the file holds, and the envelope
     around it is the one that holds exactly that body (the text parsed alone must be one JSON
     object, and nothing but the final brace follows it)."""
-    start = len(_HEAD) + _DIGITS + len(_TO_BODY)
-    if not (text.startswith(_HEAD) and text.startswith(_TO_BODY, start - len(_TO_BODY)) and text.endswith("}")):
+    if not (text.startswith(_HEAD) and text.startswith(_TO_BODY, _CHECKSUM_END) and text.endswith("}")):
         return None
-    canonical = text[start:-1]
-    if sha256_hex(canonical.encode("utf-8")) != text[len(_HEAD):len(_HEAD) + _DIGITS]:
+    canonical = text[_BODY_START:-1]
+    if _digest(canonical) != text[len(_HEAD):_CHECKSUM_END]:
         return None
     body = parse_json(canonical, what)
     return body if isinstance(body, dict) else None

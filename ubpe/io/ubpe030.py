@@ -27,7 +27,9 @@ True
 
 from __future__ import annotations
 
+import itertools
 import math
+import operator
 import os
 import warnings
 
@@ -217,8 +219,11 @@ def guess_variant(model: dict) -> str:
     n_base = sum(sizes)
     mapper = model.get("mapper")
     values = list(mapper.values()) if isinstance(mapper, dict) else []
-    if values and all(isinstance(v, list) and len(v) == 2 for v in values):
-        if any(isinstance(x, int) and x >= n_base for v in values for x in v):
+    if values and set(map(type, values)) == {list} and set(map(len, values)) == {2}:
+        flat = list(itertools.chain.from_iterable(values))
+        if set(map(type, flat)) == {int}:  # (the usual file, looked at in C loops)
+            return CLASSIC if max(flat) >= n_base else UNIVERSAL
+        if any(isinstance(x, int) and x >= n_base for x in flat):
             return CLASSIC
     return UNIVERSAL
 
@@ -226,6 +231,17 @@ def guess_variant(model: dict) -> str:
 def _vocabulary(mapper: dict, weights: dict, n_base: int, *, classic: bool) -> Vocabulary:
     from ..vocabulary import Vocabulary
 
+    usual = _usual_entries(mapper, weights, n_base, classic)
+    seqs, token_weights = usual if usual is not None else _checked_entries(mapper, weights, n_base, classic)
+    if classic:
+        return Vocabulary.from_pairs(n_base, seqs, token_weights)  # (pairs: no numpy)
+    return Vocabulary.from_pieces(n_base, seqs, token_weights)
+
+
+def _checked_entries(mapper: dict, weights: dict, n_base: int, classic: bool) -> tuple[list, list]:
+    """``(sequences, weights)`` of the tokens in id order, each field checked one by one (any
+    file: :func:`_usual_entries` reads the usual one faster), or ModelFormatError naming
+    what is wrong."""
     try:
         entries = sorted((int(k), tuple(map(int, v))) for k, v in mapper.items())
         weight_of = {int(k): float(v) for k, v in weights.items()}
@@ -245,11 +261,46 @@ def _vocabulary(mapper: dict, weights: dict, n_base: int, *, classic: bool) -> V
         if not seq or min(seq) < 0 or max(seq) >= limit or token in seq:
             raise ModelFormatError(f"the model's `mapper`: token {token} maps to {list(seq)[:8]}, not to "
                                    f"{'a pair of other ids' if classic else 'base ids'} below {limit}")
+    if classic and any(len(s) != 2 for s in seqs):
+        raise ModelFormatError("a classic model maps every token to a pair")
+    return seqs, token_weights
+
+
+def _usual_entries(mapper: dict, weights: dict, n_base: int, classic: bool) -> tuple[list, list] | None:
+    """``(sequences, weights)`` of the usual file, the tokens in id order from ``n_base``, each
+    a list of ints (a pair for a classic model, base ids for a universal one), the weights
+    finite numbers under the same keys in the same order: what :func:`_checked_entries` checks, in
+    C loops (``map``, ``min``, ``max``) rather than a Python frame per token. None for any
+    other file, which :func:`_checked_entries` reads and names the fault of.
+
+    >>> _usual_entries({"3": [0, 1], "4": [3, 2]}, {"3": 1, "4": 0.5}, 3, True)
+    ([(0, 1), (3, 2)], [1.0, 0.5])
+    >>> _usual_entries({"4": [3, 2], "3": [0, 1]}, {"3": 1, "4": 0.5}, 3, True) is None  # (not in order)
+    True
+    """
+    try:
+        ids = list(map(int, mapper))
+        if ids != list(range(n_base, n_base + len(ids))) or list(map(int, weights)) != ids:
+            return None
+        token_weights = list(map(float, weights.values()))
+    except (TypeError, ValueError, OverflowError):
+        return None
+    values = list(mapper.values())
+    if not values or set(map(type, values)) != {list} or not all(map(math.isfinite, token_weights)):
+        return None
+    flat = list(itertools.chain.from_iterable(values))
+    if set(map(type, flat)) != {int} or min(flat) < 0:
+        return None
     if classic:
-        if any(len(s) != 2 for s in seqs):
-            raise ModelFormatError("a classic model maps every token to a pair")
-        return Vocabulary.from_pairs(n_base, seqs, token_weights)  # (pairs: no numpy)
-    return Vocabulary.from_pieces(n_base, seqs, token_weights)
+        if set(map(len, values)) != {2} or max(flat) >= n_base + len(ids):
+            return None
+        lefts, rights = flat[0::2], flat[1::2]
+        if any(map(operator.eq, lefts, ids)) or any(map(operator.eq, rights, ids)):
+            return None  # (a token made of itself)
+        return list(zip(lefts, rights)), token_weights
+    if 0 in map(len, values) or max(flat) >= n_base:
+        return None
+    return list(map(tuple, values)), token_weights
 
 
 def _typed_tokens(values: Any, token_type: type) -> list[Any] | None:
