@@ -47,6 +47,10 @@ from .hf_program import _pre_tokenization, _program_scan
 from .hf_base import (QWEN2_REGEX, SCANNED_REGEXES, HFPipeline, HFPipelineMixin, JsonMerges, _MAX_ID, _merge_rules,
                       _Segment, _texts_and_types)
 
+#: the added tokens (at most) that `HFByteLevelBPE.encode` looks for one by one in a text that
+#: holds a first character of one, before its general path
+_FEW_ADDED = 16
+
 TYPE_CHECKING = False  # (typing's, without importing typing: ~1.5 ms of a cold load)
 if TYPE_CHECKING:
     from typing import Any
@@ -94,20 +98,24 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
             pack_units([bytes([b]) for b in range(256)]), array("i", units), array("i", [-1]) * 256,
             False, *whole, fuse_id=-1 if unk_id is None else unk_id)
         self._scanner, self._python_reason = self._fast_path(pipeline.pre)
-        # `encode`'s one kernel call: a text holding none of the added tokens' first characters
-        # (as matched: the normalized ones normalized) is one segment, the scanner's, when
-        # there is no normalizer or only Unicode normal forms and the text is ASCII (its
-        # normal forms are itself)
+        # `encode`'s one kernel call: a text holding none of the added tokens (as matched: the
+        # normalized ones normalized) is one segment, the scanner's, when there is no
+        # normalizer or only Unicode normal forms and the text is ASCII (its normal forms are
+        # itself). Looked for by their first characters, then, where one of those occurs (a
+        # token starting with a space, say), by their texts when they are few
         self._quick_ascii = bool(pipeline.normalizer)
-        spelled = [pipeline.added.spelling(t) for t in pipeline.added.tokens]
+        spelled = [text for text in map(pipeline.added.spelling, pipeline.added.tokens) if text]
         self._quick = None if self._scanner is None or any(step[0] != "unicode" for step in pipeline.normalizer) \
-            else frozenset(text[0] for text in spelled if text)
+            else frozenset(text[0] for text in spelled)
+        self._quick_texts = tuple(spelled) if len(spelled) <= _FEW_ADDED else None
 
     def encode(self, doc: str, *, add_special: bool = False, parse_special: bool = False) -> list[int]:
         """HF's ``Tokenizer.encode(doc, add_special_tokens=add_special).ids``."""
         quick = self._quick
         if (quick is not None and type(doc) is str and doc and not add_special
-                and (not self._quick_ascii or doc.isascii()) and quick.isdisjoint(doc)):
+                and (not self._quick_ascii or doc.isascii())
+                and (quick.isdisjoint(doc) or (self._quick_texts is not None
+                                               and not any(map(doc.__contains__, self._quick_texts))))):
             try:  # (`_scan_ids`, without its frames)
                 return self._text_ids(self._scanner)(doc)
             except UnicodeEncodeError:  # a lone surrogate: the general path names it
