@@ -44,8 +44,7 @@ from ..text.hf_pipeline import BYTE_LEVEL_REGEX, UNICODE, PreTokenizer, chars_by
 from .ranked_bpe import BYTE_TO_CHAR, ImportedBPE, Scan, byte_level_words, whole_words
 from ..text.patterns import NATIVE_PATTERNS, PATTERNS, native_pattern_id
 from .hf_program import _pre_tokenization, _program_scan
-from .hf_base import (QWEN2_REGEX, SCANNED_REGEXES, HFPipeline, HFPipelineMixin, JsonMerges, _MAX_ID, _merge_rules,
-                      _Segment, _texts_and_types)
+from .hf_base import QWEN2_REGEX, SCANNED_REGEXES, HFPipeline, HFPipelineMixin, JsonMerges, _MAX_ID, _Segment
 
 #: the added tokens (at most) that `HFByteLevelBPE.encode` looks for one by one in a text that
 #: holds a first character of one, before its general path
@@ -75,14 +74,9 @@ class HFByteLevelBPE(HFPipelineMixin, ImportedBPE):
     def __init__(self, vocab: dict[str, int], merges: Sequence[tuple[str, str]], pipeline: HFPipeline, *,
                  unk: str | None = None, ignore_merges: bool = False, fuse_unk: bool = False, name: str = "",
                  where: str = "<tokenizer.json>"):
-        texts, types, self._shadowed = _texts_and_types(vocab, pipeline, unk, False)
-        self._init_common(texts, types, {"unk": vocab.get(unk) if unk else None}, None, name, where)
-        self._setup_pipeline(pipeline)
-        self.pre = "hf"
-        self.pretokenizer = pipeline.pre
+        texts, _, self._shadowed, (left, right, result, rank) = self._setup_bpe(vocab, merges, pipeline, unk, name,
+                                                                                where)
         self.ignore_merges = ignore_merges
-        self.n_merges = len(merges)
-        left, right, result, rank = _merge_rules(vocab, merges, where)
         self._rule_ids = (left, right, result)
         n = len(texts)
         unk_id = vocab.get(unk) if unk else None

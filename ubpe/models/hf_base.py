@@ -214,6 +214,19 @@ class HFPipelineMixin:
         self.pipeline = pipeline
         self._special_added = {t.id for t in pipeline.added.tokens if t.special}
 
+    def _setup_bpe(self, vocab: dict[str, int], merges: Sequence[tuple[str, str]], pipeline: HFPipeline,
+                   unk: str | None, name: str, where: str) -> tuple:
+        """What HF's byte-level BPE models set up alike (:class:`~ubpe.models.hf.HFByteLevelBPE`,
+        :class:`~ubpe.models.hf_clip.HFEndOfWordBPE`): the vocabulary's texts and types, the
+        pipeline, the merge count; returns ``(texts, types, shadowed, (left, right, result, rank))``."""
+        texts, types, shadowed = _texts_and_types(vocab, pipeline, unk, False)
+        self._init_common(texts, types, {"unk": vocab.get(unk) if unk else None}, None, name, where)
+        self._setup_pipeline(pipeline)
+        self.pre = "hf"
+        self.pretokenizer = pipeline.pre
+        self.n_merges = len(merges)
+        return texts, types, shadowed, _merge_rules(vocab, merges, where)
+
     def _fragments(self, text: str, parse_special: bool) -> list:
         check_doc(text)
         return [part if isinstance(part, int) else _Segment(part[0], part[1] == 0)

@@ -11,7 +11,7 @@ from ubpe_native._numpy import np
 
 from ..text.hf_pipeline import chars_bytes
 from .clip import EndOfWordBPE, unit_texts
-from .hf_base import HFPipeline, HFPipelineMixin, _merge_rules, _Segment, _texts_and_types
+from .hf_base import HFPipeline, HFPipelineMixin, _Segment
 from .hf_program import _pre_tokenization, _program_scan, _ProgramBatch
 from .imported import NORMAL, ImportedTokenizer
 from .ranked_bpe import CHAR_TO_BYTE, ImportedBPE
@@ -35,15 +35,9 @@ class HFEndOfWordBPE(HFPipelineMixin, _ProgramBatch, EndOfWordBPE, ImportedToken
 
     def __init__(self, vocab: dict[str, int], merges: Sequence[tuple[str, str]], pipeline: HFPipeline, *,
                  suffix: str, unk: str | None = None, name: str = "", where: str = "<tokenizer.json>"):
-        texts, types, _ = _texts_and_types(vocab, pipeline, unk, False)
+        texts, types, _, (left, right, result, rank) = self._setup_bpe(vocab, merges, pipeline, unk, name, where)
         unk_id = vocab.get(unk) if unk else None
-        self._init_common(texts, types, {"unk": unk_id}, None, name, where)
-        self._setup_pipeline(pipeline)
-        self.pre = "hf"
-        self.pretokenizer = pipeline.pre
         self.suffix = suffix
-        self.n_merges = len(merges)
-        left, right, result, rank = _merge_rules(vocab, merges, where)
         self._setup_merges(np.stack([left, right, result, rank]).T.astype(np.int64),
                            [vocab.get(text) for text in unit_texts(suffix)], unk_id)
         self._raw = [self._stands_for(text, kind) for text, kind in zip(texts, types.tolist())]
