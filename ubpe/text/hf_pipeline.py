@@ -11,8 +11,9 @@ into words with the pre-tokenizer (:class:`PreTokenizer`), and hands every word 
   (``add_prefix_space``), cuts with GPT-2's regex (``use_regex``) and spells every byte as
   GPT-2's printable character; ``Metaspace`` writes spaces as ``▁`` and prepends one to every
   segment (``always``) or to the one at the start of the text (``first``);
-* an added token matches leftmost-longest; ``lstrip`` / ``rstrip`` take the whitespace beside it,
-  ``single_word`` keeps it only between non-word characters; ``normalized`` tokens are
+* an added token matches leftmost-longest; ``lstrip`` / ``rstrip`` take the whitespace beside it
+  (a match inside whitespace an earlier token took is still a token, unless its own ``lstrip``
+  leaves it empty), ``single_word`` keeps it only between non-word characters; ``normalized`` tokens are
   matched in the normalized text (their content normalized too), the others in the raw text.
 
 >>> pre = PreTokenizer([("split", regex.compile(r"\\s+"), "removed", False)])
@@ -390,13 +391,21 @@ class AddedTokens:
                     (start > 0 and _WORD_CHAR.match(text[start - 1]))
                     or (stop < len(text) and _WORD_CHAR.match(text[stop]))):
                 continue
-            if start < done:  # inside the whitespace a previous token's rstrip took
-                continue
+            # a match that starts inside the whitespace a previous token's rstrip took is still a
+            # token, as in HF's `find_matches` (``" "`` in ``"<s>  "`` with ``<s>`` stripping: <s>,
+            # " ", " "); and text after it that the strip took is cut again (``"<s>\t \tx"``:
+            # <s>, " ", then "\tx")
             if token.lstrip:
                 start = max(done, start - (len(text[:start]) - len(_TRAILING_SPACE.sub("", text[:start]))))
             if token.rstrip:
                 rest = text[stop:]
                 stop += len(rest) - len(_LEADING_SPACE.sub("", rest))
+            if start >= stop:
+                # all of it inside what an earlier token's strip took, moved past by its own lstrip:
+                # HF drops the empty token (`PreTokenizedString::split` keeps no empty split); where
+                # its lstrip moved it past its end, HF panics ("AddedVocabulary bad split"), ubpe
+                # drops it too
+                continue
             if start > done:
                 out.append((text[done:start], offset + done))
             out.append(token.id)
