@@ -225,15 +225,20 @@ class Vocabulary:
                 pairs = [tuple(pair) if isinstance(pair, (list, tuple)) else pair for pair in merges]
                 all_pairs = all(type(pair) is tuple and len(pair) == 2 for pair in pairs)
             if all_pairs:
-                _check_id_range(_offsets_and_symbols(pairs, "a merge")[1], "a merge")
-                return cls._of_pairs(n_base, pairs, weights, ranks)
+                try:  # (the pairs' ids back to back, read once: checked here, flattened by _of_pairs)
+                    ids = array("i", chain.from_iterable(pairs))
+                except (TypeError, OverflowError) as exc:
+                    raise ModelFormatError(f"a merge holds an invalid id: {exc}") from None
+                _check_id_range(ids, "a merge")
+                return cls._of_pairs(n_base, pairs, weights, ranks, ids)
         return cls._of_pairs(n_base, _id_array(merges, "a merge").reshape(-1, 2).tolist(), weights, ranks)
 
     @classmethod
-    def _of_pairs(cls, n_base: int, pairs: list, weights: Any, ranks: Any) -> Vocabulary:
-        """The vocabulary of checked ``(left, right)`` pairs, pieces expanded from them."""
-        offsets, symbols = _flatten(n_base, pairs)
-        return cls._assemble(n_base, pairs, offsets, symbols, weights, ranks)
+    def _of_pairs(cls, n_base: int, pairs: list, weights: Any, ranks: Any, ids: array | None = None) -> Vocabulary:
+        """The vocabulary of checked ``(left, right)`` pairs, pieces expanded from them
+        (``ids``: the pairs' ids back to back, where the caller has them)."""
+        offsets, symbols = _flatten(n_base, pairs, ids)
+        return cls._assemble(n_base, pairs if ids is None else ids, offsets, symbols, weights, ranks)
 
     @classmethod
     def _assemble(cls, n_base, merges, offsets, symbols, weights, ranks) -> Vocabulary:
@@ -475,7 +480,7 @@ def _check_merges_build_pieces(
         )
 
 
-def _flatten(n_base: int, pair_list: Sequence[Sequence[int]]) -> tuple[array, array]:
+def _flatten(n_base: int, pair_list: Sequence[Sequence[int]], ids: array | None = None) -> tuple[array, array]:
     """Pieces of every token from the pair mapping, components expanded recursively:
     ``(offsets, symbols)`` (int64, int32 ``array.array``), in C (``_classic.flatten_pairs``).
 
@@ -483,6 +488,7 @@ def _flatten(n_base: int, pair_list: Sequence[Sequence[int]]) -> tuple[array, ar
     not creation); a cycle or an id outside the vocabulary is a corrupt model (named by
     :func:`_flatten_walk`), and so are pieces past ``MAX_PIECE_SYMBOLS`` symbols in all (a chain
     of merges that each double their component: 2**k symbols from a few bytes of file).
+    ``ids``: the pairs' ids back to back (an int32 ``array.array``), where the caller has them.
 
     >>> [a.tolist() for a in _flatten(2, [(3, 1), (0, 1)])]
     [[0, 3, 5], [0, 1, 1, 0, 1]]
@@ -493,7 +499,7 @@ def _flatten(n_base: int, pair_list: Sequence[Sequence[int]]) -> tuple[array, ar
     from ubpe_native._pieces import FLATTEN_TOO_LONG, MAX_PIECE_SYMBOLS, flatten_pairs
 
     try:
-        flat = flatten_pairs(n_base, array("i", chain.from_iterable(pair_list)))
+        flat = flatten_pairs(n_base, array("i", chain.from_iterable(pair_list)) if ids is None else ids)
     except (TypeError, OverflowError, ValueError) as exc:
         raise ModelFormatError(f"a merge holds an invalid id: {exc}") from None
     if flat == FLATTEN_TOO_LONG:

@@ -86,9 +86,15 @@ cdef Py_ssize_t invalid_utf8_at(const uint8_t* s, Py_ssize_t n) noexcept nogil:
     truncated sequence). ``decode_utf8`` may only read text that passed this check."""
     cdef Py_ssize_t i = 0, width, k
     cdef uint8_t b, second, low, high
+    cdef uint64_t word
     while i < n:
         b = s[i]
         if b < 0x80:
+            if i + 8 <= n:  # eight ASCII bytes at a time
+                memcpy(&word, s + i, 8)
+                if not word & ASCII_MASK:
+                    i += 8
+                    continue
             i += 1
             continue
         low, high = 0x80, 0xBF  # range of the second byte

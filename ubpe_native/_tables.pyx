@@ -185,6 +185,20 @@ cdef inline int hex4(const uint8_t* s) noexcept nogil:
     return value
 
 
+cdef uint64_t ONES = 0x0101010101010101ULL, HIGHS = 0x8080808080808080ULL
+
+
+cdef inline bint plain_word(const uint8_t* s) noexcept nogil:
+    """Whether none of the 8 bytes at ``s`` is ``"``, ``\\`` or a control character (below
+    0x20): a string's run of plain bytes (the usual bit tricks: a byte below ``k`` sets its high
+    bit in ``x - k * ONES & ~x``, a byte equal to ``v`` is a zero byte of ``x ^ v * ONES``)."""
+    cdef uint64_t x, q, b
+    memcpy(&x, s, 8)
+    q = x ^ (0x22 * ONES)
+    b = x ^ (0x5C * ONES)
+    return not (((x - 0x20 * ONES) & ~x) | ((q - ONES) & ~q) | ((b - ONES) & ~b)) & HIGHS
+
+
 cdef Py_ssize_t string_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, bint* escaped) noexcept nogil:
     """The position after the JSON string that starts at ``s[i]`` (its ``"``), ``escaped`` set
     if it holds an escape; -1 at a control character (the json module refuses it), a malformed
@@ -195,6 +209,9 @@ cdef Py_ssize_t string_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, bint* e
         return -1
     i += 1
     while i < n:
+        if i + 8 <= n and plain_word(s + i):
+            i += 8
+            continue
         c = s[i]
         if c == 0x22:
             return i + 1
@@ -281,6 +298,9 @@ cdef Py_ssize_t value_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, Py_ssize
     if opening == 0x7B or opening == 0x5B:
         while i < n:
             c = s[i]
+            if c == 0x20 or c == 0x0A:  # (first: most bytes of a pretty-printed file)
+                i += 1
+                continue
             if c == 0x22:
                 i = string_end(s, n, i, &escaped)
                 if i < 0:
@@ -362,6 +382,10 @@ cdef int member_of(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, const char* nam
 cdef enum:
     HEAD = 12  # bytes of a key kept in its entry
     AHEAD = 8  # look-ups asked for in advance
+
+
+cdef extern from "<string.h>" nogil:
+    void* memmem(const void* haystack, size_t haystack_size, const void* needle, size_t needle_size)
 
 
 cdef extern from *:
@@ -713,15 +737,46 @@ cdef bint repeats(const vector[id_t]& ids, Py_ssize_t count, Py_ssize_t n_ids) e
     return False
 
 
+cdef Py_ssize_t merges_candidate(const uint8_t* s, Py_ssize_t n) noexcept nogil:
+    """Where the one array that follows a key ``"merges"`` in the bytes starts (its ``[``); -1
+    where there is none, -2 where there are two or more. Every key so spelled is found (its
+    closing quote unescaped, as a key's is), and inside a string no ``"merges"`` is followed by
+    ``:`` (a quote there ends the string); a key spelled with an escape is not found."""
+    cdef Py_ssize_t at = 0, i, found = -1
+    cdef const uint8_t* key
+    while at + 8 <= n:
+        key = <const uint8_t*>memmem(s + at, n - at, b'"merges"', 8)
+        if key == NULL:
+            break
+        at = key - s + 8
+        i = skip_blanks(s, n, at)
+        if i < n and s[i] == 0x3A:
+            i = skip_blanks(s, n, i + 1)
+            if i < n and s[i] == 0x5B:
+                if found >= 0:
+                    return -2
+                found = i
+    return found
+
+
 def merges_span(const uint8_t[::1] data not None):
     """``(start, end, count)``: where in a tokenizer.json's bytes the value of ``model.merges``
-    is, an array of ``count`` elements in well-formed UTF-8; None if the document is not an
-    object with one ``model`` object holding one ``merges`` array as read here (`member_of`;
-    nothing is claimed of the rest: the json module reads it, and `pair_ids_in_json` the array).
+    is, an array of ``count`` elements in well-formed UTF-8, or None. Where one key
+    ``"merges"`` holds an array, its span (found without reading the rest: the vocabulary is a
+    large part of a file), which the caller proves to be the model's by decoding the document
+    with a placeholder in its place (`ubpe.io.hf_import._read_apart`: the placeholder comes
+    back as ``model.merges``, or the file is read whole); where more hold one, the model
+    object's, read as `member_of` reads objects (None if the document is not an object with
+    one ``model`` object holding one ``merges`` array so read). Nothing is claimed of the
+    rest: the json module reads it, and `pair_ids_in_json` the array.
 
     >>> merges_span(b'{"model": {"vocab": {"a b": 0}, "merges": ["a b", ["a", "b"]]}, "x": 1}')
     (42, 61, 2)
     >>> merges_span(b'{"model": {"merges": ["a b"], "merges": []}}') is None
+    True
+    >>> merges_span(b'{"x": {"merges": []}, "model": {"merges": ["a b"]}}')  # (the model's)
+    (42, 49, 1)
+    >>> merges_span(b'{"model": {"merges": ["a b", "\\xff"]}}') is None  # (not UTF-8)
     True
     """
     cdef Py_ssize_t n = data.shape[0], start = 0, end = 0, count = -1
@@ -729,8 +784,13 @@ def merges_span(const uint8_t[::1] data not None):
     if n == 0:
         return None
     cdef const uint8_t* s = &data[0]
-    with nogil:  # the top-level object and, once, the model's
-        found = member_of(s, n, skip_blanks(s, n, 0), b"model", 5, b"merges", 6, &start, &end, &count, NULL)
+    with nogil:
+        start = merges_candidate(s, n)
+        if start >= 0:
+            end = value_end(s, n, start, &count)
+            found = 1 if end > start else 0
+        elif start == -2:  # the top-level object and, once, the model's
+            found = member_of(s, n, skip_blanks(s, n, 0), b"model", 5, b"merges", 6, &start, &end, &count, NULL)
     if found != 1 or s[start] != 0x5B:
         return None
     try:

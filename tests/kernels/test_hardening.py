@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ubpe.text.patterns import NATIVE_PATTERNS, PATTERNS, code_point_classes
 from ubpe.encoders import RankedEncoder, available_encoders, make_encoder
@@ -47,6 +49,21 @@ def test_ranked_encoder_encode_text_names_the_byte():
     encoder = RankedEncoder(vocabulary, priority="rank")
     with pytest.raises(InvalidParameterError, match="at byte 2"):
         encoder.encode_text(b"ab\xf0", code_point_classes(), GPT2)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(st.binary(max_size=3), st.text(max_size=12).map(str.encode),
+                          st.integers(1, 40).map(lambda n: b"a" * n)), max_size=8).map(b"".join))
+def test_the_utf8_check_is_the_codecs(data):
+    """The check every kernel runs first (eight ASCII bytes at a time) refuses what Python's
+    UTF-8 codec refuses, at the byte where the codec's error starts."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        with pytest.raises(ValueError, match=f"not valid UTF-8.*at byte {error.start}\\)"):
+            split_text(np.frombuffer(data, np.uint8), code_point_classes(), GPT2)
+    else:
+        assert split_text(np.frombuffer(data, np.uint8), code_point_classes(), GPT2)[-1] == len(data)
 
 
 def test_split_text_still_splits_valid_utf8():

@@ -124,12 +124,28 @@ def test_the_span_is_model_merges_wherever_it_stands(top, model, merges, at_top,
 @pytest.mark.parametrize("data", [
     b'{"model": {"merges": ["a b"]}, "model": {"merges": []}}',  # two models: json keeps the last
     b'{"model": {"merges": ["a b"], "merges": []}}',
-    b'{"m\\u006fdel": {"merges": ["a b"]}}',  # a key with an escape might spell one
-    b'{"model": {"merg\\u0065s": ["a b"]}}',
+    b'{"model": {"merg\\u0065s": ["a b"]}}',  # (a key spelled with an escape is not looked for)
     b'{"model": {"merges": "a b"}}', b'{"model": ["merges"]}', b'["model"]', b'',
     b'{"model": {"merges": ["a \xff b"]}}',  # not UTF-8
-    b'{"model": {"merges": ["a b"]}', b'{"model" {"merges": ["a b"]}}', b'{"model": {"merges": ["a b]}}',
-    b'{"model": {"vocab": {"a": 0}}}',
+    b'{"model": {"merges": ["a b]}}', b'{"model": {"vocab": {"a": 0}}}',
 ])
 def test_a_document_not_read_so_has_no_span(data):
     assert merges_span(data) is None
+
+
+@pytest.mark.parametrize("data", [
+    b'{"x": {"merges": ["a b"]}, "model": {"merges": []}}',  # two: the model's, as read whole
+    b'{"model": {"merges": ["a b"], "y": 1}, "x": [{"merges": []}]}',
+])
+def test_of_two_arrays_named_merges_the_span_is_the_model_s(data):
+    start, end, count = merges_span(data)
+    assert json.loads(data[start:end]) == json.loads(data)["model"]["merges"] and count == len(json.loads(data[start:end]))
+
+
+@pytest.mark.parametrize("data", [
+    b'{"m\\u006fdel": {"merges": ["a b"]}}',  # the one array named merges: the caller proves whose
+    b'{"model": {"merges": ["a b"]}', b'{"model" {"merges": ["a b"]}}',  # (and the json module refuses these)
+])
+def test_one_array_named_merges_is_the_span(data):
+    start, end, count = merges_span(data)
+    assert data[start:end] == b'["a b"]' and count == 1

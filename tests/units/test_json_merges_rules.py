@@ -47,3 +47,35 @@ def test_a_rule_that_uses_no_token_is_named_from_the_bytes():
     data = json.dumps({"model": {"vocab": vocab, "merges": ["a b", "a z"]}}).encode()
     with pytest.raises(ModelFormatError, match="merge 'a' 'z' uses 'z'"):
         _merge_rules(vocab, _read_apart(data, "x.json")["model"]["merges"], "x.json")
+
+
+DECOYS = st.sampled_from([
+    ("x", {"merges": ["a b"]}),  # another object's array named merges
+    ("added_tokens", [{"content": '"merges": ["a b"]', "id": 0}]),  # the words inside a string
+    ("decoder", {"type": "BPEDecoder", "merges": []}),
+    ("post_processor", {"m\u0065rges": ["c c"]}),
+])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(DECOYS, max_size=3, unique_by=lambda d: d[0]), st.integers(0, 3),
+       st.sampled_from(["merges", "merg\\u0065s", None]), st.booleans(), st.sampled_from([None, 2]))
+def test_a_document_read_apart_is_the_json_modules_whatever_else_is_named_merges(decoys, at, key, ascii_only, indent):
+    """`_read_apart` finds the model's merges by the one array named so, or reads the
+    document otherwise: either way the document the json module reads (the model's merges the
+    same rules), or None where it cannot tell (the caller then reads the file whole)."""
+    vocab = _vocab()
+    model = {"type": "BPE", "vocab": vocab}
+    text = json.dumps(dict(decoys[:at] + [("model", model)] + decoys[at:]), ensure_ascii=ascii_only, indent=indent)
+    if key is not None:  # the model's merges, the key spelled plainly or with an escape
+        text = text.replace('"vocab":', f'"{key}": ["a b", ["b", "a"]], "vocab":', 1)
+    data = text.encode("utf-8")
+    want = json.loads(data)
+    read = _read_apart(data, "x.json")
+    if read is None:
+        assert key != "merges"  # (the model's merges spelled plainly are always found)
+        return
+    merges = read["model"].get("merges")
+    if isinstance(merges, JsonMerges):
+        read["model"]["merges"] = merges.rules()
+    assert read == want

@@ -128,6 +128,8 @@ def _read_apart(data: bytes, where: str) -> dict | None:
     except (ValueError, RecursionError):  # not UTF-8 or not JSON: from_json names it
         return None
     model = doc.get("model") if isinstance(doc, dict) else None
+    # (the proof that the span was the model's member: `merges_span` finds the one array so
+    # named without reading the rest)
     if not isinstance(model, dict) or model.get(member) != placeholder:
         return None
     if has_merges:

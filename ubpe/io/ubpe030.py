@@ -32,6 +32,7 @@ import math
 import operator
 import os
 import warnings
+from array import array
 
 from ..errors import IgnoredInputWarning, InvalidParameterError, ModelFormatError, UBPEError
 from ..files import parse_json, read_text, write_atomically
@@ -133,7 +134,8 @@ def loads(
     for field, kind, name in OPTIONAL:
         if model.get(field) and not isinstance(model[field], kind):
             raise ModelFormatError(f"{what}'s `{field}` must be a JSON {name}, not {type(model[field]).__name__}")
-    guessed = guess_variant(model)
+    columns = _columns(model["mapper"])  # (read once: the variant's guess and the entries)
+    guessed = guess_variant(model, columns)
     if variant == UNIVERSAL and guessed == CLASSIC:
         raise ModelFormatError(
             f"{what} holds a classic model (its mapper maps tokens to pairs of merged ids), not a universal one"
@@ -165,7 +167,7 @@ def loads(
         stop_tokens=_typed_tokens(model.get("stop_tokens"), token_type),
     )
     n_base = len(alphabet) + len(pipeline.known_words or {})
-    vocabulary = _vocabulary(model["mapper"], model["weights"], n_base, classic=variant == CLASSIC)
+    vocabulary = _vocabulary(model["mapper"], model["weights"], n_base, classic=variant == CLASSIC, columns=columns)
     cls = UBPEClassic if variant == CLASSIC else UBPE
     return cls.restore(pipeline, n_tokens=len(vocabulary), vocabulary=vocabulary)
 
@@ -212,27 +214,44 @@ def _check_body_matches_fields(exact: Any, model: dict, what: str) -> None:
                 "ubpe 0.3.0 would read another model from its fields")
 
 
-def guess_variant(model: dict) -> str:
+def guess_variant(model: dict, columns: tuple[list, list | None] | None = None) -> str:
     """Universal or classic (the reference's JSON does not say): a classic mapper maps tokens
-    to pairs that may hold merged ids; a universal one to runs of base ids only."""
+    to pairs that may hold merged ids; a universal one to runs of base ids only. (``columns``:
+    `_columns` of its mapper, where the caller has them.)"""
     sizes = [len(model[k]) if isinstance(model.get(k), dict) else 0 for k in ("alphabet", "known_words")]
     n_base = sum(sizes)
-    mapper = model.get("mapper")
-    values = list(mapper.values()) if isinstance(mapper, dict) else []
+    values, flat = columns if columns is not None else _columns(model.get("mapper"))
+    if values and flat is not None and set(map(len, values)) == {2}:  # (the usual file, in C loops)
+        return CLASSIC if max(flat) >= n_base else UNIVERSAL
     if values and set(map(type, values)) == {list} and set(map(len, values)) == {2}:
-        flat = list(itertools.chain.from_iterable(values))
-        if set(map(type, flat)) == {int}:  # (the usual file, looked at in C loops)
-            return CLASSIC if max(flat) >= n_base else UNIVERSAL
-        if any(isinstance(x, int) and x >= n_base for x in flat):
+        if any(isinstance(x, int) and x >= n_base for x in itertools.chain.from_iterable(values)):
             return CLASSIC
     return UNIVERSAL
 
 
-def _vocabulary(mapper: dict, weights: dict, n_base: int, *, classic: bool) -> Vocabulary:
+def _columns(mapper: Any) -> tuple[list, list | None]:
+    """A mapper's values, and all their items in one list where every value is a list and
+    every item an int (a writer's file), else None.
+
+    >>> _columns({"3": [0, 1], "4": [3, 2]}), _columns({"3": [0, 1.0]})[1]
+    (([[0, 1], [3, 2]], [0, 1, 3, 2]), None)
+    """
+    values = list(mapper.values()) if isinstance(mapper, dict) else []
+    if not values or set(map(type, values)) != {list}:
+        return values, None
+    flat = list(itertools.chain.from_iterable(values))
+    return values, flat if set(map(type, flat)) == {int} else None
+
+
+def _vocabulary(mapper: dict, weights: dict, n_base: int, *, classic: bool,
+                columns: tuple[list, list | None] | None = None) -> Vocabulary:
     from ..vocabulary import Vocabulary
 
-    usual = _usual_entries(mapper, weights, n_base, classic)
+    usual = _usual_entries(mapper, weights, n_base, classic, columns)
     seqs, token_weights = usual if usual is not None else _checked_entries(mapper, weights, n_base, classic)
+    if classic and usual is not None and columns is not None and columns[1] is not None:
+        # the pairs checked (ints from 0, below the vocabulary's size): their ids as they are
+        return Vocabulary._of_pairs(n_base, seqs, token_weights, None, array("i", columns[1]))
     if classic:
         return Vocabulary.from_pairs(n_base, seqs, token_weights)  # (pairs: no numpy)
     return Vocabulary.from_pieces(n_base, seqs, token_weights)
@@ -266,35 +285,38 @@ def _checked_entries(mapper: dict, weights: dict, n_base: int, classic: bool) ->
     return seqs, token_weights
 
 
-def _usual_entries(mapper: dict, weights: dict, n_base: int, classic: bool) -> tuple[list, list] | None:
+def _usual_entries(mapper: dict, weights: dict, n_base: int, classic: bool,
+                   columns: tuple[list, list | None] | None = None) -> tuple[list, list] | None:
     """``(sequences, weights)`` of the usual file, the tokens in id order from ``n_base``, each
     a list of ints (a pair for a classic model, base ids for a universal one), the weights
     finite numbers under the same keys in the same order: what :func:`_checked_entries` checks, in
     C loops (``map``, ``min``, ``max``) rather than a Python frame per token. None for any
-    other file, which :func:`_checked_entries` reads and names the fault of.
+    other file, which :func:`_checked_entries` reads and names the fault of. (``columns``:
+    `_columns` of the mapper, where the caller has them.)
 
     >>> _usual_entries({"3": [0, 1], "4": [3, 2]}, {"3": 1, "4": 0.5}, 3, True)
     ([(0, 1), (3, 2)], [1.0, 0.5])
     >>> _usual_entries({"4": [3, 2], "3": [0, 1]}, {"3": 1, "4": 0.5}, 3, True) is None  # (not in order)
     True
     """
+    keys = list(mapper)
     try:
-        ids = list(map(int, mapper))
-        if ids != list(range(n_base, n_base + len(ids))) or list(map(int, weights)) != ids:
+        # (the json module hands both objects the same key strings: the weights' check is one
+        # of identity; the mapper's keys read as ints once)
+        if list(weights) != keys or list(map(int, keys)) != list(range(n_base, n_base + len(keys))):
             return None
         token_weights = list(map(float, weights.values()))
     except (TypeError, ValueError, OverflowError):
         return None
-    values = list(mapper.values())
-    if not values or set(map(type, values)) != {list} or not all(map(math.isfinite, token_weights)):
-        return None
-    flat = list(itertools.chain.from_iterable(values))
-    if set(map(type, flat)) != {int} or min(flat) < 0:
+    values, flat = columns if columns is not None else _columns(mapper)
+    # (a sum of floats is finite only where every one is)
+    if flat is None or not math.isfinite(sum(token_weights)) or min(flat) < 0:
         return None
     if classic:
-        if set(map(len, values)) != {2} or max(flat) >= n_base + len(ids):
+        if set(map(len, values)) != {2} or max(flat) >= n_base + len(keys):
             return None
         lefts, rights = flat[0::2], flat[1::2]
+        ids = range(n_base, n_base + len(keys))
         if any(map(operator.eq, lefts, ids)) or any(map(operator.eq, rights, ids)):
             return None  # (a token made of itself)
         return list(zip(lefts, rights)), token_weights
