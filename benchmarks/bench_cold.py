@@ -206,10 +206,12 @@ def _child(side: str, path: Path, pattern: str | None, calls: int, env: dict, fi
 
 
 #: What `_preloaded` runs: the modules a fresh process has after ``ubpe.load`` and one encode
-#: that it did not have after ``import ubpe`` (the standard library's and numpy's included; not
-#: the entries Cython adds that no import finds, ``cython_runtime``).
+#: that it did not have after ``import ubpe`` (the standard library's and numpy's included, its
+#: private accelerators too - ``_json``, which `ubpe.files.loads_json` imports when it first
+#: reads a document; not the entries Cython adds that no import finds under that name,
+#: ``cython_runtime``, ``_cyutility``: their spec is another module's or none).
 _PROBE = r"""
-import sys, json  # (before the snapshot: the probe's own printing is not the load's)
+import sys  # (json after the snapshot: it would hide the `_json` a load imports)
 path, sentence, loads = sys.argv[1:4]
 import ubpe
 before = set(sys.modules)
@@ -219,16 +221,16 @@ if loads:  # the 0.3.0 API: UBPE.loads / UBPEClassic.loads
 else:
     tok = ubpe.load(path)
 tok.encode(sentence)
-new = set(sys.modules) - before
-print(json.dumps(sorted(name for name in new if (not name.startswith("_") or "." in name)
-                        and getattr(sys.modules[name], "__spec__", None) is not None)))
+found = sorted(name for name in set(sys.modules) - before
+               if getattr(getattr(sys.modules[name], "__spec__", None), "name", None) == name)
+import json
+print(json.dumps(found))
 """
 
 
 def _preloaded(path: Path, ours: str, pattern: str | None, env: dict) -> list[str]:
     """The modules ``ubpe.load(path)`` and its first encode import (`_PROBE`): what a reference's
-    import holds, imported before the clock by the `load, modules imported` figures. (Private
-    top-level modules, the extensions' own, come with the modules that import them.)"""
+    import holds, imported before the clock by the `load, modules imported` figures."""
     loads = pattern if ours == OURS_LOADS else ""
     out, _ = in_new_process(["-c", _PROBE, str(path), SENTENCE, loads or ""], python=PYTHON[0], cwd=path.parent, env=env,
                             what=f"the modules of {path.name}")
