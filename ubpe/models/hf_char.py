@@ -105,7 +105,7 @@ class HFCharBPE(HFPipelineMixin, _ProgramBatch, CharModel):
                 if known else LazyPattern("(?s:.)+" if fuse_unk or unk_id is None else "(?s:.)")
             units[self._sentinel] = len(texts)
         whole = [(t.encode("utf-8", "surrogatepass"), i) for t, i in vocab.items()] if ignore_merges else []
-        self._pipeline = self._build_native_pipeline(left, right, result, rank)
+        self._pipeline = self._build_native_pipeline(left, right, result, rank, singles)
         # (the unbound method: a bound one would make the model a cycle of references)
         word_path = functools.partial(type(self)._build_word_path, left=left, right=right, result=result,
                                       rank=rank, units=units, whole=whole)
@@ -131,7 +131,7 @@ class HFCharBPE(HFPipelineMixin, _ProgramBatch, CharModel):
         self._scanner, self._python_reason = _program_scan(self._word_program())
 
     def _build_native_pipeline(self, left: np.ndarray, right: np.ndarray, result: np.ndarray,
-                               rank: np.ndarray) -> SpmPipeline | None:
+                               rank: np.ndarray, singles: dict[str, int]) -> SpmPipeline | None:
         """The whole HF pipeline in C (`ubpe_native._spm_pipeline.SpmPipeline` over
         `ubpe_native._spm.SpmBPE`, whose loop is HF's ``merge_word`` with pair ranks) when it
         is the usual one: unicode normalization (done in Python, for the texts it changes),
@@ -141,7 +141,8 @@ class HFCharBPE(HFPipelineMixin, _ProgramBatch, CharModel):
         HF's ``merge_word`` writes them (``SpmBPE``'s ``hf_unknowns``): byte tokens, some or all,
         the unknown token, or nothing.
         Normalized added tokens without flags are cut out in C; a text holding another added
-        token goes the general way. None for any other pipeline."""
+        token goes the general way. None for any other pipeline. (``singles``: the vocabulary's
+        tokens of one character, `_single_characters`.)"""
         pipeline = self.pipeline
         steps = list(pipeline.normalizer)
         self._unicode_forms = []
@@ -158,7 +159,8 @@ class HFCharBPE(HFPipelineMixin, _ProgramBatch, CharModel):
                 or (escaped and any(t.normalized for t in pipeline.added.tokens)):
             return None
         n = len(self.texts)
-        units = [(t, i) for t, i in self._text_to_id.items() if len(t) == 1 and self._type_of(i) != CONTROL]
+        units = [(t, i) for t, i in self._single_characters(singles, [t.id for t in pipeline.added.tokens])
+                 if self._type_of(i) != CONTROL]
         blob = [t.encode("utf-8", "surrogatepass") for t, _ in units]
         split = metaspace and pre[0][3]
         # (a set: np.unique imports numpy.ma, 3 ms of a small file's load)
@@ -183,6 +185,29 @@ class HFCharBPE(HFPipelineMixin, _ProgramBatch, CharModel):
         scheme = pre[0][2] if metaspace else "never"
         return SpmPipeline(normalizer, model, scheme != "never", b"".join(triggers), blob_offsets(list(triggers)),
                            array("i", triggers.values()), scheme == "always")
+
+    def _single_characters(self, singles: dict[str, int], added: list[int]) -> list[tuple[str, int]]:
+        """The items of one character of `_text_to_id` (each text's last id, in the order of
+        its first) from the vocabulary's (``singles``) and the added tokens' (ids ``added``),
+        not a pass over every text: an id's text is the vocabulary's unless an added token
+        took the id.
+
+        >>> tok = HFCharBPE.__new__(HFCharBPE)
+        >>> tok.texts = ["a", "bc", "b", "a", "x", "y", ""]  # (added: "a" at 3, "x" at 4 over "d", "y" at 5)
+        >>> items = [(t, i) for t, i in {t: i for i, t in enumerate(tok.texts)}.items() if len(t) == 1]
+        >>> tok._single_characters({"a": 0, "b": 2, "d": 4}, [3, 4, 5]) == items
+        True
+        """
+        texts = self.texts
+        first: dict[str, int] = {}
+        last: dict[str, int] = {}
+        for text, i in [*singles.items(), *((texts[i], i) for i in added)]:
+            if len(text) == 1 and texts[i] == text:  # (an id an added token took is its)
+                if i < first.get(text, i + 1):
+                    first[text] = i
+                if i > last.get(text, -1):
+                    last[text] = i
+        return sorted(((t, last[t]) for t in first), key=lambda item: first[item[0]])
 
     # CharModel's: the C pipeline where there is one, else HFPipelineMixin's via _general_encode
     encode = CharModel.encode
