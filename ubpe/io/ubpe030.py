@@ -247,9 +247,10 @@ def _vocabulary(mapper: dict, weights: dict, n_base: int, *, classic: bool,
                 columns: tuple[list, list | None] | None = None) -> Vocabulary:
     from ..vocabulary import Vocabulary
 
+    columns = columns if columns is not None else _columns(mapper)
     usual = _usual_entries(mapper, weights, n_base, classic, columns)
     seqs, token_weights = usual if usual is not None else _checked_entries(mapper, weights, n_base, classic)
-    if classic and usual is not None and columns is not None and columns[1] is not None:
+    if classic and usual is not None:  # (the usual entries' ids are the mapper's flat column)
         # the pairs checked (ints from 0, below the vocabulary's size): their ids as they are
         return Vocabulary._of_pairs(n_base, seqs, token_weights, None, array("i", columns[1]))
     if classic:
