@@ -23,7 +23,7 @@ True
 
 from __future__ import annotations
 
-import functools
+from . import _fntools as functools  # (functools' tools without its import: ubpe._fntools)
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from array import array
 from dataclasses import dataclass

@@ -44,7 +44,7 @@ from cpython.ref cimport Py_INCREF
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.math cimport isfinite
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.string cimport memchr, memcmp, memcpy
+from libc.string cimport memcmp, memcpy
 from libcpp.utility cimport pair
 from libcpp.vector cimport vector
 
@@ -82,7 +82,6 @@ cdef int64_t MAX_IDS = 0x7FFFFFFE
 # protobuf refuses a message of 2 GiB or more; so does the reader (piece places are 32-bit)
 cdef Py_ssize_t MAX_MESSAGE_BYTES = 0x7FFFFFFF
 # the second table of a unigram model's pieces (control, unknown and byte pieces) hashes apart
-cdef uint64_t SECOND_TABLE = 0x9E3779B97F4A7C15ULL
 cdef uint32_t SPACE_SYMBOL = 0x2581  # "▁"
 cdef uint32_t MAX_CODE_POINT = 0x10FFFF
 cdef uint64_t ASCII_MASK = 0x8080808080808080ULL  # the high bits of eight bytes
@@ -170,12 +169,27 @@ cdef struct Specs:
 cdef struct Pieces:
     # each piece's place in the file (a file is below 2 GiB, as protobuf's messages are), in
     # file order; its score and type go straight into the arrays `read_model_proto` returns,
-    # of ``capacity`` items (`count_pieces`): a cold process pays for every page it touches
-    vector[uint32_t] start
-    vector[uint32_t] length
+    # of ``capacity`` items (`count_pieces`): a cold process pays for every page it touches.
+    # The rules of ``check_pieces`` are checked as each piece is read, while its bytes are in
+    # the cache (one pass over them: its text checked and hashed, and looked up among those
+    # before it), and what decides only once the specs are known is kept for `pieces_break_rules`
+    uint32_t* start
+    uint32_t* length
     float* score
     int32_t* type
     Py_ssize_t capacity
+    Py_ssize_t count
+    bint broken  # a piece empty, too long, with a NUL, not UTF-8, of a score not finite, a
+    #              byte piece that is no <0xXX>, or two pieces of one text in one of
+    #              sentencepiece's two tables
+    bint across  # two pieces of one text, one in each table (one table for a BPE model)
+    int n_unknown
+    int n_byte_pieces
+    int n_bytes  # the distinct bytes of the byte pieces
+    bint seen_byte[256]
+    int32_t* table  # the pieces by text (index + 1; 0: empty), linear probing, of ``mask + 1`` slots
+    uint64_t mask
+    int bits
 
 
 # -- the wire format ------------------------------------------------------------------------
@@ -276,14 +290,69 @@ cdef int read_piece(const uint8_t* data, Py_ssize_t pos, Py_ssize_t end, Pieces*
             kind = <int32_t>value
         elif skip_field(data, &pos, end, wire):
             return 1
-    k = pieces.start.size()
+    k = pieces.count
     if k >= pieces.capacity:
         return 1  # (more than `count_pieces` found: cannot be, as both walk the same fields)
-    pieces.start.push_back(<uint32_t>start)
-    pieces.length.push_back(<uint32_t>length)
+    pieces.count = k + 1
+    pieces.start[k] = <uint32_t>start
+    pieces.length[k] = <uint32_t>length
     pieces.score[k] = score
     pieces.type[k] = kind
+    check_piece(data, k, pieces)
     return 0
+
+
+cdef void check_piece(const uint8_t* data, Py_ssize_t k, Pieces* pieces) noexcept nogil:
+    """Piece ``k``, just read, checked against the rules of ``check_pieces`` (`Pieces`): its
+    text (well-formed UTF-8 without NUL, hashed in the same pass) and score, its type, and the
+    pieces of its text read before it."""
+    cdef const uint8_t* text = data + pieces.start[k]
+    cdef Py_ssize_t length = pieces.length[k], pos = 0, size, j
+    cdef uint64_t h = 0, i
+    cdef uint8_t c
+    cdef int32_t kind = pieces.type[k], other
+    cdef int value
+    if length == 0 or length >= MAX_PIECE_BYTES or not isfinite(pieces.score[k]):
+        pieces.broken = True
+        return
+    while pos < length:
+        c = text[pos]
+        if c < 0x80:
+            if c == 0:
+                pieces.broken = True
+                return
+            h = h * HASH_BASE + c + 1
+            pos += 1
+            continue
+        size = char_length(text + pos, length - pos)
+        if size == 0:
+            pieces.broken = True
+            return
+        for j in range(pos, pos + size):
+            h = h * HASH_BASE + text[j] + 1
+        pos += size
+    if kind == UNKNOWN:
+        pieces.n_unknown += 1
+    elif kind == BYTE:
+        pieces.n_byte_pieces += 1
+        value = byte_piece(text, length)
+        if value < 0:
+            pieces.broken = True
+            return
+        if not pieces.seen_byte[value]:
+            pieces.seen_byte[value] = True
+            pieces.n_bytes += 1
+    i = (h * GOLDEN) >> (64 - pieces.bits)
+    while pieces.table[i]:
+        j = pieces.table[i] - 1
+        if pieces.length[j] == <uint32_t>length and memcmp(data + pieces.start[j], text, length) == 0:
+            other = pieces.type[j]
+            if in_first_table(other) == in_first_table(kind):
+                pieces.broken = True
+                return
+            pieces.across = True
+        i = (i + 1) & pieces.mask
+    pieces.table[i] = <int32_t>(k + 1)
 
 
 cdef int read_spec(const uint8_t* data, Py_ssize_t pos, Py_ssize_t end, uint64_t message,
@@ -460,55 +529,13 @@ cdef int byte_piece(const uint8_t* s, Py_ssize_t n) noexcept nogil:
     return value
 
 
-cdef int pieces_break_rules(const uint8_t* data, const Pieces* pieces, bint byte_fallback,
-                            bint one_table) except -1 nogil:
-    """1 if the pieces break a rule of ``check_pieces`` (too long, empty, a NUL, not UTF-8,
-    defined twice, not one unknown piece, byte pieces without byte_fallback or not all 256 of
-    them with it) or a score is NaN or infinite, else 0."""
-    cdef Py_ssize_t n = pieces.start.size(), k
-    cdef int64_t start, length, j
-    cdef int n_unknown = 0, n_bytes = 0, value, bits = 4
-    cdef bint seen_byte[256]
-    cdef uint64_t h, i, size = 16
-    cdef bint second
-    cdef vector[int32_t] seen  # a table of pieces (index + 1; 0: empty) by hash, linear probing
-    for k in range(N_BYTES):
-        seen_byte[k] = False
-    for k in range(n):
-        start = pieces.start[k]
-        length = pieces.length[k]
-        if length == 0 or length >= MAX_PIECE_BYTES or memchr(data + start, 0, length) != NULL \
-                or count_chars(data + start, length) < 0 or not isfinite(pieces.score[k]):
-            return 1
-        if pieces.type[k] == UNKNOWN:
-            n_unknown += 1
-        elif pieces.type[k] == BYTE:
-            value = byte_piece(data + start, length)
-            if not byte_fallback or value < 0:
-                return 1
-            if not seen_byte[value]:
-                seen_byte[value] = True
-                n_bytes += 1
-    if n_unknown != 1 or byte_fallback and n_bytes != N_BYTES:
-        return 1
-    while size < 2 * <uint64_t>n:
-        size <<= 1
-        bits += 1
-    seen.resize(size, 0)
-    for k in range(n):
-        start = pieces.start[k]
-        length = pieces.length[k]
-        second = not one_table and not in_first_table(pieces.type[k])
-        h = piece_hash(data + start, length)
-        i = ((h ^ SECOND_TABLE if second else h) * GOLDEN) >> (64 - bits)
-        while seen[i]:
-            j = seen[i] - 1
-            if (pieces.length[j] == length and second == (not one_table and not in_first_table(pieces.type[j]))
-                    and memcmp(data + pieces.start[j], data + start, length) == 0):
-                return 1
-            i = (i + 1) & (size - 1)
-        seen[i] = <int32_t>(k + 1)
-    return 0
+cdef bint pieces_break_rules(const Pieces* pieces, bint byte_fallback, bint one_table) noexcept nogil:
+    """Whether the pieces, read and checked one by one (`check_piece`), break a rule of
+    ``check_pieces`` (too long, empty, a NUL, not UTF-8, defined twice, not one unknown piece,
+    byte pieces without byte_fallback or not all 256 of them with it) or a score is NaN or
+    infinite, now that the specs are known."""
+    return (pieces.broken or one_table and pieces.across or pieces.n_unknown != 1
+            or (pieces.n_bytes != N_BYTES if byte_fallback else pieces.n_byte_pieces != 0))
 
 
 def read_model_proto(const uint8_t[::1] data not None):
@@ -526,6 +553,8 @@ def read_model_proto(const uint8_t[::1] data not None):
     cdef int unsure = 1
     cdef const uint8_t* base = &data[0] if n else NULL
     cdef array.array scores, types, offsets
+    cdef vector[uint32_t] starts, lengths
+    cdef vector[int32_t] table
     if n and n < MAX_MESSAGE_BYTES:
         with nogil:
             pieces.capacity = count_pieces(base, n)
@@ -534,19 +563,27 @@ def read_model_proto(const uint8_t[::1] data not None):
         pieces.score = <float*>scores.data.as_voidptr
         pieces.type = <int32_t*>types.data.as_voidptr
         with nogil:
-            pieces.start.reserve(pieces.capacity)
-            pieces.length.reserve(pieces.capacity)
+            starts.resize(pieces.capacity)
+            lengths.resize(pieces.capacity)
+            pieces.bits = 4  # a table at least twice the pieces' number (a load factor of 1/2 at most)
+            while (<uint64_t>1 << pieces.bits) < 2 * <uint64_t>pieces.capacity:
+                pieces.bits += 1
+            table.resize(<size_t>1 << pieces.bits, 0)
+            pieces.start, pieces.length, pieces.table = starts.data(), lengths.data(), table.data()
+            pieces.mask = (<uint64_t>1 << pieces.bits) - 1
+            pieces.count = pieces.n_unknown = pieces.n_byte_pieces = pieces.n_bytes = 0
+            pieces.broken = pieces.across = False
+            for k in range(N_BYTES):
+                pieces.seen_byte[k] = False
             unsure = read_model(base, n, &pieces, &specs)
             if not unsure:
-                unsure = (pieces.start.size() == 0 or not specs.has_trainer
-                          or <Py_ssize_t>pieces.start.size() != pieces.capacity
+                unsure = (pieces.count == 0 or not specs.has_trainer or pieces.count != pieces.capacity
                           or not (specs.model_type == UNIGRAM or specs.model_type == BPE)
-                          or <int64_t>pieces.start.size() > MAX_IDS)
-            if not unsure:
-                unsure = pieces_break_rules(base, &pieces, specs.byte_fallback, specs.model_type == BPE)
+                          or <int64_t>pieces.count > MAX_IDS
+                          or pieces_break_rules(&pieces, specs.byte_fallback, specs.model_type == BPE))
     if unsure:
         return None
-    n_pieces = <Py_ssize_t>pieces.start.size()
+    n_pieces = pieces.count
     offsets = new_array("q", n_pieces + 1)
     cdef int64_t* ends = <int64_t*>offsets.data.as_voidptr
     ends[0] = 0

@@ -22,7 +22,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "ubpe"
 #: bottom to top; a name is a module (``fit``) or a folder (``models``) of ``ubpe``
 LAYERS: list[tuple[str, ...]] = [
     ("__init__", "__main__"),  # the package root wires the hooks (see ubpe._hooks); nothing imports it back
-    ("errors", "_version", "_lazy", "_hooks", "threads", "files", "tables_cache"),  # no stage: shared by all
+    ("errors", "_version", "_lazy", "_fntools", "_hooks", "threads", "files", "tables_cache"),  # no stage: shared by all
     ("text",),  # normalizers, pre-tokenizers, special tokens, byte tables
     ("alphabet", "vocabulary"),  # symbols <-> base ids; the fitted vocabulary
     ("known_words", "splitting", "pieces"),  # our split pipeline (on text's patterns); id <-> piece tables

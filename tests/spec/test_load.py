@@ -120,11 +120,12 @@ def test_loading_one_format_imports_no_other_family(tmp_path):
 #: `TYPE_CHECKING = False` in its place), re (with enum, ~2 ms: `ubpe.text.literals` finds a few
 #: added tokens; `ubpe._lazy.re` where a pattern is needed), json (its package compiles regexes
 #: on import: `ubpe.files.loads_json` calls its C scanner), contextlib, hashlib (OpenSSL's libcrypto,
-#: ~3 ms: a ``.tiktoken`` file's pin is hashed by CPython's own SHA-256), base64 (it imports re).
+#: ~3 ms: a ``.tiktoken`` file's pin is hashed by CPython's own SHA-256), base64 (it imports re),
+#: functools (its import builds a namedtuple, ~1.2 ms: `ubpe._fntools` holds the tools ubpe uses).
 #: (mmap is on the path: the machine cache's entries are mapped, ~0.3 ms against ~1.5 ms of
 #: reading the 2.2 MB code point classes into memory)
 _NOT_ON_A_LOADS_PATH = ("pathlib", "tempfile", "shutil", "threading", "heapq", "struct", "typing", "re",
-                        "json", "contextlib", "hashlib", "base64")
+                        "json", "contextlib", "hashlib", "base64", "functools")
 #: a fresh process that records each of those that a statement of ubpe's code imports, or
 #: its ``importlib.import_module`` call (a lazy module's first use) (an editable install's
 #: loader imports some of them at start-up: sys.modules cannot tell)
@@ -181,10 +182,11 @@ def test_a_small_files_load_and_one_shot_cli_import_no_standard_module_they_do_n
 #: the `regex` module (~20 ms of a fresh process; compiled only for a `regex_str` or known
 #: words), numpy (~60 ms: the reference's load of the same JSON takes ~45 ms in all; session 31)
 #: the encoders a first encode does not use, and `typing` and `dataclasses` (~9 ms with the `re`,
-#: `enum` and `contextlib` they import; session 32: a batch's chunking imported `ubpe.fit`)
+#: `enum` and `contextlib` they import; session 32: a batch's chunking imported `ubpe.fit`), and
+#: functools (~1.2 ms; `ubpe._fntools`)
 _NOT_ON_A_FITTED_MODELS_PATH = ("regex", "ubpe.fit", "ubpe_native._fit", "ubpe_native._parts", "numpy",
                                 "ubpe.encoders.paths", "ubpe.encoders.ranked", "ubpe.encoders.sample",
-                                "typing", "dataclasses")
+                                "typing", "dataclasses", "functools")
 
 
 @pytest.mark.parametrize("cls", ["UBPE", "UBPEClassic"])

@@ -57,3 +57,24 @@ def test_the_usual_heads():
     assert sniff.tiktoken(b"\r\nIQ== 0\n") and not sniff.tiktoken(b"{IQ== 0\n")
     assert sniff.tekken(b'{"config": {"default_vocab_size": 131072, "default_num_special_tokens": 1000')
     assert not sniff.tekken(b'{"config": {"default_vocab_size": 131072}')
+
+
+def test_hf_comes_before_tekken_and_no_tekken_file_is_hf():
+    """`hf` is asked first (~1 µs, against `tekken`'s 70-150 µs on a 64 KiB head): a tekken
+    file, whose tokens are values and never keys, is no HF file even when its tokens spell
+    HF's keys, written as Mistral writes it (any key order, any indentation)."""
+    import base64
+    import json
+
+    order = list(sniff.DETECTORS)
+    assert order.index("hf") == order.index("tekken") - 1
+    words = ["added_tokens", "pre_tokenizer", "post_processor", "truncation", "model", "type", "vocab",
+             "merges", "unk_token", 'model": {"type', 'truncation":', "{", ":"]
+    vocab = [{"rank": i, "token_bytes": base64.b64encode(w.encode()).decode(), "token_str": w}
+             for i, w in enumerate(words)]
+    doc = {"config": {"pattern": "x", "default_vocab_size": 100, "default_num_special_tokens": 10},
+           "vocab": vocab, "special_tokens": [{"rank": 0, "token_str": "<unk>", "is_control": True}]}
+    for keys in (list(doc), list(reversed(doc))):
+        for indent in (None, 2):
+            head = json.dumps({k: doc[k] for k in keys}, indent=indent).encode()
+            assert sniff.tekken(head) and not sniff.hf(head), (keys, indent)

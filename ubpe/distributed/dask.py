@@ -30,7 +30,7 @@ pair statistics. :data:`FIT_ON_WORKERS` chooses.
 from __future__ import annotations
 
 import contextlib
-import functools
+from .. import _fntools as functools  # (functools' tools without its import: ubpe._fntools)
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass

@@ -20,9 +20,9 @@ from __future__ import annotations
 import os
 from array import array
 
-from collections import namedtuple
+from .._fntools import namedtuple  # (collections.namedtuple without exec: ubpe._fntools)
 from collections.abc import Callable, Sequence
-from functools import reduce
+from .._fntools import reduce
 from operator import add
 
 from ubpe_native._numpy import ID_DTYPE, np

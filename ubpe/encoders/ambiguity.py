@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-import functools
+from .. import _fntools as functools  # (functools' tools without its import: ubpe._fntools)
 from dataclasses import dataclass, field, fields
 from typing import Any
 

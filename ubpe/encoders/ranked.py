@@ -21,7 +21,7 @@ build them from the registry's options.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cached_property
+from .._fntools import cached_property
 
 from ubpe_native._numpy import ID_DTYPE, np
 

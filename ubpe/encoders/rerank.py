@@ -23,7 +23,7 @@ the encoder's score beside the key's.
 from __future__ import annotations
 
 import math
-from collections import namedtuple
+from .._fntools import namedtuple  # (collections.namedtuple without exec: ubpe._fntools)
 from collections.abc import Callable, Sequence
 from typing import Any
 

@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 #: module of the one that accepts the file - so that ``import ubpe.io`` loads none of them.
 FORMAT_REGISTRY: dict[str, str] = {
     "gguf": "gguf", "sentencepiece": "sentencepiece", "ubpe": "ours", "ubpe030": "ubpe030", "minbpe": "minbpe",
-    "tiktoken": "tiktoken", "tekken": "tekken", "hf": "hf", "clip": "clip",
+    "tiktoken": "tiktoken", "hf": "hf", "tekken": "tekken", "clip": "clip",
 }
 #: The format modules, in detection order.
 FORMAT_MODULES = tuple(FORMAT_REGISTRY.values())

@@ -9,7 +9,7 @@ the model families they build when they run, so that recognising a file imports 
 from __future__ import annotations
 
 import os
-from collections import namedtuple
+from .._fntools import namedtuple  # (collections.namedtuple without exec: ubpe._fntools)
 from collections.abc import Callable
 
 TYPE_CHECKING = False  # (typing's, without importing typing: ~1.5 ms of a cold load)

@@ -43,7 +43,7 @@ ubpe.errors.ModelFormatError: <tokenizer.json>: model type 'Foo' is not supporte
 from __future__ import annotations
 
 import collections
-import functools
+from .. import _fntools as functools  # (functools' tools without its import: ubpe._fntools)
 import os
 
 from ubpe_native._vocab import vocab_ids

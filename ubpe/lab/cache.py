@@ -15,7 +15,7 @@ True
 
 from __future__ import annotations
 
-import functools
+from .. import _fntools as functools  # (functools' tools without its import: ubpe._fntools)
 import hashlib
 import importlib.machinery
 import io

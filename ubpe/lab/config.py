@@ -112,7 +112,7 @@ reads where it reads it, naming the key at fault. What would split it: the per-t
 
 from __future__ import annotations
 
-import functools
+from .. import _fntools as functools  # (functools' tools without its import: ubpe._fntools)
 import os
 import tomllib
 from dataclasses import asdict, dataclass, field, replace

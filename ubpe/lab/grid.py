@@ -9,7 +9,7 @@ lists them) is the order of every table, whatever order the work runs in.
 
 from __future__ import annotations
 
-import functools
+from .. import _fntools as functools  # (functools' tools without its import: ubpe._fntools)
 import inspect
 from dataclasses import dataclass
 from pathlib import Path

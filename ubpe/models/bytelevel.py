@@ -33,7 +33,7 @@ already lives elsewhere, and a split would cut the class, not a job.
 
 from __future__ import annotations
 
-import functools
+from .. import _fntools as functools  # (functools' tools without its import: ubpe._fntools)
 import os
 from collections.abc import Collection, Iterable, Mapping, Sequence
 

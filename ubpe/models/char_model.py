@@ -14,7 +14,7 @@ tables are read here when one is loaded (`CharModel._init_from_tables`).
 
 from __future__ import annotations
 
-import functools
+from .. import _fntools as functools  # (functools' tools without its import: ubpe._fntools)
 import itertools
 from array import array
 from collections.abc import Callable

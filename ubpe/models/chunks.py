@@ -21,7 +21,7 @@ one long document does not hold up the rest.
 
 from __future__ import annotations
 
-import functools
+from .. import _fntools as functools  # (functools' tools without its import: ubpe._fntools)
 import itertools
 from collections.abc import Callable, Sequence
 

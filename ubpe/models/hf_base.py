@@ -13,7 +13,7 @@ file imports no BPE model (issue 36: a small file's load is mostly imports).
 
 from __future__ import annotations
 
-import functools
+from .. import _fntools as functools  # (functools' tools without its import: ubpe._fntools)
 import operator
 from array import array
 from collections.abc import Sequence

@@ -18,7 +18,7 @@ words the kernel's program gives borrows the byte-level model's kernel calls whe
 
 from __future__ import annotations
 
-import functools
+from .. import _fntools as functools  # (functools' tools without its import: ubpe._fntools)
 import itertools
 from array import array
 from collections.abc import Sequence

@@ -5,7 +5,7 @@
 decoding and inspection; :class:`EncoderBridge`: every ubpe encoder run on the same vocabulary
 (:meth:`EncoderBridge.encode_with`), and idf weights fitted on a corpus. The models are in
 :mod:`ubpe.models.ranked_bpe` (byte-level BPE) and :mod:`ubpe.models.sentencepiece`
-(sentencepiece-style). The module is just over 600 lines because the special-token cut, the
+(sentencepiece-style). The module is nearly 700 lines because the special-token cut, the
 native batch template and the encoder bridge are one contract every imported family keeps
 (:class:`ubpe.models.contract.ImportedContract`); split, they would import each other.
 
@@ -15,7 +15,7 @@ native batch template and the encoder bridge are one contract every imported fam
 
 from __future__ import annotations
 
-import functools
+from .. import _fntools as functools  # (functools' tools without its import: ubpe._fntools)
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 

@@ -18,7 +18,7 @@ ranks (`ubpe_native._merges`), and tokens are GPT-2's byte-to-unicode strings.
 from __future__ import annotations
 
 import codecs
-import functools
+from .. import _fntools as functools  # (functools' tools without its import: ubpe._fntools)
 from array import array
 from collections.abc import Callable, Iterable
 from itertools import accumulate

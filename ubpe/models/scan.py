@@ -8,7 +8,7 @@ the regex VM's compiler, llama.cpp's pre-tokenizers: ~14 M instructions of a col
 from __future__ import annotations
 
 from array import array
-from collections import namedtuple
+from .._fntools import namedtuple  # (collections.namedtuple without exec: ubpe._fntools)
 from itertools import accumulate
 
 TYPE_CHECKING = False  # (typing's, without importing typing: ~1.5 ms of a cold load)

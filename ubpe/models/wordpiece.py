@@ -35,7 +35,7 @@ continuation ``l a y``).
 
 from __future__ import annotations
 
-import functools
+from .. import _fntools as functools  # (functools' tools without its import: ubpe._fntools)
 from collections.abc import Callable, Sequence
 
 from ubpe_native._numpy import ID_DTYPE, np

@@ -11,7 +11,7 @@ cuts words by without the GIL (:func:`bert_classes`, :func:`bert_lower_map`, :fu
 from __future__ import annotations
 
 import bisect
-import functools
+from .. import _fntools as functools  # (functools' tools without its import: ubpe._fntools)
 from collections.abc import Iterable
 
 from ubpe_native._numpy import np

@@ -13,7 +13,7 @@ tables need neither.
 
 from __future__ import annotations
 
-import functools
+from .. import _fntools as functools  # (functools' tools without its import: ubpe._fntools)
 import sys
 from array import array
 

@@ -18,7 +18,7 @@ text is first cleaned.
 
 from __future__ import annotations
 
-import functools
+from .. import _fntools as functools  # (functools' tools without its import: ubpe._fntools)
 from collections.abc import Sequence
 
 from .._lazy import regex

@@ -26,8 +26,8 @@ into words with the pre-tokenizer (:class:`PreTokenizer`), and hands every word 
 
 from __future__ import annotations
 
-import functools
-from collections import namedtuple
+from .. import _fntools as functools  # (functools' tools without its import: ubpe._fntools)
+from .._fntools import namedtuple  # (collections.namedtuple without exec: ubpe._fntools)
 from collections.abc import Callable, Sequence
 
 from ubpe_native._numpy import np

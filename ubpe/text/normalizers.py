@@ -14,7 +14,7 @@ become ``▁`` (``escape_whitespaces``).
 
 from __future__ import annotations
 
-import functools
+from .. import _fntools as functools  # (functools' tools without its import: ubpe._fntools)
 import os
 import sys
 from array import array

@@ -31,10 +31,10 @@ two classify apart (`scanner_unsafe`), only the VM is llama.cpp's.
 
 from __future__ import annotations
 
-import functools
+from .. import _fntools as functools  # (functools' tools without its import: ubpe._fntools)
 from _thread import allocate_lock  # threading.Lock without importing threading (~0.4 ms)
 import unicodedata
-from collections import namedtuple
+from .._fntools import namedtuple  # (collections.namedtuple without exec: ubpe._fntools)
 from collections.abc import Callable, Iterable, Iterator
 
 from ubpe_native._numpy import np

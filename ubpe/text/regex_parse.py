@@ -10,7 +10,7 @@ the syntax tree that :mod:`ubpe.text.regex_program` compiles; anything else rais
 
 from __future__ import annotations
 
-import functools
+from .. import _fntools as functools  # (functools' tools without its import: ubpe._fntools)
 
 from .._lazy import regex
 

@@ -66,9 +66,9 @@ splits natively through ``find_pieces`` (``ubpe.text.scanner.pretokenize``).
 
 from __future__ import annotations
 
-import functools
+from .. import _fntools as functools  # (functools' tools without its import: ubpe._fntools)
 from _thread import allocate_lock  # threading.Lock without importing threading (~0.4 ms)
-from collections import namedtuple
+from .._fntools import namedtuple  # (collections.namedtuple without exec: ubpe._fntools)
 
 from ubpe_native._numpy import np
 from ubpe_native._regex import n_free_slots, register_program

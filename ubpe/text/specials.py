@@ -37,7 +37,7 @@ nothing there (their ubpe 0.3.0 ``encode`` is otherwise unchanged).
 
 from __future__ import annotations
 
-import functools
+from .. import _fntools as functools  # (functools' tools without its import: ubpe._fntools)
 from collections.abc import Collection, Iterator, Mapping
 
 from ubpe_native._numpy import numpy_types

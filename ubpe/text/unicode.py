@@ -25,9 +25,9 @@ tables do not list has the set computed once, on the first text that is not ASCI
 
 from __future__ import annotations
 
-import functools
+from .. import _fntools as functools  # (functools' tools without its import: ubpe._fntools)
 import unicodedata
-from collections import namedtuple
+from .._fntools import namedtuple  # (collections.namedtuple without exec: ubpe._fntools)
 
 TYPE_CHECKING = False  # (typing's, without importing typing: ~1.5 ms of a cold load)
 if TYPE_CHECKING:
