@@ -142,10 +142,15 @@ def lowercase() -> dict[int, str]:
 def differ_elsewhere(python: str, tables_text: str) -> tuple[str, list, list]:
     """``(unidata_version, normalization ranges, lowercase ranges)`` of a Python (`ubpe.text.unicode.differing`
     run there on the tables written so far)."""
+    # (the packages ubpe and ubpe.text without their __init__: the module's own imports,
+    # `ubpe._fntools`, found in the folders)
     script = ("import importlib.util, json, sys, types\n"
               "tables = types.ModuleType('unicode_tables'); exec(sys.stdin.read(), tables.__dict__)\n"
-              f"spec = importlib.util.spec_from_file_location('unicode_module', {str(MODULE)!r})\n"
-              "module = importlib.util.module_from_spec(spec); spec.loader.exec_module(module)\n"
+              f"for name, path in (('ubpe', {str(MODULE.parents[1])!r}), ('ubpe.text', {str(MODULE.parent)!r})):\n"
+              "    package = types.ModuleType(name); package.__path__ = [path]; sys.modules[name] = package\n"
+              f"spec = importlib.util.spec_from_file_location('ubpe.text.unicode', {str(MODULE)!r})\n"
+              "module = importlib.util.module_from_spec(spec); sys.modules['ubpe.text.unicode'] = module\n"
+              "spec.loader.exec_module(module)\n"
               "import unicodedata\n"
               "print(json.dumps([unicodedata.unidata_version, *module.differing(tables)]))\n")
     done = subprocess.run([python, "-c", script], input=tables_text, capture_output=True, text=True, check=True)

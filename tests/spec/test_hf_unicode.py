@@ -210,12 +210,15 @@ def _other_python() -> str | None:
 
 
 _OTHER = textwrap.dedent("""
-    import importlib.util, json, sys, types, unicodedata
+    import importlib.util, json, os, sys, types, unicodedata
     folder, computed = sys.argv[1], sys.argv[2] == "computed"
-    package = types.ModuleType("text"); package.__path__ = [folder]; sys.modules["text"] = package
+    # the packages ubpe and ubpe.text without their __init__ (ubpe's own imports its kernels):
+    # their modules, `ubpe._fntools` among them, found in the folders
+    for name, path in (("ubpe", os.path.dirname(folder)), ("ubpe.text", folder)):
+        package = types.ModuleType(name); package.__path__ = [path]; sys.modules[name] = package
     def load(name):
-        spec = importlib.util.spec_from_file_location("text." + name, folder + "/" + name + ".py")
-        module = importlib.util.module_from_spec(spec); sys.modules["text." + name] = module
+        spec = importlib.util.spec_from_file_location("ubpe.text." + name, folder + "/" + name + ".py")
+        module = importlib.util.module_from_spec(spec); sys.modules["ubpe.text." + name] = module
         spec.loader.exec_module(module); return module
     tables, unicode = load("unicode_tables"), load("unicode")
     if computed:  # as a Python whose version the tables do not list
