@@ -107,22 +107,43 @@ def _regex_version() -> str:
 
 
 def _code_key(root: str | None = None) -> str:
-    """A hash of what every table depends on beyond its own key: ubpe's version, the `regex`
-    module's, the byte order and the sources of `_SOURCES`. With the cache's ``root`` it is
-    computed once per install and remembered there under a signature of the same things as
-    their files' sizes and modification times (`_code_signature`: what CPython trusts a
-    ``.pyc`` by), so that a later process reads 16 bytes where it looked `regex` up and read and
-    hashed the sources (~0.5 ms of a process's first encode)."""
+    """`_computed_code_key`; with the cache's ``root``, computed once per install and remembered
+    there under a signature of the same things as their files' sizes and modification times
+    (`_code_signature`: what CPython trusts a ``.pyc`` by), so that a later process reads 16
+    bytes where it looked `regex` up and read and hashed the sources (~0.5 ms of a process's
+    first encode)."""
     signature = _code_signature() if root else None
-    memo = os.path.join(root, "code-keys", signature) if signature else None
-    if memo:
+    if signature is None:
+        return _computed_code_key()
+    memo = os.path.join(root, "code-keys", signature)
+    try:
+        with open(memo, "rb") as handle:
+            known = handle.read(64).decode("ascii", "replace")
+    except OSError:
+        known = ""
+    if len(known) == 16 and not known.strip("0123456789abcdef"):
+        return known
+    key = _computed_code_key()
+    # written whole, then renamed into place; a folder that cannot be written: not remembered
+    # (not `ubpe.files.write_atomically`: its temporary's random name imports OpenSSL, which a
+    # process filling the cache does without)
+    temporary = f"{memo}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(memo), exist_ok=True)
+        with open(temporary, "w", encoding="ascii") as handle:
+            handle.write(key)
+        os.replace(temporary, memo)
+    except OSError:
         try:
-            with open(memo, "rb") as handle:
-                known = handle.read(64).decode("ascii", "replace")
+            os.unlink(temporary)
         except OSError:
-            known = ""
-        if len(known) == 16 and not known.strip("0123456789abcdef"):
-            return known
+            pass
+    return key
+
+
+def _computed_code_key() -> str:
+    """A hash of what every table depends on beyond its own key: ubpe's version, the `regex`
+    module's, the byte order and the sources of `_SOURCES`."""
     digest = hasher(f"{__version__}|{_regex_version()}|{sys.byteorder}".encode(), 8)
     package = os.path.dirname(__file__)
     for name in _SOURCES:
@@ -131,30 +152,17 @@ def _code_key(root: str | None = None) -> str:
                 digest.update(source.read())
         except OSError:  # a frozen or zipped install: the version alone decides
             digest.update(name.encode())
-    key = digest.hexdigest()
-    if memo:  # (written whole, then renamed into place; a folder that cannot be written: not remembered)
-        temporary = f"{memo}.{os.getpid()}.tmp"
-        try:
-            os.makedirs(os.path.dirname(memo), exist_ok=True)
-            with open(temporary, "w", encoding="ascii") as handle:
-                handle.write(key)
-            os.replace(temporary, memo)
-        except OSError:
-            try:
-                os.unlink(temporary)
-            except OSError:
-                pass
-    return key
+    return digest.hexdigest()
 
 
 def _code_signature() -> str | None:
-    """A hash of ubpe's version, the byte order, ``sys.path``, and the size and modification
-    time of each source of `_SOURCES` and of the `regex` package's ``__init__.py`` (the first
-    on ``sys.path``, as the path finder finds it; an upgrade rewrites it): what `_code_key`
-    depends on, read without reading the files. None when a file is not found (the key is
-    then computed every time)."""
+    """A hash of ubpe's version, the byte order, and the size and modification time of each
+    source of `_SOURCES` and of the `regex` package's ``__init__.py`` (the first on
+    ``sys.path``, as the path finder finds it, by its absolute path; an upgrade rewrites it):
+    what `_code_key` depends on, read without reading the files. None when a file is not found
+    (the key is then computed every time)."""
     package = os.path.dirname(__file__)
-    parts = [__version__, sys.byteorder, os.pathsep.join(map(str, sys.path))]
+    parts = [__version__, sys.byteorder]
     try:
         for name in _SOURCES:
             info = os.stat(os.path.join(package, name))

@@ -51,9 +51,8 @@ from libcpp.vector cimport vector
 from ubpe_native._buffers cimport copy_array, new_array
 from ubpe_native._checks cimport check_offsets
 from ubpe_native._flat_map cimport FlatMap
-from ubpe_native._piece_index cimport (BYTE, GOLDEN, HASH_BASE, NORMAL, PADDING, UNKNOWN, UNUSED,
-                                       USER_DEFINED, IndexMemory, PieceIndex, find_piece, in_first_table,
-                                       index_pieces, piece_hash)
+from ubpe_native._piece_index cimport (BYTE, GOLDEN, HASH_BASE, NORMAL, UNKNOWN, UNUSED, USER_DEFINED,
+                                       IndexMemory, PieceIndex, find_piece, in_first_table, index_pieces)
 from ubpe_native._shared cimport push_code_point, utf8_length
 
 # protobuf wire types (a group's start and end, 3 and 4, and 6, 7 are refused)
@@ -304,8 +303,8 @@ cdef int read_piece(const uint8_t* data, Py_ssize_t pos, Py_ssize_t end, Pieces*
 
 cdef void check_piece(const uint8_t* data, Py_ssize_t k, Pieces* pieces) noexcept nogil:
     """Piece ``k``, just read, checked against the rules of ``check_pieces`` (`Pieces`): its
-    text (well-formed UTF-8 without NUL, hashed in the same pass) and score, its type, and the
-    pieces of its text read before it."""
+    text (well-formed UTF-8 without NUL, hashed as `_piece_index.piece_hash` does in the same
+    pass) and score, its type, and the pieces of its text read before it."""
     cdef const uint8_t* text = data + pieces.start[k]
     cdef Py_ssize_t length = pieces.length[k], pos = 0, size, j
     cdef uint64_t h = 0, i
@@ -734,7 +733,7 @@ cdef int derive_rules(const uint8_t* blob, const int64_t* offsets, const int32_t
     cdef vector[uint32_t] n_chars  # (the blob is below 2**31 bytes: `check_pieces_arguments`)
     cdef vector[uint32_t] bounds  # a piece's characters' starts (from the piece's start), then its length
     cdef vector[pair[double, int64_t]] order
-    cdef vector[uint64_t] hashes  # each piece's `piece_hash`
+    cdef vector[uint64_t] hashes  # each piece's hash (`_piece_index.piece_hash`)
     cdef vector[uint64_t] running, powers  # a piece's prefix hashes; HASH_BASE ** k
     cdef vector[uint32_t] extra
     cdef vector[uint64_t] seen_chars  # a bit per code point: the pieces' characters
